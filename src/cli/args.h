@@ -1,0 +1,52 @@
+// Minimal, strict argument parsing shared by every command: unknown flags and
+// missing values are usage errors (exit 2), bad values are refused input (exit 1).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "model.h"
+
+namespace kvb::cli {
+
+constexpr int kOk = 0;
+constexpr int kRefused = 1;
+constexpr int kUsage = 2;
+
+struct ArgSpec {
+    std::set<std::string> with_value;  // e.g. "--context", "-c"
+    std::set<std::string> switches;    // e.g. "--json", "--kv-unified"
+};
+
+struct Args {
+    std::vector<std::string> positional;
+    std::map<std::string, std::string> values;
+    std::set<std::string> switches;
+    bool has(const std::string& k) const { return values.count(k) || switches.count(k); }
+    std::string get(const std::string& k, const std::string& def = "") const {
+        auto it = values.find(k);
+        return it == values.end() ? def : it->second;
+    }
+};
+
+// Parses argv after the command name. On a usage error writes to err and returns nullopt.
+// "--json" and "--help" are always accepted.
+std::optional<Args> parse_args(const std::vector<std::string>& argv, const ArgSpec& spec, std::ostream& err);
+
+// Reads and parses CONFIG (a path to config.json, or "-" for stdin). On failure
+// prints "kvbudget: error: <message>" to err and returns nullopt.
+std::optional<ModelSpec> load_model(const std::string& path, std::ostream& err);
+
+// Typed option readers: print the error and return nullopt on a bad value.
+std::optional<int64_t> get_count(const Args& a, const std::string& key, int64_t def, std::ostream& err);
+std::optional<int64_t> get_size(const Args& a, const std::string& key, int64_t def, std::ostream& err);
+std::optional<double> get_fraction(const Args& a, const std::string& key, double def, std::ostream& err);
+
+// Escapes for JSON output without pulling nlohmann into every command.
+std::string json_string(const std::string& s);
+
+}  // namespace kvb::cli

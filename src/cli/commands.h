@@ -1,0 +1,18 @@
+// One function per subcommand, each in its own cmd_<name>.cpp.
+#pragma once
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace kvb::cli {
+
+using Command = int (*)(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
+
+int cmd_inspect(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
+int cmd_kv(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
+int cmd_vllm(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
+int cmd_llamacpp(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
+int cmd_budget(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
+int cmd_simulate(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
+
+}  // namespace kvb::cli

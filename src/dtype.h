@@ -1,0 +1,33 @@
+// KV-cache element types with exact storage sizes. Block-quantized llama.cpp
+// types store `block_values` values in `block_bytes` bytes, so bytes are always
+// computed per whole row of values, never by a fractional bytes-per-element.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "result.h"
+
+namespace kvb {
+
+struct KvType {
+    std::string name;         // the engine's own spelling: "fp8", "q8_0", "bfloat16", "f16"
+    int64_t block_values = 1;
+    int64_t block_bytes = 2;
+    // Bytes to store `n` values; n must be a multiple of block_values for block types
+    // (engines only allow row widths that are).
+    int64_t bytes(int64_t n) const { return n / block_values * block_bytes; }
+};
+
+// Bytes per element of a model dtype name ("bfloat16", "float16", "float32", ...); 0 if unknown.
+int dtype_size(const std::string& dtype);
+
+// vLLM --kv-cache-dtype: auto (the model's dtype), bfloat16, float16, float32, fp8, fp8_e4m3, fp8_e5m2.
+Result<KvType> vllm_kv_type(const std::string& name, const std::string& model_dtype);
+const std::vector<std::string>& vllm_kv_type_names();
+
+// llama.cpp -ctk / -ctv: f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl.
+Result<KvType> llamacpp_kv_type(const std::string& name);
+const std::vector<std::string>& llamacpp_kv_type_names();
+
+}  // namespace kvb

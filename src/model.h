@@ -1,0 +1,108 @@
+// ModelSpec: a Hugging Face config.json normalized into per-layer geometry.
+// Every formula downstream sums over `layers`; nothing assumes all layers look alike.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "result.h"
+
+namespace kvb {
+
+enum class LayerKind {
+    Full,     // global attention: cache grows with the context
+    Sliding,  // sliding-window attention: cache stops growing at `window`
+    Chunked,  // chunked local attention (Llama 4): attends within `window`-token chunks
+    Mla,      // multi-head latent attention: one compressed latent per token
+    Linear,   // linear attention / gated delta net: fixed-size recurrent state
+    Mamba,    // Mamba / Mamba-2 SSM: fixed-size conv + ssm state
+    None,     // no self-attention cache (no-op attention, cross-attention layers)
+};
+
+const char* to_string(LayerKind k);
+
+// Recurrent state geometry, expressed the way llama.cpp and vLLM both size it:
+// conv state = (conv_kernel - 1) x conv_dim, ssm state = ssm_elems.
+struct StateGeometry {
+    int64_t conv_kernel = 0;
+    int64_t d_inner = 0;   // value side width (Hv*Dv for gated delta net, nheads*head_dim for Mamba-2)
+    int64_t n_groups = 0;  // key groups (Hk for gated delta net, n_groups for Mamba-2, 0 for Mamba-1)
+    int64_t d_state = 0;   // Dk for gated delta net, ssm_state_size for Mamba
+    int64_t heads = 0;     // value heads / mamba heads (the tensor-parallel split axis)
+    int64_t conv_dim() const { return d_inner + 2 * n_groups * d_state; }
+    int64_t conv_elems() const { return (conv_kernel - 1) * conv_dim(); }
+    int64_t ssm_elems() const { return d_state * d_inner; }
+};
+
+struct Layer {
+    LayerKind kind = LayerKind::Full;
+    // Full / Sliding / Chunked (and the decompressed view of Mla used by transformers)
+    int64_t kv_heads = 0;
+    int64_t k_head_dim = 0;
+    int64_t v_head_dim = 0;
+    int64_t window = 0;  // Sliding: window tokens; Chunked: chunk tokens
+    // Mla: the cached latent is kv_lora_rank + qk_rope_head_dim wide
+    int64_t kv_lora_rank = 0;
+    int64_t qk_rope_head_dim = 0;
+    // Linear / Mamba
+    StateGeometry state;
+};
+
+struct Quantization {
+    std::string method;  // "", "awq", "gptq", "fp8", "mxfp4", "bitsandbytes", "compressed-tensors", ...
+    int bits = 0;
+    int group_size = 0;
+};
+
+// What the weights module needs to count parameters. Filled by the parser from
+// whichever naming variant the config uses.
+struct WeightDims {
+    int64_t hidden_size = 0;
+    int64_t num_attention_heads = 0;
+    int64_t q_head_dim = 0;  // per query head (qk_nope + qk_rope for MLA)
+    int64_t vocab_size = 0;
+    int64_t intermediate_size = 0;      // dense MLP width
+    bool gated_mlp = true;              // SwiGLU-style 3 matrices vs 2 (GPT-2, OPT, Falcon, MPT, Bloom)
+    bool tie_word_embeddings = false;
+    // MoE
+    int64_t num_experts = 0;
+    int64_t experts_per_token = 0;
+    int64_t moe_intermediate_size = 0;
+    int64_t shared_experts = 0;          // count of shared experts (each moe_intermediate_size wide)
+    int64_t shared_intermediate_size = 0;  // or one shared expert of this width
+    int64_t first_dense_layers = 0;      // DeepSeek first_k_dense_replace
+    int64_t moe_layer_freq = 1;
+    // MLA projections
+    int64_t q_lora_rank = 0;
+    int64_t qk_nope_head_dim = 0;
+    int64_t v_head_dim = 0;
+    // per-layer dense MLP widths when they differ (Nemotron-NAS); empty = uniform
+    std::vector<int64_t> layer_intermediate;
+    // Vision tower, counted separately
+    int64_t vision_params = 0;
+    int64_t max_position_embeddings = 0;
+};
+
+struct ModelSpec {
+    std::string name;          // model id or file name, used in messages
+    std::string model_type;    // of the text model
+    std::string architecture;  // first entry of architectures
+    std::string family;        // which normalization rule applied: "llama", "deepseek_mla", "gemma3", ...
+    bool generic = false;      // unknown model_type, sized from the generic fields
+    bool multimodal = false;   // text model was nested under text_config or a vision tower exists
+    std::string dtype = "bfloat16";  // model dtype (torch_dtype / dtype)
+    int64_t max_position_embeddings = 0;
+    std::vector<Layer> layers;
+    WeightDims dims;
+    Quantization quant;
+    std::vector<std::string> notes;  // defaults filled, fields ignored, ...
+
+    int64_t count(LayerKind k) const;
+    bool has(LayerKind k) const { return count(k) > 0; }
+    bool has_state() const { return has(LayerKind::Linear) || has(LayerKind::Mamba); }
+};
+
+// Parses config.json text. `name` is used in error messages ("... in Qwen/Qwen3-8B").
+Result<ModelSpec> parse_config(const std::string& text, const std::string& name);
+
+}  // namespace kvb

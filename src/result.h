@@ -1,0 +1,37 @@
+// Errors are values: nothing in the core throws across its public API, so the
+// same code can sit behind embind (where an exception would surface as a bare
+// number) and behind the CLI.
+#pragma once
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace kvb {
+
+struct Error {
+    std::string code;     // stable: missing_field, not_json, bad_value, unsupported_architecture, ...
+    std::string message;  // names the field and the model
+};
+
+template <class T>
+class Result {
+public:
+    Result(T value) : v_(std::move(value)) {}
+    Result(Error e) : v_(std::move(e)) {}
+    bool ok() const { return v_.index() == 0; }
+    explicit operator bool() const { return ok(); }
+    const T& value() const { return std::get<0>(v_); }
+    T& value() { return std::get<0>(v_); }
+    const Error& error() const { return std::get<1>(v_); }
+    const T* operator->() const { return &value(); }
+    const T& operator*() const { return value(); }
+
+private:
+    std::variant<T, Error> v_;
+};
+
+inline Error make_error(std::string code, std::string message) {
+    return Error{std::move(code), std::move(message)};
+}
+
+}  // namespace kvb
