@@ -1,0 +1,142 @@
+// vLLM v1 KV-cache semantics: per-layer KV cache specs and page sizes, the
+// KV-cache groups of kv_cache_utils.get_kv_cache_groups, blocks from a KV
+// memory size, the start-up lines vLLM logs, and vLLM's own refusals.
+// Mirrors vllm/v1/kv_cache_interface.py and vllm/v1/core/kv_cache_utils.py.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model.h"
+#include "result.h"
+
+namespace kvb {
+
+// Which start-up line format to print.
+//  Current: vLLM >= ~v0.20 (seen in v0.24..v0.29 logs): one line
+//    "GPU KV cache size: N tokens, Maximum concurrency for M tokens per request: X.XXx"
+//    with N = int(X * M); error text says "the model's max seq len".
+//  Legacy:  vLLM v0.6..~v0.19 (V1 engine): two lines
+//    "GPU KV cache size: N tokens" (N = num_blocks // groups * min block size) and
+//    "Maximum concurrency for M tokens per request: X.XXx"; error text says "models's".
+enum class VllmLogFormat { Current, Legacy };
+
+// How much state memory one request of a hybrid attention + mamba/linear model holds.
+enum class MambaCacheMode {
+    Default,  // resolve as vLLM does: Align for Qwen3-Next / Qwen3.5 style models, else None
+    None,     // 1 state block per request
+    Align,    // 2 state blocks per request (prefix caching of states at block boundaries)
+    All,      // a state block per attention block of the request (cdiv(len, block))
+};
+const char* to_string(MambaCacheMode m);
+Result<MambaCacheMode> parse_mamba_cache_mode(const std::string& s);
+
+struct VllmOptions {
+    std::string kv_cache_dtype = "auto";  // auto|bfloat16|float16|float32|fp8|fp8_e4m3|fp8_e5m2
+    int64_t block_size = 0;               // 0 = engine default (16; MLA: mla_block_size)
+    int64_t mla_block_size = 0;           // 0 = 16 when block_size is 0 (64 with FlashMLA, 128 with CUTLASS MLA)
+    int64_t tensor_parallel_size = 1;
+    int64_t pipeline_parallel_size = 1;
+    int64_t max_model_len = 0;            // 0 = the model's max_position_embeddings
+    int64_t max_num_batched_tokens = 0;   // 0 = default 8192 (LLM class below 70 GiB; see engine-kv-spec.md)
+    MambaCacheMode mamba_cache_mode = MambaCacheMode::Default;
+    std::string mamba_cache_dtype = "auto";      // conv state dtype; auto = model dtype
+    std::string mamba_ssm_cache_dtype = "auto";  // ssm state dtype; auto = config mamba_ssm_dtype or conv dtype
+    int64_t num_speculative_tokens = 0;
+    bool disable_hybrid_kv_cache_manager = false;
+    VllmLogFormat log_format = VllmLogFormat::Current;
+};
+
+// One layer's KVCacheSpec as vLLM builds it on one worker (after the TP split).
+struct VllmLayerSpec {
+    int64_t layer = 0;          // index in ModelSpec::layers
+    LayerKind kind = LayerKind::Full;
+    std::string spec_type;      // "FullAttentionSpec", "SlidingWindowSpec", "ChunkedLocalAttentionSpec",
+                                // "MLAAttentionSpec", "MambaSpec"
+    int64_t block_size = 0;     // tokens per block (after page-size unification)
+    int64_t num_kv_heads = 0;   // per GPU
+    int64_t head_size = 0;
+    int64_t head_size_v = 0;
+    int64_t dtype_bytes = 0;
+    int64_t window = 0;         // sliding window / attention chunk size
+    int64_t real_page_size_bytes = 0;  // bytes of one block of this layer, unpadded
+    int64_t page_size_bytes = 0;       // after padding (mamba) / unification
+    int64_t state_conv_bytes = 0;      // MambaSpec: conv state bytes per block
+    int64_t state_ssm_bytes = 0;       // MambaSpec: ssm state bytes per block
+    int pp_rank = 0;                   // pipeline stage holding the layer
+};
+
+// One KV-cache group: layers sharing a block table.
+struct VllmGroup {
+    std::string spec_type;
+    LayerKind kind = LayerKind::Full;
+    std::vector<int64_t> layers;   // ModelSpec layer indices (vLLM's layers[i::num_groups] order)
+    int64_t block_size = 0;
+    int64_t page_size_bytes = 0;   // per layer
+    int64_t window = 0;
+};
+
+struct VllmLayout {
+    std::vector<VllmLayerSpec> layers;  // only layers with a KV cache
+    std::vector<VllmGroup> groups;      // empty for attention-free models
+    // How num_blocks is computed:
+    //  uniform_type (all one type, different sizes): num_blocks = avail // bytes_per_block,
+    //    bytes_per_block = sum of per-layer pages;
+    //  otherwise num_blocks = avail // page_size_bytes // group_size.
+    bool uniform_type = false;
+    int64_t group_size = 0;        // layers sharing one block id (max layers per group)
+    int64_t page_size_bytes = 0;   // unified page size (0 for uniform_type)
+    int64_t bytes_per_block = 0;   // bytes one more block id costs on the most loaded worker
+    int64_t min_block_size = 0;
+    int64_t padding_layers = 0;
+    std::vector<std::string> warnings;  // vLLM's own warning texts, e.g. "Add 8 padding layers, ..."
+    std::vector<std::string> notes;     // what kvbudget decided (block size adjusted, replication, ...)
+    // Resolved options
+    int64_t max_model_len = 0;
+    int64_t max_num_batched_tokens = 0;
+    int64_t tp = 1, pp = 1;
+    MambaCacheMode mamba_cache_mode = MambaCacheMode::None;
+    std::string kv_cache_dtype;    // resolved name ("bfloat16", "fp8", ...)
+    int64_t attn_block_size = 0;   // block size of attention layers (after hybrid adjustment)
+    // Per pipeline stage: bytes one block id costs on that stage (uniform_type: sum of its pages;
+    // else page * group_size of the projected groups). num_blocks = min over stages.
+    std::vector<int64_t> stage_bytes_per_block;
+};
+
+Result<VllmLayout> vllm_layout(const ModelSpec& m, const VllmOptions& o);
+
+// max_memory_usage_bytes of one layer spec for one request of `tokens` tokens
+// (Full: cdiv(n, block)*page; Sliding: (cdiv(min(W-1+mnbt, n), block)+1)*page; ...).
+int64_t vllm_spec_max_memory(const VllmLayerSpec& s, int64_t tokens, const VllmLayout& l);
+
+// Bytes of KV memory (per GPU, most loaded pipeline stage) one request of `tokens`
+// tokens needs, computed as vLLM's _max_memory_usage_bytes_from_groups does.
+int64_t vllm_request_bytes(const VllmLayout& l, int64_t tokens);
+// Blocks (block ids) one request of `tokens` tokens holds, summed over groups.
+int64_t vllm_request_blocks(const VllmLayout& l, int64_t tokens);
+
+struct VllmCapacity {
+    int64_t available_bytes = 0;      // KV memory per GPU given
+    int64_t num_blocks = 0;           // min over workers, as logged by vLLM ("num_gpu_blocks")
+    int64_t usable_blocks = 0;        // num_blocks - 1 (the null block)
+    int64_t blocks_per_request = 0;   // for a max_model_len request
+    int64_t request_bytes = 0;        // KV bytes one max_model_len request needs
+    int64_t tokens = 0;               // "GPU KV cache size: N tokens" in the chosen format
+    int64_t legacy_tokens = 0;        // num_blocks // groups * min_block_size
+    double max_concurrency = 0;       // num_blocks / blocks_per_request
+    bool fits = false;                // one max_model_len request fits
+    int64_t estimated_max_model_len = 0;  // when !fits: vLLM's binary search result (0: not even 1 token)
+    std::vector<std::string> log_lines;   // warnings then the start-up line(s), as vLLM prints them
+    std::string error_text;               // vLLM's ValueError text when !fits or no memory
+    VllmLayout layout;
+};
+
+// From KV-cache memory per GPU (what --kv-cache-memory sets, or "Available KV cache memory")
+// to what vLLM logs. An unfit request is not an Error: fits=false with vLLM's error_text.
+// Errors are for bad input (bad dtype, tp not dividing heads, max_model_len > model limit, ...).
+Result<VllmCapacity> vllm_capacity(const ModelSpec& m, const VllmOptions& o, int64_t kv_cache_memory_bytes_per_gpu);
+
+// Formatting helpers shared with budget / wasm.
+std::string vllm_format_gib(int64_t bytes);  // vLLM's format_gib: round(bytes / 2**30, 2) as "%.2f"
+
+}  // namespace kvb
