@@ -44,6 +44,9 @@ struct VllmOptions {
     std::string mamba_ssm_cache_dtype = "auto";  // ssm state dtype; auto = config mamba_ssm_dtype or conv dtype
     int64_t num_speculative_tokens = 0;
     bool disable_hybrid_kv_cache_manager = false;
+    // Llama 4 chunked local attention: vLLM turns the hybrid manager off for it unless
+    // VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1 (then chunked layers get their own groups).
+    bool chunked_local_hybrid = false;
     VllmLogFormat log_format = VllmLogFormat::Current;
 };
 
@@ -89,6 +92,7 @@ struct VllmLayout {
     int64_t bytes_per_block = 0;   // bytes one more block id costs on the most loaded worker
     int64_t min_block_size = 0;
     int64_t padding_layers = 0;
+    std::vector<std::string> vllm_lines;  // vLLM's own INFO lines while configuring ("Setting attention block size ...")
     std::vector<std::string> warnings;  // vLLM's own warning texts, e.g. "Add 8 padding layers, ..."
     std::vector<std::string> notes;     // what kvbudget decided (block size adjusted, replication, ...)
     // Resolved options
@@ -98,6 +102,8 @@ struct VllmLayout {
     MambaCacheMode mamba_cache_mode = MambaCacheMode::None;
     std::string kv_cache_dtype;    // resolved name ("bfloat16", "fp8", ...)
     int64_t attn_block_size = 0;   // block size of attention layers (after hybrid adjustment)
+    int64_t num_speculative_tokens = 0;
+    VllmLogFormat log_format = VllmLogFormat::Current;
     // Per pipeline stage: bytes one block id costs on that stage (uniform_type: sum of its pages;
     // else page * group_size of the projected groups). num_blocks = min over stages.
     std::vector<int64_t> stage_bytes_per_block;

@@ -1,0 +1,179 @@
+// From KV memory to what vLLM logs: num_blocks (min over workers), the
+// "GPU KV cache size" / "Maximum concurrency" line(s), and the ValueError
+// vLLM raises when one max_model_len request does not fit
+// (kv_cache_utils.get_kv_cache_configs / _check_enough_kv_cache_memory).
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "units.h"
+#include "vllm.h"
+
+namespace kvb {
+namespace {
+
+int64_t cdiv(int64_t a, int64_t b) { return a <= 0 ? 0 : (a + b - 1) / b; }
+
+const VllmLayerSpec* spec_of(const VllmLayout& l, int64_t layer) {
+    for (const auto& s : l.layers)
+        if (s.layer == layer) return &s;
+    return nullptr;
+}
+
+// _max_memory_usage_bytes_from_groups projected onto one pipeline stage.
+int64_t stage_request_bytes(const VllmLayout& l, int rank, int64_t tokens) {
+    if (l.groups.empty()) return 0;
+    if (l.uniform_type) {
+        int64_t sum = 0;
+        for (const auto& s : l.layers)
+            if (s.pp_rank == rank) sum += vllm_spec_max_memory(s, tokens, l);
+        return sum;
+    }
+    int64_t gs = 0, blocks = 0;
+    for (const auto& g : l.groups) {
+        int64_t n = 0;
+        for (int64_t li : g.layers) {
+            const VllmLayerSpec* s = spec_of(l, li);
+            if (s && s->pp_rank == rank) ++n;
+        }
+        gs = std::max(gs, n);
+        const VllmLayerSpec* s0 = spec_of(l, g.layers.front());
+        blocks += cdiv(vllm_spec_max_memory(*s0, tokens, l), l.page_size_bytes);
+    }
+    return gs * l.page_size_bytes * blocks;
+}
+
+bool stage_has_kv(const VllmLayout& l, int rank) {
+    for (const auto& s : l.layers)
+        if (s.pp_rank == rank) return true;
+    return false;
+}
+
+// vllm.utils.mem_utils.format_gib: round(b / 2**30, 2), printed by str(): "6.51", "1.0", "4.5".
+std::string py_round2(double x) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.2f", x);
+    std::string s = buf;
+    while (s.size() > 1 && s.back() == '0' && s[s.size() - 2] != '.') s.pop_back();
+    return s;
+}
+
+}  // namespace
+
+std::string vllm_format_gib(int64_t bytes) { return py_round2(double(bytes) / double(GiB)); }
+
+int64_t vllm_request_bytes(const VllmLayout& l, int64_t tokens) {
+    int64_t mx = 0;
+    for (int r = 0; r < l.pp; ++r) mx = std::max(mx, stage_request_bytes(l, r, tokens));
+    return mx;
+}
+
+int64_t vllm_request_blocks(const VllmLayout& l, int64_t tokens) {
+    // The scheduler's view: one spec per group (UniformTypeKVCacheSpecs collapses to its
+    // first layer), blocks = sum over groups of cdiv(max_memory_usage_bytes, page_size_bytes).
+    int64_t blocks = 0;
+    for (const auto& g : l.groups) {
+        const VllmLayerSpec* s0 = spec_of(l, g.layers.front());
+        blocks += cdiv(vllm_spec_max_memory(*s0, tokens, l), s0->page_size_bytes);
+    }
+    return blocks;
+}
+
+Result<VllmCapacity> vllm_capacity(const ModelSpec& m, const VllmOptions& o, int64_t avail) {
+    auto lay = vllm_layout(m, o);
+    if (!lay) return lay.error();
+    VllmCapacity c;
+    c.layout = std::move(lay.value());
+    const VllmLayout& L = c.layout;
+    c.available_bytes = avail;
+    const bool current = L.log_format == VllmLogFormat::Current;
+    const int64_t mml = L.max_model_len;
+
+    for (const auto& s : L.vllm_lines) c.log_lines.push_back(s);
+    for (const auto& s : L.warnings) c.log_lines.push_back(s);
+    if (L.groups.empty()) {
+        // Attention-free: BlockPool still needs its null block; vLLM prints no capacity line.
+        c.num_blocks = 1;
+        c.fits = true;
+        return c;
+    }
+
+    if (avail <= 0) {
+        c.error_text = current
+            ? "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
+              "initializing the engine (this flag also controls CPU memory reservation on the CPU backend, "
+              "despite its name). See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more "
+              "details."
+            : "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
+              "initializing the engine. See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for "
+              "more details.";
+        return c;
+    }
+
+    c.request_bytes = vllm_request_bytes(L, mml);
+    for (int r = 0; r < L.pp; ++r) {
+        if (!stage_has_kv(L, r)) continue;
+        const int64_t need = stage_request_bytes(L, r, mml);
+        if (need <= avail) continue;
+        // estimate_max_model_len: binary search over [1, max_model_len].
+        int64_t est = 0;
+        if (stage_request_bytes(L, r, 1) <= avail) {
+            int64_t lo = 1, hi = mml;
+            est = 1;
+            while (lo <= hi) {
+                const int64_t mid = lo + (hi - lo) / 2;
+                if (stage_request_bytes(L, r, mid) <= avail) {
+                    est = mid;
+                    lo = mid + 1;
+                } else {
+                    hi = mid - 1;
+                }
+            }
+        }
+        c.estimated_max_model_len = est;
+        const std::string est_msg =
+            est > 0 ? "Based on the available memory, the estimated maximum model length is " + std::to_string(est) +
+                          ". "
+                    : "";
+        c.error_text = std::string("To serve at least one request with the ") +
+                       (current ? "model's" : "models's") + " max seq len (" + std::to_string(mml) + "), (" +
+                       vllm_format_gib(need) +
+                       " GiB KV cache is needed, which is larger than the available KV cache memory (" +
+                       vllm_format_gib(avail) + " GiB). " + est_msg + "Try increasing `gpu_memory_utilization`" +
+                       (current ? " (which also controls CPU memory on the CPU backend)" : "") +
+                       " or decreasing `max_model_len` when initializing the engine. See "
+                       "https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details.";
+        c.request_bytes = need;
+        return c;
+    }
+
+    int64_t nb = INT64_MAX;
+    for (int r = 0; r < L.pp; ++r) {
+        const int64_t per = L.stage_bytes_per_block[r];
+        if (per <= 0) continue;
+        nb = std::min(nb, avail / per);
+    }
+    if (nb == INT64_MAX) nb = 0;
+    c.num_blocks = nb;
+    c.usable_blocks = nb > 0 ? nb - 1 : 0;
+    c.blocks_per_request = vllm_request_blocks(L, mml);
+    c.fits = true;
+    c.max_concurrency = c.blocks_per_request > 0 ? double(nb) / double(c.blocks_per_request) : 0.0;
+    // Current: int(max_concurrency * max_model_len), in Python float arithmetic.
+    const int64_t cur_tokens = static_cast<int64_t>(c.max_concurrency * double(mml));
+    c.legacy_tokens = nb / static_cast<int64_t>(L.groups.size()) * L.min_block_size;
+    c.tokens = current ? cur_tokens : c.legacy_tokens;
+
+    char conc[64];
+    std::snprintf(conc, sizeof conc, "%.2fx", c.max_concurrency);
+    if (current) {
+        c.log_lines.push_back("GPU KV cache size: " + with_commas(c.tokens) + " tokens, Maximum concurrency for " +
+                              with_commas(mml) + " tokens per request: " + conc);
+    } else {
+        c.log_lines.push_back("GPU KV cache size: " + with_commas(c.tokens) + " tokens");
+        c.log_lines.push_back("Maximum concurrency for " + with_commas(mml) + " tokens per request: " + conc);
+    }
+    return c;
+}
+
+}  // namespace kvb
