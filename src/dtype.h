@@ -14,9 +14,10 @@ struct KvType {
     std::string name;         // the engine's own spelling: "fp8", "q8_0", "bfloat16", "f16"
     int64_t block_values = 1;
     int64_t block_bytes = 2;
-    // Bytes to store `n` values; n must be a multiple of block_values for block types
-    // (engines only allow row widths that are).
-    int64_t bytes(int64_t n) const { return n / block_values * block_bytes; }
+    // Bytes to store a row of `n` values. Engines only allow rows that are whole
+    // blocks; a partial block is rounded up rather than silently dropped.
+    int64_t bytes(int64_t n) const { return (n + block_values - 1) / block_values * block_bytes; }
+    bool is_block_quantized() const { return block_values > 1; }
 };
 
 // Bytes per element of a model dtype name ("bfloat16", "float16", "float32", ...); 0 if unknown.

@@ -78,6 +78,12 @@ struct WeightDims {
     int64_t v_head_dim = 0;
     // per-layer dense MLP widths when they differ (Nemotron-NAS); empty = uniform
     std::vector<int64_t> layer_intermediate;
+    // per-layer MLP kind when the config says it layer by layer (Nemotron-H pattern,
+    // mlp_only_layers, first_k_dense_replace...): 0 none, 1 dense, 2 MoE. Empty = every
+    // layer dense (num_experts == 0) or MoE.
+    std::vector<int8_t> layer_mlp;
+    int64_t dense_intermediate_size = 0;  // width of dense layers in MoE models when it differs (Llama 4)
+    std::string mlp_activation;           // hidden_act as written (relu2 MLPs are not gated)
     // Vision tower, counted separately
     int64_t vision_params = 0;
     int64_t max_position_embeddings = 0;
@@ -91,6 +97,9 @@ struct ModelSpec {
     bool generic = false;      // unknown model_type, sized from the generic fields
     bool multimodal = false;   // text model was nested under text_config or a vision tower exists
     std::string dtype = "bfloat16";  // model dtype (torch_dtype / dtype)
+    // Recurrent-state dtypes as the config states them ("" = follow the model dtype):
+    // Qwen3.5 sets mamba_ssm_dtype float32, Nemotron-H mamba_ssm_cache_dtype float32.
+    std::string ssm_dtype;
     int64_t max_position_embeddings = 0;
     std::vector<Layer> layers;
     WeightDims dims;

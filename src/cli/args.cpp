@@ -1,0 +1,139 @@
+#include "args.h"
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "units.h"
+
+namespace kvb::cli {
+
+std::optional<Args> parse_args(const std::vector<std::string>& argv, const ArgSpec& spec, std::ostream& err) {
+    Args a;
+    for (size_t i = 0; i < argv.size(); ++i) {
+        std::string s = argv[i];
+        if (s == "--json" || s == "--help" || s == "-h" || spec.switches.count(s)) {
+            a.switches.insert(s == "-h" ? "--help" : s);
+            continue;
+        }
+        std::string key = s, value;
+        bool inline_value = false;
+        if (auto eq = s.find('='); s.rfind("--", 0) == 0 && eq != std::string::npos) {
+            key = s.substr(0, eq);
+            value = s.substr(eq + 1);
+            inline_value = true;
+        }
+        if (spec.with_value.count(key)) {
+            if (!inline_value) {
+                if (i + 1 >= argv.size()) {
+                    err << "kvbudget: error: " << key << " needs a value\n";
+                    return std::nullopt;
+                }
+                value = argv[++i];
+            }
+            a.values[key] = value;
+            continue;
+        }
+        if (s.size() > 1 && s[0] == '-' && s != "-") {
+            err << "kvbudget: error: unknown option " << key << "\n";
+            return std::nullopt;
+        }
+        a.positional.push_back(s);
+    }
+    return a;
+}
+
+std::optional<ModelSpec> load_model(const std::string& path, std::ostream& err) {
+    std::string text;
+    if (path == "-") {
+        std::ostringstream ss;
+        ss << std::cin.rdbuf();
+        text = ss.str();
+    } else {
+        std::ifstream in(path, std::ios::binary);
+        if (!in) {
+            err << "kvbudget: error: cannot read " << path << "\n";
+            return std::nullopt;
+        }
+        std::ostringstream ss;
+        ss << in.rdbuf();
+        text = ss.str();
+    }
+    // Name the model after the file: tests/fixtures/configs/Qwen--Qwen3-8B.json -> Qwen/Qwen3-8B,
+    // .../Qwen3-8B/config.json -> Qwen3-8B.
+    std::string name = path == "-" ? "stdin" : path;
+    auto slash = name.find_last_of('/');
+    std::string base = slash == std::string::npos ? name : name.substr(slash + 1);
+    if (base == "config.json" && slash != std::string::npos && slash > 0) {
+        auto prev = name.find_last_of('/', slash - 1);
+        base = name.substr(prev == std::string::npos ? 0 : prev + 1, slash - (prev == std::string::npos ? 0 : prev + 1));
+    }
+    if (base.size() > 5 && base.compare(base.size() - 5, 5, ".json") == 0) base.resize(base.size() - 5);
+    if (auto dd = base.find("--"); dd != std::string::npos) base.replace(dd, 2, "/");
+    auto m = parse_config(text, base);
+    if (!m) {
+        err << "kvbudget: error: " << m.error().message << "\n";
+        return std::nullopt;
+    }
+    return m.value();
+}
+
+std::optional<int64_t> get_count(const Args& a, const std::string& key, int64_t def, std::ostream& err) {
+    auto it = a.values.find(key);
+    if (it == a.values.end()) return def;
+    auto v = parse_count(it->second, key);
+    if (!v) {
+        err << "kvbudget: error: " << v.error().message << "\n";
+        return std::nullopt;
+    }
+    return v.value();
+}
+
+std::optional<int64_t> get_size(const Args& a, const std::string& key, int64_t def, std::ostream& err) {
+    auto it = a.values.find(key);
+    if (it == a.values.end()) return def;
+    auto v = parse_size(it->second);
+    if (!v) {
+        err << "kvbudget: error: " << key << ": " << v.error().message << "\n";
+        return std::nullopt;
+    }
+    return v.value();
+}
+
+std::optional<double> get_fraction(const Args& a, const std::string& key, double def, std::ostream& err) {
+    auto it = a.values.find(key);
+    if (it == a.values.end()) return def;
+    const std::string& s = it->second;
+    char* end = nullptr;
+    double v = std::strtod(s.c_str(), &end);
+    if (s.empty() || end != s.c_str() + s.size() || !(v > 0.0 && v <= 1.0)) {
+        err << "kvbudget: error: " << key << " must be a number in (0, 1], got '" << s << "'\n";
+        return std::nullopt;
+    }
+    return v;
+}
+
+std::string json_string(const std::string& s) {
+    std::string out = "\"";
+    for (unsigned char c : s) {
+        switch (c) {
+            case '"': out += "\\\""; break;
+            case '\\': out += "\\\\"; break;
+            case '\n': out += "\\n"; break;
+            case '\t': out += "\\t"; break;
+            case '\r': out += "\\r"; break;
+            default:
+                if (c < 0x20) {
+                    char buf[8];
+                    std::snprintf(buf, sizeof buf, "\\u%04x", c);
+                    out += buf;
+                } else {
+                    out += static_cast<char>(c);
+                }
+        }
+    }
+    return out + "\"";
+}
+
+}  // namespace kvb::cli

@@ -1,0 +1,134 @@
+#include <iostream>
+#include <sstream>
+
+#include "args.h"
+#include "commands.h"
+#include "kv.h"
+#include "units.h"
+
+namespace kvb::cli {
+
+namespace {
+
+const char* kHelp = R"(Usage: kvbudget inspect CONFIG [--json]
+
+Prints the normalized model: every layer's kind (full, sliding, chunked, mla,
+linear, mamba, none) and geometry, runs of identical layers folded together,
+plus what was assumed (defaults filled, fields ignored).
+)";
+
+bool same(const Layer& a, const Layer& b) {
+    return a.kind == b.kind && a.kv_heads == b.kv_heads && a.k_head_dim == b.k_head_dim && a.v_head_dim == b.v_head_dim &&
+           a.window == b.window && a.kv_lora_rank == b.kv_lora_rank && a.qk_rope_head_dim == b.qk_rope_head_dim &&
+           a.state.conv_kernel == b.state.conv_kernel && a.state.d_inner == b.state.d_inner &&
+           a.state.n_groups == b.state.n_groups && a.state.d_state == b.state.d_state;
+}
+
+std::string describe(const Layer& l) {
+    std::ostringstream s;
+    switch (l.kind) {
+        case LayerKind::Full:
+        case LayerKind::Sliding:
+        case LayerKind::Chunked:
+            s << l.kv_heads << " KV heads x " << l.k_head_dim;
+            if (l.v_head_dim != l.k_head_dim) s << "/" << l.v_head_dim;
+            if (l.kind == LayerKind::Sliding) s << ", window " << with_commas(l.window);
+            if (l.kind == LayerKind::Chunked) s << ", chunk " << with_commas(l.window);
+            break;
+        case LayerKind::Mla:
+            s << "latent " << l.kv_lora_rank << " + rope " << l.qk_rope_head_dim << " (decompressed " << l.kv_heads
+              << " heads x " << l.k_head_dim << "/" << l.v_head_dim << ")";
+            break;
+        case LayerKind::Linear:
+        case LayerKind::Mamba:
+            if (l.state.conv_kernel > 0) s << "conv " << l.state.conv_kernel << " x " << l.state.conv_dim() << ", ";
+            s << "ssm " << l.state.d_state << " x " << l.state.d_inner;
+            break;
+        case LayerKind::None: s << "no cache"; break;
+    }
+    return s.str();
+}
+
+std::string layer_json(const Layer& l) {
+    std::ostringstream s;
+    s << "{\"kind\":\"" << to_string(l.kind) << "\"";
+    if (l.kind == LayerKind::Full || l.kind == LayerKind::Sliding || l.kind == LayerKind::Chunked) {
+        s << ",\"kv_heads\":" << l.kv_heads << ",\"k_head_dim\":" << l.k_head_dim << ",\"v_head_dim\":" << l.v_head_dim;
+        if (l.window) s << ",\"window\":" << l.window;
+    } else if (l.kind == LayerKind::Mla) {
+        s << ",\"kv_lora_rank\":" << l.kv_lora_rank << ",\"qk_rope_head_dim\":" << l.qk_rope_head_dim
+          << ",\"heads\":" << l.kv_heads << ",\"k_head_dim\":" << l.k_head_dim << ",\"v_head_dim\":" << l.v_head_dim;
+    } else if (l.kind == LayerKind::Linear || l.kind == LayerKind::Mamba) {
+        s << ",\"conv_kernel\":" << l.state.conv_kernel << ",\"d_inner\":" << l.state.d_inner
+          << ",\"n_groups\":" << l.state.n_groups << ",\"d_state\":" << l.state.d_state << ",\"heads\":" << l.state.heads;
+    }
+    return s.str() + "}";
+}
+
+}  // namespace
+
+int cmd_inspect(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+    auto a = parse_args(argv, ArgSpec{}, err);
+    if (!a) return kUsage;
+    if (a->has("--help")) {
+        out << kHelp;
+        return kOk;
+    }
+    if (a->positional.size() != 1) {
+        err << "kvbudget: error: inspect takes one CONFIG\n" << kHelp;
+        return kUsage;
+    }
+    auto m = load_model(a->positional[0], err);
+    if (!m) return kRefused;
+
+    // Runs of identical consecutive layers, so 64 layers print as a few lines.
+    struct Run { size_t first, count; };
+    std::vector<Run> runs;
+    for (size_t i = 0; i < m->layers.size(); ++i) {
+        if (!runs.empty() && same(m->layers[runs.back().first], m->layers[i])) {
+            ++runs.back().count;
+        } else {
+            runs.push_back({i, 1});
+        }
+    }
+
+    if (a->has("--json")) {
+        out << "{\"name\":" << json_string(m->name) << ",\"model_type\":" << json_string(m->model_type)
+            << ",\"architecture\":" << json_string(m->architecture) << ",\"family\":" << json_string(m->family)
+            << ",\"generic\":" << (m->generic ? "true" : "false") << ",\"multimodal\":" << (m->multimodal ? "true" : "false")
+            << ",\"dtype\":" << json_string(m->dtype) << ",\"ssm_dtype\":" << json_string(m->ssm_dtype)
+            << ",\"max_position_embeddings\":" << m->max_position_embeddings << ",\"num_layers\":" << m->layers.size()
+            << ",\"layer_counts\":{";
+        bool first = true;
+        for (LayerKind k : {LayerKind::Full, LayerKind::Sliding, LayerKind::Chunked, LayerKind::Mla, LayerKind::Linear,
+                            LayerKind::Mamba, LayerKind::None}) {
+            if (!m->count(k)) continue;
+            out << (first ? "" : ",") << json_string(to_string(k)) << ":" << m->count(k);
+            first = false;
+        }
+        out << "},\"layers\":[";
+        for (size_t i = 0; i < m->layers.size(); ++i) out << (i ? "," : "") << layer_json(m->layers[i]);
+        out << "],\"quantization\":{\"method\":" << json_string(m->quant.method) << ",\"bits\":" << m->quant.bits
+            << ",\"group_size\":" << m->quant.group_size << "},\"notes\":[";
+        for (size_t i = 0; i < m->notes.size(); ++i) out << (i ? "," : "") << json_string(m->notes[i]);
+        out << "]}\n";
+        return kOk;
+    }
+
+    out << m->name << "\n";
+    out << "  model_type:   " << m->model_type << (m->generic ? "  (generic: not a known architecture)" : "") << "\n";
+    out << "  architecture: " << (m->architecture.empty() ? "-" : m->architecture) << "\n";
+    out << "  dtype:        " << m->dtype << (m->ssm_dtype.empty() ? "" : "  (state ssm: " + m->ssm_dtype + ")") << "\n";
+    out << "  max context:  " << (m->max_position_embeddings ? with_commas(m->max_position_embeddings) : "-") << "\n";
+    out << "  layers:       " << m->layers.size() << "\n";
+    for (const auto& r : runs) {
+        std::string range = r.count == 1 ? std::to_string(r.first) : std::to_string(r.first) + "-" + std::to_string(r.first + r.count - 1);
+        out << "    " << range << std::string(range.size() < 10 ? 10 - range.size() : 1, ' ')
+            << to_string(m->layers[r.first].kind) << "  " << describe(m->layers[r.first]) << "\n";
+    }
+    if (!m->quant.method.empty()) out << "  quantization: " << m->quant.method << (m->quant.bits ? " " + std::to_string(m->quant.bits) + "-bit" : "") << "\n";
+    for (const auto& n : m->notes) out << "  note: " << n << "\n";
+    return kOk;
+}
+
+}  // namespace kvb::cli

@@ -1,0 +1,158 @@
+#include <iostream>
+#include <sstream>
+
+#include "args.h"
+#include "commands.h"
+#include "kv.h"
+#include "units.h"
+
+namespace kvb::cli {
+
+namespace {
+
+const char* kHelp = R"(Usage: kvbudget kv CONFIG [--context N] [--seqs N] [--kv-dtype T] [--engine vllm|llamacpp|transformers] [--json]
+
+The model's own KV cache, before any engine's block rounding:
+  per token     what one more token adds once the context is past every sliding
+                window or chunk (full-attention and MLA layers), one sequence
+  state         fixed per-sequence bytes of linear-attention / Mamba layers
+  at context    bytes for --seqs sequences of --context tokens (windows capped)
+  MHA / MQA     the same model with one KV head per attention head / one KV head
+
+  --context N     tokens per sequence (default: the model's max_position_embeddings)
+  --seqs N        concurrent sequences (default 1)
+  --kv-dtype T    vllm: auto bfloat16 float16 float32 fp8 fp8_e4m3 fp8_e5m2 (default auto)
+                  llamacpp: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl (default f16)
+  --engine E      whose element types and cache layout: vllm (default), llamacpp
+                  (recurrent state in f32), transformers (MLA cached decompressed per head)
+)";
+
+// transformers' DynamicCache stores MLA models decompressed: every query head's K
+// (qk_nope + qk_rope) and V, not the latent.
+ModelSpec decompress_mla(const ModelSpec& m) {
+    ModelSpec out = m;
+    for (Layer& l : out.layers) {
+        if (l.kind == LayerKind::Mla) l.kind = LayerKind::Full;
+    }
+    return out;
+}
+
+}  // namespace
+
+int cmd_kv(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+    auto a = parse_args(argv, ArgSpec{{"--context", "--seqs", "--kv-dtype", "--engine"}, {}}, err);
+    if (!a) return kUsage;
+    if (a->has("--help")) {
+        out << kHelp;
+        return kOk;
+    }
+    if (a->positional.size() != 1) {
+        err << "kvbudget: error: kv takes one CONFIG\n" << kHelp;
+        return kUsage;
+    }
+    std::string engine = a->get("--engine", "vllm");
+    if (engine != "vllm" && engine != "llamacpp" && engine != "transformers") {
+        err << "kvbudget: error: --engine must be vllm, llamacpp or transformers, got '" << engine << "'\n";
+        return kUsage;
+    }
+    auto loaded = load_model(a->positional[0], err);
+    if (!loaded) return kRefused;
+    ModelSpec m = engine == "transformers" ? decompress_mla(*loaded) : *loaded;
+
+    auto context = get_count(*a, "--context", m.max_position_embeddings ? m.max_position_embeddings : 4096, err);
+    auto seqs = get_count(*a, "--seqs", 1, err);
+    if (!context || !seqs) return kRefused;
+
+    std::string dtype_name = a->get("--kv-dtype", engine == "llamacpp" ? "f16" : "auto");
+    auto t = engine == "llamacpp" ? llamacpp_kv_type(dtype_name) : vllm_kv_type(dtype_name, m.dtype);
+    if (!t) {
+        err << "kvbudget: error: " << t.error().message << "\n";
+        return kRefused;
+    }
+    KvDtypes d = uniform_kv_dtypes(m, t.value());
+    if (engine == "llamacpp") d.conv_state_bytes = d.ssm_state_bytes = 4;  // llama.cpp keeps recurrent state in f32
+
+    IdealKv kv = ideal_kv(m, d);
+    auto at = kv_bytes_at(m, d, *context, *seqs);
+    if (!at) {
+        err << "kvbudget: error: " << at.error().message << "\n";
+        return kRefused;
+    }
+    ModelSpec mha = with_kv_heads(m, 0), mqa = with_kv_heads(m, 1);
+    int64_t mha_per = ideal_kv(mha, d).bytes_per_token + ideal_kv(mha, d).windowed_bytes_per_token;
+    int64_t mqa_per = ideal_kv(mqa, d).bytes_per_token + ideal_kv(mqa, d).windowed_bytes_per_token;
+    int64_t own_per = kv.bytes_per_token + kv.windowed_bytes_per_token;
+
+    std::vector<int64_t> table_ctx = {1024, 4096, 8192, 32768, 131072};
+    std::vector<std::pair<int64_t, int64_t>> table;
+    for (int64_t c : table_ctx) {
+        if (m.max_position_embeddings && c > m.max_position_embeddings) continue;
+        table.push_back({c, kv_bytes_at(m, d, c, 1).value()});
+    }
+    if (m.max_position_embeddings && (table.empty() || table.back().first != m.max_position_embeddings)) {
+        auto b = kv_bytes_at(m, d, m.max_position_embeddings, 1);
+        if (b) table.push_back({m.max_position_embeddings, b.value()});
+    }
+
+    if (a->has("--json")) {
+        out << "{\"model\":" << json_string(m.name) << ",\"engine\":" << json_string(engine)
+            << ",\"kv_dtype\":" << json_string(t->name) << ",\"bytes_per_token\":" << kv.bytes_per_token
+            << ",\"windowed_bytes_per_token\":" << kv.windowed_bytes_per_token
+            << ",\"state_bytes_per_seq\":" << kv.state_bytes_per_seq << ",\"context\":" << *context
+            << ",\"seqs\":" << *seqs << ",\"bytes_at_context\":" << at.value() << ",\"kinds\":[";
+        for (size_t i = 0; i < kv.kinds.size(); ++i) {
+            const auto& k = kv.kinds[i];
+            out << (i ? "," : "") << "{\"kind\":\"" << to_string(k.kind) << "\",\"layers\":" << k.layers
+                << ",\"bytes_per_token\":" << k.bytes_per_token << ",\"window\":" << k.window
+                << ",\"state_bytes\":" << k.state_bytes << "}";
+        }
+        out << "],\"mha_bytes_per_token\":" << mha_per << ",\"mqa_bytes_per_token\":" << mqa_per
+            << ",\"context_table\":[";
+        for (size_t i = 0; i < table.size(); ++i) {
+            out << (i ? "," : "") << "{\"context\":" << table[i].first << ",\"bytes\":" << table[i].second << "}";
+        }
+        out << "],\"notes\":[";
+        for (size_t i = 0; i < m.notes.size(); ++i) out << (i ? "," : "") << json_string(m.notes[i]);
+        out << "]}\n";
+        return kOk;
+    }
+
+    auto line = [&](const std::string& label, int64_t bytes) {
+        out << "  " << label << std::string(label.size() < 22 ? 22 - label.size() : 1, ' ') << with_commas(bytes) << " B"
+            << (bytes >= 1024 ? "  (" + format_bytes(bytes) + ")" : "") << "\n";
+    };
+    out << m.name << "  [" << engine << ", KV " << t->name << "]\n";
+    line("KV per token:", kv.bytes_per_token);
+    for (const auto& k : kv.kinds) {
+        if (k.kind == LayerKind::None) continue;
+        std::ostringstream label;
+        label << "  " << to_string(k.kind) << " x" << k.layers;
+        if (k.kind == LayerKind::Sliding || k.kind == LayerKind::Chunked) {
+            line(label.str() + ":", k.bytes_per_token);
+            out << "      (up to " << with_commas(k.window) << " tokens: at most "
+                << format_bytes(k.bytes_per_token * k.window) << " per sequence)\n";
+        } else if (k.kind == LayerKind::Linear || k.kind == LayerKind::Mamba) {
+            line(label.str() + " state:", k.state_bytes);
+        } else {
+            line(label.str() + ":", k.bytes_per_token);
+        }
+    }
+    if (kv.state_bytes_per_seq) line("State per sequence:", kv.state_bytes_per_seq);
+    std::ostringstream at_label;
+    at_label << "At " << with_commas(*context) << " tokens x " << *seqs << ":";
+    out << "  " << at_label.str() << " " << format_bytes(at.value()) << "  (" << with_commas(at.value()) << " B)\n";
+    out << "  MHA variant:          " << with_commas(mha_per) << " B/token  (" << format_bytes(mha_per) << ")\n";
+    out << "  MQA variant:          " << with_commas(mqa_per) << " B/token  (" << format_bytes(mqa_per) << ")\n";
+    if (own_per != kv.bytes_per_token) {
+        out << "  (MHA/MQA compare per-token bytes of all attention layers; this model: " << with_commas(own_per) << " B)\n";
+    }
+    out << "  Context table (1 sequence):\n";
+    for (const auto& [c, b] : table) {
+        std::string cs = with_commas(c);
+        out << "    " << cs << std::string(cs.size() < 10 ? 10 - cs.size() : 1, ' ') << format_bytes(b) << "\n";
+    }
+    for (const auto& n : m.notes) out << "  note: " << n << "\n";
+    return kOk;
+}
+
+}  // namespace kvb::cli

@@ -1,0 +1,226 @@
+#include "config_reader.h"
+
+#include <cmath>
+
+namespace kvb {
+
+namespace {
+
+bool is_ident_char(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+// One pass over the text that tracks strings, so that "Infinity" inside a string
+// value is left alone. Also measures nesting depth so the parser never recurses
+// into a hostile document.
+Result<std::string> sanitize(const std::string& in, const std::string& model, int max_depth) {
+    std::string out;
+    out.reserve(in.size());
+    bool in_string = false;
+    int depth = 0;
+    for (size_t i = 0; i < in.size(); ++i) {
+        char c = in[i];
+        if (in_string) {
+            out += c;
+            if (c == '\\' && i + 1 < in.size()) {
+                out += in[++i];
+            } else if (c == '"') {
+                in_string = false;
+            }
+            continue;
+        }
+        if (c == '"') {
+            in_string = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth > max_depth) {
+                return make_error("not_json", model + ": config.json is nested deeper than " +
+                                                  std::to_string(max_depth) + " levels");
+            }
+        } else if (c == ']' || c == '}') {
+            --depth;
+        } else if ((c == 'N' || c == 'I' || c == '-') && (i == 0 || !is_ident_char(in[i - 1]))) {
+            static const char* const words[] = {"-Infinity", "Infinity", "NaN"};
+            bool replaced = false;
+            for (const char* w : words) {
+                size_t n = std::char_traits<char>::length(w);
+                if (in.compare(i, n, w) == 0 && (i + n == in.size() || !is_ident_char(in[i + n]))) {
+                    out += "null";
+                    i += n - 1;
+                    replaced = true;
+                    break;
+                }
+            }
+            if (replaced) continue;
+        }
+        out += c;
+    }
+    return out;
+}
+
+}  // namespace
+
+Result<nlohmann::json> parse_json_text(const std::string& text, const std::string& model, int max_depth) {
+    auto clean = sanitize(text, model, max_depth);
+    if (!clean) return clean.error();
+    nlohmann::json j = nlohmann::json::parse(clean.value(), nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) {
+        // A second, SAX pass only to learn where the syntax error is. It reports the
+        // error through the handler instead of throwing, so it is safe in WASM builds
+        // without exception support.
+        struct Locate : nlohmann::json_sax<nlohmann::json> {
+            size_t pos = 0;
+            bool null() override { return true; }
+            bool boolean(bool) override { return true; }
+            bool number_integer(number_integer_t) override { return true; }
+            bool number_unsigned(number_unsigned_t) override { return true; }
+            bool number_float(number_float_t, const string_t&) override { return true; }
+            bool string(string_t&) override { return true; }
+            bool binary(binary_t&) override { return true; }
+            bool start_object(std::size_t) override { return true; }
+            bool key(string_t&) override { return true; }
+            bool end_object() override { return true; }
+            bool start_array(std::size_t) override { return true; }
+            bool end_array() override { return true; }
+            bool parse_error(std::size_t p, const std::string&, const nlohmann::detail::exception&) override {
+                pos = p;
+                return false;
+            }
+        } locate;
+        nlohmann::json::sax_parse(clean.value(), &locate);
+        std::string where = locate.pos ? " (syntax error near byte " + std::to_string(locate.pos) + ")" : "";
+        return make_error("not_json", model + ": config.json is not valid JSON" + where);
+    }
+    return j;
+}
+
+std::string json_type_name(const nlohmann::json& v) {
+    switch (v.type()) {
+        case nlohmann::json::value_t::null: return "null";
+        case nlohmann::json::value_t::boolean: return "a boolean";
+        case nlohmann::json::value_t::string: return "a string";
+        case nlohmann::json::value_t::array: return "an array";
+        case nlohmann::json::value_t::object: return "an object";
+        case nlohmann::json::value_t::binary: return "binary";
+        case nlohmann::json::value_t::discarded: return "invalid";
+        default: return "a number";
+    }
+}
+
+std::string short_dump(const nlohmann::json& v) {
+    std::string s = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    if (s.size() > 40) s = s.substr(0, 37) + "...";
+    return s;
+}
+
+bool ConfigReader::has(const char* key) const {
+    auto it = p_.find(key);
+    return it != p_.end() && !it->is_null();
+}
+
+const nlohmann::json* ConfigReader::find(std::initializer_list<const char*> keys, std::string* which) const {
+    for (const char* k : keys) {
+        auto it = p_.find(k);
+        if (it != p_.end() && !it->is_null()) {
+            if (which) *which = k;
+            return &*it;
+        }
+    }
+    return nullptr;
+}
+
+const nlohmann::json* ConfigReader::find_anywhere(const char* key) const {
+    if (const auto* v = find({key})) return v;
+    if (&root_ != &p_) {
+        auto it = root_.find(key);
+        if (it != root_.end() && !it->is_null()) return &*it;
+    }
+    return nullptr;
+}
+
+Error ConfigReader::missing(std::initializer_list<const char*> keys) const {
+    std::string first = *keys.begin();
+    std::string msg = model_ + ": missing field " + first;
+    if (keys.size() > 1) {
+        msg += " (also looked for";
+        bool skip = true;
+        for (const char* k : keys) {
+            if (skip) { skip = false; continue; }
+            msg += std::string(" ") + k + ",";
+        }
+        msg.back() = ')';
+    }
+    return make_error("missing_field", msg);
+}
+
+Error ConfigReader::bad(const std::string& field, const std::string& what) const {
+    return make_error("bad_value", model_ + ": " + field + " " + what);
+}
+
+Result<int64_t> ConfigReader::int_value(const nlohmann::json& v, const std::string& field, int64_t lo, int64_t hi) const {
+    int64_t n = 0;
+    if (v.is_number_integer()) {
+        if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
+            return make_error("out_of_range", model_ + ": " + field + " = " + short_dump(v) + " is out of range (" +
+                                                  std::to_string(lo) + " to " + std::to_string(hi) + ")");
+        }
+        n = v.get<int64_t>();
+    } else if (v.is_number_float()) {
+        double d = v.get<double>();
+        if (!std::isfinite(d) || d != std::floor(d)) {
+            return bad(field, "must be an integer, got " + short_dump(v));
+        }
+        if (d < static_cast<double>(lo) || d > static_cast<double>(hi)) {
+            return make_error("out_of_range", model_ + ": " + field + " = " + short_dump(v) + " is out of range (" +
+                                                  std::to_string(lo) + " to " + std::to_string(hi) + ")");
+        }
+        n = static_cast<int64_t>(d);
+    } else {
+        return bad(field, "must be an integer, got " + json_type_name(v) + " " + short_dump(v));
+    }
+    if (n < lo || n > hi) {
+        return make_error("out_of_range", model_ + ": " + field + " = " + std::to_string(n) + " is out of range (" +
+                                              std::to_string(lo) + " to " + std::to_string(hi) + ")");
+    }
+    return n;
+}
+
+Result<int64_t> ConfigReader::required_int(std::initializer_list<const char*> keys, int64_t lo, int64_t hi) const {
+    std::string which;
+    const auto* v = find(keys, &which);
+    if (!v) return missing(keys);
+    return int_value(*v, which, lo, hi);
+}
+
+Result<std::optional<int64_t>> ConfigReader::optional_int(std::initializer_list<const char*> keys, int64_t lo,
+                                                          int64_t hi) const {
+    std::string which;
+    const auto* v = find(keys, &which);
+    if (!v) return std::optional<int64_t>{};
+    auto r = int_value(*v, which, lo, hi);
+    if (!r) return r.error();
+    return std::optional<int64_t>{r.value()};
+}
+
+std::optional<bool> ConfigReader::optional_bool(const char* key) const {
+    const auto* v = find({key});
+    if (!v || !v->is_boolean()) return std::nullopt;
+    return v->get<bool>();
+}
+
+bool bool_at(const nlohmann::json& j, const char* key) {
+    auto it = j.find(key);
+    return it != j.end() && it->is_boolean() && it->get<bool>();
+}
+
+std::string string_at(const nlohmann::json& j, const char* key) {
+    auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::optional<std::string> ConfigReader::optional_string(const char* key) const {
+    const auto* v = find({key});
+    if (!v || !v->is_string()) return std::nullopt;
+    return v->get<std::string>();
+}
+
+}  // namespace kvb

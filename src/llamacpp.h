@@ -1,0 +1,81 @@
+// llama.cpp KV-cache semantics: context padding, per-sequence streams, the
+// separate sliding-window cache (llama-kv-cache-iswa.cpp), MLA caching K only,
+// always-f32 recurrent state (llama-memory-recurrent.cpp), and the exact
+// "llama_kv_cache: size = ..." / "llama_memory_recurrent: size = ..." lines.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model.h"
+#include "result.h"
+
+namespace kvb {
+
+// Which build's log lines to print.
+enum class LlamaLogFormat {
+    Current,   // newest upstream: recurrent line "... %2u seqs %2u rs_seq), R ..., S ..., P (f32): ..."
+    RsSeq,     // builds of mid/late 2026: "... %2u seqs %2u rs_seq), R ..., S ..." (no P)
+    Y2025,     // late 2025 .. mid 2026: "llama_kv_cache:" and recurrent "... %2u seqs), R ..., S ..."
+    Unified,   // mid 2025: "llama_kv_cache_unified:" / "llama_kv_cache_unified_iswa:", SWA cache
+               // GGML_PAD(n_swa*n_seq_max + n_ubatch, n_pad) capped at the context
+};
+Result<LlamaLogFormat> parse_llama_log_format(const std::string& s);  // current|rs-seq|2025|legacy
+
+struct LlamaOptions {
+    int64_t n_ctx = 0;            // -c; 0 = the model's training context (max_position_embeddings)
+    int64_t n_seq_max = 1;        // -np (llama-server's automatic default is 4 slots with a unified cache)
+    bool kv_unified = false;      // --kv-unified: one stream shared by all sequences
+    std::string type_k = "f16";   // -ctk
+    std::string type_v = "f16";   // -ctv
+    bool swa_full = false;        // --swa-full: SWA cache as large as the context
+    int64_t n_ubatch = 512;       // -ub
+    int64_t n_pad = 256;          // context padding (older builds: 32 without flash attention)
+    bool mla_v_cache = false;     // older builds also cached a kv_lora_rank-wide V for MLA models
+    LlamaLogFormat log_format = LlamaLogFormat::Current;
+};
+
+// One llama_kv_cache instance (the only one, or the non-SWA / SWA half of an iswa cache).
+struct LlamaKvCache {
+    std::string role;         // "kv", "non-SWA", "SWA"
+    int64_t cells = 0;        // kv_size per stream
+    int64_t layers = 0;
+    int64_t n_seq_max = 1;
+    int64_t n_stream = 1;
+    std::string type_k, type_v;
+    int64_t k_bytes = 0, v_bytes = 0;   // whole cache, all streams
+    int64_t bytes_per_cell = 0;         // K+V of one cell summed over this cache's layers (one stream)
+    int64_t window = 0;                 // SWA: n_swa
+};
+
+struct LlamaRecurrent {
+    bool present = false;
+    int64_t cells = 0;          // mem_size = max(1, n_seq_max)
+    int64_t layers_logged = 0;  // the line counts every layer of the model
+    int64_t state_layers = 0;   // layers that really hold state
+    int64_t n_seq_max = 1;
+    int64_t r_bytes = 0, s_bytes = 0;  // always f32
+};
+
+struct LlamaLayout {
+    int64_t n_ctx_requested = 0;
+    int64_t n_ctx = 0;       // after padding (and rounding to a multiple of n_seq_max per stream)
+    int64_t n_ctx_seq = 0;   // cells per stream of the non-SWA cache
+    int64_t n_seq_max = 1;
+    int64_t n_stream = 1;
+    bool unified = false;
+    std::vector<LlamaKvCache> caches;
+    LlamaRecurrent recurrent;
+    int64_t kv_bytes = 0;       // all KV caches
+    int64_t total_bytes = 0;    // KV + recurrent
+    int64_t bytes_per_token = 0;  // what one more cell costs in the context-sized cache(s), one stream
+    std::vector<std::string> log_lines;  // exactly as llama.cpp prints them (without the timestamp prefix)
+    std::vector<std::string> notes;
+};
+
+Result<LlamaLayout> llamacpp_layout(const ModelSpec& m, const LlamaOptions& o);
+
+// llama.cpp's float formatting of a byte count in MiB: (float)bytes / (1024.0f * 1024.0f) with %7.2f.
+std::string llamacpp_mib(int64_t bytes);
+
+}  // namespace kvb

@@ -1,0 +1,951 @@
+// config.json -> ModelSpec. One entry point, one rule per family; the rules follow
+// what transformers' config classes and vLLM's model code do with each field.
+#include "model.h"
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+#include "config_reader.h"
+
+namespace kvb {
+
+using nlohmann::json;
+
+const char* to_string(LayerKind k) {
+    switch (k) {
+        case LayerKind::Full: return "full";
+        case LayerKind::Sliding: return "sliding";
+        case LayerKind::Chunked: return "chunked";
+        case LayerKind::Mla: return "mla";
+        case LayerKind::Linear: return "linear";
+        case LayerKind::Mamba: return "mamba";
+        case LayerKind::None: return "none";
+    }
+    return "?";
+}
+
+int64_t ModelSpec::count(LayerKind k) const {
+    return std::count_if(layers.begin(), layers.end(), [k](const Layer& l) { return l.kind == k; });
+}
+
+namespace {
+
+// Bounds that no real model comes near but that keep every product of them inside
+// int64 for any context up to 2^40 tokens.
+constexpr int64_t kMaxLayers = 100000;
+constexpr int64_t kMaxHeads = 65536;
+constexpr int64_t kMaxDim = 65536;
+constexpr int64_t kMaxHidden = 1 << 20;
+constexpr int64_t kMaxTokens = int64_t(1) << 40;
+constexpr int64_t kMaxVocab = int64_t(1) << 27;
+
+const std::initializer_list<const char*> kLayersKeys = {"num_hidden_layers", "n_layer", "n_layers", "num_layers"};
+const std::initializer_list<const char*> kHeadsKeys = {"num_attention_heads", "n_head", "n_heads", "num_heads"};
+const std::initializer_list<const char*> kHiddenKeys = {"hidden_size", "n_embd", "n_embed", "d_model", "model_dim"};
+const std::initializer_list<const char*> kKvKeys = {"num_key_value_heads", "n_head_kv", "num_kv_heads", "kv_n_heads"};
+const std::initializer_list<const char*> kHeadDimKeys = {"head_dim", "kv_channels", "attention_head_dim", "d_head"};
+const std::initializer_list<const char*> kMaxPosKeys = {"max_position_embeddings", "n_positions", "max_seq_len",
+                                                        "seq_length", "max_sequence_length", "model_max_length"};
+
+// model_types whose config fields we interpret deliberately. Anything else is read
+// through the generic fields and flagged.
+const std::set<std::string> kKnownTypes = {
+    "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "qwen2_vl", "qwen2_5_vl",
+    "qwen3_vl", "qwen3_vl_text", "qwen3_vl_moe", "qwen3_vl_moe_text", "qwen3_next", "qwen3_5", "qwen3_5_text",
+    "qwen3_5_moe", "qwen3_5_moe_text", "yi", "internlm", "internlm2", "internlm3", "baichuan", "phi3", "phi",
+    "phimoe", "gemma", "gemma2", "gemma3", "gemma3_text", "gpt_oss", "deepseek_v2", "deepseek_v3", "deepseek_v32",
+    "kimi_k2", "llama4", "llama4_text", "minimax", "minimax_m1", "minimax_text_01", "jamba", "falcon_h1",
+    "granitemoehybrid", "nemotron_h", "mamba", "mamba2", "gpt2", "falcon", "refinedweb", "refinedwebmodel", "bloom",
+    "opt", "mpt", "chatglm", "glm", "glm4", "glm4v", "glm4_moe", "glm4v_moe", "olmo", "olmo2", "olmo3", "olmoe",
+    "mllama", "mllama_text_model", "nemotron-nas", "deci", "starcoder2", "gpt_neox", "gptj", "gpt_bigcode",
+    "cohere", "cohere2", "mistral3", "granite", "granitemoe", "exaone", "stablelm", "deepseek", "llava",
+    "hunyuan_v1_dense", "seed_oss", "ernie4_5", "ernie4_5_moe", "smollm3", "gemma3n", "gemma3n_text"};
+
+Layer no_cache_layer() {
+    Layer l;
+    l.kind = LayerKind::None;
+    return l;
+}
+
+std::string lower(std::string s) {
+    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+struct Builder {
+    const ConfigReader& r;
+    ModelSpec& m;
+    std::string type;  // lowercased text model_type
+
+    Error err(const std::string& code, const std::string& msg) const { return make_error(code, m.name + ": " + msg); }
+    void note(const std::string& s) { m.notes.push_back(s); }
+
+    // ---- shared geometry -------------------------------------------------------
+    int64_t n_layers = 0, heads = 0, hidden = 0, kv_heads = 0, head_dim = 0;
+
+    Result<bool> read_core() {
+        auto L = r.required_int(kLayersKeys, 1, kMaxLayers);
+        if (!L) return L.error();
+        n_layers = L.value();
+        auto H = r.required_int(kHeadsKeys, 1, kMaxHeads);
+        if (!H) return H.error();
+        heads = H.value();
+        auto D = r.optional_int(kHiddenKeys, 1, kMaxHidden);
+        if (!D) return D.error();
+        hidden = D.value().value_or(0);
+
+        auto hd = r.optional_int(kHeadDimKeys, 1, kMaxDim);
+        if (!hd) return hd.error();
+        if (hd.value()) {
+            head_dim = *hd.value();
+        } else {
+            if (hidden == 0) return r.missing({"hidden_size", "head_dim"});
+            if (hidden % heads != 0) {
+                return err("contradictory_fields", "hidden_size (" + std::to_string(hidden) +
+                                                       ") is not a multiple of num_attention_heads (" +
+                                                       std::to_string(heads) + ") and head_dim is not given");
+            }
+            head_dim = hidden / heads;
+        }
+        return read_kv_heads();
+    }
+
+    Result<bool> read_kv_heads() {
+        // Falcon: the new decoder architecture has n_head_kv groups; the old one is MQA
+        // when multi_query is set (falcon-7b) and MHA otherwise.
+        if (type == "falcon" || type == "refinedweb" || type == "refinedwebmodel") {
+            if (r.optional_bool("new_decoder_architecture").value_or(false)) {
+                auto k = r.required_int({"num_kv_heads", "n_head_kv"}, 1, kMaxHeads);
+                if (!k) return k.error();
+                kv_heads = k.value();
+            } else if (r.optional_bool("multi_query").value_or(true)) {
+                kv_heads = 1;
+            } else {
+                kv_heads = heads;
+            }
+            return check_kv_heads(kv_heads, "num_kv_heads");
+        }
+        if (type == "mpt") {
+            const auto& ac = r.primary().contains("attn_config") ? r.primary()["attn_config"] : json::object();
+            std::string at = ac.is_object() && ac.contains("attn_type") && ac["attn_type"].is_string()
+                                 ? ac["attn_type"].get<std::string>()
+                                 : "multihead_attention";
+            if (at == "multiquery_attention") {
+                kv_heads = 1;
+            } else if (at == "grouped_query_attention") {
+                if (!ac.contains("kv_n_heads")) return r.missing({"attn_config.kv_n_heads"});
+                auto k = r.int_value(ac["kv_n_heads"], "attn_config.kv_n_heads", 1, kMaxHeads);
+                if (!k) return k.error();
+                kv_heads = k.value();
+            } else {
+                kv_heads = heads;
+            }
+            return check_kv_heads(kv_heads, "attn_config.kv_n_heads");
+        }
+        // ChatGLM: multi_query_group_num only applies when multi_query_attention is on.
+        if (r.optional_bool("multi_query_attention").value_or(false)) {
+            auto k = r.required_int({"multi_query_group_num"}, 1, kMaxHeads);
+            if (!k) return k.error();
+            kv_heads = k.value();
+            return check_kv_heads(kv_heads, "multi_query_group_num");
+        }
+        std::string which;
+        const json* v = r.find(kKvKeys, &which);
+        if (v && v->is_array()) {
+            return true;  // per-layer counts, read by the layer builder
+        }
+        if (v) {
+            auto k = r.int_value(*v, which, 1, kMaxHeads);
+            if (!k) return k.error();
+            kv_heads = k.value();
+            return check_kv_heads(kv_heads, which);
+        }
+        if (r.optional_bool("multi_query").value_or(false)) {  // gpt_bigcode
+            kv_heads = 1;
+            return true;
+        }
+        kv_heads = heads;
+        note("num_key_value_heads is not set: multi-head attention assumed (" + std::to_string(heads) +
+             " KV heads, one per attention head)");
+        return true;
+    }
+
+    Result<bool> check_kv_heads(int64_t k, const std::string& field) {
+        if (k > heads) {
+            return err("contradictory_fields", field + " (" + std::to_string(k) + ") is greater than num_attention_heads (" +
+                                                   std::to_string(heads) + ")");
+        }
+        if (heads % k != 0) {
+            return err("contradictory_fields", "num_attention_heads (" + std::to_string(heads) +
+                                                   ") is not a multiple of " + field + " (" + std::to_string(k) + ")");
+        }
+        return true;
+    }
+
+    Layer attn(LayerKind kind, int64_t window = 0) const {
+        Layer l;
+        l.kind = kind;
+        l.kv_heads = kv_heads;
+        l.k_head_dim = head_dim;
+        l.v_head_dim = head_dim;
+        l.window = window;
+        return l;
+    }
+
+    Result<int64_t> window_field(const char* key, std::optional<int64_t> def = std::nullopt) {
+        auto w = r.optional_int({key}, 1, kMaxTokens);
+        if (!w) return w.error();
+        if (w.value()) return *w.value();
+        if (def) {
+            note(std::string(key) + " is not set: transformers' default " + std::to_string(*def) + " used");
+            return *def;
+        }
+        return r.missing({key});
+    }
+
+    // ---- layer patterns --------------------------------------------------------
+    void all(const Layer& l) { m.layers.assign(static_cast<size_t>(n_layers), l); }
+
+    Result<bool> from_layer_types(const json& types, int64_t window, int64_t chunk) {
+        if (!types.is_array()) return r.bad("layer_types", "must be an array, got " + json_type_name(types));
+        if (static_cast<int64_t>(types.size()) != n_layers) {
+            return err("contradictory_fields", "layer_types has " + std::to_string(types.size()) +
+                                                   " entries but num_hidden_layers is " + std::to_string(n_layers));
+        }
+        m.layers.clear();
+        for (size_t i = 0; i < types.size(); ++i) {
+            const auto& t = types[i];
+            std::string field = "layer_types[" + std::to_string(i) + "]";
+            if (!t.is_string()) return r.bad(field, "must be a string, got " + json_type_name(t));
+            std::string s = t.get<std::string>();
+            if (s == "full_attention" || s == "attention" || s == "global_attention") {
+                m.layers.push_back(attn(LayerKind::Full));
+            } else if (s == "sliding_attention" || s == "local_attention") {
+                if (window <= 0) return r.missing({"sliding_window"});
+                m.layers.push_back(attn(LayerKind::Sliding, window));
+            } else if (s == "chunked_attention") {
+                if (chunk <= 0) return r.missing({"attention_chunk_size"});
+                m.layers.push_back(attn(LayerKind::Chunked, chunk));
+            } else if (s == "linear_attention") {
+                auto st = linear_state();
+                if (!st) return st.error();
+                m.layers.push_back(st.value());
+            } else if (s == "mamba") {
+                auto st = mamba2_state();
+                if (!st) return st.error();
+                m.layers.push_back(st.value());
+            } else {
+                return r.bad(field, "is '" + s + "', which is not a known layer type");
+            }
+        }
+        return true;
+    }
+
+    // Qwen3-Next / Qwen3.5 gated delta net.
+    Result<Layer> linear_state() {
+        auto K = r.required_int({"linear_conv_kernel_dim"}, 1, 64);
+        if (!K) return K.error();
+        auto Dk = r.required_int({"linear_key_head_dim"}, 1, kMaxDim);
+        if (!Dk) return Dk.error();
+        auto Hk = r.required_int({"linear_num_key_heads"}, 1, kMaxHeads);
+        if (!Hk) return Hk.error();
+        auto Dv = r.required_int({"linear_value_head_dim"}, 1, kMaxDim);
+        if (!Dv) return Dv.error();
+        auto Hv = r.required_int({"linear_num_value_heads"}, 1, kMaxHeads);
+        if (!Hv) return Hv.error();
+        Layer l;
+        l.kind = LayerKind::Linear;
+        l.state.conv_kernel = K.value();
+        l.state.d_inner = Hv.value() * Dv.value();
+        l.state.n_groups = Hk.value();
+        l.state.d_state = Dk.value();
+        l.state.heads = Hv.value();
+        return l;
+    }
+
+    // Mamba-2 (Nemotron-H, Granite 4, Falcon-H1 and plain mamba2 configs): the field
+    // names differ per family, the geometry does not.
+    Result<Layer> mamba2_state() {
+        auto K = r.required_int({"mamba_d_conv", "conv_kernel", "mamba_conv_kernel"}, 1, 64);
+        if (!K) return K.error();
+        auto nh = r.required_int({"mamba_n_heads", "mamba_num_heads", "num_heads"}, 1, kMaxHeads * 16);
+        if (!nh) return nh.error();
+        auto hd = r.required_int({"mamba_d_head", "mamba_head_dim", "head_dim"}, 1, kMaxDim);
+        if (!hd) return hd.error();
+        auto ds = r.required_int({"mamba_d_state", "ssm_state_size", "state_size"}, 1, kMaxDim);
+        if (!ds) return ds.error();
+        auto ng = r.required_int({"mamba_n_groups", "n_groups"}, 1, kMaxHeads);
+        if (!ng) return ng.error();
+        Layer l;
+        l.kind = LayerKind::Mamba;
+        l.state.conv_kernel = K.value();
+        l.state.heads = nh.value();
+        l.state.d_inner = nh.value() * hd.value();
+        auto dssm = r.optional_int({"mamba_d_ssm"}, 1, kMaxHidden * 4);
+        if (!dssm) return dssm.error();
+        if (dssm.value()) l.state.d_inner = *dssm.value();
+        l.state.n_groups = ng.value();
+        l.state.d_state = ds.value();
+        return l;
+    }
+
+    // Mamba-1 (Jamba, plain mamba): no groups, d_inner = expand * hidden.
+    Result<Layer> mamba1_state() {
+        auto K = r.required_int({"mamba_d_conv", "conv_kernel"}, 1, 64);
+        if (!K) return K.error();
+        auto ds = r.required_int({"mamba_d_state", "state_size"}, 1, kMaxDim);
+        if (!ds) return ds.error();
+        int64_t d_inner = 0;
+        auto inter = type == "mamba" ? r.optional_int({"intermediate_size"}, 1, kMaxHidden * 4)
+                                     : Result<std::optional<int64_t>>(std::optional<int64_t>{});
+        if (!inter) return inter.error();
+        if (inter.value()) {
+            d_inner = *inter.value();
+        } else {
+            auto ex = r.required_int({"mamba_expand", "expand"}, 1, 64);
+            if (!ex) return ex.error();
+            if (hidden == 0) return r.missing(kHiddenKeys);
+            d_inner = ex.value() * hidden;
+        }
+        Layer l;
+        l.kind = LayerKind::Mamba;
+        l.state.conv_kernel = K.value();
+        l.state.d_inner = d_inner;
+        l.state.n_groups = 0;
+        l.state.d_state = ds.value();
+        l.state.heads = 0;  // the channel axis itself is split by tensor parallelism
+        return l;
+    }
+
+    // ---- families ----------------------------------------------------------------
+    Result<bool> mla() {
+        auto rank = r.required_int({"kv_lora_rank"}, 1, kMaxDim);
+        if (!rank) return rank.error();
+        auto rope = r.required_int({"qk_rope_head_dim"}, 0, kMaxDim);
+        if (!rope) return rope.error();
+        auto nope = r.required_int({"qk_nope_head_dim"}, 0, kMaxDim);
+        if (!nope) return nope.error();
+        auto v = r.required_int({"v_head_dim"}, 1, kMaxDim);
+        if (!v) return v.error();
+        auto ql = r.optional_int({"q_lora_rank"}, 1, kMaxDim);
+        if (!ql) return ql.error();
+        if (rope.value() + nope.value() == 0) return r.bad("qk_rope_head_dim", "and qk_nope_head_dim are both 0");
+        m.family = "mla";
+        Layer l;
+        l.kind = LayerKind::Mla;
+        l.kv_lora_rank = rank.value();
+        l.qk_rope_head_dim = rope.value();
+        // The decompressed per-head view (what transformers caches).
+        l.kv_heads = heads;
+        l.k_head_dim = nope.value() + rope.value();
+        l.v_head_dim = v.value();
+        all(l);
+        m.dims.q_head_dim = nope.value() + rope.value();
+        m.dims.q_lora_rank = ql.value().value_or(0);
+        m.dims.qk_nope_head_dim = nope.value();
+        m.dims.v_head_dim = v.value();
+        if (auto mtp = r.find({"num_nextn_predict_layers"}); mtp && mtp->is_number_integer() && mtp->get<int64_t>() > 0) {
+            note("num_nextn_predict_layers = " + std::to_string(mtp->get<int64_t>()) +
+                 ": the multi-token-prediction layer is not counted (engines only cache it with speculative decoding)");
+        }
+        if (r.has("index_head_dim")) {
+            note("sparse-attention indexer (index_head_dim) keys are not counted in the KV cache");
+        }
+        return true;
+    }
+
+    Result<bool> gemma3() {
+        // Minimal nested Gemma 3 configs (gemma-3-4b-it's text_config) omit fields that
+        // transformers' Gemma3TextConfig fills in; fill the same defaults and say so.
+        struct Default { const char* key; int64_t value; };
+        const Default defaults[] = {{"num_attention_heads", 8}, {"num_key_value_heads", 4}, {"head_dim", 256}};
+        for (const auto& d : defaults) {
+            if (!r.has(d.key)) {
+                note(std::string(d.key) + " is not set: Gemma3TextConfig's default " + std::to_string(d.value) + " used");
+            }
+        }
+        auto L = r.required_int(kLayersKeys, 1, kMaxLayers);
+        if (!L) return L.error();
+        n_layers = L.value();
+        auto H = r.optional_int({"num_attention_heads"}, 1, kMaxHeads);
+        if (!H) return H.error();
+        heads = H.value().value_or(8);
+        auto K = r.optional_int({"num_key_value_heads"}, 1, kMaxHeads);
+        if (!K) return K.error();
+        kv_heads = K.value().value_or(4);
+        auto hd = r.optional_int({"head_dim"}, 1, kMaxDim);
+        if (!hd) return hd.error();
+        head_dim = hd.value().value_or(256);
+        auto hs = r.optional_int({"hidden_size"}, 1, kMaxHidden);
+        if (!hs) return hs.error();
+        hidden = hs.value().value_or(2304);
+        if (auto c = check_kv_heads(kv_heads, "num_key_value_heads"); !c) return c;
+        auto w = window_field("sliding_window", 4096);
+        if (!w) return w.error();
+        if (const json* lt = r.find({"layer_types"})) return from_layer_types(*lt, w.value(), 0);
+        auto pat = r.optional_int({"sliding_window_pattern"}, 1, kMaxLayers);
+        if (!pat) return pat.error();
+        int64_t p = pat.value().value_or(6);
+        if (!pat.value()) note("sliding_window_pattern is not set: Gemma 3's default 6 used (every 6th layer global)");
+        for (int64_t i = 0; i < n_layers; ++i) {
+            m.layers.push_back((i + 1) % p ? attn(LayerKind::Sliding, w.value()) : attn(LayerKind::Full));
+        }
+        return true;
+    }
+
+    Result<bool> standard_attention() {
+        auto core = read_core();
+        if (!core) return core;
+        const json* kv = r.find(kKvKeys);
+        if (kv && kv->is_array()) return per_layer_kv_heads(*kv);
+
+        const json* lt = r.find({"layer_types"});
+        auto sw = r.optional_int({"sliding_window"}, 1, kMaxTokens);
+        if (!sw) return sw.error();
+        int64_t window = sw.value().value_or(0);
+        auto chunk_r = r.optional_int({"attention_chunk_size"}, 1, kMaxTokens);
+        if (!chunk_r) return chunk_r.error();
+        int64_t chunk = chunk_r.value().value_or(0);
+
+        if (type == "qwen3_next" || type == "qwen3_5_text" || type == "qwen3_5_moe_text" || type == "qwen3_5" ||
+            type == "qwen3_5_moe") {
+            m.family = "hybrid_linear";
+            if (lt) return from_layer_types(*lt, window, chunk);
+            auto every = r.required_int({"full_attention_interval"}, 1, kMaxLayers);
+            if (!every) return every.error();
+            auto st = linear_state();
+            if (!st) return st.error();
+            for (int64_t i = 0; i < n_layers; ++i) {
+                m.layers.push_back((i + 1) % every.value() == 0 ? attn(LayerKind::Full) : st.value());
+            }
+            return true;
+        }
+        if (lt) {
+            m.family = "layer_types";
+            return from_layer_types(*lt, window, chunk);
+        }
+        if (type == "gemma2") {
+            m.family = "gemma2";
+            auto w = window_field("sliding_window", 4096);
+            if (!w) return w.error();
+            for (int64_t i = 0; i < n_layers; ++i) {  // even layers slide, odd are global
+                m.layers.push_back((i + 1) % 2 ? attn(LayerKind::Sliding, w.value()) : attn(LayerKind::Full));
+            }
+            return true;
+        }
+        if (type == "llama4_text" || type == "llama4") {
+            m.family = "llama4";
+            if (chunk == 0) {
+                all(attn(LayerKind::Full));
+                return true;
+            }
+            // NoPE layers (no_rope_layers[i] == 0) attend globally, the others within
+            // chunks. An empty list means transformers' default: every 4th layer NoPE.
+            const json* nr = r.find({"no_rope_layers"});
+            std::vector<int64_t> rope(static_cast<size_t>(n_layers));
+            if (nr && nr->is_array() && !nr->empty()) {
+                if (static_cast<int64_t>(nr->size()) != n_layers) {
+                    return err("contradictory_fields", "no_rope_layers has " + std::to_string(nr->size()) +
+                                                           " entries but num_hidden_layers is " + std::to_string(n_layers));
+                }
+                for (size_t i = 0; i < nr->size(); ++i) {
+                    auto v = r.int_value((*nr)[i], "no_rope_layers[" + std::to_string(i) + "]", 0, 1);
+                    if (!v) return v.error();
+                    rope[i] = v.value();
+                }
+            } else {
+                for (int64_t i = 0; i < n_layers; ++i) rope[static_cast<size_t>(i)] = (i + 1) % 4 != 0;
+            }
+            for (int64_t i = 0; i < n_layers; ++i) {
+                m.layers.push_back(rope[static_cast<size_t>(i)] ? attn(LayerKind::Chunked, chunk) : attn(LayerKind::Full));
+            }
+            return true;
+        }
+        if (type == "qwen2" || type == "qwen2_moe" || type == "qwen2_vl" || type == "qwen2_5_vl") {
+            // Qwen2 only slides when use_sliding_window is on, and then only from
+            // max_window_layers upward.
+            if (r.optional_bool("use_sliding_window").value_or(false) && window > 0) {
+                auto mwl = r.optional_int({"max_window_layers"}, 0, kMaxLayers);
+                if (!mwl) return mwl.error();
+                int64_t from = mwl.value().value_or(n_layers);
+                for (int64_t i = 0; i < n_layers; ++i) {
+                    m.layers.push_back(i >= from ? attn(LayerKind::Sliding, window) : attn(LayerKind::Full));
+                }
+                return true;
+            }
+            if (window > 0) note("sliding_window is set but use_sliding_window is false: every layer is full attention");
+            all(attn(LayerKind::Full));
+            return true;
+        }
+        if ((type == "mistral" || type == "starcoder2" || type == "mixtral") && window > 0) {
+            m.family = "sliding_all";
+            all(attn(LayerKind::Sliding, window));
+            return true;
+        }
+        if (window > 0) {
+            // Phi-3 and others carry a sliding_window that neither vLLM nor llama.cpp
+            // applies to these architectures.
+            note("sliding_window = " + std::to_string(window) + " is set but not used by " + m.model_type +
+                 ": every layer is full attention");
+        }
+        if (type == "mllama" || type == "mllama_text_model") {
+            const json* xa = r.find({"cross_attention_layers"});
+            all(attn(LayerKind::Full));
+            if (xa && xa->is_array()) {
+                for (size_t i = 0; i < xa->size(); ++i) {
+                    auto idx = r.int_value((*xa)[i], "cross_attention_layers[" + std::to_string(i) + "]", 0, n_layers - 1);
+                    if (!idx) return idx.error();
+                    m.layers[static_cast<size_t>(idx.value())] = no_cache_layer();
+                }
+                note(std::to_string(xa->size()) +
+                     " cross-attention layers cache the image tokens, not the context: not counted per token");
+            }
+            return true;
+        }
+        all(attn(LayerKind::Full));
+        return true;
+    }
+
+    Result<bool> per_layer_kv_heads(const json& arr) {
+        if (static_cast<int64_t>(arr.size()) != n_layers) {
+            return err("contradictory_fields", "num_key_value_heads has " + std::to_string(arr.size()) +
+                                                   " entries but num_hidden_layers is " + std::to_string(n_layers));
+        }
+        m.family = "per_layer_heads";
+        for (size_t i = 0; i < arr.size(); ++i) {
+            std::string f = "num_key_value_heads[" + std::to_string(i) + "]";
+            auto k = r.int_value(arr[i], f, 0, kMaxHeads);
+            if (!k) return k.error();
+            if (k.value() > heads) return check_kv_heads(k.value(), f).error();
+            Layer l = attn(LayerKind::Full);
+            l.kv_heads = k.value();
+            if (k.value() == 0) l = no_cache_layer();
+            m.layers.push_back(l);
+        }
+        return true;
+    }
+
+    Result<bool> nemotron_nas() {
+        m.family = "nemotron_nas";
+        auto L = r.required_int(kLayersKeys, 1, kMaxLayers);
+        if (!L) return L.error();
+        n_layers = L.value();
+        auto H = r.required_int(kHeadsKeys, 1, kMaxHeads);
+        if (!H) return H.error();
+        heads = H.value();
+        auto D = r.required_int(kHiddenKeys, 1, kMaxHidden);
+        if (!D) return D.error();
+        hidden = D.value();
+        auto hd = r.optional_int({"head_dim"}, 1, kMaxDim);
+        if (!hd) return hd.error();
+        head_dim = hd.value().value_or(hidden / heads);
+        const json* bc = r.find({"block_configs"});
+        if (!bc) return r.missing({"block_configs"});
+        if (!bc->is_array() || static_cast<int64_t>(bc->size()) != n_layers) {
+            return err("contradictory_fields", "block_configs must list one entry per layer (" + std::to_string(n_layers) + ")");
+        }
+        int64_t no_cache = 0;
+        for (size_t i = 0; i < bc->size(); ++i) {
+            const json& b = (*bc)[i];
+            std::string f = "block_configs[" + std::to_string(i) + "]";
+            if (!b.is_object() || !b.contains("attention") || !b["attention"].is_object()) return r.missing({(f + ".attention").c_str()});
+            const json& a = b["attention"];
+            bool noop = bool_at(a, "no_op") || bool_at(a, "replace_with_linear");
+            if (noop) {
+                m.layers.push_back(no_cache_layer());
+                ++no_cache;
+            } else {
+                if (!a.contains("n_heads_in_group")) return r.missing({(f + ".attention.n_heads_in_group").c_str()});
+                auto g = r.int_value(a["n_heads_in_group"], f + ".attention.n_heads_in_group", 1, heads);
+                if (!g) return g.error();
+                if (heads % g.value() != 0) {
+                    return err("contradictory_fields", f + ".attention.n_heads_in_group (" + std::to_string(g.value()) +
+                                                           ") does not divide num_attention_heads (" + std::to_string(heads) + ")");
+                }
+                Layer l;
+                l.kind = LayerKind::Full;
+                l.kv_heads = heads / g.value();
+                l.k_head_dim = l.v_head_dim = head_dim;
+                m.layers.push_back(l);
+            }
+            // DeciLM's ffn_mult -> width: int(2 * mult * hidden / 3) rounded up to 256.
+            int64_t width = 0;
+            if (b.contains("ffn") && b["ffn"].is_object() && !bool_at(b["ffn"], "no_op")) {
+                const json& ffn = b["ffn"];
+                if (ffn.contains("ffn_mult") && ffn["ffn_mult"].is_number()) {
+                    double mult = ffn["ffn_mult"].get<double>();
+                    if (!(mult > 0 && mult < 1000)) return r.bad(f + ".ffn.ffn_mult", "must be a positive number");
+                    int64_t w = static_cast<int64_t>(2.0 * mult * static_cast<double>(hidden) / 3.0);
+                    width = (w + 255) / 256 * 256;
+                }
+            }
+            m.dims.layer_intermediate.push_back(width);
+        }
+        if (no_cache) note(std::to_string(no_cache) + " layers have no attention (no_op): they hold no KV cache");
+        return true;
+    }
+
+    Result<bool> nemotron_h() {
+        m.family = "nemotron_h";
+        auto core = read_core();
+        if (!core) return core;
+        const json* pat = r.find({"hybrid_override_pattern"});
+        if (!pat) return r.missing({"hybrid_override_pattern"});
+        if (!pat->is_string()) return r.bad("hybrid_override_pattern", "must be a string");
+        std::string p = pat->get<std::string>();
+        if (static_cast<int64_t>(p.size()) != n_layers) {
+            return err("contradictory_fields", "hybrid_override_pattern has " + std::to_string(p.size()) +
+                                                   " layers but num_hidden_layers is " + std::to_string(n_layers));
+        }
+        auto st = mamba2_state();
+        if (!st) return st.error();
+        for (size_t i = 0; i < p.size(); ++i) {
+            switch (p[i]) {
+                case 'M': m.layers.push_back(st.value()); m.dims.layer_mlp.push_back(0); break;
+                case '*': m.layers.push_back(attn(LayerKind::Full)); m.dims.layer_mlp.push_back(0); break;
+                case '-': m.layers.push_back(no_cache_layer()); m.dims.layer_mlp.push_back(1); break;
+                case 'E': m.layers.push_back(no_cache_layer()); m.dims.layer_mlp.push_back(2); break;
+                default:
+                    return r.bad("hybrid_override_pattern", std::string("has '") + p[i] + "' at position " +
+                                                                std::to_string(i) + " (expected M, *, - or E)");
+            }
+        }
+        return true;
+    }
+
+    Result<bool> jamba() {
+        m.family = "jamba";
+        auto core = read_core();
+        if (!core) return core;
+        auto st = mamba1_state();
+        if (!st) return st.error();
+        const json* lbt = r.find({"layers_block_type"});
+        if (lbt && lbt->is_array()) {
+            if (static_cast<int64_t>(lbt->size()) != n_layers) {
+                return err("contradictory_fields", "layers_block_type has " + std::to_string(lbt->size()) +
+                                                       " entries but num_hidden_layers is " + std::to_string(n_layers));
+            }
+            for (const auto& t : *lbt) {
+                m.layers.push_back(t.is_string() && t.get<std::string>() == "attention" ? attn(LayerKind::Full) : st.value());
+            }
+            return true;
+        }
+        auto per = r.optional_int({"attn_layer_period"}, 1, kMaxLayers);
+        if (!per) return per.error();
+        auto off = r.optional_int({"attn_layer_offset"}, 0, kMaxLayers);
+        if (!off) return off.error();
+        int64_t period = per.value().value_or(8), offset = off.value().value_or(4);
+        if (offset >= period) return r.bad("attn_layer_offset", "must be less than attn_layer_period");
+        for (int64_t i = 0; i < n_layers; ++i) {
+            m.layers.push_back(i % period == offset ? attn(LayerKind::Full) : st.value());
+        }
+        return true;
+    }
+
+    Result<bool> falcon_h1() {
+        // Every Falcon-H1 layer runs attention and a Mamba-2 mixer side by side: both
+        // caches exist in every layer, so each decoder layer contributes two entries.
+        m.family = "falcon_h1";
+        auto core = read_core();
+        if (!core) return core;
+        auto st = mamba2_state();
+        if (!st) return st.error();
+        for (int64_t i = 0; i < n_layers; ++i) {
+            m.layers.push_back(attn(LayerKind::Full));
+            m.layers.push_back(st.value());
+        }
+        note("each Falcon-H1 layer has an attention and a Mamba-2 mixer in parallel: both are listed");
+        return true;
+    }
+
+    Result<bool> minimax() {
+        m.family = "minimax";
+        auto core = read_core();
+        if (!core) return core;
+        const json* list = r.find({"attn_type_list"});
+        if (!list) return r.missing({"attn_type_list"});
+        if (!list->is_array() || static_cast<int64_t>(list->size()) != n_layers) {
+            return err("contradictory_fields", "attn_type_list must have one entry per layer (" + std::to_string(n_layers) + ")");
+        }
+        // Lightning attention keeps a (heads, head_dim, head_dim) state per layer and no conv.
+        Layer lin;
+        lin.kind = LayerKind::Linear;
+        lin.state.conv_kernel = 0;
+        lin.state.d_inner = heads * head_dim;
+        lin.state.n_groups = 0;
+        lin.state.d_state = head_dim;
+        lin.state.heads = heads;
+        for (size_t i = 0; i < list->size(); ++i) {
+            auto v = r.int_value((*list)[i], "attn_type_list[" + std::to_string(i) + "]", 0, 1);
+            if (!v) return v.error();
+            m.layers.push_back(v.value() ? attn(LayerKind::Full) : lin);
+        }
+        if (m.ssm_dtype.empty()) m.ssm_dtype = "float32";
+        return true;
+    }
+
+    Result<bool> pure_mamba() {
+        m.family = type;
+        auto L = r.required_int(kLayersKeys, 1, kMaxLayers);
+        if (!L) return L.error();
+        n_layers = L.value();
+        auto D = r.required_int(kHiddenKeys, 1, kMaxHidden);
+        if (!D) return D.error();
+        hidden = D.value();
+        auto st = type == "mamba2" ? mamba2_state() : mamba1_state();
+        if (!st) return st.error();
+        all(st.value());
+        return true;
+    }
+
+    Result<bool> granite_hybrid() {
+        m.family = "granite_hybrid";
+        auto core = read_core();
+        if (!core) return core;
+        const json* lt = r.find({"layer_types"});
+        if (!lt) return r.missing({"layer_types"});
+        return from_layer_types(*lt, 0, 0);
+    }
+
+    // ---- weights-side fields ------------------------------------------------------
+    Result<bool> weight_dims() {
+        auto& d = m.dims;
+        d.hidden_size = hidden;
+        d.num_attention_heads = heads;
+        if (d.q_head_dim == 0) d.q_head_dim = head_dim;
+        auto vocab = r.optional_int({"vocab_size", "padded_vocab_size", "n_vocab"}, 1, kMaxVocab);
+        if (!vocab) return vocab.error();
+        d.vocab_size = vocab.value().value_or(0);
+        auto inter = r.optional_int({"intermediate_size", "ffn_dim", "n_inner", "ffn_hidden_size", "inner_hidden_size", "d_ff"},
+                                    1, kMaxHidden * 16);
+        if (!inter) return inter.error();
+        if (inter.value()) {
+            d.intermediate_size = *inter.value();
+        } else if (type == "mpt") {
+            auto er = r.optional_int({"expansion_ratio"}, 1, 64);
+            if (!er) return er.error();
+            d.intermediate_size = er.value().value_or(4) * hidden;
+        } else if (hidden > 0 && m.family != "nemotron_nas") {
+            d.intermediate_size = 4 * hidden;  // GPT-2, Bloom, Falcon: 4x hidden when unset
+        }
+        static const std::set<std::string> two_matrix = {"gpt2", "opt", "falcon", "refinedweb", "refinedwebmodel",
+                                                         "mpt", "bloom", "gpt_neox", "gptj", "gpt_bigcode",
+                                                         "starcoder2", "phi", "nemotron_h"};
+        d.gated_mlp = two_matrix.count(type) == 0;
+        if (auto act = r.optional_string("hidden_act")) d.mlp_activation = *act;
+        if (auto act = r.optional_string("mlp_hidden_act")) d.mlp_activation = *act;
+        const json* tie = r.find_anywhere("tie_word_embeddings");
+        // transformers' PretrainedConfig defaults tie_word_embeddings to true.
+        d.tie_word_embeddings = tie && tie->is_boolean() ? tie->get<bool>() : true;
+
+        auto ne = r.optional_int({"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"}, 0, 1 << 20);
+        if (!ne) return ne.error();
+        d.num_experts = ne.value().value_or(0);
+        if (d.num_experts > 0) {
+            auto k = r.optional_int({"num_experts_per_tok", "experts_per_token", "moe_topk", "top_k"}, 1, 1 << 20);
+            if (!k) return k.error();
+            d.experts_per_token = k.value().value_or(1);
+            if (d.experts_per_token > d.num_experts) {
+                return err("contradictory_fields", "num_experts_per_tok (" + std::to_string(d.experts_per_token) +
+                                                       ") is greater than the number of experts (" +
+                                                       std::to_string(d.num_experts) + ")");
+            }
+            auto mi = r.optional_int({"moe_intermediate_size"}, 1, kMaxHidden * 16);
+            if (!mi) return mi.error();
+            d.moe_intermediate_size = mi.value().value_or(d.intermediate_size);
+            auto se = r.optional_int({"n_shared_experts"}, 0, 1024);
+            if (!se) return se.error();
+            d.shared_experts = se.value().value_or(0);
+            auto si = r.optional_int({"shared_expert_intermediate_size", "moe_shared_expert_intermediate_size",
+                                      "shared_intermediate_size"}, 0, kMaxHidden * 16);
+            if (!si) return si.error();
+            d.shared_intermediate_size = si.value().value_or(0);
+            auto fk = r.optional_int({"first_k_dense_replace"}, 0, kMaxLayers);
+            if (!fk) return fk.error();
+            d.first_dense_layers = fk.value().value_or(0);
+            auto freq = r.optional_int({"moe_layer_freq", "decoder_sparse_step", "interleave_moe_layer_step"}, 1, kMaxLayers);
+            if (!freq) return freq.error();
+            d.moe_layer_freq = freq.value().value_or(1);
+            if (type == "llama4_text" || type == "llama4") {
+                // Llama 4: one shared expert of intermediate_size beside the routed ones;
+                // dense layers (if interleaved) use intermediate_size_mlp.
+                d.shared_intermediate_size = d.intermediate_size;
+                auto dm = r.optional_int({"intermediate_size_mlp"}, 1, kMaxHidden * 16);
+                if (!dm) return dm.error();
+                d.dense_intermediate_size = dm.value().value_or(0);
+            }
+            if (const json* mlo = r.find({"mlp_only_layers"}); mlo && mlo->is_array() && !mlo->empty() &&
+                                                               m.dims.layer_mlp.empty()) {
+                d.layer_mlp.assign(m.layers.size(), 2);
+                for (const auto& v : *mlo) {
+                    if (v.is_number_integer() && v.get<int64_t>() >= 0 && v.get<int64_t>() < static_cast<int64_t>(m.layers.size())) {
+                        d.layer_mlp[static_cast<size_t>(v.get<int64_t>())] = 1;
+                    }
+                }
+            }
+        }
+        d.max_position_embeddings = m.max_position_embeddings;
+        d.vision_params = vision_params();
+        return true;
+    }
+
+    // A rough ViT count from vision_config (transformer blocks + patch embedding),
+    // so the vision tower is shown apart from the language model. The Hub's exact
+    // safetensors count replaces it when available.
+    int64_t vision_params() const {
+        auto it = r.root().find("vision_config");
+        if (it == r.root().end() || !it->is_object()) return 0;
+        const json& v = *it;
+        auto num = [&](std::initializer_list<const char*> keys) -> int64_t {
+            for (const char* k : keys) {
+                auto f = v.find(k);
+                if (f != v.end() && f->is_number_integer() && f->get<int64_t>() > 0 && f->get<int64_t>() < (int64_t(1) << 20)) {
+                    return f->get<int64_t>();
+                }
+            }
+            return 0;
+        };
+        int64_t L = num({"num_hidden_layers", "depth", "n_layers"});
+        int64_t h = num({"hidden_size", "embed_dim", "width"});
+        int64_t i = num({"intermediate_size", "mlp_dim"});
+        if (i == 0) i = 4 * h;
+        int64_t patch = num({"patch_size", "spatial_patch_size"});
+        int64_t global = num({"num_global_layers"});
+        int64_t per_layer = 4 * h * h + 2 * h * i + 9 * h;
+        return (L + global) * per_layer + patch * patch * 3 * h;
+    }
+};
+
+std::optional<std::string> string_field(const json& j, const char* key) {
+    auto it = j.find(key);
+    if (it == j.end() || !it->is_string()) return std::nullopt;
+    return it->get<std::string>();
+}
+
+}  // namespace
+
+Result<ModelSpec> parse_config(const std::string& text, const std::string& name_in) {
+    const std::string name = name_in.empty() ? "config.json" : name_in;
+    auto parsed = parse_json_text(text, name);
+    if (!parsed) return parsed.error();
+    const json& root = parsed.value();
+    if (!root.is_object()) {
+        return make_error("not_object", name + ": config.json must be a JSON object, got " + json_type_name(root));
+    }
+
+    ModelSpec m;
+    m.name = name;
+    const json* primary = &root;
+    for (const char* nested : {"text_config", "llm_config", "language_config"}) {
+        auto it = root.find(nested);
+        if (it != root.end() && it->is_object() && !it->empty()) {
+            primary = &*it;
+            m.multimodal = true;
+            m.notes.push_back(std::string("text model read from ") + nested);
+            break;
+        }
+        if (it != root.end() && !it->is_null() && !it->is_object()) {
+            return make_error("bad_value", name + ": " + nested + " must be an object, got " + json_type_name(*it));
+        }
+    }
+    if (root.contains("vision_config")) m.multimodal = true;
+
+    ConfigReader r(*primary, root, name);
+    auto root_type = string_field(root, "model_type");
+    auto text_type = string_field(*primary, "model_type");
+    m.model_type = text_type ? *text_type : root_type.value_or("");
+    if (auto a = root.find("architectures"); a != root.end() && a->is_array() && !a->empty() && (*a)[0].is_string()) {
+        m.architecture = (*a)[0].get<std::string>();
+    }
+    if (root.contains("model_type") && !root["model_type"].is_string() && !root["model_type"].is_null()) {
+        return make_error("bad_value", name + ": model_type must be a string, got " + json_type_name(root["model_type"]));
+    }
+
+    // Model dtype: torch_dtype (older) or dtype (transformers >= 4.56), text model first.
+    for (const char* k : {"torch_dtype", "dtype"}) {
+        const json* v = r.find_anywhere(k);
+        if (v && v->is_string()) {
+            m.dtype = v->get<std::string>();
+            break;
+        }
+    }
+    if (!r.find_anywhere("torch_dtype") && !r.find_anywhere("dtype")) {
+        // transformers loads such checkpoints as float32; engines serve them in 16 bit.
+        m.dtype = "float32";
+        m.notes.push_back("no torch_dtype in config: float32 checkpoint assumed (transformers' default)");
+    }
+    for (const char* k : {"mamba_ssm_dtype", "mamba_ssm_cache_dtype"}) {
+        if (auto s = r.optional_string(k)) m.ssm_dtype = *s;
+    }
+
+    Builder b{r, m, lower(m.model_type)};
+    const std::string& t = b.type;
+    Result<bool> built = true;
+    if (r.has("kv_lora_rank")) {
+        built = b.read_core();
+        if (built) built = b.mla();
+    } else if (t == "gemma3_text" || t == "gemma3") {
+        m.family = "gemma3";
+        built = b.gemma3();
+    } else if (t == "nemotron-nas" || t == "deci") {
+        built = b.nemotron_nas();
+    } else if (t == "nemotron_h") {
+        built = b.nemotron_h();
+    } else if (t == "jamba") {
+        built = b.jamba();
+    } else if (t == "falcon_h1") {
+        built = b.falcon_h1();
+    } else if (t == "granitemoehybrid") {
+        built = b.granite_hybrid();
+    } else if (t == "mamba" || t == "mamba2") {
+        built = b.pure_mamba();
+    } else if (t == "minimax" || t == "minimax_m1" || t == "minimax_text_01") {
+        built = b.minimax();
+    } else {
+        if (m.family.empty()) m.family = t.empty() ? "generic" : t;
+        built = b.standard_attention();
+        if (!built && !kKnownTypes.count(t) && built.error().code == "missing_field") {
+            std::string what = t.empty() ? "config.json has no model_type" : "model_type '" + m.model_type + "' is not supported";
+            return make_error("unsupported_architecture", name + ": " + what + " and the generic fields are missing (" +
+                                                              built.error().message.substr(name.size() + 2) + ")");
+        }
+    }
+    if (!built) return built.error();
+    if (m.family.empty()) m.family = t;
+    if (!kKnownTypes.count(t)) {
+        m.generic = true;
+        m.notes.push_back(t.empty() ? "no model_type: sized from the generic fields"
+                                    : "model_type '" + m.model_type + "' is not known to kvbudget: sized from the generic fields");
+    }
+
+    auto mp = r.optional_int(kMaxPosKeys, 1, kMaxTokens);
+    if (!mp) return mp.error();
+    m.max_position_embeddings = mp.value().value_or(0);
+    if (m.max_position_embeddings == 0 && (t == "gemma3_text" || t == "gemma3")) {
+        m.max_position_embeddings = 131072;
+        m.notes.push_back("max_position_embeddings is not set: Gemma3TextConfig's default 131072 used");
+    }
+
+    if (m.layers.empty()) return make_error("bad_value", name + ": the model has no layers");
+    bool any_cache = std::any_of(m.layers.begin(), m.layers.end(), [](const Layer& l) { return l.kind != LayerKind::None; });
+    if (!any_cache) return make_error("bad_value", name + ": no layer of this model holds a KV cache or state");
+
+    auto wd = b.weight_dims();
+    if (!wd) return wd.error();
+
+    if (auto qc = r.find_anywhere("quantization_config"); qc && qc->is_object()) {
+        m.quant.method = string_at(*qc, "quant_method");
+        if (auto bits = qc->find("bits"); bits != qc->end() && bits->is_number_integer()) {
+            int64_t v = bits->get<int64_t>();
+            if (v > 0 && v <= 32) m.quant.bits = static_cast<int>(v);
+        }
+        if (auto gs = qc->find("group_size"); gs != qc->end() && gs->is_number_integer()) {
+            int64_t v = gs->get<int64_t>();
+            if (v > 0 && v <= (1 << 20)) m.quant.group_size = static_cast<int>(v);
+        }
+    }
+    return m;
+}
+
+}  // namespace kvb

@@ -1,0 +1,181 @@
+#include "sim/block_pool.h"
+
+namespace kvb::sim {
+
+void BlockPool::init(int32_t num_blocks) {
+    num_blocks_ = num_blocks;
+    const size_t n = static_cast<size_t>(num_blocks) + 1;
+    ref_.assign(n, 0);
+    fill_.assign(n, 0);
+    hash_.assign(n, 0);
+    cached_.assign(n, 0);
+    in_queue_.assign(n, 0);
+    prev_.assign(n, 0);
+    next_.assign(n, 0);
+    const int32_t s = num_blocks_;
+    prev_[static_cast<size_t>(s)] = next_[static_cast<size_t>(s)] = s;
+    num_free_ = 0;
+    num_cached_free_ = 0;
+    used_filled_ = 0;
+    // Block 0 is the null block: never free, never handed out (vLLM pops it first).
+    ref_[0] = 1;
+    for (int32_t b = 1; b < num_blocks; ++b) push_back(b);
+    size_t cap = 16;
+    while (cap < 2 * n) cap <<= 1;
+    map_keys_.assign(cap, 0);
+    map_vals_.assign(cap, kNone);
+    map_mask_ = cap - 1;
+}
+
+void BlockPool::unlink(int32_t b) {
+    const size_t i = static_cast<size_t>(b);
+    next_[static_cast<size_t>(prev_[i])] = next_[i];
+    prev_[static_cast<size_t>(next_[i])] = prev_[i];
+    in_queue_[i] = 0;
+    --num_free_;
+    if (cached_[i]) --num_cached_free_;
+}
+
+void BlockPool::push_back(int32_t b) {
+    const int32_t s = num_blocks_;
+    const size_t i = static_cast<size_t>(b);
+    const int32_t last = prev_[static_cast<size_t>(s)];
+    prev_[i] = last;
+    next_[i] = s;
+    next_[static_cast<size_t>(last)] = b;
+    prev_[static_cast<size_t>(s)] = b;
+    in_queue_[i] = 1;
+    ++num_free_;
+    if (cached_[i]) ++num_cached_free_;
+}
+
+int32_t BlockPool::alloc() {
+    const int32_t b = next_[static_cast<size_t>(num_blocks_)];
+    if (b == num_blocks_) return kNone;
+    unlink(b);
+    const size_t i = static_cast<size_t>(b);
+    if (cached_[i]) {
+        map_erase(hash_[i]);
+        cached_[i] = 0;
+    }
+    hash_[i] = 0;
+    fill_[i] = 0;
+    ref_[i] = 1;
+    return b;
+}
+
+void BlockPool::incref(int32_t b) {
+    const size_t i = static_cast<size_t>(b);
+    if (ref_[i] == 0) {
+        unlink(b);
+        used_filled_ += fill_[i];
+    }
+    ++ref_[i];
+}
+
+void BlockPool::decref(int32_t b) {
+    const size_t i = static_cast<size_t>(b);
+    if (--ref_[i] == 0) {
+        used_filled_ -= fill_[i];
+        push_back(b);
+    }
+}
+
+void BlockPool::set_hash(int32_t b, uint64_t h) {
+    const size_t i = static_cast<size_t>(b);
+    if (h == 0) h = 1;
+    hash_[i] = h;
+    if (!cached_[i] && lookup(h) == kNone) {
+        map_insert(h, b);
+        cached_[i] = 1;
+    }
+}
+
+size_t BlockPool::map_slot(uint64_t h) const {
+    // The hashes are already well mixed; fold the high bits in anyway.
+    return static_cast<size_t>((h ^ (h >> 29)) & map_mask_);
+}
+
+int32_t BlockPool::lookup(uint64_t h) const {
+    if (h == 0) h = 1;
+    for (size_t s = map_slot(h);; s = (s + 1) & map_mask_) {
+        if (map_keys_[s] == 0) return kNone;
+        if (map_keys_[s] == h) return map_vals_[s];
+    }
+}
+
+void BlockPool::map_insert(uint64_t h, int32_t b) {
+    size_t s = map_slot(h);
+    while (map_keys_[s] != 0) s = (s + 1) & map_mask_;
+    map_keys_[s] = h;
+    map_vals_[s] = b;
+}
+
+void BlockPool::map_erase(uint64_t h) {
+    size_t s = map_slot(h);
+    while (map_keys_[s] != h) {
+        if (map_keys_[s] == 0) return;
+        s = (s + 1) & map_mask_;
+    }
+    // Backward-shift deletion keeps every probe chain unbroken without tombstones.
+    size_t hole = s;
+    for (size_t j = (hole + 1) & map_mask_; map_keys_[j] != 0; j = (j + 1) & map_mask_) {
+        const size_t home = map_slot(map_keys_[j]);
+        // Move j into the hole unless its home lies cyclically in (hole, j].
+        const bool home_in_range = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
+        if (!home_in_range) {
+            map_keys_[hole] = map_keys_[j];
+            map_vals_[hole] = map_vals_[j];
+            hole = j;
+        }
+    }
+    map_keys_[hole] = 0;
+    map_vals_[hole] = kNone;
+}
+
+std::vector<int32_t> BlockPool::free_queue() const {
+    std::vector<int32_t> q;
+    for (int32_t b = next_[static_cast<size_t>(num_blocks_)]; b != num_blocks_; b = next_[static_cast<size_t>(b)])
+        q.push_back(b);
+    return q;
+}
+
+std::string BlockPool::check() const {
+    if (ref_[0] != 1 || in_queue_[0]) return "the null block was handed out or freed";
+    int32_t queued = 0, cached_free = 0, cached_total = 0;
+    int64_t filled = 0;
+    for (int32_t b = 1; b < num_blocks_; ++b) {
+        const size_t i = static_cast<size_t>(b);
+        if (ref_[i] < 0) return "block " + std::to_string(b) + " has a negative reference count";
+        if (ref_[i] > 0 && in_queue_[i]) return "block " + std::to_string(b) + " is both owned and free";
+        if (ref_[i] == 0 && !in_queue_[i]) return "block " + std::to_string(b) + " is neither owned nor free";
+        if (fill_[i] < 0) return "block " + std::to_string(b) + " has a negative fill";
+        if (in_queue_[i]) ++queued;
+        if (cached_[i]) {
+            ++cached_total;
+            if (in_queue_[i]) ++cached_free;
+            if (lookup(hash_[i]) != b) return "cached block " + std::to_string(b) + " is not findable by its hash";
+        }
+        if (ref_[i] > 0) filled += fill_[i];
+    }
+    if (queued != num_free_) return "free count out of step with the free queue";
+    if (cached_free != num_cached_free_) return "cached-free count out of step";
+    if (filled != used_filled_) return "filled-slot count out of step";
+    int32_t walked = 0;
+    for (int32_t b = next_[static_cast<size_t>(num_blocks_)]; b != num_blocks_; b = next_[static_cast<size_t>(b)]) {
+        if (!in_queue_[static_cast<size_t>(b)] || ++walked > num_free_) return "free queue is corrupt";
+    }
+    if (walked != num_free_) return "free queue length out of step";
+    size_t entries = 0;
+    for (size_t s = 0; s < map_keys_.size(); ++s)
+        if (map_keys_[s] != 0) {
+            ++entries;
+            const int32_t b = map_vals_[s];
+            if (b <= 0 || b >= num_blocks_ || !cached_[static_cast<size_t>(b)] || hash_[static_cast<size_t>(b)] != map_keys_[s])
+                return "hash map entry points at a block that does not hold that hash";
+        }
+    if (entries != static_cast<size_t>(cached_total)) return "hash map size out of step";
+    return "";
+}
+
+}  // namespace kvb::sim

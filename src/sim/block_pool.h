@@ -1,0 +1,77 @@
+// The paged KV pool in the manner of vLLM v1's BlockPool: all blocks exist from
+// the start, block 0 is the reserved null block, free blocks wait in one queue
+// ordered for eviction (LRU at the front), blocks are reference-counted, and with
+// prefix caching a full block is findable by the hash chain of its content until
+// it is evicted. No allocation after init: every structure is sized to the pool.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kvb::sim {
+
+class BlockPool {
+public:
+    static constexpr int32_t kNone = -1;
+
+    void init(int32_t num_blocks);  // num_blocks includes the null block (>= 2)
+
+    int32_t num_blocks() const { return num_blocks_; }
+    int32_t num_free() const { return num_free_; }            // in the free queue, cached or not
+    int32_t num_cached_free() const { return num_cached_free_; }  // free but still findable by hash
+    int32_t num_used() const { return num_blocks_ - 1 - num_free_; }
+    int64_t used_filled() const { return used_filled_; }       // token slots written in used blocks
+
+    // Takes the block at the front of the free queue (evicting its cached hash).
+    // kNone when the queue is empty.
+    int32_t alloc();
+    // A cache hit on a free block takes it out of the queue.
+    void incref(int32_t b);
+    // The last reference returns the block to the back of the queue (its hash, if
+    // cached, stays findable until the block is allocated again).
+    void decref(int32_t b);
+    void add_fill(int32_t b, int32_t tokens) {
+        fill_[static_cast<size_t>(b)] += tokens;
+        used_filled_ += tokens;
+    }
+    void set_fill(int32_t b, int32_t tokens) {
+        used_filled_ += tokens - fill_[static_cast<size_t>(b)];
+        fill_[static_cast<size_t>(b)] = tokens;
+    }
+    int32_t ref(int32_t b) const { return ref_[static_cast<size_t>(b)]; }
+    int32_t fill(int32_t b) const { return fill_[static_cast<size_t>(b)]; }
+
+    // Prefix caching. A full block gets the hash of its content chained to its
+    // parent's; it becomes findable unless another block already holds that hash.
+    void set_hash(int32_t b, uint64_t h);
+    uint64_t hash(int32_t b) const { return hash_[static_cast<size_t>(b)]; }
+    bool cached(int32_t b) const { return cached_[static_cast<size_t>(b)] != 0; }
+    int32_t lookup(uint64_t h) const;
+
+    // Free-queue order, front (evicted first) to back; for tests and the block map.
+    std::vector<int32_t> free_queue() const;
+    // Empty when consistent, else what is wrong. O(num_blocks).
+    std::string check() const;
+
+private:
+    void unlink(int32_t b);
+    void push_back(int32_t b);
+    void map_insert(uint64_t h, int32_t b);
+    void map_erase(uint64_t h);
+    size_t map_slot(uint64_t h) const;
+
+    int32_t num_blocks_ = 0;
+    int32_t num_free_ = 0;
+    int32_t num_cached_free_ = 0;
+    int64_t used_filled_ = 0;
+    std::vector<int32_t> ref_, fill_;
+    std::vector<uint64_t> hash_;
+    std::vector<uint8_t> cached_, in_queue_;
+    std::vector<int32_t> prev_, next_;  // intrusive list; index num_blocks_ is the sentinel
+    // Open-addressing hash -> block (key 0 = empty slot; real hashes are never 0).
+    std::vector<uint64_t> map_keys_;
+    std::vector<int32_t> map_vals_;
+    size_t map_mask_ = 0;
+};
+
+}  // namespace kvb::sim

@@ -1,0 +1,55 @@
+// Workloads for the paging simulator: when requests arrive and how long they are.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "result.h"
+
+namespace kvb::sim {
+
+struct Request {
+    double arrival_s = 0;       // seconds since the start of the run, non-decreasing
+    int32_t prompt_tokens = 0;  // including the shared prefix, if any
+    int32_t output_tokens = 0;  // tokens to generate (>= 1)
+    int32_t prefix_tokens = 0;  // leading prompt tokens that are the common system prompt
+};
+
+enum class Arrival { Batch, Poisson, Trace };
+enum class Lengths { Fixed, Uniform, ShareGpt, Alpaca, Trace };
+
+struct WorkloadSpec {
+    Arrival arrival = Arrival::Batch;  // Batch: all at t=0 (offline); Trace: timestamps of `trace`
+    double rate = 0;                   // requests per second, Poisson
+    Lengths lengths = Lengths::ShareGpt;
+    int32_t fixed_prompt = 0, fixed_output = 0;        // Fixed
+    int32_t min_prompt = 0, max_prompt = 0;            // Uniform, inclusive
+    int32_t min_output = 0, max_output = 0;
+    std::vector<Request> trace;        // Trace lengths and/or arrivals
+    int64_t requests = 0;              // how many; 0 = all of the trace (required otherwise)
+    // A common system prompt of `shared_prefix` tokens is prepended to each request
+    // with probability `shared_fraction` (the paper's shared few-shot prefix).
+    int32_t shared_prefix = 0;
+    double shared_fraction = 0;
+    uint64_t seed = 0;
+};
+
+// Lognormal length fits for the presets (see workload.cpp for why these).
+struct LengthFit {
+    double mu_prompt, sigma_prompt, mu_output, sigma_output;
+    int32_t max_total;  // pairs with prompt + output above this are redrawn
+};
+const LengthFit& sharegpt_fit();
+const LengthFit& alpaca_fit();
+
+// Draws the workload. Deterministic for a given spec (and seed) on every platform.
+Result<std::vector<Request>> make_workload(const WorkloadSpec& spec);
+
+// Parses an Azure LLM inference trace, either the raw form
+// `TIMESTAMP,ContextTokens,GeneratedTokens` (timestamps like 2023-11-16 18:15:46.6805900)
+// or the processed form `arrived_at,num_prefill_tokens,num_decode_tokens` (seconds).
+// Arrivals are returned relative to the earliest request, sorted (stable).
+// `name` is used in error messages ("line 12 of trace.csv: ...").
+Result<std::vector<Request>> parse_trace_csv(const std::string& text, const std::string& name);
+
+}  // namespace kvb::sim

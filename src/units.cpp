@@ -1,0 +1,94 @@
+#include "units.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+namespace kvb {
+
+bool mul_overflows(int64_t a, int64_t b, int64_t* out) { return __builtin_mul_overflow(a, b, out); }
+bool add_overflows(int64_t a, int64_t b, int64_t* out) { return __builtin_add_overflow(a, b, out); }
+
+Result<int64_t> parse_size(const std::string& text) {
+    size_t i = 0;
+    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+    size_t start = i;
+    while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
+    std::string num = text.substr(start, i - start);
+    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+    std::string unit = text.substr(i);
+    auto bad = [&]() {
+        return make_error("bad_size", "invalid size '" + text + "' (use bytes or a unit: 512MiB, 24GB, 8GiB)");
+    };
+    if (num.empty() || num == "." || num.find('.') != num.rfind('.')) return bad();
+    std::string u;
+    for (char c : unit) u += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    long double mult = 0;
+    if (u.empty() || u == "b") mult = 1;
+    else if (u == "k" || u == "kib") mult = 1024.0L;
+    else if (u == "kb") mult = 1e3L;
+    else if (u == "m" || u == "mib") mult = 1024.0L * 1024;
+    else if (u == "mb") mult = 1e6L;
+    else if (u == "g" || u == "gib") mult = 1024.0L * 1024 * 1024;
+    else if (u == "gb") mult = 1e9L;
+    else if (u == "t" || u == "tib") mult = 1024.0L * 1024 * 1024 * 1024;
+    else if (u == "tb") mult = 1e12L;
+    else return bad();
+    long double v = std::strtold(num.c_str(), nullptr) * mult;
+    if (!std::isfinite(static_cast<double>(v)) || v > 9.0e18L) {
+        return make_error("bad_size", "size '" + text + "' is too large");
+    }
+    if (u.empty() || u == "b") {
+        if (num.find('.') != std::string::npos) return bad();
+    }
+    return static_cast<int64_t>(std::floor(v));
+}
+
+std::string format_bytes(int64_t bytes) {
+    const char* units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    if (bytes < 1024 && bytes > -1024) return std::to_string(bytes) + " B";
+    long double v = static_cast<long double>(bytes);
+    int u = -1;
+    while ((v >= 1024 || v <= -1024) && u < 5) {
+        v /= 1024;
+        ++u;
+    }
+    // Half away from zero, as people (and the seed articles) round: 1.125 GiB -> 1.13 GiB.
+    // printf would round the binary value half-to-even and print 1.12.
+    long double r = std::round(v * 100) / 100;
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.2Lf %s", r, units[u]);
+    return buf;
+}
+
+std::string with_commas(int64_t n) {
+    unsigned long long mag = n < 0 ? 0ULL - static_cast<unsigned long long>(n) : static_cast<unsigned long long>(n);
+    std::string digits = std::to_string(mag);
+    std::string out;
+    int count = 0;
+    for (auto it = digits.rbegin(); it != digits.rend(); ++it) {
+        if (count && count % 3 == 0) out += ',';
+        out += *it;
+        ++count;
+    }
+    if (n < 0) out += '-';
+    return std::string(out.rbegin(), out.rend());
+}
+
+Result<int64_t> parse_count(const std::string& text, const std::string& what) {
+    if (text.empty() || text.size() > 18) {
+        return make_error("bad_value", what + " must be a non-negative integer, got '" + text + "'");
+    }
+    int64_t v = 0;
+    for (char c : text) {
+        if (c == ',' || c == '_') continue;  // 32,768 as vLLM prints it
+        if (!std::isdigit(static_cast<unsigned char>(c))) {
+            return make_error("bad_value", what + " must be a non-negative integer, got '" + text + "'");
+        }
+        v = v * 10 + (c - '0');
+    }
+    return v;
+}
+
+}  // namespace kvb
