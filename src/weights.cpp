@@ -1,0 +1,778 @@
+#include "weights.h"
+
+#include <algorithm>
+#include <cctype>
+#include <climits>
+
+#include "dtype.h"
+
+namespace kvb {
+
+const char* to_string(TensorRole r) {
+    switch (r) {
+        case TensorRole::TokenEmbedding: return "token_embedding";
+        case TensorRole::PositionEmbedding: return "position_embedding";
+        case TensorRole::Output: return "output";
+        case TensorRole::AttnQ: return "attn_q";
+        case TensorRole::AttnK: return "attn_k";
+        case TensorRole::AttnV: return "attn_v";
+        case TensorRole::AttnQkv: return "attn_qkv";
+        case TensorRole::AttnOut: return "attn_output";
+        case TensorRole::MlaQa: return "mla_q_a";
+        case TensorRole::MlaQb: return "mla_q_b";
+        case TensorRole::MlaKva: return "mla_kv_a";
+        case TensorRole::MlaKvb: return "mla_kv_b";
+        case TensorRole::FfnGate: return "ffn_gate";
+        case TensorRole::FfnUp: return "ffn_up";
+        case TensorRole::FfnDown: return "ffn_down";
+        case TensorRole::ExpertGate: return "expert_gate";
+        case TensorRole::ExpertUp: return "expert_up";
+        case TensorRole::ExpertDown: return "expert_down";
+        case TensorRole::Router: return "router";
+        case TensorRole::StateIn: return "state_in";
+        case TensorRole::StateOut: return "state_out";
+        case TensorRole::StateConv: return "state_conv";
+        case TensorRole::Vector: return "vector";
+    }
+    return "?";
+}
+
+namespace {
+
+using i128 = __int128;
+constexpr int64_t kDimLimit = int64_t(1) << 31;  // any single dimension above this is not a real model
+
+int64_t cdiv(int64_t a, int64_t b) { return b <= 0 ? a : (a + b - 1) / b; }
+
+// Per-architecture details that change the count but are not KV geometry. Keyed by the
+// text model's model_type; the HF modeling files are the reference for each flag.
+struct Family {
+    bool qkv_bias = false;     // q/k/v projections carry a bias
+    bool o_bias = false;       // output projection carries a bias
+    bool mlp_bias = false;     // MLP (and expert) projections carry biases
+    bool ln_bias = false;      // LayerNorm with bias (2 vectors per norm) instead of RMSNorm
+    int norms_per_layer = 2;   // input + post-attention
+    int qk_norm = 0;           // 0 none, 1 per head (head_dim wide), 2 over the whole projection (OLMo 2/3)
+    bool gated_q = false;      // Qwen3-Next / Qwen3.5: q_proj also emits the output gate (2x rows)
+    bool sinks = false;        // gpt-oss attention sinks (one per head)
+    bool router_bias = false;  // gpt-oss router bias
+    bool score_bias = false;   // DeepSeek-V3 style e_score_correction_bias (noaux_tc routing)
+    bool shared_gate = false;  // Qwen2-MoE / Qwen3-Next shared_expert_gate (1 x hidden)
+    bool fused_qkv = false;    // one qkv tensor (matters for llama.cpp's type choice)
+    int64_t pos_rows = 0;      // learned absolute position embeddings
+    bool block_kinds = false;  // Nemotron-H: every block is either a mixer or an MLP
+    bool falcon = false;
+};
+
+bool is_one_of(const std::string& s, std::initializer_list<const char*> v) {
+    for (const char* x : v)
+        if (s == x) return true;
+    return false;
+}
+
+Family family_of(const ModelSpec& m) {
+    Family f;
+    const std::string& t = m.model_type;
+    if (is_one_of(t, {"qwen2", "qwen2_vl", "qwen2_5_vl", "qwen2_moe", "qwen2_vl_text", "qwen2_5_vl_text"})) f.qkv_bias = true;
+    if (t == "qwen2_moe") f.shared_gate = true;
+    if (is_one_of(t, {"qwen3", "qwen3_moe", "qwen3_vl", "qwen3_vl_text", "qwen3_vl_moe", "qwen3_vl_moe_text"})) f.qk_norm = 1;
+    if (is_one_of(t, {"qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text"})) {
+        f.qk_norm = 1;
+        f.gated_q = true;
+        f.shared_gate = true;
+    }
+    if (is_one_of(t, {"gemma2", "gemma3", "gemma3_text"})) f.norms_per_layer = 4;
+    if (is_one_of(t, {"gemma3", "gemma3_text"})) f.qk_norm = 1;
+    if (is_one_of(t, {"olmo2", "olmo3"})) f.qk_norm = 2;
+    if (is_one_of(t, {"glm4", "glm4v", "glm4v_text"})) {
+        f.qkv_bias = true;
+        f.norms_per_layer = 4;
+    }
+    if (t == "internlm") f.qkv_bias = f.o_bias = true;
+    if (t == "gpt_oss") {
+        f.qkv_bias = f.o_bias = f.mlp_bias = true;
+        f.sinks = f.router_bias = true;
+    }
+    if (t == "gpt2") {
+        f.qkv_bias = f.o_bias = f.mlp_bias = f.ln_bias = f.fused_qkv = true;
+        f.pos_rows = m.max_position_embeddings;
+    }
+    if (t == "opt") {
+        f.qkv_bias = f.o_bias = f.mlp_bias = f.ln_bias = true;
+        f.pos_rows = m.max_position_embeddings + 2;  // OPTLearnedPositionalEmbedding offset
+    }
+    if (t == "bloom") f.qkv_bias = f.o_bias = f.mlp_bias = f.ln_bias = f.fused_qkv = true;
+    if (is_one_of(t, {"falcon", "RefinedWebModel", "RefinedWeb"})) {
+        f.ln_bias = f.fused_qkv = f.falcon = true;
+        // falcon-7b (multi_query, parallel attention) has one input_layernorm per block;
+        // the new decoder architecture (40B/180B) has ln_attn and ln_mlp.
+        bool mq = !m.layers.empty() && m.layers[0].kv_heads == 1;
+        f.norms_per_layer = mq ? 1 : 2;
+    }
+    if (t == "mpt") f.fused_qkv = true;
+    if (t == "phi3") f.fused_qkv = true;  // qkv_proj / gate_up_proj fused in the checkpoint
+    if (is_one_of(t, {"deepseek_v3", "deepseek_v32", "kimi_k2", "glm4_moe"})) f.score_bias = true;
+    if (t == "nemotron_h") {
+        f.block_kinds = true;
+        f.norms_per_layer = 1;
+        f.score_bias = m.dims.num_experts > 0;
+    }
+    return f;
+}
+
+struct Builder {
+    std::vector<TensorGroup> t;
+    void add(TensorRole r, int layer, int64_t rows, int64_t cols, int64_t count = 1, int64_t active = -1,
+             bool replicated = false) {
+        if (rows <= 0 || cols <= 0 || count <= 0) return;
+        TensorGroup g;
+        g.role = r;
+        g.layer = layer;
+        g.rows = rows;
+        g.cols = cols;
+        g.count = count;
+        g.active = active < 0 ? count : active;
+        g.tp_replicated = replicated;
+        t.push_back(g);
+    }
+    void vec(int layer, int64_t n, int64_t count = 1, int64_t active = -1) {
+        add(TensorRole::Vector, layer, 1, n, count, active, true);
+    }
+};
+
+Error bad(const ModelSpec& m, const std::string& field, const std::string& why) {
+    return make_error("bad_value", "cannot count parameters of " + m.name + ": " + field + " " + why);
+}
+
+}  // namespace
+
+Result<ParamCount> count_params(const ModelSpec& m) {
+    const WeightDims& d = m.dims;
+    const Family f = family_of(m);
+    const int64_t h = d.hidden_size;
+    if (h <= 0) return bad(m, "hidden_size", "is missing or not positive");
+    if (d.vocab_size <= 0) return bad(m, "vocab_size", "is missing or not positive");
+    if (m.layers.empty()) return bad(m, "num_hidden_layers", "is 0");
+    for (int64_t v : {h, d.vocab_size, d.num_attention_heads, d.q_head_dim, d.intermediate_size, d.num_experts,
+                      d.moe_intermediate_size, d.shared_intermediate_size, d.q_lora_rank, d.qk_nope_head_dim,
+                      d.v_head_dim, f.pos_rows, int64_t(m.layers.size())}) {
+        if (v < 0 || v > kDimLimit) return bad(m, "a dimension", "is out of range (" + std::to_string(v) + ")");
+    }
+    for (int64_t v : d.layer_intermediate)
+        if (v < 0 || v > kDimLimit) return bad(m, "layer intermediate size", "is out of range (" + std::to_string(v) + ")");
+
+    const int64_t heads = d.num_attention_heads;
+    const int64_t ln = f.ln_bias ? 2 : 1;  // vectors per norm
+    const bool moe_model = d.num_experts > 0;
+    const int64_t moe_i = d.moe_intermediate_size > 0 ? d.moe_intermediate_size : d.intermediate_size;
+    const int64_t k_active = d.experts_per_token > 0 ? std::min(d.experts_per_token, d.num_experts) : d.num_experts;
+    const int64_t freq = d.moe_layer_freq > 0 ? d.moe_layer_freq : 1;
+    Builder b;
+    std::vector<std::string> notes;
+
+    b.add(TensorRole::TokenEmbedding, -1, d.vocab_size, h);
+    if (f.pos_rows > 0) b.add(TensorRole::PositionEmbedding, -1, f.pos_rows, h);
+
+    auto add_mlp = [&](int li, int64_t width, bool gated, TensorRole g, TensorRole u, TensorRole dn, int64_t count,
+                       int64_t active) {
+        if (width <= 0) return;
+        if (gated) b.add(g, li, width, h, count, active);
+        b.add(u, li, width, h, count, active);
+        b.add(dn, li, h, width, count, active);
+        if (f.mlp_bias) {
+            b.vec(li, (gated ? 2 : 1) * width + h, count, active);
+        }
+    };
+
+    bool saw_unknown_state = false;
+    for (size_t i = 0; i < m.layers.size(); ++i) {
+        const Layer& L = m.layers[i];
+        const int li = static_cast<int>(i);
+        const bool mixer_only = f.block_kinds && L.kind != LayerKind::None;
+        const bool mlp_only = f.block_kinds && L.kind == LayerKind::None;
+        bool has_attention_norm = true;
+        switch (L.kind) {
+            case LayerKind::Full:
+            case LayerKind::Sliding:
+            case LayerKind::Chunked: {
+                const int64_t qd = d.q_head_dim > 0 ? d.q_head_dim : L.k_head_dim;
+                const int64_t q_rows = heads * qd;
+                const int64_t k_rows = L.kv_heads * L.k_head_dim;
+                const int64_t v_rows = L.kv_heads * L.v_head_dim;
+                const int64_t o_cols = heads * (L.v_head_dim > 0 ? L.v_head_dim : qd);
+                if (heads <= 0 || qd <= 0) return bad(m, "num_attention_heads / head_dim", "is missing for an attention layer");
+                if (f.fused_qkv) {
+                    b.add(TensorRole::AttnQkv, li, q_rows + k_rows + v_rows, h);
+                } else {
+                    b.add(TensorRole::AttnQ, li, f.gated_q ? 2 * q_rows : q_rows, h);
+                    b.add(TensorRole::AttnK, li, k_rows, h);
+                    b.add(TensorRole::AttnV, li, v_rows, h);
+                }
+                b.add(TensorRole::AttnOut, li, h, o_cols);
+                if (f.qkv_bias) b.vec(li, q_rows + k_rows + v_rows);
+                if (f.o_bias) b.vec(li, h);
+                if (f.qk_norm == 1) b.vec(li, qd + L.k_head_dim);
+                if (f.qk_norm == 2) b.vec(li, q_rows + k_rows);
+                if (f.sinks) b.vec(li, heads);
+                break;
+            }
+            case LayerKind::Mla: {
+                const int64_t rope = L.qk_rope_head_dim;
+                const int64_t nope = d.qk_nope_head_dim;
+                const int64_t qd = d.q_head_dim > 0 ? d.q_head_dim : nope + rope;
+                const int64_t vd = d.v_head_dim > 0 ? d.v_head_dim : L.v_head_dim;
+                if (heads <= 0 || qd <= 0 || L.kv_lora_rank <= 0 || vd <= 0)
+                    return bad(m, "MLA geometry (num_attention_heads, kv_lora_rank, v_head_dim)", "is incomplete");
+                if (d.q_lora_rank > 0) {
+                    b.add(TensorRole::MlaQa, li, d.q_lora_rank, h, 1, -1, true);
+                    b.vec(li, d.q_lora_rank);
+                    b.add(TensorRole::MlaQb, li, heads * qd, d.q_lora_rank);
+                } else {
+                    b.add(TensorRole::AttnQ, li, heads * qd, h);
+                }
+                b.add(TensorRole::MlaKva, li, L.kv_lora_rank + rope, h, 1, -1, true);
+                b.vec(li, L.kv_lora_rank);
+                b.add(TensorRole::MlaKvb, li, heads * (qd - rope + vd), L.kv_lora_rank);
+                b.add(TensorRole::AttnOut, li, h, heads * vd);
+                break;
+            }
+            case LayerKind::Linear: {
+                const StateGeometry& s = L.state;
+                if (s.d_inner <= 0 || s.heads <= 0 || s.conv_kernel <= 0) {
+                    saw_unknown_state = true;
+                    break;
+                }
+                const int64_t conv_dim = s.conv_dim();
+                b.add(TensorRole::StateIn, li, conv_dim + s.d_inner + 2 * s.heads, h);  // qkvz + ba
+                b.add(TensorRole::StateConv, li, conv_dim, s.conv_kernel, 1, -1, false);
+                b.vec(li, 2 * s.heads + s.d_inner / s.heads);  // dt_bias, A_log, gated norm (head_v_dim)
+                b.add(TensorRole::StateOut, li, h, s.d_inner);
+                break;
+            }
+            case LayerKind::Mamba: {
+                const StateGeometry& s = L.state;
+                if (s.d_inner <= 0 || s.d_state <= 0 || s.conv_kernel <= 0) {
+                    saw_unknown_state = true;
+                    break;
+                }
+                if (s.n_groups > 0) {  // Mamba-2
+                    const int64_t nh = s.heads > 0 ? s.heads : 1;
+                    b.add(TensorRole::StateIn, li, 2 * s.d_inner + 2 * s.n_groups * s.d_state + nh, h);
+                    b.add(TensorRole::StateConv, li, s.conv_dim(), s.conv_kernel);
+                    b.vec(li, s.conv_dim() + 3 * nh + s.d_inner);  // conv bias, dt_bias, A_log, D, norm
+                } else {  // Mamba-1
+                    const int64_t dt_rank = cdiv(h, 16);
+                    b.add(TensorRole::StateIn, li, 2 * s.d_inner, h);
+                    b.add(TensorRole::StateConv, li, s.d_inner, s.conv_kernel);
+                    b.add(TensorRole::StateIn, li, dt_rank + 2 * s.d_state, s.d_inner);  // x_proj
+                    b.add(TensorRole::StateIn, li, s.d_inner, dt_rank);                   // dt_proj
+                    b.vec(li, s.d_inner * (s.d_state + 3));  // conv bias, dt bias, A_log, D
+                }
+                b.add(TensorRole::StateOut, li, h, s.d_inner);
+                break;
+            }
+            case LayerKind::None:
+                has_attention_norm = false;
+                break;
+        }
+        // Norms: one per sub-block; Nemotron-H blocks have exactly one.
+        if (f.block_kinds) {
+            b.vec(li, ln * h);
+        } else {
+            int64_t n = f.norms_per_layer;
+            if (!has_attention_norm && n >= 2) n -= 1;  // no-op attention (Nemotron-NAS) has no input norm
+            b.add(TensorRole::Vector, li, 1, ln * h * n, 1, -1, true);
+        }
+        if (mixer_only) continue;
+        if (f.block_kinds && !mlp_only) continue;
+
+        const bool moe_layer = moe_model && static_cast<int64_t>(i) >= d.first_dense_layers &&
+                               (static_cast<int64_t>(i) % freq == 0);
+        if (moe_layer) {
+            b.add(TensorRole::Router, li, d.num_experts, h, 1, -1, true);
+            if (f.router_bias) b.vec(li, d.num_experts);
+            if (f.score_bias) b.vec(li, d.num_experts);
+            add_mlp(li, moe_i, d.gated_mlp, TensorRole::ExpertGate, TensorRole::ExpertUp, TensorRole::ExpertDown,
+                    d.num_experts, k_active);
+            int64_t shared_w = d.shared_intermediate_size > 0 ? d.shared_intermediate_size : d.shared_experts * moe_i;
+            if (shared_w > 0) {
+                add_mlp(li, shared_w, d.gated_mlp, TensorRole::FfnGate, TensorRole::FfnUp, TensorRole::FfnDown, 1, 1);
+                if (f.shared_gate) b.add(TensorRole::Router, li, 1, h, 1, -1, true);
+            }
+        } else {
+            int64_t w = d.intermediate_size;
+            if (!d.layer_intermediate.empty() && i < d.layer_intermediate.size()) w = d.layer_intermediate[i];
+            add_mlp(li, w, d.gated_mlp, TensorRole::FfnGate, TensorRole::FfnUp, TensorRole::FfnDown, 1, 1);
+        }
+    }
+    b.add(TensorRole::Vector, -2, 1, ln * h, 1, -1, true);  // final norm (layer -2: after the blocks)
+    if (!d.tie_word_embeddings) b.add(TensorRole::Output, -2, d.vocab_size, h);
+    if (saw_unknown_state) notes.push_back("recurrent layers without state geometry were not counted");
+
+    ParamCount pc;
+    i128 total = 0, active = 0;
+    i128 parts[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (const TensorGroup& g : b.t) {
+        const i128 p = i128(g.rows) * g.cols * g.count;
+        const i128 a = i128(g.rows) * g.cols * g.active;
+        total += p;
+        active += a;
+        int slot = 0;
+        switch (g.role) {
+            case TensorRole::TokenEmbedding:
+            case TensorRole::PositionEmbedding: slot = 0; break;
+            case TensorRole::Output: slot = 1; break;
+            case TensorRole::AttnQ: case TensorRole::AttnK: case TensorRole::AttnV: case TensorRole::AttnQkv:
+            case TensorRole::AttnOut: case TensorRole::MlaQa: case TensorRole::MlaQb: case TensorRole::MlaKva:
+            case TensorRole::MlaKvb: slot = 2; break;
+            case TensorRole::FfnGate: case TensorRole::FfnUp: case TensorRole::FfnDown: slot = 3; break;
+            case TensorRole::ExpertGate: case TensorRole::ExpertUp: case TensorRole::ExpertDown: slot = 4; break;
+            case TensorRole::Router: slot = 5; break;
+            case TensorRole::StateIn: case TensorRole::StateOut: case TensorRole::StateConv: slot = 6; break;
+            case TensorRole::Vector: slot = 7; break;
+        }
+        parts[slot] += p;
+    }
+    if (total > i128(INT64_MAX) / 8) return bad(m, "parameter count", "overflows 64 bits");
+    pc.total = int64_t(total);
+    pc.active = int64_t(active);
+    pc.embedding = int64_t(parts[0]);
+    pc.output = int64_t(parts[1]);
+    pc.attention = int64_t(parts[2]);
+    pc.mlp = int64_t(parts[3]);
+    pc.experts = int64_t(parts[4]);
+    pc.router = int64_t(parts[5]);
+    pc.state = int64_t(parts[6]);
+    pc.norms = int64_t(parts[7]);  // norms, biases and other 1-D vectors
+    pc.vision = d.vision_params;
+    pc.tensors = std::move(b.t);
+    pc.notes = std::move(notes);
+    return pc;
+}
+
+// ---------------------------------------------------------------------------------------
+// Formats
+
+const std::vector<std::string>& weight_format_names() {
+    static const std::vector<std::string> names = {"auto", "bf16", "fp16", "fp32", "fp8", "int8", "awq", "gptq",
+                                                   "gptq-int8", "mxfp4", "Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M",
+                                                   "Q4_0", "IQ4_XS"};
+    return names;
+}
+
+namespace {
+
+std::string lower(std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+WeightFormat float_format(const std::string& name, int bytes) {
+    WeightFormat f;
+    f.name = name;
+    f.kind = WeightKind::Float;
+    f.float_bytes = bytes;
+    f.bits = bytes * 8;
+    return f;
+}
+
+WeightFormat int_group(const std::string& name, int bits, int group, bool zp, int float_bytes) {
+    WeightFormat f;
+    f.name = name;
+    f.kind = WeightKind::IntGroup;
+    f.bits = bits;
+    f.group_size = group;
+    f.zero_point = zp;
+    f.float_bytes = float_bytes;
+    return f;
+}
+
+}  // namespace
+
+Result<WeightFormat> weight_format(const std::string& name_in, const ModelSpec& m) {
+    const std::string n = lower(name_in);
+    int model_bytes = dtype_size(m.dtype);
+    if (model_bytes != 2 && model_bytes != 4) model_bytes = 2;
+    if (n == "bf16" || n == "bfloat16") return float_format("bf16", 2);
+    if (n == "fp16" || n == "f16" || n == "float16" || n == "half") return float_format("fp16", 2);
+    if (n == "fp32" || n == "f32" || n == "float32") return float_format("fp32", 4);
+    if (n == "fp8" || n == "fp8_e4m3" || n == "f8") {
+        WeightFormat f;
+        f.name = "fp8";
+        f.kind = WeightKind::Fp8;
+        f.bits = 8;
+        f.float_bytes = 2;
+        return f;
+    }
+    if (n == "int8" || n == "w8a8" || n == "i8") {
+        WeightFormat f;
+        f.name = "int8";
+        f.kind = WeightKind::Int8;
+        f.bits = 8;
+        f.float_bytes = 2;
+        return f;
+    }
+    if (n == "awq" || n == "int4" || n == "awq-int4" || n == "w4a16") return int_group("awq", 4, 128, true, 2);
+    if (n == "gptq" || n == "gptq-int4") return int_group("gptq", 4, 128, true, 2);
+    if (n == "gptq-int8") return int_group("gptq-int8", 8, 128, true, 2);
+    if (n == "mxfp4") {
+        WeightFormat f;
+        f.name = "mxfp4";
+        f.kind = WeightKind::Mxfp4;
+        f.bits = 4;
+        f.float_bytes = 2;
+        return f;
+    }
+    for (const char* g : {"q8_0", "q6_k", "q5_k_m", "q4_k_m", "q4_0", "iq4_xs"}) {
+        if (n == g) {
+            WeightFormat f;
+            f.name = name_in;
+            for (char& c : f.name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+            f.kind = WeightKind::Gguf;
+            f.gguf = true;
+            f.float_bytes = 4;  // 1-D tensors are F32 in GGUF files
+            return f;
+        }
+    }
+    if (n == "auto" || n.empty()) {
+        const Quantization& q = m.quant;
+        const std::string method = lower(q.method);
+        const std::string dtype_name = model_bytes == 4 ? "fp32" : (lower(m.dtype) == "float16" ? "fp16" : "bf16");
+        WeightFormat f;
+        if (method.empty()) {
+            f = float_format(dtype_name, model_bytes);
+            f.from = "auto: model dtype " + m.dtype;
+            return f;
+        }
+        const int bits = q.bits > 0 ? q.bits : 4;
+        const int group = q.group_size != 0 ? q.group_size : 128;
+        if (method == "awq" || method == "awq_marlin") {
+            f = int_group("awq", bits, group, true, 2);
+        } else if (method == "gptq" || method == "gptq_marlin") {
+            f = int_group(bits == 8 ? "gptq-int8" : "gptq", bits, group, true, 2);
+        } else if (method == "fp8" || method == "fbgemm_fp8") {
+            f = weight_format("fp8", m).value();
+            f.fp8_block = q.group_size > 0 ? q.group_size : 0;
+        } else if (method == "mxfp4") {
+            f = weight_format("mxfp4", m).value();
+        } else if (method == "compressed-tensors" || method == "bitsandbytes") {
+            if (q.bits == 8) f = weight_format("int8", m).value();
+            else f = int_group(method == "bitsandbytes" ? "nf4" : "w4a16", 4, method == "bitsandbytes" ? 64 : group, false, 2);
+        } else {
+            f = float_format(dtype_name, model_bytes);
+            f.from = "auto: quantization_config method '" + q.method + "' is not modelled, sized as " + dtype_name;
+            return f;
+        }
+        f.from = "auto: quantization_config (" + q.method + (q.bits > 0 ? ", " + std::to_string(q.bits) + " bits" : "") +
+                 (q.group_size > 0 ? ", group " + std::to_string(q.group_size) : "") + ")";
+        return f;
+    }
+    std::string list;
+    for (const std::string& s : weight_format_names()) list += (list.empty() ? "" : ", ") + s;
+    return make_error("bad_value", "unknown weights format '" + name_in + "' (expected one of: " + list + ")");
+}
+
+// ---------------------------------------------------------------------------------------
+// Bytes
+
+namespace {
+
+enum class Gg { F32, F16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K, Q5_K, Q4_K, IQ4_XS, IQ4_NL };
+
+struct GgInfo { int64_t blck, bytes; };
+GgInfo gg_info(Gg t) {
+    switch (t) {
+        case Gg::F32: return {1, 4};
+        case Gg::F16: return {1, 2};
+        case Gg::Q8_0: return {32, 34};
+        case Gg::Q4_0: return {32, 18};
+        case Gg::Q4_1: return {32, 20};
+        case Gg::Q5_0: return {32, 22};
+        case Gg::Q5_1: return {32, 24};
+        case Gg::Q6_K: return {256, 210};
+        case Gg::Q5_K: return {256, 176};
+        case Gg::Q4_K: return {256, 144};
+        case Gg::IQ4_XS: return {256, 136};
+        case Gg::IQ4_NL: return {32, 18};
+    }
+    return {1, 4};
+}
+
+// llama-quant.cpp tensor_type_fallback: rows whose width is not a multiple of the block.
+Gg gg_fallback(Gg t, int64_t cols) {
+    if (cols % gg_info(t).blck == 0) return t;
+    Gg r = t;
+    switch (t) {
+        case Gg::Q4_K: r = Gg::Q5_0; break;
+        case Gg::Q5_K: r = Gg::Q5_1; break;
+        case Gg::Q6_K: r = Gg::Q8_0; break;
+        case Gg::IQ4_XS: r = Gg::IQ4_NL; break;
+        default: r = Gg::F16; break;
+    }
+    if (cols % gg_info(r).blck != 0) r = Gg::F16;
+    return r;
+}
+
+bool use_more_bits(int64_t i, int64_t n) { return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2; }
+
+struct GgufPlan {
+    Gg deflt;
+    std::string ftype;  // Q8_0, Q6_K, Q5_K_M, Q4_K_M, Q4_0, IQ4_XS
+    int64_t n_layer = 0;
+    int64_t n_expert = 0;
+    int64_t n_attn_v = 0;
+    int64_t n_gqa = 1;
+    bool is_70b = false;
+    bool falcon = false;
+    bool tied = false;
+    int64_t i_attn_v = 0;
+    int64_t i_ffn_down = 0;
+};
+
+Gg gguf_type(GgufPlan& p, const TensorGroup& g) {
+    switch (g.role) {
+        case TensorRole::Vector:
+        case TensorRole::Router:
+        case TensorRole::PositionEmbedding:
+        case TensorRole::StateConv:
+            return Gg::F32;  // convert_hf_to_gguf keeps these in F32; llama-quantize leaves them alone
+        default: break;
+    }
+    Gg t = p.deflt;
+    const std::string& f = p.ftype;
+    if (g.role == TensorRole::Output || (p.tied && g.role == TensorRole::TokenEmbedding)) {
+        if (p.falcon || g.cols % gg_info(t).blck != 0) t = Gg::Q8_0;
+        else if (t != Gg::Q8_0) t = Gg::Q6_K;
+        return gg_fallback(t, g.cols);
+    }
+    if (g.role == TensorRole::TokenEmbedding) return gg_fallback(t, g.cols);
+    const bool attn_v = g.role == TensorRole::AttnV || g.role == TensorRole::AttnQkv || g.role == TensorRole::MlaKvb;
+    if (attn_v) {
+        if ((f == "IQ4_XS") && p.n_gqa >= 4) t = Gg::Q5_K;
+        else if ((f == "Q4_K_M" || f == "Q5_K_M") && use_more_bits(p.i_attn_v, p.n_attn_v)) t = Gg::Q6_K;
+        if (p.is_70b && t == Gg::Q4_K) t = Gg::Q5_K;
+        if (p.n_expert == 8) t = Gg::Q8_0;
+        ++p.i_attn_v;
+    } else if (g.role == TensorRole::AttnK) {
+        if (p.n_expert == 8) t = Gg::Q8_0;
+    } else if (g.role == TensorRole::FfnDown || g.role == TensorRole::ExpertDown) {
+        int64_t i = p.n_expert > 1 ? g.layer : p.i_ffn_down;
+        const int64_t n = p.n_layer;
+        if (f == "Q4_K_M") {
+            if (p.falcon) t = i < n / 16 ? Gg::Q6_K : (use_more_bits(i, n) ? Gg::Q5_K : Gg::Q4_K);
+            else if (use_more_bits(i, n)) t = Gg::Q6_K;
+        } else if (f == "IQ4_XS" && i < n / 8) {
+            t = Gg::Q5_K;  // no imatrix assumed
+        } else if (f == "Q5_K_M" && use_more_bits(i, n)) {
+            t = Gg::Q6_K;
+        }
+        ++p.i_ffn_down;
+    } else if (g.role == TensorRole::AttnOut) {
+        if (!p.falcon && p.n_expert == 8 && (f == "Q4_K_M" || f == "IQ4_XS")) t = Gg::Q5_K;
+    }
+    return gg_fallback(t, g.cols);
+}
+
+bool quantizable(TensorRole r) {
+    switch (r) {
+        case TensorRole::TokenEmbedding:
+        case TensorRole::PositionEmbedding:
+        case TensorRole::Output:
+        case TensorRole::Router:
+        case TensorRole::StateConv:
+        case TensorRole::Vector:
+            return false;
+        default:
+            return true;
+    }
+}
+
+bool is_expert(TensorRole r) {
+    return r == TensorRole::ExpertGate || r == TensorRole::ExpertUp || r == TensorRole::ExpertDown;
+}
+
+// Bytes of ONE copy of the tensor.
+int64_t one_copy_bytes(const WeightFormat& f, const TensorGroup& g, GgufPlan* plan, bool* quantized) {
+    const i128 elems = i128(g.rows) * g.cols;
+    *quantized = false;
+    if (f.kind == WeightKind::Gguf) {
+        Gg t = gguf_type(*plan, g);
+        *quantized = t != Gg::F32 && t != Gg::F16;
+        GgInfo gi = gg_info(t);
+        return int64_t(i128(g.rows) * (g.cols / gi.blck) * gi.bytes);
+    }
+    if (f.kind == WeightKind::Float || (f.kind == WeightKind::Mxfp4 ? !is_expert(g.role) : !quantizable(g.role)))
+        return int64_t(elems * f.float_bytes);
+    *quantized = true;
+    switch (f.kind) {
+        case WeightKind::Fp8:
+            if (f.fp8_block > 0) return int64_t(elems + i128(cdiv(g.rows, f.fp8_block)) * cdiv(g.cols, f.fp8_block) * 4);
+            return int64_t(elems + 4);
+        case WeightKind::Int8:
+            return int64_t(elems + i128(g.rows) * 4);
+        case WeightKind::IntGroup: {
+            const int64_t groups = f.group_size > 0 ? cdiv(g.cols, f.group_size) : 1;
+            i128 b = (elems * f.bits + 7) / 8;                       // packed weights
+            b += i128(groups) * g.rows * 2;                           // fp16 scales
+            if (f.zero_point) b += (i128(groups) * g.rows * f.bits + 7) / 8;  // packed zeros
+            if (f.g_idx) b += i128(g.cols) * 4;
+            return int64_t(b);
+        }
+        case WeightKind::Mxfp4:
+            return int64_t(elems / 2 + elems / 32);  // 4-bit values + one E8M0 scale per 32
+        default:
+            return int64_t(elems * f.float_bytes);
+    }
+}
+
+// Bytes per parameter of the format's main type, as a fraction, for params the count
+// does not place (given totals above the config's count).
+void main_rate(const WeightFormat& f, int64_t* num, int64_t* den) {
+    switch (f.kind) {
+        case WeightKind::Float: *num = f.float_bytes; *den = 1; return;
+        case WeightKind::Fp8:
+        case WeightKind::Int8: *num = 1; *den = 1; return;
+        case WeightKind::IntGroup: {
+            const int64_t g = f.group_size > 0 ? f.group_size : 4096;
+            // bits*g value bits + 16 scale bits + zero bits per group of g, in bytes
+            *num = f.bits * g + 16 + (f.zero_point ? f.bits : 0);
+            *den = 8 * g;
+            return;
+        }
+        case WeightKind::Mxfp4: *num = 17; *den = 32; return;
+        case WeightKind::Gguf: {
+            Gg t = Gg::Q8_0;
+            if (f.name == "Q6_K") t = Gg::Q6_K;
+            else if (f.name == "Q5_K_M") t = Gg::Q5_K;
+            else if (f.name == "Q4_K_M") t = Gg::Q4_K;
+            else if (f.name == "Q4_0") t = Gg::Q4_0;
+            else if (f.name == "IQ4_XS") t = Gg::IQ4_XS;
+            *num = gg_info(t).bytes;
+            *den = gg_info(t).blck;
+            return;
+        }
+    }
+    *num = 2;
+    *den = 1;
+}
+
+}  // namespace
+
+std::pair<int64_t, int64_t> pp_layer_range(int64_t num_layers, int64_t rank, int64_t pp) {
+    if (pp <= 1) return {0, num_layers};
+    // vllm/distributed/utils.py get_pp_indices: even split, the remainder goes to the
+    // stages just before the last one (the last stage also holds the lm_head).
+    std::vector<int64_t> parts(static_cast<size_t>(pp), num_layers / pp);
+    const int64_t rem = num_layers % pp;
+    for (int64_t i = 2; i < rem + 2; ++i) parts[static_cast<size_t>(pp - i)] += 1;
+    int64_t start = 0;
+    for (int64_t r = 0; r < rank; ++r) start += parts[static_cast<size_t>(r)];
+    return {start, start + parts[static_cast<size_t>(rank)]};
+}
+
+Result<WeightBytes> weight_bytes(const ModelSpec& m, const WeightFormat& format, int64_t given_params, int64_t tp,
+                                 int64_t pp) {
+    if (given_params < 0) return make_error("bad_value", "parameter count must not be negative (got " + std::to_string(given_params) + ")");
+    if (tp < 1 || pp < 1) return make_error("bad_value", "tensor and pipeline parallel sizes must be at least 1");
+    auto pcr = count_params(m);
+    if (!pcr) return pcr.error();
+    const ParamCount& pc = pcr.value();
+    const int64_t num_layers = static_cast<int64_t>(m.layers.size());
+    if (pp > num_layers) return make_error("bad_value", "pipeline parallel size " + std::to_string(pp) + " exceeds the " + std::to_string(num_layers) + " layers of " + m.name);
+
+    WeightBytes wb;
+    wb.format = format;
+    GgufPlan plan;
+    if (format.kind == WeightKind::Gguf) {
+        const std::string& n = format.name;
+        plan.ftype = n;
+        plan.deflt = n == "Q8_0" ? Gg::Q8_0 : n == "Q6_K" ? Gg::Q6_K : n == "Q5_K_M" ? Gg::Q5_K
+                   : n == "Q4_K_M" ? Gg::Q4_K : n == "Q4_0" ? Gg::Q4_0 : Gg::IQ4_XS;
+        plan.n_layer = num_layers;
+        plan.n_expert = m.dims.num_experts;
+        plan.tied = m.dims.tie_word_embeddings;
+        plan.falcon = family_of(m).falcon;
+        int64_t kvh = 0;
+        for (const Layer& l : m.layers)
+            if (l.kv_heads > 0) { kvh = l.kv_heads; break; }
+        plan.n_gqa = kvh > 0 && m.dims.num_attention_heads > 0 ? m.dims.num_attention_heads / kvh : 1;
+        for (const Layer& l : m.layers) if (l.kind == LayerKind::Mla) plan.n_gqa = 1;
+        plan.is_70b = m.model_type == "llama" && num_layers == 80 && plan.n_gqa > 1;
+        for (const TensorGroup& g : pc.tensors)
+            if (g.role == TensorRole::AttnV || g.role == TensorRole::AttnQkv || g.role == TensorRole::MlaKvb) ++plan.n_attn_v;
+    }
+
+    std::vector<i128> stage(static_cast<size_t>(pp), 0);
+    std::vector<std::pair<int64_t, int64_t>> ranges;
+    for (int64_t r = 0; r < pp; ++r) ranges.push_back(pp_layer_range(num_layers, r, pp));
+    auto stage_of = [&](int layer) -> int64_t {
+        if (layer == -1) return 0;
+        if (layer == -2) return pp - 1;
+        for (int64_t r = 0; r < pp; ++r)
+            if (layer >= ranges[r].first && layer < ranges[r].second) return r;
+        return pp - 1;
+    };
+    int64_t first_kvh = 0;
+    for (const Layer& l : m.layers) if (l.kv_heads > 0) { first_kvh = l.kv_heads; break; }
+
+    i128 total = 0, active = 0, qparams = 0, uparams = 0, embed_bytes = 0;
+    for (const TensorGroup& g : pc.tensors) {
+        bool q = false;
+        const int64_t one = one_copy_bytes(format, g, &plan, &q);
+        const i128 all = i128(one) * g.count;
+        total += all;
+        (q ? qparams : uparams) += i128(g.rows) * g.cols * g.count;
+        if (g.role == TensorRole::TokenEmbedding) embed_bytes = all;
+        if (g.role != TensorRole::TokenEmbedding && g.role != TensorRole::PositionEmbedding) active += i128(one) * g.active;
+        // Per tensor-parallel rank.
+        i128 rank_bytes;
+        if (tp == 1 || g.tp_replicated) {
+            rank_bytes = all;
+        } else if (g.role == TensorRole::TokenEmbedding || g.role == TensorRole::Output) {
+            const int64_t padded = cdiv(g.rows, 64) * 64;  // vLLM pads the vocab to 64
+            rank_bytes = i128(one) * cdiv(padded, tp) / g.rows;
+        } else if ((g.role == TensorRole::AttnK || g.role == TensorRole::AttnV) && first_kvh > 0 && tp > first_kvh) {
+            rank_bytes = all / first_kvh;  // one KV head per rank, replicated
+        } else {
+            rank_bytes = (all + tp - 1) / tp;
+        }
+        stage[static_cast<size_t>(stage_of(g.layer))] += rank_bytes;
+        // Tied embeddings: with pipeline parallelism the last stage keeps its own lm_head copy.
+        if (pp > 1 && g.role == TensorRole::TokenEmbedding && m.dims.tie_word_embeddings)
+            stage[static_cast<size_t>(pp - 1)] += rank_bytes;
+    }
+    if (m.dims.tie_word_embeddings) active += embed_bytes;  // the table is read as the lm_head
+
+    int64_t params = pc.total;
+    if (given_params > 0 && given_params != pc.total) {
+        int64_t num = 2, den = 1;
+        main_rate(format, &num, &den);
+        const i128 diff = i128(given_params) - pc.total;
+        const i128 extra = diff * num / den;
+        total += extra;
+        if (pc.experts == 0) active += extra;
+        for (int64_t r = 0; r < pp; ++r) stage[static_cast<size_t>(r)] += extra / tp / pp;
+        params = given_params;
+        wb.notes.push_back("given parameter count " + std::to_string(given_params) + " differs from the config's " +
+                           std::to_string(pc.total) + " by " + std::to_string(int64_t(diff)) +
+                           "; the difference is stored at the format's main rate");
+        qparams += diff;
+    }
+    if (total < 0) total = 0;
+    wb.params = params;
+    wb.bytes = int64_t(total);
+    wb.active_bytes = int64_t(active);
+    wb.vision_bytes = pc.vision * format.float_bytes;
+    if (format.kind == WeightKind::Gguf) wb.vision_bytes = pc.vision * 2;  // mmproj files are f16
+    stage[0] += wb.vision_bytes;  // the vision tower is replicated on every TP rank of stage 0
+    wb.quantized_params = int64_t(qparams);
+    wb.unquantized_params = int64_t(uparams);
+    for (i128 s : stage) wb.stage_bytes.push_back(int64_t(s));
+    wb.per_gpu_bytes = *std::max_element(wb.stage_bytes.begin(), wb.stage_bytes.end());
+    wb.bits_per_weight = params > 0 ? double(wb.bytes) * 8.0 / double(params) : 0;
+    for (const std::string& n : pc.notes) wb.notes.push_back(n);
+    if (!format.from.empty()) wb.notes.push_back(format.from);
+    return wb;
+}
+
+}  // namespace kvb
