@@ -1,0 +1,62 @@
+#!/usr/bin/env node
+// Assembles the deployable static site in site/: index.html, the JS + CSS bundle
+// (esbuild), the .wasm, the model catalog and the trace CSVs when present.
+// Run after scripts/build-wasm.sh (npm run build does both).
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as esbuild from 'esbuild';
+import { generateCatalog } from './gen-catalog.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const site = path.join(root, 'site');
+const wasmDir = path.join(root, 'build-wasm-web');
+
+if (!fs.existsSync(path.join(wasmDir, 'kvbudget.wasm'))) {
+  console.error('build-site: build-wasm-web/kvbudget.wasm is missing; run scripts/build-wasm.sh first');
+  process.exit(1);
+}
+
+fs.rmSync(site, { recursive: true, force: true });
+fs.mkdirSync(site, { recursive: true });
+
+await esbuild.build({
+  entryPoints: { app: path.join(root, 'web/src/main.js') },
+  bundle: true,
+  format: 'esm',
+  target: ['es2020'],
+  minify: true,
+  sourcemap: false,
+  outdir: site,
+  legalComments: 'none',
+  loader: { '.json': 'json' },
+  logLevel: 'warning',
+  // The Emscripten glue mentions node modules behind ENVIRONMENT checks it never takes in a browser.
+  external: ['fs', 'path', 'url', 'crypto', 'module', 'worker_threads'],
+});
+
+// Page CSS goes after uPlot's so the page can restyle the chart.
+const pageCss = fs.readFileSync(path.join(root, 'web/styles.css'), 'utf8');
+fs.appendFileSync(path.join(site, 'app.css'), '\n' + pageCss);
+
+fs.copyFileSync(path.join(root, 'web/index.html'), path.join(site, 'index.html'));
+fs.copyFileSync(path.join(wasmDir, 'kvbudget.wasm'), path.join(site, 'kvbudget.wasm'));
+const models = generateCatalog(site);
+
+const traces = path.join(root, 'data/traces');
+let traceCount = 0;
+if (fs.existsSync(traces)) {
+  fs.mkdirSync(path.join(site, 'traces'), { recursive: true });
+  for (const f of fs.readdirSync(traces)) {
+    if (f.endsWith('.csv')) {
+      fs.copyFileSync(path.join(traces, f), path.join(site, 'traces', f));
+      traceCount++;
+    }
+  }
+}
+// GitHub Pages: serve files as they are (no Jekyll processing of names).
+fs.writeFileSync(path.join(site, '.nojekyll'), '');
+
+const size = (f) => fs.statSync(path.join(site, f)).size;
+console.log(`site/: app.js ${size('app.js')} B, app.css ${size('app.css')} B, kvbudget.wasm ${size('kvbudget.wasm')} B, ` +
+  `${models.length} catalog configs, ${traceCount} traces`);

@@ -1,0 +1,93 @@
+// Thin ES-module wrapper over the embind module: loads it once, lazily, and turns
+// the core's error values ({ok:false, code, message}) into KvbudgetError in one place.
+// The page and the node tests both use this file; see kvbudget.d.ts for the contract.
+import createKvbudgetModule from '../build-wasm-web/kvbudget.mjs';
+
+export class KvbudgetError extends Error {
+  constructor(code, message) {
+    super(message);
+    this.name = 'KvbudgetError';
+    this.code = code;
+  }
+}
+
+function unwrap(text) {
+  let r;
+  try {
+    r = JSON.parse(text);
+  } catch {
+    throw new KvbudgetError('internal', 'the core returned something that is not JSON');
+  }
+  if (!r || r.ok !== true) {
+    throw new KvbudgetError(String(r?.code || 'internal'), String(r?.message || 'unknown error in the core'));
+  }
+  return r.value;
+}
+
+// Anything thrown by the module itself (an abort, a bare number) still becomes a KvbudgetError.
+function call(fn, ...args) {
+  let text;
+  try {
+    text = fn(...args);
+  } catch (e) {
+    const msg = e instanceof Error ? e.message : 'the WebAssembly core failed (' + String(e) + ')';
+    throw new KvbudgetError('internal', msg);
+  }
+  return unwrap(text);
+}
+
+class Model {
+  constructor(core, handle, spec) {
+    this.core = core;
+    this.handle = handle;
+    this.spec = spec;
+  }
+  compute(input) {
+    return call(this.core.m.compute, this.handle, JSON.stringify(input ?? {}));
+  }
+  release() {
+    if (this.handle) call(this.core.m.releaseModel, this.handle);
+    this.handle = 0;
+  }
+}
+
+class Kvbudget {
+  constructor(m) {
+    this.m = m;
+  }
+  parseConfig(text, name = 'config.json') {
+    const r = call(this.m.parseConfig, String(text), String(name));
+    return new Model(this, r.handle, r.spec);
+  }
+  kvTypeNames(engine) {
+    return call(this.m.kvTypeNames, String(engine));
+  }
+  parseSize(text) {
+    return call(this.m.parseSize, String(text));
+  }
+  formatBytes(n) {
+    return call(this.m.formatBytes, Number(n));
+  }
+  catalog() {
+    return this.m.catalog ? call(this.m.catalog) : { gpus: [], weightFormats: [] };
+  }
+}
+
+let loading = null;
+
+// options: {wasmBinary} (node) or {wasmUrl} (page: where kvbudget.wasm is served).
+export function loadKvbudget(options = {}) {
+  if (!loading) {
+    const moduleArgs = {};
+    if (options.wasmBinary) moduleArgs.wasmBinary = options.wasmBinary;
+    if (options.wasmUrl) moduleArgs.locateFile = () => options.wasmUrl;
+    loading = createKvbudgetModule(moduleArgs).then(
+      (m) => new Kvbudget(m),
+      (e) => {
+        loading = null;
+        throw new KvbudgetError('load_failed', 'could not load the WebAssembly core: ' + (e?.message || String(e)));
+      },
+    );
+  }
+  return loading;
+}

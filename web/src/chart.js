@@ -1,0 +1,99 @@
+// KV cache vs. context, drawn with uPlot (bundled; nothing loaded from other hosts).
+// All y values come from the core's compute() result.
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+import { bytes, tokens } from './format.js';
+import { t } from './i18n.js';
+
+function cssVar(name, fallback) {
+  const v = getComputedStyle(document.documentElement).getPropertyValue(name).trim();
+  return v || fallback;
+}
+
+export class KvChart {
+  constructor(container) {
+    this.container = container;
+    this.plot = null;
+    this.ro = null;
+    this.data = null;
+  }
+
+  update(chart) {
+    const xs = chart.contexts;
+    const series = [xs, chart.kvBytes];
+    const labels = [t('chart.kv')];
+    if (chart.weightsBytes > 0) {
+      series.push(xs.map(() => chart.weightsBytes));
+      labels.push(t('chart.weights'));
+    }
+    if (chart.capacityBytes > 0) {
+      series.push(xs.map(() => chart.capacityBytes));
+      labels.push(t('chart.capacity'));
+    }
+    this.data = { series, labels, crossover: chart.crossoverContext || 0 };
+    this.redraw();
+  }
+
+  redraw() {
+    if (!this.data) return;
+    const width = Math.max(280, this.container.clientWidth || 600);
+    const height = Math.min(320, Math.max(200, Math.round(width * 0.5)));
+    const colors = [cssVar('--c-kv', '#2563eb'), cssVar('--c-weights', '#b45309'), cssVar('--c-capacity', '#b91c1c')];
+    const axisColor = cssVar('--fg-muted', '#555');
+    const gridColor = cssVar('--grid', '#ddd');
+    const crossover = this.data.crossover;
+    const opts = {
+      width,
+      height,
+      scales: { x: { distr: 3, log: 2, time: false }, y: { range: (u, min, max) => [0, max * 1.05 || 1] } },
+      legend: { show: true },
+      cursor: { drag: { x: false, y: false } },
+      axes: [
+        { stroke: axisColor, grid: { stroke: gridColor }, values: (u, vals) => vals.map((v) => (v == null ? '' : tokens(v))), label: t('chart.x') },
+        { stroke: axisColor, grid: { stroke: gridColor }, size: 80, values: (u, vals) => vals.map((v) => (v == null ? '' : bytes(v))) },
+      ],
+      series: [
+        { label: t('chart.x'), value: (u, v) => (v == null ? '' : tokens(v)) },
+        ...this.data.labels.map((label, i) => ({
+          label,
+          stroke: colors[i],
+          width: i === 0 ? 2.5 : 1.5,
+          dash: i === 0 ? undefined : [6, 4],
+          value: (u, v) => (v == null ? '' : bytes(v)),
+          points: { show: false },
+        })),
+      ],
+      hooks: {
+        draw: [
+          (u) => {
+            if (!crossover) return;
+            const x = u.valToPos(crossover, 'x', true);
+            if (!(x >= u.bbox.left && x <= u.bbox.left + u.bbox.width)) return;
+            const c = u.ctx;
+            c.save();
+            c.strokeStyle = axisColor;
+            c.setLineDash([2, 3]);
+            c.beginPath();
+            c.moveTo(x, u.bbox.top);
+            c.lineTo(x, u.bbox.top + u.bbox.height);
+            c.stroke();
+            c.restore();
+          },
+        ],
+      },
+    };
+    if (this.plot) this.plot.destroy();
+    this.plot = new uPlot(opts, this.data.series, this.container);
+    if (!this.ro && typeof ResizeObserver !== 'undefined') {
+      let last = width;
+      this.ro = new ResizeObserver(() => {
+        const w = this.container.clientWidth;
+        if (Math.abs(w - last) > 8) {
+          last = w;
+          this.redraw();
+        }
+      });
+      this.ro.observe(this.container);
+    }
+  }
+}

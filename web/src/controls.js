@@ -1,0 +1,173 @@
+// The control panel. Controls write into app.state and call onChange; syncControls
+// writes the state back (after a model change clamps the context, for instance).
+import { h } from './dom.js';
+import { t } from './i18n.js';
+import { bytes, tokens } from './format.js';
+
+const ENGINES = ['vllm', 'llamacpp', 'transformers'];
+const TP_SIZES = [1, 2, 4, 8, 16, 32];
+const SLIDER_MIN = 8; // log2(256)
+const SLIDER_STEPS_PER_OCTAVE = 4;
+
+function field(id, label, control, hint) {
+  return h('div', { class: 'field', 'data-field': id },
+    h('label', { for: id }, label),
+    control,
+    hint ? h('p', { class: 'muted hint', id: id + '-hint' }, hint) : null);
+}
+
+function numberInput(id, min, max, step = 1) {
+  return h('input', { id, type: 'number', inputmode: 'numeric', min, max, step });
+}
+
+function sliderToCtx(v) {
+  const c = Math.round(2 ** (v / SLIDER_STEPS_PER_OCTAVE));
+  return c >= 1024 ? Math.round(c / 256) * 256 : c;
+}
+function ctxToSlider(c) {
+  return Math.round(Math.log2(Math.max(1, c)) * SLIDER_STEPS_PER_OCTAVE);
+}
+
+export function buildControls(app, onChange) {
+  const c = {};
+  app.ctl = c;
+  const set = (key, value) => {
+    app.state[key] = value;
+    onChange();
+  };
+
+  c.gpu = h('select', { id: 'ctl-gpu' });
+  c.gpu.addEventListener('change', () => set('gpu', c.gpu.value));
+  c.gpuMem = h('input', { id: 'ctl-gpu-mem', type: 'text', inputmode: 'text', spellcheck: 'false', 'aria-describedby': 'ctl-gpu-mem-hint' });
+  c.gpuMem.addEventListener('change', () => {
+    try {
+      const n = app.core.parseSize(c.gpuMem.value);
+      c.gpuMem.setCustomValidity('');
+      if (n > 0) set('gpuMem', n);
+    } catch {
+      c.gpuMem.setCustomValidity(t('controls.badSize', { text: c.gpuMem.value }));
+      c.gpuMem.reportValidity();
+    }
+  });
+  c.gpuCount = numberInput('ctl-gpu-count', 1, 64);
+  c.gpuCount.addEventListener('change', () => {
+    const n = Number(c.gpuCount.value);
+    if (Number.isInteger(n) && n >= 1 && n <= 64) set('gpuCount', n);
+  });
+  c.util = numberInput('ctl-util', 0.05, 1, 0.01);
+  c.util.setAttribute('inputmode', 'decimal');
+  c.util.addEventListener('change', () => {
+    const f = Number(c.util.value);
+    if (f > 0 && f <= 1) set('util', f);
+  });
+  c.engine = h('select', { id: 'ctl-engine' }, ENGINES.map((e) => h('option', { value: e }, t('controls.engine.' + e))));
+  c.engine.addEventListener('change', () => set('engine', c.engine.value));
+  c.weights = h('select', { id: 'ctl-weights' });
+  c.weights.addEventListener('change', () => set('weights', c.weights.value));
+  c.kv = h('select', { id: 'ctl-kv' });
+  c.kv.addEventListener('change', () => set('kv', c.kv.value));
+  c.ctk = h('select', { id: 'ctl-ctk' });
+  c.ctk.addEventListener('change', () => set('ctk', c.ctk.value));
+  c.ctv = h('select', { id: 'ctl-ctv' });
+  c.ctv.addEventListener('change', () => set('ctv', c.ctv.value));
+  c.ctxSlider = h('input', { id: 'ctl-ctx-slider', type: 'range', min: SLIDER_MIN * SLIDER_STEPS_PER_OCTAVE, max: 21 * SLIDER_STEPS_PER_OCTAVE, step: 1, 'aria-label': t('controls.ctxSlider') });
+  c.ctxSlider.addEventListener('input', () => {
+    const n = sliderToCtx(Number(c.ctxSlider.value));
+    c.ctx.value = String(n);
+    set('ctx', n);
+  });
+  c.ctx = numberInput('ctl-ctx', 1, 2 ** 40);
+  c.ctx.addEventListener('change', () => {
+    const n = Number(c.ctx.value);
+    if (Number.isInteger(n) && n >= 1) set('ctx', n);
+  });
+  c.seqs = numberInput('ctl-seqs', 1, 1 << 20);
+  c.seqs.addEventListener('change', () => {
+    const n = Number(c.seqs.value);
+    if (Number.isInteger(n) && n >= 1) set('seqs', n);
+  });
+  c.tp = h('select', { id: 'ctl-tp' }, TP_SIZES.map((n) => h('option', { value: String(n) }, String(n))));
+  c.tp.addEventListener('change', () => set('tp', Number(c.tp.value)));
+
+  c.gpuMemField = field('ctl-gpu-mem', t('controls.gpuMem'), c.gpuMem, t('controls.gpuMemHint'));
+  c.kvField = field('ctl-kv', t('controls.kv'), c.kv);
+  c.ctkField = field('ctl-ctk', t('controls.ctk'), c.ctk);
+  c.ctvField = field('ctl-ctv', t('controls.ctv'), c.ctv);
+  c.ctxMax = h('span', { class: 'muted' });
+
+  return h('section', { class: 'panel controls', 'aria-labelledby': 'controls-h' },
+    h('h2', { id: 'controls-h' }, t('controls.legend')),
+    h('div', { class: 'grid' },
+      field('ctl-gpu', t('controls.gpu'), c.gpu),
+      c.gpuMemField,
+      field('ctl-gpu-count', t('controls.gpuCount'), c.gpuCount),
+      field('ctl-util', t('controls.util'), c.util),
+      field('ctl-engine', t('controls.engine'), c.engine),
+      field('ctl-weights', t('controls.weights'), c.weights),
+      c.kvField, c.ctkField, c.ctvField,
+      field('ctl-tp', t('controls.tp'), c.tp),
+      field('ctl-seqs', t('controls.seqs'), c.seqs)),
+    h('div', { class: 'field ctx' },
+      h('label', { for: 'ctl-ctx' }, t('controls.ctx')),
+      h('div', { class: 'row' }, c.ctxSlider, c.ctx),
+      c.ctxMax));
+}
+
+function fillSelect(sel, options, value) {
+  const key = options.map((o) => o.value).join('\n');
+  if (sel.dataset.key !== key) {
+    sel.replaceChildren(...options.map((o) => h('option', { value: o.value }, o.label)));
+    sel.dataset.key = key;
+  }
+  sel.value = value;
+}
+
+// Writes the state into the controls; corrects state values the core does not know.
+export function syncControls(app) {
+  const c = app.ctl;
+  const s = app.state;
+  const core = app.core;
+  const cat = core.catalog();
+
+  const gpus = cat.gpus.map((g) => ({ value: g.id, label: `${g.name} (${bytes(g.memoryBytes)})` }));
+  if (!gpus.some((g) => g.value === s.gpu)) s.gpu = gpus.length ? (gpus.find((g) => g.value === 'rtx-4090') || gpus[0]).value : '';
+  if (s.gpu !== '' && !gpus.length) s.gpu = '';
+  fillSelect(c.gpu, [...gpus, { value: '', label: t('controls.gpuCustom') }], s.gpu);
+  c.gpuMemField.hidden = s.gpu !== '';
+  if (document.activeElement !== c.gpuMem) c.gpuMem.value = bytes(s.gpuMem).replace(/[\s,]/g, '').replace('.00', '');
+  c.gpuCount.value = String(s.gpuCount);
+  c.util.value = String(s.util);
+  c.engine.value = s.engine;
+
+  const formats = (cat.weightFormats || []).map((w) => ({ value: w.id, label: w.label || w.id }));
+  if (!formats.some((f) => f.value === s.weights)) s.weights = formats.length ? formats[0].value : 'auto';
+  fillSelect(c.weights, formats.length ? formats : [{ value: 'auto', label: 'auto' }], s.weights);
+
+  const llama = s.engine === 'llamacpp';
+  c.kvField.hidden = llama;
+  c.ctkField.hidden = !llama;
+  c.ctvField.hidden = !llama;
+  if (llama) {
+    const names = core.kvTypeNames('llamacpp');
+    if (!names.includes(s.ctk)) s.ctk = 'f16';
+    if (!names.includes(s.ctv)) s.ctv = 'f16';
+    fillSelect(c.ctk, names.map((n) => ({ value: n, label: n })), s.ctk);
+    fillSelect(c.ctv, names.map((n) => ({ value: n, label: n })), s.ctv);
+  } else {
+    const names = core.kvTypeNames(s.engine);
+    if (!names.includes(s.kv)) s.kv = names.includes('auto') ? 'auto' : names[0];
+    fillSelect(c.kv, names.map((n) => ({ value: n, label: n })), s.kv);
+  }
+  if (!TP_SIZES.includes(s.tp)) s.tp = 1;
+  c.tp.value = String(s.tp);
+  c.seqs.value = String(s.seqs);
+
+  const max = app.model?.spec.maxPositionEmbeddings || 0;
+  const top = Math.max(max, s.ctx, 1024);
+  c.ctxSlider.max = String(Math.ceil(Math.log2(top) * SLIDER_STEPS_PER_OCTAVE));
+  c.ctxSlider.value = String(ctxToSlider(s.ctx));
+  c.ctxSlider.setAttribute('aria-valuetext', tokens(s.ctx));
+  if (document.activeElement !== c.ctx) c.ctx.value = String(s.ctx);
+  c.ctx.max = String(2 ** 40);
+  c.ctxMax.textContent = max ? t('row.modelMax', { ctx: tokens(max) }) : '';
+}

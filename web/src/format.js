@@ -1,0 +1,66 @@
+// Presentation only: numbers come computed from the WASM core; this turns them
+// into text for the current locale. No memory formula lives here.
+import { language, t } from './i18n.js';
+
+const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+const nfCache = new Map();
+
+function nf(digits) {
+  const key = language() + ':' + digits;
+  if (!nfCache.has(key)) {
+    nfCache.set(key, new Intl.NumberFormat(language(), { minimumFractionDigits: digits, maximumFractionDigits: digits }));
+  }
+  return nfCache.get(key);
+}
+
+export function int(n) {
+  if (n === null || n === undefined || !Number.isFinite(n)) return t('value.none');
+  return nf(0).format(n);
+}
+
+export function fixed(n, digits = 2) {
+  if (n === null || n === undefined || !Number.isFinite(n)) return t('value.none');
+  return nf(digits).format(n);
+}
+
+// Binary units with 2 decimals, as the CLI prints them ("144.00 KiB").
+export function bytes(n) {
+  if (n === null || n === undefined || !Number.isFinite(n)) return t('value.none');
+  const neg = n < 0;
+  let v = Math.abs(n);
+  if (v < 1024) return (neg ? '-' : '') + nf(0).format(v) + ' B';
+  let i = 0;
+  while (v >= 1024 && i < UNITS.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return (neg ? '-' : '') + nf(2).format(v) + ' ' + UNITS[i];
+}
+
+// Token counts as people write contexts: 1K, 32K, 128K, or the exact number.
+export function tokens(n) {
+  if (!Number.isFinite(n)) return t('value.none');
+  if (n >= 1024 && n % 1024 === 0) {
+    const k = n / 1024;
+    if (k >= 1024 && k % 1024 === 0) return nf(0).format(k / 1024) + 'M';
+    return nf(0).format(k) + 'K';
+  }
+  return nf(0).format(n);
+}
+
+export function percent(f, digits = 1) {
+  if (!Number.isFinite(f)) return t('value.none');
+  return nf(digits).format(f * 100) + ' %';
+}
+
+export function format(kind, v) {
+  switch (kind) {
+    case 'bytes': return bytes(v);
+    case 'int': return int(v);
+    case 'tokens': return tokens(v);
+    case 'ratio': return fixed(v, 2) + '×';
+    case 'percent': return percent(v);
+    case 'fixed1': return fixed(v, 1);
+    default: return v === null || v === undefined ? t('value.none') : String(v);
+  }
+}

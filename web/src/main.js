@@ -1,0 +1,329 @@
+// Page entry: builds the DOM, loads the WASM core, the catalog and the model,
+// and re-renders from one state object whenever a control changes.
+import { loadKvbudget, KvbudgetError } from '../../wasm/kvbudget.js';
+import { t, setLanguage } from './i18n.js';
+import { h, $, clear } from './dom.js';
+import { Hub, HubError, loadSiteConfig } from './hub.js';
+import { parseModelRef, catalogFileName } from './hubid.js';
+import { defaultState, stateFromParams, stateToParams } from './state.js';
+import { buildControls, syncControls } from './controls.js';
+import { renderResults } from './render.js';
+import { bytes } from './format.js';
+import { initTheme } from './theme.js';
+
+const app = {
+  core: null,
+  hub: null,
+  catalog: [], // [{id, file}]
+  model: null, // Model from the core
+  modelSource: null, // {kind: 'catalog'|'hub'|'paste'|'fallback', id, revision, name}
+  hubInfo: null,
+  state: defaultState(),
+  fetchCtrl: null,
+  els: {},
+};
+
+function setPageState(s) {
+  document.body.dataset.state = s;
+}
+
+function showError(text) {
+  const el = app.els.error;
+  el.textContent = text || '';
+  el.hidden = !text;
+}
+
+function setStatus(text) {
+  app.els.status.textContent = text || '';
+}
+
+// ---------- model loading ----------
+
+function errorText(e, id) {
+  if (e instanceof HubError) {
+    return t('hub.' + e.code, { id, status: e.detail?.status ?? '', seconds: Math.round((app.hub?.timeoutMs ?? 0) / 100) / 10 });
+  }
+  if (e instanceof KvbudgetError) return t('core.error', { message: e.message });
+  return t('core.error', { message: e?.message || String(e) });
+}
+
+function useConfig(text, name, source) {
+  const model = app.core.parseConfig(text, name);
+  if (app.model) app.model.release();
+  app.model = model;
+  app.modelSource = source;
+  const max = model.spec.maxPositionEmbeddings;
+  if (max > 0 && source.kind !== 'initial' && app.state.ctx > max) app.state.ctx = max;
+}
+
+async function fetchCatalogConfig(id) {
+  const entry = app.catalog.find((c) => c.id === id);
+  if (!entry) return null;
+  const res = await fetch('catalog/' + entry.file);
+  if (!res.ok) return null;
+  return res.text();
+}
+
+// Loads `ref` ({id, revision}); `preferCatalog` serves bundled ids without a
+// request (first paint, links); otherwise the Hub is asked and the bundled copy
+// is only the fallback when the Hub is unreachable.
+async function loadModel(ref, { preferCatalog = false } = {}) {
+  app.fetchCtrl?.abort();
+  const ctrl = new AbortController();
+  app.fetchCtrl = ctrl;
+  showError('');
+  setPageState('loading');
+  const inCatalog = !ref.revision && app.catalog.some((c) => c.id === ref.id);
+  try {
+    if (preferCatalog && inCatalog) {
+      const text = await fetchCatalogConfig(ref.id);
+      if (text !== null) {
+        app.hubInfo = null;
+        useConfig(text, ref.id, { kind: 'catalog', id: ref.id });
+        finishLoad(ref);
+        return;
+      }
+    }
+    setBusy(true, t('model.fetching', { id: ref.id }));
+    let got;
+    try {
+      got = await app.hub.fetchModel(ref.id, ref.revision, {
+        signal: ctrl.signal,
+        onProgress: (n) => setStatus(t('model.fetchingBytes', { id: ref.id, bytes: bytes(n) })),
+      });
+    } catch (e) {
+      if (e instanceof HubError && (e.code === 'network' || e.code === 'timeout') && inCatalog) {
+        const text = await fetchCatalogConfig(ref.id);
+        if (text !== null) {
+          app.hubInfo = null;
+          useConfig(text, ref.id, { kind: 'fallback', id: ref.id });
+          finishLoad(ref);
+          return;
+        }
+      }
+      throw e;
+    }
+    if (ctrl.signal.aborted) return;
+    app.hubInfo = got.info;
+    useConfig(got.configText, ref.id, { kind: 'hub', id: ref.id, revision: ref.revision || 'main' });
+    finishLoad(ref);
+  } catch (e) {
+    if (e instanceof HubError && e.code === 'cancelled') {
+      setStatus(t('hub.cancelled'));
+      setPageState(app.model ? 'ready' : 'error');
+      return;
+    }
+    if (e instanceof HubError && e.code === 'gated') app.els.tokenBox.open = true;
+    if (e instanceof HubError && e.code !== 'network') app.els.pasteBox.open = e.code !== 'rateLimited' && e.code !== 'server' && e.code !== 'timeout' ? true : app.els.pasteBox.open;
+    failWith(errorText(e, ref.id));
+  } finally {
+    if (app.fetchCtrl === ctrl) {
+      app.fetchCtrl = null;
+      setBusy(false);
+    }
+  }
+}
+
+function finishLoad(ref) {
+  app.state.model = ref.id;
+  app.state.revision = ref.revision || '';
+  app.els.modelInput.value = ref.revision ? `${ref.id}@${ref.revision}` : ref.id;
+  recompute();
+}
+
+function failWith(text) {
+  showError(text);
+  setStatus('');
+  app.els.results.classList.add('stale');
+  setPageState('error');
+}
+
+function setBusy(busy, text) {
+  app.els.loadBtn.disabled = busy;
+  app.els.cancelBtn.hidden = !busy;
+  app.els.progress.hidden = !busy;
+  if (text !== undefined) setStatus(text);
+  else if (!busy) setStatus('');
+}
+
+function usePasted(text, name) {
+  showError('');
+  try {
+    app.hubInfo = null;
+    useConfig(text, name, { kind: 'paste', name });
+    app.state.model = '';
+    app.state.revision = '';
+    recompute();
+  } catch (e) {
+    failWith(errorText(e, name));
+  }
+}
+
+// ---------- compute + render ----------
+
+function computeInput(s) {
+  return {
+    engine: s.engine,
+    context: s.ctx,
+    seqs: s.seqs,
+    kvDtype: s.kv,
+    cacheTypeK: s.ctk,
+    cacheTypeV: s.ctv,
+    gpu: s.gpu,
+    gpuMemoryBytes: s.gpuMem,
+    gpuCount: s.gpuCount,
+    gpuMemoryUtilization: s.util,
+    weightsFormat: s.weights,
+    tensorParallel: s.tp,
+    hubParameters: app.hubInfo?.parameters || 0,
+  };
+}
+
+export function recompute() {
+  if (!app.model) return;
+  syncControls(app);
+  let view;
+  try {
+    view = app.model.compute(computeInput(app.state));
+  } catch (e) {
+    failWith(t('core.controlError', { message: e.message }));
+    return;
+  }
+  showError('');
+  app.els.results.classList.remove('stale');
+  renderResults(app, view);
+  writeUrl();
+  setPageState('ready');
+}
+
+function writeUrl() {
+  if (app.modelSource?.kind === 'paste') return;
+  const p = stateToParams(app.state).toString();
+  const url = location.pathname + (p ? '?' + p : '') + location.hash;
+  if (url !== location.pathname + location.search + location.hash) history.replaceState(null, '', url);
+}
+
+// ---------- skeleton ----------
+
+function buildPage() {
+  document.title = t('app.title');
+  const root = $('#app');
+  clear(root);
+  const els = app.els;
+
+  els.modelInput = h('input', {
+    id: 'model-input', type: 'text', name: 'model', autocomplete: 'off', spellcheck: 'false',
+    list: 'model-list', 'aria-describedby': 'model-hint', placeholder: 'org/name',
+  });
+  els.modelList = h('datalist', { id: 'model-list' });
+  els.loadBtn = h('button', { type: 'submit', class: 'primary' }, t('model.load'));
+  els.cancelBtn = h('button', { type: 'button', hidden: true, onclick: () => app.fetchCtrl?.abort() }, t('model.cancel'));
+  els.progress = h('progress', { hidden: true, 'aria-label': t('model.load') });
+  els.status = h('p', { class: 'status', role: 'status', 'aria-live': 'polite' });
+  els.error = h('p', { class: 'error', 'data-role': 'error', role: 'alert', hidden: true });
+  els.source = h('p', { class: 'source muted', 'data-role': 'source' });
+
+  els.pasteArea = h('textarea', { id: 'paste-config', rows: '6', spellcheck: 'false' });
+  els.pasteBox = h('details', { class: 'paste' },
+    h('summary', null, t('model.pasteSummary')),
+    h('label', { for: 'paste-config' }, t('model.pasteLabel')),
+    els.pasteArea,
+    h('p', { class: 'muted' }, t('model.dropHint')),
+    h('button', { type: 'button', onclick: () => usePasted(els.pasteArea.value, t('model.pasteName')) }, t('model.pasteApply')));
+
+  els.token = h('input', { id: 'hub-token', type: 'password', autocomplete: 'off', 'aria-describedby': 'token-hint' });
+  els.token.addEventListener('input', () => {
+    app.hub.token = els.token.value.trim();
+  });
+  els.tokenBox = h('details', { class: 'token' },
+    h('summary', null, t('model.tokenSummary')),
+    h('label', { for: 'hub-token' }, t('model.tokenLabel')),
+    els.token,
+    h('p', { id: 'token-hint', class: 'muted' }, t('model.tokenHint')));
+
+  const form = h('form', { class: 'model-form', role: 'search', onsubmit: (ev) => {
+    ev.preventDefault();
+    const text = els.modelInput.value;
+    const ref = parseModelRef(text);
+    if (!ref.ok) {
+      failWith(t('input.' + ref.reason, { text }));
+      return;
+    }
+    loadModel(ref);
+  } },
+  h('label', { for: 'model-input' }, t('model.inputLabel')),
+  h('div', { class: 'row' }, els.modelInput, els.loadBtn, els.cancelBtn),
+  h('p', { id: 'model-hint', class: 'muted' }, t('model.inputHint')),
+  els.modelList);
+
+  // Drop a config.json anywhere on the model panel.
+  const modelPanel = h('section', { class: 'panel model', 'aria-labelledby': 'model-h' },
+    h('h2', { id: 'model-h' }, t('model.legend')),
+    form, els.progress, els.status, els.error, els.source, els.pasteBox, els.tokenBox);
+  modelPanel.addEventListener('dragover', (ev) => {
+    ev.preventDefault();
+    modelPanel.classList.add('dropping');
+  });
+  modelPanel.addEventListener('dragleave', () => modelPanel.classList.remove('dropping'));
+  modelPanel.addEventListener('drop', async (ev) => {
+    ev.preventDefault();
+    modelPanel.classList.remove('dropping');
+    const file = ev.dataTransfer?.files?.[0];
+    if (!file) return;
+    if (file.size > 2 * 1024 * 1024) {
+      failWith(t('hub.tooLarge', { id: file.name }));
+      return;
+    }
+    const text = await file.text();
+    els.pasteArea.value = text;
+    usePasted(text, file.name);
+  });
+
+  els.controls = buildControls(app, () => recompute());
+  els.results = h('section', { id: 'results', class: 'results', 'aria-labelledby': 'results-h', tabindex: '-1' },
+    h('h2', { id: 'results-h' }, t('results.heading')));
+  els.resultsBody = h('div', { class: 'results-body' });
+  els.results.append(els.resultsBody);
+
+  root.append(
+    h('a', { class: 'skip', href: '#results' }, t('app.skip')),
+    h('header', { class: 'top' },
+      h('div', null, h('h1', null, t('app.name')), h('p', { class: 'tagline' }, t('app.tagline'))),
+      initTheme()),
+    h('main', null,
+      h('div', { class: 'inputs' }, modelPanel, els.controls),
+      els.results),
+    h('footer', null, h('p', { class: 'muted' }, t('footer.text'))));
+}
+
+// ---------- boot ----------
+
+async function boot() {
+  setPageState('loading');
+  const params = new URLSearchParams(location.search);
+  const { state } = stateFromParams(params);
+  app.state = state;
+  setLanguage(state.lang);
+  buildPage();
+  setStatus(t('app.loadingCore'));
+
+  const wasmUrl = new URL('kvbudget.wasm', import.meta.url).href;
+  const [core, siteCfg, catalog] = await Promise.all([
+    loadKvbudget({ wasmUrl }).catch((e) => e),
+    loadSiteConfig(),
+    fetch('catalog/index.json').then((r) => (r.ok ? r.json() : { models: [] })).catch(() => ({ models: [] })),
+  ]);
+  if (core instanceof Error) {
+    failWith(t('app.coreFailed', { message: core.message }));
+    return;
+  }
+  app.core = core;
+  app.hub = new Hub({ baseUrl: siteCfg.hubUrl, timeoutMs: siteCfg.hubTimeoutMs });
+  app.catalog = Array.isArray(catalog.models) ? catalog.models : [];
+  for (const m of app.catalog) app.els.modelList.append(h('option', { value: m.id }));
+  setStatus('');
+  buildControls.populate?.(app);
+  await loadModel({ id: state.model, revision: state.revision }, { preferCatalog: true });
+}
+
+boot();

@@ -1,0 +1,93 @@
+// The whole view is one plain state object. It round-trips through URL
+// parameters (names fixed in DESIGN.md), so a copied link reproduces the view.
+import { parseModelRef } from './hubid.js';
+
+export const DEFAULT_MODEL = 'meta-llama/Llama-3.1-8B';
+
+export function defaultState() {
+  return {
+    model: DEFAULT_MODEL, // Hub id
+    revision: '',
+    engine: 'vllm', // vllm | llamacpp | transformers
+    ctx: 32768, // tokens per sequence
+    seqs: 1, // concurrent sequences
+    kv: 'auto', // vLLM / transformers KV dtype in the engine's spelling
+    ctk: 'f16', // llama.cpp -ctk
+    ctv: 'f16', // llama.cpp -ctv
+    gpu: 'rtx-4090', // GPU catalog id; '' = custom size
+    gpuMem: 24 * 1024 ** 3, // bytes per GPU when gpu = ''
+    gpuCount: 1,
+    util: 0.9, // gpu_memory_utilization
+    weights: 'auto', // weight format id
+    tp: 1, // tensor parallel size
+    lang: 'en',
+    embed: false,
+  };
+}
+
+const ENGINES = new Set(['vllm', 'llamacpp', 'transformers']);
+const INT_PARAMS = { ctx: [1, 2 ** 40], seqs: [1, 1 << 20], gpuCount: [1, 1024], tp: [1, 1024] };
+
+// Reads the parameters it knows; returns {state, ignored: [names]} so the page can
+// say what it ignored (issue 5) instead of failing.
+export function stateFromParams(params, base = defaultState()) {
+  const s = { ...base };
+  const ignored = [];
+  for (const [key, raw] of params) {
+    const v = String(raw);
+    switch (key) {
+      case 'model': {
+        const ref = parseModelRef(v);
+        if (ref.ok) {
+          s.model = ref.id;
+          s.revision = ref.revision;
+        } else ignored.push(key);
+        break;
+      }
+      case 'engine':
+        if (ENGINES.has(v)) s.engine = v; else ignored.push(key);
+        break;
+      case 'ctx': case 'seqs': case 'gpuCount': case 'tp': {
+        const n = /^\d{1,15}$/.test(v) ? Number(v) : NaN;
+        const [lo, hi] = INT_PARAMS[key];
+        if (n >= lo && n <= hi) s[key] = n; else ignored.push(key);
+        break;
+      }
+      case 'util': {
+        const f = /^0?\.\d+$|^1(\.0*)?$/.test(v) ? Number(v) : NaN;
+        if (f > 0 && f <= 1) s.util = f; else ignored.push(key);
+        break;
+      }
+      case 'gpuMem': {
+        const n = /^\d{1,16}$/.test(v) ? Number(v) : NaN;
+        if (n > 0) s.gpuMem = n; else ignored.push(key);
+        break;
+      }
+      // Engine-specific spellings are checked against the core's lists later.
+      case 'kv': case 'ctk': case 'ctv': case 'gpu': case 'weights':
+        if (/^[A-Za-z0-9_.-]{0,40}$/.test(v)) s[key] = v; else ignored.push(key);
+        break;
+      case 'lang':
+        if (v === 'en' || v === 'zh-CN') s.lang = v; else ignored.push(key);
+        break;
+      case 'embed':
+        s.embed = v === '1';
+        break;
+      default:
+        ignored.push(key);
+    }
+  }
+  return { state: s, ignored };
+}
+
+// Only what differs from the defaults, in a stable order.
+export function stateToParams(s, base = defaultState()) {
+  const p = new URLSearchParams();
+  if (s.model !== base.model || s.revision) p.set('model', s.revision ? `${s.model}@${s.revision}` : s.model);
+  for (const key of ['engine', 'ctx', 'seqs', 'kv', 'ctk', 'ctv', 'gpu', 'gpuMem', 'gpuCount', 'util', 'weights', 'tp', 'lang']) {
+    if (key === 'gpuMem' && s.gpu !== '') continue;
+    if (s[key] !== base[key]) p.set(key, String(s[key]));
+  }
+  if (s.embed) p.set('embed', '1');
+  return p;
+}
