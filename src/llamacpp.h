@@ -17,7 +17,7 @@ enum class LlamaLogFormat {
     Current,   // newest upstream: recurrent line "... %2u seqs %2u rs_seq), R ..., S ..., P (f32): ..."
     RsSeq,     // builds of mid/late 2026: "... %2u seqs %2u rs_seq), R ..., S ..." (no P)
     Y2025,     // late 2025 .. mid 2026: "llama_kv_cache:" and recurrent "... %2u seqs), R ..., S ..."
-    Unified,   // mid 2025: "llama_kv_cache_unified:" / "llama_kv_cache_unified_iswa:", SWA cache
+    Unified,   // mid 2025 (b5712): "llama_kv_cache_unified: ... %2u seqs)", one stream for all sequences, SWA cache
                // GGML_PAD(n_swa*n_seq_max + n_ubatch, n_pad) capped at the context
 };
 Result<LlamaLogFormat> parse_llama_log_format(const std::string& s);  // current|rs-seq|2025|legacy

@@ -32,6 +32,13 @@ Result<MambaCacheMode> parse_mamba_cache_mode(const std::string& s) {
     return make_error("bad_value", "--mamba-cache-mode must be none, align or all, got '" + s + "'");
 }
 
+Result<VllmLogFormat> parse_vllm_log_format(const std::string& s) {
+    if (s == "" || s == "current") return VllmLogFormat::Current;
+    if (s == "split") return VllmLogFormat::Split;
+    if (s == "legacy") return VllmLogFormat::Legacy;
+    return make_error("bad_value", "--log-format must be current, split or legacy, got '" + s + "'");
+}
+
 namespace {
 
 int64_t cdiv(int64_t a, int64_t b) { return a <= 0 ? 0 : (a + b - 1) / b; }
@@ -184,7 +191,7 @@ Result<VllmLayout> vllm_layout(const ModelSpec& m, const VllmOptions& o) {
                                                " has no max_position_embeddings; pass --max-model-len");
     if (model_max > 0 && mml > model_max) {
         std::string derived = std::to_string(model_max);
-        if (o.log_format == VllmLogFormat::Current) {
+        if (o.log_format != VllmLogFormat::Legacy) {
             derived += ".0";
             return refuse("User-specified max_model_len (" + std::to_string(mml) +
                           ") is greater than the derived max_model_len (max_position_embeddings=" + derived +

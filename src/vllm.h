@@ -16,10 +16,13 @@ namespace kvb {
 //  Current: vLLM >= ~v0.20 (seen in v0.24..v0.29 logs): one line
 //    "GPU KV cache size: N tokens, Maximum concurrency for M tokens per request: X.XXx"
 //    with N = int(X * M); error text says "the model's max seq len".
-//  Legacy:  vLLM v0.6..~v0.19 (V1 engine): two lines
+//  Split:   vLLM ~v0.20..v0.25 (after PR #40694, seen in v0.24.0 logs): the same two lines
+//    as Legacy but N = int(X * M) already.
+//  Legacy:  vLLM V1 engine up to v0.19 (2025 .. April 2026): two lines
 //    "GPU KV cache size: N tokens" (N = num_blocks // groups * min block size) and
 //    "Maximum concurrency for M tokens per request: X.XXx"; error text says "models's".
-enum class VllmLogFormat { Current, Legacy };
+enum class VllmLogFormat { Current, Split, Legacy };
+Result<VllmLogFormat> parse_vllm_log_format(const std::string& s);  // current|split|legacy
 
 // How much state memory one request of a hybrid attention + mamba/linear model holds.
 enum class MambaCacheMode {

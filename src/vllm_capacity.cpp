@@ -86,7 +86,7 @@ Result<VllmCapacity> vllm_capacity(const ModelSpec& m, const VllmOptions& o, int
     c.layout = std::move(lay.value());
     const VllmLayout& L = c.layout;
     c.available_bytes = avail;
-    const bool current = L.log_format == VllmLogFormat::Current;
+    const bool current = L.log_format != VllmLogFormat::Legacy;  // Split shares the current error texts
     const int64_t mml = L.max_model_len;
 
     for (const auto& s : L.vllm_lines) c.log_lines.push_back(s);
@@ -163,10 +163,11 @@ Result<VllmCapacity> vllm_capacity(const ModelSpec& m, const VllmOptions& o, int
     const int64_t cur_tokens = static_cast<int64_t>(c.max_concurrency * double(mml));
     c.legacy_tokens = nb / static_cast<int64_t>(L.groups.size()) * L.min_block_size;
     c.tokens = current ? cur_tokens : c.legacy_tokens;
+    const bool one_line = L.log_format == VllmLogFormat::Current;
 
     char conc[64];
     std::snprintf(conc, sizeof conc, "%.2fx", c.max_concurrency);
-    if (current) {
+    if (one_line) {
         c.log_lines.push_back("GPU KV cache size: " + with_commas(c.tokens) + " tokens, Maximum concurrency for " +
                               with_commas(mml) + " tokens per request: " + conc);
     } else {

@@ -1,0 +1,123 @@
+// kvbudget llamacpp: the llama_kv_cache / llama_memory_recurrent lines llama.cpp
+// prints for -c / -np / -ctk / -ctv, including the separate sliding-window cache.
+#include <iostream>
+
+#include "args.h"
+#include "commands.h"
+#include "llamacpp.h"
+#include "units.h"
+
+namespace kvb::cli {
+
+namespace {
+
+const char* kHelp = R"(Usage: kvbudget llamacpp CONFIG -c N [-np N] [--kv-unified] [-ctk T] [-ctv T] [--swa-full] [-ub N] [--json]
+
+Prints the KV cache lines llama.cpp logs when it creates the context, e.g.
+  llama_kv_cache: size = 1024.00 MiB (  8192 cells,  32 layers,  1/1 seqs), K (f16):  512.00 MiB, V (f16):  512.00 MiB
+plus its sliding-window cache and recurrent state (llama_memory_recurrent, always f32).
+
+  -c, --ctx-size N      context (padded to 256; 0 = the model's training context)
+  -np, --parallel N     sequences (slots); without --kv-unified each gets its own stream
+                        of GGML_PAD(n_ctx / N, 256) cells (llama-server's automatic
+                        default is 4 slots with a unified cache: pass -np 4 --kv-unified)
+  -kvu, --kv-unified    one cache stream shared by all sequences
+  -ctk, --cache-type-k T   f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl (default f16)
+  -ctv, --cache-type-v T   same choices (quantized V needs flash attention in llama.cpp)
+  --swa-full            sliding-window cache as large as the context
+  -ub, --ubatch-size N  physical batch (default 512): the SWA cache keeps n_swa + n_ubatch cells
+  --mla-v               older builds: also cache the kv_lora_rank-wide V of MLA models
+  --no-fa-padding       older builds without flash attention padded the context to 32
+  --log-format F        current (newest), rs-seq (mid/late 2026), 2025 (llama_kv_cache: without
+                        rs_seq), legacy (mid 2025: llama_kv_cache_unified:)
+)";
+
+}  // namespace
+
+int cmd_llamacpp(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+    auto a = parse_args(argv,
+                        ArgSpec{{"-c", "--ctx-size", "-np", "--parallel", "-ctk", "--cache-type-k", "-ctv",
+                                 "--cache-type-v", "-ub", "--ubatch-size", "--log-format"},
+                                {"--kv-unified", "-kvu", "--swa-full", "--mla-v", "--no-fa-padding"}},
+                        err);
+    if (!a) return kUsage;
+    if (a->has("--help")) {
+        out << kHelp;
+        return kOk;
+    }
+    if (a->positional.size() != 1) {
+        err << "kvbudget: error: llamacpp takes one CONFIG\n" << kHelp;
+        return kUsage;
+    }
+    auto pick = [&](const char* s, const char* l) { return a->has(s) ? std::string(s) : std::string(l); };
+    if (!a->has("-c") && !a->has("--ctx-size")) {
+        err << "kvbudget: error: llamacpp needs -c N (0 = the model's training context)\n";
+        return kUsage;
+    }
+    auto fmt = parse_llama_log_format(a->get("--log-format", "current"));
+    if (!fmt) {
+        err << "kvbudget: error: " << fmt.error().message << "\n";
+        return kUsage;
+    }
+    auto loaded = load_model(a->positional[0], err);
+    if (!loaded) return kRefused;
+    auto c = get_count(*a, pick("-c", "--ctx-size"), 0, err);
+    auto np = get_count(*a, pick("-np", "--parallel"), 1, err);
+    auto ub = get_count(*a, pick("-ub", "--ubatch-size"), 512, err);
+    if (!c || !np || !ub) return kRefused;
+
+    LlamaOptions o;
+    o.n_ctx = *c;
+    o.n_seq_max = *np;
+    o.kv_unified = a->has("--kv-unified") || a->has("-kvu");
+    o.type_k = a->get(pick("-ctk", "--cache-type-k"), "f16");
+    o.type_v = a->get(pick("-ctv", "--cache-type-v"), "f16");
+    o.swa_full = a->has("--swa-full");
+    o.n_ubatch = *ub;
+    o.mla_v_cache = a->has("--mla-v");
+    o.n_pad = a->has("--no-fa-padding") ? 32 : 256;
+    o.log_format = *fmt;
+
+    auto r = llamacpp_layout(*loaded, o);
+    if (!r) {
+        err << "kvbudget: error: " << r.error().message << "\n";
+        return kRefused;
+    }
+    const LlamaLayout& L = r.value();
+    if (a->has("--json")) {
+        out << "{\"model\":" << json_string(loaded->name) << ",\"n_ctx\":" << L.n_ctx << ",\"n_ctx_seq\":" << L.n_ctx_seq
+            << ",\"n_seq_max\":" << L.n_seq_max << ",\"n_stream\":" << L.n_stream
+            << ",\"kv_unified\":" << (L.unified ? "true" : "false") << ",\"caches\":[";
+        for (size_t i = 0; i < L.caches.size(); ++i) {
+            const auto& k = L.caches[i];
+            out << (i ? "," : "") << "{\"role\":" << json_string(k.role) << ",\"cells\":" << k.cells
+                << ",\"layers\":" << k.layers << ",\"n_stream\":" << k.n_stream << ",\"type_k\":" << json_string(k.type_k)
+                << ",\"type_v\":" << json_string(k.type_v) << ",\"k_bytes\":" << k.k_bytes << ",\"v_bytes\":" << k.v_bytes
+                << ",\"bytes_per_cell\":" << k.bytes_per_cell << ",\"window\":" << k.window << "}";
+        }
+        out << "],\"recurrent\":";
+        if (L.recurrent.present)
+            out << "{\"cells\":" << L.recurrent.cells << ",\"layers\":" << L.recurrent.state_layers
+                << ",\"r_bytes\":" << L.recurrent.r_bytes << ",\"s_bytes\":" << L.recurrent.s_bytes << "}";
+        else
+            out << "null";
+        out << ",\"kv_bytes\":" << L.kv_bytes << ",\"total_bytes\":" << L.total_bytes
+            << ",\"bytes_per_token\":" << L.bytes_per_token << ",\"log_lines\":[";
+        for (size_t i = 0; i < L.log_lines.size(); ++i) out << (i ? "," : "") << json_string(L.log_lines[i]);
+        out << "],\"notes\":[";
+        bool first = true;
+        const std::vector<std::string>* lists[] = {&loaded->notes, &L.notes};
+        for (const std::vector<std::string>* v : lists)
+            for (const auto& n : *v) {
+                out << (first ? "" : ",") << json_string(n);
+                first = false;
+            }
+        out << "]}\n";
+        return kOk;
+    }
+    for (const auto& line : L.log_lines) out << line << "\n";
+    for (const auto& n : L.notes) err << "note: " << n << "\n";
+    return kOk;
+}
+
+}  // namespace kvb::cli

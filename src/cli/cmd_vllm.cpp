@@ -1,0 +1,159 @@
+// kvbudget vllm: the lines vLLM v1 prints at start-up for a given KV cache memory,
+// or vLLM's own ValueError when one max_model_len request does not fit.
+#include <iostream>
+
+#include "args.h"
+#include "commands.h"
+#include "units.h"
+#include "vllm.h"
+
+namespace kvb::cli {
+
+namespace {
+
+const char* kHelp = R"(Usage: kvbudget vllm CONFIG --kv-cache-memory SIZE [--max-model-len N] [options] [--json]
+
+Prints what vLLM v1 logs once it has SIZE bytes of KV cache per GPU (what
+--kv-cache-memory sets, or what "Available KV cache memory: X GiB" reports):
+  GPU KV cache size: N tokens, Maximum concurrency for M tokens per request: X.XXx
+or vLLM's ValueError when one request of --max-model-len tokens does not fit
+(exit status 1). Output lines are vLLM's own, so you can diff them against a log.
+
+  --kv-cache-memory SIZE         KV cache bytes per GPU (8GiB, 24GB, 512MiB, or bytes)
+  --max-model-len N              tokens per request (default: max_position_embeddings)
+  --kv-cache-dtype T             auto bfloat16 float16 float32 fp8 fp8_e4m3 fp8_e5m2 (default auto)
+  --block-size N                 tokens per block (default 16; hybrid mamba models grow it)
+  --mla-block-size N             MLA block size when --block-size is not given (16; 64 FlashMLA, 128 CUTLASS MLA)
+  --tensor-parallel-size N       KV heads split across N GPUs (replicated when N > KV heads)
+  --pipeline-parallel-size N     layers split across N stages (num_blocks = min over stages)
+  --max-num-batched-tokens N     scheduler token budget; sizes sliding/chunked layers (default 8192)
+  --mamba-cache-mode M           none, align or all (default: align for gated-delta-net hybrids, else none)
+  --mamba-cache-dtype T          conv state dtype (default auto = model dtype)
+  --mamba-ssm-cache-dtype T      ssm state dtype (default auto = config mamba_ssm_dtype or conv dtype)
+  --num-speculative-tokens N     extra state slots for speculative decoding
+  --disable-hybrid-kv-cache-manager   cache sliding-window layers as full attention
+  --log-format F                 current (v0.26+, one line), split (v0.20-v0.25: two lines, N = int(X*M)),
+                                 legacy (up to v0.19: two lines, N = blocks // groups * block size)
+)";
+
+}  // namespace
+
+int cmd_vllm(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+    auto a = parse_args(argv,
+                        ArgSpec{{"--kv-cache-memory", "--max-model-len", "--kv-cache-dtype", "--block-size",
+                                 "--mla-block-size", "--tensor-parallel-size", "-tp", "--pipeline-parallel-size",
+                                 "-pp", "--max-num-batched-tokens", "--mamba-cache-mode", "--mamba-cache-dtype",
+                                 "--mamba-ssm-cache-dtype", "--num-speculative-tokens", "--log-format"},
+                                {"--disable-hybrid-kv-cache-manager"}},
+                        err);
+    if (!a) return kUsage;
+    if (a->has("--help")) {
+        out << kHelp;
+        return kOk;
+    }
+    if (a->positional.size() != 1) {
+        err << "kvbudget: error: vllm takes one CONFIG\n" << kHelp;
+        return kUsage;
+    }
+    if (!a->has("--kv-cache-memory")) {
+        err << "kvbudget: error: vllm needs --kv-cache-memory SIZE (KV cache bytes per GPU)\n";
+        return kUsage;
+    }
+    auto fmt = parse_vllm_log_format(a->get("--log-format", "current"));
+    if (!fmt) {
+        err << "kvbudget: error: " << fmt.error().message << "\n";
+        return kUsage;
+    }
+    auto mode = parse_mamba_cache_mode(a->get("--mamba-cache-mode", "default"));
+    if (!mode) {
+        err << "kvbudget: error: " << mode.error().message << "\n";
+        return kUsage;
+    }
+    auto loaded = load_model(a->positional[0], err);
+    if (!loaded) return kRefused;
+
+    auto mem = get_size(*a, "--kv-cache-memory", 0, err);
+    auto mml = get_count(*a, "--max-model-len", 0, err);
+    auto bs = get_count(*a, "--block-size", 0, err);
+    auto mbs = get_count(*a, "--mla-block-size", 0, err);
+    auto tp = get_count(*a, a->has("-tp") ? "-tp" : "--tensor-parallel-size", 1, err);
+    auto pp = get_count(*a, a->has("-pp") ? "-pp" : "--pipeline-parallel-size", 1, err);
+    auto mnbt = get_count(*a, "--max-num-batched-tokens", 0, err);
+    auto spec = get_count(*a, "--num-speculative-tokens", 0, err);
+    if (!mem || !mml || !bs || !mbs || !tp || !pp || !mnbt || !spec) return kRefused;
+    if (a->has("--block-size") && *bs == 0) {
+        err << "kvbudget: error: --block-size must be at least 1\n";
+        return kRefused;
+    }
+
+    VllmOptions o;
+    o.kv_cache_dtype = a->get("--kv-cache-dtype", "auto");
+    o.block_size = *bs;
+    o.mla_block_size = *mbs;
+    o.tensor_parallel_size = *tp;
+    o.pipeline_parallel_size = *pp;
+    o.max_model_len = *mml;
+    o.max_num_batched_tokens = *mnbt;
+    o.mamba_cache_mode = *mode;
+    o.mamba_cache_dtype = a->get("--mamba-cache-dtype", "auto");
+    o.mamba_ssm_cache_dtype = a->get("--mamba-ssm-cache-dtype", "auto");
+    o.num_speculative_tokens = *spec;
+    o.disable_hybrid_kv_cache_manager = a->has("--disable-hybrid-kv-cache-manager");
+    o.log_format = *fmt;
+
+    auto r = vllm_capacity(*loaded, o, *mem);
+    if (!r) {
+        if (r.error().code == "vllm_refused")
+            err << "ValueError: " << r.error().message << "\n";
+        else
+            err << "kvbudget: error: " << r.error().message << "\n";
+        return kRefused;
+    }
+    const VllmCapacity& c = r.value();
+    const VllmLayout& L = c.layout;
+
+    if (a->has("--json")) {
+        out << "{\"model\":" << json_string(loaded->name) << ",\"kv_cache_dtype\":" << json_string(L.kv_cache_dtype)
+            << ",\"kv_cache_memory\":" << c.available_bytes << ",\"max_model_len\":" << L.max_model_len
+            << ",\"max_num_batched_tokens\":" << L.max_num_batched_tokens << ",\"tensor_parallel_size\":" << L.tp
+            << ",\"pipeline_parallel_size\":" << L.pp << ",\"block_size\":" << L.attn_block_size
+            << ",\"mamba_cache_mode\":" << json_string(to_string(L.mamba_cache_mode))
+            << ",\"page_size_bytes\":" << L.page_size_bytes << ",\"group_size\":" << L.group_size
+            << ",\"bytes_per_block\":" << L.bytes_per_block << ",\"uniform_type\":" << (L.uniform_type ? "true" : "false")
+            << ",\"padding_layers\":" << L.padding_layers << ",\"groups\":[";
+        for (size_t i = 0; i < L.groups.size(); ++i) {
+            const auto& g = L.groups[i];
+            out << (i ? "," : "") << "{\"spec\":" << json_string(g.spec_type) << ",\"block_size\":" << g.block_size
+                << ",\"page_size_bytes\":" << g.page_size_bytes << ",\"window\":" << g.window << ",\"layers\":[";
+            for (size_t k = 0; k < g.layers.size(); ++k) out << (k ? "," : "") << g.layers[k];
+            out << "]}";
+        }
+        out << "],\"fits\":" << (c.fits ? "true" : "false") << ",\"num_blocks\":" << c.num_blocks
+            << ",\"usable_blocks\":" << c.usable_blocks << ",\"blocks_per_request\":" << c.blocks_per_request
+            << ",\"request_bytes\":" << c.request_bytes << ",\"tokens\":" << c.tokens
+            << ",\"legacy_tokens\":" << c.legacy_tokens << ",\"max_concurrency\":" << c.max_concurrency
+            << ",\"estimated_max_model_len\":" << c.estimated_max_model_len
+            << ",\"error\":" << json_string(c.error_text) << ",\"log_lines\":[";
+        for (size_t i = 0; i < c.log_lines.size(); ++i) out << (i ? "," : "") << json_string(c.log_lines[i]);
+        out << "],\"notes\":[";
+        bool first = true;
+        const std::vector<std::string>* lists[] = {&loaded->notes, &L.notes};
+        for (const std::vector<std::string>* v : lists)
+            for (const auto& n : *v) {
+                out << (first ? "" : ",") << json_string(n);
+                first = false;
+            }
+        out << "]}\n";
+        return c.fits ? kOk : kRefused;
+    }
+
+    for (const auto& line : c.log_lines) out << line << "\n";
+    for (const auto& n : L.notes) err << "note: " << n << "\n";
+    if (!c.fits) {
+        err << "ValueError: " << c.error_text << "\n";
+        return kRefused;
+    }
+    return kOk;
+}
+
+}  // namespace kvb::cli
