@@ -1,0 +1,1019 @@
+#include "sim/simulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <limits>
+
+#include "sim/block_pool.h"
+#include "sim/buddy.h"
+#include "sim/rng.h"
+#include "sim/series.h"
+
+namespace kvb::sim {
+
+const char* policy_name(Policy p) {
+    switch (p) {
+        case Policy::Paged: return "paged";
+        case Policy::Max: return "max";
+        case Policy::Pow2: return "pow2";
+        case Policy::Oracle: return "oracle";
+    }
+    return "?";
+}
+
+bool parse_policy(const std::string& s, Policy* out) {
+    static const Policy all[] = {Policy::Paged, Policy::Max, Policy::Pow2, Policy::Oracle};
+    for (Policy p : all)
+        if (s == policy_name(p)) {
+            *out = p;
+            return true;
+        }
+    return false;
+}
+
+namespace {
+
+constexpr int64_t kMaxBlocks = int64_t{1} << 22;        // per-block arrays stay under ~200 MB
+constexpr int64_t kMaxContiguousSlots = int64_t{1} << 40;
+constexpr int32_t kMaxSeqsPerRequest = 1024;
+
+enum class GState : uint8_t { Pending, Waiting, Running, Swapped, Finished, Refused };
+
+struct Seq {
+    std::vector<int32_t> table;  // paged block table
+    int32_t computed = 0;        // tokens whose K/V are stored
+    int64_t offset = -1;         // contiguous region
+};
+
+// A request: one prompt, then n samples or `beam` beams that share it.
+struct Group {
+    int32_t id = 0, prompt = 0, output = 0, prefix = 0, nseq = 1;
+    double arrival = 0;
+    int32_t generated = 0;  // output tokens sampled so far (same for every sequence)
+    bool forked = false;    // the prompt has been shared out to all sequences
+    GState state = GState::Pending;
+    double first_token = -1, finish = -1;
+    std::vector<Seq> seqs;
+    int order = 0;          // contiguous: buddy order of each region
+    int64_t reserve = 0;    // contiguous: slots the policy reserves per sequence
+    // Swapped out: block tables as indices into the group's own block list.
+    std::vector<int32_t> swap_tables, swap_lens, swap_fill;
+    int32_t active() const { return forked ? nseq : 1; }
+    int32_t target() const { return forked ? prompt + generated : prompt; }
+    int32_t final_stored() const { return prompt + output - 1; }  // the last token is never fed back
+};
+
+uint64_t mix(uint64_t a, uint64_t b) {
+    uint64_t x = a ^ (b + 0x9E3779B97F4A7C15ull + (a << 6) + (a >> 2));
+    return splitmix64(x);
+}
+
+double percentile(std::vector<double>& v, double p) {
+    if (v.empty()) return 0;
+    // Nearest rank: the smallest value with at least p of the data at or below it.
+    size_t k = static_cast<size_t>(std::ceil(p * static_cast<double>(v.size())));
+    if (k < 1) k = 1;
+    if (k > v.size()) k = v.size();
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k - 1), v.end());
+    return v[k - 1];
+}
+
+double mean(const std::vector<double>& v) {
+    double s = 0;
+    for (double x : v) s += x;
+    return v.empty() ? 0 : s / static_cast<double>(v.size());
+}
+
+bool finite_nonneg(double x) { return std::isfinite(x) && x >= 0; }
+
+}  // namespace
+
+struct Simulator::Impl {
+    SimConfig cfg;
+    Error err{"", ""};
+    bool failed = false;
+    bool paged = true;
+    int32_t bs = 16;
+    int64_t capacity = 0;  // token slots
+    int64_t num_blocks = 0;
+    int64_t swap_cap_blocks = 0, swap_used = 0;
+    BlockPool pool;
+    BuddyAllocator buddy;
+    Rng beam_rng;
+
+    std::vector<Group> groups;
+    size_t next_arrival = 0;
+    std::deque<int32_t> waiting;
+    std::vector<int32_t> running, swapped, scheduled;
+    int64_t running_seqs = 0;
+    double now = 0;
+    int64_t step_no = 0;
+    bool is_done = false;
+
+    // scratch, sized once
+    std::vector<int32_t> cnt, local_id, takes, hits;
+    int blocked_order = -1;
+    double step_swap_bytes = 0;
+
+    // accounting
+    SeriesAccumulator series;
+    double w_total = 0, w_used = 0;
+    StateSample totals;
+    double w_token_used = 0;
+    Summary s;
+    int64_t pending_preempt = 0, pending_finish = 0;
+    std::vector<double> ttft, tpot, e2e;
+    std::vector<BlockSnapshot> snaps;
+    int64_t snap_every = 0;
+
+    void fail(const std::string& code, const std::string& msg) {
+        if (!failed) err = make_error(code, msg);
+        failed = true;
+        is_done = true;
+    }
+
+    // ------------------------------------------------------------ setup
+    void setup(const SimConfig& c, const std::vector<Request>& reqs) {
+        cfg = c;
+        auto bad = [&](const std::string& m) { fail("bad_value", m); };
+        if (c.kv_bytes_per_token < 1) return bad("KV bytes per token must be at least 1");
+        if (c.kv_capacity_bytes < 1) return bad("KV cache capacity must be at least 1 byte");
+        if (c.block_size < 1 || c.block_size > 4096) return bad("block size must be between 1 and 4096 tokens");
+        if (c.max_model_len < 2 || c.max_model_len > 10'000'000)
+            return bad("max model length must be between 2 and 10,000,000 tokens");
+        if (c.max_num_seqs < 1) return bad("max-num-seqs must be at least 1");
+        if (c.max_num_batched_tokens < 1) return bad("max-num-batched-tokens must be at least 1");
+        if (c.n < 1 || c.n > kMaxSeqsPerRequest) return bad("n (parallel samples) must be between 1 and 1024");
+        if (c.beam_width < 1 || c.beam_width > kMaxSeqsPerRequest) return bad("beam width must be between 1 and 1024");
+        if (c.n > 1 && c.beam_width > 1) return bad("use either parallel sampling (n) or beam search, not both");
+        const int32_t nseq = std::max(c.n, c.beam_width);
+        if (nseq > c.max_num_seqs)
+            return bad("a request's " + std::to_string(nseq) + " sequences exceed max-num-seqs " +
+                       std::to_string(c.max_num_seqs));
+        if (!(c.beam_switch_prob >= 0 && c.beam_switch_prob <= 1)) return bad("beam switch probability must be in [0, 1]");
+        if (c.swap_space_bytes < 0) return bad("swap space must not be negative");
+        const LatencyModel& L = c.latency;
+        if (!finite_nonneg(L.weights_bytes) || !finite_nonneg(L.active_params) || !finite_nonneg(L.attn_flops_per_pair) ||
+            !finite_nonneg(L.bandwidth_bytes_per_s) || !finite_nonneg(L.flops_per_s) || !finite_nonneg(L.step_overhead_s) ||
+            !finite_nonneg(L.swap_bytes_per_s) || !(L.bandwidth_efficiency > 0 && L.bandwidth_efficiency <= 1) ||
+            !(L.compute_efficiency > 0 && L.compute_efficiency <= 1))
+            return bad("latency model values must be finite and non-negative (efficiencies in (0, 1])");
+        if (!(step_seconds(L, 1, 0, 0, 0) > 0))
+            return bad("the latency model gives zero-length steps: set a GPU bandwidth, FLOPs or a step overhead");
+        if (c.series_points < 1 || c.series_points > 100000) return bad("series points must be between 1 and 100,000");
+        if (c.snapshot_every_steps < 0 || c.max_snapshots < 1) return bad("snapshot settings out of range");
+
+        paged = c.policy == Policy::Paged;
+        bs = paged ? c.block_size : 1;
+        if (paged) {
+            int64_t block_bytes = 0;
+            if (mul_overflow(c.block_size, c.kv_bytes_per_token, &block_bytes))
+                return bad("block size x KV bytes per token overflows");
+            num_blocks = c.kv_capacity_bytes / block_bytes;
+            if (num_blocks > kMaxBlocks)
+                return bad("the KV cache would have " + std::to_string(num_blocks) +
+                           " blocks; the simulator handles at most 4,194,304 (use a larger block size)");
+            const int64_t need = (c.max_model_len + c.block_size - 1) / c.block_size;
+            if (num_blocks - 1 < need)
+                return bad("the KV cache holds " + std::to_string(std::max<int64_t>(num_blocks - 1, 0)) +
+                           " usable blocks of " + std::to_string(c.block_size) + " tokens, fewer than the " +
+                           std::to_string(need) + " one sequence of max model length " +
+                           std::to_string(c.max_model_len) + " needs (the null block is not usable)");
+            capacity = num_blocks * c.block_size;
+            pool.init(static_cast<int32_t>(num_blocks));
+            cnt.assign(static_cast<size_t>(num_blocks) + 1, 0);
+            local_id.assign(static_cast<size_t>(num_blocks) + 1, -1);
+            swap_cap_blocks = c.swap_space_bytes / block_bytes;
+        } else {
+            capacity = c.kv_capacity_bytes / c.kv_bytes_per_token;
+            if (capacity > kMaxContiguousSlots) return bad("KV capacity in tokens is too large to simulate");
+            buddy.init(capacity);
+            const int64_t need = c.policy == Policy::Max ? c.max_model_len : 1;
+            if (buddy.fit_count_empty(BuddyAllocator::order_for(need)) < 1)
+                return bad("the KV cache holds " + std::to_string(capacity) + " token slots; the buddy allocator "
+                           "cannot place one " + std::to_string(need) + "-token reservation");
+            if (c.prefix_caching) return bad("prefix caching applies to the paged policy only");
+        }
+        if (c.preemption == Preemption::Swap && !paged) {
+            // Contiguous reservations never run out mid-request, so nothing is ever preempted.
+        }
+        takes.assign(static_cast<size_t>(nseq), 0);
+        hits.reserve(static_cast<size_t>(c.max_model_len / bs + 2));
+        beam_rng = Rng(c.seed, 7);
+        series.init(c.series_points);
+        snap_every = c.snapshot_every_steps;
+
+        groups.resize(reqs.size());
+        double last = 0;
+        for (size_t i = 0; i < reqs.size(); ++i) {
+            const Request& q = reqs[i];
+            const std::string at = "request " + std::to_string(i) + ": ";
+            if (!(std::isfinite(q.arrival_s) && q.arrival_s >= 0)) return bad(at + "arrival time must be a finite number >= 0");
+            if (q.arrival_s < last) return bad(at + "arrival times must not go back");
+            last = q.arrival_s;
+            if (q.prompt_tokens < 1) return bad(at + "prompt must have at least 1 token");
+            if (q.output_tokens < 1) return bad(at + "output must have at least 1 token");
+            if (q.prefix_tokens < 0 || q.prefix_tokens > q.prompt_tokens) return bad(at + "shared prefix longer than the prompt");
+            Group& g = groups[i];
+            g.id = static_cast<int32_t>(i);
+            g.arrival = q.arrival_s;
+            g.prompt = q.prompt_tokens;
+            g.output = q.output_tokens;
+            g.prefix = q.prefix_tokens;
+            g.nseq = nseq;
+            g.forked = nseq == 1;
+        }
+        s.policy = policy_name(c.policy);
+        s.requests = static_cast<int64_t>(reqs.size());
+        s.capacity_tokens = capacity;
+        s.num_blocks = paged ? num_blocks : 0;
+        ttft.reserve(reqs.size());
+        e2e.reserve(reqs.size());
+        tpot.reserve(reqs.size());
+        if (reqs.empty()) is_done = true;
+    }
+
+    static bool mul_overflow(int64_t a, int64_t b, int64_t* out) {
+        if (a != 0 && b > std::numeric_limits<int64_t>::max() / a) return true;
+        *out = a * b;
+        return false;
+    }
+
+    // ------------------------------------------------------------ arrivals
+    void take_arrivals() {
+        while (next_arrival < groups.size() && groups[next_arrival].arrival <= now) {
+            Group& g = groups[next_arrival++];
+            const int32_t M = cfg.max_model_len;
+            if (g.prompt >= M) {
+                refuse(g);
+                continue;
+            }
+            if (g.prompt + static_cast<int64_t>(g.output) > M) {
+                if (cfg.overlong == Overlong::Refuse) {
+                    refuse(g);
+                    continue;
+                }
+                g.output = M - g.prompt;
+                ++s.truncated;
+            }
+            if (!fits_alone(g)) {
+                refuse(g);
+                continue;
+            }
+            g.state = GState::Waiting;
+            waiting.push_back(g.id);
+        }
+    }
+
+    void refuse(Group& g) {
+        g.state = GState::Refused;
+        ++s.refused;
+    }
+
+    // A request that could not run even with the whole pool to itself would
+    // stall the queue forever: refuse it on arrival.
+    bool fits_alone(const Group& g) {
+        if (paged) {
+            const int64_t L = g.final_stored();
+            const int64_t per_seq = (L + bs - 1) / bs;
+            const int64_t shared = g.nseq > 1 ? g.prompt / bs : 0;
+            const int64_t worst = shared + static_cast<int64_t>(g.nseq) * (per_seq - shared);
+            return worst <= num_blocks - 1;
+        }
+        const int64_t R = reservation(g);
+        return buddy.fit_count_empty(BuddyAllocator::order_for(R)) >= g.nseq;
+    }
+
+    int64_t reservation(const Group& g) const {
+        const int64_t L = static_cast<int64_t>(g.prompt) + g.output;
+        switch (cfg.policy) {
+            case Policy::Max: return cfg.max_model_len;
+            case Policy::Pow2: return int64_t{1} << BuddyAllocator::order_for(L);
+            default: return L;
+        }
+    }
+
+    // ------------------------------------------------------------ paged block work
+    uint64_t content_hash(const Group& g, int32_t seq, int64_t block) const {
+        const int64_t end = (block + 1) * bs;
+        if (g.prefix > 0 && end <= g.prefix) return mix(0x5359535052ull, static_cast<uint64_t>(block));  // the common system prompt
+        if (end <= g.prompt) return mix(mix(0x50524F4D50ull, static_cast<uint64_t>(g.id)), static_cast<uint64_t>(block));
+        return mix(mix(mix(0x4F5554ull, static_cast<uint64_t>(g.id)), static_cast<uint64_t>(seq)), static_cast<uint64_t>(block));
+    }
+
+    uint64_t chain_hash(uint64_t parent, const Group& g, int32_t seq, int64_t block) const {
+        return mix(parent, content_hash(g, seq, block));
+    }
+
+    // Blocks the group needs to write takes[] tokens into its active sequences,
+    // counting exactly the copy-on-write copies of shared partial blocks: of w
+    // writers of a block with r references, all copy if r > w, else the last
+    // one writes in place.
+    int64_t blocks_needed(const Group& g) {
+        int64_t need = 0;
+        const int32_t a = g.active();
+        for (int32_t k = 0; k < a; ++k) {
+            const int32_t t = takes[static_cast<size_t>(k)];
+            if (t == 0) continue;
+            const Seq& q = g.seqs[static_cast<size_t>(k)];
+            const int64_t pos = q.computed;
+            need += (pos + t + bs - 1) / bs - (pos + bs - 1) / bs;
+            if (pos % bs != 0) {
+                const int32_t b = q.table.back();
+                if (pool.ref(b) > 1) ++cnt[static_cast<size_t>(b)];
+            }
+        }
+        for (int32_t k = 0; k < a; ++k) {
+            const Seq& q = g.seqs[static_cast<size_t>(k)];
+            if (takes[static_cast<size_t>(k)] == 0 || q.computed % bs == 0) continue;
+            const int32_t b = q.table.back();
+            const int32_t w = cnt[static_cast<size_t>(b)];
+            if (w == 0) continue;  // counted already
+            need += pool.ref(b) > w ? w : w - 1;
+            cnt[static_cast<size_t>(b)] = 0;
+        }
+        return need;
+    }
+
+    void write_tokens(Group& g, int32_t k, int32_t take) {
+        Seq& q = g.seqs[static_cast<size_t>(k)];
+        int64_t pos = q.computed;
+        if (paged) {
+            if (pos % bs != 0 && pool.ref(q.table.back()) > 1) {
+                const int32_t old = q.table.back();
+                const int32_t nb = pool.alloc();
+                if (nb < 0) return fail("internal", "copy-on-write found no free block");
+                pool.set_fill(nb, static_cast<int32_t>(pos % bs));
+                pool.decref(old);
+                q.table.back() = nb;
+                ++s.cow_copies;
+            }
+            int32_t left = take;
+            while (left > 0) {
+                if (pos % bs == 0) {
+                    const int32_t nb = pool.alloc();
+                    if (nb < 0) return fail("internal", "no free block after the scheduler counted enough");
+                    q.table.push_back(nb);
+                }
+                const int32_t w = std::min<int32_t>(left, static_cast<int32_t>(bs - pos % bs));
+                pool.add_fill(q.table.back(), w);
+                pos += w;
+                left -= w;
+                if (cfg.prefix_caching && pos % bs == 0) {
+                    const int64_t bi = pos / bs - 1;
+                    const uint64_t parent = bi > 0 ? pool.hash(q.table[static_cast<size_t>(bi - 1)]) : 0x4B56ull;
+                    pool.set_hash(q.table.back(), chain_hash(parent, g, k, bi));
+                }
+            }
+        } else {
+            pos += take;
+        }
+        q.computed = static_cast<int32_t>(pos);
+    }
+
+    void free_table(std::vector<int32_t>& t) {
+        // Tail first, so with prefix caching the tail of a request is evicted before its head.
+        for (size_t i = t.size(); i-- > 0;) pool.decref(t[i]);
+        t.clear();
+    }
+
+    void release(Group& g) {
+        if (paged) {
+            for (int32_t k = static_cast<int32_t>(g.seqs.size()); k-- > 0;) free_table(g.seqs[static_cast<size_t>(k)].table);
+        } else {
+            for (Seq& q : g.seqs)
+                if (q.offset >= 0) {
+                    buddy.free(q.offset, g.order);
+                    q.offset = -1;
+                }
+        }
+    }
+
+    void preempt(Group& g) {
+        ++s.preemptions;
+        ++pending_preempt;
+        running_seqs -= g.nseq;
+        if (cfg.preemption == Preemption::Swap && paged && try_swap_out(g)) return;
+        for (int32_t k = 0; k < g.active(); ++k) s.recomputed_tokens += g.seqs[static_cast<size_t>(k)].computed;
+        release(g);
+        for (Seq& q : g.seqs) q.computed = 0;
+        g.forked = g.nseq == 1;
+        g.state = GState::Waiting;
+        waiting.push_front(g.id);
+    }
+
+    bool try_swap_out(Group& g) {
+        int32_t unique = 0;
+        const int32_t a = g.active();
+        for (int32_t k = 0; k < a; ++k)
+            for (int32_t b : g.seqs[static_cast<size_t>(k)].table)
+                if (local_id[static_cast<size_t>(b)] < 0) local_id[static_cast<size_t>(b)] = unique++;
+        const bool fits = swap_used + unique <= swap_cap_blocks;
+        if (fits) {
+            g.swap_fill.assign(static_cast<size_t>(unique), 0);
+            g.swap_tables.clear();
+            g.swap_lens.clear();
+            for (int32_t k = 0; k < a; ++k) {
+                const auto& t = g.seqs[static_cast<size_t>(k)].table;
+                g.swap_lens.push_back(static_cast<int32_t>(t.size()));
+                for (int32_t b : t) {
+                    const int32_t l = local_id[static_cast<size_t>(b)];
+                    g.swap_tables.push_back(l);
+                    g.swap_fill[static_cast<size_t>(l)] = pool.fill(b);
+                }
+            }
+        }
+        for (int32_t k = 0; k < a; ++k)
+            for (int32_t b : g.seqs[static_cast<size_t>(k)].table) local_id[static_cast<size_t>(b)] = -1;
+        if (!fits) return false;
+        swap_used += unique;
+        step_swap_bytes += static_cast<double>(unique) * bs * static_cast<double>(cfg.kv_bytes_per_token);
+        ++s.swapped_out;
+        release(g);
+        g.state = GState::Swapped;
+        swapped.insert(std::upper_bound(swapped.begin(), swapped.end(), g.id), g.id);
+        return true;
+    }
+
+    bool try_swap_in(Group& g) {
+        const int32_t unique = static_cast<int32_t>(g.swap_fill.size());
+        if (unique > pool.num_free()) return false;
+        std::vector<int32_t>& phys = hits;  // scratch
+        phys.clear();
+        for (int32_t l = 0; l < unique; ++l) {
+            const int32_t b = pool.alloc();
+            pool.set_fill(b, g.swap_fill[static_cast<size_t>(l)]);
+            phys.push_back(b);
+        }
+        std::vector<uint8_t> first(static_cast<size_t>(unique), 1);
+        size_t p = 0;
+        for (int32_t k = 0; k < g.active(); ++k) {
+            auto& t = g.seqs[static_cast<size_t>(k)].table;
+            t.clear();
+            for (int32_t j = 0; j < g.swap_lens[static_cast<size_t>(k)]; ++j) {
+                const int32_t l = g.swap_tables[p++];
+                const int32_t b = phys[static_cast<size_t>(l)];
+                if (first[static_cast<size_t>(l)]) first[static_cast<size_t>(l)] = 0;
+                else pool.incref(b);
+                t.push_back(b);
+            }
+        }
+        swap_used -= unique;
+        step_swap_bytes += static_cast<double>(unique) * bs * static_cast<double>(cfg.kv_bytes_per_token);
+        g.swap_fill.clear();
+        g.swap_tables.clear();
+        g.swap_lens.clear();
+        return true;
+    }
+
+    void ensure_seqs(Group& g) {
+        if (g.seqs.empty()) {
+            g.seqs.resize(static_cast<size_t>(g.nseq));
+            if (paged) {
+                const size_t cap = static_cast<size_t>((g.final_stored() + bs - 1) / bs + 1);
+                for (Seq& q : g.seqs) q.table.reserve(cap);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------ one step
+    double step_new_tokens = 0, step_kv_read = 0, step_pairs = 0;
+
+    void account_tokens(const Group& g, int32_t k, int32_t take) {
+        const double c1 = g.seqs[static_cast<size_t>(k)].computed;  // after the write
+        const double c0 = c1 - take;
+        step_new_tokens += take;
+        step_kv_read += c1;
+        step_pairs += take * (c0 + (take + 1) / 2.0);
+    }
+
+    // Try to admit the waiting head; false when it cannot be (memory or budget).
+    bool admit(Group& g, int64_t& budget) {
+        ensure_seqs(g);
+        Seq& q0 = g.seqs[0];
+        const int32_t target = g.target();
+        int32_t cached_tokens = 0;
+        hits.clear();
+        int64_t evictable = 0;
+        if (paged && cfg.prefix_caching) {
+            uint64_t h = 0x4B56ull;
+            // At least the last token is computed, so its logits exist (as vLLM).
+            for (int64_t b = 0; (b + 1) * bs <= target - 1; ++b) {
+                h = chain_hash(h, g, 0, b);
+                const int32_t blk = pool.lookup(h);
+                if (blk < 0) break;
+                hits.push_back(blk);
+                if (pool.ref(blk) == 0) ++evictable;
+            }
+            cached_tokens = static_cast<int32_t>(hits.size()) * bs;
+            s.prefix_query_tokens += target;
+        }
+        const int32_t take = static_cast<int32_t>(std::min<int64_t>(target - cached_tokens, budget));
+        if (take <= 0) return false;
+        if (paged) {
+            const int64_t need = (cached_tokens + take + bs - 1) / bs - static_cast<int64_t>(hits.size()) + evictable;
+            if (need > pool.num_free()) return false;
+            for (int32_t b : hits) pool.incref(b);
+            q0.table.assign(hits.begin(), hits.end());
+            q0.computed = cached_tokens;
+            s.prefix_hit_tokens += cached_tokens;
+        } else {
+            g.reserve = reservation(g);
+            g.order = BuddyAllocator::order_for(g.reserve);
+            int32_t k = 0;
+            for (; k < g.nseq; ++k) {
+                const int64_t off = buddy.alloc(g.order);
+                if (off < 0) break;
+                g.seqs[static_cast<size_t>(k)].offset = off;
+            }
+            if (k < g.nseq) {
+                for (int32_t j = 0; j < k; ++j) {
+                    buddy.free(g.seqs[static_cast<size_t>(j)].offset, g.order);
+                    g.seqs[static_cast<size_t>(j)].offset = -1;
+                }
+                blocked_order = g.order;
+                return false;
+            }
+            q0.computed = 0;
+        }
+        write_tokens(g, 0, take);
+        account_tokens(g, 0, take);
+        budget -= take;
+        g.state = GState::Running;
+        running.push_back(g.id);
+        running_seqs += g.nseq;
+        scheduled.push_back(g.id);
+        return true;
+    }
+
+    void step() {
+        take_arrivals();
+        if (running.empty() && waiting.empty() && swapped.empty()) {
+            if (next_arrival < groups.size()) {
+                const double t = groups[next_arrival].arrival;
+                record(now, t);
+                now = t;
+                return;
+            }
+            is_done = true;
+            return;
+        }
+        int64_t budget = cfg.max_num_batched_tokens;
+        bool preempted = false;
+        scheduled.clear();
+        blocked_order = -1;
+        step_new_tokens = step_kv_read = step_pairs = 0;
+        step_swap_bytes = 0;
+
+        // 1. Running requests, oldest first, under the token budget.
+        for (size_t i = 0; i < running.size() && budget > 0;) {
+            Group& g = groups[static_cast<size_t>(running[i])];
+            const int32_t a = g.active(), target = g.target();
+            int64_t left = budget, total = 0;
+            for (int32_t k = 0; k < a; ++k) {
+                const int64_t t = std::min<int64_t>(target - g.seqs[static_cast<size_t>(k)].computed, left);
+                takes[static_cast<size_t>(k)] = static_cast<int32_t>(std::max<int64_t>(t, 0));
+                left -= takes[static_cast<size_t>(k)];
+                total += takes[static_cast<size_t>(k)];
+            }
+            if (total == 0) {
+                ++i;
+                continue;
+            }
+            bool self_preempted = false;
+            if (paged) {
+                while (blocks_needed(g) > pool.num_free()) {
+                    // FCFS: the most recently admitted running request goes first.
+                    const int32_t victim = running.back();
+                    running.pop_back();
+                    preempt(groups[static_cast<size_t>(victim)]);
+                    preempted = true;
+                    if (victim == g.id) {
+                        self_preempted = true;
+                        break;
+                    }
+                }
+            }
+            if (self_preempted) break;
+            for (int32_t k = 0; k < a; ++k) {
+                const int32_t t = takes[static_cast<size_t>(k)];
+                if (t == 0) continue;
+                write_tokens(g, k, t);
+                account_tokens(g, k, t);
+            }
+            if (failed) return;
+            budget -= total;
+            scheduled.push_back(g.id);
+            ++i;
+        }
+
+        // 2. No admissions in a step that preempted; swapped requests (older) before waiting ones.
+        bool swapped_in = false;
+        if (!preempted) {
+            while (!swapped.empty()) {
+                Group& g = groups[static_cast<size_t>(swapped.front())];
+                if (running_seqs + g.nseq > cfg.max_num_seqs || !try_swap_in(g)) break;
+                swapped.erase(swapped.begin());
+                g.state = GState::Running;
+                running.push_back(g.id);
+                running_seqs += g.nseq;
+                swapped_in = true;
+            }
+            if (swapped.empty()) {
+                while (!waiting.empty() && budget > 0) {
+                    Group& g = groups[static_cast<size_t>(waiting.front())];
+                    if (running_seqs + g.nseq > cfg.max_num_seqs) break;
+                    if (!admit(g, budget)) {
+                        if (failed) return;
+                        break;
+                    }
+                    waiting.pop_front();
+                }
+            }
+        }
+        if (failed) return;
+
+        double dt;
+        if (scheduled.empty()) {
+            if (!swapped_in && !preempted)
+                return fail("internal", "scheduler made no progress at t=" + std::to_string(now) + " s");
+            dt = cfg.latency.step_overhead_s +
+                 (cfg.latency.swap_bytes_per_s > 0 ? step_swap_bytes / cfg.latency.swap_bytes_per_s : 0);
+            if (!(dt > 0)) dt = 1e-6;
+        } else {
+            dt = step_seconds(cfg.latency, step_new_tokens, step_kv_read * static_cast<double>(cfg.kv_bytes_per_token),
+                              step_pairs, step_swap_bytes);
+        }
+        const double t0 = now;
+        now += dt;
+        ++step_no;
+        ++s.steps;
+        record(t0, now);
+
+        // 3. Outputs: fork the prompt to all sequences, sample, finish.
+        bool any_finished = false;
+        for (int32_t id : scheduled) {
+            Group& g = groups[static_cast<size_t>(id)];
+            if (!g.forked && g.seqs[0].computed == g.prompt) fork(g);
+            if (!g.forked) continue;
+            bool caught_up = true;
+            for (int32_t k = 0; k < g.nseq; ++k)
+                if (g.seqs[static_cast<size_t>(k)].computed != g.target()) caught_up = false;
+            if (!caught_up) continue;
+            if (g.generated == 0) g.first_token = now;
+            ++g.generated;
+            if (g.generated >= g.output) {
+                finish(g);
+                any_finished = true;
+            } else if (cfg.beam_width > 1) {
+                reparent_beams(g);
+            }
+        }
+        if (any_finished) {
+            size_t w = 0;
+            for (size_t r = 0; r < running.size(); ++r)
+                if (groups[static_cast<size_t>(running[r])].state == GState::Running) running[w++] = running[r];
+            running.resize(w);
+        }
+        series.event(now, pending_preempt, pending_finish);
+        pending_preempt = pending_finish = 0;
+        if (snap_every > 0 && step_no % snap_every == 0) {
+            snaps.push_back(make_snapshot());
+            if (static_cast<int32_t>(snaps.size()) > cfg.max_snapshots) {
+                size_t w = 0;
+                for (size_t r = 0; r < snaps.size(); r += 2) snaps[w++] = std::move(snaps[r]);
+                snaps.resize(w);
+                snap_every *= 2;
+            }
+        }
+    }
+
+    void fork(Group& g) {
+        Seq& q0 = g.seqs[0];
+        for (int32_t k = 1; k < g.nseq; ++k) {
+            Seq& q = g.seqs[static_cast<size_t>(k)];
+            if (paged) {
+                for (int32_t b : q0.table) pool.incref(b);
+                q.table.assign(q0.table.begin(), q0.table.end());
+            }
+            q.computed = q0.computed;  // contiguous: the prompt's K/V copied into each region
+        }
+        g.forked = true;
+    }
+
+    // Beam search: each beam may continue from another beam's history. Only the
+    // block tables matter here: the new owner shares the other beam's blocks
+    // (its last partial block is copied on the next write).
+    void reparent_beams(Group& g) {
+        for (int32_t j = 0; j < g.nseq; ++j) {
+            if (!beam_rng.chance(cfg.beam_switch_prob)) continue;
+            const int32_t i = static_cast<int32_t>(beam_rng.uniform_int(0, g.nseq - 1));
+            if (i == j || !paged) continue;
+            Seq& from = g.seqs[static_cast<size_t>(i)];
+            Seq& to = g.seqs[static_cast<size_t>(j)];
+            for (int32_t b : from.table) pool.incref(b);
+            free_table(to.table);
+            to.table.assign(from.table.begin(), from.table.end());
+        }
+    }
+
+    void finish(Group& g) {
+        g.finish = now;
+        g.state = GState::Finished;
+        release(g);
+        running_seqs -= g.nseq;
+        std::vector<Seq>().swap(g.seqs);
+        ++s.finished;
+        ++pending_finish;
+        s.prompt_tokens += g.prompt;
+        s.generated_tokens += static_cast<int64_t>(g.output) * g.nseq;
+        ttft.push_back(g.first_token - g.arrival);
+        e2e.push_back(g.finish - g.arrival);
+        if (g.output >= 2) tpot.push_back((g.finish - g.first_token) / (g.output - 1));
+        s.makespan_s = now;
+    }
+
+    // ------------------------------------------------------------ metrics
+    StateSample sample() {
+        StateSample x;
+        x.running = static_cast<double>(running.size());
+        x.waiting = static_cast<double>(waiting.size() + swapped.size());
+        if (paged) {
+            double reserved = 0, logical = 0;
+            for (int32_t id : running) {
+                const Group& g = groups[static_cast<size_t>(id)];
+                for (int32_t k = 0; k < g.active(); ++k) {
+                    const Seq& q = g.seqs[static_cast<size_t>(k)];
+                    logical += static_cast<double>(q.table.size());
+                    if (q.computed % bs == 0 || q.table.empty()) continue;
+                    const int32_t b = q.table.back();
+                    if (pool.ref(b) != 1) continue;  // a shared partial block will be copied: its free slots stay unused
+                    const int64_t unfilled = bs - pool.fill(b);
+                    const int64_t to_come = static_cast<int64_t>(g.final_stored()) - q.computed;
+                    reserved += static_cast<double>(std::min(unfilled, std::max<int64_t>(to_come, 0)));
+                }
+            }
+            const double used = static_cast<double>(pool.num_used()) * bs;
+            x.token = static_cast<double>(pool.used_filled());
+            x.reserved = reserved;
+            x.internal = used - x.token - reserved + bs;  // + the null block
+            x.cached = static_cast<double>(pool.num_cached_free()) * bs;
+            x.free = static_cast<double>(pool.num_free() - pool.num_cached_free()) * bs;
+            x.logical = logical;
+            x.saved = logical - static_cast<double>(pool.num_used());
+        } else {
+            for (int32_t id : running) {
+                const Group& g = groups[static_cast<size_t>(id)];
+                const double L = static_cast<double>(g.prompt) + g.output;
+                const double A = static_cast<double>(int64_t{1} << g.order);
+                for (int32_t k = 0; k < g.nseq; ++k) {
+                    const double st = g.seqs[static_cast<size_t>(k)].computed;
+                    x.token += st;
+                    x.reserved += L - st;
+                    x.internal += static_cast<double>(g.reserve) - L;
+                    x.external += A - static_cast<double>(g.reserve);
+                }
+            }
+            const double unusable = blocked_order >= 0 ? static_cast<double>(buddy.free_below(blocked_order)) : 0;
+            x.external += unusable;
+            x.free = static_cast<double>(buddy.free_slots()) - unusable;
+        }
+        return x;
+    }
+
+    void record(double t0, double t1) {
+        const double w = t1 - t0;
+        if (!(w > 0)) return;
+        const StateSample x = sample();
+        series.add(t0, t1, x);
+        w_total += w;
+        totals.token += x.token * w;
+        totals.reserved += x.reserved * w;
+        totals.internal += x.internal * w;
+        totals.external += x.external * w;
+        totals.cached += x.cached * w;
+        totals.free += x.free * w;
+        totals.running += x.running * w;
+        totals.waiting += x.waiting * w;
+        totals.saved += x.saved * w;
+        totals.logical += x.logical * w;
+        const double used = static_cast<double>(capacity) - x.free - x.cached;
+        if (used > 0) {
+            w_used += used * w;
+            w_token_used += x.token * w;
+        }
+        s.max_running = std::max<int64_t>(s.max_running, static_cast<int64_t>(x.running));
+        s.max_waiting = std::max<int64_t>(s.max_waiting, static_cast<int64_t>(x.waiting));
+        s.max_blocks_saved = std::max<int64_t>(s.max_blocks_saved, static_cast<int64_t>(x.saved));
+    }
+
+    MemorySplit split(const StateSample& sum, double weight) const {
+        MemorySplit m;
+        const double d = weight * static_cast<double>(capacity);
+        if (!(d > 0)) {
+            m.free = 1;
+            return m;
+        }
+        m.token_states = sum.token / d;
+        m.reserved = sum.reserved / d;
+        m.internal_fragmentation = sum.internal / d;
+        m.external_fragmentation = sum.external / d;
+        m.cached = sum.cached / d;
+        m.free = sum.free / d;
+        return m;
+    }
+
+    Summary summary() const {
+        Summary out = s;
+        out.memory = split(totals, w_total);
+        if (w_total > 0) {
+            out.mean_running = totals.running / w_total;
+            out.mean_waiting = totals.waiting / w_total;
+        }
+        out.token_states_of_used = w_used > 0 ? w_token_used / w_used : 0;
+        out.sharing_saved = totals.logical > 0 ? totals.saved / totals.logical : 0;
+        if (out.makespan_s > 0) {
+            out.throughput_tokens_per_s = static_cast<double>(out.generated_tokens) / out.makespan_s;
+            out.requests_per_s = static_cast<double>(out.finished) / out.makespan_s;
+        }
+        std::vector<double> a = ttft, b = tpot, c = e2e;
+        out.ttft_mean_s = mean(a);
+        out.ttft_p50_s = percentile(a, 0.5);
+        out.ttft_p90_s = percentile(a, 0.9);
+        out.ttft_p99_s = percentile(a, 0.99);
+        out.tpot_mean_s = mean(b);
+        out.tpot_p50_s = percentile(b, 0.5);
+        out.tpot_p90_s = percentile(b, 0.9);
+        out.tpot_p99_s = percentile(b, 0.99);
+        out.e2e_mean_s = mean(c);
+        out.e2e_p50_s = percentile(c, 0.5);
+        out.e2e_p90_s = percentile(c, 0.9);
+        out.e2e_p99_s = percentile(c, 0.99);
+        return out;
+    }
+
+    std::vector<TimePoint> time_series() const {
+        std::vector<TimePoint> out;
+        const auto& b = series.buckets();
+        for (size_t i = 0; i < series.used() && i < b.size(); ++i) {
+            TimePoint p;
+            p.time_s = static_cast<double>(i) * series.width();
+            p.duration_s = series.width();
+            p.preemptions = b[i].preemptions;
+            p.finished = b[i].finished;
+            if (b[i].weight > 0) {
+                p.memory = split(b[i].sum, b[i].weight);
+                p.running = b[i].sum.running / b[i].weight;
+                p.waiting = b[i].sum.waiting / b[i].weight;
+                p.sharing_saved = b[i].sum.logical > 0 ? b[i].sum.saved / b[i].sum.logical : 0;
+            } else {
+                p.memory.free = 1;
+            }
+            out.push_back(p);
+        }
+        return out;
+    }
+
+    BlockSnapshot make_snapshot() const {
+        BlockSnapshot sn;
+        sn.step = step_no;
+        sn.time_s = now;
+        sn.block_size = paged ? bs : 1;
+        sn.capacity_tokens = capacity;
+        if (paged) {
+            const size_t n = static_cast<size_t>(num_blocks);
+            sn.owner.assign(n, -1);
+            sn.refcount.assign(n, 0);
+            sn.fill.assign(n, 0);
+            for (size_t b = 0; b < n; ++b) {
+                sn.refcount[b] = pool.ref(static_cast<int32_t>(b));
+                sn.fill[b] = pool.fill(static_cast<int32_t>(b));
+                if (pool.ref(static_cast<int32_t>(b)) == 0 && pool.cached(static_cast<int32_t>(b))) sn.owner[b] = -2;
+            }
+            sn.owner[0] = -3;
+            sn.refcount[0] = 0;
+            for (int32_t id : running) {
+                const Group& g = groups[static_cast<size_t>(id)];
+                for (int32_t k = 0; k < g.active(); ++k)
+                    for (int32_t b : g.seqs[static_cast<size_t>(k)].table)
+                        if (sn.owner[static_cast<size_t>(b)] < 0) sn.owner[static_cast<size_t>(b)] = id;
+            }
+        } else {
+            for (int32_t id : running) {
+                const Group& g = groups[static_cast<size_t>(id)];
+                for (int32_t k = 0; k < g.nseq; ++k) {
+                    Region r;
+                    r.request = id;
+                    r.seq = k;
+                    r.offset = g.seqs[static_cast<size_t>(k)].offset;
+                    r.allocated = int64_t{1} << g.order;
+                    r.reserved = g.reserve;
+                    r.length = static_cast<int64_t>(g.prompt) + g.output;
+                    r.stored = g.seqs[static_cast<size_t>(k)].computed;
+                    sn.regions.push_back(r);
+                }
+            }
+            std::sort(sn.regions.begin(), sn.regions.end(),
+                      [](const Region& a, const Region& b) { return a.offset < b.offset; });
+        }
+        return sn;
+    }
+
+    std::string check() const {
+        if (paged) {
+            std::string e = pool.check();
+            if (!e.empty()) return e;
+            std::vector<int32_t> refs(static_cast<size_t>(num_blocks), 0);
+            for (int32_t id : running) {
+                const Group& g = groups[static_cast<size_t>(id)];
+                for (int32_t k = 0; k < g.active(); ++k) {
+                    const Seq& q = g.seqs[static_cast<size_t>(k)];
+                    if (static_cast<int64_t>(q.table.size()) != (q.computed + bs - 1) / bs)
+                        return "request " + std::to_string(id) + " holds " + std::to_string(q.table.size()) +
+                               " blocks for " + std::to_string(q.computed) + " tokens";
+                    for (size_t j = 0; j < q.table.size(); ++j) {
+                        const int32_t b = q.table[j];
+                        if (b <= 0 || b >= num_blocks) return "block table holds an invalid block";
+                        ++refs[static_cast<size_t>(b)];
+                        const int32_t expect = j + 1 < q.table.size() || q.computed % bs == 0 ? bs : q.computed % bs;
+                        if (pool.fill(b) < expect)
+                            return "block " + std::to_string(b) + " holds fewer tokens than its owner has computed";
+                    }
+                }
+            }
+            for (int32_t b = 1; b < num_blocks; ++b)
+                if (refs[static_cast<size_t>(b)] != pool.ref(b))
+                    return "block " + std::to_string(b) + " has " + std::to_string(pool.ref(b)) +
+                           " references but appears in " + std::to_string(refs[static_cast<size_t>(b)]) + " tables";
+            if (pool.used_filled() > static_cast<int64_t>(pool.num_used()) * bs) return "token states exceed allocated slots";
+        } else {
+            std::string e = buddy.check();
+            if (!e.empty()) return e;
+            int64_t held = 0;
+            for (int32_t id : running) {
+                const Group& g = groups[static_cast<size_t>(id)];
+                for (int32_t k = 0; k < g.nseq; ++k) {
+                    const Seq& q = g.seqs[static_cast<size_t>(k)];
+                    if (q.offset < 0) return "running request without a region";
+                    if (q.computed > g.reserve) return "token states exceed the reservation";
+                    held += int64_t{1} << g.order;
+                }
+            }
+            if (held + buddy.free_slots() != capacity) return "regions and free slots do not add up to the capacity";
+        }
+        int64_t seqs = 0;
+        for (int32_t id : running) seqs += groups[static_cast<size_t>(id)].nseq;
+        if (seqs != running_seqs) return "running sequence count out of step";
+        if (running_seqs > cfg.max_num_seqs) return "more sequences running than max-num-seqs";
+        if (is_done && !failed) {
+            if (paged && pool.num_used() != 0) return "blocks still owned after every request finished";
+            if (!paged && buddy.free_slots() != capacity) return "regions still held after every request finished";
+            if (s.finished + s.refused != s.requests) return "not every request finished or was refused";
+        }
+        return "";
+    }
+};
+
+Simulator::Simulator(const SimConfig& config, const std::vector<Request>& requests) : impl_(new Impl) {
+    impl_->setup(config, requests);
+}
+Simulator::~Simulator() = default;
+Simulator::Simulator(Simulator&&) noexcept = default;
+Simulator& Simulator::operator=(Simulator&&) noexcept = default;
+
+bool Simulator::ok() const { return !impl_->failed; }
+const Error& Simulator::error() const { return impl_->err; }
+std::string Simulator::error_message() const { return impl_->failed ? impl_->err.message : std::string(); }
+
+int64_t Simulator::run(int64_t max_steps) {
+    int64_t k = 0;
+    while (k < max_steps && !impl_->is_done) {
+        impl_->step();
+        ++k;
+    }
+    return k;
+}
+bool Simulator::done() const { return impl_->is_done; }
+double Simulator::progress() const {
+    const Impl& m = *impl_;
+    if (m.groups.empty()) return 1;
+    return static_cast<double>(m.s.finished + m.s.refused) / static_cast<double>(m.groups.size());
+}
+int64_t Simulator::steps() const { return impl_->step_no; }
+double Simulator::now_s() const { return impl_->now; }
+Summary Simulator::summary() const { return impl_->summary(); }
+std::vector<TimePoint> Simulator::series() const { return impl_->time_series(); }
+std::vector<BlockSnapshot> Simulator::snapshots() const { return impl_->snaps; }
+BlockSnapshot Simulator::snapshot() const { return impl_->make_snapshot(); }
+SimResult Simulator::result() const { return SimResult{summary(), series(), snapshots()}; }
+std::string Simulator::check_invariants() const { return impl_->check(); }
+
+Result<SimResult> simulate(const SimConfig& config, const std::vector<Request>& requests) {
+    Simulator sim(config, requests);
+    while (sim.ok() && !sim.done()) sim.run(1 << 20);
+    if (!sim.ok()) return sim.error();
+    return sim.result();
+}
+
+}  // namespace kvb::sim

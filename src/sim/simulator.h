@@ -1,0 +1,167 @@
+// The paging simulator: replays a workload through an iteration-level scheduler
+// in the vLLM v1 manner and one KV allocator (paged blocks, or contiguous
+// Orca-style reservations on a buddy allocator), and measures where the KV memory
+// goes over time. Pure computation: no I/O, no exceptions across this API,
+// deterministic for a given config and workload on every platform.
+//
+// Made to be driven in chunks (a Web Worker calls run(steps) repeatedly, reports
+// progress() between calls and stops calling to cancel); every type here is a plain
+// struct of numbers, strings and vectors so it binds directly with embind.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "result.h"
+#include "sim/latency.h"
+#include "sim/workload.h"
+
+namespace kvb::sim {
+
+enum class Policy { Paged, Max, Pow2, Oracle };
+enum class Preemption { Recompute, Swap };
+enum class Overlong { Truncate, Refuse };
+
+const char* policy_name(Policy p);  // "paged", "max", "pow2", "oracle"
+bool parse_policy(const std::string& s, Policy* out);
+
+struct SimConfig {
+    Policy policy = Policy::Paged;
+    int64_t kv_bytes_per_token = 0;  // all layers, one sequence (src/kv.h ideal_kv().bytes_per_token)
+    int64_t kv_capacity_bytes = 0;   // the KV pool; paged: floor(capacity / (block_size * bytes_per_token)) blocks
+    int32_t block_size = 16;         // tokens per block (paged)
+    int32_t max_model_len = 2048;    // longest sequence (prompt + output); Max reserves this much
+    int32_t max_num_seqs = 256;      // sequences running at once (a group of n samples counts n)
+    int32_t max_num_batched_tokens = 8192;  // token budget per step (chunked prefill)
+    int32_t n = 1;                   // parallel samples per request (share the prompt blocks)
+    int32_t beam_width = 1;          // beam search (beams share prompt and common history)
+    // Beam search model: after each decode step, each beam independently, with
+    // this probability, continues from a uniformly chosen beam instead of its own
+    // (taking that beam's history, copy-on-write). See simulator.cpp.
+    double beam_switch_prob = 0.5;
+    bool prefix_caching = false;     // paged only
+    Preemption preemption = Preemption::Recompute;
+    int64_t swap_space_bytes = 4 * (int64_t{1} << 30);  // CPU swap space (vLLM's default 4 GiB)
+    Overlong overlong = Overlong::Truncate;  // prompt >= max_model_len is always refused
+    uint64_t seed = 0;               // beam choices (the workload has its own seed)
+    LatencyModel latency;
+    int32_t series_points = 200;     // time series is downsampled to between this and 2x this many points
+    int64_t snapshot_every_steps = 0;  // >0: keep a block-table snapshot every this many steps
+    int32_t max_snapshots = 100;       // thinned (every other dropped, interval doubled) beyond this
+};
+
+// Memory split of the whole KV capacity; the six parts sum to 1.
+struct MemorySplit {
+    double token_states = 0;  // slots holding a computed token's K/V (a shared block counts once)
+    double reserved = 0;      // slots set aside for tokens of running requests not computed yet
+    double internal_fragmentation = 0;  // slots held that will never hold a token (incl. the null block)
+    double external_fragmentation = 0;  // free slots the allocator cannot hand out (buddy rounding, holes)
+    double cached = 0;        // free blocks still holding a reusable prefix (prefix caching)
+    double free = 0;
+};
+
+struct TimePoint {
+    double time_s = 0;  // start of the bucket
+    double duration_s = 0;
+    MemorySplit memory;     // time-weighted over the bucket
+    double running = 0;     // requests, time-weighted mean
+    double waiting = 0;     // requests waiting (incl. preempted), time-weighted mean
+    double sharing_saved = 0;  // fraction of logical blocks saved by sharing
+    int64_t preemptions = 0;   // in this bucket
+    int64_t finished = 0;      // in this bucket
+};
+
+struct Summary {
+    std::string policy;
+    int64_t requests = 0, finished = 0, refused = 0, truncated = 0;
+    int64_t preemptions = 0, swapped_out = 0, recomputed_tokens = 0;
+    int64_t steps = 0;
+    double makespan_s = 0;            // time of the last finish
+    int64_t capacity_tokens = 0;      // token slots in the KV pool (paged: blocks * block_size)
+    int64_t num_blocks = 0;           // paged, including the null block
+    MemorySplit memory;               // time-weighted over [0, makespan]
+    double token_states_of_used = 0;  // token states / (capacity - free - cached), time-weighted: the paper's Fig. 2 bar
+    double mean_running = 0, mean_waiting = 0;
+    int64_t max_running = 0, max_waiting = 0;
+    double sharing_saved = 0;         // time-weighted saved / logical blocks (paged)
+    int64_t max_blocks_saved = 0;
+    int64_t cow_copies = 0;
+    int64_t prefix_hit_tokens = 0, prefix_query_tokens = 0;
+    int64_t prompt_tokens = 0;        // of finished requests
+    int64_t generated_tokens = 0;     // all sequences of finished requests
+    double throughput_tokens_per_s = 0;  // generated tokens / makespan
+    double requests_per_s = 0;
+    double ttft_mean_s = 0, ttft_p50_s = 0, ttft_p90_s = 0, ttft_p99_s = 0;
+    double tpot_mean_s = 0, tpot_p50_s = 0, tpot_p90_s = 0, tpot_p99_s = 0;  // requests with >= 2 output tokens
+    double e2e_mean_s = 0, e2e_p50_s = 0, e2e_p90_s = 0, e2e_p99_s = 0;
+};
+
+// One contiguous reservation (Max/Pow2/Oracle).
+struct Region {
+    int32_t request = 0, seq = 0;
+    int64_t offset = 0;     // slot offset in the arena
+    int64_t allocated = 0;  // buddy block (power of two)
+    int64_t reserved = 0;   // what the policy asked for
+    int64_t length = 0;     // the request's real final length
+    int64_t stored = 0;     // tokens computed so far
+};
+
+// The block map at one moment.
+struct BlockSnapshot {
+    int64_t step = 0;
+    double time_s = 0;
+    int32_t block_size = 0;
+    int64_t capacity_tokens = 0;
+    // Paged: one entry per block. owner: request id of the first holder, or
+    // -1 free, -2 free but cached, -3 the null block.
+    std::vector<int32_t> owner, refcount, fill;
+    std::vector<Region> regions;  // contiguous policies
+};
+
+struct SimResult {
+    Summary summary;
+    std::vector<TimePoint> series;
+    std::vector<BlockSnapshot> snapshots;
+};
+
+class Simulator {
+public:
+    // Validates and prepares; check ok()/error() before running.
+    Simulator(const SimConfig& config, const std::vector<Request>& requests);
+    ~Simulator();
+    Simulator(Simulator&&) noexcept;
+    Simulator& operator=(Simulator&&) noexcept;
+
+    bool ok() const;
+    const Error& error() const;         // also set if the run hits an internal inconsistency
+    std::string error_message() const;  // "" when ok (convenient for bindings)
+
+    // Runs at most max_steps scheduler iterations (idle jumps to the next arrival
+    // count as one); returns how many ran. Cheap to call repeatedly.
+    int64_t run(int64_t max_steps);
+    bool done() const;
+    double progress() const;  // finished or refused requests / all requests
+    int64_t steps() const;
+    double now_s() const;
+
+    Summary summary() const;  // so far; final once done()
+    std::vector<TimePoint> series() const;
+    std::vector<BlockSnapshot> snapshots() const;
+    BlockSnapshot snapshot() const;  // current block map
+    SimResult result() const;
+
+    // Empty when every invariant holds (O(pool) — for tests): blocks free,
+    // cached or owned and never two at once, reference counts match the block
+    // tables, token states within allocated slots, buddy bookkeeping consistent.
+    std::string check_invariants() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+// Convenience: run to completion.
+Result<SimResult> simulate(const SimConfig& config, const std::vector<Request>& requests);
+
+}  // namespace kvb::sim
