@@ -1,0 +1,41 @@
+#include <doctest/doctest.h>
+
+#include "units.h"
+
+using namespace kvb;
+
+TEST_CASE("sizes with units") {
+    CHECK(parse_size("8GiB").value() == 8 * GiB);
+    CHECK(parse_size("24GB").value() == 24'000'000'000);
+    CHECK(parse_size("512MiB").value() == 512 * MiB);
+    CHECK(parse_size("1.5 GiB").value() == 3 * GiB / 2);
+    CHECK(parse_size("123456").value() == 123456);
+    CHECK(parse_size("6.51GiB").value() == 6'990'059'274);  // floor of 6.51 x 2^30
+    CHECK(parse_size("12x").error().message == "invalid size '12x' (use bytes or a unit: 512MiB, 24GB, 8GiB)");
+    CHECK(parse_size("-1GiB").error().code == "bad_size");
+    CHECK(parse_size("").error().code == "bad_size");
+    CHECK(parse_size("1.5").error().code == "bad_size");  // fractional bytes
+    CHECK(parse_size("99999999999TiB").error().message == "size '99999999999TiB' is too large");
+}
+
+TEST_CASE("human sizes round half away from zero") {
+    CHECK(format_bytes(512) == "512 B");
+    CHECK(format_bytes(147456) == "144.00 KiB");
+    CHECK(format_bytes(1'207'959'552) == "1.13 GiB");
+    CHECK(format_bytes(16 * GiB) == "16.00 GiB");
+}
+
+TEST_CASE("thousands separators as Python prints them") {
+    CHECK(with_commas(0) == "0");
+    CHECK(with_commas(42656) == "42,656");
+    CHECK(with_commas(-1234567) == "-1,234,567");
+    CHECK(with_commas(INT64_MIN) == "-9,223,372,036,854,775,808");
+}
+
+TEST_CASE("counts") {
+    CHECK(parse_count("32768", "--context").value() == 32768);
+    CHECK(parse_count("32,768", "--context").value() == 32768);
+    CHECK(parse_count("-1", "--context").error().message == "--context must be a non-negative integer, got '-1'");
+    CHECK(parse_count("1e3", "--context").error().code == "bad_value");
+    CHECK(parse_count("9999999999999999999", "--seqs").error().code == "bad_value");
+}
