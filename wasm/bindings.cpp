@@ -245,8 +245,6 @@ constexpr int64_t kMaxTokens = int64_t{1} << 40;
 std::string compute(int handle, const std::string& input_text) {
     const kvb::ModelSpec* mp = find_model(handle);
     if (!mp) return fail("bad_handle", "no model loaded under handle " + std::to_string(handle));
-    const kvb::ModelSpec& m = *mp;
-
     json in = json::parse(input_text, nullptr, false);
     if (in.is_discarded() || !in.is_object()) return fail("not_json", "compute input must be a JSON object");
     kvb::Error err;
@@ -261,6 +259,17 @@ std::string compute(int handle, const std::string& input_text) {
     if (engine != "vllm" && engine != "llamacpp" && engine != "transformers") {
         return fail("bad_value", "engine must be vllm, llamacpp or transformers, got \"" + engine + "\"");
     }
+
+    // transformers caches MLA decompressed: K and V per head, like a full-attention layer
+    // (same rule as `kvbudget kv --engine transformers`).
+    kvb::ModelSpec decompressed;
+    if (engine == "transformers" && mp->has(kvb::LayerKind::Mla)) {
+        decompressed = *mp;
+        for (auto& l : decompressed.layers) {
+            if (l.kind == kvb::LayerKind::Mla) l.kind = kvb::LayerKind::Full;
+        }
+    }
+    const kvb::ModelSpec& m = decompressed.layers.empty() ? *mp : decompressed;
 
     auto dt = engine_kv_dtypes(m, engine, kv, ctk, ctv);
     if (!dt) return fail(dt.error());
@@ -303,6 +312,7 @@ std::string compute(int handle, const std::string& input_text) {
     }
     std::sort(points.begin(), points.end());
     for (int64_t c : points) {
+        if (m.max_position_embeddings > 0 && c > m.max_position_embeddings) continue;
         auto one = kvb::kv_bytes_at(m, d, c, 1);
         auto all = kvb::kv_bytes_at(m, d, c, seqs);
         if (!one || !all) continue;
@@ -321,7 +331,8 @@ std::string compute(int handle, const std::string& input_text) {
         auto at = kvb::kv_bytes_at(alt, d, context, seqs);
         int64_t heads = 0;
         for (const auto& l : alt.layers) heads = std::max(heads, l.kv_heads);
-        cmp.push_back({{"variant", v.name}, {"kvHeads", heads}, {"bytesPerToken", ik.bytes_per_token},
+        // Per token while inside every window, as `kvbudget kv` reports MHA / MQA.
+        cmp.push_back({{"variant", v.name}, {"kvHeads", heads}, {"bytesPerToken", ik.bytes_per_token + ik.windowed_bytes_per_token},
                        {"bytesTotal", at ? json(at.value()) : json(nullptr)}});
     }
     out["comparison"] = cmp;
