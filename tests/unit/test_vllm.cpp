@@ -1,0 +1,438 @@
+// vLLM v1 KV-cache semantics: page sizes, TP split/replication, MLA, grouping
+// (get_kv_cache_groups), hybrid block-size adjustment, num_blocks, log lines,
+// vLLM's errors. Numbers are from engine-kv-spec.md's worked table and from
+// vLLM's own tests/v1/core/test_kv_cache_utils.py.
+#include <doctest/doctest.h>
+
+#include "fixtures.h"
+#include "units.h"
+#include "vllm.h"
+
+using namespace kvb;
+using kvb::test::fixture;
+
+namespace {
+
+ModelSpec dense(const std::string& name, int layers, int kv_heads, int head_dim, int heads, int64_t max_pos,
+                const std::string& dtype = "bfloat16") {
+    ModelSpec m;
+    m.name = name;
+    m.dtype = dtype;
+    m.max_position_embeddings = max_pos;
+    m.dims.num_attention_heads = heads;
+    for (int i = 0; i < layers; ++i) {
+        Layer l;
+        l.kind = LayerKind::Full;
+        l.kv_heads = kv_heads;
+        l.k_head_dim = l.v_head_dim = head_dim;
+        m.layers.push_back(l);
+    }
+    return m;
+}
+
+// Gemma 3 layer pattern: every 6th layer global, the rest sliding.
+ModelSpec gemma3(const std::string& name, int layers, int kv_heads, int head_dim, int window, int64_t max_pos) {
+    ModelSpec m = dense(name, layers, kv_heads, head_dim, kv_heads * 2, max_pos);
+    for (int i = 0; i < layers; ++i) {
+        if (i % 6 != 5) {
+            m.layers[i].kind = LayerKind::Sliding;
+            m.layers[i].window = window;
+        }
+    }
+    return m;
+}
+
+ModelSpec mla(int layers) {
+    ModelSpec m;
+    m.name = "DeepSeek-V2 (hand-built)";
+    m.max_position_embeddings = 163840;
+    m.dims.num_attention_heads = 128;
+    for (int i = 0; i < layers; ++i) {
+        Layer l;
+        l.kind = LayerKind::Mla;
+        l.kv_lora_rank = 512;
+        l.qk_rope_head_dim = 64;
+        l.kv_heads = 128;
+        l.k_head_dim = 192;
+        l.v_head_dim = 128;
+        m.layers.push_back(l);
+    }
+    return m;
+}
+
+// Bytes one token adds per GPU: one block over all layers / block size.
+int64_t per_token(const VllmLayout& l) { return l.bytes_per_block / l.attn_block_size; }
+
+VllmLayout layout(const ModelSpec& m, VllmOptions o = {}) {
+    auto r = vllm_layout(m, o);
+    REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.error().message));
+    return r.value();
+}
+
+VllmCapacity capacity(const ModelSpec& m, VllmOptions o, int64_t avail) {
+    auto r = vllm_capacity(m, o, avail);
+    REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.error().message));
+    return r.value();
+}
+
+}  // namespace
+
+TEST_CASE("Llama-3.1-8B: 131072 B/token, fp8 halves, TP splits and replicates") {
+    ModelSpec m = fixture("meta-llama/Llama-3.1-8B");
+    VllmLayout l = layout(m);
+    CHECK(l.groups.size() == 1);
+    CHECK(l.groups[0].spec_type == "FullAttentionSpec");
+    CHECK(l.page_size_bytes == 65536);  // 16 tokens x 8 heads x (128 + 128) x 2 B
+    CHECK(l.group_size == 32);
+    CHECK(per_token(l) == 131072);
+
+    VllmOptions o;
+    o.kv_cache_dtype = "fp8";
+    CHECK(per_token(layout(m, o)) == 65536);
+    o.kv_cache_dtype = "auto";
+    o.tensor_parallel_size = 2;
+    CHECK(per_token(layout(m, o)) == 65536);
+    o.tensor_parallel_size = 16;  // 8 KV heads on 16 GPUs: one head per GPU, replicated
+    VllmLayout t16 = layout(m, o);
+    CHECK(t16.layers[0].num_kv_heads == 1);
+    CHECK(per_token(t16) == 16384);
+
+    o.tensor_parallel_size = 3;
+    auto bad = vllm_layout(m, o);
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error().code == "vllm_refused");
+    CHECK(bad.error().message == "Total number of attention heads (32) must be divisible by tensor parallel size (3).");
+}
+
+TEST_CASE("Llama-3.1-8B capacity lines in the current and the older formats") {
+    ModelSpec m = fixture("meta-llama/Llama-3.1-8B");
+    VllmOptions o;
+    o.max_model_len = 32768;
+    VllmCapacity c = capacity(m, o, 8 * GiB);
+    CHECK(c.num_blocks == 4096);  // 8 GiB / (2 MiB per block over 32 layers)
+    CHECK(c.usable_blocks == 4095);
+    CHECK(c.blocks_per_request == 2048);
+    CHECK(c.max_concurrency == 2.0);
+    CHECK(c.tokens == 65536);
+    CHECK(c.request_bytes == 4 * GiB);
+    REQUIRE(c.log_lines.size() == 1);
+    CHECK(c.log_lines[0] == "GPU KV cache size: 65,536 tokens, Maximum concurrency for 32,768 tokens per request: 2.00x");
+
+    o.log_format = VllmLogFormat::Legacy;
+    c = capacity(m, o, 8 * GiB + 3 * MiB);
+    REQUIRE(c.log_lines.size() == 2);
+    CHECK(c.log_lines[0] == "GPU KV cache size: 65,552 tokens");  // 4097 blocks x 16
+    CHECK(c.log_lines[1] == "Maximum concurrency for 32,768 tokens per request: 2.00x");
+}
+
+TEST_CASE("vLLM's own test_get_max_concurrency_for_kv_cache_config (Qwen1.5-7B, fp16, mml 16384, mnbt 1024)") {
+    ModelSpec full = dense("Qwen/Qwen1.5-7B", 32, 32, 128, 32, 32768, "float16");
+    VllmOptions o;
+    o.max_model_len = 16384;
+    o.max_num_batched_tokens = 1024;
+    VllmLayout l = layout(full, o);
+    const int64_t block_bytes = l.bytes_per_block;  // 32 layers x 16 x 32 x 256 x 2
+    CHECK(block_bytes == 32 * 262144);
+    VllmCapacity c = capacity(full, o, block_bytes * 1536);
+    CHECK(c.max_concurrency == 1.5);
+
+    ModelSpec sw = full;
+    for (auto& x : sw.layers) {
+        x.kind = LayerKind::Sliding;
+        x.window = 1024;
+    }
+    c = capacity(sw, o, block_bytes * 129 * 3);
+    CHECK(c.blocks_per_request == 129);  // cdiv(min(1023 + 1024, 16384), 16) + 1
+    CHECK(c.max_concurrency == 3.0);
+
+    // 32 full + 32 sliding layers: two groups of 32, (1024 + 129) blocks per request.
+    ModelSpec hybrid = full;
+    for (const auto& x : sw.layers) hybrid.layers.push_back(x);
+    VllmLayout hl = layout(hybrid, o);
+    CHECK(hl.groups.size() == 2);
+    CHECK(hl.group_size == 32);
+    c = capacity(hybrid, o, hl.bytes_per_block * (1024 + 129) * 3);
+    CHECK(c.max_concurrency == 3.0);
+}
+
+TEST_CASE("vLLM's own test_estimate_max_model_len and the exact ValueError text") {
+    ModelSpec m = dense("Qwen/Qwen1.5-7B", 32, 32, 128, 32, 32768, "float16");
+    VllmOptions o;
+    o.max_num_batched_tokens = 32768;
+    o.max_model_len = 16385;
+    VllmCapacity c = capacity(m, o, 8 * GiB);
+    CHECK_FALSE(c.fits);
+    CHECK(c.estimated_max_model_len == 16384);
+    CHECK(c.error_text ==
+          "To serve at least one request with the model's max seq len (16385), (8.01 GiB KV cache is needed, which is "
+          "larger than the available KV cache memory (8.0 GiB). Based on the available memory, the estimated maximum "
+          "model length is 16384. Try increasing `gpu_memory_utilization` (which also controls CPU memory on the CPU "
+          "backend) or decreasing `max_model_len` when initializing the engine. See "
+          "https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details.");
+    CHECK(c.log_lines.empty());
+
+    o.max_model_len = 16383;
+    c = capacity(m, o, 8 * GiB);
+    CHECK(c.fits);
+
+    o.log_format = VllmLogFormat::Legacy;
+    o.max_model_len = 16385;
+    c = capacity(m, o, 8 * GiB);
+    CHECK(c.error_text ==
+          "To serve at least one request with the models's max seq len (16385), (8.01 GiB KV cache is needed, which is "
+          "larger than the available KV cache memory (8.0 GiB). Based on the available memory, the estimated maximum "
+          "model length is 16384. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when "
+          "initializing the engine. See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more "
+          "details.");
+
+    // Not even one block: no estimate sentence.
+    o.log_format = VllmLogFormat::Current;
+    c = capacity(m, o, 1000);
+    CHECK(c.estimated_max_model_len == 0);
+    CHECK(c.error_text.find("estimated") == std::string::npos);
+    CHECK(c.error_text.find("(0.0 GiB). Try increasing") != std::string::npos);
+
+    c = capacity(m, o, 0);
+    CHECK_FALSE(c.fits);
+    CHECK(c.error_text ==
+          "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the "
+          "engine (this flag also controls CPU memory reservation on the CPU backend, despite its name). See "
+          "https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details.");
+}
+
+TEST_CASE("format_gib prints Python's str(round(x, 2))") {
+    CHECK(vllm_format_gib(GiB) == "1.0");
+    CHECK(vllm_format_gib(GiB * 35 / 8) == "4.38");  // 4.375 rounds half-even on the exact double -> 4.38
+    CHECK(vllm_format_gib(GiB / 2) == "0.5");
+    CHECK(vllm_format_gib(0) == "0.0");
+    CHECK(vllm_format_gib(int64_t(6.51 * GiB)) == "6.51");
+}
+
+TEST_CASE("--max-model-len above the model's limit is vLLM's ValueError") {
+    ModelSpec m = fixture("Qwen/Qwen3-8B");
+    VllmOptions o;
+    o.max_model_len = 65536;
+    auto r = vllm_layout(m, o);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code == "vllm_refused");
+    CHECK(r.error().message ==
+          "User-specified max_model_len (65536) is greater than the derived max_model_len "
+          "(max_position_embeddings=40960.0 or model_max_length=None in model's config.json). To allow overriding this "
+          "maximum, set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. VLLM_ALLOW_LONG_MAX_MODEL_LEN must be used with "
+          "extreme caution. If the model uses relative position encoding (RoPE), positions exceeding "
+          "derived_max_model_len lead to nan. If the model uses absolute position encoding, positions exceeding "
+          "derived_max_model_len will cause a CUDA array out-of-bounds error.");
+    o.log_format = VllmLogFormat::Legacy;
+    r = vllm_layout(m, o);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().message ==
+          "User-specified max_model_len (65536) is greater than the derived max_model_len "
+          "(max_position_embeddings=40960 or model_max_length=None in model's config.json). This may lead to "
+          "incorrect model outputs or CUDA errors. To allow overriding this maximum, set the env var "
+          "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1");
+    o.max_model_len = 0;  // default: the model's own limit
+    CHECK(layout(m, o).max_model_len == 40960);
+}
+
+TEST_CASE("Qwen3-8B: 147456 B/token") {
+    CHECK(per_token(layout(fixture("Qwen/Qwen3-8B"))) == 147456);
+}
+
+TEST_CASE("MLA: one latent head of 576, not split by TP") {
+    ModelSpec v2 = mla(60);
+    VllmLayout l = layout(v2);
+    CHECK(l.layers[0].spec_type == "MLAAttentionSpec");
+    CHECK(l.layers[0].num_kv_heads == 1);
+    CHECK(l.layers[0].head_size == 576);
+    CHECK(l.page_size_bytes == 16 * 576 * 2);
+    CHECK(per_token(l) == 69120);
+    VllmOptions o;
+    o.kv_cache_dtype = "fp8";
+    CHECK(per_token(layout(v2, o)) == 34560);
+    o.kv_cache_dtype = "auto";
+    o.tensor_parallel_size = 8;
+    CHECK(per_token(layout(v2, o)) == 69120);
+    o.tensor_parallel_size = 1;
+    o.mla_block_size = 64;  // FlashMLA on Hopper
+    VllmLayout l64 = layout(v2, o);
+    CHECK(l64.attn_block_size == 64);
+    CHECK(l64.page_size_bytes == 64 * 1152);
+
+    // The fixture DeepSeek-V3 has 61 MLA layers (the MTP layer is not cached).
+    CHECK(per_token(layout(fixture("deepseek-ai/DeepSeek-V3"))) == 61 * 1152);
+}
+
+TEST_CASE("gpt-oss-20b: 2 groups of 12 layers, tokens = num_blocks // 2 * 16") {
+    ModelSpec m = fixture("openai/gpt-oss-20b");
+    VllmLayout l = layout(m);
+    REQUIRE(l.groups.size() == 2);
+    CHECK(l.groups[0].spec_type == "SlidingWindowSpec");  // layer 0 slides: its group comes first
+    CHECK(l.groups[0].window == 128);
+    CHECK(l.groups[1].spec_type == "FullAttentionSpec");
+    CHECK(l.groups[0].layers.size() == 12);
+    CHECK(l.groups[0].layers[1] == 2);
+    CHECK(l.groups[1].layers[0] == 1);
+    CHECK(l.page_size_bytes == 32768);
+    CHECK(l.group_size == 12);
+    CHECK(l.bytes_per_block == 32768 * 12);
+    CHECK(l.warnings.empty());
+
+    VllmOptions o;
+    o.max_model_len = 32768;
+    o.log_format = VllmLogFormat::Legacy;
+    const int64_t avail = 8 * GiB;
+    VllmCapacity c = capacity(m, o, avail);
+    CHECK(c.num_blocks == avail / (32768 * 12));
+    CHECK(c.tokens == c.num_blocks / 2 * 16);
+    CHECK(c.tokens == 174752);
+    CHECK(c.blocks_per_request == 2048 + 521);  // full + (cdiv(127 + 8192, 16) + 1)
+
+    // --disable-hybrid-kv-cache-manager: sliding layers become full attention, one group.
+    o.disable_hybrid_kv_cache_manager = true;
+    c = capacity(m, o, avail);
+    CHECK(c.layout.groups.size() == 1);
+    CHECK(c.layout.groups[0].layers.size() == 24);
+    CHECK(c.blocks_per_request == 2048);
+}
+
+TEST_CASE("Gemma-3-27b (hand-built): group_size 10, 6 sliding groups with 8 padding layers + 1 full") {
+    ModelSpec m = gemma3("google/gemma-3-27b-it (hand-built)", 62, 16, 128, 1024, 131072);
+    VllmLayout l = layout(m);
+    CHECK(l.page_size_bytes == 131072);  // 8192 B/token/layer x 16
+    CHECK(l.group_size == 10);
+    REQUIRE(l.groups.size() == 7);
+    for (int i = 0; i < 6; ++i) CHECK(l.groups[i].spec_type == "SlidingWindowSpec");
+    CHECK(l.groups[6].spec_type == "FullAttentionSpec");
+    CHECK(l.groups[0].layers.size() == 9);  // 52 layers spread as layers[i::6]: 9,9,9,9,8,8
+    CHECK(l.groups[5].layers.size() == 8);
+    CHECK(l.padding_layers == 8);
+    REQUIRE(l.warnings.size() == 1);
+    CHECK(l.warnings[0] == "Add 8 padding layers, may waste at most 15.38% KV cache memory");
+    CHECK(l.bytes_per_block == 131072 * 10);
+
+    VllmOptions o;
+    o.max_model_len = 32768;
+    o.log_format = VllmLogFormat::Legacy;
+    VllmCapacity c = capacity(m, o, 20 * GiB);
+    CHECK(c.num_blocks == 20 * GiB / (131072 * 10));
+    CHECK(c.tokens == c.num_blocks / 7 * 16);
+    CHECK(c.log_lines[0] == "Add 8 padding layers, may waste at most 15.38% KV cache memory");
+}
+
+TEST_CASE("gemma-3-4b-it and gemma-3-1b-it fixtures: their own grouping") {
+    VllmLayout g4 = layout(fixture("google/gemma-3-4b-it"));  // 29 sliding (window 1024) + 5 full, 4 KV x 256
+    CHECK(g4.page_size_bytes == 65536);
+    CHECK(g4.group_size == 5);
+    CHECK(g4.groups.size() == 7);
+    REQUIRE(g4.warnings.size() == 1);
+    CHECK(g4.warnings[0] == "Add 1 padding layers, may waste at most 3.45% KV cache memory");
+
+    VllmLayout g1 = layout(fixture("google/gemma-3-1b-it"));  // 22 sliding (window 512) + 4 full, 1 KV x 256
+    CHECK(g1.page_size_bytes == 16384);
+    CHECK(g1.group_size == 4);
+    CHECK(g1.groups.size() == 7);
+    REQUIRE(g1.warnings.size() == 1);
+    CHECK(g1.warnings[0] == "Add 2 padding layers, may waste at most 9.09% KV cache memory");
+
+    VllmOptions o;
+    o.max_model_len = 32768;
+    o.max_num_batched_tokens = 8192;
+    VllmCapacity c = capacity(fixture("google/gemma-3-1b-it"), o, 4 * GiB);
+    CHECK(c.num_blocks == 4 * GiB / (16384 * 4));
+    // 1 full group: 2048 blocks; 6 sliding groups: cdiv(511 + 8192, 16) + 1 = 545 each.
+    CHECK(c.blocks_per_request == 2048 + 6 * 545);
+}
+
+TEST_CASE("Qwen3-Next-80B-A3B: state 1,097,728 B/layer padded to 1,114,112, attention block 544") {
+    ModelSpec m = fixture("Qwen/Qwen3-Next-80B-A3B-Thinking");
+    VllmLayout l = layout(m);
+    CHECK(l.attn_block_size == 544);
+    CHECK(l.mamba_cache_mode == MambaCacheMode::Align);
+    REQUIRE(l.vllm_lines.size() == 2);
+    CHECK(l.vllm_lines[0] ==
+          "Setting attention block size to 544 tokens to ensure that attention page size is >= mamba page size.");
+    CHECK(l.vllm_lines[1] ==
+          "Padding mamba page size by 1.49% to ensure that mamba page size and attention page size are exactly equal.");
+    const VllmLayerSpec* state = nullptr;
+    const VllmLayerSpec* attn = nullptr;
+    for (const auto& s : l.layers) {
+        if (s.spec_type == "MambaSpec" && !state) state = &s;
+        if (s.spec_type == "FullAttentionSpec" && !attn) attn = &s;
+    }
+    REQUIRE(state);
+    REQUIRE(attn);
+    CHECK(state->state_conv_bytes == 3 * 8192 * 2);
+    CHECK(state->state_ssm_bytes == 32 * 128 * 128 * 2);
+    CHECK(state->real_page_size_bytes == 1097728);
+    CHECK(state->page_size_bytes == 1114112);
+    CHECK(attn->page_size_bytes == 544 * 2048);  // 24576 B/token over 12 layers = 2048 per layer
+    CHECK(l.group_size == 12);  // 36 state layers >= 1.5 x 12 attention layers
+    REQUIRE(l.groups.size() == 4);
+    CHECK(l.groups[0].spec_type == "MambaSpec");
+    CHECK(l.groups[3].spec_type == "FullAttentionSpec");
+
+    // Blocks per request: cdiv(mml, 544) for attention plus, per state group, 2 blocks in
+    // align mode (the default here) or 1 in none mode: +6 / +3 (the spec's "+3" is the none mode).
+    VllmOptions o;
+    o.max_model_len = 262144;
+    VllmCapacity c = capacity(m, o, 20 * GiB);
+    CHECK(c.blocks_per_request == 482 + 6);
+    CHECK(c.num_blocks == 20 * GiB / (1114112 * 12));
+    o.mamba_cache_mode = MambaCacheMode::None;
+    c = capacity(m, o, 20 * GiB);
+    CHECK(c.blocks_per_request == 482 + 3);
+    o.mamba_cache_mode = MambaCacheMode::All;
+    c = capacity(m, o, 40 * GiB);
+    CHECK(c.layout.attn_block_size == 576);  // lcm(64, 16) multiple of 1097728 / 2048 = 536 tokens (chunk 64 assumed for gated delta net)
+    CHECK(c.blocks_per_request == 4 * 456);
+}
+
+TEST_CASE("pipeline parallel: layers split like get_pp_indices, num_blocks = min over stages") {
+    ModelSpec m = mla(27);  // DeepSeek-V2-Lite geometry: 27 MLA layers
+    VllmOptions o;
+    o.pipeline_parallel_size = 2;
+    o.tensor_parallel_size = 2;
+    o.max_model_len = 1024;
+    VllmLayout l = layout(m, o);
+    REQUIRE(l.stage_bytes_per_block.size() == 2);
+    CHECK(l.stage_bytes_per_block[0] == 14 * 16 * 1152);  // remainder goes to the stage before the last
+    CHECK(l.stage_bytes_per_block[1] == 13 * 16 * 1152);
+    const int64_t avail = int64_t(50487) * 14 * 16 * 1152;  // the 14-layer stage limits
+    VllmCapacity c = capacity(m, o, avail);
+    CHECK(c.num_blocks == 50487);
+    CHECK(c.blocks_per_request == 64);
+    o.log_format = VllmLogFormat::Legacy;
+    c = capacity(m, o, avail);
+    CHECK(c.log_lines[0] == "GPU KV cache size: 807,792 tokens");
+    CHECK(c.log_lines[1] == "Maximum concurrency for 1,024 tokens per request: 788.86x");
+}
+
+TEST_CASE("bad options are errors naming the option") {
+    ModelSpec m = fixture("Qwen/Qwen3-8B");
+    VllmOptions o;
+    o.kv_cache_dtype = "int3";
+    CHECK_FALSE(vllm_layout(m, o).ok());
+    o = {};
+    o.tensor_parallel_size = 0;
+    auto r = vllm_layout(m, o);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().message.find("--tensor-parallel-size") != std::string::npos);
+    o = {};
+    o.pipeline_parallel_size = 37;
+    r = vllm_layout(m, o);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().message ==
+          "Pipeline parallel size (37) is larger than the number of hidden layers (36).");
+    CHECK(parse_mamba_cache_mode("sometimes").error().message ==
+          "--mamba-cache-mode must be none, align or all, got 'sometimes'");
+    CHECK_FALSE(parse_vllm_log_format("v1").ok());
+}
+
+TEST_CASE("huge memory and context stay exact in 64-bit") {
+    ModelSpec m = fixture("meta-llama/Llama-3.1-8B");
+    VllmOptions o;
+    o.max_model_len = 131072;
+    VllmCapacity c = capacity(m, o, int64_t(1) << 50);  // 1 PiB
+    CHECK(c.num_blocks == (int64_t(1) << 50) / (2 * MiB));
+    CHECK(c.tokens == c.num_blocks * 16);
+}
