@@ -22,8 +22,13 @@ export function defaultState() {
     tp: 1, // tensor parallel size
     lang: 'en',
     embed: false,
+    theme: 'auto', // light | dark | auto (embed snippets set it for the host page)
+    panels: '', // embed card panels, comma list of EMBED_PANELS; '' = EMBED_DEFAULT_PANELS
   };
 }
+
+export const EMBED_PANELS = ['controls', 'bar', 'metrics', 'formula', 'context', 'chart', 'compare', 'ladder', 'engine', 'decode'];
+export const EMBED_DEFAULT_PANELS = ['controls', 'bar', 'metrics'];
 
 const ENGINES = new Set(['vllm', 'llamacpp', 'transformers']);
 const INT_PARAMS = { ctx: [1, 2 ** 40], seqs: [1, 1 << 20], gpuCount: [1, 1024], tp: [1, 1024] };
@@ -73,6 +78,17 @@ export function stateFromParams(params, base = defaultState()) {
       case 'embed':
         s.embed = v === '1';
         break;
+      case 'theme':
+        if (v === 'light' || v === 'dark' || v === 'auto') s.theme = v; else ignored.push(key);
+        break;
+      case 'panels': {
+        // Unknown names are dropped (and reported); the known ones still apply.
+        const names = v.split(',').map((x) => x.trim()).filter(Boolean);
+        const known = EMBED_PANELS.filter((n) => names.includes(n));
+        if (known.length) s.panels = known.join(',');
+        if (known.length !== names.length || !known.length) ignored.push(key);
+        break;
+      }
       default:
         ignored.push(key);
     }
@@ -89,5 +105,7 @@ export function stateToParams(s, base = defaultState()) {
     if (s[key] !== base[key]) p.set(key, String(s[key]));
   }
   if (s.embed) p.set('embed', '1');
+  if (s.theme !== base.theme) p.set('theme', s.theme);
+  if (s.panels !== base.panels) p.set('panels', s.panels);
   return p;
 }
