@@ -55,6 +55,26 @@ void BuddyAllocator::free(int64_t offset, int order) {
     free_[static_cast<size_t>(k)].insert(offset);
 }
 
+void BuddyAllocator::free_range(int64_t begin, int64_t end) {
+    // Largest aligned power-of-two pieces, each freed (and merged) on its own.
+    while (begin < end) {
+        int k = 0;
+        while (k < kMaxOrder && begin % (int64_t{2} << k) == 0 && begin + (int64_t{2} << k) <= end) ++k;
+        free(begin, k);
+        begin += int64_t{1} << k;
+    }
+}
+
+int64_t BuddyAllocator::alloc_exact(int64_t slots) {
+    const int k = order_for(slots);
+    const int64_t off = alloc(k);
+    if (off < 0) return -1;
+    free_range(off + slots, off + (int64_t{1} << k));
+    return off;
+}
+
+void BuddyAllocator::free_exact(int64_t offset, int64_t slots) { free_range(offset, offset + slots); }
+
 int64_t BuddyAllocator::free_below(int order) const {
     int64_t s = 0;
     for (int k = 0; k < order && k <= kMaxOrder; ++k)

@@ -27,6 +27,12 @@ public:
     // smallest fitting free blocks; -1 when no free block is large enough.
     int64_t alloc(int order);
     void free(int64_t offset, int order);
+    // Exact-size allocation as Linux's alloc_pages_exact does it: take the buddy
+    // block of order_for(slots) and give the tail past `slots` straight back to the
+    // free lists, so nothing is lost to rounding inside the allocation; what remains
+    // is the external fragmentation of the holes between allocations.
+    int64_t alloc_exact(int64_t slots);
+    void free_exact(int64_t offset, int64_t slots);
 
     // Free slots in free blocks smaller than 2^order: the part of free memory a
     // request of that order cannot use (external fragmentation).
@@ -38,6 +44,7 @@ public:
     std::string check() const;
 
 private:
+    void free_range(int64_t begin, int64_t end);
     int64_t capacity_ = 0;
     int64_t free_slots_ = 0;
     std::vector<std::set<int64_t>> free_;  // per order: offsets of free blocks

@@ -55,7 +55,7 @@ struct Group {
     GState state = GState::Pending;
     double first_token = -1, finish = -1;
     std::vector<Seq> seqs;
-    int order = 0;          // contiguous: buddy order of each region
+    int order = 0;          // contiguous: buddy order a region is carved from
     int64_t reserve = 0;    // contiguous: slots the policy reserves per sequence
     // Swapped out: block tables as indices into the group's own block list.
     std::vector<int32_t> swap_tables, swap_lens, swap_fill;
@@ -282,7 +282,13 @@ struct Simulator::Impl {
             return worst <= num_blocks - 1;
         }
         const int64_t R = reservation(g);
-        return buddy.fit_count_empty(BuddyAllocator::order_for(R)) >= g.nseq;
+        if (buddy.fit_count_empty(BuddyAllocator::order_for(R)) >= g.nseq) return true;
+        // Exact allocations give their tails back, so more may fit than whole blocks: try it.
+        BuddyAllocator empty;
+        empty.init(capacity);
+        for (int32_t k = 0; k < g.nseq; ++k)
+            if (empty.alloc_exact(R) < 0) return false;
+        return true;
     }
 
     int64_t reservation(const Group& g) const {
@@ -384,7 +390,7 @@ struct Simulator::Impl {
         } else {
             for (Seq& q : g.seqs)
                 if (q.offset >= 0) {
-                    buddy.free(q.offset, g.order);
+                    buddy.free_exact(q.offset, g.reserve);
                     q.offset = -1;
                 }
         }
@@ -523,13 +529,13 @@ struct Simulator::Impl {
             g.order = BuddyAllocator::order_for(g.reserve);
             int32_t k = 0;
             for (; k < g.nseq; ++k) {
-                const int64_t off = buddy.alloc(g.order);
+                const int64_t off = buddy.alloc_exact(g.reserve);
                 if (off < 0) break;
                 g.seqs[static_cast<size_t>(k)].offset = off;
             }
             if (k < g.nseq) {
                 for (int32_t j = 0; j < k; ++j) {
-                    buddy.free(g.seqs[static_cast<size_t>(j)].offset, g.order);
+                    buddy.free_exact(g.seqs[static_cast<size_t>(j)].offset, g.reserve);
                     g.seqs[static_cast<size_t>(j)].offset = -1;
                 }
                 blocked_order = g.order;
@@ -552,6 +558,7 @@ struct Simulator::Impl {
         if (running.empty() && waiting.empty() && swapped.empty()) {
             if (next_arrival < groups.size()) {
                 const double t = groups[next_arrival].arrival;
+                blocked_order = -1;
                 record(now, t);
                 now = t;
                 return;
@@ -766,13 +773,11 @@ struct Simulator::Impl {
             for (int32_t id : running) {
                 const Group& g = groups[static_cast<size_t>(id)];
                 const double L = static_cast<double>(g.prompt) + g.output;
-                const double A = static_cast<double>(int64_t{1} << g.order);
                 for (int32_t k = 0; k < g.nseq; ++k) {
                     const double st = g.seqs[static_cast<size_t>(k)].computed;
                     x.token += st;
                     x.reserved += L - st;
                     x.internal += static_cast<double>(g.reserve) - L;
-                    x.external += A - static_cast<double>(g.reserve);
                 }
             }
             const double unusable = blocked_order >= 0 ? static_cast<double>(buddy.free_below(blocked_order)) : 0;
@@ -907,7 +912,7 @@ struct Simulator::Impl {
                     r.request = id;
                     r.seq = k;
                     r.offset = g.seqs[static_cast<size_t>(k)].offset;
-                    r.allocated = int64_t{1} << g.order;
+                    r.allocated = g.reserve;
                     r.reserved = g.reserve;
                     r.length = static_cast<int64_t>(g.prompt) + g.output;
                     r.stored = g.seqs[static_cast<size_t>(k)].computed;
@@ -957,7 +962,7 @@ struct Simulator::Impl {
                     const Seq& q = g.seqs[static_cast<size_t>(k)];
                     if (q.offset < 0) return "running request without a region";
                     if (q.computed > g.reserve) return "token states exceed the reservation";
-                    held += int64_t{1} << g.order;
+                    held += g.reserve;
                 }
             }
             if (held + buddy.free_slots() != capacity) return "regions and free slots do not add up to the capacity";

@@ -39,7 +39,7 @@ struct SimConfig {
     // Beam search model: after each decode step, each beam independently, with
     // this probability, continues from a uniformly chosen beam instead of its own
     // (taking that beam's history, copy-on-write). See simulator.cpp.
-    double beam_switch_prob = 0.5;
+    double beam_switch_prob = 0.02;
     bool prefix_caching = false;     // paged only
     Preemption preemption = Preemption::Recompute;
     int64_t swap_space_bytes = 4 * (int64_t{1} << 30);  // CPU swap space (vLLM's default 4 GiB)

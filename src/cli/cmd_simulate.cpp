@@ -1,0 +1,392 @@
+// kvbudget simulate: replay a workload through paged (vLLM) and contiguous
+// (Orca Max / Pow2 / Oracle) KV allocation and print where the memory went,
+// side by side like Fig. 2 of the PagedAttention paper.
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+#include "args.h"
+#include "commands.h"
+#include "dtype.h"
+#include "gpus.h"
+#include "kv.h"
+#include "sim/simulator.h"
+#include "units.h"
+#include "weights.h"
+
+namespace kvb::cli {
+
+namespace {
+
+const char* kHelp = R"(Usage: kvbudget simulate CONFIG (--kv-cache-memory SIZE | --gpu NAME [--gpu-memory-utilization F]) [options] [--json]
+
+Replays a workload through an iteration-level scheduler (vLLM v1 style: chunked
+prefill, max-num-seqs, FCFS preemption of the newest running request) and one KV
+allocator, and reports the time-weighted split of the KV memory into token
+states, reservation, internal and external fragmentation, cached and free.
+
+  --kv-cache-memory SIZE        KV cache bytes (8GiB, 24GB, 512MiB or bytes)
+  --gpu NAME                    GPU from the catalog: KV = total x utilization - weights - 1 GiB
+                                runtime reserve; also sets the time model (with --kv-cache-memory:
+                                time model only; default time model: a100-80gb)
+  --gpu-memory-utilization F    fraction of the GPU vLLM may use (default 0.9)
+  --policy P                    paged | max | pow2 | oracle | all (default paged)
+  --block-size N                tokens per block, paged (default 16)
+  --workload W                  sharegpt | alpaca | azure-conv | azure-code | FILE.csv (default sharegpt)
+                                FILE.csv: TIMESTAMP,ContextTokens,GeneratedTokens or
+                                arrived_at,num_prefill_tokens,num_decode_tokens
+  --rate R                      Poisson arrivals at R requests/s (default: presets all at t=0,
+                                traces at their own timestamps)
+  --requests N                  number of requests (default: 1000 for presets, the whole trace)
+  --seed N                      workload seed (default 0)
+  --n N                         parallel samples per request (share the prompt's blocks)
+  --beam N                      beam width (beams share prompt and common history)
+  --shared-prefix TOKENS        common system prompt prepended to requests ...
+  --shared-fraction F           ... with this probability (default 1)
+  --prefix-caching              paged: reuse cached full blocks (hash chain, LRU)
+  --max-num-seqs N              default 256
+  --max-num-batched-tokens N    default 8192
+  --max-model-len N             default: the model's max_position_embeddings; longer requests
+                                have their output truncated (prompts that do not fit are refused)
+  --preemption M                recompute | swap (4 GiB CPU swap space; default recompute)
+  --json                        {"policies": [{"policy": ..., "token_states_fraction": ..., ...}]}
+)";
+
+constexpr int64_t kRuntimeReserve = int64_t{1} << 30;
+
+std::string pct(double f) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.1f%%", 100.0 * f);
+    return b;
+}
+std::string fixed(double v, int prec) {
+    char b[48];
+    std::snprintf(b, sizeof b, "%.*f", prec, v);
+    return b;
+}
+std::string num(double v) {
+    if (!std::isfinite(v)) return "null";
+    char b[48];
+    std::snprintf(b, sizeof b, "%.9g", v);
+    return b;
+}
+
+bool read_file(const std::string& path, std::string* out) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) return false;
+    std::stringstream ss;
+    ss << f.rdbuf();
+    *out = ss.str();
+    return true;
+}
+
+// The Azure traces ship in data/traces of the repository; an installed binary
+// looks beside itself, a build tree one or two levels below the repository.
+std::string find_trace(const std::string& file) {
+    std::vector<std::string> dirs;
+    if (const char* env = std::getenv("KVBUDGET_TRACES")) dirs.push_back(env);
+    char buf[4096];
+    const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n > 0) {
+        std::string exe(buf, static_cast<size_t>(n));
+        const std::string dir = exe.substr(0, exe.rfind('/'));
+        dirs.push_back(dir + "/../data/traces");
+        dirs.push_back(dir + "/../../data/traces");
+        dirs.push_back(dir + "/../share/kvbudget/traces");
+    }
+    dirs.push_back("data/traces");
+    for (const auto& d : dirs) {
+        std::ifstream f(d + "/" + file);
+        if (f) return d + "/" + file;
+    }
+    return "";
+}
+
+bool parse_rate(const std::string& s, double* out) {
+    char* end = nullptr;
+    const double v = std::strtod(s.c_str(), &end);
+    if (s.empty() || end != s.c_str() + s.size() || !(v > 0) || !std::isfinite(v)) return false;
+    *out = v;
+    return true;
+}
+
+void print_json(std::ostream& out, const std::string& model, const sim::SimConfig& c, const std::string& workload,
+                int64_t nreq, const std::vector<sim::Summary>& rs) {
+    out << "{\"model\":" << json_string(model) << ",\"workload\":" << json_string(workload) << ",\"requests\":" << nreq
+        << ",\"kv_cache_bytes\":" << c.kv_capacity_bytes << ",\"kv_bytes_per_token\":" << c.kv_bytes_per_token
+        << ",\"block_size\":" << c.block_size << ",\"max_model_len\":" << c.max_model_len
+        << ",\"max_num_seqs\":" << c.max_num_seqs << ",\"max_num_batched_tokens\":" << c.max_num_batched_tokens
+        << ",\"policies\":[";
+    for (size_t i = 0; i < rs.size(); ++i) {
+        const sim::Summary& s = rs[i];
+        out << (i ? "," : "") << "{\"policy\":" << json_string(s.policy) << ",\"requests\":" << s.requests
+            << ",\"finished\":" << s.finished << ",\"refused\":" << s.refused << ",\"truncated\":" << s.truncated
+            << ",\"preemptions\":" << s.preemptions << ",\"swapped_out\":" << s.swapped_out
+            << ",\"recomputed_tokens\":" << s.recomputed_tokens << ",\"steps\":" << s.steps
+            << ",\"makespan_s\":" << num(s.makespan_s) << ",\"capacity_tokens\":" << s.capacity_tokens
+            << ",\"num_blocks\":" << s.num_blocks
+            << ",\"token_states_fraction\":" << num(s.memory.token_states)
+            << ",\"reserved_fraction\":" << num(s.memory.reserved)
+            << ",\"internal_fragmentation_fraction\":" << num(s.memory.internal_fragmentation)
+            << ",\"external_fragmentation_fraction\":" << num(s.memory.external_fragmentation)
+            << ",\"cached_fraction\":" << num(s.memory.cached) << ",\"free_fraction\":" << num(s.memory.free)
+            << ",\"token_states_of_used_fraction\":" << num(s.token_states_of_used)
+            << ",\"mean_running\":" << num(s.mean_running) << ",\"max_running\":" << s.max_running
+            << ",\"mean_waiting\":" << num(s.mean_waiting) << ",\"max_waiting\":" << s.max_waiting
+            << ",\"sharing_saved_fraction\":" << num(s.sharing_saved) << ",\"max_blocks_saved\":" << s.max_blocks_saved
+            << ",\"cow_copies\":" << s.cow_copies << ",\"prefix_hit_tokens\":" << s.prefix_hit_tokens
+            << ",\"prompt_tokens\":" << s.prompt_tokens << ",\"generated_tokens\":" << s.generated_tokens
+            << ",\"throughput_tokens_per_s\":" << num(s.throughput_tokens_per_s)
+            << ",\"requests_per_s\":" << num(s.requests_per_s) << ",\"ttft_mean_s\":" << num(s.ttft_mean_s)
+            << ",\"ttft_p50_s\":" << num(s.ttft_p50_s) << ",\"ttft_p90_s\":" << num(s.ttft_p90_s)
+            << ",\"ttft_p99_s\":" << num(s.ttft_p99_s) << ",\"tpot_mean_s\":" << num(s.tpot_mean_s)
+            << ",\"tpot_p50_s\":" << num(s.tpot_p50_s) << ",\"tpot_p90_s\":" << num(s.tpot_p90_s)
+            << ",\"tpot_p99_s\":" << num(s.tpot_p99_s) << ",\"e2e_mean_s\":" << num(s.e2e_mean_s)
+            << ",\"e2e_p50_s\":" << num(s.e2e_p50_s) << ",\"e2e_p90_s\":" << num(s.e2e_p90_s)
+            << ",\"e2e_p99_s\":" << num(s.e2e_p99_s) << "}";
+    }
+    out << "]}\n";
+}
+
+void print_table(std::ostream& out, const std::vector<sim::Summary>& rs) {
+    std::vector<std::pair<std::string, std::vector<std::string>>> rows;
+    auto row = [&](const std::string& name, auto f) {
+        std::vector<std::string> cells;
+        for (const auto& s : rs) cells.push_back(f(s));
+        rows.emplace_back(name, cells);
+    };
+    using S = sim::Summary;
+    row("policy", [](const S& s) { return s.policy; });
+    row("token states", [](const S& s) { return pct(s.memory.token_states); });
+    row("reserved", [](const S& s) { return pct(s.memory.reserved); });
+    row("internal fragmentation", [](const S& s) { return pct(s.memory.internal_fragmentation); });
+    row("external fragmentation", [](const S& s) { return pct(s.memory.external_fragmentation); });
+    row("cached (prefix)", [](const S& s) { return pct(s.memory.cached); });
+    row("free", [](const S& s) { return pct(s.memory.free); });
+    row("token states / used", [](const S& s) { return pct(s.token_states_of_used); });
+    row("finished", [](const S& s) { return with_commas(s.finished); });
+    row("refused / truncated", [](const S& s) { return with_commas(s.refused) + " / " + with_commas(s.truncated); });
+    row("preemptions", [](const S& s) { return with_commas(s.preemptions); });
+    row("running (mean / max)", [](const S& s) { return fixed(s.mean_running, 1) + " / " + std::to_string(s.max_running); });
+    row("blocks saved by sharing", [](const S& s) { return pct(s.sharing_saved); });
+    row("throughput (tokens/s)", [](const S& s) { return fixed(s.throughput_tokens_per_s, 0); });
+    row("TTFT p50 / p99 (s)", [](const S& s) { return fixed(s.ttft_p50_s, 2) + " / " + fixed(s.ttft_p99_s, 2); });
+    row("TPOT p50 (ms)", [](const S& s) { return fixed(1000 * s.tpot_p50_s, 1); });
+    row("end-to-end p50 (s)", [](const S& s) { return fixed(s.e2e_p50_s, 2); });
+    row("simulated time (s)", [](const S& s) { return fixed(s.makespan_s, 1); });
+    size_t w0 = 0;
+    std::vector<size_t> w(rs.size(), 0);
+    for (const auto& r : rows) {
+        w0 = std::max(w0, r.first.size());
+        for (size_t i = 0; i < r.second.size(); ++i) w[i] = std::max(w[i], r.second[i].size());
+    }
+    for (const auto& r : rows) {
+        out << r.first << std::string(w0 - r.first.size(), ' ');
+        for (size_t i = 0; i < r.second.size(); ++i) out << "  " << std::string(w[i] - r.second[i].size(), ' ') << r.second[i];
+        out << "\n";
+    }
+}
+
+}  // namespace
+
+int cmd_simulate(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
+    auto a = parse_args(argv,
+                        ArgSpec{{"--kv-cache-memory", "--gpu", "--gpu-memory-utilization", "--policy", "--block-size",
+                                 "--workload", "--rate", "--requests", "--seed", "--n", "--beam", "--shared-prefix",
+                                 "--shared-fraction", "--max-num-seqs", "--max-num-batched-tokens", "--max-model-len",
+                                 "--preemption"},
+                                {"--prefix-caching"}},
+                        err);
+    if (!a) return kUsage;
+    if (a->has("--help")) {
+        out << kHelp;
+        return kOk;
+    }
+    auto usage = [&](const std::string& msg) {
+        err << "kvbudget: error: " << msg << "\n";
+        return kUsage;
+    };
+    if (a->positional.size() != 1) return usage("simulate takes one CONFIG (see kvbudget simulate --help)");
+    if (!a->has("--kv-cache-memory") && !a->has("--gpu"))
+        return usage("simulate needs --kv-cache-memory SIZE or --gpu NAME");
+    if (a->has("--gpu-memory-utilization") && !a->has("--gpu"))
+        return usage("--gpu-memory-utilization needs --gpu");
+    if (a->has("--gpu-memory-utilization") && a->has("--kv-cache-memory"))
+        return usage("--gpu-memory-utilization sizes the KV cache from the GPU; it cannot be combined with --kv-cache-memory");
+    if (a->has("--shared-fraction") && !a->has("--shared-prefix")) return usage("--shared-fraction needs --shared-prefix");
+
+    std::vector<sim::Policy> policies;
+    const std::string pol = a->get("--policy", "paged");
+    if (pol == "all") {
+        policies = {sim::Policy::Paged, sim::Policy::Max, sim::Policy::Pow2, sim::Policy::Oracle};
+    } else {
+        sim::Policy p;
+        if (!sim::parse_policy(pol, &p)) return usage("--policy must be paged, max, pow2, oracle or all, got '" + pol + "'");
+        policies = {p};
+    }
+    const std::string pre = a->get("--preemption", "recompute");
+    if (pre != "recompute" && pre != "swap") return usage("--preemption must be recompute or swap, got '" + pre + "'");
+
+    auto model = load_model(a->positional[0], err);
+    if (!model) return kRefused;
+
+    auto kvmem = get_size(*a, "--kv-cache-memory", 0, err);
+    auto util = get_fraction(*a, "--gpu-memory-utilization", 0.9, err);
+    auto bs = get_count(*a, "--block-size", 16, err);
+    auto nreq = get_count(*a, "--requests", 0, err);
+    auto seed = get_count(*a, "--seed", 0, err);
+    auto n = get_count(*a, "--n", 1, err);
+    auto beam = get_count(*a, "--beam", 1, err);
+    auto prefix = get_count(*a, "--shared-prefix", 0, err);
+    auto frac = get_fraction(*a, "--shared-fraction", 1.0, err);
+    auto mns = get_count(*a, "--max-num-seqs", 256, err);
+    auto mnbt = get_count(*a, "--max-num-batched-tokens", 8192, err);
+    auto mml = get_count(*a, "--max-model-len", model->max_position_embeddings, err);
+    if (!kvmem || !util || !bs || !nreq || !seed || !n || !beam || !prefix || !frac || !mns || !mnbt || !mml)
+        return kRefused;
+    auto refuse = [&](const std::string& msg) {
+        err << "kvbudget: error: " << msg << "\n";
+        return kRefused;
+    };
+    const int64_t kI32 = 2'000'000'000;
+    if (*bs < 1 || *bs > 4096) return refuse("--block-size must be between 1 and 4096");
+    if (*n < 1 || *n > 1024) return refuse("--n must be between 1 and 1024");
+    if (*beam < 1 || *beam > 1024) return refuse("--beam must be between 1 and 1024");
+    if (*mns < 1 || *mns > kI32) return refuse("--max-num-seqs must be at least 1");
+    if (*mnbt < 1 || *mnbt > kI32) return refuse("--max-num-batched-tokens must be at least 1");
+    if (*mml == 0) return refuse("the config has no max_position_embeddings: pass --max-model-len");
+    if (*mml < 2 || *mml > 10'000'000) return refuse("--max-model-len must be between 2 and 10,000,000");
+    if (*prefix > 10'000'000) return refuse("--shared-prefix must be at most 10,000,000 tokens");
+    if (a->has("--shared-prefix") && *prefix == 0) return refuse("--shared-prefix must be at least 1 token");
+    if (a->has("--requests") && *nreq == 0) return refuse("--requests must be at least 1");
+    if (a->has("--kv-cache-memory") && *kvmem <= 0) return refuse("--kv-cache-memory must be more than 0 bytes");
+
+    // Model numbers.
+    auto kvt = vllm_kv_type("auto", model->dtype);
+    if (!kvt) return refuse(kvt.error().message);
+    const IdealKv ideal = ideal_kv(*model, uniform_kv_dtypes(*model, kvt.value()));
+    if (ideal.bytes_per_token <= 0)
+        return refuse(model->name + " has no context-proportional KV cache (only sliding-window or recurrent state): "
+                      "paging does not apply");
+    auto wf = weight_format("auto", *model);
+    if (!wf) return refuse(wf.error().message);
+    auto wb = weight_bytes(*model, wf.value());
+    if (!wb) return refuse(wb.error().message);
+    auto pc = count_params(*model);
+    if (!pc) return refuse(pc.error().message);
+
+    const Gpu* gpu = find_gpu(a->has("--gpu") ? a->get("--gpu") : "a100-80gb");
+    if (!gpu) return refuse("unknown GPU '" + a->get("--gpu") + "' (kvbudget budget --help lists the catalog)");
+
+    sim::SimConfig c;
+    c.kv_bytes_per_token = ideal.bytes_per_token;
+    if (a->has("--kv-cache-memory")) {
+        c.kv_capacity_bytes = *kvmem;
+    } else {
+        const int64_t usable = static_cast<int64_t>(std::floor(static_cast<double>(gpu->total_bytes()) * *util));
+        c.kv_capacity_bytes = usable - wb->bytes - kRuntimeReserve;
+        if (c.kv_capacity_bytes <= 0)
+            return refuse("weights (" + format_bytes(wb->bytes) + ") and the 1 GiB runtime reserve do not fit in " +
+                          format_bytes(usable) + " of " + gpu->name + " at utilization " + fixed(*util, 2));
+    }
+    c.block_size = static_cast<int32_t>(*bs);
+    c.max_model_len = static_cast<int32_t>(*mml);
+    c.max_num_seqs = static_cast<int32_t>(*mns);
+    c.max_num_batched_tokens = static_cast<int32_t>(*mnbt);
+    c.n = static_cast<int32_t>(*n);
+    c.beam_width = static_cast<int32_t>(*beam);
+    c.preemption = pre == "swap" ? sim::Preemption::Swap : sim::Preemption::Recompute;
+    c.seed = static_cast<uint64_t>(*seed);
+    c.latency.weights_bytes = static_cast<double>(wb->bytes);
+    c.latency.active_params = static_cast<double>(pc->active);
+    int64_t attn_layers = 0;
+    for (const Layer& l : model->layers)
+        if (l.kind == LayerKind::Full || l.kind == LayerKind::Sliding || l.kind == LayerKind::Chunked || l.kind == LayerKind::Mla)
+            ++attn_layers;
+    const int64_t qdim = model->dims.num_attention_heads * (model->dims.q_head_dim > 0 ? model->dims.q_head_dim : 0);
+    c.latency.attn_flops_per_pair = 4.0 * static_cast<double>(qdim) * static_cast<double>(attn_layers);
+    c.latency.bandwidth_bytes_per_s = gpu->bandwidth_bytes_per_s;
+    c.latency.flops_per_s = gpu->bf16_flops;
+
+    // Workload.
+    sim::WorkloadSpec w;
+    w.seed = c.seed;
+    const std::string wl = a->get("--workload", "sharegpt");
+    std::string workload_desc = wl;
+    if (wl == "sharegpt" || wl == "alpaca") {
+        w.lengths = wl == "sharegpt" ? sim::Lengths::ShareGpt : sim::Lengths::Alpaca;
+        w.requests = *nreq > 0 ? *nreq : 1000;
+    } else {
+        std::string path = wl;
+        if (wl == "azure-conv" || wl == "azure-code") {
+            path = find_trace(wl == "azure-conv" ? "azure-llm-2023-conv.csv" : "azure-llm-2023-code.csv");
+            if (path.empty())
+                return refuse("the " + wl + " trace was not found (looked in $KVBUDGET_TRACES and data/traces beside the "
+                              "binary); pass its CSV path with --workload FILE.csv");
+        } else if (wl.size() < 4 || wl.compare(wl.size() - 4, 4, ".csv") != 0) {
+            return usage("--workload must be sharegpt, alpaca, azure-conv, azure-code or a .csv file, got '" + wl + "'");
+        }
+        std::string text;
+        if (!read_file(path, &text)) return refuse("cannot read " + path);
+        auto tr = sim::parse_trace_csv(text, path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1));
+        if (!tr) return refuse(tr.error().message);
+        w.trace = std::move(tr.value());
+        w.lengths = sim::Lengths::Trace;
+        w.arrival = sim::Arrival::Trace;
+        w.requests = *nreq;
+    }
+    if (a->has("--rate")) {
+        if (!parse_rate(a->get("--rate"), &w.rate))
+            return refuse("--rate must be a positive number of requests per second, got '" + a->get("--rate") + "'");
+        w.arrival = sim::Arrival::Poisson;
+    }
+    w.shared_prefix = static_cast<int32_t>(*prefix);
+    w.shared_fraction = *prefix > 0 ? *frac : 0;
+    auto reqs = sim::make_workload(w);
+    if (!reqs) return refuse(reqs.error().message);
+
+    std::vector<sim::Summary> results;
+    for (sim::Policy p : policies) {
+        c.policy = p;
+        c.prefix_caching = a->has("--prefix-caching") && p == sim::Policy::Paged;
+        auto r = sim::simulate(c, reqs.value());
+        if (!r) return refuse(std::string(sim::policy_name(p)) + ": " + r.error().message);
+        results.push_back(r->summary);
+    }
+
+    if (a->has("--json")) {
+        print_json(out, model->name, c, workload_desc, static_cast<int64_t>(reqs->size()), results);
+        return kOk;
+    }
+    const char* arrivals = w.arrival == sim::Arrival::Batch ? "all at t=0"
+                           : w.arrival == sim::Arrival::Poisson ? "Poisson"
+                                                                 : "trace timestamps";
+    out << model->name << ": " << format_bytes(c.kv_bytes_per_token) << " KV per token, KV cache "
+        << format_bytes(c.kv_capacity_bytes) << " (" << with_commas(c.kv_capacity_bytes / c.kv_bytes_per_token)
+        << " token slots)";
+    if (!a->has("--kv-cache-memory"))
+        out << " = " << gpu->name << " x " << fixed(*util, 2) << " - weights " << format_bytes(wb->bytes)
+            << " - 1 GiB runtime";
+    out << "\n";
+    out << "workload: " << workload_desc << ", " << with_commas(static_cast<int64_t>(reqs->size())) << " requests ("
+        << arrivals;
+    if (w.arrival == sim::Arrival::Poisson) out << " at " << num(w.rate) << " req/s";
+    out << "), seed " << *seed;
+    if (c.n > 1) out << ", n=" << c.n;
+    if (c.beam_width > 1) out << ", beam " << c.beam_width;
+    if (w.shared_prefix > 0) out << ", shared prefix " << w.shared_prefix << " tokens on " << pct(w.shared_fraction);
+    out << "\n";
+    out << "block size " << c.block_size << ", max-model-len " << with_commas(c.max_model_len) << ", max-num-seqs "
+        << c.max_num_seqs << ", max-num-batched-tokens " << c.max_num_batched_tokens << ", preemption " << pre
+        << (a->has("--prefix-caching") ? ", prefix caching" : "") << "; time model: " << gpu->name << "\n\n";
+    print_table(out, results);
+    if (ideal.windowed_bytes_per_token > 0 || ideal.state_bytes_per_seq > 0)
+        err << "note: only the context-proportional KV (full and MLA attention layers) is simulated; sliding-window "
+               "and recurrent-state layers are left out\n";
+    return kOk;
+}
+
+}  // namespace kvb::cli
