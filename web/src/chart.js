@@ -36,7 +36,7 @@ export class KvChart {
 
   redraw() {
     if (!this.data) return;
-    const width = Math.max(280, this.container.clientWidth || 600);
+    const width = Math.max(240, this.container.clientWidth || 320);
     const height = Math.min(320, Math.max(200, Math.round(width * 0.5)));
     const colors = [cssVar('--c-kv', '#2563eb'), cssVar('--c-weights', '#b45309'), cssVar('--c-capacity', '#b91c1c')];
     const axisColor = cssVar('--fg-muted', '#555');

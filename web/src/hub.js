@@ -125,11 +125,10 @@ export class Hub {
     );
     let configText;
     try {
-      const r = await this.getJson(configPath, { signal, onProgress });
-      configText = r.text;
-      if (r.json === null || typeof r.json !== 'object' || Array.isArray(r.json)) {
-        throw new HubError('notJson', { url: this.baseUrl + configPath });
-      }
+      configText = await this.getText(configPath, { signal, onProgress });
+      // Only a coarse check here: real configs may hold Python's NaN / Infinity,
+      // which JSON.parse rejects but the core reads; the core reports real syntax errors.
+      if (!/^\s*\{/.test(configText)) throw new HubError('notJson', { url: this.baseUrl + configPath });
     } catch (e) {
       if (e instanceof HubError && e.code === 'notFound') {
         const info = await infoP;

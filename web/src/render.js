@@ -176,7 +176,6 @@ export function renderResults(app, view) {
   };
 
   const chart = view.chart;
-  app.chart.update(chart);
   const chartSec = section('chart', t('chart.heading'), app.chartBox,
     h('p', { class: 'muted', 'data-role': 'crossover', 'data-value': String(chart.crossoverContext || 0) },
       chart.crossoverContext ? t('chart.crossover', { ctx: int(chart.crossoverContext) }) : chart.weightsBytes ? t('chart.noCrossover') : ''));
@@ -223,4 +222,6 @@ export function renderResults(app, view) {
   if (notes.length) out.push(section('notes', t('notes.heading'), h('ul', { class: 'notes' }, notes.map((n) => h('li', null, n)))));
 
   body.append(...out);
+  // After insertion, so the chart takes the width its card really has.
+  app.chart.update(chart);
 }

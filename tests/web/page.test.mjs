@@ -1,0 +1,281 @@
+// End-to-end tests of the built site (site/) in Debian's Chromium, against a fake
+// hub started here. Numbers are read through the data-metric hooks and compared
+// with the native CLI; errors through [data-role="error"].
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execFileSync } from 'node:child_process';
+import { startStaticServer } from './static-server.mjs';
+import { startFakeHub, GOOD_TOKEN, XSS } from './fake-hub.mjs';
+import { launch } from './browser.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const fixturesDir = path.join(root, 'tests/fixtures/configs');
+const cliPath = process.env.KVB_CLI || path.join(root, 'build/kvbudget');
+const en = JSON.parse(fs.readFileSync(path.join(root, 'web/i18n/en.json'), 'utf8'));
+const TIMEOUT_MS = 1500;
+
+function msg(key, params = {}) {
+  return en[key].replace(/\{(\w+)\}/g, (m, k) => (params[k] === undefined ? m : String(params[k])));
+}
+
+function cliJson(args) {
+  return JSON.parse(execFileSync(cliPath, [...args, '--json'], { encoding: 'utf8' }));
+}
+
+let site, hub, browser;
+
+before(async () => {
+  if (!fs.existsSync(path.join(root, 'site/index.html'))) throw new Error('site/ is not built: run npm run build');
+  hub = await startFakeHub({ fixturesDir });
+  site = await startStaticServer({
+    root: path.join(root, 'site'),
+    extra: { '/kvbudget.config.json': JSON.stringify({ hubUrl: hub.url, hubTimeoutMs: TIMEOUT_MS }) },
+  });
+  browser = await launch();
+});
+
+after(async () => {
+  await browser?.close();
+  await site?.close();
+  await hub?.close();
+});
+
+// A fresh page that records every request and any script error.
+async function open(query = '', viewport = { width: 1280, height: 900 }) {
+  const context = await browser.newContext({ viewport });
+  const page = await context.newPage();
+  const requests = [];
+  const errors = [];
+  page.on('request', (r) => requests.push(r.url()));
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(site.url + (query ? '?' + query : ''));
+  await waitSettled(page);
+  return { page, context, requests, errors };
+}
+
+async function waitSettled(page) {
+  await page.waitForFunction(() => document.body.dataset.state === 'ready' || document.body.dataset.state === 'error', null, { timeout: 15000 });
+}
+
+async function metric(page, name) {
+  const v = await page.getAttribute(`[data-metric="${name}"]`, 'data-value');
+  return v === '' || v === null ? null : Number(v);
+}
+
+async function loadId(page, text) {
+  await page.fill('#model-input', text);
+  await page.press('#model-input', 'Enter');
+  // The state goes to loading first; wait for it to settle again.
+  await page.waitForFunction(() => document.body.dataset.state !== 'loading', null, { timeout: 15000 });
+}
+
+function onlyAllowedHosts(requests) {
+  const allowed = new Set([new URL(site.url).origin, new URL(hub.url).origin]);
+  const foreign = requests.filter((u) => !u.startsWith('data:') && !allowed.has(new URL(u).origin));
+  assert.deepEqual(foreign, [], 'requests to other hosts');
+}
+
+test('default view: Llama-3.1-8B at 32K from the bundled catalog, no hub request', async () => {
+  const { page, context, requests, errors } = await open();
+  assert.equal(await page.getAttribute('body', 'data-state'), 'ready');
+  assert.equal(await metric(page, 'kv-bytes-per-token'), 131072);
+  assert.equal(await metric(page, 'kv-bytes-total'), 4294967296);
+  assert.equal(await page.inputValue('#model-input'), 'meta-llama/Llama-3.1-8B');
+  assert.ok(requests.every((u) => !u.startsWith(hub.url)), 'no hub request for the default view');
+  onlyAllowedHosts(requests);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('every fixture id loaded through the hub gives the CLI numbers', async () => {
+  const { page, context, requests, errors } = await open();
+  const files = fs.readdirSync(fixturesDir).filter((f) => f.endsWith('.json')).sort();
+  assert.ok(files.length >= 40);
+  for (const f of files) {
+    const base = f.slice(0, -5);
+    const id = base.replace('--', '/');
+    await loadId(page, id);
+    const state = await page.getAttribute('body', 'data-state');
+    const ctx = Number(await page.inputValue('#ctl-ctx'));
+    let expected;
+    try {
+      expected = cliJson(['kv', path.join(fixturesDir, f), '--context', String(ctx), '--seqs', '1']);
+    } catch {
+      expected = null;
+    }
+    if (!expected) {
+      assert.equal(state, 'error', `${id}: CLI refuses it, the page must too`);
+      continue;
+    }
+    assert.equal(state, 'ready', `${id}: ${await page.textContent('[data-role="error"]')}`);
+    assert.equal(await page.textContent('[data-role="model-name"]'), id);
+    assert.equal(await metric(page, 'kv-bytes-per-token'), expected.bytes_per_token, `${id} kv-bytes-per-token`);
+    assert.equal(await metric(page, 'kv-bytes-total'), expected.bytes_at_context, `${id} kv-bytes-total at ${ctx}`);
+  }
+  assert.ok(hub.requests.some((r) => r.path === '/Qwen/Qwen3-8B/resolve/main/config.json'));
+  onlyAllowedHosts(requests);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('controls recompute: context, sequences, KV dtype', async () => {
+  const { page, context } = await open();
+  await page.fill('#ctl-ctx', '8192');
+  await page.press('#ctl-ctx', 'Enter');
+  await page.fill('#ctl-seqs', '4');
+  await page.press('#ctl-seqs', 'Enter');
+  await page.selectOption('#ctl-kv', 'fp8');
+  const cli = cliJson(['kv', path.join(fixturesDir, 'meta-llama--Llama-3.1-8B.json'), '--context', '8192', '--seqs', '4', '--kv-dtype', 'fp8']);
+  assert.equal(await metric(page, 'kv-bytes-per-token'), cli.bytes_per_token);
+  assert.equal(await metric(page, 'kv-bytes-total'), cli.bytes_at_context);
+  await page.selectOption('#ctl-engine', 'llamacpp');
+  await page.selectOption('#ctl-ctk', 'q8_0');
+  await page.selectOption('#ctl-ctv', 'q8_0');
+  const cl2 = cliJson(['kv', path.join(fixturesDir, 'meta-llama--Llama-3.1-8B.json'), '--context', '8192', '--seqs', '4', '--engine', 'llamacpp', '--kv-dtype', 'q8_0']);
+  assert.equal(await metric(page, 'kv-bytes-per-token'), cl2.bytes_per_token);
+  assert.equal(await metric(page, 'kv-bytes-total'), cl2.bytes_at_context);
+  const url = new URL(page.url());
+  assert.equal(url.searchParams.get('ctx'), '8192');
+  assert.equal(url.searchParams.get('engine'), 'llamacpp');
+  await context.close();
+});
+
+test('URL state reproduces the view', async () => {
+  const { page, context } = await open('model=Qwen/Qwen3-8B&ctx=4096&seqs=2&engine=llamacpp&ctk=q4_0&ctv=q4_0');
+  const cli = cliJson(['kv', path.join(fixturesDir, 'Qwen--Qwen3-8B.json'), '--context', '4096', '--seqs', '2', '--engine', 'llamacpp', '--kv-dtype', 'q4_0']);
+  assert.equal(await metric(page, 'kv-bytes-per-token'), cli.bytes_per_token);
+  assert.equal(await metric(page, 'kv-bytes-total'), cli.bytes_at_context);
+  await context.close();
+});
+
+const ERROR_CASES = [
+  ['gated/model', 'hub.gated', { id: 'gated/model', status: 401 }],
+  ['missing/model', 'hub.notFound', { id: 'missing/model' }],
+  ['busy/model', 'hub.rateLimited', {}],
+  ['broken/model', 'hub.server', { status: 500 }],
+  ['slow/model', 'hub.timeout', { seconds: TIMEOUT_MS / 1000 }],
+  ['html/model', 'hub.notJson', { id: 'html/model' }],
+  ['huge/model', 'hub.tooLarge', { id: 'huge/model' }],
+  ['gguf/model', 'hub.gguf', { id: 'gguf/model' }],
+];
+
+for (const [id, key, params] of ERROR_CASES) {
+  test(`hub error ${key} for ${id} has its own message`, async () => {
+    const { page, context, requests } = await open();
+    await loadId(page, id);
+    assert.equal(await page.getAttribute('body', 'data-state'), 'error');
+    assert.equal(await page.textContent('[data-role="error"]'), msg(key, params));
+    onlyAllowedHosts(requests);
+    await context.close();
+  });
+}
+
+test('gated model loads with an access token, which stays out of the URL', async () => {
+  const { page, context } = await open();
+  await loadId(page, 'gated/model');
+  assert.equal(await page.getAttribute('body', 'data-state'), 'error');
+  assert.equal(await page.isVisible('#hub-token'), true, 'token field offered');
+  await page.fill('#hub-token', GOOD_TOKEN);
+  await loadId(page, 'gated/model');
+  assert.equal(await page.getAttribute('body', 'data-state'), 'ready');
+  assert.equal(await metric(page, 'kv-bytes-per-token'), 131072);
+  assert.ok(!page.url().includes(GOOD_TOKEN));
+  assert.ok(hub.requests.some((r) => r.auth === 'Bearer ' + GOOD_TOKEN));
+  const stored = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + document.cookie);
+  assert.ok(!stored.includes(GOOD_TOKEN));
+  await context.close();
+});
+
+test('network failure: own message, bundled copy used when the id is in the catalog', async () => {
+  const { page, context } = await open();
+  await page.route(hub.url + '/**', (route) => route.abort('connectionrefused'));
+  await loadId(page, 'not-in/catalog');
+  assert.equal(await page.textContent('[data-role="error"]'), msg('hub.network'));
+  await loadId(page, 'Qwen/Qwen3-8B');
+  assert.equal(await page.getAttribute('body', 'data-state'), 'ready');
+  assert.equal(await page.textContent('[data-role="source"]'), msg('model.source.fallback', { id: 'Qwen/Qwen3-8B' }));
+  await context.close();
+});
+
+test('invalid ids are refused before any request', async () => {
+  const { page, context } = await open();
+  const before = hub.requests.length;
+  for (const bad of ['a--b/c', 'org/na me', '../etc/passwd', 'org/name/extra', 'https://evil.example/org/name']) {
+    await loadId(page, bad);
+    assert.equal(await page.getAttribute('body', 'data-state'), 'error', bad);
+  }
+  assert.equal(await page.textContent('[data-role="error"]'), msg('input.foreignUrl', { text: 'https://evil.example/org/name' }));
+  assert.equal(hub.requests.length, before);
+  await context.close();
+});
+
+test('huggingface.co URLs and @revision are understood', async () => {
+  const { page, context } = await open();
+  await loadId(page, 'https://huggingface.co/Qwen/Qwen3-8B/blob/main/config.json');
+  assert.equal(await page.getAttribute('body', 'data-state'), 'ready');
+  assert.equal(await page.inputValue('#model-input'), 'Qwen/Qwen3-8B@main');
+  await loadId(page, 'mistralai/Mistral-7B-v0.1@abc123');
+  assert.equal(await page.getAttribute('body', 'data-state'), 'ready');
+  assert.ok(hub.requests.some((r) => r.path === '/mistralai/Mistral-7B-v0.1/resolve/abc123/config.json'));
+  await context.close();
+});
+
+test('markup in ids and config strings is shown as text', async () => {
+  const { page, context, errors } = await open();
+  await loadId(page, XSS);
+  assert.equal(await page.textContent('[data-role="error"]'), msg('input.badId', { text: XSS }));
+  await loadId(page, 'xss/model');
+  assert.equal(await page.getAttribute('body', 'data-state'), 'ready');
+  const text = await page.textContent('#results');
+  assert.ok(text.includes(XSS + 'ForCausalLM'), 'architecture shown literally');
+  // Pasted config with markup in the strings.
+  await page.click('details.paste summary');
+  await page.fill('#paste-config', JSON.stringify({ ...JSON.parse(fs.readFileSync(path.join(fixturesDir, 'Qwen--Qwen3-8B.json'), 'utf8')), model_type: XSS }));
+  await page.click('details.paste button');
+  await waitSettled(page);
+  assert.equal(await page.evaluate(() => window.__xss), undefined);
+  assert.equal(await page.locator('#app img').count(), 0);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('pasted config.json is computed; broken paste gets the core message', async () => {
+  const { page, context } = await open();
+  await page.click('details.paste summary');
+  await page.fill('#paste-config', fs.readFileSync(path.join(fixturesDir, 'Qwen--Qwen3-8B.json'), 'utf8'));
+  await page.click('details.paste button');
+  await waitSettled(page);
+  assert.equal(await metric(page, 'kv-bytes-per-token'), 147456);
+  await page.fill('#paste-config', '{"model_type": ');
+  await page.click('details.paste button');
+  await waitSettled(page);
+  assert.equal(await page.getAttribute('body', 'data-state'), 'error');
+  assert.match(await page.textContent('[data-role="error"]'), /^This config could not be used: .*not valid JSON/);
+  await context.close();
+});
+
+test('keyboard only: type an id and press Enter', async () => {
+  const { page, context } = await open();
+  await page.focus('#model-input');
+  await page.keyboard.press('Control+A');
+  await page.keyboard.type('Qwen/Qwen3-0.6B');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.querySelector('[data-role="model-name"]')?.textContent === 'Qwen/Qwen3-0.6B');
+  assert.equal(await metric(page, 'kv-bytes-per-token'), 28 * 2 * 8 * 128 * 2);
+  await context.close();
+});
+
+test('every control has a label; fits a 360 px wide phone without sideways scrolling', async () => {
+  const { page, context } = await open('', { width: 360, height: 740 });
+  const unlabelled = await page.evaluate(() => [...document.querySelectorAll('input, select, textarea')].filter((el) => {
+    if (el.type === 'hidden') return false;
+    return !(el.labels && el.labels.length) && !el.getAttribute('aria-label');
+  }).map((el) => el.id || el.outerHTML));
+  assert.deepEqual(unlabelled, []);
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 0, `page is ${overflow}px wider than the screen`);
+  await context.close();
+});
