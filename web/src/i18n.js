@@ -1,8 +1,23 @@
 // Every user-visible string goes through t(): the catalogs live in web/i18n/*.json
 // (English is bundled; other languages can be fetched on demand later).
 import en from '../i18n/en.json';
+// Bundled too (a few KB gzip): switching language must work offline and in embeds.
+import zhCN from '../i18n/zh-CN.json';
 
-const catalogs = { en };
+export const LANGUAGES = ['en', 'zh-CN'];
+const catalogs = { en, 'zh-CN': zhCN };
+
+// ?lang= wins; otherwise the browser's first language we have (any zh-* reads
+// Simplified Chinese: the only Chinese catalog), else English.
+export function detectLanguage(param, browserLangs = []) {
+  if (param && catalogs[param]) return param;
+  for (const l of browserLangs) {
+    const low = String(l).toLowerCase();
+    if (low === 'en' || low.startsWith('en-')) return 'en';
+    if (low === 'zh' || low.startsWith('zh-')) return 'zh-CN';
+  }
+  return 'en';
+}
 let lang = 'en';
 let messages = en;
 
@@ -15,6 +30,8 @@ export function setLanguage(code) {
     lang = code;
     messages = catalogs[code];
   }
+  // Screen readers and CJK font selection follow <html lang>.
+  if (typeof document !== 'undefined') document.documentElement.lang = lang;
   return lang;
 }
 
