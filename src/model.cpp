@@ -81,19 +81,32 @@ struct Builder {
     Error err(const std::string& code, const std::string& msg) const { return make_error(code, m.name + ": " + msg); }
     void note(const std::string& s) { m.notes.push_back(s); }
 
+    // Reads a required integer into `dst`; the error names the field and the model.
+    Result<bool> need(int64_t& dst, std::initializer_list<const char*> keys, int64_t lo, int64_t hi) const {
+        auto v = r.required_int(keys, lo, hi);
+        if (!v) return v.error();
+        dst = v.value();
+        return true;
+    }
+    // Reads an optional integer into `dst`, leaving `dst` as it is when absent.
+    Result<bool> maybe(int64_t& dst, std::initializer_list<const char*> keys, int64_t lo, int64_t hi) const {
+        auto v = r.optional_int(keys, lo, hi);
+        if (!v) return v.error();
+        if (v.value()) dst = *v.value();
+        return true;
+    }
+    Error length_mismatch(const std::string& field, size_t n, const char* unit = "entries") const {
+        return err("contradictory_fields", field + " has " + std::to_string(n) + " " + unit +
+                                               " but num_hidden_layers is " + std::to_string(n_layers));
+    }
+
     // ---- shared geometry -------------------------------------------------------
     int64_t n_layers = 0, heads = 0, hidden = 0, kv_heads = 0, head_dim = 0;
 
     Result<bool> read_core() {
-        auto L = r.required_int(kLayersKeys, 1, kMaxLayers);
-        if (!L) return L.error();
-        n_layers = L.value();
-        auto H = r.required_int(kHeadsKeys, 1, kMaxHeads);
-        if (!H) return H.error();
-        heads = H.value();
-        auto D = r.optional_int(kHiddenKeys, 1, kMaxHidden);
-        if (!D) return D.error();
-        hidden = D.value().value_or(0);
+        if (auto ok = need(n_layers, kLayersKeys, 1, kMaxLayers); !ok) return ok;
+        if (auto ok = need(heads, kHeadsKeys, 1, kMaxHeads); !ok) return ok;
+        if (auto ok = maybe(hidden, kHiddenKeys, 1, kMaxHidden); !ok) return ok;
 
         auto hd = r.optional_int(kHeadDimKeys, 1, kMaxDim);
         if (!hd) return hd.error();
@@ -210,8 +223,7 @@ struct Builder {
     Result<bool> from_layer_types(const json& types, int64_t window, int64_t chunk) {
         if (!types.is_array()) return r.bad("layer_types", "must be an array, got " + json_type_name(types));
         if (static_cast<int64_t>(types.size()) != n_layers) {
-            return err("contradictory_fields", "layer_types has " + std::to_string(types.size()) +
-                                                   " entries but num_hidden_layers is " + std::to_string(n_layers));
+            return length_mismatch("layer_types", types.size());
         }
         m.layers.clear();
         for (size_t i = 0; i < types.size(); ++i) {
@@ -365,21 +377,12 @@ struct Builder {
                 note(std::string(d.key) + " is not set: Gemma3TextConfig's default " + std::to_string(d.value) + " used");
             }
         }
-        auto L = r.required_int(kLayersKeys, 1, kMaxLayers);
-        if (!L) return L.error();
-        n_layers = L.value();
-        auto H = r.optional_int({"num_attention_heads"}, 1, kMaxHeads);
-        if (!H) return H.error();
-        heads = H.value().value_or(8);
-        auto K = r.optional_int({"num_key_value_heads"}, 1, kMaxHeads);
-        if (!K) return K.error();
-        kv_heads = K.value().value_or(4);
-        auto hd = r.optional_int({"head_dim"}, 1, kMaxDim);
-        if (!hd) return hd.error();
-        head_dim = hd.value().value_or(256);
-        auto hs = r.optional_int({"hidden_size"}, 1, kMaxHidden);
-        if (!hs) return hs.error();
-        hidden = hs.value().value_or(2304);
+        heads = 8, kv_heads = 4, head_dim = 256, hidden = 2304;
+        if (auto ok = need(n_layers, kLayersKeys, 1, kMaxLayers); !ok) return ok;
+        if (auto ok = maybe(heads, {"num_attention_heads"}, 1, kMaxHeads); !ok) return ok;
+        if (auto ok = maybe(kv_heads, {"num_key_value_heads"}, 1, kMaxHeads); !ok) return ok;
+        if (auto ok = maybe(head_dim, {"head_dim"}, 1, kMaxDim); !ok) return ok;
+        if (auto ok = maybe(hidden, {"hidden_size"}, 1, kMaxHidden); !ok) return ok;
         if (auto c = check_kv_heads(kv_heads, "num_key_value_heads"); !c) return c;
         auto w = window_field("sliding_window", 4096);
         if (!w) return w.error();
@@ -446,8 +449,7 @@ struct Builder {
             std::vector<int64_t> rope(static_cast<size_t>(n_layers));
             if (nr && nr->is_array() && !nr->empty()) {
                 if (static_cast<int64_t>(nr->size()) != n_layers) {
-                    return err("contradictory_fields", "no_rope_layers has " + std::to_string(nr->size()) +
-                                                           " entries but num_hidden_layers is " + std::to_string(n_layers));
+                    return length_mismatch("no_rope_layers", nr->size());
                 }
                 for (size_t i = 0; i < nr->size(); ++i) {
                     auto v = r.int_value((*nr)[i], "no_rope_layers[" + std::to_string(i) + "]", 0, 1);
@@ -509,8 +511,7 @@ struct Builder {
 
     Result<bool> per_layer_kv_heads(const json& arr) {
         if (static_cast<int64_t>(arr.size()) != n_layers) {
-            return err("contradictory_fields", "num_key_value_heads has " + std::to_string(arr.size()) +
-                                                   " entries but num_hidden_layers is " + std::to_string(n_layers));
+            return length_mismatch("num_key_value_heads", arr.size());
         }
         m.family = "per_layer_heads";
         for (size_t i = 0; i < arr.size(); ++i) {
@@ -528,18 +529,11 @@ struct Builder {
 
     Result<bool> nemotron_nas() {
         m.family = "nemotron_nas";
-        auto L = r.required_int(kLayersKeys, 1, kMaxLayers);
-        if (!L) return L.error();
-        n_layers = L.value();
-        auto H = r.required_int(kHeadsKeys, 1, kMaxHeads);
-        if (!H) return H.error();
-        heads = H.value();
-        auto D = r.required_int(kHiddenKeys, 1, kMaxHidden);
-        if (!D) return D.error();
-        hidden = D.value();
-        auto hd = r.optional_int({"head_dim"}, 1, kMaxDim);
-        if (!hd) return hd.error();
-        head_dim = hd.value().value_or(hidden / heads);
+        if (auto ok = need(n_layers, kLayersKeys, 1, kMaxLayers); !ok) return ok;
+        if (auto ok = need(heads, kHeadsKeys, 1, kMaxHeads); !ok) return ok;
+        if (auto ok = need(hidden, kHiddenKeys, 1, kMaxHidden); !ok) return ok;
+        head_dim = hidden / heads;
+        if (auto ok = maybe(head_dim, {"head_dim"}, 1, kMaxDim); !ok) return ok;
         const json* bc = r.find({"block_configs"});
         if (!bc) return r.missing({"block_configs"});
         if (!bc->is_array() || static_cast<int64_t>(bc->size()) != n_layers) {
@@ -595,8 +589,7 @@ struct Builder {
         if (!pat->is_string()) return r.bad("hybrid_override_pattern", "must be a string");
         std::string p = pat->get<std::string>();
         if (static_cast<int64_t>(p.size()) != n_layers) {
-            return err("contradictory_fields", "hybrid_override_pattern has " + std::to_string(p.size()) +
-                                                   " layers but num_hidden_layers is " + std::to_string(n_layers));
+            return length_mismatch("hybrid_override_pattern", p.size(), "layers");
         }
         auto st = mamba2_state();
         if (!st) return st.error();
@@ -623,8 +616,7 @@ struct Builder {
         const json* lbt = r.find({"layers_block_type"});
         if (lbt && lbt->is_array()) {
             if (static_cast<int64_t>(lbt->size()) != n_layers) {
-                return err("contradictory_fields", "layers_block_type has " + std::to_string(lbt->size()) +
-                                                       " entries but num_hidden_layers is " + std::to_string(n_layers));
+                return length_mismatch("layers_block_type", lbt->size());
             }
             for (const auto& t : *lbt) {
                 m.layers.push_back(t.is_string() && t.get<std::string>() == "attention" ? attn(LayerKind::Full) : st.value());
@@ -687,12 +679,8 @@ struct Builder {
 
     Result<bool> pure_mamba() {
         m.family = type;
-        auto L = r.required_int(kLayersKeys, 1, kMaxLayers);
-        if (!L) return L.error();
-        n_layers = L.value();
-        auto D = r.required_int(kHiddenKeys, 1, kMaxHidden);
-        if (!D) return D.error();
-        hidden = D.value();
+        if (auto ok = need(n_layers, kLayersKeys, 1, kMaxLayers); !ok) return ok;
+        if (auto ok = need(hidden, kHiddenKeys, 1, kMaxHidden); !ok) return ok;
         auto st = type == "mamba2" ? mamba2_state() : mamba1_state();
         if (!st) return st.error();
         all(st.value());
