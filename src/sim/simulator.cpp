@@ -893,8 +893,11 @@ struct Simulator::Impl {
             sn.fill.assign(n, 0);
             for (size_t b = 0; b < n; ++b) {
                 sn.refcount[b] = pool.ref(static_cast<int32_t>(b));
-                sn.fill[b] = pool.fill(static_cast<int32_t>(b));
-                if (pool.ref(static_cast<int32_t>(b)) == 0 && pool.cached(static_cast<int32_t>(b))) sn.owner[b] = -2;
+                const bool idle = pool.ref(static_cast<int32_t>(b)) == 0;
+                const bool cached = idle && pool.cached(static_cast<int32_t>(b));
+                // A free block's old contents are garbage; a cached one still holds its tokens.
+                sn.fill[b] = idle && !cached ? 0 : pool.fill(static_cast<int32_t>(b));
+                if (cached) sn.owner[b] = -2;
             }
             sn.owner[0] = -3;
             sn.refcount[0] = 0;

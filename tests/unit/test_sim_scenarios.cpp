@@ -1,0 +1,284 @@
+// Small simulations worked out by hand: every block, preemption and time is known.
+// Each step costs exactly 1 s (step overhead 1 s, no bandwidth or FLOPs terms), so
+// simulated time counts steps.
+#include <doctest/doctest.h>
+
+#include "sim/simulator.h"
+
+using namespace kvb::sim;
+
+namespace {
+
+SimConfig tiny(Policy p, int64_t capacity_bytes) {
+    SimConfig c;
+    c.policy = p;
+    c.kv_bytes_per_token = 1;
+    c.kv_capacity_bytes = capacity_bytes;
+    c.block_size = 4;
+    c.max_model_len = 16;
+    c.max_num_seqs = 8;
+    c.max_num_batched_tokens = 100;
+    c.latency.step_overhead_s = 1.0;
+    return c;
+}
+
+std::vector<Request> three() {
+    // Final stored lengths (prompt + output - 1, the last token is never fed back): 8, 8, 8.
+    return {{0, 5, 4, 0}, {0, 3, 6, 0}, {0, 6, 3, 0}};
+}
+
+}  // namespace
+
+// Pool: 24 bytes / (4 tokens x 1 byte) = 6 blocks, block 0 null, 1..5 usable.
+// step 1: R0 prefills 5 -> [1,2]; R1 3 -> [3]; R2 6 -> [4,5]; pool full; all sample token 1.
+// step 2: R0 pos 5 -> blk 2, R1 pos 3 -> blk 3, R2 pos 6 -> blk 5; no new block.
+// step 3: R1 pos 4 needs a block: preempt the newest running (R2, 7 tokens lost),
+//         its blocks go back tail first (queue [5,4]); R1 takes 5; no admission.
+// step 4: R0 writes its 8th token and finishes (frees 2, 1: queue [4,2,1]); R2 needs
+//         ceil(8/4) = 2 blocks for prompt + 2 outputs but only block 4 is free.
+// step 5: R2 readmitted with [4,2], recomputes 8 tokens, samples its 3rd token, finishes.
+// step 6: R1 finishes.
+TEST_CASE("paged: three requests, block size 4, one preemption, every block known") {
+    Simulator sim(tiny(Policy::Paged, 24), three());
+    REQUIRE(sim.ok());
+    CHECK(sim.run(2) == 2);
+    CHECK(sim.check_invariants() == "");
+    CHECK(sim.run(1) == 1);
+    CHECK(sim.check_invariants() == "");
+    const BlockSnapshot snap = sim.snapshot();
+    CHECK(snap.time_s == 3.0);
+    CHECK(snap.owner == std::vector<int32_t>{-3, 0, 0, 1, -1, 1});
+    CHECK(snap.refcount == std::vector<int32_t>{0, 1, 1, 1, 0, 1});
+    CHECK(snap.fill == std::vector<int32_t>{0, 4, 3, 4, 0, 1});
+    CHECK(sim.summary().preemptions == 1);
+    CHECK(sim.summary().recomputed_tokens == 7);
+
+    sim.run(100);
+    REQUIRE(sim.done());
+    CHECK(sim.check_invariants() == "");
+    const Summary s = sim.summary();
+    CHECK(s.finished == 3);
+    CHECK(s.steps == 6);
+    CHECK(s.makespan_s == 6.0);
+    CHECK(s.preemptions == 1);
+    CHECK(s.num_blocks == 6);
+    CHECK(s.capacity_tokens == 24);
+    CHECK(s.ttft_mean_s == doctest::Approx(1.0));
+    CHECK(s.e2e_p50_s == 5.0);  // e2e 4, 6, 5
+    CHECK(s.e2e_p99_s == 6.0);
+    CHECK(s.e2e_mean_s == doctest::Approx(5.0));
+    CHECK(s.generated_tokens == 13);
+    CHECK(s.prompt_tokens == 14);
+    // Per step (slots of 24): token states 14,17,12,14,15,8; reserved 6,3,4,2,1,0;
+    // internal 4 every step (R0's / R1's never-filled slots and the null block); free 0,0,4,4,4,12.
+    CHECK(s.memory.token_states == doctest::Approx(80.0 / 144));
+    CHECK(s.memory.reserved == doctest::Approx(16.0 / 144));
+    CHECK(s.memory.internal_fragmentation == doctest::Approx(24.0 / 144));
+    CHECK(s.memory.external_fragmentation == 0.0);
+    CHECK(s.memory.free == doctest::Approx(24.0 / 144));
+    CHECK(s.mean_running == doctest::Approx(13.0 / 6));  // 3,3,2,2,2,1
+    CHECK(s.mean_waiting == doctest::Approx(2.0 / 6));   // R2 waits in steps 3 and 4
+    CHECK(s.max_running == 3);
+    const BlockSnapshot end = sim.snapshot();
+    CHECK(end.owner == std::vector<int32_t>{-3, -1, -1, -1, -1, -1});
+}
+
+// Oracle on a 24-slot arena = buddy chunks 16@0 + 8@16. Each request reserves
+// exactly 9 slots (prompt + output), which must come out of a 16-slot buddy block:
+// only one fits at a time although 24 slots exist, so the rest is external
+// fragmentation while someone waits. R0 runs steps 1-4, R1 5-10, R2 11-13.
+TEST_CASE("oracle: the buddy allocator serializes three requests that would fit by size") {
+    Simulator sim(tiny(Policy::Oracle, 24), three());
+    REQUIRE(sim.ok());
+    sim.run(1);
+    const BlockSnapshot snap = sim.snapshot();
+    REQUIRE(snap.regions.size() == 1);
+    CHECK(snap.regions[0].offset == 0);
+    CHECK(snap.regions[0].allocated == 9);
+    CHECK(snap.regions[0].stored == 5);
+    sim.run(100);
+    REQUIRE(sim.done());
+    CHECK(sim.check_invariants() == "");
+    const Summary s = sim.summary();
+    CHECK(s.steps == 13);
+    CHECK(s.makespan_s == 13.0);
+    CHECK(s.preemptions == 0);
+    CHECK(s.ttft_p99_s == 11.0);
+    CHECK(s.e2e_mean_s == doctest::Approx((4.0 + 10 + 13) / 3));
+    // token 5..8 + 3..8 + 6..8 = 80; reserved 10 + 21 + 6 = 37; external 15 slots in
+    // steps 1-10 (someone blocked); free 15 in steps 11-13.
+    CHECK(s.memory.token_states == doctest::Approx(80.0 / 312));
+    CHECK(s.memory.reserved == doctest::Approx(37.0 / 312));
+    CHECK(s.memory.internal_fragmentation == 0.0);
+    CHECK(s.memory.external_fragmentation == doctest::Approx(150.0 / 312));
+    CHECK(s.memory.free == doctest::Approx(45.0 / 312));
+}
+
+TEST_CASE("max and pow2 reserve more than the real length: internal fragmentation") {
+    // Max reserves max_model_len = 16 per request; Pow2 reserves 16 for a 9-token request.
+    for (Policy p : {Policy::Max, Policy::Pow2}) {
+        auto r = simulate(tiny(p, 24), three());
+        REQUIRE(r);
+        const Summary& s = r->summary;
+        CHECK(s.makespan_s == 13.0);
+        // 7 unused slots per running request, one request running in each of 13 steps.
+        CHECK(s.memory.internal_fragmentation == doctest::Approx(7.0 * 13 / 312));
+        CHECK(s.memory.token_states == doctest::Approx(80.0 / 312));
+        // 8 free slots (the 8@16 chunk) unusable while someone waits (steps 1-10).
+        CHECK(s.memory.external_fragmentation == doctest::Approx(80.0 / 312));
+    }
+}
+
+// n = 2 samples of one request: prompt 6 -> blocks [1,2] (fill 4, 2); after the
+// prefill both samples share them (refcount 2). The first decode write into the
+// shared partial block 2 copies it once (copy-on-write): sample 0 gets block 3,
+// sample 1, now the only holder of block 2, writes in place.
+TEST_CASE("parallel sampling: prompt blocks shared, one copy-on-write of the partial block") {
+    SimConfig c = tiny(Policy::Paged, 40);  // 10 blocks
+    c.n = 2;
+    Simulator sim(c, {{0, 6, 3, 0}});
+    REQUIRE(sim.ok());
+    sim.run(1);
+    BlockSnapshot a = sim.snapshot();
+    CHECK(a.refcount[1] == 2);
+    CHECK(a.refcount[2] == 2);
+    sim.run(1);
+    BlockSnapshot b = sim.snapshot();
+    CHECK(b.refcount[1] == 2);
+    CHECK(b.refcount[2] == 1);
+    CHECK(b.refcount[3] == 1);
+    CHECK(b.fill[2] == 3);
+    CHECK(b.fill[3] == 3);
+    CHECK(sim.check_invariants() == "");
+    sim.run(10);
+    REQUIRE(sim.done());
+    const Summary s = sim.summary();
+    CHECK(s.cow_copies == 1);
+    CHECK(s.steps == 3);
+    CHECK(s.generated_tokens == 6);
+    // logical blocks 2, 4, 4 against physical 2, 3, 3: saved 0, 1, 1.
+    CHECK(s.sharing_saved == doctest::Approx(2.0 / 10));
+    CHECK(s.max_blocks_saved == 1);
+    CHECK(s.memory.token_states == doctest::Approx((6.0 + 10 + 12) / 120));
+    CHECK(sim.check_invariants() == "");
+}
+
+// Prefix caching: R0 (prompt 9, of which 8 are the shared system prompt) leaves its
+// two full prompt blocks cached; R1 arriving later hits both and computes 1 token.
+TEST_CASE("prefix caching: full blocks found by hash chain after the owner finished") {
+    SimConfig c = tiny(Policy::Paged, 40);
+    c.prefix_caching = true;
+    Simulator sim(c, {{0, 9, 1, 8}, {10, 9, 1, 8}});
+    REQUIRE(sim.ok());
+    sim.run(1);  // R0 prefill + its only token: finishes at t=1, blocks freed tail first
+    BlockSnapshot a = sim.snapshot();
+    CHECK(a.owner[1] == -2);  // cached
+    CHECK(a.owner[2] == -2);
+    CHECK(a.owner[3] == -1);  // partial block: not cacheable
+    sim.run(1);               // idle until t=10
+    CHECK(sim.now_s() == 10.0);
+    sim.run(1);
+    BlockSnapshot b = sim.snapshot();
+    sim.run(10);
+    REQUIRE(sim.done());
+    const Summary s = sim.summary();
+    CHECK(s.prefix_hit_tokens == 8);
+    CHECK(s.prefix_query_tokens == 18);
+    CHECK(s.finished == 2);
+    CHECK(sim.check_invariants() == "");
+    // R1 ran in the step ending at t = 11; its cache hits were blocks 1 and 2.
+    CHECK(b.time_s == 11.0);
+    CHECK(s.makespan_s == 11.0);
+}
+
+TEST_CASE("over-long requests are truncated or refused, and counted") {
+    SimConfig c = tiny(Policy::Paged, 24);
+    std::vector<Request> r = {{0, 10, 10, 0}, {0, 16, 1, 0}, {0, 3, 2, 0}};
+    auto a = simulate(c, r);
+    REQUIRE(a);
+    CHECK(a->summary.truncated == 1);  // 10 + 10 > 16: output cut to 6
+    CHECK(a->summary.refused == 1);    // a 16-token prompt leaves no room to generate
+    CHECK(a->summary.finished == 2);
+    CHECK(a->summary.generated_tokens == 6 + 2);
+    c.overlong = Overlong::Refuse;
+    auto b = simulate(c, r);
+    REQUIRE(b);
+    CHECK(b->summary.truncated == 0);
+    CHECK(b->summary.refused == 2);
+    CHECK(b->summary.finished == 1);
+}
+
+TEST_CASE("swap preemption keeps the computed tokens") {
+    SimConfig c = tiny(Policy::Paged, 24);
+    c.preemption = Preemption::Swap;
+    c.swap_space_bytes = 1000;
+    c.latency.swap_bytes_per_s = 0;  // keep steps at exactly 1 s
+    auto r = simulate(c, three());
+    REQUIRE(r);
+    CHECK(r->summary.preemptions == 1);
+    CHECK(r->summary.swapped_out == 1);
+    CHECK(r->summary.recomputed_tokens == 0);
+    CHECK(r->summary.finished == 3);
+    // No swap space: falls back to recompute.
+    c.swap_space_bytes = 0;
+    auto q = simulate(c, three());
+    REQUIRE(q);
+    CHECK(q->summary.swapped_out == 0);
+    CHECK(q->summary.recomputed_tokens == 7);
+}
+
+TEST_CASE("chunked prefill splits a long prompt across steps under the token budget") {
+    SimConfig c = tiny(Policy::Paged, 40);
+    c.max_num_batched_tokens = 4;
+    auto r = simulate(c, {{0, 10, 2, 0}});
+    REQUIRE(r);
+    // prefill 4 + 4 + 2 (first token at t=3), then one decode step.
+    CHECK(r->summary.steps == 4);
+    CHECK(r->summary.ttft_p50_s == 3.0);
+    CHECK(r->summary.tpot_p50_s == 1.0);
+}
+
+TEST_CASE("max-num-seqs limits admissions") {
+    SimConfig c = tiny(Policy::Paged, 400);
+    c.max_num_seqs = 1;
+    auto r = simulate(c, {{0, 2, 2, 0}, {0, 2, 2, 0}});
+    REQUIRE(r);
+    CHECK(r->summary.max_running == 1);
+    CHECK(r->summary.steps == 4);
+}
+
+TEST_CASE("config errors are values with clear messages") {
+    SimConfig c = tiny(Policy::Paged, 12);  // 3 blocks: 2 usable < 4 for 16 tokens
+    Simulator a(c, three());
+    CHECK_FALSE(a.ok());
+    CHECK(a.error().code == "bad_value");
+    CHECK(a.error_message() ==
+          "the KV cache holds 2 usable blocks of 4 tokens, fewer than the 4 one sequence of max model length 16 "
+          "needs (the null block is not usable)");
+    c = tiny(Policy::Paged, 24);
+    c.n = 2;
+    c.beam_width = 2;
+    CHECK(Simulator(c, three()).error_message() == "use either parallel sampling (n) or beam search, not both");
+    c = tiny(Policy::Paged, 24);
+    c.latency.step_overhead_s = 0;
+    CHECK(Simulator(c, three()).error_message() ==
+          "the latency model gives zero-length steps: set a GPU bandwidth, FLOPs or a step overhead");
+    c = tiny(Policy::Paged, 24);
+    CHECK(Simulator(c, {{1, 2, 2, 0}, {0, 2, 2, 0}}).error_message() == "request 1: arrival times must not go back");
+    CHECK(Simulator(c, {{0, 2, 0, 0}}).error_message() == "request 0: output must have at least 1 token");
+    c = tiny(Policy::Max, 8);
+    CHECK(Simulator(c, three()).error_message() ==
+          "the KV cache holds 8 token slots; the buddy allocator cannot place one 16-token reservation");
+    c = tiny(Policy::Oracle, 24);
+    c.prefix_caching = true;
+    CHECK(Simulator(c, three()).error_message() == "prefix caching applies to the paged policy only");
+}
+
+TEST_CASE("a request that cannot fit even alone is refused instead of stalling") {
+    SimConfig c = tiny(Policy::Paged, 24);  // 5 usable blocks
+    c.n = 3;                                // prompt 8 shared (2 blocks) + 3 x 2 own blocks = 8 > 5
+    auto r = simulate(c, {{0, 8, 8, 0}, {0, 2, 2, 0}});
+    REQUIRE(r);
+    CHECK(r->summary.refused == 1);
+    CHECK(r->summary.finished == 1);
+}
