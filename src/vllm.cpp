@@ -182,19 +182,20 @@ Result<VllmLayout> vllm_layout(const ModelSpec& m, const VllmOptions& o) {
     const int64_t dt = kvt->bytes(1);
     if (dt <= 0) return make_error("bad_value", "unknown KV cache element size for '" + o.kv_cache_dtype + "'");
 
-    // max_model_len: vLLM refuses more than the model's own limit (config/model.py).
-    const int64_t model_max = m.max_position_embeddings;
-    int64_t mml = o.max_model_len;
-    if (mml == 0) mml = model_max;
-    if (mml <= 0)
-        return make_error("missing_field", "model " + m.name +
-                                               " has no max_position_embeddings; pass --max-model-len");
-    if (model_max > 0 && mml > model_max) {
+    // max_model_len: vLLM refuses more than the model's own limit (config/model.py). Without any
+    // length key in config.json it assumes 2048.
+    const bool has_len_key = m.max_position_embeddings > 0;
+    const int64_t model_max = has_len_key ? m.max_position_embeddings : 2048;
+    const std::string len_key = has_len_key ? "max_position_embeddings" : "None";
+    if (!has_len_key)
+        L.notes.push_back("config.json has no maximum length key: vLLM assumes the model's maximum length is 2048");
+    int64_t mml = o.max_model_len > 0 ? o.max_model_len : model_max;
+    if (mml > model_max) {
         std::string derived = std::to_string(model_max);
         if (o.log_format != VllmLogFormat::Legacy) {
             derived += ".0";
             return refuse("User-specified max_model_len (" + std::to_string(mml) +
-                          ") is greater than the derived max_model_len (max_position_embeddings=" + derived +
+                          ") is greater than the derived max_model_len (" + len_key + "=" + derived +
                           " or model_max_length=None in model's config.json). To allow overriding this maximum, "
                           "set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. VLLM_ALLOW_LONG_MAX_MODEL_LEN must be "
                           "used with extreme caution. If the model uses relative position encoding (RoPE), "
@@ -203,7 +204,7 @@ Result<VllmLayout> vllm_layout(const ModelSpec& m, const VllmOptions& o) {
                           "out-of-bounds error.");
         }
         return refuse("User-specified max_model_len (" + std::to_string(mml) +
-                      ") is greater than the derived max_model_len (max_position_embeddings=" + derived +
+                      ") is greater than the derived max_model_len (" + len_key + "=" + derived +
                       " or model_max_length=None in model's config.json). This may lead to incorrect model "
                       "outputs or CUDA errors. To allow overriding this maximum, set the env var "
                       "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1");

@@ -116,6 +116,7 @@ int cmd_llamacpp(const std::vector<std::string>& argv, std::ostream& out, std::o
         return kOk;
     }
     for (const auto& line : L.log_lines) out << line << "\n";
+    for (const auto& n : loaded->notes) err << "note: " << n << "\n";
     for (const auto& n : L.notes) err << "note: " << n << "\n";
     return kOk;
 }

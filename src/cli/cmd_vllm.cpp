@@ -148,6 +148,7 @@ int cmd_vllm(const std::vector<std::string>& argv, std::ostream& out, std::ostre
     }
 
     for (const auto& line : c.log_lines) out << line << "\n";
+    for (const auto& n : loaded->notes) err << "note: " << n << "\n";
     for (const auto& n : L.notes) err << "note: " << n << "\n";
     if (!c.fits) {
         err << "ValueError: " << c.error_text << "\n";

@@ -7,8 +7,11 @@
 // architecture numbers, as said in each comment.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+
 #include "fixtures.h"
 #include "llamacpp.h"
+#include "transformers_cache.h"
 #include "units.h"
 #include "vllm.h"
 
@@ -443,4 +446,41 @@ TEST_CASE("L11 gemma-4-12B: non-unified -np 2, SWA cache 1536 cells") {
           "480.00 MiB");
     o.n_ubatch = 256;  // the author also saw 1280 cells at -ub 256
     CHECK(lcpp(m, o).caches[1].cells == 1280);
+}
+
+// ---------------------------------------------------------------- every fixture, every engine
+
+TEST_CASE("every fixture config runs through vLLM, llama.cpp and transformers sizing") {
+    int n = 0;
+    for (const auto& e : std::filesystem::directory_iterator(std::string(KVB_FIXTURES) + "/configs")) {
+        if (e.path().extension() != ".json") continue;
+        const std::string name = e.path().stem().string();
+        CAPTURE(name);
+        auto m = parse_config(kvb::test::read_file(e.path().string()), name);
+        REQUIRE_MESSAGE(m.ok(), (m.ok() ? "" : m.error().message));
+        ++n;
+        auto lay = vllm_layout(*m, VllmOptions{});
+        REQUIRE_MESSAGE(lay.ok(), (lay.ok() ? "" : lay.error().message));
+        CHECK(lay->max_model_len > 0);
+        // 80 GiB per GPU: either the start-up line or vLLM's own ValueError, never an Error value.
+        auto cap = vllm_capacity(*m, VllmOptions{}, 80 * GiB);
+        REQUIRE(cap.ok());
+        if (cap->fits) {
+            CHECK(cap->num_blocks > 0);
+            CHECK(cap->log_lines.back().rfind("GPU KV cache size: ", 0) == 0);
+        } else {
+            CHECK(cap->error_text.rfind("To serve at least one request", 0) == 0);
+            CHECK(cap->estimated_max_model_len > 0);
+        }
+        LlamaOptions lo;
+        lo.n_ctx = 8192;
+        auto ll = llamacpp_layout(*m, lo);
+        REQUIRE_MESSAGE(ll.ok(), (ll.ok() ? "" : ll.error().message));
+        CHECK(ll->total_bytes > 0);
+        CHECK_FALSE(ll->log_lines.empty());
+        auto tc = transformers_cache(*m);
+        REQUIRE(tc.ok());
+        CHECK(tc->bytes_per_token + tc->windowed_bytes_per_token + tc->state_bytes > 0);
+    }
+    CHECK(n >= 40);
 }
