@@ -61,7 +61,7 @@ bool is_full_type(const VllmLayerSpec& s) {
 }  // namespace
 
 int64_t vllm_spec_max_memory(const VllmLayerSpec& s, int64_t tokens, const VllmLayout& l) {
-    const int64_t mnbt = l.max_num_batched_tokens;
+    const int64_t mnbt = l.max_in_flight_tokens > 0 ? l.max_in_flight_tokens : l.max_num_batched_tokens;
     const MambaCacheMode mode = l.mamba_cache_mode;
     const int64_t num_spec = l.num_speculative_tokens;
     const int64_t page = s.page_size_bytes;
@@ -214,6 +214,14 @@ Result<VllmLayout> vllm_layout(const ModelSpec& m, const VllmOptions& o) {
     // Default of the OpenAI server on GPUs under 70 GiB is 2048 and 8192 at or above;
     // the LLM class uses 8192 / 16384. 8192 is the value both share.
     L.max_num_batched_tokens = o.max_num_batched_tokens > 0 ? o.max_num_batched_tokens : 8192;
+    // VllmConfig.max_concurrent_batches (V1 model runner): 2 with async scheduling and no PP, else
+    // pp_size. Releases before max_in_flight_tokens (the older log formats) reserved one batch.
+    int64_t batches = 1;
+    if (o.async_scheduling >= 0 || o.log_format == VllmLogFormat::Current) {
+        const bool async = o.async_scheduling != 0;
+        batches = async ? (pp <= 1 ? 2 : pp) : pp;
+    }
+    L.max_in_flight_tokens = batches * L.max_num_batched_tokens;
 
     auto tpok = check_tp(m, tp);
     if (!tpok) return tpok.error();

@@ -46,6 +46,10 @@ struct VllmOptions {
     std::string mamba_cache_dtype = "auto";      // conv state dtype; auto = model dtype
     std::string mamba_ssm_cache_dtype = "auto";  // ssm state dtype; auto = config mamba_ssm_dtype or conv dtype
     int64_t num_speculative_tokens = 0;
+    // Async scheduling keeps two batches in flight; current releases size sliding-window and
+    // chunked-local layers for max_in_flight_tokens = max_concurrent_batches x max_num_batched_tokens.
+    // -1 = default: on with the Current log format, off (one batch) for the older formats.
+    int async_scheduling = -1;
     bool disable_hybrid_kv_cache_manager = false;
     // Llama 4 chunked local attention: vLLM turns the hybrid manager off for it unless
     // VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1 (then chunked layers get their own groups).
@@ -106,6 +110,7 @@ struct VllmLayout {
     std::string kv_cache_dtype;    // resolved name ("bfloat16", "fp8", ...)
     int64_t attn_block_size = 0;   // block size of attention layers (after hybrid adjustment)
     int64_t num_speculative_tokens = 0;
+    int64_t max_in_flight_tokens = 0;  // what sliding / chunked layers reserve beyond their window
     VllmLogFormat log_format = VllmLogFormat::Current;
     // Per pipeline stage: bytes one block id costs on that stage (uniform_type: sum of its pages;
     // else page * group_size of the projected groups). num_blocks = min over stages.
@@ -115,7 +120,8 @@ struct VllmLayout {
 Result<VllmLayout> vllm_layout(const ModelSpec& m, const VllmOptions& o);
 
 // max_memory_usage_bytes of one layer spec for one request of `tokens` tokens
-// (Full: cdiv(n, block)*page; Sliding: (cdiv(min(W-1+mnbt, n), block)+1)*page; ...).
+// (Full: cdiv(n, block)*page; Sliding: (cdiv(min(W-1+in_flight, n), block)+1)*page;
+// Chunked: cdiv(min(chunk+in_flight, n), block)*page; Mamba: 1, 2 or cdiv(n, block) pages).
 int64_t vllm_spec_max_memory(const VllmLayerSpec& s, int64_t tokens, const VllmLayout& l);
 
 // Bytes of KV memory (per GPU, most loaded pipeline stage) one request of `tokens`

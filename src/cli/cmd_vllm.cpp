@@ -26,7 +26,10 @@ or vLLM's ValueError when one request of --max-model-len tokens does not fit
   --mla-block-size N             MLA block size when --block-size is not given (16; 64 FlashMLA, 128 CUTLASS MLA)
   --tensor-parallel-size N       KV heads split across N GPUs (replicated when N > KV heads)
   --pipeline-parallel-size N     layers split across N stages (num_blocks = min over stages)
-  --max-num-batched-tokens N     scheduler token budget; sizes sliding/chunked layers (default 8192)
+  --max-num-batched-tokens N     scheduler token budget; sizes sliding/chunked layers (default 8192, as
+                                 `vllm serve` on >= 70 GiB GPUs; `vllm serve` below 70 GiB uses 2048)
+  --[no-]async-scheduling        two batches in flight: sliding/chunked layers reserve 2 x the budget
+                                 (default: on with --log-format current, off for the older formats)
   --mamba-cache-mode M           none, align or all (default: align for gated-delta-net hybrids, else none)
   --mamba-cache-dtype T          conv state dtype (default auto = model dtype)
   --mamba-ssm-cache-dtype T      ssm state dtype (default auto = config mamba_ssm_dtype or conv dtype)
@@ -44,7 +47,7 @@ int cmd_vllm(const std::vector<std::string>& argv, std::ostream& out, std::ostre
                                  "--mla-block-size", "--tensor-parallel-size", "-tp", "--pipeline-parallel-size",
                                  "-pp", "--max-num-batched-tokens", "--mamba-cache-mode", "--mamba-cache-dtype",
                                  "--mamba-ssm-cache-dtype", "--num-speculative-tokens", "--log-format"},
-                                {"--disable-hybrid-kv-cache-manager"}},
+                                {"--disable-hybrid-kv-cache-manager", "--async-scheduling", "--no-async-scheduling"}},
                         err);
     if (!a) return kUsage;
     if (a->has("--help")) {
@@ -99,6 +102,8 @@ int cmd_vllm(const std::vector<std::string>& argv, std::ostream& out, std::ostre
     o.mamba_ssm_cache_dtype = a->get("--mamba-ssm-cache-dtype", "auto");
     o.num_speculative_tokens = *spec;
     o.disable_hybrid_kv_cache_manager = a->has("--disable-hybrid-kv-cache-manager");
+    if (a->has("--async-scheduling")) o.async_scheduling = 1;
+    if (a->has("--no-async-scheduling")) o.async_scheduling = 0;
     o.log_format = *fmt;
 
     auto r = vllm_capacity(*loaded, o, *mem);

@@ -130,6 +130,7 @@ TEST_CASE("vLLM's own test_get_max_concurrency_for_kv_cache_config (Qwen1.5-7B, 
     VllmOptions o;
     o.max_model_len = 16384;
     o.max_num_batched_tokens = 1024;
+    o.async_scheduling = 0;  // the test's SchedulerConfig: one batch in flight
     VllmLayout l = layout(full, o);
     const int64_t block_bytes = l.bytes_per_block;  // 32 layers x 16 x 32 x 256 x 2
     CHECK(block_bytes == 32 * 262144);
@@ -339,7 +340,16 @@ TEST_CASE("gemma-3-4b-it and gemma-3-1b-it fixtures: their own grouping") {
     o.max_num_batched_tokens = 8192;
     VllmCapacity c = capacity(fixture("google/gemma-3-1b-it"), o, 4 * GiB);
     CHECK(c.num_blocks == 4 * GiB / (16384 * 4));
-    // 1 full group: 2048 blocks; 6 sliding groups: cdiv(511 + 8192, 16) + 1 = 545 each.
+    // Current releases with async scheduling keep 2 x 8192 tokens in flight: 1 full group of
+    // 2048 blocks, 6 sliding groups of cdiv(511 + 16384, 16) + 1 = 1057 blocks.
+    CHECK(c.layout.max_in_flight_tokens == 16384);
+    CHECK(c.blocks_per_request == 2048 + 6 * 1057);
+    o.async_scheduling = 0;  // one batch: cdiv(511 + 8192, 16) + 1 = 545
+    c = capacity(fixture("google/gemma-3-1b-it"), o, 4 * GiB);
+    CHECK(c.blocks_per_request == 2048 + 6 * 545);
+    o.async_scheduling = -1;
+    o.log_format = VllmLogFormat::Legacy;
+    c = capacity(fixture("google/gemma-3-1b-it"), o, 4 * GiB);
     CHECK(c.blocks_per_request == 2048 + 6 * 545);
 }
 
