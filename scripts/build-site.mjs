@@ -9,7 +9,8 @@ import * as esbuild from 'esbuild';
 import { generateCatalog } from './gen-catalog.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const site = path.join(root, 'site');
+// KVB_SITE_DIR builds elsewhere (parallel builds and tests must not race on site/).
+const site = path.resolve(root, process.env.KVB_SITE_DIR || 'site');
 const wasmDir = path.join(root, 'build-wasm-web');
 
 if (!fs.existsSync(path.join(wasmDir, 'kvbudget.wasm'))) {
@@ -38,6 +39,9 @@ await esbuild.build({
 // Page CSS goes after uPlot's so the page can restyle the chart.
 const pageCss = fs.readFileSync(path.join(root, 'web/styles.css'), 'utf8');
 fs.appendFileSync(path.join(site, 'app.css'), '\n' + pageCss);
+// Print style sheet (all inside @media print) and the embed host script (docs/embed.md).
+fs.appendFileSync(path.join(site, 'app.css'), '\n' + fs.readFileSync(path.join(root, 'web/print.css'), 'utf8'));
+fs.copyFileSync(path.join(root, 'web/embed-host.js'), path.join(site, 'embed-host.js'));
 
 fs.copyFileSync(path.join(root, 'web/index.html'), path.join(site, 'index.html'));
 fs.copyFileSync(path.join(wasmDir, 'kvbudget.wasm'), path.join(site, 'kvbudget.wasm'));

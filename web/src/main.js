@@ -1,7 +1,9 @@
 // Page entry: builds the DOM, loads the WASM core, the catalog and the model,
 // and re-renders from one state object whenever a control changes.
 import { loadKvbudget, KvbudgetError } from '../../wasm/kvbudget.js';
-import { t, setLanguage } from './i18n.js';
+import { t, setLanguage, detectLanguage } from './i18n.js';
+import { shareBar, shareRendered, ignoredNote, languageSwitcher, applyThemeParam } from './share.js';
+import { buildEmbed, embedRendered } from './embed.js';
 import { h, $, clear } from './dom.js';
 import { Hub, HubError, loadSiteConfig } from './hub.js';
 import { parseModelRef, catalogFileName } from './hubid.js';
@@ -192,6 +194,7 @@ export function recompute() {
   showError('');
   app.els.results.classList.remove('stale');
   renderResults(app, view);
+  if (app.state.embed) embedRendered(app); else shareRendered(app);
   writeUrl();
   setPageState('ready');
 }
@@ -281,7 +284,7 @@ function buildPage() {
 
   els.controls = buildControls(app, () => recompute());
   els.results = h('section', { id: 'results', class: 'results', 'aria-labelledby': 'results-h', tabindex: '-1' },
-    h('h2', { id: 'results-h' }, t('results.heading')));
+    h('h2', { id: 'results-h' }, t('results.heading')), ignoredNote(app), shareBar(app));
   els.resultsBody = h('div', { class: 'results-body' });
   els.results.append(els.resultsBody);
 
@@ -289,11 +292,31 @@ function buildPage() {
     h('a', { class: 'skip', href: '#results' }, t('app.skip')),
     h('header', { class: 'top' },
       h('div', null, h('h1', null, t('app.name')), h('p', { class: 'tagline' }, t('app.tagline'))),
-      initTheme()),
+      h('div', { class: 'prefs' }, languageSwitcher(switchLanguage), initTheme())),
     h('main', null,
       h('div', { class: 'inputs' }, modelPanel, els.controls),
       els.results),
     h('footer', null, h('p', { class: 'muted' }, t('footer.text'))));
+  applyThemeParam(app.state);
+}
+
+function buildView() {
+  if (app.state.embed) buildEmbed(app, () => recompute(), switchLanguage);
+  else buildPage();
+}
+
+// Language switch (issue 5): rebuild every string in place, keeping the loaded model.
+function switchLanguage(code) {
+  app.state.lang = setLanguage(code);
+  const input = app.els.modelInput?.value || '';
+  app.chart?.ro?.disconnect();
+  app.chart?.plot?.destroy();
+  app.chart = null;
+  buildView();
+  for (const m of app.catalog) app.els.modelList.append(h('option', { value: m.id }));
+  app.els.modelInput.value = input;
+  if (app.model) recompute();
+  else writeUrl();
 }
 
 // ---------- boot ----------
@@ -301,10 +324,13 @@ function buildPage() {
 async function boot() {
   setPageState('loading');
   const params = new URLSearchParams(location.search);
-  const { state } = stateFromParams(params);
+  const { state, ignored } = stateFromParams(params);
   app.state = state;
-  setLanguage(state.lang);
-  buildPage();
+  app.urlParams = params;
+  app.urlState = { ...state };
+  app.ignored = ignored.map((k) => [k, params.get(k) ?? '']);
+  state.lang = setLanguage(detectLanguage(params.has('lang') && !ignored.includes('lang') ? state.lang : '', navigator.languages || [navigator.language]));
+  buildView();
   setStatus(t('app.loadingCore'));
 
   const wasmUrl = new URL('kvbudget.wasm', import.meta.url).href;

@@ -5,6 +5,7 @@ import { t } from './i18n.js';
 import { bytes, int, tokens, fixed, format } from './format.js';
 import { renderTable } from './tables.js';
 import { KvChart } from './chart.js';
+import { chartToolbar } from './export.js';
 
 function metric(name, label, value, kind, extra) {
   return h('div', { class: 'metric' },
@@ -18,7 +19,6 @@ function elemText(type) {
   return type.blockValues === 1 ? t('formula.elemBytes', { n: type.blockBytes }) : t('formula.elemBlock', { bytes: type.blockBytes, values: type.blockValues });
 }
 
-const KIND_WORD = { linear: 'linear-attention', mamba: 'Mamba' };
 
 function formulaLines(view) {
   const k = view.kvTypes.k;
@@ -40,7 +40,7 @@ function formulaLines(view) {
     } else if (g.kind === 'mla') {
       lines.push({ kind: g.kind, text: t('formula.mla', { layers: g.layers, rank: g.kvLoraRank, rope: g.qkRopeHeadDim, elem: elemText(k), bytes: b }) });
     } else if (g.kind === 'linear' || g.kind === 'mamba') {
-      lines.push({ kind: g.kind, text: t('formula.state', { layers: g.layers, kind: KIND_WORD[g.kind], bytesPerLayer: bytes(g.stateBytesPerLayer), bytes: bytes(g.stateBytes) }) });
+      lines.push({ kind: g.kind, text: t('formula.state', { layers: g.layers, kind: t('formula.kind.' + g.kind), bytesPerLayer: bytes(g.stateBytesPerLayer), bytes: bytes(g.stateBytes) }) });
     } else {
       lines.push({ kind: g.kind, text: t('formula.none', { layers: g.layers }) });
     }
@@ -111,7 +111,7 @@ export function renderResults(app, view) {
     : t('model.source.catalog', { id: src.id });
   app.els.source.textContent = srcText;
   const m = view.model;
-  const kinds = Object.entries(m.layerCounts).map(([k, n]) => `${n} ${k}`).join(', ');
+  const kinds = Object.entries(m.layerCounts).map(([k, n]) => `${n} ${t('layerKind.' + k)}`).join(t('list.sep'));
   const summary = h('p', { class: 'model-summary' },
     h('strong', { 'data-role': 'model-name' }, m.name), ' — ',
     t('model.summary', { arch: m.architecture || m.modelType, layers: m.numLayers, kinds, dtype: m.dtype, maxctx: m.maxPositionEmbeddings ? int(m.maxPositionEmbeddings) : t('value.none') }));
@@ -176,7 +176,7 @@ export function renderResults(app, view) {
   };
 
   const chart = view.chart;
-  const chartSec = section('chart', t('chart.heading'), app.chartBox,
+  const chartSec = section('chart', t('chart.heading'), app.chartBox, chartToolbar(() => app.chart, 'kv-vs-context', t('chart.heading')),
     h('p', { class: 'muted', 'data-role': 'crossover', 'data-value': String(chart.crossoverContext || 0) },
       chart.crossoverContext ? t('chart.crossover', { ctx: int(chart.crossoverContext) }) : chart.weightsBytes ? t('chart.noCrossover') : ''));
 

@@ -2,6 +2,7 @@
 // rendered generically, so Markdown / CSV export (issue 5) reads the same rows.
 import { h } from './dom.js';
 import { format } from './format.js';
+import { tableToolbar } from './export.js';
 
 export function renderTable(spec) {
   const { caption, columns, rows, id } = spec;
@@ -18,7 +19,9 @@ export function renderTable(spec) {
       })));
   }
   table.append(tbody);
-  return h('div', { class: 'table-wrap', tabindex: '0', role: 'region', 'aria-label': caption || '' }, table);
+  const wrap = h('div', { class: 'table-wrap', tabindex: '0', role: 'region', 'aria-label': caption || '' }, table);
+  // Copy as Markdown / Download CSV read this same spec (export.js).
+  return id ? h('div', { class: 'table-block' }, wrap, tableToolbar(spec)) : wrap;
 }
 
 // Plain-text cell values exactly as displayed, for export.

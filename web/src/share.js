@@ -1,0 +1,167 @@
+// Sharing (issue 5): "Copy link" (the URL carries the whole state), "Copy embed
+// code" (an <iframe> snippet for this view with theme and panel choices), the
+// language switcher, and the note that lists URL parameters the page ignored.
+import { h } from './dom.js';
+import { t, language, LANGUAGES } from './i18n.js';
+import { stateToParams, EMBED_PANELS, EMBED_DEFAULT_PANELS } from './state.js';
+import { copyText, flash, exportContext } from './export.js';
+
+// Parameters that name a value the core may later refuse (checked after the first
+// render: syncControls / the model's limits replace values they do not know).
+const CHECKED_AFTER_RENDER = ['kv', 'ctk', 'ctv', 'gpu', 'weights', 'tp', 'ctx'];
+
+function pageBase() {
+  return location.origin + location.pathname;
+}
+
+// The full page for this state (never embed/theme/panels: those belong to snippets).
+export function shareUrl(state) {
+  const p = stateToParams({ ...state, embed: false, theme: 'auto', panels: '' });
+  const q = p.toString();
+  return pageBase() + (q ? '?' + q : '');
+}
+
+// opts: {theme: 'auto'|'light'|'dark', panels: [names], lang: '' (reader's browser) | code}
+export function embedUrl(state, opts = {}) {
+  const panels = (opts.panels || EMBED_DEFAULT_PANELS).filter((n) => EMBED_PANELS.includes(n));
+  const same = panels.length === EMBED_DEFAULT_PANELS.length && panels.every((n) => EMBED_DEFAULT_PANELS.includes(n));
+  const p = stateToParams({
+    ...state, embed: true, theme: opts.theme || 'auto', panels: same ? '' : panels.join(','), lang: 'en',
+  });
+  p.delete('lang');
+  if (opts.lang) p.set('lang', opts.lang);
+  return pageBase() + '?' + p.toString();
+}
+
+function attr(s) {
+  return String(s).replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+// The host script sits next to index.html; it sizes the frame from its messages.
+export function embedSnippet(state, opts = {}) {
+  const src = embedUrl(state, opts);
+  const host = new URL('embed-host.js', pageBase()).href;
+  const title = t('share.embedTitle', { model: state.model || 'kvbudget' });
+  return `<iframe src="${attr(src)}" title="${attr(title)}" width="100%" height="560" loading="lazy" ` +
+    `style="border:0;width:100%;max-width:640px" ` +
+    `sandbox="allow-scripts allow-same-origin allow-popups allow-popups-to-escape-sandbox"></iframe>\n` +
+    `<script src="${attr(host)}" async></script>\n`;
+}
+
+export function languageSwitcher(onSwitch) {
+  const sel = h('select', { id: 'lang', 'data-role': 'lang' }, LANGUAGES.map((code) => h('option', { value: code, lang: code }, t('lang.' + code))));
+  sel.value = language();
+  sel.addEventListener('change', () => onSwitch(sel.value));
+  return h('div', { class: 'lang' }, h('label', { for: 'lang' }, t('lang.label')), sel);
+}
+
+// ?theme= applies to the embed card and to the full page alike.
+export function applyThemeParam(state) {
+  if (state.theme === 'light' || state.theme === 'dark') {
+    document.documentElement.dataset.theme = state.theme;
+    const sel = document.getElementById('theme');
+    if (sel) sel.value = state.theme;
+  }
+}
+
+// The visible note for ignored parameters (never an error page). `app.ignored`
+// holds [name, value] pairs from parsing; values the page later replaced join it.
+export function ignoredNote(app) {
+  const el = h('p', { class: 'note ignored', 'data-role': 'ignored-params', role: 'status', hidden: true });
+  app.els.ignored = el;
+  showIgnored(app);
+  return el;
+}
+
+function showIgnored(app) {
+  const el = app.els.ignored;
+  const list = (app.ignored || []).map(([k, v]) => (v === '' ? k : `${k}=${v.length > 40 ? v.slice(0, 40) + '…' : v}`));
+  el.textContent = list.length ? t('share.ignored', { list: list.join(', ') }) : '';
+  el.hidden = !list.length;
+}
+
+export function updateIgnored(app) {
+  const el = app.els.ignored;
+  if (!el) return;
+  if (!app.ignoredChecked && app.urlState) {
+    app.ignoredChecked = true;
+    for (const key of CHECKED_AFTER_RENDER) {
+      if (app.urlParams?.has(key) && String(app.urlState[key]) !== String(app.state[key]) && !app.ignored.some(([k]) => k === key)) {
+        app.ignored.push([key, app.urlParams.get(key)]);
+      }
+    }
+  }
+  showIgnored(app);
+}
+
+function panelChoices() {
+  return h('fieldset', { class: 'panels' },
+    h('legend', null, t('share.embedPanels')),
+    EMBED_PANELS.map((n) => h('label', { class: 'check' },
+      h('input', { type: 'checkbox', name: 'embed-panel', value: n, checked: EMBED_DEFAULT_PANELS.includes(n) }),
+      ' ', t('panel.' + n))));
+}
+
+// The share bar of the full page.
+export function shareBar(app) {
+  const out = h('textarea', { id: 'share-output', class: 'share-output', readonly: true, rows: '4', spellcheck: 'false', 'aria-label': t('share.snippetLabel'), hidden: true });
+  const msg = h('p', { class: 'muted', 'data-role': 'share-message', hidden: true });
+  const pasteNote = h('p', { class: 'muted', 'data-role': 'share-paste-note', hidden: true }, t('share.pasteNotShareable'));
+  const theme = h('select', { id: 'embed-theme' }, ['auto', 'light', 'dark'].map((m) => h('option', { value: m }, t('theme.' + m))));
+  const lang = h('select', { id: 'embed-lang' },
+    h('option', { value: '' }, t('share.embedLangAuto')),
+    LANGUAGES.map((code) => h('option', { value: code, lang: code }, t('lang.' + code))));
+  const panels = panelChoices();
+  const options = () => ({
+    theme: theme.value,
+    lang: lang.value,
+    panels: [...panels.querySelectorAll('input[name="embed-panel"]:checked')].map((i) => i.value),
+  });
+
+  const show = (text, copied) => {
+    out.value = text;
+    out.hidden = false;
+    msg.hidden = copied;
+    msg.textContent = copied ? '' : t('share.copyFailed');
+    if (!copied) {
+      out.focus();
+      out.select();
+    }
+  };
+  const linkBtn = h('button', { type: 'button', 'data-action': 'copy-link' }, t('share.copyLink'));
+  linkBtn.addEventListener('click', async () => {
+    const text = shareUrl(app.state);
+    const ok = await copyText(text);
+    show(text, ok);
+    if (ok) flash(linkBtn, 'share.copied');
+  });
+  const embedBtn = h('button', { type: 'button', 'data-action': 'copy-embed' }, t('share.copyEmbed'));
+  embedBtn.addEventListener('click', async () => {
+    const text = embedSnippet(app.state, options());
+    const ok = await copyText(text);
+    show(text, ok);
+    if (ok) flash(embedBtn, 'share.copied');
+  });
+  const printBtn = h('button', { type: 'button', 'data-action': 'print' }, t('share.print'));
+  printBtn.addEventListener('click', () => window.print());
+
+  app.els.sharePasteNote = pasteNote;
+  return h('section', { class: 'share no-print', 'aria-labelledby': 'share-h', 'data-role': 'share' },
+    h('h2', { id: 'share-h', class: 'visually-hidden' }, t('share.heading')),
+    h('div', { class: 'row wrap' }, linkBtn, embedBtn, printBtn),
+    h('details', { class: 'embed-options' },
+      h('summary', null, t('share.embedOptions')),
+      h('div', { class: 'grid' },
+        h('div', { class: 'field' }, h('label', { for: 'embed-theme' }, t('share.embedTheme')), theme),
+        h('div', { class: 'field' }, h('label', { for: 'embed-lang' }, t('share.embedLang')), lang)),
+      panels,
+      h('p', { class: 'muted hint' }, t('share.embedHint'))),
+    pasteNote, msg, out);
+}
+
+// After every render of the full page.
+export function shareRendered(app) {
+  exportContext.model = app.state.model && app.modelSource?.kind !== 'paste' ? app.state.model : (app.view?.model?.name || '');
+  if (app.els.sharePasteNote) app.els.sharePasteNote.hidden = app.modelSource?.kind !== 'paste';
+  updateIgnored(app);
+}
