@@ -346,7 +346,9 @@ Result<BudgetResult> compute_budget(const ModelSpec& m, const BudgetInputs& in) 
         o.kv_unified = false;
         o.type_k = o.type_v = r.kv_cache_dtype;
         o.n_ubatch = ubatch;
-        const int64_t limit = m.max_position_embeddings > 0 ? m.max_position_embeddings : 131072;
+        if (m.max_position_embeddings <= 0 && in.max_model_len <= 0)
+            return make_error("missing_field", "model " + m.name + " has no max_position_embeddings; pass --max-model-len");
+        const int64_t limit = m.max_position_embeddings > 0 ? m.max_position_embeddings : in.max_model_len;
         auto kv_at = [&](int64_t ctx, int64_t seqs) -> Result<LlamaLayout> {
             LlamaOptions p = o;
             p.n_seq_max = seqs;

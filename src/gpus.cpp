@@ -163,7 +163,7 @@ const Gpu* find_gpu(const std::string& id) {
     }
     for (const Gpu& g : gpu_catalog()) {
         for (const std::string& a : g.aliases)
-            if (a == key) return &g;
+            if (a == key || normalize(a) == key) return &g;
     }
     // "rtx-4090" typed as "4090": try the id without its "rtx-" / "rx-" prefix.
     for (const Gpu& g : gpu_catalog()) {

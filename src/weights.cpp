@@ -238,6 +238,15 @@ Result<ParamCount> count_params(const ModelSpec& m) {
             }
             case LayerKind::Linear: {
                 const StateGeometry& s = L.state;
+                if (s.conv_kernel <= 0 && heads > 0 && d.q_head_dim > 0) {
+                    // Lightning attention (MiniMax): qkv, output gate, out projection and a norm, no conv.
+                    const int64_t w = heads * d.q_head_dim;
+                    b.add(TensorRole::StateIn, li, 3 * w, h);
+                    b.add(TensorRole::StateIn, li, w, h);
+                    b.add(TensorRole::StateOut, li, h, w);
+                    b.vec(li, w);
+                    break;
+                }
                 if (s.d_inner <= 0 || s.heads <= 0 || s.conv_kernel <= 0) {
                     saw_unknown_state = true;
                     break;

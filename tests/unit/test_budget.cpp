@@ -1,0 +1,278 @@
+// Budget: total x utilization - weights - activation - overhead - CUDA graphs -> KV pool
+// -> vLLM blocks; llama.cpp weights + KV + compute; the CLI's verdicts and refusals.
+// Cases with explicit overrides are checked by hand in the comments; the estimates
+// themselves are models (docs/budget-model.md) and are only checked for shape.
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cstdio>
+#include <memory>
+
+#include "budget.h"
+#include "fixtures.h"
+#include "units.h"
+
+using kvb::GiB;
+using kvb::MiB;
+using kvb::test::fixture;
+
+namespace {
+
+kvb::BudgetResult budget(const std::string& id, const kvb::BudgetInputs& in) {
+    auto r = kvb::compute_budget(fixture(id), in);
+    REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.error().message));
+    return r.value();
+}
+
+kvb::Error refused(const std::string& id, const kvb::BudgetInputs& in) {
+    auto r = kvb::compute_budget(fixture(id), in);
+    REQUIRE_FALSE(r.ok());
+    return r.error();
+}
+
+struct Run {
+    int status = -1;
+    std::string out;
+};
+
+// Runs the CLI with stderr folded into stdout.
+Run run_cli(const std::string& args) {
+    Run r;
+    std::string cmd = std::string(KVB_CLI_PATH) + " " + args + " 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    REQUIRE(p);
+    std::array<char, 4096> buf{};
+    size_t n;
+    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+    int st = pclose(p);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return r;
+}
+
+std::string cfg(const std::string& file) { return std::string(KVB_FIXTURES) + "/configs/" + file + ".json"; }
+
+}  // namespace
+
+TEST_CASE("vLLM budget with explicit overheads, checked by hand") {
+    kvb::BudgetInputs in;
+    in.gpu_memory_bytes = 24 * GiB;
+    in.activation_bytes = 1 * GiB;
+    in.overhead_bytes = 512 * MiB;
+    in.cudagraph_bytes = 0;
+    in.max_model_len = 32768;
+    auto r = budget("meta-llama/Llama-3.1-8B", in);
+    // 24 GiB x 0.9 = 23,192,823,398.4 -> 23,192,823,398
+    CHECK(r.requested_bytes == 23192823398LL);
+    // 8,030,261,248 bf16 params + the rotary cos/sin cache 131,072 x 128 x 2 bytes
+    // (vLLM prints "Model loading took 14.9888 GB" for this model: vllm-project/vllm#10517).
+    CHECK(r.weights_per_gpu_bytes == 16060522496LL + 33554432LL);
+    char gib[32];
+    std::snprintf(gib, sizeof gib, "%.4f", double(r.weights_per_gpu_bytes) / double(GiB));
+    CHECK(std::string(gib) == "14.9888");
+    CHECK(r.kv_pool_bytes == 23192823398LL - 16094076928LL - GiB - 512 * MiB);
+    // 16 tokens x 32 layers x 8 heads x 128 x 2 (K,V) x 2 bytes = 2 MiB per block
+    CHECK(r.capacity.num_blocks == 2616);
+    CHECK(r.capacity.tokens == 41856);  // int(2616 / 2048 * 32768)
+    REQUIRE(r.capacity.log_lines.size() == 1);
+    CHECK(r.capacity.log_lines[0] == "GPU KV cache size: 41,856 tokens, Maximum concurrency for 32,768 tokens per request: 1.28x");
+    CHECK(r.fits);
+    CHECK(r.max_context == 2615 * 16);  // the null block is not usable
+    CHECK(r.max_concurrency == 1);
+    CHECK(r.max_num_seqs == 256);           // vLLM's serve default below 70 GiB
+    CHECK(r.max_num_batched_tokens == 2048);
+    CHECK(r.vllm_command ==
+          "vllm serve meta-llama/Llama-3.1-8B --max-model-len 32768 --gpu-memory-utilization 0.9 --max-num-seqs 256 "
+          "--kv-cache-dtype auto --tensor-parallel-size 1");
+}
+
+TEST_CASE("vLLM budget: tensor and pipeline parallel") {
+    kvb::BudgetInputs in;
+    in.gpu = "a100-80gb";
+    in.gpu_count = 4;
+    in.activation_bytes = 2 * GiB;
+    in.overhead_bytes = 1 * GiB;
+    in.cudagraph_bytes = 0;
+    in.max_model_len = 131072;
+    auto r = budget("meta-llama/Llama-3.1-70B", in);
+    CHECK(r.tp == 4);
+    CHECK(r.gpu_total_bytes == 81152 * MiB);  // PyTorch's 79.25 GiB on an A100 80GB
+    CHECK(r.requested_bytes == 76584635596LL);
+    CHECK(r.weights_per_gpu_bytes == 35312386048LL);
+    // 2 KV heads per GPU: 80 layers x 16 x 2 x 2 x 128 x 2 bytes = 1,310,720 bytes per block
+    CHECK(r.kv_pool_bytes == 38051024076LL);
+    CHECK(r.capacity.num_blocks == 38051024076LL / 1310720);
+    CHECK(r.capacity.tokens == 464480);
+    CHECK(r.max_concurrency == 3);
+    CHECK(r.max_num_seqs == 256);  // A100 keeps the small defaults even at 80 GB
+    CHECK(r.max_num_batched_tokens == 2048);
+
+    in.tensor_parallel_size = 2;
+    in.pipeline_parallel_size = 2;
+    auto p = budget("meta-llama/Llama-3.1-70B", in);
+    CHECK(p.tp == 2);
+    CHECK(p.pp == 2);
+    CHECK(p.weights.stage_bytes.size() == 2);
+    CHECK(p.vllm_command.find("--tensor-parallel-size 2 --pipeline-parallel-size 2") != std::string::npos);
+}
+
+TEST_CASE("vLLM budget that does not fit carries vLLM's own error and its estimate") {
+    kvb::BudgetInputs in;
+    in.gpu = "rtx-4090";
+    auto r = budget("Qwen/Qwen3-8B", in);
+    CHECK(r.max_model_len == 40960);
+    CHECK_FALSE(r.fits);
+    CHECK(r.error_text.rfind("To serve at least one request with the model's max seq len (40960), (5.62 GiB KV cache is needed", 0) == 0);
+    REQUIRE(r.capacity.estimated_max_model_len > 0);
+    CHECK(r.capacity.estimated_max_model_len < 40960);
+    CHECK(r.vllm_command.find("--max-model-len " + std::to_string(r.capacity.estimated_max_model_len)) != std::string::npos);
+    // The estimates are in place and positive.
+    CHECK(r.activation_estimated);
+    CHECK(r.activation_bytes > 0);
+    CHECK(r.overhead_bytes == 512 * MiB);
+    CHECK(r.cudagraph_bytes == 36 * 25 * MiB);
+    CHECK(r.max_context > 0);
+    CHECK(r.max_context <= r.capacity.estimated_max_model_len);
+
+    in.enforce_eager = true;
+    auto e = budget("Qwen/Qwen3-8B", in);
+    CHECK(e.cudagraph_bytes == 0);
+    CHECK(e.kv_pool_bytes == r.kv_pool_bytes + r.cudagraph_bytes);
+    CHECK(e.vllm_command.find("--enforce-eager") != std::string::npos);
+}
+
+TEST_CASE("no memory left for the KV cache") {
+    kvb::BudgetInputs in;
+    in.gpu_memory_bytes = 16 * GiB;
+    auto r = budget("meta-llama/Llama-3.1-8B", in);
+    CHECK_FALSE(r.fits);
+    CHECK(r.kv_pool_bytes < 0);
+    CHECK(r.max_context == 0);
+    CHECK(r.max_concurrency == 0);
+    CHECK(r.error_text.rfind("No available memory for the cache blocks.", 0) == 0);
+    // fp8 weights halve the linear layers and make room.
+    in.weights = "fp8";
+    auto f = budget("meta-llama/Llama-3.1-8B", in);
+    CHECK(f.kv_pool_bytes > 0);
+    CHECK(f.vllm_command.find("--quantization fp8") != std::string::npos);
+}
+
+TEST_CASE("more sequences shorten the longest context") {
+    kvb::BudgetInputs in;
+    in.gpu = "rtx-4090";
+    in.max_model_len = 8192;
+    in.activation_bytes = GiB;  // the estimate depends on --max-num-seqs; keep the pool equal
+    auto one = budget("Qwen/Qwen3-8B", in);
+    CHECK_FALSE(one.max_context_capped);
+    in.max_num_seqs = 8;
+    auto eight = budget("Qwen/Qwen3-8B", in);
+    CHECK(eight.context_seqs == 8);
+    CHECK(eight.max_context < one.max_context);
+    CHECK(eight.max_context * 8 <= one.max_context + 8 * 16);
+}
+
+TEST_CASE("llama.cpp budget: weights + KV + compute buffer + runtime") {
+    kvb::BudgetInputs in;
+    in.engine = kvb::BudgetEngine::LlamaCpp;
+    in.gpu = "rtx-4090";
+    in.weights = "Q4_K_M";
+    in.max_model_len = 8192;
+    auto r = budget("meta-llama/Llama-3.1-8B", in);
+    CHECK(r.weights.bytes == 4912898048LL);
+    CHECK(r.llama.total_bytes == 1073741824LL);  // 8192 cells x 32 layers x 2 x 1024 x 2 bytes
+    REQUIRE(r.llama.log_lines.size() == 1);
+    CHECK(r.llama.log_lines[0] ==
+          "llama_kv_cache: size = 1024.00 MiB (  8192 cells,  32 layers,  1/1 seqs), K (f16):  512.00 MiB, V (f16):  512.00 MiB");
+    CHECK(r.compute_buffer_bytes == 512 * 4 * (128256 + 2 * 4096));
+    CHECK(r.llama_total_bytes == 4912898048LL + 1073741824LL + 279445504LL + 512 * MiB);
+    CHECK(r.fits);
+    CHECK(r.max_context == 131072);
+    CHECK(r.max_context_capped);
+    CHECK(r.llama_command == "llama-server -m Llama-3.1-8B-Q4_K_M.gguf -c 8192 -np 1 -ctk f16 -ctv f16 -ngl 99");
+
+    in.max_num_seqs = 4;
+    in.kv_cache_dtype = "q8_0";
+    auto q = budget("meta-llama/Llama-3.1-8B", in);
+    CHECK(q.llama.log_lines[0] ==
+          "llama_kv_cache: size = 2176.00 MiB (  8192 cells,  32 layers,  4/4 seqs), K (q8_0): 1088.00 MiB, V (q8_0): 1088.00 MiB");
+    CHECK(q.llama_command == "llama-server -m Llama-3.1-8B-Q4_K_M.gguf -c 32768 -np 4 -ctk q8_0 -ctv q8_0 -fa on -ngl 99");
+}
+
+TEST_CASE("decode bound from bandwidth") {
+    kvb::BudgetInputs in;
+    in.gpu = "h100-sxm";
+    in.max_model_len = 4096;
+    auto r = budget("meta-llama/Llama-3.1-8B", in);
+    // Active weights read per token: everything but the input embedding table.
+    CHECK(r.decode.weight_bytes_per_token == 16060522496LL - 1050673152LL);
+    CHECK(r.decode.kv_bytes_per_token == 4096LL * 131072);
+    CHECK(r.decode.tokens_per_s_single == doctest::Approx(3.35e12 / double(16060522496LL - 1050673152LL + 4096LL * 131072)));
+    CHECK(r.decode.batch > 1);
+    CHECK(r.decode.tokens_per_s_batch > r.decode.tokens_per_s_single);
+}
+
+TEST_CASE("bad budget input gets a clear error") {
+    kvb::BudgetInputs in;
+    CHECK(refused("Qwen/Qwen3-8B", in).message == "no GPU given: pass --gpu NAME or --gpu-memory SIZE");
+    in.gpu = "rtx-9999";
+    auto e = refused("Qwen/Qwen3-8B", in);
+    CHECK(e.code == "unknown_gpu");
+    CHECK(e.message.rfind("unknown GPU 'rtx-9999' (known: rtx-3060-12gb, rtx-3080, rtx-3090, ", 0) == 0);
+    in.gpu = "rtx-4090";
+    in.gpu_memory_utilization = 1.5;
+    CHECK(refused("Qwen/Qwen3-8B", in).message == "gpu_memory_utilization must be in (0, 1], got 1.5");
+    in.gpu_memory_utilization = -0.2;
+    CHECK(refused("Qwen/Qwen3-8B", in).message == "gpu_memory_utilization must be in (0, 1], got -0.2");
+    in.gpu_memory_utilization = 0;
+    in.gpu_memory_bytes = -1;
+    CHECK(refused("Qwen/Qwen3-8B", in).message == "GPU memory must be a positive size, got -1 bytes");
+    in.gpu_memory_bytes = 0;
+    in.activation_bytes = -5;
+    CHECK(refused("Qwen/Qwen3-8B", in).message == "memory overrides must not be negative, got -5 bytes");
+    in.activation_bytes = -1;
+    in.weights = "q2_k";
+    CHECK(refused("Qwen/Qwen3-8B", in).message.rfind("unknown weights format 'q2_k' (expected one of: auto, ", 0) == 0);
+    in.weights = "auto";
+    in.tensor_parallel_size = 2;
+    CHECK(refused("Qwen/Qwen3-8B", in).message == "tensor_parallel_size x pipeline_parallel_size = 2 exceeds --gpu-count 1");
+    in.tensor_parallel_size = 0;
+    in.engine = kvb::BudgetEngine::LlamaCpp;
+    in.weights = "awq";
+    CHECK(refused("Qwen/Qwen3-8B", in).message ==
+          "llama.cpp loads GGUF files: --weights must be one of Q8_0, Q6_K, Q5_K_M, Q4_K_M, Q4_0, IQ4_XS, bf16, fp16 (got 'awq')");
+    CHECK(kvb::parse_budget_engine("tgi").error().message == "--engine must be vllm or llamacpp for a budget, got 'tgi'");
+}
+
+TEST_CASE("kvbudget budget CLI: output, JSON and exit status") {
+    auto ok = run_cli("budget " + cfg("meta-llama--Llama-3.1-8B") + " --gpu rtx-4090 --max-model-len 16384");
+    CHECK(ok.status == 0);
+    CHECK(ok.out.find("verdict: FITS (max-model-len 16,384)") != std::string::npos);
+    CHECK(ok.out.find("command: vllm serve meta-llama/Llama-3.1-8B --max-model-len 16384") != std::string::npos);
+
+    auto no = run_cli("budget " + cfg("Qwen--Qwen3-8B") + " --gpu rtx-4090");
+    CHECK(no.status == 0);  // a verdict, not a refusal
+    CHECK(no.out.find("verdict: DOES NOT FIT (max-model-len 40,960)") != std::string::npos);
+
+    auto js = run_cli("budget " + cfg("Qwen--Qwen3-8B") + " --gpu-memory 80GiB --json --gpu-memory-utilization 0.85");
+    CHECK(js.status == 0);
+    for (const char* key : {"\"fits\": true", "\"kv_pool_bytes\": ", "\"max_context\": ", "\"max_concurrency\": ",
+                            "\"weights\": {\"format\": \"bf16\", \"params\": 8190735360", "\"gpu_memory_utilization\": 0.85",
+                            "\"command\": \"vllm serve Qwen/Qwen3-8B --max-model-len 40960 --gpu-memory-utilization 0.85"})
+        CHECK_MESSAGE(js.out.find(key) != std::string::npos, key);
+
+    auto bad_gpu = run_cli("budget " + cfg("Qwen--Qwen3-8B") + " --gpu rtx-9999");
+    CHECK(bad_gpu.status == 1);
+    CHECK(bad_gpu.out.rfind("kvbudget: error: unknown GPU 'rtx-9999' (known: ", 0) == 0);
+    auto util0 = run_cli("budget " + cfg("Qwen--Qwen3-8B") + " --gpu rtx-4090 --gpu-memory-utilization 0");
+    CHECK(util0.status == 1);
+    CHECK(util0.out == "kvbudget: error: --gpu-memory-utilization must be a number in (0, 1], got '0'\n");
+    auto neg = run_cli("budget " + cfg("Qwen--Qwen3-8B") + " --gpu-memory -4GiB");
+    CHECK(neg.status == 1);
+    auto wfmt = run_cli("budget " + cfg("Qwen--Qwen3-8B") + " --gpu h100 --weights int3");
+    CHECK(wfmt.status == 1);
+    CHECK(wfmt.out.rfind("kvbudget: error: unknown weights format 'int3'", 0) == 0);
+    auto nogpu = run_cli("budget " + cfg("Qwen--Qwen3-8B"));
+    CHECK(nogpu.status == 2);
+    CHECK(nogpu.out == "kvbudget: error: budget needs --gpu NAME or --gpu-memory SIZE\n");
+    auto unknown = run_cli("budget " + cfg("Qwen--Qwen3-8B") + " --gpu h100 --frobnicate 3");
+    CHECK(unknown.status == 2);
+}

@@ -1,0 +1,73 @@
+// GPU catalog: ids, aliases, and spec-sheet values that other modules (budget,
+// simulator, web page) rely on.
+#include <doctest/doctest.h>
+
+#include <cctype>
+#include <set>
+
+#include "gpus.h"
+#include "units.h"
+
+TEST_CASE("catalog ids are unique lowercase slugs with positive specs") {
+    std::set<std::string> seen;
+    for (const kvb::Gpu& g : kvb::gpu_catalog()) {
+        CAPTURE(g.id);
+        CHECK(seen.insert(g.id).second);
+        for (char c : g.id) CHECK((std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '-'));
+        CHECK(!g.name.empty());
+        CHECK((g.vendor == "nvidia" || g.vendor == "amd" || g.vendor == "apple"));
+        CHECK(g.memory_bytes > 0);
+        CHECK(g.memory_bytes % kvb::GiB == 0);  // marketed capacity in binary units
+        CHECK(g.bandwidth_bytes_per_s > 0);
+        CHECK(g.bf16_flops > 0);
+        CHECK(g.total_bytes() > 0);
+        CHECK(g.total_bytes() <= g.memory_bytes);
+        CHECK(kvb::find_gpu(g.id) == &g);
+        for (const std::string& a : g.aliases) CHECK(kvb::find_gpu(a) == &g);
+    }
+}
+
+TEST_CASE("the ids the page and the simulator use exist") {
+    for (const char* id : {"rtx-4090", "rtx-3090", "a100-40gb", "a100-80gb", "h100-80gb", "h100-sxm", "h200", "l4", "l40s",
+                           "a10g", "t4", "mi300x", "mi250", "rx-7900-xtx", "m2-ultra-192gb", "m3-max-128gb", "m4-max-128gb"}) {
+        CAPTURE(id);
+        CHECK(kvb::find_gpu(id) != nullptr);
+    }
+}
+
+TEST_CASE("spec values") {
+    const kvb::Gpu* g = kvb::find_gpu("rtx-4090");
+    REQUIRE(g);
+    CHECK(g->memory_bytes == 24 * kvb::GiB);
+    CHECK(g->bandwidth_bytes_per_s == doctest::Approx(1.008e12));
+    CHECK_FALSE(g->unified_memory);
+    // PyTorch's "total capacity of 23.64 GiB" on a 4090, rounded to the MiB.
+    CHECK(g->reported_bytes == 24207 * kvb::MiB);
+    CHECK(g->total_bytes() == g->reported_bytes);
+    const kvb::Gpu* h = kvb::find_gpu("h100");
+    REQUIRE(h);
+    CHECK(h->id == "h100-sxm");
+    CHECK(h->memory_bytes == 80 * kvb::GiB);
+    CHECK(h->bandwidth_bytes_per_s == doctest::Approx(3.35e12));
+    CHECK(h->total_bytes() == 80 * kvb::GiB);  // no public measurement: the marketed size
+    const kvb::Gpu* mac = kvb::find_gpu("m4-max-128gb");
+    REQUIRE(mac);
+    CHECK(mac->unified_memory);
+    CHECK(mac->total_bytes() == 96 * kvb::GiB);  // 75% wired limit
+    const kvb::Gpu* mi = kvb::find_gpu("mi300x");
+    REQUIRE(mi);
+    CHECK(mi->memory_bytes == 192 * kvb::GiB);
+    CHECK(mi->vendor == "amd");
+}
+
+TEST_CASE("lookup is case-insensitive and accepts obvious spellings") {
+    CHECK(kvb::find_gpu("RTX 4090") == kvb::find_gpu("rtx-4090"));
+    CHECK(kvb::find_gpu("NVIDIA GeForce RTX 4090") == kvb::find_gpu("rtx-4090"));
+    CHECK(kvb::find_gpu("rtx4090") == kvb::find_gpu("rtx-4090"));
+    CHECK(kvb::find_gpu("4090") == kvb::find_gpu("rtx-4090"));
+    CHECK(kvb::find_gpu("A100") == kvb::find_gpu("a100-80gb"));
+    CHECK(kvb::find_gpu("H100_SXM") == kvb::find_gpu("h100-sxm"));
+    CHECK(kvb::find_gpu("7900-xtx") == kvb::find_gpu("rx-7900-xtx"));
+    CHECK(kvb::find_gpu("") == nullptr);
+    CHECK(kvb::find_gpu("rtx-9999") == nullptr);
+}

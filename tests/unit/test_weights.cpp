@@ -1,0 +1,184 @@
+// Parameter counts and weight bytes. Every expected total below is a published count
+// (HF safetensors metadata or llama.cpp's general.parameter_count / n_params as quoted in
+// public repositories); the GGUF sizes are llama.cpp's own "size" (sum of tensor bytes)
+// as printed by llama-server /v1/models or llama-bench, quoted in public repositories.
+#include <doctest/doctest.h>
+
+#include "fixtures.h"
+#include "weights.h"
+
+using kvb::test::fixture;
+
+namespace {
+
+kvb::ParamCount count(const std::string& id) {
+    auto pc = kvb::count_params(fixture(id));
+    REQUIRE_MESSAGE(pc.ok(), (pc.ok() ? "" : pc.error().message));
+    return pc.value();
+}
+
+int64_t bytes(const std::string& id, const std::string& format, int64_t given = 0, int64_t tp = 1, int64_t pp = 1) {
+    auto m = fixture(id);
+    auto f = kvb::weight_format(format, m);
+    REQUIRE_MESSAGE(f.ok(), (f.ok() ? "" : f.error().message));
+    auto b = kvb::weight_bytes(m, f.value(), given, tp, pp);
+    REQUIRE_MESSAGE(b.ok(), (b.ok() ? "" : b.error().message));
+    return b->bytes;
+}
+
+}  // namespace
+
+TEST_CASE("parameter counts match published totals (dense)") {
+    // HF safetensors totals / llama.cpp general.parameter_count.
+    CHECK(count("meta-llama/Llama-3.1-8B").total == 8030261248);
+    CHECK(count("meta-llama/Llama-3.1-70B").total == 70553706496);
+    CHECK(count("meta-llama/Llama-2-7b-hf").total == 6738415616);
+    CHECK(count("meta-llama/Llama-3.2-1B").total == 1235814400);  // tied embeddings counted once
+    CHECK(count("Qwen/Qwen3-8B").total == 8190735360);             // q_norm / k_norm per head
+    CHECK(count("Qwen/Qwen3-32B").total == 32762123264);
+    CHECK(count("Qwen/Qwen3-0.6B").total == 596049920);            // tied
+    CHECK(count("Qwen/Qwen2.5-7B-Instruct").total == 7615616512);  // q/k/v biases
+    CHECK(count("mistralai/Mistral-7B-v0.1").total == 7241732096);
+    CHECK(count("01-ai/Yi-34B").total == 34388917248);
+    CHECK(count("baichuan-inc/Baichuan2-13B-Chat").total == 13896668160);
+    CHECK(count("microsoft/Phi-3.5-mini-instruct").total == 3821079552);
+    CHECK(count("microsoft/phi-4").total == 14659507200);
+    CHECK(count("google/gemma-2b-it").total == 2506172416);
+    CHECK(count("google/gemma-3-1b-it").total == 999885952);       // 4 norms per layer + q/k norms
+    // Non-gated MLPs, LayerNorm biases, learned positions, fused qkv.
+    CHECK(count("openai-community/gpt2-large").total == 774030080);
+    CHECK(count("facebook/opt-1.3b").total == 1315758080);         // positions offset by 2
+    CHECK(count("tiiuae/falcon-7b").total == 6921720704);          // multi-query, one norm per block
+    CHECK(count("mosaicml/mpt-7b-instruct").total == 6649286656);
+}
+
+TEST_CASE("parameter counts match published totals (MoE, MLA, hybrids)") {
+    auto mixtral = count("mistralai/Mixtral-8x7B-v0.1");
+    CHECK(mixtral.total == 46702792704);
+    CHECK(mixtral.active == 12879925248);  // 2 of 8 experts; embeddings included
+    auto q30 = count("Qwen/Qwen3-30B-A3B");
+    CHECK(q30.total == 30532122624);
+    CHECK(q30.active == 3353032704);
+    CHECK(q30.experts == 28991029248);
+    // gpt-oss: biases on q/k/v/o and on every expert, attention sinks, router bias.
+    // 20,914,757,184 is llama.cpp's general.parameter_count for the gpt-oss-20b GGUF.
+    auto oss = count("openai/gpt-oss-20b");
+    CHECK(oss.total == 20914757184);
+    // DeepSeek-V3 main model without the MTP layer (checkpoint header audit: 671,026,419,200;
+    // the Hub's 685B includes the 14B multi-token-prediction module vLLM does not load).
+    auto v3 = count("deepseek-ai/DeepSeek-V3");
+    CHECK(v3.total == 671026419200);
+    CHECK(v3.experts == 653908770816);
+    CHECK(count("deepseek-ai/DeepSeek-R1").total == 671026419200);
+    CHECK(count("moonshotai/Kimi-K2-Instruct").total == 1026408232448);
+    // Qwen3-Next: gated attention (q_proj twice as wide), gated delta net, shared expert gate.
+    // Same architecture as Qwen3-Coder-Next, whose count is 79,674,391,296.
+    CHECK(count("Qwen/Qwen3-Next-80B-A3B-Thinking").total == 79674391296);
+    // MiniMax-M1: 456B total, 45.9B active per the M1 report (active here includes 2.46B of embeddings).
+    auto mm = count("MiniMaxAI/MiniMax-M1-80k");
+    CHECK(mm.total == 456089655296);
+    CHECK(mm.active - mm.embedding - mm.output == 45944920064);
+}
+
+TEST_CASE("breakdown adds up and vision towers are separate") {
+    for (const char* id : {"meta-llama/Llama-3.1-8B", "Qwen/Qwen3-30B-A3B", "deepseek-ai/DeepSeek-V3", "openai/gpt-oss-20b",
+                           "Qwen/Qwen3-Next-80B-A3B-Thinking", "nvidia/Nemotron-H-56B-Base-8K"}) {
+        auto pc = count(id);
+        CHECK(pc.embedding + pc.output + pc.attention + pc.mlp + pc.experts + pc.router + pc.state + pc.norms == pc.total);
+        CHECK(pc.active <= pc.total);
+    }
+    auto vl = fixture("Qwen/Qwen2.5-VL-7B-Instruct");
+    auto pc = kvb::count_params(vl);
+    REQUIRE(pc.ok());
+    CHECK(pc->total == 7615616512);  // text model only
+    CHECK(pc->vision == vl.dims.vision_params);
+}
+
+TEST_CASE("bytes per format") {
+    const std::string llama = "meta-llama/Llama-3.1-8B";
+    CHECK(bytes(llama, "bf16") == 2 * 8030261248LL);
+    CHECK(bytes(llama, "fp32") == 4 * 8030261248LL);
+    // fp8: linear weights 1 byte + one fp32 scale per matrix; embeddings, lm_head and norms stay bf16.
+    // 6,979,321,856 linear params in 224 matrices; 1,050,939,392 bf16 params.
+    CHECK(bytes(llama, "fp8") == 6979321856LL + 224 * 4 + 2 * 1050939392LL);
+    // AWQ int4 g128: 0.5 B/weight + per group of 128 inputs one fp16 scale and a packed 4-bit zero.
+    CHECK(bytes(llama, "awq") == 6979321856LL / 2 + 6979321856LL / 128 * 2 + 6979321856LL / 128 / 2 + 2 * 1050939392LL);
+    // GGUF, llama.cpp's own model size for these files:
+    CHECK(bytes(llama, "Q4_K_M") == 4912898048LL);                   // llama-server /v1/models "size"
+    CHECK(bytes(llama, "Q4_0") == 4653375488LL);                     // Llama-3-8B Q4_0 (same tensor shapes)
+    CHECK(bytes("Qwen/Qwen3-8B", "Q4_K_M") == 5021827072LL);         // bartowski Qwen_Qwen3-8B-Q4_K_M
+    CHECK(bytes("Qwen/Qwen3-30B-A3B", "Q4_K_M") == 18550716416LL);   // llama-bench model_size (Qwen3-Coder-30B-A3B)
+    CHECK(bytes("google/gemma-3-1b-it", "Q4_K_M") == 799525120LL);   // tied: token_embd takes the output's Q6_K
+    CHECK(bytes("microsoft/phi-4", "Q8_0") == 15576944640LL);
+    // Exact block arithmetic: Q8_0 is 34 bytes per 32 weights; norms stay F32.
+    CHECK(bytes("Qwen/Qwen3-0.6B", "Q8_0") == 633495552LL);
+}
+
+TEST_CASE("auto follows quantization_config") {
+    auto awq = fixture("Qwen/Qwen2-VL-2B-Instruct-AWQ");
+    auto f = kvb::weight_format("auto", awq);
+    REQUIRE(f.ok());
+    CHECK(f->name == "awq");
+    CHECK(f->bits == 4);
+    CHECK(f->group_size == 128);
+    auto oss = fixture("openai/gpt-oss-20b");
+    auto g = kvb::weight_format("auto", oss);
+    REQUIRE(g.ok());
+    CHECK(g->name == "mxfp4");
+    // MXFP4 experts: 17 bytes per 32 weights; everything else bf16.
+    auto b = kvb::weight_bytes(oss, g.value());
+    REQUIRE(b.ok());
+    CHECK(b->bytes == 19110297600LL / 32 * 17 + 2 * (20914757184LL - 19110297600LL));
+    auto plain = fixture("Qwen/Qwen3-8B");
+    auto h = kvb::weight_format("AUTO", plain);
+    REQUIRE(h.ok());
+    CHECK(h->name == "bf16");
+}
+
+TEST_CASE("given parameter count replaces the counted total") {
+    auto m = fixture("Qwen/Qwen3-8B");
+    auto f = kvb::weight_format("bf16", m);
+    auto b = kvb::weight_bytes(m, f.value(), 8190735360LL + 1000);
+    REQUIRE(b.ok());
+    CHECK(b->params == 8190735360LL + 1000);
+    CHECK(b->bytes == 2 * (8190735360LL + 1000));
+}
+
+TEST_CASE("tensor and pipeline parallel split") {
+    auto m = fixture("meta-llama/Llama-3.1-70B");
+    auto f = kvb::weight_format("bf16", m).value();
+    auto one = kvb::weight_bytes(m, f, 0, 1, 1).value();
+    auto tp4 = kvb::weight_bytes(m, f, 0, 4, 1).value();
+    // Norms are replicated, so a rank holds a little more than a quarter.
+    CHECK(tp4.per_gpu_bytes > one.bytes / 4);
+    CHECK(tp4.per_gpu_bytes < one.bytes / 4 + 4 * 1024 * 1024);
+    auto pp2 = kvb::weight_bytes(m, f, 0, 1, 2).value();
+    REQUIRE(pp2.stage_bytes.size() == 2);
+    CHECK(pp2.stage_bytes[0] + pp2.stage_bytes[1] == one.bytes);
+    // vLLM's get_pp_indices: 80 layers over 2 stages -> 40 / 40; 61 over 4 -> 15, 15, 16, 15.
+    CHECK(kvb::pp_layer_range(61, 0, 4) == std::make_pair<int64_t, int64_t>(0, 15));
+    CHECK(kvb::pp_layer_range(61, 2, 4) == std::make_pair<int64_t, int64_t>(30, 46));
+    CHECK(kvb::pp_layer_range(61, 3, 4) == std::make_pair<int64_t, int64_t>(46, 61));
+}
+
+TEST_CASE("bad weights input") {
+    auto m = fixture("Qwen/Qwen3-8B");
+    auto f = kvb::weight_format("q3_k_xl", m);
+    REQUIRE_FALSE(f.ok());
+    CHECK(f.error().code == "bad_value");
+    CHECK(f.error().message ==
+          "unknown weights format 'q3_k_xl' (expected one of: auto, bf16, fp16, fp32, fp8, int8, awq, gptq, gptq-int8, "
+          "mxfp4, Q8_0, Q6_K, Q5_K_M, Q4_K_M, Q4_0, IQ4_XS)");
+    auto ok = kvb::weight_format("bf16", m).value();
+    auto neg = kvb::weight_bytes(m, ok, -5);
+    REQUIRE_FALSE(neg.ok());
+    CHECK(neg.error().message == "parameter count must not be negative (got -5)");
+    auto pp = kvb::weight_bytes(m, ok, 0, 1, 100);
+    REQUIRE_FALSE(pp.ok());
+    CHECK(pp.error().message == "pipeline parallel size 100 exceeds the 36 layers of Qwen/Qwen3-8B");
+    kvb::ModelSpec empty = m;
+    empty.dims.hidden_size = 0;
+    auto pc = kvb::count_params(empty);
+    REQUIRE_FALSE(pc.ok());
+    CHECK(pc.error().message == "cannot count parameters of Qwen/Qwen3-8B: hidden_size is missing or not positive");
+}
