@@ -47,7 +47,7 @@ TEST_CASE("invariants hold on 10,000 random workloads") {
         if (sharing == 1) c.n = static_cast<int32_t>(r.uniform_int(2, std::min<int64_t>(4, c.max_num_seqs)));
         if (sharing == 2) {
             c.beam_width = static_cast<int32_t>(r.uniform_int(2, std::min<int64_t>(4, c.max_num_seqs)));
-            c.beam_switch_prob = r.uniform();
+            c.beam_switches = r.uniform() * 30;
         }
         if (c.n > c.max_num_seqs || c.beam_width > c.max_num_seqs) c.n = c.beam_width = 1;
         c.prefix_caching = c.policy == Policy::Paged && r.chance(0.5);
