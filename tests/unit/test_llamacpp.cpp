@@ -1,6 +1,9 @@
 // llama.cpp KV cache: exact bytes per cache type, context padding, streams,
 // the separate SWA cache, MLA, recurrent state, and the printed lines.
 #include <doctest/doctest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
 
 #include "fixtures.h"
 #include "llamacpp.h"
@@ -252,4 +255,55 @@ TEST_CASE("bad llama.cpp options are refused with the option named") {
     // -c 0 uses the training context.
     o = {};
     CHECK(run(m, o).n_ctx == 131072);
+}
+
+// ---------------------------------------------------------------- the `kvbudget llamacpp` command
+
+
+namespace {
+
+struct CliRun {
+    int status = -1;
+    std::string out;
+};
+
+CliRun llama_cli(const std::string& args) {
+    const std::string cmd = std::string(KVB_CLI_PATH) + " llamacpp " + args + " 2>/dev/null";
+    CliRun r;
+    FILE* p = popen(cmd.c_str(), "r");
+    REQUIRE(p);
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+    const int st = pclose(p);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return r;
+}
+
+std::string config_path(const std::string& file) {
+    return std::string(KVB_FIXTURES) + "/configs/" + file + ".json";
+}
+
+}  // namespace
+
+TEST_CASE("kvbudget llamacpp prints llama.cpp's lines") {
+    CliRun r = llama_cli(config_path("meta-llama--Llama-3.1-8B") + " -c 8192");
+    CHECK(r.status == 0);
+    CHECK(r.out ==
+          "llama_kv_cache: size = 1024.00 MiB (  8192 cells,  32 layers,  1/1 seqs), K (f16):  512.00 MiB, V (f16):  "
+          "512.00 MiB\n");
+    r = llama_cli(config_path("Qwen--Qwen3-Next-80B-A3B-Thinking") + " -c 4096 -np 2 --kv-unified -ctk q8_0 -ctv q8_0");
+    CHECK(r.status == 0);
+    CHECK(r.out.find("(  4096 cells,  12 layers,  2/1 seqs), K (q8_0)") != std::string::npos);
+    CHECK(r.out.find("llama_memory_recurrent: size =  150.75 MiB (     2 cells,  48 layers,  2 seqs  0 rs_seq)") !=
+          std::string::npos);
+    r = llama_cli(config_path("openai--gpt-oss-20b") + " -c 131072 --json");
+    CHECK(r.status == 0);
+    CHECK(r.out.find("\"role\":\"SWA\",\"cells\":768") != std::string::npos);
+
+    CHECK(llama_cli(config_path("Qwen--Qwen3-8B")).status == 2);                 // -c missing
+    CHECK(llama_cli(config_path("Qwen--Qwen3-8B") + " -c 4096 -ctk q3_k").status == 1);
+    CHECK(llama_cli(config_path("Qwen--Qwen3-8B") + " -c -5").status == 1);
+    CHECK(llama_cli(config_path("Qwen--Qwen3-8B") + " -c 4096 --nope").status == 2);
+    CHECK(llama_cli("--help").status == 0);
 }

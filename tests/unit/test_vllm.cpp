@@ -3,6 +3,9 @@
 // vLLM's errors. Numbers are from engine-kv-spec.md's worked table and from
 // vLLM's own tests/v1/core/test_kv_cache_utils.py.
 #include <doctest/doctest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
 
 #include "fixtures.h"
 #include "units.h"
@@ -445,4 +448,69 @@ TEST_CASE("huge memory and context stay exact in 64-bit") {
     VllmCapacity c = capacity(m, o, int64_t(1) << 50);  // 1 PiB
     CHECK(c.num_blocks == (int64_t(1) << 50) / (2 * MiB));
     CHECK(c.tokens == c.num_blocks * 16);
+}
+
+// ---------------------------------------------------------------- the `kvbudget vllm` command
+
+
+namespace {
+
+struct Run {
+    int status = -1;
+    std::string out;
+};
+
+// Runs the CLI with stderr folded into stdout (2>&1 when `merge`), returns exit status and output.
+Run run_cli(const std::string& args, bool merge = false) {
+    const std::string cmd = std::string(KVB_CLI_PATH) + " " + args + (merge ? " 2>&1" : " 2>/dev/null");
+    Run r;
+    FILE* p = popen(cmd.c_str(), "r");
+    REQUIRE(p);
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+    const int st = pclose(p);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return r;
+}
+
+std::string cfg(const std::string& file) { return std::string(KVB_FIXTURES) + "/configs/" + file + ".json"; }
+
+}  // namespace
+
+TEST_CASE("kvbudget vllm prints vLLM's lines, its ValueError (exit 1), usage errors (exit 2)") {
+    Run r = run_cli("vllm " + cfg("meta-llama--Llama-3.1-8B") + " --kv-cache-memory 8GiB --max-model-len 32768");
+    CHECK(r.status == 0);
+    CHECK(r.out == "GPU KV cache size: 65,536 tokens, Maximum concurrency for 32,768 tokens per request: 2.00x\n");
+
+    r = run_cli("vllm " + cfg("openai--gpt-oss-20b") +
+                " --kv-cache-memory 8GiB --max-model-len 32768 --log-format legacy");
+    CHECK(r.status == 0);
+    CHECK(r.out ==
+          "GPU KV cache size: 174,752 tokens\nMaximum concurrency for 32,768 tokens per request: 8.50x\n");
+
+    r = run_cli("vllm " + cfg("Qwen--Qwen3-0.6B") + " --kv-cache-memory 1409286144", true);
+    CHECK(r.status == 1);
+    CHECK(r.out.find("ValueError: To serve at least one request with the model's max seq len (40960), (4.38 GiB") !=
+          std::string::npos);
+
+    r = run_cli("vllm " + cfg("Qwen--Qwen3-8B") + " --kv-cache-memory 8GiB --max-model-len 65536", true);
+    CHECK(r.status == 1);
+    CHECK(r.out.rfind("ValueError: User-specified max_model_len (65536) is greater than the derived", 0) == 0);
+
+    r = run_cli("vllm " + cfg("Qwen--Qwen3-8B") + " --kv-cache-memory 8GiB --tensor-parallel-size 3", true);
+    CHECK(r.status == 1);
+    CHECK(r.out.find("must be divisible by tensor parallel size (3)") != std::string::npos);
+
+    r = run_cli("vllm " + cfg("Qwen--Qwen3-8B") + " --kv-cache-memory 8GiB --json");
+    CHECK(r.status == 0);
+    CHECK(r.out.find("\"num_blocks\":3640") != std::string::npos);  // 8 GiB / (16 x 147456)
+    CHECK(r.out.find("\"fits\":true") != std::string::npos);
+
+    CHECK(run_cli("vllm " + cfg("Qwen--Qwen3-8B")).status == 2);                                   // no memory
+    CHECK(run_cli("vllm " + cfg("Qwen--Qwen3-8B") + " --kv-cache-memory 8GiB --bogus").status == 2);
+    CHECK(run_cli("vllm " + cfg("Qwen--Qwen3-8B") + " --kv-cache-memory 8GiB --log-format old").status == 2);
+    CHECK(run_cli("vllm " + cfg("Qwen--Qwen3-8B") + " --kv-cache-memory lots").status == 1);
+    CHECK(run_cli("vllm /nonexistent/config.json --kv-cache-memory 8GiB").status == 1);
+    CHECK(run_cli("vllm --help").status == 0);
 }
