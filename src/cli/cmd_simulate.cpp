@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "budget.h"
 #include "commands.h"
 #include "dtype.h"
 #include "gpus.h"
@@ -29,9 +30,10 @@ allocator, and reports the time-weighted split of the KV memory into token
 states, reservation, internal and external fragmentation, cached and free.
 
   --kv-cache-memory SIZE        KV cache bytes (8GiB, 24GB, 512MiB or bytes)
-  --gpu NAME                    GPU from the catalog: KV = total x utilization - weights - 1 GiB
-                                runtime reserve; also sets the time model (with --kv-cache-memory:
-                                time model only; default time model: a100-80gb)
+  --gpu NAME                    GPU from the catalog: the KV pool is what vLLM would get (as
+                                kvbudget budget computes it: total x utilization - weights -
+                                activations - non-torch - CUDA graphs); also sets the time model
+                                (with --kv-cache-memory: time model only; default time model a100-80gb)
   --gpu-memory-utilization F    fraction of the GPU vLLM may use (default 0.9)
   --policy P                    paged | max | pow2 | oracle | all (default paged)
   --block-size N                tokens per block, paged (default 16)
@@ -47,15 +49,13 @@ states, reservation, internal and external fragmentation, cached and free.
   --shared-prefix TOKENS        common system prompt prepended to requests ...
   --shared-fraction F           ... with this probability (default 1)
   --prefix-caching              paged: reuse cached full blocks (hash chain, LRU)
-  --max-num-seqs N              default 256
-  --max-num-batched-tokens N    default 8192
+  --max-num-seqs N              default: vLLM's for the GPU with --gpu, else 256
+  --max-num-batched-tokens N    default: vLLM's for the GPU with --gpu, else 8192
   --max-model-len N             default: the model's max_position_embeddings; longer requests
                                 have their output truncated (prompts that do not fit are refused)
   --preemption M                recompute | swap (4 GiB CPU swap space; default recompute)
   --json                        {"policies": [{"policy": ..., "token_states_fraction": ..., ...}]}
 )";
-
-constexpr int64_t kRuntimeReserve = int64_t{1} << 30;
 
 std::string pct(double f) {
     char b[32];
@@ -244,6 +244,7 @@ int cmd_simulate(const std::vector<std::string>& argv, std::ostream& out, std::o
     auto frac = get_fraction(*a, "--shared-fraction", 1.0, err);
     auto mns = get_count(*a, "--max-num-seqs", 256, err);
     auto mnbt = get_count(*a, "--max-num-batched-tokens", 8192, err);
+    const bool from_gpu = !a->has("--kv-cache-memory");
     auto mml = get_count(*a, "--max-model-len", model->max_position_embeddings, err);
     if (!kvmem || !util || !bs || !nreq || !seed || !n || !beam || !prefix || !frac || !mns || !mnbt || !mml)
         return kRefused;
@@ -283,14 +284,28 @@ int cmd_simulate(const std::vector<std::string>& argv, std::ostream& out, std::o
 
     sim::SimConfig c;
     c.kv_bytes_per_token = ideal.bytes_per_token;
-    if (a->has("--kv-cache-memory")) {
+    int64_t weights_bytes = wb->bytes;
+    BudgetResult budget;
+    if (!from_gpu) {
         c.kv_capacity_bytes = *kvmem;
     } else {
-        const int64_t usable = static_cast<int64_t>(std::floor(static_cast<double>(gpu->total_bytes()) * *util));
-        c.kv_capacity_bytes = usable - wb->bytes - kRuntimeReserve;
-        if (c.kv_capacity_bytes <= 0)
-            return refuse("weights (" + format_bytes(wb->bytes) + ") and the 1 GiB runtime reserve do not fit in " +
-                          format_bytes(usable) + " of " + gpu->name + " at utilization " + fixed(*util, 2));
+        BudgetInputs in;
+        in.gpu = gpu->id;
+        in.gpu_memory_utilization = *util;
+        in.max_model_len = *mml;
+        if (a->has("--max-num-seqs")) in.max_num_seqs = *mns;
+        if (a->has("--max-num-batched-tokens")) in.max_num_batched_tokens = *mnbt;
+        in.block_size = *bs;
+        auto br = compute_budget(*model, in);
+        if (!br) return refuse(br.error().message);
+        budget = br.value();
+        if (budget.kv_pool_bytes <= 0)
+            return refuse("no memory is left for the KV cache on " + gpu->name + " at utilization " + fixed(*util, 2) +
+                          " (weights " + format_bytes(budget.weights_per_gpu_bytes) + "); see kvbudget budget");
+        c.kv_capacity_bytes = budget.kv_pool_bytes;
+        weights_bytes = budget.weights_per_gpu_bytes;
+        *mns = budget.max_num_seqs;
+        *mnbt = budget.max_num_batched_tokens;
     }
     c.block_size = static_cast<int32_t>(*bs);
     c.max_model_len = static_cast<int32_t>(*mml);
@@ -300,7 +315,7 @@ int cmd_simulate(const std::vector<std::string>& argv, std::ostream& out, std::o
     c.beam_width = static_cast<int32_t>(*beam);
     c.preemption = pre == "swap" ? sim::Preemption::Swap : sim::Preemption::Recompute;
     c.seed = static_cast<uint64_t>(*seed);
-    c.latency.weights_bytes = static_cast<double>(wb->bytes);
+    c.latency.weights_bytes = static_cast<double>(weights_bytes);
     c.latency.active_params = static_cast<double>(pc->active);
     int64_t attn_layers = 0;
     for (const Layer& l : model->layers)
@@ -367,9 +382,9 @@ int cmd_simulate(const std::vector<std::string>& argv, std::ostream& out, std::o
     out << model->name << ": " << format_bytes(c.kv_bytes_per_token) << " KV per token, KV cache "
         << format_bytes(c.kv_capacity_bytes) << " (" << with_commas(c.kv_capacity_bytes / c.kv_bytes_per_token)
         << " token slots)";
-    if (!a->has("--kv-cache-memory"))
-        out << " = " << gpu->name << " x " << fixed(*util, 2) << " - weights " << format_bytes(wb->bytes)
-            << " - 1 GiB runtime";
+    if (from_gpu)
+        out << " = " << gpu->name << " x " << fixed(*util, 2) << " - weights " << format_bytes(weights_bytes)
+            << " - activations, runtime, CUDA graphs " << format_bytes(budget.activation_bytes + budget.overhead_bytes + budget.cudagraph_bytes);
     out << "\n";
     out << "workload: " << workload_desc << ", " << with_commas(static_cast<int64_t>(reqs->size())) << " requests ("
         << arrivals;
