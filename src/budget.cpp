@@ -213,7 +213,7 @@ Result<BudgetResult> compute_budget(const ModelSpec& m, const BudgetInputs& in) 
     if (vllm && fmt->gguf) r.notes.push_back("vLLM's GGUF support is experimental; llama.cpp is the usual engine for " + fmt->name);
     auto wb = weight_bytes(m, fmt.value(), in.params, tp, pp);
     if (!wb) return wb.error();
-    r.weights = wb.value();
+    r.weights = std::move(wb.value());
     for (const std::string& n : r.weights.notes) r.notes.push_back(n);
 
     const std::string model_dtype = m.dtype.empty() ? "bfloat16" : m.dtype;
@@ -255,7 +255,7 @@ Result<BudgetResult> compute_budget(const ModelSpec& m, const BudgetInputs& in) 
         o.block_size = in.block_size;
         auto cap = vllm_capacity(m, o, pool);
         if (!cap) return cap.error();
-        r.capacity = cap.value();
+        r.capacity = std::move(cap.value());
         const VllmLayout& L = r.capacity.layout;
         r.max_model_len = L.max_model_len;
         r.kv_cache_dtype = L.kv_cache_dtype;
@@ -359,7 +359,7 @@ Result<BudgetResult> compute_budget(const ModelSpec& m, const BudgetInputs& in) 
         r.max_model_len = ctx;
         auto lay = kv_at(ctx, r.max_num_seqs);
         if (!lay) return lay.error();
-        r.llama = lay.value();
+        r.llama = std::move(lay.value());
         r.llama_total_bytes = r.weights.bytes + r.llama.total_bytes + r.compute_buffer_bytes + r.overhead_bytes;
         r.fits = r.llama_total_bytes <= r.requested_bytes;
         r.all_seqs_fit = r.fits;
@@ -423,7 +423,7 @@ Result<BudgetResult> compute_budget(const ModelSpec& m, const BudgetInputs& in) 
         r.decode.tokens_per_s_single = bw / (w + kv);
         r.decode.tokens_per_s_batch = double(r.decode.batch) * bw / (w + double(r.decode.batch) * kv);
     }
-    return r;
+    return Result<BudgetResult>(std::move(r));
 }
 
 }  // namespace kvb

@@ -168,6 +168,7 @@ Result<ParamCount> count_params(const ModelSpec& m) {
     const int64_t k_active = d.experts_per_token > 0 ? std::min(d.experts_per_token, d.num_experts) : d.num_experts;
     const int64_t freq = d.moe_layer_freq > 0 ? d.moe_layer_freq : 1;
     Builder b;
+    b.t.reserve(m.layers.size() * 16 + 8);
     std::vector<std::string> notes;
 
     b.add(TensorRole::TokenEmbedding, -1, d.vocab_size, h);
@@ -342,7 +343,9 @@ Result<ParamCount> count_params(const ModelSpec& m) {
         }
         parts[slot] += p;
     }
-    if (total > i128(INT64_MAX) / 8) return bad(m, "parameter count", "overflows 64 bits");
+    // 2^55 parameters is far beyond any model; below it every per-tensor byte count
+    // (at most 32 bits per weight plus scales) fits int64 without checks.
+    if (total > (i128(1) << 55)) return bad(m, "parameter count", "is absurdly large");
     pc.total = int64_t(total);
     pc.active = int64_t(active);
     pc.embedding = int64_t(parts[0]);
@@ -356,7 +359,7 @@ Result<ParamCount> count_params(const ModelSpec& m) {
     pc.vision = d.vision_params;
     pc.tensors = std::move(b.t);
     pc.notes = std::move(notes);
-    return pc;
+    return Result<ParamCount>(std::move(pc));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -600,37 +603,38 @@ bool is_expert(TensorRole r) {
     return r == TensorRole::ExpertGate || r == TensorRole::ExpertUp || r == TensorRole::ExpertDown;
 }
 
-// Bytes of ONE copy of the tensor.
+// Bytes of ONE copy of the tensor. count_params bounds every tensor below 2^55
+// elements, so int64 arithmetic is exact here (i128 division is slow on hot paths).
 int64_t one_copy_bytes(const WeightFormat& f, const TensorGroup& g, GgufPlan* plan, bool* quantized) {
-    const i128 elems = i128(g.rows) * g.cols;
+    const int64_t elems = g.rows * g.cols;
     *quantized = false;
     if (f.kind == WeightKind::Gguf) {
         Gg t = gguf_type(*plan, g);
         *quantized = t != Gg::F32 && t != Gg::F16;
         GgInfo gi = gg_info(t);
-        return int64_t(i128(g.rows) * (g.cols / gi.blck) * gi.bytes);
+        return g.rows * (g.cols / gi.blck) * gi.bytes;
     }
     if (f.kind == WeightKind::Float || (f.kind == WeightKind::Mxfp4 ? !is_expert(g.role) : !quantizable(g.role)))
-        return int64_t(elems * f.float_bytes);
+        return elems * f.float_bytes;
     *quantized = true;
     switch (f.kind) {
         case WeightKind::Fp8:
-            if (f.fp8_block > 0) return int64_t(elems + i128(cdiv(g.rows, f.fp8_block)) * cdiv(g.cols, f.fp8_block) * 4);
-            return int64_t(elems + 4);
+            if (f.fp8_block > 0) return elems + cdiv(g.rows, f.fp8_block) * cdiv(g.cols, f.fp8_block) * 4;
+            return elems + 4;
         case WeightKind::Int8:
-            return int64_t(elems + i128(g.rows) * 4);
+            return elems + g.rows * 4;
         case WeightKind::IntGroup: {
             const int64_t groups = f.group_size > 0 ? cdiv(g.cols, f.group_size) : 1;
-            i128 b = (elems * f.bits + 7) / 8;                       // packed weights
-            b += i128(groups) * g.rows * 2;                           // fp16 scales
-            if (f.zero_point) b += (i128(groups) * g.rows * f.bits + 7) / 8;  // packed zeros
-            if (f.g_idx) b += i128(g.cols) * 4;
-            return int64_t(b);
+            int64_t b = (elems * f.bits + 7) / 8;                             // packed weights
+            b += groups * g.rows * 2;                                         // fp16 scales
+            if (f.zero_point) b += (groups * g.rows * f.bits + 7) / 8;        // packed zeros
+            if (f.g_idx) b += g.cols * 4;
+            return b;
         }
         case WeightKind::Mxfp4:
-            return int64_t(elems / 2 + elems / 32);  // 4-bit values + one E8M0 scale per 32
+            return elems / 2 + elems / 32;  // 4-bit values + one E8M0 scale per 32
         default:
-            return int64_t(elems * f.float_bytes);
+            return elems * f.float_bytes;
     }
 }
 
@@ -728,18 +732,18 @@ Result<WeightBytes> weight_bytes(const ModelSpec& m, const WeightFormat& format,
     for (const TensorGroup& g : pc.tensors) {
         bool q = false;
         const int64_t one = one_copy_bytes(format, g, &plan, &q);
-        const i128 all = i128(one) * g.count;
+        const int64_t all = one * g.count;
         total += all;
-        (q ? qparams : uparams) += i128(g.rows) * g.cols * g.count;
+        (q ? qparams : uparams) += g.rows * g.cols * g.count;
         if (g.role == TensorRole::TokenEmbedding) embed_bytes = all;
-        if (g.role != TensorRole::TokenEmbedding && g.role != TensorRole::PositionEmbedding) active += i128(one) * g.active;
+        if (g.role != TensorRole::TokenEmbedding && g.role != TensorRole::PositionEmbedding) active += one * g.active;
         // Per tensor-parallel rank.
-        i128 rank_bytes;
+        int64_t rank_bytes;
         if (tp == 1 || g.tp_replicated) {
             rank_bytes = all;
         } else if (g.role == TensorRole::TokenEmbedding || g.role == TensorRole::Output) {
             const int64_t padded = cdiv(g.rows, 64) * 64;  // vLLM pads the vocab to 64
-            rank_bytes = i128(one) * cdiv(padded, tp) / g.rows;
+            rank_bytes = one / g.rows * cdiv(padded, tp);
         } else if ((g.role == TensorRole::AttnK || g.role == TensorRole::AttnV) && first_kvh > 0 && tp > first_kvh) {
             rank_bytes = all / first_kvh;  // one KV head per rank, replicated
         } else {
@@ -781,7 +785,7 @@ Result<WeightBytes> weight_bytes(const ModelSpec& m, const WeightFormat& format,
     wb.bits_per_weight = params > 0 ? double(wb.bytes) * 8.0 / double(params) : 0;
     for (const std::string& n : pc.notes) wb.notes.push_back(n);
     if (!format.from.empty()) wb.notes.push_back(format.from);
-    return wb;
+    return Result<WeightBytes>(std::move(wb));
 }
 
 }  // namespace kvb
