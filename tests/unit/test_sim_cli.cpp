@@ -1,0 +1,142 @@
+// kvbudget simulate: output contract (--json field names, fractions summing to 1),
+// exit statuses and messages.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace {
+
+struct Run {
+    int status = -1;
+    std::string out;
+};
+
+Run run_cli(const std::string& args, bool with_stderr = true) {
+    Run r;
+    const std::string cmd = std::string(KVB_CLI_PATH) + " simulate " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+    FILE* p = popen(cmd.c_str(), "r");
+    REQUIRE(p);
+    std::array<char, 4096> buf{};
+    size_t n;
+    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+    const int st = pclose(p);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return r;
+}
+
+std::string opt() { return std::string(KVB_FIXTURES) + "/configs/facebook--opt-1.3b.json"; }
+
+}  // namespace
+
+TEST_CASE("simulate --json: one object with a stable entry per policy") {
+    const Run r = run_cli(opt() + " --kv-cache-memory 4GiB --policy all --requests 300 --seed 7 --json", false);
+    REQUIRE(r.status == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    REQUIRE(j["policies"].size() == 4);
+    const char* names[] = {"paged", "max", "pow2", "oracle"};
+    for (size_t i = 0; i < 4; ++i) {
+        const auto& p = j["policies"][i];
+        CHECK(p["policy"] == names[i]);
+        for (const char* k : {"token_states_fraction", "reserved_fraction", "internal_fragmentation_fraction",
+                              "external_fragmentation_fraction", "cached_fraction", "free_fraction", "mean_running",
+                              "max_running", "preemptions", "finished", "throughput_tokens_per_s", "ttft_p50_s",
+                              "tpot_p50_s", "e2e_p99_s", "sharing_saved_fraction", "token_states_of_used_fraction"})
+            CHECK_MESSAGE(p.contains(k), k);
+        const double sum = p["token_states_fraction"].get<double>() + p["reserved_fraction"].get<double>() +
+                           p["internal_fragmentation_fraction"].get<double>() +
+                           p["external_fragmentation_fraction"].get<double>() + p["cached_fraction"].get<double>() +
+                           p["free_fraction"].get<double>();
+        CHECK(std::fabs(sum - 1.0) < 1e-7);  // printed with 9 significant digits
+        CHECK(p["finished"] == 300);
+    }
+    CHECK(j["kv_bytes_per_token"] == 196608);  // OPT-1.3B: 2 x 2048 x 24 layers x 2 bytes
+    CHECK(j["policies"][0]["capacity_tokens"] == 21840);  // 1365 blocks of 16 (4 GiB / 3 MiB)
+    CHECK(j["policies"][1]["capacity_tokens"] == 21845);
+    // Same seed, same numbers.
+    CHECK(run_cli(opt() + " --kv-cache-memory 4GiB --policy all --requests 300 --seed 7 --json", false).out == r.out);
+}
+
+TEST_CASE("simulate: the Fig. 2 table side by side") {
+    const Run r = run_cli(opt() + " --kv-cache-memory 4GiB --policy all --requests 200");
+    REQUIRE(r.status == 0);
+    CHECK(r.out.find("facebook/opt-1.3b: 192.00 KiB KV per token, KV cache 4.00 GiB (21,845 token slots)\n") == 0);
+    CHECK(r.out.find("workload: sharegpt, 200 requests (all at t=0), seed 0\n") != std::string::npos);
+    CHECK(r.out.find("\npolicy ") != std::string::npos);
+    for (const char* row : {"token states ", "reserved ", "internal fragmentation ", "external fragmentation ",
+                            "cached (prefix) ", "free ", "preemptions ", "throughput (tokens/s) "})
+        CHECK_MESSAGE(r.out.find(std::string("\n") + row) != std::string::npos, row);
+}
+
+TEST_CASE("simulate: GPU catalog, traces and sharing options") {
+    Run r = run_cli(opt() + " --gpu a100-40gb --requests 100");
+    REQUIRE(r.status == 0);
+    CHECK(r.out.find("= NVIDIA A100 40GB (SXM4) x 0.90 - weights") != std::string::npos);
+    r = run_cli(opt() + " --kv-cache-memory 8GiB --workload azure-code --requests 300 --json", false);
+    REQUIRE(r.status == 0);
+    auto j = nlohmann::json::parse(r.out);
+    const auto& p = j["policies"][0];
+    CHECK(p["finished"].get<int>() + p["refused"].get<int>() == 300);
+    CHECK(p["refused"].get<int>() > 0);  // code prompts average 2,048 tokens, OPT's whole context
+    r = run_cli(opt() + " --kv-cache-memory 8GiB --requests 200 --n 4 --rate 2 --json", false);
+    REQUIRE(r.status == 0);
+    CHECK(nlohmann::json::parse(r.out)["policies"][0]["sharing_saved_fraction"].get<double>() > 0.1);
+    r = run_cli(opt() + " --kv-cache-memory 8GiB --requests 200 --workload alpaca --shared-prefix 341 "
+                        "--prefix-caching --json",
+                false);
+    REQUIRE(r.status == 0);
+    CHECK(nlohmann::json::parse(r.out)["policies"][0]["prefix_hit_tokens"].get<int>() >= 199 * 336);
+}
+
+TEST_CASE("simulate: usage errors exit 2, refused input exits 1") {
+    Run r = run_cli(opt());
+    CHECK(r.status == 2);
+    CHECK(r.out == "kvbudget: error: simulate needs --kv-cache-memory SIZE or --gpu NAME\n");
+    r = run_cli(opt() + " --kv-cache-memory 4GiB --policy best");
+    CHECK(r.status == 2);
+    CHECK(r.out == "kvbudget: error: --policy must be paged, max, pow2, oracle or all, got 'best'\n");
+    r = run_cli(opt() + " --kv-cache-memory 4GiB --workload nonsense");
+    CHECK(r.status == 2);
+    r = run_cli(opt() + " --kv-cache-memory 4GiB --preemption never");
+    CHECK(r.status == 2);
+    r = run_cli(opt() + " --kv-cache-memory 4GiB --shared-fraction 0.5");
+    CHECK(r.status == 2);
+    CHECK(r.out == "kvbudget: error: --shared-fraction needs --shared-prefix\n");
+    r = run_cli(opt() + " --kv-cache-memory 4GiB --frobnicate");
+    CHECK(r.status == 2);
+
+    r = run_cli(opt() + " --kv-cache-memory 4GiB --n 0");
+    CHECK(r.status == 1);
+    CHECK(r.out == "kvbudget: error: --n must be between 1 and 1024\n");
+    r = run_cli(opt() + " --kv-cache-memory 4GiB --rate -3");
+    CHECK(r.status == 1);
+    CHECK(r.out == "kvbudget: error: --rate must be a positive number of requests per second, got '-3'\n");
+    r = run_cli(opt() + " --kv-cache-memory 4GiB --n 2 --beam 2");
+    CHECK(r.status == 1);
+    CHECK(r.out == "kvbudget: error: paged: use either parallel sampling (n) or beam search, not both\n");
+    r = run_cli(opt() + " --kv-cache-memory 20MiB");
+    CHECK(r.status == 1);
+    CHECK(r.out ==
+          "kvbudget: error: paged: the KV cache holds 5 usable blocks of 16 tokens, fewer than the 128 one sequence "
+          "of max model length 2048 needs (the null block is not usable)\n");
+    r = run_cli(opt() + " --gpu tpu-v9");
+    CHECK(r.status == 1);
+    r = run_cli(opt() + " --kv-cache-memory 4GiB --workload /nonexistent/trace.csv");
+    CHECK(r.status == 1);
+    CHECK(r.out == "kvbudget: error: cannot read /nonexistent/trace.csv\n");
+    {
+        std::ofstream f("/tmp/kvb_sim_bad_trace.csv");
+        f << "arrived_at,num_prefill_tokens,num_decode_tokens\n0,10,5\n1,ten,5\n";
+    }
+    r = run_cli(opt() + " --kv-cache-memory 4GiB --workload /tmp/kvb_sim_bad_trace.csv");
+    CHECK(r.status == 1);
+    CHECK(r.out ==
+          "kvbudget: error: line 3 of kvb_sim_bad_trace.csv: num_prefill_tokens \"ten\" is not a token count (an "
+          "integer from 1 to 10,000,000)\n");
+    std::remove("/tmp/kvb_sim_bad_trace.csv");
+}
