@@ -13,6 +13,7 @@
 #include <exception>
 #include <map>
 #include <new>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,12 @@
 #endif
 #if KVB_HAVE_WEIGHTS
 #include "weights.h"
+#endif
+#if KVB_HAVE_BUDGET
+#include "budget.h"
+#endif
+#if KVB_HAVE_TRANSFORMERS_CACHE
+#include "transformers_cache.h"
 #endif
 
 using nlohmann::json;
@@ -102,31 +109,36 @@ json layer_json(const kvb::Layer& l) {
     return j;
 }
 
-// Runs of identical layers, in model order: what the formula panel shows
-// ("2 × 32 layers × 8 KV heads × 128 × 2 B").
+bool same_geometry(const kvb::Layer& a, const kvb::Layer& b) {
+    return a.kind == b.kind && a.kv_heads == b.kv_heads && a.k_head_dim == b.k_head_dim && a.v_head_dim == b.v_head_dim &&
+           a.window == b.window && a.kv_lora_rank == b.kv_lora_rank && a.qk_rope_head_dim == b.qk_rope_head_dim &&
+           a.state.conv_kernel == b.state.conv_kernel && a.state.d_inner == b.state.d_inner &&
+           a.state.n_groups == b.state.n_groups && a.state.d_state == b.state.d_state && a.state.heads == b.state.heads;
+}
+
+// Groups of identical layers, in order of first appearance: what the formula panel
+// shows ("2 x 32 layers x 8 KV heads x 128 x 2 B").
 json layer_groups(const kvb::ModelSpec& m, const kvb::KvDtypes* d) {
-    json groups = json::array();
-    std::vector<std::pair<json, std::vector<int64_t>>> seen;
+    std::vector<std::pair<size_t, int64_t>> seen;  // first layer index, count
     for (size_t i = 0; i < m.layers.size(); ++i) {
-        json sig = layer_json(m.layers[i]);
-        auto it = std::find_if(seen.begin(), seen.end(), [&](const auto& p) { return p.first == sig; });
+        auto it = std::find_if(seen.begin(), seen.end(), [&](const auto& p) { return same_geometry(m.layers[p.first], m.layers[i]); });
         if (it == seen.end()) {
-            seen.push_back({sig, {static_cast<int64_t>(i)}});
+            seen.push_back({i, 1});
         } else {
-            it->second.push_back(static_cast<int64_t>(i));
+            ++it->second;
         }
     }
-    for (auto& [sig, idx] : seen) {
-        json g = sig;
-        g["layers"] = static_cast<int64_t>(idx.size());
-        g["firstLayer"] = idx.front();
+    json groups = json::array();
+    for (const auto& [first, count] : seen) {
+        const kvb::Layer& l = m.layers[first];
+        json g = layer_json(l);
+        g["layers"] = count;
+        g["firstLayer"] = static_cast<int64_t>(first);
         if (d) {
-            const kvb::Layer& l = m.layers[static_cast<size_t>(idx.front())];
             const int64_t per_layer = kvb::layer_bytes_per_token(l, *d);
             const int64_t state = kvb::layer_state_bytes(l, *d);
             int64_t total = 0, state_total = 0;
-            if (kvb::mul_overflows(per_layer, static_cast<int64_t>(idx.size()), &total) ||
-                kvb::mul_overflows(state, static_cast<int64_t>(idx.size()), &state_total)) {
+            if (kvb::mul_overflows(per_layer, count, &total) || kvb::mul_overflows(state, count, &state_total)) {
                 throw std::overflow_error("bytes overflow in layer group");
             }
             g["bytesPerTokenPerLayer"] = per_layer;
@@ -242,6 +254,164 @@ kvb::Result<kvb::KvDtypes> engine_kv_dtypes(const kvb::ModelSpec& m, const std::
 
 constexpr int64_t kMaxTokens = int64_t{1} << 40;
 
+// The optimization ladder: what each common step does to this model's KV at the
+// chosen context x sequences (ideal bytes, so the steps compare like for like).
+json ladder_json(const kvb::ModelSpec& m, const kvb::KvDtypes& base, int64_t context, int64_t seqs) {
+    json rows = json::array();
+    auto b = kvb::kv_bytes_at(m, base, context, seqs);
+    if (!b) return rows;
+    const double baseline = static_cast<double>(b.value());
+    auto add = [&](const std::string& step, const kvb::ModelSpec& spec, const kvb::KvDtypes& d, const std::string& detail) {
+        auto at = kvb::kv_bytes_at(spec, d, context, seqs);
+        if (!at) return;
+        const kvb::IdealKv ik = kvb::ideal_kv(spec, d);
+        rows.push_back({{"step", step}, {"detail", detail}, {"bytesPerToken", ik.bytes_per_token + ik.windowed_bytes_per_token},
+                        {"kvBytes", at.value()}, {"saving", baseline > 0 ? 1.0 - static_cast<double>(at.value()) / baseline : 0.0}});
+    };
+    auto model_t = kvb::vllm_kv_type("auto", m.dtype);
+    if (!model_t) return rows;
+    const kvb::KvDtypes model_d = kvb::uniform_kv_dtypes(m, model_t.value());
+    const bool attention = m.has(kvb::LayerKind::Full) || m.has(kvb::LayerKind::Sliding) || m.has(kvb::LayerKind::Chunked);
+    if (attention) add("mha", kvb::with_kv_heads(m, 0), model_d, model_t->name);
+    add("model", m, model_d, model_t->name);
+    if (auto fp8 = kvb::vllm_kv_type("fp8", m.dtype)) add("fp8", m, kvb::uniform_kv_dtypes(m, fp8.value()), "vLLM --kv-cache-dtype fp8");
+    for (const char* q : {"q8_0", "q4_0"}) {
+        if (auto t = kvb::llamacpp_kv_type(q)) {
+            kvb::KvDtypes d = kvb::uniform_kv_dtypes(m, t.value());
+            d.conv_state_bytes = d.ssm_state_bytes = 4;
+            add(q, m, d, std::string("llama.cpp -ctk ") + q + " -ctv " + q);
+        }
+    }
+    // Paging: contiguous caches reserve the model's whole context for every sequence.
+    if (m.max_position_embeddings > context) {
+        auto full = kvb::kv_bytes_at(m, model_d, m.max_position_embeddings, seqs);
+        if (full) {
+            rows.push_back({{"step", "contiguous"}, {"detail", std::to_string(m.max_position_embeddings)},
+                            {"bytesPerToken", nullptr}, {"kvBytes", full.value()},
+                            {"saving", baseline > 0 ? 1.0 - static_cast<double>(full.value()) / baseline : 0.0}});
+        }
+    }
+    // MLA reference: DeepSeek-V3's latent (512 + 64) in place of every attention layer.
+    if (attention && !m.has(kvb::LayerKind::Mla)) {
+        kvb::ModelSpec mla = m;
+        for (auto& l : mla.layers) {
+            if (l.kind == kvb::LayerKind::Full || l.kind == kvb::LayerKind::Sliding || l.kind == kvb::LayerKind::Chunked) {
+                l.kind = kvb::LayerKind::Mla;
+                l.kv_lora_rank = 512;
+                l.qk_rope_head_dim = 64;
+                l.window = 0;
+            }
+        }
+        add("mla", mla, model_d, "512 + 64");
+    }
+    return rows;
+}
+
+#if KVB_HAVE_BUDGET
+struct BudgetView {
+    json budget;
+    json engine;
+    json decode;
+    int64_t weights_bytes = 0;
+    int64_t capacity_bytes = 0;
+};
+
+kvb::Result<BudgetView> budget_view(const kvb::ModelSpec& m, const Input& r, const std::string& engine,
+                                    const std::string& kv, const std::string& ctk, int64_t context, int64_t seqs) {
+    kvb::BudgetInputs in;
+    auto e = kvb::parse_budget_engine(engine);
+    if (!e) return e.error();
+    in.engine = e.value();
+    in.gpu = r.str("gpu", "rtx-4090");
+    if (in.gpu.empty()) in.gpu_memory_bytes = r.count("gpuMemoryBytes", 24 * kvb::GiB, 1, int64_t{1} << 50);
+    in.gpu_count = r.count("gpuCount", 1, 1, 1024);
+    in.gpu_memory_utilization = r.fraction("gpuMemoryUtilization", 0.0);
+    in.weights = r.str("weightsFormat", "auto");
+    in.params = r.count("hubParameters", 0, 0, int64_t{1} << 50);
+    in.max_model_len = context;
+    in.max_num_seqs = seqs;
+    in.kv_cache_dtype = engine == "llamacpp" ? ctk : kv;
+    in.tensor_parallel_size = r.count("tensorParallel", 0, 0, 1024);
+    if (!r.err->code.empty()) return *r.err;
+    auto res = kvb::compute_budget(m, in);
+    if (!res) return res.error();
+    const kvb::BudgetResult& b = res.value();
+
+    const bool vllm = b.engine == kvb::BudgetEngine::Vllm;
+    int64_t kv_need = 0;
+    if (vllm) {
+        int64_t per_request = b.capacity.request_bytes;
+        if (per_request == 0) {
+            // No KV pool (the weights alone overflow): size the request from vLLM's layout anyway,
+            // so the bar still shows what the KV cache would need.
+            kvb::VllmOptions o;
+            o.kv_cache_dtype = b.kv_cache_dtype.empty() ? "auto" : b.kv_cache_dtype;
+            o.tensor_parallel_size = b.tp;
+            o.pipeline_parallel_size = b.pp;
+            o.max_model_len = b.max_model_len;
+            o.max_num_batched_tokens = b.max_num_batched_tokens;
+            if (auto layout = kvb::vllm_layout(m, o)) per_request = kvb::vllm_request_bytes(layout.value(), b.max_model_len);
+        }
+        if (kvb::mul_overflows(per_request, seqs, &kv_need)) kv_need = INT64_MAX;
+    } else {
+        kv_need = b.llama.total_bytes;
+    }
+    const int64_t overhead = b.overhead_bytes + b.cudagraph_bytes;
+    int64_t total = 0;
+    if (kvb::add_overflows(b.weights_per_gpu_bytes, kv_need, &total) || kvb::add_overflows(total, b.activation_bytes, &total) ||
+        kvb::add_overflows(total, overhead, &total)) {
+        total = INT64_MAX;
+    }
+    BudgetView v;
+    v.budget = {
+        {"engine", kvb::to_string(b.engine)},
+        {"gpuId", b.gpu_id}, {"gpuName", b.gpu_name}, {"gpuCount", b.gpu_count}, {"tp", b.tp}, {"pp", b.pp},
+        {"gpuMemoryUtilization", b.gpu_memory_utilization},
+        {"capacityBytes", b.gpu_total_bytes},
+        {"usableBytes", b.requested_bytes},
+        {"weightsBytes", b.weights.bytes},
+        {"weightsPerGpuBytes", b.weights_per_gpu_bytes},
+        {"weightsFormat", b.weights.format.name},
+        {"params", b.weights.params},
+        {"kvBytes", kv_need},
+        {"kvPoolBytes", b.kv_pool_bytes},
+        {"activationsBytes", b.activation_bytes},
+        {"overheadBytes", overhead},
+        {"totalBytes", total},
+        {"freeBytes", total == INT64_MAX ? INT64_MIN : b.gpu_total_bytes - total},
+        {"fits", b.fits},
+        {"allSeqsFit", b.all_seqs_fit},
+        {"maxContext", b.max_context},
+        {"maxContextCapped", b.max_context_capped},
+        {"maxConcurrency", b.max_concurrency},
+        {"vllmConcurrency", b.vllm_concurrency},
+        {"maxModelLen", b.max_model_len},
+        {"maxNumSeqs", b.max_num_seqs},
+        {"kvCacheDtype", b.kv_cache_dtype},
+    };
+    json lines = json::array();
+    if (vllm) {
+        for (const auto& l : b.capacity.log_lines) lines.push_back(l);
+    } else {
+        for (const auto& l : b.llama.log_lines) lines.push_back(l);
+    }
+    v.engine = {{"logLines", lines}, {"command", vllm ? b.vllm_command : b.llama_command},
+                {"error", b.error_text}, {"notes", b.notes}};
+    double bw = 0;
+#if KVB_HAVE_GPUS
+    if (const kvb::Gpu* g = b.gpu_id.empty() ? nullptr : kvb::find_gpu(b.gpu_id)) bw = g->bandwidth_bytes_per_s;
+#endif
+    v.decode = {{"context", b.decode.context}, {"weightBytesPerToken", b.decode.weight_bytes_per_token},
+                {"kvBytesPerToken", b.decode.kv_bytes_per_token}, {"tokensPerSecondSingle", b.decode.tokens_per_s_single},
+                {"batch", b.decode.batch}, {"tokensPerSecondBatch", b.decode.tokens_per_s_batch},
+                {"bandwidthBytesPerS", bw}};
+    v.weights_bytes = b.weights.bytes;
+    int64_t cap = 0;
+    v.capacity_bytes = kvb::mul_overflows(b.gpu_total_bytes, b.gpu_count, &cap) ? 0 : cap;
+    return v;
+}
+#endif
+
 std::string compute(int handle, const std::string& input_text) {
     const kvb::ModelSpec* mp = find_model(handle);
     if (!mp) return fail("bad_handle", "no model loaded under handle " + std::to_string(handle));
@@ -276,7 +446,7 @@ std::string compute(int handle, const std::string& input_text) {
     const kvb::KvDtypes& d = dt.value();
 
     json out;
-    out["model"] = model_json(m);
+    out["model"] = {{"name", m.name}, {"maxPositionEmbeddings", m.max_position_embeddings}};
     out["engine"] = engine;
     out["kvTypes"] = {{"k", kv_type_json(d.k)}, {"v", kv_type_json(d.v)},
                       {"convStateBytes", d.conv_state_bytes}, {"ssmStateBytes", d.ssm_state_bytes}};
@@ -349,7 +519,43 @@ std::string compute(int handle, const std::string& input_text) {
             ys.push_back(b.value());
         }
     }
-    out["chart"] = {{"contexts", xs}, {"kvBytes", ys}};
+    out["chart"] = {{"contexts", xs}, {"kvBytes", ys}, {"weightsBytes", 0}, {"capacityBytes", 0}, {"crossoverContext", 0}};
+    out["ladder"] = ladder_json(m, d, context, seqs);
+    out["budget"] = nullptr;
+    out["budgetError"] = nullptr;
+    out["engineView"] = nullptr;
+    out["decode"] = nullptr;
+    json notes = json::array();
+#if KVB_HAVE_BUDGET
+    // Budgets exist for the serving engines; llama.cpp's budget takes one type for K and V.
+    if (engine == "transformers") {
+        notes.push_back("The memory budget (activations, overhead, what fits) is modelled for vLLM and llama.cpp; "
+                        "for transformers this page shows its KV cache only.");
+    } else if (engine == "llamacpp" && ctk != ctv) {
+        notes.push_back("The llama.cpp budget needs the same -ctk and -ctv type; the KV numbers above use K " + ctk +
+                        " and V " + ctv + ".");
+    } else {
+        auto bv = budget_view(*mp, r, engine, kv, ctk, context, seqs);
+        if (!bv) {
+            // The KV numbers stand on their own; the engine's refusal (context past the
+            // model's limit, a count the weights model cannot make) is shown beside them.
+            if (bv.error().code == "bad_value" && bv.error().message.rfind("gpu", 0) == 0) return fail(bv.error());
+            out["budgetError"] = {{"code", bv.error().code}, {"message", bv.error().message}};
+            out["notes"] = notes;
+            return ok(out);
+        }
+        out["budget"] = bv->budget;
+        out["engineView"] = bv->engine;
+        out["decode"] = bv->decode;
+        out["chart"]["weightsBytes"] = bv->weights_bytes;
+        out["chart"]["capacityBytes"] = bv->capacity_bytes;
+        out["chart"]["crossoverContext"] = kvb::crossover_context(m, d, bv->weights_bytes, seqs);
+        for (auto& row : out["contextTable"]) {
+            row["vsWeights"] = bv->weights_bytes > 0 ? static_cast<double>(row["bytesTotal"].get<int64_t>()) / bv->weights_bytes : 0.0;
+        }
+    }
+#endif
+    out["notes"] = notes;
 
     return ok(out);
 }

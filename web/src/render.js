@@ -110,7 +110,7 @@ export function renderResults(app, view) {
     : src.kind === 'fallback' ? t('model.source.fallback', { id: src.id })
     : t('model.source.catalog', { id: src.id });
   app.els.source.textContent = srcText;
-  const m = view.model;
+  const m = app.model.spec;
   const kinds = Object.entries(m.layerCounts).map(([k, n]) => `${n} ${t('layerKind.' + k)}`).join(t('list.sep'));
   const summary = h('p', { class: 'model-summary' },
     h('strong', { 'data-role': 'model-name' }, m.name), ' — ',
@@ -119,9 +119,14 @@ export function renderResults(app, view) {
   // Verdict + bar
   const top = [summary];
   if (b) {
-    top.push(h('p', { class: 'verdict ' + (b.fits ? 'fits' : 'nofit'), 'data-role': 'verdict', 'data-fits': String(b.fits) },
-      b.fits ? t('verdict.fits', { used: bytes(b.totalBytes), capacity: bytes(b.usableBytes) }) : t('verdict.noFit', { used: bytes(b.totalBytes), capacity: bytes(b.usableBytes) })));
+    const verdict = !b.fits ? 'nofit' : b.allSeqsFit ? 'fits' : 'partial';
+    const params = { used: bytes(b.totalBytes), capacity: bytes(b.usableBytes), gpu: b.gpuName || t('controls.gpuCustom'), n: int(b.maxConcurrency), seqs: seqText, ctx: ctxText };
+    top.push(h('p', { class: 'verdict ' + verdict, 'data-role': 'verdict', 'data-verdict': verdict }, t('verdict.' + verdict, params)));
     top.push(...stackedBar(b));
+    if (b.gpuCount > 1) top.push(h('p', { class: 'muted' }, t('bar.perGpu', { n: b.gpuCount, tp: b.tp, pp: b.pp })));
+  } else if (view.budgetError) {
+    top.push(h('p', { class: 'verdict nofit', 'data-role': 'verdict', 'data-verdict': 'refused' }, t('verdict.refused')),
+      h('pre', { class: 'engine-refusal', 'data-role': 'budget-error' }, view.budgetError.message));
   }
 
   // Headline metrics
@@ -130,7 +135,7 @@ export function renderResults(app, view) {
     metric('kv-bytes-per-token', t('metric.kv-bytes-per-token'), kv.bytesPerToken, 'bytes',
       kv.stateBytesPerSeq > 0 ? t('metric.state-bytes', { bytes: bytes(kv.stateBytesPerSeq) })
         : kv.windowedBytesPerToken > 0 ? t('metric.windowed', { bytes: bytes(kv.windowedBytesPerToken) }) : null),
-    metric('kv-bytes-total', t('metric.kv-bytes-total', { ctx: ctxText, seqs: seqText }), b ? b.kvBytes : kv.bytesTotal, 'bytes'),
+    metric('kv-bytes-total', t('metric.kv-bytes-total', { ctx: ctxText, seqs: seqText }), kv.bytesTotal, 'bytes'),
     metric('weights-bytes', t('metric.weights-bytes'), b ? b.weightsBytes : null, 'bytes'),
     metric('total-bytes', t('metric.total-bytes'), b ? b.totalBytes : null, 'bytes'),
     metric('max-context', t('metric.max-context'), b ? b.maxContext : null, 'int'),
@@ -190,12 +195,11 @@ export function renderResults(app, view) {
       caption: t('table.ladder.heading'),
       columns: [
         { key: 'step', label: t('col.step'), kind: 'text' },
+        { key: 'bytesPerToken', label: t('col.perToken'), kind: 'bytes' },
         { key: 'kvBytes', label: t('col.kvBytes', { ctx: ctxText, seqs: seqText }), kind: 'bytes' },
-        { key: 'saving', label: t('col.saving'), kind: 'percent' },
-        { key: 'maxContext', label: t('col.maxContext'), kind: 'int' },
-        { key: 'maxSeqs', label: t('col.maxSeqs'), kind: 'int' },
+        { key: 'saving', label: t('col.savingVsModel'), kind: 'percent' },
       ],
-      rows: view.ladder,
+      rows: view.ladder.map((r) => ({ ...r, step: t('ladder.' + r.step, { detail: r.detail }), _class: r.step === 'model' ? 'current' : null })),
     })));
   }
 
@@ -213,7 +217,8 @@ export function renderResults(app, view) {
     const d = view.decode;
     out.push(section('decode', t('decode.heading'), h('p', { 'data-role': 'decode' },
       d.bandwidthBytesPerS > 0
-        ? t('decode.text', { bytes: bytes(d.bytesPerStep), bw: bytes(d.bandwidthBytesPerS), tps: fixed(d.tokensPerSecondPerSeq, 1), agg: fixed(d.tokensPerSecond, 1) })
+        ? t('decode.text', { weights: bytes(d.weightBytesPerToken), kv: bytes(d.kvBytesPerToken), ctx: tokens(d.context), bw: bytes(d.bandwidthBytesPerS),
+          tps: fixed(d.tokensPerSecondSingle, 1), batch: int(d.batch), agg: fixed(d.tokensPerSecondBatch, 1) })
         : t('decode.none'))));
   }
 
