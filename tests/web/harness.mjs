@@ -1,0 +1,54 @@
+// Shared setup for browser tests: the built site served on localhost with a
+// kvbudget.config.json that points the page at the fake hub, plus Debian's
+// Chromium. Builds on static-server.mjs, fake-hub.mjs and browser.mjs.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startStaticServer } from './static-server.mjs';
+import { startFakeHub } from './fake-hub.mjs';
+import { launch } from './browser.mjs';
+
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const fixturesDir = path.join(root, 'tests/fixtures/configs');
+// Same variable as scripts/build-site.mjs, so a private build can be tested.
+export const siteDir = path.resolve(root, process.env.KVB_SITE_DIR || 'site');
+
+export async function startAll({ hubTimeoutMs = 1500 } = {}) {
+  if (!fs.existsSync(path.join(siteDir, 'index.html'))) throw new Error(`${siteDir} is not built: run npm run build`);
+  const hub = await startFakeHub({ fixturesDir });
+  const site = await startStaticServer({
+    root: siteDir,
+    extra: { '/kvbudget.config.json': JSON.stringify({ hubUrl: hub.url, hubTimeoutMs }) },
+  });
+  const browser = await launch();
+  return {
+    hub, site, browser,
+    close: async () => {
+      await browser.close();
+      await site.close();
+      await hub.close();
+    },
+  };
+}
+
+export async function waitSettled(page) {
+  await page.waitForFunction(() => document.body.dataset.state === 'ready' || document.body.dataset.state === 'error', null, { timeout: 15000 });
+}
+
+// A fresh context (own clipboard permissions, locale) and page, settled.
+// Collects script errors so tests can assert there were none.
+export async function openPage(env, query = '', { viewport = { width: 1280, height: 900 }, locale, clipboard = false } = {}) {
+  const context = await env.browser.newContext({ viewport, locale, acceptDownloads: true });
+  if (clipboard) await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(env.site.url).origin });
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(env.site.url + (query ? '?' + query.replace(/^\?/, '') : ''));
+  await waitSettled(page);
+  return { page, context, errors };
+}
+
+// Every headline number, keyed by data-metric.
+export async function metrics(page) {
+  return page.evaluate(() => Object.fromEntries([...document.querySelectorAll('[data-metric]')].map((e) => [e.dataset.metric, e.dataset.value])));
+}
