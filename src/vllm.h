@@ -129,6 +129,11 @@ int64_t vllm_spec_max_memory(const VllmLayerSpec& s, int64_t tokens, const VllmL
 int64_t vllm_request_bytes(const VllmLayout& l, int64_t tokens);
 // Blocks (block ids) one request of `tokens` tokens holds, summed over groups.
 int64_t vllm_request_blocks(const VllmLayout& l, int64_t tokens);
+// vLLM's estimate_max_model_len: the longest request (<= l.max_model_len) whose KV fits in
+// `avail` bytes per GPU on every pipeline stage; 0 when not even one token fits.
+int64_t vllm_estimate_max_model_len(const VllmLayout& l, int64_t avail);
+// num_blocks for `avail` bytes per GPU (min over pipeline stages), before the null block.
+int64_t vllm_num_blocks(const VllmLayout& l, int64_t avail);
 
 struct VllmCapacity {
     int64_t available_bytes = 0;      // KV memory per GPU given

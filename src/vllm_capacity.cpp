@@ -79,6 +79,43 @@ int64_t vllm_request_blocks(const VllmLayout& l, int64_t tokens) {
     return blocks;
 }
 
+namespace {
+
+int64_t estimate_stage(const VllmLayout& L, int r, int64_t avail) {
+    if (stage_request_bytes(L, r, 1) > avail) return 0;
+    int64_t lo = 1, hi = L.max_model_len, est = 1;
+    while (lo <= hi) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (stage_request_bytes(L, r, mid) <= avail) {
+            est = mid;
+            lo = mid + 1;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    return est;
+}
+
+}  // namespace
+
+int64_t vllm_estimate_max_model_len(const VllmLayout& l, int64_t avail) {
+    if (l.groups.empty()) return l.max_model_len;
+    if (avail <= 0) return 0;
+    int64_t best = l.max_model_len;
+    for (int r = 0; r < l.pp; ++r)
+        if (stage_has_kv(l, r)) best = std::min(best, estimate_stage(l, r, avail));
+    return best;
+}
+
+int64_t vllm_num_blocks(const VllmLayout& l, int64_t avail) {
+    if (l.groups.empty()) return 1;
+    if (avail <= 0) return 0;
+    int64_t nb = INT64_MAX;
+    for (int64_t per : l.stage_bytes_per_block)
+        if (per > 0) nb = std::min(nb, avail / per);
+    return nb == INT64_MAX ? 0 : nb;
+}
+
 Result<VllmCapacity> vllm_capacity(const ModelSpec& m, const VllmOptions& o, int64_t avail) {
     auto lay = vllm_layout(m, o);
     if (!lay) return lay.error();
@@ -115,21 +152,8 @@ Result<VllmCapacity> vllm_capacity(const ModelSpec& m, const VllmOptions& o, int
         if (!stage_has_kv(L, r)) continue;
         const int64_t need = stage_request_bytes(L, r, mml);
         if (need <= avail) continue;
-        // estimate_max_model_len: binary search over [1, max_model_len].
-        int64_t est = 0;
-        if (stage_request_bytes(L, r, 1) <= avail) {
-            int64_t lo = 1, hi = mml;
-            est = 1;
-            while (lo <= hi) {
-                const int64_t mid = lo + (hi - lo) / 2;
-                if (stage_request_bytes(L, r, mid) <= avail) {
-                    est = mid;
-                    lo = mid + 1;
-                } else {
-                    hi = mid - 1;
-                }
-            }
-        }
+        // estimate_max_model_len: binary search over [1, max_model_len] on the failing stage.
+        const int64_t est = estimate_stage(L, r, avail);
         c.estimated_max_model_len = est;
         const std::string est_msg =
             est > 0 ? "Based on the available memory, the estimated maximum model length is " + std::to_string(est) +
@@ -147,13 +171,7 @@ Result<VllmCapacity> vllm_capacity(const ModelSpec& m, const VllmOptions& o, int
         return c;
     }
 
-    int64_t nb = INT64_MAX;
-    for (int r = 0; r < L.pp; ++r) {
-        const int64_t per = L.stage_bytes_per_block[r];
-        if (per <= 0) continue;
-        nb = std::min(nb, avail / per);
-    }
-    if (nb == INT64_MAX) nb = 0;
+    const int64_t nb = vllm_num_blocks(L, avail);
     c.num_blocks = nb;
     c.usable_blocks = nb > 0 ? nb - 1 : 0;
     c.blocks_per_request = vllm_request_blocks(L, mml);

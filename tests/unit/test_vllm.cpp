@@ -514,3 +514,19 @@ TEST_CASE("kvbudget vllm prints vLLM's lines, its ValueError (exit 1), usage err
     CHECK(run_cli("vllm /nonexistent/config.json --kv-cache-memory 8GiB").status == 1);
     CHECK(run_cli("vllm --help").status == 0);
 }
+
+TEST_CASE("estimate and num_blocks helpers for the budget") {
+    ModelSpec m = fixture("meta-llama/Llama-3.1-8B");
+    VllmOptions o;
+    o.max_model_len = 131072;
+    VllmLayout l = layout(m, o);
+    CHECK(vllm_num_blocks(l, 8 * GiB) == 4096);
+    CHECK(vllm_num_blocks(l, 0) == 0);
+    CHECK(vllm_estimate_max_model_len(l, 8 * GiB) == 65536);
+    CHECK(vllm_estimate_max_model_len(l, 8 * GiB - 1) == 65536 - 16);  // whole blocks only
+    CHECK(vllm_estimate_max_model_len(l, 64 * GiB) == 131072);        // capped at max_model_len
+    CHECK(vllm_estimate_max_model_len(l, 100) == 0);
+    CHECK(vllm_request_bytes(l, 1) == 2 * MiB);
+    CHECK(vllm_request_bytes(l, 17) == 4 * MiB);
+    CHECK(vllm_request_blocks(l, 131072) == 8192);
+}
