@@ -186,6 +186,14 @@ Result<BudgetResult> compute_budget(const ModelSpec& m, const BudgetInputs& in) 
     if (in.max_model_len < 0 || in.max_num_seqs < 0 || in.max_num_batched_tokens < 0 || in.params < 0 ||
         in.block_size < 0 || in.n_ubatch < 0)
         return make_error("bad_value", "counts must not be negative");
+    // Bounds far above any real deployment keep every byte sum below 2^63.
+    constexpr int64_t kMaxBytes = int64_t(1) << 50;  // 1 PiB per GPU
+    for (int64_t v : {in.gpu_memory_bytes, in.activation_bytes, in.overhead_bytes, in.cudagraph_bytes})
+        if (v > kMaxBytes) return make_error("bad_value", "memory sizes above 1 PiB per GPU are not plausible, got " + std::to_string(v) + " bytes");
+    if (in.params > (int64_t(1) << 50))
+        return make_error("bad_value", "--params " + std::to_string(in.params) + " is not a plausible parameter count");
+    if (in.max_num_seqs > (int64_t(1) << 31) || in.max_num_batched_tokens > (int64_t(1) << 31) || in.n_ubatch > (int64_t(1) << 31))
+        return make_error("bad_value", "--max-num-seqs, --max-num-batched-tokens and -ub must be at most 2^31");
     r.model_max_len = m.max_position_embeddings;
 
     // Parallelism

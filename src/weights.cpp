@@ -686,6 +686,8 @@ std::pair<int64_t, int64_t> pp_layer_range(int64_t num_layers, int64_t rank, int
 Result<WeightBytes> weight_bytes(const ModelSpec& m, const WeightFormat& format, int64_t given_params, int64_t tp,
                                  int64_t pp) {
     if (given_params < 0) return make_error("bad_value", "parameter count must not be negative (got " + std::to_string(given_params) + ")");
+    if (given_params > (int64_t(1) << 50))
+        return make_error("bad_value", "parameter count " + std::to_string(given_params) + " is not plausible");
     if (tp < 1 || pp < 1) return make_error("bad_value", "tensor and pipeline parallel sizes must be at least 1");
     auto pcr = count_params(m);
     if (!pcr) return pcr.error();

@@ -240,6 +240,16 @@ TEST_CASE("bad budget input gets a clear error") {
     CHECK(refused("Qwen/Qwen3-8B", in).message ==
           "llama.cpp loads GGUF files: --weights must be one of Q8_0, Q6_K, Q5_K_M, Q4_K_M, Q4_0, IQ4_XS, bf16, fp16 (got 'awq')");
     CHECK(kvb::parse_budget_engine("tgi").error().message == "--engine must be vllm or llamacpp for a budget, got 'tgi'");
+    in.engine = kvb::BudgetEngine::Vllm;
+    in.weights = "auto";
+    in.activation_bytes = int64_t(1) << 60;
+    CHECK(refused("Qwen/Qwen3-8B", in).message == "memory sizes above 1 PiB per GPU are not plausible, got 1152921504606846976 bytes");
+    in.activation_bytes = -1;
+    in.params = int64_t(1) << 60;
+    CHECK(refused("Qwen/Qwen3-8B", in).message == "--params 1152921504606846976 is not a plausible parameter count");
+    in.params = 0;
+    in.max_num_batched_tokens = int64_t(1) << 40;
+    CHECK(refused("Qwen/Qwen3-8B", in).message == "--max-num-seqs, --max-num-batched-tokens and -ub must be at most 2^31");
 }
 
 TEST_CASE("kvbudget budget CLI: output, JSON and exit status") {
