@@ -247,11 +247,14 @@ Result<VllmLayout> vllm_layout(const ModelSpec& m, const VllmOptions& o) {
             l.kind == LayerKind::Mla)
             has_attn = true;
 
+    bool has_gdn = false;  // gated delta net (conv + recurrent state), not MiniMax's conv-less lightning attention
+    for (const Layer& l : m.layers)
+        if (l.kind == LayerKind::Linear && l.state.conv_kernel > 0) has_gdn = true;
     MambaCacheMode mode = o.mamba_cache_mode;
     if (mode == MambaCacheMode::Default)
         // Prefix caching is on by default and selects "align" for gated-delta-net hybrids
         // (Qwen3-Next, Qwen3.5) in current releases; other state layers keep "none".
-        mode = m.has(LayerKind::Linear) && has_attn ? MambaCacheMode::Align : MambaCacheMode::None;
+        mode = has_gdn && has_attn ? MambaCacheMode::Align : MambaCacheMode::None;
     L.mamba_cache_mode = has_state ? mode : MambaCacheMode::None;
 
     const int64_t num_spec = o.num_speculative_tokens;

@@ -285,6 +285,42 @@ TEST_CASE("V11 vllm#17327: Qwen3-30B-A3B TP4 198,784 tokens, 24.27x") {
     CHECK(c.log_lines[1] == "Maximum concurrency for 8,192 tokens per request: 24.27x");
 }
 
+// V12. A vLLM 0.10.2 start-up log (2025-10-23, found with search): Qwen3-Next-80B-A3B-Instruct (same geometry as
+// the Qwen3-Next-80B-A3B-Thinking fixture), --tensor-parallel-size 2 on H200, default max_model_len 262144,
+// prefix caching disabled by that release for hybrids (mamba cache mode none), "Available KV cache memory:
+// 44.59 GiB". 973,760 tokens and 14.77x together pin num_blocks to 7162 or 7163; 7162 is used.
+TEST_CASE("V12 vLLM 0.10.2: Qwen3-Next TP2 973,760 tokens, 14.77x") {
+    ModelSpec m = fixture("Qwen/Qwen3-Next-80B-A3B-Thinking");
+    VllmOptions o;
+    o.tensor_parallel_size = 2;
+    o.mamba_cache_mode = MambaCacheMode::None;
+    o.log_format = VllmLogFormat::Legacy;
+    const int64_t avail = int64_t(7162) * 12 * 557056;
+    CHECK(vllm_format_gib(avail) == "44.59");
+    VllmCapacity c = vcap(m, o, avail);
+    REQUIRE(c.log_lines.size() == 4);
+    CHECK(c.log_lines[0] ==
+          "Setting attention block size to 544 tokens to ensure that attention page size is >= mamba page size.");
+    CHECK(c.log_lines[1] ==
+          "Padding mamba page size by 1.49% to ensure that mamba page size and attention page size are exactly equal.");
+    CHECK(c.log_lines[2] == "GPU KV cache size: 973,760 tokens");
+    CHECK(c.log_lines[3] == "Maximum concurrency for 262,144 tokens per request: 14.77x");
+}
+
+// A vLLM ~0.19 log (2026-04-20, Windows, found with search) of Qwen3.5-0.8B: "Setting attention block size to
+// 544 tokens" and "Padding mamba page size by 2.64%". Config not in fixtures: hand-built from the published
+// Qwen3.5-0.8B architecture (2 KV heads x 256; gated delta net Hk 16, Hv 16, 128, kernel 4; ssm float32).
+TEST_CASE("vLLM log: Qwen3.5-0.8B block 544, padding 2.64%") {
+    ModelSpec m = qwen35("Qwen3.5-0.8B (hand-built)", 24, 2, 8, 16, 16, 262144);
+    auto l = vllm_layout(m, VllmOptions{});
+    REQUIRE(l.ok());
+    REQUIRE(l->vllm_lines.size() == 2);
+    CHECK(l->vllm_lines[0] ==
+          "Setting attention block size to 544 tokens to ensure that attention page size is >= mamba page size.");
+    CHECK(l->vllm_lines[1] ==
+          "Padding mamba page size by 2.64% to ensure that mamba page size and attention page size are exactly equal.");
+}
+
 // ---------------------------------------------------------------- llama.cpp
 
 // L1-L3. kvcalc README validation (2026): llama-server with bartowski/Meta-Llama-3-8B-Instruct-GGUF
