@@ -3,7 +3,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { startAll, openPage } from './harness.mjs';
+import { startAll, openPage, clipboardAfter } from './harness.mjs';
 
 let env;
 before(async () => {
@@ -12,13 +12,6 @@ before(async () => {
 after(async () => {
   await env?.close();
 });
-
-async function clipboardAfter(page, selector) {
-  await page.evaluate(() => navigator.clipboard.writeText(''));
-  await page.click(selector);
-  await page.waitForFunction(async () => (await navigator.clipboard.readText()) !== '', null, { timeout: 5000 });
-  return page.evaluate(() => navigator.clipboard.readText());
-}
 
 async function downloadOf(page, selector) {
   const [dl] = await Promise.all([page.waitForEvent('download'), page.click(selector)]);

@@ -52,3 +52,17 @@ export async function openPage(env, query = '', { viewport = { width: 1280, heig
 export async function metrics(page) {
   return page.evaluate(() => Object.fromEntries([...document.querySelectorAll('[data-metric]')].map((e) => [e.dataset.metric, e.dataset.value])));
 }
+
+// Clicks a copy button and returns what it put on the clipboard (the context needs
+// openPage(..., {clipboard: true})).
+export async function clipboardAfter(page, selector) {
+  await page.evaluate(() => navigator.clipboard.writeText(''));
+  await page.click(selector);
+  await page.waitForFunction(async () => (await navigator.clipboard.readText()) !== '', null, { timeout: 5000 });
+  return page.evaluate(() => navigator.clipboard.readText());
+}
+
+// id -> value of every control of the page (inputs and selects named ctl-*).
+export async function controlValues(page) {
+  return page.evaluate(() => Object.fromEntries([...document.querySelectorAll('[id^="ctl-"]')].filter((e) => 'value' in e).map((e) => [e.id, e.value])));
+}

@@ -1,0 +1,151 @@
+// URL state and sharing (issue 5) in real Chromium: a copied link reproduces the
+// view exactly, unknown or invalid parameters are ignored with a visible note, and
+// "Copy embed code" gives a snippet for this view.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startAll, openPage, waitSettled, metrics, clipboardAfter, controlValues } from './harness.mjs';
+import { XSS } from './fake-hub.mjs';
+
+let env;
+before(async () => {
+  env = await startAll();
+});
+after(async () => {
+  await env?.close();
+});
+
+async function change(page, selector, value) {
+  const tag = await page.$eval(selector, (e) => e.tagName);
+  if (tag === 'SELECT') await page.selectOption(selector, value);
+  else {
+    await page.fill(selector, value);
+    await page.press(selector, 'Tab');
+  }
+  await waitSettled(page);
+}
+
+test('a copied link round-trips: same numbers, same controls, same language', async () => {
+  const { page, context, errors } = await openPage(env, '', { clipboard: true });
+  await page.fill('#model-input', 'Qwen/Qwen3-8B');
+  await page.press('#model-input', 'Enter');
+  await page.waitForFunction(() => document.querySelector('[data-role="model-name"]')?.textContent === 'Qwen/Qwen3-8B');
+  await waitSettled(page);
+  await change(page, '#ctl-gpu', 'a100-80gb');
+  await change(page, '#ctl-engine', 'llamacpp');
+  await change(page, '#ctl-ctk', 'q8_0');
+  await change(page, '#ctl-ctv', 'q4_0');
+  await change(page, '#ctl-ctx', '12288');
+  await change(page, '#ctl-seqs', '3');
+  await change(page, '#ctl-util', '0.85');
+  await change(page, '#lang', 'zh-CN');
+  assert.equal(await page.getAttribute('body', 'data-state'), 'ready');
+  const before = { metrics: await metrics(page), controls: await controlValues(page) };
+  assert.equal(before.controls['ctl-ctk'], 'q8_0');
+  assert.equal(before.controls['ctl-ctx'], '12288');
+
+  const link = await clipboardAfter(page, '[data-action="copy-link"]');
+  const url = new URL(link);
+  assert.equal(url.origin + url.pathname, env.site.url);
+  assert.deepEqual(Object.fromEntries(url.searchParams), {
+    model: 'Qwen/Qwen3-8B', engine: 'llamacpp', ctx: '12288', seqs: '3', ctk: 'q8_0', ctv: 'q4_0', gpu: 'a100-80gb', util: '0.85', lang: 'zh-CN',
+  });
+  // The address bar carries the same state all along.
+  assert.equal(page.url(), link);
+
+  const fresh = await env.browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const p2 = await fresh.newPage();
+  await p2.goto(link);
+  await waitSettled(p2);
+  assert.equal(await p2.getAttribute('body', 'data-state'), 'ready');
+  assert.deepEqual(await metrics(p2), before.metrics);
+  assert.deepEqual(await controlValues(p2), before.controls);
+  assert.equal(await p2.getAttribute('html', 'lang'), 'zh-CN');
+  assert.equal(await p2.textContent('[data-role="model-name"]'), 'Qwen/Qwen3-8B');
+  assert.equal(await p2.isVisible('[data-role="ignored-params"]'), false);
+  assert.deepEqual(errors, []);
+  await fresh.close();
+  await context.close();
+});
+
+test('unknown and invalid parameters are ignored with a visible note, never an error page', async () => {
+  const q = new URLSearchParams([
+    ['foo', 'bar'], ['ctx', '-5'], ['engine', 'tpu'], ['lang', 'fr'], ['model', XSS], ['theme', 'neon'], ['kv', 'bogus'], ['seqs', '2'],
+  ]).toString();
+  const { page, context, errors } = await openPage(env, q);
+  assert.equal(await page.getAttribute('body', 'data-state'), 'ready');
+  // The valid one applies; the rest fall back to the defaults (Llama-3.1-8B at 32K).
+  assert.equal(await page.inputValue('#ctl-seqs'), '2');
+  assert.equal(await page.textContent('[data-role="model-name"]'), 'meta-llama/Llama-3.1-8B');
+  assert.equal((await metrics(page))['kv-bytes-per-token'], '131072');
+  const note = page.locator('[data-role="ignored-params"]');
+  assert.equal(await note.isVisible(), true);
+  assert.equal(await note.textContent(),
+    `Ignored URL parameters (unknown or invalid): foo=bar, ctx=-5, engine=tpu, lang=fr, model=${XSS}, theme=neon, kv=bogus`);
+  assert.equal(await page.evaluate(() => window.__xss), undefined);
+  assert.equal(await page.$$eval('img', (imgs) => imgs.length), 0);
+  // The address bar is rewritten to the state actually shown.
+  assert.deepEqual(Object.fromEntries(new URL(page.url()).searchParams), { seqs: '2' });
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('a parameter beyond the model\'s limits is reported when the page corrects it', async () => {
+  const { page, context } = await openPage(env, 'model=Qwen/Qwen3-8B&ctx=1048576&gpu=no-such-gpu&tp=3');
+  assert.equal(await page.getAttribute('body', 'data-state'), 'ready');
+  assert.equal(await page.inputValue('#ctl-ctx'), '40960');
+  const text = await page.textContent('[data-role="ignored-params"]');
+  assert.match(text, /gpu=no-such-gpu/);
+  assert.match(text, /tp=3/);
+  assert.match(text, /ctx=1048576/);
+  await context.close();
+});
+
+test('Copy embed code gives an iframe for this view with theme, panels and language', async () => {
+  const { page, context, errors } = await openPage(env, 'model=Qwen/Qwen3-8B&ctx=8192&seqs=2', { clipboard: true });
+  await page.click('.embed-options summary');
+  await page.selectOption('#embed-theme', 'dark');
+  await page.selectOption('#embed-lang', 'zh-CN');
+  await page.check('input[name="embed-panel"][value="context"]');
+  await page.uncheck('input[name="embed-panel"][value="controls"]');
+  const snippet = await clipboardAfter(page, '[data-action="copy-embed"]');
+  const parsed = await page.evaluate((html) => {
+    const doc = new DOMParser().parseFromString(html, 'text/html');
+    const f = doc.querySelector('iframe');
+    const s = doc.querySelector('script');
+    return { src: f.getAttribute('src'), sandbox: f.getAttribute('sandbox'), title: f.getAttribute('title'), style: f.getAttribute('style'), script: s?.getAttribute('src'), count: doc.body.children.length + doc.head.children.length };
+  }, snippet);
+  const src = new URL(parsed.src);
+  assert.equal(src.origin + src.pathname, env.site.url);
+  assert.deepEqual(Object.fromEntries(src.searchParams), {
+    model: 'Qwen/Qwen3-8B', ctx: '8192', seqs: '2', embed: '1', theme: 'dark', panels: 'bar,metrics,context', lang: 'zh-CN',
+  });
+  for (const token of ['allow-scripts', 'allow-same-origin', 'allow-popups']) assert.ok(parsed.sandbox.split(' ').includes(token), token);
+  assert.equal(parsed.script, env.site.url + 'embed-host.js');
+  assert.equal(parsed.title, 'kvbudget: GPU memory budget of Qwen/Qwen3-8B');
+  assert.match(parsed.style, /max-width:640px/);
+  assert.equal(parsed.count, 2, 'an iframe and a script, nothing else');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('the embed URL shows the same numbers as the full page, in a 640 px column', async () => {
+  const full = await openPage(env, 'model=Qwen/Qwen3-8B&ctx=8192&seqs=2');
+  const expected = await metrics(full.page);
+  await full.context.close();
+
+  const { page, context, errors } = await openPage(env, 'model=Qwen/Qwen3-8B&ctx=8192&seqs=2&embed=1&theme=dark&panels=controls,bar,metrics,context', { viewport: { width: 640, height: 800 } });
+  assert.equal(await page.getAttribute('body', 'data-state'), 'ready');
+  assert.deepEqual(await metrics(page), expected);
+  assert.equal(await page.getAttribute('html', 'data-theme'), 'dark');
+  assert.equal(await page.isVisible('#sec-context'), true);
+  assert.equal(await page.isVisible('#sec-chart'), false);
+  assert.equal(await page.isVisible('#model-input'), false);
+  assert.equal(await page.isVisible('.bar'), true);
+  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 640), 'no horizontal overflow at 640 px');
+  const link = page.locator('[data-role="full-page"]');
+  assert.equal(await link.getAttribute('target'), '_blank');
+  const href = new URL(await link.getAttribute('href'));
+  assert.deepEqual(Object.fromEntries(href.searchParams), { model: 'Qwen/Qwen3-8B', ctx: '8192', seqs: '2' });
+  assert.deepEqual(errors, []);
+  await context.close();
+});
