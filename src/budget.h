@@ -107,8 +107,11 @@ int64_t estimate_vllm_activation_bytes(const ModelSpec& m, int64_t max_num_batch
                                        int64_t tp);
 // Non-torch memory vLLM measures during profiling (cuBLAS/NCCL buffers, custom all-reduce).
 int64_t estimate_vllm_overhead_bytes(int64_t tp, int64_t pp);
-// CUDA graph memory newer vLLM subtracts (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS).
-int64_t estimate_vllm_cudagraph_bytes(const ModelSpec& m, int64_t pp);
+// CUDA graph memory newer vLLM subtracts (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS):
+// 0.5 MiB per captured batch size per decoder layer of the heaviest stage.
+int64_t estimate_vllm_cudagraph_bytes(const ModelSpec& m, int64_t pp, int64_t max_num_seqs, int64_t max_num_batched_tokens);
+// How many batch sizes vLLM captures by default (CompilationConfig capture sizes).
+int64_t vllm_cudagraph_capture_sizes(int64_t max_num_seqs, int64_t max_num_batched_tokens);
 // vLLM's rotary cos/sin cache (counted in "Model loading took"): max_position x rotary_dim in the model dtype.
 int64_t vllm_rotary_cache_bytes(const ModelSpec& m);
 // llama.cpp compute buffer (flash attention on): the largest live set of one ubatch.

@@ -129,7 +129,8 @@ TEST_CASE("vLLM budget that does not fit carries vLLM's own error and its estima
     CHECK(r.activation_estimated);
     CHECK(r.activation_bytes > 0);
     CHECK(r.overhead_bytes == 512 * MiB);
-    CHECK(r.cudagraph_bytes == 36 * 25 * MiB);
+    CHECK(kvb::vllm_cudagraph_capture_sizes(256, 2048) == 51);  // 1, 2, 4, 8..248, 256..512
+    CHECK(r.cudagraph_bytes == 51 * 36 * 512 * 1024);
     CHECK(r.max_context > 0);
     CHECK(r.max_context <= r.capacity.estimated_max_model_len);
 
@@ -138,6 +139,14 @@ TEST_CASE("vLLM budget that does not fit carries vLLM's own error and its estima
     CHECK(e.cudagraph_bytes == 0);
     CHECK(e.kv_pool_bytes == r.kv_pool_bytes + r.cudagraph_bytes);
     CHECK(e.vllm_command.find("--enforce-eager") != std::string::npos);
+}
+
+TEST_CASE("CUDA graph capture sizes follow vLLM's defaults") {
+    CHECK(kvb::vllm_cudagraph_capture_sizes(1, 8192) == 2);      // max 2: [1, 2]
+    CHECK(kvb::vllm_cudagraph_capture_sizes(2, 8192) == 3);      // [1, 2, 4]
+    CHECK(kvb::vllm_cudagraph_capture_sizes(16, 8192) == 7);     // [1, 2, 4, 8, 16, 24, 32]
+    CHECK(kvb::vllm_cudagraph_capture_sizes(1024, 8192) == 51);  // capped at 512
+    CHECK(kvb::vllm_cudagraph_capture_sizes(1024, 300) == 37);   // capped by max_num_batched_tokens: ..248, 256, 272, 288
 }
 
 TEST_CASE("no memory left for the KV cache") {
@@ -160,7 +169,8 @@ TEST_CASE("more sequences shorten the longest context") {
     kvb::BudgetInputs in;
     in.gpu = "rtx-4090";
     in.max_model_len = 8192;
-    in.activation_bytes = GiB;  // the estimate depends on --max-num-seqs; keep the pool equal
+    in.activation_bytes = GiB;  // the estimates depend on --max-num-seqs; keep the pool equal
+    in.cudagraph_bytes = GiB;
     auto one = budget("Qwen/Qwen3-8B", in);
     CHECK_FALSE(one.max_context_capped);
     in.max_num_seqs = 8;
