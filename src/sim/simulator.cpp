@@ -323,9 +323,11 @@ struct Simulator::Impl {
             const int32_t t = takes[static_cast<size_t>(k)];
             if (t == 0) continue;
             const Seq& q = g.seqs[static_cast<size_t>(k)];
-            const int64_t pos = q.computed;
-            need += (pos + t + bs - 1) / bs - (pos + bs - 1) / bs;
-            if (pos % bs != 0) {
+            // 32-bit: positions stay below 2^31 (max_model_len <= 10M), and this is the hot path.
+            const int32_t r = q.computed % bs;
+            const int32_t room = r == 0 ? 0 : bs - r;  // free slots in the last block
+            if (t > room) need += (t - room + bs - 1) / bs;
+            if (r != 0) {
                 const int32_t b = q.table.back();
                 if (pool.ref(b) > 1) ++cnt[static_cast<size_t>(b)];
             }
@@ -344,38 +346,43 @@ struct Simulator::Impl {
 
     void write_tokens(Group& g, int32_t k, int32_t take) {
         Seq& q = g.seqs[static_cast<size_t>(k)];
-        int64_t pos = q.computed;
+        int32_t pos = q.computed;
         if (paged) {
-            if (pos % bs != 0 && pool.ref(q.table.back()) > 1) {
+            int32_t r = pos % bs;
+            if (r != 0 && pool.ref(q.table.back()) > 1) {
                 const int32_t old = q.table.back();
                 const int32_t nb = pool.alloc();
                 if (nb < 0) return fail("internal", "copy-on-write found no free block");
-                pool.set_fill(nb, static_cast<int32_t>(pos % bs));
+                pool.set_fill(nb, r);
                 pool.decref(old);
                 q.table.back() = nb;
                 ++s.cow_copies;
             }
             int32_t left = take;
             while (left > 0) {
-                if (pos % bs == 0) {
+                if (r == 0) {
                     const int32_t nb = pool.alloc();
                     if (nb < 0) return fail("internal", "no free block after the scheduler counted enough");
                     q.table.push_back(nb);
                 }
-                const int32_t w = std::min<int32_t>(left, static_cast<int32_t>(bs - pos % bs));
+                const int32_t w = std::min<int32_t>(left, bs - r);
                 pool.add_fill(q.table.back(), w);
                 pos += w;
                 left -= w;
-                if (cfg.prefix_caching && pos % bs == 0) {
-                    const int64_t bi = pos / bs - 1;
-                    const uint64_t parent = bi > 0 ? pool.hash(q.table[static_cast<size_t>(bi - 1)]) : 0x4B56ull;
-                    pool.set_hash(q.table.back(), chain_hash(parent, g, k, bi));
+                r += w;
+                if (r == bs) {
+                    r = 0;
+                    if (cfg.prefix_caching) {
+                        const int64_t bi = pos / bs - 1;
+                        const uint64_t parent = bi > 0 ? pool.hash(q.table[static_cast<size_t>(bi - 1)]) : 0x4B56ull;
+                        pool.set_hash(q.table.back(), chain_hash(parent, g, k, bi));
+                    }
                 }
             }
         } else {
             pos += take;
         }
-        q.computed = static_cast<int32_t>(pos);
+        q.computed = pos;
     }
 
     void free_table(std::vector<int32_t>& t) {
