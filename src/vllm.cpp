@@ -11,6 +11,7 @@
 
 #include "dtype.h"
 #include "kv.h"
+#include "units.h"
 
 namespace kvb {
 
@@ -41,7 +42,13 @@ Result<VllmLogFormat> parse_vllm_log_format(const std::string& s) {
 
 namespace {
 
-int64_t cdiv(int64_t a, int64_t b) { return a <= 0 ? 0 : (a + b - 1) / b; }
+int64_t cdiv(int64_t a, int64_t b) { return a <= 0 ? 0 : a / b + (a % b != 0); }
+
+// Saturating: an absurd request size must read as "does not fit", never wrap.
+int64_t sat_mul(int64_t a, int64_t b) {
+    int64_t r;
+    return mul_overflows(a, b, &r) ? INT64_MAX : r;
+}
 
 // Which KVCacheSpec class a layer ends up as; the order of fields is what
 // dataclass equality compares in vLLM.
@@ -67,18 +74,18 @@ int64_t vllm_spec_max_memory(const VllmLayerSpec& s, int64_t tokens, const VllmL
     const int64_t page = s.page_size_bytes;
     if (s.spec_type == "SlidingWindowSpec") {
         const int64_t n = std::min(s.window - 1 + mnbt, tokens);
-        return (cdiv(n, s.block_size) + 1) * page;
+        return sat_mul(cdiv(n, s.block_size) + 1, page);
     }
     if (s.spec_type == "ChunkedLocalAttentionSpec") {
         const int64_t n = std::min(s.window + mnbt, tokens);
-        return cdiv(n, s.block_size) * page;
+        return sat_mul(cdiv(n, s.block_size), page);
     }
     if (s.spec_type == "MambaSpec") {
-        if (mode == MambaCacheMode::All) return cdiv(tokens, s.block_size) * page;
+        if (mode == MambaCacheMode::All) return sat_mul(cdiv(tokens, s.block_size), page);
         if (mode == MambaCacheMode::Align) return page * (2 + num_spec);
         return page * (1 + num_spec);
     }
-    return cdiv(tokens, s.block_size) * page;
+    return sat_mul(cdiv(tokens, s.block_size), page);
 }
 
 namespace {

@@ -12,7 +12,16 @@
 namespace kvb {
 namespace {
 
-int64_t cdiv(int64_t a, int64_t b) { return a <= 0 ? 0 : (a + b - 1) / b; }
+int64_t cdiv(int64_t a, int64_t b) { return a <= 0 ? 0 : a / b + (a % b != 0); }
+
+int64_t sat_mul(int64_t a, int64_t b) {
+    int64_t r;
+    return mul_overflows(a, b, &r) ? INT64_MAX : r;
+}
+int64_t sat_add(int64_t a, int64_t b) {
+    int64_t r;
+    return add_overflows(a, b, &r) ? INT64_MAX : r;
+}
 
 const VllmLayerSpec* spec_of(const VllmLayout& l, int64_t layer) {
     for (const auto& s : l.layers)
@@ -26,7 +35,7 @@ int64_t stage_request_bytes(const VllmLayout& l, int rank, int64_t tokens) {
     if (l.uniform_type) {
         int64_t sum = 0;
         for (const auto& s : l.layers)
-            if (s.pp_rank == rank) sum += vllm_spec_max_memory(s, tokens, l);
+            if (s.pp_rank == rank) sum = sat_add(sum, vllm_spec_max_memory(s, tokens, l));
         return sum;
     }
     int64_t gs = 0, blocks = 0;
@@ -38,9 +47,9 @@ int64_t stage_request_bytes(const VllmLayout& l, int rank, int64_t tokens) {
         }
         gs = std::max(gs, n);
         const VllmLayerSpec* s0 = spec_of(l, g.layers.front());
-        blocks += cdiv(vllm_spec_max_memory(*s0, tokens, l), l.page_size_bytes);
+        blocks = sat_add(blocks, cdiv(vllm_spec_max_memory(*s0, tokens, l), l.page_size_bytes));
     }
-    return gs * l.page_size_bytes * blocks;
+    return sat_mul(sat_mul(gs, l.page_size_bytes), blocks);
 }
 
 bool stage_has_kv(const VllmLayout& l, int rank) {
@@ -74,7 +83,7 @@ int64_t vllm_request_blocks(const VllmLayout& l, int64_t tokens) {
     int64_t blocks = 0;
     for (const auto& g : l.groups) {
         const VllmLayerSpec* s0 = spec_of(l, g.layers.front());
-        blocks += cdiv(vllm_spec_max_memory(*s0, tokens, l), s0->page_size_bytes);
+        blocks = sat_add(blocks, cdiv(vllm_spec_max_memory(*s0, tokens, l), s0->page_size_bytes));
     }
     return blocks;
 }

@@ -530,3 +530,12 @@ TEST_CASE("estimate and num_blocks helpers for the budget") {
     CHECK(vllm_request_bytes(l, 17) == 4 * MiB);
     CHECK(vllm_request_blocks(l, 131072) == 8192);
 }
+
+TEST_CASE("absurd sizes saturate into vLLM's refusal instead of wrapping") {
+    ModelSpec m = dense("absurd (hand-built)", 1000, 128, 512, 128, int64_t(1) << 40);
+    VllmCapacity c = capacity(m, VllmOptions{}, 80 * GiB);
+    CHECK_FALSE(c.fits);
+    CHECK(c.request_bytes == INT64_MAX);
+    CHECK(c.estimated_max_model_len == 320);  // 20 blocks of 1000 layers x 4 MiB fit in 80 GiB
+    CHECK(c.error_text.find("max seq len (1099511627776)") != std::string::npos);
+}
