@@ -159,10 +159,13 @@ Result<LlamaLayout> llamacpp_layout(const ModelSpec& m, const LlamaOptions& o) {
                                                      std::to_string(w.v) + " values is not a multiple of the " +
                                                      tv->name + " block (" + std::to_string(tv->block_values) + ")");
             const int64_t kr = tk->bytes(w.k), vr = tv->bytes(w.v);
+            int64_t rows = 0, kb = 0, vb = 0;
+            if (mul_overflows(cells, n_stream, &rows) || mul_overflows(kr, rows, &kb) ||
+                mul_overflows(vr, rows, &vb) || add_overflows(c.k_bytes, kb, &c.k_bytes) ||
+                add_overflows(c.v_bytes, vb, &c.v_bytes))
+                return make_error("overflow", "KV cache of " + m.name + " does not fit in 64-bit bytes");
             c.layers += 1;
             c.bytes_per_cell += kr + vr;
-            c.k_bytes += kr * cells * n_stream;
-            c.v_bytes += vr * cells * n_stream;
         }
         return c;
     };
@@ -215,7 +218,9 @@ Result<LlamaLayout> llamacpp_layout(const ModelSpec& m, const LlamaOptions& o) {
             L.bytes_per_token = c->bytes_per_cell;
         }
     }
-    for (const auto& c : L.caches) L.kv_bytes += c.k_bytes + c.v_bytes;
+    for (const auto& c : L.caches)
+        if (add_overflows(L.kv_bytes, c.k_bytes, &L.kv_bytes) || add_overflows(L.kv_bytes, c.v_bytes, &L.kv_bytes))
+            return make_error("overflow", "KV cache of " + m.name + " does not fit in 64-bit bytes");
 
     if (m.has_state()) {
         LlamaRecurrent& r = L.recurrent;

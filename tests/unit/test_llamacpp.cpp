@@ -307,3 +307,18 @@ TEST_CASE("kvbudget llamacpp prints llama.cpp's lines") {
     CHECK(llama_cli(config_path("Qwen--Qwen3-8B") + " -c 4096 --nope").status == 2);
     CHECK(llama_cli("--help").status == 0);
 }
+
+TEST_CASE("large contexts stay exact") {
+    ModelSpec m = fixture("meta-llama/Llama-3.1-8B");
+    LlamaOptions o;
+    o.n_ctx = 4194304;  // 4M cells, far past the training context: llama.cpp warns but allocates
+    LlamaLayout l = run(m, o);
+    CHECK(l.kv_bytes == int64_t(4194304) * 131072);
+    CHECK(l.log_lines[0].find("size = 524288.00 MiB (4194304 cells,  32 layers,  1/1 seqs)") != std::string::npos);
+    CHECK_FALSE(l.notes.empty());
+    o.n_seq_max = 4096;
+    o.n_ctx = 1048576 * 8;
+    l = run(m, o);
+    CHECK(l.n_ctx_seq == 2048);
+    CHECK(l.kv_bytes == int64_t(2048) * 4096 * 131072);
+}
