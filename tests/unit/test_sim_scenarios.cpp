@@ -282,3 +282,52 @@ TEST_CASE("a request that cannot fit even alone is refused instead of stalling")
     CHECK(r->summary.refused == 1);
     CHECK(r->summary.finished == 1);
 }
+
+// The roofline step time, by hand: weights 1 GB read at 1 GB/s = 1 s; a 1,000-token
+// prefill of a 1e9-parameter model = 2e12 FLOPs at 2e12 FLOP/s = 1 s; the larger wins.
+TEST_CASE("latency model: memory- or compute-bound step plus overhead") {
+    LatencyModel m;
+    m.weights_bytes = 1e9;
+    m.active_params = 1e9;
+    m.bandwidth_bytes_per_s = 1e9;
+    m.flops_per_s = 2e12;
+    m.bandwidth_efficiency = 1;
+    m.compute_efficiency = 1;
+    m.step_overhead_s = 0.5;
+    CHECK(step_seconds(m, 1, 0, 0, 0) == doctest::Approx(1.5));        // decode: memory-bound
+    CHECK(step_seconds(m, 3000, 0, 0, 0) == doctest::Approx(3.5));     // prefill: compute-bound
+    CHECK(step_seconds(m, 1, 1e9, 0, 0) == doctest::Approx(2.5));      // + 1 GB of KV read
+    m.attn_flops_per_pair = 1e6;
+    CHECK(step_seconds(m, 1000, 0, 2e6, 0) == doctest::Approx(2.5));  // + 2e12 attention FLOPs
+    m.swap_bytes_per_s = 1e9;
+    CHECK(step_seconds(m, 1, 0, 0, 1e9) == doctest::Approx(2.5));      // + 1 GB swapped over PCIe
+    // Efficiencies scale the rates.
+    m.bandwidth_efficiency = 0.5;
+    CHECK(step_seconds(m, 1, 0, 0, 0) == doctest::Approx(2.5));
+}
+
+TEST_CASE("running in chunks gives the same result as one run, with monotonic progress") {
+    SimConfig c = tiny(Policy::Paged, 64);
+    c.n = 2;
+    c.prefix_caching = true;
+    std::vector<Request> reqs;
+    for (int i = 0; i < 40; ++i) reqs.push_back({i * 0.7, 1 + (i * 7) % 9, 1 + (i * 5) % 6, i % 3 == 0 ? 4 : 0});
+    for (Request& q : reqs)
+        if (q.prefix_tokens) q.prompt_tokens += q.prefix_tokens;
+    auto whole = simulate(c, reqs);
+    REQUIRE(whole);
+    Simulator sim(c, reqs);
+    double last = 0;
+    while (!sim.done()) {
+        sim.run(3);
+        CHECK(sim.progress() >= last);
+        last = sim.progress();
+    }
+    CHECK(last == 1.0);
+    const Summary s = sim.summary();
+    CHECK(s.makespan_s == whole->summary.makespan_s);
+    CHECK(s.memory.token_states == whole->summary.memory.token_states);
+    CHECK(s.sharing_saved == whole->summary.sharing_saved);
+    CHECK(s.prefix_hit_tokens == whole->summary.prefix_hit_tokens);
+    CHECK(s.prefix_hit_tokens > 0);
+}
