@@ -63,7 +63,8 @@ std::vector<Gpu> build() {
     // Consumer NVIDIA
     v.push_back(gpu("rtx-3060-12gb", "NVIDIA GeForce RTX 3060 12GB", "nvidia", 12, 0.360 * TB, 25.5 * TF, nv_geforce, {"rtx-3060", "3060"}));
     v.push_back(gpu("rtx-3080", "NVIDIA GeForce RTX 3080 10GB", "nvidia", 10, 0.760 * TB, 59.5 * TF, nv_geforce, {"3080"}));
-    v.push_back(gpu("rtx-3090", "NVIDIA GeForce RTX 3090", "nvidia", 24, 0.936 * TB, 71.0 * TF, nv_geforce, {"3090"}));
+    // reported: vLLM's "total_gpu_memory=23.58GiB" (vllm-project/vllm#10517, PR #14447)
+    v.push_back(gpu("rtx-3090", "NVIDIA GeForce RTX 3090", "nvidia", 24, 0.936 * TB, 71.0 * TF, nv_geforce, {"3090"}, torch_gib(23.58)));
     v.push_back(gpu("rtx-3090-ti", "NVIDIA GeForce RTX 3090 Ti", "nvidia", 24, 1.008 * TB, 80.0 * TF, nv_geforce, {"3090-ti", "3090ti"}));
     v.push_back(gpu("rtx-4060-ti-16gb", "NVIDIA GeForce RTX 4060 Ti 16GB", "nvidia", 16, 0.288 * TB, 44.1 * TF, nv_geforce, {"rtx-4060-ti", "4060-ti"}));
     v.push_back(gpu("rtx-4070-ti-super", "NVIDIA GeForce RTX 4070 Ti SUPER", "nvidia", 16, 0.672 * TB, 88.2 * TF, nv_geforce, {"4070-ti-super"}));
@@ -92,7 +93,8 @@ std::vector<Gpu> build() {
     // reported: "total capacity of 79.25 GiB" (HiDream-ai/VAREdit#6, levihsu/OOTDiffusion#235)
     v.push_back(gpu("a100-80gb", "NVIDIA A100 80GB SXM4", "nvidia", 80, 2.039 * TB, 312.0 * TF, nv_dc, {"a100", "a100-80g", "a100-sxm"}, torch_gib(79.25)));
     v.push_back(gpu("a100-80gb-pcie", "NVIDIA A100 80GB PCIe", "nvidia", 80, 1.935 * TB, 312.0 * TF, nv_dc, {"a100-pcie"}));
-    v.push_back(gpu("h100-sxm", "NVIDIA H100 SXM5 80GB", "nvidia", 80, 3.35 * TB, 989.4 * TF, nv_dc, {"h100", "h100-80gb", "h100-sxm5"}));
+    // reported: vLLM's "total_gpu_memory 79.22GiB" on H100 80GB (vllm-project/vllm PR #10511, PR #12126)
+    v.push_back(gpu("h100-sxm", "NVIDIA H100 SXM5 80GB", "nvidia", 80, 3.35 * TB, 989.4 * TF, nv_dc, {"h100", "h100-80gb", "h100-sxm5"}, torch_gib(79.22)));
     v.push_back(gpu("h100-pcie", "NVIDIA H100 PCIe 80GB", "nvidia", 80, 2.0 * TB, 756.0 * TF, nv_dc));
     v.push_back(gpu("h100-nvl", "NVIDIA H100 NVL 94GB", "nvidia", 94, 3.9 * TB, 835.0 * TF, nv_dc));
     v.push_back(gpu("h200", "NVIDIA H200 SXM 141GB", "nvidia", 141, 4.8 * TB, 989.4 * TF, nv_dc, {"h200-sxm", "h200-141gb"}));

@@ -85,6 +85,25 @@ TEST_CASE("vLLM budget with explicit overheads, checked by hand") {
           "--kv-cache-dtype auto --tensor-parallel-size 1");
 }
 
+TEST_CASE("vLLM budget reproduces a real start-up with the log's own overheads") {
+    // vllm-project/vllm#10517 (vLLM V0, RTX 3090, Llama-3.1-8B-Instruct, --max-model-len 20000):
+    // "total_gpu_memory=23.58GiB ... peak_torch_memory=17.06GiB ... non_torch_memory=0.35GiB
+    //  kv_cache_size=3.81GiB gpu_memory_utilization=0.90" and "# GPU blocks: 1952".
+    // Activation = peak torch - weights = 17.06 GiB - 14.9888 GiB; V0 had no CUDA-graph term.
+    kvb::BudgetInputs in;
+    in.gpu = "rtx-3090";
+    in.activation_bytes = int64_t((17.06 - 14.9888) * double(GiB));
+    in.overhead_bytes = int64_t(0.35 * double(GiB));
+    in.cudagraph_bytes = 0;
+    in.max_model_len = 20000;
+    auto r = budget("meta-llama/Llama-3.1-8B-Instruct", in);
+    CHECK(r.gpu_total_bytes == 24146 * MiB);
+    CHECK(kvb::vllm_format_gib(r.kv_pool_bytes) == "3.81");
+    // The log's inputs are rounded to 0.01 GiB (about +-5 blocks); vLLM had 1952.
+    CHECK(r.capacity.num_blocks >= 1947);
+    CHECK(r.capacity.num_blocks <= 1957);
+}
+
 TEST_CASE("vLLM budget: tensor and pipeline parallel") {
     kvb::BudgetInputs in;
     in.gpu = "a100-80gb";

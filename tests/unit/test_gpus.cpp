@@ -49,7 +49,10 @@ TEST_CASE("spec values") {
     CHECK(h->id == "h100-sxm");
     CHECK(h->memory_bytes == 80 * kvb::GiB);
     CHECK(h->bandwidth_bytes_per_s == doctest::Approx(3.35e12));
-    CHECK(h->total_bytes() == 80 * kvb::GiB);  // no public measurement: the marketed size
+    CHECK(h->total_bytes() == 81121 * kvb::MiB);  // vLLM's "total_gpu_memory 79.22GiB"
+    const kvb::Gpu* l4 = kvb::find_gpu("l4");
+    REQUIRE(l4);
+    CHECK(l4->total_bytes() == 24 * kvb::GiB);  // no public measurement: the marketed size
     const kvb::Gpu* mac = kvb::find_gpu("m4-max-128gb");
     REQUIRE(mac);
     CHECK(mac->unified_memory);
