@@ -19,7 +19,9 @@ struct Run {
 
 Run run_cli(const std::string& args, bool with_stderr = true) {
     Run r;
-    const std::string cmd = std::string(KVB_CLI_PATH) + " simulate " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+    // The build tree may live anywhere: point the CLI at the repository's traces.
+    const std::string cmd = "KVBUDGET_TRACES='" + std::string(KVB_FIXTURES) + "/../../data/traces' " +
+                            std::string(KVB_CLI_PATH) + " simulate " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
     FILE* p = popen(cmd.c_str(), "r");
     REQUIRE(p);
     std::array<char, 4096> buf{};
