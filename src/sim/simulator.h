@@ -6,7 +6,14 @@
 //
 // Made to be driven in chunks (a Web Worker calls run(steps) repeatedly, reports
 // progress() between calls and stops calling to cancel); every type here is a plain
-// struct of numbers, strings and vectors so it binds directly with embind.
+// struct of numbers, strings and vectors so it binds directly with embind:
+//
+//   auto reqs = make_workload(spec);                  // or parse_trace_csv(text, name) as spec.trace
+//   Simulator sim(config, reqs.value());              // config.policy: one run per policy
+//   if (!sim.ok()) show(sim.error_message());
+//   while (!sim.done()) { sim.run(20000); post(sim.progress()); }   // ~20 ms per chunk
+//   SimResult r = sim.result();   // summary + downsampled series (+ snapshots if asked)
+//   BlockSnapshot b = sim.snapshot();  // the block map now (call between chunks for a scrubber)
 #pragma once
 #include <cstdint>
 #include <memory>
