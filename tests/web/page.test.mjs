@@ -114,10 +114,56 @@ test('every fixture id loaded through the hub gives the CLI numbers', async () =
     assert.equal(await page.textContent('[data-role="model-name"]'), id);
     assert.equal(await metric(page, 'kv-bytes-per-token'), expected.bytes_per_token, `${id} kv-bytes-per-token`);
     assert.equal(await metric(page, 'kv-bytes-total'), expected.bytes_at_context, `${id} kv-bytes-total at ${ctx}`);
+    // The budget on the default 24 GB GPU, against `kvbudget budget`.
+    let budget = null;
+    let refusal = '';
+    try {
+      budget = cliJson(['budget', path.join(fixturesDir, f), '--gpu', 'rtx-4090', '--max-model-len', String(ctx), '--max-num-seqs', '1']);
+    } catch (e) {
+      refusal = String(e.stderr).replace(/^kvbudget: error: /, '').trim();
+    }
+    if (budget) {
+      assert.equal(await metric(page, 'weights-bytes'), budget.weights.bytes, `${id} weights-bytes`);
+      assert.equal(await metric(page, 'max-context'), budget.max_context, `${id} max-context`);
+      assert.equal(await metric(page, 'max-concurrency'), budget.max_concurrency, `${id} max-concurrency`);
+      const log = (await page.locator('[data-role="engine-log"]').count()) ? await page.textContent('[data-role="engine-log"]') : '';
+      assert.equal(log, budget.log_lines.join('\n'), `${id} vLLM log lines`);
+    } else {
+      assert.equal(await page.textContent('[data-role="budget-error"]'), refusal, `${id} budget refusal`);
+    }
   }
   assert.ok(hub.requests.some((r) => r.path === '/Qwen/Qwen3-8B/resolve/main/config.json'));
   onlyAllowedHosts(requests);
   assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('default view budget: the seed article case, as `kvbudget budget` computes it', async () => {
+  const { page, context } = await open();
+  const b = cliJson(['budget', path.join(fixturesDir, 'meta-llama--Llama-3.1-8B.json'), '--gpu', 'rtx-4090', '--max-model-len', '32768', '--max-num-seqs', '1']);
+  assert.equal(await metric(page, 'weights-bytes'), b.weights.bytes);
+  assert.equal(await metric(page, 'max-context'), b.max_context);
+  assert.equal(await metric(page, 'max-concurrency'), b.max_concurrency);
+  assert.ok((await metric(page, 'total-bytes')) > b.weights.per_gpu_bytes);
+  assert.equal(await page.getAttribute('[data-role="verdict"]', 'data-verdict'), 'fits');
+  assert.equal(await page.textContent('[data-role="engine-log"]'), b.log_lines.join('\n'));
+  assert.equal(await page.textContent('[data-role="engine-command"]'), b.command);
+  // llama.cpp: its own log line and command.
+  await page.selectOption('#ctl-engine', 'llamacpp');
+  const l = cliJson(['budget', path.join(fixturesDir, 'meta-llama--Llama-3.1-8B.json'), '--gpu', 'rtx-4090', '--engine', 'llamacpp', '--max-model-len', '32768', '--max-num-seqs', '1', '--kv-cache-dtype', 'f16']);
+  assert.equal(await page.textContent('[data-role="engine-log"]'), l.log_lines.join('\n'));
+  assert.equal(await page.textContent('[data-role="engine-command"]'), l.command);
+  assert.equal(await metric(page, 'max-context'), l.max_context);
+  // A GPU too small: the verdict says so.
+  await page.selectOption('#ctl-engine', 'vllm');
+  await page.selectOption('#ctl-gpu', '');
+  await page.fill('#ctl-gpu-mem', '8GiB');
+  await page.press('#ctl-gpu-mem', 'Enter');
+  await page.waitForFunction(() => document.querySelector('[data-role="verdict"]')?.dataset.verdict !== 'fits');
+  const small = cliJson(['budget', path.join(fixturesDir, 'meta-llama--Llama-3.1-8B.json'), '--gpu-memory', '8GiB', '--max-model-len', '32768', '--max-num-seqs', '1']);
+  assert.equal(small.fits, false);
+  assert.equal(await page.getAttribute('[data-role="verdict"]', 'data-verdict'), 'nofit');
+  assert.equal(await page.textContent('[data-role="engine-error"]'), small.error);
   await context.close();
 });
 

@@ -101,7 +101,7 @@ export function buildControls(app, onChange) {
       field('ctl-gpu', t('controls.gpu'), c.gpu),
       c.gpuMemField,
       field('ctl-gpu-count', t('controls.gpuCount'), c.gpuCount),
-      field('ctl-util', t('controls.util'), c.util),
+      (c.utilField = field('ctl-util', t('controls.util'), c.util)),
       field('ctl-engine', t('controls.engine'), c.engine),
       field('ctl-weights', t('controls.weights'), c.weights),
       c.kvField, c.ctkField, c.ctvField,
@@ -130,8 +130,8 @@ export function syncControls(app) {
   const cat = core.catalog();
 
   const gpus = cat.gpus.map((g) => ({ value: g.id, label: `${g.name} (${bytes(g.memoryBytes)})` }));
-  if (!gpus.some((g) => g.value === s.gpu)) s.gpu = gpus.length ? (gpus.find((g) => g.value === 'rtx-4090') || gpus[0]).value : '';
-  if (s.gpu !== '' && !gpus.length) s.gpu = '';
+  // '' is the custom size; an id the catalog does not know falls back to the default GPU.
+  if (s.gpu !== '' && !gpus.some((g) => g.value === s.gpu)) s.gpu = gpus.length ? (gpus.find((g) => g.value === 'rtx-4090') || gpus[0]).value : '';
   fillSelect(c.gpu, [...gpus, { value: '', label: t('controls.gpuCustom') }], s.gpu);
   c.gpuMemField.hidden = s.gpu !== '';
   if (document.activeElement !== c.gpuMem) c.gpuMem.value = bytes(s.gpuMem).replace(/[\s,]/g, '').replace('.00', '');
@@ -144,6 +144,7 @@ export function syncControls(app) {
   fillSelect(c.weights, formats.length ? formats : [{ value: 'auto', label: 'auto' }], s.weights);
 
   const llama = s.engine === 'llamacpp';
+  c.utilField.hidden = s.engine !== 'vllm';
   c.kvField.hidden = llama;
   c.ctkField.hidden = !llama;
   c.ctvField.hidden = !llama;

@@ -64,3 +64,16 @@ export function format(kind, v) {
     default: return v === null || v === undefined ? t('value.none') : String(v);
   }
 }
+
+// Bandwidths are decimal on every spec sheet (1 TB/s = 1e12 B/s), so they are shown that way.
+export function decimalBytes(n) {
+  if (n === null || n === undefined || !Number.isFinite(n)) return t('value.none');
+  const units = ['B', 'KB', 'MB', 'GB', 'TB', 'PB'];
+  let v = Math.abs(n);
+  let i = 0;
+  while (v >= 1000 && i < units.length - 1) {
+    v /= 1000;
+    i++;
+  }
+  return (n < 0 ? '-' : '') + nf(v >= 100 || i === 0 ? 0 : 1).format(v) + ' ' + units[i];
+}

@@ -174,7 +174,8 @@ function computeInput(s) {
     gpu: s.gpu,
     gpuMemoryBytes: s.gpuMem,
     gpuCount: s.gpuCount,
-    gpuMemoryUtilization: s.util,
+    // gpu_memory_utilization is vLLM's knob; llama.cpp budgets against the whole GPU.
+    gpuMemoryUtilization: s.engine === 'vllm' ? s.util : null,
     weightsFormat: s.weights,
     tensorParallel: s.tp,
     hubParameters: app.hubInfo?.parameters || 0,

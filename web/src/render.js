@@ -2,7 +2,7 @@
 // is a field of `view`, computed in WASM.
 import { h, clear } from './dom.js';
 import { t } from './i18n.js';
-import { bytes, int, tokens, fixed, format } from './format.js';
+import { bytes, int, tokens, fixed, format, decimalBytes } from './format.js';
 import { renderTable } from './tables.js';
 import { KvChart } from './chart.js';
 import { chartToolbar } from './export.js';
@@ -217,7 +217,7 @@ export function renderResults(app, view) {
     const d = view.decode;
     out.push(section('decode', t('decode.heading'), h('p', { 'data-role': 'decode' },
       d.bandwidthBytesPerS > 0
-        ? t('decode.text', { weights: bytes(d.weightBytesPerToken), kv: bytes(d.kvBytesPerToken), ctx: tokens(d.context), bw: bytes(d.bandwidthBytesPerS),
+        ? t('decode.text', { weights: bytes(d.weightBytesPerToken), kv: bytes(d.kvBytesPerToken), ctx: tokens(d.context), bw: decimalBytes(d.bandwidthBytesPerS),
           tps: fixed(d.tokensPerSecondSingle, 1), batch: int(d.batch), agg: fixed(d.tokensPerSecondBatch, 1) })
         : t('decode.none'))));
   }
