@@ -7,6 +7,7 @@
 
 #include "dtype.h"
 #include "kv.h"
+#include "transformers_cache.h"
 #include "units.h"
 
 namespace kvb {
@@ -14,10 +15,18 @@ namespace kvb {
 Result<BudgetEngine> parse_budget_engine(const std::string& s) {
     if (s == "vllm") return BudgetEngine::Vllm;
     if (s == "llamacpp" || s == "llama.cpp" || s == "llama-cpp") return BudgetEngine::LlamaCpp;
-    return make_error("bad_value", "--engine must be vllm or llamacpp for a budget, got '" + s + "'");
+    if (s == "transformers" || s == "hf") return BudgetEngine::Transformers;
+    return make_error("bad_value", "--engine must be vllm, llamacpp or transformers, got '" + s + "'");
 }
 
-const char* to_string(BudgetEngine e) { return e == BudgetEngine::Vllm ? "vllm" : "llamacpp"; }
+const char* to_string(BudgetEngine e) {
+    switch (e) {
+        case BudgetEngine::Vllm: return "vllm";
+        case BudgetEngine::LlamaCpp: return "llamacpp";
+        case BudgetEngine::Transformers: return "transformers";
+    }
+    return "?";
+}
 
 namespace {
 
@@ -70,7 +79,11 @@ int64_t vllm_default_max_num_seqs(int64_t gpu_total_bytes, bool is_a100) {
     return gpu_total_bytes >= 70 * GiB && !is_a100 ? 1024 : 256;
 }
 
-int64_t estimate_vllm_activation_bytes(const ModelSpec& m, int64_t tokens, int64_t seqs, int64_t tp) {
+namespace {
+
+// One forward pass over `tokens` tokens on one tensor-parallel rank: the residual and
+// hidden streams plus the widest per-token intermediate of any layer.
+int64_t forward_bytes(const ModelSpec& m, int64_t tokens, int64_t tp) {
     const WeightDims& d = m.dims;
     if (tp < 1) tp = 1;
     const int64_t dt = model_dtype_bytes(m);
@@ -82,7 +95,6 @@ int64_t estimate_vllm_activation_bytes(const ModelSpec& m, int64_t tokens, int64
     const int64_t heads = d.num_attention_heads;
     const int64_t kvh = max_kv_heads(m);
     const int64_t hd = d.q_head_dim;
-    // Widest per-token intermediate of one layer on one rank, in elements.
     int64_t widest = 0;
     if (dense_i > 0) widest = std::max(widest, 3 * dense_i / tp);  // gate_up output (2I) + activation output (I)
     if (d.num_experts > 0) {
@@ -95,12 +107,22 @@ int64_t estimate_vllm_activation_bytes(const ModelSpec& m, int64_t tokens, int64
     } else if (heads > 0) {
         widest = std::max(widest, ((heads + 2 * kvh) * hd + heads * hd) / tp);  // qkv output + attention output
     }
-    const int64_t forward = tokens * dt * (2 * h + widest);  // + residual and hidden stream
+    return tokens * dt * (2 * h + widest);
+}
+
+}  // namespace
+
+int64_t estimate_vllm_activation_bytes(const ModelSpec& m, int64_t tokens, int64_t seqs, int64_t tp) {
     // Sampler of the dummy run: logits of every request row over the full vocabulary
     // (gathered on every rank), then about four fp32 copies (logits, probabilities,
     // the exponential noise of random sampling, logprobs).
-    const int64_t sampler = seqs * d.vocab_size * (dt + 16);
-    return forward + sampler;
+    const int64_t sampler = seqs * m.dims.vocab_size * (model_dtype_bytes(m) + 16);
+    return forward_bytes(m, tokens, tp) + sampler;
+}
+
+int64_t estimate_transformers_activation_bytes(const ModelSpec& m, int64_t batch, int64_t tokens) {
+    // generate() keeps only the last position's logits, upcast to fp32, then softmax.
+    return forward_bytes(m, batch * tokens, 1) + batch * m.dims.vocab_size * (model_dtype_bytes(m) + 8);
 }
 
 int64_t estimate_vllm_overhead_bytes(int64_t tp, int64_t pp) { return tp * pp > 1 ? 1 * GiB : 512 * MiB; }
@@ -157,6 +179,7 @@ Result<BudgetResult> compute_budget(const ModelSpec& m, const BudgetInputs& in) 
     r.engine = in.engine;
     r.model = m.name;
     const bool vllm = in.engine == BudgetEngine::Vllm;
+    const bool hf = in.engine == BudgetEngine::Transformers;
 
     // Hardware
     if (in.gpu_memory_bytes < 0)
@@ -215,7 +238,7 @@ Result<BudgetResult> compute_budget(const ModelSpec& m, const BudgetInputs& in) 
     // Parallelism
     int64_t pp = in.pipeline_parallel_size < 1 ? 1 : in.pipeline_parallel_size;
     int64_t tp = in.tensor_parallel_size > 0 ? in.tensor_parallel_size : std::max<int64_t>(1, in.gpu_count / pp);
-    if (!vllm) tp = pp = 1;  // llama.cpp splits layers across devices (-sm layer)
+    if (!vllm) tp = pp = 1;  // llama.cpp (-sm layer) and transformers (device_map="auto") split layers across devices
     if (vllm && tp * pp > in.gpu_count)
         return make_error("bad_value", "tensor_parallel_size x pipeline_parallel_size = " + std::to_string(tp * pp) +
                                            " exceeds --gpu-count " + std::to_string(in.gpu_count));
@@ -226,13 +249,15 @@ Result<BudgetResult> compute_budget(const ModelSpec& m, const BudgetInputs& in) 
 
     // Weights
     std::string wname = in.weights.empty() ? "auto" : in.weights;
-    if (!vllm && lower(wname) == "auto") {
+    if (!vllm && !hf && lower(wname) == "auto") {
         wname = "Q4_K_M";
         r.notes.push_back("llama.cpp: weights default to a Q4_K_M GGUF (pass --weights to choose)");
     }
     auto fmt = weight_format(wname, m);
     if (!fmt) return fmt.error();
-    if (!vllm && !fmt->gguf && fmt->kind != WeightKind::Float)
+    if (hf && fmt->gguf)
+        return make_error("bad_value", "transformers loads safetensors checkpoints: GGUF formats (" + fmt->name + ") are for --engine llamacpp");
+    if (!vllm && !hf && !fmt->gguf && fmt->kind != WeightKind::Float)
         return make_error("bad_value", "llama.cpp loads GGUF files: --weights must be one of Q8_0, Q6_K, Q5_K_M, Q4_K_M, Q4_0, IQ4_XS, bf16, fp16 (got '" + wname + "')");
     if (vllm && fmt->gguf) r.notes.push_back("vLLM's GGUF support is experimental; llama.cpp is the usual engine for " + fmt->name);
     auto wb = weight_bytes(m, fmt.value(), in.params, tp, pp);
@@ -349,6 +374,89 @@ Result<BudgetResult> compute_budget(const ModelSpec& m, const BudgetInputs& in) 
             auto kvb = kv_bytes_at(m, uniform_kv_dtypes(m, kt.value()), std::max<int64_t>(1, r.max_model_len), 1);
             if (kvb) kv_per_token_gpu = kvb.value() / tp;
         }
+    } else if (hf) {
+        // transformers generate(): weights + DynamicCache + prefill activations + runtime, no paging.
+        const int64_t total = r.gpu_total_bytes * in.gpu_count;
+        r.requested_bytes = static_cast<int64_t>(std::floor(double(total) * util));
+        r.max_num_seqs = in.max_num_seqs > 0 ? in.max_num_seqs : 1;
+        if (m.max_position_embeddings <= 0 && in.max_model_len <= 0)
+            return make_error("missing_field", "model " + m.name + " has no max_position_embeddings; pass --max-model-len");
+        const int64_t limit = m.max_position_embeddings > 0 ? m.max_position_embeddings : in.max_model_len;
+        const int64_t ctx = in.max_model_len > 0 ? in.max_model_len : limit;
+        r.max_model_len = ctx;
+        r.kv_cache_dtype = model_dtype;
+        r.cudagraph_estimated = false;
+        r.overhead_estimated = in.overhead_bytes < 0;
+        r.activation_estimated = in.activation_bytes < 0;
+        r.overhead_bytes = (in.overhead_bytes >= 0 ? in.overhead_bytes : 512 * MiB) * in.gpu_count;
+        r.weights_per_gpu_bytes = cdiv(r.weights.bytes + r.weights.vision_bytes, in.gpu_count);
+        auto tc = transformers_cache(m);
+        if (!tc) return tc.error();
+        const int64_t cached_layers = std::max<int64_t>(1, tc->full_layers + tc->windowed_layers + tc->state_layers);
+        auto act_at = [&](int64_t batch, int64_t len) {
+            return in.activation_bytes >= 0 ? in.activation_bytes : estimate_transformers_activation_bytes(m, batch, len);
+        };
+        // Bytes beyond the weights for `batch` sequences of `len` tokens; -1 when not computable.
+        auto need = [&](int64_t batch, int64_t len) -> int64_t {
+            auto c = transformers_cache_bytes(m, len, batch);
+            if (!c) return -1;
+            return c.value() + c.value() / cached_layers + act_at(batch, len) + r.overhead_bytes;
+        };
+        const int64_t room = r.requested_bytes - r.weights.bytes - r.weights.vision_bytes;
+        auto c = transformers_cache_bytes(m, ctx, r.max_num_seqs);
+        if (!c) return c.error();
+        r.cache_bytes = c.value();
+        r.cache_transient_bytes = c.value() / cached_layers;
+        r.activation_bytes = act_at(r.max_num_seqs, ctx);
+        r.kv_pool_bytes = room - r.activation_bytes - r.overhead_bytes;
+        r.llama_total_bytes = r.weights.bytes + r.weights.vision_bytes + r.cache_bytes + r.cache_transient_bytes +
+                              r.activation_bytes + r.overhead_bytes;
+        r.fits = r.llama_total_bytes <= r.requested_bytes;
+        r.all_seqs_fit = r.fits;
+        if (!r.fits)
+            r.error_text = "transformers would need " + format_bytes(r.llama_total_bytes) + " (weights " +
+                           format_bytes(r.weights.bytes + r.weights.vision_bytes) + ", cache " + format_bytes(r.cache_bytes) +
+                           " + " + format_bytes(r.cache_transient_bytes) + " while it grows, prefill " +
+                           format_bytes(r.activation_bytes) + ", runtime " + format_bytes(r.overhead_bytes) + ") but has " +
+                           format_bytes(r.requested_bytes);
+        auto fits_at = [&](int64_t batch, int64_t len) {
+            const int64_t n = need(batch, len);
+            return n >= 0 && n <= room;
+        };
+        r.context_seqs = r.max_num_seqs;
+        if (room > 0 && fits_at(r.context_seqs, 1)) {
+            if (fits_at(r.context_seqs, limit)) {
+                r.max_context = limit;
+                r.max_context_capped = true;
+            } else {
+                int64_t lo = 1, hi = limit;
+                while (lo < hi) {
+                    const int64_t mid = lo + (hi - lo + 1) / 2;
+                    if (fits_at(r.context_seqs, mid)) lo = mid;
+                    else hi = mid - 1;
+                }
+                r.max_context = lo;
+            }
+        }
+        if (room > 0 && fits_at(1, ctx)) {
+            int64_t lo = 1, hi = 1;
+            while (hi < (int64_t(1) << 20) && fits_at(hi * 2, ctx)) hi *= 2;
+            hi = std::min<int64_t>(hi * 2, int64_t(1) << 20);
+            while (lo < hi) {
+                const int64_t mid = lo + (hi - lo + 1) / 2;
+                if (fits_at(mid, ctx)) lo = mid;
+                else hi = mid - 1;
+            }
+            r.max_concurrency = lo;
+        }
+        std::string dt = lower(model_dtype) == "float32" ? "float32" : lower(model_dtype) == "float16" ? "float16" : "bfloat16";
+        r.transformers_snippet = "AutoModelForCausalLM.from_pretrained(\"" + m.name + "\", torch_dtype=torch." + dt +
+                                 ", device_map=\"auto\"); model.generate(**batch_of_" + std::to_string(r.max_num_seqs) +
+                                 ", max_length=" + std::to_string(r.fits ? ctx : r.max_context) + ")";
+        if (fmt->kind != WeightKind::Float && m.quant.method.empty())
+            r.notes.push_back("transformers: " + fmt->name + " weights need a pre-quantized checkpoint");
+        r.notes.push_back("transformers: SDPA attention assumed (eager attention adds batch x heads x tokens^2 scores)");
+        kv_per_token_gpu = tc->bytes_per_token * ctx + tc->state_bytes;
     } else {
         // llama.cpp: weights + KV cache + compute buffer + runtime overhead, layers spread over the GPUs.
         const int64_t total = r.gpu_total_bytes * in.gpu_count;

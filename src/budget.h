@@ -18,8 +18,8 @@
 
 namespace kvb {
 
-enum class BudgetEngine { Vllm, LlamaCpp };
-Result<BudgetEngine> parse_budget_engine(const std::string& s);  // vllm | llamacpp (llama.cpp)
+enum class BudgetEngine { Vllm, LlamaCpp, Transformers };
+Result<BudgetEngine> parse_budget_engine(const std::string& s);  // vllm | llamacpp (llama.cpp) | transformers
 const char* to_string(BudgetEngine e);
 
 struct BudgetInputs {
@@ -84,7 +84,11 @@ struct BudgetResult {
     // llama.cpp
     LlamaLayout llama;                 // KV layout at the resolved context / sequences
     int64_t compute_buffer_bytes = 0;  // llama.cpp compute buffer estimate
-    int64_t llama_total_bytes = 0;     // weights + KV + compute + overhead
+    int64_t llama_total_bytes = 0;     // weights + KV + compute + overhead (llama.cpp and transformers)
+    // transformers (generate() with the default DynamicCache, batch = max_num_seqs)
+    int64_t cache_bytes = 0;           // DynamicCache at max_model_len for the batch
+    int64_t cache_transient_bytes = 0; // one layer's torch.cat copy while the cache grows
+    std::string transformers_snippet;  // Python that loads the model as sized
     // Answers
     bool fits = false;                 // one request of max_model_len fits (vLLM starts)
     bool all_seqs_fit = false;         // max_num_seqs requests of max_model_len fit at once
@@ -114,6 +118,8 @@ int64_t estimate_vllm_cudagraph_bytes(const ModelSpec& m, int64_t pp, int64_t ma
 int64_t vllm_cudagraph_capture_sizes(int64_t max_num_seqs, int64_t max_num_batched_tokens);
 // vLLM's rotary cos/sin cache (counted in "Model loading took"): max_position x rotary_dim in the model dtype.
 int64_t vllm_rotary_cache_bytes(const ModelSpec& m);
+// transformers prefill of `batch` sequences of `tokens` tokens (SDPA attention, last-token logits).
+int64_t estimate_transformers_activation_bytes(const ModelSpec& m, int64_t batch, int64_t tokens);
 // llama.cpp compute buffer (flash attention on): the largest live set of one ubatch.
 int64_t estimate_llamacpp_compute_bytes(const ModelSpec& m, int64_t n_ubatch);
 

@@ -20,12 +20,12 @@ const char* kHelp =
     "  --gpu-memory SIZE              memory per GPU as the engine sees it (overrides the catalog size)\n"
     "  --gpu-count N                  GPUs (default 1)\n"
     "  --gpu-memory-utilization F     fraction of TOTAL memory vLLM may use (default 0.9; llama.cpp 1.0)\n"
-    "  --engine vllm|llamacpp         default vllm\n"
+    "  --engine vllm|llamacpp|transformers  default vllm\n"
     "  --weights FORMAT               auto|bf16|fp16|fp32|fp8|int8|awq|gptq|gptq-int8|mxfp4|\n"
     "                                 Q8_0|Q6_K|Q5_K_M|Q4_K_M|Q4_0|IQ4_XS (default auto = config)\n"
     "  --params N                     exact parameter count (e.g. the Hub's safetensors total)\n"
     "  --max-model-len N              context per sequence (default: the model's limit)\n"
-    "  --max-num-seqs N               vLLM --max-num-seqs / llama.cpp -np\n"
+    "  --max-num-seqs N               vLLM --max-num-seqs / llama.cpp -np / transformers batch size\n"
     "  --kv-cache-dtype T             vLLM: auto|bfloat16|float16|fp8|fp8_e4m3|fp8_e5m2; llama.cpp: f16|q8_0|q4_0|...\n"
     "  --tensor-parallel-size N, -tp  default: --gpu-count / pipeline size\n"
     "  --pipeline-parallel-size N, -pp\n"
@@ -45,6 +45,15 @@ std::string num(double v, const char* f) {
     char buf[64];
     std::snprintf(buf, sizeof buf, f, v);
     return buf;
+}
+
+const std::string& command_of(const BudgetResult& r) {
+    switch (r.engine) {
+        case BudgetEngine::Vllm: return r.vllm_command;
+        case BudgetEngine::LlamaCpp: return r.llama_command;
+        case BudgetEngine::Transformers: return r.transformers_snippet;
+    }
+    return r.vllm_command;
 }
 
 void print_json(const BudgetResult& r, std::ostream& out) {
@@ -82,8 +91,14 @@ void print_json(const BudgetResult& r, std::ostream& out) {
     o << "  \"max_context_seqs\": " << r.context_seqs << ",\n";
     o << "  \"max_context_capped\": " << b(r.max_context_capped) << ",\n";
     o << "  \"max_concurrency\": " << r.max_concurrency << ",\n";
-    const std::vector<std::string>& lines = r.engine == BudgetEngine::Vllm ? r.capacity.log_lines : r.llama.log_lines;
-    if (r.engine == BudgetEngine::Vllm) {
+    static const std::vector<std::string> none;
+    const std::vector<std::string>& lines = r.engine == BudgetEngine::Vllm       ? r.capacity.log_lines
+                                            : r.engine == BudgetEngine::LlamaCpp ? r.llama.log_lines
+                                                                                 : none;
+    if (r.engine == BudgetEngine::Transformers) {
+        o << "  \"transformers\": {\"cache_bytes\": " << r.cache_bytes << ", \"cache_transient_bytes\": " << r.cache_transient_bytes
+          << ", \"total_bytes\": " << r.llama_total_bytes << "},\n";
+    } else if (r.engine == BudgetEngine::Vllm) {
         o << "  \"vllm\": {\"num_blocks\": " << r.capacity.num_blocks << ", \"tokens\": " << r.capacity.tokens
           << ", \"max_concurrency\": " << num(r.vllm_concurrency, "%.4f")
           << ", \"estimated_max_model_len\": " << r.capacity.estimated_max_model_len << "},\n";
@@ -98,7 +113,7 @@ void print_json(const BudgetResult& r, std::ostream& out) {
       << ", \"kv_bytes_per_token\": " << r.decode.kv_bytes_per_token << ", \"tokens_per_s_single\": "
       << num(r.decode.tokens_per_s_single, "%.2f") << ", \"batch\": " << r.decode.batch
       << ", \"tokens_per_s_batch\": " << num(r.decode.tokens_per_s_batch, "%.2f") << "},\n";
-    o << "  \"command\": " << json_string(r.engine == BudgetEngine::Vllm ? r.vllm_command : r.llama_command) << ",\n";
+    o << "  \"command\": " << json_string(command_of(r)) << ",\n";
     o << "  \"error\": " << (r.error_text.empty() ? "null" : json_string(r.error_text)) << ",\n";
     o << "  \"notes\": [";
     for (size_t i = 0; i < r.notes.size(); ++i) o << (i ? ", " : "") << json_string(r.notes[i]);
@@ -109,8 +124,9 @@ void print_json(const BudgetResult& r, std::ostream& out) {
 void print_human(const BudgetResult& r, std::ostream& out) {
     const bool vllm = r.engine == BudgetEngine::Vllm;
     auto est = [](bool e) { return e ? " (estimate)" : " (given)"; };
+    const bool hf = r.engine == BudgetEngine::Transformers;
     out << r.model << " on " << r.gpu_count << " x " << r.gpu_name << " (" << gib(r.gpu_total_bytes) << "), "
-        << (vllm ? "vLLM" : "llama.cpp");
+        << (vllm ? "vLLM" : hf ? "transformers" : "llama.cpp");
     if (vllm) out << ", TP " << r.tp << (r.pp > 1 ? ", PP " + std::to_string(r.pp) : "");
     out << "\n";
     if (vllm) {
@@ -125,6 +141,15 @@ void print_human(const BudgetResult& r, std::ostream& out) {
         out << "  KV cache pool         " << (r.kv_pool_bytes > 0 ? gib(r.kv_pool_bytes) : "none (" + gib(-r.kv_pool_bytes) + " short)")
             << " per GPU, " << r.kv_cache_dtype << "\n";
         for (const std::string& l : r.capacity.log_lines) out << "  vLLM: " << l << "\n";
+    } else if (hf) {
+        out << "  available             " << gib(r.requested_bytes) << "\n";
+        out << "  weights               " << gib(r.weights.bytes + r.weights.vision_bytes) << " (" << r.weights.format.name << ", "
+            << with_commas(r.weights.params) << " params)\n";
+        out << "  DynamicCache          " << gib(r.cache_bytes) << " (" << r.kv_cache_dtype << ", " << with_commas(r.max_model_len)
+            << " tokens x " << r.max_num_seqs << " seqs) + " << gib(r.cache_transient_bytes) << " while it grows\n";
+        out << "  prefill activations   " << gib(r.activation_bytes) << est(r.activation_estimated) << "\n";
+        out << "  runtime overhead      " << gib(r.overhead_bytes) << est(r.overhead_estimated) << "\n";
+        out << "  total                 " << gib(r.llama_total_bytes) << "\n";
     } else {
         out << "  available             " << gib(r.requested_bytes) << "\n";
         out << "  weights               " << gib(r.weights.bytes) << " (" << r.weights.format.name << ", "
@@ -152,7 +177,7 @@ void print_human(const BudgetResult& r, std::ostream& out) {
             out << ", " << num(r.decode.tokens_per_s_batch, "%.1f") << " tokens/s aggregate at " << r.decode.batch << " sequences";
         out << "\n";
     }
-    out << "command: " << (vllm ? r.vllm_command : r.llama_command) << "\n";
+    out << (hf ? "python: " : "command: ") << command_of(r) << "\n";
     for (const std::string& n : r.notes) out << "note: " << n << "\n";
 }
 

@@ -226,6 +226,35 @@ TEST_CASE("llama.cpp budget: weights + KV + compute buffer + runtime") {
     CHECK(q.llama_command == "llama-server -m Llama-3.1-8B-Q4_K_M.gguf -c 32768 -np 4 -ctk q8_0 -ctv q8_0 -fa on -ngl 99");
 }
 
+TEST_CASE("transformers budget: weights + DynamicCache + prefill + runtime") {
+    kvb::BudgetInputs in;
+    in.engine = kvb::BudgetEngine::Transformers;
+    in.gpu = "rtx-4090";
+    in.max_model_len = 8192;
+    in.max_num_seqs = 4;
+    auto r = budget("meta-llama/Llama-3.1-8B", in);
+    CHECK(r.weights.bytes == 2 * 8030261248LL);
+    CHECK(r.cache_bytes == 4LL * 8192 * 131072);         // 4 GiB for 4 x 8,192 tokens
+    CHECK(r.cache_transient_bytes == r.cache_bytes / 32);  // one layer's torch.cat copy
+    CHECK(r.activation_bytes == kvb::estimate_transformers_activation_bytes(fixture("meta-llama/Llama-3.1-8B"), 4, 8192));
+    CHECK(r.llama_total_bytes == r.weights.bytes + r.cache_bytes + r.cache_transient_bytes + r.activation_bytes + 512 * MiB);
+    CHECK(r.fits);
+    CHECK(r.max_context >= 8192);
+    CHECK(r.transformers_snippet.find("from_pretrained(\"meta-llama/Llama-3.1-8B\", torch_dtype=torch.bfloat16") != std::string::npos);
+    // MLA models are cached decompressed: DeepSeek-V3 keeps 61 x 128 x (192 + 128) x 2 bytes per token.
+    kvb::BudgetInputs d;
+    d.engine = kvb::BudgetEngine::Transformers;
+    d.gpu = "h200";
+    d.gpu_count = 8;
+    d.max_model_len = 4096;
+    auto ds = budget("deepseek-ai/DeepSeek-V3", d);
+    CHECK(ds.cache_bytes == 4096LL * 61 * 128 * (192 + 128) * 2);
+    kvb::BudgetInputs g = in;
+    g.weights = "Q4_K_M";
+    CHECK(refused("meta-llama/Llama-3.1-8B", g).message ==
+          "transformers loads safetensors checkpoints: GGUF formats (Q4_K_M) are for --engine llamacpp");
+}
+
 TEST_CASE("decode bound from bandwidth") {
     kvb::BudgetInputs in;
     in.gpu = "h100-sxm";
@@ -268,7 +297,7 @@ TEST_CASE("bad budget input gets a clear error") {
     in.weights = "awq";
     CHECK(refused("Qwen/Qwen3-8B", in).message ==
           "llama.cpp loads GGUF files: --weights must be one of Q8_0, Q6_K, Q5_K_M, Q4_K_M, Q4_0, IQ4_XS, bf16, fp16 (got 'awq')");
-    CHECK(kvb::parse_budget_engine("tgi").error().message == "--engine must be vllm or llamacpp for a budget, got 'tgi'");
+    CHECK(kvb::parse_budget_engine("tgi").error().message == "--engine must be vllm, llamacpp or transformers, got 'tgi'");
     in.engine = kvb::BudgetEngine::Vllm;
     in.weights = "auto";
     in.activation_bytes = int64_t(1) << 60;
