@@ -6,7 +6,15 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/build-fuzz}
 mkdir -p "$out/include"
 [ -e "$out/include/nlohmann" ] || ln -s /usr/include/nlohmann "$out/include/nlohmann"
-srcs=("$root"/src/model.cpp "$root"/src/config_reader.cpp "$root"/src/kv.cpp "$root"/src/dtype.cpp "$root"/src/units.cpp)
-clang++-14 -std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-  -I"$root/src" -isystem "$out/include" "${srcs[@]}" "$root/fuzz/fuzz_config.cpp" -o "$out/fuzz_config"
-echo "$out/fuzz_config"
+flags=(-std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -I"$root/src" -isystem "$out/include")
+# The core once, as objects without the fuzzer's main, then one binary per target.
+objs=()
+for f in "$root"/src/*.cpp; do
+  o="$out/$(basename "$f" .cpp).o"
+  clang++-14 "${flags[@]/-fsanitize=fuzzer,/-fsanitize=fuzzer-no-link,}" -c "$f" -o "$o"
+  objs+=("$o")
+done
+for target in fuzz_config fuzz_engines; do
+  clang++-14 "${flags[@]}" "${objs[@]}" "$root/fuzz/$target.cpp" -o "$out/$target"
+  echo "$out/$target"
+done

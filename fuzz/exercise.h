@@ -1,0 +1,80 @@
+// What the fuzz targets do with one input, shared with the CTest corpus replay so
+// the regression test runs exactly what the fuzzer ran. Each returns false when an
+// invariant is broken (a crash or sanitizer report fails on its own).
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "budget.h"
+#include "kv.h"
+#include "llamacpp.h"
+#include "model.h"
+#include "transformers_cache.h"
+#include "vllm.h"
+
+namespace kvb::fuzz {
+
+// Parser + ideal KV: refusals carry a code and a message; sizes are never negative.
+inline bool exercise_config(const std::string& text) {
+    auto m = parse_config(text, "fuzz");
+    if (!m) return !m.error().code.empty() && m.error().message.rfind("fuzz: ", 0) == 0;
+    if (m->layers.empty()) return false;
+    for (const char* t : {"auto", "fp8"}) {
+        auto kt = vllm_kv_type(t, m->dtype);
+        if (!kt) return false;
+        KvDtypes d = uniform_kv_dtypes(m.value(), kt.value());
+        IdealKv kv = ideal_kv(m.value(), d);
+        if (kv.bytes_per_token < 0 || kv.state_bytes_per_seq < 0) return false;
+        for (int64_t ctx : {int64_t(0), int64_t(1), int64_t(4096), int64_t(1) << 20}) {
+            auto b = kv_bytes_at(m.value(), d, ctx, 10000);
+            if (b && b.value() < 0) return false;
+        }
+        if (ideal_kv(with_kv_heads(m.value(), 0), d).bytes_per_token < 0) return false;
+    }
+    return true;
+}
+
+// Engines and budget, with options drawn from a hash of the input.
+inline bool exercise_engines(const std::string& text) {
+    auto m = parse_config(text, "fuzz");
+    if (!m) return true;
+    uint64_t h = 1469598103934665603ULL;
+    for (unsigned char c : text) h = (h ^ c) * 1099511628211ULL;
+    const char* vtypes[] = {"auto", "fp8", "float32", "bfloat16"};
+    const char* ltypes[] = {"f16", "q8_0", "q4_0", "f32", "iq4_nl"};
+    const int64_t ctxs[] = {1, 255, 4096, 32768, 1 << 20};
+
+    VllmOptions vo;
+    vo.kv_cache_dtype = vtypes[h % 4];
+    vo.tensor_parallel_size = 1 + static_cast<int64_t>((h >> 8) % 16);
+    vo.pipeline_parallel_size = 1 + static_cast<int64_t>((h >> 12) % 4);
+    vo.max_model_len = ctxs[(h >> 16) % 5];
+    vo.block_size = (h >> 20) % 3 == 0 ? 0 : int64_t(16) << ((h >> 22) % 3);
+    if (auto cap = vllm_capacity(m.value(), vo, static_cast<int64_t>((h >> 24) % 64 + 1) << 28)) {
+        if (cap->num_blocks < 0 || std::isnan(cap->max_concurrency) || cap->max_concurrency < 0) return false;
+    }
+
+    LlamaOptions lo;
+    lo.n_ctx = ctxs[(h >> 30) % 5];
+    lo.n_seq_max = 1 + static_cast<int64_t>((h >> 33) % 8);
+    lo.kv_unified = (h >> 36) & 1;
+    lo.type_k = ltypes[(h >> 37) % 5];
+    lo.type_v = ltypes[(h >> 40) % 5];
+    lo.swa_full = (h >> 43) & 1;
+    (void)llamacpp_layout(m.value(), lo);
+
+    if (auto t = transformers_cache_bytes(m.value(), ctxs[(h >> 44) % 5], 1 + static_cast<int64_t>((h >> 47) % 4))) {
+        if (t.value() < 0) return false;
+    }
+
+    BudgetInputs in;
+    in.gpu = (h >> 50) & 1 ? "rtx-4090" : "h100";
+    in.gpu_count = 1 + static_cast<int64_t>((h >> 51) % 8);
+    in.max_model_len = ctxs[(h >> 54) % 5];
+    in.engine = (h >> 57) & 1 ? BudgetEngine::Vllm : BudgetEngine::LlamaCpp;
+    (void)compute_budget(m.value(), in);
+    return true;
+}
+
+}  // namespace kvb::fuzz
