@@ -267,7 +267,13 @@ Result<VllmLayout> vllm_layout(const ModelSpec& m, const VllmOptions& o) {
     const int64_t num_spec = o.num_speculative_tokens;
     const bool is_mla = m.has(LayerKind::Mla);
     const int64_t user_block = o.block_size;
-    int64_t attn_block = user_block > 0 ? user_block : (is_mla && o.mla_block_size > 0 ? o.mla_block_size : 16);
+    // DeepSeek-V3.2 (sparse MLA): FlashMLA-sparse pages are 64 tokens, an fp8 cache is the packed
+    // "fp8_ds_mla" layout of 656 B/token, and every layer also caches its indexer keys
+    // (DeepseekV32IndexerCache: 128 fp8 values + one fp32 scale = 132 B/token).
+    const bool ds_sparse = is_mla && m.model_type == "deepseek_v32";
+    const bool fp8_ds_mla = ds_sparse && kvt->name.rfind("fp8", 0) == 0;
+    int64_t attn_block = user_block > 0 ? user_block
+                                        : (is_mla && o.mla_block_size > 0 ? o.mla_block_size : (ds_sparse ? 64 : 16));
 
     // Chunked local attention (Llama 4): vLLM disables the hybrid manager by default
     // (VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE unset), so chunked layers are full.
@@ -369,7 +375,8 @@ Result<VllmLayout> vllm_layout(const ModelSpec& m, const VllmOptions& o) {
                 s.num_kv_heads = 1;  // one latent "head", never split by TP
                 s.head_size = l.kv_lora_rank + l.qk_rope_head_dim;
                 s.head_size_v = s.head_size;
-                s.real_page_size_bytes = s.block_size * s.head_size * dt;
+                s.real_page_size_bytes = s.block_size * (fp8_ds_mla ? 656 : s.head_size * dt);
+                if (fp8_ds_mla) s.dtype_bytes = 1;
                 break;
             case LayerKind::Linear:
             case LayerKind::Mamba: {
@@ -390,7 +397,18 @@ Result<VllmLayout> vllm_layout(const ModelSpec& m, const VllmOptions& o) {
         if (s.page_size_bytes <= 0)
             return make_error("bad_value", "layer " + std::to_string(i) + " of " + m.name + " has an empty KV page");
         L.layers.push_back(s);
+        if (ds_sparse && l.kind == LayerKind::Mla) {
+            VllmLayerSpec ix = s;
+            ix.layer = n_layers + i;  // an extra cache of layer i
+            ix.head_size = ix.head_size_v = 132;
+            ix.dtype_bytes = 1;
+            ix.real_page_size_bytes = ix.page_size_bytes = ix.block_size * 132;
+            L.layers.push_back(ix);
+        }
     }
+    if (ds_sparse)
+        L.notes.push_back("DeepSeek-V3.2: 64-token pages, indexer key cache (132 B/token/layer) alongside the latent" +
+                          std::string(fp8_ds_mla ? ", fp8_ds_mla latent layout (656 B/token)" : ""));
     if (L.layers.empty()) {
         L.notes.push_back("attention-free model: no KV cache (vLLM keeps num_blocks=1 for the null block)");
         return L;
@@ -522,7 +540,7 @@ Result<VllmLayout> vllm_layout(const ModelSpec& m, const VllmOptions& o) {
             for (const auto& g : L.groups) {
                 int64_t n = 0;
                 for (int64_t li : g.layers)
-                    if (rank[li] == r) ++n;
+                    if (rank[li >= n_layers ? li - n_layers : li] == r) ++n;
                 gs = std::max(gs, n);
             }
             bytes = gs * L.page_size_bytes;

@@ -59,7 +59,8 @@ struct VllmOptions {
 
 // One layer's KVCacheSpec as vLLM builds it on one worker (after the TP split).
 struct VllmLayerSpec {
-    int64_t layer = 0;          // index in ModelSpec::layers
+    int64_t layer = 0;          // index in ModelSpec::layers; n_layers + i = an extra cache of layer i
+                                // (DeepSeek-V3.2's indexer keys)
     LayerKind kind = LayerKind::Full;
     std::string spec_type;      // "FullAttentionSpec", "SlidingWindowSpec", "ChunkedLocalAttentionSpec",
                                 // "MLAAttentionSpec", "MambaSpec"

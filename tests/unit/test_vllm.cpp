@@ -539,3 +539,22 @@ TEST_CASE("absurd sizes saturate into vLLM's refusal instead of wrapping") {
     CHECK(c.estimated_max_model_len == 320);  // 20 blocks of 1000 layers x 4 MiB fit in 80 GiB
     CHECK(c.error_text.find("max seq len (1099511627776)") != std::string::npos);
 }
+
+TEST_CASE("DeepSeek-V3.2: 64-token pages, indexer keys, fp8_ds_mla") {
+    ModelSpec m = fixture("deepseek-ai/DeepSeek-V3.2");
+    VllmLayout l = layout(m);
+    CHECK(l.attn_block_size == 64);
+    CHECK(l.layers.size() == 122);  // 61 latent caches + 61 indexer key caches
+    CHECK(l.uniform_type);          // both MLAAttentionSpec, different page sizes: one group
+    CHECK(l.bytes_per_block == 61 * 64 * (1152 + 132));
+    VllmOptions o;
+    o.kv_cache_dtype = "fp8";
+    l = layout(m, o);
+    CHECK(l.bytes_per_block == 61 * 64 * (656 + 132));
+    o.pipeline_parallel_size = 2;  // indexer caches follow their layer's stage
+    l = layout(m, o);
+    CHECK(l.stage_bytes_per_block[0] == 31 * 64 * (656 + 132));
+    CHECK(l.stage_bytes_per_block[1] == 30 * 64 * (656 + 132));
+    // DeepSeek-V3 (dense MLA) is unchanged.
+    CHECK(layout(fixture("deepseek-ai/DeepSeek-V3")).attn_block_size == 16);
+}
