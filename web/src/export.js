@@ -144,7 +144,7 @@ function xmlEscape(s) {
 // What the chart shows, in CSS pixels, read back from the live uPlot instance so
 // PNG and SVG match the screen: plot box, axis ticks, series paths and colours.
 function chartGeometry(chart) {
-  const u = chart.plot;
+  const u = chart.plot ?? chart;
   const ratio = u.ctx.canvas.width / u.width || 1;
   const box = { left: u.bbox.left / ratio, top: u.bbox.top / ratio, width: u.bbox.width / ratio, height: u.bbox.height / ratio };
   const xs = u.data[0];
@@ -157,8 +157,10 @@ function chartGeometry(chart) {
       if (y === null || y === undefined) continue;
       pts.push([box.left + u.valToPos(xs[j], 'x'), box.top + u.valToPos(y, 'y')]);
     }
+    if (s.show === false) continue;
     const stroke = typeof s.stroke === 'function' ? s.stroke(u, i) : s.stroke;
-    series.push({ label: s.label, stroke: stroke || '#000', width: s.width || 1, dash: s.dash || null, pts });
+    const fill = typeof s.fill === 'string' ? s.fill : null;
+    series.push({ label: s.label, stroke: stroke || '#000', fill, width: s.width || 1, dash: s.dash || null, pts });
   }
   const ticks = (axisIdx, scale) => {
     const a = u.axes[axisIdx];
@@ -211,6 +213,11 @@ export function chartSvg(chart, title) {
   for (const s of g.series) {
     if (!s.pts.length) continue;
     const d = s.pts.map(([x, y], k) => (k ? 'L' : 'M') + f(x) + ' ' + f(y)).join(' ');
+    if (s.fill) {
+      // Area charts: filled down to the x axis, in series order, under the line.
+      const base = f(box.top + box.height);
+      out.push(`<path d="${d} L${f(s.pts.at(-1)[0])} ${base} L${f(s.pts[0][0])} ${base} Z" fill="${xmlEscape(s.fill)}" stroke="none"/>`);
+    }
     out.push(`<path d="${d}" fill="none" stroke="${xmlEscape(s.stroke)}" stroke-width="${s.width}"${s.dash ? ` stroke-dasharray="${s.dash.join(' ')}"` : ''}/>`);
   }
   out.push('</g>');
@@ -228,7 +235,7 @@ export function chartSvg(chart, title) {
 // The uPlot canvas already holds axes and lines; title and legend (HTML in uPlot)
 // are drawn around it.
 export function chartPng(chart, title) {
-  const u = chart.plot;
+  const u = chart.plot ?? chart;
   const src = u.ctx.canvas;
   const ratio = src.width / u.width || 1;
   const c = document.createElement('canvas');
@@ -261,18 +268,19 @@ export function chartPng(chart, title) {
   return new Promise((resolve, reject) => c.toBlob((b) => (b ? resolve(b) : reject(new Error('toBlob failed'))), 'image/png'));
 }
 
-// getChart() returns the live KvChart (it is re-created on some renders).
+// getChart() returns the live chart: a KvChart (its .plot) or any uPlot instance,
+// so other views (the simulator's) get the same buttons with one call.
 export function chartToolbar(getChart, name, title) {
   const full = () => title + (exportContext.model ? ' — ' + exportContext.model : '');
   return h('div', { class: 'export-tools no-print', role: 'group', 'aria-label': t('export.chartTools', { name: title }), 'data-export-for': name },
     toolButton('export.downloadPng', async () => {
       const chart = getChart();
-      if (!chart?.plot) return;
+      if (!(chart?.plot ?? chart)?.ctx) return;
       download(fileName(name, 'png'), await chartPng(chart, full()));
     }, 'png'),
     toolButton('export.downloadSvg', () => {
       const chart = getChart();
-      if (!chart?.plot) return;
+      if (!(chart?.plot ?? chart)?.ctx) return;
       download(fileName(name, 'svg'), new Blob([chartSvg(chart, full())], { type: 'image/svg+xml' }));
     }, 'svg'));
 }
