@@ -37,7 +37,8 @@ Result<VllmLogFormat> parse_vllm_log_format(const std::string& s) {
     if (s == "" || s == "current") return VllmLogFormat::Current;
     if (s == "split") return VllmLogFormat::Split;
     if (s == "legacy") return VllmLogFormat::Legacy;
-    return make_error("bad_value", "--log-format must be current, split or legacy, got '" + s + "'");
+    if (s == "v0") return VllmLogFormat::V0;
+    return make_error("bad_value", "--log-format must be current, split, legacy or v0, got '" + s + "'");
 }
 
 namespace {
@@ -199,7 +200,7 @@ Result<VllmLayout> vllm_layout(const ModelSpec& m, const VllmOptions& o) {
     int64_t mml = o.max_model_len > 0 ? o.max_model_len : model_max;
     if (mml > model_max) {
         std::string derived = std::to_string(model_max);
-        if (o.log_format != VllmLogFormat::Legacy) {
+        if (o.log_format == VllmLogFormat::Current || o.log_format == VllmLogFormat::Split) {
             derived += ".0";
             return refuse("User-specified max_model_len (" + std::to_string(mml) +
                           ") is greater than the derived max_model_len (" + len_key + "=" + derived +
@@ -281,7 +282,8 @@ Result<VllmLayout> vllm_layout(const ModelSpec& m, const VllmOptions& o) {
     if (chunked_as_full)
         L.notes.push_back("chunked local attention layers are cached as full attention: vLLM disables the hybrid "
                           "KV cache manager for them unless VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1");
-    const bool disable_hybrid = o.disable_hybrid_kv_cache_manager || chunked_as_full;
+    const bool disable_hybrid =
+        o.disable_hybrid_kv_cache_manager || chunked_as_full || o.log_format == VllmLogFormat::V0;
 
     // Hybrid attention + state: grow the attention block until its page holds one state.
     int64_t mamba_block = mml;

@@ -21,8 +21,11 @@ namespace kvb {
 //  Legacy:  vLLM V1 engine up to v0.19 (2025 .. April 2026): two lines
 //    "GPU KV cache size: N tokens" (N = num_blocks // groups * min block size) and
 //    "Maximum concurrency for M tokens per request: X.XXx"; error text says "models's".
-enum class VllmLogFormat { Current, Split, Legacy };
-Result<VllmLogFormat> parse_vllm_log_format(const std::string& s);  // current|split|legacy
+//  V0:      the V0 engine (up to ~v0.9): "# GPU blocks: N, # CPU blocks: C" and
+//    "Maximum concurrency for M tokens per request: X.XXx" with X = N * block / M; every layer
+//    caches the full context (no groups); error "The model's max seq len (M) is larger than ...".
+enum class VllmLogFormat { Current, Split, Legacy, V0 };
+Result<VllmLogFormat> parse_vllm_log_format(const std::string& s);  // current|split|legacy|v0
 
 // How much state memory one request of a hybrid attention + mamba/linear model holds.
 enum class MambaCacheMode {
@@ -55,6 +58,7 @@ struct VllmOptions {
     // VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1 (then chunked layers get their own groups).
     bool chunked_local_hybrid = false;
     VllmLogFormat log_format = VllmLogFormat::Current;
+    int64_t swap_space_bytes = int64_t(4) << 30;  // V0 only: --swap-space (CPU blocks line)
 };
 
 // One layer's KVCacheSpec as vLLM builds it on one worker (after the TP split).
@@ -144,6 +148,7 @@ struct VllmCapacity {
     int64_t request_bytes = 0;        // KV bytes one max_model_len request needs
     int64_t tokens = 0;               // "GPU KV cache size: N tokens" in the chosen format
     int64_t legacy_tokens = 0;        // num_blocks // groups * min_block_size
+    int64_t cpu_blocks = 0;           // V0 only
     double max_concurrency = 0;       // num_blocks / blocks_per_request
     bool fits = false;                // one max_model_len request fits
     int64_t estimated_max_model_len = 0;  // when !fits: vLLM's binary search result (0: not even 1 token)

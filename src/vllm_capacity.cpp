@@ -125,11 +125,60 @@ int64_t vllm_num_blocks(const VllmLayout& l, int64_t avail) {
     return nb == INT64_MAX ? 0 : nb;
 }
 
+namespace {
+
+// The V0 engine (CacheEngine.get_cache_block_size / raise_if_cache_size_invalid): one block of
+// block_size tokens across every attention layer of the stage, no groups, no sliding windows.
+VllmCapacity v0_capacity(VllmCapacity c, int64_t avail, int64_t swap) {
+    const VllmLayout& L = c.layout;
+    int64_t per_block = 0;
+    for (int r = 0; r < L.pp; ++r) {
+        int64_t b = 0;
+        for (const auto& s : L.layers)
+            if (s.pp_rank == r && s.spec_type != "MambaSpec") b += s.real_page_size_bytes;
+        per_block = std::max(per_block, b);
+    }
+    const int64_t block = L.attn_block_size, mml = L.max_model_len;
+    c.num_blocks = per_block > 0 && avail > 0 ? avail / per_block : 0;
+    c.cpu_blocks = per_block > 0 ? swap / per_block : 0;
+    c.usable_blocks = c.num_blocks;
+    c.tokens = c.legacy_tokens = sat_mul(c.num_blocks, block);
+    c.blocks_per_request = cdiv(mml, block);
+    c.request_bytes = sat_mul(c.blocks_per_request, per_block);
+    c.max_concurrency = double(c.num_blocks) * double(block) / double(mml);
+    if (c.num_blocks <= 0) {
+        c.error_text = "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
+                       "initializing the engine.";
+        return c;
+    }
+    char conc[64];
+    std::snprintf(conc, sizeof conc, "%.2fx", c.max_concurrency);
+    c.log_lines.push_back("# GPU blocks: " + std::to_string(c.num_blocks) +
+                          ", # CPU blocks: " + std::to_string(c.cpu_blocks));
+    c.log_lines.push_back("Maximum concurrency for " + std::to_string(mml) + " tokens per request: " + conc);
+    c.fits = c.tokens >= mml;
+    if (!c.fits) {
+        c.estimated_max_model_len = c.tokens;
+        c.error_text = "The model's max seq len (" + std::to_string(mml) +
+                       ") is larger than the maximum number of tokens that can be stored in KV cache (" +
+                       std::to_string(c.tokens) +
+                       "). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing "
+                       "the engine.";
+    }
+    return c;
+}
+
+}  // namespace
+
 Result<VllmCapacity> vllm_capacity(const ModelSpec& m, const VllmOptions& o, int64_t avail) {
     auto lay = vllm_layout(m, o);
     if (!lay) return lay.error();
     VllmCapacity c;
     c.layout = std::move(lay.value());
+    if (c.layout.log_format == VllmLogFormat::V0) {
+        c.available_bytes = avail;
+        return v0_capacity(std::move(c), avail, o.swap_space_bytes);
+    }
     const VllmLayout& L = c.layout;
     c.available_bytes = avail;
     const bool current = L.log_format != VllmLogFormat::Legacy;  // Split shares the current error texts

@@ -36,7 +36,9 @@ or vLLM's ValueError when one request of --max-model-len tokens does not fit
   --num-speculative-tokens N     extra state slots for speculative decoding
   --disable-hybrid-kv-cache-manager   cache sliding-window layers as full attention
   --log-format F                 current (v0.26+, one line), split (v0.20-v0.25: two lines, N = int(X*M)),
-                                 legacy (up to v0.19: two lines, N = blocks // groups * block size)
+                                 legacy (up to v0.19: two lines, N = blocks // groups * block size),
+                                 v0 (the V0 engine: "# GPU blocks" and its own error)
+  --swap-space SIZE              v0 only: CPU swap space for the "# CPU blocks" count (default 4GiB)
 )";
 
 }  // namespace
@@ -46,7 +48,7 @@ int cmd_vllm(const std::vector<std::string>& argv, std::ostream& out, std::ostre
                         ArgSpec{{"--kv-cache-memory", "--max-model-len", "--kv-cache-dtype", "--block-size",
                                  "--mla-block-size", "--tensor-parallel-size", "-tp", "--pipeline-parallel-size",
                                  "-pp", "--max-num-batched-tokens", "--mamba-cache-mode", "--mamba-cache-dtype",
-                                 "--mamba-ssm-cache-dtype", "--num-speculative-tokens", "--log-format"},
+                                 "--mamba-ssm-cache-dtype", "--num-speculative-tokens", "--log-format", "--swap-space"},
                                 {"--disable-hybrid-kv-cache-manager", "--async-scheduling", "--no-async-scheduling"}},
                         err);
     if (!a) return kUsage;
@@ -83,7 +85,8 @@ int cmd_vllm(const std::vector<std::string>& argv, std::ostream& out, std::ostre
     auto pp = get_count(*a, a->has("-pp") ? "-pp" : "--pipeline-parallel-size", 1, err);
     auto mnbt = get_count(*a, "--max-num-batched-tokens", 0, err);
     auto spec = get_count(*a, "--num-speculative-tokens", 0, err);
-    if (!mem || !mml || !bs || !mbs || !tp || !pp || !mnbt || !spec) return kRefused;
+    auto swap = get_size(*a, "--swap-space", int64_t(4) << 30, err);
+    if (!mem || !mml || !bs || !mbs || !tp || !pp || !mnbt || !spec || !swap) return kRefused;
     if (a->has("--block-size") && *bs == 0) {
         err << "kvbudget: error: --block-size must be at least 1\n";
         return kRefused;
@@ -105,6 +108,7 @@ int cmd_vllm(const std::vector<std::string>& argv, std::ostream& out, std::ostre
     if (a->has("--async-scheduling")) o.async_scheduling = 1;
     if (a->has("--no-async-scheduling")) o.async_scheduling = 0;
     o.log_format = *fmt;
+    o.swap_space_bytes = *swap;
 
     auto r = vllm_capacity(*loaded, o, *mem);
     if (!r) {
@@ -136,7 +140,7 @@ int cmd_vllm(const std::vector<std::string>& argv, std::ostream& out, std::ostre
         out << "],\"fits\":" << (c.fits ? "true" : "false") << ",\"num_blocks\":" << c.num_blocks
             << ",\"usable_blocks\":" << c.usable_blocks << ",\"blocks_per_request\":" << c.blocks_per_request
             << ",\"request_bytes\":" << c.request_bytes << ",\"tokens\":" << c.tokens
-            << ",\"legacy_tokens\":" << c.legacy_tokens << ",\"max_concurrency\":" << c.max_concurrency
+            << ",\"legacy_tokens\":" << c.legacy_tokens << ",\"cpu_blocks\":" << c.cpu_blocks << ",\"max_concurrency\":" << c.max_concurrency
             << ",\"estimated_max_model_len\":" << c.estimated_max_model_len
             << ",\"error\":" << json_string(c.error_text) << ",\"log_lines\":[";
         for (size_t i = 0; i < c.log_lines.size(); ++i) out << (i ? "," : "") << json_string(c.log_lines[i]);

@@ -209,6 +209,30 @@ TEST_CASE("V5 vllm PR #20665: DeepSeek-V2-Lite PP2xTP2 807,792 tokens, 788.86x")
     CHECK(c.log_lines[1] == "Maximum concurrency for 1,024 tokens per request: 788.86x");
 }
 
+// V6. vllm-project/vllm#10517 (comment, 2024-12-02), the V0 engine, RTX 3090, meta-llama/Llama-3.1-8B-Instruct
+// (fixture), bf16, block 16, swap space 4 GiB, --max-model-len 20000 and 29000. Profiling gave 1952 and 1478
+// blocks (kv_cache_size=3.81GiB in the first run); those block counts are the KV memory passed in.
+TEST_CASE("V6 vllm#10517: V0 engine, # GPU blocks 1952 / 1478 and its error") {
+    ModelSpec m = fixture("meta-llama/Llama-3.1-8B-Instruct");
+    VllmOptions o;
+    o.log_format = VllmLogFormat::V0;
+    o.max_model_len = 20000;
+    VllmCapacity c = vcap(m, o, int64_t(1952) * 2 * MiB);
+    CHECK(c.fits);
+    REQUIRE(c.log_lines.size() == 2);
+    CHECK(c.log_lines[0] == "# GPU blocks: 1952, # CPU blocks: 2048");
+    CHECK(c.log_lines[1] == "Maximum concurrency for 20000 tokens per request: 1.56x");
+    o.max_model_len = 29000;
+    c = vcap(m, o, int64_t(1478) * 2 * MiB);
+    CHECK_FALSE(c.fits);
+    CHECK(c.log_lines[0] == "# GPU blocks: 1478, # CPU blocks: 2048");
+    CHECK(c.log_lines[1] == "Maximum concurrency for 29000 tokens per request: 0.82x");
+    CHECK(c.error_text ==
+          "The model's max seq len (29000) is larger than the maximum number of tokens that can be stored in KV cache "
+          "(23648). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the "
+          "engine.");
+}
+
 // V7. Chinese blog notes (2026, current vLLM): `vllm serve Qwen/Qwen3-0.6B --gpu-memory-utilization 0.2`,
 // default max_model_len 40960 (fixture). KV memory: 768 blocks (1.3125 GiB), the lower bound of "1.31 GiB".
 TEST_CASE("V7 Qwen3-0.6B: the current ValueError, verbatim") {
