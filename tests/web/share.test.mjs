@@ -129,11 +129,12 @@ test('Copy embed code gives an iframe for this view with theme, panels and langu
 });
 
 test('the embed URL shows the same numbers as the full page, in a 640 px column', async () => {
-  const full = await openPage(env, 'model=Qwen/Qwen3-8B&ctx=8192&seqs=2');
+  const view = 'model=Qwen/Qwen3-8B&ctx=8192&seqs=2&gpuCount=2&tp=2';
+  const full = await openPage(env, view);
   const expected = await metrics(full.page);
   await full.context.close();
 
-  const { page, context, errors } = await openPage(env, 'model=Qwen/Qwen3-8B&ctx=8192&seqs=2&embed=1&theme=dark&panels=controls,bar,metrics,context', { viewport: { width: 640, height: 800 } });
+  const { page, context, errors } = await openPage(env, view + '&embed=1&theme=dark&panels=controls,bar,metrics,context', { viewport: { width: 640, height: 800 } });
   assert.equal(await page.getAttribute('body', 'data-state'), 'ready');
   assert.deepEqual(await metrics(page), expected);
   assert.equal(await page.getAttribute('html', 'data-theme'), 'dark');
@@ -141,11 +142,14 @@ test('the embed URL shows the same numbers as the full page, in a 640 px column'
   assert.equal(await page.isVisible('#sec-chart'), false);
   assert.equal(await page.isVisible('#model-input'), false);
   assert.equal(await page.isVisible('.bar'), true);
+  // Key controls always; secondary ones only when this view changed them.
+  for (const id of ['ctl-gpu', 'ctl-engine', 'ctl-kv', 'ctl-ctx', 'ctl-seqs', 'ctl-gpu-count', 'ctl-tp']) assert.equal(await page.isVisible('#' + id), true, id);
+  for (const id of ['ctl-util', 'ctl-weights']) assert.equal(await page.isVisible('#' + id), false, id);
   assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 640), 'no horizontal overflow at 640 px');
   const link = page.locator('[data-role="full-page"]');
   assert.equal(await link.getAttribute('target'), '_blank');
   const href = new URL(await link.getAttribute('href'));
-  assert.deepEqual(Object.fromEntries(href.searchParams), { model: 'Qwen/Qwen3-8B', ctx: '8192', seqs: '2' });
+  assert.deepEqual(Object.fromEntries(href.searchParams), { model: 'Qwen/Qwen3-8B', ctx: '8192', seqs: '2', gpuCount: '2', tp: '2' });
   assert.deepEqual(errors, []);
   await context.close();
 });

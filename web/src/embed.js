@@ -5,12 +5,14 @@
 // whenever that changes, so web/embed-host.js can size the frame.
 import { h, $, clear } from './dom.js';
 import { t } from './i18n.js';
-import { EMBED_PANELS, EMBED_DEFAULT_PANELS } from './state.js';
+import { EMBED_PANELS, EMBED_DEFAULT_PANELS, defaultState } from './state.js';
 import { buildControls } from './controls.js';
 import { shareUrl, applyThemeParam, ignoredNote, updateIgnored, languageSwitcher } from './share.js';
 import { exportContext } from './export.js';
 
 export const RESIZE_MESSAGE = 'kvbudget:resize';
+
+const SECONDARY = [['ctl-gpu-count', 'gpuCount'], ['ctl-util', 'util'], ['ctl-weights', 'weights'], ['ctl-tp', 'tp']];
 
 export function embedPanels(state) {
   const list = state.panels ? state.panels.split(',').filter((n) => EMBED_PANELS.includes(n)) : [];
@@ -61,6 +63,12 @@ export function embedRendered(app) {
   const show = new Set(embedPanels(app.state));
   const body = app.els.resultsBody;
   app.els.controls.hidden = !show.has('controls');
+  // The card keeps secondary controls folded away unless the view changed them, so
+  // a reader always sees every setting that differs from the defaults.
+  const base = defaultState();
+  for (const [field, key] of SECONDARY) {
+    app.els.controls.querySelector(`[data-field="${field}"]`)?.classList.toggle('changed', app.state[key] !== base[key]);
+  }
   const headline = body.querySelector('.headline');
   if (headline) {
     for (const el of headline.querySelectorAll('.verdict, .bar, .legend')) el.hidden = !show.has('bar');
