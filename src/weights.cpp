@@ -253,7 +253,10 @@ Result<ParamCount> count_params(const ModelSpec& m) {
                     break;
                 }
                 const int64_t conv_dim = s.conv_dim();
-                b.add(TensorRole::StateIn, li, conv_dim + s.d_inner + 2 * s.heads, h);  // qkvz + ba
+                // llama.cpp names the q/k/v part of the in-projection attn_qkv, which its
+                // quantizer treats like attn_v; the z gate and beta/alpha stay plain inputs.
+                b.add(TensorRole::AttnQkv, li, conv_dim, h);
+                b.add(TensorRole::StateIn, li, s.d_inner + 2 * s.heads, h);  // z + ba
                 b.add(TensorRole::StateConv, li, conv_dim, s.conv_kernel, 1, -1, false);
                 b.vec(li, 2 * s.heads + s.d_inner / s.heads);  // dt_bias, A_log, gated norm (head_v_dim)
                 b.add(TensorRole::StateOut, li, h, s.d_inner);
@@ -341,6 +344,10 @@ Result<ParamCount> count_params(const ModelSpec& m) {
             case TensorRole::StateIn: case TensorRole::StateOut: case TensorRole::StateConv: slot = 6; break;
             case TensorRole::Vector: slot = 7; break;
         }
+        // The in-projection of a linear-attention layer is a mixer weight, whatever llama.cpp calls it.
+        if (slot == 2 && g.layer >= 0 && (m.layers[size_t(g.layer)].kind == LayerKind::Linear ||
+                                          m.layers[size_t(g.layer)].kind == LayerKind::Mamba))
+            slot = 6;
         parts[slot] += p;
     }
     // 2^55 parameters is far beyond any model; below it every per-tensor byte count

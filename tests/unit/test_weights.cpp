@@ -74,6 +74,10 @@ TEST_CASE("parameter counts match published totals (MoE, MLA, hybrids)") {
     // Qwen3-Next: gated attention (q_proj twice as wide), gated delta net, shared expert gate.
     // Same architecture as Qwen3-Coder-Next, whose count is 79,674,391,296.
     CHECK(count("Qwen/Qwen3-Next-80B-A3B-Thinking").total == 79674391296);
+    // Qwen3.5-27B text model (llama.cpp n_params of the Qwen3.5/3.6-27B GGUFs); the vision tower is separate.
+    CHECK(count("Qwen/Qwen3.5-27B").total == 26895998464);
+    // Nemotron-3-Nano: Mamba-2 + MoE + attention blocks (llama.cpp n_params 31,577,940,288).
+    CHECK(count("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16").total == 31577940288);
     // MiniMax-M1: 456B total, 45.9B active per the M1 report (active here includes 2.46B of embeddings).
     auto mm = count("MiniMaxAI/MiniMax-M1-80k");
     CHECK(mm.total == 456089655296);
@@ -110,6 +114,9 @@ TEST_CASE("bytes per format") {
     CHECK(bytes("Qwen/Qwen3-30B-A3B", "Q4_K_M") == 18550716416LL);   // llama-bench model_size (Qwen3-Coder-30B-A3B)
     CHECK(bytes("google/gemma-3-1b-it", "Q4_K_M") == 799525120LL);   // tied: token_embd takes the output's Q6_K
     CHECK(bytes("microsoft/phi-4", "Q8_0") == 15576944640LL);
+    // Qwen3.5/3.6-27B Q4_K_M, llama-server /v1/models "size": the gated-delta-net in-projection
+    // is stored as attn_qkv, which llama.cpp's quantizer treats like attn_v.
+    CHECK(bytes("Qwen/Qwen3.5-27B", "Q4_K_M") == 16536406016LL);
     // Exact block arithmetic: Q8_0 is 34 bytes per 32 weights; norms stay F32.
     CHECK(bytes("Qwen/Qwen3-0.6B", "Q8_0") == 633495552LL);
 }
