@@ -70,6 +70,10 @@ TEST_CASE("Fig. 2: contiguous baselines store a minority of token states, paged 
     CHECK(max.token_states_of_used < 0.5);
     CHECK(pow2.token_states_of_used < 0.5);
     CHECK(oracle.token_states_of_used < 0.5);
+    // Also as shares of the whole capacity (the --json token_states_fraction).
+    CHECK(max.memory.token_states < 0.5);
+    CHECK(pow2.memory.token_states < 0.5);
+    CHECK(oracle.memory.token_states < 0.5);
     // The paper's order, and Max close to its published 20.4% (the Max share hardly
     // depends on the length shape: mean real length / 2048 over the time a request lives).
     CHECK(max.token_states_of_used < pow2.token_states_of_used);
