@@ -55,8 +55,11 @@ int64_t sat_mul(int64_t a, int64_t b) {
 // dataclass equality compares in vLLM.
 std::tuple<std::string, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>
 spec_key(const VllmLayerSpec& s) {
+    // FullAttentionSpec.merge accepts layers that differ only in the sliding window / chunk they
+    // remember (what --disable-hybrid-kv-cache-manager produces), so those compare equal here.
+    const int64_t window = s.spec_type == "FullAttentionSpec" ? 0 : s.window;
     return {s.spec_type, s.block_size, s.num_kv_heads, s.head_size, s.head_size_v,
-            s.dtype_bytes, s.window, s.page_size_bytes, s.state_conv_bytes + (s.state_ssm_bytes << 1)};
+            s.dtype_bytes, window, s.page_size_bytes, s.state_conv_bytes + (s.state_ssm_bytes << 1)};
 }
 
 bool same_spec(const VllmLayerSpec& a, const VllmLayerSpec& b) { return spec_key(a) == spec_key(b); }

@@ -295,6 +295,8 @@ TEST_CASE("gpt-oss-20b: 2 groups of 12 layers, tokens = num_blocks // 2 * 16") {
     o.disable_hybrid_kv_cache_manager = true;
     c = capacity(m, o, avail);
     CHECK(c.layout.groups.size() == 1);
+    CHECK(c.layout.groups[0].spec_type == "FullAttentionSpec");
+    CHECK_FALSE(c.layout.uniform_type);
     CHECK(c.layout.groups[0].layers.size() == 24);
     CHECK(c.blocks_per_request == 2048);
 }
@@ -557,4 +559,22 @@ TEST_CASE("DeepSeek-V3.2: 64-token pages, indexer keys, fp8_ds_mla") {
     CHECK(l.stage_bytes_per_block[1] == 30 * 64 * (656 + 132));
     // DeepSeek-V3 (dense MLA) is unchanged.
     CHECK(layout(fixture("deepseek-ai/DeepSeek-V3")).attn_block_size == 16);
+}
+
+TEST_CASE("Llama 4 chunked local attention: cached as full attention unless the hybrid manager is allowed") {
+    ModelSpec m = fixture("meta-llama/Llama-4-Scout-17B-16E-Instruct");  // 36 chunked (8192) + 12 full, 8 KV x 128
+    VllmOptions o;
+    o.max_model_len = 131072;
+    VllmLayout l = layout(m, o);
+    REQUIRE(l.groups.size() == 1);
+    CHECK(l.groups[0].spec_type == "FullAttentionSpec");
+    CHECK(l.bytes_per_block == 48 * 65536);
+    CHECK(vllm_request_blocks(l, 131072) == 8192);
+    o.chunked_local_hybrid = true;  // VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1
+    l = layout(m, o);
+    CHECK(l.group_size == 12);
+    CHECK(l.groups.size() == 4);  // 3 chunked groups + 1 full
+    CHECK(l.warnings.empty());
+    // full: 8192 blocks; chunked: cdiv(8192 + 2 x 8192, 16) = 1536 each
+    CHECK(vllm_request_blocks(l, 131072) == 8192 + 3 * 1536);
 }
