@@ -31,12 +31,12 @@ test('a copied link round-trips: same numbers, same controls, same language', as
   await page.waitForFunction(() => document.querySelector('[data-role="model-name"]')?.textContent === 'Qwen/Qwen3-8B');
   await waitSettled(page);
   await change(page, '#ctl-gpu', 'a100-80gb');
+  await change(page, '#ctl-util', '0.85'); // vLLM's knob: set before switching engine
   await change(page, '#ctl-engine', 'llamacpp');
   await change(page, '#ctl-ctk', 'q8_0');
   await change(page, '#ctl-ctv', 'q4_0');
   await change(page, '#ctl-ctx', '12288');
   await change(page, '#ctl-seqs', '3');
-  await change(page, '#ctl-util', '0.85');
   await change(page, '#lang', 'zh-CN');
   assert.equal(await page.getAttribute('body', 'data-state'), 'ready');
   const before = { metrics: await metrics(page), controls: await controlValues(page) };
