@@ -766,6 +766,14 @@ Result<WeightBytes> weight_bytes(const ModelSpec& m, const WeightFormat& format,
     if (m.dims.tie_word_embeddings) active += embed_bytes;  // the table is read as the lm_head
 
     int64_t params = pc.total;
+    if (given_params > 0 && !m.quant.method.empty() && given_params != pc.total) {
+        // A pre-quantized checkpoint's safetensors element count counts packed int32 words,
+        // scales and zeros, not parameters: the config's own count is the better number.
+        wb.notes.push_back("given parameter count " + std::to_string(given_params) + " ignored: the checkpoint is pre-quantized (" +
+                           m.quant.method + "), so its tensor element count is not a parameter count; using the config's " +
+                           std::to_string(pc.total));
+        given_params = 0;
+    }
     if (given_params > 0 && given_params != pc.total) {
         int64_t num = 2, den = 1;
         main_rate(format, &num, &den);

@@ -103,7 +103,9 @@ struct WeightBytes {
 };
 
 // Bytes of the weights in `format`. `given_params` > 0 replaces the counted total (the
-// difference is stored at the format's main rate). tp/pp: vLLM's split (1 = none).
+// difference is stored at the format's main rate), except for pre-quantized checkpoints
+// (config has quantization_config), whose safetensors element counts are packed words,
+// not parameters: then it is ignored with a note. tp/pp: vLLM's split (1 = none).
 Result<WeightBytes> weight_bytes(const ModelSpec& m, const WeightFormat& format, int64_t given_params = 0,
                                  int64_t tp = 1, int64_t pp = 1);
 

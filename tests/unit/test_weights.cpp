@@ -151,6 +151,17 @@ TEST_CASE("given parameter count replaces the counted total") {
     CHECK(b->bytes == 2 * (8190735360LL + 1000));
 }
 
+TEST_CASE("a pre-quantized checkpoint's element count is not a parameter count") {
+    auto m = fixture("Qwen/Qwen2-VL-2B-Instruct-AWQ");
+    auto f = kvb::weight_format("auto", m).value();
+    auto base = kvb::weight_bytes(m, f).value();
+    auto given = kvb::weight_bytes(m, f, 700000000).value();
+    CHECK(given.params == base.params);
+    CHECK(given.bytes == base.bytes);
+    REQUIRE_FALSE(given.notes.empty());
+    CHECK(given.notes[0].rfind("given parameter count 700000000 ignored: the checkpoint is pre-quantized (awq)", 0) == 0);
+}
+
 TEST_CASE("tensor and pipeline parallel split") {
     auto m = fixture("meta-llama/Llama-3.1-70B");
     auto f = kvb::weight_format("bf16", m).value();
