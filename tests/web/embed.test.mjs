@@ -86,6 +86,7 @@ test('the copied snippet, pasted into a page on another port, works and sizes it
 
   const h1 = await waitFrameFits(page, frame);
   assert.notEqual(h1, 560, 'the snippet\'s initial height was replaced');
+  assert.ok(await frame.evaluate(() => document.documentElement.scrollHeight <= window.innerHeight), 'no inner scrollbar');
   const msgs = await page.evaluate(() => window.__msgs.filter((m) => m.data?.type === 'kvbudget:resize'));
   assert.ok(msgs.length >= 1);
   assert.ok(msgs.every((m) => m.origin === new URL(env.site.url).origin));
