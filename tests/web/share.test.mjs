@@ -69,7 +69,7 @@ test('a copied link round-trips: same numbers, same controls, same language', as
 
 test('unknown and invalid parameters are ignored with a visible note, never an error page', async () => {
   const q = new URLSearchParams([
-    ['foo', 'bar'], ['ctx', '-5'], ['engine', 'tpu'], ['lang', 'fr'], ['model', XSS], ['theme', 'neon'], ['kv', 'bogus'], ['seqs', '2'],
+    ['foo', 'bar'], ['ctx', '-5'], ['engine', 'tpu'], ['lang', 'fr'], ['model', XSS], ['theme', 'neon'], ['embed', 'yes'], ['panels', 'bar,nope'], ['kv', 'bogus'], ['seqs', '2'],
   ]).toString();
   const { page, context, errors } = await openPage(env, q);
   assert.equal(await page.getAttribute('body', 'data-state'), 'ready');
@@ -80,11 +80,11 @@ test('unknown and invalid parameters are ignored with a visible note, never an e
   const note = page.locator('[data-role="ignored-params"]');
   assert.equal(await note.isVisible(), true);
   assert.equal(await note.textContent(),
-    `Ignored URL parameters (unknown or invalid): foo=bar, ctx=-5, engine=tpu, lang=fr, model=${XSS}, theme=neon, kv=bogus`);
+    `Ignored URL parameters (unknown or invalid): foo=bar, ctx=-5, engine=tpu, lang=fr, model=${XSS}, theme=neon, embed=yes, panels=bar,nope, kv=bogus`);
   assert.equal(await page.evaluate(() => window.__xss), undefined);
   assert.equal(await page.$$eval('img', (imgs) => imgs.length), 0);
   // The address bar is rewritten to the state actually shown.
-  assert.deepEqual(Object.fromEntries(new URL(page.url()).searchParams), { seqs: '2' });
+  assert.deepEqual(Object.fromEntries(new URL(page.url()).searchParams), { seqs: '2', panels: 'bar' });
   assert.deepEqual(errors, []);
   await context.close();
 });

@@ -76,7 +76,7 @@ export function stateFromParams(params, base = defaultState()) {
         if (v === 'en' || v === 'zh-CN') s.lang = v; else ignored.push(key);
         break;
       case 'embed':
-        s.embed = v === '1';
+        if (v === '1' || v === '0') s.embed = v === '1'; else ignored.push(key);
         break;
       case 'theme':
         if (v === 'light' || v === 'dark' || v === 'auto') s.theme = v; else ignored.push(key);
