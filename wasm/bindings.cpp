@@ -13,6 +13,8 @@
 #include <exception>
 #include <map>
 #include <new>
+#include <optional>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -66,6 +68,70 @@ std::string guarded(F&& f) {
         return fail("internal", "internal error");
     }
 }
+
+
+// A direct JSON writer for compute(): building a DOM and serializing it cost more
+// than the computation itself, and a recompute must stay under a millisecond.
+class Out {
+public:
+    Out& obj() { sep(); buf_ += '{'; first_.push_back(true); return *this; }
+    Out& arr() { sep(); buf_ += '['; first_.push_back(true); return *this; }
+    Out& end_obj() { buf_ += '}'; first_.pop_back(); return *this; }
+    Out& end_arr() { buf_ += ']'; first_.pop_back(); return *this; }
+    Out& key(const char* k) {
+        sep();
+        buf_ += '"';
+        buf_ += k;  // keys are literals in this file
+        buf_ += "\":";
+        after_key_ = true;
+        return *this;
+    }
+    Out& v(int64_t n) { sep(); buf_ += std::to_string(n); return *this; }
+    Out& v(int n) { return v(static_cast<int64_t>(n)); }
+    Out& v(double d) {
+        sep();
+        if (!(d == d) || d > 1e308 || d < -1e308) {
+            buf_ += "null";
+        } else {
+            char tmp[32];
+            std::snprintf(tmp, sizeof tmp, "%.17g", d);
+            buf_ += tmp;
+        }
+        return *this;
+    }
+    Out& v(bool b) { sep(); buf_ += b ? "true" : "false"; return *this; }
+    Out& v(const char* s) { return v(std::string(s)); }
+    Out& v(const std::string& s) {
+        sep();
+        buf_ += json(s).dump(-1, ' ', false, json::error_handler_t::replace);
+        return *this;
+    }
+    Out& null() { sep(); buf_ += "null"; return *this; }
+    Out& raw(const json& j) { sep(); buf_ += j.dump(-1, ' ', false, json::error_handler_t::replace); return *this; }
+    template <class T>
+    Out& kv(const char* k, const T& value) { key(k); return v(value); }
+    Out& strings(const char* k, const std::vector<std::string>& xs) {
+        key(k).arr();
+        for (const auto& x : xs) v(x);
+        return end_arr();
+    }
+    std::string take() { return std::move(buf_); }
+
+private:
+    void sep() {
+        if (after_key_) {
+            after_key_ = false;
+            return;
+        }
+        if (!first_.empty()) {
+            if (!first_.back()) buf_ += ',';
+            first_.back() = false;
+        }
+    }
+    std::string buf_;
+    std::vector<bool> first_;
+    bool after_key_ = false;
+};
 
 // Parsed models live here between calls so a control change does not re-parse
 // the config (a recompute must stay well under a millisecond).
@@ -256,20 +322,26 @@ constexpr int64_t kMaxTokens = int64_t{1} << 40;
 
 // The optimization ladder: what each common step does to this model's KV at the
 // chosen context x sequences (ideal bytes, so the steps compare like for like).
-json ladder_json(const kvb::ModelSpec& m, const kvb::KvDtypes& base, int64_t context, int64_t seqs) {
-    json rows = json::array();
+void write_ladder(Out& o, const kvb::ModelSpec& m, const kvb::KvDtypes& base, int64_t context, int64_t seqs) {
+    o.arr();
     auto b = kvb::kv_bytes_at(m, base, context, seqs);
-    if (!b) return rows;
+    auto model_t = kvb::vllm_kv_type("auto", m.dtype);
+    if (!b || !model_t) {
+        o.end_arr();
+        return;
+    }
     const double baseline = static_cast<double>(b.value());
-    auto add = [&](const std::string& step, const kvb::ModelSpec& spec, const kvb::KvDtypes& d, const std::string& detail) {
+    auto row = [&](const char* step, const std::string& detail, int64_t per_token, bool has_per_token, int64_t bytes) {
+        o.obj().kv("step", step).kv("detail", detail).key("bytesPerToken");
+        if (has_per_token) o.v(per_token); else o.null();
+        o.kv("kvBytes", bytes).kv("saving", baseline > 0 ? 1.0 - static_cast<double>(bytes) / baseline : 0.0).end_obj();
+    };
+    auto add = [&](const char* step, const kvb::ModelSpec& spec, const kvb::KvDtypes& d, const std::string& detail) {
         auto at = kvb::kv_bytes_at(spec, d, context, seqs);
         if (!at) return;
         const kvb::IdealKv ik = kvb::ideal_kv(spec, d);
-        rows.push_back({{"step", step}, {"detail", detail}, {"bytesPerToken", ik.bytes_per_token + ik.windowed_bytes_per_token},
-                        {"kvBytes", at.value()}, {"saving", baseline > 0 ? 1.0 - static_cast<double>(at.value()) / baseline : 0.0}});
+        row(step, detail, ik.bytes_per_token + ik.windowed_bytes_per_token, true, at.value());
     };
-    auto model_t = kvb::vllm_kv_type("auto", m.dtype);
-    if (!model_t) return rows;
     const kvb::KvDtypes model_d = kvb::uniform_kv_dtypes(m, model_t.value());
     const bool attention = m.has(kvb::LayerKind::Full) || m.has(kvb::LayerKind::Sliding) || m.has(kvb::LayerKind::Chunked);
     if (attention) add("mha", kvb::with_kv_heads(m, 0), model_d, model_t->name);
@@ -284,11 +356,8 @@ json ladder_json(const kvb::ModelSpec& m, const kvb::KvDtypes& base, int64_t con
     }
     // Paging: contiguous caches reserve the model's whole context for every sequence.
     if (m.max_position_embeddings > context) {
-        auto full = kvb::kv_bytes_at(m, model_d, m.max_position_embeddings, seqs);
-        if (full) {
-            rows.push_back({{"step", "contiguous"}, {"detail", std::to_string(m.max_position_embeddings)},
-                            {"bytesPerToken", nullptr}, {"kvBytes", full.value()},
-                            {"saving", baseline > 0 ? 1.0 - static_cast<double>(full.value()) / baseline : 0.0}});
+        if (auto full = kvb::kv_bytes_at(m, model_d, m.max_position_embeddings, seqs)) {
+            row("contiguous", std::to_string(m.max_position_embeddings), 0, false, full.value());
         }
     }
     // MLA reference: DeepSeek-V3's latent (512 + 64) in place of every attention layer.
@@ -304,16 +373,17 @@ json ladder_json(const kvb::ModelSpec& m, const kvb::KvDtypes& base, int64_t con
         }
         add("mla", mla, model_d, "512 + 64");
     }
-    return rows;
+    o.end_arr();
 }
 
 #if KVB_HAVE_BUDGET
 struct BudgetView {
-    json budget;
-    json engine;
-    json decode;
-    int64_t weights_bytes = 0;
-    int64_t capacity_bytes = 0;
+    kvb::BudgetResult b;
+    int64_t kv_need = 0;
+    int64_t overhead = 0;
+    int64_t total = 0;
+    double bandwidth = 0;
+    int64_t capacity_all = 0;
 };
 
 kvb::Result<BudgetView> budget_view(const kvb::ModelSpec& m, const Input& r, const std::string& engine,
@@ -335,11 +405,11 @@ kvb::Result<BudgetView> budget_view(const kvb::ModelSpec& m, const Input& r, con
     if (!r.err->code.empty()) return *r.err;
     auto res = kvb::compute_budget(m, in);
     if (!res) return res.error();
-    const kvb::BudgetResult& b = res.value();
+    BudgetView v;
+    v.b = std::move(res.value());
+    const kvb::BudgetResult& b = v.b;
 
-    const bool vllm = b.engine == kvb::BudgetEngine::Vllm;
-    int64_t kv_need = 0;
-    if (vllm) {
+    if (b.engine == kvb::BudgetEngine::Vllm) {
         int64_t per_request = b.capacity.request_bytes;
         if (per_request == 0) {
             // No KV pool (the weights alone overflow): size the request from vLLM's layout anyway,
@@ -352,63 +422,52 @@ kvb::Result<BudgetView> budget_view(const kvb::ModelSpec& m, const Input& r, con
             o.max_num_batched_tokens = b.max_num_batched_tokens;
             if (auto layout = kvb::vllm_layout(m, o)) per_request = kvb::vllm_request_bytes(layout.value(), b.max_model_len);
         }
-        if (kvb::mul_overflows(per_request, seqs, &kv_need)) kv_need = INT64_MAX;
+        if (kvb::mul_overflows(per_request, seqs, &v.kv_need)) v.kv_need = INT64_MAX;
     } else {
-        kv_need = b.llama.total_bytes;
+        v.kv_need = b.llama.total_bytes;
     }
-    const int64_t overhead = b.overhead_bytes + b.cudagraph_bytes;
-    int64_t total = 0;
-    if (kvb::add_overflows(b.weights_per_gpu_bytes, kv_need, &total) || kvb::add_overflows(total, b.activation_bytes, &total) ||
-        kvb::add_overflows(total, overhead, &total)) {
-        total = INT64_MAX;
+    v.overhead = b.overhead_bytes + b.cudagraph_bytes;
+    if (kvb::add_overflows(b.weights_per_gpu_bytes, v.kv_need, &v.total) || kvb::add_overflows(v.total, b.activation_bytes, &v.total) ||
+        kvb::add_overflows(v.total, v.overhead, &v.total)) {
+        v.total = INT64_MAX;
     }
-    BudgetView v;
-    v.budget = {
-        {"engine", kvb::to_string(b.engine)},
-        {"gpuId", b.gpu_id}, {"gpuName", b.gpu_name}, {"gpuCount", b.gpu_count}, {"tp", b.tp}, {"pp", b.pp},
-        {"gpuMemoryUtilization", b.gpu_memory_utilization},
-        {"capacityBytes", b.gpu_total_bytes},
-        {"usableBytes", b.requested_bytes},
-        {"weightsBytes", b.weights.bytes},
-        {"weightsPerGpuBytes", b.weights_per_gpu_bytes},
-        {"weightsFormat", b.weights.format.name},
-        {"params", b.weights.params},
-        {"kvBytes", kv_need},
-        {"kvPoolBytes", b.kv_pool_bytes},
-        {"activationsBytes", b.activation_bytes},
-        {"overheadBytes", overhead},
-        {"totalBytes", total},
-        {"freeBytes", total == INT64_MAX ? INT64_MIN : b.gpu_total_bytes - total},
-        {"fits", b.fits},
-        {"allSeqsFit", b.all_seqs_fit},
-        {"maxContext", b.max_context},
-        {"maxContextCapped", b.max_context_capped},
-        {"maxConcurrency", b.max_concurrency},
-        {"vllmConcurrency", b.vllm_concurrency},
-        {"maxModelLen", b.max_model_len},
-        {"maxNumSeqs", b.max_num_seqs},
-        {"kvCacheDtype", b.kv_cache_dtype},
-    };
-    json lines = json::array();
-    if (vllm) {
-        for (const auto& l : b.capacity.log_lines) lines.push_back(l);
-    } else {
-        for (const auto& l : b.llama.log_lines) lines.push_back(l);
-    }
-    v.engine = {{"logLines", lines}, {"command", vllm ? b.vllm_command : b.llama_command},
-                {"error", b.error_text}, {"notes", b.notes}};
-    double bw = 0;
 #if KVB_HAVE_GPUS
-    if (const kvb::Gpu* g = b.gpu_id.empty() ? nullptr : kvb::find_gpu(b.gpu_id)) bw = g->bandwidth_bytes_per_s;
+    if (const kvb::Gpu* g = b.gpu_id.empty() ? nullptr : kvb::find_gpu(b.gpu_id)) v.bandwidth = g->bandwidth_bytes_per_s;
 #endif
-    v.decode = {{"context", b.decode.context}, {"weightBytesPerToken", b.decode.weight_bytes_per_token},
-                {"kvBytesPerToken", b.decode.kv_bytes_per_token}, {"tokensPerSecondSingle", b.decode.tokens_per_s_single},
-                {"batch", b.decode.batch}, {"tokensPerSecondBatch", b.decode.tokens_per_s_batch},
-                {"bandwidthBytesPerS", bw}};
-    v.weights_bytes = b.weights.bytes;
-    int64_t cap = 0;
-    v.capacity_bytes = kvb::mul_overflows(b.gpu_total_bytes, b.gpu_count, &cap) ? 0 : cap;
+    if (kvb::mul_overflows(b.gpu_total_bytes, b.gpu_count, &v.capacity_all)) v.capacity_all = 0;
     return v;
+}
+
+void write_budget(Out& o, const BudgetView& v) {
+    const kvb::BudgetResult& b = v.b;
+    const bool vllm = b.engine == kvb::BudgetEngine::Vllm;
+    o.key("budget").obj()
+        .kv("engine", kvb::to_string(b.engine)).kv("gpuId", b.gpu_id).kv("gpuName", b.gpu_name)
+        .kv("gpuCount", b.gpu_count).kv("tp", b.tp).kv("pp", b.pp)
+        .kv("gpuMemoryUtilization", b.gpu_memory_utilization)
+        .kv("capacityBytes", b.gpu_total_bytes).kv("usableBytes", b.requested_bytes)
+        .kv("weightsBytes", b.weights.bytes).kv("weightsPerGpuBytes", b.weights_per_gpu_bytes)
+        .kv("weightsFormat", b.weights.format.name).kv("params", b.weights.params)
+        .kv("kvBytes", v.kv_need).kv("kvPoolBytes", b.kv_pool_bytes)
+        .kv("activationsBytes", b.activation_bytes).kv("overheadBytes", v.overhead)
+        .kv("totalBytes", v.total).kv("freeBytes", v.total == INT64_MAX ? INT64_MIN : b.gpu_total_bytes - v.total)
+        .kv("fits", b.fits).kv("allSeqsFit", b.all_seqs_fit)
+        .kv("maxContext", b.max_context).kv("maxContextCapped", b.max_context_capped)
+        .kv("maxConcurrency", b.max_concurrency).kv("vllmConcurrency", b.vllm_concurrency)
+        .kv("maxModelLen", b.max_model_len).kv("maxNumSeqs", b.max_num_seqs).kv("kvCacheDtype", b.kv_cache_dtype)
+        .end_obj();
+    o.key("engineView").obj()
+        .strings("logLines", vllm ? b.capacity.log_lines : b.llama.log_lines)
+        .kv("command", vllm ? b.vllm_command : b.llama_command)
+        .kv("error", b.error_text)
+        .strings("notes", b.notes)
+        .end_obj();
+    o.key("decode").obj()
+        .kv("context", b.decode.context).kv("weightBytesPerToken", b.decode.weight_bytes_per_token)
+        .kv("kvBytesPerToken", b.decode.kv_bytes_per_token).kv("tokensPerSecondSingle", b.decode.tokens_per_s_single)
+        .kv("batch", b.decode.batch).kv("tokensPerSecondBatch", b.decode.tokens_per_s_batch)
+        .kv("bandwidthBytesPerS", v.bandwidth)
+        .end_obj();
 }
 #endif
 
@@ -445,36 +504,60 @@ std::string compute(int handle, const std::string& input_text) {
     if (!dt) return fail(dt.error());
     const kvb::KvDtypes& d = dt.value();
 
-    json out;
-    out["model"] = {{"name", m.name}, {"maxPositionEmbeddings", m.max_position_embeddings}};
-    out["engine"] = engine;
-    out["kvTypes"] = {{"k", kv_type_json(d.k)}, {"v", kv_type_json(d.v)},
-                      {"convStateBytes", d.conv_state_bytes}, {"ssmStateBytes", d.ssm_state_bytes}};
-
     const kvb::IdealKv ideal = kvb::ideal_kv(m, d);
     auto total = kvb::kv_bytes_at(m, d, context, seqs);
     if (!total) return fail(total.error());
     auto per_seq = kvb::kv_bytes_at(m, d, context, 1);
     if (!per_seq) return fail(per_seq.error());
-    out["kv"] = {
-        {"bytesPerToken", ideal.bytes_per_token},
-        {"windowedBytesPerToken", ideal.windowed_bytes_per_token},
-        {"stateBytesPerSeq", ideal.state_bytes_per_seq},
-        {"bytesPerSeq", per_seq.value()},
-        {"bytesTotal", total.value()},
-        {"context", context},
-        {"seqs", seqs},
-    };
-    json kinds = json::array();
-    for (const auto& k : ideal.kinds) {
-        kinds.push_back({{"kind", kvb::to_string(k.kind)}, {"layers", k.layers}, {"bytesPerToken", k.bytes_per_token},
-                         {"window", k.window}, {"stateBytes", k.state_bytes}});
-    }
-    out["kv"]["kinds"] = kinds;
-    out["formula"] = layer_groups(m, &d);
 
-    // The seed article's table: fixed contexts plus the model's own maximum.
-    json table = json::array();
+    // The engine budget first: its refusal changes what else is written.
+    std::vector<std::string> notes;
+    std::optional<kvb::Error> budget_error;
+#if KVB_HAVE_BUDGET
+    std::optional<BudgetView> bv;
+    // Budgets exist for the serving engines; llama.cpp's budget takes one type for K and V.
+    if (engine == "transformers") {
+        notes.push_back("The memory budget (activations, overhead, what fits) is modelled for vLLM and llama.cpp; "
+                        "for transformers this page shows its KV cache only.");
+    } else if (engine == "llamacpp" && ctk != ctv) {
+        notes.push_back("The llama.cpp budget needs the same -ctk and -ctv type; the KV numbers above use K " + ctk +
+                        " and V " + ctv + ".");
+    } else {
+        auto got = budget_view(*mp, r, engine, kv, ctk, context, seqs);
+        if (got) {
+            bv = std::move(got.value());
+        } else {
+            // Bad control values are errors; the engine's refusal (context past the model's
+            // limit, a count the weights model cannot make) is shown beside the KV numbers.
+            if (!err.code.empty()) return fail(err);
+            budget_error = got.error();
+        }
+    }
+    const int64_t weights_bytes = bv ? bv->b.weights.bytes : 0;
+#else
+    const int64_t weights_bytes = 0;
+#endif
+
+    Out o;
+    o.obj();
+    o.key("model").obj().kv("name", m.name).kv("maxPositionEmbeddings", m.max_position_embeddings).end_obj();
+    o.kv("engine", engine);
+    o.key("kvTypes").obj().key("k").raw(kv_type_json(d.k)).key("v").raw(kv_type_json(d.v))
+        .kv("convStateBytes", d.conv_state_bytes).kv("ssmStateBytes", d.ssm_state_bytes).end_obj();
+    o.key("kv").obj()
+        .kv("bytesPerToken", ideal.bytes_per_token).kv("windowedBytesPerToken", ideal.windowed_bytes_per_token)
+        .kv("stateBytesPerSeq", ideal.state_bytes_per_seq).kv("bytesPerSeq", per_seq.value())
+        .kv("bytesTotal", total.value()).kv("context", context).kv("seqs", seqs);
+    o.key("kinds").arr();
+    for (const auto& k : ideal.kinds) {
+        o.obj().kv("kind", kvb::to_string(k.kind)).kv("layers", k.layers).kv("bytesPerToken", k.bytes_per_token)
+            .kv("window", k.window).kv("stateBytes", k.state_bytes).end_obj();
+    }
+    o.end_arr().end_obj();
+    o.key("formula").raw(layer_groups(m, &d));
+
+    // The seed article's table: fixed contexts up to the model's own maximum, and that maximum.
+    o.key("contextTable").arr();
     std::vector<int64_t> points = {1024, 4096, 8192, 32768, 131072};
     if (m.max_position_embeddings > 0 &&
         std::find(points.begin(), points.end(), m.max_position_embeddings) == points.end()) {
@@ -486,14 +569,15 @@ std::string compute(int handle, const std::string& input_text) {
         auto one = kvb::kv_bytes_at(m, d, c, 1);
         auto all = kvb::kv_bytes_at(m, d, c, seqs);
         if (!one || !all) continue;
-        table.push_back({{"context", c}, {"isModelMax", c == m.max_position_embeddings},
-                         {"beyondModelMax", m.max_position_embeddings > 0 && c > m.max_position_embeddings},
-                         {"bytesPerSeq", one.value()}, {"bytesTotal", all.value()}});
+        o.obj().kv("context", c).kv("isModelMax", c == m.max_position_embeddings).kv("beyondModelMax", false)
+            .kv("bytesPerSeq", one.value()).kv("bytesTotal", all.value());
+        if (weights_bytes > 0) o.kv("vsWeights", static_cast<double>(all.value()) / static_cast<double>(weights_bytes));
+        o.end_obj();
     }
-    out["contextTable"] = table;
+    o.end_arr();
 
     // MHA / GQA / MQA: the same model with every attention layer re-headed.
-    json cmp = json::array();
+    o.key("comparison").arr();
     struct Variant { const char* name; int64_t heads; };
     for (Variant v : {Variant{"MHA", 0}, Variant{"actual", -1}, Variant{"MQA", 1}}) {
         kvb::ModelSpec alt = v.heads < 0 ? m : kvb::with_kv_heads(m, v.heads);
@@ -502,14 +586,16 @@ std::string compute(int handle, const std::string& input_text) {
         int64_t heads = 0;
         for (const auto& l : alt.layers) heads = std::max(heads, l.kv_heads);
         // Per token while inside every window, as `kvbudget kv` reports MHA / MQA.
-        cmp.push_back({{"variant", v.name}, {"kvHeads", heads}, {"bytesPerToken", ik.bytes_per_token + ik.windowed_bytes_per_token},
-                       {"bytesTotal", at ? json(at.value()) : json(nullptr)}});
+        o.obj().kv("variant", v.name).kv("kvHeads", heads).kv("bytesPerToken", ik.bytes_per_token + ik.windowed_bytes_per_token)
+            .key("bytesTotal");
+        if (at) o.v(at.value()); else o.null();
+        o.end_obj();
     }
-    out["comparison"] = cmp;
+    o.end_arr();
 
     // KV versus context for the chart: log-spaced points up to past the model maximum.
-    int64_t top = std::max<int64_t>({context, m.max_position_embeddings, 4096});
-    json xs = json::array(), ys = json::array();
+    const int64_t top = std::max<int64_t>({context, m.max_position_embeddings, 4096});
+    std::vector<int64_t> xs, ys;
     for (int64_t c = 256; c <= top * 2; c *= 2) {
         for (int64_t step : {c, c + c / 2}) {
             if (step > top * 2) break;
@@ -519,45 +605,40 @@ std::string compute(int handle, const std::string& input_text) {
             ys.push_back(b.value());
         }
     }
-    out["chart"] = {{"contexts", xs}, {"kvBytes", ys}, {"weightsBytes", 0}, {"capacityBytes", 0}, {"crossoverContext", 0}};
-    out["ladder"] = ladder_json(m, d, context, seqs);
-    out["budget"] = nullptr;
-    out["budgetError"] = nullptr;
-    out["engineView"] = nullptr;
-    out["decode"] = nullptr;
-    json notes = json::array();
+    o.key("chart").obj();
+    o.key("contexts").arr();
+    for (int64_t x : xs) o.v(x);
+    o.end_arr().key("kvBytes").arr();
+    for (int64_t y : ys) o.v(y);
+    o.end_arr();
 #if KVB_HAVE_BUDGET
-    // Budgets exist for the serving engines; llama.cpp's budget takes one type for K and V.
-    if (engine == "transformers") {
-        notes.push_back("The memory budget (activations, overhead, what fits) is modelled for vLLM and llama.cpp; "
-                        "for transformers this page shows its KV cache only.");
-    } else if (engine == "llamacpp" && ctk != ctv) {
-        notes.push_back("The llama.cpp budget needs the same -ctk and -ctv type; the KV numbers above use K " + ctk +
-                        " and V " + ctv + ".");
-    } else {
-        auto bv = budget_view(*mp, r, engine, kv, ctk, context, seqs);
-        if (!bv) {
-            // The KV numbers stand on their own; the engine's refusal (context past the
-            // model's limit, a count the weights model cannot make) is shown beside them.
-            if (bv.error().code == "bad_value" && bv.error().message.rfind("gpu", 0) == 0) return fail(bv.error());
-            out["budgetError"] = {{"code", bv.error().code}, {"message", bv.error().message}};
-            out["notes"] = notes;
-            return ok(out);
-        }
-        out["budget"] = bv->budget;
-        out["engineView"] = bv->engine;
-        out["decode"] = bv->decode;
-        out["chart"]["weightsBytes"] = bv->weights_bytes;
-        out["chart"]["capacityBytes"] = bv->capacity_bytes;
-        out["chart"]["crossoverContext"] = kvb::crossover_context(m, d, bv->weights_bytes, seqs);
-        for (auto& row : out["contextTable"]) {
-            row["vsWeights"] = bv->weights_bytes > 0 ? static_cast<double>(row["bytesTotal"].get<int64_t>()) / bv->weights_bytes : 0.0;
-        }
-    }
+    o.kv("weightsBytes", weights_bytes).kv("capacityBytes", bv ? bv->capacity_all : int64_t{0})
+        .kv("crossoverContext", bv ? kvb::crossover_context(m, d, weights_bytes, seqs) : int64_t{0});
+#else
+    o.kv("weightsBytes", int64_t{0}).kv("capacityBytes", int64_t{0}).kv("crossoverContext", int64_t{0});
 #endif
-    out["notes"] = notes;
+    o.end_obj();
 
-    return ok(out);
+    o.key("ladder");
+    write_ladder(o, m, d, context, seqs);
+#if KVB_HAVE_BUDGET
+    if (bv) {
+        write_budget(o, *bv);
+    } else {
+        o.key("budget").null().key("engineView").null().key("decode").null();
+    }
+#else
+    o.key("budget").null().key("engineView").null().key("decode").null();
+#endif
+    o.key("budgetError");
+    if (budget_error) {
+        o.obj().kv("code", budget_error->code).kv("message", budget_error->message).end_obj();
+    } else {
+        o.null();
+    }
+    o.strings("notes", notes);
+    o.end_obj();
+    return "{\"ok\":true,\"value\":" + o.take() + "}";
 }
 
 std::string parse_config(const std::string& text, const std::string& name) {
