@@ -173,6 +173,8 @@ Result<VllmLayout> vllm_layout(const ModelSpec& m, const VllmOptions& o) {
         return make_error("bad_value", "MLA block size must be positive, got " + std::to_string(o.mla_block_size));
     if (o.max_model_len < 0 || o.max_num_batched_tokens < 0)
         return make_error("bad_value", "--max-model-len and --max-num-batched-tokens must not be negative");
+    if (o.kernel_block_alignment < 0 || o.kernel_block_alignment > 4096)
+        return make_error("bad_value", "kernel block alignment must be between 1 and 4096 tokens");
     if (o.num_speculative_tokens < 0 || o.num_speculative_tokens > 64)
         return make_error("bad_value", "num_speculative_tokens must be between 0 and 64");
     if (m.layers.empty()) return make_error("bad_value", "model " + m.name + " has no layers");
@@ -312,7 +314,8 @@ Result<VllmLayout> vllm_layout(const ModelSpec& m, const VllmOptions& o) {
             mamba_page = std::max(mamba_page, c + s);
         }
         if (attn_1tok > 0 && mamba_page > 0) {
-            const int64_t align = std::max<int64_t>(16, attn_block);
+            const int64_t align = std::max<int64_t>(o.kernel_block_alignment > 0 ? o.kernel_block_alignment : 16,
+                                                    attn_block);
             int64_t need;
             if (mode == MambaCacheMode::All) {
                 // Align to the SSD kernel chunk (Mamba-2 chunk_size, 256 by default; gated delta net 64).

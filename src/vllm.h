@@ -41,6 +41,10 @@ struct VllmOptions {
     std::string kv_cache_dtype = "auto";  // auto|bfloat16|float16|float32|fp8|fp8_e4m3|fp8_e5m2
     int64_t block_size = 0;               // 0 = engine default (16; MLA: mla_block_size)
     int64_t mla_block_size = 0;           // 0 = 16 when block_size is 0 (64 with FlashMLA, 128 with CUTLASS MLA)
+    // Smallest kernel block size of the attention backend, which hybrid attention+mamba models
+    // round their attention block to: 0 = 16 (FlashAttention / FlashInfer / Triton on CUDA);
+    // 128 on the CPU backend; 32 on Blackwell with head size 256.
+    int64_t kernel_block_alignment = 0;
     int64_t tensor_parallel_size = 1;
     int64_t pipeline_parallel_size = 1;
     int64_t max_model_len = 0;            // 0 = the model's max_position_embeddings

@@ -24,6 +24,7 @@ or vLLM's ValueError when one request of --max-model-len tokens does not fit
   --kv-cache-dtype T             auto bfloat16 float16 float32 fp8 fp8_e4m3 fp8_e5m2 (default auto)
   --block-size N                 tokens per block (default 16; hybrid mamba models grow it)
   --mla-block-size N             MLA block size when --block-size is not given (16; 64 FlashMLA, 128 CUTLASS MLA)
+  --kernel-block-alignment N     backend's smallest kernel block, hybrid models round to it (16; CPU 128)
   --tensor-parallel-size N       KV heads split across N GPUs (replicated when N > KV heads)
   --pipeline-parallel-size N     layers split across N stages (num_blocks = min over stages)
   --max-num-batched-tokens N     scheduler token budget; sizes sliding/chunked layers (default 8192, as
@@ -48,7 +49,8 @@ int cmd_vllm(const std::vector<std::string>& argv, std::ostream& out, std::ostre
                         ArgSpec{{"--kv-cache-memory", "--max-model-len", "--kv-cache-dtype", "--block-size",
                                  "--mla-block-size", "--tensor-parallel-size", "-tp", "--pipeline-parallel-size",
                                  "-pp", "--max-num-batched-tokens", "--mamba-cache-mode", "--mamba-cache-dtype",
-                                 "--mamba-ssm-cache-dtype", "--num-speculative-tokens", "--log-format", "--swap-space"},
+                                 "--mamba-ssm-cache-dtype", "--num-speculative-tokens", "--log-format", "--swap-space",
+                                 "--kernel-block-alignment"},
                                 {"--disable-hybrid-kv-cache-manager", "--async-scheduling", "--no-async-scheduling"}},
                         err);
     if (!a) return kUsage;
@@ -86,7 +88,8 @@ int cmd_vllm(const std::vector<std::string>& argv, std::ostream& out, std::ostre
     auto mnbt = get_count(*a, "--max-num-batched-tokens", 0, err);
     auto spec = get_count(*a, "--num-speculative-tokens", 0, err);
     auto swap = get_size(*a, "--swap-space", int64_t(4) << 30, err);
-    if (!mem || !mml || !bs || !mbs || !tp || !pp || !mnbt || !spec || !swap) return kRefused;
+    auto kba = get_count(*a, "--kernel-block-alignment", 0, err);
+    if (!mem || !mml || !bs || !mbs || !tp || !pp || !mnbt || !spec || !swap || !kba) return kRefused;
     if (a->has("--block-size") && *bs == 0) {
         err << "kvbudget: error: --block-size must be at least 1\n";
         return kRefused;
@@ -109,6 +112,7 @@ int cmd_vllm(const std::vector<std::string>& argv, std::ostream& out, std::ostre
     if (a->has("--no-async-scheduling")) o.async_scheduling = 0;
     o.log_format = *fmt;
     o.swap_space_bytes = *swap;
+    o.kernel_block_alignment = *kba;
 
     auto r = vllm_capacity(*loaded, o, *mem);
     if (!r) {

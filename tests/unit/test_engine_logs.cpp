@@ -345,6 +345,29 @@ TEST_CASE("vLLM log: Qwen3.5-0.8B block 544, padding 2.64%") {
           "Padding mamba page size by 2.64% to ensure that mamba page size and attention page size are exactly equal.");
 }
 
+// V13. A vLLM v0.29.0 CPU-backend run (project notes, Sep 2026, found with search), Qwen3.5-0.8B at its pinned
+// config (24 layers: 18 linear_attention + 6 full_attention, 2 KV heads), --max-model-len 2048, prefix caching on
+// by default ("Mamba cache mode is set to 'align' ... by default"), "Explicitly set (1.0/7.81) GiB for KV cache":
+// the KV memory is exactly 1 GiB. The CPU attention backend aligns hybrid blocks to 128 tokens (640 = 5 x 128).
+// Config not in fixtures: hand-built (2 KV heads x 256; gated delta net Hk 16, Hv 16, 128, kernel 4; ssm float32).
+TEST_CASE("V13 vLLM 0.29 CPU: Qwen3.5-0.8B 27,852 tokens, 13.60x with exactly 1 GiB") {
+    ModelSpec m = qwen35("Qwen3.5-0.8B (hand-built)", 24, 2, 8, 16, 16, 262144);
+    VllmOptions o;
+    o.max_model_len = 2048;
+    o.kernel_block_alignment = 128;
+    VllmCapacity c = vcap(m, o, GiB);
+    CHECK(c.layout.mamba_cache_mode == MambaCacheMode::Align);
+    REQUIRE(c.log_lines.size() == 3);
+    CHECK(c.log_lines[0] ==
+          "Setting attention block size to 640 tokens to ensure that attention page size is >= mamba page size.");
+    CHECK(c.log_lines[1] ==
+          "Padding mamba page size by 20.75% to ensure that mamba page size and attention page size are exactly equal.");
+    CHECK(c.log_lines[2] ==
+          "GPU KV cache size: 27,852 tokens, Maximum concurrency for 2,048 tokens per request: 13.60x");
+    CHECK(c.num_blocks == 136);
+    CHECK(c.blocks_per_request == 4 + 3 * 2);
+}
+
 // ---------------------------------------------------------------- llama.cpp
 
 // L1-L3. kvcalc README validation (2026): llama-server with bartowski/Meta-Llama-3-8B-Instruct-GGUF
