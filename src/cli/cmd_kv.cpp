@@ -1,9 +1,11 @@
+#include <cstdio>
 #include <iostream>
 #include <sstream>
 
 #include "args.h"
 #include "commands.h"
 #include "kv.h"
+#include "report.h"
 #include "units.h"
 
 namespace kvb::cli {
@@ -23,19 +25,14 @@ The model's own KV cache, before any engine's block rounding:
   --seqs N        concurrent sequences (default 1)
   --kv-dtype T    vllm: auto bfloat16 float16 float32 fp8 fp8_e4m3 fp8_e5m2 (default auto)
                   llamacpp: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl (default f16)
+                  transformers: auto bfloat16 float16 float32 (default auto: the checkpoint's)
   --engine E      whose element types and cache layout: vllm (default), llamacpp
-                  (recurrent state in f32), transformers (MLA cached decompressed per head)
-)";
+                  (recurrent state in f32), transformers (DynamicCache: MLA decompressed
+                  per head, sliding layers keep window-1 tokens)
 
-// transformers' DynamicCache stores MLA models decompressed: every query head's K
-// (qk_nope + qk_rope) and V, not the latent.
-ModelSpec decompress_mla(const ModelSpec& m) {
-    ModelSpec out = m;
-    for (Layer& l : out.layers) {
-        if (l.kind == LayerKind::Mla) l.kind = LayerKind::Full;
-    }
-    return out;
-}
+Also prints the optimization ladder: what MHA, fp8, q8_0 / q4_0 KV, contiguous
+allocation and an MLA-style latent would make of this model's KV at --context x --seqs.
+)";
 
 }  // namespace
 
@@ -57,42 +54,30 @@ int cmd_kv(const std::vector<std::string>& argv, std::ostream& out, std::ostream
     }
     auto loaded = load_model(a->positional[0], err);
     if (!loaded) return kRefused;
-    ModelSpec m = engine == "transformers" ? decompress_mla(*loaded) : *loaded;
-
-    auto context = get_count(*a, "--context", m.max_position_embeddings ? m.max_position_embeddings : 4096, err);
+    auto context = get_count(*a, "--context", loaded->max_position_embeddings ? loaded->max_position_embeddings : 4096, err);
     auto seqs = get_count(*a, "--seqs", 1, err);
     if (!context || !seqs) return kRefused;
 
     std::string dtype_name = a->get("--kv-dtype", engine == "llamacpp" ? "f16" : "auto");
-    auto t = engine == "llamacpp" ? llamacpp_kv_type(dtype_name) : vllm_kv_type(dtype_name, m.dtype);
-    if (!t) {
-        err << "kvbudget: error: " << t.error().message << "\n";
+    auto e = engine_kv(*loaded, engine, dtype_name, dtype_name, dtype_name);
+    if (!e) {
+        err << "kvbudget: error: " << e.error().message << "\n";
         return kRefused;
     }
-    KvDtypes d = uniform_kv_dtypes(m, t.value());
-    if (engine == "llamacpp") d.conv_state_bytes = d.ssm_state_bytes = 4;  // llama.cpp keeps recurrent state in f32
-
+    const ModelSpec& m = e->view;
+    const KvDtypes& d = e->dtypes;
+    const KvType* t = &d.k;
     IdealKv kv = ideal_kv(m, d);
     auto at = kv_bytes_at(m, d, *context, *seqs);
     if (!at) {
         err << "kvbudget: error: " << at.error().message << "\n";
         return kRefused;
     }
-    ModelSpec mha = with_kv_heads(m, 0), mqa = with_kv_heads(m, 1);
-    int64_t mha_per = ideal_kv(mha, d).bytes_per_token + ideal_kv(mha, d).windowed_bytes_per_token;
-    int64_t mqa_per = ideal_kv(mqa, d).bytes_per_token + ideal_kv(mqa, d).windowed_bytes_per_token;
-    int64_t own_per = kv.bytes_per_token + kv.windowed_bytes_per_token;
-
-    std::vector<int64_t> table_ctx = {1024, 4096, 8192, 32768, 131072};
+    auto variants = head_variants(e.value(), *context, *seqs);
+    int64_t mha_per = variants[0].bytes_per_token, own_per = variants[1].bytes_per_token, mqa_per = variants[2].bytes_per_token;
     std::vector<std::pair<int64_t, int64_t>> table;
-    for (int64_t c : table_ctx) {
-        if (m.max_position_embeddings && c > m.max_position_embeddings) continue;
-        table.push_back({c, kv_bytes_at(m, d, c, 1).value()});
-    }
-    if (m.max_position_embeddings && (table.empty() || table.back().first != m.max_position_embeddings)) {
-        auto b = kv_bytes_at(m, d, m.max_position_embeddings, 1);
-        if (b) table.push_back({m.max_position_embeddings, b.value()});
-    }
+    for (const auto& row : context_table(e.value(), 1)) table.push_back({row.context, row.bytes_per_seq});
+    auto ladder = optimization_ladder(*loaded, *context, *seqs);
 
     if (a->has("--json")) {
         out << "{\"model\":" << json_string(m.name) << ",\"engine\":" << json_string(engine)
@@ -110,6 +95,13 @@ int cmd_kv(const std::vector<std::string>& argv, std::ostream& out, std::ostream
             << ",\"context_table\":[";
         for (size_t i = 0; i < table.size(); ++i) {
             out << (i ? "," : "") << "{\"context\":" << table[i].first << ",\"bytes\":" << table[i].second << "}";
+        }
+        out << "],\"ladder\":[";
+        for (size_t i = 0; i < ladder.size(); ++i) {
+            const auto& r = ladder[i];
+            out << (i ? "," : "") << "{\"step\":" << json_string(r.step) << ",\"detail\":" << json_string(r.detail)
+                << ",\"bytes_per_token\":" << (r.bytes_per_token ? std::to_string(*r.bytes_per_token) : "null")
+                << ",\"kv_bytes\":" << r.kv_bytes << ",\"saving\":" << r.saving << "}";
         }
         out << "],\"notes\":[";
         for (size_t i = 0; i < m.notes.size(); ++i) out << (i ? "," : "") << json_string(m.notes[i]);
@@ -150,6 +142,15 @@ int cmd_kv(const std::vector<std::string>& argv, std::ostream& out, std::ostream
     for (const auto& [c, b] : table) {
         std::string cs = with_commas(c);
         out << "    " << cs << std::string(cs.size() < 10 ? 10 - cs.size() : 1, ' ') << format_bytes(b) << "\n";
+    }
+    out << "  Optimization ladder (" << with_commas(*context) << " tokens x " << *seqs << "):\n";
+    for (const auto& r : ladder) {
+        std::string label = r.step + " (" + r.detail + ")";
+        char pct[32];
+        double change = -r.saving * 100;
+        std::snprintf(pct, sizeof pct, "%+.1f%%", change == 0 ? 0.0 : change);
+        out << "    " << label << std::string(label.size() < 44 ? 44 - label.size() : 1, ' ') << format_bytes(r.kv_bytes)
+            << "  " << pct << "\n";
     }
     for (const auto& n : m.notes) out << "  note: " << n << "\n";
     return kOk;

@@ -1,0 +1,182 @@
+#include "report.h"
+
+#include <algorithm>
+
+#include "dtype.h"
+#include "units.h"
+
+namespace kvb {
+
+namespace {
+bool is_attention(LayerKind k) { return k == LayerKind::Full || k == LayerKind::Sliding || k == LayerKind::Chunked; }
+}  // namespace
+
+Result<EngineKv> engine_kv(const ModelSpec& m, const std::string& engine, const std::string& kv, const std::string& ctk,
+                           const std::string& ctv) {
+    EngineKv e{engine, m, {}};
+    if (engine == "llamacpp") {
+        auto k = llamacpp_kv_type(ctk);
+        if (!k) return k.error();
+        auto v = llamacpp_kv_type(ctv);
+        if (!v) return v.error();
+        e.dtypes = uniform_kv_dtypes(m, k.value());
+        e.dtypes.v = v.value();
+        // llama.cpp keeps recurrent state in f32 whatever -ctk / -ctv say.
+        e.dtypes.conv_state_bytes = e.dtypes.ssm_state_bytes = 4;
+        return e;
+    }
+    if (engine == "vllm") {
+        auto t = vllm_kv_type(kv, m.dtype);
+        if (!t) return t.error();
+        e.dtypes = uniform_kv_dtypes(m, t.value());
+        return e;
+    }
+    if (engine == "transformers") {
+        // DynamicCache holds tensors in the loaded dtype (float32 checkpoints stay float32).
+        std::string dt = kv == "auto" || kv.empty() ? m.dtype : kv;
+        int b = dtype_size(dt);
+        if (b <= 0 || b == 1) {
+            return make_error("bad_kv_dtype", "unknown transformers cache dtype '" + dt +
+                                                  "' (choose from auto, bfloat16, float16, float32)");
+        }
+        KvType t{dt, 1, b};
+        e.dtypes = KvDtypes{t, t, b, b};
+        for (Layer& l : e.view.layers) {
+            switch (l.kind) {
+                case LayerKind::Mla: l.kind = LayerKind::Full; break;  // cached decompressed, per head
+                case LayerKind::Sliding:
+                case LayerKind::Chunked: l.window = std::max<int64_t>(0, l.window - 1); break;  // keeps window-1
+                case LayerKind::Linear:
+                case LayerKind::Mamba: l.state.conv_kernel += 1; break;  // conv state of conv_kernel columns
+                default: break;
+            }
+        }
+        // Gated-delta-net recurrent state is kept in float32; Mamba's follows the config.
+        if (m.has(LayerKind::Linear)) e.dtypes.ssm_state_bytes = 4;
+        else if (!m.ssm_dtype.empty() && dtype_size(m.ssm_dtype)) e.dtypes.ssm_state_bytes = dtype_size(m.ssm_dtype);
+        return e;
+    }
+    return make_error("bad_value", "engine must be vllm, llamacpp or transformers, got '" + engine + "'");
+}
+
+bool same_geometry(const Layer& a, const Layer& b) {
+    return a.kind == b.kind && a.kv_heads == b.kv_heads && a.k_head_dim == b.k_head_dim && a.v_head_dim == b.v_head_dim &&
+           a.window == b.window && a.kv_lora_rank == b.kv_lora_rank && a.qk_rope_head_dim == b.qk_rope_head_dim &&
+           a.state.conv_kernel == b.state.conv_kernel && a.state.d_inner == b.state.d_inner &&
+           a.state.n_groups == b.state.n_groups && a.state.d_state == b.state.d_state && a.state.heads == b.state.heads;
+}
+
+std::vector<LayerGroup> layer_groups(const ModelSpec& m, const KvDtypes& d) {
+    std::vector<LayerGroup> groups;
+    for (size_t i = 0; i < m.layers.size(); ++i) {
+        auto it = std::find_if(groups.begin(), groups.end(), [&](const LayerGroup& g) { return same_geometry(g.layer, m.layers[i]); });
+        if (it == groups.end()) {
+            LayerGroup g;
+            g.layer = m.layers[i];
+            g.first_layer = i;
+            g.bytes_per_token_per_layer = layer_bytes_per_token(g.layer, d);
+            g.state_bytes_per_layer = layer_state_bytes(g.layer, d);
+            groups.push_back(g);
+            it = groups.end() - 1;
+        }
+        // Layer counts are bounded (100,000) and per-layer bytes by the parser's limits,
+        // so these sums stay far inside int64.
+        it->layers += 1;
+        it->bytes_per_token += it->bytes_per_token_per_layer;
+        it->state_bytes += it->state_bytes_per_layer;
+    }
+    return groups;
+}
+
+std::vector<ContextRow> context_table(const EngineKv& e, int64_t seqs) {
+    const int64_t max = e.view.max_position_embeddings;
+    std::vector<int64_t> points = {1024, 4096, 8192, 32768, 131072};
+    if (max > 0 && std::find(points.begin(), points.end(), max) == points.end()) points.push_back(max);
+    std::sort(points.begin(), points.end());
+    std::vector<ContextRow> rows;
+    for (int64_t c : points) {
+        if (max > 0 && c > max) continue;
+        auto one = kv_bytes_at(e.view, e.dtypes, c, 1);
+        auto all = kv_bytes_at(e.view, e.dtypes, c, seqs);
+        if (!one || !all) continue;
+        rows.push_back({c, c == max, one.value(), all.value()});
+    }
+    return rows;
+}
+
+std::vector<HeadVariant> head_variants(const EngineKv& e, int64_t context, int64_t seqs) {
+    std::vector<HeadVariant> out;
+    struct V { const char* name; int64_t heads; };
+    for (V v : {V{"MHA", 0}, V{"actual", -1}, V{"MQA", 1}}) {
+        ModelSpec alt = v.heads < 0 ? e.view : with_kv_heads(e.view, v.heads);
+        IdealKv ik = ideal_kv(alt, e.dtypes);
+        HeadVariant h;
+        h.variant = v.name;
+        for (const auto& l : alt.layers) {
+            if (is_attention(l.kind) || l.kind == LayerKind::Mla) h.kv_heads = std::max(h.kv_heads, l.kind == LayerKind::Mla ? 1 : l.kv_heads);
+        }
+        h.bytes_per_token = ik.bytes_per_token + ik.windowed_bytes_per_token;
+        if (auto at = kv_bytes_at(alt, e.dtypes, context, seqs)) h.bytes_total = at.value();
+        out.push_back(h);
+    }
+    return out;
+}
+
+std::vector<LadderRow> optimization_ladder(const ModelSpec& m, int64_t context, int64_t seqs) {
+    std::vector<LadderRow> rows;
+    auto model_kv = engine_kv(m, "vllm");
+    if (!model_kv) return rows;
+    auto base = kv_bytes_at(m, model_kv->dtypes, context, seqs);
+    if (!base) return rows;
+    const double baseline = static_cast<double>(base.value());
+    auto saving = [&](int64_t b) { return baseline > 0 ? 1.0 - static_cast<double>(b) / baseline : 0.0; };
+    auto add = [&](const std::string& step, const ModelSpec& spec, const KvDtypes& d, const std::string& detail) {
+        auto at = kv_bytes_at(spec, d, context, seqs);
+        if (!at) return;
+        IdealKv ik = ideal_kv(spec, d);
+        rows.push_back({step, detail, ik.bytes_per_token + ik.windowed_bytes_per_token, at.value(), saving(at.value())});
+    };
+    const KvDtypes& md = model_kv->dtypes;
+    const bool attention = m.has(LayerKind::Full) || m.has(LayerKind::Sliding) || m.has(LayerKind::Chunked);
+    if (attention) add("mha", with_kv_heads(m, 0), md, md.k.name);
+    add("model", m, md, md.k.name);
+    if (auto fp8 = engine_kv(m, "vllm", "fp8")) add("fp8", m, fp8->dtypes, "vLLM --kv-cache-dtype fp8");
+    for (const char* q : {"q8_0", "q4_0"}) {
+        if (auto e = engine_kv(m, "llamacpp", "", q, q)) add(q, m, e->dtypes, std::string("llama.cpp -ctk ") + q + " -ctv " + q);
+    }
+    // Paging: contiguous caches reserve the model's whole context for every sequence.
+    if (m.max_position_embeddings > context) {
+        if (auto full = kv_bytes_at(m, md, m.max_position_embeddings, seqs)) {
+            rows.push_back({"contiguous", std::to_string(m.max_position_embeddings), std::nullopt, full.value(), saving(full.value())});
+        }
+    }
+    // MLA reference: DeepSeek-V3's latent (512 + 64) in place of every attention layer.
+    if (attention && !m.has(LayerKind::Mla)) {
+        ModelSpec mla = m;
+        for (auto& l : mla.layers) {
+            if (is_attention(l.kind)) {
+                l.kind = LayerKind::Mla;
+                l.kv_lora_rank = 512;
+                l.qk_rope_head_dim = 64;
+                l.window = 0;
+            }
+        }
+        add("mla", mla, md, "512 + 64");
+    }
+    return rows;
+}
+
+std::vector<CurvePoint> kv_curve(const EngineKv& e, int64_t seqs, int64_t top) {
+    std::vector<CurvePoint> pts;
+    for (int64_t c = 256; c <= top * 2; c *= 2) {
+        for (int64_t step : {c, c + c / 2}) {
+            if (step > top * 2) break;
+            auto b = kv_bytes_at(e.view, e.dtypes, step, seqs);
+            if (!b) return pts;
+            pts.push_back({step, b.value()});
+        }
+    }
+    return pts;
+}
+
+}  // namespace kvb

@@ -1,0 +1,80 @@
+// The KV report: every table the page and `kvbudget kv` show for one model under one
+// engine's cache rules. Built here, once, so the CLI, the WASM page and the native
+// tests all read the same numbers.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kv.h"
+#include "model.h"
+
+namespace kvb {
+
+// A model as one engine caches it: the layer view (transformers: MLA decompressed,
+// sliding layers keeping window-1 tokens, conv state of conv_kernel columns) and the
+// element types (vLLM / transformers dtype names, or llama.cpp's -ctk / -ctv with f32
+// recurrent state). ideal_kv / kv_bytes_at on `view` with `dtypes` give that engine's bytes.
+struct EngineKv {
+    std::string engine;  // vllm | llamacpp | transformers
+    ModelSpec view;
+    KvDtypes dtypes;
+};
+
+// kv: vLLM --kv-cache-dtype (or a transformers dtype); ctk / ctv: llama.cpp cache types.
+Result<EngineKv> engine_kv(const ModelSpec& m, const std::string& engine, const std::string& kv = "auto",
+                           const std::string& ctk = "f16", const std::string& ctv = "f16");
+
+bool same_geometry(const Layer& a, const Layer& b);
+
+// Layers with identical geometry, in order of first appearance: the formula panel's
+// "2 x 36 layers x 8 KV heads x 128 x 2 B".
+struct LayerGroup {
+    Layer layer;
+    size_t first_layer = 0;
+    int64_t layers = 0;
+    int64_t bytes_per_token_per_layer = 0;
+    int64_t bytes_per_token = 0;
+    int64_t state_bytes_per_layer = 0;
+    int64_t state_bytes = 0;
+};
+std::vector<LayerGroup> layer_groups(const ModelSpec& m, const KvDtypes& d);
+
+// The seed article's table: 1K, 4K, 8K, 32K, 128K and the model's own maximum.
+struct ContextRow {
+    int64_t context = 0;
+    bool is_model_max = false;
+    int64_t bytes_per_seq = 0;
+    int64_t bytes_total = 0;  // x seqs
+};
+std::vector<ContextRow> context_table(const EngineKv& e, int64_t seqs);
+
+// The same model with every attention layer re-headed: MHA, as published, MQA.
+struct HeadVariant {
+    std::string variant;  // MHA | actual | MQA
+    int64_t kv_heads = 0;
+    int64_t bytes_per_token = 0;  // per token inside every window (all attention layers)
+    std::optional<int64_t> bytes_total;
+};
+std::vector<HeadVariant> head_variants(const EngineKv& e, int64_t context, int64_t seqs);
+
+// What each common step does to this model's KV at context x seqs (ideal bytes, so
+// the steps compare like for like); MLA as a reference row.
+struct LadderRow {
+    std::string step;    // mha | model | fp8 | q8_0 | q4_0 | contiguous | mla
+    std::string detail;
+    std::optional<int64_t> bytes_per_token;
+    int64_t kv_bytes = 0;
+    double saving = 0;   // 1 - kv_bytes / the model's own (negative: costs more)
+};
+std::vector<LadderRow> optimization_ladder(const ModelSpec& m, int64_t context, int64_t seqs);
+
+// KV versus context on log-spaced points (x1 and x1.5 per octave from 256) up to 2 x top.
+struct CurvePoint {
+    int64_t context = 0;
+    int64_t bytes = 0;
+};
+std::vector<CurvePoint> kv_curve(const EngineKv& e, int64_t seqs, int64_t top);
+
+}  // namespace kvb
