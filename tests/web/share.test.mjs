@@ -153,3 +153,18 @@ test('the embed URL shows the same numbers as the full page, in a 640 px column'
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+test('a view from a pasted config.json says the link cannot carry the config', async () => {
+  const { page, context, errors } = await openPage(env, 'ctx=4096', { clipboard: true });
+  assert.equal(await page.isVisible('[data-role="share-paste-note"]'), false);
+  const config = JSON.stringify({ architectures: ['LlamaForCausalLM'], model_type: 'llama', hidden_size: 2048, num_hidden_layers: 4, num_attention_heads: 16, num_key_value_heads: 4, intermediate_size: 8192, vocab_size: 32000, max_position_embeddings: 8192, torch_dtype: 'bfloat16' });
+  await page.click('details.paste summary');
+  await page.fill('#paste-config', config);
+  await page.click('details.paste button');
+  await page.waitForFunction(() => !document.querySelector('[data-role="share-paste-note"]').hidden);
+  assert.equal(await page.textContent('[data-role="share-paste-note"]'), 'A link cannot carry a pasted config.json: it opens the default model with these settings.');
+  const link = new URL(await clipboardAfter(page, '[data-action="copy-link"]'));
+  assert.deepEqual(Object.fromEntries(link.searchParams), { ctx: '4096' });
+  assert.deepEqual(errors, []);
+  await context.close();
+});

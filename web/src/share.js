@@ -3,7 +3,7 @@
 // language switcher, and the note that lists URL parameters the page ignored.
 import { h } from './dom.js';
 import { t, language, LANGUAGES } from './i18n.js';
-import { stateToParams, EMBED_PANELS, EMBED_DEFAULT_PANELS } from './state.js';
+import { stateToParams, defaultState, EMBED_PANELS, EMBED_DEFAULT_PANELS } from './state.js';
 import { copyText, flash, exportContext } from './export.js';
 
 // Parameters that name a value the core may later refuse (checked after the first
@@ -14,9 +14,15 @@ function pageBase() {
   return location.origin + location.pathname;
 }
 
+// A pasted config has no id (model ''): links carry the default model instead of
+// an empty, invalid one (the share bar says so).
+function linkable(state) {
+  return state.model ? state : { ...state, model: defaultState().model, revision: '' };
+}
+
 // The full page for this state (never embed/theme/panels: those belong to snippets).
 export function shareUrl(state) {
-  const p = stateToParams({ ...state, embed: false, theme: 'auto', panels: '' });
+  const p = stateToParams({ ...linkable(state), embed: false, theme: 'auto', panels: '' });
   const q = p.toString();
   return pageBase() + (q ? '?' + q : '');
 }
@@ -26,7 +32,7 @@ export function embedUrl(state, opts = {}) {
   const panels = (opts.panels || EMBED_DEFAULT_PANELS).filter((n) => EMBED_PANELS.includes(n));
   const same = panels.length === EMBED_DEFAULT_PANELS.length && panels.every((n) => EMBED_DEFAULT_PANELS.includes(n));
   const p = stateToParams({
-    ...state, embed: true, theme: opts.theme || 'auto', panels: same ? '' : panels.join(','), lang: 'en',
+    ...linkable(state), embed: true, theme: opts.theme || 'auto', panels: same ? '' : panels.join(','), lang: 'en',
   });
   p.delete('lang');
   if (opts.lang) p.set('lang', opts.lang);
@@ -41,7 +47,7 @@ function attr(s) {
 export function embedSnippet(state, opts = {}) {
   const src = embedUrl(state, opts);
   const host = new URL('embed-host.js', pageBase()).href;
-  const title = t('share.embedTitle', { model: state.model || 'kvbudget' });
+  const title = t('share.embedTitle', { model: linkable(state).model });
   return `<iframe src="${attr(src)}" title="${attr(title)}" width="100%" height="560" loading="lazy" ` +
     `style="border:0;width:100%;max-width:640px" ` +
     `sandbox="allow-scripts allow-same-origin allow-popups allow-popups-to-escape-sandbox"></iframe>\n` +
