@@ -13,9 +13,10 @@
 namespace kvb {
 
 // Which start-up line format to print.
-//  Current: vLLM >= ~v0.20 (seen in v0.24..v0.29 logs): one line
+//  Current: vLLM ~v0.26 and later (seen in v0.27..v0.29 logs): one line
 //    "GPU KV cache size: N tokens, Maximum concurrency for M tokens per request: X.XXx"
-//    with N = int(X * M); error text says "the model's max seq len".
+//    with N = int(X * M); error text says "the model's max seq len ... (which also controls
+//    CPU memory on the CPU backend)"; sliding/chunked layers reserve max_in_flight_tokens.
 //  Split:   vLLM ~v0.20..v0.25 (after PR #40694, seen in v0.24.0 logs): the same two lines
 //    as Legacy but N = int(X * M) already.
 //  Legacy:  vLLM V1 engine up to v0.19 (2025 .. April 2026): two lines
@@ -29,7 +30,8 @@ Result<VllmLogFormat> parse_vllm_log_format(const std::string& s);  // current|s
 
 // How much state memory one request of a hybrid attention + mamba/linear model holds.
 enum class MambaCacheMode {
-    Default,  // resolve as vLLM does: Align for Qwen3-Next / Qwen3.5 style models, else None
+    Default,  // as current vLLM with prefix caching on: Align for gated-delta-net hybrids (Qwen3-Next,
+              // Qwen3.5); None otherwise (v0.10..v0.19 ran every hybrid with None)
     None,     // 1 state block per request
     Align,    // 2 state blocks per request (prefix caching of states at block boundaries)
     All,      // a state block per attention block of the request (cdiv(len, block))
@@ -48,7 +50,8 @@ struct VllmOptions {
     int64_t tensor_parallel_size = 1;
     int64_t pipeline_parallel_size = 1;
     int64_t max_model_len = 0;            // 0 = the model's max_position_embeddings
-    int64_t max_num_batched_tokens = 0;   // 0 = default 8192 (LLM class below 70 GiB; see engine-kv-spec.md)
+    int64_t max_num_batched_tokens = 0;   // 0 = 8192 (LLM class below 70 GiB, `vllm serve` at or above 70 GiB;
+                                          // `vllm serve` below 70 GiB uses 2048, the LLM class above 16384)
     MambaCacheMode mamba_cache_mode = MambaCacheMode::Default;
     std::string mamba_cache_dtype = "auto";      // conv state dtype; auto = model dtype
     std::string mamba_ssm_cache_dtype = "auto";  // ssm state dtype; auto = config mamba_ssm_dtype or conv dtype
