@@ -35,7 +35,7 @@ fi
 # Exceptions are enabled so nlohmann's internal throws can be caught inside the
 # core and the bindings; nothing may escape to JS as a bare pointer number.
 CXXFLAGS=(-std=c++17 -Os -fwasm-exceptions -DNDEBUG -Isrc -isystem "$OUT/include")
-LDFLAGS=(-Os -fwasm-exceptions --bind
+LDFLAGS=(-Os -fwasm-exceptions -lembind
   -sMODULARIZE=1 -sEXPORT_ES6=1 -sEXPORT_NAME=createKvbudgetModule
   -sALLOW_MEMORY_GROWTH=1 -sENVIRONMENT=web,worker
   -sFILESYSTEM=0 -sDYNAMIC_EXECUTION=0 -sINCOMING_MODULE_JS_API=wasmBinary,locateFile,print,printErr)
