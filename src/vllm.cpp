@@ -264,10 +264,20 @@ Result<VllmLayout> vllm_layout(const ModelSpec& m, const VllmOptions& o) {
     for (const Layer& l : m.layers)
         if (l.kind == LayerKind::Linear && l.state.conv_kernel > 0) has_gdn = true;
     MambaCacheMode mode = o.mamba_cache_mode;
-    if (mode == MambaCacheMode::Default)
-        // Prefix caching is on by default and selects "align" for gated-delta-net hybrids
-        // (Qwen3-Next, Qwen3.5) in current releases; other state layers keep "none".
-        mode = has_gdn && has_attn ? MambaCacheMode::Align : MambaCacheMode::None;
+    // Models declaring SupportsMambaPrefixCaching (Mamba-2 hybrids such as Nemotron-H) get "all".
+    const bool mamba2_prefix = m.model_type == "nemotron_h";
+    if (mode == MambaCacheMode::Default) {
+        // MambaModelConfig.verify_and_update_config with prefix caching on (the default in current
+        // releases): "all" when the model supports mamba prefix caching, else "align". Older
+        // releases ran hybrids without prefix caching ("none"); Qwen3.5 / Qwen3-Next logs of
+        // v0.24+ show "align".
+        if (has_gdn && has_attn)
+            mode = MambaCacheMode::Align;
+        else if (mamba2_prefix && has_attn && o.log_format == VllmLogFormat::Current)
+            mode = MambaCacheMode::All;
+        else
+            mode = MambaCacheMode::None;
+    }
     L.mamba_cache_mode = has_state ? mode : MambaCacheMode::None;
 
     const int64_t num_spec = o.num_speculative_tokens;
@@ -318,8 +328,9 @@ Result<VllmLayout> vllm_layout(const ModelSpec& m, const VllmOptions& o) {
                                                     attn_block);
             int64_t need;
             if (mode == MambaCacheMode::All) {
-                // Align to the SSD kernel chunk (Mamba-2 chunk_size, 256 by default; gated delta net 64).
-                const int64_t chunk = m.has(LayerKind::Mamba) ? 256 : 64;
+                // Align to the SSD kernel chunk: config chunk_size (Nemotron-H 128, Mamba-2's default 256;
+                // 64 assumed for gated delta net, whose configs carry none).
+                const int64_t chunk = m.has(LayerKind::Mamba) ? (m.model_type == "nemotron_h" ? 128 : 256) : 64;
                 int64_t a = chunk, b = align;
                 while (b) { int64_t t = a % b; a = b; b = t; }
                 const int64_t lcm = chunk / a * align;

@@ -578,3 +578,17 @@ TEST_CASE("Llama 4 chunked local attention: cached as full attention unless the 
     // full: 8192 blocks; chunked: cdiv(8192 + 2 x 8192, 16) = 1536 each
     CHECK(vllm_request_blocks(l, 131072) == 8192 + 3 * 1536);
 }
+
+TEST_CASE("Nemotron-H: Mamba-2 hybrid; current releases default to mamba cache mode 'all'") {
+    ModelSpec m = fixture("nvidia/Nemotron-H-56B-Base-8K");  // 10 attention (8 KV x 128), 54 Mamba-2, 54 MLP-only
+    VllmLayout cur = layout(m);
+    CHECK(cur.mamba_cache_mode == MambaCacheMode::All);
+    // state: conv 3 x 20480 x 2 B + ssm 256 heads x 64 x 256 x 2 B = 122,880 + 8,388,608 = 8,511,488 B;
+    // attention 4096 B/token -> 2078 tokens -> rounded to the 128-token SSD chunk: 2176.
+    CHECK(cur.attn_block_size == 2176);
+    VllmOptions o;
+    o.log_format = VllmLogFormat::Legacy;
+    VllmLayout old = layout(m, o);
+    CHECK(old.mamba_cache_mode == MambaCacheMode::None);
+    CHECK(old.attn_block_size == 16 * 130);  // 16 x cdiv(8,511,488, 16 x 4096)
+}
