@@ -224,8 +224,8 @@ Result<VllmLayout> vllm_layout(const ModelSpec& m, const VllmOptions& o) {
     }
     if (mml > (int64_t(1) << 40)) return make_error("bad_value", "--max-model-len is absurdly large");
     L.max_model_len = mml;
-    // Default of the OpenAI server on GPUs under 70 GiB is 2048 and 8192 at or above;
-    // the LLM class uses 8192 / 16384. 8192 is the value both share.
+    // get_batch_defaults: `vllm serve` uses 8192 on >= 70 GiB GPUs (2048 below), the LLM class 8192
+    // below 70 GiB (16384 above); 8192 is the value both share. The budget passes the GPU's own default.
     L.max_num_batched_tokens = o.max_num_batched_tokens > 0 ? o.max_num_batched_tokens : 8192;
     // VllmConfig.max_concurrent_batches (V1 model runner): 2 with async scheduling and no PP, else
     // pp_size. Releases before max_in_flight_tokens (the older log formats) reserved one batch.
