@@ -6,7 +6,7 @@ import { shareBar, shareRendered, ignoredNote, languageSwitcher, applyThemeParam
 import { buildEmbed, embedRendered } from './embed.js';
 import { h, $, clear } from './dom.js';
 import { Hub, HubError, loadSiteConfig } from './hub.js';
-import { parseModelRef, catalogFileName } from './hubid.js';
+import { parseModelRef, catalogFileName, validId } from './hubid.js';
 import { defaultState, stateFromParams, stateToParams } from './state.js';
 import { buildControls, syncControls } from './controls.js';
 import { renderResults } from './render.js';
@@ -61,6 +61,11 @@ function useConfig(text, name, source) {
 async function fetchCatalogConfig(id) {
   const entry = app.catalog.find((c) => c.id === id);
   if (!entry) return null;
+  if (app.prefetched?.id === id) {
+    const text = await app.prefetched.text;
+    app.prefetched = null;
+    if (text !== null) return text;
+  }
   const res = await fetch('catalog/' + entry.file);
   if (!res.ok) return null;
   return res.text();
@@ -335,6 +340,14 @@ async function boot() {
   setStatus(t('app.loadingCore'));
 
   const wasmUrl = new URL('kvbudget.wasm', import.meta.url).href;
+  // The first model's bundled config is fetched alongside the core and the index
+  // (its file name follows from the id), saving a round trip before the first paint.
+  if (!state.revision && validId(state.model)) {
+    app.prefetched = {
+      id: state.model,
+      text: fetch('catalog/' + catalogFileName(state.model)).then((r) => (r.ok ? r.text() : null)).catch(() => null),
+    };
+  }
   const [core, siteCfg, catalog] = await Promise.all([
     loadKvbudget({ wasmUrl }).catch((e) => e),
     loadSiteConfig(),
