@@ -52,7 +52,7 @@ int main() {
     const std::vector<Request> reqs = make_workload(w).value();
     std::printf("parse + workload: %zu requests in %.1f ms\n", reqs.size(), 1000 * seconds_since(t0));
 
-    Setting opt{"OPT-13B / A100-40GB, 12 GiB KV, max-model-len 2048 (truncating)", {}};
+    Setting opt{"OPT-13B / A100-40GB, 12 GiB KV, max-model-len 2048 (prompts >= 2048 refused, outputs truncated)", {}};
     opt.c.kv_bytes_per_token = 819200;
     opt.c.kv_capacity_bytes = int64_t{12} << 30;
     opt.c.max_model_len = 2048;
