@@ -26,6 +26,7 @@
 #include "model.h"
 #include "result.h"
 #include "units.h"
+#include "report.h"
 #if KVB_HAVE_GPUS
 #include "gpus.h"
 #endif
@@ -175,44 +176,20 @@ json layer_json(const kvb::Layer& l) {
     return j;
 }
 
-bool same_geometry(const kvb::Layer& a, const kvb::Layer& b) {
-    return a.kind == b.kind && a.kv_heads == b.kv_heads && a.k_head_dim == b.k_head_dim && a.v_head_dim == b.v_head_dim &&
-           a.window == b.window && a.kv_lora_rank == b.kv_lora_rank && a.qk_rope_head_dim == b.qk_rope_head_dim &&
-           a.state.conv_kernel == b.state.conv_kernel && a.state.d_inner == b.state.d_inner &&
-           a.state.n_groups == b.state.n_groups && a.state.d_state == b.state.d_state && a.state.heads == b.state.heads;
-}
-
-// Groups of identical layers, in order of first appearance: what the formula panel
-// shows ("2 x 32 layers x 8 KV heads x 128 x 2 B").
-json layer_groups(const kvb::ModelSpec& m, const kvb::KvDtypes* d) {
-    std::vector<std::pair<size_t, int64_t>> seen;  // first layer index, count
-    for (size_t i = 0; i < m.layers.size(); ++i) {
-        auto it = std::find_if(seen.begin(), seen.end(), [&](const auto& p) { return same_geometry(m.layers[p.first], m.layers[i]); });
-        if (it == seen.end()) {
-            seen.push_back({i, 1});
-        } else {
-            ++it->second;
-        }
-    }
+// Groups of identical layers (the core's layer_groups) as the formula panel reads them.
+json layer_groups_json(const kvb::ModelSpec& m, const kvb::KvDtypes& d, bool with_bytes) {
     json groups = json::array();
-    for (const auto& [first, count] : seen) {
-        const kvb::Layer& l = m.layers[first];
-        json g = layer_json(l);
-        g["layers"] = count;
-        g["firstLayer"] = static_cast<int64_t>(first);
-        if (d) {
-            const int64_t per_layer = kvb::layer_bytes_per_token(l, *d);
-            const int64_t state = kvb::layer_state_bytes(l, *d);
-            int64_t total = 0, state_total = 0;
-            if (kvb::mul_overflows(per_layer, count, &total) || kvb::mul_overflows(state, count, &state_total)) {
-                throw std::overflow_error("bytes overflow in layer group");
-            }
-            g["bytesPerTokenPerLayer"] = per_layer;
-            g["bytesPerToken"] = total;
-            g["stateBytesPerLayer"] = state;
-            g["stateBytes"] = state_total;
+    for (const auto& g : kvb::layer_groups(m, d)) {
+        json j = layer_json(g.layer);
+        j["layers"] = g.layers;
+        j["firstLayer"] = static_cast<int64_t>(g.first_layer);
+        if (with_bytes) {
+            j["bytesPerTokenPerLayer"] = g.bytes_per_token_per_layer;
+            j["bytesPerToken"] = g.bytes_per_token;
+            j["stateBytesPerLayer"] = g.state_bytes_per_layer;
+            j["stateBytes"] = g.state_bytes;
         }
-        groups.push_back(std::move(g));
+        groups.push_back(std::move(j));
     }
     return groups;
 }
@@ -297,81 +274,14 @@ struct Input {
     }
 };
 
-// KV element types as the chosen engine spells them.
-kvb::Result<kvb::KvDtypes> engine_kv_dtypes(const kvb::ModelSpec& m, const std::string& engine, const std::string& kv,
-                                            const std::string& ctk, const std::string& ctv) {
-    if (engine == "llamacpp") {
-        auto k = kvb::llamacpp_kv_type(ctk);
-        if (!k) return k.error();
-        auto v = kvb::llamacpp_kv_type(ctv);
-        if (!v) return v.error();
-        kvb::KvDtypes d;
-        d.k = k.value();
-        d.v = v.value();
-        // llama.cpp keeps recurrent state in f32 whatever -ctk/-ctv say.
-        d.conv_state_bytes = 4;
-        d.ssm_state_bytes = 4;
-        return d;
-    }
-    auto t = kvb::vllm_kv_type(kv, m.dtype);
-    if (!t) return t.error();
-    return kvb::uniform_kv_dtypes(m, t.value());
-}
-
 constexpr int64_t kMaxTokens = int64_t{1} << 40;
 
-// The optimization ladder: what each common step does to this model's KV at the
-// chosen context x sequences (ideal bytes, so the steps compare like for like).
-void write_ladder(Out& o, const kvb::ModelSpec& m, const kvb::KvDtypes& base, int64_t context, int64_t seqs) {
+void write_ladder(Out& o, const kvb::ModelSpec& m, int64_t context, int64_t seqs) {
     o.arr();
-    auto b = kvb::kv_bytes_at(m, base, context, seqs);
-    auto model_t = kvb::vllm_kv_type("auto", m.dtype);
-    if (!b || !model_t) {
-        o.end_arr();
-        return;
-    }
-    const double baseline = static_cast<double>(b.value());
-    auto row = [&](const char* step, const std::string& detail, int64_t per_token, bool has_per_token, int64_t bytes) {
-        o.obj().kv("step", step).kv("detail", detail).key("bytesPerToken");
-        if (has_per_token) o.v(per_token); else o.null();
-        o.kv("kvBytes", bytes).kv("saving", baseline > 0 ? 1.0 - static_cast<double>(bytes) / baseline : 0.0).end_obj();
-    };
-    auto add = [&](const char* step, const kvb::ModelSpec& spec, const kvb::KvDtypes& d, const std::string& detail) {
-        auto at = kvb::kv_bytes_at(spec, d, context, seqs);
-        if (!at) return;
-        const kvb::IdealKv ik = kvb::ideal_kv(spec, d);
-        row(step, detail, ik.bytes_per_token + ik.windowed_bytes_per_token, true, at.value());
-    };
-    const kvb::KvDtypes model_d = kvb::uniform_kv_dtypes(m, model_t.value());
-    const bool attention = m.has(kvb::LayerKind::Full) || m.has(kvb::LayerKind::Sliding) || m.has(kvb::LayerKind::Chunked);
-    if (attention) add("mha", kvb::with_kv_heads(m, 0), model_d, model_t->name);
-    add("model", m, model_d, model_t->name);
-    if (auto fp8 = kvb::vllm_kv_type("fp8", m.dtype)) add("fp8", m, kvb::uniform_kv_dtypes(m, fp8.value()), "vLLM --kv-cache-dtype fp8");
-    for (const char* q : {"q8_0", "q4_0"}) {
-        if (auto t = kvb::llamacpp_kv_type(q)) {
-            kvb::KvDtypes d = kvb::uniform_kv_dtypes(m, t.value());
-            d.conv_state_bytes = d.ssm_state_bytes = 4;
-            add(q, m, d, std::string("llama.cpp -ctk ") + q + " -ctv " + q);
-        }
-    }
-    // Paging: contiguous caches reserve the model's whole context for every sequence.
-    if (m.max_position_embeddings > context) {
-        if (auto full = kvb::kv_bytes_at(m, model_d, m.max_position_embeddings, seqs)) {
-            row("contiguous", std::to_string(m.max_position_embeddings), 0, false, full.value());
-        }
-    }
-    // MLA reference: DeepSeek-V3's latent (512 + 64) in place of every attention layer.
-    if (attention && !m.has(kvb::LayerKind::Mla)) {
-        kvb::ModelSpec mla = m;
-        for (auto& l : mla.layers) {
-            if (l.kind == kvb::LayerKind::Full || l.kind == kvb::LayerKind::Sliding || l.kind == kvb::LayerKind::Chunked) {
-                l.kind = kvb::LayerKind::Mla;
-                l.kv_lora_rank = 512;
-                l.qk_rope_head_dim = 64;
-                l.window = 0;
-            }
-        }
-        add("mla", mla, model_d, "512 + 64");
+    for (const auto& r : kvb::optimization_ladder(m, context, seqs)) {
+        o.obj().kv("step", r.step).kv("detail", r.detail).key("bytesPerToken");
+        if (r.bytes_per_token) o.v(*r.bytes_per_token); else o.null();
+        o.kv("kvBytes", r.kv_bytes).kv("saving", r.saving).end_obj();
     }
     o.end_arr();
 }
@@ -489,20 +399,13 @@ std::string compute(int handle, const std::string& input_text) {
         return fail("bad_value", "engine must be vllm, llamacpp or transformers, got \"" + engine + "\"");
     }
 
-    // transformers caches MLA decompressed: K and V per head, like a full-attention layer
-    // (same rule as `kvbudget kv --engine transformers`).
-    kvb::ModelSpec decompressed;
-    if (engine == "transformers" && mp->has(kvb::LayerKind::Mla)) {
-        decompressed = *mp;
-        for (auto& l : decompressed.layers) {
-            if (l.kind == kvb::LayerKind::Mla) l.kind = kvb::LayerKind::Full;
-        }
-    }
-    const kvb::ModelSpec& m = decompressed.layers.empty() ? *mp : decompressed;
-
-    auto dt = engine_kv_dtypes(m, engine, kv, ctk, ctv);
-    if (!dt) return fail(dt.error());
-    const kvb::KvDtypes& d = dt.value();
+    // The model as this engine caches it (transformers: MLA decompressed, window-1
+    // sliding layers; llama.cpp: -ctk / -ctv and f32 state), as `kvbudget kv` uses it.
+    auto ek = kvb::engine_kv(*mp, engine, kv, ctk, ctv);
+    if (!ek) return fail(ek.error());
+    const kvb::EngineKv& e = ek.value();
+    const kvb::ModelSpec& m = e.view;
+    const kvb::KvDtypes& d = e.dtypes;
 
     const kvb::IdealKv ideal = kvb::ideal_kv(m, d);
     auto total = kvb::kv_bytes_at(m, d, context, seqs);
@@ -554,56 +457,33 @@ std::string compute(int handle, const std::string& input_text) {
             .kv("window", k.window).kv("stateBytes", k.state_bytes).end_obj();
     }
     o.end_arr().end_obj();
-    o.key("formula").raw(layer_groups(m, &d));
+    o.key("formula").raw(layer_groups_json(m, d, true));
 
-    // The seed article's table: fixed contexts up to the model's own maximum, and that maximum.
+    // The seed article's table: 1K .. 128K up to the model's own maximum, and that maximum.
     o.key("contextTable").arr();
-    std::vector<int64_t> points = {1024, 4096, 8192, 32768, 131072};
-    if (m.max_position_embeddings > 0 &&
-        std::find(points.begin(), points.end(), m.max_position_embeddings) == points.end()) {
-        points.push_back(m.max_position_embeddings);
-    }
-    std::sort(points.begin(), points.end());
-    for (int64_t c : points) {
-        if (m.max_position_embeddings > 0 && c > m.max_position_embeddings) continue;
-        auto one = kvb::kv_bytes_at(m, d, c, 1);
-        auto all = kvb::kv_bytes_at(m, d, c, seqs);
-        if (!one || !all) continue;
-        o.obj().kv("context", c).kv("isModelMax", c == m.max_position_embeddings).kv("beyondModelMax", false)
-            .kv("bytesPerSeq", one.value()).kv("bytesTotal", all.value());
-        if (weights_bytes > 0) o.kv("vsWeights", static_cast<double>(all.value()) / static_cast<double>(weights_bytes));
+    for (const auto& row : kvb::context_table(e, seqs)) {
+        o.obj().kv("context", row.context).kv("isModelMax", row.is_model_max).kv("beyondModelMax", false)
+            .kv("bytesPerSeq", row.bytes_per_seq).kv("bytesTotal", row.bytes_total);
+        if (weights_bytes > 0) o.kv("vsWeights", static_cast<double>(row.bytes_total) / static_cast<double>(weights_bytes));
         o.end_obj();
     }
     o.end_arr();
 
     // MHA / GQA / MQA: the same model with every attention layer re-headed.
     o.key("comparison").arr();
-    struct Variant { const char* name; int64_t heads; };
-    for (Variant v : {Variant{"MHA", 0}, Variant{"actual", -1}, Variant{"MQA", 1}}) {
-        kvb::ModelSpec alt = v.heads < 0 ? m : kvb::with_kv_heads(m, v.heads);
-        const kvb::IdealKv ik = kvb::ideal_kv(alt, d);
-        auto at = kvb::kv_bytes_at(alt, d, context, seqs);
-        int64_t heads = 0;
-        for (const auto& l : alt.layers) heads = std::max(heads, l.kv_heads);
-        // Per token while inside every window, as `kvbudget kv` reports MHA / MQA.
-        o.obj().kv("variant", v.name).kv("kvHeads", heads).kv("bytesPerToken", ik.bytes_per_token + ik.windowed_bytes_per_token)
-            .key("bytesTotal");
-        if (at) o.v(at.value()); else o.null();
+    for (const auto& hv : kvb::head_variants(e, context, seqs)) {
+        o.obj().kv("variant", hv.variant).kv("kvHeads", hv.kv_heads).kv("bytesPerToken", hv.bytes_per_token).key("bytesTotal");
+        if (hv.bytes_total) o.v(*hv.bytes_total); else o.null();
         o.end_obj();
     }
     o.end_arr();
 
-    // KV versus context for the chart: log-spaced points up to past the model maximum.
+    // KV versus context for the chart, up to past the model maximum.
     const int64_t top = std::max<int64_t>({context, m.max_position_embeddings, 4096});
     std::vector<int64_t> xs, ys;
-    for (int64_t c = 256; c <= top * 2; c *= 2) {
-        for (int64_t step : {c, c + c / 2}) {
-            if (step > top * 2) break;
-            auto b = kvb::kv_bytes_at(m, d, step, seqs);
-            if (!b) break;
-            xs.push_back(step);
-            ys.push_back(b.value());
-        }
+    for (const auto& pt : kvb::kv_curve(e, seqs, top)) {
+        xs.push_back(pt.context);
+        ys.push_back(pt.bytes);
     }
     o.key("chart").obj();
     o.key("contexts").arr();
@@ -620,7 +500,7 @@ std::string compute(int handle, const std::string& input_text) {
     o.end_obj();
 
     o.key("ladder");
-    write_ladder(o, m, d, context, seqs);
+    write_ladder(o, *mp, context, seqs);
 #if KVB_HAVE_BUDGET
     if (bv) {
         write_budget(o, *bv);
@@ -646,7 +526,7 @@ std::string parse_config(const std::string& text, const std::string& name) {
     if (!r) return fail(r.error());
     const int handle = next_handle++;
     json spec = model_json(r.value());
-    spec["layerGroups"] = layer_groups(r.value(), nullptr);
+    spec["layerGroups"] = layer_groups_json(r.value(), kvb::KvDtypes{}, false);
     models().emplace(handle, std::move(r.value()));
     return ok({{"handle", handle}, {"spec", spec}});
 }
