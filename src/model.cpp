@@ -371,13 +371,15 @@ struct Builder {
         // Minimal nested Gemma 3 configs (gemma-3-4b-it's text_config) omit fields that
         // transformers' Gemma3TextConfig fills in; fill the same defaults and say so.
         struct Default { const char* key; int64_t value; };
-        const Default defaults[] = {{"num_attention_heads", 8}, {"num_key_value_heads", 4}, {"head_dim", 256}};
+        const Default defaults[] = {{"num_attention_heads", 8}, {"num_key_value_heads", 4}, {"head_dim", 256},
+                                    {"vocab_size", 262208}};
         for (const auto& d : defaults) {
             if (!r.has(d.key)) {
                 note(std::string(d.key) + " is not set: Gemma3TextConfig's default " + std::to_string(d.value) + " used");
             }
         }
         heads = 8, kv_heads = 4, head_dim = 256, hidden = 2304;
+        m.dims.vocab_size = 262208;
         if (auto ok = need(n_layers, kLayersKeys, 1, kMaxLayers); !ok) return ok;
         if (auto ok = maybe(heads, {"num_attention_heads"}, 1, kMaxHeads); !ok) return ok;
         if (auto ok = maybe(kv_heads, {"num_key_value_heads"}, 1, kMaxHeads); !ok) return ok;
@@ -704,7 +706,7 @@ struct Builder {
         if (d.q_head_dim == 0) d.q_head_dim = head_dim;
         auto vocab = r.optional_int({"vocab_size", "padded_vocab_size", "n_vocab"}, 1, kMaxVocab);
         if (!vocab) return vocab.error();
-        d.vocab_size = vocab.value().value_or(0);
+        d.vocab_size = vocab.value().value_or(d.vocab_size);
         auto inter = r.optional_int({"intermediate_size", "ffn_dim", "n_inner", "ffn_hidden_size", "inner_hidden_size", "d_ff"},
                                     1, kMaxHidden * 16);
         if (!inter) return inter.error();

@@ -190,11 +190,13 @@ TEST_CASE("sliding-window patterns") {
         }
         CHECK(m.multimodal);
         CHECK(m.dtype == "bfloat16");  // only at the top level of the file
+        CHECK(m.dims.vocab_size == 262208);
         CHECK(m.notes == std::vector<std::string>{
                              "text model read from text_config",
                              "num_attention_heads is not set: Gemma3TextConfig's default 8 used",
                              "num_key_value_heads is not set: Gemma3TextConfig's default 4 used",
                              "head_dim is not set: Gemma3TextConfig's default 256 used",
+                             "vocab_size is not set: Gemma3TextConfig's default 262208 used",
                              "sliding_window_pattern is not set: Gemma 3's default 6 used (every 6th layer global)",
                              "max_position_embeddings is not set: Gemma3TextConfig's default 131072 used",
                          });
