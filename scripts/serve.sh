@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${1:-}" != "--no-build" ]; then
+  bash scripts/install-deps.sh site
   [ -d node_modules ] || npm ci
   npm run build
 fi
