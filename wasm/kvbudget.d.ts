@@ -173,4 +173,118 @@ export interface Kvbudget {
   parseSize(text: string): number;
   formatBytes(n: number): string;
   catalog(): { gpus: GpuInfo[]; weightFormats: { id: string; label: string }[] };
+  /** Prepares a paging simulation of `model` (one run per policy); throws KvbudgetError on bad input. */
+  simulate(model: Model, input?: SimInput): Simulation;
+}
+
+// ---------- paging simulator (issue 4) ----------
+
+export type SimPolicy = 'paged' | 'max' | 'pow2' | 'oracle';
+
+/**
+ * Settings of `kvbudget simulate`, same defaults and same refusals. The KV pool is
+ * what vLLM would get on the GPU (as compute()'s budget), unless kvCacheMemory is given.
+ */
+export interface SimInput {
+  policies?: 'all' | SimPolicy | SimPolicy[];   // default all four, in the order paged, max, pow2, oracle
+  gpu?: string;                    // catalog id, default a100-80gb; '' = gpuMemoryBytes (time model: a100-80gb)
+  gpuMemoryBytes?: number;
+  gpuMemoryUtilization?: number;   // default 0.9
+  kvCacheMemory?: number;          // bytes: KV pool given directly (GPU then only sets the time model)
+  kvDtype?: string;                // vLLM spelling, default auto
+  weightsFormat?: string;          // default auto
+  hubParameters?: number;
+  maxModelLen?: number;            // default the model's max_position_embeddings
+  maxNumSeqs?: number;             // default vLLM's for the GPU (256 with kvCacheMemory)
+  maxNumBatchedTokens?: number;    // default vLLM's for the GPU (8192 with kvCacheMemory)
+  blockSize?: number;              // default 16
+  workload?: 'sharegpt' | 'alpaca' | 'azure-conv' | 'azure-code' | 'csv';  // default sharegpt
+  /** CSV text for azure-conv / azure-code / csv (the module has no file system). */
+  trace?: string;
+  traceName?: string;              // for error messages ("line 12 of NAME: ...")
+  requests?: number;               // default 1000 for presets, the whole trace otherwise
+  rate?: number;                   // Poisson arrivals (requests/s); default batch / trace timestamps
+  seed?: number;                   // default 0
+  n?: number;                      // parallel samples
+  beam?: number;                   // beam width
+  sharedPrefix?: number;           // tokens of a common system prompt ...
+  sharedFraction?: number;         // ... on this fraction of requests (default 1)
+  prefixCaching?: boolean;         // paged only
+  preemption?: 'recompute' | 'swap';
+  snapshots?: number;              // block-map snapshots kept per policy (default 60, 0 = none)
+  seriesPoints?: number;           // time series length target (default 200)
+}
+
+export interface SimConfigEcho {
+  model: string; workload: string; requests: number; kvCacheBytes: number; kvBytesPerToken: number; kvDtype: string;
+  blockSize: number; maxModelLen: number; maxNumSeqs: number; maxNumBatchedTokens: number;
+  gpuName: string; timeModelGpu: string; weightsBytes: number; arrivals: 'batch' | 'poisson' | 'trace';
+  /** Sliding-window / recurrent layers exist but only the context-proportional KV is simulated. */
+  windowedOrStateLeftOut: boolean;
+  policies: SimPolicy[];
+}
+
+export interface SimProgress {
+  done: boolean;
+  progress: number;                // 0..1 over all policies
+  policyIndex: number;
+  policy: SimPolicy | '';
+  policyProgress?: number;
+  steps?: number;
+  timeS?: number;
+}
+
+/** `kvbudget simulate --json` entry, key for key. Fractions are time-weighted shares of the KV capacity. */
+export interface SimSummary {
+  policy: SimPolicy;
+  requests: number; finished: number; refused: number; truncated: number;
+  preemptions: number; swapped_out: number; recomputed_tokens: number; steps: number;
+  makespan_s: number; capacity_tokens: number; num_blocks: number;
+  token_states_fraction: number; reserved_fraction: number; internal_fragmentation_fraction: number;
+  external_fragmentation_fraction: number; cached_fraction: number; free_fraction: number;
+  token_states_of_used_fraction: number;
+  mean_running: number; max_running: number; mean_waiting: number; max_waiting: number;
+  sharing_saved_fraction: number; max_blocks_saved: number; cow_copies: number; prefix_hit_tokens: number;
+  prompt_tokens: number; generated_tokens: number; throughput_tokens_per_s: number; requests_per_s: number;
+  ttft_mean_s: number; ttft_p50_s: number; ttft_p90_s: number; ttft_p99_s: number;
+  tpot_mean_s: number; tpot_p50_s: number; tpot_p90_s: number; tpot_p99_s: number;
+  e2e_mean_s: number; e2e_p50_s: number; e2e_p90_s: number; e2e_p99_s: number;
+}
+
+/** Downsampled, time-weighted; columns of equal length. */
+export interface SimSeries {
+  time: number[]; duration: number[];
+  tokenStates: number[]; reserved: number[]; internalFragmentation: number[]; externalFragmentation: number[];
+  cached: number[]; free: number[];
+  running: number[]; waiting: number[]; sharingSaved: number[]; preemptions: number[]; finished: number[];
+}
+
+export interface SimSnapshot {
+  step: number; timeS: number; blockSize: number; capacityTokens: number;
+  /** Paged: blocks in the pool (incl. the null block 0); 0 for contiguous policies. */
+  numBlocks: number;
+  /** Paged: run-length owners [owner, run, ...]; owner = request id, -1 free, -2 free but cached, -3 null block. */
+  owner?: number[];
+  /** Paged: [block, refcount, ...] for blocks held by more than one sequence. */
+  shared?: number[];
+  /** Paged: [block, tokens, ...] for held blocks not full. */
+  partial?: number[];
+  /** Contiguous: [request, seq, offset, allocated, reserved, length, stored] per region, by offset. */
+  regions?: number[][];
+}
+
+export interface SimResult {
+  done: boolean;
+  config: SimConfigEcho;
+  policies: { summary: SimSummary; series?: SimSeries; snapshots?: SimSnapshot[] }[];
+}
+
+export interface Simulation {
+  readonly id: number;
+  readonly config: SimConfigEcho;
+  /** Runs at most maxSteps scheduler steps (default 20000), continuing with the next policy when one ends. */
+  run(maxSteps?: number): SimProgress;
+  /** Summary so far (final once done), series and snapshots unless turned off. */
+  result(options?: { series?: boolean; snapshots?: boolean }): SimResult;
+  release(): void;
 }

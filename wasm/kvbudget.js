@@ -51,6 +51,26 @@ class Model {
   }
 }
 
+// A paging simulation (issue 4), driven in chunks so a Web Worker can report
+// progress between run() calls and cancel by not calling again (then release()).
+class Simulation {
+  constructor(core, id, config) {
+    this.core = core;
+    this.id = id;
+    this.config = config;
+  }
+  run(maxSteps = 20000) {
+    return call(this.core.m.simRun, this.id, Number(maxSteps));
+  }
+  result(options = {}) {
+    return call(this.core.m.simResult, this.id, JSON.stringify(options));
+  }
+  release() {
+    if (this.id) call(this.core.m.simRelease, this.id);
+    this.id = 0;
+  }
+}
+
 class Kvbudget {
   constructor(m) {
     this.m = m;
@@ -70,6 +90,10 @@ class Kvbudget {
   }
   catalog() {
     return this.m.catalog ? call(this.m.catalog) : { gpus: [], weightFormats: [] };
+  }
+  simulate(model, input) {
+    const r = call(this.m.simCreate, model.handle, JSON.stringify(input ?? {}));
+    return new Simulation(this, r.sim, r.config);
   }
 }
 
