@@ -74,6 +74,15 @@ std::string num(double v) {
     return b;
 }
 
+// JSON numbers round-trip (17 significant digits): scripts and the WASM build's
+// equality test (tests/node/sim.test.mjs) read the exact doubles.
+std::string jnum(double v) {
+    if (!std::isfinite(v)) return "null";
+    char b[48];
+    std::snprintf(b, sizeof b, "%.17g", v);
+    return b;
+}
+
 bool read_file(const std::string& path, std::string* out) {
     std::ifstream f(path, std::ios::binary);
     if (!f) return false;
@@ -126,27 +135,27 @@ void print_json(std::ostream& out, const std::string& model, const sim::SimConfi
             << ",\"finished\":" << s.finished << ",\"refused\":" << s.refused << ",\"truncated\":" << s.truncated
             << ",\"preemptions\":" << s.preemptions << ",\"swapped_out\":" << s.swapped_out
             << ",\"recomputed_tokens\":" << s.recomputed_tokens << ",\"steps\":" << s.steps
-            << ",\"makespan_s\":" << num(s.makespan_s) << ",\"capacity_tokens\":" << s.capacity_tokens
+            << ",\"makespan_s\":" << jnum(s.makespan_s) << ",\"capacity_tokens\":" << s.capacity_tokens
             << ",\"num_blocks\":" << s.num_blocks
-            << ",\"token_states_fraction\":" << num(s.memory.token_states)
-            << ",\"reserved_fraction\":" << num(s.memory.reserved)
-            << ",\"internal_fragmentation_fraction\":" << num(s.memory.internal_fragmentation)
-            << ",\"external_fragmentation_fraction\":" << num(s.memory.external_fragmentation)
-            << ",\"cached_fraction\":" << num(s.memory.cached) << ",\"free_fraction\":" << num(s.memory.free)
-            << ",\"token_states_of_used_fraction\":" << num(s.token_states_of_used)
-            << ",\"mean_running\":" << num(s.mean_running) << ",\"max_running\":" << s.max_running
-            << ",\"mean_waiting\":" << num(s.mean_waiting) << ",\"max_waiting\":" << s.max_waiting
-            << ",\"sharing_saved_fraction\":" << num(s.sharing_saved) << ",\"max_blocks_saved\":" << s.max_blocks_saved
+            << ",\"token_states_fraction\":" << jnum(s.memory.token_states)
+            << ",\"reserved_fraction\":" << jnum(s.memory.reserved)
+            << ",\"internal_fragmentation_fraction\":" << jnum(s.memory.internal_fragmentation)
+            << ",\"external_fragmentation_fraction\":" << jnum(s.memory.external_fragmentation)
+            << ",\"cached_fraction\":" << jnum(s.memory.cached) << ",\"free_fraction\":" << jnum(s.memory.free)
+            << ",\"token_states_of_used_fraction\":" << jnum(s.token_states_of_used)
+            << ",\"mean_running\":" << jnum(s.mean_running) << ",\"max_running\":" << s.max_running
+            << ",\"mean_waiting\":" << jnum(s.mean_waiting) << ",\"max_waiting\":" << s.max_waiting
+            << ",\"sharing_saved_fraction\":" << jnum(s.sharing_saved) << ",\"max_blocks_saved\":" << s.max_blocks_saved
             << ",\"cow_copies\":" << s.cow_copies << ",\"prefix_hit_tokens\":" << s.prefix_hit_tokens
             << ",\"prompt_tokens\":" << s.prompt_tokens << ",\"generated_tokens\":" << s.generated_tokens
-            << ",\"throughput_tokens_per_s\":" << num(s.throughput_tokens_per_s)
-            << ",\"requests_per_s\":" << num(s.requests_per_s) << ",\"ttft_mean_s\":" << num(s.ttft_mean_s)
-            << ",\"ttft_p50_s\":" << num(s.ttft_p50_s) << ",\"ttft_p90_s\":" << num(s.ttft_p90_s)
-            << ",\"ttft_p99_s\":" << num(s.ttft_p99_s) << ",\"tpot_mean_s\":" << num(s.tpot_mean_s)
-            << ",\"tpot_p50_s\":" << num(s.tpot_p50_s) << ",\"tpot_p90_s\":" << num(s.tpot_p90_s)
-            << ",\"tpot_p99_s\":" << num(s.tpot_p99_s) << ",\"e2e_mean_s\":" << num(s.e2e_mean_s)
-            << ",\"e2e_p50_s\":" << num(s.e2e_p50_s) << ",\"e2e_p90_s\":" << num(s.e2e_p90_s)
-            << ",\"e2e_p99_s\":" << num(s.e2e_p99_s) << "}";
+            << ",\"throughput_tokens_per_s\":" << jnum(s.throughput_tokens_per_s)
+            << ",\"requests_per_s\":" << jnum(s.requests_per_s) << ",\"ttft_mean_s\":" << jnum(s.ttft_mean_s)
+            << ",\"ttft_p50_s\":" << jnum(s.ttft_p50_s) << ",\"ttft_p90_s\":" << jnum(s.ttft_p90_s)
+            << ",\"ttft_p99_s\":" << jnum(s.ttft_p99_s) << ",\"tpot_mean_s\":" << jnum(s.tpot_mean_s)
+            << ",\"tpot_p50_s\":" << jnum(s.tpot_p50_s) << ",\"tpot_p90_s\":" << jnum(s.tpot_p90_s)
+            << ",\"tpot_p99_s\":" << jnum(s.tpot_p99_s) << ",\"e2e_mean_s\":" << jnum(s.e2e_mean_s)
+            << ",\"e2e_p50_s\":" << jnum(s.e2e_p50_s) << ",\"e2e_p90_s\":" << jnum(s.e2e_p90_s)
+            << ",\"e2e_p99_s\":" << jnum(s.e2e_p99_s) << "}";
     }
     out << "]}\n";
 }
