@@ -696,7 +696,9 @@ struct Simulator::Impl {
             snaps.push_back(make_snapshot());
             if (static_cast<int32_t>(snaps.size()) > cfg.max_snapshots) {
                 size_t w = 0;
-                for (size_t r = 0; r < snaps.size(); r += 2) snaps[w++] = std::move(snaps[r]);
+                // r == w at the first: a self-move would empty that snapshot's vectors.
+                for (size_t r = 0; r < snaps.size(); r += 2, ++w)
+                    if (r != w) snaps[w] = std::move(snaps[r]);
                 snaps.resize(w);
                 snap_every *= 2;
             }
