@@ -4,6 +4,7 @@
 //   busy/*    429        broken/*  500        slow/*  never answers
 //   html/*    200 with an HTML page            huge/*  200 with a 10 MB body
 //   gguf/*    no config.json, GGUF files only   xss/*   config whose strings are markup
+//   nosuch/*  401 with X-Error-Code: RepoNotFound (what the Hub says for a missing repo)
 import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -28,7 +29,7 @@ export function startFakeHub({ fixturesDir, port = 0 } = {}) {
     const url = new URL(req.url, 'http://x');
     const p = decodeURIComponent(url.pathname);
     requests.push({ method: req.method, path: p, auth: req.headers.authorization || '' });
-    const cors = { 'access-control-allow-origin': '*', 'access-control-allow-headers': 'authorization', 'access-control-expose-headers': 'content-length' };
+    const cors = { 'access-control-allow-origin': '*', 'access-control-allow-headers': 'authorization', 'access-control-expose-headers': 'content-length, x-error-code' };
     if (req.method === 'OPTIONS') {
       res.writeHead(204, { ...cors, 'access-control-allow-methods': 'GET' }).end();
       return;
@@ -50,6 +51,10 @@ export function startFakeHub({ fixturesDir, port = 0 } = {}) {
     }
     if (org === 'gated' && req.headers.authorization !== 'Bearer ' + GOOD_TOKEN) return send(401, '{"error":"Access to model is restricted."}');
     if (org === 'missing') return send(404, '{"error":"Repository not found"}');
+    if (org === 'nosuch') {
+      res.writeHead(401, { ...cors, 'content-type': 'application/json', 'x-error-code': 'RepoNotFound' });
+      return res.end('{"error":"Repository Not Found"}');
+    }
     if (org === 'busy') return send(429, '{"error":"Too many requests"}');
     if (org === 'broken') return send(500, 'Internal Server Error', 'text/plain');
     if (isApi) {

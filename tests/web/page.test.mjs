@@ -200,6 +200,7 @@ test('URL state reproduces the view', async () => {
 const ERROR_CASES = [
   ['gated/model', 'hub.gated', { id: 'gated/model', status: 401 }],
   ['missing/model', 'hub.notFound', { id: 'missing/model' }],
+  ['nosuch/model', 'hub.notFound', { id: 'nosuch/model' }],
   ['busy/model', 'hub.rateLimited', {}],
   ['broken/model', 'hub.server', { status: 500 }],
   ['slow/model', 'hub.timeout', { seconds: TIMEOUT_MS / 1000 }],
@@ -300,6 +301,20 @@ test('pasted config.json is computed; broken paste gets the core message', async
   await waitSettled(page);
   assert.equal(await page.getAttribute('body', 'data-state'), 'error');
   assert.match(await page.textContent('[data-role="error"]'), /^This config could not be used: .*not valid JSON/);
+  await context.close();
+});
+
+test('a config.json dropped on the model panel is computed', async () => {
+  const { page, context } = await open();
+  const text = fs.readFileSync(path.join(fixturesDir, 'Qwen--Qwen3-8B.json'), 'utf8');
+  const dt = await page.evaluateHandle((t) => {
+    const d = new DataTransfer();
+    d.items.add(new File([t], 'config.json', { type: 'application/json' }));
+    return d;
+  }, text);
+  await page.dispatchEvent('section.model', 'drop', { dataTransfer: dt });
+  await page.waitForFunction(() => document.querySelector('[data-role="source"]')?.textContent.includes('config.json'));
+  assert.equal(await metric(page, 'kv-bytes-per-token'), 147456);
   await context.close();
 });
 

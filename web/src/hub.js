@@ -48,7 +48,11 @@ async function readLimited(res, limit, onProgress) {
   return new TextDecoder('utf-8').decode(all);
 }
 
-function statusError(status, url) {
+function statusError(status, url, headers) {
+  // The Hub answers 401 both for gated repos and, to hide private ones, for repos that
+  // do not exist; its X-Error-Code header tells them apart when CORS exposes it.
+  const code = headers?.get?.('x-error-code') || '';
+  if (code === 'RepoNotFound' || code === 'RevisionNotFound' || code === 'EntryNotFound') return new HubError('notFound', { status, url });
   if (status === 401 || status === 403) return new HubError('gated', { status, url });
   if (status === 404) return new HubError('notFound', { status, url });
   if (status === 429) return new HubError('rateLimited', { status, url });
@@ -88,7 +92,7 @@ export class Hub {
         if (signal?.aborted) throw new HubError('cancelled', { url });
         throw new HubError('network', { url });
       }
-      if (!res.ok) throw statusError(res.status, url);
+      if (!res.ok) throw statusError(res.status, url, res.headers);
       try {
         return await readLimited(res, limit, onProgress);
       } catch (e) {
