@@ -247,6 +247,19 @@ test('network failure: own message, bundled copy used when the id is in the cata
   await context.close();
 });
 
+test('URL parameters never point fetches at another host', async () => {
+  const evil = 'http://127.0.0.2:9/';
+  const q = new URLSearchParams({ hubUrl: evil, hub: evil, model: evil + 'org/name', config: evil + 'x.json' }).toString();
+  const { page, context, requests } = await open(q);
+  assert.equal(await page.getAttribute('body', 'data-state'), 'ready');
+  assert.equal(await metric(page, 'kv-bytes-per-token'), 131072, 'default model shown');
+  onlyAllowedHosts(requests);
+  await loadId(page, 'Qwen/Qwen3-8B');
+  assert.ok(requests.some((u) => u.startsWith(hub.url + '/Qwen/Qwen3-8B/')), 'the configured hub was asked');
+  onlyAllowedHosts(requests);
+  await context.close();
+});
+
 test('invalid ids are refused before any request', async () => {
   const { page, context } = await open();
   const before = hub.requests.length;
