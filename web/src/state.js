@@ -1,6 +1,7 @@
 // The whole view is one plain state object. It round-trips through URL
 // parameters (names fixed in DESIGN.md), so a copied link reproduces the view.
 import { parseModelRef } from './hubid.js';
+import { SIM_DEFAULTS, applySimParam, simToParams } from './sim-state.js';
 
 export const DEFAULT_MODEL = 'meta-llama/Llama-3.1-8B';
 
@@ -24,6 +25,7 @@ export function defaultState() {
     embed: false,
     theme: 'auto', // light | dark | auto (embed snippets set it for the host page)
     panels: '', // embed card panels, comma list of EMBED_PANELS; '' = EMBED_DEFAULT_PANELS
+    ...SIM_DEFAULTS, // the simulator view (sim-state.js)
   };
 }
 
@@ -90,7 +92,7 @@ export function stateFromParams(params, base = defaultState()) {
         break;
       }
       default:
-        ignored.push(key);
+        if (!applySimParam(s, key, v)) ignored.push(key);
     }
   }
   return { state: s, ignored };
@@ -107,5 +109,5 @@ export function stateToParams(s, base = defaultState()) {
   if (s.embed) p.set('embed', '1');
   if (s.theme !== base.theme) p.set('theme', s.theme);
   if (s.panels !== base.panels) p.set('panels', s.panels);
-  return p;
+  return simToParams(s, p);
 }

@@ -1,0 +1,107 @@
+// The simulator's part of the URL state (issue 5: a copied link reproduces the
+// simulator view too). state.js calls in here so the names and checks stay together.
+// A dropped / pasted CSV cannot travel in a link: its run is not put in the URL
+// (the view says so); presets are.
+
+export const SIM_WORKLOADS = ['sharegpt', 'alpaca', 'azure-conv', 'azure-code'];
+export const SIM_POLICIES = ['paged', 'max', 'pow2', 'oracle'];
+
+export const SIM_DEFAULTS = {
+  sim: false, // simulator view open and run on load
+  simWl: 'sharegpt',
+  simPol: 'paged,max,pow2,oracle',
+  simReq: 0, // 0 = the default (1000 for presets, the whole trace)
+  simRate: 0, // 0 = all at t=0 (presets) / trace timestamps
+  simSeed: 0,
+  simBs: 16,
+  simN: 1,
+  simBeam: 1,
+  simPrefix: 0,
+  simFrac: 1,
+  simPc: false,
+  simSeqs: 0, // 0 = vLLM's default for the GPU
+  simTok: 0, // 0 = vLLM's default
+  simPre: 'recompute',
+};
+
+const INTS = {
+  simReq: [0, 1_000_000], simSeed: [0, 2 ** 32], simBs: [1, 4096], simN: [1, 64], simBeam: [1, 64],
+  simPrefix: [0, 100_000], simSeqs: [0, 65_536], simTok: [0, 1_048_576],
+};
+
+// true when `key` is a simulator parameter that was applied; false: not ours or invalid
+// (the caller lists it among the ignored parameters).
+export function applySimParam(s, key, v) {
+  if (!(key in SIM_DEFAULTS)) return false;
+  switch (key) {
+    case 'sim': case 'simPc':
+      if (v !== '1' && v !== '0') return false;
+      s[key] = v === '1';
+      return true;
+    case 'simWl':
+      if (!SIM_WORKLOADS.includes(v)) return false;
+      s.simWl = v;
+      return true;
+    case 'simPol': {
+      const names = v.split(',').map((x) => x.trim()).filter(Boolean);
+      if (!names.length || !names.every((n) => SIM_POLICIES.includes(n))) return false;
+      s.simPol = SIM_POLICIES.filter((n) => names.includes(n)).join(',');
+      return true;
+    }
+    case 'simRate': case 'simFrac': {
+      const f = /^\d{0,9}(\.\d{1,12})?$/.test(v) && v !== '' && v !== '.' ? Number(v) : NaN;
+      if (key === 'simRate' ? !(f >= 0 && f <= 1e6) : !(f > 0 && f <= 1)) return false;
+      s[key] = f;
+      return true;
+    }
+    case 'simPre':
+      if (v !== 'recompute' && v !== 'swap') return false;
+      s.simPre = v;
+      return true;
+    default: {
+      const n = /^\d{1,10}$/.test(v) ? Number(v) : NaN;
+      const [lo, hi] = INTS[key];
+      if (!(n >= lo && n <= hi)) return false;
+      s[key] = n;
+      return true;
+    }
+  }
+}
+
+// Simulator parameters that differ from the defaults, only while the view is open
+// (and never in embed links).
+export function simToParams(s, p) {
+  if (!s.sim || s.embed) return p; // embed cards show the calculator only
+  p.set('sim', '1');
+  for (const key of Object.keys(SIM_DEFAULTS)) {
+    if (key === 'sim') continue;
+    const v = s[key] ?? SIM_DEFAULTS[key];
+    if (v === SIM_DEFAULTS[key]) continue;
+    p.set(key, typeof v === 'boolean' ? (v ? '1' : '0') : String(v));
+  }
+  return p;
+}
+
+// The module input (wasm/kvbudget.d.ts SimInput) for these settings, minus the
+// model/GPU part that the view adds from the calculator.
+export function simInputFromState(s) {
+  const input = {
+    policies: s.simPol.split(','),
+    workload: s.simWl,
+    seed: s.simSeed,
+    blockSize: s.simBs,
+    n: s.simN,
+    beam: s.simBeam,
+    prefixCaching: s.simPc,
+    preemption: s.simPre,
+  };
+  if (s.simReq > 0) input.requests = s.simReq;
+  if (s.simRate > 0) input.rate = s.simRate;
+  if (s.simPrefix > 0) {
+    input.sharedPrefix = s.simPrefix;
+    input.sharedFraction = s.simFrac;
+  }
+  if (s.simSeqs > 0) input.maxNumSeqs = s.simSeqs;
+  if (s.simTok > 0) input.maxNumBatchedTokens = s.simTok;
+  return input;
+}
