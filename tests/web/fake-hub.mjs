@@ -4,6 +4,7 @@
 //   busy/*    429        broken/*  500        slow/*  never answers
 //   html/*    200 with an HTML page            huge/*  200 with a 10 MB body
 //   gguf/*    no config.json, GGUF files only   xss/*   config whose strings are markup
+//   params/*  the Llama-3.1-8B config, and a safetensors total of 9e9 BF16 parameters in the API
 //   nosuch/*  401 with X-Error-Code: RepoNotFound (what the Hub says for a missing repo)
 import http from 'node:http';
 import fs from 'node:fs';
@@ -61,7 +62,8 @@ export function startFakeHub({ fixturesDir, port = 0 } = {}) {
       if (org === 'gguf') {
         return send(200, JSON.stringify({ id, library_name: 'gguf', tags: ['gguf'], siblings: [{ rfilename: 'README.md' }, { rfilename: 'model-Q4_K_M.gguf' }] }));
       }
-      return send(200, JSON.stringify({ id, gated: false, library_name: 'transformers', pipeline_tag: 'text-generation', siblings: [{ rfilename: 'config.json' }] }));
+      const safetensors = org === 'params' ? { total: 9e9, parameters: { BF16: 9e9 } } : undefined;
+      return send(200, JSON.stringify({ id, gated: false, library_name: 'transformers', pipeline_tag: 'text-generation', safetensors, siblings: [{ rfilename: 'config.json' }] }));
     }
     if (org === 'html') return send(200, '<!doctype html><html><body>Sign in</body></html>', 'text/html');
     if (org === 'huge') {
@@ -81,7 +83,7 @@ export function startFakeHub({ fixturesDir, port = 0 } = {}) {
     }
     if (org === 'gguf') return send(404, '{"error":"Entry not found"}');
     if (org === 'xss') return send(200, xssConfig);
-    if (org === 'gated') return send(200, llama);
+    if (org === 'gated' || org === 'params') return send(200, llama);
     const body = configs.get(id);
     if (!body) return send(404, '{"error":"Repository not found"}');
     return send(200, body);

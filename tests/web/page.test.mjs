@@ -247,6 +247,16 @@ test('network failure: own message, bundled copy used when the id is in the cata
   await context.close();
 });
 
+test("the Hub's safetensors parameter count is used for the weights", async () => {
+  const { page, context } = await open();
+  await loadId(page, 'params/model');
+  assert.equal(await page.getAttribute('body', 'data-state'), 'ready');
+  const b = cliJson(['budget', path.join(fixturesDir, 'meta-llama--Llama-3.1-8B.json'), '--gpu', 'rtx-4090', '--max-model-len', '32768', '--max-num-seqs', '1', '--params', '9000000000']);
+  assert.equal(await metric(page, 'weights-bytes'), b.weights.bytes);
+  assert.equal(b.weights.bytes, 18e9);
+  await context.close();
+});
+
 test('URL parameters never point fetches at another host', async () => {
   const evil = 'http://127.0.0.2:9/';
   const q = new URLSearchParams({ hubUrl: evil, hub: evil, model: evil + 'org/name', config: evil + 'x.json' }).toString();

@@ -168,6 +168,16 @@ function usePasted(text, name) {
 
 // ---------- compute + render ----------
 
+// The Hub's safetensors total is the exact count only for plain float checkpoints of a
+// text model: packed int4/int8 tensors (AWQ, GPTQ) and vision towers would miscount it.
+function exactHubParameters() {
+  const info = app.hubInfo;
+  const spec = app.model?.spec;
+  if (!info?.parameters || !spec || spec.multimodal || spec.quantization?.method) return 0;
+  const dtypes = Object.keys(info.parametersByDtype || {});
+  return dtypes.length && dtypes.every((d) => d === 'BF16' || d === 'F16' || d === 'F32') ? info.parameters : 0;
+}
+
 function computeInput(s) {
   return {
     engine: s.engine,
@@ -183,7 +193,7 @@ function computeInput(s) {
     gpuMemoryUtilization: s.engine === 'vllm' ? s.util : null,
     weightsFormat: s.weights,
     tensorParallel: s.tp,
-    hubParameters: app.hubInfo?.parameters || 0,
+    hubParameters: exactHubParameters(),
   };
 }
 
