@@ -213,6 +213,8 @@ Result<BudgetResult> compute_budget(const ModelSpec& m, const BudgetInputs& in) 
         return make_error("bad_value", "no GPU given: pass --gpu NAME or --gpu-memory SIZE");
     }
     if (r.gpu_total_bytes <= 0) return make_error("bad_value", "GPU memory must be a positive size");
+    if (vllm && gpu && gpu->vendor == "apple")
+        r.notes.push_back("vLLM has no Apple GPU backend; --engine llamacpp sizes what runs on " + gpu->name);
     r.gpu_count = in.gpu_count;
 
     double util = in.gpu_memory_utilization;
