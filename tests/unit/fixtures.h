@@ -28,4 +28,69 @@ inline ModelSpec fixture(const std::string& id) {
     return r.value();
 }
 
+// Hand-built models for shapes we have no published config of (DeepSeek-V2, Gemma-3-27b,
+// the Qwen3.5 sizes in real logs). Each names itself "(hand-built)" where it is used.
+inline Layer full(int64_t kv_heads, int64_t head_dim) {
+    Layer l;
+    l.kind = LayerKind::Full;
+    l.kv_heads = kv_heads;
+    l.k_head_dim = l.v_head_dim = head_dim;
+    return l;
+}
+
+// Gated delta net layer: conv kernel K, Hk key heads, Hv value heads, head dims Dk = Dv.
+inline Layer gdn(int64_t hk, int64_t hv, int64_t d, int64_t k = 4) {
+    Layer l;
+    l.kind = LayerKind::Linear;
+    l.state.conv_kernel = k;
+    l.state.n_groups = hk;
+    l.state.d_state = d;
+    l.state.d_inner = hv * d;
+    l.state.heads = hv;
+    return l;
+}
+
+inline ModelSpec dense(const std::string& name, int layers, int kv_heads, int head_dim, int heads, int64_t max_pos,
+                       const std::string& dtype = "bfloat16") {
+    ModelSpec m;
+    m.name = name;
+    m.dtype = dtype;
+    m.max_position_embeddings = max_pos;
+    m.dims.num_attention_heads = heads;
+    for (int i = 0; i < layers; ++i) m.layers.push_back(full(kv_heads, head_dim));
+    return m;
+}
+
+// Gemma 3 layer pattern: every 6th layer global, the rest sliding.
+inline ModelSpec gemma3(const std::string& name, int layers, int kv_heads, int head_dim, int window, int64_t max_pos) {
+    ModelSpec m = dense(name, layers, kv_heads, head_dim, kv_heads * 2, max_pos);
+    for (int i = 0; i < layers; ++i) {
+        if (i % 6 != 5) {
+            m.layers[static_cast<size_t>(i)].kind = LayerKind::Sliding;
+            m.layers[static_cast<size_t>(i)].window = window;
+        }
+    }
+    return m;
+}
+
+// DeepSeek-V2 attention: latent 512 + rope 64; decompressed, heads x K 192 / V 128.
+inline ModelSpec mla(const std::string& name, int layers, int heads) {
+    ModelSpec m;
+    m.name = name;
+    m.dtype = "bfloat16";
+    m.max_position_embeddings = 163840;
+    m.dims.num_attention_heads = heads;
+    for (int i = 0; i < layers; ++i) {
+        Layer l;
+        l.kind = LayerKind::Mla;
+        l.kv_lora_rank = 512;
+        l.qk_rope_head_dim = 64;
+        l.kv_heads = heads;
+        l.k_head_dim = 192;
+        l.v_head_dim = 128;
+        m.layers.push_back(l);
+    }
+    return m;
+}
+
 }  // namespace kvb::test

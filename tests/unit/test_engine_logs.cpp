@@ -16,39 +16,16 @@
 #include "vllm.h"
 
 using namespace kvb;
+using kvb::test::dense;
 using kvb::test::fixture;
+using kvb::test::full;
+using kvb::test::gdn;
+using kvb::test::mla;
 
 namespace {
 
-Layer full(int kv_heads, int head_dim) {
-    Layer l;
-    l.kind = LayerKind::Full;
-    l.kv_heads = kv_heads;
-    l.k_head_dim = l.v_head_dim = head_dim;
-    return l;
-}
 
-// Gated delta net layer: conv kernel K, Hk key heads, Hv value heads, head dims Dk = Dv.
-Layer gdn(int hk, int hv, int d, int k = 4) {
-    Layer l;
-    l.kind = LayerKind::Linear;
-    l.state.conv_kernel = k;
-    l.state.n_groups = hk;
-    l.state.d_state = d;
-    l.state.d_inner = hv * d;
-    l.state.heads = hv;
-    return l;
-}
 
-ModelSpec dense(const std::string& name, int layers, int kv_heads, int head_dim, int heads, int64_t max_pos) {
-    ModelSpec m;
-    m.name = name;
-    m.dtype = "bfloat16";
-    m.max_position_embeddings = max_pos;
-    m.dims.num_attention_heads = heads;
-    for (int i = 0; i < layers; ++i) m.layers.push_back(full(kv_heads, head_dim));
-    return m;
-}
 
 // Qwen3.5-style hybrid: every 4th layer full attention, the rest gated delta net.
 ModelSpec qwen35(const std::string& name, int layers, int kv_heads, int heads, int hk, int hv, int64_t max_pos) {
@@ -184,20 +161,7 @@ TEST_CASE("vLLM 0.18 log: Qwen3.5-35B-A3B block 1056, padding 0.76%") {
 // PP 2 x TP 2 on 4 x L4, MLA, block 16, --max-model-len 1024. Config not in fixtures: hand-built (27 layers,
 // kv_lora_rank 512, qk_rope_head_dim 64, 16 heads). KV memory: lower bound of 50,487 blocks on the 14-layer stage.
 TEST_CASE("V5 vllm PR #20665: DeepSeek-V2-Lite PP2xTP2 807,792 tokens, 788.86x") {
-    ModelSpec m;
-    m.name = "deepseek-ai/DeepSeek-V2-Lite (hand-built)";
-    m.max_position_embeddings = 163840;
-    m.dims.num_attention_heads = 16;
-    for (int i = 0; i < 27; ++i) {
-        Layer l;
-        l.kind = LayerKind::Mla;
-        l.kv_lora_rank = 512;
-        l.qk_rope_head_dim = 64;
-        l.kv_heads = 16;
-        l.k_head_dim = 192;
-        l.v_head_dim = 128;
-        m.layers.push_back(l);
-    }
+    ModelSpec m = mla("deepseek-ai/DeepSeek-V2-Lite (hand-built)", 27, 16);
     VllmOptions o;
     o.tensor_parallel_size = 2;
     o.pipeline_parallel_size = 2;

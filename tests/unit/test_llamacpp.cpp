@@ -11,6 +11,8 @@
 
 using namespace kvb;
 using kvb::test::fixture;
+using kvb::test::gemma3;
+using kvb::test::mla;
 
 namespace {
 
@@ -28,22 +30,6 @@ LlamaLayout ctx(const ModelSpec& m, int64_t c, const std::string& tk = "f16", co
     return run(m, o);
 }
 
-ModelSpec deepseek_v2() {
-    ModelSpec m;
-    m.name = "DeepSeek-V2 (hand-built)";
-    m.max_position_embeddings = 163840;
-    for (int i = 0; i < 60; ++i) {
-        Layer l;
-        l.kind = LayerKind::Mla;
-        l.kv_lora_rank = 512;
-        l.qk_rope_head_dim = 64;
-        l.kv_heads = 128;
-        l.k_head_dim = 192;
-        l.v_head_dim = 128;
-        m.layers.push_back(l);
-    }
-    return m;
-}
 
 }  // namespace
 
@@ -111,7 +97,7 @@ TEST_CASE("Qwen3-8B: q8_0 78336 and q4_0 41472 B/token") {
 }
 
 TEST_CASE("MLA: current builds cache K only (576 wide); older ones also a 512-wide V") {
-    ModelSpec m = deepseek_v2();
+    ModelSpec m = mla("DeepSeek-V2 (hand-built)", 60, 128);
     LlamaLayout l = ctx(m, 4096);
     CHECK(l.bytes_per_token == 69120);
     CHECK(l.caches[0].v_bytes == 0);
@@ -168,17 +154,7 @@ TEST_CASE("gpt-oss-20b: 12 layers x n_ctx + 12 layers x 768 SWA cells") {
 }
 
 TEST_CASE("Gemma-3-27b (hand-built): 10 x n_ctx + 52 x 1536 cells x 8192 B") {
-    ModelSpec m;
-    m.name = "gemma-3-27b (hand-built)";
-    m.max_position_embeddings = 131072;
-    for (int i = 0; i < 62; ++i) {
-        Layer l;
-        l.kind = i % 6 == 5 ? LayerKind::Full : LayerKind::Sliding;
-        l.window = l.kind == LayerKind::Sliding ? 1024 : 0;
-        l.kv_heads = 16;
-        l.k_head_dim = l.v_head_dim = 128;
-        m.layers.push_back(l);
-    }
+    ModelSpec m = gemma3("gemma-3-27b (hand-built)", 62, 16, 128, 1024, 131072);
     LlamaLayout l = ctx(m, 32768);
     CHECK(l.caches[0].layers == 10);
     CHECK(l.caches[0].k_bytes + l.caches[0].v_bytes == int64_t(10) * 32768 * 8192);

@@ -10,19 +10,7 @@ using namespace kvb;
 using kvb::test::fixture;
 
 TEST_CASE("DeepSeek-V2 (60 MLA layers) is cached decompressed: 4,915,200 B/token") {
-    ModelSpec m;
-    m.name = "DeepSeek-V2 (hand-built)";
-    m.dtype = "bfloat16";
-    for (int i = 0; i < 60; ++i) {
-        Layer l;
-        l.kind = LayerKind::Mla;
-        l.kv_lora_rank = 512;
-        l.qk_rope_head_dim = 64;
-        l.kv_heads = 128;
-        l.k_head_dim = 192;
-        l.v_head_dim = 128;
-        m.layers.push_back(l);
-    }
+    ModelSpec m = kvb::test::mla("DeepSeek-V2 (hand-built)", 60, 128);
     auto c = transformers_cache(m);
     REQUIRE(c.ok());
     CHECK(c->bytes_per_token == 4915200);

@@ -12,56 +12,15 @@
 #include "vllm.h"
 
 using namespace kvb;
+using kvb::test::dense;
 using kvb::test::fixture;
+using kvb::test::gemma3;
+using kvb::test::mla;
 
 namespace {
 
-ModelSpec dense(const std::string& name, int layers, int kv_heads, int head_dim, int heads, int64_t max_pos,
-                const std::string& dtype = "bfloat16") {
-    ModelSpec m;
-    m.name = name;
-    m.dtype = dtype;
-    m.max_position_embeddings = max_pos;
-    m.dims.num_attention_heads = heads;
-    for (int i = 0; i < layers; ++i) {
-        Layer l;
-        l.kind = LayerKind::Full;
-        l.kv_heads = kv_heads;
-        l.k_head_dim = l.v_head_dim = head_dim;
-        m.layers.push_back(l);
-    }
-    return m;
-}
 
-// Gemma 3 layer pattern: every 6th layer global, the rest sliding.
-ModelSpec gemma3(const std::string& name, int layers, int kv_heads, int head_dim, int window, int64_t max_pos) {
-    ModelSpec m = dense(name, layers, kv_heads, head_dim, kv_heads * 2, max_pos);
-    for (int i = 0; i < layers; ++i) {
-        if (i % 6 != 5) {
-            m.layers[i].kind = LayerKind::Sliding;
-            m.layers[i].window = window;
-        }
-    }
-    return m;
-}
 
-ModelSpec mla(int layers) {
-    ModelSpec m;
-    m.name = "DeepSeek-V2 (hand-built)";
-    m.max_position_embeddings = 163840;
-    m.dims.num_attention_heads = 128;
-    for (int i = 0; i < layers; ++i) {
-        Layer l;
-        l.kind = LayerKind::Mla;
-        l.kv_lora_rank = 512;
-        l.qk_rope_head_dim = 64;
-        l.kv_heads = 128;
-        l.k_head_dim = 192;
-        l.v_head_dim = 128;
-        m.layers.push_back(l);
-    }
-    return m;
-}
 
 // Bytes one token adds per GPU: one block over all layers / block size.
 int64_t per_token(const VllmLayout& l) { return l.bytes_per_block / l.attn_block_size; }
@@ -243,7 +202,7 @@ TEST_CASE("Qwen3-8B: 147456 B/token") {
 }
 
 TEST_CASE("MLA: one latent head of 576, not split by TP") {
-    ModelSpec v2 = mla(60);
+    ModelSpec v2 = mla("DeepSeek-V2 (hand-built)", 60, 128);
     VllmLayout l = layout(v2);
     CHECK(l.layers[0].spec_type == "MLAAttentionSpec");
     CHECK(l.layers[0].num_kv_heads == 1);
@@ -403,7 +362,7 @@ TEST_CASE("Qwen3-Next-80B-A3B: state 1,097,728 B/layer padded to 1,114,112, atte
 }
 
 TEST_CASE("pipeline parallel: layers split like get_pp_indices, num_blocks = min over stages") {
-    ModelSpec m = mla(27);  // DeepSeek-V2-Lite geometry: 27 MLA layers
+    ModelSpec m = mla("DeepSeek-V2-Lite (hand-built)", 27, 128);  // DeepSeek-V2-Lite geometry: 27 MLA layers
     VllmOptions o;
     o.pipeline_parallel_size = 2;
     o.tensor_parallel_size = 2;
