@@ -22,7 +22,8 @@ fs.rmSync(site, { recursive: true, force: true });
 fs.mkdirSync(site, { recursive: true });
 
 await esbuild.build({
-  entryPoints: { app: path.join(root, 'web/src/main.js') },
+  // The simulator runs in its own module worker (site/sim-worker.js) with its own WASM instance.
+  entryPoints: { app: path.join(root, 'web/src/main.js'), 'sim-worker': path.join(root, 'web/src/sim-worker.js') },
   bundle: true,
   format: 'esm',
   target: ['es2020'],
@@ -39,6 +40,7 @@ await esbuild.build({
 // Page CSS goes after uPlot's so the page can restyle the chart.
 const pageCss = fs.readFileSync(path.join(root, 'web/styles.css'), 'utf8');
 fs.appendFileSync(path.join(site, 'app.css'), '\n' + pageCss);
+fs.appendFileSync(path.join(site, 'app.css'), '\n' + fs.readFileSync(path.join(root, 'web/sim.css'), 'utf8'));
 // Print style sheet (all inside @media print) and the embed host script (docs/embed.md).
 fs.appendFileSync(path.join(site, 'app.css'), '\n' + fs.readFileSync(path.join(root, 'web/print.css'), 'utf8'));
 fs.copyFileSync(path.join(root, 'web/embed-host.js'), path.join(site, 'embed-host.js'));

@@ -61,6 +61,9 @@ export function format(kind, v) {
     case 'ratio': return fixed(v, 2) + '×';
     case 'percent': return percent(v);
     case 'fixed1': return fixed(v, 1);
+    // Simulated latencies (seconds from the core; time per output token shown in ms).
+    case 'seconds': return t('unit.seconds', { value: fixed(v, Math.abs(v) < 10 ? 3 : 1) });
+    case 'millis': return t('unit.millis', { value: fixed(v * 1000, 1) });
     default: return v === null || v === undefined ? t('value.none') : String(v);
   }
 }

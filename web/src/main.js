@@ -12,6 +12,7 @@ import { buildControls, syncControls } from './controls.js';
 import { renderResults } from './render.js';
 import { bytes } from './format.js';
 import { initTheme } from './theme.js';
+import { buildSimView, simSync } from './sim-view.js';
 
 const app = {
   core: null,
@@ -51,6 +52,9 @@ function errorText(e, id) {
 
 function useConfig(text, name, source) {
   const model = app.core.parseConfig(text, name);
+  // The simulator's worker parses its own copy in its own module instance.
+  app.configText = text;
+  app.configName = name;
   if (app.model) app.model.release();
   app.model = model;
   app.modelSource = source;
@@ -212,6 +216,7 @@ export function recompute() {
   renderResults(app, view);
   if (app.state.embed) embedRendered(app); else shareRendered(app);
   writeUrl();
+  simSync(app);
   setPageState('ready');
 }
 
@@ -311,7 +316,8 @@ function buildPage() {
       h('div', { class: 'prefs' }, languageSwitcher(switchLanguage), initTheme())),
     h('main', null,
       h('div', { class: 'inputs' }, modelPanel, els.controls),
-      els.results),
+      els.results,
+      buildSimView(app, { onState: writeUrl })),
     h('footer', null, h('p', { class: 'muted' }, t('footer.text'))));
   applyThemeParam(app.state);
 }

@@ -1,0 +1,781 @@
+// The paging simulator view (issue 4): takes the model, GPU and vLLM settings of
+// the calculator, runs `kvbudget simulate` in a Web Worker (sim-worker.js) with a
+// progress bar and Cancel, and shows the policies side by side: the Fig. 2 table,
+// the memory split over time per policy, running/waiting, latency, and a block map
+// with a scrubber over the snapshots. Every number comes from the WASM core.
+import uPlot from 'uplot';
+import { h, clear } from './dom.js';
+import { t } from './i18n.js';
+import { bytes, int, fixed, percent } from './format.js';
+import { renderTable } from './tables.js';
+import { chartToolbar } from './export.js';
+import { SIM_WORKLOADS, SIM_POLICIES, simInputFromState } from './sim-state.js';
+
+const TRACE_FILES = { 'azure-conv': 'traces/azure-llm-2023-conv.csv', 'azure-code': 'traces/azure-llm-2023-code.csv' };
+const BLOCK_SIZES = [1, 2, 4, 8, 16, 32, 64, 128, 256];
+const MAX_CSV_BYTES = 64 * 1024 * 1024;
+
+// The memory split, bottom to top of the stacked chart.
+const PARTS = [
+  ['tokenStates', 'token_states_fraction', '--c-kv', '#1d4ed8'],
+  ['reserved', 'reserved_fraction', '--c-sim-reserved', '#d97706'],
+  ['internalFragmentation', 'internal_fragmentation_fraction', '--c-sim-internal', '#dc2626'],
+  ['externalFragmentation', 'external_fragmentation_fraction', '--c-sim-external', '#7c3aed'],
+  ['cached', 'cached_fraction', '--c-sim-cached', '#0d9488'],
+  ['free', 'free_fraction', '--c-free', '#e5e7eb'],
+];
+
+// Fig. 2 of the paper, side by side: one row per policy; keys are the CLI's --json names.
+const COMPARE_COLUMNS = [
+  ['policy', 'text'],
+  ['token_states_fraction', 'percent'],
+  ['reserved_fraction', 'percent'],
+  ['internal_fragmentation_fraction', 'percent'],
+  ['external_fragmentation_fraction', 'percent'],
+  ['cached_fraction', 'percent'],
+  ['free_fraction', 'percent'],
+  ['token_states_of_used_fraction', 'percent'],
+  ['finished', 'int'],
+  ['refused', 'int'],
+  ['truncated', 'int'],
+  ['preemptions', 'int'],
+  ['mean_running', 'fixed1'],
+  ['max_running', 'int'],
+  ['sharing_saved_fraction', 'percent'],
+  ['throughput_tokens_per_s', 'int'],
+  ['makespan_s', 'fixed1'],
+];
+const LATENCY_COLUMNS = [
+  ['policy', 'text'],
+  ['ttft_mean_s', 'seconds'], ['ttft_p50_s', 'seconds'], ['ttft_p90_s', 'seconds'], ['ttft_p99_s', 'seconds'],
+  ['tpot_mean_s', 'millis'], ['tpot_p50_s', 'millis'], ['tpot_p99_s', 'millis'],
+  ['e2e_mean_s', 'seconds'], ['e2e_p50_s', 'seconds'], ['e2e_p90_s', 'seconds'], ['e2e_p99_s', 'seconds'],
+];
+
+function cssVar(name, fallback) {
+  const v = getComputedStyle(document.documentElement).getPropertyValue(name).trim();
+  return v || fallback;
+}
+
+function field(id, label, control, hint) {
+  return h('div', { class: 'field', 'data-field': id },
+    h('label', { for: id }, label), control,
+    hint ? h('p', { class: 'muted hint' }, hint) : null);
+}
+
+function num(id, min, max, step = 1) {
+  return h('input', { id, type: 'number', min, max, step, inputmode: step === 1 ? 'numeric' : 'decimal' });
+}
+
+// ---------- the view ----------
+
+// opts.onState(): the page writes the URL after a setting changed.
+export function buildSimView(app, opts = {}) {
+  const sv = app.sim || (app.sim = { worker: null, result: null, runKey: '', autoRan: false, csv: null });
+  sv.onState = opts.onState || (() => {});
+  const s = app.state;
+  const els = (sv.els = {});
+
+  // Settings
+  els.wl = h('select', { id: 'sim-wl' },
+    SIM_WORKLOADS.map((w) => h('option', { value: w }, t('sim.workload.' + w))),
+    h('option', { value: 'csv' }, t('sim.workload.csv')));
+  els.csvFile = h('input', { id: 'sim-csv-file', type: 'file', accept: '.csv,text/csv' });
+  els.csvText = h('textarea', { id: 'sim-csv-text', rows: '4', spellcheck: 'false', placeholder: t('sim.csv.placeholder') });
+  els.csvName = h('p', { class: 'muted hint', 'data-role': 'sim-csv-name' });
+  els.csvBox = h('div', { class: 'sim-csv', hidden: true },
+    h('label', { for: 'sim-csv-file' }, t('sim.csv.file')), els.csvFile,
+    h('label', { for: 'sim-csv-text' }, t('sim.csv.paste')), els.csvText,
+    h('p', { class: 'muted hint' }, t('sim.csv.hint')), els.csvName);
+  els.policies = h('fieldset', { class: 'sim-policies' }, h('legend', null, t('sim.policies')),
+    SIM_POLICIES.map((p) => h('label', { class: 'check' },
+      h('input', { type: 'checkbox', name: 'sim-pol', value: p }), ' ', t('sim.policy.' + p))));
+  els.req = num('sim-req', 1, 1000000);
+  els.req.placeholder = t('sim.default');
+  els.rate = num('sim-rate', 0, 1000000, 'any');
+  els.rate.placeholder = t('sim.rateDefault');
+  els.seed = num('sim-seed', 0, 4294967296);
+  els.bs = h('select', { id: 'sim-bs' }, BLOCK_SIZES.map((b) => h('option', { value: String(b) }, String(b))));
+  els.n = num('sim-n', 1, 64);
+  els.beam = num('sim-beam', 1, 64);
+  els.prefix = num('sim-prefix', 0, 100000);
+  els.frac = num('sim-frac', 0.01, 1, 0.01);
+  els.pc = h('input', { id: 'sim-pc', type: 'checkbox' });
+  els.seqs = num('sim-seqs', 1, 65536);
+  els.seqs.placeholder = t('sim.engineDefault');
+  els.tok = num('sim-tok', 1, 1048576);
+  els.tok.placeholder = t('sim.engineDefault');
+  els.pre = h('select', { id: 'sim-pre' },
+    h('option', { value: 'recompute' }, t('sim.preemption.recompute')),
+    h('option', { value: 'swap' }, t('sim.preemption.swap')));
+
+  els.run = h('button', { type: 'button', class: 'primary', 'data-action': 'sim-run' }, t('sim.run'));
+  els.cancel = h('button', { type: 'button', 'data-action': 'sim-cancel', hidden: true }, t('sim.cancel'));
+  els.progress = h('progress', { max: '1', value: '0', hidden: true, 'data-role': 'sim-progress', 'aria-label': t('sim.progressLabel') });
+  els.status = h('p', { class: 'status', role: 'status', 'aria-live': 'polite', 'data-role': 'sim-status' });
+  els.error = h('p', { class: 'error', role: 'alert', hidden: true, 'data-role': 'sim-error' });
+  els.uses = h('p', { class: 'muted', 'data-role': 'sim-uses' });
+  els.out = h('div', { class: 'sim-out', 'data-role': 'sim-results' });
+
+  const attribution = h('p', { class: 'muted hint sim-attribution', 'data-role': 'sim-attribution' },
+    t('sim.attribution'), ' ',
+    h('a', { href: 'https://github.com/Azure/AzurePublicDataset', rel: 'noopener', target: '_blank' }, t('sim.attributionLink')),
+    ' ', t('sim.attributionLicense'), ' ',
+    h('a', { href: 'https://creativecommons.org/licenses/by/4.0/', rel: 'noopener license', target: '_blank' }, t('sim.license')));
+
+  const section = h('section', { id: 'sim', class: 'panel sim', 'aria-labelledby': 'sim-h', 'data-sim-state': 'idle' },
+    h('h2', { id: 'sim-h' }, t('sim.heading')),
+    h('p', { class: 'muted' }, t('sim.intro')),
+    els.uses,
+    h('div', { class: 'grid sim-settings' },
+      field('sim-wl', t('sim.workload'), els.wl),
+      field('sim-req', t('sim.requests'), els.req),
+      field('sim-rate', t('sim.rate'), els.rate),
+      field('sim-seed', t('sim.seed'), els.seed),
+      field('sim-bs', t('sim.blockSize'), els.bs),
+      field('sim-seqs', t('sim.maxNumSeqs'), els.seqs),
+      field('sim-tok', t('sim.maxNumBatchedTokens'), els.tok),
+      field('sim-pre', t('sim.preemption'), els.pre),
+      field('sim-n', t('sim.n'), els.n),
+      field('sim-beam', t('sim.beam'), els.beam),
+      field('sim-prefix', t('sim.sharedPrefix'), els.prefix),
+      field('sim-frac', t('sim.sharedFraction'), els.frac),
+      h('div', { class: 'field check-field' }, h('label', { class: 'check', for: 'sim-pc' }, els.pc, ' ', t('sim.prefixCaching')))),
+    els.csvBox,
+    els.policies,
+    attribution,
+    h('div', { class: 'row wrap sim-actions' }, els.run, els.cancel),
+    els.progress, els.status, els.error,
+    els.out);
+  els.section = section;
+
+  syncSimControls(app);
+
+  // Settings write into app.state (and the URL); a run uses them.
+  const setNum = (key, el, { allowEmpty = true, min = 0 } = {}) => el.addEventListener('change', () => {
+    const v = el.value.trim();
+    if (v === '' && allowEmpty) {
+      s[key] = key === 'simFrac' ? 1 : key === 'simN' || key === 'simBeam' ? 1 : 0;
+    } else {
+      const n = Number(v);
+      if (!Number.isFinite(n) || n < min || (el.step === '1' || !el.step ? !Number.isInteger(n) : false)) {
+        el.setCustomValidity(t('sim.badNumber'));
+        el.reportValidity();
+        return;
+      }
+      el.setCustomValidity('');
+      s[key] = n;
+    }
+    changed();
+  });
+  const changed = () => {
+    if (s.sim) sv.onState();
+    markStale(app);
+  };
+  els.wl.addEventListener('change', () => {
+    if (els.wl.value === 'csv') {
+      els.csvBox.hidden = false;
+    } else {
+      els.csvBox.hidden = true;
+      s.simWl = els.wl.value;
+    }
+    sv.useCsv = els.wl.value === 'csv';
+    changed();
+  });
+  setNum('simReq', els.req, { min: 1 });
+  setNum('simRate', els.rate);
+  setNum('simSeed', els.seed);
+  setNum('simN', els.n, { min: 1 });
+  setNum('simBeam', els.beam, { min: 1 });
+  setNum('simPrefix', els.prefix);
+  setNum('simFrac', els.frac, { min: 0.01 });
+  setNum('simSeqs', els.seqs, { min: 1 });
+  setNum('simTok', els.tok, { min: 1 });
+  els.bs.addEventListener('change', () => {
+    s.simBs = Number(els.bs.value);
+    changed();
+  });
+  els.pre.addEventListener('change', () => {
+    s.simPre = els.pre.value;
+    changed();
+  });
+  els.pc.addEventListener('change', () => {
+    s.simPc = els.pc.checked;
+    changed();
+  });
+  els.policies.addEventListener('change', () => {
+    const on = [...els.policies.querySelectorAll('input:checked')].map((i) => i.value);
+    if (!on.length) {
+      syncSimControls(app);
+      return;
+    }
+    s.simPol = on.join(',');
+    changed();
+  });
+
+  // A CSV file chosen, dropped anywhere on the section, or pasted.
+  const takeCsv = async (file) => {
+    if (!file) return;
+    if (file.size > MAX_CSV_BYTES) {
+      showSimError(app, t('sim.csv.tooLarge', { name: file.name, size: bytes(file.size) }));
+      return;
+    }
+    sv.csv = { name: file.name, text: await file.text() };
+    els.csvText.value = '';
+    els.wl.value = 'csv';
+    els.csvBox.hidden = false;
+    sv.useCsv = true;
+    els.csvName.textContent = t('sim.csv.loaded', { name: file.name, size: bytes(file.size) });
+    markStale(app);
+  };
+  els.csvFile.addEventListener('change', () => takeCsv(els.csvFile.files?.[0]));
+  els.csvText.addEventListener('input', () => {
+    sv.csv = els.csvText.value.trim() ? { name: t('sim.csv.pastedName'), text: els.csvText.value } : null;
+    els.csvName.textContent = '';
+  });
+  section.addEventListener('dragover', (ev) => {
+    if (![...(ev.dataTransfer?.types || [])].includes('Files')) return;
+    ev.preventDefault();
+    section.classList.add('dropping');
+  });
+  section.addEventListener('dragleave', () => section.classList.remove('dropping'));
+  section.addEventListener('drop', (ev) => {
+    const file = ev.dataTransfer?.files?.[0];
+    if (!file) return;
+    ev.preventDefault();
+    section.classList.remove('dropping');
+    takeCsv(file);
+  });
+
+  els.run.addEventListener('click', () => runSim(app));
+  els.cancel.addEventListener('click', () => cancelSim(app, true));
+
+  // A rebuilt page (language switch) shows the last result again.
+  if (sv.result) renderSimResult(app, sv.result);
+  return section;
+}
+
+export function syncSimControls(app) {
+  const s = app.state;
+  const e = app.sim?.els;
+  if (!e) return;
+  e.wl.value = app.sim.useCsv ? 'csv' : s.simWl;
+  e.csvBox.hidden = !app.sim.useCsv;
+  e.req.value = s.simReq > 0 ? String(s.simReq) : '';
+  e.rate.value = s.simRate > 0 ? String(s.simRate) : '';
+  e.seed.value = String(s.simSeed);
+  if (!BLOCK_SIZES.includes(s.simBs)) e.bs.append(h('option', { value: String(s.simBs) }, String(s.simBs)));
+  e.bs.value = String(s.simBs);
+  e.n.value = String(s.simN);
+  e.beam.value = String(s.simBeam);
+  e.prefix.value = s.simPrefix > 0 ? String(s.simPrefix) : '';
+  e.frac.value = String(s.simFrac);
+  e.pc.checked = s.simPc;
+  e.seqs.value = s.simSeqs > 0 ? String(s.simSeqs) : '';
+  e.tok.value = s.simTok > 0 ? String(s.simTok) : '';
+  e.pre.value = s.simPre;
+  const on = s.simPol.split(',');
+  for (const i of e.policies.querySelectorAll('input')) i.checked = on.includes(i.value);
+}
+
+// What the simulator takes from the calculator: one vLLM server on one GPU.
+function calculatorInput(app) {
+  const s = app.state;
+  const input = {
+    gpu: s.gpu,
+    maxModelLen: s.ctx,
+    weightsFormat: s.weights,
+    hubParameters: app.hubInfo?.parameters || 0,
+  };
+  if (s.gpu === '') input.gpuMemoryBytes = s.gpuMem;
+  // Utilization and KV dtype are vLLM's knobs; other engines' settings do not carry over.
+  if (s.engine === 'vllm') {
+    input.gpuMemoryUtilization = s.util;
+    input.kvDtype = s.kv;
+  }
+  return input;
+}
+
+function usesText(app) {
+  const s = app.state;
+  const gpu = s.gpu ? (app.core?.catalog().gpus.find((g) => g.id === s.gpu)?.name || s.gpu) : bytes(s.gpuMem);
+  const parts = [t('sim.uses', { model: app.model?.spec?.name || s.model, gpu, ctx: int(s.ctx) })];
+  if (s.engine !== 'vllm') parts.push(t('sim.usesVllmOnly'));
+  if (s.gpuCount > 1 || s.tp > 1) parts.push(t('sim.usesOneGpu'));
+  return parts.join(' ');
+}
+
+function runKey(app) {
+  return JSON.stringify([app.configText?.length, app.state.model, calculatorInput(app), simInputFromState(app.state), app.sim.useCsv ? app.sim.csv?.name : '']);
+}
+
+function markStale(app) {
+  const sv = app.sim;
+  if (!sv?.els) return;
+  sv.els.uses.textContent = usesText(app);
+  const stale = !!sv.result && sv.runKey !== runKey(app);
+  sv.els.out.classList.toggle('stale', stale);
+  if (stale && sv.els.section.dataset.simState === 'done') sv.els.status.textContent = t('sim.stale');
+}
+
+// Called by the page after every recompute (model or calculator control changed).
+export function simSync(app) {
+  const sv = app.sim;
+  if (!sv?.els) return;
+  markStale(app);
+  // A link with sim=1 runs the simulator once the model is ready.
+  if (app.state.sim && !sv.autoRan && app.configText) {
+    sv.autoRan = true;
+    runSim(app);
+  }
+}
+
+function setSimState(app, state) {
+  app.sim.els.section.dataset.simState = state;
+}
+
+function showSimError(app, text) {
+  const e = app.sim.els.error;
+  e.textContent = text || '';
+  e.hidden = !text;
+}
+
+function cancelSim(app, byUser) {
+  const sv = app.sim;
+  if (sv.worker) {
+    sv.worker.terminate();
+    sv.worker = null;
+  }
+  sv.els.run.disabled = false;
+  sv.els.cancel.hidden = true;
+  sv.els.progress.hidden = true;
+  if (byUser) {
+    sv.els.status.textContent = t('sim.cancelled');
+    setSimState(app, 'cancelled');
+  }
+}
+
+export function runSim(app) {
+  const sv = app.sim;
+  const els = sv.els;
+  if (!app.configText) {
+    showSimError(app, t('sim.noModel'));
+    return;
+  }
+  cancelSim(app, false);
+  showSimError(app, '');
+  const input = { ...calculatorInput(app), ...simInputFromState(app.state) };
+  let traceUrl = null;
+  let traceText = null;
+  if (sv.useCsv) {
+    if (!sv.csv) {
+      showSimError(app, t('sim.csv.missing'));
+      return;
+    }
+    input.workload = 'csv';
+    input.traceName = sv.csv.name;
+    traceText = sv.csv.text;
+  } else if (TRACE_FILES[input.workload]) {
+    traceUrl = new URL(TRACE_FILES[input.workload], document.baseURI).href;
+  }
+  input.snapshots = 60;
+  // A preset run goes into the link; a CSV run cannot.
+  if (!sv.useCsv && !app.state.sim) {
+    app.state.sim = true;
+  }
+  sv.onState();
+  const key = runKey(app);
+  const worker = new Worker(new URL('sim-worker.js', import.meta.url), { type: 'module' });
+  sv.worker = worker;
+  els.run.disabled = true;
+  els.cancel.hidden = false;
+  els.progress.hidden = false;
+  els.progress.value = 0;
+  els.status.textContent = t('sim.starting');
+  setSimState(app, 'running');
+  const t0 = performance.now();
+  worker.onmessage = (ev) => {
+    if (sv.worker !== worker) return;
+    const m = ev.data;
+    if (m.type === 'started') {
+      els.status.textContent = t('sim.running', { policy: t('sim.policy.' + input.policies[0]), pct: percent(0, 0) });
+    } else if (m.type === 'progress') {
+      els.progress.value = m.progress;
+      els.progress.dataset.value = String(m.progress);
+      els.status.textContent = t('sim.running', { policy: m.policy ? t('sim.policy.' + m.policy) : '', pct: percent(m.progress, 0) });
+    } else if (m.type === 'done') {
+      cancelSim(app, false);
+      sv.result = m.result;
+      sv.runKey = key;
+      sv.lastMs = performance.now() - t0;
+      sv.els.section.dataset.simMs = String(Math.round(sv.lastMs));
+      els.status.textContent = t('sim.done', { seconds: fixed(sv.lastMs / 1000, 2), requests: int(m.result.config.requests) });
+      renderSimResult(app, m.result);
+      setSimState(app, 'done');
+    } else if (m.type === 'error') {
+      cancelSim(app, false);
+      els.status.textContent = '';
+      showSimError(app, t('sim.error', { message: m.message }));
+      setSimState(app, 'error');
+    }
+  };
+  worker.onerror = (ev) => {
+    if (sv.worker !== worker) return;
+    cancelSim(app, false);
+    showSimError(app, t('sim.error', { message: ev.message || t('sim.workerFailed') }));
+    setSimState(app, 'error');
+  };
+  worker.postMessage({ type: 'run', configText: app.configText, configName: app.configName, input, traceUrl, traceText });
+}
+
+// ---------- results ----------
+
+function policyLabel(p) {
+  return t('sim.policy.' + p);
+}
+
+function renderSimResult(app, result) {
+  const sv = app.sim;
+  const out = sv.els.out;
+  for (const c of sv.charts || []) c.destroy();
+  sv.charts = [];
+  sv.player?.stop();
+  clear(out);
+  out.classList.remove('stale');
+  const c = result.config;
+  out.append(h('p', { class: 'sim-config', 'data-role': 'sim-config' },
+    t('sim.config', {
+      kv: bytes(c.kvCacheBytes), slots: int(Math.floor(c.kvCacheBytes / c.kvBytesPerToken)), perToken: bytes(c.kvBytesPerToken),
+      requests: int(c.requests), bs: c.blockSize, mml: int(c.maxModelLen), seqs: int(c.maxNumSeqs), tokens: int(c.maxNumBatchedTokens),
+      gpu: c.timeModelGpu,
+    })));
+  if (c.windowedOrStateLeftOut) out.append(h('p', { class: 'muted hint' }, t('sim.windowNote')));
+
+  const rows = result.policies.map((p) => ({ ...p.summary, policy: policyLabel(p.summary.policy) }));
+  const compare = {
+    id: 'sim-compare',
+    caption: t('sim.table.caption'),
+    columns: COMPARE_COLUMNS.map(([key, kind]) => ({ key, kind, label: t('sim.col.' + key) })),
+    rows,
+  };
+  const latency = {
+    id: 'sim-latency',
+    caption: t('sim.latency.caption'),
+    columns: LATENCY_COLUMNS.map(([key, kind]) => ({ key, kind, label: t('sim.col.' + key) })),
+    rows,
+  };
+  const compareTable = renderTable(compare);
+  compareTable.dataset.columns = COMPARE_COLUMNS.map(([k]) => k).join(',');
+  const latencyTable = renderTable(latency);
+  latencyTable.dataset.columns = LATENCY_COLUMNS.map(([k]) => k).join(',');
+  out.append(h('h3', null, t('sim.table.heading')), compareTable, h('p', { class: 'muted hint' }, t('sim.table.hint')));
+
+  // Memory split over time, one small chart per policy.
+  const grid = h('div', { class: 'sim-charts' });
+  out.append(h('h3', null, t('sim.memory.heading')), memoryLegend(), grid);
+  for (const p of result.policies) {
+    const box = h('div', { class: 'sim-chart', 'data-chart': 'sim-memory-' + p.summary.policy });
+    const title = t('sim.memory.title', { policy: policyLabel(p.summary.policy) });
+    const holder = { plot: null };
+    grid.append(h('figure', { class: 'sim-figure' }, h('figcaption', null, title), box,
+      chartToolbar(() => holder.plot, 'sim-memory-' + p.summary.policy, title)));
+    sv.charts.push(lazyChart(box, holder, (w) => memoryChart(p.series, w)));
+  }
+
+  // Running and waiting requests, all policies on one time axis.
+  const queueBox = h('div', { class: 'sim-chart wide', 'data-chart': 'sim-queue' });
+  const queueHolder = { plot: null };
+  out.append(h('h3', null, t('sim.queue.heading')), queueBox, chartToolbar(() => queueHolder.plot, 'sim-queue', t('sim.queue.heading')));
+  sv.charts.push(lazyChart(queueBox, queueHolder, (w) => queueChart(result.policies, w)));
+
+  out.append(h('h3', null, t('sim.latency.heading')), latencyTable);
+
+  out.append(blockMap(app, result));
+}
+
+// Draws once the box has a width, redraws when it changes; destroy() on re-render.
+function lazyChart(box, holder, make) {
+  let last = 0;
+  const draw = () => {
+    const w = Math.max(240, box.clientWidth || 320);
+    if (Math.abs(w - last) < 8 && holder.plot) return;
+    last = w;
+    holder.plot?.destroy();
+    clear(box);
+    const { opts, data } = make(w);
+    holder.plot = new uPlot(opts, data, box);
+  };
+  requestAnimationFrame(draw);
+  const ro = typeof ResizeObserver !== 'undefined' ? new ResizeObserver(() => requestAnimationFrame(draw)) : null;
+  ro?.observe(box);
+  return { destroy: () => { ro?.disconnect(); holder.plot?.destroy(); } };
+}
+
+function memoryLegend() {
+  return h('ul', { class: 'legend' }, PARTS.map(([key, , v, fb]) =>
+    h('li', null, h('span', { class: 'swatch', style: `background:${cssVar(v, fb)}`, 'aria-hidden': 'true' }), t('sim.part.' + key))));
+}
+
+function axes(yValues) {
+  const axisColor = cssVar('--fg-muted', '#555');
+  const gridColor = cssVar('--grid', '#ddd');
+  return [
+    { stroke: axisColor, grid: { stroke: gridColor }, label: t('sim.axis.time'), values: (u, vals) => vals.map((v) => (v == null ? '' : fixed(v, v >= 100 ? 0 : 1))) },
+    { stroke: axisColor, grid: { stroke: gridColor }, size: 60, values: yValues },
+  ];
+}
+
+// Stacked areas: each series is the running sum up to its part, drawn top part
+// first so the lower ones paint over it; the legend shows the part itself.
+function memoryChart(series, width) {
+  const x = series.time.map((t0, i) => t0 + series.duration[i] / 2);
+  const parts = PARTS.map(([key]) => series[key]);
+  const cum = [];
+  let acc = x.map(() => 0);
+  for (const p of parts) {
+    acc = acc.map((a, i) => a + p[i]);
+    cum.push(acc);
+  }
+  const order = PARTS.map((_, i) => PARTS.length - 1 - i);
+  const data = [x, ...order.map((i) => cum[i])];
+  const opts = {
+    width, height: 180,
+    scales: { x: { time: false }, y: { range: [0, 1] } },
+    legend: { show: false },
+    cursor: { drag: { x: false, y: false } },
+    axes: axes((u, vals) => vals.map((v) => (v == null ? '' : percent(v, 0)))),
+    series: [
+      { label: t('sim.axis.time') },
+      ...order.map((i) => {
+        const color = cssVar(PARTS[i][2], PARTS[i][3]);
+        return {
+          label: t('sim.part.' + PARTS[i][0]), stroke: color, fill: color, width: 0, points: { show: false },
+          value: (u, v, si, idx) => (idx == null ? '' : percent(parts[i][idx])),
+        };
+      }),
+    ],
+  };
+  return { opts, data };
+}
+
+function queueChart(policies, width) {
+  const tables = policies.map((p) => [p.series.time.map((t0, i) => t0 + p.series.duration[i] / 2), p.series.running, p.series.waiting]);
+  const data = uPlot.join(tables);
+  const palette = ['#1d4ed8', '#b45309', '#7c3aed', '#0d9488'];
+  const series = [{ label: t('sim.axis.time') }];
+  policies.forEach((p, k) => {
+    const color = palette[SIM_POLICIES.indexOf(p.summary.policy) % palette.length];
+    series.push({ label: t('sim.queue.running', { policy: policyLabel(p.summary.policy) }), stroke: color, width: 2, spanGaps: true, points: { show: false } });
+    series.push({ label: t('sim.queue.waiting', { policy: policyLabel(p.summary.policy) }), stroke: color, width: 1.5, dash: [5, 4], spanGaps: true, points: { show: false } });
+  });
+  const opts = {
+    width, height: 220,
+    scales: { x: { time: false }, y: { range: (u, min, max) => [0, Math.max(1, max * 1.05)] } },
+    legend: { show: true },
+    cursor: { drag: { x: false, y: false } },
+    axes: axes((u, vals) => vals.map((v) => (v == null ? '' : int(v)))),
+    series,
+  };
+  return { opts, data };
+}
+
+// ---------- block map ----------
+
+function hsl(hue, s, l) {
+  s /= 100;
+  l /= 100;
+  const k = (n) => (n + hue / 30) % 12;
+  const a = s * Math.min(l, 1 - l);
+  const f = (n) => Math.round(255 * (l - a * Math.max(-1, Math.min(k(n) - 3, Math.min(9 - k(n), 1)))));
+  return [f(0), f(8), f(4)];
+}
+
+function rgb(css) {
+  const m = /^#([0-9a-f]{6})$/i.exec(css.trim());
+  if (!m) return [200, 200, 200];
+  const n = parseInt(m[1], 16);
+  return [(n >> 16) & 255, (n >> 8) & 255, n & 255];
+}
+
+// A request's colour: golden-angle hues so neighbours differ.
+function requestColor(id, shade = 0) {
+  return hsl((id * 137.508) % 360, 62, 46 + shade);
+}
+
+function mix(c, to, f) {
+  return [0, 1, 2].map((i) => Math.round(c[i] + (to[i] - c[i]) * f));
+}
+
+function blockMap(app, result) {
+  const sv = app.sim;
+  const policies = result.policies.filter((p) => p.snapshots?.length);
+  const wrap = h('div', { class: 'sim-blockmap', 'data-role': 'sim-blockmap-wrap' });
+  wrap.append(h('h3', null, t('sim.map.heading')));
+  if (!policies.length) {
+    wrap.append(h('p', { class: 'muted' }, t('sim.map.none')));
+    return wrap;
+  }
+  const sel = h('select', { id: 'sim-map-policy' }, policies.map((p) => h('option', { value: p.summary.policy }, policyLabel(p.summary.policy))));
+  const scrub = h('input', { id: 'sim-map-step', type: 'range', min: '0', max: '0', step: '1', value: '0', 'data-role': 'sim-scrubber' });
+  const play = h('button', { type: 'button', 'data-action': 'sim-play' }, t('sim.map.play'));
+  const label = h('p', { class: 'muted hint', 'data-role': 'sim-map-label', 'aria-live': 'off' });
+  const canvas = h('canvas', { class: 'sim-canvas', 'data-role': 'sim-blockmap', role: 'img', 'aria-label': t('sim.map.label') });
+  const legend = h('ul', { class: 'legend' });
+  wrap.append(
+    h('div', { class: 'row wrap' },
+      h('div', { class: 'field' }, h('label', { for: 'sim-map-policy' }, t('sim.map.policy')), sel),
+      h('div', { class: 'field grow' }, h('label', { for: 'sim-map-step' }, t('sim.map.time')), scrub),
+      play),
+    label, canvas, legend, h('p', { class: 'muted hint' }, t('sim.map.hint')));
+
+  const current = () => policies.find((p) => p.summary.policy === sel.value) || policies[0];
+  const draw = () => {
+    const p = current();
+    const i = Math.min(Number(scrub.value) || 0, p.snapshots.length - 1);
+    const sn = p.snapshots[i];
+    drawSnapshot(canvas, sn, p.summary);
+    label.textContent = t('sim.map.at', { step: int(sn.step), time: fixed(sn.timeS, 1), i: i + 1, n: p.snapshots.length });
+  };
+  const setPolicy = () => {
+    const p = current();
+    scrub.max = String(p.snapshots.length - 1);
+    if (Number(scrub.value) > p.snapshots.length - 1) scrub.value = String(p.snapshots.length - 1);
+    clear(legend);
+    const paged = p.snapshots[0].numBlocks > 0;
+    const swatch = (color, key) => h('li', null, h('span', { class: 'swatch', style: `background:${color}`, 'aria-hidden': 'true' }), t(key));
+    const c1 = `rgb(${requestColor(3).join(',')})`;
+    const free = cssVar('--c-free', '#e5e7eb');
+    if (paged) {
+      legend.append(swatch(c1, 'sim.map.owned'), swatch(`rgb(${mix(requestColor(3), [0, 0, 0], 0.45).join(',')})`, 'sim.map.shared'),
+        swatch(`rgb(${mix(requestColor(3), [255, 255, 255], 0.55).join(',')})`, 'sim.map.partial'),
+        swatch('#8b929e', 'sim.map.cached'), swatch(free, 'sim.map.free'), swatch(cssVar('--fg', '#16181d'), 'sim.map.null'));
+    } else {
+      legend.append(swatch(c1, 'sim.map.stored'), swatch(`rgb(${mix(requestColor(3), [255, 255, 255], 0.5).join(',')})`, 'sim.map.reserved'),
+        swatch(`rgb(${mix(requestColor(3), [255, 255, 255], 0.82).join(',')})`, 'sim.map.internal'), swatch(free, 'sim.map.free'));
+    }
+    draw();
+  };
+  sel.addEventListener('change', setPolicy);
+  scrub.addEventListener('input', draw);
+  let timer = null;
+  const stop = () => {
+    if (timer) clearInterval(timer);
+    timer = null;
+    play.textContent = t('sim.map.play');
+  };
+  play.addEventListener('click', () => {
+    if (timer) {
+      stop();
+      return;
+    }
+    const p = current();
+    if (Number(scrub.value) >= p.snapshots.length - 1) scrub.value = '0';
+    play.textContent = t('sim.map.pause');
+    timer = setInterval(() => {
+      const n = current().snapshots.length;
+      const next = Number(scrub.value) + 1;
+      if (next >= n) {
+        stop();
+        return;
+      }
+      scrub.value = String(next);
+      draw();
+    }, 120);
+  });
+  sv.player = { stop };
+  // Start in the middle of the run, where the memory is busiest.
+  scrub.value = String(Math.floor((policies[0].snapshots.length - 1) / 2));
+  requestAnimationFrame(setPolicy);
+  const ro = typeof ResizeObserver !== 'undefined' ? new ResizeObserver(() => requestAnimationFrame(draw)) : null;
+  ro?.observe(wrap);
+  return wrap;
+}
+
+// One pixel per cell in an ImageData, scaled up without smoothing: a pool of tens
+// of thousands of blocks draws in a few milliseconds.
+function drawSnapshot(canvas, sn, summary) {
+  const width = Math.max(240, canvas.parentElement?.clientWidth || 600);
+  const maxH = 320;
+  const paged = sn.numBlocks > 0;
+  const cells = paged ? sn.numBlocks : Math.min(sn.capacityTokens, Math.floor((width * maxH) / 9));
+  const cell = Math.max(1, Math.min(24, Math.floor(Math.sqrt((width * maxH) / cells))));
+  const cols = Math.max(1, Math.floor(width / cell));
+  const rows = Math.ceil(cells / cols);
+  const img = new ImageData(cols, rows);
+  const px = img.data;
+  const put = (i, c) => {
+    px[i * 4] = c[0];
+    px[i * 4 + 1] = c[1];
+    px[i * 4 + 2] = c[2];
+    px[i * 4 + 3] = 255;
+  };
+  const free = rgb(cssVar('--c-free', '#e5e7eb'));
+  const bg = rgb(cssVar('--bg', '#ffffff'));
+  for (let i = 0; i < cells; i++) put(i, free);
+  const marks = [];
+  if (paged) {
+    const owner = new Int32Array(cells);
+    let b = 0;
+    for (let k = 0; k < sn.owner.length; k += 2) {
+      const o = sn.owner[k];
+      const run = sn.owner[k + 1];
+      for (let j = 0; j < run; j++) owner[b++] = o;
+    }
+    const nul = rgb(cssVar('--fg', '#16181d'));
+    const cached = [139, 146, 158];
+    for (let i = 0; i < cells; i++) {
+      const o = owner[i];
+      put(i, o >= 0 ? requestColor(o) : o === -2 ? cached : o === -3 ? nul : free);
+    }
+    for (let k = 0; k < sn.partial.length; k += 2) {
+      const i = sn.partial[k];
+      if (owner[i] >= 0) put(i, mix(requestColor(owner[i]), [255, 255, 255], 0.55));
+    }
+    for (let k = 0; k < sn.shared.length; k += 2) {
+      const i = sn.shared[k];
+      if (owner[i] >= 0) put(i, mix(requestColor(owner[i]), [0, 0, 0], 0.45));
+      marks.push(i);
+    }
+  } else {
+    // Contiguous arena: each cell a run of token slots, painted by what holds its first slot.
+    const per = sn.capacityTokens / cells;
+    const paint = (a, b, c) => {
+      if (b <= a) return;
+      const i0 = Math.floor(a / per);
+      const i1 = Math.min(cells, Math.ceil(b / per));
+      for (let i = i0; i < i1; i++) put(i, c);
+    };
+    for (const [req, , off, alloc, , length, stored] of sn.regions) {
+      const c = requestColor(req);
+      paint(off + Math.min(length, alloc), off + alloc, mix(c, [255, 255, 255], 0.82));
+      paint(off + stored, off + Math.min(length, alloc), mix(c, [255, 255, 255], 0.5));
+      paint(off, off + stored, c);
+    }
+  }
+  for (let i = cells; i < cols * rows; i++) put(i, bg);
+  const dpr = window.devicePixelRatio || 1;
+  canvas.width = Math.round(cols * cell * dpr);
+  canvas.height = Math.round(rows * cell * dpr);
+  canvas.style.width = cols * cell + 'px';
+  canvas.style.height = rows * cell + 'px';
+  const ctx = canvas.getContext('2d');
+  const tmp = document.createElement('canvas');
+  tmp.width = cols;
+  tmp.height = rows;
+  tmp.getContext('2d').putImageData(img, 0, 0);
+  ctx.imageSmoothingEnabled = false;
+  ctx.drawImage(tmp, 0, 0, canvas.width, canvas.height);
+  // Shared blocks also get a dot when cells are big enough to see one.
+  if (cell * dpr >= 5) {
+    ctx.fillStyle = '#ffffff';
+    const r = Math.max(1, (cell * dpr) / 5);
+    for (const i of marks) {
+      const x = ((i % cols) + 0.5) * cell * dpr;
+      const y = (Math.floor(i / cols) + 0.5) * cell * dpr;
+      ctx.fillRect(x - r / 2, y - r / 2, r, r);
+    }
+  }
+  canvas.dataset.drawn = String(sn.step);
+  canvas.dataset.cells = String(cells);
+  canvas.dataset.policy = summary.policy;
+}

@@ -1,0 +1,52 @@
+// Web Worker that runs the paging simulator (issue 4) off the page's thread: it
+// loads its own copy of the WASM core, parses the model's config, runs the
+// simulation in chunks of about 30 ms and posts progress between them. The page
+// cancels by terminating the worker; nothing here needs to clean up for that.
+//
+// in:  {type: 'run', configText, configName, input (SimInput without trace), traceUrl?, traceText?}
+// out: {type: 'progress', progress, policy, policyIndex} ... then
+//      {type: 'done', result, config, ms} or {type: 'error', code, message}
+import { loadKvbudget } from '../../wasm/kvbudget.js';
+
+const CHUNK_MS = 30;
+
+async function run(msg) {
+  const t0 = performance.now();
+  const core = await loadKvbudget({ wasmUrl: new URL('kvbudget.wasm', self.location.href).href });
+  let trace = msg.traceText;
+  if (!trace && msg.traceUrl) {
+    const res = await fetch(msg.traceUrl);
+    if (!res.ok) throw Object.assign(new Error(`${msg.traceUrl}: HTTP ${res.status}`), { code: 'trace_fetch' });
+    trace = await res.text();
+  }
+  const model = core.parseConfig(msg.configText, msg.configName || 'config.json');
+  let sim;
+  try {
+    sim = core.simulate(model, trace ? { ...msg.input, trace } : msg.input);
+    self.postMessage({ type: 'started', config: sim.config });
+    let steps = 2000;
+    for (;;) {
+      const c0 = performance.now();
+      const p = sim.run(steps);
+      const dt = performance.now() - c0;
+      if (p.done) break;
+      self.postMessage({ type: 'progress', progress: p.progress, policy: p.policy, policyIndex: p.policyIndex });
+      // Aim each chunk at CHUNK_MS so progress stays smooth on slow and fast machines.
+      steps = Math.max(100, Math.min(1_000_000, Math.round(steps * (dt > 0 ? Math.min(4, CHUNK_MS / dt) : 4))));
+    }
+    const runMs = performance.now() - t0;
+    const result = sim.result();
+    self.postMessage({ type: 'done', result, ms: runMs, totalMs: performance.now() - t0 });
+  } finally {
+    sim?.release();
+    model.release();
+  }
+}
+
+self.onmessage = (ev) => {
+  const msg = ev.data || {};
+  if (msg.type !== 'run') return;
+  run(msg).catch((e) => {
+    self.postMessage({ type: 'error', code: e?.code || 'internal', message: e?.message || String(e) });
+  });
+};
