@@ -684,6 +684,7 @@ function blockMap(app, result) {
   });
   sv.player = { stop };
   // Start in the middle of the run, where the memory is busiest.
+  scrub.max = String(policies[0].snapshots.length - 1);
   scrub.value = String(Math.floor((policies[0].snapshots.length - 1) / 2));
   requestAnimationFrame(setPolicy);
   const ro = typeof ResizeObserver !== 'undefined' ? new ResizeObserver(() => requestAnimationFrame(draw)) : null;

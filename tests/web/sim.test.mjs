@@ -1,0 +1,239 @@
+// The simulator view (issue 4 in the page, issue 5 for its link) in real Chromium:
+// a run in the Web Worker shows progress and then the Fig. 2 table whose raw
+// numbers equal `kvbudget simulate --json` for the same settings; Cancel stops it;
+// the block map draws and scrubs; a copied link with sim parameters reproduces the
+// view; the Azure trace runs with its attribution shown; bad sim parameters are
+// ignored with the page's note.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { startAll, openPage, waitSettled, clipboardAfter, root, fixturesDir } from './harness.mjs';
+
+const cliPath = process.env.KVB_CLI || path.join(root, 'build/kvbudget');
+function simulateCli(fixture, args) {
+  return JSON.parse(execFileSync(cliPath, ['simulate', path.join(fixturesDir, fixture + '.json'), ...args, '--json'], {
+    encoding: 'utf8', env: { ...process.env, KVBUDGET_TRACES: path.join(root, 'data/traces') },
+  }));
+}
+
+let env;
+before(async () => {
+  env = await startAll();
+});
+after(async () => {
+  await env?.close();
+});
+
+async function simState(page) {
+  return page.$eval('#sim', (e) => e.dataset.simState);
+}
+
+async function waitSimDone(page, timeout = 120000) {
+  await page.waitForFunction(() => ['done', 'error'].includes(document.querySelector('#sim')?.dataset.simState), null, { timeout });
+  const err = await page.textContent('[data-role="sim-error"]');
+  assert.equal(await simState(page), 'done', err);
+}
+
+// Records every progress value the bar shows (a MutationObserver in the page).
+async function watchProgress(page) {
+  await page.evaluate(() => {
+    window.__simProgress = [];
+    const bar = document.querySelector('[data-role="sim-progress"]');
+    new MutationObserver(() => {
+      if (bar.dataset.value) window.__simProgress.push([Number(bar.dataset.value), !bar.hidden]);
+    }).observe(bar, { attributes: true, attributeFilter: ['data-value'] });
+  });
+}
+
+// {policyName: {cliKey: raw number}} from the comparison and latency tables.
+async function tableValues(page) {
+  return page.evaluate(() => {
+    const out = {};
+    for (const id of ['sim-compare', 'sim-latency']) {
+      const table = document.querySelector(`[data-table="${id}"]`);
+      const keys = table.closest('[data-columns]').dataset.columns.split(',');
+      table.querySelectorAll('tbody tr').forEach((tr, i) => {
+        const row = (out[i] ||= {});
+        [...tr.children].forEach((cell, j) => {
+          if (j > 0) row[keys[j]] = Number(cell.dataset.value);
+        });
+      });
+    }
+    return Object.values(out);
+  });
+}
+
+function assertSameAsCli(rows, cli, where) {
+  assert.equal(rows.length, cli.policies.length, where);
+  rows.forEach((row, i) => {
+    for (const [k, v] of Object.entries(row)) {
+      assert.ok(k in cli.policies[i], `${where}: CLI has ${k}`);
+      assert.equal(v, cli.policies[i][k], `${where}: ${cli.policies[i].policy} ${k}`);
+    }
+  });
+}
+
+let sharedLink = null;
+let sharedRows = null;
+
+test('sharegpt preset on a small model: progress, then the CLI\'s numbers', async () => {
+  const { page, context, errors } = await openPage(env, 'model=Qwen/Qwen3-0.6B&ctx=4096', { clipboard: true });
+  assert.equal(await simState(page), 'idle');
+  await page.fill('#sim-req', '3000');
+  await page.press('#sim-req', 'Tab');
+  await watchProgress(page);
+  await page.click('[data-action="sim-run"]');
+  assert.ok(['running', 'done'].includes(await simState(page)));
+  await waitSimDone(page);
+  const seen = await page.evaluate(() => window.__simProgress);
+  assert.ok(seen.some(([v, visible]) => v > 0 && v < 1 && visible), `progress shown while running: ${JSON.stringify(seen.slice(0, 5))}`);
+  assert.equal(await page.isHidden('[data-role="sim-progress"]'), true);
+  assert.equal(await page.isHidden('[data-action="sim-cancel"]'), true);
+
+  const rows = await tableValues(page);
+  const cli = simulateCli('Qwen--Qwen3-0.6B', ['--gpu', 'rtx-4090', '--max-model-len', '4096', '--policy', 'all', '--requests', '3000']);
+  assertSameAsCli(rows, cli, 'Qwen3-0.6B sharegpt 3000');
+  assert.equal(rows[0].finished, 3000);
+  // The table exports like every other table.
+  assert.equal(await page.$$eval('[data-export-for="sim-compare"] button', (b) => b.length), 2);
+  // Memory charts per policy and the queue chart are drawn.
+  assert.equal(await page.$$eval('.sim-chart canvas', (c) => c.length) >= 5, true);
+
+  // The address bar (and so a copied link) carries the simulator settings.
+  sharedLink = await clipboardAfter(page, '[data-action="copy-link"]');
+  const params = Object.fromEntries(new URL(sharedLink).searchParams);
+  assert.equal(params.sim, '1');
+  assert.equal(params.simReq, '3000');
+  sharedRows = rows;
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('a copied link with simulator parameters reproduces the view', async () => {
+  assert.ok(sharedLink, 'needs the first test');
+  const context = await env.browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(sharedLink);
+  await waitSettled(page);
+  await waitSimDone(page);
+  assert.equal(await page.inputValue('#sim-req'), '3000');
+  assert.deepEqual(await tableValues(page), sharedRows);
+  assert.equal(page.url(), sharedLink);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('the block map draws every block, marks sharing and scrubs through the run', async () => {
+  const { page, context, errors } = await openPage(env, 'model=Qwen/Qwen3-0.6B&ctx=4096&sim=1&simReq=300&simN=4&simPol=paged,max');
+  await waitSimDone(page);
+  await page.waitForSelector('[data-role="sim-blockmap"][data-drawn]');
+  const rows = await tableValues(page);
+  const cli = simulateCli('Qwen--Qwen3-0.6B', ['--gpu', 'rtx-4090', '--max-model-len', '4096', '--requests', '300', '--n', '4', '--policy', 'all']);
+  // The page ran paged and max only: compare against those entries of the CLI's run.
+  assertSameAsCli(rows, { policies: cli.policies.filter((p) => p.policy === 'paged' || p.policy === 'max') }, 'n=4');
+  const map = await page.$eval('[data-role="sim-blockmap"]', (c) => {
+    const ctx = c.getContext('2d');
+    const px = ctx.getImageData(0, 0, c.width, c.height).data;
+    const colours = new Set();
+    for (let i = 0; i < px.length; i += 4 * 7) colours.add((px[i] << 16) | (px[i + 1] << 8) | px[i + 2]);
+    return { ...c.dataset, width: c.width, height: c.height, colours: colours.size };
+  });
+  assert.equal(Number(map.cells), rows[0].num_blocks ?? cli.policies[0].num_blocks);
+  assert.equal(map.policy, 'paged');
+  assert.ok(map.width > 100 && map.height > 20, JSON.stringify(map));
+  assert.ok(map.colours > 10, `requests in many colours: ${map.colours}`);
+  assert.ok(await page.isVisible('text=Shared block'));
+
+  // Scrub to the first and the last snapshot: the map redraws at other steps.
+  const max = Number(await page.getAttribute('[data-role="sim-scrubber"]', 'max'));
+  assert.ok(max >= 4);
+  const drawnAt = async (v) => {
+    await page.$eval('[data-role="sim-scrubber"]', (el, val) => {
+      el.value = String(val);
+      el.dispatchEvent(new Event('input'));
+    }, v);
+    return page.getAttribute('[data-role="sim-blockmap"]', 'data-drawn');
+  };
+  const first = await drawnAt(0);
+  const last = await drawnAt(max);
+  assert.ok(Number(last) > Number(first), `${first} < ${last}`);
+  // Contiguous policy: regions on the arena.
+  await page.selectOption('#sim-map-policy', 'max');
+  await drawnAt(Math.floor(max / 2));
+  assert.equal(await page.getAttribute('[data-role="sim-blockmap"]', 'data-policy'), 'max');
+  // Play animates: the step moves on by itself.
+  await drawnAt(0);
+  await page.click('[data-action="sim-play"]');
+  await page.waitForFunction((s) => document.querySelector('[data-role="sim-blockmap"]').dataset.drawn !== s, first, { timeout: 10000 });
+  await page.click('[data-action="sim-play"]');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('Cancel stops a long run; the page stays responsive meanwhile', async () => {
+  const { page, context, errors } = await openPage(env, 'model=meta-llama/Llama-3.1-8B&gpu=a100-80gb&ctx=131072');
+  await page.selectOption('#sim-wl', 'azure-conv');
+  await watchProgress(page);
+  await page.click('[data-action="sim-run"]');
+  await page.waitForFunction(() => window.__simProgress.length > 0, null, { timeout: 60000 });
+  assert.equal(await simState(page), 'running');
+  // The main thread answers while the worker computes, and controls still work.
+  await page.fill('#ctl-seqs', '2');
+  await page.press('#ctl-seqs', 'Tab');
+  await waitSettled(page);
+  assert.equal(await page.getAttribute('body', 'data-state'), 'ready');
+  await page.click('[data-action="sim-cancel"]');
+  assert.equal(await simState(page), 'cancelled');
+  assert.equal(await page.isHidden('[data-role="sim-progress"]'), true);
+  assert.equal(await page.isEnabled('[data-action="sim-run"]'), true);
+  const shown = await page.evaluate(() => window.__simProgress.length);
+  await page.waitForTimeout(1000);
+  // No more progress and no result from the stopped worker.
+  assert.equal(await page.evaluate(() => window.__simProgress.length), shown);
+  assert.equal(await page.$$eval('[data-table="sim-compare"]', (t) => t.length), 0);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('the Azure conversation trace runs whole, with its attribution shown', async () => {
+  const { page, context, errors } = await openPage(env, 'model=meta-llama/Llama-3.1-8B&gpu=a100-80gb&ctx=16384&sim=1&simWl=azure-conv&simPol=paged');
+  await waitSimDone(page);
+  const rows = await tableValues(page);
+  const cli = simulateCli('meta-llama--Llama-3.1-8B', ['--gpu', 'a100-80gb', '--max-model-len', '16384', '--workload', 'azure-conv']);
+  assertSameAsCli(rows, cli, 'azure-conv');
+  assert.equal(rows[0].finished, 19366);
+  const attribution = await page.textContent('[data-role="sim-attribution"]');
+  assert.match(attribution, /Azure LLM inference trace 2023/);
+  assert.match(attribution, /CC BY 4\.0/);
+  assert.ok(await page.isVisible('[data-role="sim-attribution"]'));
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('a pasted CSV trace runs; invalid simulator parameters are ignored with the note', async () => {
+  const { page, context, errors } = await openPage(env, 'model=Qwen/Qwen3-0.6B&ctx=4096&simWl=bogus&simBs=0&simPol=paged,best&simReq=50');
+  const note = await page.textContent('[data-role="ignored-params"]');
+  for (const k of ['simWl=bogus', 'simBs=0', 'simPol=paged,best']) assert.ok(note.includes(k), note);
+  assert.equal(await page.inputValue('#sim-req'), '50');
+  assert.equal(await page.inputValue('#sim-bs'), '16');
+  await page.selectOption('#sim-wl', 'csv');
+  const csv = 'arrived_at,num_prefill_tokens,num_decode_tokens\n' + Array.from({ length: 40 }, (_, i) => `${i * 0.5},${100 + i * 13},${20 + i}`).join('\n') + '\n';
+  await page.fill('#sim-csv-text', csv);
+  await page.fill('#sim-req', '');
+  await page.press('#sim-req', 'Tab');
+  await page.click('[data-action="sim-run"]');
+  await waitSimDone(page);
+  const rows = await tableValues(page);
+  assert.equal(rows.length, 4);
+  for (const r of rows) assert.equal(r.finished, 40);
+  // A bad CSV is the core's message, naming the line.
+  await page.fill('#sim-csv-text', 'arrived_at,num_prefill_tokens,num_decode_tokens\n0,12\n');
+  await page.click('[data-action="sim-run"]');
+  await page.waitForFunction(() => document.querySelector('#sim').dataset.simState === 'error', null, { timeout: 30000 });
+  assert.match(await page.textContent('[data-role="sim-error"]'), /line 2/);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
