@@ -726,8 +726,10 @@ struct Builder {
         if (auto act = r.optional_string("hidden_act")) d.mlp_activation = *act;
         if (auto act = r.optional_string("mlp_hidden_act")) d.mlp_activation = *act;
         const json* tie = r.find_anywhere("tie_word_embeddings");
-        // transformers' PretrainedConfig defaults tie_word_embeddings to true.
-        d.tie_word_embeddings = tie && tie->is_boolean() ? tie->get<bool>() : true;
+        // transformers' PretrainedConfig defaults tie_word_embeddings to true; Llama 4's
+        // text config defaults it to false.
+        const bool tie_default = !(type == "llama4_text" || type == "llama4");
+        d.tie_word_embeddings = tie && tie->is_boolean() ? tie->get<bool>() : tie_default;
 
         auto ne = r.optional_int({"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"}, 0, 1 << 20);
         if (!ne) return ne.error();

@@ -44,6 +44,23 @@ std::optional<Args> parse_args(const std::vector<std::string>& argv, const ArgSp
     return a;
 }
 
+std::optional<Args> parse_command(const std::string& name, const std::vector<std::string>& argv, const ArgSpec& spec,
+                                  const char* help, std::ostream& out, std::ostream& err, int& exit_code) {
+    auto a = parse_args(argv, spec, err);
+    exit_code = kUsage;
+    if (!a) return std::nullopt;
+    if (a->has("--help")) {
+        out << help;
+        exit_code = kOk;
+        return std::nullopt;
+    }
+    if (a->positional.size() != 1) {
+        err << "kvbudget: error: " << name << " takes one CONFIG (a config.json path, or - for stdin)\n" << help;
+        return std::nullopt;
+    }
+    return a;
+}
+
 std::optional<ModelSpec> load_model(const std::string& path, std::ostream& err) {
     std::string text;
     if (path == "-") {

@@ -37,6 +37,13 @@ struct Args {
 // "--json" and "--help" are always accepted.
 std::optional<Args> parse_args(const std::vector<std::string>& argv, const ArgSpec& spec, std::ostream& err);
 
+// The common prologue of every subcommand that takes one CONFIG: parses argv,
+// answers --help, and insists on exactly one positional argument. When the command
+// should stop here it returns nullopt and sets `exit_code` (0 after --help, 2 on a
+// usage error).
+std::optional<Args> parse_command(const std::string& name, const std::vector<std::string>& argv, const ArgSpec& spec,
+                                  const char* help, std::ostream& out, std::ostream& err, int& exit_code);
+
 // Reads and parses CONFIG (a path to config.json, or "-" for stdin). On failure
 // prints "kvbudget: error: <message>" to err and returns nullopt.
 std::optional<ModelSpec> load_model(const std::string& path, std::ostream& err);

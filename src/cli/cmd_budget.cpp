@@ -190,16 +190,9 @@ int cmd_budget(const std::vector<std::string>& argv, std::ostream& out, std::ost
                        "--pipeline-parallel-size", "-pp", "--engine", "--max-num-batched-tokens", "--block-size",
                        "--activation-memory", "--overhead-memory", "--cudagraph-memory", "-ub"};
     spec.switches = {"--enforce-eager"};
-    auto a = parse_args(argv, spec, err);
-    if (!a) return kUsage;
-    if (a->has("--help")) {
-        out << kHelp;
-        return kOk;
-    }
-    if (a->positional.size() != 1) {
-        err << "kvbudget: error: budget needs exactly one CONFIG (a config.json path or -)\n" << kHelp;
-        return kUsage;
-    }
+    int rc = kOk;
+    auto a = parse_command("budget", argv, spec, kHelp, out, err, rc);
+    if (!a) return rc;
     if (!a->has("--gpu") && !a->has("--gpu-memory")) {
         err << "kvbudget: error: budget needs --gpu NAME or --gpu-memory SIZE\n";
         return kUsage;

@@ -68,16 +68,9 @@ std::string layer_json(const Layer& l) {
 }  // namespace
 
 int cmd_inspect(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
-    auto a = parse_args(argv, ArgSpec{}, err);
-    if (!a) return kUsage;
-    if (a->has("--help")) {
-        out << kHelp;
-        return kOk;
-    }
-    if (a->positional.size() != 1) {
-        err << "kvbudget: error: inspect takes one CONFIG\n" << kHelp;
-        return kUsage;
-    }
+    int rc = kOk;
+    auto a = parse_command("inspect", argv, ArgSpec{}, kHelp, out, err, rc);
+    if (!a) return rc;
     auto m = load_model(a->positional[0], err);
     if (!m) return kRefused;
 

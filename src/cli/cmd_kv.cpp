@@ -37,16 +37,10 @@ allocation and an MLA-style latent would make of this model's KV at --context x 
 }  // namespace
 
 int cmd_kv(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
-    auto a = parse_args(argv, ArgSpec{{"--context", "--seqs", "--kv-dtype", "--engine"}, {}}, err);
-    if (!a) return kUsage;
-    if (a->has("--help")) {
-        out << kHelp;
-        return kOk;
-    }
-    if (a->positional.size() != 1) {
-        err << "kvbudget: error: kv takes one CONFIG\n" << kHelp;
-        return kUsage;
-    }
+    int rc = kOk;
+    auto a =
+        parse_command("kv", argv, ArgSpec{{"--context", "--seqs", "--kv-dtype", "--engine"}, {}}, kHelp, out, err, rc);
+    if (!a) return rc;
     std::string engine = a->get("--engine", "vllm");
     if (engine != "vllm" && engine != "llamacpp" && engine != "transformers") {
         err << "kvbudget: error: --engine must be vllm, llamacpp or transformers, got '" << engine << "'\n";

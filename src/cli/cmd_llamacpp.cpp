@@ -35,20 +35,13 @@ plus its sliding-window cache and recurrent state (llama_memory_recurrent, alway
 }  // namespace
 
 int cmd_llamacpp(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
-    auto a = parse_args(argv,
-                        ArgSpec{{"-c", "--ctx-size", "-np", "--parallel", "-ctk", "--cache-type-k", "-ctv",
-                                 "--cache-type-v", "-ub", "--ubatch-size", "--log-format"},
-                                {"--kv-unified", "-kvu", "--swa-full", "--mla-v", "--no-fa-padding"}},
-                        err);
-    if (!a) return kUsage;
-    if (a->has("--help")) {
-        out << kHelp;
-        return kOk;
-    }
-    if (a->positional.size() != 1) {
-        err << "kvbudget: error: llamacpp takes one CONFIG\n" << kHelp;
-        return kUsage;
-    }
+    int rc = kOk;
+    auto a = parse_command("llamacpp", argv,
+                           ArgSpec{{"-c", "--ctx-size", "-np", "--parallel", "-ctk", "--cache-type-k", "-ctv",
+                                    "--cache-type-v", "-ub", "--ubatch-size", "--log-format"},
+                                   {"--kv-unified", "-kvu", "--swa-full", "--mla-v", "--no-fa-padding"}},
+                           kHelp, out, err, rc);
+    if (!a) return rc;
     auto pick = [&](const char* s, const char* l) { return a->has(s) ? std::string(s) : std::string(l); };
     if (!a->has("-c") && !a->has("--ctx-size")) {
         err << "kvbudget: error: llamacpp needs -c N (0 = the model's training context)\n";

@@ -202,23 +202,19 @@ void print_table(std::ostream& out, const std::vector<sim::Summary>& rs) {
 }  // namespace
 
 int cmd_simulate(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
-    auto a = parse_args(argv,
-                        ArgSpec{{"--kv-cache-memory", "--gpu", "--gpu-memory-utilization", "--policy", "--block-size",
-                                 "--workload", "--rate", "--requests", "--seed", "--n", "--beam", "--shared-prefix",
-                                 "--shared-fraction", "--max-num-seqs", "--max-num-batched-tokens", "--max-model-len",
-                                 "--preemption"},
-                                {"--prefix-caching"}},
-                        err);
-    if (!a) return kUsage;
-    if (a->has("--help")) {
-        out << kHelp;
-        return kOk;
-    }
+    int rc = kOk;
+    auto a = parse_command(
+        "simulate", argv,
+        ArgSpec{{"--kv-cache-memory", "--gpu", "--gpu-memory-utilization", "--policy", "--block-size", "--workload",
+                 "--rate", "--requests", "--seed", "--n", "--beam", "--shared-prefix", "--shared-fraction",
+                 "--max-num-seqs", "--max-num-batched-tokens", "--max-model-len", "--preemption"},
+                {"--prefix-caching"}},
+        kHelp, out, err, rc);
+    if (!a) return rc;
     auto usage = [&](const std::string& msg) {
         err << "kvbudget: error: " << msg << "\n";
         return kUsage;
     };
-    if (a->positional.size() != 1) return usage("simulate takes one CONFIG (see kvbudget simulate --help)");
     if (!a->has("--kv-cache-memory") && !a->has("--gpu"))
         return usage("simulate needs --kv-cache-memory SIZE or --gpu NAME");
     if (a->has("--gpu-memory-utilization") && !a->has("--gpu"))

@@ -45,23 +45,16 @@ or vLLM's ValueError when one request of --max-model-len tokens does not fit
 }  // namespace
 
 int cmd_vllm(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
-    auto a = parse_args(argv,
-                        ArgSpec{{"--kv-cache-memory", "--max-model-len", "--kv-cache-dtype", "--block-size",
-                                 "--mla-block-size", "--tensor-parallel-size", "-tp", "--pipeline-parallel-size",
-                                 "-pp", "--max-num-batched-tokens", "--mamba-cache-mode", "--mamba-cache-dtype",
-                                 "--mamba-ssm-cache-dtype", "--num-speculative-tokens", "--log-format", "--swap-space",
-                                 "--kernel-block-alignment"},
-                                {"--disable-hybrid-kv-cache-manager", "--async-scheduling", "--no-async-scheduling"}},
-                        err);
-    if (!a) return kUsage;
-    if (a->has("--help")) {
-        out << kHelp;
-        return kOk;
-    }
-    if (a->positional.size() != 1) {
-        err << "kvbudget: error: vllm takes one CONFIG\n" << kHelp;
-        return kUsage;
-    }
+    int rc = kOk;
+    auto a = parse_command(
+        "vllm", argv,
+        ArgSpec{{"--kv-cache-memory", "--max-model-len", "--kv-cache-dtype", "--block-size", "--mla-block-size",
+                 "--tensor-parallel-size", "-tp", "--pipeline-parallel-size", "-pp", "--max-num-batched-tokens",
+                 "--mamba-cache-mode", "--mamba-cache-dtype", "--mamba-ssm-cache-dtype", "--num-speculative-tokens",
+                 "--log-format", "--swap-space", "--kernel-block-alignment"},
+                {"--disable-hybrid-kv-cache-manager", "--async-scheduling", "--no-async-scheduling"}},
+        kHelp, out, err, rc);
+    if (!a) return rc;
     if (!a->has("--kv-cache-memory")) {
         err << "kvbudget: error: vllm needs --kv-cache-memory SIZE (KV cache bytes per GPU)\n";
         return kUsage;

@@ -238,6 +238,7 @@ TEST_CASE("Llama 4: chunked local attention with every 4th (NoPE) layer global, 
     CHECK(m.layers[0].window == 8192);
     CHECK(m.layers[3].kind == LayerKind::Full);
     CHECK(m.dims.num_experts == 16);
+    CHECK_FALSE(m.dims.tie_word_embeddings);  // Llama4TextConfig's default, unlike PretrainedConfig's
 }
 
 TEST_CASE("hybrid linear attention: Qwen3-Next (interval) and Qwen3.5 (layer_types, float32 ssm)") {
