@@ -74,13 +74,17 @@ class Simulation {
 class Kvbudget {
   constructor(m) {
     this.m = m;
+    this.memo = new Map();
   }
   parseConfig(text, name = 'config.json') {
     const r = call(this.m.parseConfig, String(text), String(name));
     return new Model(this, r.handle, r.spec);
   }
+  // The lists below never change for a module: computed once, returned as copies.
   kvTypeNames(engine) {
-    return call(this.m.kvTypeNames, String(engine));
+    const key = 'kv:' + engine;
+    if (!this.memo.has(key)) this.memo.set(key, call(this.m.kvTypeNames, String(engine)));
+    return structuredClone(this.memo.get(key));
   }
   parseSize(text) {
     return call(this.m.parseSize, String(text));
@@ -89,7 +93,8 @@ class Kvbudget {
     return call(this.m.formatBytes, Number(n));
   }
   catalog() {
-    return this.m.catalog ? call(this.m.catalog) : { gpus: [], weightFormats: [] };
+    if (!this.memo.has('catalog')) this.memo.set('catalog', this.m.catalog ? call(this.m.catalog) : { gpus: [], weightFormats: [] });
+    return structuredClone(this.memo.get('catalog'));
   }
   simulate(model, input) {
     const r = call(this.m.simCreate, model.handle, JSON.stringify(input ?? {}));

@@ -16,6 +16,9 @@ export class KvChart {
     this.plot = null;
     this.ro = null;
     this.data = null;
+    // Colours come from CSS variables: redraw when the theme changes.
+    document.addEventListener('kvbudget:theme', () => this.redraw());
+    window.matchMedia?.('(prefers-color-scheme: dark)').addEventListener?.('change', () => this.redraw());
   }
 
   update(chart) {
@@ -41,7 +44,7 @@ export class KvChart {
     const colors = [cssVar('--c-kv', '#2563eb'), cssVar('--c-weights', '#b45309'), cssVar('--c-capacity', '#b91c1c')];
     const axisColor = cssVar('--fg-muted', '#555');
     const gridColor = cssVar('--grid', '#ddd');
-    const crossover = this.data.crossover;
+    const self = this;
     const opts = {
       width,
       height,
@@ -66,6 +69,7 @@ export class KvChart {
       hooks: {
         draw: [
           (u) => {
+            const crossover = self.data.crossover;
             if (!crossover) return;
             const x = u.valToPos(crossover, 'x', true);
             if (!(x >= u.bbox.left && x <= u.bbox.left + u.bbox.width)) return;
@@ -82,6 +86,13 @@ export class KvChart {
         ],
       },
     };
+    // Same series and size: only the data changed (a control moved), so keep the plot.
+    const shape = `${width}x${height}:${this.data.labels.join('|')}:${colors.join('|')}`;
+    if (this.plot && this.shape === shape && this.plot.root.isConnected) {
+      this.plot.setData(this.data.series);
+      return;
+    }
+    this.shape = shape;
     if (this.plot) this.plot.destroy();
     this.plot = new uPlot(opts, this.data.series, this.container);
     if (!this.ro && typeof ResizeObserver !== 'undefined') {

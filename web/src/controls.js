@@ -71,10 +71,18 @@ export function buildControls(app, onChange) {
   c.ctv = h('select', { id: 'ctl-ctv' });
   c.ctv.addEventListener('change', () => set('ctv', c.ctv.value));
   c.ctxSlider = h('input', { id: 'ctl-ctx-slider', type: 'range', min: SLIDER_MIN * SLIDER_STEPS_PER_OCTAVE, max: 21 * SLIDER_STEPS_PER_OCTAVE, step: 1, 'aria-label': t('controls.ctxSlider') });
+  // Dragging fires many input events per frame: recompute at most once per frame.
+  let pending = false;
   c.ctxSlider.addEventListener('input', () => {
     const n = sliderToCtx(Number(c.ctxSlider.value));
     c.ctx.value = String(n);
-    set('ctx', n);
+    app.state.ctx = n;
+    if (pending) return;
+    pending = true;
+    requestAnimationFrame(() => {
+      pending = false;
+      onChange();
+    });
   });
   c.ctx = numberInput('ctl-ctx', 1, 2 ** 40);
   c.ctx.addEventListener('change', () => {
