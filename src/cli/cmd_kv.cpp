@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "kv.h"
 #include "report.h"
+#include "weights.h"
 #include "units.h"
 
 namespace kvb::cli {
@@ -72,6 +73,12 @@ int cmd_kv(const std::vector<std::string>& argv, std::ostream& out, std::ostream
     std::vector<std::pair<int64_t, int64_t>> table;
     for (const auto& row : context_table(e.value(), 1)) table.push_back({row.context, row.bytes_per_seq});
     auto ladder = optimization_ladder(*loaded, *context, *seqs);
+    // Where KV overtakes the weights (the config's own weight format), for --seqs sequences.
+    int64_t weights = 0, crossover = 0;
+    if (auto wf = weight_format("auto", *loaded)) {
+        if (auto wb = weight_bytes(*loaded, wf.value())) weights = wb->bytes;
+    }
+    if (weights > 0) crossover = crossover_context(m, d, weights, *seqs);
 
     if (a->has("--json")) {
         out << "{\"model\":" << json_string(m.name) << ",\"engine\":" << json_string(engine)
@@ -90,7 +97,7 @@ int cmd_kv(const std::vector<std::string>& argv, std::ostream& out, std::ostream
         for (size_t i = 0; i < table.size(); ++i) {
             out << (i ? "," : "") << "{\"context\":" << table[i].first << ",\"bytes\":" << table[i].second << "}";
         }
-        out << "],\"ladder\":[";
+        out << "],\"weights_bytes\":" << weights << ",\"crossover_context\":" << crossover << ",\"ladder\":[";
         for (size_t i = 0; i < ladder.size(); ++i) {
             const auto& r = ladder[i];
             out << (i ? "," : "") << "{\"step\":" << json_string(r.step) << ",\"detail\":" << json_string(r.detail)
@@ -136,6 +143,14 @@ int cmd_kv(const std::vector<std::string>& argv, std::ostream& out, std::ostream
     for (const auto& [c, b] : table) {
         std::string cs = with_commas(c);
         out << "    " << cs << std::string(cs.size() < 10 ? 10 - cs.size() : 1, ' ') << format_bytes(b) << "\n";
+    }
+    if (weights > 0) {
+        out << "  KV overtakes the weights (" << format_bytes(weights) << ") ";
+        if (crossover > 0) {
+            out << "at " << with_commas(crossover) << " tokens x " << *seqs << "\n";
+        } else {
+            out << "never: windows and fixed state bound it\n";
+        }
     }
     out << "  Optimization ladder (" << with_commas(*context) << " tokens x " << *seqs << "):\n";
     for (const auto& r : ladder) {

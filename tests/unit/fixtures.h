@@ -1,5 +1,8 @@
 // Shared by the test files: read a real config from tests/fixtures/configs and parse it.
 #pragma once
+#include <sys/wait.h>
+
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -26,6 +29,31 @@ inline ModelSpec fixture(const std::string& id) {
     auto r = parse_config(fixture_text(id), id);
     if (!r) throw std::runtime_error(r.error().message);
     return r.value();
+}
+
+// Path of a fixture config by file stem: config_path("Qwen--Qwen3-8B").
+inline std::string config_path(const std::string& stem) { return std::string(KVB_FIXTURES) + "/configs/" + stem + ".json"; }
+
+struct CliRun {
+    int status = -1;  // exit status, -1 when the process did not exit normally
+    std::string out;
+};
+
+// Runs the built kvbudget CLI with `args` (shell words); stderr is folded into the
+// output unless `with_stderr` is false, when it is dropped. The traces of the
+// repository are found through KVBUDGET_TRACES wherever the build tree lives.
+inline CliRun run_cli(const std::string& args, bool with_stderr = true) {
+    const std::string cmd = "KVBUDGET_TRACES='" + std::string(KVB_FIXTURES) + "/../../data/traces' " +
+                            std::string(KVB_CLI_PATH) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+    CliRun r;
+    FILE* p = popen(cmd.c_str(), "r");
+    if (!p) return r;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+    const int st = pclose(p);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return r;
 }
 
 // Hand-built models for shapes we have no published config of (DeepSeek-V2, Gemma-3-27b,

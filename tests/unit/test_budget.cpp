@@ -30,26 +30,8 @@ kvb::Error refused(const std::string& id, const kvb::BudgetInputs& in) {
     return r.error();
 }
 
-struct Run {
-    int status = -1;
-    std::string out;
-};
-
-// Runs the CLI with stderr folded into stdout.
-Run run_cli(const std::string& args) {
-    Run r;
-    std::string cmd = std::string(KVB_CLI_PATH) + " " + args + " 2>&1";
-    FILE* p = popen(cmd.c_str(), "r");
-    REQUIRE(p);
-    std::array<char, 4096> buf{};
-    size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-    int st = pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return r;
-}
-
-std::string cfg(const std::string& file) { return std::string(KVB_FIXTURES) + "/configs/" + file + ".json"; }
+std::string cfg(const std::string& file) { return kvb::test::config_path(file); }
+using kvb::test::run_cli;
 
 }  // namespace
 

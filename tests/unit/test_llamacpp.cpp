@@ -1,8 +1,6 @@
 // llama.cpp KV cache: exact bytes per cache type, context padding, streams,
 // the separate SWA cache, MLA, recurrent state, and the printed lines.
 #include <doctest/doctest.h>
-#include <sys/wait.h>
-
 #include <cstdio>
 
 #include "fixtures.h"
@@ -238,32 +236,13 @@ TEST_CASE("bad llama.cpp options are refused with the option named") {
 
 namespace {
 
-struct CliRun {
-    int status = -1;
-    std::string out;
-};
-
-CliRun llama_cli(const std::string& args) {
-    const std::string cmd = std::string(KVB_CLI_PATH) + " llamacpp " + args + " 2>/dev/null";
-    CliRun r;
-    FILE* p = popen(cmd.c_str(), "r");
-    REQUIRE(p);
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-    const int st = pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return r;
-}
-
-std::string config_path(const std::string& file) {
-    return std::string(KVB_FIXTURES) + "/configs/" + file + ".json";
-}
+kvb::test::CliRun llama_cli(const std::string& args) { return kvb::test::run_cli("llamacpp " + args, false); }
+using kvb::test::config_path;
 
 }  // namespace
 
 TEST_CASE("kvbudget llamacpp prints llama.cpp's lines") {
-    CliRun r = llama_cli(config_path("meta-llama--Llama-3.1-8B") + " -c 8192");
+    kvb::test::CliRun r = llama_cli(config_path("meta-llama--Llama-3.1-8B") + " -c 8192");
     CHECK(r.status == 0);
     CHECK(r.out ==
           "llama_kv_cache: size = 1024.00 MiB (  8192 cells,  32 layers,  1/1 seqs), K (f16):  512.00 MiB, V (f16):  "

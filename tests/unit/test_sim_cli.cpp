@@ -1,36 +1,18 @@
 // kvbudget simulate: output contract (--json field names, fractions summing to 1),
 // exit statuses and messages.
 #include <doctest/doctest.h>
-#include <sys/wait.h>
-
-#include <array>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "fixtures.h"
+
 namespace {
 
-struct Run {
-    int status = -1;
-    std::string out;
-};
-
-Run run_cli(const std::string& args, bool with_stderr = true) {
-    Run r;
-    // The build tree may live anywhere: point the CLI at the repository's traces.
-    const std::string cmd = "KVBUDGET_TRACES='" + std::string(KVB_FIXTURES) + "/../../data/traces' " +
-                            std::string(KVB_CLI_PATH) + " simulate " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
-    FILE* p = popen(cmd.c_str(), "r");
-    REQUIRE(p);
-    std::array<char, 4096> buf{};
-    size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-    const int st = pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return r;
-}
+using Run = kvb::test::CliRun;
+Run run_cli(const std::string& args, bool with_stderr = true) { return kvb::test::run_cli("simulate " + args, with_stderr); }
 
 std::string opt() { return std::string(KVB_FIXTURES) + "/configs/facebook--opt-1.3b.json"; }
 

@@ -1,0 +1,75 @@
+// The kvbudget binary itself: exit codes, messages, and the inspect / kv commands.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "fixtures.h"
+
+using kvb::test::config_path;
+using kvb::test::run_cli;
+
+TEST_CASE("exit status: 0 success, 1 refused input, 2 usage") {
+    CHECK(run_cli("--help").status == 0);
+    CHECK(run_cli("").status == 2);
+    auto r = run_cli("frobnicate");
+    CHECK(r.status == 2);
+    CHECK(r.out.rfind("kvbudget: error: unknown command 'frobnicate'", 0) == 0);
+    r = run_cli("kv");
+    CHECK(r.status == 2);
+    CHECK(r.out.rfind("kvbudget: error: kv takes one CONFIG (a config.json path, or - for stdin)\n", 0) == 0);
+    r = run_cli("kv " + config_path("Qwen--Qwen3-8B") + " --context");
+    CHECK(r.status == 2);
+    CHECK(r.out == "kvbudget: error: --context needs a value\n");
+    r = run_cli("kv " + config_path("Qwen--Qwen3-8B") + " --contxt 5");
+    CHECK(r.status == 2);
+    CHECK(r.out == "kvbudget: error: unknown option --contxt\n");
+    r = run_cli("kv /nonexistent/config.json");
+    CHECK(r.status == 1);
+    CHECK(r.out == "kvbudget: error: cannot read /nonexistent/config.json\n");
+    r = run_cli("kv " + config_path("Qwen--Qwen3-8B") + " --kv-dtype fp4");
+    CHECK(r.status == 1);
+    CHECK(r.out == "kvbudget: error: unknown vLLM --kv-cache-dtype 'fp4' (choose from auto, bfloat16, float16, float32, "
+                   "fp8, fp8_e4m3, fp8_e5m2)\n");
+    r = run_cli("kv " + config_path("Qwen--Qwen3-8B") + " --context -5");
+    CHECK(r.status == 1);
+    CHECK(r.out == "kvbudget: error: --context must be a non-negative integer, got '-5'\n");
+    r = run_cli("inspect - < /dev/null");
+    CHECK(r.status == 1);
+    CHECK(r.out == "kvbudget: error: stdin: config.json is not valid JSON (syntax error near byte 1)\n");
+}
+
+TEST_CASE("kv --json: the seed numbers, the table, the ladder and the crossover") {
+    auto r = run_cli("kv " + config_path("Qwen--Qwen3-8B") + " --context 32768 --json", false);
+    REQUIRE(r.status == 0);
+    auto j = nlohmann::json::parse(r.out);
+    CHECK(j["model"] == "Qwen/Qwen3-8B");
+    CHECK(j["bytes_per_token"] == 147456);
+    CHECK(j["bytes_at_context"] == int64_t(147456) * 32768);
+    CHECK(j["mha_bytes_per_token"] == 589824);
+    CHECK(j["mqa_bytes_per_token"] == 18432);
+    CHECK(j["context_table"].size() == 5);
+    CHECK(j["context_table"][4]["context"] == 40960);
+    CHECK(j["weights_bytes"] == 16'381'470'720);  // 8,190,735,360 parameters in bf16
+    CHECK(j["crossover_context"] == 111'094);     // first context whose KV exceeds them
+    CHECK(j["ladder"][2]["step"] == "fp8");
+    CHECK(j["ladder"][2]["kv_bytes"] == int64_t(73728) * 32768);
+}
+
+TEST_CASE("kv reads a config from stdin and names it stdin") {
+    auto r = run_cli("kv - --context 1024 --json < " + config_path("meta-llama--Llama-3.1-8B"), false);
+    REQUIRE(r.status == 0);
+    auto j = nlohmann::json::parse(r.out);
+    CHECK(j["model"] == "stdin");
+    CHECK(j["bytes_at_context"] == 128 * 1024 * 1024);
+}
+
+TEST_CASE("inspect --json lists every layer and the notes") {
+    auto r = run_cli("inspect " + config_path("google--gemma-3-4b-it") + " --json", false);
+    REQUIRE(r.status == 0);
+    auto j = nlohmann::json::parse(r.out);
+    CHECK(j["num_layers"] == 34);
+    CHECK(j["layer_counts"]["sliding"] == 29);
+    CHECK(j["layers"][5]["kind"] == "full");
+    CHECK(j["layers"][0]["window"] == 1024);
+    CHECK(j["notes"].size() == 7);
+}
