@@ -31,6 +31,11 @@ const ALLOWED = new Set([
   'q8_0', 'q4_0', 'q4_1', 'q5_0', 'q5_1', 'iq4_nl', 'Mamba',
   // the reference model of the optimization ladder
   'DeepSeek-V3',
+  // the simulator: the paper's systems and allocation policies, the workloads and the
+  // trace's source and license (proper names), latency metric abbreviations
+  'PagedAttention', 'Orca', 'Max', 'Pow2', 'Oracle', 'ShareGPT', 'Alpaca',
+  'Azure', 'LLM', 'Microsoft', 'Patel', 'Splitwise', 'ISCA', 'Azure/AzurePublicDataset', 'CC', 'BY',
+  'TTFT', 'TPOT', 'p50', 'p90', 'p99',
 ]);
 // Regions that show engine output verbatim (log lines, the command, the engine's
 // own refusal) and the notes the C++ core writes in English (see the report: the
