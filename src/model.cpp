@@ -863,9 +863,16 @@ Result<ModelSpec> parse_config(const std::string& text, const std::string& name_
         }
     }
     if (!r.find_anywhere("torch_dtype") && !r.find_anywhere("dtype")) {
-        // transformers loads such checkpoints as float32; engines serve them in 16 bit.
-        m.dtype = "float32";
-        m.notes.push_back("no torch_dtype in config: float32 checkpoint assumed (transformers' default)");
+        // transformers then takes the dtype of the stored weights: float32 for old
+        // checkpoints (GPT-2), but a quantized checkpoint's other tensors are 16-bit
+        // (gpt-oss). Engines serve float32 checkpoints in 16 bit either way.
+        if (const json* qc = r.find_anywhere("quantization_config"); qc && qc->is_object()) {
+            m.dtype = "bfloat16";
+            m.notes.push_back("no torch_dtype in config: bfloat16 assumed for the tensors quantization leaves unquantized");
+        } else {
+            m.dtype = "float32";
+            m.notes.push_back("no torch_dtype in config: float32 checkpoint assumed (transformers' default)");
+        }
     }
     for (const char* k : {"mamba_ssm_dtype", "mamba_ssm_cache_dtype"}) {
         if (auto s = r.optional_string(k)) m.ssm_dtype = *s;

@@ -4,6 +4,7 @@
 #include "args.h"
 #include "commands.h"
 #include "kv.h"
+#include "report.h"
 #include "units.h"
 
 namespace kvb::cli {
@@ -17,12 +18,6 @@ linear, mamba, none) and geometry, runs of identical layers folded together,
 plus what was assumed (defaults filled, fields ignored).
 )";
 
-bool same(const Layer& a, const Layer& b) {
-    return a.kind == b.kind && a.kv_heads == b.kv_heads && a.k_head_dim == b.k_head_dim && a.v_head_dim == b.v_head_dim &&
-           a.window == b.window && a.kv_lora_rank == b.kv_lora_rank && a.qk_rope_head_dim == b.qk_rope_head_dim &&
-           a.state.conv_kernel == b.state.conv_kernel && a.state.d_inner == b.state.d_inner &&
-           a.state.n_groups == b.state.n_groups && a.state.d_state == b.state.d_state;
-}
 
 std::string describe(const Layer& l) {
     std::ostringstream s;
@@ -78,7 +73,7 @@ int cmd_inspect(const std::vector<std::string>& argv, std::ostream& out, std::os
     struct Run { size_t first, count; };
     std::vector<Run> runs;
     for (size_t i = 0; i < m->layers.size(); ++i) {
-        if (!runs.empty() && same(m->layers[runs.back().first], m->layers[i])) {
+        if (!runs.empty() && same_geometry(m->layers[runs.back().first], m->layers[i])) {
             ++runs.back().count;
         } else {
             runs.push_back({i, 1});
@@ -114,10 +109,31 @@ int cmd_inspect(const std::vector<std::string>& argv, std::ostream& out, std::os
     out << "  dtype:        " << m->dtype << (m->ssm_dtype.empty() ? "" : "  (state ssm: " + m->ssm_dtype + ")") << "\n";
     out << "  max context:  " << (m->max_position_embeddings ? with_commas(m->max_position_embeddings) : "-") << "\n";
     out << "  layers:       " << m->layers.size() << "\n";
-    for (const auto& r : runs) {
-        std::string range = r.count == 1 ? std::to_string(r.first) : std::to_string(r.first) + "-" + std::to_string(r.first + r.count - 1);
+    // A repeating pattern (gpt-oss's sliding/full, Qwen3.5's 3 linear + 1 full) prints once
+    // with its period instead of one line per run.
+    size_t period = 0;
+    const size_t n = m->layers.size();
+    for (size_t p = 2; p <= 8 && 2 * p <= n && runs.size() > 4; ++p) {
+        bool repeats = true;
+        for (size_t i = 0; i + p < n && repeats; ++i) repeats = same_geometry(m->layers[i], m->layers[i + p]);
+        if (repeats) {
+            period = p;
+            break;
+        }
+    }
+    auto print_run = [&](size_t first, size_t count) {
+        std::string range = count == 1 ? std::to_string(first) : std::to_string(first) + "-" + std::to_string(first + count - 1);
         out << "    " << range << std::string(range.size() < 10 ? 10 - range.size() : 1, ' ')
-            << to_string(m->layers[r.first].kind) << "  " << describe(m->layers[r.first]) << "\n";
+            << to_string(m->layers[first].kind) << "  " << describe(m->layers[first]) << "\n";
+    };
+    if (period) {
+        out << "    every " << period << " layers repeat (" << n / period << " times" << (n % period ? ", plus " + std::to_string(n % period) : std::string()) << "):\n";
+        for (const auto& r : runs) {
+            if (r.first >= period) break;
+            print_run(r.first, std::min(r.count, period - r.first));
+        }
+    } else {
+        for (const auto& r : runs) print_run(r.first, r.count);
     }
     if (!m->quant.method.empty()) out << "  quantization: " << m->quant.method << (m->quant.bits ? " " + std::to_string(m->quant.bits) + "-bit" : "") << "\n";
     for (const auto& n : m->notes) out << "  note: " << n << "\n";

@@ -181,6 +181,7 @@ TEST_CASE("sliding-window patterns") {
         CHECK(m.layers[0].window == 128);
         CHECK(m.layers[1].kind == LayerKind::Full);
         CHECK(m.quant.method == "mxfp4");
+        CHECK(m.dtype == "bfloat16");  // no torch_dtype, but a quantized checkpoint
     }
     SUBCASE("Gemma 3: every 6th layer global; gemma-3-4b-it's minimal text_config gets transformers' defaults") {
         ModelSpec m = fixture("google/gemma-3-4b-it");
