@@ -362,7 +362,7 @@ struct Builder {
                  ": the multi-token-prediction layer is not counted (engines only cache it with speculative decoding)");
         }
         if (r.has("index_head_dim")) {
-            note("sparse-attention indexer (index_head_dim) keys are not counted in the KV cache");
+            note("sparse-attention indexer keys (index_head_dim) are not in the ideal KV; the vLLM view adds its indexer cache");
         }
         return true;
     }
