@@ -408,9 +408,13 @@ export function runSim(app) {
       sv.result = m.result;
       sv.runKey = key;
       sv.lastMs = performance.now() - t0;
+      // Test and benchmark hooks: wall time from Run to the result, and the worker's split.
       sv.els.section.dataset.simMs = String(Math.round(sv.lastMs));
+      sv.els.section.dataset.simTiming = JSON.stringify(m.timing || {});
       els.status.textContent = t('sim.done', { seconds: fixed(sv.lastMs / 1000, 2), requests: int(m.result.config.requests) });
+      const r0 = performance.now();
       renderSimResult(app, m.result);
+      sv.els.section.dataset.simRenderMs = String(Math.round(performance.now() - r0));
       setSimState(app, 'done');
     } else if (m.type === 'error') {
       cancelSim(app, false);

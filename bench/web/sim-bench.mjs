@@ -1,0 +1,107 @@
+#!/usr/bin/env node
+// Paging simulator benchmark (issue 4; prints numbers, asserts nothing): the whole
+// Azure conversation trace (19,366 requests), paged allocation, Llama-3.1-8B on an
+// A100-80GB at --max-model-len 16384 (the KV pool `kvbudget simulate --gpu` derives):
+//   1. native: `kvbudget simulate ... --json` wall time (process, trace parse, run)
+//   2. WASM in node: the same run through wasm/kvbudget.js (wall and CPU time),
+//      without snapshots and with the page's 60 block-map snapshots
+//   3. Chromium: the page's simulator view, Run -> result in the main thread, with
+//      the worker's split (module load, trace fetch + workload, simulation, result)
+// Goals: <= 0.5 s in the browser; WASM / native <= 1.5x. Best of RUNS (default 5).
+// Needs build/kvbudget (or KVB_CLI) and a built site/ (npm run build; KVB_SITE_DIR).
+import fs from 'node:fs';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { startStaticServer } from '../../tests/web/static-server.mjs';
+import { launch } from '../../tests/web/browser.mjs';
+import { loadKvbudget } from '../../wasm/kvbudget.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const RUNS = Number(process.env.RUNS || 5);
+const cli = process.env.KVB_CLI || path.join(root, 'build/kvbudget');
+const siteDir = path.resolve(root, process.env.KVB_SITE_DIR || 'site');
+const fixture = path.join(root, 'tests/fixtures/configs/meta-llama--Llama-3.1-8B.json');
+const tracePath = path.join(root, 'data/traces/azure-llm-2023-conv.csv');
+const best = (xs) => Math.min(...xs);
+const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const ms = (x) => `${x.toFixed(1)} ms`;
+
+function native() {
+  const args = ['simulate', fixture, '--gpu', 'a100-80gb', '--max-model-len', '16384', '--workload', 'azure-conv', '--json'];
+  const wall = [];
+  let out = null;
+  for (let i = 0; i < RUNS; i++) {
+    const t0 = process.hrtime.bigint();
+    out = execFileSync(cli, args, { encoding: 'utf8', env: { ...process.env, KVBUDGET_TRACES: path.join(root, 'data/traces') } });
+    wall.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  const p = JSON.parse(out).policies[0];
+  console.log(`native CLI (process start, trace parse, run): best ${ms(best(wall))}, median ${ms(med(wall))}  [${p.finished} finished, ${p.steps} steps]`);
+  return best(wall);
+}
+
+async function wasmNode() {
+  const kvb = await loadKvbudget({ wasmBinary: fs.readFileSync(path.join(root, 'build-wasm-web/kvbudget.wasm')) });
+  const model = kvb.parseConfig(fs.readFileSync(fixture, 'utf8'), 'meta-llama/Llama-3.1-8B');
+  const trace = fs.readFileSync(tracePath, 'utf8');
+  const input = { gpu: 'a100-80gb', maxModelLen: 16384, workload: 'azure-conv', trace, policies: ['paged'] };
+  const out = {};
+  for (const snapshots of [0, 60]) {
+    const wall = [];
+    const cpu = [];
+    for (let i = 0; i < RUNS; i++) {
+      const c0 = process.cpuUsage();
+      const t0 = performance.now();
+      const sim = kvb.simulate(model, { ...input, snapshots });
+      while (!sim.run(1e9).done);
+      const r = sim.result({ series: true, snapshots: snapshots > 0 });
+      sim.release();
+      wall.push(performance.now() - t0);
+      const c = process.cpuUsage(c0);
+      cpu.push((c.user + c.system) / 1000);
+      if (r.policies[0].summary.finished !== 19366) throw new Error('unexpected result');
+    }
+    console.log(`WASM in node, ${snapshots} snapshots (trace parse, run, result JSON): best ${ms(best(wall))} wall, ${ms(best(cpu))} CPU`);
+    out[snapshots] = best(wall);
+  }
+  model.release();
+  return out;
+}
+
+async function chromium() {
+  if (!fs.existsSync(path.join(siteDir, 'sim-worker.js'))) {
+    console.log(`Chromium: ${siteDir} has no sim-worker.js (npm run build first)`);
+    return null;
+  }
+  const server = await startStaticServer({ root: siteDir });
+  const browser = await launch();
+  const rows = [];
+  try {
+    const page = await browser.newPage();
+    await page.goto(server.url + '?model=meta-llama/Llama-3.1-8B&gpu=a100-80gb&ctx=16384&simWl=azure-conv&simPol=paged');
+    await page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 30000 });
+    for (let i = 0; i < RUNS; i++) {
+      await page.click('[data-action="sim-run"]');
+      await page.waitForFunction(() => ['done', 'error'].includes(document.querySelector('#sim').dataset.simState), null, { timeout: 60000 });
+      const r = await page.$eval('#sim', (e) => ({ state: e.dataset.simState, ms: Number(e.dataset.simMs), render: Number(e.dataset.simRenderMs), timing: JSON.parse(e.dataset.simTiming || '{}') }));
+      if (r.state !== 'done') throw new Error('simulation failed in the page');
+      rows.push(r);
+    }
+  } finally {
+    await browser.close();
+    await server.close();
+  }
+  const b = rows.reduce((a, r) => (r.ms < a.ms ? r : a));
+  const tm = b.timing;
+  console.log(`Chromium worker, Run -> result in the page: best ${ms(b.ms)}, median ${ms(med(rows.map((r) => r.ms)))}` +
+    ` (worker: module load ${ms(tm.loadMs)}, trace fetch + workload ${ms(tm.prepareMs)}, simulation ${ms(tm.runMs)}, result ${ms(tm.resultMs)}); render ${ms(b.render)}`);
+  console.log(`Chromium worker, simulation loop alone: best ${ms(best(rows.map((r) => r.timing.runMs)))}`);
+  return b;
+}
+
+console.log(`paging simulator, Azure conversation trace (19,366 requests), paged, Llama-3.1-8B / A100-80GB, best of ${RUNS}`);
+const n = native();
+const w = await wasmNode();
+const c = await chromium();
+console.log(`WASM (node, no snapshots) / native CLI: ${(w[0] / n).toFixed(2)}x` + (c ? `; browser: ${ms(c.ms)} (goal <= 500 ms)` : ''));
