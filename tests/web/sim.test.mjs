@@ -106,6 +106,12 @@ test('sharegpt preset on a small model: progress, then the CLI\'s numbers', asyn
   assert.equal(params.sim, '1');
   assert.equal(params.simReq, '3000');
   sharedRows = rows;
+  // Switching the language re-labels the result in place, same numbers.
+  await page.selectOption('#lang', 'zh-CN');
+  await page.waitForSelector('[data-table="sim-compare"]');
+  assert.deepEqual(await tableValues(page), rows);
+  assert.equal(await page.textContent('#sim-h'), '分页模拟器');
+  assert.equal(await page.textContent('[data-table="sim-compare"] tbody tr th'), '分页（vLLM）');
   assert.deepEqual(errors, []);
   await context.close();
 });

@@ -73,6 +73,10 @@ function num(id, min, max, step = 1) {
 export function buildSimView(app, opts = {}) {
   const sv = app.sim || (app.sim = { worker: null, result: null, runKey: '', autoRan: false, csv: null });
   sv.onState = opts.onState || (() => {});
+  // A rebuild (language switch) during a run restarts it in the new view.
+  const wasRunning = !!sv.worker;
+  sv.worker?.terminate();
+  sv.worker = null;
   const s = app.state;
   const els = (sv.els = {});
 
@@ -252,6 +256,7 @@ export function buildSimView(app, opts = {}) {
 
   // A rebuilt page (language switch) shows the last result again.
   if (sv.result) renderSimResult(app, sv.result);
+  if (wasRunning) queueMicrotask(() => runSim(app));
   return section;
 }
 
