@@ -167,6 +167,19 @@ test('default view budget: the seed article case, as `kvbudget budget` computes 
   await context.close();
 });
 
+test('tensor parallel: the bar is per GPU, as kvbudget budget splits it', async () => {
+  const { page, context } = await open('model=Qwen/Qwen3-32B&gpu=h100-sxm&gpuCount=4&tp=4&ctx=32768&seqs=8');
+  const b = cliJson(['budget', path.join(fixturesDir, 'Qwen--Qwen3-32B.json'), '--gpu', 'h100-sxm', '--gpu-count', '4', '-tp', '4', '--max-model-len', '32768', '--max-num-seqs', '8']);
+  const part = async (k) => Number(await page.getAttribute(`[data-part="${k}"]`, 'data-value'));
+  assert.equal(await part('weights'), b.weights.per_gpu_bytes);
+  assert.equal(await part('activations'), b.activation_bytes);
+  assert.equal(await part('overhead'), b.overhead_bytes + b.cudagraph_bytes);
+  assert.equal(await metric(page, 'weights-bytes'), b.weights.bytes);
+  assert.equal(await metric(page, 'max-concurrency'), b.max_concurrency);
+  assert.equal(await page.textContent('[data-role="engine-command"]'), b.command);
+  await context.close();
+});
+
 test('controls recompute: context, sequences, KV dtype', async () => {
   const { page, context } = await open();
   await page.fill('#ctl-ctx', '8192');

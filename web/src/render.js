@@ -50,7 +50,7 @@ function formulaLines(view) {
 
 function stackedBar(b) {
   const parts = [
-    ['weights', b.weightsBytes],
+    ['weights', b.weightsPerGpuBytes],
     ['kv', b.kvBytes],
     ['activations', b.activationsBytes],
     ['overhead', b.overheadBytes],
@@ -66,7 +66,7 @@ function stackedBar(b) {
     bar.append(h('span', { class: 'util-line', style: `left:${(100 * b.usableBytes) / scale}%`, title: t('bar.util') }));
   }
   const legend = h('ul', { class: 'legend' },
-    parts.map(([k, v]) => h('li', null, h('span', { class: 'swatch seg-' + k, 'aria-hidden': 'true' }), `${t('bar.' + k)}: ${bytes(v)}`)),
+    parts.map(([k, v]) => h('li', { 'data-part': k, 'data-value': String(v) }, h('span', { class: 'swatch seg-' + k, 'aria-hidden': 'true' }), `${t('bar.' + k)}: ${bytes(v)}`)),
     h('li', null, h('span', { class: 'swatch seg-free', 'aria-hidden': 'true' }), `${b.freeBytes >= 0 ? t('bar.free') : t('bar.over')}: ${bytes(Math.abs(b.freeBytes))}`));
   return [bar, legend];
 }
