@@ -691,8 +691,7 @@ std::string sim_create(int handle, const std::string& input_text) {
         return fail("bad_value", "preemption must be recompute or swap, got \"" + pre + "\"");
     if (in.contains("sharedFraction") && !in["sharedFraction"].is_null() && !has_prefix)
         return fail("bad_value", "sharedFraction needs sharedPrefix");
-    if (m.max_position_embeddings == 0 && !in.contains("maxModelLen"))
-        return fail("bad_value", "the config has no max_position_embeddings: pass maxModelLen");
+    if (mml == 0) return fail("bad_value", "the config has no max_position_embeddings: pass maxModelLen");
 
     auto kvt = kvb::vllm_kv_type(kv, m.dtype);
     if (!kvt) return fail(kvt.error());
@@ -860,9 +859,14 @@ std::string sim_run(int id, double max_steps_d) {
     int64_t budget = static_cast<int64_t>(max_steps_d);
     while (budget > 0 && s->current < s->sims.size()) {
         ks::Simulator& sim = s->sims[s->current];
-        budget -= std::max<int64_t>(1, sim.run(budget));
+        const int64_t ran = sim.run(budget);
         if (!sim.ok()) return fail(sim.error());
-        if (sim.done()) ++s->current;
+        if (sim.done()) {
+            ++s->current;
+        } else if (ran == 0) {
+            return fail("internal", "the simulation made no progress");  // never spin on a stuck run
+        }
+        budget -= std::max<int64_t>(1, ran);
     }
     Out o;
     write_progress(o, *s);
