@@ -592,9 +592,7 @@ EMSCRIPTEN_BINDINGS(kvbudget) {
 // so the same settings give the same summary; tests/node/sim.test.mjs checks that.
 // ======================================================================
 #include "sim/simulator.h"
-#include "gpus.h"
-#include "weights.h"
-#include "budget.h"
+#include "sim_setup.h"
 
 namespace {
 
@@ -693,80 +691,29 @@ std::string sim_create(int handle, const std::string& input_text) {
         return fail("bad_value", "sharedFraction needs sharedPrefix");
     if (mml == 0) return fail("bad_value", "the config has no max_position_embeddings: pass maxModelLen");
 
-    auto kvt = kvb::vllm_kv_type(kv, m.dtype);
-    if (!kvt) return fail(kvt.error());
-    const kvb::IdealKv ideal = kvb::ideal_kv(m, kvb::uniform_kv_dtypes(m, kvt.value()));
-    if (ideal.bytes_per_token <= 0)
-        return fail("no_paging", m.name + " has no context-proportional KV cache (only sliding-window or recurrent state): "
-                                 "paging does not apply");
-    auto wf = kvb::weight_format(weights, m);
-    if (!wf) return fail(wf.error());
-    auto wb = kvb::weight_bytes(m, wf.value());
-    if (!wb) return fail(wb.error());
-    auto pc = kvb::count_params(m);
-    if (!pc) return fail(pc.error());
-
-    // Time model: the chosen catalog GPU, else (custom size) the CLI's default A100-80GB.
-    const kvb::Gpu* gpu = kvb::find_gpu(gpu_id.empty() ? "a100-80gb" : gpu_id);
-    if (!gpu) return fail("bad_value", "unknown GPU '" + gpu_id + "'");
-
-    ks::SimConfig c;
-    c.kv_bytes_per_token = ideal.bytes_per_token;
-    int64_t weights_bytes = wb->bytes;
-    kvb::BudgetResult budget;
-    if (has_kvmem) {
-        c.kv_capacity_bytes = kvmem;
-    } else {
-        kvb::BudgetInputs bi;
-        if (gpu_id.empty()) {
-            if (gpu_mem <= 0) return fail("bad_value", "gpuMemoryBytes is needed when gpu is empty");
-            bi.gpu_memory_bytes = gpu_mem;
-        } else {
-            bi.gpu = gpu->id;
-        }
-        bi.gpu_memory_utilization = util;
-        bi.weights = weights;
-        bi.params = hub_params;
-        if (kv != "auto") bi.kv_cache_dtype = kv;
-        bi.max_model_len = mml;
-        if (has_mns) bi.max_num_seqs = mns;
-        if (has_mnbt) bi.max_num_batched_tokens = mnbt;
-        bi.block_size = bs;
-        auto br = kvb::compute_budget(m, bi);
-        if (!br) return fail(br.error());
-        budget = br.value();
-        if (budget.kv_pool_bytes <= 0) {
-            char u[16];
-            std::snprintf(u, sizeof u, "%.2f", util);
-            return fail("no_kv_memory", "no memory is left for the KV cache on " +
-                                            (budget.gpu_name.empty() ? kvb::format_bytes(budget.gpu_total_bytes) : budget.gpu_name) +
-                                            " at utilization " + u + " (weights " +
-                                            kvb::format_bytes(budget.weights_per_gpu_bytes) + ")");
-        }
-        c.kv_capacity_bytes = budget.kv_pool_bytes;
-        weights_bytes = budget.weights_per_gpu_bytes;
-        mns = budget.max_num_seqs;
-        mnbt = budget.max_num_batched_tokens;
-    }
-    c.block_size = static_cast<int32_t>(bs);
-    c.max_model_len = static_cast<int32_t>(mml);
-    c.max_num_seqs = static_cast<int32_t>(mns);
-    c.max_num_batched_tokens = static_cast<int32_t>(mnbt);
-    c.n = static_cast<int32_t>(n);
-    c.beam_width = static_cast<int32_t>(beam);
-    c.preemption = pre == "swap" ? ks::Preemption::Swap : ks::Preemption::Recompute;
-    c.seed = static_cast<uint64_t>(seed);
-    c.latency.weights_bytes = static_cast<double>(weights_bytes);
-    c.latency.active_params = static_cast<double>(pc->active);
-    int64_t attn_layers = 0;
-    for (const kvb::Layer& l : m.layers)
-        if (l.kind == kvb::LayerKind::Full || l.kind == kvb::LayerKind::Sliding || l.kind == kvb::LayerKind::Chunked ||
-            l.kind == kvb::LayerKind::Mla)
-            ++attn_layers;
-    const int64_t qdim = m.dims.num_attention_heads * (m.dims.q_head_dim > 0 ? m.dims.q_head_dim : 0);
-    c.latency.attn_flops_per_pair = 4.0 * static_cast<double>(qdim) * static_cast<double>(attn_layers);
-    c.latency.bandwidth_bytes_per_s = gpu->bandwidth_bytes_per_s;
-    c.latency.flops_per_s = gpu->bf16_flops;
+    kvb::SimSetupInputs si;
+    si.kv_cache_memory = has_kvmem ? kvmem : 0;
+    si.gpu = gpu_id;
+    si.gpu_memory_bytes = gpu_mem;
+    si.gpu_memory_utilization = util;
+    si.kv_dtype = kv;
+    si.weights = weights;
+    si.params = hub_params;
+    si.block_size = bs;
+    si.max_model_len = mml;
+    si.max_num_seqs = has_mns ? mns : 0;
+    si.max_num_batched_tokens = has_mnbt ? mnbt : 0;
+    si.n = n;
+    si.beam = beam;
+    si.swap = pre == "swap";
+    si.seed = static_cast<uint64_t>(seed);
+    auto setup = kvb::sim_setup(m, si);
+    if (!setup) return fail(setup.error());
+    ks::SimConfig c = setup->config;
+    const kvb::IdealKv& ideal = setup->ideal;
+    const kvb::Gpu* gpu = setup->time_gpu;
+    const kvb::BudgetResult& budget = setup->budget;
+    const int64_t weights_bytes = setup->weights_bytes;
     c.series_points = static_cast<int32_t>(series_points);
     // Snapshots every 8 steps to start with; the simulator thins them (doubling the
     // interval) past max_snapshots, so any run length ends with 1/2..1 x max of them.
@@ -774,31 +721,27 @@ std::string sim_create(int handle, const std::string& input_text) {
     c.max_snapshots = static_cast<int32_t>(max_snaps > 0 ? max_snaps : 1);
 
     // Workload, as the CLI draws it.
-    ks::WorkloadSpec w;
-    w.seed = c.seed;
+    kvb::WorkloadInputs wi;
+    wi.seed = c.seed;
+    wi.requests = has_requests ? nreq : 0;
+    wi.rate = rate;
+    wi.shared_prefix = has_prefix ? prefix : 0;
+    wi.shared_fraction = frac;
     if (workload == "sharegpt" || workload == "alpaca") {
-        w.lengths = workload == "sharegpt" ? ks::Lengths::ShareGpt : ks::Lengths::Alpaca;
-        w.requests = has_requests ? nreq : 1000;
+        wi.preset = workload;
     } else if (workload == "azure-conv" || workload == "azure-code" || workload == "csv") {
         if (trace_text.empty()) return fail("bad_value", "workload " + workload + " needs the trace CSV text in trace");
-        const std::string name = r.str("traceName", workload == "azure-conv"   ? "azure-llm-2023-conv.csv"
-                                                    : workload == "azure-code" ? "azure-llm-2023-code.csv"
-                                                                               : "trace.csv");
-        auto tr = ks::parse_trace_csv(trace_text, name);
-        if (!tr) return fail(tr.error());
-        w.trace = std::move(tr.value());
-        w.lengths = ks::Lengths::Trace;
-        w.arrival = ks::Arrival::Trace;
-        w.requests = has_requests ? nreq : 0;
+        wi.preset = "trace";
+        wi.trace_text = trace_text;
+        wi.trace_name = r.str("traceName", workload == "azure-conv"   ? "azure-llm-2023-conv.csv"
+                                           : workload == "azure-code" ? "azure-llm-2023-code.csv"
+                                                                      : "trace.csv");
     } else {
         return fail("bad_value", "workload must be sharegpt, alpaca, azure-conv, azure-code or csv, got \"" + workload + "\"");
     }
-    if (rate > 0) {
-        w.rate = rate;
-        w.arrival = ks::Arrival::Poisson;
-    }
-    w.shared_prefix = static_cast<int32_t>(has_prefix ? prefix : 0);
-    w.shared_fraction = has_prefix ? frac : 0;
+    auto spec = kvb::workload_spec(wi);
+    if (!spec) return fail(spec.error());
+    const ks::WorkloadSpec& w = spec.value();
     auto reqs = ks::make_workload(w);
     if (!reqs) return fail(reqs.error());
 
@@ -816,11 +759,11 @@ std::string sim_create(int handle, const std::string& input_text) {
     Out o;
     o.obj().kv("model", m.name).kv("workload", workload).kv("requests", static_cast<int64_t>(s.requests.size()))
         .kv("kvCacheBytes", c.kv_capacity_bytes).kv("kvBytesPerToken", c.kv_bytes_per_token)
-        .kv("kvDtype", kvt->name)
+        .kv("kvDtype", setup->kv_dtype)
         .kv("blockSize", static_cast<int64_t>(c.block_size)).kv("maxModelLen", static_cast<int64_t>(c.max_model_len))
         .kv("maxNumSeqs", static_cast<int64_t>(c.max_num_seqs))
         .kv("maxNumBatchedTokens", static_cast<int64_t>(c.max_num_batched_tokens))
-        .kv("gpuName", has_kvmem ? std::string() : (budget.gpu_name.empty() ? std::string() : budget.gpu_name))
+        .kv("gpuName", has_kvmem ? std::string() : budget.gpu_name)
         .kv("timeModelGpu", gpu->name)
         .kv("weightsBytes", weights_bytes)
         .kv("arrivals", w.arrival == ks::Arrival::Batch ? "batch" : w.arrival == ks::Arrival::Poisson ? "poisson" : "trace")

@@ -15,6 +15,7 @@
 #include "gpus.h"
 #include "kv.h"
 #include "sim/simulator.h"
+#include "sim_setup.h"
 #include "units.h"
 #include "weights.h"
 
@@ -270,75 +271,36 @@ int cmd_simulate(const std::vector<std::string>& argv, std::ostream& out, std::o
     if (a->has("--requests") && *nreq == 0) return refuse("--requests must be at least 1");
     if (a->has("--kv-cache-memory") && *kvmem <= 0) return refuse("--kv-cache-memory must be more than 0 bytes");
 
-    // Model numbers.
-    auto kvt = vllm_kv_type("auto", model->dtype);
-    if (!kvt) return refuse(kvt.error().message);
-    const IdealKv ideal = ideal_kv(*model, uniform_kv_dtypes(*model, kvt.value()));
-    if (ideal.bytes_per_token <= 0)
-        return refuse(model->name + " has no context-proportional KV cache (only sliding-window or recurrent state): "
-                      "paging does not apply");
-    auto wf = weight_format("auto", *model);
-    if (!wf) return refuse(wf.error().message);
-    auto wb = weight_bytes(*model, wf.value());
-    if (!wb) return refuse(wb.error().message);
-    auto pc = count_params(*model);
-    if (!pc) return refuse(pc.error().message);
-
-    const Gpu* gpu = find_gpu(a->has("--gpu") ? a->get("--gpu") : "a100-80gb");
-    if (!gpu) return refuse("unknown GPU '" + a->get("--gpu") + "' (kvbudget budget --help lists the catalog)");
-
-    sim::SimConfig c;
-    c.kv_bytes_per_token = ideal.bytes_per_token;
-    int64_t weights_bytes = wb->bytes;
-    BudgetResult budget;
-    if (!from_gpu) {
-        c.kv_capacity_bytes = *kvmem;
-    } else {
-        BudgetInputs in;
-        in.gpu = gpu->id;
-        in.gpu_memory_utilization = *util;
-        in.max_model_len = *mml;
-        if (a->has("--max-num-seqs")) in.max_num_seqs = *mns;
-        if (a->has("--max-num-batched-tokens")) in.max_num_batched_tokens = *mnbt;
-        in.block_size = *bs;
-        auto br = compute_budget(*model, in);
-        if (!br) return refuse(br.error().message);
-        budget = br.value();
-        if (budget.kv_pool_bytes <= 0)
-            return refuse("no memory is left for the KV cache on " + gpu->name + " at utilization " + fixed(*util, 2) +
-                          " (weights " + format_bytes(budget.weights_per_gpu_bytes) + "); see kvbudget budget");
-        c.kv_capacity_bytes = budget.kv_pool_bytes;
-        weights_bytes = budget.weights_per_gpu_bytes;
-        *mns = budget.max_num_seqs;
-        *mnbt = budget.max_num_batched_tokens;
-    }
-    c.block_size = static_cast<int32_t>(*bs);
-    c.max_model_len = static_cast<int32_t>(*mml);
-    c.max_num_seqs = static_cast<int32_t>(*mns);
-    c.max_num_batched_tokens = static_cast<int32_t>(*mnbt);
-    c.n = static_cast<int32_t>(*n);
-    c.beam_width = static_cast<int32_t>(*beam);
-    c.preemption = pre == "swap" ? sim::Preemption::Swap : sim::Preemption::Recompute;
-    c.seed = static_cast<uint64_t>(*seed);
-    c.latency.weights_bytes = static_cast<double>(weights_bytes);
-    c.latency.active_params = static_cast<double>(pc->active);
-    int64_t attn_layers = 0;
-    for (const Layer& l : model->layers)
-        if (l.kind == LayerKind::Full || l.kind == LayerKind::Sliding || l.kind == LayerKind::Chunked || l.kind == LayerKind::Mla)
-            ++attn_layers;
-    const int64_t qdim = model->dims.num_attention_heads * (model->dims.q_head_dim > 0 ? model->dims.q_head_dim : 0);
-    c.latency.attn_flops_per_pair = 4.0 * static_cast<double>(qdim) * static_cast<double>(attn_layers);
-    c.latency.bandwidth_bytes_per_s = gpu->bandwidth_bytes_per_s;
-    c.latency.flops_per_s = gpu->bf16_flops;
+    SimSetupInputs si;
+    si.kv_cache_memory = from_gpu ? 0 : *kvmem;
+    if (a->has("--gpu")) si.gpu = a->get("--gpu");
+    si.gpu_memory_utilization = *util;
+    si.block_size = *bs;
+    si.max_model_len = *mml;
+    if (a->has("--max-num-seqs")) si.max_num_seqs = *mns;
+    if (a->has("--max-num-batched-tokens")) si.max_num_batched_tokens = *mnbt;
+    si.n = *n;
+    si.beam = *beam;
+    si.swap = pre == "swap";
+    si.seed = static_cast<uint64_t>(*seed);
+    auto setup = sim_setup(*model, si);
+    if (!setup) return refuse(setup.error().message);
+    sim::SimConfig c = setup->config;
+    const IdealKv& ideal = setup->ideal;
+    const Gpu* gpu = setup->time_gpu;
+    const BudgetResult& budget = setup->budget;
+    const int64_t weights_bytes = setup->weights_bytes;
 
     // Workload.
-    sim::WorkloadSpec w;
-    w.seed = c.seed;
+    WorkloadInputs wi;
+    wi.seed = c.seed;
+    wi.requests = *nreq;
+    wi.shared_prefix = *prefix;
+    wi.shared_fraction = *frac;
     const std::string wl = a->get("--workload", "sharegpt");
     std::string workload_desc = wl;
     if (wl == "sharegpt" || wl == "alpaca") {
-        w.lengths = wl == "sharegpt" ? sim::Lengths::ShareGpt : sim::Lengths::Alpaca;
-        w.requests = *nreq > 0 ? *nreq : 1000;
+        wi.preset = wl;
     } else {
         std::string path = wl;
         if (wl == "azure-conv" || wl == "azure-code") {
@@ -349,22 +311,15 @@ int cmd_simulate(const std::vector<std::string>& argv, std::ostream& out, std::o
         } else if (wl.size() < 4 || wl.compare(wl.size() - 4, 4, ".csv") != 0) {
             return usage("--workload must be sharegpt, alpaca, azure-conv, azure-code or a .csv file, got '" + wl + "'");
         }
-        std::string text;
-        if (!read_file(path, &text)) return refuse("cannot read " + path);
-        auto tr = sim::parse_trace_csv(text, path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1));
-        if (!tr) return refuse(tr.error().message);
-        w.trace = std::move(tr.value());
-        w.lengths = sim::Lengths::Trace;
-        w.arrival = sim::Arrival::Trace;
-        w.requests = *nreq;
+        if (!read_file(path, &wi.trace_text)) return refuse("cannot read " + path);
+        wi.preset = "trace";
+        wi.trace_name = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
     }
-    if (a->has("--rate")) {
-        if (!parse_rate(a->get("--rate"), &w.rate))
-            return refuse("--rate must be a positive number of requests per second, got '" + a->get("--rate") + "'");
-        w.arrival = sim::Arrival::Poisson;
-    }
-    w.shared_prefix = static_cast<int32_t>(*prefix);
-    w.shared_fraction = *prefix > 0 ? *frac : 0;
+    if (a->has("--rate") && !parse_rate(a->get("--rate"), &wi.rate))
+        return refuse("--rate must be a positive number of requests per second, got '" + a->get("--rate") + "'");
+    auto spec = workload_spec(wi);
+    if (!spec) return refuse(spec.error().message);
+    const sim::WorkloadSpec& w = spec.value();
     auto reqs = sim::make_workload(w);
     if (!reqs) return refuse(reqs.error().message);
 
