@@ -30,6 +30,20 @@ const char* to_string(BudgetEngine e) {
 
 namespace {
 
+// Largest x in [lo, hi] with pred(x) true, given pred(lo) is true and pred is monotone
+// (true then false): every "longest context" / "most sequences" search.
+template <class Pred>
+int64_t largest_true(int64_t lo, int64_t hi, Pred pred) {
+    while (lo < hi) {
+        const int64_t mid = lo + (hi - lo + 1) / 2;
+        if (pred(mid))
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
 int64_t cdiv(int64_t a, int64_t b) { return b <= 0 ? a : (a + b - 1) / b; }
 
 int model_dtype_bytes(const ModelSpec& m) {
@@ -339,13 +353,7 @@ Result<BudgetResult> compute_budget(const ModelSpec& m, const BudgetInputs& in) 
                 r.max_context = limit;
                 r.max_context_capped = true;
             } else {
-                int64_t lo = 1, hi = limit;
-                while (lo < hi) {
-                    const int64_t mid = lo + (hi - lo + 1) / 2;
-                    if (fits_ctx(mid)) lo = mid;
-                    else hi = mid - 1;
-                }
-                r.max_context = lo;
+                r.max_context = largest_true(1, limit, [&](int64_t x) { return fits_ctx(x); });
             }
         }
         const int64_t per_req = L.groups.empty() ? 0 : vllm_request_blocks(L, r.max_model_len);
@@ -431,25 +439,14 @@ Result<BudgetResult> compute_budget(const ModelSpec& m, const BudgetInputs& in) 
                 r.max_context = limit;
                 r.max_context_capped = true;
             } else {
-                int64_t lo = 1, hi = limit;
-                while (lo < hi) {
-                    const int64_t mid = lo + (hi - lo + 1) / 2;
-                    if (fits_at(r.context_seqs, mid)) lo = mid;
-                    else hi = mid - 1;
-                }
-                r.max_context = lo;
+                r.max_context = largest_true(1, limit, [&](int64_t x) { return fits_at(r.context_seqs, x); });
             }
         }
         if (room > 0 && fits_at(1, ctx)) {
-            int64_t lo = 1, hi = 1;
+            int64_t hi = 1;
             while (hi < (int64_t(1) << 20) && fits_at(hi * 2, ctx)) hi *= 2;
             hi = std::min<int64_t>(hi * 2, int64_t(1) << 20);
-            while (lo < hi) {
-                const int64_t mid = lo + (hi - lo + 1) / 2;
-                if (fits_at(mid, ctx)) lo = mid;
-                else hi = mid - 1;
-            }
-            r.max_concurrency = lo;
+            r.max_concurrency = largest_true(1, hi, [&](int64_t x) { return fits_at(x, ctx); });
         }
         std::string dt = lower(model_dtype) == "float32" ? "float32" : lower(model_dtype) == "float16" ? "float16" : "bfloat16";
         r.transformers_snippet = "AutoModelForCausalLM.from_pretrained(\"" + m.name + "\", torch_dtype=torch." + dt +
@@ -514,25 +511,16 @@ Result<BudgetResult> compute_budget(const ModelSpec& m, const BudgetInputs& in) 
                 r.max_context = limit;
                 r.max_context_capped = true;
             } else {
-                int64_t lo = 1, hi = limit / 256;  // llama.cpp pads the context to 256 cells
-                while (lo < hi) {
-                    const int64_t mid = lo + (hi - lo + 1) / 2;
-                    if (kv_fits(mid * 256, r.context_seqs)) lo = mid;
-                    else hi = mid - 1;
-                }
-                r.max_context = lo * 256;
+                // llama.cpp pads the context to 256 cells
+                r.max_context =
+                    largest_true(1, limit / 256, [&](int64_t x) { return kv_fits(x * 256, r.context_seqs); }) * 256;
             }
         }
         if (r.kv_pool_bytes > 0 && kv_fits(ctx, 1)) {
-            int64_t lo = 1, hi = 1;
+            int64_t hi = 1;
             while (hi < 65536 && kv_fits(ctx, hi * 2)) hi *= 2;
             hi = std::min<int64_t>(hi * 2, 65536);
-            while (lo < hi) {
-                const int64_t mid = lo + (hi - lo + 1) / 2;
-                if (kv_fits(ctx, mid)) lo = mid;
-                else hi = mid - 1;
-            }
-            r.max_concurrency = lo;
+            r.max_concurrency = largest_true(1, hi, [&](int64_t x) { return kv_fits(ctx, x); });
         }
         std::string cmd = "llama-server -m " + gguf_file(m, fmt->name);
         const int64_t ctx_cmd = r.fits ? ctx : r.max_context;

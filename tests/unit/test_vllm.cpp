@@ -416,26 +416,15 @@ TEST_CASE("huge memory and context stay exact in 64-bit") {
 
 namespace {
 
-struct Run {
-    int status = -1;
-    std::string out;
-};
-
-// Runs the CLI with stderr folded into stdout (2>&1 when `merge`), returns exit status and output.
+using Run = kvb::test::CliRun;
+// stderr folded into the output only when `merge`.
 Run run_cli(const std::string& args, bool merge = false) {
-    const std::string cmd = std::string(KVB_CLI_PATH) + " " + args + (merge ? " 2>&1" : " 2>/dev/null");
-    Run r;
-    FILE* p = popen(cmd.c_str(), "r");
-    REQUIRE(p);
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-    const int st = pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    return r;
+    return kvb::test::run_cli(args, merge);
 }
 
-std::string cfg(const std::string& file) { return std::string(KVB_FIXTURES) + "/configs/" + file + ".json"; }
+std::string cfg(const std::string& file) {
+    return kvb::test::config_path(file);
+}
 
 }  // namespace
 
