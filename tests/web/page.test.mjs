@@ -233,6 +233,21 @@ for (const [id, key, params] of ERROR_CASES) {
   });
 }
 
+test('a slow fetch shows progress and can be cancelled, keeping the current model', async () => {
+  const { page, context } = await open();
+  await page.fill('#model-input', 'slow/model');
+  await page.press('#model-input', 'Enter');
+  await page.waitForFunction(() => document.body.dataset.state === 'loading');
+  assert.equal(await page.isVisible('progress'), true);
+  assert.equal(await page.textContent('[role="status"]'), msg('model.fetching', { id: 'slow/model' }));
+  await page.click('text=' + msg('model.cancel'));
+  await page.waitForFunction(() => document.body.dataset.state !== 'loading');
+  assert.equal(await page.getAttribute('body', 'data-state'), 'ready');
+  assert.equal(await page.textContent('[role="status"]'), msg('hub.cancelled'));
+  assert.equal(await page.textContent('[data-role="model-name"]'), 'meta-llama/Llama-3.1-8B');
+  await context.close();
+});
+
 test('gated model loads with an access token, which stays out of the URL', async () => {
   const { page, context } = await open();
   await loadId(page, 'gated/model');

@@ -85,6 +85,7 @@ async function loadModel(ref, { preferCatalog = false } = {}) {
   showError('');
   setPageState('loading');
   const inCatalog = !ref.revision && app.catalog.some((c) => c.id === ref.id);
+  let cancelled = false;
   try {
     if (preferCatalog && inCatalog) {
       const text = await fetchCatalogConfig(ref.id);
@@ -120,7 +121,7 @@ async function loadModel(ref, { preferCatalog = false } = {}) {
     finishLoad(ref);
   } catch (e) {
     if (e instanceof HubError && e.code === 'cancelled') {
-      setStatus(t('hub.cancelled'));
+      cancelled = true;
       setPageState(app.model ? 'ready' : 'error');
       return;
     }
@@ -131,6 +132,7 @@ async function loadModel(ref, { preferCatalog = false } = {}) {
     if (app.fetchCtrl === ctrl) {
       app.fetchCtrl = null;
       setBusy(false);
+      if (cancelled) setStatus(t('hub.cancelled'));
     }
   }
 }
