@@ -60,6 +60,9 @@ if (fs.existsSync(traces)) {
     }
   }
 }
+// The hub the page talks to; a deployment (or a test) may replace this file, e.g.
+// {"hubUrl": "http://127.0.0.1:PORT", "hubTimeoutMs": 2000}. Shipping it avoids a 404 per load.
+fs.writeFileSync(path.join(site, 'kvbudget.config.json'), JSON.stringify({ hubUrl: 'https://huggingface.co' }) + '\n');
 // GitHub Pages: serve files as they are (no Jekyll processing of names).
 fs.writeFileSync(path.join(site, '.nojekyll'), '');
 
