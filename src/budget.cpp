@@ -471,13 +471,17 @@ Result<BudgetResult> compute_budget(const ModelSpec& m, const BudgetInputs& in) 
         r.weights_per_gpu_bytes = cdiv(r.weights.bytes, in.gpu_count);
         r.kv_pool_bytes = r.requested_bytes - r.weights.bytes - r.compute_buffer_bytes - r.overhead_bytes;
         r.kv_cache_dtype = in.kv_cache_dtype.empty() ? "f16" : in.kv_cache_dtype;
+        r.kv_cache_dtype_v = in.kv_cache_dtype_v.empty() ? r.kv_cache_dtype : in.kv_cache_dtype_v;
         auto kt = llamacpp_kv_type(r.kv_cache_dtype);
         if (!kt) return kt.error();
+        auto vt = llamacpp_kv_type(r.kv_cache_dtype_v);
+        if (!vt) return vt.error();
 
         LlamaOptions o;
         o.n_seq_max = r.max_num_seqs;
         o.kv_unified = false;
-        o.type_k = o.type_v = r.kv_cache_dtype;
+        o.type_k = r.kv_cache_dtype;
+        o.type_v = r.kv_cache_dtype_v;
         o.n_ubatch = ubatch;
         if (m.max_position_embeddings <= 0 && in.max_model_len <= 0)
             return make_error("missing_field", "model " + m.name + " has no max_position_embeddings; pass --max-model-len");
@@ -526,12 +530,15 @@ Result<BudgetResult> compute_budget(const ModelSpec& m, const BudgetInputs& in) 
         const int64_t ctx_cmd = r.fits ? ctx : r.max_context;
         cmd += " -c " + std::to_string(std::max<int64_t>(ctx_cmd, 0) * r.max_num_seqs);
         cmd += " -np " + std::to_string(r.max_num_seqs);
-        cmd += " -ctk " + r.kv_cache_dtype + " -ctv " + r.kv_cache_dtype;
-        if (kt->block_values > 1) cmd += " -fa on";  // a quantized V cache needs flash attention
+        cmd += " -ctk " + r.kv_cache_dtype + " -ctv " + r.kv_cache_dtype_v;
+        if (vt->block_values > 1) cmd += " -fa on";  // a quantized V cache needs flash attention
         cmd += " -ngl 99";
         r.llama_command = cmd;
         if (m.multimodal) r.notes.push_back("llama.cpp: the vision tower lives in a separate --mmproj file, not counted");
-        auto kvb = kv_bytes_at(m, uniform_kv_dtypes(m, kt.value()), std::max<int64_t>(1, ctx), 1);
+        KvDtypes kvd = uniform_kv_dtypes(m, kt.value());
+        kvd.v = vt.value();
+        kvd.conv_state_bytes = kvd.ssm_state_bytes = 4;  // llama.cpp's recurrent state is f32
+        auto kvb = kv_bytes_at(m, kvd, std::max<int64_t>(1, ctx), 1);
         if (kvb) kv_per_token_gpu = kvb.value();
     }
 

@@ -35,7 +35,8 @@ struct BudgetInputs {
     // Serving knobs (0 / "" = engine default)
     int64_t max_model_len = 0;       // vLLM --max-model-len; llama.cpp: context per sequence
     int64_t max_num_seqs = 0;        // vLLM --max-num-seqs; llama.cpp -np
-    std::string kv_cache_dtype;      // vLLM: auto|fp8|...; llama.cpp: f16|q8_0|... (both K and V)
+    std::string kv_cache_dtype;      // vLLM: auto|fp8|...; llama.cpp: -ctk f16|q8_0|... (and -ctv unless set below)
+    std::string kv_cache_dtype_v;    // llama.cpp -ctv when it differs from -ctk ("" = same)
     int64_t tensor_parallel_size = 0;    // 0 = gpu_count / pipeline_parallel_size
     int64_t pipeline_parallel_size = 1;
     int64_t max_num_batched_tokens = 0;
@@ -78,7 +79,8 @@ struct BudgetResult {
     int64_t max_num_seqs = 0;          // resolved (user's or the engine default)
     int64_t max_model_len = 0;         // resolved (user's or the model's limit)
     int64_t model_max_len = 0;         // max_position_embeddings
-    std::string kv_cache_dtype;        // resolved name
+    std::string kv_cache_dtype;        // resolved name (llama.cpp: the K type)
+    std::string kv_cache_dtype_v;      // llama.cpp: the V type
     // vLLM
     VllmCapacity capacity;             // blocks, tokens, concurrency, start-up lines, vLLM's error
     // llama.cpp

@@ -297,7 +297,8 @@ struct BudgetView {
 };
 
 kvb::Result<BudgetView> budget_view(const kvb::ModelSpec& m, const Input& r, const std::string& engine,
-                                    const std::string& kv, const std::string& ctk, int64_t context, int64_t seqs) {
+                                    const std::string& kv, const std::string& ctk, const std::string& ctv,
+                                    int64_t context, int64_t seqs) {
     kvb::BudgetInputs in;
     auto e = kvb::parse_budget_engine(engine);
     if (!e) return e.error();
@@ -311,6 +312,7 @@ kvb::Result<BudgetView> budget_view(const kvb::ModelSpec& m, const Input& r, con
     in.max_model_len = context;
     in.max_num_seqs = seqs;
     in.kv_cache_dtype = engine == "llamacpp" ? ctk : kv;
+    if (engine == "llamacpp") in.kv_cache_dtype_v = ctv;
     in.tensor_parallel_size = r.count("tensorParallel", 0, 0, 1024);
     if (!r.err->code.empty()) return *r.err;
     auto res = kvb::compute_budget(m, in);
@@ -418,15 +420,12 @@ std::string compute(int handle, const std::string& input_text) {
     std::optional<kvb::Error> budget_error;
 #if KVB_HAVE_BUDGET
     std::optional<BudgetView> bv;
-    // Budgets exist for the serving engines; llama.cpp's budget takes one type for K and V.
+    // The page's budget view speaks for the serving engines.
     if (engine == "transformers") {
         notes.push_back("The memory budget (activations, overhead, what fits) is modelled for vLLM and llama.cpp; "
                         "for transformers this page shows its KV cache only.");
-    } else if (engine == "llamacpp" && ctk != ctv) {
-        notes.push_back("The llama.cpp budget needs the same -ctk and -ctv type; the KV numbers above use K " + ctk +
-                        " and V " + ctv + ".");
     } else {
-        auto got = budget_view(*mp, r, engine, kv, ctk, context, seqs);
+        auto got = budget_view(*mp, r, engine, kv, ctk, ctv, context, seqs);
         if (got) {
             bv = std::move(got.value());
         } else {
@@ -620,9 +619,6 @@ bool sim_bool(const json& j, const char* key, bool def, kvb::Error* err) {
     }
     return j[key].get<bool>();
 }
-
-// The CLI's refusal texts, with the JSON key in place of the flag.
-kvb::Error sim_bad(const std::string& msg) { return kvb::make_error("bad_value", msg); }
 
 std::string sim_create(int handle, const std::string& input_text) {
     const kvb::ModelSpec* mp = find_model(handle);

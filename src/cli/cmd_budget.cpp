@@ -27,6 +27,7 @@ const char* kHelp =
     "  --max-model-len N              context per sequence (default: the model's limit)\n"
     "  --max-num-seqs N               vLLM --max-num-seqs / llama.cpp -np / transformers batch size\n"
     "  --kv-cache-dtype T             vLLM: auto|bfloat16|float16|fp8|fp8_e4m3|fp8_e5m2; llama.cpp: f16|q8_0|q4_0|...\n"
+    "  -ctk T, -ctv T                 llama.cpp: K and V cache types separately (-ctk is --kv-cache-dtype)\n"
     "  --tensor-parallel-size N, -tp  default: --gpu-count / pipeline size\n"
     "  --pipeline-parallel-size N, -pp\n"
     "  --max-num-batched-tokens N     vLLM (default 2048, or 8192 on >= 70 GiB GPUs other than A100)\n"
@@ -81,6 +82,7 @@ void print_json(const BudgetResult& r, std::ostream& out) {
     o << "  \"cudagraph_estimated\": " << b(r.cudagraph_estimated) << ",\n";
     o << "  \"kv_pool_bytes\": " << r.kv_pool_bytes << ",\n";
     o << "  \"kv_cache_dtype\": " << json_string(r.kv_cache_dtype) << ",\n";
+    o << "  \"kv_cache_dtype_v\": " << json_string(r.kv_cache_dtype_v) << ",\n";
     o << "  \"max_model_len\": " << r.max_model_len << ",\n";
     o << "  \"model_max_len\": " << r.model_max_len << ",\n";
     o << "  \"max_num_seqs\": " << r.max_num_seqs << ",\n";
@@ -188,7 +190,7 @@ int cmd_budget(const std::vector<std::string>& argv, std::ostream& out, std::ost
     spec.with_value = {"--gpu", "--gpu-memory", "--gpu-count", "--gpu-memory-utilization", "--weights", "--params",
                        "--max-model-len", "--max-num-seqs", "--kv-cache-dtype", "--tensor-parallel-size", "-tp",
                        "--pipeline-parallel-size", "-pp", "--engine", "--max-num-batched-tokens", "--block-size",
-                       "--activation-memory", "--overhead-memory", "--cudagraph-memory", "-ub"};
+                       "--activation-memory", "--overhead-memory", "--cudagraph-memory", "-ub", "-ctk", "-ctv"};
     spec.switches = {"--enforce-eager"};
     int rc = kOk;
     auto a = parse_command("budget", argv, spec, kHelp, out, err, rc);
@@ -240,7 +242,12 @@ int cmd_budget(const std::vector<std::string>& argv, std::ostream& out, std::ost
     in.params = *params;
     in.max_model_len = *mml;
     in.max_num_seqs = *seqs;
-    in.kv_cache_dtype = a->get("--kv-cache-dtype");
+    in.kv_cache_dtype = a->get("--kv-cache-dtype", a->get("-ctk"));
+    in.kv_cache_dtype_v = a->get("-ctv");
+    if (in.engine != BudgetEngine::LlamaCpp && (a->has("-ctk") || a->has("-ctv"))) {
+        err << "kvbudget: error: -ctk / -ctv are llama.cpp's; use --kv-cache-dtype for " << to_string(in.engine) << "\n";
+        return kUsage;
+    }
     in.tensor_parallel_size = *tp;
     in.pipeline_parallel_size = *pp;
     in.max_num_batched_tokens = *mnbt;

@@ -326,3 +326,29 @@ TEST_CASE("kvbudget budget CLI: output, JSON and exit status") {
     auto unknown = run_cli("budget " + cfg("Qwen--Qwen3-8B") + " --gpu h100 --frobnicate 3");
     CHECK(unknown.status == 2);
 }
+
+TEST_CASE("llama.cpp budget with K and V cache types set apart (-ctk q8_0 -ctv f16)") {
+    kvb::BudgetInputs in;
+    in.engine = kvb::BudgetEngine::LlamaCpp;
+    in.gpu = "rtx-4090";
+    in.max_model_len = 8192;
+    in.max_num_seqs = 1;
+    in.kv_cache_dtype = "q8_0";
+    in.kv_cache_dtype_v = "f16";
+    auto r = kvb::compute_budget(fixture("meta-llama/Llama-3.1-8B"), in);
+    REQUIRE(r);
+    CHECK(r->kv_cache_dtype == "q8_0");
+    CHECK(r->kv_cache_dtype_v == "f16");
+    // K: 32 layers x 1024 values x 34/32 B x 8192 cells = 272 MiB; V: 32 x 1024 x 2 x 8192 = 512 MiB.
+    REQUIRE(r->llama.log_lines.size() == 1);
+    CHECK(r->llama.log_lines[0] ==
+          "llama_kv_cache: size =  784.00 MiB (  8192 cells,  32 layers,  1/1 seqs), K (q8_0):  272.00 MiB, V (f16):  512.00 MiB");
+    CHECK(r->llama_command.find(" -ctk q8_0 -ctv f16 ") != std::string::npos);
+    CHECK(r->llama_command.find("-fa on") == std::string::npos);  // only a quantized V needs flash attention
+    in.kv_cache_dtype_v = "q5";
+    CHECK(kvb::compute_budget(fixture("meta-llama/Llama-3.1-8B"), in).error().message ==
+          "unknown llama.cpp cache type 'q5' (choose from f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl)");
+    auto cli = run_cli("budget " + cfg("meta-llama--Llama-3.1-8B") + " --gpu h100 -ctv q8_0");
+    CHECK(cli.status == 2);
+    CHECK(cli.out == "kvbudget: error: -ctk / -ctv are llama.cpp's; use --kv-cache-dtype for vllm\n");
+}
