@@ -24,8 +24,12 @@ const ALLOWED = new Set([
   'Hugging', 'Face', 'Hub', 'huggingface.co', 'config.json', 'safetensors', 'HTTP', 'JSON', 'CORS', 'GGUF', 'Space',
   'ID', 'WebAssembly', 'C++', 'kvbudget', 'Markdown', 'CSV', 'PNG', 'SVG', 'script', 'docs/embed.md',
   'org/name', 'org/name@revision', 'org/name@main', 'English', 'URL',
-  // engine flag names shown as flags (a flag token itself starts with "-")
-  'gpu_memory_utilization',
+  // engine flag names shown as flags (a flag token itself starts with "-"), and the
+  // config.json fields and config classes the core's notes name
+  'gpu_memory_utilization', 'num_key_value_heads', 'num_attention_heads', 'head_dim', 'vocab_size', 'sliding_window',
+  'sliding_window_pattern', 'use_sliding_window', 'max_position_embeddings', 'torch_dtype', 'quantization_config',
+  'num_nextn_predict_layers', 'index_head_dim', 'model_type', 'text_config', 'no_op', 'Gemma3TextConfig', 'Gemma',
+  'false', 'sysctl', 'iogpu.wired_limit_mb', 'SDPA', 'eager', 'MTP', 'Q4_K_M', 'mxfp4', 'awq', 'gptq',
   // dtype / quantization names in the engines' own spelling
   'auto', 'bfloat16', 'float16', 'float32', 'fp8', 'fp8_e4m3', 'fp8_e5m2', 'f32', 'f16', 'bf16',
   'q8_0', 'q4_0', 'q4_1', 'q5_0', 'q5_1', 'iq4_nl', 'Mamba',
@@ -37,10 +41,9 @@ const ALLOWED = new Set([
   'Azure', 'LLM', 'Microsoft', 'Patel', 'Splitwise', 'ISCA', 'Azure/AzurePublicDataset', 'CC', 'BY',
   'TTFT', 'TPOT', 'p50', 'p90', 'p99',
 ]);
-// Regions that show engine output verbatim (log lines, the command, the engine's
-// own refusal) and the notes the C++ core writes in English (see the report: the
-// core returns them as free text, not as message keys).
-const EXCLUDED = ['[data-role="engine-log"]', '[data-role="engine-command"]', '[data-role="engine-error"]', '#sec-engine > ul', '#sec-notes'];
+// Regions that show engine output verbatim: log lines, the command, the engine's own
+// refusal. The core's notes are shown through their coreNote.* translations.
+const EXCLUDED = ['[data-role="engine-log"]', '[data-role="engine-command"]', '[data-role="engine-error"]'];
 
 // Latin-letter words in the visible text that the allowlist does not cover.
 async function leftovers(page, extraAllowed = []) {
