@@ -557,4 +557,23 @@ Result<BudgetResult> compute_budget(const ModelSpec& m, const BudgetInputs& in) 
     return Result<BudgetResult>(std::move(r));
 }
 
+const std::vector<std::string>& budget_log_lines(const BudgetResult& r) {
+    static const std::vector<std::string> none;
+    switch (r.engine) {
+        case BudgetEngine::Vllm: return r.capacity.log_lines;
+        case BudgetEngine::LlamaCpp: return r.llama.log_lines;
+        case BudgetEngine::Transformers: return none;
+    }
+    return none;
+}
+
+const std::string& budget_command(const BudgetResult& r) {
+    switch (r.engine) {
+        case BudgetEngine::Vllm: return r.vllm_command;
+        case BudgetEngine::LlamaCpp: return r.llama_command;
+        case BudgetEngine::Transformers: return r.transformers_snippet;
+    }
+    return r.vllm_command;
+}
+
 }  // namespace kvb

@@ -132,4 +132,9 @@ int64_t vllm_default_max_num_seqs(int64_t gpu_total_bytes, bool is_a100);
 
 Result<BudgetResult> compute_budget(const ModelSpec& m, const BudgetInputs& in);
 
+// Whichever engine the budget is for: the start-up lines it will print (none for
+// transformers) and the command (or Python snippet) to run it as sized.
+const std::vector<std::string>& budget_log_lines(const BudgetResult& r);
+const std::string& budget_command(const BudgetResult& r);
+
 }  // namespace kvb

@@ -335,6 +335,9 @@ kvb::Result<BudgetView> budget_view(const kvb::ModelSpec& m, const Input& r, con
             if (auto layout = kvb::vllm_layout(m, o)) per_request = kvb::vllm_request_bytes(layout.value(), b.max_model_len);
         }
         if (kvb::mul_overflows(per_request, seqs, &v.kv_need)) v.kv_need = INT64_MAX;
+    } else if (b.engine == kvb::BudgetEngine::Transformers) {
+        // DynamicCache for the batch, plus the copy torch.cat holds while the cache grows.
+        if (kvb::add_overflows(b.cache_bytes, b.cache_transient_bytes, &v.kv_need)) v.kv_need = INT64_MAX;
     } else {
         v.kv_need = b.llama.total_bytes;
     }
@@ -352,7 +355,6 @@ kvb::Result<BudgetView> budget_view(const kvb::ModelSpec& m, const Input& r, con
 
 void write_budget(Out& o, const BudgetView& v) {
     const kvb::BudgetResult& b = v.b;
-    const bool vllm = b.engine == kvb::BudgetEngine::Vllm;
     o.key("budget").obj()
         .kv("engine", kvb::to_string(b.engine)).kv("gpuId", b.gpu_id).kv("gpuName", b.gpu_name)
         .kv("gpuCount", b.gpu_count).kv("tp", b.tp).kv("pp", b.pp)
@@ -369,8 +371,8 @@ void write_budget(Out& o, const BudgetView& v) {
         .kv("maxModelLen", b.max_model_len).kv("maxNumSeqs", b.max_num_seqs).kv("kvCacheDtype", b.kv_cache_dtype)
         .end_obj();
     o.key("engineView").obj()
-        .strings("logLines", vllm ? b.capacity.log_lines : b.llama.log_lines)
-        .kv("command", vllm ? b.vllm_command : b.llama_command)
+        .strings("logLines", kvb::budget_log_lines(b))
+        .kv("command", kvb::budget_command(b))
         .kv("error", b.error_text)
         .strings("notes", b.notes)
         .end_obj();
@@ -420,11 +422,7 @@ std::string compute(int handle, const std::string& input_text) {
     std::optional<kvb::Error> budget_error;
 #if KVB_HAVE_BUDGET
     std::optional<BudgetView> bv;
-    // The page's budget view speaks for the serving engines.
-    if (engine == "transformers") {
-        notes.push_back("The memory budget (activations, overhead, what fits) is modelled for vLLM and llama.cpp; "
-                        "for transformers this page shows its KV cache only.");
-    } else {
+    {
         auto got = budget_view(*mp, r, engine, kv, ctk, ctv, context, seqs);
         if (got) {
             bv = std::move(got.value());

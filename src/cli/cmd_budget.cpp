@@ -48,15 +48,6 @@ std::string num(double v, const char* f) {
     return buf;
 }
 
-const std::string& command_of(const BudgetResult& r) {
-    switch (r.engine) {
-        case BudgetEngine::Vllm: return r.vllm_command;
-        case BudgetEngine::LlamaCpp: return r.llama_command;
-        case BudgetEngine::Transformers: return r.transformers_snippet;
-    }
-    return r.vllm_command;
-}
-
 void print_json(const BudgetResult& r, std::ostream& out) {
     auto b = [](bool v) { return v ? "true" : "false"; };
     std::ostringstream o;
@@ -93,10 +84,7 @@ void print_json(const BudgetResult& r, std::ostream& out) {
     o << "  \"max_context_seqs\": " << r.context_seqs << ",\n";
     o << "  \"max_context_capped\": " << b(r.max_context_capped) << ",\n";
     o << "  \"max_concurrency\": " << r.max_concurrency << ",\n";
-    static const std::vector<std::string> none;
-    const std::vector<std::string>& lines = r.engine == BudgetEngine::Vllm       ? r.capacity.log_lines
-                                            : r.engine == BudgetEngine::LlamaCpp ? r.llama.log_lines
-                                                                                 : none;
+    const std::vector<std::string>& lines = budget_log_lines(r);
     if (r.engine == BudgetEngine::Transformers) {
         o << "  \"transformers\": {\"cache_bytes\": " << r.cache_bytes << ", \"cache_transient_bytes\": " << r.cache_transient_bytes
           << ", \"total_bytes\": " << r.llama_total_bytes << "},\n";
@@ -115,7 +103,7 @@ void print_json(const BudgetResult& r, std::ostream& out) {
       << ", \"kv_bytes_per_token\": " << r.decode.kv_bytes_per_token << ", \"tokens_per_s_single\": "
       << num(r.decode.tokens_per_s_single, "%.2f") << ", \"batch\": " << r.decode.batch
       << ", \"tokens_per_s_batch\": " << num(r.decode.tokens_per_s_batch, "%.2f") << "},\n";
-    o << "  \"command\": " << json_string(command_of(r)) << ",\n";
+    o << "  \"command\": " << json_string(budget_command(r)) << ",\n";
     o << "  \"error\": " << (r.error_text.empty() ? "null" : json_string(r.error_text)) << ",\n";
     o << "  \"notes\": [";
     for (size_t i = 0; i < r.notes.size(); ++i) o << (i ? ", " : "") << json_string(r.notes[i]);
@@ -179,7 +167,7 @@ void print_human(const BudgetResult& r, std::ostream& out) {
             out << ", " << num(r.decode.tokens_per_s_batch, "%.1f") << " tokens/s aggregate at " << r.decode.batch << " sequences";
         out << "\n";
     }
-    out << (hf ? "python: " : "command: ") << command_of(r) << "\n";
+    out << (hf ? "python: " : "command: ") << budget_command(r) << "\n";
     for (const std::string& n : r.notes) out << "note: " << n << "\n";
 }
 

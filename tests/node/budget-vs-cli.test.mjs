@@ -1,5 +1,5 @@
 // The WASM module's budget equals `kvbudget budget --json` on every fixture, for
-// vLLM and llama.cpp, on a small and a large GPU: weights, KV pool, longest context,
+// vLLM, llama.cpp and transformers, on a small and a large GPU: weights, KV pool, longest context,
 // concurrency, the predicted log lines, the command and the engine's refusal.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,6 +11,7 @@ const SETUPS = [
   { engine: 'vllm', gpu: 'rtx-4090', seqs: 1, kv: 'auto' },
   { engine: 'vllm', gpu: 'h100-sxm', gpuCount: 8, seqs: 16, kv: 'fp8' },
   { engine: 'llamacpp', gpu: 'rtx-4090', seqs: 2, kv: 'q8_0' },
+  { engine: 'transformers', gpu: 'h100-sxm', seqs: 2, kv: 'auto' },
 ];
 
 for (const fx of fixtures()) {
