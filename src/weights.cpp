@@ -395,6 +395,16 @@ WeightFormat float_format(const std::string& name, int bytes) {
     return f;
 }
 
+// Quantized weights whose scales and unquantized tensors stay 16-bit (fp8, int8, mxfp4).
+WeightFormat quantized_format(const std::string& name, WeightKind kind, int bits) {
+    WeightFormat f;
+    f.name = name;
+    f.kind = kind;
+    f.bits = bits;
+    f.float_bytes = 2;
+    return f;
+}
+
 WeightFormat int_group(const std::string& name, int bits, int group, bool zp, int float_bytes) {
     WeightFormat f;
     f.name = name;
@@ -415,33 +425,12 @@ Result<WeightFormat> weight_format(const std::string& name_in, const ModelSpec& 
     if (n == "bf16" || n == "bfloat16") return float_format("bf16", 2);
     if (n == "fp16" || n == "f16" || n == "float16" || n == "half") return float_format("fp16", 2);
     if (n == "fp32" || n == "f32" || n == "float32") return float_format("fp32", 4);
-    if (n == "fp8" || n == "fp8_e4m3" || n == "f8") {
-        WeightFormat f;
-        f.name = "fp8";
-        f.kind = WeightKind::Fp8;
-        f.bits = 8;
-        f.float_bytes = 2;
-        return f;
-    }
-    if (n == "int8" || n == "w8a8" || n == "i8") {
-        WeightFormat f;
-        f.name = "int8";
-        f.kind = WeightKind::Int8;
-        f.bits = 8;
-        f.float_bytes = 2;
-        return f;
-    }
+    if (n == "fp8" || n == "fp8_e4m3" || n == "f8") return quantized_format("fp8", WeightKind::Fp8, 8);
+    if (n == "int8" || n == "w8a8" || n == "i8") return quantized_format("int8", WeightKind::Int8, 8);
     if (n == "awq" || n == "int4" || n == "awq-int4" || n == "w4a16") return int_group("awq", 4, 128, true, 2);
     if (n == "gptq" || n == "gptq-int4") return int_group("gptq", 4, 128, true, 2);
     if (n == "gptq-int8") return int_group("gptq-int8", 8, 128, true, 2);
-    if (n == "mxfp4") {
-        WeightFormat f;
-        f.name = "mxfp4";
-        f.kind = WeightKind::Mxfp4;
-        f.bits = 4;
-        f.float_bytes = 2;
-        return f;
-    }
+    if (n == "mxfp4") return quantized_format("mxfp4", WeightKind::Mxfp4, 4);
     for (const char* g : {"q8_0", "q6_k", "q5_k_m", "q4_k_m", "q4_0", "iq4_xs"}) {
         if (n == g) {
             WeightFormat f;

@@ -52,3 +52,26 @@ test('every note of every bundled model, engine and GPU has a template in both l
   assert.ok(seen > 1000);
   assert.deepEqual([...missing], []);
 });
+
+test('notes that need unusual inputs have templates too: a Hub count, an unmodelled quantization', () => {
+  const notes = [];
+  const collect = (text, name, input) => {
+    const model = kvb.parseConfig(text, name);
+    try {
+      const v = model.compute({ engine: 'vllm', gpu: 'h100', context: 4096, ...input });
+      notes.push(...model.spec.notes, ...v.notes, ...(v.engineView?.notes || []));
+    } finally {
+      model.release();
+    }
+  };
+  const llama = fs.readFileSync(path.join(root, 'tests/fixtures/configs/meta-llama--Llama-3.1-8B.json'), 'utf8');
+  collect(llama, 'meta-llama/Llama-3.1-8B', { hubParameters: 8_030_261_248 + 1_000_000 });
+  const awq = fs.readFileSync(path.join(root, 'tests/fixtures/configs/Qwen--Qwen2-VL-2B-Instruct-AWQ.json'), 'utf8');
+  collect(awq, 'Qwen/Qwen2-VL-2B-Instruct-AWQ', { hubParameters: 1_000_000_000 });
+  const hqq = JSON.parse(llama);
+  hqq.quantization_config = { quant_method: 'hqq' };
+  collect(JSON.stringify(hqq), 'someone/llama-hqq', {});
+  const keys = notes.map((n) => matchCoreNote(templates, n)?.key);
+  for (const k of ['coreNote.paramsDiffer', 'coreNote.paramsIgnored', 'coreNote.quantNotModelled']) assert.ok(keys.includes(k), k);
+  assert.deepEqual(notes.filter((n, i) => !keys[i] || !(keys[i] in zh)), []);
+});
