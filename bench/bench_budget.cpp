@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "budget.h"
-#include "model.h"
+#include "budget/budget.h"
+#include "model/model.h"
 
 namespace {
 

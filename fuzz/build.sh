@@ -9,8 +9,9 @@ mkdir -p "$out/include"
 flags=(-std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -I"$root/src" -isystem "$out/include")
 # The core once, as objects without the fuzzer's main, then one binary per target.
 objs=()
-for f in "$root"/src/*.cpp; do
-  o="$out/$(basename "$f" .cpp).o"
+for f in "$root"/src/{base,model,kv,engines,budget,report,sim}/*.cpp; do
+  [ -f "$f" ] || continue
+  o="$out/$(echo "${f#$root/src/}" | tr / _ | sed 's/\.cpp$//').o"
   clang++-14 "${flags[@]/-fsanitize=fuzzer,/-fsanitize=fuzzer-no-link,}" -c "$f" -o "$o"
   objs+=("$o")
 done

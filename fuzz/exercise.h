@@ -6,12 +6,12 @@
 #include <cstdint>
 #include <string>
 
-#include "budget.h"
-#include "kv.h"
-#include "llamacpp.h"
-#include "model.h"
-#include "transformers_cache.h"
-#include "vllm.h"
+#include "budget/budget.h"
+#include "kv/kv.h"
+#include "engines/llamacpp.h"
+#include "model/model.h"
+#include "engines/transformers_cache.h"
+#include "engines/vllm.h"
 
 namespace kvb::fuzz {
 

@@ -43,19 +43,14 @@ LDFLAGS=(-O3 -fwasm-exceptions -lembind
   -sALLOW_MEMORY_GROWTH=1 -sENVIRONMENT=web,worker
   -sFILESYSTEM=0 -sDYNAMIC_EXECUTION=0 -sINCOMING_MODULE_JS_API=wasmBinary,locateFile,print,printErr)
 
-sources=(src/*.cpp)
-# Parts of the core land one by one; the bindings expose what is compiled in.
-HAVE=()
-for s in src/*.cpp; do
-  n=$(basename "$s" .cpp | tr '[:lower:]' '[:upper:]')
-  HAVE+=("-DKVB_HAVE_$n=1")
-done
-[ -d src/sim ] && compgen -G "src/sim/*.cpp" >/dev/null && sources+=(src/sim/*.cpp)
+sources=(src/base/*.cpp src/model/*.cpp src/kv/*.cpp src/engines/*.cpp src/budget/*.cpp src/sim/*.cpp)
+compgen -G "src/report/*.cpp" >/dev/null && sources+=(src/report/*.cpp)
+HAVE=(-DKVB_HAVE_GPUS=1 -DKVB_HAVE_WEIGHTS=1 -DKVB_HAVE_BUDGET=1 -DKVB_HAVE_TRANSFORMERS_CACHE=1)
 sources+=(wasm/bindings.cpp)
 
 # Rebuild an object when its source or any header is newer (headers are few and
 # shared, so "any header" keeps this simple and correct).
-newest_header=$(ls -t src/*.h src/sim/*.h 2>/dev/null | head -1 || true)
+newest_header=$(ls -t src/*/*.h 2>/dev/null | head -1 || true)
 objects=()
 pids=()
 jobs_max="${JOBS:-2}"

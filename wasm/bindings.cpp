@@ -21,23 +21,23 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dtype.h"
-#include "kv.h"
-#include "model.h"
-#include "result.h"
-#include "units.h"
-#include "report.h"
+#include "model/dtype.h"
+#include "kv/kv.h"
+#include "model/model.h"
+#include "base/result.h"
+#include "base/units.h"
+#include "kv/tables.h"
 #if KVB_HAVE_GPUS
-#include "gpus.h"
+#include "budget/gpus.h"
 #endif
 #if KVB_HAVE_WEIGHTS
-#include "weights.h"
+#include "model/weights.h"
 #endif
 #if KVB_HAVE_BUDGET
-#include "budget.h"
+#include "budget/budget.h"
 #endif
 #if KVB_HAVE_TRANSFORMERS_CACHE
-#include "transformers_cache.h"
+#include "engines/transformers_cache.h"
 #endif
 
 using nlohmann::json;
@@ -589,7 +589,7 @@ EMSCRIPTEN_BINDINGS(kvbudget) {
 // so the same settings give the same summary; tests/node/sim.test.mjs checks that.
 // ======================================================================
 #include "sim/simulator.h"
-#include "sim_setup.h"
+#include "sim/setup.h"
 
 namespace {
 

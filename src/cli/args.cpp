@@ -5,7 +5,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "units.h"
+#include "base/units.h"
 
 namespace kvb::cli {
 

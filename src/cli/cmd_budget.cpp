@@ -4,9 +4,9 @@
 #include <sstream>
 
 #include "args.h"
-#include "budget.h"
+#include "budget/budget.h"
 #include "commands.h"
-#include "units.h"
+#include "base/units.h"
 
 namespace kvb::cli {
 

@@ -3,9 +3,9 @@
 
 #include "args.h"
 #include "commands.h"
-#include "kv.h"
-#include "report.h"
-#include "units.h"
+#include "kv/kv.h"
+#include "kv/tables.h"
+#include "base/units.h"
 
 namespace kvb::cli {
 

@@ -4,10 +4,10 @@
 
 #include "args.h"
 #include "commands.h"
-#include "kv.h"
-#include "report.h"
-#include "weights.h"
-#include "units.h"
+#include "kv/kv.h"
+#include "kv/tables.h"
+#include "model/weights.h"
+#include "base/units.h"
 
 namespace kvb::cli {
 

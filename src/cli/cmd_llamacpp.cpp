@@ -4,8 +4,8 @@
 
 #include "args.h"
 #include "commands.h"
-#include "llamacpp.h"
-#include "units.h"
+#include "engines/llamacpp.h"
+#include "base/units.h"
 
 namespace kvb::cli {
 

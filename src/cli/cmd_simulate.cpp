@@ -9,15 +9,15 @@
 #include <unistd.h>
 
 #include "args.h"
-#include "budget.h"
+#include "budget/budget.h"
 #include "commands.h"
-#include "dtype.h"
-#include "gpus.h"
-#include "kv.h"
+#include "model/dtype.h"
+#include "budget/gpus.h"
+#include "kv/kv.h"
 #include "sim/simulator.h"
-#include "sim_setup.h"
-#include "units.h"
-#include "weights.h"
+#include "sim/setup.h"
+#include "base/units.h"
+#include "model/weights.h"
 
 namespace kvb::cli {
 

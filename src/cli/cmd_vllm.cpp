@@ -4,8 +4,8 @@
 
 #include "args.h"
 #include "commands.h"
-#include "units.h"
-#include "vllm.h"
+#include "base/units.h"
+#include "engines/vllm.h"
 
 namespace kvb::cli {
 

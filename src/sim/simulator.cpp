@@ -91,7 +91,7 @@ bool finite_nonneg(double x) { return std::isfinite(x) && x >= 0; }
 
 struct Simulator::Impl {
     SimConfig cfg;
-    Error err{"", ""};
+    Error err;
     bool failed = false;
     bool paged = true;
     int32_t bs = 16;

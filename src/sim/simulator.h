@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "result.h"
+#include "base/result.h"
 #include "sim/latency.h"
 #include "sim/workload.h"
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "base/text.h"
 #include "sim/rng.h"
 
 namespace kvb::sim {

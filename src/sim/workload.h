@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "result.h"
+#include "base/result.h"
 
 namespace kvb::sim {
 

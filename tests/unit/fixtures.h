@@ -7,7 +7,7 @@
 #include <sstream>
 #include <string>
 
-#include "model.h"
+#include "model/model.h"
 
 namespace kvb::test {
 

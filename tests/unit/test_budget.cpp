@@ -8,9 +8,9 @@
 #include <cstdio>
 #include <memory>
 
-#include "budget.h"
+#include "budget/budget.h"
 #include "fixtures.h"
-#include "units.h"
+#include "base/units.h"
 
 using kvb::GiB;
 using kvb::MiB;

@@ -1,7 +1,7 @@
 // Bad input: every refusal names the field and the model, with a stable code.
 #include <doctest/doctest.h>
 
-#include "model.h"
+#include "model/model.h"
 
 using namespace kvb;
 

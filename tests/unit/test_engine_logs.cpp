@@ -10,10 +10,10 @@
 #include <filesystem>
 
 #include "fixtures.h"
-#include "llamacpp.h"
-#include "transformers_cache.h"
-#include "units.h"
-#include "vllm.h"
+#include "engines/llamacpp.h"
+#include "engines/transformers_cache.h"
+#include "base/units.h"
+#include "engines/vllm.h"
 
 using namespace kvb;
 using kvb::test::dense;

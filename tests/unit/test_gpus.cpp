@@ -5,8 +5,8 @@
 #include <cctype>
 #include <set>
 
-#include "gpus.h"
-#include "units.h"
+#include "budget/gpus.h"
+#include "base/units.h"
 
 TEST_CASE("catalog ids are unique lowercase slugs with positive specs") {
     std::set<std::string> seen;

@@ -2,8 +2,8 @@
 #include <doctest/doctest.h>
 
 #include "fixtures.h"
-#include "kv.h"
-#include "units.h"
+#include "kv/kv.h"
+#include "base/units.h"
 
 using namespace kvb;
 using kvb::test::fixture;

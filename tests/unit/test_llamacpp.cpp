@@ -4,8 +4,8 @@
 #include <cstdio>
 
 #include "fixtures.h"
-#include "llamacpp.h"
-#include "units.h"
+#include "engines/llamacpp.h"
+#include "base/units.h"
 
 using namespace kvb;
 using kvb::test::fixture;

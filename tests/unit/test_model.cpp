@@ -5,7 +5,7 @@
 #include <map>
 
 #include "fixtures.h"
-#include "model.h"
+#include "model/model.h"
 
 using namespace kvb;
 using kvb::test::fixture;

@@ -4,9 +4,9 @@
 #include <dirent.h>
 
 #include "fixtures.h"
-#include "report.h"
-#include "transformers_cache.h"
-#include "units.h"
+#include "kv/tables.h"
+#include "engines/transformers_cache.h"
+#include "base/units.h"
 
 using namespace kvb;
 using kvb::test::fixture;

@@ -3,8 +3,8 @@
 #include <doctest/doctest.h>
 
 #include "fixtures.h"
-#include "transformers_cache.h"
-#include "units.h"
+#include "engines/transformers_cache.h"
+#include "base/units.h"
 
 using namespace kvb;
 using kvb::test::fixture;

@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "units.h"
+#include "base/units.h"
 
 using namespace kvb;
 

@@ -8,8 +8,8 @@
 #include <cstdio>
 
 #include "fixtures.h"
-#include "units.h"
-#include "vllm.h"
+#include "base/units.h"
+#include "engines/vllm.h"
 
 using namespace kvb;
 using kvb::test::dense;

@@ -5,7 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "fixtures.h"
-#include "weights.h"
+#include "model/weights.h"
 
 using kvb::test::fixture;
 

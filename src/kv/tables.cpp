@@ -1,9 +1,9 @@
-#include "report.h"
+#include "kv/tables.h"
 
 #include <algorithm>
 
-#include "dtype.h"
-#include "units.h"
+#include "model/dtype.h"
+#include "base/units.h"
 
 namespace kvb {
 

@@ -1,10 +1,12 @@
-#include "weights.h"
+#include "model/weights.h"
 
 #include <algorithm>
 #include <cctype>
 #include <climits>
 
-#include "dtype.h"
+#include "base/text.h"
+#include "base/arith.h"
+#include "model/dtype.h"
 
 namespace kvb {
 
@@ -41,8 +43,6 @@ namespace {
 
 using i128 = __int128;
 constexpr int64_t kDimLimit = int64_t(1) << 31;  // any single dimension above this is not a real model
-
-int64_t cdiv(int64_t a, int64_t b) { return b <= 0 ? a : (a + b - 1) / b; }
 
 // Per-architecture details that change the count but are not KV geometry. Keyed by the
 // text model's model_type; the HF modeling files are the reference for each flag.
@@ -381,10 +381,6 @@ const std::vector<std::string>& weight_format_names() {
 
 namespace {
 
-std::string lower(std::string s) {
-    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
 
 WeightFormat float_format(const std::string& name, int bytes) {
     WeightFormat f;

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "dtype.h"
-#include "model.h"
+#include "model/dtype.h"
+#include "model/model.h"
 
 namespace kvb {
 

@@ -6,22 +6,12 @@
 #include <cstdio>
 #include <map>
 
-#include "units.h"
-#include "vllm.h"
+#include "base/arith.h"
+#include "base/units.h"
+#include "engines/vllm.h"
 
 namespace kvb {
 namespace {
-
-int64_t cdiv(int64_t a, int64_t b) { return a <= 0 ? 0 : a / b + (a % b != 0); }
-
-int64_t sat_mul(int64_t a, int64_t b) {
-    int64_t r;
-    return mul_overflows(a, b, &r) ? INT64_MAX : r;
-}
-int64_t sat_add(int64_t a, int64_t b) {
-    int64_t r;
-    return add_overflows(a, b, &r) ? INT64_MAX : r;
-}
 
 const VllmLayerSpec* spec_of(const VllmLayout& l, int64_t layer) {
     for (const auto& s : l.layers)

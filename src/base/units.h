@@ -3,7 +3,8 @@
 #include <cstdint>
 #include <string>
 
-#include "result.h"
+#include "base/arith.h"
+#include "base/result.h"
 
 namespace kvb {
 
@@ -20,8 +21,5 @@ std::string with_commas(int64_t n);
 // Strict non-negative integer parse for flags like --context; rejects "12abc", "-1", "1e3".
 Result<int64_t> parse_count(const std::string& text, const std::string& what);
 
-// Overflow-checked arithmetic: bytes are int64 and must never wrap silently.
-bool mul_overflows(int64_t a, int64_t b, int64_t* out);
-bool add_overflows(int64_t a, int64_t b, int64_t* out);
 
 }  // namespace kvb

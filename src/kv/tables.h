@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "kv.h"
-#include "model.h"
+#include "kv/kv.h"
+#include "model/model.h"
 
 namespace kvb {
 

@@ -2,16 +2,17 @@
 // hybrid attention+mamba block-size adjustment (platforms/interface.py,
 // formerly models/config.py HybridAttentionMambaModelConfig) and the grouping
 // of kv_cache_utils.get_kv_cache_groups, including pipeline-parallel projection.
-#include "vllm.h"
+#include "engines/vllm.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <map>
 #include <tuple>
 
-#include "dtype.h"
-#include "kv.h"
-#include "units.h"
+#include "base/arith.h"
+#include "model/dtype.h"
+#include "kv/kv.h"
+#include "base/units.h"
 
 namespace kvb {
 
@@ -43,13 +44,6 @@ Result<VllmLogFormat> parse_vllm_log_format(const std::string& s) {
 
 namespace {
 
-int64_t cdiv(int64_t a, int64_t b) { return a <= 0 ? 0 : a / b + (a % b != 0); }
-
-// Saturating: an absurd request size must read as "does not fit", never wrap.
-int64_t sat_mul(int64_t a, int64_t b) {
-    int64_t r;
-    return mul_overflows(a, b, &r) ? INT64_MAX : r;
-}
 
 // Which KVCacheSpec class a layer ends up as; the order of fields is what
 // dataclass equality compares in vLLM.

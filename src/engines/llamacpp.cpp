@@ -1,14 +1,14 @@
 // llama.cpp KV cache as llama_context / llama_kv_cache(_iswa) / llama_memory_recurrent
 // allocate it: K [n_embd_k_gqa, kv_size, n_stream] and V [n_embd_v_gqa, kv_size, n_stream]
 // per layer in the -ctk / -ctv types, recurrent R and S rows in f32.
-#include "llamacpp.h"
+#include "engines/llamacpp.h"
 
 #include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 
-#include "dtype.h"
-#include "units.h"
+#include "model/dtype.h"
+#include "base/units.h"
 
 namespace kvb {
 namespace {

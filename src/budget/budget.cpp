@@ -1,14 +1,16 @@
-#include "budget.h"
+#include "budget/budget.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
 
-#include "dtype.h"
-#include "kv.h"
-#include "transformers_cache.h"
-#include "units.h"
+#include "base/text.h"
+#include "base/arith.h"
+#include "model/dtype.h"
+#include "kv/kv.h"
+#include "engines/transformers_cache.h"
+#include "base/units.h"
 
 namespace kvb {
 
@@ -44,8 +46,6 @@ int64_t largest_true(int64_t lo, int64_t hi, Pred pred) {
     return lo;
 }
 
-int64_t cdiv(int64_t a, int64_t b) { return b <= 0 ? a : (a + b - 1) / b; }
-
 int model_dtype_bytes(const ModelSpec& m) {
     int b = dtype_size(m.dtype);
     return b == 2 || b == 4 ? b : 2;
@@ -57,21 +57,10 @@ int64_t max_kv_heads(const ModelSpec& m) {
     return k;
 }
 
-bool has_kind(const ModelSpec& m, LayerKind k) {
-    for (const Layer& l : m.layers)
-        if (l.kind == k) return true;
-    return false;
-}
-
 std::string fmt_fraction(double v) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%g", v);
     return buf;
-}
-
-std::string lower(std::string s) {
-    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
 }
 
 // "Qwen/Qwen3-8B" + Q4_K_M -> "Qwen3-8B-Q4_K_M.gguf" (the usual naming of GGUF uploads).
@@ -116,7 +105,7 @@ int64_t forward_bytes(const ModelSpec& m, int64_t tokens, int64_t tp) {
         int64_t shared = d.shared_intermediate_size > 0 ? d.shared_intermediate_size : d.shared_experts * moe_i;
         widest = std::max(widest, k * (3 * moe_i / tp + h) + 3 * shared / tp);
     }
-    if (has_kind(m, LayerKind::Mla)) {
+    if (m.has(LayerKind::Mla)) {
         widest = std::max(widest, heads * (hd + d.qk_nope_head_dim + 2 * d.v_head_dim) / tp);
     } else if (heads > 0) {
         widest = std::max(widest, ((heads + 2 * kvh) * hd + heads * hd) / tp);  // qkv output + attention output

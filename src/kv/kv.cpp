@@ -1,8 +1,8 @@
-#include "kv.h"
+#include "kv/kv.h"
 
 #include <algorithm>
 
-#include "units.h"
+#include "base/units.h"
 
 namespace kvb {
 

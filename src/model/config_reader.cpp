@@ -1,4 +1,4 @@
-#include "config_reader.h"
+#include "model/config_reader.h"
 
 #include <cmath>
 

@@ -1,12 +1,13 @@
 // config.json -> ModelSpec. One entry point, one rule per family; the rules follow
 // what transformers' config classes and vLLM's model code do with each field.
-#include "model.h"
+#include "model/model.h"
 
 #include <algorithm>
 #include <cctype>
 #include <set>
 
-#include "config_reader.h"
+#include "base/text.h"
+#include "model/config_reader.h"
 
 namespace kvb {
 
@@ -68,10 +69,6 @@ Layer no_cache_layer() {
     return l;
 }
 
-std::string lower(std::string s) {
-    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
 
 struct Builder {
     const ConfigReader& r;

@@ -5,10 +5,10 @@
 #include <cstdint>
 #include <string>
 
-#include "budget.h"
-#include "gpus.h"
-#include "kv.h"
-#include "model.h"
+#include "budget/budget.h"
+#include "budget/gpus.h"
+#include "kv/kv.h"
+#include "model/model.h"
 #include "sim/simulator.h"
 #include "sim/workload.h"
 

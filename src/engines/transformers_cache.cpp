@@ -3,12 +3,12 @@
 // hybrid caches (Qwen3-Next: conv state of conv_kernel_size columns in the model dtype,
 // recurrent state kept in float32 by the chunked gated-delta rule; Mamba-2 caches: conv and
 // ssm states in the model dtype).
-#include "transformers_cache.h"
+#include "engines/transformers_cache.h"
 
 #include <algorithm>
 
-#include "dtype.h"
-#include "units.h"
+#include "model/dtype.h"
+#include "base/units.h"
 
 namespace kvb {
 

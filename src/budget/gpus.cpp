@@ -11,7 +11,7 @@
 //    message on that card (torch.cuda.mem_get_info total), as quoted in public GitHub issues;
 //    it moves by a few MiB between drivers, so it is rounded to the MiB and only filled where
 //    a quote was found.
-#include "gpus.h"
+#include "budget/gpus.h"
 
 #include <algorithm>
 #include <cctype>

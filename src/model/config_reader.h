@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "result.h"
+#include "base/result.h"
 
 namespace kvb {
 

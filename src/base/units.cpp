@@ -1,4 +1,4 @@
-#include "units.h"
+#include "base/units.h"
 
 #include <cctype>
 #include <cmath>
@@ -7,8 +7,6 @@
 
 namespace kvb {
 
-bool mul_overflows(int64_t a, int64_t b, int64_t* out) { return __builtin_mul_overflow(a, b, out); }
-bool add_overflows(int64_t a, int64_t b, int64_t* out) { return __builtin_add_overflow(a, b, out); }
 
 Result<int64_t> parse_size(const std::string& text) {
     size_t i = 0;

@@ -6,11 +6,14 @@
 #include <utility>
 #include <variant>
 
+#include "base/message.h"
+
 namespace kvb {
 
 struct Error {
-    std::string code;     // stable: missing_field, not_json, bad_value, unsupported_architecture, ...
-    std::string message;  // names the field and the model
+    std::string code;     // category, stable: missing_field, not_json, bad_value, unsupported_architecture, ...
+    std::string message;  // English; names the field and the model
+    Message detail;       // the same refusal as a code + parameters for faces in other languages
 };
 
 template <class T>
@@ -30,8 +33,16 @@ private:
     std::variant<T, Error> v_;
 };
 
+// A refusal worded once, from its code's template (base/message.cpp).
+inline Error make_error(std::string code, Message detail) {
+    std::string text = render_english(detail);
+    return Error{std::move(code), std::move(text), std::move(detail)};
+}
+
+// A refusal with English text only: detail.code is empty, so other faces show the
+// English. Kept while call sites move to coded messages; tests list what is left.
 inline Error make_error(std::string code, std::string message) {
-    return Error{std::move(code), std::move(message)};
+    return Error{std::move(code), std::move(message), Message{}};
 }
 
 }  // namespace kvb

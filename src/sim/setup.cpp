@@ -1,9 +1,9 @@
-#include "sim_setup.h"
+#include "sim/setup.h"
 
 #include <cstdio>
 
-#include "units.h"
-#include "weights.h"
+#include "base/units.h"
+#include "model/weights.h"
 
 namespace kvb {
 

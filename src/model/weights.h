@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "model.h"
-#include "result.h"
+#include "model/model.h"
+#include "base/result.h"
 
 namespace kvb {
 

@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "gpus.h"
-#include "llamacpp.h"
-#include "model.h"
-#include "result.h"
-#include "vllm.h"
-#include "weights.h"
+#include "budget/gpus.h"
+#include "engines/llamacpp.h"
+#include "model/model.h"
+#include "base/result.h"
+#include "engines/vllm.h"
+#include "model/weights.h"
 
 namespace kvb {
 

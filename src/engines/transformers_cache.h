@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string>
 
-#include "model.h"
-#include "result.h"
+#include "model/model.h"
+#include "base/result.h"
 
 namespace kvb {
 
