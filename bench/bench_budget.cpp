@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
         in.gpu = "h100";
         in.gpu_count = 8;
         if (m->dims.num_attention_heads % 8 != 0) in.gpu_count = 1;
-        in.max_model_len = m->max_position_embeddings > 0 ? std::min<int64_t>(m->max_position_embeddings, 32768) : 2048;
+        in.context = m->max_position_embeddings > 0 ? std::min<int64_t>(m->max_position_embeddings, 32768) : 2048;
         kvb::BudgetInputs lin = in;
         lin.engine = kvb::BudgetEngine::LlamaCpp;
         lin.gpu_count = 1;

@@ -7,6 +7,8 @@
 #include <string>
 
 #include "budget/budget.h"
+#include "report/answer.h"
+#include "report/json.h"
 #include "kv/kv.h"
 #include "engines/llamacpp.h"
 #include "model/model.h"
@@ -71,9 +73,15 @@ inline bool exercise_engines(const std::string& text) {
     BudgetInputs in;
     in.gpu = (h >> 50) & 1 ? "rtx-4090" : "h100";
     in.gpu_count = 1 + static_cast<int64_t>((h >> 51) % 8);
-    in.max_model_len = ctxs[(h >> 54) % 5];
-    in.engine = (h >> 57) & 1 ? BudgetEngine::Vllm : BudgetEngine::LlamaCpp;
-    (void)compute_budget(m.value(), in);
+    in.context = ctxs[(h >> 54) % 5];
+    in.seqs = 1 + static_cast<int64_t>((h >> 59) % 4);
+    in.engine = (h >> 57) & 1 ? BudgetEngine::Vllm : (h >> 58) & 1 ? BudgetEngine::LlamaCpp : BudgetEngine::Transformers;
+    // The whole answer, as the page and `kvbudget budget --json` give it: every number finite and consistent.
+    if (auto a = compute_answer(m.value(), in)) {
+        if (a->metrics.kv_bytes_total < 0 || a->metrics.kv_bytes_per_token < 0) return false;
+        if (a->budget && a->budget->per_gpu.total_bytes < 0) return false;
+        (void)to_json_text(a.value());
+    }
     return true;
 }
 

@@ -4,10 +4,11 @@
 import createKvbudgetModule from '../build-wasm-web/kvbudget.mjs';
 
 export class KvbudgetError extends Error {
-  constructor(code, message) {
+  constructor(code, message, detail = null) {
     super(message);
     this.name = 'KvbudgetError';
     this.code = code;
+    this.detail = detail; // the core's Message {code, params, text}, for other languages
   }
 }
 
@@ -19,7 +20,7 @@ function unwrap(text) {
     throw new KvbudgetError('internal', 'the core returned something that is not JSON');
   }
   if (!r || r.ok !== true) {
-    throw new KvbudgetError(String(r?.code || 'internal'), String(r?.message || 'unknown error in the core'));
+    throw new KvbudgetError(String(r?.code || 'internal'), String(r?.message || 'unknown error in the core'), r?.detail || null);
   }
   return r.value;
 }
@@ -42,6 +43,7 @@ class Model {
     this.handle = handle;
     this.spec = spec;
   }
+  // input: BudgetInputs by their C++ names (engine, gpu, context, seqs, ...); returns the Answer.
   compute(input) {
     return call(this.core.m.compute, this.handle, JSON.stringify(input ?? {}));
   }
@@ -80,11 +82,11 @@ class Kvbudget {
     const r = call(this.m.parseConfig, String(text), String(name));
     return new Model(this, r.handle, r.spec);
   }
-  // The lists below never change for a module: computed once, returned as copies.
+  // KV cache types an engine accepts, in its own spelling (from catalog()).
   kvTypeNames(engine) {
-    const key = 'kv:' + engine;
-    if (!this.memo.has(key)) this.memo.set(key, call(this.m.kvTypeNames, String(engine)));
-    return structuredClone(this.memo.get(key));
+    const names = this.catalog().kv_types[engine];
+    if (!names) throw new KvbudgetError('bad_value', `engine must be vllm, llamacpp or transformers, got "${engine}"`);
+    return names;
   }
   parseSize(text) {
     return call(this.m.parseSize, String(text));
@@ -92,9 +94,11 @@ class Kvbudget {
   formatBytes(n) {
     return call(this.m.formatBytes, Number(n));
   }
+  // Input limits, KV types, GPUs, weight formats and message codes: constant for a
+  // module, computed once; callers must not modify it.
   catalog() {
-    if (!this.memo.has('catalog')) this.memo.set('catalog', this.m.catalog ? call(this.m.catalog) : { gpus: [], weightFormats: [] });
-    return structuredClone(this.memo.get('catalog'));
+    if (!this.memo.has('catalog')) this.memo.set('catalog', Object.freeze(call(this.m.catalog)));
+    return this.memo.get('catalog');
   }
   simulate(model, input) {
     const r = call(this.m.simCreate, model.handle, JSON.stringify(input ?? {}));

@@ -55,10 +55,30 @@ const std::vector<MessageTemplate>& message_templates() {
         {"mmproj", "llama.cpp: the vision tower lives in a separate --mmproj file, not counted"},
         {"gguf_default", "llama.cpp: weights default to a Q4_K_M GGUF (pass --weights to choose)"},
         {"nothing_fits", "no context length fits: free memory (more GPUs, a smaller weights format, lower overheads)"},
+        {"bad_engine", "--engine must be vllm, llamacpp or transformers, got '{value}'"},
+        {"unknown_gpu", "unknown GPU '{gpu}' (known: {known})"},
+        {"transformers_gguf", "transformers loads safetensors checkpoints: GGUF formats ({format}) are for --engine llamacpp"},
+        {"llamacpp_not_gguf", "llama.cpp loads GGUF files: --weights must be one of Q8_0, Q6_K, Q5_K_M, Q4_K_M, Q4_0, IQ4_XS, bf16, fp16 (got '{format}')"},
+        {"no_context_limit", "model {model} has no max_position_embeddings; pass --max-model-len"},
+        {"max_num_seqs_below_seqs", "--max-num-seqs {max_num_seqs} lets vLLM run only {max_num_seqs} of the {seqs} requests at once"},
+        {"layers_split", "the layers, their weights and their KV cache are spread evenly over the {n} GPUs; each GPU also holds its own compute buffer and runtime"},
+        {"nofit_vllm_pool", "the weights, activations and overhead leave no memory for the KV cache ({short} short per GPU)"},
+        {"nofit_vllm_context", "one request of {context} tokens needs {need} of KV cache per GPU, vLLM has {have}: the longest that fits is {max} tokens"},
+        {"nofit_llamacpp", "llama.cpp would need {need} (weights {weights}, KV {kv}, compute {compute}, runtime {runtime}) but has {have}"},
+        {"nofit_transformers", "transformers would need {need} (weights {weights}, cache {cache} + {transient} while it grows, prefill {prefill}, runtime {runtime}) but has {have}"},
+        // Notes of stages not yet coded pass through as English text.
+        {"text", "{text}"},
 
         // --- simulator (src/sim/) ---
 
         // --- input checks (every inputs struct's validate()) ---
+        {"input_wrong_type", "{field} must be a {want}, got {value}"},
+        {"input_unknown_field", "unknown input '{field}'"},
+        {"inputs_not_object", "the inputs must be a JSON object"},
+        {"input_out_of_range", "{flag} must be a whole number from {min} to {max}, got {value}"},
+        {"bad_utilization", "gpu_memory_utilization must be in (0, 1], got {value}"},
+        {"no_gpu", "no GPU given: pass --gpu NAME or --gpu-memory SIZE"},
+        {"parallel_exceeds_gpus", "tensor_parallel_size x pipeline_parallel_size = {needed} exceeds --gpu-count {gpus}"},
     };
     return t;
 }

@@ -5,6 +5,8 @@
 
 #include "args.h"
 #include "budget/budget.h"
+#include "report/answer.h"
+#include "report/json.h"
 #include "commands.h"
 #include "base/units.h"
 
@@ -24,8 +26,10 @@ const char* kHelp =
     "  --weights FORMAT               auto|bf16|fp16|fp32|fp8|int8|awq|gptq|gptq-int8|mxfp4|\n"
     "                                 Q8_0|Q6_K|Q5_K_M|Q4_K_M|Q4_0|IQ4_XS (default auto = config)\n"
     "  --params N                     exact parameter count (e.g. the Hub's safetensors total)\n"
-    "  --max-model-len N              context per sequence (default: the model's limit)\n"
-    "  --max-num-seqs N               vLLM --max-num-seqs / llama.cpp -np / transformers batch size\n"
+    "  --max-model-len N              tokens per request (default: the model's limit)\n"
+    "  --seqs N                       requests served at once (llama.cpp -np, transformers batch size; default 1)\n"
+    "  --max-num-seqs N               vLLM --max-num-seqs (default: vLLM's for the GPU, raised to --seqs);\n"
+    "                                 for llama.cpp and transformers the same as --seqs\n"
     "  --kv-cache-dtype T             vLLM: auto|bfloat16|float16|fp8|fp8_e4m3|fp8_e5m2; llama.cpp: f16|q8_0|q4_0|...\n"
     "  -ctk T, -ctv T                 llama.cpp: K and V cache types separately (-ctk is --kv-cache-dtype)\n"
     "  --tensor-parallel-size N, -tp  default: --gpu-count / pipeline size\n"
@@ -48,73 +52,11 @@ std::string num(double v, const char* f) {
     return buf;
 }
 
-void print_json(const BudgetResult& r, std::ostream& out) {
-    auto b = [](bool v) { return v ? "true" : "false"; };
-    std::ostringstream o;
-    o << "{\n";
-    o << "  \"model\": " << json_string(r.model) << ",\n";
-    o << "  \"engine\": \"" << to_string(r.engine) << "\",\n";
-    o << "  \"gpu\": {\"id\": " << json_string(r.gpu_id) << ", \"name\": " << json_string(r.gpu_name)
-      << ", \"total_bytes\": " << r.gpu_total_bytes << ", \"count\": " << r.gpu_count << "},\n";
-    o << "  \"tensor_parallel_size\": " << r.tp << ",\n";
-    o << "  \"pipeline_parallel_size\": " << r.pp << ",\n";
-    o << "  \"gpu_memory_utilization\": " << num(r.gpu_memory_utilization, "%g") << ",\n";
-    o << "  \"requested_bytes\": " << r.requested_bytes << ",\n";
-    const WeightBytes& w = r.weights;
-    o << "  \"weights\": {\"format\": " << json_string(w.format.name) << ", \"params\": " << w.params
-      << ", \"bytes\": " << w.bytes << ", \"per_gpu_bytes\": " << r.weights_per_gpu_bytes
-      << ", \"active_bytes\": " << w.active_bytes << ", \"vision_bytes\": " << w.vision_bytes
-      << ", \"bits_per_weight\": " << num(w.bits_per_weight, "%.4f") << "},\n";
-    o << "  \"activation_bytes\": " << r.activation_bytes << ",\n";
-    o << "  \"activation_estimated\": " << b(r.activation_estimated) << ",\n";
-    o << "  \"overhead_bytes\": " << r.overhead_bytes << ",\n";
-    o << "  \"overhead_estimated\": " << b(r.overhead_estimated) << ",\n";
-    o << "  \"cudagraph_bytes\": " << r.cudagraph_bytes << ",\n";
-    o << "  \"cudagraph_estimated\": " << b(r.cudagraph_estimated) << ",\n";
-    o << "  \"kv_pool_bytes\": " << r.kv_pool_bytes << ",\n";
-    o << "  \"kv_cache_dtype\": " << json_string(r.kv_cache_dtype) << ",\n";
-    o << "  \"kv_cache_dtype_v\": " << json_string(r.kv_cache_dtype_v) << ",\n";
-    o << "  \"max_model_len\": " << r.max_model_len << ",\n";
-    o << "  \"model_max_len\": " << r.model_max_len << ",\n";
-    o << "  \"max_num_seqs\": " << r.max_num_seqs << ",\n";
-    o << "  \"max_num_batched_tokens\": " << r.max_num_batched_tokens << ",\n";
-    o << "  \"fits\": " << b(r.fits) << ",\n";
-    o << "  \"all_seqs_fit\": " << b(r.all_seqs_fit) << ",\n";
-    o << "  \"max_context\": " << r.max_context << ",\n";
-    o << "  \"max_context_seqs\": " << r.context_seqs << ",\n";
-    o << "  \"max_context_capped\": " << b(r.max_context_capped) << ",\n";
-    o << "  \"max_concurrency\": " << r.max_concurrency << ",\n";
-    const std::vector<std::string>& lines = budget_log_lines(r);
-    if (r.engine == BudgetEngine::Transformers) {
-        o << "  \"transformers\": {\"cache_bytes\": " << r.cache_bytes << ", \"cache_transient_bytes\": " << r.cache_transient_bytes
-          << ", \"total_bytes\": " << r.llama_total_bytes << "},\n";
-    } else if (r.engine == BudgetEngine::Vllm) {
-        o << "  \"vllm\": {\"num_blocks\": " << r.capacity.num_blocks << ", \"tokens\": " << r.capacity.tokens
-          << ", \"max_concurrency\": " << num(r.vllm_concurrency, "%.4f")
-          << ", \"estimated_max_model_len\": " << r.capacity.estimated_max_model_len << "},\n";
-    } else {
-        o << "  \"llamacpp\": {\"kv_bytes\": " << r.llama.total_bytes << ", \"compute_buffer_bytes\": " << r.compute_buffer_bytes
-          << ", \"total_bytes\": " << r.llama_total_bytes << "},\n";
-    }
-    o << "  \"log_lines\": [";
-    for (size_t i = 0; i < lines.size(); ++i) o << (i ? ", " : "") << json_string(lines[i]);
-    o << "],\n";
-    o << "  \"decode\": {\"context\": " << r.decode.context << ", \"weight_bytes_per_token\": " << r.decode.weight_bytes_per_token
-      << ", \"kv_bytes_per_token\": " << r.decode.kv_bytes_per_token << ", \"tokens_per_s_single\": "
-      << num(r.decode.tokens_per_s_single, "%.2f") << ", \"batch\": " << r.decode.batch
-      << ", \"tokens_per_s_batch\": " << num(r.decode.tokens_per_s_batch, "%.2f") << "},\n";
-    o << "  \"command\": " << json_string(budget_command(r)) << ",\n";
-    o << "  \"error\": " << (r.error_text.empty() ? "null" : json_string(r.error_text)) << ",\n";
-    o << "  \"notes\": [";
-    for (size_t i = 0; i < r.notes.size(); ++i) o << (i ? ", " : "") << json_string(r.notes[i]);
-    o << "]\n}\n";
-    out << o.str();
-}
-
 void print_human(const BudgetResult& r, std::ostream& out) {
     const bool vllm = r.engine == BudgetEngine::Vllm;
-    auto est = [](bool e) { return e ? " (estimate)" : " (given)"; };
     const bool hf = r.engine == BudgetEngine::Transformers;
+    const PerGpu& g = r.per_gpu;
+    auto est = [](bool e) { return e ? " (estimate)" : " (given)"; };
     out << r.model << " on " << r.gpu_count << " x " << r.gpu_name << " (" << gib(r.gpu_total_bytes) << "), "
         << (vllm ? "vLLM" : hf ? "transformers" : "llama.cpp");
     if (vllm) out << ", TP " << r.tp << (r.pp > 1 ? ", PP " + std::to_string(r.pp) : "");
@@ -127,39 +69,41 @@ void print_human(const BudgetResult& r, std::ostream& out) {
         out << "  activation peak       " << gib(r.activation_bytes) << est(r.activation_estimated) << ", "
             << with_commas(r.max_num_batched_tokens) << " batched tokens\n";
         out << "  non-torch overhead    " << gib(r.overhead_bytes) << est(r.overhead_estimated) << "\n";
-        out << "  CUDA graphs           " << gib(r.cudagraph_bytes) << (r.cudagraph_bytes ? est(r.cudagraph_estimated) : "") << "\n";
-        out << "  KV cache pool         " << (r.kv_pool_bytes > 0 ? gib(r.kv_pool_bytes) : "none (" + gib(-r.kv_pool_bytes) + " short)")
-            << " per GPU, " << r.kv_cache_dtype << "\n";
-        for (const std::string& l : r.capacity.log_lines) out << "  vLLM: " << l << "\n";
-    } else if (hf) {
-        out << "  available             " << gib(r.requested_bytes) << "\n";
-        out << "  weights               " << gib(r.weights.bytes + r.weights.vision_bytes) << " (" << r.weights.format.name << ", "
-            << with_commas(r.weights.params) << " params)\n";
-        out << "  DynamicCache          " << gib(r.cache_bytes) << " (" << r.kv_cache_dtype << ", " << with_commas(r.max_model_len)
-            << " tokens x " << r.max_num_seqs << " seqs) + " << gib(r.cache_transient_bytes) << " while it grows\n";
-        out << "  prefill activations   " << gib(r.activation_bytes) << est(r.activation_estimated) << "\n";
-        out << "  runtime overhead      " << gib(r.overhead_bytes) << est(r.overhead_estimated) << "\n";
-        out << "  total                 " << gib(r.llama_total_bytes) << "\n";
+        out << "  CUDA graphs           " << gib(r.cudagraph_bytes) << (r.cudagraph_bytes ? est(r.cudagraph_estimated) : "")
+            << " (--max-num-seqs " << r.max_num_seqs << ")\n";
+        out << "  KV cache pool         "
+            << (r.kv_pool_bytes > 0 ? gib(r.kv_pool_bytes) : "none (" + gib(-r.kv_pool_bytes) + " short)") << " per GPU, "
+            << r.kv_cache_dtype << "\n";
+        for (const std::string& l : r.log_lines) out << "  vLLM: " << l << "\n";
     } else {
-        out << "  available             " << gib(r.requested_bytes) << "\n";
-        out << "  weights               " << gib(r.weights.bytes) << " (" << r.weights.format.name << ", "
-            << with_commas(r.weights.params) << " params)\n";
-        out << "  KV cache              " << gib(r.llama.total_bytes) << " (" << r.kv_cache_dtype << ", "
-            << with_commas(r.max_model_len) << " tokens x " << r.max_num_seqs << " seqs)\n";
-        out << "  compute buffer        " << gib(r.compute_buffer_bytes) << est(r.activation_estimated) << "\n";
+        const std::string per = r.gpu_count > 1 ? " per GPU" : "";
+        out << "  available" << (r.gpu_count > 1 ? " per GPU     " : "             ") << gib(r.requested_bytes) << "\n";
+        out << "  weights               " << gib(g.weights_bytes) << per << " (" << r.weights.format.name << ", "
+            << with_commas(r.weights.params) << " params" << (r.gpu_count > 1 ? ", " + gib(r.weights.bytes + r.weights.vision_bytes) + " in all" : "") << ")\n";
+        if (hf) {
+            out << "  DynamicCache          " << gib(g.kv_bytes) << per << " (" << r.kv_cache_dtype << ", " << with_commas(r.context)
+                << " tokens x " << r.seqs << " seqs, incl. " << gib(r.cache_transient_bytes) << " while it grows)\n";
+            out << "  prefill activations   " << gib(r.activation_bytes) << est(r.activation_estimated) << "\n";
+        } else {
+            out << "  KV cache              " << gib(g.kv_bytes) << per << " (" << r.kv_cache_dtype << ", "
+                << with_commas(r.context) << " tokens x " << r.seqs << " seqs)\n";
+            out << "  compute buffer        " << gib(r.activation_bytes) << est(r.activation_estimated) << "\n";
+        }
         out << "  runtime overhead      " << gib(r.overhead_bytes) << est(r.overhead_estimated) << "\n";
-        out << "  total                 " << gib(r.llama_total_bytes) << "\n";
-        for (const std::string& l : r.llama.log_lines) out << "  llama.cpp: " << l << "\n";
+        out << "  total                 " << gib(g.total_bytes) << per << "\n";
+        for (const std::string& l : r.log_lines) out << "  llama.cpp: " << l << "\n";
     }
-    if (r.fits) {
-        out << "verdict: FITS (max-model-len " << with_commas(r.max_model_len) << ")\n";
-    } else {
-        out << "verdict: DOES NOT FIT (max-model-len " << with_commas(r.max_model_len) << ")\n";
-        if (!r.error_text.empty()) out << "  " << (vllm ? "vLLM: " : "") << r.error_text << "\n";
+    out << "verdict: " << (r.fits ? "FITS" : "DOES NOT FIT") << " (" << with_commas(r.context) << " tokens x " << r.seqs
+        << (r.seqs == 1 ? " request)" : " requests)") << "\n";
+    if (!r.fits) {
+        if (!r.verdict_reason.code.empty()) out << "  " << render_english(r.verdict_reason) << "\n";
+        if (!r.engine_error.empty()) out << "  vLLM: " << r.engine_error << "\n";
+    } else if (!r.all_seqs_fit) {
+        out << "  only " << with_commas(r.max_concurrency) << " of the " << with_commas(r.seqs) << " requests fit at once\n";
     }
-    out << "  longest context for " << r.context_seqs << (r.context_seqs == 1 ? " sequence: " : " sequences: ")
+    out << "  longest context for " << r.seqs << (r.seqs == 1 ? " sequence: " : " sequences at once: ")
         << with_commas(r.max_context) << " tokens" << (r.max_context_capped ? " (the model's limit)" : "") << "\n";
-    out << "  sequences of " << with_commas(r.max_model_len) << " tokens held at once: " << with_commas(r.max_concurrency) << "\n";
+    out << "  sequences of " << with_commas(r.context) << " tokens held at once: " << with_commas(r.max_concurrency) << "\n";
     if (r.decode.tokens_per_s_single > 0) {
         out << "  decode bound at " << with_commas(r.decode.context) << " tokens: " << num(r.decode.tokens_per_s_single, "%.1f")
             << " tokens/s for one sequence";
@@ -167,8 +111,8 @@ void print_human(const BudgetResult& r, std::ostream& out) {
             out << ", " << num(r.decode.tokens_per_s_batch, "%.1f") << " tokens/s aggregate at " << r.decode.batch << " sequences";
         out << "\n";
     }
-    out << (hf ? "python: " : "command: ") << budget_command(r) << "\n";
-    for (const std::string& n : r.notes) out << "note: " << n << "\n";
+    out << (hf ? "python: " : "command: ") << r.command << "\n";
+    for (const Message& n : r.notes) out << "note: " << render_english(n) << "\n";
 }
 
 }  // namespace
@@ -178,7 +122,7 @@ int cmd_budget(const std::vector<std::string>& argv, std::ostream& out, std::ost
     spec.with_value = {"--gpu", "--gpu-memory", "--gpu-count", "--gpu-memory-utilization", "--weights", "--params",
                        "--max-model-len", "--max-num-seqs", "--kv-cache-dtype", "--tensor-parallel-size", "-tp",
                        "--pipeline-parallel-size", "-pp", "--engine", "--max-num-batched-tokens", "--block-size",
-                       "--activation-memory", "--overhead-memory", "--cudagraph-memory", "-ub", "-ctk", "-ctv"};
+                       "--activation-memory", "--overhead-memory", "--cudagraph-memory", "-ub", "-ctk", "-ctv", "--seqs"};
     spec.switches = {"--enforce-eager"};
     int rc = kOk;
     auto a = parse_command("budget", argv, spec, kHelp, out, err, rc);
@@ -200,7 +144,8 @@ int cmd_budget(const std::vector<std::string>& argv, std::ostream& out, std::ost
     auto util = get_fraction(*a, "--gpu-memory-utilization", 0.0, err);
     auto params = get_count(*a, "--params", 0, err);
     auto mml = get_count(*a, "--max-model-len", 0, err);
-    auto seqs = get_count(*a, "--max-num-seqs", 0, err);
+    auto seqs = get_count(*a, "--seqs", 1, err);
+    auto mns = get_count(*a, "--max-num-seqs", 0, err);
     auto tp = get_count(*a, a->has("-tp") ? "-tp" : "--tensor-parallel-size", 0, err);
     auto pp = get_count(*a, a->has("-pp") ? "-pp" : "--pipeline-parallel-size", 1, err);
     auto mnbt = get_count(*a, "--max-num-batched-tokens", 0, err);
@@ -209,18 +154,11 @@ int cmd_budget(const std::vector<std::string>& argv, std::ostream& out, std::ost
     auto ovh = get_size(*a, "--overhead-memory", -1, err);
     auto cg = get_size(*a, "--cudagraph-memory", -1, err);
     auto ub = get_count(*a, "-ub", 512, err);
-    if (!gmem || !count || !util || !params || !mml || !seqs || !tp || !pp || !mnbt || !block || !act || !ovh || !cg || !ub)
+    if (!gmem || !count || !util || !params || !mml || !seqs || !mns || !tp || !pp || !mnbt || !block || !act || !ovh ||
+        !cg || !ub)
         return kRefused;
     if (a->has("--gpu-memory") && *gmem <= 0) {
         err << "kvbudget: error: --gpu-memory must be a positive size\n";
-        return kRefused;
-    }
-    if (*count < 1) {
-        err << "kvbudget: error: --gpu-count must be at least 1\n";
-        return kRefused;
-    }
-    if (*pp < 1) {
-        err << "kvbudget: error: --pipeline-parallel-size must be at least 1\n";
         return kRefused;
     }
     in.gpu_memory_bytes = *gmem;
@@ -228,8 +166,14 @@ int cmd_budget(const std::vector<std::string>& argv, std::ostream& out, std::ost
     in.gpu_memory_utilization = *util;
     in.weights = a->get("--weights", "auto");
     in.params = *params;
-    in.max_model_len = *mml;
-    in.max_num_seqs = *seqs;
+    in.context = *mml;
+    in.seqs = *seqs;
+    // --max-num-seqs is vLLM's own flag; for llama.cpp (-np) and transformers (batch size)
+    // it has always meant the requests served at once.
+    if (in.engine == BudgetEngine::Vllm)
+        in.max_num_seqs = *mns;
+    else if (a->has("--max-num-seqs") && !a->has("--seqs"))
+        in.seqs = *mns;
     in.kv_cache_dtype = a->get("--kv-cache-dtype", a->get("-ctk"));
     in.kv_cache_dtype_v = a->get("-ctv");
     if (in.engine != BudgetEngine::LlamaCpp && (a->has("-ctk") || a->has("-ctv"))) {
@@ -248,13 +192,19 @@ int cmd_budget(const std::vector<std::string>& argv, std::ostream& out, std::ost
 
     auto m = load_model(a->positional[0], err);
     if (!m) return kRefused;
-    auto r = compute_budget(*m, in);
-    if (!r) {
-        err << "kvbudget: error: " << r.error().message << "\n";
+    auto answer = compute_answer(*m, in);
+    if (!answer) {
+        err << "kvbudget: error: " << answer.error().message << "\n";
         return kRefused;
     }
-    if (a->has("--json")) print_json(r.value(), out);
-    else print_human(r.value(), out);
+    if (answer->refusal) {
+        err << "kvbudget: error: " << answer->refusal->message << "\n";
+        return kRefused;
+    }
+    if (a->has("--json"))
+        out << to_json_text(answer.value()) << "\n";
+    else
+        print_human(*answer->budget, out);
     return kOk;
 }
 

@@ -2,6 +2,7 @@
 #include <sstream>
 
 #include "args.h"
+#include "report/json.h"
 #include "commands.h"
 #include "kv/kv.h"
 #include "kv/tables.h"
@@ -44,22 +45,6 @@ std::string describe(const Layer& l) {
     return s.str();
 }
 
-std::string layer_json(const Layer& l) {
-    std::ostringstream s;
-    s << "{\"kind\":\"" << to_string(l.kind) << "\"";
-    if (l.kind == LayerKind::Full || l.kind == LayerKind::Sliding || l.kind == LayerKind::Chunked) {
-        s << ",\"kv_heads\":" << l.kv_heads << ",\"k_head_dim\":" << l.k_head_dim << ",\"v_head_dim\":" << l.v_head_dim;
-        if (l.window) s << ",\"window\":" << l.window;
-    } else if (l.kind == LayerKind::Mla) {
-        s << ",\"kv_lora_rank\":" << l.kv_lora_rank << ",\"qk_rope_head_dim\":" << l.qk_rope_head_dim
-          << ",\"heads\":" << l.kv_heads << ",\"k_head_dim\":" << l.k_head_dim << ",\"v_head_dim\":" << l.v_head_dim;
-    } else if (l.kind == LayerKind::Linear || l.kind == LayerKind::Mamba) {
-        s << ",\"conv_kernel\":" << l.state.conv_kernel << ",\"d_inner\":" << l.state.d_inner
-          << ",\"n_groups\":" << l.state.n_groups << ",\"d_state\":" << l.state.d_state << ",\"heads\":" << l.state.heads;
-    }
-    return s.str() + "}";
-}
-
 }  // namespace
 
 int cmd_inspect(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
@@ -81,25 +66,7 @@ int cmd_inspect(const std::vector<std::string>& argv, std::ostream& out, std::os
     }
 
     if (a->has("--json")) {
-        out << "{\"name\":" << json_string(m->name) << ",\"model_type\":" << json_string(m->model_type)
-            << ",\"architecture\":" << json_string(m->architecture) << ",\"family\":" << json_string(m->family)
-            << ",\"generic\":" << (m->generic ? "true" : "false") << ",\"multimodal\":" << (m->multimodal ? "true" : "false")
-            << ",\"dtype\":" << json_string(m->dtype) << ",\"ssm_dtype\":" << json_string(m->ssm_dtype)
-            << ",\"max_position_embeddings\":" << m->max_position_embeddings << ",\"num_layers\":" << m->layers.size()
-            << ",\"layer_counts\":{";
-        bool first = true;
-        for (LayerKind k : {LayerKind::Full, LayerKind::Sliding, LayerKind::Chunked, LayerKind::Mla, LayerKind::Linear,
-                            LayerKind::Mamba, LayerKind::None}) {
-            if (!m->count(k)) continue;
-            out << (first ? "" : ",") << json_string(to_string(k)) << ":" << m->count(k);
-            first = false;
-        }
-        out << "},\"layers\":[";
-        for (size_t i = 0; i < m->layers.size(); ++i) out << (i ? "," : "") << layer_json(m->layers[i]);
-        out << "],\"quantization\":{\"method\":" << json_string(m->quant.method) << ",\"bits\":" << m->quant.bits
-            << ",\"group_size\":" << m->quant.group_size << "},\"notes\":[";
-        for (size_t i = 0; i < m->notes.size(); ++i) out << (i ? "," : "") << json_string(m->notes[i]);
-        out << "]}\n";
+        out << to_json_text(*m) << "\n";
         return kOk;
     }
 
@@ -136,7 +103,7 @@ int cmd_inspect(const std::vector<std::string>& argv, std::ostream& out, std::os
         for (const auto& r : runs) print_run(r.first, r.count);
     }
     if (!m->quant.method.empty()) out << "  quantization: " << m->quant.method << (m->quant.bits ? " " + std::to_string(m->quant.bits) + "-bit" : "") << "\n";
-    for (const auto& n : m->notes) out << "  note: " << n << "\n";
+    for (const auto& n : m->notes) out << "  note: " << render_english(as_message(n)) << "\n";
     return kOk;
 }
 

@@ -6,6 +6,8 @@
 #include "commands.h"
 #include "kv/kv.h"
 #include "kv/tables.h"
+#include "report/json.h"
+#include "report/kv_report.h"
 #include "model/weights.h"
 #include "base/units.h"
 
@@ -53,68 +55,39 @@ int cmd_kv(const std::vector<std::string>& argv, std::ostream& out, std::ostream
     auto seqs = get_count(*a, "--seqs", 1, err);
     if (!context || !seqs) return kRefused;
 
-    std::string dtype_name = a->get("--kv-dtype", engine == "llamacpp" ? "f16" : "auto");
-    auto e = engine_kv(*loaded, engine, dtype_name, dtype_name, dtype_name);
-    if (!e) {
-        err << "kvbudget: error: " << e.error().message << "\n";
-        return kRefused;
-    }
-    const ModelSpec& m = e->view;
-    const KvDtypes& d = e->dtypes;
-    const KvType* t = &d.k;
-    IdealKv kv = ideal_kv(m, d);
-    auto at = kv_bytes_at(m, d, *context, *seqs);
-    if (!at) {
-        err << "kvbudget: error: " << at.error().message << "\n";
-        return kRefused;
-    }
-    auto variants = head_variants(e.value(), *context, *seqs);
-    int64_t mha_per = variants[0].bytes_per_token, own_per = variants[1].bytes_per_token, mqa_per = variants[2].bytes_per_token;
-    std::vector<std::pair<int64_t, int64_t>> table;
-    for (const auto& row : context_table(e.value(), 1)) table.push_back({row.context, row.bytes_per_seq});
-    auto ladder = optimization_ladder(*loaded, *context, *seqs);
-    // Where KV overtakes the weights (the config's own weight format), for --seqs sequences.
-    int64_t weights = 0, crossover = 0;
+    // Where KV overtakes the weights: the config's own weight format.
+    int64_t weights = 0;
     if (auto wf = weight_format("auto", *loaded)) {
         if (auto wb = weight_bytes(*loaded, wf.value())) weights = wb->bytes;
     }
-    if (weights > 0) crossover = crossover_context(m, d, weights, *seqs);
-
+    KvReportInputs ki;
+    ki.engine = engine;
+    ki.context = *context;
+    ki.seqs = *seqs;
+    ki.kv_dtype = ki.cache_type_k = ki.cache_type_v = a->get("--kv-dtype", engine == "llamacpp" ? "f16" : "auto");
+    ki.weights_bytes = weights;
+    auto rep = compute_kv_report(*loaded, ki);
+    if (!rep) {
+        err << "kvbudget: error: " << rep.error().message << "\n";
+        return kRefused;
+    }
     if (a->has("--json")) {
-        out << "{\"model\":" << json_string(m.name) << ",\"engine\":" << json_string(engine)
-            << ",\"kv_dtype\":" << json_string(t->name) << ",\"bytes_per_token\":" << kv.bytes_per_token
-            << ",\"windowed_bytes_per_token\":" << kv.windowed_bytes_per_token
-            << ",\"state_bytes_per_seq\":" << kv.state_bytes_per_seq << ",\"context\":" << *context
-            << ",\"seqs\":" << *seqs << ",\"bytes_at_context\":" << at.value() << ",\"kinds\":[";
-        for (size_t i = 0; i < kv.kinds.size(); ++i) {
-            const auto& k = kv.kinds[i];
-            out << (i ? "," : "") << "{\"kind\":\"" << to_string(k.kind) << "\",\"layers\":" << k.layers
-                << ",\"bytes_per_token\":" << k.bytes_per_token << ",\"window\":" << k.window
-                << ",\"state_bytes\":" << k.state_bytes << "}";
-        }
-        out << "],\"mha_bytes_per_token\":" << mha_per << ",\"mqa_bytes_per_token\":" << mqa_per
-            << ",\"context_table\":[";
-        for (size_t i = 0; i < table.size(); ++i) {
-            out << (i ? "," : "") << "{\"context\":" << table[i].first << ",\"bytes\":" << table[i].second << "}";
-        }
-        out << "],\"weights_bytes\":" << weights << ",\"crossover_context\":" << crossover << ",\"ladder\":[";
-        for (size_t i = 0; i < ladder.size(); ++i) {
-            const auto& r = ladder[i];
-            out << (i ? "," : "") << "{\"step\":" << json_string(r.step) << ",\"detail\":" << json_string(r.detail)
-                << ",\"bytes_per_token\":" << (r.bytes_per_token ? std::to_string(*r.bytes_per_token) : "null")
-                << ",\"kv_bytes\":" << r.kv_bytes << ",\"saving\":" << r.saving << "}";
-        }
-        out << "],\"notes\":[";
-        for (size_t i = 0; i < m.notes.size(); ++i) out << (i ? "," : "") << json_string(m.notes[i]);
-        out << "]}\n";
+        out << to_json_text(rep.value()) << "\n";
         return kOk;
     }
+    const KvReport& r = rep.value();
+    const IdealKv& kv = r.ideal;
+    const KvType* t = &r.dtypes.k;
+    const int64_t mha_per = r.head_variants[0].bytes_per_token, own_per = r.head_variants[1].bytes_per_token,
+                  mqa_per = r.head_variants[2].bytes_per_token;
+    const int64_t crossover = r.crossover_context;
+    const auto& ladder = r.ladder;
 
     auto line = [&](const std::string& label, int64_t bytes) {
         out << "  " << label << std::string(label.size() < 22 ? 22 - label.size() : 1, ' ') << with_commas(bytes) << " B"
             << (bytes >= 1024 ? "  (" + format_bytes(bytes) + ")" : "") << "\n";
     };
-    out << m.name << "  [" << engine << ", KV " << t->name << "]\n";
+    out << r.model << "  [" << engine << ", KV " << t->name << "]\n";
     line("KV per token:", kv.bytes_per_token);
     for (const auto& k : kv.kinds) {
         if (k.kind == LayerKind::None) continue;
@@ -133,16 +106,16 @@ int cmd_kv(const std::vector<std::string>& argv, std::ostream& out, std::ostream
     if (kv.state_bytes_per_seq) line("State per sequence:", kv.state_bytes_per_seq);
     std::ostringstream at_label;
     at_label << "At " << with_commas(*context) << " tokens x " << *seqs << ":";
-    out << "  " << at_label.str() << " " << format_bytes(at.value()) << "  (" << with_commas(at.value()) << " B)\n";
+    out << "  " << at_label.str() << " " << format_bytes(r.bytes_total) << "  (" << with_commas(r.bytes_total) << " B)\n";
     out << "  MHA variant:          " << with_commas(mha_per) << " B/token  (" << format_bytes(mha_per) << ")\n";
     out << "  MQA variant:          " << with_commas(mqa_per) << " B/token  (" << format_bytes(mqa_per) << ")\n";
     if (own_per != kv.bytes_per_token) {
         out << "  (MHA/MQA compare per-token bytes of all attention layers; this model: " << with_commas(own_per) << " B)\n";
     }
-    out << "  Context table (1 sequence):\n";
-    for (const auto& [c, b] : table) {
-        std::string cs = with_commas(c);
-        out << "    " << cs << std::string(cs.size() < 10 ? 10 - cs.size() : 1, ' ') << format_bytes(b) << "\n";
+    out << "  Context table (" << *seqs << (*seqs == 1 ? " sequence):\n" : " sequences):\n");
+    for (const auto& row : r.context_table) {
+        std::string cs = with_commas(row.row.context);
+        out << "    " << cs << std::string(cs.size() < 10 ? 10 - cs.size() : 1, ' ') << format_bytes(row.row.bytes_total) << "\n";
     }
     if (weights > 0) {
         out << "  KV overtakes the weights (" << format_bytes(weights) << ") ";
@@ -161,7 +134,7 @@ int cmd_kv(const std::vector<std::string>& argv, std::ostream& out, std::ostream
         out << "    " << label << std::string(label.size() < 44 ? 44 - label.size() : 1, ' ') << format_bytes(r.kv_bytes)
             << "  " << pct << "\n";
     }
-    for (const auto& n : m.notes) out << "  note: " << n << "\n";
+    for (const Message& n : r.notes) out << "  note: " << render_english(n) << "\n";
     return kOk;
 }
 

@@ -48,7 +48,7 @@ Result<SimSetup> sim_setup(const ModelSpec& m, const SimSetupInputs& in) {
         bi.weights = in.weights;
         bi.params = in.params;
         if (in.kv_dtype != "auto") bi.kv_cache_dtype = in.kv_dtype;
-        bi.max_model_len = mml;
+        bi.context = mml;
         bi.max_num_seqs = in.max_num_seqs;
         bi.max_num_batched_tokens = in.max_num_batched_tokens;
         bi.block_size = in.block_size;

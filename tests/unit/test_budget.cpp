@@ -41,7 +41,7 @@ TEST_CASE("vLLM budget with explicit overheads, checked by hand") {
     in.activation_bytes = 1 * GiB;
     in.overhead_bytes = 512 * MiB;
     in.cudagraph_bytes = 0;
-    in.max_model_len = 32768;
+    in.context = 32768;
     auto r = budget("meta-llama/Llama-3.1-8B", in);
     // 24 GiB x 0.9 = 23,192,823,398.4 -> 23,192,823,398
     CHECK(r.requested_bytes == 23192823398LL);
@@ -62,9 +62,8 @@ TEST_CASE("vLLM budget with explicit overheads, checked by hand") {
     CHECK(r.max_concurrency == 1);
     CHECK(r.max_num_seqs == 256);           // vLLM's serve default below 70 GiB
     CHECK(r.max_num_batched_tokens == 2048);
-    CHECK(r.vllm_command ==
-          "vllm serve meta-llama/Llama-3.1-8B --max-model-len 32768 --gpu-memory-utilization 0.9 --max-num-seqs 256 "
-          "--kv-cache-dtype auto --tensor-parallel-size 1");
+    // Only what the answer needs: every other flag is vLLM's own default.
+    CHECK(r.command == "vllm serve meta-llama/Llama-3.1-8B --max-model-len 32768");
 }
 
 TEST_CASE("vLLM budget reproduces a real start-up with the log's own overheads") {
@@ -77,7 +76,7 @@ TEST_CASE("vLLM budget reproduces a real start-up with the log's own overheads")
     in.activation_bytes = int64_t((17.06 - 14.9888) * double(GiB));
     in.overhead_bytes = int64_t(0.35 * double(GiB));
     in.cudagraph_bytes = 0;
-    in.max_model_len = 20000;
+    in.context = 20000;
     auto r = budget("meta-llama/Llama-3.1-8B-Instruct", in);
     CHECK(r.gpu_total_bytes == 24146 * MiB);
     CHECK(kvb::vllm_format_gib(r.kv_pool_bytes) == "3.81");
@@ -93,7 +92,7 @@ TEST_CASE("vLLM budget: tensor and pipeline parallel") {
     in.activation_bytes = 2 * GiB;
     in.overhead_bytes = 1 * GiB;
     in.cudagraph_bytes = 0;
-    in.max_model_len = 131072;
+    in.context = 131072;
     auto r = budget("meta-llama/Llama-3.1-70B", in);
     CHECK(r.tp == 4);
     CHECK(r.gpu_total_bytes == 81152 * MiB);  // PyTorch's 79.25 GiB on an A100 80GB
@@ -113,19 +112,23 @@ TEST_CASE("vLLM budget: tensor and pipeline parallel") {
     CHECK(p.tp == 2);
     CHECK(p.pp == 2);
     CHECK(p.weights.stage_bytes.size() == 2);
-    CHECK(p.vllm_command.find("--tensor-parallel-size 2 --pipeline-parallel-size 2") != std::string::npos);
+    CHECK(p.command.find("--tensor-parallel-size 2 --pipeline-parallel-size 2") != std::string::npos);
 }
 
 TEST_CASE("vLLM budget that does not fit carries vLLM's own error and its estimate") {
     kvb::BudgetInputs in;
     in.gpu = "rtx-4090";
     auto r = budget("Qwen/Qwen3-8B", in);
-    CHECK(r.max_model_len == 40960);
+    CHECK(r.context == 40960);
     CHECK_FALSE(r.fits);
-    CHECK(r.error_text.rfind("To serve at least one request with the model's max seq len (40960), (5.62 GiB KV cache is needed", 0) == 0);
+    CHECK(r.engine_error.rfind("To serve at least one request with the model's max seq len (40960), (5.62 GiB KV cache is needed", 0) == 0);
     REQUIRE(r.capacity.estimated_max_model_len > 0);
     CHECK(r.capacity.estimated_max_model_len < 40960);
-    CHECK(r.vllm_command.find("--max-model-len " + std::to_string(r.capacity.estimated_max_model_len)) != std::string::npos);
+    CHECK(r.command.find("--max-model-len " + std::to_string(r.capacity.estimated_max_model_len)) != std::string::npos);
+    CHECK(r.verdict_reason.code == "nofit_vllm_context");
+    CHECK(kvb::render_english(r.verdict_reason) ==
+          "one request of 40,960 tokens needs 5.63 GiB of KV cache per GPU, vLLM has " + kvb::format_bytes(r.kv_pool_bytes) +
+              ": the longest that fits is " + kvb::with_commas(r.capacity.estimated_max_model_len) + " tokens");
     // The estimates are in place and positive.
     CHECK(r.activation_estimated);
     CHECK(r.activation_bytes > 0);
@@ -139,7 +142,7 @@ TEST_CASE("vLLM budget that does not fit carries vLLM's own error and its estima
     auto e = budget("Qwen/Qwen3-8B", in);
     CHECK(e.cudagraph_bytes == 0);
     CHECK(e.kv_pool_bytes == r.kv_pool_bytes + r.cudagraph_bytes);
-    CHECK(e.vllm_command.find("--enforce-eager") != std::string::npos);
+    CHECK(e.command.find("--enforce-eager") != std::string::npos);
 }
 
 TEST_CASE("CUDA graph capture sizes follow vLLM's defaults") {
@@ -158,25 +161,27 @@ TEST_CASE("no memory left for the KV cache") {
     CHECK(r.kv_pool_bytes < 0);
     CHECK(r.max_context == 0);
     CHECK(r.max_concurrency == 0);
-    CHECK(r.error_text.rfind("No available memory for the cache blocks.", 0) == 0);
+    CHECK(r.engine_error.rfind("No available memory for the cache blocks.", 0) == 0);
+    CHECK(r.verdict_reason.code == "nofit_vllm_pool");
     // fp8 weights halve the linear layers and make room.
     in.weights = "fp8";
     auto f = budget("meta-llama/Llama-3.1-8B", in);
     CHECK(f.kv_pool_bytes > 0);
-    CHECK(f.vllm_command.find("--quantization fp8") != std::string::npos);
+    CHECK(f.command.find("--quantization fp8") != std::string::npos);
 }
 
 TEST_CASE("more sequences shorten the longest context") {
     kvb::BudgetInputs in;
     in.gpu = "rtx-4090";
-    in.max_model_len = 8192;
+    in.context = 8192;
     in.activation_bytes = GiB;  // the estimates depend on --max-num-seqs; keep the pool equal
     in.cudagraph_bytes = GiB;
     auto one = budget("Qwen/Qwen3-8B", in);
     CHECK_FALSE(one.max_context_capped);
-    in.max_num_seqs = 8;
+    in.seqs = 8;
     auto eight = budget("Qwen/Qwen3-8B", in);
-    CHECK(eight.context_seqs == 8);
+    CHECK(eight.seqs == 8);
+    CHECK(eight.max_num_seqs == 256);  // vLLM's default already runs 8 at once: no flag needed
     CHECK(eight.max_context < one.max_context);
     CHECK(eight.max_context * 8 <= one.max_context + 8 * 16);
 }
@@ -186,49 +191,49 @@ TEST_CASE("llama.cpp budget: weights + KV + compute buffer + runtime") {
     in.engine = kvb::BudgetEngine::LlamaCpp;
     in.gpu = "rtx-4090";
     in.weights = "Q4_K_M";
-    in.max_model_len = 8192;
+    in.context = 8192;
     auto r = budget("meta-llama/Llama-3.1-8B", in);
     CHECK(r.weights.bytes == 4912898048LL);
     CHECK(r.llama.total_bytes == 1073741824LL);  // 8192 cells x 32 layers x 2 x 1024 x 2 bytes
     REQUIRE(r.llama.log_lines.size() == 1);
     CHECK(r.llama.log_lines[0] ==
           "llama_kv_cache: size = 1024.00 MiB (  8192 cells,  32 layers,  1/1 seqs), K (f16):  512.00 MiB, V (f16):  512.00 MiB");
-    CHECK(r.compute_buffer_bytes == 512 * 4 * (128256 + 2 * 4096));
-    CHECK(r.llama_total_bytes == 4912898048LL + 1073741824LL + 279445504LL + 512 * MiB);
+    CHECK(r.activation_bytes == 512 * 4 * (128256 + 2 * 4096));  // the compute buffer
+    CHECK(r.per_gpu.total_bytes == 4912898048LL + 1073741824LL + 279445504LL + 512 * MiB);
     CHECK(r.fits);
     CHECK(r.max_context == 131072);
     CHECK(r.max_context_capped);
-    CHECK(r.llama_command == "llama-server -m Llama-3.1-8B-Q4_K_M.gguf -c 8192 -np 1 -ctk f16 -ctv f16 -ngl 99");
+    CHECK(r.command == "llama-server -m Llama-3.1-8B-Q4_K_M.gguf -c 8192 -np 1 -ngl 99");  // f16 K and V: llama.cpp's default
 
-    in.max_num_seqs = 4;
+    in.seqs = 4;
     in.kv_cache_dtype = "q8_0";
     auto q = budget("meta-llama/Llama-3.1-8B", in);
     CHECK(q.llama.log_lines[0] ==
           "llama_kv_cache: size = 2176.00 MiB (  8192 cells,  32 layers,  4/4 seqs), K (q8_0): 1088.00 MiB, V (q8_0): 1088.00 MiB");
-    CHECK(q.llama_command == "llama-server -m Llama-3.1-8B-Q4_K_M.gguf -c 32768 -np 4 -ctk q8_0 -ctv q8_0 -fa on -ngl 99");
+    CHECK(q.command == "llama-server -m Llama-3.1-8B-Q4_K_M.gguf -c 32768 -np 4 -ctk q8_0 -ctv q8_0 -fa on -ngl 99");
 }
 
 TEST_CASE("transformers budget: weights + DynamicCache + prefill + runtime") {
     kvb::BudgetInputs in;
     in.engine = kvb::BudgetEngine::Transformers;
     in.gpu = "rtx-4090";
-    in.max_model_len = 8192;
-    in.max_num_seqs = 4;
+    in.context = 8192;
+    in.seqs = 4;
     auto r = budget("meta-llama/Llama-3.1-8B", in);
     CHECK(r.weights.bytes == 2 * 8030261248LL);
     CHECK(r.cache_bytes == 4LL * 8192 * 131072);         // 4 GiB for 4 x 8,192 tokens
     CHECK(r.cache_transient_bytes == r.cache_bytes / 32);  // one layer's torch.cat copy
     CHECK(r.activation_bytes == kvb::estimate_transformers_activation_bytes(fixture("meta-llama/Llama-3.1-8B"), 4, 8192));
-    CHECK(r.llama_total_bytes == r.weights.bytes + r.cache_bytes + r.cache_transient_bytes + r.activation_bytes + 512 * MiB);
+    CHECK(r.per_gpu.total_bytes == r.weights.bytes + r.cache_bytes + r.cache_transient_bytes + r.activation_bytes + 512 * MiB);
     CHECK(r.fits);
     CHECK(r.max_context >= 8192);
-    CHECK(r.transformers_snippet.find("from_pretrained(\"meta-llama/Llama-3.1-8B\", torch_dtype=torch.bfloat16") != std::string::npos);
+    CHECK(r.command.find("from_pretrained(\"meta-llama/Llama-3.1-8B\", torch_dtype=torch.bfloat16") != std::string::npos);
     // MLA models are cached decompressed: DeepSeek-V3 keeps 61 x 128 x (192 + 128) x 2 bytes per token.
     kvb::BudgetInputs d;
     d.engine = kvb::BudgetEngine::Transformers;
     d.gpu = "h200";
     d.gpu_count = 8;
-    d.max_model_len = 4096;
+    d.context = 4096;
     auto ds = budget("deepseek-ai/DeepSeek-V3", d);
     CHECK(ds.cache_bytes == 4096LL * 61 * 128 * (192 + 128) * 2);
     kvb::BudgetInputs g = in;
@@ -240,7 +245,7 @@ TEST_CASE("transformers budget: weights + DynamicCache + prefill + runtime") {
 TEST_CASE("decode bound from bandwidth") {
     kvb::BudgetInputs in;
     in.gpu = "h100-sxm";
-    in.max_model_len = 4096;
+    in.context = 4096;
     auto r = budget("meta-llama/Llama-3.1-8B", in);
     // Active weights read per token: everything but the input embedding table.
     CHECK(r.decode.weight_bytes_per_token == 16060522496LL - 1050673152LL);
@@ -264,10 +269,10 @@ TEST_CASE("bad budget input gets a clear error") {
     CHECK(refused("Qwen/Qwen3-8B", in).message == "gpu_memory_utilization must be in (0, 1], got -0.2");
     in.gpu_memory_utilization = 0;
     in.gpu_memory_bytes = -1;
-    CHECK(refused("Qwen/Qwen3-8B", in).message == "GPU memory must be a positive size, got -1 bytes");
+    CHECK(refused("Qwen/Qwen3-8B", in).message == "--gpu-memory must be a whole number from 0 to 1,125,899,906,842,624, got -1");
     in.gpu_memory_bytes = 0;
     in.activation_bytes = -5;
-    CHECK(refused("Qwen/Qwen3-8B", in).message == "memory overrides must not be negative, got -5 bytes");
+    CHECK(refused("Qwen/Qwen3-8B", in).message == "--activation-memory must be a whole number from -1 to 1,125,899,906,842,624, got -5");
     in.activation_bytes = -1;
     in.weights = "q2_k";
     CHECK(refused("Qwen/Qwen3-8B", in).message.rfind("unknown weights format 'q2_k' (expected one of: auto, ", 0) == 0);
@@ -283,30 +288,40 @@ TEST_CASE("bad budget input gets a clear error") {
     in.engine = kvb::BudgetEngine::Vllm;
     in.weights = "auto";
     in.activation_bytes = int64_t(1) << 60;
-    CHECK(refused("Qwen/Qwen3-8B", in).message == "memory sizes above 1 PiB per GPU are not plausible, got 1152921504606846976 bytes");
+    CHECK(refused("Qwen/Qwen3-8B", in).message ==
+          "--activation-memory must be a whole number from -1 to 1,125,899,906,842,624, got 1,152,921,504,606,846,976");
     in.activation_bytes = -1;
     in.params = int64_t(1) << 60;
-    CHECK(refused("Qwen/Qwen3-8B", in).message == "--params 1152921504606846976 is not a plausible parameter count");
+    CHECK(refused("Qwen/Qwen3-8B", in).message ==
+          "--params must be a whole number from 0 to 1,125,899,906,842,624, got 1,152,921,504,606,846,976");
     in.params = 0;
     in.max_num_batched_tokens = int64_t(1) << 40;
-    CHECK(refused("Qwen/Qwen3-8B", in).message == "--max-num-seqs, --max-num-batched-tokens and -ub must be at most 2^31");
+    CHECK(refused("Qwen/Qwen3-8B", in).message ==
+          "--max-num-batched-tokens must be a whole number from 0 to 2,147,483,647, got 1,099,511,627,776");
+    in.max_num_batched_tokens = 0;
+    in.seqs = 0;
+    auto z = refused("Qwen/Qwen3-8B", in);
+    CHECK(z.message == "--seqs must be a whole number from 1 to 1,048,576, got 0");
+    CHECK(z.detail.code == "input_out_of_range");
+    CHECK(z.detail.param("field") == "seqs");
 }
 
 TEST_CASE("kvbudget budget CLI: output, JSON and exit status") {
     auto ok = run_cli("budget " + cfg("meta-llama--Llama-3.1-8B") + " --gpu rtx-4090 --max-model-len 16384");
     CHECK(ok.status == 0);
-    CHECK(ok.out.find("verdict: FITS (max-model-len 16,384)") != std::string::npos);
+    CHECK(ok.out.find("verdict: FITS (16,384 tokens x 1 request)") != std::string::npos);
     CHECK(ok.out.find("command: vllm serve meta-llama/Llama-3.1-8B --max-model-len 16384") != std::string::npos);
 
     auto no = run_cli("budget " + cfg("Qwen--Qwen3-8B") + " --gpu rtx-4090");
     CHECK(no.status == 0);  // a verdict, not a refusal
-    CHECK(no.out.find("verdict: DOES NOT FIT (max-model-len 40,960)") != std::string::npos);
+    CHECK(no.out.find("verdict: DOES NOT FIT (40,960 tokens x 1 request)") != std::string::npos);
 
     auto js = run_cli("budget " + cfg("Qwen--Qwen3-8B") + " --gpu-memory 80GiB --json --gpu-memory-utilization 0.85");
     CHECK(js.status == 0);
-    for (const char* key : {"\"fits\": true", "\"kv_pool_bytes\": ", "\"max_context\": ", "\"max_concurrency\": ",
-                            "\"weights\": {\"format\": \"bf16\", \"params\": 8190735360", "\"gpu_memory_utilization\": 0.85",
-                            "\"command\": \"vllm serve Qwen/Qwen3-8B --max-model-len 40960 --gpu-memory-utilization 0.85"})
+    for (const char* key : {"\"fits\":true", "\"kv_pool_bytes\":", "\"max_context\":", "\"max_concurrency\":",
+                            "\"params\":8190735360", "\"gpu_memory_utilization\":0.85",
+                            "\"command\":\"vllm serve Qwen/Qwen3-8B --max-model-len 40960 --gpu-memory-utilization 0.85\"",
+                            "\"metrics\":{\"kv-bytes-per-token\":147456,"})
         CHECK_MESSAGE(js.out.find(key) != std::string::npos, key);
 
     auto bad_gpu = run_cli("budget " + cfg("Qwen--Qwen3-8B") + " --gpu rtx-9999");
@@ -331,8 +346,7 @@ TEST_CASE("llama.cpp budget with K and V cache types set apart (-ctk q8_0 -ctv f
     kvb::BudgetInputs in;
     in.engine = kvb::BudgetEngine::LlamaCpp;
     in.gpu = "rtx-4090";
-    in.max_model_len = 8192;
-    in.max_num_seqs = 1;
+    in.context = 8192;
     in.kv_cache_dtype = "q8_0";
     in.kv_cache_dtype_v = "f16";
     auto r = kvb::compute_budget(fixture("meta-llama/Llama-3.1-8B"), in);
@@ -343,12 +357,89 @@ TEST_CASE("llama.cpp budget with K and V cache types set apart (-ctk q8_0 -ctv f
     REQUIRE(r->llama.log_lines.size() == 1);
     CHECK(r->llama.log_lines[0] ==
           "llama_kv_cache: size =  784.00 MiB (  8192 cells,  32 layers,  1/1 seqs), K (q8_0):  272.00 MiB, V (f16):  512.00 MiB");
-    CHECK(r->llama_command.find(" -ctk q8_0 -ctv f16 ") != std::string::npos);
-    CHECK(r->llama_command.find("-fa on") == std::string::npos);  // only a quantized V needs flash attention
+    CHECK(r->command.find(" -ctk q8_0 -ngl") != std::string::npos);  // -ctv f16 is the default
+    CHECK(r->command.find("-fa on") == std::string::npos);  // only a quantized V needs flash attention
     in.kv_cache_dtype_v = "q5";
     CHECK(kvb::compute_budget(fixture("meta-llama/Llama-3.1-8B"), in).error().message ==
           "unknown llama.cpp cache type 'q5' (choose from f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl)");
     auto cli = run_cli("budget " + cfg("meta-llama--Llama-3.1-8B") + " --gpu h100 -ctv q8_0");
     CHECK(cli.status == 2);
     CHECK(cli.out == "kvbudget: error: -ctk / -ctv are llama.cpp's; use --kv-cache-dtype for vllm\n");
+}
+
+TEST_CASE("llama.cpp and transformers on several GPUs: each holds its share of the layers, and its own buffers") {
+    // Llama-3.1-8B, Q4_K_M, 32K context, one request, on 1 and on 4 RTX 4090s (23.64 GiB each as PyTorch reports).
+    kvb::BudgetInputs in;
+    in.engine = kvb::BudgetEngine::LlamaCpp;
+    in.gpu = "rtx-4090";
+    in.context = 32768;
+    auto one = budget("meta-llama/Llama-3.1-8B", in);
+    CHECK(one.per_gpu.capacity_bytes == 25382879232LL);
+    CHECK(one.per_gpu.weights_bytes == 4912898048LL);
+    CHECK(one.per_gpu.kv_bytes == 4294967296LL);           // 32,768 cells x 131,072 B
+    CHECK(one.per_gpu.activation_bytes == 279445504LL);    // compute buffer: 512 x 4 x (128,256 + 2 x 4,096)
+    CHECK(one.per_gpu.overhead_bytes == 536870912LL);
+    CHECK(one.per_gpu.total_bytes == 10024181760LL);
+    CHECK(one.per_gpu.free_bytes == 25382879232LL - 10024181760LL);
+    in.gpu_count = 4;
+    auto four = budget("meta-llama/Llama-3.1-8B", in);
+    CHECK(four.per_gpu.capacity_bytes == 25382879232LL);    // one GPU's, not four
+    CHECK(four.per_gpu.weights_bytes == 1228224512LL);      // a quarter of the layers
+    CHECK(four.per_gpu.kv_bytes == 1073741824LL);           // and of their cells
+    CHECK(four.per_gpu.activation_bytes == 279445504LL);    // every GPU has its own compute buffer
+    CHECK(four.per_gpu.overhead_bytes == 536870912LL);      // and its own runtime: not 4 x 512 MiB on one GPU
+    CHECK(four.per_gpu.total_bytes == 3118282752LL);
+    CHECK(four.fits);
+    CHECK(four.notes.back().code == "layers_split");
+    // More GPUs never shorten the longest context.
+    CHECK(four.max_context >= one.max_context);
+
+    // transformers device_map="auto": bf16 weights 16,060,522,496 B over 2 GPUs, DynamicCache likewise.
+    kvb::BudgetInputs t;
+    t.engine = kvb::BudgetEngine::Transformers;
+    t.gpu = "rtx-4090";
+    t.gpu_count = 2;
+    t.context = 8192;
+    auto two = budget("meta-llama/Llama-3.1-8B", t);
+    CHECK(two.per_gpu.weights_bytes == 8030261248LL);
+    CHECK(two.per_gpu.kv_bytes == 8192LL * 131072 / 2 + 8192LL * 131072 / 32);  // half the cache + one layer's copy
+    CHECK(two.per_gpu.overhead_bytes == 536870912LL);
+    CHECK(two.per_gpu.total_bytes == two.per_gpu.weights_bytes + two.per_gpu.kv_bytes + two.activation_bytes + 536870912LL);
+}
+
+TEST_CASE("concurrent requests are not vLLM's --max-num-seqs") {
+    // The operator's case: Llama-3.1-70B on 4 x H100, TP 4, 32K context. Asking for 16 requests at once
+    // keeps vLLM's own default --max-num-seqs (1,024 on an 80 GB H100), so the estimates and the answer are
+    // those of the command printed, and the command carries no --max-num-seqs.
+    kvb::BudgetInputs in;
+    in.gpu = "h100-sxm";
+    in.gpu_count = 4;
+    in.context = 32768;
+    auto one = budget("meta-llama/Llama-3.1-70B", in);
+    CHECK(one.tp == 4);
+    CHECK(one.max_num_seqs == 1024);
+    CHECK(one.max_concurrency == 13);
+    in.seqs = 16;
+    auto sixteen = budget("meta-llama/Llama-3.1-70B", in);
+    CHECK(sixteen.max_num_seqs == 1024);
+    CHECK(sixteen.max_concurrency == 13);
+    CHECK(sixteen.fits);
+    CHECK_FALSE(sixteen.all_seqs_fit);
+    CHECK(sixteen.command == "vllm serve meta-llama/Llama-3.1-70B --max-model-len 32768 --tensor-parallel-size 4");
+    in.kv_cache_dtype = "fp8";
+    auto fp8 = budget("meta-llama/Llama-3.1-70B", in);
+    CHECK(fp8.max_concurrency == 26);
+    CHECK(fp8.all_seqs_fit);
+    // More requests than vLLM's default runs at once: the flag becomes part of the answer.
+    in.seqs = 2000;
+    auto many = budget("meta-llama/Llama-3.1-70B", in);
+    CHECK(many.max_num_seqs == 2000);
+    CHECK(many.command.find(" --max-num-seqs 2000") != std::string::npos);
+    // An explicit --max-num-seqs below the requests is kept, and said.
+    in.seqs = 16;
+    in.max_num_seqs = 8;
+    auto capped = budget("meta-llama/Llama-3.1-70B", in);
+    CHECK(capped.max_num_seqs == 8);
+    CHECK_FALSE(capped.all_seqs_fit);
+    CHECK(kvb::render_english(capped.notes.back()) == "--max-num-seqs 8 lets vLLM run only 8 of the 16 requests at once");
 }

@@ -44,9 +44,11 @@ TEST_CASE("kv --json: the seed numbers, the table, the ladder and the crossover"
     auto j = nlohmann::json::parse(r.out);
     CHECK(j["model"] == "Qwen/Qwen3-8B");
     CHECK(j["bytes_per_token"] == 147456);
-    CHECK(j["bytes_at_context"] == int64_t(147456) * 32768);
-    CHECK(j["mha_bytes_per_token"] == 589824);
-    CHECK(j["mqa_bytes_per_token"] == 18432);
+    CHECK(j["bytes_total"] == int64_t(147456) * 32768);
+    CHECK(j["head_variants"][0]["variant"] == "MHA");
+    CHECK(j["head_variants"][0]["bytes_per_token"] == 589824);
+    CHECK(j["head_variants"][2]["variant"] == "MQA");
+    CHECK(j["head_variants"][2]["bytes_per_token"] == 18432);
     CHECK(j["context_table"].size() == 5);
     CHECK(j["context_table"][4]["context"] == 40960);
     CHECK(j["weights_bytes"] == 16'381'470'720);  // 8,190,735,360 parameters in bf16
@@ -60,7 +62,7 @@ TEST_CASE("kv reads a config from stdin and names it stdin") {
     REQUIRE(r.status == 0);
     auto j = nlohmann::json::parse(r.out);
     CHECK(j["model"] == "stdin");
-    CHECK(j["bytes_at_context"] == 128 * 1024 * 1024);
+    CHECK(j["bytes_total"] == 128 * 1024 * 1024);
 }
 
 TEST_CASE("inspect --json lists every layer and the notes") {

@@ -5,7 +5,7 @@ import { t } from './i18n.js';
 import { bytes, tokens } from './format.js';
 
 const ENGINES = ['vllm', 'llamacpp', 'transformers'];
-const TP_SIZES = [1, 2, 4, 8, 16, 32];
+const TP_SIZES = [0, 1, 2, 4, 8, 16, 32]; // 0: all the GPUs (vLLM's default is 1; the page sizes one engine over every GPU)
 const SLIDER_MIN = 8; // log2(256)
 const SLIDER_STEPS_PER_OCTAVE = 4;
 
@@ -49,11 +49,19 @@ export function buildControls(app, onChange) {
       c.gpuMem.reportValidity();
     }
   });
-  c.gpuCount = numberInput('ctl-gpu-count', 1, 64);
-  c.gpuCount.addEventListener('change', () => {
-    const n = Number(c.gpuCount.value);
-    if (Number.isInteger(n) && n >= 1 && n <= 64) set('gpuCount', n);
-  });
+  // Counts go to the core as typed: it checks the range and says what is wrong.
+  const setCount = (key, input) => {
+    const n = Number(input.value);
+    if (input.value.trim() !== '' && Number.isInteger(n)) {
+      input.setCustomValidity('');
+      set(key, n);
+    } else {
+      input.setCustomValidity(t('controls.badCount', { text: input.value }));
+      input.reportValidity();
+    }
+  };
+  c.gpuCount = numberInput('ctl-gpu-count', 1, 1);
+  c.gpuCount.addEventListener('change', () => setCount('gpuCount', c.gpuCount));
   c.util = numberInput('ctl-util', 0.05, 1, 0.01);
   c.util.setAttribute('inputmode', 'decimal');
   c.util.addEventListener('change', () => {
@@ -84,18 +92,19 @@ export function buildControls(app, onChange) {
       onChange();
     });
   });
-  c.ctx = numberInput('ctl-ctx', 1, 2 ** 40);
-  c.ctx.addEventListener('change', () => {
-    const n = Number(c.ctx.value);
-    if (Number.isInteger(n) && n >= 1) set('ctx', n);
+  c.ctx = numberInput('ctl-ctx', 1, 1);
+  c.ctx.addEventListener('change', () => setCount('ctx', c.ctx));
+  c.seqs = numberInput('ctl-seqs', 1, 1);
+  c.seqs.addEventListener('change', () => setCount('seqs', c.seqs));
+  c.tp = h('select', { id: 'ctl-tp' }, TP_SIZES.map((n) => h('option', { value: String(n) }, n === 0 ? t('controls.tpAuto') : String(n))));
+  c.tp.addEventListener('change', () => {
+    const tp = Number(c.tp.value);
+    // More tensor-parallel ranks than GPUs: the GPU count follows, visibly, in its own control.
+    if (tp > app.state.gpuCount) app.state.gpuCount = tp;
+    set('tp', tp);
   });
-  c.seqs = numberInput('ctl-seqs', 1, 1 << 20);
-  c.seqs.addEventListener('change', () => {
-    const n = Number(c.seqs.value);
-    if (Number.isInteger(n) && n >= 1) set('seqs', n);
-  });
-  c.tp = h('select', { id: 'ctl-tp' }, TP_SIZES.map((n) => h('option', { value: String(n) }, String(n))));
-  c.tp.addEventListener('change', () => set('tp', Number(c.tp.value)));
+  c.maxNumSeqs = numberInput('ctl-max-num-seqs', 0, 1);
+  c.maxNumSeqs.addEventListener('change', () => setCount('maxNumSeqs', c.maxNumSeqs));
 
   c.gpuMemField = field('ctl-gpu-mem', t('controls.gpuMem'), c.gpuMem, t('controls.gpuMemHint'));
   c.kvField = field('ctl-kv', t('controls.kv'), c.kv);
@@ -114,7 +123,8 @@ export function buildControls(app, onChange) {
       field('ctl-weights', t('controls.weights'), c.weights),
       c.kvField, c.ctkField, c.ctvField,
       field('ctl-tp', t('controls.tp'), c.tp),
-      field('ctl-seqs', t('controls.seqs'), c.seqs)),
+      field('ctl-seqs', t('controls.seqs'), c.seqs, t('controls.seqsHint')),
+      (c.maxNumSeqsField = field('ctl-max-num-seqs', t('controls.maxNumSeqs'), c.maxNumSeqs, t('controls.maxNumSeqsHint')))),
     h('div', { class: 'field ctx' },
       h('label', { for: 'ctl-ctx' }, t('controls.ctx')),
       h('div', { class: 'row' }, c.ctxSlider, c.ctx),
@@ -137,7 +147,7 @@ export function syncControls(app) {
   const core = app.core;
   const cat = core.catalog();
 
-  const gpus = cat.gpus.map((g) => ({ value: g.id, label: `${g.name} (${bytes(g.memoryBytes)})` }));
+  const gpus = cat.gpus.map((g) => ({ value: g.id, label: `${g.name} (${bytes(g.memory_bytes)})` }));
   // '' is the custom size; an id the catalog does not know falls back to the default GPU.
   if (s.gpu !== '' && !gpus.some((g) => g.value === s.gpu)) s.gpu = gpus.length ? (gpus.find((g) => g.value === 'rtx-4090') || gpus[0]).value : '';
   fillSelect(c.gpu, [...gpus, { value: '', label: t('controls.gpuCustom') }], s.gpu);
@@ -147,7 +157,7 @@ export function syncControls(app) {
   c.util.value = String(s.util);
   c.engine.value = s.engine;
 
-  const formats = (cat.weightFormats || []).map((w) => ({ value: w.id, label: w.label || w.id }));
+  const formats = cat.weight_formats.map((w) => ({ value: w, label: w }));
   if (!formats.some((f) => f.value === s.weights)) s.weights = formats.length ? formats[0].value : 'auto';
   fillSelect(c.weights, formats.length ? formats : [{ value: 'auto', label: 'auto' }], s.weights);
 
@@ -167,16 +177,24 @@ export function syncControls(app) {
     if (!names.includes(s.kv)) s.kv = names.includes('auto') ? 'auto' : names[0];
     fillSelect(c.kv, names.map((n) => ({ value: n, label: n })), s.kv);
   }
-  if (!TP_SIZES.includes(s.tp)) s.tp = 1;
+  if (!TP_SIZES.includes(s.tp)) s.tp = 0;
   c.tp.value = String(s.tp);
   c.seqs.value = String(s.seqs);
+  c.maxNumSeqsField.hidden = s.engine !== 'vllm';
+  c.maxNumSeqs.value = String(s.maxNumSeqs);
+  // Bounds from the core's own limits table (the same check refuses out-of-range values).
+  const lim = cat.limits;
+  for (const [input, name] of [[c.ctx, 'context'], [c.seqs, 'seqs'], [c.gpuCount, 'gpu_count'], [c.maxNumSeqs, 'max_num_seqs']]) {
+    input.min = String(Math.max(lim[name].min, name === 'context' ? 1 : lim[name].min));
+    input.max = String(lim[name].max);
+  }
 
-  const max = app.model?.spec.maxPositionEmbeddings || 0;
+  const max = app.model?.spec.max_position_embeddings || 0;
   const top = Math.max(max, s.ctx, 1024);
   c.ctxSlider.max = String(Math.ceil(Math.log2(top) * SLIDER_STEPS_PER_OCTAVE));
   c.ctxSlider.value = String(ctxToSlider(s.ctx));
   c.ctxSlider.setAttribute('aria-valuetext', tokens(s.ctx));
   if (document.activeElement !== c.ctx) c.ctx.value = String(s.ctx);
-  c.ctx.max = String(2 ** 40);
-  c.ctxMax.textContent = max ? t('row.modelMax', { ctx: tokens(max) }) : '';
+  c.ctxMax.textContent = app.ctxCapped ? t('controls.ctxCapped', { asked: tokens(app.ctxCapped.asked), max: tokens(app.ctxCapped.max) })
+    : max ? t('row.modelMax', { ctx: tokens(max) }) : '';
 }

@@ -78,7 +78,7 @@ export function embedRendered(app) {
     sec.hidden = !show.has(sec.id.slice(4));
   }
   app.els.fullLink.href = shareUrl(app.state);
-  exportContext.model = app.state.model || app.view?.model?.name || '';
+  exportContext.model = app.state.model || app.view?.kv?.model || '';
   updateIgnored(app);
 }
 

@@ -3,7 +3,6 @@
 import en from '../i18n/en.json';
 // Bundled too (a few KB gzip): switching language must work offline and in embeds.
 import zhCN from '../i18n/zh-CN.json';
-import { compileCoreTemplates, matchCoreNote } from './core-notes.js';
 
 export const LANGUAGES = ['en', 'zh-CN'];
 const catalogs = { en, 'zh-CN': zhCN };
@@ -53,12 +52,15 @@ export function has(key) {
   return key in messages || key in en;
 }
 
-// The C++ core writes its notes in English (the CLI prints them as they are); the
-// page shows each in its own language through the coreNote.* templates.
-let coreTemplates = null;
-export function tCore(text) {
-  if (lang === 'en') return text;
-  if (!coreTemplates) coreTemplates = compileCoreTemplates(en);
-  const m = matchCoreNote(coreTemplates, String(text));
-  return m ? t(m.key, m.params) : text;
+// A core Message {code, params, text}: worded from this language's msg.<code> with the
+// core's parameters; the core's English text when a catalog lacks the code (a test
+// keeps that from shipping). A {field} parameter names an input: shown as its control's label.
+export function tMsg(message) {
+  if (!message) return '';
+  if (typeof message === 'string') return message;
+  const key = 'msg.' + message.code;
+  if (!(key in messages) && !(key in en)) return message.text;
+  const params = { ...(message.params || {}) };
+  if (params.field && has('field.' + params.field)) params.field = t('field.' + params.field);
+  return t(key, params);
 }

@@ -1,7 +1,7 @@
 // Page entry: builds the DOM, loads the WASM core, the catalog and the model,
 // and re-renders from one state object whenever a control changes.
 import { loadKvbudget, KvbudgetError } from '../../wasm/kvbudget.js';
-import { t, setLanguage, detectLanguage } from './i18n.js';
+import { t, tMsg, setLanguage, detectLanguage } from './i18n.js';
 import { shareBar, shareRendered, ignoredNote, languageSwitcher, applyThemeParam } from './share.js';
 import { buildEmbed, embedRendered } from './embed.js';
 import { h, $, clear } from './dom.js';
@@ -46,7 +46,7 @@ function errorText(e, id) {
   if (e instanceof HubError) {
     return t('hub.' + e.code, { id, status: e.detail?.status ?? '', seconds: Math.round((app.hub?.timeoutMs ?? 0) / 100) / 10 });
   }
-  if (e instanceof KvbudgetError) return t('core.error', { message: e.message });
+  if (e instanceof KvbudgetError) return t('core.error', { message: e.detail ? tMsg(e.detail) : e.message });
   return t('core.error', { message: e?.message || String(e) });
 }
 
@@ -58,8 +58,14 @@ function useConfig(text, name, source) {
   if (app.model) app.model.release();
   app.model = model;
   app.modelSource = source;
-  const max = model.spec.maxPositionEmbeddings;
-  if (max > 0 && source.kind !== 'initial' && app.state.ctx > max) app.state.ctx = max;
+  // A context beyond the new model's limit would only be refused by vLLM: it is brought
+  // to the limit, and the context field says so (controls.js).
+  const max = model.spec.max_position_embeddings;
+  app.ctxCapped = null;
+  if (max > 0 && source.kind !== 'initial' && app.state.ctx > max) {
+    app.ctxCapped = { asked: app.state.ctx, max };
+    app.state.ctx = max;
+  }
 }
 
 async function fetchCatalogConfig(id) {
@@ -184,22 +190,26 @@ function exactHubParameters() {
   return dtypes.length && dtypes.every((d) => d === 'BF16' || d === 'F16' || d === 'F32') ? info.parameters : 0;
 }
 
-function computeInput(s) {
+// The page's state as the core's BudgetInputs (src/budget/budget.h): the same names
+// the CLI's flags fill, so `kvbudget budget` with the copied settings gives this answer.
+export function computeInput(s) {
+  const vllm = s.engine === 'vllm';
+  const llama = s.engine === 'llamacpp';
   return {
     engine: s.engine,
     context: s.ctx,
     seqs: s.seqs,
-    kvDtype: s.kv,
-    cacheTypeK: s.ctk,
-    cacheTypeV: s.ctv,
+    kv_cache_dtype: llama ? s.ctk : s.kv,
+    kv_cache_dtype_v: llama ? s.ctv : '',
     gpu: s.gpu,
-    gpuMemoryBytes: s.gpuMem,
-    gpuCount: s.gpuCount,
-    // gpu_memory_utilization is vLLM's knob; llama.cpp budgets against the whole GPU.
-    gpuMemoryUtilization: s.engine === 'vllm' ? s.util : null,
-    weightsFormat: s.weights,
-    tensorParallel: s.tp,
-    hubParameters: exactHubParameters(),
+    gpu_memory_bytes: s.gpu ? 0 : s.gpuMem,
+    gpu_count: s.gpuCount,
+    // gpu_memory_utilization is vLLM's knob; llama.cpp and transformers budget against the whole GPU.
+    gpu_memory_utilization: vllm ? s.util : 0,
+    weights: s.weights,
+    tensor_parallel_size: vllm ? s.tp : 0,
+    max_num_seqs: vllm ? s.maxNumSeqs : 0,
+    params: exactHubParameters(),
   };
 }
 
@@ -210,7 +220,7 @@ export function recompute() {
   try {
     view = app.model.compute(computeInput(app.state));
   } catch (e) {
-    failWith(t('core.controlError', { message: e.message }));
+    failWith(t('core.controlError', { message: e.detail ? tMsg(e.detail) : e.message }));
     return;
   }
   showError('');

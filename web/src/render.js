@@ -1,7 +1,7 @@
-// Renders the core's compute() result. Layout and text only: every number shown
-// is a field of `view`, computed in WASM.
+// Renders the core's Answer (src/report/answer.h, the JSON `kvbudget budget --json`
+// prints). Layout and text only: every number shown is a field of `view`.
 import { h, clear } from './dom.js';
-import { t, tCore } from './i18n.js';
+import { t, tMsg } from './i18n.js';
 import { bytes, int, tokens, fixed, format, decimalBytes } from './format.js';
 import { renderTable } from './tables.js';
 import { KvChart } from './chart.js';
@@ -16,31 +16,31 @@ function metric(name, label, value, kind, extra) {
 }
 
 function elemText(type) {
-  return type.blockValues === 1 ? t('formula.elemBytes', { n: type.blockBytes }) : t('formula.elemBlock', { bytes: type.blockBytes, values: type.blockValues });
+  return type.block_values === 1 ? t('formula.elemBytes', { n: type.block_bytes }) : t('formula.elemBlock', { bytes: type.block_bytes, values: type.block_values });
 }
 
 
 function formulaLines(view) {
-  const k = view.kvTypes.k;
-  const v = view.kvTypes.v;
+  const k = view.kv.k_type;
+  const v = view.kv.v_type;
   const lines = [];
-  for (const g of view.formula) {
-    const b = bytes(g.bytesPerToken) + ` (${int(g.bytesPerToken)} B)`;
+  for (const g of view.kv.formula) {
+    const b = bytes(g.bytes_per_token) + ` (${int(g.bytes_per_token)} B)`;
     if (g.kind === 'full' || g.kind === 'sliding' || g.kind === 'chunked') {
       let text;
-      if (k.name === v.name && g.kHeadDim === g.vHeadDim) {
-        text = t('formula.kv', { layers: g.layers, heads: g.kvHeads, dim: g.kHeadDim, elem: elemText(k), bytes: b });
+      if (k.name === v.name && g.k_head_dim === g.v_head_dim) {
+        text = t('formula.kv', { layers: g.layers, heads: g.kv_heads, dim: g.k_head_dim, elem: elemText(k), bytes: b });
       } else if (k.name === v.name) {
-        text = t('formula.kvDiffDims', { layers: g.layers, heads: g.kvHeads, kdim: g.kHeadDim, vdim: g.vHeadDim, elem: elemText(k), bytes: b });
+        text = t('formula.kvDiffDims', { layers: g.layers, heads: g.kv_heads, kdim: g.k_head_dim, vdim: g.v_head_dim, elem: elemText(k), bytes: b });
       } else {
-        text = t('formula.kvSplitTypes', { layers: g.layers, heads: g.kvHeads, kdim: g.kHeadDim, vdim: g.vHeadDim, kelem: elemText(k), velem: elemText(v), bytes: b });
+        text = t('formula.kvSplitTypes', { layers: g.layers, heads: g.kv_heads, kdim: g.k_head_dim, vdim: g.v_head_dim, kelem: elemText(k), velem: elemText(v), bytes: b });
       }
       const note = g.kind === 'sliding' ? t('formula.window', { window: int(g.window) }) : g.kind === 'chunked' ? t('formula.chunk', { window: int(g.window) }) : null;
       lines.push({ kind: g.kind, text, note });
     } else if (g.kind === 'mla') {
-      lines.push({ kind: g.kind, text: t('formula.mla', { layers: g.layers, rank: g.kvLoraRank, rope: g.qkRopeHeadDim, elem: elemText(k), bytes: b }) });
+      lines.push({ kind: g.kind, text: t('formula.mla', { layers: g.layers, rank: g.kv_lora_rank, rope: g.qk_rope_head_dim, elem: elemText(k), bytes: b }) });
     } else if (g.kind === 'linear' || g.kind === 'mamba') {
-      lines.push({ kind: g.kind, text: t('formula.state', { layers: g.layers, kind: t('formula.kind.' + g.kind), bytesPerLayer: bytes(g.stateBytesPerLayer), bytes: bytes(g.stateBytes) }) });
+      lines.push({ kind: g.kind, text: t('formula.state', { layers: g.layers, kind: t('formula.kind.' + g.kind), bytesPerLayer: bytes(g.state_bytes_per_layer), bytes: bytes(g.state_bytes) }) });
     } else {
       lines.push({ kind: g.kind, text: t('formula.none', { layers: g.layers }) });
     }
@@ -48,26 +48,25 @@ function formulaLines(view) {
   return lines;
 }
 
-function stackedBar(b) {
+function stackedBar(g) {
   const parts = [
-    ['weights', b.weightsPerGpuBytes],
-    ['kv', b.kvBytes],
-    ['activations', b.activationsBytes],
-    ['overhead', b.overheadBytes],
+    ['weights', g.weights_bytes],
+    ['kv', g.kv_bytes],
+    ['activations', g.activation_bytes],
+    ['overhead', g.overhead_bytes],
   ];
-  const used = parts.reduce((a, [, v]) => a + v, 0);
-  const scale = Math.max(b.capacityBytes, used) || 1;
-  const bar = h('div', { class: 'bar', role: 'img', 'aria-label': t('bar.label') + ': ' + parts.map(([k, v]) => `${t('bar.' + k)} ${bytes(v)}`).join(', ') + (b.freeBytes > 0 ? `, ${t('bar.free')} ${bytes(b.freeBytes)}` : '') });
+  const scale = Math.max(g.capacity_bytes, g.total_bytes) || 1;
+  const bar = h('div', { class: 'bar', role: 'img', 'aria-label': t('bar.label') + ': ' + parts.map(([k, v]) => `${t('bar.' + k)} ${bytes(v)}`).join(', ') + (g.free_bytes > 0 ? `, ${t('bar.free')} ${bytes(g.free_bytes)}` : '') });
   for (const [k, v] of parts) {
     if (v > 0) bar.append(h('span', { class: 'seg seg-' + k, style: `width:${(100 * v) / scale}%`, title: `${t('bar.' + k)}: ${bytes(v)}` }));
   }
-  if (b.freeBytes > 0) bar.append(h('span', { class: 'seg seg-free', style: `width:${(100 * b.freeBytes) / scale}%`, title: `${t('bar.free')}: ${bytes(b.freeBytes)}` }));
-  if (b.usableBytes > 0 && b.usableBytes < scale) {
-    bar.append(h('span', { class: 'util-line', style: `left:${(100 * b.usableBytes) / scale}%`, title: t('bar.util') }));
+  if (g.free_bytes > 0) bar.append(h('span', { class: 'seg seg-free', style: `width:${(100 * g.free_bytes) / scale}%`, title: `${t('bar.free')}: ${bytes(g.free_bytes)}` }));
+  if (g.usable_bytes > 0 && g.usable_bytes < scale) {
+    bar.append(h('span', { class: 'util-line', style: `left:${(100 * g.usable_bytes) / scale}%`, title: t('bar.util') }));
   }
   const legend = h('ul', { class: 'legend' },
     parts.map(([k, v]) => h('li', { 'data-part': k, 'data-value': String(v) }, h('span', { class: 'swatch seg-' + k, 'aria-hidden': 'true' }), `${t('bar.' + k)}: ${bytes(v)}`)),
-    h('li', null, h('span', { class: 'swatch seg-free', 'aria-hidden': 'true' }), `${b.freeBytes >= 0 ? t('bar.free') : t('bar.over')}: ${bytes(Math.abs(b.freeBytes))}`));
+    h('li', null, h('span', { class: 'swatch seg-free', 'aria-hidden': 'true' }), `${g.free_bytes >= 0 ? t('bar.free') : t('bar.over')}: ${bytes(Math.abs(g.free_bytes))}`));
   return [bar, legend];
 }
 
@@ -94,8 +93,9 @@ export function renderResults(app, view) {
   const s = app.state;
   const b = view.budget;
   app.view = view;
-  const ctxText = tokens(s.ctx);
-  const seqText = int(s.seqs);
+  // The context and sequences the core resolved, not the ones the page asked for.
+  const ctxText = tokens(view.kv.context);
+  const seqText = int(view.kv.seqs);
 
   if (!app.chart) {
     app.chartBox = h('div', { class: 'chart', role: 'img', 'aria-label': t('chart.label') });
@@ -111,42 +111,47 @@ export function renderResults(app, view) {
     : t('model.source.catalog', { id: src.id });
   app.els.source.textContent = srcText;
   const m = app.model.spec;
-  const kinds = Object.entries(m.layerCounts).map(([k, n]) => `${n} ${t('layerKind.' + k)}`).join(t('list.sep'));
+  const kinds = Object.entries(m.layer_counts).map(([k, n]) => `${n} ${t('layerKind.' + k)}`).join(t('list.sep'));
   const summary = h('p', { class: 'model-summary' },
     h('strong', { 'data-role': 'model-name' }, m.name), ' — ',
-    t('model.summary', { arch: m.architecture || m.modelType, layers: m.numLayers, kinds, dtype: m.dtype, maxctx: m.maxPositionEmbeddings ? int(m.maxPositionEmbeddings) : t('value.none') }));
+    t('model.summary', { arch: m.architecture || m.model_type, layers: m.num_layers, kinds, dtype: m.dtype, maxctx: m.max_position_embeddings ? int(m.max_position_embeddings) : t('value.none') }));
 
   // Verdict + bar
   const top = [summary];
   if (b) {
-    const verdict = !b.fits ? 'nofit' : b.allSeqsFit ? 'fits' : 'partial';
-    const params = { used: bytes(b.totalBytes), capacity: bytes(b.usableBytes), gpu: b.gpuName || t('controls.gpuCustom'), n: int(b.maxConcurrency), seqs: seqText, ctx: ctxText };
+    const g = b.per_gpu;
+    const verdict = !b.fits ? 'nofit' : b.all_seqs_fit ? 'fits' : 'partial';
+    const params = { used: bytes(g.total_bytes), capacity: bytes(g.usable_bytes), gpu: b.gpu.name || t('controls.gpuCustom'), n: int(b.max_concurrency), seqs: seqText, ctx: ctxText };
     top.push(h('p', { class: 'verdict ' + verdict, 'data-role': 'verdict', 'data-verdict': verdict }, t('verdict.' + verdict, params)));
-    top.push(...stackedBar(b));
-    if (b.gpuCount > 1) top.push(h('p', { class: 'muted' }, t('bar.perGpu', { n: b.gpuCount, tp: b.tp, pp: b.pp })));
-  } else if (view.budgetError) {
+    if (b.verdict_reason) top.push(h('p', { class: 'muted', 'data-role': 'verdict-reason' }, tMsg(b.verdict_reason)));
+    top.push(...stackedBar(g));
+    if (b.gpu.count > 1) top.push(h('p', { class: 'muted' }, t(b.engine === 'vllm' ? 'bar.perGpu' : 'bar.perGpuLayers', { n: b.gpu.count, tp: b.tensor_parallel_size, pp: b.pipeline_parallel_size })));
+  } else if (view.refusal) {
+    // The core's reason in this page's words; an engine's own text (vLLM's) stays verbatim beneath.
+    const r = view.refusal;
     top.push(h('p', { class: 'verdict nofit', 'data-role': 'verdict', 'data-verdict': 'refused' }, t('verdict.refused')),
-      h('pre', { class: 'engine-refusal', 'data-role': 'budget-error' }, view.budgetError.message));
+      r.detail ? h('p', { 'data-role': 'budget-error' }, tMsg(r.detail)) : h('pre', { class: 'engine-refusal', 'data-role': 'budget-error' }, r.message));
   }
 
-  // Headline metrics
+  // Headline metrics: the core's metrics object, keyed by the data-metric names.
   const kv = view.kv;
+  const mx = view.metrics;
   const metrics = h('dl', { class: 'metrics' },
-    metric('kv-bytes-per-token', t('metric.kv-bytes-per-token'), kv.bytesPerToken, 'bytes',
-      kv.stateBytesPerSeq > 0 ? t('metric.state-bytes', { bytes: bytes(kv.stateBytesPerSeq) })
-        : kv.windowedBytesPerToken > 0 ? t('metric.windowed', { bytes: bytes(kv.windowedBytesPerToken) }) : null),
-    metric('kv-bytes-total', t('metric.kv-bytes-total', { ctx: ctxText, seqs: seqText }), kv.bytesTotal, 'bytes'),
-    metric('weights-bytes', t('metric.weights-bytes'), b ? b.weightsBytes : null, 'bytes'),
-    metric('total-bytes', t('metric.total-bytes'), b ? b.totalBytes : null, 'bytes'),
-    metric('max-context', t('metric.max-context'), b ? b.maxContext : null, 'int'),
-    metric('max-concurrency', t('metric.max-concurrency', { ctx: ctxText }), b ? b.maxConcurrency : null, 'int'));
+    metric('kv-bytes-per-token', t('metric.kv-bytes-per-token'), mx['kv-bytes-per-token'], 'bytes',
+      kv.state_bytes_per_seq > 0 ? t('metric.state-bytes', { bytes: bytes(kv.state_bytes_per_seq) })
+        : kv.windowed_bytes_per_token > 0 ? t('metric.windowed', { bytes: bytes(kv.windowed_bytes_per_token) }) : null),
+    metric('kv-bytes-total', t('metric.kv-bytes-total', { ctx: ctxText, seqs: seqText }), mx['kv-bytes-total'], 'bytes'),
+    metric('weights-bytes', t('metric.weights-bytes'), mx['weights-bytes'], 'bytes'),
+    metric('total-bytes', t('metric.total-bytes'), mx['total-bytes'], 'bytes'),
+    metric('max-context', t('metric.max-context'), mx['max-context'], 'int'),
+    metric('max-concurrency', t('metric.max-concurrency', { ctx: ctxText }), mx['max-concurrency'], 'int'));
 
   // Formula
   const lines = formulaLines(view);
   const formula = section('formula', t('formula.heading'),
     h('p', { class: 'muted' }, t('formula.intro')),
     h('ul', { class: 'formula' }, lines.map((l) => h('li', { 'data-kind': l.kind }, h('code', null, l.text), l.note ? h('span', { class: 'muted' }, ' — ' + l.note) : null))),
-    h('p', null, h('strong', null, t('formula.total', { bytes: `${bytes(kv.bytesPerToken)} (${int(kv.bytesPerToken)} B)` }))));
+    h('p', null, h('strong', null, t('formula.total', { bytes: `${bytes(kv.bytes_per_token)} (${int(kv.bytes_per_token)} B)` }))));
 
   // Context table
   const ctxTable = {
@@ -158,12 +163,11 @@ export function renderResults(app, view) {
       { key: 'bytesTotal', label: t('col.total'), kind: 'bytes' },
       ...(b ? [{ key: 'vsWeights', label: t('col.vsWeights'), kind: 'percent' }] : []),
     ],
-    rows: view.contextTable.map((r) => ({
-      context: r.isModelMax ? t('row.modelMax', { ctx: tokens(r.context) }) : tokens(r.context),
-      bytesPerSeq: r.bytesPerSeq,
-      bytesTotal: r.bytesTotal,
-      vsWeights: r.vsWeights,
-      _class: r.beyondModelMax ? 'beyond' : null,
+    rows: kv.context_table.map((r) => ({
+      context: r.is_model_max ? t('row.modelMax', { ctx: tokens(r.context) }) : tokens(r.context),
+      bytesPerSeq: r.bytes_per_seq,
+      bytesTotal: r.bytes_total,
+      vsWeights: r.vs_weights,
     })),
   };
 
@@ -177,19 +181,19 @@ export function renderResults(app, view) {
       { key: 'bytesPerToken', label: t('col.perToken'), kind: 'bytes' },
       { key: 'bytesTotal', label: t('col.atCtx', { ctx: ctxText, seqs: seqText }), kind: 'bytes' },
     ],
-    rows: view.comparison.map((r) => ({ ...r, variant: t('variant.' + r.variant), _class: r.variant === 'actual' ? 'current' : null })),
+    rows: kv.head_variants.map((r) => ({ variant: t('variant.' + r.variant), kvHeads: r.kv_heads, bytesPerToken: r.bytes_per_token, bytesTotal: r.bytes_total, _class: r.variant === 'actual' ? 'current' : null })),
   };
 
-  const chart = view.chart;
+  const chart = { contexts: kv.curve.contexts, kvBytes: kv.curve.bytes, weightsBytes: kv.weights_bytes, capacityBytes: view.chart_capacity_bytes, crossoverContext: kv.crossover_context };
   const chartSec = section('chart', t('chart.heading'), app.chartBox, chartToolbar(() => app.chart, 'kv-vs-context', t('chart.heading')),
-    h('p', { class: 'muted', 'data-role': 'crossover', 'data-value': String(chart.crossoverContext || 0) },
-      chart.crossoverContext ? t('chart.crossover', { ctx: int(chart.crossoverContext) }) : chart.weightsBytes ? t('chart.noCrossover') : ''));
+    h('p', { class: 'muted', 'data-role': 'crossover', 'data-value': String(kv.crossover_context) },
+      kv.crossover_context ? t('chart.crossover', { ctx: int(kv.crossover_context) }) : kv.weights_bytes ? t('chart.noCrossover') : ''));
 
   const out = [h('div', { class: 'card headline' }, ...top, metrics), formula,
     section('context', t('table.context.heading'), renderTable(ctxTable)), chartSec,
     section('compare', t('table.compare.heading'), renderTable(cmpTable))];
 
-  if (view.ladder && view.ladder.length) {
+  if (kv.ladder.length) {
     out.push(section('ladder', t('table.ladder.heading'), renderTable({
       id: 'ladder',
       caption: t('table.ladder.heading'),
@@ -199,30 +203,27 @@ export function renderResults(app, view) {
         { key: 'kvBytes', label: t('col.kvBytes', { ctx: ctxText, seqs: seqText }), kind: 'bytes' },
         { key: 'saving', label: t('col.savingVsModel'), kind: 'percent' },
       ],
-      rows: view.ladder.map((r) => ({ ...r, step: t('ladder.' + r.step, { detail: r.detail }), _class: r.step === 'model' ? 'current' : null })),
+      rows: kv.ladder.map((r) => ({ step: t('ladder.' + r.step, { detail: r.detail }), bytesPerToken: r.bytes_per_token, kvBytes: r.kv_bytes, saving: r.saving, _class: r.step === 'model' ? 'current' : null })),
     })));
   }
 
-  const eng = view.engineView;
-  if (eng) {
-    const logText = (eng.logLines || []).join('\n');
+  if (b) {
+    const logText = b.log_lines.join('\n');
     out.push(section('engine', t('engine.heading'),
-      eng.error ? h('div', { class: 'engine-error' }, h('p', null, t('engine.error')), h('pre', { 'data-role': 'engine-error' }, eng.error)) : null,
+      b.engine_error ? h('div', { class: 'engine-error' }, h('p', null, t('engine.error')), h('pre', { 'data-role': 'engine-error' }, b.engine_error)) : null,
       logText ? [h('h4', null, t('engine.logs')), h('pre', { class: 'log', 'data-role': 'engine-log' }, logText)] : null,
-      eng.command ? [h('h4', null, t('engine.command')), h('div', { class: 'cmd' }, h('pre', { 'data-role': 'engine-command' }, eng.command), copyButton(() => eng.command))] : null,
-      eng.notes && eng.notes.length ? [h('h4', null, t('engine.notes')), h('ul', null, eng.notes.map((n) => h('li', null, tCore(n))))] : null));
-  }
+      b.command ? [h('h4', null, t('engine.command')), h('div', { class: 'cmd' }, h('pre', { 'data-role': 'engine-command' }, b.command), copyButton(() => b.command))] : null,
+      b.notes.length ? [h('h4', null, t('engine.notes')), h('ul', null, b.notes.map((n) => h('li', null, tMsg(n))))] : null));
 
-  if (view.decode) {
-    const d = view.decode;
+    const d = b.decode;
     out.push(section('decode', t('decode.heading'), h('p', { 'data-role': 'decode' },
-      d.bandwidthBytesPerS > 0
-        ? t('decode.text', { weights: bytes(d.weightBytesPerToken), kv: bytes(d.kvBytesPerToken), ctx: tokens(d.context), bw: decimalBytes(d.bandwidthBytesPerS),
-          tps: fixed(d.tokensPerSecondSingle, 1), batch: int(d.batch), agg: fixed(d.tokensPerSecondBatch, 1) })
+      d.bandwidth_bytes_per_s > 0
+        ? t('decode.text', { weights: bytes(d.weight_bytes_per_token), kv: bytes(d.kv_bytes_per_token), ctx: tokens(d.context), bw: decimalBytes(d.bandwidth_bytes_per_s),
+          tps: fixed(d.tokens_per_s_single, 1), batch: int(d.batch), agg: fixed(d.tokens_per_s_batch, 1) })
         : t('decode.none'))));
   }
 
-  const notes = [...(m.notes || []), ...(view.notes || [])].map(tCore);
+  const notes = (m.notes || []).map(tMsg);
   if (app.hubInfo?.parameters) notes.push(t('model.hubParams', { params: int(app.hubInfo.parameters) }));
   if (notes.length) out.push(section('notes', t('notes.heading'), h('ul', { class: 'notes' }, notes.map((n) => h('li', null, n)))));
 

@@ -167,7 +167,7 @@ export function shareBar(app) {
 
 // After every render of the full page.
 export function shareRendered(app) {
-  exportContext.model = app.state.model && app.modelSource?.kind !== 'paste' ? app.state.model : (app.view?.model?.name || '');
+  exportContext.model = app.state.model && app.modelSource?.kind !== 'paste' ? app.state.model : (app.view?.kv?.model || '');
   if (app.els.sharePasteNote) app.els.sharePasteNote.hidden = app.modelSource?.kind !== 'paste';
   updateIgnored(app);
 }

@@ -11,7 +11,7 @@ export function defaultState() {
     revision: '',
     engine: 'vllm', // vllm | llamacpp | transformers
     ctx: 32768, // tokens per sequence
-    seqs: 1, // concurrent sequences
+    seqs: 1, // requests served at once
     kv: 'auto', // vLLM / transformers KV dtype in the engine's spelling
     ctk: 'f16', // llama.cpp -ctk
     ctv: 'f16', // llama.cpp -ctv
@@ -20,7 +20,8 @@ export function defaultState() {
     gpuCount: 1,
     util: 0.9, // gpu_memory_utilization
     weights: 'auto', // weight format id
-    tp: 1, // tensor parallel size
+    tp: 0, // tensor parallel size; 0 = every GPU
+    maxNumSeqs: 0, // vLLM --max-num-seqs; 0 = vLLM's default for the GPU (raised to seqs)
     lang: 'en',
     embed: false,
     theme: 'auto', // light | dark | auto (embed snippets set it for the host page)
@@ -33,7 +34,6 @@ export const EMBED_PANELS = ['controls', 'bar', 'metrics', 'formula', 'context',
 export const EMBED_DEFAULT_PANELS = ['controls', 'bar', 'metrics'];
 
 const ENGINES = new Set(['vllm', 'llamacpp', 'transformers']);
-const INT_PARAMS = { ctx: [1, 2 ** 40], seqs: [1, 1 << 20], gpuCount: [1, 1024], tp: [1, 1024] };
 
 // Reads the parameters it knows; returns {state, ignored: [names]} so the page can
 // say what it ignored (issue 5) instead of failing.
@@ -54,10 +54,10 @@ export function stateFromParams(params, base = defaultState()) {
       case 'engine':
         if (ENGINES.has(v)) s.engine = v; else ignored.push(key);
         break;
-      case 'ctx': case 'seqs': case 'gpuCount': case 'tp': {
-        const n = /^\d{1,15}$/.test(v) ? Number(v) : NaN;
-        const [lo, hi] = INT_PARAMS[key];
-        if (n >= lo && n <= hi) s[key] = n; else ignored.push(key);
+      // Whole numbers only here; their ranges are the core's to check (budget_input_limits),
+      // which names the control that is out of range.
+      case 'ctx': case 'seqs': case 'gpuCount': case 'tp': case 'maxNumSeqs': {
+        if (/^\d{1,15}$/.test(v)) s[key] = Number(v); else ignored.push(key);
         break;
       }
       case 'util': {
@@ -102,7 +102,7 @@ export function stateFromParams(params, base = defaultState()) {
 export function stateToParams(s, base = defaultState()) {
   const p = new URLSearchParams();
   if (s.model !== base.model || s.revision) p.set('model', s.revision ? `${s.model}@${s.revision}` : s.model);
-  for (const key of ['engine', 'ctx', 'seqs', 'kv', 'ctk', 'ctv', 'gpu', 'gpuMem', 'gpuCount', 'util', 'weights', 'tp', 'lang']) {
+  for (const key of ['engine', 'ctx', 'seqs', 'kv', 'ctk', 'ctv', 'gpu', 'gpuMem', 'gpuCount', 'util', 'weights', 'tp', 'maxNumSeqs', 'lang']) {
     if (key === 'gpuMem' && s.gpu !== '') continue;
     if (s[key] !== base[key]) p.set(key, String(s[key]));
   }

@@ -1,0 +1,122 @@
+// llama.cpp's budget: weights + KV cache + compute buffer + runtime on every GPU.
+// With -sm layer (the default) each GPU holds an even share of the layers, with their
+// weights and KV cells, plus its own compute buffer and runtime; the budget is the
+// fullest GPU's, against its memory.
+#include <algorithm>
+#include <cmath>
+
+#include "base/arith.h"
+#include "base/units.h"
+#include "budget/budget_steps.h"
+#include "kv/kv.h"
+#include "model/dtype.h"
+
+namespace kvb::budget_steps {
+
+namespace {
+
+// "Qwen/Qwen3-8B" + Q4_K_M -> "Qwen3-8B-Q4_K_M.gguf" (the usual naming of GGUF uploads).
+std::string gguf_file(const ModelSpec& m, const std::string& fmt) {
+    std::string base = m.name;
+    if (auto s = base.find_last_of('/'); s != std::string::npos) base = base.substr(s + 1);
+    if (base.empty()) base = "model";
+    std::string f = fmt == "bf16" ? "BF16" : fmt == "fp16" ? "F16" : fmt == "fp32" ? "F32" : fmt;
+    return base + "-" + f + ".gguf";
+}
+
+// Flags llama-server needs to allocate what the page shows: -c counts all slots' cells.
+std::string command(const ModelSpec& m, const WeightFormat& fmt, const BudgetResult& r, bool v_quantized) {
+    const int64_t ctx = r.fits ? r.context : r.max_context;
+    std::string cmd = "llama-server -m " + gguf_file(m, fmt.name);
+    cmd += " -c " + std::to_string(std::max<int64_t>(ctx, 0) * r.seqs);
+    cmd += " -np " + std::to_string(r.seqs);
+    if (r.kv_cache_dtype != "f16") cmd += " -ctk " + r.kv_cache_dtype;
+    if (r.kv_cache_dtype_v != "f16") cmd += " -ctv " + r.kv_cache_dtype_v;
+    if (v_quantized) cmd += " -fa on";  // a quantized V cache needs flash attention
+    cmd += " -ngl 99";
+    return cmd;
+}
+
+}  // namespace
+
+Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
+    const ModelSpec& m = c.m;
+    const BudgetInputs& in = c.in;
+    const int64_t n = in.gpu_count;
+    r.activation_estimated = in.activation_bytes < 0;
+    r.overhead_estimated = in.overhead_bytes < 0;
+    r.cudagraph_estimated = false;
+    r.activation_bytes = in.activation_bytes >= 0 ? in.activation_bytes : estimate_llamacpp_compute_bytes(m, in.n_ubatch);
+    r.overhead_bytes = in.overhead_bytes >= 0 ? in.overhead_bytes : kRuntimeOverheadBytes;
+    r.weights_per_gpu_bytes = cdiv(r.weights.bytes, n);
+    r.kv_pool_bytes = r.requested_bytes - r.weights_per_gpu_bytes - r.activation_bytes - r.overhead_bytes;
+    r.kv_cache_dtype = in.kv_cache_dtype.empty() ? "f16" : in.kv_cache_dtype;
+    r.kv_cache_dtype_v = in.kv_cache_dtype_v.empty() ? r.kv_cache_dtype : in.kv_cache_dtype_v;
+    auto kt = llamacpp_kv_type(r.kv_cache_dtype);
+    if (!kt) return kt.error();
+    auto vt = llamacpp_kv_type(r.kv_cache_dtype_v);
+    if (!vt) return vt.error();
+    if (m.max_position_embeddings <= 0 && in.context <= 0)
+        return make_error("missing_field", note("no_context_limit", {{"model", m.name}}));
+    const int64_t limit = m.max_position_embeddings > 0 ? m.max_position_embeddings : in.context;
+    r.context = in.context > 0 ? in.context : limit;
+
+    LlamaOptions o;
+    o.kv_unified = false;
+    o.type_k = r.kv_cache_dtype;
+    o.type_v = r.kv_cache_dtype_v;
+    o.n_ubatch = in.n_ubatch;
+    auto layout_at = [&](int64_t ctx, int64_t seqs) -> Result<LlamaLayout> {
+        LlamaOptions p = o;
+        p.n_seq_max = seqs;
+        p.n_ctx = sat_mul(ctx, seqs);
+        return llamacpp_layout(m, p);
+    };
+    auto lay = layout_at(r.context, r.seqs);
+    if (!lay) return lay.error();
+    r.llama = std::move(lay.value());
+    r.log_lines = r.llama.log_lines;
+
+    PerGpu& g = r.per_gpu;
+    g.capacity_bytes = r.gpu_total_bytes;
+    g.usable_bytes = r.requested_bytes;
+    g.weights_bytes = r.weights_per_gpu_bytes;
+    g.kv_bytes = cdiv(r.llama.total_bytes, n);
+    g.activation_bytes = r.activation_bytes;
+    g.overhead_bytes = r.overhead_bytes;
+    close_per_gpu(g);
+    r.fits = g.total_bytes <= r.requested_bytes;
+    r.all_seqs_fit = r.fits;
+    if (!r.fits)
+        r.verdict_reason = note("nofit_llamacpp", {{"need", format_bytes(g.total_bytes)},
+                                                   {"weights", format_bytes(g.weights_bytes)},
+                                                   {"kv", format_bytes(g.kv_bytes)},
+                                                   {"compute", format_bytes(g.activation_bytes)},
+                                                   {"runtime", format_bytes(g.overhead_bytes)},
+                                                   {"have", format_bytes(r.requested_bytes)}});
+
+    auto kv_fits = [&](int64_t ctx, int64_t seqs) {
+        auto l = layout_at(ctx, seqs);
+        return l && cdiv(l->total_bytes, n) <= r.kv_pool_bytes;
+    };
+    if (r.kv_pool_bytes > 0 && kv_fits(256, r.seqs)) {
+        r.max_context_capped = kv_fits(limit, r.seqs);
+        // llama.cpp pads the context to 256 cells
+        r.max_context = r.max_context_capped
+                            ? limit
+                            : largest_true(1, limit / 256, [&](int64_t x) { return kv_fits(x * 256, r.seqs); }) * 256;
+    }
+    if (r.kv_pool_bytes > 0 && kv_fits(r.context, 1))
+        r.max_concurrency = most_that_fit(65536, [&](int64_t x) { return kv_fits(r.context, x); });
+
+    r.command = command(m, c.fmt, r, vt->block_values > 1);
+    if (m.multimodal) r.notes.push_back(note("mmproj"));
+    if (n > 1) r.notes.push_back(note("layers_split", {{"n", std::to_string(n)}}));
+    KvDtypes kvd = uniform_kv_dtypes(m, kt.value());
+    kvd.v = vt.value();
+    kvd.conv_state_bytes = kvd.ssm_state_bytes = 4;  // llama.cpp's recurrent state is f32
+    if (auto kvb = kv_bytes_at(m, kvd, std::max<int64_t>(1, r.context), 1)) r.decode.kv_bytes_per_token = kvb.value();
+    return true;
+}
+
+}  // namespace kvb::budget_steps

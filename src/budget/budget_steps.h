@@ -1,0 +1,49 @@
+// Internal to src/budget: the steps compute_budget runs, one per engine, and the
+// helpers they share. Not part of the core's API.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "budget/budget.h"
+
+namespace kvb::budget_steps {
+
+// What every engine step reads: the model, the request, and what the shared steps resolved.
+struct Ctx {
+    const ModelSpec& m;
+    const BudgetInputs& in;
+    const Gpu* gpu;          // nullptr for a custom memory size
+    const WeightFormat& fmt;
+};
+
+Result<bool> vllm(const Ctx& c, BudgetResult& r);
+Result<bool> llamacpp(const Ctx& c, BudgetResult& r);
+Result<bool> transformers(const Ctx& c, BudgetResult& r);
+
+// Largest x in [lo, hi] with pred(x) true, given pred(lo) is true and pred is monotone
+// (true then false): every "longest context" / "most sequences" search.
+template <class Pred>
+int64_t largest_true(int64_t lo, int64_t hi, Pred pred) {
+    while (lo < hi) {
+        const int64_t mid = lo + (hi - lo + 1) / 2;
+        if (pred(mid))
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+// Doubling then bisection: the most sequences in [1, cap] for which fits(n) holds, given fits(1).
+template <class Pred>
+int64_t most_that_fit(int64_t cap, Pred fits) {
+    int64_t hi = 1;
+    while (hi < cap && fits(hi * 2)) hi *= 2;
+    return largest_true(1, std::min(hi * 2, cap), fits);
+}
+
+std::string fraction_text(double v);  // 0.9 -> "0.9", as a flag value
+// Sums the per-GPU parts into total and free.
+void close_per_gpu(PerGpu& p);
+
+}  // namespace kvb::budget_steps

@@ -1,0 +1,174 @@
+// vLLM's budget (gpu_worker.determine_available_memory): requested = total x
+// gpu_memory_utilization, minus weights, the profile run's activation peak, non-torch
+// memory and (newer releases) CUDA graphs, is the KV pool of each rank; the engine
+// then cuts it into blocks (engines/vllm_capacity.cpp).
+#include <algorithm>
+
+#include "base/arith.h"
+#include "base/text.h"
+#include "base/units.h"
+#include "budget/budget_steps.h"
+#include "kv/kv.h"
+#include "model/dtype.h"
+
+namespace kvb::budget_steps {
+
+namespace {
+
+// The defaults `vllm serve` picks for this GPU, and what the request raises.
+void resolve_scheduler(const Ctx& c, BudgetResult& r) {
+    const bool a100 = c.gpu && c.gpu->id.rfind("a100", 0) == 0;
+    r.max_num_batched_tokens = c.in.max_num_batched_tokens > 0
+                                   ? c.in.max_num_batched_tokens
+                                   : vllm_default_max_num_batched_tokens(r.gpu_total_bytes, a100);
+    r.max_num_seqs_default = vllm_default_max_num_seqs(r.gpu_total_bytes, a100);
+    // Serving `seqs` requests at once needs --max-num-seqs of at least that many.
+    r.max_num_seqs = c.in.max_num_seqs > 0 ? c.in.max_num_seqs : std::max(r.max_num_seqs_default, c.in.seqs);
+    if (r.max_num_seqs < c.in.seqs)
+        r.notes.push_back(note("max_num_seqs_below_seqs",
+                               {{"max_num_seqs", with_commas(r.max_num_seqs)}, {"seqs", with_commas(c.in.seqs)}}));
+}
+
+void resolve_overheads(const Ctx& c, BudgetResult& r) {
+    const BudgetInputs& in = c.in;
+    r.activation_estimated = in.activation_bytes < 0;
+    r.overhead_estimated = in.overhead_bytes < 0;
+    r.cudagraph_estimated = in.cudagraph_bytes < 0 && !in.enforce_eager;
+    r.activation_bytes = in.activation_bytes >= 0
+                             ? in.activation_bytes
+                             : estimate_vllm_activation_bytes(c.m, r.max_num_batched_tokens,
+                                                              std::min(r.max_num_seqs, r.max_num_batched_tokens), r.tp);
+    r.overhead_bytes = in.overhead_bytes >= 0 ? in.overhead_bytes : estimate_vllm_overhead_bytes(r.tp, r.pp);
+    r.cudagraph_bytes = in.enforce_eager            ? 0
+                        : in.cudagraph_bytes >= 0   ? in.cudagraph_bytes
+                                                    : estimate_vllm_cudagraph_bytes(c.m, r.pp, r.max_num_seqs,
+                                                                                    r.max_num_batched_tokens);
+}
+
+// Every (tp, pp) rank computes its own pool; vLLM takes the fewest blocks over ranks.
+// Ranks of one stage are alike, so the pool is the smallest stage pool.
+int64_t kv_pool(const ModelSpec& m, BudgetResult& r) {
+    const int64_t rotary = vllm_rotary_cache_bytes(m);
+    int64_t pool = INT64_MAX, heaviest = 0;
+    for (int64_t s : r.weights.stage_bytes) {
+        const int64_t w = s + rotary;
+        heaviest = std::max(heaviest, w);
+        pool = std::min(pool, r.requested_bytes - w - r.activation_bytes - r.overhead_bytes - r.cudagraph_bytes);
+    }
+    if (r.weights.stage_bytes.empty()) {
+        heaviest = r.weights.per_gpu_bytes + rotary;
+        pool = r.requested_bytes - heaviest - r.activation_bytes - r.overhead_bytes - r.cudagraph_bytes;
+    }
+    r.weights_per_gpu_bytes = heaviest;
+    r.kv_pool_bytes = pool;
+    return pool;
+}
+
+// Longest context for `seqs` requests at once and most requests of `context` tokens,
+// counted in whole blocks the pool holds (one is the null block) whether or not vLLM starts.
+void answers(const ModelSpec& m, BudgetResult& r, int64_t pool) {
+    const VllmLayout& L = r.capacity.layout;
+    int64_t nb = 0;
+    if (pool > 0 && !L.groups.empty()) {
+        nb = INT64_MAX;
+        for (int64_t per : L.stage_bytes_per_block)
+            if (per > 0) nb = std::min(nb, pool / per);
+        if (nb == INT64_MAX) nb = 0;
+    }
+    const int64_t usable = nb > 0 ? nb - 1 : 0;
+    const int64_t limit = m.max_position_embeddings > 0 ? m.max_position_embeddings : (int64_t(1) << 24);
+    auto fits_ctx = [&](int64_t len) {
+        const int64_t b = vllm_request_blocks(L, len);
+        return b > 0 && b <= usable / r.seqs;
+    };
+    if (L.groups.empty()) {
+        r.max_context = limit;
+        r.max_context_capped = true;
+    } else if (usable > 0 && fits_ctx(1)) {
+        r.max_context_capped = fits_ctx(limit);
+        r.max_context = r.max_context_capped ? limit : largest_true(1, limit, fits_ctx);
+    }
+    const int64_t per_req = L.groups.empty() ? 0 : vllm_request_blocks(L, r.context);
+    r.max_concurrency = per_req > 0 ? usable / per_req : 0;
+    r.all_seqs_fit = r.fits && per_req > 0 && r.seqs <= r.max_concurrency && r.seqs <= r.max_num_seqs;
+}
+
+// Only the flags the answer needs or the user chose: run as printed, vLLM serves what the page promises.
+std::string command(const Ctx& c, const BudgetResult& r, const std::string& kv_cache_dtype) {
+    const BudgetInputs& in = c.in;
+    const int64_t mml = r.fits ? r.context : r.capacity.estimated_max_model_len;
+    std::string cmd = "vllm serve " + c.m.name;
+    if (mml > 0) cmd += " --max-model-len " + std::to_string(mml);
+    if (r.gpu_memory_utilization != 0.9) cmd += " --gpu-memory-utilization " + fraction_text(r.gpu_memory_utilization);
+    if (r.max_num_seqs != r.max_num_seqs_default) cmd += " --max-num-seqs " + std::to_string(r.max_num_seqs);
+    if (kv_cache_dtype != "auto") cmd += " --kv-cache-dtype " + kv_cache_dtype;
+    if (r.tp > 1) cmd += " --tensor-parallel-size " + std::to_string(r.tp);
+    if (r.pp > 1) cmd += " --pipeline-parallel-size " + std::to_string(r.pp);
+    if (in.max_num_batched_tokens > 0) cmd += " --max-num-batched-tokens " + std::to_string(in.max_num_batched_tokens);
+    if (in.block_size > 0) cmd += " --block-size " + std::to_string(in.block_size);
+    if (in.enforce_eager) cmd += " --enforce-eager";
+    const std::string qm = lower(c.m.quant.method);
+    if (c.fmt.kind == WeightKind::Fp8 && qm != "fp8" && qm != "fbgemm_fp8") cmd += " --quantization fp8";
+    return cmd;
+}
+
+}  // namespace
+
+Result<bool> vllm(const Ctx& c, BudgetResult& r) {
+    const ModelSpec& m = c.m;
+    resolve_scheduler(c, r);
+    resolve_overheads(c, r);
+    const int64_t pool = kv_pool(m, r);
+
+    VllmOptions o;
+    o.kv_cache_dtype = c.in.kv_cache_dtype.empty() ? "auto" : c.in.kv_cache_dtype;
+    o.tensor_parallel_size = r.tp;
+    o.pipeline_parallel_size = r.pp;
+    o.max_model_len = c.in.context;
+    o.max_num_batched_tokens = r.max_num_batched_tokens;
+    o.block_size = c.in.block_size;
+    auto cap = vllm_capacity(m, o, pool);
+    if (!cap) return cap.error();
+    r.capacity = std::move(cap.value());
+    const VllmLayout& L = r.capacity.layout;
+    r.context = L.max_model_len;
+    r.kv_cache_dtype = L.kv_cache_dtype;
+    r.fits = r.capacity.fits && pool > 0;
+    r.engine_error = r.capacity.error_text;
+    r.vllm_concurrency = r.capacity.max_concurrency;
+    r.log_lines = r.capacity.log_lines;
+    answers(m, r, pool);
+    r.command = command(c, r, o.kv_cache_dtype);
+
+    if ((c.fmt.kind == WeightKind::IntGroup || c.fmt.kind == WeightKind::Int8) && m.quant.method.empty())
+        r.notes.push_back(note("pre_quantized", {{"format", c.fmt.name}}));
+    if (!r.fits) {
+        if (pool <= 0)
+            r.verdict_reason = note("nofit_vllm_pool", {{"short", format_bytes(-pool)}});
+        else
+            r.verdict_reason = note("nofit_vllm_context", {{"context", with_commas(r.context)},
+                                                           {"need", format_bytes(r.capacity.request_bytes)},
+                                                           {"have", format_bytes(pool)},
+                                                           {"max", with_commas(r.capacity.estimated_max_model_len)}});
+        if (r.capacity.estimated_max_model_len <= 0) r.notes.push_back(note("nothing_fits"));
+    }
+
+    // One request's KV as vLLM lays it out, even when no pool is left, so the bar shows what it would need.
+    int64_t per_request = r.capacity.request_bytes;
+    if (per_request == 0) per_request = vllm_request_bytes(L, r.context);
+    PerGpu& g = r.per_gpu;
+    g.capacity_bytes = r.gpu_total_bytes;
+    g.usable_bytes = r.requested_bytes;
+    g.weights_bytes = r.weights_per_gpu_bytes;
+    g.kv_bytes = sat_mul(per_request, r.seqs);
+    g.activation_bytes = r.activation_bytes;
+    g.overhead_bytes = r.overhead_bytes + r.cudagraph_bytes;
+
+    if (auto kt = vllm_kv_type(o.kv_cache_dtype, m.dtype.empty() ? "bfloat16" : m.dtype)) {
+        if (auto kvb = kv_bytes_at(m, uniform_kv_dtypes(m, kt.value()), std::max<int64_t>(1, r.context), 1))
+            r.decode.kv_bytes_per_token = kvb.value() / r.tp;
+    }
+    return true;
+}
+
+}  // namespace kvb::budget_steps

@@ -1,0 +1,129 @@
+#include "budget/estimates.h"
+
+#include <algorithm>
+
+#include "base/arith.h"
+#include "base/units.h"
+#include "model/dtype.h"
+
+namespace kvb {
+
+int model_dtype_bytes(const ModelSpec& m) {
+    int b = dtype_size(m.dtype);
+    return b == 2 || b == 4 ? b : 2;
+}
+
+namespace {
+
+int64_t max_kv_heads(const ModelSpec& m) {
+    int64_t k = 0;
+    for (const Layer& l : m.layers) k = std::max(k, l.kv_heads);
+    return k;
+}
+
+}  // namespace
+
+int64_t vllm_default_max_num_batched_tokens(int64_t gpu_total_bytes, bool is_a100) {
+    return gpu_total_bytes >= 70 * GiB && !is_a100 ? 8192 : 2048;
+}
+
+int64_t vllm_default_max_num_seqs(int64_t gpu_total_bytes, bool is_a100) {
+    return gpu_total_bytes >= 70 * GiB && !is_a100 ? 1024 : 256;
+}
+
+namespace {
+
+// One forward pass over `tokens` tokens on one tensor-parallel rank: the residual and
+// hidden streams plus the widest per-token intermediate of any layer.
+int64_t forward_bytes(const ModelSpec& m, int64_t tokens, int64_t tp) {
+    const WeightDims& d = m.dims;
+    if (tp < 1) tp = 1;
+    const int64_t dt = model_dtype_bytes(m);
+    const int64_t h = d.hidden_size;
+    int64_t dense_i = d.intermediate_size;
+    for (int64_t w : d.layer_intermediate) dense_i = std::max(dense_i, w);
+    const int64_t moe_i = d.moe_intermediate_size > 0 ? d.moe_intermediate_size : d.intermediate_size;
+    const int64_t k = d.experts_per_token > 0 ? d.experts_per_token : 1;
+    const int64_t heads = d.num_attention_heads;
+    const int64_t kvh = max_kv_heads(m);
+    const int64_t hd = d.q_head_dim;
+    int64_t widest = 0;
+    if (dense_i > 0) widest = std::max(widest, 3 * dense_i / tp);  // gate_up output (2I) + activation output (I)
+    if (d.num_experts > 0) {
+        // fused_moe keeps three caches per token: [topk, 2N], [topk, N], [topk, hidden]
+        int64_t shared = d.shared_intermediate_size > 0 ? d.shared_intermediate_size : d.shared_experts * moe_i;
+        widest = std::max(widest, k * (3 * moe_i / tp + h) + 3 * shared / tp);
+    }
+    if (m.has(LayerKind::Mla)) {
+        widest = std::max(widest, heads * (hd + d.qk_nope_head_dim + 2 * d.v_head_dim) / tp);
+    } else if (heads > 0) {
+        widest = std::max(widest, ((heads + 2 * kvh) * hd + heads * hd) / tp);  // qkv output + attention output
+    }
+    return tokens * dt * (2 * h + widest);
+}
+
+}  // namespace
+
+int64_t estimate_vllm_activation_bytes(const ModelSpec& m, int64_t tokens, int64_t seqs, int64_t tp) {
+    // Sampler of the dummy run: logits of every request row over the full vocabulary
+    // (gathered on every rank), then about four fp32 copies (logits, probabilities,
+    // the exponential noise of random sampling, logprobs).
+    const int64_t sampler = seqs * m.dims.vocab_size * (model_dtype_bytes(m) + 16);
+    return forward_bytes(m, tokens, tp) + sampler;
+}
+
+int64_t estimate_transformers_activation_bytes(const ModelSpec& m, int64_t batch, int64_t tokens) {
+    // generate() keeps only the last position's logits, upcast to fp32, then softmax.
+    return forward_bytes(m, batch * tokens, 1) + batch * m.dims.vocab_size * (model_dtype_bytes(m) + 8);
+}
+
+int64_t estimate_vllm_overhead_bytes(int64_t tp, int64_t pp) { return tp * pp > 1 ? 1 * GiB : 512 * MiB; }
+
+int64_t vllm_cudagraph_capture_sizes(int64_t max_num_seqs, int64_t max_num_batched_tokens) {
+    // CompilationConfig: max = min(max_num_seqs * 2, 512), at most max_num_batched_tokens;
+    // sizes [1, 2, 4] + range(8, 256, 8) + range(256, max + 1, 16).
+    int64_t max = std::min<int64_t>(max_num_seqs * 2, 512);
+    if (max_num_batched_tokens > 0) max = std::min(max, max_num_batched_tokens);
+    int64_t n = 0;
+    for (int64_t s : {1, 2, 4})
+        if (s <= max) ++n;
+    if (max >= 8) n += (std::min<int64_t>(max, 255) - 8) / 8 + 1;
+    if (max >= 256) n += (max - 256) / 16 + 1;
+    return n;
+}
+
+int64_t estimate_vllm_cudagraph_bytes(const ModelSpec& m, int64_t pp, int64_t max_num_seqs, int64_t max_num_batched_tokens) {
+    const int64_t layers = static_cast<int64_t>(m.layers.size());
+    if (pp < 1) pp = 1;
+    // Half a MiB per captured size per decoder layer: fits vLLM's own numbers for a
+    // 64-layer model with 51 sizes (1.59 GiB) and with 3 sizes (0.09 GiB actual, 0.13 estimated).
+    return vllm_cudagraph_capture_sizes(max_num_seqs, max_num_batched_tokens) * cdiv(layers, pp) * 512 * KiB;
+}
+
+int64_t vllm_rotary_cache_bytes(const ModelSpec& m) {
+    int64_t rot = 0;
+    for (const Layer& l : m.layers) {
+        if (l.kind == LayerKind::Mla) { rot = l.qk_rope_head_dim; break; }
+        if (l.kind == LayerKind::Full || l.kind == LayerKind::Sliding || l.kind == LayerKind::Chunked) {
+            rot = l.k_head_dim;
+            break;
+        }
+    }
+    if (rot <= 0 || m.max_position_embeddings <= 0) return 0;
+    return m.max_position_embeddings * rot * model_dtype_bytes(m);
+}
+
+int64_t estimate_llamacpp_compute_bytes(const ModelSpec& m, int64_t n_ubatch) {
+    const WeightDims& d = m.dims;
+    int64_t dense_i = d.intermediate_size;
+    for (int64_t w : d.layer_intermediate) dense_i = std::max(dense_i, w);
+    const int64_t moe_i = d.moe_intermediate_size > 0 ? d.moe_intermediate_size : dense_i;
+    const int64_t k = d.experts_per_token > 0 ? d.experts_per_token : 1;
+    int64_t widest = std::max(d.vocab_size, 2 * dense_i);
+    if (d.num_experts > 0) widest = std::max(widest, 2 * k * moe_i);
+    // ggml's graph allocator reuses buffers: the peak is the widest f32 tensor of one
+    // ubatch (logits or the MLP intermediate) plus a few hidden-size tensors.
+    return n_ubatch * 4 * (widest + 2 * d.hidden_size);
+}
+
+}  // namespace kvb

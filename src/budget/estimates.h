@@ -1,0 +1,41 @@
+// The fitted estimates of the budget: activation peaks, runtime overhead, CUDA graphs,
+// compute buffers, and vLLM's defaults that depend on the GPU. Formulas, calibration
+// and sources: docs/budget-model.md.
+#pragma once
+#include <cstdint>
+
+#include "model/model.h"
+
+namespace kvb {
+
+// Activation peak of vLLM's profile_run for one GPU: the dummy forward over
+// max_num_batched_tokens tokens plus the dummy sampler over min(max_num_seqs, tokens)
+// rows of logits.
+int64_t estimate_vllm_activation_bytes(const ModelSpec& m, int64_t max_num_batched_tokens, int64_t max_num_seqs,
+                                       int64_t tp);
+// Non-torch memory vLLM measures during profiling (cuBLAS/NCCL buffers, custom all-reduce).
+int64_t estimate_vllm_overhead_bytes(int64_t tp, int64_t pp);
+// CUDA graph memory newer vLLM subtracts (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS):
+// 0.5 MiB per captured batch size per decoder layer of the heaviest stage.
+int64_t estimate_vllm_cudagraph_bytes(const ModelSpec& m, int64_t pp, int64_t max_num_seqs,
+                                      int64_t max_num_batched_tokens);
+// How many batch sizes vLLM captures by default (CompilationConfig capture sizes).
+int64_t vllm_cudagraph_capture_sizes(int64_t max_num_seqs, int64_t max_num_batched_tokens);
+// vLLM's rotary cos/sin cache (counted in "Model loading took"): max_position x rotary_dim in the model dtype.
+int64_t vllm_rotary_cache_bytes(const ModelSpec& m);
+// transformers prefill of `batch` sequences of `tokens` tokens (SDPA attention, last-token logits).
+int64_t estimate_transformers_activation_bytes(const ModelSpec& m, int64_t batch, int64_t tokens);
+// llama.cpp compute buffer (flash attention on): the largest live set of one ubatch.
+int64_t estimate_llamacpp_compute_bytes(const ModelSpec& m, int64_t n_ubatch);
+// Runtime memory every GPU holds outside the model's tensors (CUDA context, allocator slack).
+constexpr int64_t kRuntimeOverheadBytes = int64_t{512} << 20;
+
+// vLLM's defaults for `vllm serve` (OpenAI server usage context), from the GPU memory:
+// >= 70 GiB (not A100): 8192 batched tokens and 1024 sequences; else 2048 and 256.
+int64_t vllm_default_max_num_batched_tokens(int64_t gpu_total_bytes, bool is_a100);
+int64_t vllm_default_max_num_seqs(int64_t gpu_total_bytes, bool is_a100);
+
+// Bytes per element of the model dtype for activations (16-bit unless the model is fp32).
+int model_dtype_bytes(const ModelSpec& m);
+
+}  // namespace kvb

@@ -1,0 +1,45 @@
+#include "report/answer.h"
+
+#include "base/arith.h"
+
+namespace kvb {
+
+Result<Answer> compute_answer(const ModelSpec& m, const BudgetInputs& in) {
+    if (auto v = validate(in); !v) return v.error();
+    Answer a;
+    a.inputs = in;
+    auto budget = compute_budget(m, in);
+    if (budget)
+        a.budget = std::move(budget.value());
+    else
+        a.refusal = budget.error();
+
+    KvReportInputs k;
+    k.engine = to_string(in.engine);
+    k.context = a.budget ? a.budget->context : in.context;
+    k.seqs = in.seqs;
+    if (in.engine == BudgetEngine::LlamaCpp) {
+        k.cache_type_k = in.kv_cache_dtype.empty() ? "f16" : in.kv_cache_dtype;
+        k.cache_type_v = in.kv_cache_dtype_v.empty() ? k.cache_type_k : in.kv_cache_dtype_v;
+    } else {
+        k.kv_dtype = in.kv_cache_dtype.empty() ? "auto" : in.kv_cache_dtype;
+    }
+    k.weights_bytes = a.budget ? a.budget->weights.bytes : 0;
+    auto kv = compute_kv_report(m, k);
+    if (!kv) return kv.error();
+    a.kv = std::move(kv.value());
+
+    a.metrics.kv_bytes_per_token = a.kv.ideal.bytes_per_token;
+    a.metrics.kv_bytes_total = a.kv.bytes_total;
+    if (a.budget) {
+        const BudgetResult& b = *a.budget;
+        a.chart_capacity_bytes = sat_mul(b.gpu_total_bytes, b.gpu_count);
+        a.metrics.weights_bytes = b.weights.bytes;
+        a.metrics.total_bytes = b.per_gpu.total_bytes;
+        a.metrics.max_context = b.max_context;
+        a.metrics.max_concurrency = b.max_concurrency;
+    }
+    return a;
+}
+
+}  // namespace kvb

@@ -1,0 +1,38 @@
+// The page's question and `kvbudget budget`'s: does this model fit this GPU with this
+// engine, and what fits? One Answer, computed once, for both faces: the KV report, the
+// engine budget (or the engine's refusal), and the six headline metrics the page marks
+// with data-metric (docs/DESIGN.md).
+#pragma once
+#include <cstdint>
+#include <optional>
+
+#include "budget/budget.h"
+#include "report/kv_report.h"
+
+namespace kvb {
+
+// The page's headline numbers, keyed in JSON by their data-metric names; empty when
+// the engine refused (the KV metrics are always there).
+struct AnswerMetrics {
+    int64_t kv_bytes_per_token = 0;  // context-proportional part, chosen KV dtype, one sequence, before TP
+    int64_t kv_bytes_total = 0;      // context x seqs
+    std::optional<int64_t> weights_bytes;
+    std::optional<int64_t> total_bytes;  // per GPU: weights + KV + activations + overhead
+    std::optional<int64_t> max_context;  // for `seqs` sequences at once
+    std::optional<int64_t> max_concurrency;
+};
+
+struct Answer {
+    BudgetInputs inputs;                 // as asked
+    KvReport kv;
+    std::optional<BudgetResult> budget;  // empty when the engine refuses the request
+    std::optional<Error> refusal;        // why (vLLM's or the budget's own words)
+    int64_t chart_capacity_bytes = 0;    // all GPUs, for the chart's memory line
+    AnswerMetrics metrics;
+};
+
+// Error when the inputs themselves are refused (validate()); an engine refusing this
+// model at these settings is part of the Answer, beside the KV numbers.
+Result<Answer> compute_answer(const ModelSpec& m, const BudgetInputs& in);
+
+}  // namespace kvb

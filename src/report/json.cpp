@@ -1,0 +1,416 @@
+#include "report/json.h"
+
+#include <nlohmann/json.hpp>
+
+#include "budget/gpus.h"
+#include "model/dtype.h"
+#include "model/weights.h"
+
+namespace kvb {
+
+using nlohmann::json;
+
+namespace {
+
+std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+json message_json(const Message& m) {
+    json params = json::object();
+    for (const auto& [k, v] : m.params) params[k] = v;
+    return {{"code", m.code}, {"params", params}, {"text", render_english(m)}};
+}
+json message_json(const std::string& text) { return message_json(as_message(text)); }
+
+template <class Notes>
+json notes_json(const Notes& notes) {
+    json a = json::array();
+    for (const auto& n : notes) a.push_back(message_json(n));
+    return a;
+}
+
+json error_json(const Error& e) {
+    json j = {{"code", e.code}, {"message", e.message}};
+    j["detail"] = e.detail.code.empty() ? json(nullptr) : message_json(e.detail);
+    return j;
+}
+
+template <class T>
+json opt(const std::optional<T>& v) {
+    return v ? json(*v) : json(nullptr);
+}
+
+json layer_json(const Layer& l) {
+    json j = {{"kind", to_string(l.kind)}};
+    switch (l.kind) {
+        case LayerKind::Full:
+        case LayerKind::Sliding:
+        case LayerKind::Chunked:
+            j["kv_heads"] = l.kv_heads;
+            j["k_head_dim"] = l.k_head_dim;
+            j["v_head_dim"] = l.v_head_dim;
+            if (l.kind != LayerKind::Full) j["window"] = l.window;
+            break;
+        case LayerKind::Mla:
+            j["kv_lora_rank"] = l.kv_lora_rank;
+            j["qk_rope_head_dim"] = l.qk_rope_head_dim;
+            j["kv_heads"] = l.kv_heads;
+            j["k_head_dim"] = l.k_head_dim;
+            j["v_head_dim"] = l.v_head_dim;
+            break;
+        case LayerKind::Linear:
+        case LayerKind::Mamba:
+            j["conv_kernel"] = l.state.conv_kernel;
+            j["d_inner"] = l.state.d_inner;
+            j["n_groups"] = l.state.n_groups;
+            j["d_state"] = l.state.d_state;
+            j["heads"] = l.state.heads;
+            j["conv_elems"] = l.state.conv_elems();
+            j["ssm_elems"] = l.state.ssm_elems();
+            break;
+        case LayerKind::None: break;
+    }
+    return j;
+}
+
+json group_json(const LayerGroup& g) {
+    json j = layer_json(g.layer);
+    j["layers"] = g.layers;
+    j["first_layer"] = static_cast<int64_t>(g.first_layer);
+    j["bytes_per_token_per_layer"] = g.bytes_per_token_per_layer;
+    j["bytes_per_token"] = g.bytes_per_token;
+    j["state_bytes_per_layer"] = g.state_bytes_per_layer;
+    j["state_bytes"] = g.state_bytes;
+    return j;
+}
+
+json model_json(const ModelSpec& m) {
+    json counts = json::object();
+    for (LayerKind k : {LayerKind::Full, LayerKind::Sliding, LayerKind::Chunked, LayerKind::Mla, LayerKind::Linear,
+                        LayerKind::Mamba, LayerKind::None})
+        if (m.count(k)) counts[to_string(k)] = m.count(k);
+    json layers = json::array();
+    for (const Layer& l : m.layers) layers.push_back(layer_json(l));
+    json groups = json::array();
+    for (const LayerGroup& g : layer_groups(m, KvDtypes{})) {
+        json j = layer_json(g.layer);
+        j["layers"] = g.layers;
+        j["first_layer"] = static_cast<int64_t>(g.first_layer);
+        groups.push_back(std::move(j));
+    }
+    return {
+        {"name", m.name},
+        {"model_type", m.model_type},
+        {"architecture", m.architecture},
+        {"family", m.family},
+        {"generic", m.generic},
+        {"multimodal", m.multimodal},
+        {"dtype", m.dtype},
+        {"ssm_dtype", m.ssm_dtype},
+        {"max_position_embeddings", m.max_position_embeddings},
+        {"num_layers", static_cast<int64_t>(m.layers.size())},
+        {"layer_counts", counts},
+        {"layer_groups", groups},
+        {"layers", layers},
+        {"hidden_size", m.dims.hidden_size},
+        {"num_attention_heads", m.dims.num_attention_heads},
+        {"vocab_size", m.dims.vocab_size},
+        {"num_experts", m.dims.num_experts},
+        {"experts_per_token", m.dims.experts_per_token},
+        {"quantization", {{"method", m.quant.method}, {"bits", m.quant.bits}, {"group_size", m.quant.group_size}}},
+        {"notes", notes_json(m.notes)},
+    };
+}
+
+json kv_type_json(const KvType& t) {
+    return {{"name", t.name}, {"block_values", t.block_values}, {"block_bytes", t.block_bytes}};
+}
+
+json kv_report_json(const KvReport& r) {
+    json kinds = json::array();
+    for (const KindSummary& k : r.ideal.kinds)
+        kinds.push_back({{"kind", to_string(k.kind)},
+                         {"layers", k.layers},
+                         {"bytes_per_token", k.bytes_per_token},
+                         {"window", k.window},
+                         {"state_bytes", k.state_bytes}});
+    json formula = json::array();
+    for (const LayerGroup& g : r.formula) formula.push_back(group_json(g));
+    json table = json::array();
+    for (const ContextReportRow& c : r.context_table)
+        table.push_back({{"context", c.row.context},
+                         {"is_model_max", c.row.is_model_max},
+                         {"bytes_per_seq", c.row.bytes_per_seq},
+                         {"bytes_total", c.row.bytes_total},
+                         {"vs_weights", c.vs_weights}});
+    json variants = json::array();
+    for (const HeadVariant& h : r.head_variants)
+        variants.push_back({{"variant", h.variant},
+                            {"kv_heads", h.kv_heads},
+                            {"bytes_per_token", h.bytes_per_token},
+                            {"bytes_total", opt(h.bytes_total)}});
+    json ladder = json::array();
+    for (const LadderRow& l : r.ladder)
+        ladder.push_back({{"step", l.step},
+                          {"detail", l.detail},
+                          {"bytes_per_token", opt(l.bytes_per_token)},
+                          {"kv_bytes", l.kv_bytes},
+                          {"saving", l.saving}});
+    json xs = json::array(), ys = json::array();
+    for (const CurvePoint& p : r.curve) {
+        xs.push_back(p.context);
+        ys.push_back(p.bytes);
+    }
+    return {
+        {"model", r.model},
+        {"engine", r.engine},
+        {"k_type", kv_type_json(r.dtypes.k)},
+        {"v_type", kv_type_json(r.dtypes.v)},
+        {"conv_state_bytes", r.dtypes.conv_state_bytes},
+        {"ssm_state_bytes", r.dtypes.ssm_state_bytes},
+        {"context", r.context},
+        {"seqs", r.seqs},
+        {"bytes_per_token", r.ideal.bytes_per_token},
+        {"windowed_bytes_per_token", r.ideal.windowed_bytes_per_token},
+        {"state_bytes_per_seq", r.ideal.state_bytes_per_seq},
+        {"bytes_per_seq", r.bytes_per_seq},
+        {"bytes_total", r.bytes_total},
+        {"kinds", kinds},
+        {"formula", formula},
+        {"context_table", table},
+        {"head_variants", variants},
+        {"ladder", ladder},
+        {"curve", {{"contexts", xs}, {"bytes", ys}}},
+        {"weights_bytes", r.weights_bytes},
+        {"crossover_context", r.crossover_context},
+        {"notes", notes_json(r.notes)},
+    };
+}
+
+json inputs_json(const BudgetInputs& in) {
+    return {
+        {"engine", to_string(in.engine)},
+        {"gpu", in.gpu},
+        {"gpu_memory_bytes", in.gpu_memory_bytes},
+        {"gpu_count", in.gpu_count},
+        {"gpu_memory_utilization", in.gpu_memory_utilization},
+        {"weights", in.weights},
+        {"params", in.params},
+        {"context", in.context},
+        {"seqs", in.seqs},
+        {"max_num_seqs", in.max_num_seqs},
+        {"kv_cache_dtype", in.kv_cache_dtype},
+        {"kv_cache_dtype_v", in.kv_cache_dtype_v},
+        {"tensor_parallel_size", in.tensor_parallel_size},
+        {"pipeline_parallel_size", in.pipeline_parallel_size},
+        {"max_num_batched_tokens", in.max_num_batched_tokens},
+        {"block_size", in.block_size},
+        {"enforce_eager", in.enforce_eager},
+        {"activation_bytes", in.activation_bytes},
+        {"overhead_bytes", in.overhead_bytes},
+        {"cudagraph_bytes", in.cudagraph_bytes},
+        {"n_ubatch", in.n_ubatch},
+    };
+}
+
+json budget_json(const BudgetResult& r) {
+    const WeightBytes& w = r.weights;
+    const PerGpu& g = r.per_gpu;
+    json j = {
+        {"engine", to_string(r.engine)},
+        {"gpu", {{"id", r.gpu_id}, {"name", r.gpu_name}, {"total_bytes", r.gpu_total_bytes}, {"count", r.gpu_count}}},
+        {"tensor_parallel_size", r.tp},
+        {"pipeline_parallel_size", r.pp},
+        {"gpu_memory_utilization", r.gpu_memory_utilization},
+        {"requested_bytes", r.requested_bytes},
+        {"weights",
+         {{"format", w.format.name},
+          {"params", w.params},
+          {"bytes", w.bytes},
+          {"per_gpu_bytes", r.weights_per_gpu_bytes},
+          {"active_bytes", w.active_bytes},
+          {"vision_bytes", w.vision_bytes},
+          {"bits_per_weight", w.bits_per_weight}}},
+        {"activation_bytes", r.activation_bytes},
+        {"activation_estimated", r.activation_estimated},
+        {"overhead_bytes", r.overhead_bytes},
+        {"overhead_estimated", r.overhead_estimated},
+        {"cudagraph_bytes", r.cudagraph_bytes},
+        {"cudagraph_estimated", r.cudagraph_estimated},
+        {"kv_pool_bytes", r.kv_pool_bytes},
+        {"kv_cache_dtype", r.kv_cache_dtype},
+        {"kv_cache_dtype_v", r.kv_cache_dtype_v},
+        {"context", r.context},
+        {"model_max_len", r.model_max_len},
+        {"seqs", r.seqs},
+        {"max_num_seqs", r.max_num_seqs},
+        {"max_num_seqs_default", r.max_num_seqs_default},
+        {"max_num_batched_tokens", r.max_num_batched_tokens},
+        {"per_gpu",
+         {{"capacity_bytes", g.capacity_bytes},
+          {"usable_bytes", g.usable_bytes},
+          {"weights_bytes", g.weights_bytes},
+          {"kv_bytes", g.kv_bytes},
+          {"activation_bytes", g.activation_bytes},
+          {"overhead_bytes", g.overhead_bytes},
+          {"total_bytes", g.total_bytes},
+          {"free_bytes", g.free_bytes}}},
+        {"fits", r.fits},
+        {"all_seqs_fit", r.all_seqs_fit},
+        {"max_context", r.max_context},
+        {"max_context_capped", r.max_context_capped},
+        {"max_concurrency", r.max_concurrency},
+        {"log_lines", r.log_lines},
+        {"command", r.command},
+        {"engine_error", r.engine_error},
+        {"verdict_reason", r.verdict_reason.code.empty() ? json(nullptr) : message_json(r.verdict_reason)},
+        {"decode",
+         {{"context", r.decode.context},
+          {"weight_bytes_per_token", r.decode.weight_bytes_per_token},
+          {"kv_bytes_per_token", r.decode.kv_bytes_per_token},
+          {"bandwidth_bytes_per_s", r.decode.bandwidth_bytes_per_s},
+          {"tokens_per_s_single", r.decode.tokens_per_s_single},
+          {"batch", r.decode.batch},
+          {"tokens_per_s_batch", r.decode.tokens_per_s_batch}}},
+        {"notes", notes_json(r.notes)},
+    };
+    if (r.engine == BudgetEngine::Vllm)
+        j["vllm"] = {{"num_blocks", r.capacity.num_blocks},
+                     {"tokens", r.capacity.tokens},
+                     {"max_concurrency", r.vllm_concurrency},
+                     {"request_bytes", r.capacity.request_bytes},
+                     {"estimated_max_model_len", r.capacity.estimated_max_model_len}};
+    else if (r.engine == BudgetEngine::LlamaCpp)
+        j["llamacpp"] = {{"kv_bytes", r.llama.total_bytes}, {"n_ctx", r.llama.n_ctx}, {"n_seq_max", r.llama.n_seq_max}};
+    else
+        j["transformers"] = {{"cache_bytes", r.cache_bytes}, {"cache_transient_bytes", r.cache_transient_bytes}};
+    return j;
+}
+
+json answer_json(const Answer& a) {
+    const AnswerMetrics& m = a.metrics;
+    return {
+        {"inputs", inputs_json(a.inputs)},
+        {"metrics",
+         {{"kv-bytes-per-token", m.kv_bytes_per_token},
+          {"kv-bytes-total", m.kv_bytes_total},
+          {"weights-bytes", opt(m.weights_bytes)},
+          {"total-bytes", opt(m.total_bytes)},
+          {"max-context", opt(m.max_context)},
+          {"max-concurrency", opt(m.max_concurrency)}}},
+        {"budget", a.budget ? budget_json(*a.budget) : json(nullptr)},
+        {"refusal", a.refusal ? error_json(*a.refusal) : json(nullptr)},
+        {"chart_capacity_bytes", a.chart_capacity_bytes},
+        {"kv", kv_report_json(a.kv)},
+    };
+}
+
+}  // namespace
+
+std::string to_json_text(const ModelSpec& m) { return dump(model_json(m)); }
+std::string to_json_text(const KvReport& r) { return dump(kv_report_json(r)); }
+std::string to_json_text(const Answer& a) { return dump(answer_json(a)); }
+std::string to_json_text(const Error& e) { return dump(error_json(e)); }
+std::string to_json_text(const Message& m) { return dump(message_json(m)); }
+
+std::string catalog_json_text() {
+    json limits = json::object();
+    for (const InputLimit& l : budget_input_limits()) limits[l.name] = {{"min", l.min}, {"max", l.max}, {"flag", l.flag}};
+    json gpus = json::array();
+    for (const Gpu& g : gpu_catalog())
+        gpus.push_back({{"id", g.id},
+                        {"name", g.name},
+                        {"vendor", g.vendor},
+                        {"memory_bytes", g.memory_bytes},
+                        {"total_bytes", g.total_bytes()},
+                        {"bandwidth_bytes_per_s", g.bandwidth_bytes_per_s},
+                        {"unified_memory", g.unified_memory}});
+    json formats = json::array();
+    for (const std::string& n : weight_format_names()) formats.push_back(n);
+    json messages = json::array();
+    for (const MessageTemplate& t : message_templates()) messages.push_back({{"code", t.code}, {"english", t.english}});
+    return dump({
+        {"limits", limits},
+        {"kv_types", {{"vllm", vllm_kv_type_names()}, {"transformers", vllm_kv_type_names()}, {"llamacpp", llamacpp_kv_type_names()}}},
+        {"gpus", gpus},
+        {"weight_formats", formats},
+        {"messages", messages},
+    });
+}
+
+namespace {
+
+Error field_error(const std::string& field, const std::string& want, const json& got) {
+    return make_error("bad_value", note("input_wrong_type", {{"field", field}, {"want", want}, {"value", dump(got)}}));
+}
+
+}  // namespace
+
+Result<BudgetInputs> budget_inputs_from_json(const std::string& text) {
+    json j = json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) return make_error("not_json", note("inputs_not_object"));
+    BudgetInputs in;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        const std::string& k = it.key();
+        const json& v = it.value();
+        auto count = [&](int64_t& out) -> std::optional<Error> {
+            if (v.is_number_integer()) {
+                out = v.get<int64_t>();
+                return std::nullopt;
+            }
+            if (v.is_number_float()) {
+                const double d = v.get<double>();
+                if (d >= -9.0e15 && d <= 9.0e15 && d == static_cast<double>(static_cast<int64_t>(d))) {
+                    out = static_cast<int64_t>(d);
+                    return std::nullopt;
+                }
+            }
+            return field_error(k, "whole number", v);
+        };
+        auto text_field = [&](std::string& out) -> std::optional<Error> {
+            if (!v.is_string()) return field_error(k, "string", v);
+            out = v.get<std::string>();
+            return std::nullopt;
+        };
+        std::optional<Error> e;
+        if (k == "engine") {
+            std::string s;
+            e = text_field(s);
+            if (!e) {
+                auto eng = parse_budget_engine(s);
+                if (!eng) return eng.error();
+                in.engine = eng.value();
+            }
+        } else if (k == "gpu") e = text_field(in.gpu);
+        else if (k == "weights") e = text_field(in.weights);
+        else if (k == "kv_cache_dtype") e = text_field(in.kv_cache_dtype);
+        else if (k == "kv_cache_dtype_v") e = text_field(in.kv_cache_dtype_v);
+        else if (k == "gpu_memory_bytes") e = count(in.gpu_memory_bytes);
+        else if (k == "gpu_count") e = count(in.gpu_count);
+        else if (k == "params") e = count(in.params);
+        else if (k == "context") e = count(in.context);
+        else if (k == "seqs") e = count(in.seqs);
+        else if (k == "max_num_seqs") e = count(in.max_num_seqs);
+        else if (k == "tensor_parallel_size") e = count(in.tensor_parallel_size);
+        else if (k == "pipeline_parallel_size") e = count(in.pipeline_parallel_size);
+        else if (k == "max_num_batched_tokens") e = count(in.max_num_batched_tokens);
+        else if (k == "block_size") e = count(in.block_size);
+        else if (k == "activation_bytes") e = count(in.activation_bytes);
+        else if (k == "overhead_bytes") e = count(in.overhead_bytes);
+        else if (k == "cudagraph_bytes") e = count(in.cudagraph_bytes);
+        else if (k == "n_ubatch") e = count(in.n_ubatch);
+        else if (k == "gpu_memory_utilization") {
+            if (!v.is_number()) e = field_error(k, "number", v);
+            else in.gpu_memory_utilization = v.get<double>();
+        } else if (k == "enforce_eager") {
+            if (!v.is_boolean()) e = field_error(k, "true or false", v);
+            else in.enforce_eager = v.get<bool>();
+        } else {
+            return make_error("bad_value", note("input_unknown_field", {{"field", k}}));
+        }
+        if (e) return *e;
+    }
+    if (auto ok = validate(in); !ok) return ok.error();
+    return in;
+}
+
+}  // namespace kvb
