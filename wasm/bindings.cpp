@@ -199,6 +199,9 @@ json kv_type_json(const kvb::KvType& t) {
 }
 
 json model_json(const kvb::ModelSpec& m) {
+    // English until the lead's Message serializer lands; the page's tMsg shows strings as they are.
+    std::vector<std::string> notes;
+    for (const kvb::Message& n : m.notes) notes.push_back(kvb::render_english(n));
     json j = {
         {"name", m.name},
         {"modelType", m.model_type},
@@ -209,7 +212,7 @@ json model_json(const kvb::ModelSpec& m) {
         {"dtype", m.dtype},
         {"maxPositionEmbeddings", m.max_position_embeddings},
         {"numLayers", static_cast<int64_t>(m.layers.size())},
-        {"notes", m.notes},
+        {"notes", notes},
         {"quantization", {{"method", m.quant.method}, {"bits", m.quant.bits}, {"groupSize", m.quant.group_size}}},
         {"hiddenSize", m.dims.hidden_size},
         {"numAttentionHeads", m.dims.num_attention_heads},

@@ -98,7 +98,7 @@ int cmd_inspect(const std::vector<std::string>& argv, std::ostream& out, std::os
         for (size_t i = 0; i < m->layers.size(); ++i) out << (i ? "," : "") << layer_json(m->layers[i]);
         out << "],\"quantization\":{\"method\":" << json_string(m->quant.method) << ",\"bits\":" << m->quant.bits
             << ",\"group_size\":" << m->quant.group_size << "},\"notes\":[";
-        for (size_t i = 0; i < m->notes.size(); ++i) out << (i ? "," : "") << json_string(m->notes[i]);
+        for (size_t i = 0; i < m->notes.size(); ++i) out << (i ? "," : "") << json_string(render_english(m->notes[i]));
         out << "]}\n";
         return kOk;
     }
@@ -136,7 +136,7 @@ int cmd_inspect(const std::vector<std::string>& argv, std::ostream& out, std::os
         for (const auto& r : runs) print_run(r.first, r.count);
     }
     if (!m->quant.method.empty()) out << "  quantization: " << m->quant.method << (m->quant.bits ? " " + std::to_string(m->quant.bits) + "-bit" : "") << "\n";
-    for (const auto& n : m->notes) out << "  note: " << n << "\n";
+    for (const auto& n : m->notes) out << "  note: " << render_english(n) << "\n";
     return kOk;
 }
 

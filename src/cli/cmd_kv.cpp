@@ -105,7 +105,7 @@ int cmd_kv(const std::vector<std::string>& argv, std::ostream& out, std::ostream
                 << ",\"kv_bytes\":" << r.kv_bytes << ",\"saving\":" << r.saving << "}";
         }
         out << "],\"notes\":[";
-        for (size_t i = 0; i < m.notes.size(); ++i) out << (i ? "," : "") << json_string(m.notes[i]);
+        for (size_t i = 0; i < m.notes.size(); ++i) out << (i ? "," : "") << json_string(render_english(m.notes[i]));
         out << "]}\n";
         return kOk;
     }
@@ -161,7 +161,7 @@ int cmd_kv(const std::vector<std::string>& argv, std::ostream& out, std::ostream
         out << "    " << label << std::string(label.size() < 44 ? 44 - label.size() : 1, ' ') << format_bytes(r.kv_bytes)
             << "  " << pct << "\n";
     }
-    for (const auto& n : m.notes) out << "  note: " << n << "\n";
+    for (const auto& n : m.notes) out << "  note: " << render_english(n) << "\n";
     return kOk;
 }
 
