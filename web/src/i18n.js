@@ -3,7 +3,7 @@
 import en from '../i18n/en.json';
 // Bundled too (a few KB gzip): switching language must work offline and in embeds.
 import zhCN from '../i18n/zh-CN.json';
-import { compileCoreTemplates, matchCoreNote } from './core-notes.js';
+import { renderMessage } from './message.js';
 
 export const LANGUAGES = ['en', 'zh-CN'];
 const catalogs = { en, 'zh-CN': zhCN };
@@ -53,12 +53,7 @@ export function has(key) {
   return key in messages || key in en;
 }
 
-// The C++ core writes its notes in English (the CLI prints them as they are); the
-// page shows each in its own language through the coreNote.* templates.
-let coreTemplates = null;
-export function tCore(text) {
-  if (lang === 'en') return text;
-  if (!coreTemplates) coreTemplates = compileCoreTemplates(en);
-  const m = matchCoreNote(coreTemplates, String(text));
-  return m ? t(m.key, m.params) : text;
+// A core note or refusal ({code, params, text}) in the page's language.
+export function tMsg(message) {
+  return renderMessage(message, messages);
 }

@@ -1,7 +1,7 @@
 // Renders the core's compute() result. Layout and text only: every number shown
 // is a field of `view`, computed in WASM.
 import { h, clear } from './dom.js';
-import { t, tCore } from './i18n.js';
+import { t, tMsg } from './i18n.js';
 import { bytes, int, tokens, fixed, format, decimalBytes } from './format.js';
 import { renderTable } from './tables.js';
 import { KvChart } from './chart.js';
@@ -210,7 +210,7 @@ export function renderResults(app, view) {
       eng.error ? h('div', { class: 'engine-error' }, h('p', null, t('engine.error')), h('pre', { 'data-role': 'engine-error' }, eng.error)) : null,
       logText ? [h('h4', null, t('engine.logs')), h('pre', { class: 'log', 'data-role': 'engine-log' }, logText)] : null,
       eng.command ? [h('h4', null, t('engine.command')), h('div', { class: 'cmd' }, h('pre', { 'data-role': 'engine-command' }, eng.command), copyButton(() => eng.command))] : null,
-      eng.notes && eng.notes.length ? [h('h4', null, t('engine.notes')), h('ul', null, eng.notes.map((n) => h('li', null, tCore(n))))] : null));
+      eng.notes && eng.notes.length ? [h('h4', null, t('engine.notes')), h('ul', null, eng.notes.map((n) => h('li', null, tMsg(n))))] : null));
   }
 
   if (view.decode) {
@@ -222,7 +222,7 @@ export function renderResults(app, view) {
         : t('decode.none'))));
   }
 
-  const notes = [...(m.notes || []), ...(view.notes || [])].map(tCore);
+  const notes = [...(m.notes || []), ...(view.notes || [])].map(tMsg);
   if (app.hubInfo?.parameters) notes.push(t('model.hubParams', { params: int(app.hubInfo.parameters) }));
   if (notes.length) out.push(section('notes', t('notes.heading'), h('ul', { class: 'notes' }, notes.map((n) => h('li', null, n)))));
 
