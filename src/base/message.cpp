@@ -34,6 +34,54 @@ const std::vector<MessageTemplate>& message_templates() {
         {"falcon_h1", "each Falcon-H1 layer has an attention and a Mamba-2 mixer in parallel: both are listed"},
         {"state_uncounted", "recurrent layers without state geometry were not counted"},
 
+        // --- model: config.json refusals (src/model/model.cpp, src/model/config_reader.cpp) ---
+        {"config_too_deep", "{model}: config.json is nested deeper than {depth} levels"},
+        {"config_not_json", "{model}: config.json is not valid JSON"},
+        {"config_not_json_at", "{model}: config.json is not valid JSON (syntax error near byte {byte})"},
+        {"config_not_object", "{model}: config.json must be a JSON object, got {got}"},
+        {"missing_field", "{model}: missing field {field}"},
+        {"missing_field_alternatives", "{model}: missing field {field} (also looked for {others})"},
+        {"out_of_range", "{model}: {field} = {value} is out of range ({min} to {max})"},
+        {"not_integer", "{model}: {field} must be an integer, got {value}"},
+        {"not_integer_type", "{model}: {field} must be an integer, got {got} {value}"},
+        {"not_string", "{model}: {field} must be a string, got {got}"},
+        {"not_array", "{model}: {field} must be an array, got {got}"},
+        {"not_object", "{model}: {field} must be an object, got {got}"},
+        {"not_positive", "{model}: {field} must be a positive number"},
+        {"pattern_not_string", "{model}: {field} must be a string"},
+        {"length_mismatch", "{model}: {field} has {n} entries but num_hidden_layers is {layers}"},
+        {"pattern_length_mismatch", "{model}: {field} has {n} layers but num_hidden_layers is {layers}"},
+        {"list_length_mismatch", "{model}: {field} must list one entry per layer ({layers})"},
+        {"entry_length_mismatch", "{model}: {field} must have one entry per layer ({layers})"},
+        {"head_dim_not_derivable", "{model}: hidden_size ({hidden}) is not a multiple of num_attention_heads ({heads}) and head_dim is not given"},
+        {"kv_heads_above_heads", "{model}: {field} ({kv_heads}) is greater than num_attention_heads ({heads})"},
+        {"heads_not_multiple_of_kv_heads", "{model}: num_attention_heads ({heads}) is not a multiple of {field} ({kv_heads})"},
+        {"group_not_divisor", "{model}: {field} ({group}) does not divide num_attention_heads ({heads})"},
+        {"unknown_layer_type", "{model}: {field} is '{value}', which is not a known layer type"},
+        {"bad_pattern_letter", "{model}: hybrid_override_pattern has '{letter}' at position {position} (expected M, *, - or E)"},
+        {"mla_head_dims_zero", "{model}: qk_rope_head_dim and qk_nope_head_dim are both 0"},
+        {"attn_offset_not_below_period", "{model}: attn_layer_offset must be less than attn_layer_period"},
+        {"experts_per_token_above_experts", "{model}: num_experts_per_tok ({k}) is greater than the number of experts ({experts})"},
+        {"unsupported_type_missing_field", "{model}: model_type '{type}' is not supported and the generic fields are missing (missing field {field})"},
+        {"unsupported_type_missing_field_alternatives", "{model}: model_type '{type}' is not supported and the generic fields are missing (missing field {field} (also looked for {others}))"},
+        {"no_model_type_missing_field", "{model}: config.json has no model_type and the generic fields are missing (missing field {field})"},
+        {"no_model_type_missing_field_alternatives", "{model}: config.json has no model_type and the generic fields are missing (missing field {field} (also looked for {others}))"},
+        {"no_layers", "{model}: the model has no layers"},
+        {"no_cache_layers", "{model}: no layer of this model holds a KV cache or state"},
+
+        // --- units (src/base/units.cpp) ---
+        {"bad_size", "invalid size '{value}' (use bytes or a unit: 512MiB, 24GB, 8GiB)"},
+        {"size_too_large", "size '{value}' is too large"},
+        {"not_a_count", "{flag} must be a non-negative integer, got '{value}'"},
+
+        // --- KV cache (src/model/dtype.cpp, src/kv/) ---
+        {"unknown_vllm_kv_dtype", "unknown vLLM --kv-cache-dtype '{value}' (choose from {choices})"},
+        {"unknown_llamacpp_kv_type", "unknown llama.cpp cache type '{value}' (choose from {choices})"},
+        {"unknown_transformers_kv_dtype", "unknown transformers cache dtype '{value}' (choose from auto, bfloat16, float16, float32)"},
+        {"unknown_engine", "engine must be vllm, llamacpp or transformers, got '{value}'"},
+        {"negative_context", "context and sequence count must not be negative"},
+        {"kv_overflow", "{model}: KV cache for {seqs} sequences of {context} tokens exceeds 8 EiB"},
+
         // --- weights (src/model/weights.cpp) ---
         {"auto_dtype", "auto: model dtype {dtype}"},
         {"auto_quant", "auto: quantization_config ({q})"},
@@ -42,6 +90,11 @@ const std::vector<MessageTemplate>& message_templates() {
         {"params_differ", "given parameter count {given} differs from the config's {count} by {diff}; the difference is stored at the format's main rate"},
 
         // --- engines (src/engines/) ---
+
+        // --- transformers cache (src/engines/transformers_cache.cpp) ---
+        {"unknown_cache_dtype", "unknown dtype '{value}' for the transformers cache of {model}"},
+        {"negative_tokens", "tokens and batch must not be negative"},
+        {"transformers_cache_overflow", "transformers cache bytes overflow int64"},
 
         // --- budget (src/budget/) ---
         {"gpu_reported", "GPU total is what PyTorch reports on a {gpu} ({reported}, marketed {marketed})"},
@@ -70,6 +123,14 @@ const std::vector<MessageTemplate>& message_templates() {
         {"text", "{text}"},
 
         // --- simulator (src/sim/) ---
+
+        // --- simulator setup (src/sim/setup.cpp) ---
+        {"no_paging", "{model} has no context-proportional KV cache (only sliding-window or recurrent state): paging does not apply"},
+        {"sim_unknown_gpu", "unknown GPU '{gpu}'"},
+        {"no_max_model_len", "{model} has no max_position_embeddings: give the max model length"},
+        {"gpu_or_memory_needed", "a GPU or its memory size is needed"},
+        {"no_kv_memory", "no memory is left for the KV cache on {gpu} at utilization {utilization} (weights {weights})"},
+        {"unknown_workload", "unknown workload '{value}'"},
 
         // --- input checks (every inputs struct's validate()) ---
         {"input_wrong_type", "{field} must be a {want}, got {value}"},

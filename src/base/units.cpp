@@ -17,7 +17,7 @@ Result<int64_t> parse_size(const std::string& text) {
     while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
     std::string unit = text.substr(i);
     auto bad = [&]() {
-        return make_error("bad_size", "invalid size '" + text + "' (use bytes or a unit: 512MiB, 24GB, 8GiB)");
+        return make_error("bad_size", note("bad_size", {{"value", text}}));
     };
     if (num.empty() || num == "." || num.find('.') != num.rfind('.')) return bad();
     std::string u;
@@ -35,7 +35,7 @@ Result<int64_t> parse_size(const std::string& text) {
     else return bad();
     long double v = std::strtold(num.c_str(), nullptr) * mult;
     if (!std::isfinite(static_cast<double>(v)) || v > 9.0e18L) {
-        return make_error("bad_size", "size '" + text + "' is too large");
+        return make_error("bad_size", note("size_too_large", {{"value", text}}));
     }
     if (u.empty() || u == "b") {
         if (num.find('.') != std::string::npos) return bad();
@@ -75,15 +75,12 @@ std::string with_commas(int64_t n) {
 }
 
 Result<int64_t> parse_count(const std::string& text, const std::string& what) {
-    if (text.empty() || text.size() > 18) {
-        return make_error("bad_value", what + " must be a non-negative integer, got '" + text + "'");
-    }
+    auto refuse = [&] { return make_error("bad_value", note("not_a_count", {{"flag", what}, {"value", text}})); };
+    if (text.empty() || text.size() > 18) return refuse();
     int64_t v = 0;
     for (char c : text) {
         if (c == ',' || c == '_') continue;  // 32,768 as vLLM prints it
-        if (!std::isdigit(static_cast<unsigned char>(c))) {
-            return make_error("bad_value", what + " must be a non-negative integer, got '" + text + "'");
-        }
+        if (!std::isdigit(static_cast<unsigned char>(c))) return refuse();
         v = v * 10 + (c - '0');
     }
     return v;

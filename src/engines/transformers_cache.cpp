@@ -16,7 +16,7 @@ Result<TransformersCache> transformers_cache(const ModelSpec& m, const std::stri
     TransformersCache c;
     const std::string dt = dtype.empty() ? m.dtype : dtype;
     const int b = dtype_size(dt);
-    if (b <= 0) return make_error("bad_value", "unknown dtype '" + dt + "' for the transformers cache of " + m.name);
+    if (b <= 0) return make_error("bad_value", note("unknown_cache_dtype", {{"value", dt}, {"model", m.name}}));
     c.dtype_bytes = b;
     const int ssm_cfg = m.ssm_dtype.empty() ? 0 : dtype_size(m.ssm_dtype);
     for (const Layer& l : m.layers) {
@@ -53,22 +53,22 @@ Result<TransformersCache> transformers_cache(const ModelSpec& m, const std::stri
 }
 
 Result<int64_t> transformers_cache_bytes(const ModelSpec& m, int64_t tokens, int64_t batch, const std::string& dtype) {
-    if (tokens < 0 || batch < 0) return make_error("bad_value", "tokens and batch must not be negative");
+    if (tokens < 0 || batch < 0) return make_error("bad_value", note("negative_tokens"));
+    const auto overflow = [] { return make_error("overflow", note("transformers_cache_overflow")); };
     auto c = transformers_cache(m, dtype);
     if (!c) return c.error();
     int64_t per_seq = 0, t = 0;
-    if (mul_overflows(c->bytes_per_token, tokens, &t) || add_overflows(per_seq, t, &per_seq))
-        return make_error("overflow", "transformers cache bytes overflow int64");
+    if (mul_overflows(c->bytes_per_token, tokens, &t) || add_overflows(per_seq, t, &per_seq)) return overflow();
     for (const Layer& l : m.layers) {
         if (l.kind != LayerKind::Sliding && l.kind != LayerKind::Chunked) continue;
         const int64_t kept = std::min(tokens, std::max<int64_t>(0, l.window - 1));
         if (mul_overflows(l.kv_heads * (l.k_head_dim + l.v_head_dim) * c->dtype_bytes, kept, &t) ||
             add_overflows(per_seq, t, &per_seq))
-            return make_error("overflow", "transformers cache bytes overflow int64");
+            return overflow();
     }
-    if (add_overflows(per_seq, c->state_bytes, &per_seq)) return make_error("overflow", "overflow");
+    if (add_overflows(per_seq, c->state_bytes, &per_seq)) return overflow();
     int64_t total = 0;
-    if (mul_overflows(per_seq, batch, &total)) return make_error("overflow", "transformers cache bytes overflow int64");
+    if (mul_overflows(per_seq, batch, &total)) return overflow();
     return total;
 }
 

@@ -56,7 +56,7 @@ IdealKv ideal_kv(const ModelSpec& m, const KvDtypes& d) {
 }
 
 Result<int64_t> kv_bytes_at(const ModelSpec& m, const KvDtypes& d, int64_t context, int64_t seqs) {
-    if (context < 0 || seqs < 0) return make_error("bad_value", "context and sequence count must not be negative");
+    if (context < 0 || seqs < 0) return make_error("bad_value", note("negative_context"));
     __int128 per_seq = 0;
     for (const Layer& l : m.layers) {
         int64_t tokens = context;
@@ -65,8 +65,8 @@ Result<int64_t> kv_bytes_at(const ModelSpec& m, const KvDtypes& d, int64_t conte
     }
     __int128 total = per_seq * seqs;
     if (total > static_cast<__int128>(INT64_MAX)) {
-        return make_error("overflow", m.name + ": KV cache for " + with_commas(seqs) + " sequences of " +
-                                          with_commas(context) + " tokens exceeds 8 EiB");
+        return make_error("overflow", note("kv_overflow", {{"model", m.name}, {"seqs", with_commas(seqs)},
+                                                           {"context", with_commas(context)}}));
     }
     return static_cast<int64_t>(total);
 }

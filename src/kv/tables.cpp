@@ -36,8 +36,7 @@ Result<EngineKv> engine_kv(const ModelSpec& m, const std::string& engine, const 
         std::string dt = kv == "auto" || kv.empty() ? m.dtype : kv;
         int b = dtype_size(dt);
         if (b <= 0 || b == 1) {
-            return make_error("bad_kv_dtype", "unknown transformers cache dtype '" + dt +
-                                                  "' (choose from auto, bfloat16, float16, float32)");
+            return make_error("bad_kv_dtype", note("unknown_transformers_kv_dtype", {{"value", dt}}));
         }
         KvType t{dt, 1, b};
         e.dtypes = KvDtypes{t, t, b, b};
@@ -56,7 +55,7 @@ Result<EngineKv> engine_kv(const ModelSpec& m, const std::string& engine, const 
         else if (!m.ssm_dtype.empty() && dtype_size(m.ssm_dtype)) e.dtypes.ssm_state_bytes = dtype_size(m.ssm_dtype);
         return e;
     }
-    return make_error("bad_value", "engine must be vllm, llamacpp or transformers, got '" + engine + "'");
+    return make_error("bad_value", note("unknown_engine", {{"value", engine}}));
 }
 
 bool same_geometry(const Layer& a, const Layer& b) {

@@ -33,8 +33,7 @@ Result<std::string> sanitize(const std::string& in, const std::string& model, in
             in_string = true;
         } else if (c == '[' || c == '{') {
             if (++depth > max_depth) {
-                return make_error("not_json", model + ": config.json is nested deeper than " +
-                                                  std::to_string(max_depth) + " levels");
+                return make_error("not_json", note("config_too_deep", {{"model", model}, {"depth", std::to_string(max_depth)}}));
             }
         } else if (c == ']' || c == '}') {
             --depth;
@@ -87,8 +86,8 @@ Result<nlohmann::json> parse_json_text(const std::string& text, const std::strin
             }
         } locate;
         nlohmann::json::sax_parse(clean.value(), &locate);
-        std::string where = locate.pos ? " (syntax error near byte " + std::to_string(locate.pos) + ")" : "";
-        return make_error("not_json", model + ": config.json is not valid JSON" + where);
+        if (!locate.pos) return make_error("not_json", note("config_not_json", {{"model", model}}));
+        return make_error("not_json", note("config_not_json_at", {{"model", model}, {"byte", std::to_string(locate.pos)}}));
     }
     return j;
 }
@@ -138,49 +137,38 @@ const nlohmann::json* ConfigReader::find_anywhere(const char* key) const {
 }
 
 Error ConfigReader::missing(std::initializer_list<const char*> keys) const {
-    std::string first = *keys.begin();
-    std::string msg = model_ + ": missing field " + first;
-    if (keys.size() > 1) {
-        msg += " (also looked for";
-        bool skip = true;
-        for (const char* k : keys) {
-            if (skip) { skip = false; continue; }
-            msg += std::string(" ") + k + ",";
-        }
-        msg.back() = ')';
-    }
-    return make_error("missing_field", msg);
+    const std::string first = *keys.begin();
+    if (keys.size() == 1) return refuse("missing_field", "missing_field", {{"field", first}});
+    std::string others;
+    for (auto k = keys.begin() + 1; k != keys.end(); ++k) others += (others.empty() ? "" : ", ") + std::string(*k);
+    return refuse("missing_field", "missing_field_alternatives", {{"field", first}, {"others", others}});
 }
 
-Error ConfigReader::bad(const std::string& field, const std::string& what) const {
-    return make_error("bad_value", model_ + ": " + field + " " + what);
+Error ConfigReader::refuse(const char* category, const char* code, MessageParams params) const {
+    params.insert(params.begin(), {"model", model_});
+    return make_error(category, note(code, std::move(params)));
 }
 
 Result<int64_t> ConfigReader::int_value(const nlohmann::json& v, const std::string& field, int64_t lo, int64_t hi) const {
+    auto out_of_range = [&](const std::string& shown) {
+        return refuse("out_of_range", "out_of_range",
+                      {{"field", field}, {"value", shown}, {"min", std::to_string(lo)}, {"max", std::to_string(hi)}});
+    };
     int64_t n = 0;
     if (v.is_number_integer()) {
-        if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
-            return make_error("out_of_range", model_ + ": " + field + " = " + short_dump(v) + " is out of range (" +
-                                                  std::to_string(lo) + " to " + std::to_string(hi) + ")");
-        }
+        if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) return out_of_range(short_dump(v));
         n = v.get<int64_t>();
     } else if (v.is_number_float()) {
         double d = v.get<double>();
         if (!std::isfinite(d) || d != std::floor(d)) {
-            return bad(field, "must be an integer, got " + short_dump(v));
+            return refuse("bad_value", "not_integer", {{"field", field}, {"value", short_dump(v)}});
         }
-        if (d < static_cast<double>(lo) || d > static_cast<double>(hi)) {
-            return make_error("out_of_range", model_ + ": " + field + " = " + short_dump(v) + " is out of range (" +
-                                                  std::to_string(lo) + " to " + std::to_string(hi) + ")");
-        }
+        if (d < static_cast<double>(lo) || d > static_cast<double>(hi)) return out_of_range(short_dump(v));
         n = static_cast<int64_t>(d);
     } else {
-        return bad(field, "must be an integer, got " + json_type_name(v) + " " + short_dump(v));
+        return refuse("bad_value", "not_integer_type", {{"field", field}, {"got", json_type_name(v)}, {"value", short_dump(v)}});
     }
-    if (n < lo || n > hi) {
-        return make_error("out_of_range", model_ + ": " + field + " = " + std::to_string(n) + " is out of range (" +
-                                              std::to_string(lo) + " to " + std::to_string(hi) + ")");
-    }
+    if (n < lo || n > hi) return out_of_range(std::to_string(n));
     return n;
 }
 

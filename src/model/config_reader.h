@@ -44,7 +44,8 @@ public:
     std::optional<std::string> optional_string(const char* key) const;
 
     Error missing(std::initializer_list<const char*> keys) const;
-    Error bad(const std::string& field, const std::string& what) const;
+    // A refusal about this config: `code`'s template gets {model} on top of `params`.
+    Error refuse(const char* category, const char* code, MessageParams params = {}) const;
 
 private:
     const nlohmann::json& p_;

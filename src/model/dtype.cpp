@@ -33,7 +33,7 @@ Result<KvType> vllm_kv_type(const std::string& name, const std::string& model_dt
     }
     std::string list;
     for (const auto& n : vllm_kv_type_names()) list += (list.empty() ? "" : ", ") + n;
-    return make_error("bad_kv_dtype", "unknown vLLM --kv-cache-dtype '" + name + "' (choose from " + list + ")");
+    return make_error("bad_kv_dtype", note("unknown_vllm_kv_dtype", {{"value", name}, {"choices", list}}));
 }
 
 const std::vector<std::string>& llamacpp_kv_type_names() {
@@ -52,7 +52,7 @@ Result<KvType> llamacpp_kv_type(const std::string& name) {
     }
     std::string list;
     for (const auto& n : llamacpp_kv_type_names()) list += (list.empty() ? "" : ", ") + n;
-    return make_error("bad_kv_dtype", "unknown llama.cpp cache type '" + name + "' (choose from " + list + ")");
+    return make_error("bad_kv_dtype", note("unknown_llamacpp_kv_type", {{"value", name}, {"choices", list}}));
 }
 
 }  // namespace kvb

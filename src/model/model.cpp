@@ -75,8 +75,10 @@ struct Builder {
     ModelSpec& m;
     std::string type;  // lowercased text model_type
 
-    Error err(const std::string& code, const std::string& msg) const { return make_error(code, m.name + ": " + msg); }
-    void note(const std::string& s) { m.notes.push_back(s); }
+    Error err(const char* category, const char* code, MessageParams params = {}) const {
+        return r.refuse(category, code, std::move(params));
+    }
+    void note(std::string code, MessageParams params = {}) { m.notes.push_back(kvb::note(std::move(code), std::move(params))); }
 
     // Reads a required integer into `dst`; the error names the field and the model.
     Result<bool> need(int64_t& dst, std::initializer_list<const char*> keys, int64_t lo, int64_t hi) const {
@@ -92,9 +94,9 @@ struct Builder {
         if (v.value()) dst = *v.value();
         return true;
     }
-    Error length_mismatch(const std::string& field, size_t n, const char* unit = "entries") const {
-        return err("contradictory_fields", field + " has " + std::to_string(n) + " " + unit +
-                                               " but num_hidden_layers is " + std::to_string(n_layers));
+    Error length_mismatch(const std::string& field, size_t n, const char* code = "length_mismatch") const {
+        return err("contradictory_fields", code,
+                   {{"field", field}, {"n", std::to_string(n)}, {"layers", std::to_string(n_layers)}});
     }
 
     // ---- shared geometry -------------------------------------------------------
@@ -112,9 +114,8 @@ struct Builder {
         } else {
             if (hidden == 0) return r.missing({"hidden_size", "head_dim"});
             if (hidden % heads != 0) {
-                return err("contradictory_fields", "hidden_size (" + std::to_string(hidden) +
-                                                       ") is not a multiple of num_attention_heads (" +
-                                                       std::to_string(heads) + ") and head_dim is not given");
+                return err("contradictory_fields", "head_dim_not_derivable",
+                           {{"hidden", std::to_string(hidden)}, {"heads", std::to_string(heads)}});
             }
             head_dim = hidden / heads;
         }
@@ -176,19 +177,18 @@ struct Builder {
             return true;
         }
         kv_heads = heads;
-        note("num_key_value_heads is not set: multi-head attention assumed (" + std::to_string(heads) +
-             " KV heads, one per attention head)");
+        note("mha_assumed", {{"n", std::to_string(heads)}});
         return true;
     }
 
     Result<bool> check_kv_heads(int64_t k, const std::string& field) {
         if (k > heads) {
-            return err("contradictory_fields", field + " (" + std::to_string(k) + ") is greater than num_attention_heads (" +
-                                                   std::to_string(heads) + ")");
+            return err("contradictory_fields", "kv_heads_above_heads",
+                       {{"field", field}, {"kv_heads", std::to_string(k)}, {"heads", std::to_string(heads)}});
         }
         if (heads % k != 0) {
-            return err("contradictory_fields", "num_attention_heads (" + std::to_string(heads) +
-                                                   ") is not a multiple of " + field + " (" + std::to_string(k) + ")");
+            return err("contradictory_fields", "heads_not_multiple_of_kv_heads",
+                       {{"heads", std::to_string(heads)}, {"field", field}, {"kv_heads", std::to_string(k)}});
         }
         return true;
     }
@@ -208,7 +208,7 @@ struct Builder {
         if (!w) return w.error();
         if (w.value()) return *w.value();
         if (def) {
-            note(std::string(key) + " is not set: transformers' default " + std::to_string(*def) + " used");
+            note("transformers_default", {{"field", key}, {"value", std::to_string(*def)}});
             return *def;
         }
         return r.missing({key});
@@ -218,7 +218,7 @@ struct Builder {
     void all(const Layer& l) { m.layers.assign(static_cast<size_t>(n_layers), l); }
 
     Result<bool> from_layer_types(const json& types, int64_t window, int64_t chunk) {
-        if (!types.is_array()) return r.bad("layer_types", "must be an array, got " + json_type_name(types));
+        if (!types.is_array()) return err("bad_value", "not_array", {{"field", "layer_types"}, {"got", json_type_name(types)}});
         if (static_cast<int64_t>(types.size()) != n_layers) {
             return length_mismatch("layer_types", types.size());
         }
@@ -226,7 +226,7 @@ struct Builder {
         for (size_t i = 0; i < types.size(); ++i) {
             const auto& t = types[i];
             std::string field = "layer_types[" + std::to_string(i) + "]";
-            if (!t.is_string()) return r.bad(field, "must be a string, got " + json_type_name(t));
+            if (!t.is_string()) return err("bad_value", "not_string", {{"field", field}, {"got", json_type_name(t)}});
             std::string s = t.get<std::string>();
             if (s == "full_attention" || s == "attention" || s == "global_attention") {
                 m.layers.push_back(attn(LayerKind::Full));
@@ -245,7 +245,7 @@ struct Builder {
                 if (!st) return st.error();
                 m.layers.push_back(st.value());
             } else {
-                return r.bad(field, "is '" + s + "', which is not a known layer type");
+                return err("bad_value", "unknown_layer_type", {{"field", field}, {"value", s}});
             }
         }
         return true;
@@ -339,7 +339,7 @@ struct Builder {
         if (!v) return v.error();
         auto ql = r.optional_int({"q_lora_rank"}, 1, kMaxDim);
         if (!ql) return ql.error();
-        if (rope.value() + nope.value() == 0) return r.bad("qk_rope_head_dim", "and qk_nope_head_dim are both 0");
+        if (rope.value() + nope.value() == 0) return err("bad_value", "mla_head_dims_zero");
         m.family = "mla";
         Layer l;
         l.kind = LayerKind::Mla;
@@ -355,11 +355,10 @@ struct Builder {
         m.dims.qk_nope_head_dim = nope.value();
         m.dims.v_head_dim = v.value();
         if (auto mtp = r.find({"num_nextn_predict_layers"}); mtp && mtp->is_number_integer() && mtp->get<int64_t>() > 0) {
-            note("num_nextn_predict_layers = " + std::to_string(mtp->get<int64_t>()) +
-                 ": the multi-token-prediction layer is not counted (engines only cache it with speculative decoding)");
+            note("mtp", {{"n", std::to_string(mtp->get<int64_t>())}});
         }
         if (r.has("index_head_dim")) {
-            note("sparse-attention indexer keys (index_head_dim) are not in the ideal KV; the vLLM view adds its indexer cache");
+            note("indexer");
         }
         return true;
     }
@@ -372,7 +371,7 @@ struct Builder {
                                     {"vocab_size", 262208}};
         for (const auto& d : defaults) {
             if (!r.has(d.key)) {
-                note(std::string(d.key) + " is not set: Gemma3TextConfig's default " + std::to_string(d.value) + " used");
+                note("gemma_default", {{"field", d.key}, {"value", std::to_string(d.value)}});
             }
         }
         heads = 8, kv_heads = 4, head_dim = 256, hidden = 2304;
@@ -389,7 +388,7 @@ struct Builder {
         auto pat = r.optional_int({"sliding_window_pattern"}, 1, kMaxLayers);
         if (!pat) return pat.error();
         int64_t p = pat.value().value_or(6);
-        if (!pat.value()) note("sliding_window_pattern is not set: Gemma 3's default 6 used (every 6th layer global)");
+        if (!pat.value()) note("gemma_pattern");
         for (int64_t i = 0; i < n_layers; ++i) {
             m.layers.push_back((i + 1) % p ? attn(LayerKind::Sliding, w.value()) : attn(LayerKind::Full));
         }
@@ -475,7 +474,7 @@ struct Builder {
                 }
                 return true;
             }
-            if (window > 0) note("sliding_window is set but use_sliding_window is false: every layer is full attention");
+            if (window > 0) note("window_off");
             all(attn(LayerKind::Full));
             return true;
         }
@@ -487,8 +486,7 @@ struct Builder {
         if (window > 0) {
             // Phi-3 and others carry a sliding_window that neither vLLM nor llama.cpp
             // applies to these architectures.
-            note("sliding_window = " + std::to_string(window) + " is set but not used by " + m.model_type +
-                 ": every layer is full attention");
+            note("window_unused", {{"w", std::to_string(window)}, {"type", m.model_type}});
         }
         if (type == "mllama" || type == "mllama_text_model") {
             const json* xa = r.find({"cross_attention_layers"});
@@ -499,8 +497,7 @@ struct Builder {
                     if (!idx) return idx.error();
                     m.layers[static_cast<size_t>(idx.value())] = no_cache_layer();
                 }
-                note(std::to_string(xa->size()) +
-                     " cross-attention layers cache the image tokens, not the context: not counted per token");
+                note("cross_attention", {{"n", std::to_string(xa->size())}});
             }
             return true;
         }
@@ -536,7 +533,8 @@ struct Builder {
         const json* bc = r.find({"block_configs"});
         if (!bc) return r.missing({"block_configs"});
         if (!bc->is_array() || static_cast<int64_t>(bc->size()) != n_layers) {
-            return err("contradictory_fields", "block_configs must list one entry per layer (" + std::to_string(n_layers) + ")");
+            return err("contradictory_fields", "list_length_mismatch",
+                       {{"field", "block_configs"}, {"layers", std::to_string(n_layers)}});
         }
         int64_t no_cache = 0;
         for (size_t i = 0; i < bc->size(); ++i) {
@@ -553,8 +551,9 @@ struct Builder {
                 auto g = r.int_value(a["n_heads_in_group"], f + ".attention.n_heads_in_group", 1, heads);
                 if (!g) return g.error();
                 if (heads % g.value() != 0) {
-                    return err("contradictory_fields", f + ".attention.n_heads_in_group (" + std::to_string(g.value()) +
-                                                           ") does not divide num_attention_heads (" + std::to_string(heads) + ")");
+                    return err("contradictory_fields", "group_not_divisor",
+                               {{"field", f + ".attention.n_heads_in_group"}, {"group", std::to_string(g.value())},
+                                {"heads", std::to_string(heads)}});
                 }
                 Layer l;
                 l.kind = LayerKind::Full;
@@ -568,14 +567,14 @@ struct Builder {
                 const json& ffn = b["ffn"];
                 if (ffn.contains("ffn_mult") && ffn["ffn_mult"].is_number()) {
                     double mult = ffn["ffn_mult"].get<double>();
-                    if (!(mult > 0 && mult < 1000)) return r.bad(f + ".ffn.ffn_mult", "must be a positive number");
+                    if (!(mult > 0 && mult < 1000)) return err("bad_value", "not_positive", {{"field", f + ".ffn.ffn_mult"}});
                     int64_t w = static_cast<int64_t>(2.0 * mult * static_cast<double>(hidden) / 3.0);
                     width = (w + 255) / 256 * 256;
                 }
             }
             m.dims.layer_intermediate.push_back(width);
         }
-        if (no_cache) note(std::to_string(no_cache) + " layers have no attention (no_op): they hold no KV cache");
+        if (no_cache) note("no_op_layers", {{"n", std::to_string(no_cache)}});
         return true;
     }
 
@@ -585,10 +584,10 @@ struct Builder {
         if (!core) return core;
         const json* pat = r.find({"hybrid_override_pattern"});
         if (!pat) return r.missing({"hybrid_override_pattern"});
-        if (!pat->is_string()) return r.bad("hybrid_override_pattern", "must be a string");
+        if (!pat->is_string()) return err("bad_value", "pattern_not_string", {{"field", "hybrid_override_pattern"}});
         std::string p = pat->get<std::string>();
         if (static_cast<int64_t>(p.size()) != n_layers) {
-            return length_mismatch("hybrid_override_pattern", p.size(), "layers");
+            return length_mismatch("hybrid_override_pattern", p.size(), "pattern_length_mismatch");
         }
         auto st = mamba2_state();
         if (!st) return st.error();
@@ -599,8 +598,8 @@ struct Builder {
                 case '-': m.layers.push_back(no_cache_layer()); m.dims.layer_mlp.push_back(1); break;
                 case 'E': m.layers.push_back(no_cache_layer()); m.dims.layer_mlp.push_back(2); break;
                 default:
-                    return r.bad("hybrid_override_pattern", std::string("has '") + p[i] + "' at position " +
-                                                                std::to_string(i) + " (expected M, *, - or E)");
+                    return err("bad_value", "bad_pattern_letter",
+                               {{"letter", std::string(1, p[i])}, {"position", std::to_string(i)}});
             }
         }
         return true;
@@ -627,7 +626,7 @@ struct Builder {
         auto off = r.optional_int({"attn_layer_offset"}, 0, kMaxLayers);
         if (!off) return off.error();
         int64_t period = per.value().value_or(8), offset = off.value().value_or(4);
-        if (offset >= period) return r.bad("attn_layer_offset", "must be less than attn_layer_period");
+        if (offset >= period) return err("bad_value", "attn_offset_not_below_period");
         for (int64_t i = 0; i < n_layers; ++i) {
             m.layers.push_back(i % period == offset ? attn(LayerKind::Full) : st.value());
         }
@@ -646,7 +645,7 @@ struct Builder {
             m.layers.push_back(attn(LayerKind::Full));
             m.layers.push_back(st.value());
         }
-        note("each Falcon-H1 layer has an attention and a Mamba-2 mixer in parallel: both are listed");
+        note("falcon_h1");
         return true;
     }
 
@@ -657,7 +656,8 @@ struct Builder {
         const json* list = r.find({"attn_type_list"});
         if (!list) return r.missing({"attn_type_list"});
         if (!list->is_array() || static_cast<int64_t>(list->size()) != n_layers) {
-            return err("contradictory_fields", "attn_type_list must have one entry per layer (" + std::to_string(n_layers) + ")");
+            return err("contradictory_fields", "entry_length_mismatch",
+                       {{"field", "attn_type_list"}, {"layers", std::to_string(n_layers)}});
         }
         // Lightning attention keeps a (heads, head_dim, head_dim) state per layer and no conv.
         Layer lin;
@@ -736,9 +736,8 @@ struct Builder {
             if (!k) return k.error();
             d.experts_per_token = k.value().value_or(1);
             if (d.experts_per_token > d.num_experts) {
-                return err("contradictory_fields", "num_experts_per_tok (" + std::to_string(d.experts_per_token) +
-                                                       ") is greater than the number of experts (" +
-                                                       std::to_string(d.num_experts) + ")");
+                return err("contradictory_fields", "experts_per_token_above_experts",
+                           {{"k", std::to_string(d.experts_per_token)}, {"experts", std::to_string(d.num_experts)}});
             }
             auto mi = r.optional_int({"moe_intermediate_size"}, 1, kMaxHidden * 16);
             if (!mi) return mi.error();
@@ -820,7 +819,7 @@ Result<ModelSpec> parse_config(const std::string& text, const std::string& name_
     if (!parsed) return parsed.error();
     const json& root = parsed.value();
     if (!root.is_object()) {
-        return make_error("not_object", name + ": config.json must be a JSON object, got " + json_type_name(root));
+        return make_error("not_object", note("config_not_object", {{"model", name}, {"got", json_type_name(root)}}));
     }
 
     ModelSpec m;
@@ -831,11 +830,11 @@ Result<ModelSpec> parse_config(const std::string& text, const std::string& name_
         if (it != root.end() && it->is_object() && !it->empty()) {
             primary = &*it;
             m.multimodal = true;
-            m.notes.push_back(std::string("text model read from ") + nested);
+            m.notes.push_back(note("nested", {{"where", nested}}));
             break;
         }
         if (it != root.end() && !it->is_null() && !it->is_object()) {
-            return make_error("bad_value", name + ": " + nested + " must be an object, got " + json_type_name(*it));
+            return make_error("bad_value", note("not_object", {{"model", name}, {"field", nested}, {"got", json_type_name(*it)}}));
         }
     }
     if (root.contains("vision_config")) m.multimodal = true;
@@ -848,7 +847,8 @@ Result<ModelSpec> parse_config(const std::string& text, const std::string& name_
         m.architecture = (*a)[0].get<std::string>();
     }
     if (root.contains("model_type") && !root["model_type"].is_string() && !root["model_type"].is_null()) {
-        return make_error("bad_value", name + ": model_type must be a string, got " + json_type_name(root["model_type"]));
+        return make_error("bad_value",
+                          note("not_string", {{"model", name}, {"field", "model_type"}, {"got", json_type_name(root["model_type"])}}));
     }
 
     // Model dtype: torch_dtype (older) or dtype (transformers >= 4.56), text model first.
@@ -865,10 +865,10 @@ Result<ModelSpec> parse_config(const std::string& text, const std::string& name_
         // (gpt-oss). Engines serve float32 checkpoints in 16 bit either way.
         if (const json* qc = r.find_anywhere("quantization_config"); qc && qc->is_object()) {
             m.dtype = "bfloat16";
-            m.notes.push_back("no torch_dtype in config: bfloat16 assumed for the tensors quantization leaves unquantized");
+            m.notes.push_back(note("dtype_quantized"));
         } else {
             m.dtype = "float32";
-            m.notes.push_back("no torch_dtype in config: float32 checkpoint assumed (transformers' default)");
+            m.notes.push_back(note("dtype_float32"));
         }
     }
     for (const char* k : {"mamba_ssm_dtype", "mamba_ssm_cache_dtype"}) {
@@ -902,17 +902,22 @@ Result<ModelSpec> parse_config(const std::string& text, const std::string& name_
         if (m.family.empty()) m.family = t.empty() ? "generic" : t;
         built = b.standard_attention();
         if (!built && !kKnownTypes.count(t) && built.error().code == "missing_field") {
-            std::string what = t.empty() ? "config.json has no model_type" : "model_type '" + m.model_type + "' is not supported";
-            return make_error("unsupported_architecture", name + ": " + what + " and the generic fields are missing (" +
-                                                              built.error().message.substr(name.size() + 2) + ")");
+            // Only ConfigReader::missing gives missing_field: its detail names the field.
+            const Message& why = built.error().detail;
+            const bool alternatives = why.code == "missing_field_alternatives";
+            MessageParams p = {{"model", name}, {"field", why.param("field")}};
+            if (alternatives) p.push_back({"others", why.param("others")});
+            std::string code = t.empty() ? "no_model_type_missing_field" : "unsupported_type_missing_field";
+            if (!t.empty()) p.push_back({"type", m.model_type});
+            if (alternatives) code += "_alternatives";
+            return make_error("unsupported_architecture", note(code, std::move(p)));
         }
     }
     if (!built) return built.error();
     if (m.family.empty()) m.family = t;
     if (!kKnownTypes.count(t)) {
         m.generic = true;
-        m.notes.push_back(t.empty() ? "no model_type: sized from the generic fields"
-                                    : "model_type '" + m.model_type + "' is not known to kvbudget: sized from the generic fields");
+        m.notes.push_back(t.empty() ? note("no_model_type") : note("generic", {{"type", m.model_type}}));
     }
 
     auto mp = r.optional_int(kMaxPosKeys, 1, kMaxTokens);
@@ -920,12 +925,12 @@ Result<ModelSpec> parse_config(const std::string& text, const std::string& name_
     m.max_position_embeddings = mp.value().value_or(0);
     if (m.max_position_embeddings == 0 && (t == "gemma3_text" || t == "gemma3")) {
         m.max_position_embeddings = 131072;
-        m.notes.push_back("max_position_embeddings is not set: Gemma3TextConfig's default 131072 used");
+        m.notes.push_back(note("gemma_default", {{"field", "max_position_embeddings"}, {"value", "131072"}}));
     }
 
-    if (m.layers.empty()) return make_error("bad_value", name + ": the model has no layers");
+    if (m.layers.empty()) return make_error("bad_value", note("no_layers", {{"model", name}}));
     bool any_cache = std::any_of(m.layers.begin(), m.layers.end(), [](const Layer& l) { return l.kind != LayerKind::None; });
-    if (!any_cache) return make_error("bad_value", name + ": no layer of this model holds a KV cache or state");
+    if (!any_cache) return make_error("bad_value", note("no_cache_layers", {{"model", name}}));
 
     auto wd = b.weight_dims();
     if (!wd) return wd.error();

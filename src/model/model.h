@@ -104,7 +104,7 @@ struct ModelSpec {
     std::vector<Layer> layers;
     WeightDims dims;
     Quantization quant;
-    std::vector<std::string> notes;  // defaults filled, fields ignored, ...
+    std::vector<Message> notes;  // defaults filled, fields ignored, ...
 
     int64_t count(LayerKind k) const;
     bool has(LayerKind k) const { return count(k) > 0; }

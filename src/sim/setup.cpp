@@ -14,8 +14,7 @@ Result<SimSetup> sim_setup(const ModelSpec& m, const SimSetupInputs& in) {
     s.kv_dtype = kvt->name;
     s.ideal = ideal_kv(m, uniform_kv_dtypes(m, kvt.value()));
     if (s.ideal.bytes_per_token <= 0) {
-        return make_error("no_paging", m.name + " has no context-proportional KV cache (only sliding-window or "
-                                                "recurrent state): paging does not apply");
+        return make_error("no_paging", note("no_paging", {{"model", m.name}}));
     }
     auto wf = weight_format(in.weights, m);
     if (!wf) return wf.error();
@@ -25,13 +24,13 @@ Result<SimSetup> sim_setup(const ModelSpec& m, const SimSetupInputs& in) {
     if (!pc) return pc.error();
     // A custom GPU size has no bandwidth of its own: time it as the default A100-80GB.
     s.time_gpu = find_gpu(in.gpu.empty() ? "a100-80gb" : in.gpu);
-    if (!s.time_gpu) return make_error("bad_value", "unknown GPU '" + in.gpu + "'");
+    if (!s.time_gpu) return make_error("bad_value", note("sim_unknown_gpu", {{"gpu", in.gpu}}));
 
     sim::SimConfig& c = s.config;
     c.kv_bytes_per_token = s.ideal.bytes_per_token;
     s.weights_bytes = wb->bytes;
     int64_t mml = in.max_model_len > 0 ? in.max_model_len : m.max_position_embeddings;
-    if (mml <= 0) return make_error("bad_value", m.name + " has no max_position_embeddings: give the max model length");
+    if (mml <= 0) return make_error("bad_value", note("no_max_model_len", {{"model", m.name}}));
     int64_t mns = in.max_num_seqs > 0 ? in.max_num_seqs : 256;
     int64_t mnbt = in.max_num_batched_tokens > 0 ? in.max_num_batched_tokens : 8192;
     if (in.kv_cache_memory > 0) {
@@ -39,7 +38,7 @@ Result<SimSetup> sim_setup(const ModelSpec& m, const SimSetupInputs& in) {
     } else {
         BudgetInputs bi;
         if (in.gpu.empty()) {
-            if (in.gpu_memory_bytes <= 0) return make_error("bad_value", "a GPU or its memory size is needed");
+            if (in.gpu_memory_bytes <= 0) return make_error("bad_value", note("gpu_or_memory_needed"));
             bi.gpu_memory_bytes = in.gpu_memory_bytes;
         } else {
             bi.gpu = s.time_gpu->id;
@@ -60,9 +59,10 @@ Result<SimSetup> sim_setup(const ModelSpec& m, const SimSetupInputs& in) {
             char u[16];
             std::snprintf(u, sizeof u, "%.2f", in.gpu_memory_utilization);
             return make_error("no_kv_memory",
-                              "no memory is left for the KV cache on " +
-                                  (s.budget.gpu_name.empty() ? format_bytes(s.budget.gpu_total_bytes) : s.budget.gpu_name) +
-                                  " at utilization " + u + " (weights " + format_bytes(s.budget.weights_per_gpu_bytes) + ")");
+                              note("no_kv_memory",
+                                   {{"gpu", s.budget.gpu_name.empty() ? format_bytes(s.budget.gpu_total_bytes) : s.budget.gpu_name},
+                                    {"utilization", u},
+                                    {"weights", format_bytes(s.budget.weights_per_gpu_bytes)}}));
         }
         c.kv_capacity_bytes = s.budget.kv_pool_bytes;
         s.weights_bytes = s.budget.weights_per_gpu_bytes;
@@ -107,7 +107,7 @@ Result<sim::WorkloadSpec> workload_spec(const WorkloadInputs& in) {
         w.arrival = sim::Arrival::Trace;
         w.requests = in.requests;
     } else {
-        return make_error("bad_value", "unknown workload '" + in.preset + "'");
+        return make_error("bad_value", note("unknown_workload", {{"value", in.preset}}));
     }
     if (in.rate > 0) {
         w.rate = in.rate;

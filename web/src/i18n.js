@@ -3,6 +3,7 @@
 import en from '../i18n/en.json';
 // Bundled too (a few KB gzip): switching language must work offline and in embeds.
 import zhCN from '../i18n/zh-CN.json';
+import { renderMessage } from './message.js';
 
 export const LANGUAGES = ['en', 'zh-CN'];
 const catalogs = { en, 'zh-CN': zhCN };
@@ -52,15 +53,13 @@ export function has(key) {
   return key in messages || key in en;
 }
 
-// A core Message {code, params, text}: worded from this language's msg.<code> with the
-// core's parameters; the core's English text when a catalog lacks the code (a test
-// keeps that from shipping). A {field} parameter names an input: shown as its control's label.
+// A core note or refusal ({code, params, text}) in the page's language. An input the
+// core names ({field}, and the CLI {flag} that sets it) is shown as that control's label.
 export function tMsg(message) {
-  if (!message) return '';
-  if (typeof message === 'string') return message;
-  const key = 'msg.' + message.code;
-  if (!(key in messages) && !(key in en)) return message.text;
-  const params = { ...(message.params || {}) };
-  if (params.field && has('field.' + params.field)) params.field = t('field.' + params.field);
-  return t(key, params);
+  const field = message?.params?.field;
+  if (field && has('field.' + field)) {
+    const label = t('field.' + field);
+    message = { ...message, params: { ...message.params, field: label, flag: label } };
+  }
+  return renderMessage(message, messages);
 }

@@ -1,0 +1,41 @@
+// The page words the core's Messages ({code, params, text}) from msg.<code>; the C++
+// side (tests/unit/test_messages.cpp) checks that every code has both entries.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { renderMessage } from '../../web/src/message.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const en = JSON.parse(fs.readFileSync(path.join(root, 'web/i18n/en.json'), 'utf8'));
+const zh = JSON.parse(fs.readFileSync(path.join(root, 'web/i18n/zh-CN.json'), 'utf8'));
+
+test('a note reads in each language with the core\'s values', () => {
+  const note = { code: 'mha_assumed', params: { n: '40' }, text: 'num_key_value_heads is not set: multi-head attention assumed (40 KV heads, one per attention head)' };
+  assert.equal(renderMessage(note, en), note.text);
+  assert.equal(renderMessage(note, zh), 'num_key_value_heads 未设置：按多头注意力 MHA 计算（40 个 KV 头，每个注意力头一个）');
+});
+
+test('a refusal\'s JSON type name is worded by the catalog', () => {
+  const refusal = { code: 'not_integer_type', params: { model: 'acme/bad', field: 'num_hidden_layers', got: 'a string', value: '"32"' },
+    text: 'acme/bad: num_hidden_layers must be an integer, got a string "32"' };
+  assert.equal(renderMessage(refusal, en), refusal.text);
+  assert.equal(renderMessage(refusal, zh), 'acme/bad：num_hidden_layers 必须是整数，实际为字符串 "32"');
+  assert.equal(renderMessage({ code: 'config_not_object', params: { model: 'm', got: 'an array' } }, zh), 'm：config.json 必须是 JSON 对象，实际为数组');
+});
+
+test('a code the catalog lacks, or a plain string, shows the core\'s English', () => {
+  assert.equal(renderMessage({ code: 'not_in_any_catalog', params: {}, text: 'English from the core' }, zh), 'English from the core');
+  assert.equal(renderMessage('a note the core does not code yet', zh), 'a note the core does not code yet');
+  assert.equal(renderMessage(null, zh), '');
+});
+
+test('the page names its controls where the CLI names a flag, with the same placeholders', () => {
+  assert.equal(renderMessage({ code: 'gguf_default', params: {} }, en), 'llama.cpp: weights default to a Q4_K_M GGUF (choose another weight format to change it)');
+  assert.ok(!en['msg.no_apple_vllm'].includes('--engine'));
+});
+
+test('no coreNote.* keys are left', () => {
+  for (const cat of [en, zh]) assert.deepEqual(Object.keys(cat).filter((k) => k.startsWith('coreNote.')), []);
+});
