@@ -99,18 +99,20 @@ int cmd_llamacpp(const std::vector<std::string>& argv, std::ostream& out, std::o
         for (size_t i = 0; i < L.log_lines.size(); ++i) out << (i ? "," : "") << json_string(L.log_lines[i]);
         out << "],\"notes\":[";
         bool first = true;
-        const std::vector<std::string>* lists[] = {&loaded->notes, &L.notes};
-        for (const std::vector<std::string>* v : lists)
-            for (const auto& n : *v) {
-                out << (first ? "" : ",") << json_string(n);
-                first = false;
-            }
+        for (const auto& n : loaded->notes) {
+            out << (first ? "" : ",") << json_string(n);
+            first = false;
+        }
+        for (const Message& n : L.notes) {
+            out << (first ? "" : ",") << json_string(render_english(n));
+            first = false;
+        }
         out << "]}\n";
         return kOk;
     }
     for (const auto& line : L.log_lines) out << line << "\n";
     for (const auto& n : loaded->notes) err << "note: " << n << "\n";
-    for (const auto& n : L.notes) err << "note: " << n << "\n";
+    for (const Message& n : L.notes) err << "note: " << render_english(n) << "\n";
     return kOk;
 }
 
