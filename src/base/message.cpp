@@ -40,6 +40,19 @@ const std::vector<MessageTemplate>& message_templates() {
         {"quant_not_modelled", "auto: quantization_config method '{method}' is not modelled, sized as {dtype}"},
         {"params_ignored", "given parameter count {given} ignored: the checkpoint is pre-quantized ({method}), so its tensor element count is not a parameter count; using the config's {count}"},
         {"params_differ", "given parameter count {given} differs from the config's {count} by {diff}; the difference is stored at the format's main rate"},
+        {"weights_unknown_format", "unknown weights format '{name}' (expected one of: {list})"},
+        {"weights_params_negative", "parameter count must not be negative (got {value})"},
+        {"weights_params_implausible", "parameter count {value} is not plausible"},
+        {"weights_parallel_range", "tensor and pipeline parallel sizes must be at least 1"},
+        {"weights_pp_over_layers", "pipeline parallel size {pp} exceeds the {layers} layers of {model}"},
+        // count_params (src/model/params.cpp)
+        {"weights_field_missing", "cannot count parameters of {model}: {field} is missing or not positive"},
+        {"weights_no_layers", "cannot count parameters of {model}: num_hidden_layers is 0"},
+        {"weights_dim_range", "cannot count parameters of {model}: a dimension is out of range ({value})"},
+        {"weights_layer_width_range", "cannot count parameters of {model}: layer intermediate size is out of range ({value})"},
+        {"weights_no_heads", "cannot count parameters of {model}: num_attention_heads / head_dim is missing for an attention layer"},
+        {"weights_mla_incomplete", "cannot count parameters of {model}: MLA geometry (num_attention_heads, kv_lora_rank, v_head_dim) is incomplete"},
+        {"weights_too_large", "cannot count parameters of {model}: parameter count is absurdly large"},
 
         // --- engines (src/engines/) ---
         {"no_layers", "model {model} has no layers"},

@@ -268,7 +268,7 @@ Result<BudgetResult> compute_budget(const ModelSpec& m, const BudgetInputs& in) 
     auto wb = weight_bytes(m, fmt.value(), in.params, tp, pp);
     if (!wb) return wb.error();
     r.weights = std::move(wb.value());
-    for (const std::string& n : r.weights.notes) r.notes.push_back(n);
+    for (const Message& n : r.weights.notes) r.notes.push_back(render_english(n));
 
     const std::string model_dtype = m.dtype.empty() ? "bfloat16" : m.dtype;
     int64_t kv_per_token_gpu = 0;  // for the decode bound
