@@ -256,6 +256,28 @@ Gg gguf_type(GgufPlan& p, const TensorGroup& g) {
     return gg_fallback(t, g.cols);
 }
 
+// llama-quantize's view of the model for its per-tensor type choice (llama_model_quantize_impl).
+GgufPlan gguf_plan(const ModelSpec& m, const WeightFormat& format, const ParamCount& pc, const Family& family) {
+    GgufPlan plan;
+    const std::string& n = format.name;
+    plan.ftype = n;
+    plan.deflt = n == "Q8_0" ? Gg::Q8_0 : n == "Q6_K" ? Gg::Q6_K : n == "Q5_K_M" ? Gg::Q5_K
+               : n == "Q4_K_M" ? Gg::Q4_K : n == "Q4_0" ? Gg::Q4_0 : Gg::IQ4_XS;
+    plan.n_layer = static_cast<int64_t>(m.layers.size());
+    plan.n_expert = m.dims.num_experts;
+    plan.tied = m.dims.tie_word_embeddings;
+    plan.falcon = family.falcon;
+    int64_t kvh = 0;
+    for (const Layer& l : m.layers)
+        if (l.kv_heads > 0) { kvh = l.kv_heads; break; }
+    plan.n_gqa = kvh > 0 && m.dims.num_attention_heads > 0 ? m.dims.num_attention_heads / kvh : 1;
+    for (const Layer& l : m.layers) if (l.kind == LayerKind::Mla) plan.n_gqa = 1;
+    plan.is_70b = m.model_type == "llama" && plan.n_layer == 80 && plan.n_gqa > 1;
+    for (const TensorGroup& g : pc.tensors)
+        if (g.role == TensorRole::AttnV || g.role == TensorRole::AttnQkv || g.role == TensorRole::MlaKvb) ++plan.n_attn_v;
+    return plan;
+}
+
 bool quantizable(TensorRole r) {
     switch (r) {
         case TensorRole::TokenEmbedding:
@@ -374,24 +396,7 @@ Result<WeightBytes> weight_bytes(const ModelSpec& m, const WeightFormat& format,
     WeightBytes wb;
     wb.format = format;
     GgufPlan plan;
-    if (format.kind == WeightKind::Gguf) {
-        const std::string& n = format.name;
-        plan.ftype = n;
-        plan.deflt = n == "Q8_0" ? Gg::Q8_0 : n == "Q6_K" ? Gg::Q6_K : n == "Q5_K_M" ? Gg::Q5_K
-                   : n == "Q4_K_M" ? Gg::Q4_K : n == "Q4_0" ? Gg::Q4_0 : Gg::IQ4_XS;
-        plan.n_layer = num_layers;
-        plan.n_expert = m.dims.num_experts;
-        plan.tied = m.dims.tie_word_embeddings;
-        plan.falcon = family.falcon;
-        int64_t kvh = 0;
-        for (const Layer& l : m.layers)
-            if (l.kv_heads > 0) { kvh = l.kv_heads; break; }
-        plan.n_gqa = kvh > 0 && m.dims.num_attention_heads > 0 ? m.dims.num_attention_heads / kvh : 1;
-        for (const Layer& l : m.layers) if (l.kind == LayerKind::Mla) plan.n_gqa = 1;
-        plan.is_70b = m.model_type == "llama" && num_layers == 80 && plan.n_gqa > 1;
-        for (const TensorGroup& g : pc.tensors)
-            if (g.role == TensorRole::AttnV || g.role == TensorRole::AttnQkv || g.role == TensorRole::MlaKvb) ++plan.n_attn_v;
-    }
+    if (format.kind == WeightKind::Gguf) plan = gguf_plan(m, format, pc, family);
 
     std::vector<i128> stage(static_cast<size_t>(pp), 0);
     std::vector<std::pair<int64_t, int64_t>> ranges;
