@@ -88,8 +88,101 @@ const std::vector<MessageTemplate>& message_templates() {
         {"quant_not_modelled", "auto: quantization_config method '{method}' is not modelled, sized as {dtype}"},
         {"params_ignored", "given parameter count {given} ignored: the checkpoint is pre-quantized ({method}), so its tensor element count is not a parameter count; using the config's {count}"},
         {"params_differ", "given parameter count {given} differs from the config's {count} by {diff}; the difference is stored at the format's main rate"},
+        {"weights_unknown_format", "unknown weights format '{name}' (expected one of: {list})"},
+        {"weights_params_negative", "parameter count must not be negative (got {value})"},
+        {"weights_params_implausible", "parameter count {value} is not plausible"},
+        {"weights_parallel_range", "tensor and pipeline parallel sizes must be at least 1"},
+        {"weights_pp_over_layers", "pipeline parallel size {pp} exceeds the {layers} layers of {model}"},
+        // count_params (src/model/params.cpp)
+        {"weights_field_missing", "cannot count parameters of {model}: {field} is missing or not positive"},
+        {"weights_no_layers", "cannot count parameters of {model}: num_hidden_layers is 0"},
+        {"weights_dim_range", "cannot count parameters of {model}: a dimension is out of range ({value})"},
+        {"weights_layer_width_range", "cannot count parameters of {model}: layer intermediate size is out of range ({value})"},
+        {"weights_no_heads", "cannot count parameters of {model}: num_attention_heads / head_dim is missing for an attention layer"},
+        {"weights_mla_incomplete", "cannot count parameters of {model}: MLA geometry (num_attention_heads, kv_lora_rank, v_head_dim) is incomplete"},
+        {"weights_too_large", "cannot count parameters of {model}: parameter count is absurdly large"},
 
         // --- engines (src/engines/) ---
+        {"engine_no_layers", "model {model} has no layers"},
+        {"engine_kv_overflow", "KV cache of {model} does not fit in 64-bit bytes"},
+        // vLLM options (vllm.cpp)
+        {"vllm_bad_mamba_cache_mode", "--mamba-cache-mode must be none, align or all, got '{value}'"},
+        {"vllm_bad_log_format", "--log-format must be current, split, legacy or v0, got '{value}'"},
+        {"vllm_tp_range", "--tensor-parallel-size must be between 1 and 4096, got {value}"},
+        {"vllm_pp_range", "--pipeline-parallel-size must be between 1 and 4096, got {value}"},
+        {"vllm_block_size_range", "--block-size must be a positive number of tokens, got {value}"},
+        {"vllm_mla_block_size_range", "MLA block size must be positive, got {value}"},
+        {"vllm_lengths_negative", "--max-model-len and --max-num-batched-tokens must not be negative"},
+        {"vllm_kernel_alignment_range", "kernel block alignment must be between 1 and 4096 tokens"},
+        {"vllm_spec_tokens_range", "num_speculative_tokens must be between 0 and 64"},
+        {"vllm_kv_elem_unknown", "unknown KV cache element size for '{dtype}'"},
+        {"vllm_max_model_len_absurd", "--max-model-len is absurdly large"},
+        {"vllm_mamba_dtype_unknown", "unknown --mamba-cache-dtype '{value}'"},
+        {"vllm_mamba_ssm_dtype_unknown", "unknown --mamba-ssm-cache-dtype '{value}'"},
+        {"vllm_state_sizes_differ", "state layers of {model} differ in size; vLLM pads all to one page"},
+        {"vllm_empty_page", "layer {layer} of {model} has an empty KV page"},
+        // vLLM's own start-up refusals, in vLLM's words (vllm.cpp, vllm_groups.cpp)
+        {"vllm_pp_over_layers", "Pipeline parallel size ({pp}) is larger than the number of hidden layers ({layers})."},
+        {"vllm_max_model_len_over",
+         "User-specified max_model_len ({max_model_len}) is greater than the derived max_model_len ({key}={derived} or "
+         "model_max_length=None in model's config.json). To allow overriding this maximum, set the env var "
+         "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1. VLLM_ALLOW_LONG_MAX_MODEL_LEN must be used with extreme caution. If the "
+         "model uses relative position encoding (RoPE), positions exceeding derived_max_model_len lead to nan. If the "
+         "model uses absolute position encoding, positions exceeding derived_max_model_len will cause a CUDA array "
+         "out-of-bounds error."},
+        {"vllm_max_model_len_over_legacy",
+         "User-specified max_model_len ({max_model_len}) is greater than the derived max_model_len ({key}={derived} or "
+         "model_max_length=None in model's config.json). This may lead to incorrect model outputs or CUDA errors. To "
+         "allow overriding this maximum, set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"},
+        {"vllm_tp_heads", "Total number of attention heads ({heads}) must be divisible by tensor parallel size ({tp})."},
+        {"vllm_tp_kv_heads",
+         "Total number of key/value heads ({heads}) cannot be split or replicated evenly across tensor parallel size ({tp})."},
+        {"vllm_tp_linear_heads", "Number of linear value heads ({heads}) must be divisible by tensor parallel size ({tp})."},
+        {"vllm_tp_mamba_heads", "Number of mamba heads ({heads}) must be divisible by tensor parallel size ({tp})."},
+        {"vllm_hybrid_off_mixed",
+         "Hybrid KV cache manager is disabled but failed to convert the KV cache specs to one unified type."},
+        {"vllm_page_not_divisible",
+         "The page size of the layer is not divisible by the maximum page size. Cannot unify by adjusting block_size."},
+        // vLLM layout notes (vllm.cpp)
+        {"vllm_no_max_len", "config.json has no maximum length key: vLLM assumes the model's maximum length is 2048"},
+        {"vllm_chunked_as_full",
+         "chunked local attention layers are cached as full attention: vLLM disables the hybrid KV cache manager for "
+         "them unless VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1"},
+        {"vllm_ds_sparse", "DeepSeek-V3.2: 64-token pages, indexer key cache (132 B/token/layer) alongside the latent"},
+        {"vllm_ds_sparse_fp8",
+         "DeepSeek-V3.2: 64-token pages, indexer key cache (132 B/token/layer) alongside the latent, fp8_ds_mla latent "
+         "layout (656 B/token)"},
+        {"vllm_attention_free", "attention-free model: no KV cache (vLLM keeps num_blocks=1 for the null block)"},
+        // vLLM's KV-memory refusal in kvbudget's words (vllm_capacity.cpp; vLLM's own text stays in error_text)
+        {"vllm_no_kv_memory",
+         "vLLM refuses to start: {available} is left for the KV cache, not even one block; free memory (a higher "
+         "--gpu-memory-utilization, more GPUs, a smaller weights format)"},
+        {"vllm_kv_too_small",
+         "vLLM refuses to start: one {max_model_len}-token request needs {needed} of KV cache but {available} is "
+         "available; set --max-model-len to at most {estimated_max_model_len}, or free memory for the KV cache (a "
+         "higher --gpu-memory-utilization, more GPUs, a smaller weights format)"},
+        {"vllm_kv_too_small_none",
+         "vLLM refuses to start: one {max_model_len}-token request needs {needed} of KV cache but {available} is "
+         "available, not enough for a single token; free memory for the KV cache (a higher "
+         "--gpu-memory-utilization, more GPUs, a smaller weights format)"},
+        // llama.cpp (llamacpp*.cpp)
+        {"llama_bad_log_format", "--log-format must be current, rs-seq, 2025 or legacy, got '{value}'"},
+        {"llama_np_range", "-np must be between 1 and 4096, got {value}"},
+        {"llama_ub_range", "-ub must be between 1 and 1048576, got {value}"},
+        {"llama_pad_range", "context padding must be 1..4096"},
+        {"llama_ctx_negative", "-c must not be negative, got {value}"},
+        {"llama_no_train_ctx", "model {model} has no max_position_embeddings; pass -c"},
+        {"llama_ctx_32bit", "-c {value} does not fit llama.cpp's 32-bit n_ctx"},
+        {"llama_ctx_below_np", "n_ctx_seq == 0: -c {ctx} is smaller than -np {np}"},
+        {"llama_k_row_block", "layer {layer} of {model}: K row of {width} values is not a multiple of the {type} block ({block})"},
+        {"llama_v_row_block", "layer {layer} of {model}: V row of {width} values is not a multiple of the {type} block ({block})"},
+        {"llama_train_ctx", "-c 0: using the model's training context {n}"},
+        {"llama_ctx_rounded", "llama_context: n_ctx is not divisible by n_seq_max - rounding down to {n}"},
+        {"llama_ctx_over_train", "llama_context: n_ctx_seq ({n_ctx_seq}) > n_ctx_train ({n_ctx_train}) -- possible training context overflow"},
+        {"llama_all_swa",
+         "every attention layer slides: llama.cpp's architecture for this model keeps the full context (no separate "
+         "SWA cache)"},
+        {"llama_no_cache", "model has no layer with a KV cache or recurrent state"},
 
         // --- transformers cache (src/engines/transformers_cache.cpp) ---
         {"unknown_cache_dtype", "unknown dtype '{value}' for the transformers cache of {model}"},
@@ -119,8 +212,6 @@ const std::vector<MessageTemplate>& message_templates() {
         {"nofit_vllm_context", "one request of {context} tokens needs {need} of KV cache per GPU, vLLM has {have}: the longest that fits is {max} tokens"},
         {"nofit_llamacpp", "llama.cpp would need {need} (weights {weights}, KV {kv}, compute {compute}, runtime {runtime}) but has {have}"},
         {"nofit_transformers", "transformers would need {need} (weights {weights}, cache {cache} + {transient} while it grows, prefill {prefill}, runtime {runtime}) but has {have}"},
-        // Notes of stages not yet coded pass through as English text.
-        {"text", "{text}"},
 
         // --- simulator (src/sim/) ---
 

@@ -34,9 +34,4 @@ std::string render_english(const Message& m);
 // Builds a message: note("mha_assumed", {{"n", "32"}}).
 Message note(std::string code, MessageParams params = {});
 
-// Notes of stages still worded as English text pass through under the "text" code
-// until they are coded (the string overload goes when the last one is).
-inline Message as_message(const Message& m) { return m; }
-inline Message as_message(const std::string& text) { return note("text", {{"text", text}}); }
-
 }  // namespace kvb

@@ -176,7 +176,7 @@ Result<WeightFormat> resolve_weights(const ModelSpec& m, const BudgetInputs& in,
     auto wb = weight_bytes(m, fmt.value(), in.params, r.tp, r.pp);
     if (!wb) return wb.error();
     r.weights = std::move(wb.value());
-    for (const auto& n : r.weights.notes) r.notes.push_back(as_message(n));
+    for (const auto& n : r.weights.notes) r.notes.push_back(n);
     return fmt;
 }
 

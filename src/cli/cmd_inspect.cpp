@@ -103,7 +103,7 @@ int cmd_inspect(const std::vector<std::string>& argv, std::ostream& out, std::os
         for (const auto& r : runs) print_run(r.first, r.count);
     }
     if (!m->quant.method.empty()) out << "  quantization: " << m->quant.method << (m->quant.bits ? " " + std::to_string(m->quant.bits) + "-bit" : "") << "\n";
-    for (const auto& n : m->notes) out << "  note: " << render_english(as_message(n)) << "\n";
+    for (const auto& n : m->notes) out << "  note: " << render_english(n) << "\n";
     return kOk;
 }
 

@@ -143,12 +143,9 @@ int cmd_vllm(const std::vector<std::string>& argv, std::ostream& out, std::ostre
         for (size_t i = 0; i < c.log_lines.size(); ++i) out << (i ? "," : "") << json_string(c.log_lines[i]);
         out << "],\"notes\":[";
         bool first = true;
-        std::vector<std::string> model_notes;
-        for (const Message& n : loaded->notes) model_notes.push_back(render_english(n));
-        const std::vector<std::string>* lists[] = {&model_notes, &L.notes};
-        for (const std::vector<std::string>* v : lists)
-            for (const auto& n : *v) {
-                out << (first ? "" : ",") << json_string(n);
+        for (const std::vector<Message>* v : std::initializer_list<const std::vector<Message>*>{&loaded->notes, &L.notes})
+            for (const Message& n : *v) {
+                out << (first ? "" : ",") << json_string(render_english(n));
                 first = false;
             }
         out << "]}\n";
@@ -157,7 +154,7 @@ int cmd_vllm(const std::vector<std::string>& argv, std::ostream& out, std::ostre
 
     for (const auto& line : c.log_lines) out << line << "\n";
     for (const auto& n : loaded->notes) err << "note: " << render_english(n) << "\n";
-    for (const auto& n : L.notes) err << "note: " << n << "\n";
+    for (const Message& n : L.notes) err << "note: " << render_english(n) << "\n";
     if (!c.fits) {
         err << "ValueError: " << c.error_text << "\n";
         return kRefused;

@@ -70,7 +70,7 @@ struct LlamaLayout {
     int64_t total_bytes = 0;    // KV + recurrent
     int64_t bytes_per_token = 0;  // what one more cell costs in the context-sized cache(s), one stream
     std::vector<std::string> log_lines;  // exactly as llama.cpp prints them (without the timestamp prefix)
-    std::vector<std::string> notes;
+    std::vector<Message> notes;          // what kvbudget decided or llama_context warns about
 };
 
 Result<LlamaLayout> llamacpp_layout(const ModelSpec& m, const LlamaOptions& o);

@@ -113,7 +113,7 @@ struct VllmLayout {
     int64_t padding_layers = 0;
     std::vector<std::string> vllm_lines;  // vLLM's own INFO lines while configuring ("Setting attention block size ...")
     std::vector<std::string> warnings;  // vLLM's own warning texts, e.g. "Add 8 padding layers, ..."
-    std::vector<std::string> notes;     // what kvbudget decided (block size adjusted, replication, ...)
+    std::vector<Message> notes;         // what kvbudget decided (block size adjusted, replication, ...)
     // Resolved options
     int64_t max_model_len = 0;
     int64_t max_num_batched_tokens = 0;
@@ -160,7 +160,11 @@ struct VllmCapacity {
     bool fits = false;                // one max_model_len request fits
     int64_t estimated_max_model_len = 0;  // when !fits: vLLM's binary search result (0: not even 1 token)
     std::vector<std::string> log_lines;   // warnings then the start-up line(s), as vLLM prints them
-    std::string error_text;               // vLLM's ValueError text when !fits or no memory
+    std::string error_text;               // vLLM's ValueError text when !fits or no memory, verbatim
+    // The same refusal in kvbudget's words, as a code (empty when vLLM starts): what is short and
+    // what to change. vllm_no_kv_memory {available}; vllm_kv_too_small {max_model_len, needed,
+    // available, estimated_max_model_len}; vllm_kv_too_small_none (not one token fits) without the last.
+    Message refusal;
     VllmLayout layout;
 };
 

@@ -4,7 +4,6 @@
 // (kv_cache_utils.get_kv_cache_configs / _check_enough_kv_cache_memory).
 #include <algorithm>
 #include <cstdio>
-#include <map>
 
 #include "base/arith.h"
 #include "base/units.h"
@@ -117,6 +116,19 @@ int64_t vllm_num_blocks(const VllmLayout& l, int64_t avail) {
 
 namespace {
 
+// kvbudget's lead for vLLM's refusal: what is short and what to change.
+Message no_memory(int64_t avail) {
+    return note("vllm_no_kv_memory", {{"available", format_bytes(avail > 0 ? avail : 0)}});
+}
+
+Message too_small(int64_t mml, int64_t need, int64_t avail, int64_t est) {
+    MessageParams params = {{"max_model_len", with_commas(mml)}, {"needed", format_bytes(need)},
+                            {"available", format_bytes(avail)}};
+    if (est <= 0) return note("vllm_kv_too_small_none", std::move(params));
+    params.emplace_back("estimated_max_model_len", with_commas(est));
+    return note("vllm_kv_too_small", std::move(params));
+}
+
 // The V0 engine (CacheEngine.get_cache_block_size / raise_if_cache_size_invalid): one block of
 // block_size tokens across every attention layer of the stage, no groups, no sliding windows.
 VllmCapacity v0_capacity(VllmCapacity c, int64_t avail, int64_t swap) {
@@ -139,6 +151,7 @@ VllmCapacity v0_capacity(VllmCapacity c, int64_t avail, int64_t swap) {
     if (c.num_blocks <= 0) {
         c.error_text = "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
                        "initializing the engine.";
+        c.refusal = no_memory(avail);
         return c;
     }
     char conc[64];
@@ -154,6 +167,7 @@ VllmCapacity v0_capacity(VllmCapacity c, int64_t avail, int64_t swap) {
                        std::to_string(c.tokens) +
                        "). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing "
                        "the engine.";
+        c.refusal = too_small(mml, c.request_bytes, avail, c.estimated_max_model_len);
     }
     return c;
 }
@@ -192,6 +206,7 @@ Result<VllmCapacity> vllm_capacity(const ModelSpec& m, const VllmOptions& o, int
             : "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
               "initializing the engine. See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for "
               "more details.";
+        c.refusal = no_memory(avail);
         return c;
     }
 
@@ -216,6 +231,7 @@ Result<VllmCapacity> vllm_capacity(const ModelSpec& m, const VllmOptions& o, int
                        " or decreasing `max_model_len` when initializing the engine. See "
                        "https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details.";
         c.request_bytes = need;
+        c.refusal = too_small(mml, need, avail, est);
         return c;
     }
 

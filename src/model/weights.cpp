@@ -1,12 +1,16 @@
+// Weight formats and the bytes a parameter count takes in one: "auto" read from the
+// config, per-tensor rules of each format (GGUF mixes, group scales), tensor- and
+// pipeline-parallel shards. The count itself is params.cpp.
 #include "model/weights.h"
 
 #include <algorithm>
 #include <cctype>
 #include <climits>
 
-#include "base/text.h"
 #include "base/arith.h"
+#include "base/text.h"
 #include "model/dtype.h"
+#include "model/weights_family.h"
 
 namespace kvb {
 
@@ -40,334 +44,9 @@ const char* to_string(TensorRole r) {
 }
 
 namespace {
-
 using i128 = __int128;
-constexpr int64_t kDimLimit = int64_t(1) << 31;  // any single dimension above this is not a real model
-
-// Per-architecture details that change the count but are not KV geometry. Keyed by the
-// text model's model_type; the HF modeling files are the reference for each flag.
-struct Family {
-    bool qkv_bias = false;     // q/k/v projections carry a bias
-    bool o_bias = false;       // output projection carries a bias
-    bool mlp_bias = false;     // MLP (and expert) projections carry biases
-    bool ln_bias = false;      // LayerNorm with bias (2 vectors per norm) instead of RMSNorm
-    int norms_per_layer = 2;   // input + post-attention
-    int qk_norm = 0;           // 0 none, 1 per head (head_dim wide), 2 over the whole projection (OLMo 2/3)
-    bool gated_q = false;      // Qwen3-Next / Qwen3.5: q_proj also emits the output gate (2x rows)
-    bool sinks = false;        // gpt-oss attention sinks (one per head)
-    bool router_bias = false;  // gpt-oss router bias
-    bool score_bias = false;   // DeepSeek-V3 style e_score_correction_bias (noaux_tc routing)
-    bool shared_gate = false;  // Qwen2-MoE / Qwen3-Next shared_expert_gate (1 x hidden)
-    bool fused_qkv = false;    // one qkv tensor (matters for llama.cpp's type choice)
-    int64_t pos_rows = 0;      // learned absolute position embeddings
-    bool block_kinds = false;  // Nemotron-H: every block is either a mixer or an MLP
-    bool falcon = false;
-};
-
-bool is_one_of(const std::string& s, std::initializer_list<const char*> v) {
-    for (const char* x : v)
-        if (s == x) return true;
-    return false;
-}
-
-Family family_of(const ModelSpec& m) {
-    Family f;
-    const std::string& t = m.model_type;
-    if (is_one_of(t, {"qwen2", "qwen2_vl", "qwen2_5_vl", "qwen2_moe", "qwen2_vl_text", "qwen2_5_vl_text"})) f.qkv_bias = true;
-    if (t == "qwen2_moe") f.shared_gate = true;
-    if (is_one_of(t, {"qwen3", "qwen3_moe", "qwen3_vl", "qwen3_vl_text", "qwen3_vl_moe", "qwen3_vl_moe_text"})) f.qk_norm = 1;
-    if (is_one_of(t, {"qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text"})) {
-        f.qk_norm = 1;
-        f.gated_q = true;
-        f.shared_gate = true;
-    }
-    if (is_one_of(t, {"gemma2", "gemma3", "gemma3_text"})) f.norms_per_layer = 4;
-    if (is_one_of(t, {"gemma3", "gemma3_text"})) f.qk_norm = 1;
-    if (is_one_of(t, {"olmo2", "olmo3"})) f.qk_norm = 2;
-    if (is_one_of(t, {"glm4", "glm4v", "glm4v_text"})) {
-        f.qkv_bias = true;
-        f.norms_per_layer = 4;
-    }
-    if (t == "internlm") f.qkv_bias = f.o_bias = true;
-    if (t == "gpt_oss") {
-        f.qkv_bias = f.o_bias = f.mlp_bias = true;
-        f.sinks = f.router_bias = true;
-    }
-    if (t == "gpt2") {
-        f.qkv_bias = f.o_bias = f.mlp_bias = f.ln_bias = f.fused_qkv = true;
-        f.pos_rows = m.max_position_embeddings;
-    }
-    if (t == "opt") {
-        f.qkv_bias = f.o_bias = f.mlp_bias = f.ln_bias = true;
-        f.pos_rows = m.max_position_embeddings + 2;  // OPTLearnedPositionalEmbedding offset
-    }
-    if (t == "bloom") f.qkv_bias = f.o_bias = f.mlp_bias = f.ln_bias = f.fused_qkv = true;
-    if (is_one_of(t, {"falcon", "RefinedWebModel", "RefinedWeb"})) {
-        f.ln_bias = f.fused_qkv = f.falcon = true;
-        // falcon-7b (multi_query, parallel attention) has one input_layernorm per block;
-        // the new decoder architecture (40B/180B) has ln_attn and ln_mlp.
-        bool mq = !m.layers.empty() && m.layers[0].kv_heads == 1;
-        f.norms_per_layer = mq ? 1 : 2;
-    }
-    if (t == "mpt") f.fused_qkv = true;
-    if (t == "phi3") f.fused_qkv = true;  // qkv_proj / gate_up_proj fused in the checkpoint
-    if (is_one_of(t, {"deepseek_v3", "deepseek_v32", "kimi_k2", "glm4_moe"})) f.score_bias = true;
-    if (t == "nemotron_h") {
-        f.block_kinds = true;
-        f.norms_per_layer = 1;
-        f.score_bias = m.dims.num_experts > 0;
-    }
-    return f;
-}
-
-struct Builder {
-    std::vector<TensorGroup> t;
-    void add(TensorRole r, int layer, int64_t rows, int64_t cols, int64_t count = 1, int64_t active = -1,
-             bool replicated = false) {
-        if (rows <= 0 || cols <= 0 || count <= 0) return;
-        TensorGroup g;
-        g.role = r;
-        g.layer = layer;
-        g.rows = rows;
-        g.cols = cols;
-        g.count = count;
-        g.active = active < 0 ? count : active;
-        g.tp_replicated = replicated;
-        t.push_back(g);
-    }
-    void vec(int layer, int64_t n, int64_t count = 1, int64_t active = -1) {
-        add(TensorRole::Vector, layer, 1, n, count, active, true);
-    }
-};
-
-Error bad(const ModelSpec& m, const std::string& field, const std::string& why) {
-    return make_error("bad_value", "cannot count parameters of " + m.name + ": " + field + " " + why);
-}
-
+using weights_detail::Family;
 }  // namespace
-
-Result<ParamCount> count_params(const ModelSpec& m) {
-    const WeightDims& d = m.dims;
-    const Family f = family_of(m);
-    const int64_t h = d.hidden_size;
-    if (h <= 0) return bad(m, "hidden_size", "is missing or not positive");
-    if (d.vocab_size <= 0) return bad(m, "vocab_size", "is missing or not positive");
-    if (m.layers.empty()) return bad(m, "num_hidden_layers", "is 0");
-    for (int64_t v : {h, d.vocab_size, d.num_attention_heads, d.q_head_dim, d.intermediate_size, d.num_experts,
-                      d.moe_intermediate_size, d.shared_intermediate_size, d.q_lora_rank, d.qk_nope_head_dim,
-                      d.v_head_dim, f.pos_rows, int64_t(m.layers.size())}) {
-        if (v < 0 || v > kDimLimit) return bad(m, "a dimension", "is out of range (" + std::to_string(v) + ")");
-    }
-    for (int64_t v : d.layer_intermediate)
-        if (v < 0 || v > kDimLimit) return bad(m, "layer intermediate size", "is out of range (" + std::to_string(v) + ")");
-
-    const int64_t heads = d.num_attention_heads;
-    const int64_t ln = f.ln_bias ? 2 : 1;  // vectors per norm
-    const bool moe_model = d.num_experts > 0;
-    const int64_t moe_i = d.moe_intermediate_size > 0 ? d.moe_intermediate_size : d.intermediate_size;
-    const int64_t k_active = d.experts_per_token > 0 ? std::min(d.experts_per_token, d.num_experts) : d.num_experts;
-    const int64_t freq = d.moe_layer_freq > 0 ? d.moe_layer_freq : 1;
-    Builder b;
-    b.t.reserve(m.layers.size() * 16 + 8);
-    std::vector<std::string> notes;
-
-    b.add(TensorRole::TokenEmbedding, -1, d.vocab_size, h);
-    if (f.pos_rows > 0) b.add(TensorRole::PositionEmbedding, -1, f.pos_rows, h);
-
-    auto add_mlp = [&](int li, int64_t width, bool gated, TensorRole g, TensorRole u, TensorRole dn, int64_t count,
-                       int64_t active) {
-        if (width <= 0) return;
-        if (gated) b.add(g, li, width, h, count, active);
-        b.add(u, li, width, h, count, active);
-        b.add(dn, li, h, width, count, active);
-        if (f.mlp_bias) {
-            b.vec(li, (gated ? 2 : 1) * width + h, count, active);
-        }
-    };
-
-    bool saw_unknown_state = false;
-    for (size_t i = 0; i < m.layers.size(); ++i) {
-        const Layer& L = m.layers[i];
-        const int li = static_cast<int>(i);
-        const bool mixer_only = f.block_kinds && L.kind != LayerKind::None;
-        const bool mlp_only = f.block_kinds && L.kind == LayerKind::None;
-        bool has_attention_norm = true;
-        switch (L.kind) {
-            case LayerKind::Full:
-            case LayerKind::Sliding:
-            case LayerKind::Chunked: {
-                const int64_t qd = d.q_head_dim > 0 ? d.q_head_dim : L.k_head_dim;
-                const int64_t q_rows = heads * qd;
-                const int64_t k_rows = L.kv_heads * L.k_head_dim;
-                const int64_t v_rows = L.kv_heads * L.v_head_dim;
-                const int64_t o_cols = heads * (L.v_head_dim > 0 ? L.v_head_dim : qd);
-                if (heads <= 0 || qd <= 0) return bad(m, "num_attention_heads / head_dim", "is missing for an attention layer");
-                if (f.fused_qkv) {
-                    b.add(TensorRole::AttnQkv, li, q_rows + k_rows + v_rows, h);
-                } else {
-                    b.add(TensorRole::AttnQ, li, f.gated_q ? 2 * q_rows : q_rows, h);
-                    b.add(TensorRole::AttnK, li, k_rows, h);
-                    b.add(TensorRole::AttnV, li, v_rows, h);
-                }
-                b.add(TensorRole::AttnOut, li, h, o_cols);
-                if (f.qkv_bias) b.vec(li, q_rows + k_rows + v_rows);
-                if (f.o_bias) b.vec(li, h);
-                if (f.qk_norm == 1) b.vec(li, qd + L.k_head_dim);
-                if (f.qk_norm == 2) b.vec(li, q_rows + k_rows);
-                if (f.sinks) b.vec(li, heads);
-                break;
-            }
-            case LayerKind::Mla: {
-                const int64_t rope = L.qk_rope_head_dim;
-                const int64_t nope = d.qk_nope_head_dim;
-                const int64_t qd = d.q_head_dim > 0 ? d.q_head_dim : nope + rope;
-                const int64_t vd = d.v_head_dim > 0 ? d.v_head_dim : L.v_head_dim;
-                if (heads <= 0 || qd <= 0 || L.kv_lora_rank <= 0 || vd <= 0)
-                    return bad(m, "MLA geometry (num_attention_heads, kv_lora_rank, v_head_dim)", "is incomplete");
-                if (d.q_lora_rank > 0) {
-                    b.add(TensorRole::MlaQa, li, d.q_lora_rank, h, 1, -1, true);
-                    b.vec(li, d.q_lora_rank);
-                    b.add(TensorRole::MlaQb, li, heads * qd, d.q_lora_rank);
-                } else {
-                    b.add(TensorRole::AttnQ, li, heads * qd, h);
-                }
-                b.add(TensorRole::MlaKva, li, L.kv_lora_rank + rope, h, 1, -1, true);
-                b.vec(li, L.kv_lora_rank);
-                b.add(TensorRole::MlaKvb, li, heads * (qd - rope + vd), L.kv_lora_rank);
-                b.add(TensorRole::AttnOut, li, h, heads * vd);
-                break;
-            }
-            case LayerKind::Linear: {
-                const StateGeometry& s = L.state;
-                if (s.conv_kernel <= 0 && heads > 0 && d.q_head_dim > 0) {
-                    // Lightning attention (MiniMax): qkv, output gate, out projection and a norm, no conv.
-                    const int64_t w = heads * d.q_head_dim;
-                    b.add(TensorRole::StateIn, li, 3 * w, h);
-                    b.add(TensorRole::StateIn, li, w, h);
-                    b.add(TensorRole::StateOut, li, h, w);
-                    b.vec(li, w);
-                    break;
-                }
-                if (s.d_inner <= 0 || s.heads <= 0 || s.conv_kernel <= 0) {
-                    saw_unknown_state = true;
-                    break;
-                }
-                const int64_t conv_dim = s.conv_dim();
-                // llama.cpp names the q/k/v part of the in-projection attn_qkv, which its
-                // quantizer treats like attn_v; the z gate and beta/alpha stay plain inputs.
-                b.add(TensorRole::AttnQkv, li, conv_dim, h);
-                b.add(TensorRole::StateIn, li, s.d_inner + 2 * s.heads, h);  // z + ba
-                b.add(TensorRole::StateConv, li, conv_dim, s.conv_kernel, 1, -1, false);
-                b.vec(li, 2 * s.heads + s.d_inner / s.heads);  // dt_bias, A_log, gated norm (head_v_dim)
-                b.add(TensorRole::StateOut, li, h, s.d_inner);
-                break;
-            }
-            case LayerKind::Mamba: {
-                const StateGeometry& s = L.state;
-                if (s.d_inner <= 0 || s.d_state <= 0 || s.conv_kernel <= 0) {
-                    saw_unknown_state = true;
-                    break;
-                }
-                if (s.n_groups > 0) {  // Mamba-2
-                    const int64_t nh = s.heads > 0 ? s.heads : 1;
-                    b.add(TensorRole::StateIn, li, 2 * s.d_inner + 2 * s.n_groups * s.d_state + nh, h);
-                    b.add(TensorRole::StateConv, li, s.conv_dim(), s.conv_kernel);
-                    b.vec(li, s.conv_dim() + 3 * nh + s.d_inner);  // conv bias, dt_bias, A_log, D, norm
-                } else {  // Mamba-1
-                    const int64_t dt_rank = cdiv(h, 16);
-                    b.add(TensorRole::StateIn, li, 2 * s.d_inner, h);
-                    b.add(TensorRole::StateConv, li, s.d_inner, s.conv_kernel);
-                    b.add(TensorRole::StateIn, li, dt_rank + 2 * s.d_state, s.d_inner);  // x_proj
-                    b.add(TensorRole::StateIn, li, s.d_inner, dt_rank);                   // dt_proj
-                    b.vec(li, s.d_inner * (s.d_state + 3));  // conv bias, dt bias, A_log, D
-                }
-                b.add(TensorRole::StateOut, li, h, s.d_inner);
-                break;
-            }
-            case LayerKind::None:
-                has_attention_norm = false;
-                break;
-        }
-        // Norms: one per sub-block; Nemotron-H blocks have exactly one.
-        if (f.block_kinds) {
-            b.vec(li, ln * h);
-        } else {
-            int64_t n = f.norms_per_layer;
-            if (!has_attention_norm && n >= 2) n -= 1;  // no-op attention (Nemotron-NAS) has no input norm
-            b.add(TensorRole::Vector, li, 1, ln * h * n, 1, -1, true);
-        }
-        if (mixer_only) continue;
-        if (f.block_kinds && !mlp_only) continue;
-
-        const bool moe_layer = moe_model && static_cast<int64_t>(i) >= d.first_dense_layers &&
-                               (static_cast<int64_t>(i) % freq == 0);
-        if (moe_layer) {
-            b.add(TensorRole::Router, li, d.num_experts, h, 1, -1, true);
-            if (f.router_bias) b.vec(li, d.num_experts);
-            if (f.score_bias) b.vec(li, d.num_experts);
-            add_mlp(li, moe_i, d.gated_mlp, TensorRole::ExpertGate, TensorRole::ExpertUp, TensorRole::ExpertDown,
-                    d.num_experts, k_active);
-            int64_t shared_w = d.shared_intermediate_size > 0 ? d.shared_intermediate_size : d.shared_experts * moe_i;
-            if (shared_w > 0) {
-                add_mlp(li, shared_w, d.gated_mlp, TensorRole::FfnGate, TensorRole::FfnUp, TensorRole::FfnDown, 1, 1);
-                if (f.shared_gate) b.add(TensorRole::Router, li, 1, h, 1, -1, true);
-            }
-        } else {
-            int64_t w = d.intermediate_size;
-            if (!d.layer_intermediate.empty() && i < d.layer_intermediate.size()) w = d.layer_intermediate[i];
-            add_mlp(li, w, d.gated_mlp, TensorRole::FfnGate, TensorRole::FfnUp, TensorRole::FfnDown, 1, 1);
-        }
-    }
-    b.add(TensorRole::Vector, -2, 1, ln * h, 1, -1, true);  // final norm (layer -2: after the blocks)
-    if (!d.tie_word_embeddings) b.add(TensorRole::Output, -2, d.vocab_size, h);
-    if (saw_unknown_state) notes.push_back("recurrent layers without state geometry were not counted");
-
-    ParamCount pc;
-    i128 total = 0, active = 0;
-    i128 parts[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    for (const TensorGroup& g : b.t) {
-        const i128 p = i128(g.rows) * g.cols * g.count;
-        const i128 a = i128(g.rows) * g.cols * g.active;
-        total += p;
-        active += a;
-        int slot = 0;
-        switch (g.role) {
-            case TensorRole::TokenEmbedding:
-            case TensorRole::PositionEmbedding: slot = 0; break;
-            case TensorRole::Output: slot = 1; break;
-            case TensorRole::AttnQ: case TensorRole::AttnK: case TensorRole::AttnV: case TensorRole::AttnQkv:
-            case TensorRole::AttnOut: case TensorRole::MlaQa: case TensorRole::MlaQb: case TensorRole::MlaKva:
-            case TensorRole::MlaKvb: slot = 2; break;
-            case TensorRole::FfnGate: case TensorRole::FfnUp: case TensorRole::FfnDown: slot = 3; break;
-            case TensorRole::ExpertGate: case TensorRole::ExpertUp: case TensorRole::ExpertDown: slot = 4; break;
-            case TensorRole::Router: slot = 5; break;
-            case TensorRole::StateIn: case TensorRole::StateOut: case TensorRole::StateConv: slot = 6; break;
-            case TensorRole::Vector: slot = 7; break;
-        }
-        // The in-projection of a linear-attention layer is a mixer weight, whatever llama.cpp calls it.
-        if (slot == 2 && g.layer >= 0 && (m.layers[size_t(g.layer)].kind == LayerKind::Linear ||
-                                          m.layers[size_t(g.layer)].kind == LayerKind::Mamba))
-            slot = 6;
-        parts[slot] += p;
-    }
-    // 2^55 parameters is far beyond any model; below it every per-tensor byte count
-    // (at most 32 bits per weight plus scales) fits int64 without checks.
-    if (total > (i128(1) << 55)) return bad(m, "parameter count", "is absurdly large");
-    pc.total = int64_t(total);
-    pc.active = int64_t(active);
-    pc.embedding = int64_t(parts[0]);
-    pc.output = int64_t(parts[1]);
-    pc.attention = int64_t(parts[2]);
-    pc.mlp = int64_t(parts[3]);
-    pc.experts = int64_t(parts[4]);
-    pc.router = int64_t(parts[5]);
-    pc.state = int64_t(parts[6]);
-    pc.norms = int64_t(parts[7]);  // norms, biases and other 1-D vectors
-    pc.vision = d.vision_params;
-    pc.tensors = std::move(b.t);
-    pc.notes = std::move(notes);
-    return Result<ParamCount>(std::move(pc));
-}
 
 // ---------------------------------------------------------------------------------------
 // Formats
@@ -445,7 +124,7 @@ Result<WeightFormat> weight_format(const std::string& name_in, const ModelSpec& 
         WeightFormat f;
         if (method.empty()) {
             f = float_format(dtype_name, model_bytes);
-            f.from = "auto: model dtype " + m.dtype;
+            f.from = note("auto_dtype", {{"dtype", m.dtype}});
             return f;
         }
         const int bits = q.bits > 0 ? q.bits : 4;
@@ -464,16 +143,16 @@ Result<WeightFormat> weight_format(const std::string& name_in, const ModelSpec& 
             else f = int_group(method == "bitsandbytes" ? "nf4" : "w4a16", 4, method == "bitsandbytes" ? 64 : group, false, 2);
         } else {
             f = float_format(dtype_name, model_bytes);
-            f.from = "auto: quantization_config method '" + q.method + "' is not modelled, sized as " + dtype_name;
+            f.from = note("quant_not_modelled", {{"method", q.method}, {"dtype", dtype_name}});
             return f;
         }
-        f.from = "auto: quantization_config (" + q.method + (q.bits > 0 ? ", " + std::to_string(q.bits) + " bits" : "") +
-                 (q.group_size > 0 ? ", group " + std::to_string(q.group_size) : "") + ")";
+        f.from = note("auto_quant", {{"q", q.method + (q.bits > 0 ? ", " + std::to_string(q.bits) + " bits" : "") +
+                                               (q.group_size > 0 ? ", group " + std::to_string(q.group_size) : "")}});
         return f;
     }
     std::string list;
     for (const std::string& s : weight_format_names()) list += (list.empty() ? "" : ", ") + s;
-    return make_error("bad_value", "unknown weights format '" + name_in + "' (expected one of: " + list + ")");
+    return make_error("bad_value", note("weights_unknown_format", {{"name", name_in}, {"list", list}}));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -577,6 +256,28 @@ Gg gguf_type(GgufPlan& p, const TensorGroup& g) {
     return gg_fallback(t, g.cols);
 }
 
+// llama-quantize's view of the model for its per-tensor type choice (llama_model_quantize_impl).
+GgufPlan gguf_plan(const ModelSpec& m, const WeightFormat& format, const ParamCount& pc, const Family& family) {
+    GgufPlan plan;
+    const std::string& n = format.name;
+    plan.ftype = n;
+    plan.deflt = n == "Q8_0" ? Gg::Q8_0 : n == "Q6_K" ? Gg::Q6_K : n == "Q5_K_M" ? Gg::Q5_K
+               : n == "Q4_K_M" ? Gg::Q4_K : n == "Q4_0" ? Gg::Q4_0 : Gg::IQ4_XS;
+    plan.n_layer = static_cast<int64_t>(m.layers.size());
+    plan.n_expert = m.dims.num_experts;
+    plan.tied = m.dims.tie_word_embeddings;
+    plan.falcon = family.falcon;
+    int64_t kvh = 0;
+    for (const Layer& l : m.layers)
+        if (l.kv_heads > 0) { kvh = l.kv_heads; break; }
+    plan.n_gqa = kvh > 0 && m.dims.num_attention_heads > 0 ? m.dims.num_attention_heads / kvh : 1;
+    for (const Layer& l : m.layers) if (l.kind == LayerKind::Mla) plan.n_gqa = 1;
+    plan.is_70b = m.model_type == "llama" && plan.n_layer == 80 && plan.n_gqa > 1;
+    for (const TensorGroup& g : pc.tensors)
+        if (g.role == TensorRole::AttnV || g.role == TensorRole::AttnQkv || g.role == TensorRole::MlaKvb) ++plan.n_attn_v;
+    return plan;
+}
+
 bool quantizable(TensorRole r) {
     switch (r) {
         case TensorRole::TokenEmbedding:
@@ -677,37 +378,25 @@ std::pair<int64_t, int64_t> pp_layer_range(int64_t num_layers, int64_t rank, int
 
 Result<WeightBytes> weight_bytes(const ModelSpec& m, const WeightFormat& format, int64_t given_params, int64_t tp,
                                  int64_t pp) {
-    if (given_params < 0) return make_error("bad_value", "parameter count must not be negative (got " + std::to_string(given_params) + ")");
+    if (given_params < 0)
+        return make_error("bad_value", note("weights_params_negative", {{"value", std::to_string(given_params)}}));
     if (given_params > (int64_t(1) << 50))
-        return make_error("bad_value", "parameter count " + std::to_string(given_params) + " is not plausible");
-    if (tp < 1 || pp < 1) return make_error("bad_value", "tensor and pipeline parallel sizes must be at least 1");
-    auto pcr = count_params(m);
+        return make_error("bad_value", note("weights_params_implausible", {{"value", std::to_string(given_params)}}));
+    if (tp < 1 || pp < 1) return make_error("bad_value", note("weights_parallel_range"));
+    const Family family = weights_detail::family_of(m);
+    auto pcr = weights_detail::count_params(m, family);
     if (!pcr) return pcr.error();
     const ParamCount& pc = pcr.value();
     const int64_t num_layers = static_cast<int64_t>(m.layers.size());
-    if (pp > num_layers) return make_error("bad_value", "pipeline parallel size " + std::to_string(pp) + " exceeds the " + std::to_string(num_layers) + " layers of " + m.name);
+    if (pp > num_layers)
+        return make_error("bad_value", note("weights_pp_over_layers", {{"pp", std::to_string(pp)},
+                                                                      {"layers", std::to_string(num_layers)},
+                                                                      {"model", m.name}}));
 
     WeightBytes wb;
     wb.format = format;
     GgufPlan plan;
-    if (format.kind == WeightKind::Gguf) {
-        const std::string& n = format.name;
-        plan.ftype = n;
-        plan.deflt = n == "Q8_0" ? Gg::Q8_0 : n == "Q6_K" ? Gg::Q6_K : n == "Q5_K_M" ? Gg::Q5_K
-                   : n == "Q4_K_M" ? Gg::Q4_K : n == "Q4_0" ? Gg::Q4_0 : Gg::IQ4_XS;
-        plan.n_layer = num_layers;
-        plan.n_expert = m.dims.num_experts;
-        plan.tied = m.dims.tie_word_embeddings;
-        plan.falcon = family_of(m).falcon;
-        int64_t kvh = 0;
-        for (const Layer& l : m.layers)
-            if (l.kv_heads > 0) { kvh = l.kv_heads; break; }
-        plan.n_gqa = kvh > 0 && m.dims.num_attention_heads > 0 ? m.dims.num_attention_heads / kvh : 1;
-        for (const Layer& l : m.layers) if (l.kind == LayerKind::Mla) plan.n_gqa = 1;
-        plan.is_70b = m.model_type == "llama" && num_layers == 80 && plan.n_gqa > 1;
-        for (const TensorGroup& g : pc.tensors)
-            if (g.role == TensorRole::AttnV || g.role == TensorRole::AttnQkv || g.role == TensorRole::MlaKvb) ++plan.n_attn_v;
-    }
+    if (format.kind == WeightKind::Gguf) plan = gguf_plan(m, format, pc, family);
 
     std::vector<i128> stage(static_cast<size_t>(pp), 0);
     std::vector<std::pair<int64_t, int64_t>> ranges;
@@ -754,9 +443,9 @@ Result<WeightBytes> weight_bytes(const ModelSpec& m, const WeightFormat& format,
     if (given_params > 0 && !m.quant.method.empty() && given_params != pc.total) {
         // A pre-quantized checkpoint's safetensors element count counts packed int32 words,
         // scales and zeros, not parameters: the config's own count is the better number.
-        wb.notes.push_back("given parameter count " + std::to_string(given_params) + " ignored: the checkpoint is pre-quantized (" +
-                           m.quant.method + "), so its tensor element count is not a parameter count; using the config's " +
-                           std::to_string(pc.total));
+        wb.notes.push_back(note("params_ignored", {{"given", std::to_string(given_params)},
+                                                   {"method", m.quant.method},
+                                                   {"count", std::to_string(pc.total)}}));
         given_params = 0;
     }
     if (given_params > 0 && given_params != pc.total) {
@@ -768,9 +457,9 @@ Result<WeightBytes> weight_bytes(const ModelSpec& m, const WeightFormat& format,
         if (pc.experts == 0) active += extra;
         for (int64_t r = 0; r < pp; ++r) stage[static_cast<size_t>(r)] += extra / tp / pp;
         params = given_params;
-        wb.notes.push_back("given parameter count " + std::to_string(given_params) + " differs from the config's " +
-                           std::to_string(pc.total) + " by " + std::to_string(int64_t(diff)) +
-                           "; the difference is stored at the format's main rate");
+        wb.notes.push_back(note("params_differ", {{"given", std::to_string(given_params)},
+                                                  {"count", std::to_string(pc.total)},
+                                                  {"diff", std::to_string(int64_t(diff))}}));
         qparams += diff;
     }
     if (total < 0) total = 0;
@@ -785,8 +474,8 @@ Result<WeightBytes> weight_bytes(const ModelSpec& m, const WeightFormat& format,
     for (i128 s : stage) wb.stage_bytes.push_back(int64_t(s));
     wb.per_gpu_bytes = *std::max_element(wb.stage_bytes.begin(), wb.stage_bytes.end());
     wb.bits_per_weight = params > 0 ? double(wb.bytes) * 8.0 / double(params) : 0;
-    for (const std::string& n : pc.notes) wb.notes.push_back(n);
-    if (!format.from.empty()) wb.notes.push_back(format.from);
+    for (const Message& n : pc.notes) wb.notes.push_back(n);
+    if (!format.from.code.empty()) wb.notes.push_back(format.from);
     return Result<WeightBytes>(std::move(wb));
 }
 

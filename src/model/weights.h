@@ -56,10 +56,10 @@ struct ParamCount {
     int64_t vision = 0;       // vision tower (dims.vision_params), not in total
     bool from_config = true;  // false: total came from the caller, breakdown is the config's
     std::vector<TensorGroup> tensors;
-    std::vector<std::string> notes;
+    std::vector<Message> notes;  // state_uncounted
 };
 
-// Parameter count of the text model from its geometry. Errors name the field that is missing.
+// Parameter count of the text model from its geometry (params.cpp). Errors name the field that is missing.
 Result<ParamCount> count_params(const ModelSpec& m);
 
 enum class WeightKind { Float, Fp8, Int8, IntGroup, Gguf, Mxfp4 };
@@ -75,7 +75,8 @@ struct WeightFormat {
     bool g_idx = false;       // GPTQ act-order index (int32 per input column)
     int64_t fp8_block = 0;    // Fp8: scale block edge (128 for DeepSeek's 128x128), 0 = per tensor
     bool gguf = false;        // served by llama.cpp
-    std::string from;         // "auto: quantization_config (awq, 4 bits, group 128)" etc.
+    Message from;             // how "auto" chose: auto_dtype, auto_quant ("awq, 4 bits, group 128"),
+                              // quant_not_modelled; no code for a named format
 };
 
 // "auto" | bf16 | fp16 | fp32 | fp8 | int8 | awq | gptq | gptq-int8 | int4 (= awq) | mxfp4 |
@@ -99,7 +100,7 @@ struct WeightBytes {
     int64_t per_gpu_bytes = 0;            // max over all (tp, pp) ranks
     std::vector<int64_t> stage_bytes;     // per pipeline stage, one tp rank
     double bits_per_weight = 0;           // bytes * 8 / params
-    std::vector<std::string> notes;
+    std::vector<Message> notes;           // params_ignored, params_differ, the count's notes, `from`
 };
 
 // Bytes of the weights in `format`. `given_params` > 0 replaces the counted total (the

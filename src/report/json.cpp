@@ -19,10 +19,8 @@ json message_json(const Message& m) {
     for (const auto& [k, v] : m.params) params[k] = v;
     return {{"code", m.code}, {"params", params}, {"text", render_english(m)}};
 }
-json message_json(const std::string& text) { return message_json(as_message(text)); }
 
-template <class Notes>
-json notes_json(const Notes& notes) {
+json notes_json(const std::vector<Message>& notes) {
     json a = json::array();
     for (const auto& n : notes) a.push_back(message_json(n));
     return a;

@@ -40,7 +40,7 @@ Result<KvReport> compute_kv_report(const ModelSpec& model, const KvReportInputs&
     r.ladder = optimization_ladder(model, r.context, r.seqs);
     r.curve = kv_curve(e, r.seqs, std::max<int64_t>({r.context, model.max_position_embeddings, 4096}));
     if (r.weights_bytes > 0) r.crossover_context = crossover_context(m, r.dtypes, r.weights_bytes, r.seqs);
-    for (const auto& n : model.notes) r.notes.push_back(as_message(n));
+    for (const auto& n : model.notes) r.notes.push_back(n);
     return r;
 }
 

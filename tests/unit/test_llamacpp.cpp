@@ -277,3 +277,21 @@ TEST_CASE("large contexts stay exact") {
     CHECK(l.n_ctx_seq == 2048);
     CHECK(l.kv_bytes == int64_t(2048) * 4096 * 131072);
 }
+
+TEST_CASE("llama.cpp's notes and refusals are coded, in the same English") {
+    ModelSpec m = fixture("meta-llama/Llama-3.1-8B");
+    LlamaOptions o;
+    o.n_seq_max = 0;
+    auto r = llamacpp_layout(m, o);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().detail.code == "llama_np_range");
+    CHECK(r.error().detail.param("value") == "0");
+    o = {};
+    o.n_ctx = 1000;
+    o.n_seq_max = 3;
+    LlamaLayout l = run(m, o);
+    // 1000 pads to 1024; 1024 / 3 = 341 pads to 512 per stream, so n_ctx becomes 1536.
+    REQUIRE(l.notes.size() == 1);
+    CHECK(l.notes[0].code == "llama_ctx_rounded");
+    CHECK(render_english(l.notes[0]) == "llama_context: n_ctx is not divisible by n_seq_max - rounding down to 1536");
+}

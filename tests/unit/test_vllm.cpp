@@ -540,3 +540,51 @@ TEST_CASE("Nemotron-H: Mamba-2 hybrid; current releases default to mamba cache m
     CHECK(old.mamba_cache_mode == MambaCacheMode::None);
     CHECK(old.attn_block_size == 16 * 130);  // 16 x cdiv(8,511,488, 16 x 4096)
 }
+
+TEST_CASE("a vLLM refusal carries kvbudget's coded lead beside vLLM's own text") {
+    // The same Qwen1.5-7B request as vLLM's test_estimate_max_model_len: 1025 blocks of 8 MiB.
+    ModelSpec m = dense("Qwen/Qwen1.5-7B", 32, 32, 128, 32, 32768, "float16");
+    VllmOptions o;
+    o.max_num_batched_tokens = 32768;
+    o.max_model_len = 16385;
+    VllmCapacity c = capacity(m, o, 8 * GiB);
+    CHECK(c.refusal.code == "vllm_kv_too_small");
+    CHECK(c.refusal.param("estimated_max_model_len") == "16,384");
+    CHECK(render_english(c.refusal) ==
+          "vLLM refuses to start: one 16,385-token request needs 8.01 GiB of KV cache but 8.00 GiB is available; set "
+          "--max-model-len to at most 16,384, or free memory for the KV cache (a higher --gpu-memory-utilization, "
+          "more GPUs, a smaller weights format)");
+    c = capacity(m, o, 1000);
+    CHECK(c.refusal.code == "vllm_kv_too_small_none");
+    CHECK(c.refusal.param("estimated_max_model_len").empty());
+    c = capacity(m, o, 0);
+    CHECK(c.refusal.code == "vllm_no_kv_memory");
+    CHECK(c.refusal.param("available") == "0 B");
+    // V0 words the shortfall in tokens; the lead is the same code.
+    o.log_format = VllmLogFormat::V0;
+    c = capacity(m, o, 8 * GiB);
+    CHECK(c.refusal.code == "vllm_kv_too_small");
+    CHECK(c.refusal.param("estimated_max_model_len") == "16,384");
+    o.max_model_len = 16383;
+    o.log_format = VllmLogFormat::Current;
+    c = capacity(m, o, 8 * GiB);
+    CHECK(c.fits);
+    CHECK(c.refusal.code.empty());
+}
+
+TEST_CASE("vLLM's layout notes and refusals are coded, in the same English") {
+    ModelSpec m = dense("Qwen/Qwen1.5-7B", 32, 32, 128, 32, 32768, "float16");
+    VllmOptions o;
+    o.tensor_parallel_size = 3;
+    auto bad = vllm_layout(m, o);
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error().code == "vllm_refused");
+    CHECK(bad.error().detail.code == "vllm_tp_heads");
+    CHECK(bad.error().detail.param("tp") == "3");
+    m.max_position_embeddings = 0;
+    VllmLayout l = layout(m);
+    REQUIRE(l.notes.size() == 1);
+    CHECK(l.notes[0].code == "vllm_no_max_len");
+    CHECK(render_english(l.notes[0]) ==
+          "config.json has no maximum length key: vLLM assumes the model's maximum length is 2048");
+}

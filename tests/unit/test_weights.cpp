@@ -159,7 +159,7 @@ TEST_CASE("a pre-quantized checkpoint's element count is not a parameter count")
     CHECK(given.params == base.params);
     CHECK(given.bytes == base.bytes);
     REQUIRE_FALSE(given.notes.empty());
-    CHECK(given.notes[0].rfind("given parameter count 700000000 ignored: the checkpoint is pre-quantized (awq)", 0) == 0);
+    CHECK(render_english(given.notes[0]).rfind("given parameter count 700000000 ignored: the checkpoint is pre-quantized (awq)", 0) == 0);
 }
 
 TEST_CASE("tensor and pipeline parallel split") {

@@ -1,0 +1,392 @@
+// Parameter count of the text model, tensor by tensor, so that quantized formats can
+// apply their per-tensor rules: the family's extra tensors (weights_family.h), the
+// dimensions checked, the embeddings, then per layer its mixer (attention, MLA, linear
+// attention, Mamba), its norms and its dense MLP or MoE, then the final norm and lm_head,
+// and the breakdown by role. docs/budget-model.md explains every rule.
+#include <algorithm>
+
+#include "base/arith.h"
+#include "model/weights_family.h"
+
+namespace kvb {
+namespace weights_detail {
+namespace {
+
+using i128 = __int128;
+constexpr int64_t kDimLimit = int64_t(1) << 31;  // any single dimension above this is not a real model
+
+bool is_one_of(const std::string& s, std::initializer_list<const char*> v) {
+    for (const char* x : v)
+        if (s == x) return true;
+    return false;
+}
+
+}  // namespace
+
+Family family_of(const ModelSpec& m) {
+    Family f;
+    const std::string& t = m.model_type;
+    if (is_one_of(t, {"qwen2", "qwen2_vl", "qwen2_5_vl", "qwen2_moe", "qwen2_vl_text", "qwen2_5_vl_text"})) f.qkv_bias = true;
+    if (t == "qwen2_moe") f.shared_gate = true;
+    if (is_one_of(t, {"qwen3", "qwen3_moe", "qwen3_vl", "qwen3_vl_text", "qwen3_vl_moe", "qwen3_vl_moe_text"})) f.qk_norm = 1;
+    if (is_one_of(t, {"qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text"})) {
+        f.qk_norm = 1;
+        f.gated_q = true;
+        f.shared_gate = true;
+    }
+    if (is_one_of(t, {"gemma2", "gemma3", "gemma3_text"})) f.norms_per_layer = 4;
+    if (is_one_of(t, {"gemma3", "gemma3_text"})) f.qk_norm = 1;
+    if (is_one_of(t, {"olmo2", "olmo3"})) f.qk_norm = 2;
+    if (is_one_of(t, {"glm4", "glm4v", "glm4v_text"})) {
+        f.qkv_bias = true;
+        f.norms_per_layer = 4;
+    }
+    if (t == "internlm") f.qkv_bias = f.o_bias = true;
+    if (t == "gpt_oss") {
+        f.qkv_bias = f.o_bias = f.mlp_bias = true;
+        f.sinks = f.router_bias = true;
+    }
+    if (t == "gpt2") {
+        f.qkv_bias = f.o_bias = f.mlp_bias = f.ln_bias = f.fused_qkv = true;
+        f.pos_rows = m.max_position_embeddings;
+    }
+    if (t == "opt") {
+        f.qkv_bias = f.o_bias = f.mlp_bias = f.ln_bias = true;
+        f.pos_rows = m.max_position_embeddings + 2;  // OPTLearnedPositionalEmbedding offset
+    }
+    if (t == "bloom") f.qkv_bias = f.o_bias = f.mlp_bias = f.ln_bias = f.fused_qkv = true;
+    if (is_one_of(t, {"falcon", "RefinedWebModel", "RefinedWeb"})) {
+        f.ln_bias = f.fused_qkv = f.falcon = true;
+        // falcon-7b (multi_query, parallel attention) has one input_layernorm per block;
+        // the new decoder architecture (40B/180B) has ln_attn and ln_mlp.
+        bool mq = !m.layers.empty() && m.layers[0].kv_heads == 1;
+        f.norms_per_layer = mq ? 1 : 2;
+    }
+    if (t == "mpt") f.fused_qkv = true;
+    if (t == "phi3") f.fused_qkv = true;  // qkv_proj / gate_up_proj fused in the checkpoint
+    if (is_one_of(t, {"deepseek_v3", "deepseek_v32", "kimi_k2", "glm4_moe"})) f.score_bias = true;
+    if (t == "nemotron_h") {
+        f.block_kinds = true;
+        f.norms_per_layer = 1;
+        f.score_bias = m.dims.num_experts > 0;
+    }
+    return f;
+}
+
+namespace {
+
+struct Builder {
+    std::vector<TensorGroup> t;
+    void add(TensorRole r, int layer, int64_t rows, int64_t cols, int64_t count = 1, int64_t active = -1,
+             bool replicated = false) {
+        if (rows <= 0 || cols <= 0 || count <= 0) return;
+        TensorGroup g;
+        g.role = r;
+        g.layer = layer;
+        g.rows = rows;
+        g.cols = cols;
+        g.count = count;
+        g.active = active < 0 ? count : active;
+        g.tp_replicated = replicated;
+        t.push_back(g);
+    }
+    void vec(int layer, int64_t n, int64_t count = 1, int64_t active = -1) {
+        add(TensorRole::Vector, layer, 1, n, count, active, true);
+    }
+};
+
+// "cannot count parameters of <model>: ..." with the model first and the code's own parameters.
+Error cannot_count(const char* code, const ModelSpec& m, MessageParams extra = {}) {
+    MessageParams p = {{"model", m.name}};
+    for (auto& e : extra) p.push_back(std::move(e));
+    return make_error("bad_value", note(code, std::move(p)));
+}
+
+// Every dimension the count multiplies must be present and plausible.
+Result<bool> check_dims(const ModelSpec& m, const Family& f) {
+    const WeightDims& d = m.dims;
+    if (d.hidden_size <= 0) return cannot_count("weights_field_missing", m, {{"field", "hidden_size"}});
+    if (d.vocab_size <= 0) return cannot_count("weights_field_missing", m, {{"field", "vocab_size"}});
+    if (m.layers.empty()) return cannot_count("weights_no_layers", m);
+    for (int64_t v : {d.hidden_size, d.vocab_size, d.num_attention_heads, d.q_head_dim, d.intermediate_size,
+                      d.num_experts, d.moe_intermediate_size, d.shared_intermediate_size, d.q_lora_rank,
+                      d.qk_nope_head_dim, d.v_head_dim, f.pos_rows, int64_t(m.layers.size())}) {
+        if (v < 0 || v > kDimLimit) return cannot_count("weights_dim_range", m, {{"value", std::to_string(v)}});
+    }
+    for (int64_t v : d.layer_intermediate)
+        if (v < 0 || v > kDimLimit) return cannot_count("weights_layer_width_range", m, {{"value", std::to_string(v)}});
+    return true;
+}
+
+// The tensors of the text model, layer by layer.
+struct Counter {
+    const ModelSpec& m;
+    const Family& f;
+    const WeightDims& d;
+    const int64_t h;
+    const int64_t heads;
+    const int64_t ln;  // vectors per norm
+    Builder b;
+    bool saw_unknown_state = false;
+
+    Counter(const ModelSpec& m_, const Family& f_)
+        : m(m_), f(f_), d(m_.dims), h(m_.dims.hidden_size), heads(m_.dims.num_attention_heads),
+          ln(f_.ln_bias ? 2 : 1) {
+        b.t.reserve(m.layers.size() * 16 + 8);
+    }
+
+    void embeddings() {
+        b.add(TensorRole::TokenEmbedding, -1, d.vocab_size, h);
+        if (f.pos_rows > 0) b.add(TensorRole::PositionEmbedding, -1, f.pos_rows, h);
+    }
+
+    // Full / sliding / chunked attention: q, k, v (or one fused qkv), o, and the family's extras.
+    Result<bool> attention(int li, const Layer& L) {
+        const int64_t qd = d.q_head_dim > 0 ? d.q_head_dim : L.k_head_dim;
+        const int64_t q_rows = heads * qd;
+        const int64_t k_rows = L.kv_heads * L.k_head_dim;
+        const int64_t v_rows = L.kv_heads * L.v_head_dim;
+        const int64_t o_cols = heads * (L.v_head_dim > 0 ? L.v_head_dim : qd);
+        if (heads <= 0 || qd <= 0) return cannot_count("weights_no_heads", m);
+        if (f.fused_qkv) {
+            b.add(TensorRole::AttnQkv, li, q_rows + k_rows + v_rows, h);
+        } else {
+            b.add(TensorRole::AttnQ, li, f.gated_q ? 2 * q_rows : q_rows, h);
+            b.add(TensorRole::AttnK, li, k_rows, h);
+            b.add(TensorRole::AttnV, li, v_rows, h);
+        }
+        b.add(TensorRole::AttnOut, li, h, o_cols);
+        if (f.qkv_bias) b.vec(li, q_rows + k_rows + v_rows);
+        if (f.o_bias) b.vec(li, h);
+        if (f.qk_norm == 1) b.vec(li, qd + L.k_head_dim);
+        if (f.qk_norm == 2) b.vec(li, q_rows + k_rows);
+        if (f.sinks) b.vec(li, heads);
+        return true;
+    }
+
+    // Multi-head latent attention: low-rank q (or a plain q), kv_a with the rope key, kv_b, o.
+    Result<bool> mla(int li, const Layer& L) {
+        const int64_t rope = L.qk_rope_head_dim;
+        const int64_t nope = d.qk_nope_head_dim;
+        const int64_t qd = d.q_head_dim > 0 ? d.q_head_dim : nope + rope;
+        const int64_t vd = d.v_head_dim > 0 ? d.v_head_dim : L.v_head_dim;
+        if (heads <= 0 || qd <= 0 || L.kv_lora_rank <= 0 || vd <= 0) return cannot_count("weights_mla_incomplete", m);
+        if (d.q_lora_rank > 0) {
+            b.add(TensorRole::MlaQa, li, d.q_lora_rank, h, 1, -1, true);
+            b.vec(li, d.q_lora_rank);
+            b.add(TensorRole::MlaQb, li, heads * qd, d.q_lora_rank);
+        } else {
+            b.add(TensorRole::AttnQ, li, heads * qd, h);
+        }
+        b.add(TensorRole::MlaKva, li, L.kv_lora_rank + rope, h, 1, -1, true);
+        b.vec(li, L.kv_lora_rank);
+        b.add(TensorRole::MlaKvb, li, heads * (qd - rope + vd), L.kv_lora_rank);
+        b.add(TensorRole::AttnOut, li, h, heads * vd);
+        return true;
+    }
+
+    // Linear attention: MiniMax's lightning attention, or a gated delta net.
+    void linear(int li, const Layer& L) {
+        const StateGeometry& s = L.state;
+        if (s.conv_kernel <= 0 && heads > 0 && d.q_head_dim > 0) {
+            // Lightning attention (MiniMax): qkv, output gate, out projection and a norm, no conv.
+            const int64_t w = heads * d.q_head_dim;
+            b.add(TensorRole::StateIn, li, 3 * w, h);
+            b.add(TensorRole::StateIn, li, w, h);
+            b.add(TensorRole::StateOut, li, h, w);
+            b.vec(li, w);
+            return;
+        }
+        if (s.d_inner <= 0 || s.heads <= 0 || s.conv_kernel <= 0) {
+            saw_unknown_state = true;
+            return;
+        }
+        const int64_t conv_dim = s.conv_dim();
+        // llama.cpp names the q/k/v part of the in-projection attn_qkv, which its
+        // quantizer treats like attn_v; the z gate and beta/alpha stay plain inputs.
+        b.add(TensorRole::AttnQkv, li, conv_dim, h);
+        b.add(TensorRole::StateIn, li, s.d_inner + 2 * s.heads, h);  // z + ba
+        b.add(TensorRole::StateConv, li, conv_dim, s.conv_kernel, 1, -1, false);
+        b.vec(li, 2 * s.heads + s.d_inner / s.heads);  // dt_bias, A_log, gated norm (head_v_dim)
+        b.add(TensorRole::StateOut, li, h, s.d_inner);
+    }
+
+    // Mamba-2 (n_groups > 0) or Mamba-1 mixer.
+    void mamba(int li, const Layer& L) {
+        const StateGeometry& s = L.state;
+        if (s.d_inner <= 0 || s.d_state <= 0 || s.conv_kernel <= 0) {
+            saw_unknown_state = true;
+            return;
+        }
+        if (s.n_groups > 0) {  // Mamba-2
+            const int64_t nh = s.heads > 0 ? s.heads : 1;
+            b.add(TensorRole::StateIn, li, 2 * s.d_inner + 2 * s.n_groups * s.d_state + nh, h);
+            b.add(TensorRole::StateConv, li, s.conv_dim(), s.conv_kernel);
+            b.vec(li, s.conv_dim() + 3 * nh + s.d_inner);  // conv bias, dt_bias, A_log, D, norm
+        } else {  // Mamba-1
+            const int64_t dt_rank = cdiv(h, 16);
+            b.add(TensorRole::StateIn, li, 2 * s.d_inner, h);
+            b.add(TensorRole::StateConv, li, s.d_inner, s.conv_kernel);
+            b.add(TensorRole::StateIn, li, dt_rank + 2 * s.d_state, s.d_inner);  // x_proj
+            b.add(TensorRole::StateIn, li, s.d_inner, dt_rank);                   // dt_proj
+            b.vec(li, s.d_inner * (s.d_state + 3));  // conv bias, dt bias, A_log, D
+        }
+        b.add(TensorRole::StateOut, li, h, s.d_inner);
+    }
+
+    // Norms: one per sub-block; Nemotron-H blocks have exactly one.
+    void norms(int li, bool has_attention_norm) {
+        if (f.block_kinds) {
+            b.vec(li, ln * h);
+            return;
+        }
+        int64_t n = f.norms_per_layer;
+        if (!has_attention_norm && n >= 2) n -= 1;  // no-op attention (Nemotron-NAS) has no input norm
+        b.add(TensorRole::Vector, li, 1, ln * h * n, 1, -1, true);
+    }
+
+    // Gate (when gated), up and down projections of one MLP of `width`, `count` copies.
+    void ffn(int li, int64_t width, TensorRole g, TensorRole u, TensorRole dn, int64_t count, int64_t active) {
+        if (width <= 0) return;
+        const bool gated = d.gated_mlp;
+        if (gated) b.add(g, li, width, h, count, active);
+        b.add(u, li, width, h, count, active);
+        b.add(dn, li, h, width, count, active);
+        if (f.mlp_bias) b.vec(li, (gated ? 2 : 1) * width + h, count, active);
+    }
+
+    // The layer's MLP: routed experts with router and shared experts, or one dense MLP.
+    void mlp(int li, size_t i) {
+        const int64_t freq = d.moe_layer_freq > 0 ? d.moe_layer_freq : 1;
+        const bool moe_layer = d.num_experts > 0 && static_cast<int64_t>(i) >= d.first_dense_layers &&
+                               (static_cast<int64_t>(i) % freq == 0);
+        if (!moe_layer) {
+            int64_t w = d.intermediate_size;
+            if (!d.layer_intermediate.empty() && i < d.layer_intermediate.size()) w = d.layer_intermediate[i];
+            ffn(li, w, TensorRole::FfnGate, TensorRole::FfnUp, TensorRole::FfnDown, 1, 1);
+            return;
+        }
+        const int64_t moe_i = d.moe_intermediate_size > 0 ? d.moe_intermediate_size : d.intermediate_size;
+        const int64_t k_active =
+            d.experts_per_token > 0 ? std::min(d.experts_per_token, d.num_experts) : d.num_experts;
+        b.add(TensorRole::Router, li, d.num_experts, h, 1, -1, true);
+        if (f.router_bias) b.vec(li, d.num_experts);
+        if (f.score_bias) b.vec(li, d.num_experts);
+        ffn(li, moe_i, TensorRole::ExpertGate, TensorRole::ExpertUp, TensorRole::ExpertDown, d.num_experts, k_active);
+        const int64_t shared_w = d.shared_intermediate_size > 0 ? d.shared_intermediate_size : d.shared_experts * moe_i;
+        if (shared_w > 0) {
+            ffn(li, shared_w, TensorRole::FfnGate, TensorRole::FfnUp, TensorRole::FfnDown, 1, 1);
+            if (f.shared_gate) b.add(TensorRole::Router, li, 1, h, 1, -1, true);
+        }
+    }
+
+    Result<bool> layer(size_t i) {
+        const Layer& L = m.layers[i];
+        const int li = static_cast<int>(i);
+        bool has_attention_norm = true;
+        switch (L.kind) {
+            case LayerKind::Full:
+            case LayerKind::Sliding:
+            case LayerKind::Chunked:
+                if (auto ok = attention(li, L); !ok) return ok;
+                break;
+            case LayerKind::Mla:
+                if (auto ok = mla(li, L); !ok) return ok;
+                break;
+            case LayerKind::Linear:
+                linear(li, L);
+                break;
+            case LayerKind::Mamba:
+                mamba(li, L);
+                break;
+            case LayerKind::None:
+                has_attention_norm = false;
+                break;
+        }
+        norms(li, has_attention_norm);
+        // Nemotron-H: a block with a mixer has no MLP.
+        if (f.block_kinds && L.kind != LayerKind::None) return true;
+        mlp(li, i);
+        return true;
+    }
+
+    // Final norm (layer -2: after the blocks) and lm_head unless tied.
+    void head() {
+        b.add(TensorRole::Vector, -2, 1, ln * h, 1, -1, true);
+        if (!d.tie_word_embeddings) b.add(TensorRole::Output, -2, d.vocab_size, h);
+    }
+};
+
+// Where a tensor's parameters go in the breakdown.
+int breakdown_slot(const ModelSpec& m, const TensorGroup& g) {
+    int slot = 0;
+    switch (g.role) {
+        case TensorRole::TokenEmbedding:
+        case TensorRole::PositionEmbedding: slot = 0; break;
+        case TensorRole::Output: slot = 1; break;
+        case TensorRole::AttnQ: case TensorRole::AttnK: case TensorRole::AttnV: case TensorRole::AttnQkv:
+        case TensorRole::AttnOut: case TensorRole::MlaQa: case TensorRole::MlaQb: case TensorRole::MlaKva:
+        case TensorRole::MlaKvb: slot = 2; break;
+        case TensorRole::FfnGate: case TensorRole::FfnUp: case TensorRole::FfnDown: slot = 3; break;
+        case TensorRole::ExpertGate: case TensorRole::ExpertUp: case TensorRole::ExpertDown: slot = 4; break;
+        case TensorRole::Router: slot = 5; break;
+        case TensorRole::StateIn: case TensorRole::StateOut: case TensorRole::StateConv: slot = 6; break;
+        case TensorRole::Vector: slot = 7; break;
+    }
+    // The in-projection of a linear-attention layer is a mixer weight, whatever llama.cpp calls it.
+    if (slot == 2 && g.layer >= 0 &&
+        (m.layers[size_t(g.layer)].kind == LayerKind::Linear || m.layers[size_t(g.layer)].kind == LayerKind::Mamba))
+        slot = 6;
+    return slot;
+}
+
+// Totals and the breakdown by role.
+Result<ParamCount> tally(const ModelSpec& m, std::vector<TensorGroup> tensors) {
+    ParamCount pc;
+    i128 total = 0, active = 0;
+    i128 parts[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (const TensorGroup& g : tensors) {
+        const i128 p = i128(g.rows) * g.cols * g.count;
+        total += p;
+        active += i128(g.rows) * g.cols * g.active;
+        parts[breakdown_slot(m, g)] += p;
+    }
+    // 2^55 parameters is far beyond any model; below it every per-tensor byte count
+    // (at most 32 bits per weight plus scales) fits int64 without checks.
+    if (total > (i128(1) << 55)) return cannot_count("weights_too_large", m);
+    pc.total = int64_t(total);
+    pc.active = int64_t(active);
+    pc.embedding = int64_t(parts[0]);
+    pc.output = int64_t(parts[1]);
+    pc.attention = int64_t(parts[2]);
+    pc.mlp = int64_t(parts[3]);
+    pc.experts = int64_t(parts[4]);
+    pc.router = int64_t(parts[5]);
+    pc.state = int64_t(parts[6]);
+    pc.norms = int64_t(parts[7]);  // norms, biases and other 1-D vectors
+    pc.vision = m.dims.vision_params;
+    pc.tensors = std::move(tensors);
+    return pc;
+}
+
+}  // namespace
+
+Result<ParamCount> count_params(const ModelSpec& m, const Family& f) {
+    if (auto ok = check_dims(m, f); !ok) return ok.error();
+    Counter c(m, f);
+    c.embeddings();
+    for (size_t i = 0; i < m.layers.size(); ++i)
+        if (auto ok = c.layer(i); !ok) return ok.error();
+    c.head();
+    auto pc = tally(m, std::move(c.b.t));
+    if (pc && c.saw_unknown_state) pc.value().notes.push_back(note("state_uncounted"));
+    return pc;
+}
+
+}  // namespace weights_detail
+
+Result<ParamCount> count_params(const ModelSpec& m) {
+    return weights_detail::count_params(m, weights_detail::family_of(m));
+}
+
+}  // namespace kvb
