@@ -820,7 +820,11 @@ void write_summary(Out& o, const ks::Summary& s) {
         .kv("internal_fragmentation_fraction", s.memory.internal_fragmentation)
         .kv("external_fragmentation_fraction", s.memory.external_fragmentation)
         .kv("cached_fraction", s.memory.cached).kv("free_fraction", s.memory.free)
+        .kv("null_block_fraction", s.memory.null_block)
         .kv("token_states_of_used_fraction", s.token_states_of_used)
+        .kv("reserved_of_used_fraction", s.of_used.reserved)
+        .kv("internal_fragmentation_of_used_fraction", s.of_used.internal_fragmentation)
+        .kv("external_fragmentation_of_used_fraction", s.of_used.external_fragmentation)
         .kv("mean_running", s.mean_running).kv("max_running", s.max_running)
         .kv("mean_waiting", s.mean_waiting).kv("max_waiting", s.max_waiting)
         .kv("sharing_saved_fraction", s.sharing_saved).kv("max_blocks_saved", s.max_blocks_saved)
@@ -830,7 +834,8 @@ void write_summary(Out& o, const ks::Summary& s) {
         .kv("ttft_mean_s", s.ttft_mean_s).kv("ttft_p50_s", s.ttft_p50_s).kv("ttft_p90_s", s.ttft_p90_s)
         .kv("ttft_p99_s", s.ttft_p99_s).kv("tpot_mean_s", s.tpot_mean_s).kv("tpot_p50_s", s.tpot_p50_s)
         .kv("tpot_p90_s", s.tpot_p90_s).kv("tpot_p99_s", s.tpot_p99_s).kv("e2e_mean_s", s.e2e_mean_s)
-        .kv("e2e_p50_s", s.e2e_p50_s).kv("e2e_p90_s", s.e2e_p90_s).kv("e2e_p99_s", s.e2e_p99_s).end_obj();
+        .kv("e2e_p50_s", s.e2e_p50_s).kv("e2e_p90_s", s.e2e_p90_s).kv("e2e_p99_s", s.e2e_p99_s)
+        .kv("normalized_latency_s", s.normalized_latency_s).end_obj();
 }
 
 // Columns, not rows: what uPlot takes and a third of the JSON.
@@ -850,6 +855,7 @@ void write_series(Out& o, const std::vector<ks::TimePoint>& ts) {
     col("externalFragmentation", [](const P& p) { return p.memory.external_fragmentation; });
     col("cached", [](const P& p) { return p.memory.cached; });
     col("free", [](const P& p) { return p.memory.free; });
+    col("nullBlock", [](const P& p) { return p.memory.null_block; });
     col("running", [](const P& p) { return p.running; });
     col("waiting", [](const P& p) { return p.waiting; });
     col("sharingSaved", [](const P& p) { return p.sharing_saved; });

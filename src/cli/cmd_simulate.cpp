@@ -143,7 +143,11 @@ void print_json(std::ostream& out, const std::string& model, const sim::SimConfi
             << ",\"internal_fragmentation_fraction\":" << jnum(s.memory.internal_fragmentation)
             << ",\"external_fragmentation_fraction\":" << jnum(s.memory.external_fragmentation)
             << ",\"cached_fraction\":" << jnum(s.memory.cached) << ",\"free_fraction\":" << jnum(s.memory.free)
+            << ",\"null_block_fraction\":" << jnum(s.memory.null_block)
             << ",\"token_states_of_used_fraction\":" << jnum(s.token_states_of_used)
+            << ",\"reserved_of_used_fraction\":" << jnum(s.of_used.reserved)
+            << ",\"internal_fragmentation_of_used_fraction\":" << jnum(s.of_used.internal_fragmentation)
+            << ",\"external_fragmentation_of_used_fraction\":" << jnum(s.of_used.external_fragmentation)
             << ",\"mean_running\":" << jnum(s.mean_running) << ",\"max_running\":" << s.max_running
             << ",\"mean_waiting\":" << jnum(s.mean_waiting) << ",\"max_waiting\":" << s.max_waiting
             << ",\"sharing_saved_fraction\":" << jnum(s.sharing_saved) << ",\"max_blocks_saved\":" << s.max_blocks_saved
@@ -156,7 +160,8 @@ void print_json(std::ostream& out, const std::string& model, const sim::SimConfi
             << ",\"tpot_p50_s\":" << jnum(s.tpot_p50_s) << ",\"tpot_p90_s\":" << jnum(s.tpot_p90_s)
             << ",\"tpot_p99_s\":" << jnum(s.tpot_p99_s) << ",\"e2e_mean_s\":" << jnum(s.e2e_mean_s)
             << ",\"e2e_p50_s\":" << jnum(s.e2e_p50_s) << ",\"e2e_p90_s\":" << jnum(s.e2e_p90_s)
-            << ",\"e2e_p99_s\":" << jnum(s.e2e_p99_s) << "}";
+            << ",\"e2e_p99_s\":" << jnum(s.e2e_p99_s)
+            << ",\"normalized_latency_s\":" << jnum(s.normalized_latency_s) << "}";
     }
     out << "]}\n";
 }
@@ -176,7 +181,11 @@ void print_table(std::ostream& out, const std::vector<sim::Summary>& rs) {
     row("external fragmentation", [](const S& s) { return pct(s.memory.external_fragmentation); });
     row("cached (prefix)", [](const S& s) { return pct(s.memory.cached); });
     row("free", [](const S& s) { return pct(s.memory.free); });
-    row("token states / used", [](const S& s) { return pct(s.token_states_of_used); });
+    row("null block", [](const S& s) { return pct(s.memory.null_block); });
+    row("Fig. 2 (of used): token states", [](const S& s) { return pct(s.of_used.token_states); });
+    row("  reservation", [](const S& s) { return pct(s.of_used.reserved); });
+    row("  internal fragmentation", [](const S& s) { return pct(s.of_used.internal_fragmentation); });
+    row("  external fragmentation & others", [](const S& s) { return pct(s.of_used.external_fragmentation); });
     row("finished", [](const S& s) { return with_commas(s.finished); });
     row("refused / truncated", [](const S& s) { return with_commas(s.refused) + " / " + with_commas(s.truncated); });
     row("preemptions", [](const S& s) { return with_commas(s.preemptions); });
@@ -186,6 +195,7 @@ void print_table(std::ostream& out, const std::vector<sim::Summary>& rs) {
     row("TTFT p50 / p99 (s)", [](const S& s) { return fixed(s.ttft_p50_s, 2) + " / " + fixed(s.ttft_p99_s, 2); });
     row("TPOT p50 (ms)", [](const S& s) { return fixed(1000 * s.tpot_p50_s, 1); });
     row("end-to-end p50 (s)", [](const S& s) { return fixed(s.e2e_p50_s, 2); });
+    row("normalized latency (s/token)", [](const S& s) { return fixed(s.normalized_latency_s, 3); });
     row("simulated time (s)", [](const S& s) { return fixed(s.makespan_s, 1); });
     size_t w0 = 0;
     std::vector<size_t> w(rs.size(), 0);

@@ -113,17 +113,17 @@ struct Simulator::Impl {
 
     // scratch, sized once
     std::vector<int32_t> cnt, local_id, takes, hits;
-    int blocked_order = -1;
     double step_swap_bytes = 0;
 
     // accounting
     SeriesAccumulator series;
     double w_total = 0, w_used = 0;
     StateSample totals;
-    double w_token_used = 0;
+    StateSample used_totals;  // time-weighted over steps with memory in use
     Summary s;
     int64_t pending_preempt = 0, pending_finish = 0;
     std::vector<double> ttft, tpot, e2e;
+    double norm_latency_sum = 0;
     std::vector<BlockSnapshot> snaps;
     int64_t snap_every = 0;
 
@@ -281,22 +281,21 @@ struct Simulator::Impl {
             const int64_t worst = shared + static_cast<int64_t>(g.nseq) * (per_seq - shared);
             return worst <= num_blocks - 1;
         }
-        const int64_t R = reservation(g);
-        if (buddy.fit_count_empty(BuddyAllocator::order_for(R)) >= g.nseq) return true;
-        // Exact allocations give their tails back, so more may fit than whole blocks: try it.
-        BuddyAllocator empty;
-        empty.init(capacity);
-        for (int32_t k = 0; k < g.nseq; ++k)
-            if (empty.alloc_exact(R) < 0) return false;
-        return true;
+        return buddy.fit_count_empty(BuddyAllocator::order_for(reservation(g))) >= g.nseq;
     }
 
+    // What each Orca variant asks the allocator for (Kwon et al. 2023, Sec. 6.1):
+    // Max the whole context; Pow2 the prompt plus the output length rounded up to a
+    // power of two ("if the true output length is 25, it reserves 32 positions for
+    // outputs": only the output part is rounded); Oracle the real length.
     int64_t reservation(const Group& g) const {
-        const int64_t L = static_cast<int64_t>(g.prompt) + g.output;
         switch (cfg.policy) {
             case Policy::Max: return cfg.max_model_len;
-            case Policy::Pow2: return int64_t{1} << BuddyAllocator::order_for(L);
-            default: return L;
+            // Never past the context: a sequence cannot outgrow max_model_len, so
+            // rounding 1200 + 600 up to 1200 + 1024 reserves 2048, not a 4096 block.
+            case Policy::Pow2:
+                return std::min<int64_t>(g.prompt + (int64_t{1} << BuddyAllocator::order_for(g.output)), cfg.max_model_len);
+            default: return static_cast<int64_t>(g.prompt) + g.output;
         }
     }
 
@@ -397,7 +396,7 @@ struct Simulator::Impl {
         } else {
             for (Seq& q : g.seqs)
                 if (q.offset >= 0) {
-                    buddy.free_exact(q.offset, g.reserve);
+                    buddy.free(q.offset, g.order);
                     q.offset = -1;
                 }
         }
@@ -532,20 +531,22 @@ struct Simulator::Impl {
             q0.computed = cached_tokens;
             s.prefix_hit_tokens += cached_tokens;
         } else {
+            // The buddy allocator hands out and keeps the whole power-of-two block
+            // (Sec. 6.5 of the paper: the rounding is part of the Orca baselines'
+            // waste, counted under "external fragmentation & others" in Fig. 2).
             g.reserve = reservation(g);
             g.order = BuddyAllocator::order_for(g.reserve);
             int32_t k = 0;
             for (; k < g.nseq; ++k) {
-                const int64_t off = buddy.alloc_exact(g.reserve);
+                const int64_t off = buddy.alloc(g.order);
                 if (off < 0) break;
                 g.seqs[static_cast<size_t>(k)].offset = off;
             }
             if (k < g.nseq) {
                 for (int32_t j = 0; j < k; ++j) {
-                    buddy.free_exact(g.seqs[static_cast<size_t>(j)].offset, g.reserve);
+                    buddy.free(g.seqs[static_cast<size_t>(j)].offset, g.order);
                     g.seqs[static_cast<size_t>(j)].offset = -1;
                 }
-                blocked_order = g.order;
                 return false;
             }
             q0.computed = 0;
@@ -565,7 +566,6 @@ struct Simulator::Impl {
         if (running.empty() && waiting.empty() && swapped.empty()) {
             if (next_arrival < groups.size()) {
                 const double t = groups[next_arrival].arrival;
-                blocked_order = -1;
                 record(now, t);
                 now = t;
                 return;
@@ -576,7 +576,6 @@ struct Simulator::Impl {
         int64_t budget = cfg.max_num_batched_tokens;
         bool preempted = false;
         scheduled.clear();
-        blocked_order = -1;
         step_new_tokens = step_kv_read = step_pairs = 0;
         step_swap_bytes = 0;
 
@@ -750,6 +749,7 @@ struct Simulator::Impl {
         s.generated_tokens += static_cast<int64_t>(g.output) * g.nseq;
         ttft.push_back(g.first_token - g.arrival);
         e2e.push_back(g.finish - g.arrival);
+        norm_latency_sum += (g.finish - g.arrival) / g.output;
         if (g.output >= 2) tpot.push_back((g.finish - g.first_token) / (g.output - 1));
         s.makespan_s = now;
     }
@@ -777,7 +777,8 @@ struct Simulator::Impl {
             const double used = static_cast<double>(pool.num_used()) * bs;
             x.token = static_cast<double>(pool.used_filled());
             x.reserved = reserved;
-            x.internal = used - x.token - reserved + bs;  // + the null block
+            x.internal = used - x.token - reserved;
+            x.null_block = bs;
             x.cached = static_cast<double>(pool.num_cached_free()) * bs;
             x.free = static_cast<double>(pool.num_free() - pool.num_cached_free()) * bs;
             x.logical = logical;
@@ -786,14 +787,22 @@ struct Simulator::Impl {
             for (int32_t id : running) {
                 const Group& g = groups[static_cast<size_t>(id)];
                 const double L = static_cast<double>(g.prompt) + g.output;
+                const double block = static_cast<double>(int64_t{1} << g.order);
                 for (int32_t k = 0; k < g.nseq; ++k) {
                     const double st = g.seqs[static_cast<size_t>(k)].computed;
                     x.token += st;
                     x.reserved += L - st;
                     x.internal += static_cast<double>(g.reserve) - L;
+                    x.external += block - static_cast<double>(g.reserve);
                 }
             }
-            const double unusable = blocked_order >= 0 ? static_cast<double>(buddy.free_below(blocked_order)) : 0;
+            // Free memory the next request in line cannot be placed in, every step
+            // (not only in steps where the scheduler tried and failed).
+            double unusable = 0;
+            if (!waiting.empty()) {
+                const Group& h = groups[static_cast<size_t>(waiting.front())];
+                unusable = static_cast<double>(buddy.free_below(BuddyAllocator::order_for(reservation(h))));
+            }
             x.external += unusable;
             x.free = static_cast<double>(buddy.free_slots()) - unusable;
         }
@@ -812,14 +821,18 @@ struct Simulator::Impl {
         totals.external += x.external * w;
         totals.cached += x.cached * w;
         totals.free += x.free * w;
+        totals.null_block += x.null_block * w;
         totals.running += x.running * w;
         totals.waiting += x.waiting * w;
         totals.saved += x.saved * w;
         totals.logical += x.logical * w;
-        const double used = static_cast<double>(capacity) - x.free - x.cached;
+        const double used = static_cast<double>(capacity) - x.free - x.cached - x.null_block;
         if (used > 0) {
             w_used += used * w;
-            w_token_used += x.token * w;
+            used_totals.token += x.token * w;
+            used_totals.reserved += x.reserved * w;
+            used_totals.internal += x.internal * w;
+            used_totals.external += x.external * w;
         }
         s.max_running = std::max<int64_t>(s.max_running, static_cast<int64_t>(x.running));
         s.max_waiting = std::max<int64_t>(s.max_waiting, static_cast<int64_t>(x.waiting));
@@ -839,6 +852,7 @@ struct Simulator::Impl {
         m.external_fragmentation = sum.external / d;
         m.cached = sum.cached / d;
         m.free = sum.free / d;
+        m.null_block = sum.null_block / d;
         return m;
     }
 
@@ -849,7 +863,13 @@ struct Simulator::Impl {
             out.mean_running = totals.running / w_total;
             out.mean_waiting = totals.waiting / w_total;
         }
-        out.token_states_of_used = w_used > 0 ? w_token_used / w_used : 0;
+        if (w_used > 0) {
+            out.of_used.token_states = used_totals.token / w_used;
+            out.of_used.reserved = used_totals.reserved / w_used;
+            out.of_used.internal_fragmentation = used_totals.internal / w_used;
+            out.of_used.external_fragmentation = used_totals.external / w_used;
+        }
+        out.token_states_of_used = out.of_used.token_states;
         out.sharing_saved = totals.logical > 0 ? totals.saved / totals.logical : 0;
         if (out.makespan_s > 0) {
             out.throughput_tokens_per_s = static_cast<double>(out.generated_tokens) / out.makespan_s;
@@ -865,6 +885,7 @@ struct Simulator::Impl {
         out.tpot_p90_s = percentile(b, 0.9);
         out.tpot_p99_s = percentile(b, 0.99);
         out.e2e_mean_s = mean(c);
+        out.normalized_latency_s = c.empty() ? 0 : norm_latency_sum / static_cast<double>(c.size());
         out.e2e_p50_s = percentile(c, 0.5);
         out.e2e_p90_s = percentile(c, 0.9);
         out.e2e_p99_s = percentile(c, 0.99);
@@ -928,7 +949,7 @@ struct Simulator::Impl {
                     r.request = id;
                     r.seq = k;
                     r.offset = g.seqs[static_cast<size_t>(k)].offset;
-                    r.allocated = g.reserve;
+                    r.allocated = int64_t{1} << g.order;
                     r.reserved = g.reserve;
                     r.length = static_cast<int64_t>(g.prompt) + g.output;
                     r.stored = g.seqs[static_cast<size_t>(k)].computed;
@@ -978,7 +999,7 @@ struct Simulator::Impl {
                     const Seq& q = g.seqs[static_cast<size_t>(k)];
                     if (q.offset < 0) return "running request without a region";
                     if (q.computed > g.reserve) return "token states exceed the reservation";
-                    held += g.reserve;
+                    held += int64_t{1} << g.order;
                 }
             }
             if (held + buddy.free_slots() != capacity) return "regions and free slots do not add up to the capacity";

@@ -30,12 +30,14 @@ TEST_CASE("simulate --json: one object with a stable entry per policy") {
         for (const char* k : {"token_states_fraction", "reserved_fraction", "internal_fragmentation_fraction",
                               "external_fragmentation_fraction", "cached_fraction", "free_fraction", "mean_running",
                               "max_running", "preemptions", "finished", "throughput_tokens_per_s", "ttft_p50_s",
-                              "tpot_p50_s", "e2e_p99_s", "sharing_saved_fraction", "token_states_of_used_fraction"})
+                              "tpot_p50_s", "e2e_p99_s", "sharing_saved_fraction", "token_states_of_used_fraction",
+                              "reserved_of_used_fraction", "internal_fragmentation_of_used_fraction",
+                              "external_fragmentation_of_used_fraction", "null_block_fraction", "normalized_latency_s"})
             CHECK_MESSAGE(p.contains(k), k);
         const double sum = p["token_states_fraction"].get<double>() + p["reserved_fraction"].get<double>() +
                            p["internal_fragmentation_fraction"].get<double>() +
                            p["external_fragmentation_fraction"].get<double>() + p["cached_fraction"].get<double>() +
-                           p["free_fraction"].get<double>();
+                           p["free_fraction"].get<double>() + p["null_block_fraction"].get<double>();
         CHECK(std::fabs(sum - 1.0) < 1e-7);  // printed with 9 significant digits
         CHECK(p["finished"] == 300);
     }

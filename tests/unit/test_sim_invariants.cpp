@@ -22,7 +22,8 @@ int BuddyAllocator_order(int64_t n) {
 }
 
 double split_sum(const MemorySplit& m) {
-    return m.token_states + m.reserved + m.internal_fragmentation + m.external_fragmentation + m.cached + m.free;
+    return m.token_states + m.reserved + m.internal_fragmentation + m.external_fragmentation + m.cached + m.free +
+           m.null_block;
 }
 
 }  // namespace

@@ -70,10 +70,12 @@ TEST_CASE("paged: three requests, block size 4, one preemption, every block know
     CHECK(s.generated_tokens == 13);
     CHECK(s.prompt_tokens == 14);
     // Per step (slots of 24): token states 14,17,12,14,15,8; reserved 6,3,4,2,1,0;
-    // internal 4 every step (R0's / R1's never-filled slots and the null block); free 0,0,4,4,4,12.
+    // the null block 4 every step, reported apart; no internal fragmentation (every
+    // final length, 8, fills its last block); free 0,0,4,4,4,12.
     CHECK(s.memory.token_states == doctest::Approx(80.0 / 144));
     CHECK(s.memory.reserved == doctest::Approx(16.0 / 144));
-    CHECK(s.memory.internal_fragmentation == doctest::Approx(24.0 / 144));
+    CHECK(s.memory.internal_fragmentation == 0.0);
+    CHECK(s.memory.null_block == doctest::Approx(24.0 / 144));
     CHECK(s.memory.external_fragmentation == 0.0);
     CHECK(s.memory.free == doctest::Approx(24.0 / 144));
     CHECK(s.mean_running == doctest::Approx(13.0 / 6));  // 3,3,2,2,2,1
@@ -84,9 +86,10 @@ TEST_CASE("paged: three requests, block size 4, one preemption, every block know
 }
 
 // Oracle on a 24-slot arena = buddy chunks 16@0 + 8@16. Each request reserves
-// exactly 9 slots (prompt + output), which must come out of a 16-slot buddy block:
-// only one fits at a time although 24 slots exist, so the rest is external
-// fragmentation while someone waits. R0 runs steps 1-4, R1 5-10, R2 11-13.
+// exactly 9 slots (prompt + output), which must come out of a 16-slot buddy block
+// that it then holds whole (Sec. 6.5): only one fits at a time although 24 slots
+// exist. The 7 rounding slots and, while someone waits, the 8@16 chunk are
+// external fragmentation. R0 runs steps 1-4, R1 5-10, R2 11-13.
 TEST_CASE("oracle: the buddy allocator serializes three requests that would fit by size") {
     Simulator sim(tiny(Policy::Oracle, 24), three());
     REQUIRE(sim.ok());
@@ -94,7 +97,8 @@ TEST_CASE("oracle: the buddy allocator serializes three requests that would fit 
     const BlockSnapshot snap = sim.snapshot();
     REQUIRE(snap.regions.size() == 1);
     CHECK(snap.regions[0].offset == 0);
-    CHECK(snap.regions[0].allocated == 9);
+    CHECK(snap.regions[0].allocated == 16);
+    CHECK(snap.regions[0].reserved == 9);
     CHECK(snap.regions[0].stored == 5);
     sim.run(100);
     REQUIRE(sim.done());
@@ -105,28 +109,53 @@ TEST_CASE("oracle: the buddy allocator serializes three requests that would fit 
     CHECK(s.preemptions == 0);
     CHECK(s.ttft_p99_s == 11.0);
     CHECK(s.e2e_mean_s == doctest::Approx((4.0 + 10 + 13) / 3));
-    // token 5..8 + 3..8 + 6..8 = 80; reserved 10 + 21 + 6 = 37; external 15 slots in
-    // steps 1-10 (someone blocked); free 15 in steps 11-13.
+    // token 5..8 + 3..8 + 6..8 = 80; reserved 10 + 21 + 6 = 37; external 7 rounding
+    // slots in all 13 steps + the 8@16 chunk in steps 1-10 (someone waits) = 171;
+    // free 8 in steps 11-13.
     CHECK(s.memory.token_states == doctest::Approx(80.0 / 312));
     CHECK(s.memory.reserved == doctest::Approx(37.0 / 312));
     CHECK(s.memory.internal_fragmentation == 0.0);
-    CHECK(s.memory.external_fragmentation == doctest::Approx(150.0 / 312));
-    CHECK(s.memory.free == doctest::Approx(45.0 / 312));
+    CHECK(s.memory.external_fragmentation == doctest::Approx(171.0 / 312));
+    CHECK(s.memory.free == doctest::Approx(24.0 / 312));
+    // The Fig. 2 bar (shares of memory in use: 312 - 24 = 288 slot-steps).
+    CHECK(s.of_used.token_states == doctest::Approx(80.0 / 288));
+    CHECK(s.of_used.external_fragmentation == doctest::Approx(171.0 / 288));
 }
 
-TEST_CASE("max and pow2 reserve more than the real length: internal fragmentation") {
-    // Max reserves max_model_len = 16 per request; Pow2 reserves 16 for a 9-token request.
-    for (Policy p : {Policy::Max, Policy::Pow2}) {
-        auto r = simulate(tiny(p, 24), three());
-        REQUIRE(r);
-        const Summary& s = r->summary;
-        CHECK(s.makespan_s == 13.0);
-        // 7 unused slots per running request, one request running in each of 13 steps.
-        CHECK(s.memory.internal_fragmentation == doctest::Approx(7.0 * 13 / 312));
-        CHECK(s.memory.token_states == doctest::Approx(80.0 / 312));
-        // 8 free slots (the 8@16 chunk) unusable while someone waits (steps 1-10).
-        CHECK(s.memory.external_fragmentation == doctest::Approx(80.0 / 312));
-    }
+TEST_CASE("max reserves max_model_len: internal fragmentation") {
+    auto r = simulate(tiny(Policy::Max, 24), three());
+    REQUIRE(r);
+    const Summary& s = r->summary;
+    CHECK(s.makespan_s == 13.0);
+    // 16 - 9 = 7 never-used slots per running request, one running in each of 13 steps.
+    CHECK(s.memory.internal_fragmentation == doctest::Approx(7.0 * 13 / 312));
+    CHECK(s.memory.token_states == doctest::Approx(80.0 / 312));
+    // 8 free slots (the 8@16 chunk) unusable while someone waits (steps 1-10).
+    CHECK(s.memory.external_fragmentation == doctest::Approx(80.0 / 312));
+}
+
+// Pow2 rounds only the output (Sec. 6.1): R0 5 + 4 -> 9, R1 3 + 8 -> 11, R2 6 + 4 -> 10,
+// each in a 16-slot buddy block held whole. Internal fragmentation is the output
+// slack (0, 2, 1 slots over 4, 6, 3 steps), external the buddy rounding (7, 5, 6)
+// plus the 8@16 chunk while someone waits (steps 1-10).
+TEST_CASE("pow2 rounds the output, not the whole sequence, and keeps the buddy block") {
+    auto r = simulate(tiny(Policy::Pow2, 24), three());
+    REQUIRE(r);
+    const Summary& s = r->summary;
+    CHECK(s.makespan_s == 13.0);
+    CHECK(s.memory.internal_fragmentation == doctest::Approx((0.0 * 4 + 2 * 6 + 1 * 3) / 312));
+    CHECK(s.memory.external_fragmentation == doctest::Approx((7.0 * 4 + 5 * 6 + 6 * 3 + 80) / 312));
+    CHECK(s.memory.token_states == doctest::Approx(80.0 / 312));
+}
+
+// A rounded output never takes a sequence past max_model_len: 10 + pow2(5) = 18 > 16
+// reserves 16 (one 16-block), not a 32-slot block the arena does not have.
+TEST_CASE("pow2 reservation is capped at max_model_len") {
+    auto r = simulate(tiny(Policy::Pow2, 24), {{0, 10, 5, 0}});
+    REQUIRE(r);
+    CHECK(r->summary.finished == 1);
+    CHECK(r->summary.refused == 0);
+    CHECK(r->summary.memory.internal_fragmentation == doctest::Approx(1.0 / 24));  // 16 - 15 of 24 slots, every step
 }
 
 // n = 2 samples of one request: prompt 6 -> blocks [1,2] (fill 4, 2); after the
