@@ -157,9 +157,12 @@ struct Simulator::Impl {
         if (!finite_nonneg(L.weights_bytes) || !finite_nonneg(L.active_params) || !finite_nonneg(L.attn_flops_per_pair) ||
             !finite_nonneg(L.bandwidth_bytes_per_s) || !finite_nonneg(L.flops_per_s) || !finite_nonneg(L.step_overhead_s) ||
             !finite_nonneg(L.swap_bytes_per_s) || !(L.bandwidth_efficiency > 0 && L.bandwidth_efficiency <= 1) ||
-            !(L.compute_efficiency > 0 && L.compute_efficiency <= 1))
+            !(L.compute_efficiency > 0 && L.compute_efficiency <= 1) ||
+            !(L.kv_bandwidth_efficiency > 0 && L.kv_bandwidth_efficiency <= 1) || !finite_nonneg(L.seq_overhead_s))
             return bad("latency model values must be finite and non-negative (efficiencies in (0, 1])");
-        if (!(step_seconds(L, 1, 0, 0, 0) > 0))
+        StepWork one;
+        one.tokens = 1;
+        if (!(step_seconds(L, one) > 0))
             return bad("the latency model gives zero-length steps: set a GPU bandwidth, FLOPs or a step overhead");
         if (c.series_points < 1 || c.series_points > 100000) return bad("series points must be between 1 and 100,000");
         if (c.snapshot_every_steps < 0 || c.max_snapshots < 1) return bad("snapshot settings out of range");
@@ -490,12 +493,13 @@ struct Simulator::Impl {
     }
 
     // ------------------------------------------------------------ one step
-    double step_new_tokens = 0, step_kv_read = 0, step_pairs = 0;
+    double step_new_tokens = 0, step_kv_read = 0, step_pairs = 0, step_seqs = 0;
 
     void account_tokens(const Group& g, int32_t k, int32_t take) {
         const double c1 = g.seqs[static_cast<size_t>(k)].computed;  // after the write
         const double c0 = c1 - take;
         step_new_tokens += take;
+        step_seqs += 1;
         step_kv_read += c1;
         step_pairs += take * (c0 + (take + 1) / 2.0);
     }
@@ -576,7 +580,7 @@ struct Simulator::Impl {
         int64_t budget = cfg.max_num_batched_tokens;
         bool preempted = false;
         scheduled.clear();
-        step_new_tokens = step_kv_read = step_pairs = 0;
+        step_new_tokens = step_kv_read = step_pairs = step_seqs = 0;
         step_swap_bytes = 0;
 
         // 1. Running requests, oldest first, under the token budget.
@@ -655,8 +659,13 @@ struct Simulator::Impl {
                  (cfg.latency.swap_bytes_per_s > 0 ? step_swap_bytes / cfg.latency.swap_bytes_per_s : 0);
             if (!(dt > 0)) dt = 1e-6;
         } else {
-            dt = step_seconds(cfg.latency, step_new_tokens, step_kv_read * static_cast<double>(cfg.kv_bytes_per_token),
-                              step_pairs, step_swap_bytes);
+            StepWork w;
+            w.tokens = step_new_tokens;
+            w.kv_bytes = step_kv_read * static_cast<double>(cfg.kv_bytes_per_token);
+            w.attn_pairs = step_pairs;
+            w.seqs = step_seqs;
+            w.swap_bytes = step_swap_bytes;
+            dt = step_seconds(cfg.latency, w);
         }
         const double t0 = now;
         now += dt;

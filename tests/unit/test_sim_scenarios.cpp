@@ -19,6 +19,7 @@ SimConfig tiny(Policy p, int64_t capacity_bytes) {
     c.max_num_seqs = 8;
     c.max_num_batched_tokens = 100;
     c.latency.step_overhead_s = 1.0;
+    c.latency.seq_overhead_s = 0;
     return c;
 }
 
@@ -312,9 +313,10 @@ TEST_CASE("a request that cannot fit even alone is refused instead of stalling")
     CHECK(r->summary.finished == 1);
 }
 
-// The roofline step time, by hand: weights 1 GB read at 1 GB/s = 1 s; a 1,000-token
-// prefill of a 1e9-parameter model = 2e12 FLOPs at 2e12 FLOP/s = 1 s; the larger wins.
-TEST_CASE("latency model: memory- or compute-bound step plus overhead") {
+// The step time, by hand: weights 1 GB read at 1 GB/s = 1 s; a 1,000-token prefill
+// of a 1e9-parameter model = 2e12 FLOPs at 2e12 FLOP/s = 1 s; the larger of the
+// two wins for the dense layers; attention, CPU per sequence and swap add on.
+TEST_CASE("latency model: dense roofline plus attention, per-sequence and per-step overhead") {
     LatencyModel m;
     m.weights_bytes = 1e9;
     m.active_params = 1e9;
@@ -322,17 +324,61 @@ TEST_CASE("latency model: memory- or compute-bound step plus overhead") {
     m.flops_per_s = 2e12;
     m.bandwidth_efficiency = 1;
     m.compute_efficiency = 1;
+    m.kv_bandwidth_efficiency = 0.5;
     m.step_overhead_s = 0.5;
-    CHECK(step_seconds(m, 1, 0, 0, 0) == doctest::Approx(1.5));        // decode: memory-bound
-    CHECK(step_seconds(m, 3000, 0, 0, 0) == doctest::Approx(3.5));     // prefill: compute-bound
-    CHECK(step_seconds(m, 1, 1e9, 0, 0) == doctest::Approx(2.5));      // + 1 GB of KV read
+    m.seq_overhead_s = 0;
+    StepWork w;
+    w.tokens = 1;
+    CHECK(step_seconds(m, w) == doctest::Approx(1.5));  // decode: weight read
+    w.tokens = 3000;
+    CHECK(step_seconds(m, w) == doctest::Approx(3.5));  // prefill: compute-bound
+    w.tokens = 1;
+    w.kv_bytes = 1e9;
+    CHECK(step_seconds(m, w) == doctest::Approx(3.5));  // + 1 GB of KV at half the bandwidth
+    w = StepWork{};
+    w.tokens = 1000;
+    w.attn_pairs = 2e6;
     m.attn_flops_per_pair = 1e6;
-    CHECK(step_seconds(m, 1000, 0, 2e6, 0) == doctest::Approx(2.5));  // + 2e12 attention FLOPs
+    CHECK(step_seconds(m, w) == doctest::Approx(2.5));  // + 2e12 attention FLOPs
+    w = StepWork{};
+    w.tokens = 1;
+    w.swap_bytes = 1e9;
     m.swap_bytes_per_s = 1e9;
-    CHECK(step_seconds(m, 1, 0, 0, 1e9) == doctest::Approx(2.5));      // + 1 GB swapped over PCIe
+    CHECK(step_seconds(m, w) == doctest::Approx(2.5));  // + 1 GB swapped over PCIe
+    w = StepWork{};
+    w.tokens = 10;
+    w.seqs = 10;
+    m.seq_overhead_s = 0.1;
+    CHECK(step_seconds(m, w) == doctest::Approx(2.5));  // + 10 sequences x 0.1 s of CPU
     // Efficiencies scale the rates.
+    m.seq_overhead_s = 0;
     m.bandwidth_efficiency = 0.5;
-    CHECK(step_seconds(m, 1, 0, 0, 0) == doctest::Approx(2.5));
+    CHECK(step_seconds(m, w) == doctest::Approx(2.5));
+}
+
+// With the default constants, OPT-13B on an A100-40GB: a step at batch 132 costs about
+// three times one at batch 10 (the paper's Fig. 13 batch sizes by Little's law: ~45 ms
+// per token at batch 30 on ShareGPT, ~76 ms at batch 132 on Alpaca).
+TEST_CASE("latency model: OPT-13B step time grows with the batch and its context") {
+    LatencyModel m;
+    m.weights_bytes = 26e9;
+    m.active_params = 13e9;
+    m.bandwidth_bytes_per_s = 1.555e12;
+    m.flops_per_s = 312e12;
+    auto step = [&](double batch, double context) {
+        StepWork w;
+        w.tokens = batch;
+        w.seqs = batch;
+        w.kv_bytes = batch * context * 819200;
+        return step_seconds(m, w);
+    };
+    MESSAGE("batch 10: " << step(10, 500) << " s, batch 30 (ShareGPT): " << step(30, 500)
+                         << " s, batch 132 (Alpaca): " << step(132, 85) << " s");
+    CHECK(step(10, 500) == doctest::Approx(0.032).epsilon(0.1));
+    // Little's law targets, within 15% (mean contexts ~500 and ~85 tokens are rough
+    // time-weighted means of the preset length fits).
+    CHECK(step(30, 500) == doctest::Approx(0.045).epsilon(0.15));
+    CHECK(step(132, 85) == doctest::Approx(0.076).epsilon(0.15));
 }
 
 TEST_CASE("running in chunks gives the same result as one run, with monotonic progress") {
