@@ -32,6 +32,24 @@ bool parse_policy(const std::string& s, Policy* out) {
     return false;
 }
 
+const char* preemption_name(Preemption p) {
+    switch (p) {
+        case Preemption::V0: return "v0";
+        case Preemption::Recompute: return "recompute";
+        case Preemption::Swap: return "swap";
+    }
+    return "?";
+}
+
+bool parse_preemption(const std::string& s, Preemption* out) {
+    for (Preemption p : {Preemption::V0, Preemption::Recompute, Preemption::Swap})
+        if (s == preemption_name(p)) {
+            *out = p;
+            return true;
+        }
+    return false;
+}
+
 namespace {
 
 constexpr int64_t kMaxBlocks = int64_t{1} << 22;        // per-block arrays stay under ~200 MB
@@ -43,26 +61,36 @@ enum class GState : uint8_t { Pending, Waiting, Running, Swapped, Finished, Refu
 struct Seq {
     std::vector<int32_t> table;  // paged block table
     int32_t computed = 0;        // tokens whose K/V are stored
+    int32_t out = 0;             // output tokens this sequence generates (samples differ)
+    int order = 0;               // contiguous: buddy order of the region
     int64_t offset = -1;         // contiguous region
+    int64_t reserve = 0;         // contiguous: slots the policy reserves for it
 };
 
-// A request: one prompt, then n samples or `beam` beams that share it.
+// A request: one prompt, then n samples or `beam` beams that share it. A sample
+// that reaches its own output length finishes and frees its blocks (vLLM v0 frees a
+// finished sequence at once); the request finishes with its last sample. The live
+// sequences are always seqs[0 .. live-1].
 struct Group {
     int32_t id = 0, prompt = 0, output = 0, prefix = 0, nseq = 1;
+    int32_t live = 1;         // sequences not finished
+    int64_t output_total = 0; // output tokens of all samples
     double arrival = 0;
-    int32_t generated = 0;  // output tokens sampled so far (same for every sequence)
+    int32_t generated = 0;  // output tokens sampled so far (same for every live sequence)
     bool forked = false;    // the prompt has been shared out to all sequences
     GState state = GState::Pending;
     double first_token = -1, finish = -1;
     std::vector<Seq> seqs;
-    int order = 0;          // contiguous: buddy order a region is carved from
-    int64_t reserve = 0;    // contiguous: slots the policy reserves per sequence
     // Swapped out: block tables as indices into the group's own block list.
     std::vector<int32_t> swap_tables, swap_lens, swap_fill;
-    int32_t active() const { return forked ? nseq : 1; }
+    int32_t active() const { return forked ? live : 1; }
     int32_t target() const { return forked ? prompt + generated : prompt; }
-    int32_t final_stored() const { return prompt + output - 1; }  // the last token is never fed back
+    // Runs more than one sequence (counted from admission on, before the fork too).
+    bool multi() const { return live > 1; }
 };
+
+// The last token is never fed back, so a sequence stores prompt + output - 1.
+inline int32_t final_stored(const Group& g, const Seq& q) { return g.prompt + q.out - 1; }
 
 uint64_t mix(uint64_t a, uint64_t b) {
     uint64_t x = a ^ (b + 0x9E3779B97F4A7C15ull + (a << 6) + (a >> 2));
@@ -113,6 +141,7 @@ struct Simulator::Impl {
 
     // scratch, sized once
     std::vector<int32_t> cnt, local_id, takes, hits;
+    std::vector<int32_t> sample_out;  // n > 1: per request, each sample's output length
     double step_swap_bytes = 0;
 
     // accounting
@@ -208,6 +237,21 @@ struct Simulator::Impl {
         snap_every = c.snapshot_every_steps;
 
         groups.resize(reqs.size());
+        // Parallel samples have their own lengths: sample 0 keeps the request's,
+        // the others draw the output length of a uniformly chosen request of the
+        // workload (independent draws from the workload's own output distribution,
+        // so presets and traces alike). Beams end together: one length.
+        const bool own_lengths = c.n > 1 && c.independent_sample_lengths && !reqs.empty();
+        if (own_lengths) {
+            Rng lr(c.seed, 11);
+            sample_out.resize(reqs.size() * static_cast<size_t>(nseq));
+            for (size_t i = 0; i < reqs.size(); ++i) {
+                sample_out[i * static_cast<size_t>(nseq)] = reqs[i].output_tokens;
+                for (int32_t k = 1; k < nseq; ++k)
+                    sample_out[i * static_cast<size_t>(nseq) + static_cast<size_t>(k)] =
+                        reqs[static_cast<size_t>(lr.uniform_int(0, static_cast<int64_t>(reqs.size()) - 1))].output_tokens;
+            }
+        }
         double last = 0;
         for (size_t i = 0; i < reqs.size(); ++i) {
             const Request& q = reqs[i];
@@ -225,7 +269,11 @@ struct Simulator::Impl {
             g.output = q.output_tokens;
             g.prefix = q.prefix_tokens;
             g.nseq = nseq;
+            g.live = nseq;
             g.forked = nseq == 1;
+            if (own_lengths)
+                for (int32_t k = 0; k < nseq; ++k)
+                    g.output = std::max(g.output, sample_out[i * static_cast<size_t>(nseq) + static_cast<size_t>(k)]);
         }
         s.policy = policy_name(c.policy);
         s.requests = static_cast<int64_t>(reqs.size());
@@ -260,6 +308,11 @@ struct Simulator::Impl {
                 g.output = M - g.prompt;
                 ++s.truncated;
             }
+            if (!sample_out.empty())
+                for (int32_t k = 0; k < g.nseq; ++k) {
+                    int32_t& o = sample_out[static_cast<size_t>(g.id) * static_cast<size_t>(g.nseq) + static_cast<size_t>(k)];
+                    o = std::min(o, g.output);
+                }
             if (!fits_alone(g)) {
                 refuse(g);
                 continue;
@@ -278,27 +331,34 @@ struct Simulator::Impl {
     // stall the queue forever: refuse it on arrival.
     bool fits_alone(const Group& g) {
         if (paged) {
-            const int64_t L = g.final_stored();
-            const int64_t per_seq = (L + bs - 1) / bs;
             const int64_t shared = g.nseq > 1 ? g.prompt / bs : 0;
-            const int64_t worst = shared + static_cast<int64_t>(g.nseq) * (per_seq - shared);
+            int64_t worst = shared;
+            for (int32_t k = 0; k < g.nseq; ++k) {
+                const int64_t L = g.prompt + sample_output(g, k) - 1;
+                worst += (L + bs - 1) / bs - shared;
+            }
             return worst <= num_blocks - 1;
         }
-        return buddy.fit_count_empty(BuddyAllocator::order_for(reservation(g))) >= g.nseq;
+        return buddy.fit_count_empty(BuddyAllocator::order_for(reservation(g, g.output))) >= g.nseq;
+    }
+
+    int32_t sample_output(const Group& g, int32_t k) const {
+        if (sample_out.empty()) return g.output;
+        return sample_out[static_cast<size_t>(g.id) * static_cast<size_t>(g.nseq) + static_cast<size_t>(k)];
     }
 
     // What each Orca variant asks the allocator for (Kwon et al. 2023, Sec. 6.1):
     // Max the whole context; Pow2 the prompt plus the output length rounded up to a
     // power of two ("if the true output length is 25, it reserves 32 positions for
     // outputs": only the output part is rounded); Oracle the real length.
-    int64_t reservation(const Group& g) const {
+    int64_t reservation(const Group& g, int32_t output) const {
         switch (cfg.policy) {
             case Policy::Max: return cfg.max_model_len;
             // Never past the context: a sequence cannot outgrow max_model_len, so
             // rounding 1200 + 600 up to 1200 + 1024 reserves 2048, not a 4096 block.
             case Policy::Pow2:
-                return std::min<int64_t>(g.prompt + (int64_t{1} << BuddyAllocator::order_for(g.output)), cfg.max_model_len);
-            default: return static_cast<int64_t>(g.prompt) + g.output;
+                return std::min<int64_t>(g.prompt + (int64_t{1} << BuddyAllocator::order_for(output)), cfg.max_model_len);
+            default: return static_cast<int64_t>(g.prompt) + output;
         }
     }
 
@@ -399,18 +459,34 @@ struct Simulator::Impl {
         } else {
             for (Seq& q : g.seqs)
                 if (q.offset >= 0) {
-                    buddy.free(q.offset, g.order);
+                    buddy.free(q.offset, q.order);
                     q.offset = -1;
                 }
         }
     }
 
+    // vLLM v0 (the paper's system, scheduler.py _preempt): a group that runs more
+    // than one sequence (parallel samples, beams) is swapped out to CPU memory, a
+    // single sequence is recomputed; v1 only recomputes. A swap that does not fit
+    // the swap space falls back to recompute (v0 would abort the request).
     void preempt(Group& g) {
         ++s.preemptions;
         ++pending_preempt;
-        running_seqs -= g.nseq;
-        if (cfg.preemption == Preemption::Swap && paged && try_swap_out(g)) return;
-        for (int32_t k = 0; k < g.active(); ++k) s.recomputed_tokens += g.seqs[static_cast<size_t>(k)].computed;
+        running_seqs -= g.live;
+        const bool swap = cfg.preemption == Preemption::Swap || (cfg.preemption == Preemption::V0 && g.multi());
+        if (swap && paged) {
+            if (try_swap_out(g)) return;
+            ++s.swap_fallbacks;
+        }
+        // Tokens to compute again; a shared prompt counts once, not once per sequence.
+        const int32_t a = g.active();
+        if (a > 1) {
+            s.recomputed_tokens += std::min(g.seqs[0].computed, g.prompt);
+            for (int32_t k = 0; k < a; ++k)
+                s.recomputed_tokens += std::max(g.seqs[static_cast<size_t>(k)].computed - g.prompt, 0);
+        } else {
+            s.recomputed_tokens += g.seqs[0].computed;
+        }
         release(g);
         for (Seq& q : g.seqs) q.computed = 0;
         g.forked = g.nseq == 1;
@@ -485,10 +561,9 @@ struct Simulator::Impl {
     void ensure_seqs(Group& g) {
         if (g.seqs.empty()) {
             g.seqs.resize(static_cast<size_t>(g.nseq));
-            if (paged) {
-                const size_t cap = static_cast<size_t>((g.final_stored() + bs - 1) / bs + 1);
-                for (Seq& q : g.seqs) q.table.reserve(cap);
-            }
+            for (int32_t k = 0; k < g.nseq; ++k) g.seqs[static_cast<size_t>(k)].out = sample_output(g, k);
+            if (paged)
+                for (Seq& q : g.seqs) q.table.reserve(static_cast<size_t>((final_stored(g, q) + bs - 1) / bs + 1));
         }
     }
 
@@ -528,7 +603,15 @@ struct Simulator::Impl {
         const int32_t take = static_cast<int32_t>(std::min<int64_t>(target - cached_tokens, budget));
         if (take <= 0) return false;
         if (paged) {
-            const int64_t need = (cached_tokens + take + bs - 1) / bs - static_cast<int64_t>(hits.size()) + evictable;
+            int64_t need = (cached_tokens + take + bs - 1) / bs - static_cast<int64_t>(hits.size()) + evictable;
+            // A group readmitted after recompute forks at once and every live sequence
+            // recomputes its own output: admit it only if all of them fit, else it
+            // preempts newer requests at the fork and thrashes.
+            if (g.nseq > 1 && g.generated > 0) {
+                const int64_t shared = g.prompt / bs;
+                const int64_t own = (static_cast<int64_t>(g.prompt) + g.generated + bs - 1) / bs - shared;
+                need += shared + static_cast<int64_t>(g.live) * own - (g.prompt + bs - 1) / bs;
+            }
             if (need > pool.num_free()) return false;
             for (int32_t b : hits) pool.incref(b);
             q0.table.assign(hits.begin(), hits.end());
@@ -538,18 +621,19 @@ struct Simulator::Impl {
             // The buddy allocator hands out and keeps the whole power-of-two block
             // (Sec. 6.5 of the paper: the rounding is part of the Orca baselines'
             // waste, counted under "external fragmentation & others" in Fig. 2).
-            g.reserve = reservation(g);
-            g.order = BuddyAllocator::order_for(g.reserve);
             int32_t k = 0;
-            for (; k < g.nseq; ++k) {
-                const int64_t off = buddy.alloc(g.order);
-                if (off < 0) break;
-                g.seqs[static_cast<size_t>(k)].offset = off;
+            for (; k < g.live; ++k) {
+                Seq& q = g.seqs[static_cast<size_t>(k)];
+                q.reserve = reservation(g, q.out);
+                q.order = BuddyAllocator::order_for(q.reserve);
+                q.offset = buddy.alloc(q.order);
+                if (q.offset < 0) break;
             }
-            if (k < g.nseq) {
+            if (k < g.live) {
                 for (int32_t j = 0; j < k; ++j) {
-                    buddy.free(g.seqs[static_cast<size_t>(j)].offset, g.order);
-                    g.seqs[static_cast<size_t>(j)].offset = -1;
+                    Seq& q = g.seqs[static_cast<size_t>(j)];
+                    buddy.free(q.offset, q.order);
+                    q.offset = -1;
                 }
                 return false;
             }
@@ -560,7 +644,7 @@ struct Simulator::Impl {
         budget -= take;
         g.state = GState::Running;
         running.push_back(g.id);
-        running_seqs += g.nseq;
+        running_seqs += g.live;
         scheduled.push_back(g.id);
         return true;
     }
@@ -630,17 +714,17 @@ struct Simulator::Impl {
         if (!preempted) {
             while (!swapped.empty()) {
                 Group& g = groups[static_cast<size_t>(swapped.front())];
-                if (running_seqs + g.nseq > cfg.max_num_seqs || !try_swap_in(g)) break;
+                if (running_seqs + g.live > cfg.max_num_seqs || !try_swap_in(g)) break;
                 swapped.erase(swapped.begin());
                 g.state = GState::Running;
                 running.push_back(g.id);
-                running_seqs += g.nseq;
+                running_seqs += g.live;
                 swapped_in = true;
             }
             if (swapped.empty()) {
                 while (!waiting.empty() && budget > 0) {
                     Group& g = groups[static_cast<size_t>(waiting.front())];
-                    if (running_seqs + g.nseq > cfg.max_num_seqs) break;
+                    if (running_seqs + g.live > cfg.max_num_seqs) break;
                     if (!admit(g, budget)) {
                         if (failed) return;
                         break;
@@ -680,12 +764,14 @@ struct Simulator::Impl {
             if (!g.forked && g.seqs[0].computed == g.prompt) fork(g);
             if (!g.forked) continue;
             bool caught_up = true;
-            for (int32_t k = 0; k < g.nseq; ++k)
+            for (int32_t k = 0; k < g.live; ++k)
                 if (g.seqs[static_cast<size_t>(k)].computed != g.target()) caught_up = false;
             if (!caught_up) continue;
             if (g.generated == 0) g.first_token = now;
             ++g.generated;
-            if (g.generated >= g.output) {
+            for (int32_t k = g.live; k-- > 0;)
+                if (g.seqs[static_cast<size_t>(k)].out <= g.generated) finish_seq(g, k);
+            if (g.live == 0) {
                 finish(g);
                 any_finished = true;
             } else if (cfg.beam_width > 1) {
@@ -715,7 +801,7 @@ struct Simulator::Impl {
 
     void fork(Group& g) {
         Seq& q0 = g.seqs[0];
-        for (int32_t k = 1; k < g.nseq; ++k) {
+        for (int32_t k = 1; k < g.live; ++k) {
             Seq& q = g.seqs[static_cast<size_t>(k)];
             if (paged) {
                 for (int32_t b : q0.table) pool.incref(b);
@@ -734,9 +820,9 @@ struct Simulator::Impl {
     // the output), so short and long answers coalesce alike; with 12 the published
     // savings of both datasets are reproduced within ~2 points (test_sim_published).
     void reparent_beams(Group& g) {
-        for (int32_t j = 0; j < g.nseq; ++j) {
+        for (int32_t j = 0; j < g.live; ++j) {
             if (!beam_rng.chance(std::min(1.0, cfg.beam_switches / g.output))) continue;
-            const int32_t i = static_cast<int32_t>(beam_rng.uniform_int(0, g.nseq - 1));
+            const int32_t i = static_cast<int32_t>(beam_rng.uniform_int(0, g.live - 1));
             if (i == j || !paged) continue;
             Seq& from = g.seqs[static_cast<size_t>(i)];
             Seq& to = g.seqs[static_cast<size_t>(j)];
@@ -746,16 +832,32 @@ struct Simulator::Impl {
         }
     }
 
+    // One sample reached its length: its blocks (or region) go back now, and the
+    // live sequences stay packed at the front.
+    void finish_seq(Group& g, int32_t k) {
+        Seq& q = g.seqs[static_cast<size_t>(k)];
+        g.output_total += q.out;
+        if (paged) {
+            free_table(q.table);
+        } else if (q.offset >= 0) {
+            buddy.free(q.offset, q.order);
+            q.offset = -1;
+        }
+        --g.live;
+        --running_seqs;
+        if (k != g.live) std::swap(g.seqs[static_cast<size_t>(k)], g.seqs[static_cast<size_t>(g.live)]);
+    }
+
     void finish(Group& g) {
         g.finish = now;
         g.state = GState::Finished;
         release(g);
-        running_seqs -= g.nseq;
+        running_seqs -= g.live;
         std::vector<Seq>().swap(g.seqs);
         ++s.finished;
         ++pending_finish;
         s.prompt_tokens += g.prompt;
-        s.generated_tokens += static_cast<int64_t>(g.output) * g.nseq;
+        s.generated_tokens += g.output_total;
         ttft.push_back(g.first_token - g.arrival);
         e2e.push_back(g.finish - g.arrival);
         norm_latency_sum += (g.finish - g.arrival) / g.output;
@@ -779,7 +881,7 @@ struct Simulator::Impl {
                     const int32_t b = q.table.back();
                     if (pool.ref(b) != 1) continue;  // a shared partial block will be copied: its free slots stay unused
                     const int64_t unfilled = bs - pool.fill(b);
-                    const int64_t to_come = static_cast<int64_t>(g.final_stored()) - q.computed;
+                    const int64_t to_come = static_cast<int64_t>(final_stored(g, q)) - q.computed;
                     reserved += static_cast<double>(std::min(unfilled, std::max<int64_t>(to_come, 0)));
                 }
             }
@@ -795,14 +897,14 @@ struct Simulator::Impl {
         } else {
             for (int32_t id : running) {
                 const Group& g = groups[static_cast<size_t>(id)];
-                const double L = static_cast<double>(g.prompt) + g.output;
-                const double block = static_cast<double>(int64_t{1} << g.order);
-                for (int32_t k = 0; k < g.nseq; ++k) {
-                    const double st = g.seqs[static_cast<size_t>(k)].computed;
+                for (int32_t k = 0; k < g.live; ++k) {
+                    const Seq& q = g.seqs[static_cast<size_t>(k)];
+                    const double L = static_cast<double>(g.prompt) + q.out;
+                    const double st = q.computed;
                     x.token += st;
                     x.reserved += L - st;
-                    x.internal += static_cast<double>(g.reserve) - L;
-                    x.external += block - static_cast<double>(g.reserve);
+                    x.internal += static_cast<double>(q.reserve) - L;
+                    x.external += static_cast<double>(int64_t{1} << q.order) - static_cast<double>(q.reserve);
                 }
             }
             // Free memory the next request in line cannot be placed in, every step
@@ -810,7 +912,7 @@ struct Simulator::Impl {
             double unusable = 0;
             if (!waiting.empty()) {
                 const Group& h = groups[static_cast<size_t>(waiting.front())];
-                unusable = static_cast<double>(buddy.free_below(BuddyAllocator::order_for(reservation(h))));
+                unusable = static_cast<double>(buddy.free_below(BuddyAllocator::order_for(reservation(h, h.output))));
             }
             x.external += unusable;
             x.free = static_cast<double>(buddy.free_slots()) - unusable;
@@ -953,15 +1055,16 @@ struct Simulator::Impl {
         } else {
             for (int32_t id : running) {
                 const Group& g = groups[static_cast<size_t>(id)];
-                for (int32_t k = 0; k < g.nseq; ++k) {
+                for (int32_t k = 0; k < g.live; ++k) {
+                    const Seq& q = g.seqs[static_cast<size_t>(k)];
                     Region r;
                     r.request = id;
                     r.seq = k;
-                    r.offset = g.seqs[static_cast<size_t>(k)].offset;
-                    r.allocated = int64_t{1} << g.order;
-                    r.reserved = g.reserve;
-                    r.length = static_cast<int64_t>(g.prompt) + g.output;
-                    r.stored = g.seqs[static_cast<size_t>(k)].computed;
+                    r.offset = q.offset;
+                    r.allocated = int64_t{1} << q.order;
+                    r.reserved = q.reserve;
+                    r.length = static_cast<int64_t>(g.prompt) + q.out;
+                    r.stored = q.computed;
                     sn.regions.push_back(r);
                 }
             }
@@ -1004,17 +1107,17 @@ struct Simulator::Impl {
             int64_t held = 0;
             for (int32_t id : running) {
                 const Group& g = groups[static_cast<size_t>(id)];
-                for (int32_t k = 0; k < g.nseq; ++k) {
+                for (int32_t k = 0; k < g.live; ++k) {
                     const Seq& q = g.seqs[static_cast<size_t>(k)];
                     if (q.offset < 0) return "running request without a region";
-                    if (q.computed > g.reserve) return "token states exceed the reservation";
-                    held += int64_t{1} << g.order;
+                    if (q.computed > q.reserve) return "token states exceed the reservation";
+                    held += int64_t{1} << q.order;
                 }
             }
             if (held + buddy.free_slots() != capacity) return "regions and free slots do not add up to the capacity";
         }
         int64_t seqs = 0;
-        for (int32_t id : running) seqs += groups[static_cast<size_t>(id)].nseq;
+        for (int32_t id : running) seqs += groups[static_cast<size_t>(id)].live;
         if (seqs != running_seqs) return "running sequence count out of step";
         if (running_seqs > cfg.max_num_seqs) return "more sequences running than max-num-seqs";
         if (is_done && !failed) {

@@ -27,7 +27,12 @@
 namespace kvb::sim {
 
 enum class Policy { Paged, Max, Pow2, Oracle };
-enum class Preemption { Recompute, Swap };
+// V0: vLLM v0, the paper's system: swap groups running several sequences to CPU
+// memory, recompute single sequences. Recompute: vLLM v1, recompute only. Swap:
+// swap everything while the swap space lasts.
+enum class Preemption { V0, Recompute, Swap };
+const char* preemption_name(Preemption p);  // "v0", "recompute", "swap"
+bool parse_preemption(const std::string& s, Preemption* out);
 enum class Overlong { Truncate, Refuse };
 
 const char* policy_name(Policy p);  // "paged", "max", "pow2", "oracle"
@@ -49,8 +54,11 @@ struct SimConfig {
     // The default reproduces the paper's beam savings (see simulator.cpp).
     double beam_switches = 12.0;
     bool prefix_caching = false;     // paged only
-    Preemption preemption = Preemption::Recompute;
-    int64_t swap_space_bytes = 4 * (int64_t{1} << 30);  // CPU swap space (vLLM's default 4 GiB)
+    Preemption preemption = Preemption::V0;
+    int64_t swap_space_bytes = 4 * (int64_t{1} << 30);  // CPU swap space (vLLM v0's --swap-space default, 4 GiB)
+    // n > 1: each sample draws its own output length (see simulator.cpp); false:
+    // every sample has the request's length.
+    bool independent_sample_lengths = true;
     Overlong overlong = Overlong::Truncate;  // prompt >= max_model_len is always refused
     uint64_t seed = 0;               // beam choices (the workload has its own seed)
     LatencyModel latency;
@@ -96,6 +104,9 @@ struct Summary {
     std::string policy;
     int64_t requests = 0, finished = 0, refused = 0, truncated = 0;
     int64_t preemptions = 0, swapped_out = 0, recomputed_tokens = 0;
+    // Preemptions that should have swapped (vLLM v0: a group of several sequences)
+    // but found the CPU swap space full and recomputed instead (v0 would abort).
+    int64_t swap_fallbacks = 0;
     int64_t steps = 0;
     double makespan_s = 0;            // time of the last finish
     int64_t capacity_tokens = 0;      // token slots in the KV pool (paged: blocks * block_size)

@@ -199,61 +199,75 @@ TEST_CASE("Fig. 12 / 14: sustainable-rate ratios of vLLM over the Orca baselines
     CHECK(beam_paged / beam_oracle > alp_paged / alp_oracle);  // see above: the 2.3x is not reproduced
 }
 
-// Sec. 6.3 / Fig. 15: memory saved by sharing, parallel sampling n = 2, 4, 6 and
-// beam width 2, 4, 6. Light Poisson load (no memory pressure, so preemption churn
-// does not blur the sharing).
-TEST_CASE("Fig. 15: parallel sampling saves blocks in the published ranges") {
-    const auto share = workload(Lengths::ShareGpt, 600, 0.1, 2);
-    const auto alpaca = workload(Lengths::Alpaca, 600, 0.5, 2);
-    double last_s = 0, last_a = 0;
-    for (int n : {2, 4, 6}) {
+// Sec. 6.3 / Fig. 15: memory saved by sharing (blocks saved / blocks without
+// sharing, time-weighted), parallel sampling n = 2, 4, 6, at saturation (offline
+// batch of 3,000 requests; swapping groups, vLLM v0). The paper's benchmark gave
+// every sample the dataset's output length (vLLM's benchmark scripts of the time
+// send ignore_eos with max_tokens = the dataset's output length), so this run does
+// too (independent_sample_lengths = false); with independent lengths the savings
+// are lower (ShareGPT n = 6: 19.8%), because short samples leave early.
+// Published: ShareGPT 16.2%-30.5%, Alpaca 6.1%-9.8% over n = 2..6 (and rates).
+// Nothing is fitted to these numbers: the saving follows from the prompt/output
+// ratio of the length fits. Tolerance 1.5 points (the issue's bound) on the ends
+// of each range (n = 2 at the bottom, n = 6 at the top), n = 4 inside the range
+// +-1.5. Measured: ShareGPT 15.3 / 25.9 / 29.5, Alpaca 6.3 / 9.6 / 10.5.
+TEST_CASE("Fig. 15: parallel sampling saves blocks as published") {
+    const auto share = workload(Lengths::ShareGpt, 3000, 0, 1);
+    const auto alpaca = workload(Lengths::Alpaca, 3000, 0, 1);
+    double saved[2][3];
+    for (int i = 0; i < 3; ++i) {
         SimConfig c = opt13b_a100(Policy::Paged);
-        c.n = n;
+        c.n = 2 * (i + 1);
+        c.independent_sample_lengths = false;
         const Summary s = run(c, share);
         const Summary a = run(c, alpaca);
-        MESSAGE("n=" << n << ": ShareGPT " << s.sharing_saved << ", Alpaca " << a.sharing_saved);
-        // Published ShareGPT 16.2%-30.5%. The saving is (n-1) shared prompt blocks over
-        // n x (prompt + output so far) blocks, so it follows the prompt/output ratio of
-        // the length distribution; our fit matches the means but not the (unpublished)
-        // correlation and tails: +-3 points (we measure 15.7% / 23.6% / 26.1%).
-        CHECK(s.sharing_saved > 0.162 - 0.03);
-        CHECK(s.sharing_saved < 0.305 + 0.03);
-        // Published Alpaca 6.1%-9.8%: Alpaca prompts are ~1 block, so a saving is whole
-        // blocks of a 19-token prompt; +-2.5 points (we measure 7.0% / 10.5% / 11.7%).
-        CHECK(a.sharing_saved > 0.061 - 0.025);
-        CHECK(a.sharing_saved < 0.098 + 0.025);
-        CHECK(s.sharing_saved > last_s);
-        CHECK(a.sharing_saved > last_a);
-        last_s = s.sharing_saved;
-        last_a = a.sharing_saved;
+        MESSAGE("n=" << c.n << ": ShareGPT " << s.sharing_saved << ", Alpaca " << a.sharing_saved);
+        saved[0][i] = s.sharing_saved;
+        saved[1][i] = a.sharing_saved;
         CHECK(s.cow_copies > 0);
     }
+    const double tol = 0.015;
+    CHECK(std::fabs(saved[0][0] - 0.162) <= tol);
+    CHECK(std::fabs(saved[0][2] - 0.305) <= tol);
+    CHECK(saved[0][1] > 0.162 - tol);
+    CHECK(saved[0][1] < 0.305 + tol);
+    CHECK(std::fabs(saved[1][0] - 0.061) <= tol);
+    CHECK(std::fabs(saved[1][2] - 0.098) <= tol);
+    CHECK(saved[1][1] > 0.061 - tol);
+    CHECK(saved[1][1] < 0.098 + tol);
 }
 
 // Beam search shares the prompt and the beams' common history. The beam model has
 // one free constant (how many times per answer a beam continues from another beam,
-// 12 by default), chosen so that the published ranges hold; this test therefore
-// checks the mechanism (copy-on-write, reference counts, history shared through
-// re-parenting) and that ONE constant fits both datasets and widths 2-6 together,
-// not an independent prediction. Tolerance 3 points: the model puts width 2 about
-// 1 point under the bottom and width 6 up to 2 points over the top of each range.
+// SimConfig::beam_switches = 12), FITTED to these ranges: this test checks the
+// mechanism (copy-on-write, reference counts, history shared through re-parenting)
+// and that one constant fits both datasets and widths 2-6 together, not an
+// independent prediction. Saturation, 3,000 requests. Published: ShareGPT
+// 44.3%-66.3%, Alpaca 37.6%-55.2%; measured ShareGPT 43.4 / 62.4 / 67.8, Alpaca
+// 35.8 / 51.0 / 55.5. Tolerance 2 points on each end of each range, not the issue's
+// 1.5: no single switch rate brings both Alpaca width 2 (1.8 under) and ShareGPT
+// width 6 (1.5 over) inside 1.5 (10 switches: 34.5 and 66.2; 14: 36.3 and 69.2),
+// because whole-beam switches share Alpaca's short answers less than the paper's
+// beams did.
 TEST_CASE("Fig. 15: beam search saves blocks in the published ranges") {
-    const auto share = workload(Lengths::ShareGpt, 600, 0.1, 3);
-    const auto alpaca = workload(Lengths::Alpaca, 600, 0.5, 3);
-    double last = 0;
-    for (int k : {2, 4, 6}) {
+    const auto share = workload(Lengths::ShareGpt, 3000, 0, 1);
+    const auto alpaca = workload(Lengths::Alpaca, 3000, 0, 1);
+    double saved[2][3];
+    for (int i = 0; i < 3; ++i) {
         SimConfig c = opt13b_a100(Policy::Paged);
-        c.beam_width = k;
+        c.beam_width = 2 * (i + 1);
         const Summary s = run(c, share);
         const Summary a = run(c, alpaca);
-        MESSAGE("beam " << k << ": ShareGPT " << s.sharing_saved << ", Alpaca " << a.sharing_saved);
-        CHECK(s.sharing_saved > 0.443 - 0.03);  // published 44.3%-66.3%
-        CHECK(s.sharing_saved < 0.663 + 0.03);
-        CHECK(a.sharing_saved > 0.376 - 0.03);  // published 37.6%-55.2%
-        CHECK(a.sharing_saved < 0.552 + 0.03);
-        CHECK(s.sharing_saved > last);
-        last = s.sharing_saved;
+        MESSAGE("beam " << c.beam_width << ": ShareGPT " << s.sharing_saved << ", Alpaca " << a.sharing_saved);
+        saved[0][i] = s.sharing_saved;
+        saved[1][i] = a.sharing_saved;
     }
+    CHECK(std::fabs(saved[0][0] - 0.443) <= 0.02);
+    CHECK(std::fabs(saved[0][2] - 0.663) <= 0.02);
+    CHECK(std::fabs(saved[1][0] - 0.376) <= 0.02);
+    CHECK(std::fabs(saved[1][2] - 0.552) <= 0.02);
+    for (int d = 0; d < 2; ++d) CHECK(saved[d][0] < saved[d][1]);
+    for (int d = 0; d < 2; ++d) CHECK(saved[d][1] < saved[d][2]);
 }
 
 // Shared few-shot prefix (Sec. 6.4): with prefix caching the common prompt is stored
