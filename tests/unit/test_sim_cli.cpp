@@ -79,6 +79,45 @@ TEST_CASE("simulate: GPU catalog, traces and sharing options") {
     CHECK(nlohmann::json::parse(r.out)["policies"][0]["prefix_hit_tokens"].get<int>() >= 199 * 336);
 }
 
+TEST_CASE("simulate: preemption modes, swap space and sample lengths") {
+    // Defaults: vLLM v0 preemption (swap groups, recompute single sequences), 4 GiB of
+    // swap space, samples with their own lengths.
+    Run r = run_cli(opt() + " --kv-cache-memory 1GiB --requests 200 --n 4 --json", false);
+    REQUIRE(r.status == 0);
+    auto j = nlohmann::json::parse(r.out);
+    CHECK(j["preemption"] == "v0");
+    CHECK(j["swap_space_bytes"] == int64_t{4} << 30);
+    CHECK(j["independent_sample_lengths"] == true);
+    const auto& v0 = j["policies"][0];
+    CHECK(v0["preemptions"].get<int>() > 0);
+    CHECK(v0["swapped_out"].get<int>() > 0);
+    CHECK(v0.contains("swap_fallbacks"));
+    // vLLM v1: recompute only.
+    r = run_cli(opt() + " --kv-cache-memory 1GiB --requests 200 --n 4 --preemption recompute --json", false);
+    REQUIRE(r.status == 0);
+    j = nlohmann::json::parse(r.out);
+    CHECK(j["preemption"] == "recompute");
+    CHECK(j["policies"][0]["swapped_out"] == 0);
+    CHECK(j["policies"][0]["recomputed_tokens"].get<int64_t>() > 0);
+    // A plain number is GiB, as vLLM's --swap-space; sizes with a unit work too.
+    r = run_cli(opt() + " --kv-cache-memory 1GiB --requests 20 --swap-space 2 --json", false);
+    CHECK(nlohmann::json::parse(r.out)["swap_space_bytes"] == int64_t{2} << 30);
+    r = run_cli(opt() + " --kv-cache-memory 1GiB --requests 20 --swap-space 512MiB --json", false);
+    CHECK(nlohmann::json::parse(r.out)["swap_space_bytes"] == int64_t{512} << 20);
+    // Same lengths: every sample generates the request's output.
+    r = run_cli(opt() + " --kv-cache-memory 4GiB --requests 50 --json", false);
+    const int64_t single = nlohmann::json::parse(r.out)["policies"][0]["generated_tokens"].get<int64_t>();
+    r = run_cli(opt() + " --kv-cache-memory 4GiB --requests 50 --n 3 --sample-lengths same --json", false);
+    CHECK(nlohmann::json::parse(r.out)["policies"][0]["generated_tokens"].get<int64_t>() == 3 * single);
+    r = run_cli(opt() + " --kv-cache-memory 4GiB --requests 50 --n 3 --json", false);
+    CHECK(nlohmann::json::parse(r.out)["policies"][0]["generated_tokens"].get<int64_t>() != 3 * single);
+    r = run_cli(opt() + " --kv-cache-memory 4GiB --sample-lengths random");
+    CHECK(r.status == 2);
+    CHECK(r.out == "kvbudget: error: --sample-lengths must be independent or same, got 'random'\n");
+    r = run_cli(opt() + " --kv-cache-memory 4GiB --preemption never");
+    CHECK(r.out == "kvbudget: error: --preemption must be v0, recompute or swap, got 'never'\n");
+}
+
 TEST_CASE("simulate: usage errors exit 2, refused input exits 1") {
     Run r = run_cli(opt());
     CHECK(r.status == 2);
