@@ -166,7 +166,7 @@ test('bad settings are errors naming the setting, never a crash', () => {
     bad({ blockSize: 0 }, 'bad_value', 'blockSize must be a whole number from 1 to 4,096, got 0');
     bad({ workload: 'nonsense' }, 'bad_value', 'workload must be sharegpt, alpaca, azure-conv, azure-code or csv, got "nonsense"');
     bad({ workload: 'csv' }, 'bad_value', 'workload csv needs the trace CSV text in trace');
-    bad({ preemption: 'never' }, 'bad_value', 'preemption must be recompute or swap, got "never"');
+    bad({ preemption: 'never' }, 'bad_value', 'preemption must be v0, recompute or swap, got "never"');
     bad({ rate: -3 }, 'bad_value', 'rate must be a positive number of requests per second, got -3');
     bad({ sharedFraction: 0.5 }, 'bad_value', 'sharedFraction needs sharedPrefix');
     bad({ gpu: 'tpu-9000' }, 'bad_value', "unknown GPU 'tpu-9000'");
