@@ -27,14 +27,18 @@
 //    Alpaca at 30 req/s: 132.44), the two points where the batch is set by the step
 //    time rather than by memory. By Little's law those imply ~45 ms per output token
 //    at batch 30 and ~76 ms at batch 132, against ~21 ms for the weight read alone.
-//    The fit (a grid over 0.5-0.8 x 0.2-0.35 ms, tests/unit/test_sim_published.cpp)
-//    gives 0.55 and 0.3 ms: a paged-attention kernel at ~half of peak bandwidth (the paper,
+//    A grid over 0.5-0.8 x 0.2-0.35 ms picked 0.55 and 0.3 ms (the Fig. 13 test in
+//    tests/unit/test_sim_published.cpp holds the result): a paged-attention kernel at
+//    ~half of peak bandwidth (the paper,
 //    Sec. 7.1 / Fig. 18a: its kernel is 20-26% slower than FasterTransformer's on
 //    the attention itself, and short contexts in small blocks read inefficiently) and
 //    ~0.3 ms of CPU work per sequence per step (vLLM v0 prepared inputs, sampled and
 //    detokenized in Python per sequence; the vLLM v0.6 release post measured the GPU
 //    idle ~60% of the time on CPU overheads). Everything else in Fig. 13 and the
 //    sustainable-rate ratios is a prediction (tests/unit/test_sim_published.cpp).
+//    These are 2023 vLLM (v0) costs, as the paper measured; vLLM v1 took most of the
+//    per-sequence CPU work off the critical path, so for a current deployment
+//    seq_overhead_s is pessimistic.
 //  - step_overhead_s 3 ms: fixed per-step scheduling and launch cost.
 //  - swap_bytes_per_s 25 GB/s: PCIe 4.0 x16 achievable (32 GB/s peak).
 #pragma once
