@@ -134,7 +134,7 @@ test('series and block-map snapshots are well formed', () => {
     const s = paged.series;
     assert.ok(s.time.length >= 2);
     for (let i = 0; i < s.time.length; i++) {
-      const sum = s.tokenStates[i] + s.reserved[i] + s.internalFragmentation[i] + s.externalFragmentation[i] + s.cached[i] + s.free[i];
+      const sum = s.tokenStates[i] + s.reserved[i] + s.internalFragmentation[i] + s.externalFragmentation[i] + s.cached[i] + s.free[i] + s.nullBlock[i];
       assert.ok(Math.abs(sum - 1) < 1e-9, `memory split sums to 1 at ${i}: ${sum}`);
       if (i) assert.ok(s.time[i] >= s.time[i - 1], 'time never goes back');
     }

@@ -22,6 +22,7 @@ const PARTS = [
   ['internalFragmentation', 'internal_fragmentation_fraction', '--c-sim-internal', '#dc2626'],
   ['externalFragmentation', 'external_fragmentation_fraction', '--c-sim-external', '#7c3aed'],
   ['cached', 'cached_fraction', '--c-sim-cached', '#0d9488'],
+  ['nullBlock', 'null_block_fraction', '--c-sim-null', '#4b5563'],
   ['free', 'free_fraction', '--c-free', '#e5e7eb'],
 ];
 
