@@ -126,6 +126,10 @@ struct Simulator::Impl {
     int64_t capacity = 0;  // token slots
     int64_t num_blocks = 0;
     int64_t swap_cap_blocks = 0, swap_used = 0;
+    // vLLM v0's block manager admits (and swaps in) only while 1% of the blocks stay
+    // free after it (BlockSpaceManager watermark = 0.01), so that running sequences
+    // can grow a little before anyone is preempted; v1 has no watermark.
+    int64_t watermark_blocks = 0;
     BlockPool pool;
     BuddyAllocator buddy;
     Rng beam_rng;
@@ -217,6 +221,7 @@ struct Simulator::Impl {
             cnt.assign(static_cast<size_t>(num_blocks) + 1, 0);
             local_id.assign(static_cast<size_t>(num_blocks) + 1, -1);
             swap_cap_blocks = c.swap_space_bytes / block_bytes;
+            if (c.preemption == Preemption::V0) watermark_blocks = num_blocks / 100;
         } else {
             capacity = c.kv_capacity_bytes / c.kv_bytes_per_token;
             if (capacity > kMaxContiguousSlots) return bad("KV capacity in tokens is too large to simulate");
@@ -341,6 +346,11 @@ struct Simulator::Impl {
         }
         return buddy.fit_count_empty(BuddyAllocator::order_for(reservation(g, g.output))) >= g.nseq;
     }
+
+    // Only while something runs: with nothing running there is nothing to protect,
+    // and a request needing nearly the whole pool must still get in (v0 would
+    // refuse it for good instead).
+    int64_t watermark() const { return running.empty() ? 0 : watermark_blocks; }
 
     int32_t sample_output(const Group& g, int32_t k) const {
         if (sample_out.empty()) return g.output;
@@ -529,7 +539,7 @@ struct Simulator::Impl {
 
     bool try_swap_in(Group& g) {
         const int32_t unique = static_cast<int32_t>(g.swap_fill.size());
-        if (unique > pool.num_free()) return false;
+        if (unique + watermark() > pool.num_free()) return false;
         std::vector<int32_t>& phys = hits;  // scratch
         phys.clear();
         for (int32_t l = 0; l < unique; ++l) {
@@ -612,7 +622,7 @@ struct Simulator::Impl {
                 const int64_t own = (static_cast<int64_t>(g.prompt) + g.generated + bs - 1) / bs - shared;
                 need += shared + static_cast<int64_t>(g.live) * own - (g.prompt + bs - 1) / bs;
             }
-            if (need > pool.num_free()) return false;
+            if (need + watermark() > pool.num_free()) return false;
             for (int32_t b : hits) pool.incref(b);
             q0.table.assign(hits.begin(), hits.end());
             q0.computed = cached_tokens;

@@ -130,3 +130,27 @@ TEST_CASE("parallel samples have independent output lengths") {
     REQUIRE(same);
     CHECK(same->summary.generated_tokens == 3 * outputs);
 }
+
+// vLLM v0 admits a request only if 1% of the blocks stay free after it (block
+// manager watermark 0.01), v1 has no watermark. 200 blocks of 1 token (watermark 2,
+// block 0 is the null block): R0's 150-token prompt leaves 49 free; R1's 48-token
+// prompt fits v1 at once (first token after step 1), but in step 2 both grow by a
+// block with 1 free and v1 preempts R1; v0 keeps it out (48 + 2 > 49) and admits it
+// in step 3, after R0 has taken one more block and finished: no preemption.
+TEST_CASE("v0 keeps a 1% watermark of free blocks at admission, v1 does not") {
+    SimConfig c = tiny(200, Preemption::V0);
+    c.block_size = 1;
+    c.max_model_len = 190;
+    c.max_num_batched_tokens = 1000;
+    c.n = 1;
+    const std::vector<Request> reqs = {{0, 150, 2, 0}, {0, 48, 2, 0}};
+    auto v0 = simulate(c, reqs);
+    c.preemption = Preemption::Recompute;
+    auto v1 = simulate(c, reqs);
+    REQUIRE(v0);
+    REQUIRE(v1);
+    CHECK(v1->summary.ttft_p99_s == 1.0);
+    CHECK(v0->summary.ttft_p99_s == 3.0);
+    CHECK(v0->summary.preemptions == 0);
+    CHECK(v1->summary.preemptions == 1);
+}
