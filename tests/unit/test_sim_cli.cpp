@@ -6,6 +6,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "fixtures.h"
 
@@ -116,6 +118,42 @@ TEST_CASE("simulate: preemption modes, swap space and sample lengths") {
     CHECK(r.out == "kvbudget: error: --sample-lengths must be independent or same, got 'random'\n");
     r = run_cli(opt() + " --kv-cache-memory 4GiB --preemption never");
     CHECK(r.out == "kvbudget: error: --preemption must be v0, recompute or swap, got 'never'\n");
+}
+
+namespace {
+// Runs `cmd` through the shell with stderr folded in; returns exit status and output.
+Run shell(const std::string& cmd) {
+    Run r;
+    FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+    if (!p) return r;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+    const int st = pclose(p);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return r;
+}
+}  // namespace
+
+// The azure-* presets without KVBUDGET_TRACES: a copy of the binary in a folder of
+// its own, run from /, finds the source tree it was configured from; laid out as
+// an install (bin/ beside share/kvbudget/traces) it takes the installed traces first.
+TEST_CASE("simulate: azure presets found relative to the executable and the install, no variable needed") {
+    char tmpl[] = "/tmp/kvb_traces_XXXXXX";
+    REQUIRE(mkdtemp(tmpl) != nullptr);
+    const std::string dir = tmpl;
+    REQUIRE(shell("mkdir -p " + dir + "/bin && cp " + std::string(KVB_CLI_PATH) + " " + dir + "/bin/kvbudget").status == 0);
+    const std::string run = "cd / && env -u KVBUDGET_TRACES " + dir + "/bin/kvbudget simulate " + opt() +
+                            " --kv-cache-memory 8GiB --workload azure-code --json";
+    Run r = shell(run + " --requests 300");
+    REQUIRE_MESSAGE(r.status == 0, r.out);
+    CHECK(nlohmann::json::parse(r.out)["requests"] == 300);
+    REQUIRE(shell("mkdir -p " + dir + "/share/kvbudget/traces && printf 'arrived_at,num_prefill_tokens,num_decode_tokens\\n"
+                  "0,10,5\\n1,20,5\\n2,30,5\\n' > " + dir + "/share/kvbudget/traces/azure-llm-2023-code.csv").status == 0);
+    r = shell(run);
+    REQUIRE_MESSAGE(r.status == 0, r.out);
+    CHECK(nlohmann::json::parse(r.out)["requests"] == 3);  // the installed copy, not the source tree's 8,819
+    shell("rm -rf " + dir);
 }
 
 TEST_CASE("simulate: usage errors exit 2, refused input exits 1") {
