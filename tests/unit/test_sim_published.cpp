@@ -3,12 +3,15 @@
 // sequence 2048, ShareGPT-like and Alpaca-like lengths (our lognormal fits of the
 // published means, see src/sim/workload.cpp).
 //
-// Tolerances: the paper publishes bar heights from its own traces, and only the
-// mean lengths of those; our length distributions are fits, so the exact shares
-// depend on the shape of the joint length distribution we cannot recover. The
-// assertions therefore test the published *claims* (a minority of token states for
-// the Orca baselines, >= 96% for paged; sharing savings inside the published ranges
-// widened by the amounts explained at each check) rather than bar heights.
+// The checks are against the published bar heights and ranges (issue 11's bounds:
+// Fig. 2 within 5 points, Fig. 13 within 15%, sharing within 1.5 points, rate ratios
+// inside the published ranges), each tolerance justified where it is used. The paper
+// publishes only the mean lengths of its traces; our length distributions are fits,
+// so a share that depends on the shape of the joint length distribution can miss by
+// more: where a check is wider than the issue's bound, or checks a direction only,
+// the comment says so and why. Constants fitted to a number tested here are named
+// at the test (the step-time model's two, the beam model's one).
+// docs/paging.md lists the same numbers from `kvbudget simulate` commands.
 #include <doctest/doctest.h>
 
 #include <algorithm>
