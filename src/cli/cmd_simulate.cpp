@@ -56,8 +56,9 @@ states, reservation, internal and external fragmentation, cached and free.
                                 have their output truncated (prompts that do not fit are refused)
   --preemption M                v0 | recompute | swap (default v0). v0: vLLM v0, the paper's system:
                                 groups of several sequences (--n, --beam) are swapped to CPU
-                                memory, single sequences recomputed; recompute: vLLM v1 (recompute
-                                only); swap: swap everything while the swap space lasts
+                                memory, single sequences recomputed, 1% of the blocks kept free at
+                                admission; recompute: vLLM v1 (recompute only, no watermark);
+                                swap: swap everything while the swap space lasts
   --swap-space SIZE             CPU swap space (default 4 = 4 GiB, a plain number is GiB as in
                                 vLLM; or 8GiB, 512MiB)
   --sample-lengths M            independent | same (default independent): with --n, each sample
