@@ -282,7 +282,9 @@ std::string sim_create(int handle, const std::string& input_text) {
     } else {
         return fail("bad_value", "policies must be \"all\" or a non-empty list of paged, max, pow2, oracle");
     }
-    const std::string pre = r.str("preemption", "recompute");
+    const std::string pre = r.str("preemption", "v0");
+    const std::string sample_lengths = r.str("sampleLengths", "independent");
+    const int64_t swap_space = r.count("swapSpace", int64_t{4} << 30, 0, int64_t{1} << 50);
     const std::string gpu_id = r.str("gpu", "a100-80gb");
     const bool has_kvmem = in.contains("kvCacheMemory") && !in["kvCacheMemory"].is_null();
     const int64_t kvmem = r.count("kvCacheMemory", 0, 1, int64_t{1} << 50);
@@ -318,8 +320,11 @@ std::string sim_create(int handle, const std::string& input_text) {
     const int64_t max_snaps = r.count("snapshots", 60, 0, 1000);
     const int64_t series_points = r.count("seriesPoints", 200, 2, 100000);
     if (!err.code.empty()) return fail(err);
-    if (pre != "recompute" && pre != "swap")
-        return fail("bad_value", "preemption must be recompute or swap, got \"" + pre + "\"");
+    ks::Preemption preemption;
+    if (!ks::parse_preemption(pre, &preemption))
+        return fail("bad_value", "preemption must be v0, recompute or swap, got \"" + pre + "\"");
+    if (sample_lengths != "independent" && sample_lengths != "same")
+        return fail("bad_value", "sampleLengths must be independent or same, got \"" + sample_lengths + "\"");
     if (in.contains("sharedFraction") && !in["sharedFraction"].is_null() && !has_prefix)
         return fail("bad_value", "sharedFraction needs sharedPrefix");
     if (mml == 0) return fail("bad_value", "the config has no max_position_embeddings: pass maxModelLen");
@@ -338,7 +343,9 @@ std::string sim_create(int handle, const std::string& input_text) {
     si.max_num_batched_tokens = has_mnbt ? mnbt : 0;
     si.n = n;
     si.beam = beam;
-    si.swap = pre == "swap";
+    si.preemption = preemption;
+    si.swap_space_bytes = swap_space;
+    si.independent_sample_lengths = sample_lengths == "independent";
     si.seed = static_cast<uint64_t>(seed);
     auto setup = kvb::sim_setup(m, si);
     if (!setup) return fail(setup.error());
@@ -453,13 +460,18 @@ std::string sim_run(int id, double max_steps_d) {
 void write_summary(Out& o, const ks::Summary& s) {
     o.obj().kv("policy", s.policy).kv("requests", s.requests).kv("finished", s.finished).kv("refused", s.refused)
         .kv("truncated", s.truncated).kv("preemptions", s.preemptions).kv("swapped_out", s.swapped_out)
+        .kv("swap_fallbacks", s.swap_fallbacks)
         .kv("recomputed_tokens", s.recomputed_tokens).kv("steps", s.steps).kv("makespan_s", s.makespan_s)
         .kv("capacity_tokens", s.capacity_tokens).kv("num_blocks", s.num_blocks)
         .kv("token_states_fraction", s.memory.token_states).kv("reserved_fraction", s.memory.reserved)
         .kv("internal_fragmentation_fraction", s.memory.internal_fragmentation)
         .kv("external_fragmentation_fraction", s.memory.external_fragmentation)
         .kv("cached_fraction", s.memory.cached).kv("free_fraction", s.memory.free)
+        .kv("null_block_fraction", s.memory.null_block)
         .kv("token_states_of_used_fraction", s.token_states_of_used)
+        .kv("reserved_of_used_fraction", s.of_used.reserved)
+        .kv("internal_fragmentation_of_used_fraction", s.of_used.internal_fragmentation)
+        .kv("external_fragmentation_of_used_fraction", s.of_used.external_fragmentation)
         .kv("mean_running", s.mean_running).kv("max_running", s.max_running)
         .kv("mean_waiting", s.mean_waiting).kv("max_waiting", s.max_waiting)
         .kv("sharing_saved_fraction", s.sharing_saved).kv("max_blocks_saved", s.max_blocks_saved)
@@ -469,7 +481,8 @@ void write_summary(Out& o, const ks::Summary& s) {
         .kv("ttft_mean_s", s.ttft_mean_s).kv("ttft_p50_s", s.ttft_p50_s).kv("ttft_p90_s", s.ttft_p90_s)
         .kv("ttft_p99_s", s.ttft_p99_s).kv("tpot_mean_s", s.tpot_mean_s).kv("tpot_p50_s", s.tpot_p50_s)
         .kv("tpot_p90_s", s.tpot_p90_s).kv("tpot_p99_s", s.tpot_p99_s).kv("e2e_mean_s", s.e2e_mean_s)
-        .kv("e2e_p50_s", s.e2e_p50_s).kv("e2e_p90_s", s.e2e_p90_s).kv("e2e_p99_s", s.e2e_p99_s).end_obj();
+        .kv("e2e_p50_s", s.e2e_p50_s).kv("e2e_p90_s", s.e2e_p90_s).kv("e2e_p99_s", s.e2e_p99_s)
+        .kv("normalized_latency_s", s.normalized_latency_s).end_obj();
 }
 
 // Columns, not rows: what uPlot takes and a third of the JSON.
@@ -489,6 +502,7 @@ void write_series(Out& o, const std::vector<ks::TimePoint>& ts) {
     col("externalFragmentation", [](const P& p) { return p.memory.external_fragmentation; });
     col("cached", [](const P& p) { return p.memory.cached; });
     col("free", [](const P& p) { return p.memory.free; });
+    col("nullBlock", [](const P& p) { return p.memory.null_block; });
     col("running", [](const P& p) { return p.running; });
     col("waiting", [](const P& p) { return p.waiting; });
     col("sharingSaved", [](const P& p) { return p.sharing_saved; });

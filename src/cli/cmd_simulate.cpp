@@ -54,8 +54,21 @@ states, reservation, internal and external fragmentation, cached and free.
   --max-num-batched-tokens N    default: vLLM's for the GPU with --gpu, else 8192
   --max-model-len N             default: the model's max_position_embeddings; longer requests
                                 have their output truncated (prompts that do not fit are refused)
-  --preemption M                recompute | swap (4 GiB CPU swap space; default recompute)
+  --preemption M                v0 | recompute | swap (default v0). v0: vLLM v0, the paper's system:
+                                groups of several sequences (--n, --beam) are swapped to CPU
+                                memory, single sequences recomputed, 1% of the blocks kept free at
+                                admission; recompute: vLLM v1 (recompute only, no watermark);
+                                swap: swap everything while the swap space lasts
+  --swap-space SIZE             CPU swap space (default 4 = 4 GiB, a plain number is GiB as in
+                                vLLM; or 8GiB, 512MiB)
+  --sample-lengths M            independent | same (default independent): with --n, each sample
+                                draws its own output length from the workload's; same: every
+                                sample has the request's length (the paper's benchmarks, ignore_eos)
   --json                        {"policies": [{"policy": ..., "token_states_fraction": ..., ...}]}
+
+Fig. 2 of the PagedAttention paper is the "of used" split (--json *_of_used_fraction);
+its normalized latency (mean end-to-end latency per output token) is
+normalized_latency_s. docs/paging.md lists the commands that reproduce the paper.
 )";
 
 std::string pct(double f) {
@@ -93,8 +106,12 @@ bool read_file(const std::string& path, std::string* out) {
     return true;
 }
 
-// The Azure traces ship in data/traces of the repository; an installed binary
-// looks beside itself, a build tree one or two levels below the repository.
+// The Azure traces ship in data/traces of the repository and install to
+// share/kvbudget/traces. Looked up, first found wins: $KVBUDGET_TRACES; beside the
+// executable (an installed bin/ -> ../share/kvbudget/traces, moved with its
+// prefix; a build folder one or two levels below the repository -> ../data/traces,
+// ../../data/traces); the install prefix and the source tree this binary was
+// configured from (a build folder anywhere, e.g. cmake -B /tmp/build); ./data/traces.
 std::string find_trace(const std::string& file) {
     std::vector<std::string> dirs;
     if (const char* env = std::getenv("KVBUDGET_TRACES")) dirs.push_back(env);
@@ -103,10 +120,16 @@ std::string find_trace(const std::string& file) {
     if (n > 0) {
         std::string exe(buf, static_cast<size_t>(n));
         const std::string dir = exe.substr(0, exe.rfind('/'));
+        dirs.push_back(dir + "/../share/kvbudget/traces");
         dirs.push_back(dir + "/../data/traces");
         dirs.push_back(dir + "/../../data/traces");
-        dirs.push_back(dir + "/../share/kvbudget/traces");
     }
+#ifdef KVB_INSTALL_TRACES_DIR
+    dirs.push_back(KVB_INSTALL_TRACES_DIR);
+#endif
+#ifdef KVB_SOURCE_TRACES_DIR
+    dirs.push_back(KVB_SOURCE_TRACES_DIR);
+#endif
     dirs.push_back("data/traces");
     for (const auto& d : dirs) {
         std::ifstream f(d + "/" + file);
@@ -129,12 +152,16 @@ void print_json(std::ostream& out, const std::string& model, const sim::SimConfi
         << ",\"kv_cache_bytes\":" << c.kv_capacity_bytes << ",\"kv_bytes_per_token\":" << c.kv_bytes_per_token
         << ",\"block_size\":" << c.block_size << ",\"max_model_len\":" << c.max_model_len
         << ",\"max_num_seqs\":" << c.max_num_seqs << ",\"max_num_batched_tokens\":" << c.max_num_batched_tokens
+        << ",\"preemption\":" << json_string(sim::preemption_name(c.preemption))
+        << ",\"swap_space_bytes\":" << c.swap_space_bytes
+        << ",\"independent_sample_lengths\":" << (c.independent_sample_lengths ? "true" : "false")
         << ",\"policies\":[";
     for (size_t i = 0; i < rs.size(); ++i) {
         const sim::Summary& s = rs[i];
         out << (i ? "," : "") << "{\"policy\":" << json_string(s.policy) << ",\"requests\":" << s.requests
             << ",\"finished\":" << s.finished << ",\"refused\":" << s.refused << ",\"truncated\":" << s.truncated
             << ",\"preemptions\":" << s.preemptions << ",\"swapped_out\":" << s.swapped_out
+            << ",\"swap_fallbacks\":" << s.swap_fallbacks
             << ",\"recomputed_tokens\":" << s.recomputed_tokens << ",\"steps\":" << s.steps
             << ",\"makespan_s\":" << jnum(s.makespan_s) << ",\"capacity_tokens\":" << s.capacity_tokens
             << ",\"num_blocks\":" << s.num_blocks
@@ -143,7 +170,11 @@ void print_json(std::ostream& out, const std::string& model, const sim::SimConfi
             << ",\"internal_fragmentation_fraction\":" << jnum(s.memory.internal_fragmentation)
             << ",\"external_fragmentation_fraction\":" << jnum(s.memory.external_fragmentation)
             << ",\"cached_fraction\":" << jnum(s.memory.cached) << ",\"free_fraction\":" << jnum(s.memory.free)
+            << ",\"null_block_fraction\":" << jnum(s.memory.null_block)
             << ",\"token_states_of_used_fraction\":" << jnum(s.token_states_of_used)
+            << ",\"reserved_of_used_fraction\":" << jnum(s.of_used.reserved)
+            << ",\"internal_fragmentation_of_used_fraction\":" << jnum(s.of_used.internal_fragmentation)
+            << ",\"external_fragmentation_of_used_fraction\":" << jnum(s.of_used.external_fragmentation)
             << ",\"mean_running\":" << jnum(s.mean_running) << ",\"max_running\":" << s.max_running
             << ",\"mean_waiting\":" << jnum(s.mean_waiting) << ",\"max_waiting\":" << s.max_waiting
             << ",\"sharing_saved_fraction\":" << jnum(s.sharing_saved) << ",\"max_blocks_saved\":" << s.max_blocks_saved
@@ -156,7 +187,8 @@ void print_json(std::ostream& out, const std::string& model, const sim::SimConfi
             << ",\"tpot_p50_s\":" << jnum(s.tpot_p50_s) << ",\"tpot_p90_s\":" << jnum(s.tpot_p90_s)
             << ",\"tpot_p99_s\":" << jnum(s.tpot_p99_s) << ",\"e2e_mean_s\":" << jnum(s.e2e_mean_s)
             << ",\"e2e_p50_s\":" << jnum(s.e2e_p50_s) << ",\"e2e_p90_s\":" << jnum(s.e2e_p90_s)
-            << ",\"e2e_p99_s\":" << jnum(s.e2e_p99_s) << "}";
+            << ",\"e2e_p99_s\":" << jnum(s.e2e_p99_s)
+            << ",\"normalized_latency_s\":" << jnum(s.normalized_latency_s) << "}";
     }
     out << "]}\n";
 }
@@ -176,16 +208,23 @@ void print_table(std::ostream& out, const std::vector<sim::Summary>& rs) {
     row("external fragmentation", [](const S& s) { return pct(s.memory.external_fragmentation); });
     row("cached (prefix)", [](const S& s) { return pct(s.memory.cached); });
     row("free", [](const S& s) { return pct(s.memory.free); });
-    row("token states / used", [](const S& s) { return pct(s.token_states_of_used); });
+    row("null block", [](const S& s) { return pct(s.memory.null_block); });
+    row("Fig. 2 (of used): token states", [](const S& s) { return pct(s.of_used.token_states); });
+    row("  reservation", [](const S& s) { return pct(s.of_used.reserved); });
+    row("  internal fragmentation", [](const S& s) { return pct(s.of_used.internal_fragmentation); });
+    row("  external fragmentation & others", [](const S& s) { return pct(s.of_used.external_fragmentation); });
     row("finished", [](const S& s) { return with_commas(s.finished); });
     row("refused / truncated", [](const S& s) { return with_commas(s.refused) + " / " + with_commas(s.truncated); });
     row("preemptions", [](const S& s) { return with_commas(s.preemptions); });
+    row("swapped out / recomputed tokens",
+        [](const S& s) { return with_commas(s.swapped_out) + " / " + with_commas(s.recomputed_tokens); });
     row("running (mean / max)", [](const S& s) { return fixed(s.mean_running, 1) + " / " + std::to_string(s.max_running); });
     row("blocks saved by sharing", [](const S& s) { return pct(s.sharing_saved); });
     row("throughput (tokens/s)", [](const S& s) { return fixed(s.throughput_tokens_per_s, 0); });
     row("TTFT p50 / p99 (s)", [](const S& s) { return fixed(s.ttft_p50_s, 2) + " / " + fixed(s.ttft_p99_s, 2); });
     row("TPOT p50 (ms)", [](const S& s) { return fixed(1000 * s.tpot_p50_s, 1); });
     row("end-to-end p50 (s)", [](const S& s) { return fixed(s.e2e_p50_s, 2); });
+    row("normalized latency (s/token)", [](const S& s) { return fixed(s.normalized_latency_s, 3); });
     row("simulated time (s)", [](const S& s) { return fixed(s.makespan_s, 1); });
     size_t w0 = 0;
     std::vector<size_t> w(rs.size(), 0);
@@ -208,7 +247,8 @@ int cmd_simulate(const std::vector<std::string>& argv, std::ostream& out, std::o
         "simulate", argv,
         ArgSpec{{"--kv-cache-memory", "--gpu", "--gpu-memory-utilization", "--policy", "--block-size", "--workload",
                  "--rate", "--requests", "--seed", "--n", "--beam", "--shared-prefix", "--shared-fraction",
-                 "--max-num-seqs", "--max-num-batched-tokens", "--max-model-len", "--preemption"},
+                 "--max-num-seqs", "--max-num-batched-tokens", "--max-model-len", "--preemption", "--swap-space",
+                 "--sample-lengths"},
                 {"--prefix-caching"}},
         kHelp, out, err, rc);
     if (!a) return rc;
@@ -233,8 +273,27 @@ int cmd_simulate(const std::vector<std::string>& argv, std::ostream& out, std::o
         if (!sim::parse_policy(pol, &p)) return usage("--policy must be paged, max, pow2, oracle or all, got '" + pol + "'");
         policies = {p};
     }
-    const std::string pre = a->get("--preemption", "recompute");
-    if (pre != "recompute" && pre != "swap") return usage("--preemption must be recompute or swap, got '" + pre + "'");
+    const std::string pre = a->get("--preemption", "v0");
+    sim::Preemption preemption;
+    if (!sim::parse_preemption(pre, &preemption))
+        return usage("--preemption must be v0, recompute or swap, got '" + pre + "'");
+    const std::string slen = a->get("--sample-lengths", "independent");
+    if (slen != "independent" && slen != "same")
+        return usage("--sample-lengths must be independent or same, got '" + slen + "'");
+    int64_t swap_space = int64_t{4} << 30;
+    if (a->has("--swap-space")) {
+        const std::string v = a->get("--swap-space");
+        char* end = nullptr;
+        const double gib = std::strtod(v.c_str(), &end);
+        if (!v.empty() && end == v.c_str() + v.size()) {  // a plain number: GiB, as vLLM's --swap-space
+            if (!(gib >= 0 && gib <= 1e6)) return usage("--swap-space must be between 0 and 1,000,000 GiB, got '" + v + "'");
+            swap_space = static_cast<int64_t>(gib * static_cast<double>(int64_t{1} << 30));
+        } else {
+            auto sz = get_size(*a, "--swap-space", 0, err);
+            if (!sz) return kUsage;
+            swap_space = *sz;
+        }
+    }
 
     auto model = load_model(a->positional[0], err);
     if (!model) return kRefused;
@@ -281,7 +340,9 @@ int cmd_simulate(const std::vector<std::string>& argv, std::ostream& out, std::o
     if (a->has("--max-num-batched-tokens")) si.max_num_batched_tokens = *mnbt;
     si.n = *n;
     si.beam = *beam;
-    si.swap = pre == "swap";
+    si.preemption = preemption;
+    si.swap_space_bytes = swap_space;
+    si.independent_sample_lengths = slen == "independent";
     si.seed = static_cast<uint64_t>(*seed);
     auto setup = sim_setup(*model, si);
     if (!setup) return refuse(setup.error().message);
@@ -306,8 +367,9 @@ int cmd_simulate(const std::vector<std::string>& argv, std::ostream& out, std::o
         if (wl == "azure-conv" || wl == "azure-code") {
             path = find_trace(wl == "azure-conv" ? "azure-llm-2023-conv.csv" : "azure-llm-2023-code.csv");
             if (path.empty())
-                return refuse("the " + wl + " trace was not found (looked in $KVBUDGET_TRACES and data/traces beside the "
-                              "binary); pass its CSV path with --workload FILE.csv");
+                return refuse("the " + wl + " trace was not found (looked in $KVBUDGET_TRACES, share/kvbudget/traces and "
+                              "data/traces beside the binary, the install prefix and the source tree); pass its CSV "
+                              "path with --workload FILE.csv");
         } else if (wl.size() < 4 || wl.compare(wl.size() - 4, 4, ".csv") != 0) {
             return usage("--workload must be sharegpt, alpaca, azure-conv, azure-code or a .csv file, got '" + wl + "'");
         }
@@ -350,12 +412,13 @@ int cmd_simulate(const std::vector<std::string>& argv, std::ostream& out, std::o
         << arrivals;
     if (w.arrival == sim::Arrival::Poisson) out << " at " << num(w.rate) << " req/s";
     out << "), seed " << *seed;
-    if (c.n > 1) out << ", n=" << c.n;
+    if (c.n > 1) out << ", n=" << c.n << (c.independent_sample_lengths ? " (own lengths)" : " (same length)");
     if (c.beam_width > 1) out << ", beam " << c.beam_width;
     if (w.shared_prefix > 0) out << ", shared prefix " << w.shared_prefix << " tokens on " << pct(w.shared_fraction);
     out << "\n";
     out << "block size " << c.block_size << ", max-model-len " << with_commas(c.max_model_len) << ", max-num-seqs "
         << c.max_num_seqs << ", max-num-batched-tokens " << c.max_num_batched_tokens << ", preemption " << pre
+        << (c.preemption != sim::Preemption::Recompute ? ", swap space " + format_bytes(c.swap_space_bytes) : "")
         << (a->has("--prefix-caching") ? ", prefix caching" : "") << "; time model: " << gpu->name << "\n\n";
     print_table(out, results);
     if (ideal.windowed_bytes_per_token > 0 || ideal.state_bytes_per_seq > 0)

@@ -12,6 +12,7 @@ void accumulate(StateSample& a, const StateSample& s, double w) {
     a.external += s.external * w;
     a.cached += s.cached * w;
     a.free += s.free * w;
+    a.null_block += s.null_block * w;
     a.running += s.running * w;
     a.waiting += s.waiting * w;
     a.saved += s.saved * w;

@@ -10,7 +10,7 @@
 namespace kvb::sim {
 
 struct StateSample {  // absolute values (slots, requests, blocks), held over an interval
-    double token = 0, reserved = 0, internal = 0, external = 0, cached = 0, free = 0;
+    double token = 0, reserved = 0, internal = 0, external = 0, cached = 0, free = 0, null_block = 0;
     double running = 0, waiting = 0, saved = 0, logical = 0;
 };
 

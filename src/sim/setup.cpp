@@ -75,9 +75,13 @@ Result<SimSetup> sim_setup(const ModelSpec& m, const SimSetupInputs& in) {
     c.max_num_batched_tokens = static_cast<int32_t>(mnbt);
     c.n = static_cast<int32_t>(in.n);
     c.beam_width = static_cast<int32_t>(in.beam);
-    c.preemption = in.swap ? sim::Preemption::Swap : sim::Preemption::Recompute;
+    c.preemption = in.preemption;
+    if (in.swap_space_bytes < 0) return make_error("bad_value", "swap space must not be negative");
+    c.swap_space_bytes = in.swap_space_bytes;
+    c.independent_sample_lengths = in.independent_sample_lengths;
     c.seed = in.seed;
-    // Roofline time model: weights and KV read per step over bandwidth, prefill FLOPs over compute.
+    // Step-time model (src/sim/latency.h): weights and KV read over the GPU's bandwidth,
+    // 2 x active parameters FLOPs per token and attention FLOPs over its dense FLOPs.
     c.latency.weights_bytes = static_cast<double>(s.weights_bytes);
     c.latency.active_params = static_cast<double>(pc->active);
     int64_t attn_layers = 0;

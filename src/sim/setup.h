@@ -30,7 +30,9 @@ struct SimSetupInputs {
     int64_t max_num_batched_tokens = 0; // 0 = 8192, or the budget's default for the GPU
     int64_t n = 1;
     int64_t beam = 1;
-    bool swap = false;
+    sim::Preemption preemption = sim::Preemption::V0;         // v0 | recompute (v1) | swap
+    int64_t swap_space_bytes = 4 * (int64_t{1} << 30);        // vLLM v0 --swap-space (4 GiB)
+    bool independent_sample_lengths = true;                   // n > 1: samples draw their own lengths
     uint64_t seed = 0;
 };
 

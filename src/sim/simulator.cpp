@@ -32,6 +32,24 @@ bool parse_policy(const std::string& s, Policy* out) {
     return false;
 }
 
+const char* preemption_name(Preemption p) {
+    switch (p) {
+        case Preemption::V0: return "v0";
+        case Preemption::Recompute: return "recompute";
+        case Preemption::Swap: return "swap";
+    }
+    return "?";
+}
+
+bool parse_preemption(const std::string& s, Preemption* out) {
+    for (Preemption p : {Preemption::V0, Preemption::Recompute, Preemption::Swap})
+        if (s == preemption_name(p)) {
+            *out = p;
+            return true;
+        }
+    return false;
+}
+
 namespace {
 
 constexpr int64_t kMaxBlocks = int64_t{1} << 22;        // per-block arrays stay under ~200 MB
@@ -43,26 +61,36 @@ enum class GState : uint8_t { Pending, Waiting, Running, Swapped, Finished, Refu
 struct Seq {
     std::vector<int32_t> table;  // paged block table
     int32_t computed = 0;        // tokens whose K/V are stored
+    int32_t out = 0;             // output tokens this sequence generates (samples differ)
+    int order = 0;               // contiguous: buddy order of the region
     int64_t offset = -1;         // contiguous region
+    int64_t reserve = 0;         // contiguous: slots the policy reserves for it
 };
 
-// A request: one prompt, then n samples or `beam` beams that share it.
+// A request: one prompt, then n samples or `beam` beams that share it. A sample
+// that reaches its own output length finishes and frees its blocks (vLLM v0 frees a
+// finished sequence at once); the request finishes with its last sample. The live
+// sequences are always seqs[0 .. live-1].
 struct Group {
     int32_t id = 0, prompt = 0, output = 0, prefix = 0, nseq = 1;
+    int32_t live = 1;         // sequences not finished
+    int64_t output_total = 0; // output tokens of all samples
     double arrival = 0;
-    int32_t generated = 0;  // output tokens sampled so far (same for every sequence)
+    int32_t generated = 0;  // output tokens sampled so far (same for every live sequence)
     bool forked = false;    // the prompt has been shared out to all sequences
     GState state = GState::Pending;
     double first_token = -1, finish = -1;
     std::vector<Seq> seqs;
-    int order = 0;          // contiguous: buddy order a region is carved from
-    int64_t reserve = 0;    // contiguous: slots the policy reserves per sequence
     // Swapped out: block tables as indices into the group's own block list.
     std::vector<int32_t> swap_tables, swap_lens, swap_fill;
-    int32_t active() const { return forked ? nseq : 1; }
+    int32_t active() const { return forked ? live : 1; }
     int32_t target() const { return forked ? prompt + generated : prompt; }
-    int32_t final_stored() const { return prompt + output - 1; }  // the last token is never fed back
+    // Runs more than one sequence (counted from admission on, before the fork too).
+    bool multi() const { return live > 1; }
 };
+
+// The last token is never fed back, so a sequence stores prompt + output - 1.
+inline int32_t final_stored(const Group& g, const Seq& q) { return g.prompt + q.out - 1; }
 
 uint64_t mix(uint64_t a, uint64_t b) {
     uint64_t x = a ^ (b + 0x9E3779B97F4A7C15ull + (a << 6) + (a >> 2));
@@ -98,6 +126,10 @@ struct Simulator::Impl {
     int64_t capacity = 0;  // token slots
     int64_t num_blocks = 0;
     int64_t swap_cap_blocks = 0, swap_used = 0;
+    // vLLM v0's block manager admits (and swaps in) only while 1% of the blocks stay
+    // free after it (BlockSpaceManager watermark = 0.01), so that running sequences
+    // can grow a little before anyone is preempted; v1 has no watermark.
+    int64_t watermark_blocks = 0;
     BlockPool pool;
     BuddyAllocator buddy;
     Rng beam_rng;
@@ -113,17 +145,18 @@ struct Simulator::Impl {
 
     // scratch, sized once
     std::vector<int32_t> cnt, local_id, takes, hits;
-    int blocked_order = -1;
+    std::vector<int32_t> sample_out;  // n > 1: per request, each sample's output length
     double step_swap_bytes = 0;
 
     // accounting
     SeriesAccumulator series;
     double w_total = 0, w_used = 0;
     StateSample totals;
-    double w_token_used = 0;
+    StateSample used_totals;  // time-weighted over steps with memory in use
     Summary s;
     int64_t pending_preempt = 0, pending_finish = 0;
     std::vector<double> ttft, tpot, e2e;
+    double norm_latency_sum = 0;
     std::vector<BlockSnapshot> snaps;
     int64_t snap_every = 0;
 
@@ -157,9 +190,12 @@ struct Simulator::Impl {
         if (!finite_nonneg(L.weights_bytes) || !finite_nonneg(L.active_params) || !finite_nonneg(L.attn_flops_per_pair) ||
             !finite_nonneg(L.bandwidth_bytes_per_s) || !finite_nonneg(L.flops_per_s) || !finite_nonneg(L.step_overhead_s) ||
             !finite_nonneg(L.swap_bytes_per_s) || !(L.bandwidth_efficiency > 0 && L.bandwidth_efficiency <= 1) ||
-            !(L.compute_efficiency > 0 && L.compute_efficiency <= 1))
+            !(L.compute_efficiency > 0 && L.compute_efficiency <= 1) ||
+            !(L.kv_bandwidth_efficiency > 0 && L.kv_bandwidth_efficiency <= 1) || !finite_nonneg(L.seq_overhead_s))
             return bad("latency model values must be finite and non-negative (efficiencies in (0, 1])");
-        if (!(step_seconds(L, 1, 0, 0, 0) > 0))
+        StepWork one;
+        one.tokens = 1;
+        if (!(step_seconds(L, one) > 0))
             return bad("the latency model gives zero-length steps: set a GPU bandwidth, FLOPs or a step overhead");
         if (c.series_points < 1 || c.series_points > 100000) return bad("series points must be between 1 and 100,000");
         if (c.snapshot_every_steps < 0 || c.max_snapshots < 1) return bad("snapshot settings out of range");
@@ -185,6 +221,7 @@ struct Simulator::Impl {
             cnt.assign(static_cast<size_t>(num_blocks) + 1, 0);
             local_id.assign(static_cast<size_t>(num_blocks) + 1, -1);
             swap_cap_blocks = c.swap_space_bytes / block_bytes;
+            if (c.preemption == Preemption::V0) watermark_blocks = num_blocks / 100;
         } else {
             capacity = c.kv_capacity_bytes / c.kv_bytes_per_token;
             if (capacity > kMaxContiguousSlots) return bad("KV capacity in tokens is too large to simulate");
@@ -205,6 +242,21 @@ struct Simulator::Impl {
         snap_every = c.snapshot_every_steps;
 
         groups.resize(reqs.size());
+        // Parallel samples have their own lengths: sample 0 keeps the request's,
+        // the others draw the output length of a uniformly chosen request of the
+        // workload (independent draws from the workload's own output distribution,
+        // so presets and traces alike). Beams end together: one length.
+        const bool own_lengths = c.n > 1 && c.independent_sample_lengths && !reqs.empty();
+        if (own_lengths) {
+            Rng lr(c.seed, 11);
+            sample_out.resize(reqs.size() * static_cast<size_t>(nseq));
+            for (size_t i = 0; i < reqs.size(); ++i) {
+                sample_out[i * static_cast<size_t>(nseq)] = reqs[i].output_tokens;
+                for (int32_t k = 1; k < nseq; ++k)
+                    sample_out[i * static_cast<size_t>(nseq) + static_cast<size_t>(k)] =
+                        reqs[static_cast<size_t>(lr.uniform_int(0, static_cast<int64_t>(reqs.size()) - 1))].output_tokens;
+            }
+        }
         double last = 0;
         for (size_t i = 0; i < reqs.size(); ++i) {
             const Request& q = reqs[i];
@@ -222,7 +274,11 @@ struct Simulator::Impl {
             g.output = q.output_tokens;
             g.prefix = q.prefix_tokens;
             g.nseq = nseq;
+            g.live = nseq;
             g.forked = nseq == 1;
+            if (own_lengths)
+                for (int32_t k = 0; k < nseq; ++k)
+                    g.output = std::max(g.output, sample_out[i * static_cast<size_t>(nseq) + static_cast<size_t>(k)]);
         }
         s.policy = policy_name(c.policy);
         s.requests = static_cast<int64_t>(reqs.size());
@@ -257,6 +313,11 @@ struct Simulator::Impl {
                 g.output = M - g.prompt;
                 ++s.truncated;
             }
+            if (!sample_out.empty())
+                for (int32_t k = 0; k < g.nseq; ++k) {
+                    int32_t& o = sample_out[static_cast<size_t>(g.id) * static_cast<size_t>(g.nseq) + static_cast<size_t>(k)];
+                    o = std::min(o, g.output);
+                }
             if (!fits_alone(g)) {
                 refuse(g);
                 continue;
@@ -275,28 +336,39 @@ struct Simulator::Impl {
     // stall the queue forever: refuse it on arrival.
     bool fits_alone(const Group& g) {
         if (paged) {
-            const int64_t L = g.final_stored();
-            const int64_t per_seq = (L + bs - 1) / bs;
             const int64_t shared = g.nseq > 1 ? g.prompt / bs : 0;
-            const int64_t worst = shared + static_cast<int64_t>(g.nseq) * (per_seq - shared);
+            int64_t worst = shared;
+            for (int32_t k = 0; k < g.nseq; ++k) {
+                const int64_t L = g.prompt + sample_output(g, k) - 1;
+                worst += (L + bs - 1) / bs - shared;
+            }
             return worst <= num_blocks - 1;
         }
-        const int64_t R = reservation(g);
-        if (buddy.fit_count_empty(BuddyAllocator::order_for(R)) >= g.nseq) return true;
-        // Exact allocations give their tails back, so more may fit than whole blocks: try it.
-        BuddyAllocator empty;
-        empty.init(capacity);
-        for (int32_t k = 0; k < g.nseq; ++k)
-            if (empty.alloc_exact(R) < 0) return false;
-        return true;
+        return buddy.fit_count_empty(BuddyAllocator::order_for(reservation(g, g.output))) >= g.nseq;
     }
 
-    int64_t reservation(const Group& g) const {
-        const int64_t L = static_cast<int64_t>(g.prompt) + g.output;
+    // Only while something runs: with nothing running there is nothing to protect,
+    // and a request needing nearly the whole pool must still get in (v0 would
+    // refuse it for good instead).
+    int64_t watermark() const { return running.empty() ? 0 : watermark_blocks; }
+
+    int32_t sample_output(const Group& g, int32_t k) const {
+        if (sample_out.empty()) return g.output;
+        return sample_out[static_cast<size_t>(g.id) * static_cast<size_t>(g.nseq) + static_cast<size_t>(k)];
+    }
+
+    // What each Orca variant asks the allocator for (Kwon et al. 2023, Sec. 6.1):
+    // Max the whole context; Pow2 the prompt plus the output length rounded up to a
+    // power of two ("if the true output length is 25, it reserves 32 positions for
+    // outputs": only the output part is rounded); Oracle the real length.
+    int64_t reservation(const Group& g, int32_t output) const {
         switch (cfg.policy) {
             case Policy::Max: return cfg.max_model_len;
-            case Policy::Pow2: return int64_t{1} << BuddyAllocator::order_for(L);
-            default: return L;
+            // Never past the context: a sequence cannot outgrow max_model_len, so
+            // rounding 1200 + 600 up to 1200 + 1024 reserves 2048, not a 4096 block.
+            case Policy::Pow2:
+                return std::min<int64_t>(g.prompt + (int64_t{1} << BuddyAllocator::order_for(output)), cfg.max_model_len);
+            default: return static_cast<int64_t>(g.prompt) + output;
         }
     }
 
@@ -397,18 +469,34 @@ struct Simulator::Impl {
         } else {
             for (Seq& q : g.seqs)
                 if (q.offset >= 0) {
-                    buddy.free_exact(q.offset, g.reserve);
+                    buddy.free(q.offset, q.order);
                     q.offset = -1;
                 }
         }
     }
 
+    // vLLM v0 (the paper's system, scheduler.py _preempt): a group that runs more
+    // than one sequence (parallel samples, beams) is swapped out to CPU memory, a
+    // single sequence is recomputed; v1 only recomputes. A swap that does not fit
+    // the swap space falls back to recompute (v0 would abort the request).
     void preempt(Group& g) {
         ++s.preemptions;
         ++pending_preempt;
-        running_seqs -= g.nseq;
-        if (cfg.preemption == Preemption::Swap && paged && try_swap_out(g)) return;
-        for (int32_t k = 0; k < g.active(); ++k) s.recomputed_tokens += g.seqs[static_cast<size_t>(k)].computed;
+        running_seqs -= g.live;
+        const bool swap = cfg.preemption == Preemption::Swap || (cfg.preemption == Preemption::V0 && g.multi());
+        if (swap && paged) {
+            if (try_swap_out(g)) return;
+            ++s.swap_fallbacks;
+        }
+        // Tokens to compute again; a shared prompt counts once, not once per sequence.
+        const int32_t a = g.active();
+        if (a > 1) {
+            s.recomputed_tokens += std::min(g.seqs[0].computed, g.prompt);
+            for (int32_t k = 0; k < a; ++k)
+                s.recomputed_tokens += std::max(g.seqs[static_cast<size_t>(k)].computed - g.prompt, 0);
+        } else {
+            s.recomputed_tokens += g.seqs[0].computed;
+        }
         release(g);
         for (Seq& q : g.seqs) q.computed = 0;
         g.forked = g.nseq == 1;
@@ -451,7 +539,7 @@ struct Simulator::Impl {
 
     bool try_swap_in(Group& g) {
         const int32_t unique = static_cast<int32_t>(g.swap_fill.size());
-        if (unique > pool.num_free()) return false;
+        if (unique + watermark() > pool.num_free()) return false;
         std::vector<int32_t>& phys = hits;  // scratch
         phys.clear();
         for (int32_t l = 0; l < unique; ++l) {
@@ -483,20 +571,20 @@ struct Simulator::Impl {
     void ensure_seqs(Group& g) {
         if (g.seqs.empty()) {
             g.seqs.resize(static_cast<size_t>(g.nseq));
-            if (paged) {
-                const size_t cap = static_cast<size_t>((g.final_stored() + bs - 1) / bs + 1);
-                for (Seq& q : g.seqs) q.table.reserve(cap);
-            }
+            for (int32_t k = 0; k < g.nseq; ++k) g.seqs[static_cast<size_t>(k)].out = sample_output(g, k);
+            if (paged)
+                for (Seq& q : g.seqs) q.table.reserve(static_cast<size_t>((final_stored(g, q) + bs - 1) / bs + 1));
         }
     }
 
     // ------------------------------------------------------------ one step
-    double step_new_tokens = 0, step_kv_read = 0, step_pairs = 0;
+    double step_new_tokens = 0, step_kv_read = 0, step_pairs = 0, step_seqs = 0;
 
     void account_tokens(const Group& g, int32_t k, int32_t take) {
         const double c1 = g.seqs[static_cast<size_t>(k)].computed;  // after the write
         const double c0 = c1 - take;
         step_new_tokens += take;
+        step_seqs += 1;
         step_kv_read += c1;
         step_pairs += take * (c0 + (take + 1) / 2.0);
     }
@@ -525,27 +613,38 @@ struct Simulator::Impl {
         const int32_t take = static_cast<int32_t>(std::min<int64_t>(target - cached_tokens, budget));
         if (take <= 0) return false;
         if (paged) {
-            const int64_t need = (cached_tokens + take + bs - 1) / bs - static_cast<int64_t>(hits.size()) + evictable;
-            if (need > pool.num_free()) return false;
+            int64_t need = (cached_tokens + take + bs - 1) / bs - static_cast<int64_t>(hits.size()) + evictable;
+            // A group readmitted after recompute forks at once and every live sequence
+            // recomputes its own output: admit it only if all of them fit, else it
+            // preempts newer requests at the fork and thrashes.
+            if (g.nseq > 1 && g.generated > 0) {
+                const int64_t shared = g.prompt / bs;
+                const int64_t own = (static_cast<int64_t>(g.prompt) + g.generated + bs - 1) / bs - shared;
+                need += shared + static_cast<int64_t>(g.live) * own - (g.prompt + bs - 1) / bs;
+            }
+            if (need + watermark() > pool.num_free()) return false;
             for (int32_t b : hits) pool.incref(b);
             q0.table.assign(hits.begin(), hits.end());
             q0.computed = cached_tokens;
             s.prefix_hit_tokens += cached_tokens;
         } else {
-            g.reserve = reservation(g);
-            g.order = BuddyAllocator::order_for(g.reserve);
+            // The buddy allocator hands out and keeps the whole power-of-two block
+            // (Sec. 6.5 of the paper: the rounding is part of the Orca baselines'
+            // waste, counted under "external fragmentation & others" in Fig. 2).
             int32_t k = 0;
-            for (; k < g.nseq; ++k) {
-                const int64_t off = buddy.alloc_exact(g.reserve);
-                if (off < 0) break;
-                g.seqs[static_cast<size_t>(k)].offset = off;
+            for (; k < g.live; ++k) {
+                Seq& q = g.seqs[static_cast<size_t>(k)];
+                q.reserve = reservation(g, q.out);
+                q.order = BuddyAllocator::order_for(q.reserve);
+                q.offset = buddy.alloc(q.order);
+                if (q.offset < 0) break;
             }
-            if (k < g.nseq) {
+            if (k < g.live) {
                 for (int32_t j = 0; j < k; ++j) {
-                    buddy.free_exact(g.seqs[static_cast<size_t>(j)].offset, g.reserve);
-                    g.seqs[static_cast<size_t>(j)].offset = -1;
+                    Seq& q = g.seqs[static_cast<size_t>(j)];
+                    buddy.free(q.offset, q.order);
+                    q.offset = -1;
                 }
-                blocked_order = g.order;
                 return false;
             }
             q0.computed = 0;
@@ -555,7 +654,7 @@ struct Simulator::Impl {
         budget -= take;
         g.state = GState::Running;
         running.push_back(g.id);
-        running_seqs += g.nseq;
+        running_seqs += g.live;
         scheduled.push_back(g.id);
         return true;
     }
@@ -565,7 +664,6 @@ struct Simulator::Impl {
         if (running.empty() && waiting.empty() && swapped.empty()) {
             if (next_arrival < groups.size()) {
                 const double t = groups[next_arrival].arrival;
-                blocked_order = -1;
                 record(now, t);
                 now = t;
                 return;
@@ -576,8 +674,7 @@ struct Simulator::Impl {
         int64_t budget = cfg.max_num_batched_tokens;
         bool preempted = false;
         scheduled.clear();
-        blocked_order = -1;
-        step_new_tokens = step_kv_read = step_pairs = 0;
+        step_new_tokens = step_kv_read = step_pairs = step_seqs = 0;
         step_swap_bytes = 0;
 
         // 1. Running requests, oldest first, under the token budget.
@@ -627,17 +724,17 @@ struct Simulator::Impl {
         if (!preempted) {
             while (!swapped.empty()) {
                 Group& g = groups[static_cast<size_t>(swapped.front())];
-                if (running_seqs + g.nseq > cfg.max_num_seqs || !try_swap_in(g)) break;
+                if (running_seqs + g.live > cfg.max_num_seqs || !try_swap_in(g)) break;
                 swapped.erase(swapped.begin());
                 g.state = GState::Running;
                 running.push_back(g.id);
-                running_seqs += g.nseq;
+                running_seqs += g.live;
                 swapped_in = true;
             }
             if (swapped.empty()) {
                 while (!waiting.empty() && budget > 0) {
                     Group& g = groups[static_cast<size_t>(waiting.front())];
-                    if (running_seqs + g.nseq > cfg.max_num_seqs) break;
+                    if (running_seqs + g.live > cfg.max_num_seqs) break;
                     if (!admit(g, budget)) {
                         if (failed) return;
                         break;
@@ -656,8 +753,13 @@ struct Simulator::Impl {
                  (cfg.latency.swap_bytes_per_s > 0 ? step_swap_bytes / cfg.latency.swap_bytes_per_s : 0);
             if (!(dt > 0)) dt = 1e-6;
         } else {
-            dt = step_seconds(cfg.latency, step_new_tokens, step_kv_read * static_cast<double>(cfg.kv_bytes_per_token),
-                              step_pairs, step_swap_bytes);
+            StepWork w;
+            w.tokens = step_new_tokens;
+            w.kv_bytes = step_kv_read * static_cast<double>(cfg.kv_bytes_per_token);
+            w.attn_pairs = step_pairs;
+            w.seqs = step_seqs;
+            w.swap_bytes = step_swap_bytes;
+            dt = step_seconds(cfg.latency, w);
         }
         const double t0 = now;
         now += dt;
@@ -672,12 +774,14 @@ struct Simulator::Impl {
             if (!g.forked && g.seqs[0].computed == g.prompt) fork(g);
             if (!g.forked) continue;
             bool caught_up = true;
-            for (int32_t k = 0; k < g.nseq; ++k)
+            for (int32_t k = 0; k < g.live; ++k)
                 if (g.seqs[static_cast<size_t>(k)].computed != g.target()) caught_up = false;
             if (!caught_up) continue;
             if (g.generated == 0) g.first_token = now;
             ++g.generated;
-            if (g.generated >= g.output) {
+            for (int32_t k = g.live; k-- > 0;)
+                if (g.seqs[static_cast<size_t>(k)].out <= g.generated) finish_seq(g, k);
+            if (g.live == 0) {
                 finish(g);
                 any_finished = true;
             } else if (cfg.beam_width > 1) {
@@ -707,7 +811,7 @@ struct Simulator::Impl {
 
     void fork(Group& g) {
         Seq& q0 = g.seqs[0];
-        for (int32_t k = 1; k < g.nseq; ++k) {
+        for (int32_t k = 1; k < g.live; ++k) {
             Seq& q = g.seqs[static_cast<size_t>(k)];
             if (paged) {
                 for (int32_t b : q0.table) pool.incref(b);
@@ -726,9 +830,9 @@ struct Simulator::Impl {
     // the output), so short and long answers coalesce alike; with 12 the published
     // savings of both datasets are reproduced within ~2 points (test_sim_published).
     void reparent_beams(Group& g) {
-        for (int32_t j = 0; j < g.nseq; ++j) {
+        for (int32_t j = 0; j < g.live; ++j) {
             if (!beam_rng.chance(std::min(1.0, cfg.beam_switches / g.output))) continue;
-            const int32_t i = static_cast<int32_t>(beam_rng.uniform_int(0, g.nseq - 1));
+            const int32_t i = static_cast<int32_t>(beam_rng.uniform_int(0, g.live - 1));
             if (i == j || !paged) continue;
             Seq& from = g.seqs[static_cast<size_t>(i)];
             Seq& to = g.seqs[static_cast<size_t>(j)];
@@ -738,18 +842,35 @@ struct Simulator::Impl {
         }
     }
 
+    // One sample reached its length: its blocks (or region) go back now, and the
+    // live sequences stay packed at the front.
+    void finish_seq(Group& g, int32_t k) {
+        Seq& q = g.seqs[static_cast<size_t>(k)];
+        g.output_total += q.out;
+        if (paged) {
+            free_table(q.table);
+        } else if (q.offset >= 0) {
+            buddy.free(q.offset, q.order);
+            q.offset = -1;
+        }
+        --g.live;
+        --running_seqs;
+        if (k != g.live) std::swap(g.seqs[static_cast<size_t>(k)], g.seqs[static_cast<size_t>(g.live)]);
+    }
+
     void finish(Group& g) {
         g.finish = now;
         g.state = GState::Finished;
         release(g);
-        running_seqs -= g.nseq;
+        running_seqs -= g.live;
         std::vector<Seq>().swap(g.seqs);
         ++s.finished;
         ++pending_finish;
         s.prompt_tokens += g.prompt;
-        s.generated_tokens += static_cast<int64_t>(g.output) * g.nseq;
+        s.generated_tokens += g.output_total;
         ttft.push_back(g.first_token - g.arrival);
         e2e.push_back(g.finish - g.arrival);
+        norm_latency_sum += (g.finish - g.arrival) / g.output;
         if (g.output >= 2) tpot.push_back((g.finish - g.first_token) / (g.output - 1));
         s.makespan_s = now;
     }
@@ -770,14 +891,15 @@ struct Simulator::Impl {
                     const int32_t b = q.table.back();
                     if (pool.ref(b) != 1) continue;  // a shared partial block will be copied: its free slots stay unused
                     const int64_t unfilled = bs - pool.fill(b);
-                    const int64_t to_come = static_cast<int64_t>(g.final_stored()) - q.computed;
+                    const int64_t to_come = static_cast<int64_t>(final_stored(g, q)) - q.computed;
                     reserved += static_cast<double>(std::min(unfilled, std::max<int64_t>(to_come, 0)));
                 }
             }
             const double used = static_cast<double>(pool.num_used()) * bs;
             x.token = static_cast<double>(pool.used_filled());
             x.reserved = reserved;
-            x.internal = used - x.token - reserved + bs;  // + the null block
+            x.internal = used - x.token - reserved;
+            x.null_block = bs;
             x.cached = static_cast<double>(pool.num_cached_free()) * bs;
             x.free = static_cast<double>(pool.num_free() - pool.num_cached_free()) * bs;
             x.logical = logical;
@@ -785,15 +907,23 @@ struct Simulator::Impl {
         } else {
             for (int32_t id : running) {
                 const Group& g = groups[static_cast<size_t>(id)];
-                const double L = static_cast<double>(g.prompt) + g.output;
-                for (int32_t k = 0; k < g.nseq; ++k) {
-                    const double st = g.seqs[static_cast<size_t>(k)].computed;
+                for (int32_t k = 0; k < g.live; ++k) {
+                    const Seq& q = g.seqs[static_cast<size_t>(k)];
+                    const double L = static_cast<double>(g.prompt) + q.out;
+                    const double st = q.computed;
                     x.token += st;
                     x.reserved += L - st;
-                    x.internal += static_cast<double>(g.reserve) - L;
+                    x.internal += static_cast<double>(q.reserve) - L;
+                    x.external += static_cast<double>(int64_t{1} << q.order) - static_cast<double>(q.reserve);
                 }
             }
-            const double unusable = blocked_order >= 0 ? static_cast<double>(buddy.free_below(blocked_order)) : 0;
+            // Free memory the next request in line cannot be placed in, every step
+            // (not only in steps where the scheduler tried and failed).
+            double unusable = 0;
+            if (!waiting.empty()) {
+                const Group& h = groups[static_cast<size_t>(waiting.front())];
+                unusable = static_cast<double>(buddy.free_below(BuddyAllocator::order_for(reservation(h, h.output))));
+            }
             x.external += unusable;
             x.free = static_cast<double>(buddy.free_slots()) - unusable;
         }
@@ -812,14 +942,18 @@ struct Simulator::Impl {
         totals.external += x.external * w;
         totals.cached += x.cached * w;
         totals.free += x.free * w;
+        totals.null_block += x.null_block * w;
         totals.running += x.running * w;
         totals.waiting += x.waiting * w;
         totals.saved += x.saved * w;
         totals.logical += x.logical * w;
-        const double used = static_cast<double>(capacity) - x.free - x.cached;
+        const double used = static_cast<double>(capacity) - x.free - x.cached - x.null_block;
         if (used > 0) {
             w_used += used * w;
-            w_token_used += x.token * w;
+            used_totals.token += x.token * w;
+            used_totals.reserved += x.reserved * w;
+            used_totals.internal += x.internal * w;
+            used_totals.external += x.external * w;
         }
         s.max_running = std::max<int64_t>(s.max_running, static_cast<int64_t>(x.running));
         s.max_waiting = std::max<int64_t>(s.max_waiting, static_cast<int64_t>(x.waiting));
@@ -839,6 +973,7 @@ struct Simulator::Impl {
         m.external_fragmentation = sum.external / d;
         m.cached = sum.cached / d;
         m.free = sum.free / d;
+        m.null_block = sum.null_block / d;
         return m;
     }
 
@@ -849,7 +984,13 @@ struct Simulator::Impl {
             out.mean_running = totals.running / w_total;
             out.mean_waiting = totals.waiting / w_total;
         }
-        out.token_states_of_used = w_used > 0 ? w_token_used / w_used : 0;
+        if (w_used > 0) {
+            out.of_used.token_states = used_totals.token / w_used;
+            out.of_used.reserved = used_totals.reserved / w_used;
+            out.of_used.internal_fragmentation = used_totals.internal / w_used;
+            out.of_used.external_fragmentation = used_totals.external / w_used;
+        }
+        out.token_states_of_used = out.of_used.token_states;
         out.sharing_saved = totals.logical > 0 ? totals.saved / totals.logical : 0;
         if (out.makespan_s > 0) {
             out.throughput_tokens_per_s = static_cast<double>(out.generated_tokens) / out.makespan_s;
@@ -865,6 +1006,7 @@ struct Simulator::Impl {
         out.tpot_p90_s = percentile(b, 0.9);
         out.tpot_p99_s = percentile(b, 0.99);
         out.e2e_mean_s = mean(c);
+        out.normalized_latency_s = c.empty() ? 0 : norm_latency_sum / static_cast<double>(c.size());
         out.e2e_p50_s = percentile(c, 0.5);
         out.e2e_p90_s = percentile(c, 0.9);
         out.e2e_p99_s = percentile(c, 0.99);
@@ -923,15 +1065,16 @@ struct Simulator::Impl {
         } else {
             for (int32_t id : running) {
                 const Group& g = groups[static_cast<size_t>(id)];
-                for (int32_t k = 0; k < g.nseq; ++k) {
+                for (int32_t k = 0; k < g.live; ++k) {
+                    const Seq& q = g.seqs[static_cast<size_t>(k)];
                     Region r;
                     r.request = id;
                     r.seq = k;
-                    r.offset = g.seqs[static_cast<size_t>(k)].offset;
-                    r.allocated = g.reserve;
-                    r.reserved = g.reserve;
-                    r.length = static_cast<int64_t>(g.prompt) + g.output;
-                    r.stored = g.seqs[static_cast<size_t>(k)].computed;
+                    r.offset = q.offset;
+                    r.allocated = int64_t{1} << q.order;
+                    r.reserved = q.reserve;
+                    r.length = static_cast<int64_t>(g.prompt) + q.out;
+                    r.stored = q.computed;
                     sn.regions.push_back(r);
                 }
             }
@@ -974,17 +1117,17 @@ struct Simulator::Impl {
             int64_t held = 0;
             for (int32_t id : running) {
                 const Group& g = groups[static_cast<size_t>(id)];
-                for (int32_t k = 0; k < g.nseq; ++k) {
+                for (int32_t k = 0; k < g.live; ++k) {
                     const Seq& q = g.seqs[static_cast<size_t>(k)];
                     if (q.offset < 0) return "running request without a region";
-                    if (q.computed > g.reserve) return "token states exceed the reservation";
-                    held += g.reserve;
+                    if (q.computed > q.reserve) return "token states exceed the reservation";
+                    held += int64_t{1} << q.order;
                 }
             }
             if (held + buddy.free_slots() != capacity) return "regions and free slots do not add up to the capacity";
         }
         int64_t seqs = 0;
-        for (int32_t id : running) seqs += groups[static_cast<size_t>(id)].nseq;
+        for (int32_t id : running) seqs += groups[static_cast<size_t>(id)].live;
         if (seqs != running_seqs) return "running sequence count out of step";
         if (running_seqs > cfg.max_num_seqs) return "more sequences running than max-num-seqs";
         if (is_done && !failed) {

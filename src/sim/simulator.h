@@ -27,7 +27,12 @@
 namespace kvb::sim {
 
 enum class Policy { Paged, Max, Pow2, Oracle };
-enum class Preemption { Recompute, Swap };
+// V0: vLLM v0, the paper's system: swap groups running several sequences to CPU
+// memory, recompute single sequences. Recompute: vLLM v1, recompute only. Swap:
+// swap everything while the swap space lasts.
+enum class Preemption { V0, Recompute, Swap };
+const char* preemption_name(Preemption p);  // "v0", "recompute", "swap"
+bool parse_preemption(const std::string& s, Preemption* out);
 enum class Overlong { Truncate, Refuse };
 
 const char* policy_name(Policy p);  // "paged", "max", "pow2", "oracle"
@@ -49,8 +54,11 @@ struct SimConfig {
     // The default reproduces the paper's beam savings (see simulator.cpp).
     double beam_switches = 12.0;
     bool prefix_caching = false;     // paged only
-    Preemption preemption = Preemption::Recompute;
-    int64_t swap_space_bytes = 4 * (int64_t{1} << 30);  // CPU swap space (vLLM's default 4 GiB)
+    Preemption preemption = Preemption::V0;
+    int64_t swap_space_bytes = 4 * (int64_t{1} << 30);  // CPU swap space (vLLM v0's --swap-space default, 4 GiB)
+    // n > 1: each sample draws its own output length (see simulator.cpp); false:
+    // every sample has the request's length.
+    bool independent_sample_lengths = true;
     Overlong overlong = Overlong::Truncate;  // prompt >= max_model_len is always refused
     uint64_t seed = 0;               // beam choices (the workload has its own seed)
     LatencyModel latency;
@@ -59,14 +67,26 @@ struct SimConfig {
     int32_t max_snapshots = 100;       // thinned (every other dropped, interval doubled) beyond this
 };
 
-// Memory split of the whole KV capacity; the six parts sum to 1.
+// Memory split of the whole KV capacity; the seven parts sum to 1. The categories
+// are the paper's (Kwon et al. 2023, Fig. 2 and Sec. 3):
+//  - token states: slots holding a computed token's K/V (a shared block counts once);
+//  - reserved: slots set aside for tokens the request WILL generate (up to its real
+//    final length), "reservation" in Fig. 2;
+//  - internal fragmentation: slots held that will never hold a token (Max: 2048 minus
+//    the real length; Pow2: the power-of-two output slack; paged: the unfillable
+//    rest of a last block);
+//  - external fragmentation "& others": buddy-block rounding past what the policy
+//    asked for, plus free memory the next waiting request cannot be placed in;
+//  - cached (prefix caching) and free; the null block (paged: block 0, reserved by
+//    vLLM, never handed out) is reported apart, not as waste.
 struct MemorySplit {
-    double token_states = 0;  // slots holding a computed token's K/V (a shared block counts once)
-    double reserved = 0;      // slots set aside for tokens of running requests not computed yet
-    double internal_fragmentation = 0;  // slots held that will never hold a token (incl. the null block)
-    double external_fragmentation = 0;  // free slots the allocator cannot hand out (buddy rounding, holes)
+    double token_states = 0;
+    double reserved = 0;
+    double internal_fragmentation = 0;
+    double external_fragmentation = 0;
     double cached = 0;        // free blocks still holding a reusable prefix (prefix caching)
     double free = 0;
+    double null_block = 0;
 };
 
 struct TimePoint {
@@ -84,12 +104,19 @@ struct Summary {
     std::string policy;
     int64_t requests = 0, finished = 0, refused = 0, truncated = 0;
     int64_t preemptions = 0, swapped_out = 0, recomputed_tokens = 0;
+    // Preemptions that should have swapped (vLLM v0: a group of several sequences)
+    // but found the CPU swap space full and recomputed instead (v0 would abort).
+    int64_t swap_fallbacks = 0;
     int64_t steps = 0;
     double makespan_s = 0;            // time of the last finish
     int64_t capacity_tokens = 0;      // token slots in the KV pool (paged: blocks * block_size)
     int64_t num_blocks = 0;           // paged, including the null block
     MemorySplit memory;               // time-weighted over [0, makespan]
-    double token_states_of_used = 0;  // token states / (capacity - free - cached), time-weighted: the paper's Fig. 2 bar
+    // The paper's Fig. 2 bar: the same split as shares of the memory in use
+    // (capacity - free - cached - null block), time-weighted, every step. Its
+    // token_states equals token_states_of_used; cached, free and null_block are 0.
+    MemorySplit of_used;
+    double token_states_of_used = 0;
     double mean_running = 0, mean_waiting = 0;
     int64_t max_running = 0, max_waiting = 0;
     double sharing_saved = 0;         // time-weighted saved / logical blocks (paged)
@@ -103,13 +130,16 @@ struct Summary {
     double ttft_mean_s = 0, ttft_p50_s = 0, ttft_p90_s = 0, ttft_p99_s = 0;
     double tpot_mean_s = 0, tpot_p50_s = 0, tpot_p90_s = 0, tpot_p99_s = 0;  // requests with >= 2 output tokens
     double e2e_mean_s = 0, e2e_p50_s = 0, e2e_p90_s = 0, e2e_p99_s = 0;
+    // The paper's serving metric (Kwon et al. 2023, Sec. 6.1): the mean over finished
+    // requests of end-to-end latency divided by output length (the longest sample's).
+    double normalized_latency_s = 0;
 };
 
 // One contiguous reservation (Max/Pow2/Oracle).
 struct Region {
     int32_t request = 0, seq = 0;
     int64_t offset = 0;     // slot offset in the arena
-    int64_t allocated = 0;  // buddy block (power of two)
+    int64_t allocated = 0;  // buddy block (power of two), held whole (Sec. 6.5)
     int64_t reserved = 0;   // what the policy asked for
     int64_t length = 0;     // the request's real final length
     int64_t stored = 0;     // tokens computed so far

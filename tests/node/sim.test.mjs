@@ -134,7 +134,7 @@ test('series and block-map snapshots are well formed', () => {
     const s = paged.series;
     assert.ok(s.time.length >= 2);
     for (let i = 0; i < s.time.length; i++) {
-      const sum = s.tokenStates[i] + s.reserved[i] + s.internalFragmentation[i] + s.externalFragmentation[i] + s.cached[i] + s.free[i];
+      const sum = s.tokenStates[i] + s.reserved[i] + s.internalFragmentation[i] + s.externalFragmentation[i] + s.cached[i] + s.free[i] + s.nullBlock[i];
       assert.ok(Math.abs(sum - 1) < 1e-9, `memory split sums to 1 at ${i}: ${sum}`);
       if (i) assert.ok(s.time[i] >= s.time[i - 1], 'time never goes back');
     }
@@ -166,7 +166,7 @@ test('bad settings are errors naming the setting, never a crash', () => {
     bad({ blockSize: 0 }, 'bad_value', 'blockSize must be a whole number from 1 to 4,096, got 0');
     bad({ workload: 'nonsense' }, 'bad_value', 'workload must be sharegpt, alpaca, azure-conv, azure-code or csv, got "nonsense"');
     bad({ workload: 'csv' }, 'bad_value', 'workload csv needs the trace CSV text in trace');
-    bad({ preemption: 'never' }, 'bad_value', 'preemption must be recompute or swap, got "never"');
+    bad({ preemption: 'never' }, 'bad_value', 'preemption must be v0, recompute or swap, got "never"');
     bad({ rate: -3 }, 'bad_value', 'rate must be a positive number of requests per second, got -3');
     bad({ sharedFraction: 0.5 }, 'bad_value', 'sharedFraction needs sharedPrefix');
     bad({ gpu: 'tpu-9000' }, 'bad_value', "unknown GPU 'tpu-9000'");

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "fixtures.h"
 
@@ -30,12 +32,14 @@ TEST_CASE("simulate --json: one object with a stable entry per policy") {
         for (const char* k : {"token_states_fraction", "reserved_fraction", "internal_fragmentation_fraction",
                               "external_fragmentation_fraction", "cached_fraction", "free_fraction", "mean_running",
                               "max_running", "preemptions", "finished", "throughput_tokens_per_s", "ttft_p50_s",
-                              "tpot_p50_s", "e2e_p99_s", "sharing_saved_fraction", "token_states_of_used_fraction"})
+                              "tpot_p50_s", "e2e_p99_s", "sharing_saved_fraction", "token_states_of_used_fraction",
+                              "reserved_of_used_fraction", "internal_fragmentation_of_used_fraction",
+                              "external_fragmentation_of_used_fraction", "null_block_fraction", "normalized_latency_s"})
             CHECK_MESSAGE(p.contains(k), k);
         const double sum = p["token_states_fraction"].get<double>() + p["reserved_fraction"].get<double>() +
                            p["internal_fragmentation_fraction"].get<double>() +
                            p["external_fragmentation_fraction"].get<double>() + p["cached_fraction"].get<double>() +
-                           p["free_fraction"].get<double>();
+                           p["free_fraction"].get<double>() + p["null_block_fraction"].get<double>();
         CHECK(std::fabs(sum - 1.0) < 1e-7);  // printed with 9 significant digits
         CHECK(p["finished"] == 300);
     }
@@ -75,6 +79,81 @@ TEST_CASE("simulate: GPU catalog, traces and sharing options") {
                 false);
     REQUIRE(r.status == 0);
     CHECK(nlohmann::json::parse(r.out)["policies"][0]["prefix_hit_tokens"].get<int>() >= 199 * 336);
+}
+
+TEST_CASE("simulate: preemption modes, swap space and sample lengths") {
+    // Defaults: vLLM v0 preemption (swap groups, recompute single sequences), 4 GiB of
+    // swap space, samples with their own lengths.
+    Run r = run_cli(opt() + " --kv-cache-memory 1GiB --requests 200 --n 4 --json", false);
+    REQUIRE(r.status == 0);
+    auto j = nlohmann::json::parse(r.out);
+    CHECK(j["preemption"] == "v0");
+    CHECK(j["swap_space_bytes"] == int64_t{4} << 30);
+    CHECK(j["independent_sample_lengths"] == true);
+    const auto& v0 = j["policies"][0];
+    CHECK(v0["preemptions"].get<int>() > 0);
+    CHECK(v0["swapped_out"].get<int>() > 0);
+    CHECK(v0.contains("swap_fallbacks"));
+    // vLLM v1: recompute only.
+    r = run_cli(opt() + " --kv-cache-memory 1GiB --requests 200 --n 4 --preemption recompute --json", false);
+    REQUIRE(r.status == 0);
+    j = nlohmann::json::parse(r.out);
+    CHECK(j["preemption"] == "recompute");
+    CHECK(j["policies"][0]["swapped_out"] == 0);
+    CHECK(j["policies"][0]["recomputed_tokens"].get<int64_t>() > 0);
+    // A plain number is GiB, as vLLM's --swap-space; sizes with a unit work too.
+    r = run_cli(opt() + " --kv-cache-memory 1GiB --requests 20 --swap-space 2 --json", false);
+    CHECK(nlohmann::json::parse(r.out)["swap_space_bytes"] == int64_t{2} << 30);
+    r = run_cli(opt() + " --kv-cache-memory 1GiB --requests 20 --swap-space 512MiB --json", false);
+    CHECK(nlohmann::json::parse(r.out)["swap_space_bytes"] == int64_t{512} << 20);
+    // Same lengths: every sample generates the request's output.
+    r = run_cli(opt() + " --kv-cache-memory 4GiB --requests 50 --json", false);
+    const int64_t single = nlohmann::json::parse(r.out)["policies"][0]["generated_tokens"].get<int64_t>();
+    r = run_cli(opt() + " --kv-cache-memory 4GiB --requests 50 --n 3 --sample-lengths same --json", false);
+    CHECK(nlohmann::json::parse(r.out)["policies"][0]["generated_tokens"].get<int64_t>() == 3 * single);
+    r = run_cli(opt() + " --kv-cache-memory 4GiB --requests 50 --n 3 --json", false);
+    CHECK(nlohmann::json::parse(r.out)["policies"][0]["generated_tokens"].get<int64_t>() != 3 * single);
+    r = run_cli(opt() + " --kv-cache-memory 4GiB --sample-lengths random");
+    CHECK(r.status == 2);
+    CHECK(r.out == "kvbudget: error: --sample-lengths must be independent or same, got 'random'\n");
+    r = run_cli(opt() + " --kv-cache-memory 4GiB --preemption never");
+    CHECK(r.out == "kvbudget: error: --preemption must be v0, recompute or swap, got 'never'\n");
+}
+
+namespace {
+// Runs `cmd` through the shell with stderr folded in; returns exit status and output.
+Run shell(const std::string& cmd) {
+    Run r;
+    FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+    if (!p) return r;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+    const int st = pclose(p);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return r;
+}
+}  // namespace
+
+// The azure-* presets without KVBUDGET_TRACES: a copy of the binary in a folder of
+// its own, run from /, finds the source tree it was configured from; laid out as
+// an install (bin/ beside share/kvbudget/traces) it takes the installed traces first.
+TEST_CASE("simulate: azure presets found relative to the executable and the install, no variable needed") {
+    char tmpl[] = "/tmp/kvb_traces_XXXXXX";
+    REQUIRE(mkdtemp(tmpl) != nullptr);
+    const std::string dir = tmpl;
+    REQUIRE(shell("mkdir -p " + dir + "/bin && cp " + std::string(KVB_CLI_PATH) + " " + dir + "/bin/kvbudget").status == 0);
+    const std::string run = "cd / && env -u KVBUDGET_TRACES " + dir + "/bin/kvbudget simulate " + opt() +
+                            " --kv-cache-memory 8GiB --workload azure-code --json";
+    Run r = shell(run + " --requests 300");
+    REQUIRE_MESSAGE(r.status == 0, r.out);
+    CHECK(nlohmann::json::parse(r.out)["requests"] == 300);
+    REQUIRE(shell("mkdir -p " + dir + "/share/kvbudget/traces && printf 'arrived_at,num_prefill_tokens,num_decode_tokens\\n"
+                  "0,10,5\\n1,20,5\\n2,30,5\\n' > " + dir + "/share/kvbudget/traces/azure-llm-2023-code.csv").status == 0);
+    r = shell(run);
+    REQUIRE_MESSAGE(r.status == 0, r.out);
+    CHECK(nlohmann::json::parse(r.out)["requests"] == 3);  // the installed copy, not the source tree's 8,819
+    shell("rm -rf " + dir);
 }
 
 TEST_CASE("simulate: usage errors exit 2, refused input exits 1") {

@@ -22,7 +22,8 @@ int BuddyAllocator_order(int64_t n) {
 }
 
 double split_sum(const MemorySplit& m) {
-    return m.token_states + m.reserved + m.internal_fragmentation + m.external_fragmentation + m.cached + m.free;
+    return m.token_states + m.reserved + m.internal_fragmentation + m.external_fragmentation + m.cached + m.free +
+           m.null_block;
 }
 
 }  // namespace
@@ -51,7 +52,8 @@ TEST_CASE("invariants hold on 10,000 random workloads") {
         }
         if (c.n > c.max_num_seqs || c.beam_width > c.max_num_seqs) c.n = c.beam_width = 1;
         c.prefix_caching = c.policy == Policy::Paged && r.chance(0.5);
-        c.preemption = r.chance(0.4) ? Preemption::Swap : Preemption::Recompute;
+        c.preemption = r.chance(0.3) ? Preemption::Swap : r.chance(0.5) ? Preemption::V0 : Preemption::Recompute;
+        c.independent_sample_lengths = r.chance(0.5);
         c.swap_space_bytes = r.uniform_int(0, 40) * c.kv_bytes_per_token * c.block_size;
         c.overlong = r.chance(0.5) ? Overlong::Truncate : Overlong::Refuse;
         c.seed = r.next();

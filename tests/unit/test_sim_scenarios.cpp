@@ -19,6 +19,7 @@ SimConfig tiny(Policy p, int64_t capacity_bytes) {
     c.max_num_seqs = 8;
     c.max_num_batched_tokens = 100;
     c.latency.step_overhead_s = 1.0;
+    c.latency.seq_overhead_s = 0;
     return c;
 }
 
@@ -70,10 +71,12 @@ TEST_CASE("paged: three requests, block size 4, one preemption, every block know
     CHECK(s.generated_tokens == 13);
     CHECK(s.prompt_tokens == 14);
     // Per step (slots of 24): token states 14,17,12,14,15,8; reserved 6,3,4,2,1,0;
-    // internal 4 every step (R0's / R1's never-filled slots and the null block); free 0,0,4,4,4,12.
+    // the null block 4 every step, reported apart; no internal fragmentation (every
+    // final length, 8, fills its last block); free 0,0,4,4,4,12.
     CHECK(s.memory.token_states == doctest::Approx(80.0 / 144));
     CHECK(s.memory.reserved == doctest::Approx(16.0 / 144));
-    CHECK(s.memory.internal_fragmentation == doctest::Approx(24.0 / 144));
+    CHECK(s.memory.internal_fragmentation == 0.0);
+    CHECK(s.memory.null_block == doctest::Approx(24.0 / 144));
     CHECK(s.memory.external_fragmentation == 0.0);
     CHECK(s.memory.free == doctest::Approx(24.0 / 144));
     CHECK(s.mean_running == doctest::Approx(13.0 / 6));  // 3,3,2,2,2,1
@@ -84,9 +87,10 @@ TEST_CASE("paged: three requests, block size 4, one preemption, every block know
 }
 
 // Oracle on a 24-slot arena = buddy chunks 16@0 + 8@16. Each request reserves
-// exactly 9 slots (prompt + output), which must come out of a 16-slot buddy block:
-// only one fits at a time although 24 slots exist, so the rest is external
-// fragmentation while someone waits. R0 runs steps 1-4, R1 5-10, R2 11-13.
+// exactly 9 slots (prompt + output), which must come out of a 16-slot buddy block
+// that it then holds whole (Sec. 6.5): only one fits at a time although 24 slots
+// exist. The 7 rounding slots and, while someone waits, the 8@16 chunk are
+// external fragmentation. R0 runs steps 1-4, R1 5-10, R2 11-13.
 TEST_CASE("oracle: the buddy allocator serializes three requests that would fit by size") {
     Simulator sim(tiny(Policy::Oracle, 24), three());
     REQUIRE(sim.ok());
@@ -94,7 +98,8 @@ TEST_CASE("oracle: the buddy allocator serializes three requests that would fit 
     const BlockSnapshot snap = sim.snapshot();
     REQUIRE(snap.regions.size() == 1);
     CHECK(snap.regions[0].offset == 0);
-    CHECK(snap.regions[0].allocated == 9);
+    CHECK(snap.regions[0].allocated == 16);
+    CHECK(snap.regions[0].reserved == 9);
     CHECK(snap.regions[0].stored == 5);
     sim.run(100);
     REQUIRE(sim.done());
@@ -105,28 +110,53 @@ TEST_CASE("oracle: the buddy allocator serializes three requests that would fit 
     CHECK(s.preemptions == 0);
     CHECK(s.ttft_p99_s == 11.0);
     CHECK(s.e2e_mean_s == doctest::Approx((4.0 + 10 + 13) / 3));
-    // token 5..8 + 3..8 + 6..8 = 80; reserved 10 + 21 + 6 = 37; external 15 slots in
-    // steps 1-10 (someone blocked); free 15 in steps 11-13.
+    // token 5..8 + 3..8 + 6..8 = 80; reserved 10 + 21 + 6 = 37; external 7 rounding
+    // slots in all 13 steps + the 8@16 chunk in steps 1-10 (someone waits) = 171;
+    // free 8 in steps 11-13.
     CHECK(s.memory.token_states == doctest::Approx(80.0 / 312));
     CHECK(s.memory.reserved == doctest::Approx(37.0 / 312));
     CHECK(s.memory.internal_fragmentation == 0.0);
-    CHECK(s.memory.external_fragmentation == doctest::Approx(150.0 / 312));
-    CHECK(s.memory.free == doctest::Approx(45.0 / 312));
+    CHECK(s.memory.external_fragmentation == doctest::Approx(171.0 / 312));
+    CHECK(s.memory.free == doctest::Approx(24.0 / 312));
+    // The Fig. 2 bar (shares of memory in use: 312 - 24 = 288 slot-steps).
+    CHECK(s.of_used.token_states == doctest::Approx(80.0 / 288));
+    CHECK(s.of_used.external_fragmentation == doctest::Approx(171.0 / 288));
 }
 
-TEST_CASE("max and pow2 reserve more than the real length: internal fragmentation") {
-    // Max reserves max_model_len = 16 per request; Pow2 reserves 16 for a 9-token request.
-    for (Policy p : {Policy::Max, Policy::Pow2}) {
-        auto r = simulate(tiny(p, 24), three());
-        REQUIRE(r);
-        const Summary& s = r->summary;
-        CHECK(s.makespan_s == 13.0);
-        // 7 unused slots per running request, one request running in each of 13 steps.
-        CHECK(s.memory.internal_fragmentation == doctest::Approx(7.0 * 13 / 312));
-        CHECK(s.memory.token_states == doctest::Approx(80.0 / 312));
-        // 8 free slots (the 8@16 chunk) unusable while someone waits (steps 1-10).
-        CHECK(s.memory.external_fragmentation == doctest::Approx(80.0 / 312));
-    }
+TEST_CASE("max reserves max_model_len: internal fragmentation") {
+    auto r = simulate(tiny(Policy::Max, 24), three());
+    REQUIRE(r);
+    const Summary& s = r->summary;
+    CHECK(s.makespan_s == 13.0);
+    // 16 - 9 = 7 never-used slots per running request, one running in each of 13 steps.
+    CHECK(s.memory.internal_fragmentation == doctest::Approx(7.0 * 13 / 312));
+    CHECK(s.memory.token_states == doctest::Approx(80.0 / 312));
+    // 8 free slots (the 8@16 chunk) unusable while someone waits (steps 1-10).
+    CHECK(s.memory.external_fragmentation == doctest::Approx(80.0 / 312));
+}
+
+// Pow2 rounds only the output (Sec. 6.1): R0 5 + 4 -> 9, R1 3 + 8 -> 11, R2 6 + 4 -> 10,
+// each in a 16-slot buddy block held whole. Internal fragmentation is the output
+// slack (0, 2, 1 slots over 4, 6, 3 steps), external the buddy rounding (7, 5, 6)
+// plus the 8@16 chunk while someone waits (steps 1-10).
+TEST_CASE("pow2 rounds the output, not the whole sequence, and keeps the buddy block") {
+    auto r = simulate(tiny(Policy::Pow2, 24), three());
+    REQUIRE(r);
+    const Summary& s = r->summary;
+    CHECK(s.makespan_s == 13.0);
+    CHECK(s.memory.internal_fragmentation == doctest::Approx((0.0 * 4 + 2 * 6 + 1 * 3) / 312));
+    CHECK(s.memory.external_fragmentation == doctest::Approx((7.0 * 4 + 5 * 6 + 6 * 3 + 80) / 312));
+    CHECK(s.memory.token_states == doctest::Approx(80.0 / 312));
+}
+
+// A rounded output never takes a sequence past max_model_len: 10 + pow2(5) = 18 > 16
+// reserves 16 (one 16-block), not a 32-slot block the arena does not have.
+TEST_CASE("pow2 reservation is capped at max_model_len") {
+    auto r = simulate(tiny(Policy::Pow2, 24), {{0, 10, 5, 0}});
+    REQUIRE(r);
+    CHECK(r->summary.finished == 1);
+    CHECK(r->summary.refused == 0);
+    CHECK(r->summary.memory.internal_fragmentation == doctest::Approx(1.0 / 24));  // 16 - 15 of 24 slots, every step
 }
 
 // n = 2 samples of one request: prompt 6 -> blocks [1,2] (fill 4, 2); after the
@@ -283,9 +313,10 @@ TEST_CASE("a request that cannot fit even alone is refused instead of stalling")
     CHECK(r->summary.finished == 1);
 }
 
-// The roofline step time, by hand: weights 1 GB read at 1 GB/s = 1 s; a 1,000-token
-// prefill of a 1e9-parameter model = 2e12 FLOPs at 2e12 FLOP/s = 1 s; the larger wins.
-TEST_CASE("latency model: memory- or compute-bound step plus overhead") {
+// The step time, by hand: weights 1 GB read at 1 GB/s = 1 s; a 1,000-token prefill
+// of a 1e9-parameter model = 2e12 FLOPs at 2e12 FLOP/s = 1 s; the larger of the
+// two wins for the dense layers; attention, CPU per sequence and swap add on.
+TEST_CASE("latency model: dense roofline plus attention, per-sequence and per-step overhead") {
     LatencyModel m;
     m.weights_bytes = 1e9;
     m.active_params = 1e9;
@@ -293,17 +324,61 @@ TEST_CASE("latency model: memory- or compute-bound step plus overhead") {
     m.flops_per_s = 2e12;
     m.bandwidth_efficiency = 1;
     m.compute_efficiency = 1;
+    m.kv_bandwidth_efficiency = 0.5;
     m.step_overhead_s = 0.5;
-    CHECK(step_seconds(m, 1, 0, 0, 0) == doctest::Approx(1.5));        // decode: memory-bound
-    CHECK(step_seconds(m, 3000, 0, 0, 0) == doctest::Approx(3.5));     // prefill: compute-bound
-    CHECK(step_seconds(m, 1, 1e9, 0, 0) == doctest::Approx(2.5));      // + 1 GB of KV read
+    m.seq_overhead_s = 0;
+    StepWork w;
+    w.tokens = 1;
+    CHECK(step_seconds(m, w) == doctest::Approx(1.5));  // decode: weight read
+    w.tokens = 3000;
+    CHECK(step_seconds(m, w) == doctest::Approx(3.5));  // prefill: compute-bound
+    w.tokens = 1;
+    w.kv_bytes = 1e9;
+    CHECK(step_seconds(m, w) == doctest::Approx(3.5));  // + 1 GB of KV at half the bandwidth
+    w = StepWork{};
+    w.tokens = 1000;
+    w.attn_pairs = 2e6;
     m.attn_flops_per_pair = 1e6;
-    CHECK(step_seconds(m, 1000, 0, 2e6, 0) == doctest::Approx(2.5));  // + 2e12 attention FLOPs
+    CHECK(step_seconds(m, w) == doctest::Approx(2.5));  // + 2e12 attention FLOPs
+    w = StepWork{};
+    w.tokens = 1;
+    w.swap_bytes = 1e9;
     m.swap_bytes_per_s = 1e9;
-    CHECK(step_seconds(m, 1, 0, 0, 1e9) == doctest::Approx(2.5));      // + 1 GB swapped over PCIe
+    CHECK(step_seconds(m, w) == doctest::Approx(2.5));  // + 1 GB swapped over PCIe
+    w = StepWork{};
+    w.tokens = 10;
+    w.seqs = 10;
+    m.seq_overhead_s = 0.1;
+    CHECK(step_seconds(m, w) == doctest::Approx(2.5));  // + 10 sequences x 0.1 s of CPU
     // Efficiencies scale the rates.
+    m.seq_overhead_s = 0;
     m.bandwidth_efficiency = 0.5;
-    CHECK(step_seconds(m, 1, 0, 0, 0) == doctest::Approx(2.5));
+    CHECK(step_seconds(m, w) == doctest::Approx(2.5));
+}
+
+// With the default constants, OPT-13B on an A100-40GB: a step at batch 132 costs about
+// three times one at batch 10 (the paper's Fig. 13 batch sizes by Little's law: ~45 ms
+// per token at batch 30 on ShareGPT, ~76 ms at batch 132 on Alpaca).
+TEST_CASE("latency model: OPT-13B step time grows with the batch and its context") {
+    LatencyModel m;
+    m.weights_bytes = 26e9;
+    m.active_params = 13e9;
+    m.bandwidth_bytes_per_s = 1.555e12;
+    m.flops_per_s = 312e12;
+    auto step = [&](double batch, double context) {
+        StepWork w;
+        w.tokens = batch;
+        w.seqs = batch;
+        w.kv_bytes = batch * context * 819200;
+        return step_seconds(m, w);
+    };
+    MESSAGE("batch 10: " << step(10, 500) << " s, batch 30 (ShareGPT): " << step(30, 500)
+                         << " s, batch 132 (Alpaca): " << step(132, 85) << " s");
+    CHECK(step(10, 500) == doctest::Approx(0.032).epsilon(0.1));
+    // Little's law targets, within 15% (mean contexts ~500 and ~85 tokens are rough
+    // time-weighted means of the preset length fits).
+    CHECK(step(30, 500) == doctest::Approx(0.045).epsilon(0.15));
+    CHECK(step(132, 85) == doctest::Approx(0.076).epsilon(0.15));
 }
 
 TEST_CASE("running in chunks gives the same result as one run, with monotonic progress") {

@@ -21,7 +21,7 @@ export const SIM_DEFAULTS = {
   simPc: false,
   simSeqs: 0, // 0 = vLLM's default for the GPU
   simTok: 0, // 0 = vLLM's default
-  simPre: 'recompute',
+  simPre: 'v0',
 };
 
 const INTS = {
@@ -55,7 +55,7 @@ export function applySimParam(s, key, v) {
       return true;
     }
     case 'simPre':
-      if (v !== 'recompute' && v !== 'swap') return false;
+      if (v !== 'v0' && v !== 'recompute' && v !== 'swap') return false;
       s.simPre = v;
       return true;
     default: {

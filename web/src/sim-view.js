@@ -22,6 +22,7 @@ const PARTS = [
   ['internalFragmentation', 'internal_fragmentation_fraction', '--c-sim-internal', '#dc2626'],
   ['externalFragmentation', 'external_fragmentation_fraction', '--c-sim-external', '#7c3aed'],
   ['cached', 'cached_fraction', '--c-sim-cached', '#0d9488'],
+  ['nullBlock', 'null_block_fraction', '--c-sim-null', '#4b5563'],
   ['free', 'free_fraction', '--c-free', '#e5e7eb'],
 ];
 
@@ -34,11 +35,17 @@ const COMPARE_COLUMNS = [
   ['external_fragmentation_fraction', 'percent'],
   ['cached_fraction', 'percent'],
   ['free_fraction', 'percent'],
+  ['null_block_fraction', 'percent'],
   ['token_states_of_used_fraction', 'percent'],
+  ['reserved_of_used_fraction', 'percent'],
+  ['internal_fragmentation_of_used_fraction', 'percent'],
+  ['external_fragmentation_of_used_fraction', 'percent'],
   ['finished', 'int'],
   ['refused', 'int'],
   ['truncated', 'int'],
   ['preemptions', 'int'],
+  ['swapped_out', 'int'],
+  ['recomputed_tokens', 'int'],
   ['mean_running', 'fixed1'],
   ['max_running', 'int'],
   ['sharing_saved_fraction', 'percent'],
@@ -50,6 +57,7 @@ const LATENCY_COLUMNS = [
   ['ttft_mean_s', 'seconds'], ['ttft_p50_s', 'seconds'], ['ttft_p90_s', 'seconds'], ['ttft_p99_s', 'seconds'],
   ['tpot_mean_s', 'millis'], ['tpot_p50_s', 'millis'], ['tpot_p99_s', 'millis'],
   ['e2e_mean_s', 'seconds'], ['e2e_p50_s', 'seconds'], ['e2e_p90_s', 'seconds'], ['e2e_p99_s', 'seconds'],
+  ['normalized_latency_s', 'seconds'],
 ];
 
 function cssVar(name, fallback) {
@@ -110,6 +118,7 @@ export function buildSimView(app, opts = {}) {
   els.tok = num('sim-tok', 1, 1048576);
   els.tok.placeholder = t('sim.engineDefault');
   els.pre = h('select', { id: 'sim-pre' },
+    h('option', { value: 'v0' }, t('sim.preemption.v0')),
     h('option', { value: 'recompute' }, t('sim.preemption.recompute')),
     h('option', { value: 'swap' }, t('sim.preemption.swap')));
 
