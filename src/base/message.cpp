@@ -216,6 +216,7 @@ const std::vector<MessageTemplate>& message_templates() {
         // --- simulator (src/sim/) ---
 
         // --- simulator setup (src/sim/setup.cpp) ---
+        {"negative_swap_space", "swap space must not be negative"},
         {"no_paging", "{model} has no context-proportional KV cache (only sliding-window or recurrent state): paging does not apply"},
         {"sim_unknown_gpu", "unknown GPU '{gpu}'"},
         {"no_max_model_len", "{model} has no max_position_embeddings: give the max model length"},

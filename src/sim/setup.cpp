@@ -76,7 +76,7 @@ Result<SimSetup> sim_setup(const ModelSpec& m, const SimSetupInputs& in) {
     c.n = static_cast<int32_t>(in.n);
     c.beam_width = static_cast<int32_t>(in.beam);
     c.preemption = in.preemption;
-    if (in.swap_space_bytes < 0) return make_error("bad_value", "swap space must not be negative");
+    if (in.swap_space_bytes < 0) return make_error("bad_value", note("negative_swap_space"));
     c.swap_space_bytes = in.swap_space_bytes;
     c.independent_sample_lengths = in.independent_sample_lengths;
     c.seed = in.seed;
