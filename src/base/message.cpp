@@ -154,6 +154,9 @@ const std::vector<MessageTemplate>& message_templates() {
          "layout (656 B/token)"},
         {"vllm_attention_free", "attention-free model: no KV cache (vLLM keeps num_blocks=1 for the null block)"},
         // vLLM's KV-memory refusal in kvbudget's words (vllm_capacity.cpp; vLLM's own text stays in error_text)
+        {"vllm_kv_pool_negative",
+         "vLLM refuses to start: the weights, activations and overhead leave no memory for the KV cache ({short} "
+         "short per GPU); free memory (a higher --gpu-memory-utilization, more GPUs, a smaller weights format)"},
         {"vllm_no_kv_memory",
          "vLLM refuses to start: {available} is left for the KV cache, not even one block; free memory (a higher "
          "--gpu-memory-utilization, more GPUs, a smaller weights format)"},
@@ -208,8 +211,6 @@ const std::vector<MessageTemplate>& message_templates() {
         {"no_context_limit", "model {model} has no max_position_embeddings; pass --max-model-len"},
         {"max_num_seqs_below_seqs", "--max-num-seqs {max_num_seqs} lets vLLM run only {max_num_seqs} of the {seqs} requests at once"},
         {"layers_split", "the layers, their weights and their KV cache are spread evenly over the {n} GPUs; each GPU also holds its own compute buffer and runtime"},
-        {"nofit_vllm_pool", "the weights, activations and overhead leave no memory for the KV cache ({short} short per GPU)"},
-        {"nofit_vllm_context", "one request of {context} tokens needs {need} of KV cache per GPU, vLLM has {have}: the longest that fits is {max} tokens"},
         {"nofit_llamacpp", "llama.cpp would need {need} (weights {weights}, KV {kv}, compute {compute}, runtime {runtime}) but has {have}"},
         {"nofit_transformers", "transformers would need {need} (weights {weights}, cache {cache} + {transient} while it grows, prefill {prefill}, runtime {runtime}) but has {have}"},
 

@@ -143,13 +143,7 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
     if ((c.fmt.kind == WeightKind::IntGroup || c.fmt.kind == WeightKind::Int8) && m.quant.method.empty())
         r.notes.push_back(note("pre_quantized", {{"format", c.fmt.name}}));
     if (!r.fits) {
-        if (pool <= 0)
-            r.verdict_reason = note("nofit_vllm_pool", {{"short", format_bytes(-pool)}});
-        else
-            r.verdict_reason = note("nofit_vllm_context", {{"context", with_commas(r.context)},
-                                                           {"need", format_bytes(r.capacity.request_bytes)},
-                                                           {"have", format_bytes(pool)},
-                                                           {"max", with_commas(r.capacity.estimated_max_model_len)}});
+        r.verdict_reason = r.capacity.refusal;
         if (r.capacity.estimated_max_model_len <= 0) r.notes.push_back(note("nothing_fits"));
     }
 

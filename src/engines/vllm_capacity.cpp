@@ -118,7 +118,8 @@ namespace {
 
 // kvbudget's lead for vLLM's refusal: what is short and what to change.
 Message no_memory(int64_t avail) {
-    return note("vllm_no_kv_memory", {{"available", format_bytes(avail > 0 ? avail : 0)}});
+    if (avail <= 0) return note("vllm_kv_pool_negative", {{"short", format_bytes(-avail)}});
+    return note("vllm_no_kv_memory", {{"available", format_bytes(avail)}});
 }
 
 Message too_small(int64_t mml, int64_t need, int64_t avail, int64_t est) {

@@ -125,10 +125,11 @@ TEST_CASE("vLLM budget that does not fit carries vLLM's own error and its estima
     REQUIRE(r.capacity.estimated_max_model_len > 0);
     CHECK(r.capacity.estimated_max_model_len < 40960);
     CHECK(r.command.find("--max-model-len " + std::to_string(r.capacity.estimated_max_model_len)) != std::string::npos);
-    CHECK(r.verdict_reason.code == "nofit_vllm_context");
+    CHECK(r.verdict_reason.code == "vllm_kv_too_small");
     CHECK(kvb::render_english(r.verdict_reason) ==
-          "one request of 40,960 tokens needs 5.63 GiB of KV cache per GPU, vLLM has " + kvb::format_bytes(r.kv_pool_bytes) +
-              ": the longest that fits is " + kvb::with_commas(r.capacity.estimated_max_model_len) + " tokens");
+          "vLLM refuses to start: one 40,960-token request needs 5.63 GiB of KV cache but " + kvb::format_bytes(r.kv_pool_bytes) +
+              " is available; set --max-model-len to at most " + kvb::with_commas(r.capacity.estimated_max_model_len) +
+              ", or free memory for the KV cache (a higher --gpu-memory-utilization, more GPUs, a smaller weights format)");
     // The estimates are in place and positive.
     CHECK(r.activation_estimated);
     CHECK(r.activation_bytes > 0);
@@ -162,7 +163,8 @@ TEST_CASE("no memory left for the KV cache") {
     CHECK(r.max_context == 0);
     CHECK(r.max_concurrency == 0);
     CHECK(r.engine_error.rfind("No available memory for the cache blocks.", 0) == 0);
-    CHECK(r.verdict_reason.code == "nofit_vllm_pool");
+    CHECK(r.verdict_reason.code == "vllm_kv_pool_negative");
+    CHECK(r.verdict_reason.param("short") == kvb::format_bytes(-r.kv_pool_bytes));
     // fp8 weights halve the linear layers and make room.
     in.weights = "fp8";
     auto f = budget("meta-llama/Llama-3.1-8B", in);

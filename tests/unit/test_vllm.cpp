@@ -558,8 +558,10 @@ TEST_CASE("a vLLM refusal carries kvbudget's coded lead beside vLLM's own text")
     CHECK(c.refusal.code == "vllm_kv_too_small_none");
     CHECK(c.refusal.param("estimated_max_model_len").empty());
     c = capacity(m, o, 0);
-    CHECK(c.refusal.code == "vllm_no_kv_memory");
-    CHECK(c.refusal.param("available") == "0 B");
+    CHECK(c.refusal.code == "vllm_kv_pool_negative");  // nothing at all is left: say how much is short
+    CHECK(c.refusal.param("short") == "0 B");
+    c = capacity(m, o, -GiB);
+    CHECK(c.refusal.param("short") == "1.00 GiB");
     // V0 words the shortfall in tokens; the lead is the same code.
     o.log_format = VllmLogFormat::V0;
     c = capacity(m, o, 8 * GiB);
