@@ -58,6 +58,42 @@ const std::vector<MessageTemplate>& message_templates() {
 
         // --- simulator (src/sim/) ---
 
+
+        // --- gguf: GGUF header reader and metadata -> ModelSpec (src/model/gguf*.cpp) ---
+        {"gguf_not_gguf", "{file} is not a GGUF file (it starts with '{magic}', not 'GGUF')"},
+        {"gguf_v1", "{file} is a GGUF version 1 file, which llama.cpp no longer reads: convert it again"},
+        {"gguf_version", "{file} has GGUF version {version}; kvbudget reads versions 2 and 3"},
+        {"gguf_big_endian", "{file} has GGUF version {version}: a big-endian file (llama.cpp reads little-endian GGUF only)"},
+        {"gguf_truncated", "{file} is truncated: it ends at byte {size} inside {what}, the header needs at least {need} bytes"},
+        {"gguf_header_too_large", "{file}: {what} would make the header larger than {limit}: not a real GGUF header"},
+        {"gguf_string_too_long", "{file}: {what} is a string of {len} bytes, more than the {max} allowed"},
+        {"gguf_bad_value_type", "{file}: {what} has value type {id}, which is not a GGUF type (0..12)"},
+        {"gguf_bad_bool", "{file}: {what} is a bool stored as {value} (must be 0 or 1)"},
+        {"gguf_nesting", "{file}: {what} nests arrays deeper than {max} levels"},
+        {"gguf_count", "{file}: {what} is {count}, more than a header of {limit} could hold"},
+        {"gguf_duplicate_key", "{file}: metadata key {key} appears twice"},
+        {"gguf_alignment", "{file}: general.alignment is {value}; it must be a u32 power of two"},
+        {"gguf_tensor_name", "{file}: tensor name '{tensor}' is {len} bytes long; ggml allows at most 63"},
+        {"gguf_duplicate_tensor", "{file}: tensor {tensor} appears twice"},
+        {"gguf_tensor_dims", "{file}: tensor {tensor} has {n} dimensions; ggml allows at most 4"},
+        {"gguf_tensor_size", "{file}: tensor {tensor} has more elements or bytes than fit in 64 bits"},
+        {"gguf_tensor_type", "{file}: tensor {tensor} has ggml type {id}, which is not a type GGUF files may hold"},
+        {"gguf_tensor_block", "{file}: tensor {tensor} has rows of {ne0} values, not a multiple of the {type} block ({block})"},
+        {"gguf_tensor_offset", "{file}: tensor {tensor} starts at data offset {offset}, expected {expected}"},
+        {"gguf_data_past_end", "{file}: tensor data runs to byte {end} but the file has {size} bytes"},
+        {"gguf_no_architecture", "{file}: general.architecture is missing: not a llama.cpp model file"},
+        {"gguf_unsupported_architecture", "{file}: architecture '{arch}' is not one kvbudget can size yet"},
+        {"gguf_missing_key", "{file}: {key} is missing"},
+        {"gguf_bad_key", "{file}: {key} must be {expected}, got {got}"},
+        {"gguf_array_length", "{file}: {key} has {n} entries but {arch}.block_count is {layers}"},
+        {"gguf_no_tensors", "{file} has no tensor infos: a vocabulary-only GGUF holds no model"},
+        {"gguf_split_mismatch", "{file}: shard {shard} says split.count = {count}, the first shard says {expected}"},
+        {"gguf_split_missing", "{file}: the model is split in {count} files; shard {shard} is missing"},
+        {"gguf_split_tensors", "{file}: the shards hold {have} tensors, the first shard says split.tensors.count = {expected}"},
+        {"gguf_nextn", "{arch}.nextn_predict_layers = {n}: llama.cpp keeps the multi-token-prediction layer's weights but gives it no KV cache"},
+        {"gguf_legacy_mla", "{file} was converted without the split MLA tensors (attn_k_b / attn_v_b): llama.cpp caches full K and V per head ({heads} heads x {k} + {v}), not the {latent}-wide latent"},
+        {"gguf_read", "read from the GGUF header: {tensors} tensors, {bytes} of weights"},
+
         // --- input checks (every inputs struct's validate()) ---
     };
     return t;

@@ -6,6 +6,7 @@
 #include "kv/kv.h"
 #include "kv/tables.h"
 #include "base/units.h"
+#include "model/gguf_spec.h"
 
 namespace kvb::cli {
 
@@ -97,7 +98,18 @@ int cmd_inspect(const std::vector<std::string>& argv, std::ostream& out, std::os
         out << "},\"layers\":[";
         for (size_t i = 0; i < m->layers.size(); ++i) out << (i ? "," : "") << layer_json(m->layers[i]);
         out << "],\"quantization\":{\"method\":" << json_string(m->quant.method) << ",\"bits\":" << m->quant.bits
-            << ",\"group_size\":" << m->quant.group_size << "},\"notes\":[";
+            << ",\"group_size\":" << m->quant.group_size << "},\"source\":" << json_string(m->source);
+        if (m->gguf) {
+            const GgufWeights& g = *m->gguf;
+            out << ",\"gguf\":{\"tensor_bytes\":" << g.tensor_bytes << ",\"params\":" << g.params
+                << ",\"tensors\":" << g.n_tensors << ",\"shards\":" << g.shards << ",\"file_type\":" << g.file_type
+                << ",\"nextn_layers\":" << g.nextn_layers << ",\"split_mla\":" << (g.split_mla ? "true" : "false")
+                << ",\"type_counts\":{";
+            for (size_t i = 0; i < g.type_counts.size(); ++i)
+                out << (i ? "," : "") << json_string(g.type_counts[i].first) << ":" << g.type_counts[i].second;
+            out << "}}";
+        }
+        out << ",\"notes\":[";
         for (size_t i = 0; i < m->notes.size(); ++i) out << (i ? "," : "") << json_string(m->notes[i]);
         out << "]}\n";
         return kOk;
@@ -136,6 +148,14 @@ int cmd_inspect(const std::vector<std::string>& argv, std::ostream& out, std::os
         for (const auto& r : runs) print_run(r.first, r.count);
     }
     if (!m->quant.method.empty()) out << "  quantization: " << m->quant.method << (m->quant.bits ? " " + std::to_string(m->quant.bits) + "-bit" : "") << "\n";
+    if (m->gguf) {
+        // The loader's own lines for this file, so they can be compared with a llama.cpp log.
+        const GgufWeights& g = *m->gguf;
+        out << "  gguf:         " << with_commas(g.n_tensors) << " tensors" << (g.shards > 1 ? " in " + std::to_string(g.shards) + " shards" : "") << "\n";
+        for (const auto& l : llamacpp_type_lines(g)) out << "    llama_model_loader: - " << l << "\n";
+        out << "    print_info: file size   = " << llamacpp_file_size(g.tensor_bytes, g.params) << "\n";
+        out << "    print_info: model params     = " << llamacpp_model_params(g.params) << "\n";
+    }
     for (const auto& n : m->notes) out << "  note: " << n << "\n";
     return kOk;
 }

@@ -1,0 +1,283 @@
+// GGUF header reader: every value type, tensor infos and alignment, and refusals of
+// truncated, hostile and foreign inputs (each names what is wrong; none crashes or
+// allocates from an untrusted count).
+#include <doctest/doctest.h>
+
+#include <cstring>
+
+#include "gguf_builder.h"
+#include "model/gguf.h"
+#include "model/gguf_spec.h"
+
+using namespace kvb;
+using kvb::test::GgufBuilder;
+namespace gt = kvb::test::ggml;
+
+namespace {
+
+GgufParse parse(const std::vector<uint8_t>& b, int64_t file_size = -1) {
+    return parse_gguf(b.data(), b.size(), "t.gguf", file_size);
+}
+
+GgufBuilder small() {
+    GgufBuilder b;
+    b.str("general.architecture", "llama")
+        .u32("llama.block_count", 2)
+        .u32("llama.context_length", 4096)
+        .u32("llama.embedding_length", 256)
+        .u32("llama.attention.head_count", 4)
+        .u32("llama.attention.head_count_kv", 2)
+        .str_array("tokenizer.ggml.tokens", 3)
+        .tensor("token_embd.weight", {256, 3}, gt::F16)
+        .tensor("blk.0.attn_q.weight", {256, 256}, gt::Q4_K)
+        .tensor("blk.0.attn_norm.weight", {256}, gt::F32);
+    return b;
+}
+
+std::vector<uint8_t> header_only(uint32_t version, uint64_t n_tensors, uint64_t n_kv) {
+    std::vector<uint8_t> b = {'G', 'G', 'U', 'F'};
+    auto put = [&](const void* p, size_t n) { b.insert(b.end(), (const uint8_t*)p, (const uint8_t*)p + n); };
+    put(&version, 4);
+    put(&n_tensors, 8);
+    put(&n_kv, 8);
+    return b;
+}
+
+}  // namespace
+
+TEST_CASE("GGUF: every metadata value type, nested arrays, tensor infos") {
+    GgufBuilder b;
+    b.u32("a.u32", 7).i32("a.i32", -7).u16("a.u16", 65535).u64("a.u64", uint64_t(1) << 40).f32("a.f32", 0.5f)
+        .f64("a.f64", 1e-6).boolean("a.bool", true).str("a.str", "hello")
+        .num_array("a.arr_i32", GgufType::I32, 4, {1, -2, 3, -4})
+        .num_array("a.arr_bool", GgufType::Bool, 3, {1, 0, 1})
+        .num_array("a.arr_u8", GgufType::U8, 2, {200, 1})
+        .str_array("a.strs", 5);
+    // A nested array: arr[arr[i16, 2], 2]
+    std::vector<uint8_t> nested;
+    auto put = [&](const void* p, size_t n) { nested.insert(nested.end(), (const uint8_t*)p, (const uint8_t*)p + n); };
+    const std::string key = "a.nested";
+    uint64_t klen = key.size();
+    put(&klen, 8);
+    put(key.data(), key.size());
+    uint32_t t_arr = 9, t_i16 = 3;
+    uint64_t two = 2;
+    put(&t_arr, 4);
+    put(&t_arr, 4);
+    put(&two, 8);
+    for (int k = 0; k < 2; ++k) {
+        put(&t_i16, 4);
+        put(&two, 8);
+        int16_t v[2] = {static_cast<int16_t>(-k), static_cast<int16_t>(k + 10)};
+        put(v, 4);
+    }
+    b.raw_kv(nested);
+    b.tensor("x", {64, 3}, gt::Q8_0).tensor("y", {10}, gt::F32).tensor("z", {256, 2, 2}, gt::Q4_K);
+    auto p = parse(b.bytes(), static_cast<int64_t>(b.file_size()));
+    REQUIRE_MESSAGE(p.ok(), p.error.message);
+    const GgufHeader& h = p.header;
+    CHECK(h.version == 3);
+    CHECK(h.kv.size() == 13);
+    CHECK(h.find("a.u32")->as_int() == 7);
+    CHECK(h.find("a.i32")->as_int() == -7);
+    CHECK(h.find("a.u16")->as_int() == 65535);
+    CHECK(h.find("a.u64")->as_int() == (int64_t(1) << 40));
+    CHECK(h.find("a.f32")->f == 0.5);
+    CHECK(h.find("a.f64")->f == doctest::Approx(1e-6));
+    CHECK(h.find("a.bool")->as_int() == 1);
+    CHECK(h.find("a.str")->str == "hello");
+    const GgufValue* ai = h.find("a.arr_i32");
+    REQUIRE(ai->items_kept);
+    CHECK(ai->items[1].as_int() == -2);
+    CHECK(h.find("a.arr_bool")->items[2].as_int() == 1);
+    CHECK(h.find("a.arr_u8")->items[0].as_int() == 200);
+    CHECK(h.find("a.strs")->count == 5);
+    CHECK(h.find("a.strs")->items[4].str == "t4");
+    const GgufValue* n = h.find("a.nested");
+    REQUIRE(n->items.size() == 2);
+    CHECK(n->items[1].elem_type == GgufType::I16);
+    CHECK(n->items[1].items[1].as_int() == 11);
+    CHECK(n->items[0].items[0].as_int() == 0);
+    REQUIRE(h.tensors.size() == 3);
+    CHECK(h.tensors[0].bytes == 3 * 2 * 34);  // 64 values = 2 q8_0 blocks of 34 bytes per row
+    CHECK(h.tensors[1].offset == 224);        // 204 bytes padded to 32
+    CHECK(h.tensors[2].offset == 224 + 64);   // 40 bytes padded
+    CHECK(h.tensors[2].bytes == 4 * 144);
+    CHECK(h.tensor_bytes == 204 + 40 + 576);
+    CHECK(h.tensor_elements == 192 + 10 + 1024);
+    CHECK(h.data_offset % 32 == 0);
+    CHECK(h.data_offset >= h.header_bytes);
+    CHECK(std::string(gguf_type_name(GgufType::String)) == "str");
+}
+
+TEST_CASE("GGUF: version 2 reads; general.alignment moves the offsets") {
+    GgufBuilder b(2);
+    b.u32("general.alignment", 64).alignment(64).tensor("a", {10}, gt::F32).tensor("b", {10}, gt::F32);
+    auto p = parse(b.bytes());
+    REQUIRE_MESSAGE(p.ok(), p.error.message);
+    CHECK(p.header.version == 2);
+    CHECK(p.header.alignment == 64);
+    CHECK(p.header.tensors[1].offset == 64);
+    CHECK(p.header.data_offset % 64 == 0);
+}
+
+TEST_CASE("GGUF: ggml's type table") {
+    CHECK(ggml_type_info(12)->type_size == 144);  // q4_K: 256 values in 144 bytes
+    CHECK(ggml_type_info(14)->type_size == 210);  // q6_K
+    CHECK(ggml_type_info(39)->block == 32);       // mxfp4: 32 values in 17 bytes
+    CHECK(ggml_type_info(39)->type_size == 17);
+    CHECK(ggml_type_info(30)->type_size == 2);    // bf16
+    CHECK(ggml_type_info(4) == nullptr);          // Q4_2: removed
+    CHECK(ggml_type_info(31) == nullptr);         // Q4_0_4_4: removed from GGUF files
+    CHECK(ggml_type_info(43) == nullptr);
+    CHECK(ggml_type_info(0xFFFFFFFFu) == nullptr);
+}
+
+TEST_CASE("GGUF: a prefix asks for more; a truncated file is refused at every byte") {
+    GgufBuilder b = small();
+    const auto full = b.bytes();
+    const int64_t fsize = static_cast<int64_t>(b.file_size());
+    for (size_t cut = 0; cut < full.size(); ++cut) {
+        CAPTURE(cut);
+        std::vector<uint8_t> part(full.begin(), full.begin() + static_cast<long>(cut));
+        auto p = parse(part);
+        REQUIRE(p.status == GgufParse::Status::NeedMore);
+        CHECK(p.need_total > cut);
+        CHECK(p.need_total <= full.size());
+        // The same prefix as a whole file: truncated, with the byte count.
+        auto t = parse(part, static_cast<int64_t>(cut));
+        REQUIRE(t.status == GgufParse::Status::Error);
+        CHECK(t.error.code == "truncated_gguf");
+        CHECK(t.error.detail.code == "gguf_truncated");
+        CHECK(t.error.message.find("t.gguf is truncated: it ends at byte " + std::to_string(cut)) == 0);
+    }
+    // Growing the read by what the parser asks reaches the header in a few steps.
+    size_t have = 0;
+    int steps = 0;
+    for (;;) {
+        std::vector<uint8_t> part(full.begin(), full.begin() + static_cast<long>(have));
+        auto p = parse(part);
+        if (p.ok()) break;
+        REQUIRE(p.status == GgufParse::Status::NeedMore);
+        have = static_cast<size_t>(p.need_total);
+        REQUIRE(++steps < 100);
+    }
+    CHECK(parse(full, fsize).ok());
+    // Tensor data missing from the file.
+    auto d = parse(full, fsize - 1);
+    REQUIRE(d.status == GgufParse::Status::Error);
+    CHECK(d.error.message == "t.gguf: tensor data runs to byte " + std::to_string(fsize) + " but the file has " +
+                                 std::to_string(fsize - 1) + " bytes");
+}
+
+TEST_CASE("GGUF: foreign files, v1, other versions") {
+    std::vector<uint8_t> json = {'{', '"', 'a', '"'};
+    auto p = parse(json);
+    REQUIRE(p.status == GgufParse::Status::Error);
+    CHECK(p.error.code == "not_gguf");
+    CHECK(p.error.message == "t.gguf is not a GGUF file (it starts with '{\"a\"', not 'GGUF')");
+    std::vector<uint8_t> bin = {0x7f, 'E', 'L', 'F', 0};
+    CHECK(parse(bin).error.message == "t.gguf is not a GGUF file (it starts with '\\x7fELF', not 'GGUF')");
+    CHECK(parse({'G', 'X'}).error.code == "not_gguf");  // two bytes are enough to say no
+    CHECK(parse({'G', 'G'}).status == GgufParse::Status::NeedMore);
+    CHECK(parse(header_only(1, 0, 0)).error.message ==
+          "t.gguf is a GGUF version 1 file, which llama.cpp no longer reads: convert it again");
+    CHECK(parse(header_only(4, 0, 0)).error.message == "t.gguf has GGUF version 4; kvbudget reads versions 2 and 3");
+    CHECK(parse(header_only(0x03000000, 0, 0)).error.detail.code == "gguf_big_endian");
+    auto empty = parse(header_only(3, 0, 0));
+    REQUIRE(empty.ok());
+    CHECK(empty.header.tensors.empty());
+}
+
+TEST_CASE("GGUF: hostile counts are refused before anything is allocated") {
+    // 2^60 metadata entries / tensors: no header could hold them.
+    auto p = parse(header_only(3, 0, uint64_t(1) << 60));
+    CHECK(p.error.message == "t.gguf: the metadata count is 1152921504606846976, more than a header of 512 MiB could hold");
+    CHECK(parse(header_only(3, uint64_t(1) << 60, 0)).error.detail.code == "gguf_count");
+    // Plausible counts that the bytes do not back: "need more" with a bounded total, or truncated.
+    auto q = parse(header_only(3, 1000, 1000));
+    REQUIRE(q.status == GgufParse::Status::NeedMore);
+    CHECK(q.need_total == 24 + 1000 * 13 + 1000 * 24);
+    CHECK(parse(header_only(3, 1000, 1000), 24).error.code == "truncated_gguf");
+
+    // A string claiming 2^62 bytes, an array claiming 2^61 strings.
+    GgufBuilder s;
+    s.raw_kv({1, 0, 0, 0, 0, 0, 0, 0, 'k', 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x40});
+    CHECK(parse(s.bytes()).error.detail.code == "gguf_string_too_long");
+    GgufBuilder a;
+    a.raw_kv({1, 0, 0, 0, 0, 0, 0, 0, 'k', 9, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x20});
+    CHECK(parse(a.bytes()).error.message == "t.gguf: metadata k is 2305843009213693952, more than a header of 512 MiB could hold");
+    // A long array is counted, not stored.
+    GgufBuilder big;
+    big.num_array("big", GgufType::U8, 100000);
+    auto bp = parse(big.bytes());
+    REQUIRE(bp.ok());
+    CHECK(bp.header.find("big")->count == 100000);
+    CHECK(!bp.header.find("big")->items_kept);
+    CHECK(bp.header.find("big")->items.empty());
+}
+
+TEST_CASE("GGUF: bad types, names, shapes and offsets name what is wrong") {
+    GgufBuilder t;
+    t.raw_kv({1, 0, 0, 0, 0, 0, 0, 0, 'k', 13, 0, 0, 0});
+    CHECK(parse(t.bytes()).error.message == "t.gguf: metadata k has value type 13, which is not a GGUF type (0..12)");
+    GgufBuilder ae;
+    ae.raw_kv({1, 0, 0, 0, 0, 0, 0, 0, 'k', 9, 0, 0, 0, 99, 0, 0, 0});
+    CHECK(parse(ae.bytes()).error.detail.code == "gguf_bad_value_type");
+    GgufBuilder bb;
+    bb.raw_kv({1, 0, 0, 0, 0, 0, 0, 0, 'k', 7, 0, 0, 0, 2});
+    CHECK(parse(bb.bytes()).error.message == "t.gguf: metadata k is a bool stored as 2 (must be 0 or 1)");
+    GgufBuilder dup;
+    dup.u32("x", 1).u32("x", 2);
+    CHECK(parse(dup.bytes()).error.message == "t.gguf: metadata key x appears twice");
+    GgufBuilder al;
+    al.u32("general.alignment", 48);
+    CHECK(parse(al.bytes()).error.message == "t.gguf: general.alignment is 48; it must be a u32 power of two");
+    GgufBuilder al2;
+    al2.str("general.alignment", "32");
+    CHECK(parse(al2.bytes()).error.detail.code == "gguf_alignment");
+
+    // Nested arrays deeper than 8 levels.
+    std::vector<uint8_t> deep = {1, 0, 0, 0, 0, 0, 0, 0, 'k', 9, 0, 0, 0};
+    for (int k = 0; k < 20; ++k) {
+        const uint8_t lvl[] = {9, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0};
+        deep.insert(deep.end(), lvl, lvl + 12);
+    }
+    GgufBuilder dp;
+    dp.raw_kv(deep);
+    CHECK(parse(dp.bytes()).error.message == "t.gguf: metadata k nests arrays deeper than 8 levels");
+
+    CHECK(parse(GgufBuilder().tensor("w", {10}, 4).bytes()).error.message ==
+          "t.gguf: tensor w has ggml type 4, which is not a type GGUF files may hold");
+    CHECK(parse(GgufBuilder().tensor("w", {10}, 1000).bytes()).error.detail.code == "gguf_tensor_type");
+    CHECK(parse(GgufBuilder().tensor("w", {100, 2}, gt::Q4_K).bytes()).error.message ==
+          "t.gguf: tensor w has rows of 100 values, not a multiple of the q4_K block (256)");
+    CHECK(parse(GgufBuilder().tensor("w", {1, 1, 1, 1, 1}, gt::F32).bytes()).error.message ==
+          "t.gguf: tensor w has 5 dimensions; ggml allows at most 4");
+    CHECK(parse(GgufBuilder().tensor("w", {int64_t(1) << 40, int64_t(1) << 40}, gt::F32).bytes()).error.message ==
+          "t.gguf: tensor w has more elements or bytes than fit in 64 bits");
+    CHECK(parse(GgufBuilder().tensor("w", {int64_t(1) << 62, 1}, gt::F32).bytes()).error.detail.code == "gguf_tensor_size");
+    CHECK(parse(GgufBuilder().tensor("w", {1}, gt::F32).tensor("w", {1}, gt::F32).bytes()).error.message ==
+          "t.gguf: tensor w appears twice");
+    CHECK(parse(GgufBuilder().tensor(std::string(64, 'n'), {1}, gt::F32).bytes()).error.detail.code == "gguf_tensor_name");
+    CHECK(parse(GgufBuilder().tensor(std::string(63, 'n'), {1}, gt::F32).bytes()).ok());
+
+    // An offset that is not where gguf.cpp expects the tensor.
+    auto bytes = GgufBuilder().tensor("a", {8}, gt::F32).tensor("b", {8}, gt::F32).bytes();
+    bytes[bytes.size() - 8] = 8;  // b's offset: 8 instead of 32
+    CHECK(parse(bytes).error.message == "t.gguf: tensor b starts at data offset 8, expected 32");
+}
+
+TEST_CASE("GGUF: shard names and llama.cpp's printed sizes") {
+    auto n = gguf_shard_names("/m/DeepSeek-R1-Q8_0-00001-of-00015.gguf");
+    REQUIRE(n.size() == 15);
+    CHECK(n[14] == "/m/DeepSeek-R1-Q8_0-00015-of-00015.gguf");
+    CHECK(gguf_shard_names("model-00002-of-00003.gguf").empty());
+    CHECK(gguf_shard_names("model.gguf").empty());
+    CHECK(gguf_shard_names("x-00001-of-0000a.gguf").empty());
+    CHECK(llamacpp_file_size(int64_t(900) << 20, 1000000000) == "900.00 MiB (7.55 BPW)");
+    CHECK(llamacpp_model_params(8030261248) == "8.03 B");
+    CHECK(llamacpp_model_params(671026419200) == "671.03 B");
+    CHECK(llamacpp_model_params(int64_t(1026) * 1000000000) == "1.026 T");
+    CHECK(llamacpp_model_params(751632384) == "751.63 M");
+}
