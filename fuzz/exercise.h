@@ -84,9 +84,24 @@ inline bool exercise_engines(const std::string& text) {
 // file gives the same verdict or a refusal. Headers that parse go through the
 // metadata -> ModelSpec step and llama.cpp's layout; sizes are never negative.
 inline bool exercise_gguf(const uint8_t* data, size_t size) {
+    // A refusal has a category, a known message code and every parameter its template names.
     auto refusal_ok = [](const GgufParse& p) {
-        return !p.error.code.empty() && !p.error.message.empty() && !p.error.detail.code.empty() &&
-               p.error.message.find('<') == std::string::npos;  // every template parameter filled
+        if (p.error.code.empty() || p.error.message.empty()) return false;
+        const char* tpl = nullptr;
+        for (const MessageTemplate& t : message_templates())
+            if (p.error.detail.code == t.code) tpl = t.english;
+        if (!tpl) return false;
+        for (const char* c = tpl; *c; ++c) {
+            if (*c != '{') continue;
+            const char* e = c + 1;
+            while (*e && *e != '}') ++e;
+            const std::string name(c + 1, e);
+            bool found = false;
+            for (const auto& kv : p.error.detail.params) found |= kv.first == name;
+            if (!found) return false;
+            c = *e ? e : e - 1;
+        }
+        return p.error.message == render_english(p.error.detail);
     };
     GgufParse prefix = parse_gguf(data, size, "fuzz.gguf");
     if (prefix.status == GgufParse::Status::NeedMore) {

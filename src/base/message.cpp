@@ -82,7 +82,6 @@ const std::vector<MessageTemplate>& message_templates() {
         {"gguf_tensor_offset", "{file}: tensor {tensor} starts at data offset {offset}, expected {expected}"},
         {"gguf_data_past_end", "{file}: tensor data runs to byte {end} but the file has {size} bytes"},
         {"gguf_no_architecture", "{file}: general.architecture is missing: not a llama.cpp model file"},
-        {"gguf_unsupported_architecture", "{file}: architecture '{arch}' is not one kvbudget can size yet"},
         {"gguf_missing_key", "{file}: {key} is missing"},
         {"gguf_bad_key", "{file}: {key} must be {expected}, got {got}"},
         {"gguf_array_length", "{file}: {key} has {n} entries but {arch}.block_count is {layers}"},

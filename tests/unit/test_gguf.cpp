@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "fixtures.h"
 #include "gguf_builder.h"
 #include "model/gguf.h"
 #include "model/gguf_spec.h"
@@ -280,4 +281,69 @@ TEST_CASE("GGUF: shard names and llama.cpp's printed sizes") {
     CHECK(llamacpp_model_params(671026419200) == "671.03 B");
     CHECK(llamacpp_model_params(int64_t(1026) * 1000000000) == "1.026 T");
     CHECK(llamacpp_model_params(751632384) == "751.63 M");
+}
+
+namespace {
+// Writes the header and zero-filled tensor data, as a real (tiny) GGUF file.
+std::string write_gguf(const GgufBuilder& b, const std::string& name, int64_t cut = -1) {
+    const std::string path = "/tmp/kvb_test_" + name;
+    auto bytes = b.bytes();
+    bytes.resize(static_cast<size_t>(b.file_size()), 0);
+    if (cut >= 0) bytes.resize(static_cast<size_t>(cut));
+    FILE* f = std::fopen(path.c_str(), "wb");
+    REQUIRE(f);
+    std::fwrite(bytes.data(), 1, bytes.size(), f);
+    std::fclose(f);
+    return path;
+}
+GgufBuilder tiny_llama(int shard = -1, int count = 0) {
+    GgufBuilder b;
+    if (shard <= 0) {
+        b.str("general.architecture", "llama").u32("llama.block_count", 2).u32("llama.context_length", 4096)
+            .u32("llama.embedding_length", 256).u32("llama.attention.head_count", 4).u32("llama.attention.head_count_kv", 2)
+            .u32("llama.feed_forward_length", 512).str_array("tokenizer.ggml.tokens", 1000);
+    }
+    if (shard >= 0) b.u16("split.no", static_cast<uint16_t>(shard)).u16("split.count", static_cast<uint16_t>(count)).i32("split.tensors.count", 3);
+    if (shard <= 0) b.tensor("token_embd.weight", {256, 1000}, gt::Q8_0).tensor("blk.0.attn_norm.weight", {256}, gt::F32);
+    if (shard != 0) b.tensor("blk.0.attn_q.weight", {256, 256}, gt::Q4_K);
+    return b;
+}
+}  // namespace
+
+TEST_CASE("CLI: a .gguf path wherever a config is taken; split shards; refusals") {
+    const std::string one = write_gguf(tiny_llama(), "tiny.gguf");
+    auto r = kvb::test::run_cli("inspect " + one);
+    REQUIRE_MESSAGE(r.status == 0, r.out);
+    CHECK(r.out.find("kvb_test_tiny\n  model_type:   llama") == 0);
+    CHECK(r.out.find("    llama_model_loader: - type  f32:    1 tensors\n") != std::string::npos);
+    CHECK(r.out.find("print_info: model params     = 321.79 K") != std::string::npos);
+    auto kv = kvb::test::run_cli("llamacpp " + one + " -c 4096");
+    REQUIRE_MESSAGE(kv.status == 0, kv.out);
+    CHECK(kv.out.find("llama_kv_cache: size =    4.00 MiB (  4096 cells,   2 layers,  1/1 seqs)") != std::string::npos);
+
+    // Split: naming the first shard reads every shard's header.
+    write_gguf(tiny_llama(0, 2), "split-00001-of-00002.gguf");
+    write_gguf(tiny_llama(1, 2), "split-00002-of-00002.gguf");
+    auto s = kvb::test::run_cli("inspect /tmp/kvb_test_split-00001-of-00002.gguf --json");
+    REQUIRE_MESSAGE(s.status == 0, s.out);
+    CHECK(s.out.find("\"name\":\"kvb_test_split\"") != std::string::npos);
+    CHECK(s.out.find("\"tensors\":3,\"shards\":2") != std::string::npos);
+    std::remove("/tmp/kvb_test_split-00002-of-00002.gguf");
+    auto miss = kvb::test::run_cli("inspect /tmp/kvb_test_split-00001-of-00002.gguf");
+    CHECK(miss.status == 1);
+    CHECK(miss.out == "kvbudget: error: cannot read /tmp/kvb_test_split-00002-of-00002.gguf\n");
+
+    // Truncated inside the header, and a file whose tensor data is cut short.
+    GgufBuilder b = tiny_llama();
+    const std::string cut = write_gguf(b, "cut.gguf", 100);
+    auto c = kvb::test::run_cli("inspect " + cut);
+    CHECK(c.status == 1);
+    CHECK(c.out.find("kvbudget: error: kvb_test_cut.gguf is truncated: it ends at byte 100 inside") == 0);
+    const std::string short_data = write_gguf(b, "short.gguf", static_cast<int64_t>(b.file_size()) - 10);
+    auto sd = kvb::test::run_cli("kv " + short_data);
+    CHECK(sd.status == 1);
+    CHECK(sd.out.find("but the file has") != std::string::npos);
+    // GGUF by magic, whatever the extension.
+    const std::string noext = write_gguf(tiny_llama(), "model.bin");
+    CHECK(kvb::test::run_cli("inspect " + noext).status == 0);
 }
