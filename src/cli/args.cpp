@@ -115,8 +115,10 @@ std::optional<ModelSpec> load_gguf(const std::string& path, const std::string& t
     if (ends_with(name, ".gguf")) name.resize(name.size() - 5);
     std::optional<Result<ModelSpec>> m;
     if (path == "-") {
-        GgufParse p = parse_gguf(reinterpret_cast<const uint8_t*>(text.data()), text.size(), "stdin",
-                                 static_cast<int64_t>(text.size()));
+        GgufParse p = parse_gguf(reinterpret_cast<const uint8_t*>(text.data()), text.size(), "stdin");
+        if (p.status == GgufParse::Status::NeedMore)  // stdin ended inside the header
+            p = parse_gguf(reinterpret_cast<const uint8_t*>(text.data()), text.size(), "stdin",
+                           static_cast<int64_t>(text.size()));
         if (!p.ok()) {
             err << "kvbudget: error: " << p.error.message << "\n";
             return std::nullopt;
@@ -162,10 +164,27 @@ std::optional<ModelSpec> load_model(const std::string& path, std::ostream& err) 
             return load_gguf(path, "", err);
     }
     if (path == "-") {
+        // A GGUF on stdin is read only as far as its header reaches (the size of the
+        // whole file, and so whether its tensor data is all there, stays unknown).
+        if (std::cin.peek() == 'G') {
+            std::string head;
+            char buf[1 << 16];
+            for (;;) {
+                GgufParse p = parse_gguf(reinterpret_cast<const uint8_t*>(head.data()), head.size(), "stdin");
+                if (p.status != GgufParse::Status::NeedMore) break;
+                while (head.size() < p.need_total) {
+                    std::cin.read(buf, sizeof buf);
+                    if (std::cin.gcount() <= 0) break;
+                    head.append(buf, static_cast<size_t>(std::cin.gcount()));
+                }
+                if (head.size() < p.need_total) break;  // end of input: parse_gguf says truncated below
+            }
+            if (is_gguf(reinterpret_cast<const uint8_t*>(head.data()), head.size())) return load_gguf(path, head, err);
+            text = head;
+        }
         std::ostringstream ss;
         ss << std::cin.rdbuf();
-        text = ss.str();
-        if (is_gguf(reinterpret_cast<const uint8_t*>(text.data()), text.size())) return load_gguf(path, text, err);
+        text += ss.str();
     } else {
         std::ifstream in(path, std::ios::binary);
         if (!in) {

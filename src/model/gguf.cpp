@@ -358,6 +358,8 @@ bool Reader::tensor(GgufHeader& h, uint64_t k, std::set<std::string>& names, uin
 
 GgufParse parse_gguf(const uint8_t* data, size_t size, const std::string& name, int64_t file_size) {
     GgufParse out;
+    // Bytes past the stated end of the file are not the file's.
+    if (file_size >= 0 && static_cast<uint64_t>(file_size) < size) size = static_cast<size_t>(file_size);
     Reader r{data, static_cast<uint64_t>(size), 0, name, file_size, out};
     // The magic first: anything that is not a GGUF is said so before "need more".
     const size_t seen = size < 4 ? size : 4;
