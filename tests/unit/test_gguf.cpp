@@ -347,3 +347,122 @@ TEST_CASE("CLI: a .gguf path wherever a config is taken; split shards; refusals"
     const std::string noext = write_gguf(tiny_llama(), "model.bin");
     CHECK(kvb::test::run_cli("inspect " + noext).status == 0);
 }
+
+namespace {
+Result<ModelSpec> gguf_spec(GgufBuilder b) {
+    b.tensor("output_norm.weight", {64}, gt::F32);
+    auto bytes = b.bytes();
+    auto p = parse_gguf(bytes.data(), bytes.size(), "m.gguf");
+    REQUIRE_MESSAGE(p.ok(), p.error.message);
+    return spec_from_gguf(p.header, "m");
+}
+GgufBuilder base(const std::string& arch, uint32_t layers, uint32_t heads = 8, uint32_t kv = 2) {
+    GgufBuilder b;
+    b.str("general.architecture", arch).u32(arch + ".block_count", layers).u32(arch + ".context_length", 8192)
+        .u32(arch + ".embedding_length", 512).u32(arch + ".attention.head_count", heads);
+    if (kv > 0) b.u32(arch + ".attention.head_count_kv", kv);  // 0: the test writes a per-layer array
+    return b;
+}
+std::string kinds(const ModelSpec& m) {
+    std::string s;
+    for (const auto& l : m.layers) s += to_string(l.kind)[0];
+    return s;
+}
+}  // namespace
+
+TEST_CASE("GGUF -> ModelSpec: llama.cpp's per-architecture layer patterns") {
+    // Defaults as load_hparams applies them: head_count_kv = head_count, key_length = embd / heads.
+    auto plain = gguf_spec(GgufBuilder().str("general.architecture", "gpt2").u32("gpt2.block_count", 2)
+                               .u32("gpt2.embedding_length", 768).u32("gpt2.attention.head_count", 12));
+    REQUIRE(plain.ok());
+    CHECK(plain->layers[0].kv_heads == 12);
+    CHECK(plain->layers[0].k_head_dim == 64);
+    CHECK(plain->model_type == "gpt2");
+    CHECK(plain->dims.tie_word_embeddings);  // no output.weight tensor
+
+    // Gemma 3: set_swa_pattern(6), window from the file.
+    auto g3 = gguf_spec(base("gemma3", 12, 8, 4).u32("gemma3.attention.key_length", 256).u32("gemma3.attention.sliding_window", 1024));
+    REQUIRE(g3.ok());
+    CHECK(kinds(*g3) == "sssssfsssssf");
+    CHECK(g3->layers[0].window == 1024);
+    CHECK(g3->model_type == "gemma3_text");
+    // Gemma 2: every other layer; Cohere2: every 4th global.
+    CHECK(kinds(*gguf_spec(base("gemma2", 4).u32("gemma2.attention.sliding_window", 4096))) == "sfsf");
+    CHECK(kinds(*gguf_spec(base("cohere2", 8).u32("cohere2.attention.sliding_window", 4096))) == "sssfsssf");
+    // Llama 4: 8192-token chunks, every 4th layer global.
+    auto l4 = gguf_spec(base("llama4", 8));
+    CHECK(kinds(*l4) == "cccfcccf");
+    CHECK(l4->layers[0].window == 8192);
+    // An explicit per-layer pattern in the file wins; a scalar is a period.
+    auto pat = gguf_spec(base("olmo3", 4).u32("olmo3.attention.sliding_window", 4096)
+                             .num_array("olmo3.attention.sliding_window_pattern", GgufType::Bool, 4, {1, 0, 0, 1}));
+    CHECK(kinds(*pat) == "sffs");
+    auto per = gguf_spec(base("exaone4", 4).u32("exaone4.attention.sliding_window", 4096).u32("exaone4.attention.sliding_window_pattern", 4));
+    CHECK(kinds(*per) == "sssf");
+    // Mistral-style "llama" with a window key keeps the whole context (no pattern).
+    CHECK(kinds(*gguf_spec(base("llama", 2).u32("llama.attention.sliding_window", 4096))) == "ff");
+
+    // Per-layer KV heads (Nemotron-NAS / deci): 0 = no attention in that layer.
+    auto deci = gguf_spec(base("deci", 3, 8, 0).num_array("deci.attention.head_count_kv", GgufType::I32, 3, {8, 0, 2}));
+    REQUIRE(deci.ok());
+    CHECK(kinds(*deci) == "fnf");
+    CHECK(deci->layers[2].kv_heads == 2);
+
+    // Nemotron-H: kv == 0 and ff == 0 is Mamba-2, kv == 0 with an MLP is MLP-only.
+    auto nh = gguf_spec(base("nemotron_h", 4, 8, 0)
+                            .num_array("nemotron_h.attention.head_count_kv", GgufType::I32, 4, {0, 0, 2, 0})
+                            .num_array("nemotron_h.feed_forward_length", GgufType::I32, 4, {0, 1024, 0, 0})
+                            .u32("nemotron_h.attention.key_length", 128).u32("nemotron_h.ssm.conv_kernel", 4)
+                            .u32("nemotron_h.ssm.state_size", 128).u32("nemotron_h.ssm.group_count", 8)
+                            .u32("nemotron_h.ssm.time_step_rank", 64).u32("nemotron_h.ssm.inner_size", 4096));
+    REQUIRE_MESSAGE(nh.ok(), (nh.ok() ? "" : nh.error().message));
+    CHECK(kinds(*nh) == "mnfm");
+    CHECK(nh->layers[0].state.conv_dim() == 4096 + 2 * 8 * 128);
+    CHECK(nh->layers[0].state.heads == 64);
+
+    // Falcon-H1: attention and Mamba-2 side by side in every layer.
+    auto fh = gguf_spec(base("falcon-h1", 2).u32("falcon-h1.ssm.conv_kernel", 4).u32("falcon-h1.ssm.state_size", 16)
+                            .u32("falcon-h1.ssm.group_count", 1).u32("falcon-h1.ssm.time_step_rank", 8)
+                            .u32("falcon-h1.ssm.inner_size", 1024));
+    CHECK(kinds(*fh) == "fmfm");
+    // Mamba-1: no groups, no head axis.
+    auto mb = gguf_spec(GgufBuilder().str("general.architecture", "mamba").u32("mamba.block_count", 2)
+                            .u32("mamba.embedding_length", 768).u32("mamba.ssm.conv_kernel", 4)
+                            .u32("mamba.ssm.state_size", 16).u32("mamba.ssm.inner_size", 1536).u32("mamba.ssm.time_step_rank", 48));
+    REQUIRE_MESSAGE(mb.ok(), (mb.ok() ? "" : mb.error().message));
+    CHECK(kinds(*mb) == "mm");
+    CHECK(mb->layers[0].state.n_groups == 0);
+    CHECK(mb->layers[0].state.heads == 0);
+    // Gemma 3n: layers from 20 on reuse earlier layers' KV.
+    auto g3n = gguf_spec(base("gemma3n", 30).u32("gemma3n.attention.sliding_window", 512));
+    CHECK(g3n->count(LayerKind::None) == 10);
+    // Unknown architectures are read from the generic keys and say so.
+    auto unk = gguf_spec(base("newarch", 2));
+    REQUIRE(unk.ok());
+    CHECK(unk->generic);
+    CHECK(unk->notes[0] == "model_type 'newarch' is not known to kvbudget: sized from the generic fields");
+}
+
+TEST_CASE("GGUF -> ModelSpec: refusals name the key") {
+    CHECK(gguf_spec(GgufBuilder().u32("x", 1)).error().message == "m: general.architecture is missing: not a llama.cpp model file");
+    CHECK(gguf_spec(GgufBuilder().str("general.architecture", "llama")).error().message == "m: llama.block_count is missing");
+    CHECK(gguf_spec(GgufBuilder().u32("general.architecture", 3)).error().detail.code == "gguf_bad_key");
+    CHECK(gguf_spec(base("llama", 0)).error().message == "m: llama.block_count must be an integer in 1..100000, got 0");
+    CHECK(gguf_spec(base("llama", 2).str("llama.attention.key_length", "128")).error().message ==
+          "m: llama.attention.key_length must be an integer in 1..65536, got '128'");
+    CHECK(gguf_spec(base("llama", 3, 8, 0).num_array("llama.attention.head_count_kv", GgufType::I32, 2, {2})).error().message ==
+          "m: llama.attention.head_count_kv has 2 entries but llama.block_count is 3");
+    CHECK(gguf_spec(base("llama", 2, 8, 3)).error().detail.code == "gguf_bad_key");  // 8 heads, 3 KV heads
+    CHECK(gguf_spec(base("qwen35", 4)).error().message == "m: qwen35.ssm.conv_kernel is missing");
+    auto mla = gguf_spec(base("deepseek2", 2, 16, 1).u32("deepseek2.attention.kv_lora_rank", 512)
+                             .u32("deepseek2.attention.key_length", 500).u32("deepseek2.attention.value_length", 512)
+                             .u32("deepseek2.attention.key_length_mla", 192).u32("deepseek2.attention.value_length_mla", 128)
+                             .u32("deepseek2.rope.dimension_count", 64));
+    CHECK(mla.error().message ==
+          "m: deepseek2.attention.key_length must be 576 (kv_lora_rank + rope.dimension_count), got 500");
+    // A vocabulary-only GGUF.
+    auto vocab = base("llama", 2).bytes();
+    auto p = parse_gguf(vocab.data(), vocab.size(), "v.gguf");
+    REQUIRE(p.ok());
+    CHECK(spec_from_gguf(p.header, "v").error().message == "v has no tensor infos: a vocabulary-only GGUF holds no model");
+}
