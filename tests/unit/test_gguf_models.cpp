@@ -12,6 +12,7 @@
 
 #include "base/units.h"
 #include "engines/llamacpp.h"
+#include "fixtures.h"
 #include "gguf_builder.h"
 #include "model/gguf.h"
 #include "model/gguf_spec.h"
@@ -502,4 +503,46 @@ TEST_CASE("GGUF Qwen3.6-27B with nextn_predict_layers = 1: 65 blocks, the last h
     bool noted = false;
     for (const auto& n : m.notes) noted |= n.find("nextn_predict_layers = 1") != std::string::npos;
     CHECK(noted);
+}
+
+// The same model read from its config.json and from its GGUF gives llama.cpp the same cache.
+TEST_CASE("GGUF and config.json agree on llama.cpp's KV lines") {
+    struct Case {
+        const char* config;
+        std::vector<GgufHeader> gguf;
+        int64_t ctx;
+    };
+    std::vector<Case> cases;
+    cases.push_back({"openai/gpt-oss-20b",
+                     build([](GgufBuilder& b) { gptoss_meta(b, 24, 32); }, gptoss_tensors(24, 2880, 64, 8, 64, 2880, 32, 201088),
+                           gptoss_rule),
+                     32768});
+    cases.push_back({"Qwen/Qwen3.5-27B",
+                     build([](GgufBuilder& b) { qwen35_meta(b, 64, 5120, 17408, 24, 4, 48, 6144); },
+                           qwen35_tensors(64, 5120, 24, 4, 256, 17408, 248320, 128, 16, 48, 4, 4), q8_0_rule),
+                     16384});
+    cases.push_back({"deepseek-ai/DeepSeek-V3",
+                     build([](GgufBuilder& b) { deepseek_meta(b, true, 7); }, deepseek2_tensors(true), q8_0_rule), 8192});
+    cases.push_back({"meta-llama/Llama-3.1-8B",
+                     build(
+                         [](GgufBuilder& b) {
+                             b.str("general.architecture", "llama").u32("llama.block_count", 32)
+                                 .u32("llama.context_length", 131072).u32("llama.embedding_length", 4096)
+                                 .u32("llama.attention.head_count", 32).u32("llama.attention.head_count_kv", 8);
+                         },
+                         llama_tensors(32, 4096, 32, 8, 128, 14336, 128256, true), q4_k_m_llama_rule),
+                     8192});
+    for (auto& c : cases) {
+        CAPTURE(c.config);
+        ModelSpec from_config = kvb::test::fixture(c.config);
+        ModelSpec from_gguf = spec(c.gguf, c.config);
+        for (int64_t np : {1, 4}) {
+            auto a = layout(from_config, c.ctx, np), b = layout(from_gguf, c.ctx, np);
+            CHECK(a.log_lines == b.log_lines);
+            CHECK(a.total_bytes == b.total_bytes);
+            CHECK(a.recurrent.r_bytes == b.recurrent.r_bytes);
+            CHECK(a.recurrent.s_bytes == b.recurrent.s_bytes);
+        }
+        CHECK(from_config.max_position_embeddings == from_gguf.max_position_embeddings);
+    }
 }
