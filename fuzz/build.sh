@@ -15,7 +15,7 @@ for f in "$root"/src/{base,model,kv,engines,budget,report,sim}/*.cpp; do
   clang++-14 "${flags[@]/-fsanitize=fuzzer,/-fsanitize=fuzzer-no-link,}" -c "$f" -o "$o"
   objs+=("$o")
 done
-for target in fuzz_config fuzz_engines; do
+for target in fuzz_config fuzz_engines fuzz_gguf; do
   clang++-14 "${flags[@]}" "${objs[@]}" "$root/fuzz/$target.cpp" -o "$out/$target"
   echo "$out/$target"
 done

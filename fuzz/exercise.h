@@ -11,6 +11,8 @@
 #include "report/json.h"
 #include "kv/kv.h"
 #include "engines/llamacpp.h"
+#include "model/gguf.h"
+#include "model/gguf_spec.h"
 #include "model/model.h"
 #include "engines/transformers_cache.h"
 #include "engines/vllm.h"
@@ -82,6 +84,61 @@ inline bool exercise_engines(const std::string& text) {
         if (a->budget && a->budget->per_gpu.total_bytes < 0) return false;
         (void)to_json_text(a.value());
     }
+    return true;
+}
+
+// GGUF reader: a prefix either parses, asks for more than it has (never less, never
+// past 512 MiB), or is refused with a code and a coded message; the whole input as a
+// file gives the same verdict or a refusal. Headers that parse go through the
+// metadata -> ModelSpec step and llama.cpp's layout; sizes are never negative.
+inline bool exercise_gguf(const uint8_t* data, size_t size) {
+    // A refusal has a category, a known message code and every parameter its template names.
+    auto refusal_ok = [](const GgufParse& p) {
+        if (p.error.code.empty() || p.error.message.empty()) return false;
+        const char* tpl = nullptr;
+        for (const MessageTemplate& t : message_templates())
+            if (p.error.detail.code == t.code) tpl = t.english;
+        if (!tpl) return false;
+        for (const char* c = tpl; *c; ++c) {
+            if (*c != '{') continue;
+            const char* e = c + 1;
+            while (*e && *e != '}') ++e;
+            const std::string name(c + 1, e);
+            bool found = false;
+            for (const auto& kv : p.error.detail.params) found |= kv.first == name;
+            if (!found) return false;
+            c = *e ? e : e - 1;
+        }
+        return p.error.message == render_english(p.error.detail);
+    };
+    GgufParse prefix = parse_gguf(data, size, "fuzz.gguf");
+    if (prefix.status == GgufParse::Status::NeedMore) {
+        if (prefix.need_total <= size || prefix.need_total > (uint64_t(512) << 20)) return false;
+    } else if (prefix.status == GgufParse::Status::Error) {
+        if (!refusal_ok(prefix)) return false;
+    }
+    GgufParse whole = parse_gguf(data, size, "fuzz.gguf", static_cast<int64_t>(size));
+    if (whole.status == GgufParse::Status::NeedMore) return false;  // the file size is known
+    if (whole.status == GgufParse::Status::Error && !refusal_ok(whole)) return false;
+    // A header that parses as a prefix is refused as a whole file only for its missing data.
+    if (prefix.ok() && !whole.ok() && whole.error.detail.code != "gguf_data_past_end") return false;
+    if (!prefix.ok()) return whole.status == GgufParse::Status::Error;
+    const GgufHeader& h = prefix.header;
+    if (h.tensor_bytes < 0 || h.tensor_elements < 0 || h.data_offset < h.header_bytes || h.header_bytes > size) return false;
+    auto m = spec_from_gguf(h, "fuzz");
+    if (!m) return !m.error().code.empty() && !m.error().message.empty();
+    if (m->layers.empty() || !m->gguf || m->gguf->tensor_bytes != h.tensor_bytes) return false;
+    if (auto kt = vllm_kv_type("auto", m->dtype)) {
+        if (ideal_kv(m.value(), uniform_kv_dtypes(m.value(), kt.value())).bytes_per_token < 0) return false;
+    }
+    LlamaOptions lo;
+    lo.n_ctx = 4096;
+    lo.n_seq_max = 1 + static_cast<int64_t>(size % 4);
+    if (auto l = llamacpp_layout(m.value(), lo)) {
+        if (l->total_bytes < 0 || l->kv_bytes < 0) return false;
+    }
+    (void)llamacpp_file_size(h.tensor_bytes, h.tensor_elements);
+    (void)llamacpp_model_params(h.tensor_elements);
     return true;
 }
 

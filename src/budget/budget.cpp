@@ -163,9 +163,11 @@ void resolve_parallelism(const BudgetInputs& in, BudgetResult& r) {
 Result<WeightFormat> resolve_weights(const ModelSpec& m, const BudgetInputs& in, BudgetResult& r) {
     const bool vllm = in.engine == BudgetEngine::Vllm, hf = in.engine == BudgetEngine::Transformers;
     std::string wname = in.weights.empty() ? "auto" : in.weights;
+    // A GGUF file is its own weights: llama.cpp loads exactly its tensors.
+    const bool gguf_file = m.gguf && !vllm && !hf && lower(wname) == "auto";
     if (!vllm && !hf && lower(wname) == "auto") {
         wname = "Q4_K_M";
-        r.notes.push_back(note("gguf_default"));
+        if (!gguf_file) r.notes.push_back(note("gguf_default"));
     }
     auto fmt = weight_format(wname, m);
     if (!fmt) return fmt.error();
@@ -176,6 +178,19 @@ Result<WeightFormat> resolve_weights(const ModelSpec& m, const BudgetInputs& in,
     auto wb = weight_bytes(m, fmt.value(), in.params, r.tp, r.pp);
     if (!wb) return wb.error();
     r.weights = std::move(wb.value());
+    if (gguf_file) {
+        // Active bytes keep the counted share (routed experts are read per token, not all of them).
+        const double active = r.weights.bytes > 0 ? double(r.weights.active_bytes) / double(r.weights.bytes) : 1.0;
+        r.weights.bytes = r.weights.per_gpu_bytes = m.gguf->tensor_bytes;
+        r.weights.stage_bytes = {m.gguf->tensor_bytes};
+        r.weights.params = m.gguf->params;
+        r.weights.active_bytes = static_cast<int64_t>(double(m.gguf->tensor_bytes) * active);
+        r.weights.bits_per_weight = m.gguf->params > 0 ? double(m.gguf->tensor_bytes) * 8.0 / double(m.gguf->params) : 0;
+        r.weights.format.name = "gguf";
+        r.weights.notes.clear();
+        r.notes.push_back(note("gguf_file_weights", {{"bytes", format_bytes(m.gguf->tensor_bytes)},
+                                                      {"params", with_commas(m.gguf->params)}}));
+    }
     for (const auto& n : r.weights.notes) r.notes.push_back(n);
     return fmt;
 }

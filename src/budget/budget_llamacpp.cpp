@@ -20,6 +20,7 @@ std::string gguf_file(const ModelSpec& m, const std::string& fmt) {
     std::string base = m.name;
     if (auto s = base.find_last_of('/'); s != std::string::npos) base = base.substr(s + 1);
     if (base.empty()) base = "model";
+    if (m.source == "gguf") return base.size() > 5 && base.compare(base.size() - 5, 5, ".gguf") == 0 ? base : base + ".gguf";
     std::string f = fmt == "bf16" ? "BF16" : fmt == "fp16" ? "F16" : fmt == "fp32" ? "F32" : fmt;
     return base + "-" + f + ".gguf";
 }

@@ -1,11 +1,15 @@
 #include "args.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <vector>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
 #include "base/units.h"
+#include "model/gguf.h"
+#include "model/gguf_spec.h"
 
 namespace kvb::cli {
 
@@ -55,18 +59,132 @@ std::optional<Args> parse_command(const std::string& name, const std::vector<std
         return std::nullopt;
     }
     if (a->positional.size() != 1) {
-        err << "kvbudget: error: " << name << " takes one CONFIG (a config.json path, or - for stdin)\n" << help;
+        err << "kvbudget: error: " << name << " takes one CONFIG (a config.json or .gguf path, or - for stdin)\n" << help;
         return std::nullopt;
     }
     return a;
 }
 
+namespace {
+
+bool ends_with(const std::string& s, const std::string& tail) {
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+std::string base_name(const std::string& path) {
+    auto slash = path.find_last_of('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// Reads only as much of a GGUF file as its header needs: a first 1 MiB, then whatever
+// the parser asks for (metadata with a 262k-token vocabulary is ~10 MiB; tensor data
+// is never read).
+std::optional<GgufHeader> read_gguf_header(const std::string& path, std::ostream& err) {
+    std::ifstream in(path, std::ios::binary | std::ios::ate);
+    if (!in) {
+        err << "kvbudget: error: cannot read " << path << "\n";
+        return std::nullopt;
+    }
+    const int64_t file_size = static_cast<int64_t>(in.tellg());
+    in.seekg(0);
+    std::vector<uint8_t> buf;
+    uint64_t want = 1 << 20;
+    for (;;) {
+        const uint64_t have = buf.size();
+        const uint64_t target = std::min<uint64_t>(want, static_cast<uint64_t>(file_size));
+        if (target > have) {
+            buf.resize(static_cast<size_t>(target));
+            in.read(reinterpret_cast<char*>(buf.data() + have), static_cast<std::streamsize>(target - have));
+            if (static_cast<uint64_t>(in.gcount()) != target - have) {
+                err << "kvbudget: error: cannot read " << path << "\n";
+                return std::nullopt;
+            }
+        }
+        GgufParse p = parse_gguf(buf.data(), buf.size(), base_name(path), file_size);
+        if (p.ok()) return std::move(p.header);
+        if (p.status == GgufParse::Status::Error) {
+            err << "kvbudget: error: " << p.error.message << "\n";
+            return std::nullopt;
+        }
+        want = std::max<uint64_t>(p.need_total, buf.size() * 2);  // parse_gguf caps need_total at 512 MiB
+    }
+}
+
+std::optional<ModelSpec> load_gguf(const std::string& path, const std::string& text, std::ostream& err) {
+    std::string name = base_name(path);
+    if (ends_with(name, ".gguf")) name.resize(name.size() - 5);
+    std::optional<Result<ModelSpec>> m;
+    if (path == "-") {
+        GgufParse p = parse_gguf(reinterpret_cast<const uint8_t*>(text.data()), text.size(), "stdin");
+        if (p.status == GgufParse::Status::NeedMore)  // stdin ended inside the header
+            p = parse_gguf(reinterpret_cast<const uint8_t*>(text.data()), text.size(), "stdin",
+                           static_cast<int64_t>(text.size()));
+        if (!p.ok()) {
+            err << "kvbudget: error: " << p.error.message << "\n";
+            return std::nullopt;
+        }
+        m = spec_from_gguf(p.header, "stdin");
+    } else {
+        // Split models: every shard's header (the first shard holds the metadata, each
+        // shard a share of the tensors).
+        std::vector<std::string> shards = gguf_shard_names(path);
+        if (shards.size() > 1) {
+            std::vector<GgufHeader> headers;
+            for (const auto& s : shards) {
+                auto h = read_gguf_header(s, err);
+                if (!h) return std::nullopt;
+                headers.push_back(std::move(*h));
+            }
+            const auto cut = name.rfind("-00001-of-");
+            if (cut != std::string::npos) name.resize(cut);
+            m = spec_from_gguf_shards(headers, name);
+        } else {
+            auto h = read_gguf_header(path, err);
+            if (!h) return std::nullopt;
+            m = spec_from_gguf(*h, name);
+        }
+    }
+    if (!*m) {
+        err << "kvbudget: error: " << m->error().message << "\n";
+        return std::nullopt;
+    }
+    return m->value();
+}
+
+}  // namespace
+
 std::optional<ModelSpec> load_model(const std::string& path, std::ostream& err) {
     std::string text;
+    if (path != "-") {
+        // GGUF by extension or by magic: only the header is read, never the whole file.
+        char magic[4] = {0, 0, 0, 0};
+        std::ifstream probe(path, std::ios::binary);
+        if (probe) probe.read(magic, 4);
+        if (ends_with(path, ".gguf") || (probe && probe.gcount() == 4 && std::string(magic, 4) == "GGUF"))
+            return load_gguf(path, "", err);
+    }
     if (path == "-") {
+        // A GGUF on stdin is read only as far as its header reaches (the size of the
+        // whole file, and so whether its tensor data is all there, stays unknown).
+        if (std::cin.peek() == 'G') {
+            std::string head;
+            char buf[1 << 16];
+            for (;;) {
+                GgufParse p = parse_gguf(reinterpret_cast<const uint8_t*>(head.data()), head.size(), "stdin");
+                if (p.status != GgufParse::Status::NeedMore) break;
+                while (head.size() < p.need_total) {
+                    std::cin.read(buf, sizeof buf);
+                    if (std::cin.gcount() <= 0) break;
+                    head.append(buf, static_cast<size_t>(std::cin.gcount()));
+                }
+                if (head.size() < p.need_total) break;  // end of input: parse_gguf says truncated below
+            }
+            if (is_gguf(reinterpret_cast<const uint8_t*>(head.data()), head.size())) return load_gguf(path, head, err);
+            text = head;
+        }
         std::ostringstream ss;
         ss << std::cin.rdbuf();
-        text = ss.str();
+        text += ss.str();
     } else {
         std::ifstream in(path, std::ios::binary);
         if (!in) {

@@ -7,6 +7,7 @@
 #include "kv/kv.h"
 #include "kv/tables.h"
 #include "base/units.h"
+#include "model/gguf_spec.h"
 
 namespace kvb::cli {
 
@@ -103,6 +104,14 @@ int cmd_inspect(const std::vector<std::string>& argv, std::ostream& out, std::os
         for (const auto& r : runs) print_run(r.first, r.count);
     }
     if (!m->quant.method.empty()) out << "  quantization: " << m->quant.method << (m->quant.bits ? " " + std::to_string(m->quant.bits) + "-bit" : "") << "\n";
+    if (m->gguf) {
+        // The loader's own lines for this file, so they can be compared with a llama.cpp log.
+        const GgufWeights& g = *m->gguf;
+        out << "  gguf:         " << with_commas(g.n_tensors) << " tensors" << (g.shards > 1 ? " in " + std::to_string(g.shards) + " shards" : "") << "\n";
+        for (const auto& l : llamacpp_type_lines(g)) out << "    llama_model_loader: - " << l << "\n";
+        out << "    print_info: file size   = " << llamacpp_file_size(g.tensor_bytes, g.params) << "\n";
+        out << "    print_info: model params     = " << llamacpp_model_params(g.params) << "\n";
+    }
     for (const auto& n : m->notes) out << "  note: " << render_english(n) << "\n";
     return kOk;
 }

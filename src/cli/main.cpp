@@ -10,7 +10,7 @@ namespace {
 
 const char* kHelpText = R"(kvbudget: where does GPU memory go when you serve an LLM, and what fits?
 
-Usage: kvbudget COMMAND CONFIG [options]      (CONFIG: a Hugging Face config.json, or - for stdin)
+Usage: kvbudget COMMAND CONFIG [options]      (CONFIG: a Hugging Face config.json, a .gguf file, or - for stdin)
 
 Commands:
   inspect   the normalized per-layer model spec

@@ -2,6 +2,7 @@
 // Every formula downstream sums over `layers`; nothing assumes all layers look alike.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -89,6 +90,21 @@ struct WeightDims {
     int64_t max_position_embeddings = 0;
 };
 
+// What a GGUF header says about the weights, exactly: llama.cpp's loader sums the
+// same tensors for its "file size" (ggml_nbytes) and "model params" (elements) lines.
+struct GgufWeights {
+    int64_t tensor_bytes = 0;  // sum of ggml_nbytes over every tensor of every shard
+    int64_t params = 0;        // sum of elements (includes MTP / nextn layers and vision-free text tensors)
+    int64_t n_tensors = 0;
+    int64_t shards = 1;
+    // {ggml type name, tensor count} in ggml type id order, as "llama_model_loader: - type q4_K: 193 tensors"
+    std::vector<std::pair<std::string, int64_t>> type_counts;
+    int64_t file_type = -1;    // general.file_type (llama_ftype), -1 when absent
+    std::string arch;          // general.architecture
+    int64_t nextn_layers = 0;  // {arch}.nextn_predict_layers: layers in block_count without a KV cache
+    bool split_mla = false;    // deepseek2 with attn_k_b / attn_v_b (MLA cache); false = per-head K/V cache
+};
+
 struct ModelSpec {
     std::string name;          // model id or file name, used in messages
     std::string model_type;    // of the text model
@@ -105,6 +121,8 @@ struct ModelSpec {
     WeightDims dims;
     Quantization quant;
     std::vector<Message> notes;  // defaults filled, fields ignored, ...
+    std::string source = "config";   // "config" (config.json) or "gguf" (a GGUF header)
+    std::optional<GgufWeights> gguf; // set when source == "gguf"
 
     int64_t count(LayerKind k) const;
     bool has(LayerKind k) const { return count(k) > 0; }

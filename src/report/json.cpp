@@ -81,6 +81,15 @@ json group_json(const LayerGroup& g) {
     return j;
 }
 
+// Exactly what llama.cpp's loader counts in the file: tensor bytes, elements, types.
+json gguf_json(const GgufWeights& g) {
+    json types = json::object();
+    for (const auto& [type, n] : g.type_counts) types[type] = n;
+    return {{"tensor_bytes", g.tensor_bytes}, {"params", g.params},   {"tensors", g.n_tensors},
+            {"shards", g.shards},             {"file_type", g.file_type}, {"nextn_layers", g.nextn_layers},
+            {"split_mla", g.split_mla},       {"type_counts", types}};
+}
+
 json model_json(const ModelSpec& m) {
     json counts = json::object();
     for (LayerKind k : {LayerKind::Full, LayerKind::Sliding, LayerKind::Chunked, LayerKind::Mla, LayerKind::Linear,
@@ -115,6 +124,8 @@ json model_json(const ModelSpec& m) {
         {"num_experts", m.dims.num_experts},
         {"experts_per_token", m.dims.experts_per_token},
         {"quantization", {{"method", m.quant.method}, {"bits", m.quant.bits}, {"group_size", m.quant.group_size}}},
+        {"source", m.source},
+        {"gguf", m.gguf ? gguf_json(*m.gguf) : json(nullptr)},
         {"notes", notes_json(m.notes)},
     };
 }

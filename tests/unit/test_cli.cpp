@@ -16,7 +16,7 @@ TEST_CASE("exit status: 0 success, 1 refused input, 2 usage") {
     CHECK(r.out.rfind("kvbudget: error: unknown command 'frobnicate'", 0) == 0);
     r = run_cli("kv");
     CHECK(r.status == 2);
-    CHECK(r.out.rfind("kvbudget: error: kv takes one CONFIG (a config.json path, or - for stdin)\n", 0) == 0);
+    CHECK(r.out.rfind("kvbudget: error: kv takes one CONFIG (a config.json or .gguf path, or - for stdin)\n", 0) == 0);
     r = run_cli("kv " + config_path("Qwen--Qwen3-8B") + " --context");
     CHECK(r.status == 2);
     CHECK(r.out == "kvbudget: error: --context needs a value\n");
