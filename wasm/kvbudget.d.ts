@@ -1,16 +1,29 @@
 // Contract of wasm/kvbudget.js, the ES-module wrapper over the embind module built
-// from wasm/bindings.cpp. Every number is computed by the C++ core; bytes are
-// integers (exact below 2^53, which any real memory size is).
+// from wasm/bindings.cpp. Every value is the C++ core's own JSON (src/report/json.cpp),
+// the same text `kvbudget inspect|budget --json` prints: field names are the C++
+// member names, snake_case. Bytes are integers (exact below 2^53, which any real
+// memory size is). tests/node/answer-vs-cli.test.mjs keeps this true byte for byte.
 
-/** Thrown for every error value of the core ({ok:false, code, message}). */
+/** A note, warning or refusal: a stable code with named parameters (src/base/message.h). */
+export interface Message {
+  code: string;
+  /** Already formatted as the English page shows them (42,656; 4.50 GiB). */
+  params: Record<string, string>;
+  /** The core's English (the CLI's wording); web/i18n/<lang>.json "msg.<code>" words it for the page. */
+  text: string;
+}
+
+/** Thrown for every error value of the core ({ok:false, code, message, detail}). */
 export class KvbudgetError extends Error {
   readonly name: 'KvbudgetError';
-  /** Stable code: not_json, missing_field, bad_value, unsupported_architecture, bad_handle, load_failed, internal, ... */
+  /** Stable category: not_json, missing_field, bad_value, unsupported_architecture, bad_handle, load_failed, internal, ... */
   readonly code: string;
+  /** The same refusal as a Message, for other languages; null for the wrapper's own errors. */
+  readonly detail: Message | null;
 }
 
 export interface LoadOptions {
-  /** Node: the .wasm bytes (build-wasm-web/kvbudget.wasm). */
+  /** Node: the .wasm bytes. */
   wasmBinary?: ArrayBuffer | Uint8Array;
   /** Page: where kvbudget.wasm is served. */
   wasmUrl?: string;
@@ -22,147 +35,158 @@ export function loadKvbudget(options?: LoadOptions): Promise<Kvbudget>;
 export type LayerKind = 'full' | 'sliding' | 'chunked' | 'mla' | 'linear' | 'mamba' | 'none';
 export type Engine = 'vllm' | 'llamacpp' | 'transformers';
 
-export interface LayerGroup {
+/** One layer's geometry; which fields are present depends on `kind`. */
+export interface Layer {
   kind: LayerKind;
-  /** Layers in this group of identical geometry, and the first one's index. */
-  layers: number;
-  firstLayer: number;
-  kvHeads?: number;
-  kHeadDim?: number;
-  vHeadDim?: number;
+  kv_heads?: number; k_head_dim?: number; v_head_dim?: number;
+  /** sliding: window tokens; chunked: chunk tokens. */
   window?: number;
-  kvLoraRank?: number;
-  qkRopeHeadDim?: number;
-  convKernel?: number;
-  dInner?: number;
-  nGroups?: number;
-  dState?: number;
-  heads?: number;
-  convElems?: number;
-  ssmElems?: number;
+  kv_lora_rank?: number; qk_rope_head_dim?: number;
+  conv_kernel?: number; d_inner?: number; n_groups?: number; d_state?: number; heads?: number;
+  conv_elems?: number; ssm_elems?: number;
 }
 
-export interface FormulaGroup extends LayerGroup {
-  bytesPerTokenPerLayer: number;
-  bytesPerToken: number;
-  stateBytesPerLayer: number;
-  stateBytes: number;
+export interface LayerGroup extends Layer {
+  layers: number;
+  first_layer: number;
 }
 
-export interface ModelSpecSummary {
-  name: string;
-  modelType: string;
-  architecture: string;
-  family: string;
-  generic: boolean;
-  multimodal: boolean;
-  dtype: string;
-  maxPositionEmbeddings: number;
-  numLayers: number;
-  notes: string[];
-  quantization: { method: string; bits: number; groupSize: number };
-  hiddenSize: number;
-  numAttentionHeads: number;
-  vocabSize: number;
-  numExperts: number;
-  expertsPerToken: number;
-  /** Layer count per kind, only kinds present. */
-  layerCounts: Partial<Record<LayerKind, number>>;
-  layerGroups: LayerGroup[];
+/** `kvbudget inspect --json`. */
+export interface ModelSpec {
+  name: string; model_type: string; architecture: string; family: string;
+  generic: boolean; multimodal: boolean; dtype: string; ssm_dtype: string;
+  max_position_embeddings: number; num_layers: number;
+  layer_counts: Partial<Record<LayerKind, number>>;
+  layer_groups: LayerGroup[];
+  layers: Layer[];
+  hidden_size: number; num_attention_heads: number; vocab_size: number; num_experts: number; experts_per_token: number;
+  quantization: { method: string; bits: number; group_size: number };
+  /** "config" or "gguf". */
+  source: string;
+  gguf: null | {
+    tensor_bytes: number; params: number; tensors: number; shards: number; file_type: number;
+    nextn_layers: number; split_mla: boolean; type_counts: Record<string, number>;
+  };
+  notes: Message[];
 }
 
-export interface ComputeInput {
-  engine?: Engine;                 // default vllm
-  context?: number;                // tokens per sequence (vLLM --max-model-len), default 32768
-  seqs?: number;                   // concurrent sequences (--max-num-seqs / -np), default 1
-  kvDtype?: string;                // vLLM / transformers spelling, default auto
-  cacheTypeK?: string;             // llama.cpp -ctk, default f16
-  cacheTypeV?: string;             // llama.cpp -ctv, default f16
-  gpu?: string;                    // GPU catalog id; '' = gpuMemoryBytes
-  gpuMemoryBytes?: number;
-  gpuCount?: number;
-  gpuMemoryUtilization?: number | null;  // null/absent = the engine's default
-  weightsFormat?: string;          // auto | bf16 | fp8 | awq | Q4_K_M | ... (catalog().weightFormats)
-  tensorParallel?: number;         // 0/absent = gpuCount
-  hubParameters?: number;          // exact parameter count from the Hub (safetensors total); 0 = count
+/** BudgetInputs (src/budget/budget.h) by name; every field optional, 0 / "" = the engine's default. */
+export interface BudgetInputs {
+  engine?: Engine;
+  gpu?: string; gpu_memory_bytes?: number; gpu_count?: number;
+  /** 0 = engine default (vLLM 0.9, others 1.0). */
+  gpu_memory_utilization?: number;
+  weights?: string; params?: number;
+  /** Tokens per request; 0 = the model's limit. */
+  context?: number;
+  /** Requests served at once. */
+  seqs?: number;
+  /** vLLM --max-num-seqs; 0 = vLLM's default for the GPU, raised to `seqs`. */
+  max_num_seqs?: number;
+  /** vLLM --kv-cache-dtype, or llama.cpp -ctk. */
+  kv_cache_dtype?: string;
+  /** llama.cpp -ctv ("" = -ctk). */
+  kv_cache_dtype_v?: string;
+  tensor_parallel_size?: number; pipeline_parallel_size?: number;
+  max_num_batched_tokens?: number; block_size?: number; enforce_eager?: boolean;
+  activation_bytes?: number; overhead_bytes?: number; cudagraph_bytes?: number; n_ubatch?: number;
 }
 
-export interface KvTypeInfo { name: string; blockValues: number; blockBytes: number }
+export interface KvType { name: string; block_values: number; block_bytes: number }
+
+/** `kvbudget kv --json`. */
+export interface KvReport {
+  model: string; engine: Engine;
+  k_type: KvType; v_type: KvType; conv_state_bytes: number; ssm_state_bytes: number;
+  context: number; seqs: number;
+  bytes_per_token: number; windowed_bytes_per_token: number; state_bytes_per_seq: number;
+  bytes_per_seq: number; bytes_total: number;
+  kinds: { kind: LayerKind; layers: number; bytes_per_token: number; window: number; state_bytes: number }[];
+  formula: (LayerGroup & { bytes_per_token_per_layer: number; bytes_per_token: number; state_bytes_per_layer: number; state_bytes: number })[];
+  context_table: { context: number; is_model_max: boolean; bytes_per_seq: number; bytes_total: number; vs_weights: number }[];
+  head_variants: { variant: 'MHA' | 'actual' | 'MQA'; kv_heads: number; bytes_per_token: number; bytes_total: number | null }[];
+  ladder: { step: string; detail: string; bytes_per_token: number | null; kv_bytes: number; saving: number }[];
+  curve: { contexts: number[]; bytes: number[] };
+  weights_bytes: number; crossover_context: number;
+  notes: Message[];
+}
+
+/** One GPU's memory as the bar shows it. */
+export interface PerGpu {
+  capacity_bytes: number; usable_bytes: number; weights_bytes: number; kv_bytes: number;
+  activation_bytes: number; overhead_bytes: number; total_bytes: number; free_bytes: number;
+}
 
 export interface Budget {
-  engine: string;
-  gpuId: string;
-  gpuName: string;
-  gpuCount: number;
-  tp: number;
-  pp: number;
-  gpuMemoryUtilization: number;
-  /** Per GPU from here on. */
-  capacityBytes: number;
-  usableBytes: number;
-  weightsBytes: number;            // whole model
-  weightsPerGpuBytes: number;
-  weightsFormat: string;
-  params: number;
-  kvBytes: number;                 // engine KV for context x seqs (blocks / cells rounded)
-  kvPoolBytes: number;
-  activationsBytes: number;
-  overheadBytes: number;           // runtime overhead + CUDA graphs
-  totalBytes: number;              // weights + kv + activations + overhead
-  freeBytes: number;               // capacity - total (negative: over)
-  fits: boolean;                   // one request of `context` fits
-  allSeqsFit: boolean;             // `seqs` of them fit at once
-  maxContext: number;
-  maxContextCapped: boolean;
-  maxConcurrency: number;
-  vllmConcurrency: number;
-  maxModelLen: number;
-  maxNumSeqs: number;
-  kvCacheDtype: string;
+  engine: Engine;
+  gpu: { id: string; name: string; total_bytes: number; count: number };
+  tensor_parallel_size: number; pipeline_parallel_size: number; gpu_memory_utilization: number; requested_bytes: number;
+  weights: { format: string; params: number; bytes: number; per_gpu_bytes: number; active_bytes: number; vision_bytes: number; bits_per_weight: number };
+  activation_bytes: number; activation_estimated: boolean; overhead_bytes: number; overhead_estimated: boolean;
+  cudagraph_bytes: number; cudagraph_estimated: boolean; kv_pool_bytes: number;
+  kv_cache_dtype: string; kv_cache_dtype_v: string;
+  context: number; model_max_len: number; seqs: number;
+  max_num_seqs: number; max_num_seqs_default: number; max_num_batched_tokens: number;
+  per_gpu: PerGpu;
+  fits: boolean; all_seqs_fit: boolean; max_context: number; max_context_capped: boolean; max_concurrency: number;
+  /** What the engine prints at start-up, exactly (none for transformers). */
+  log_lines: string[];
+  /** vllm serve / llama-server line, or the transformers snippet: only the flags the answer needs. */
+  command: string;
+  /** The engine's own refusal, verbatim (vLLM's ValueError); "" when it starts. */
+  engine_error: string;
+  /** Why it does not fit, in kvbudget's words. */
+  verdict_reason: Message | null;
+  decode: {
+    context: number; weight_bytes_per_token: number; kv_bytes_per_token: number; bandwidth_bytes_per_s: number;
+    tokens_per_s_single: number; batch: number; tokens_per_s_batch: number;
+  };
+  notes: Message[];
+  vllm?: { num_blocks: number; tokens: number; max_concurrency: number; request_bytes: number; estimated_max_model_len: number };
+  llamacpp?: { kv_bytes: number; n_ctx: number; n_seq_max: number };
+  transformers?: { cache_bytes: number; cache_transient_bytes: number };
 }
 
-export interface View {
-  model: { name: string; maxPositionEmbeddings: number };
-  engine: Engine;
-  kvTypes: { k: KvTypeInfo; v: KvTypeInfo; convStateBytes: number; ssmStateBytes: number };
-  kv: {
-    bytesPerToken: number;          // context-proportional part, one sequence, all layers, no TP split
-    windowedBytesPerToken: number;
-    stateBytesPerSeq: number;
-    bytesPerSeq: number;
-    bytesTotal: number;             // context x seqs (windows capped, state added) = `kvbudget kv` bytes_at_context
-    context: number;
-    seqs: number;
-    kinds: { kind: LayerKind; layers: number; bytesPerToken: number; window: number; stateBytes: number }[];
+/** `kvbudget budget --json`: everything the page shows for these settings. */
+export interface Answer {
+  /** As asked. */
+  inputs: Required<BudgetInputs>;
+  /** The page's headline numbers by their data-metric names; null where the engine refused. */
+  metrics: {
+    'kv-bytes-per-token': number; 'kv-bytes-total': number;
+    'weights-bytes': number | null; 'total-bytes': number | null; 'max-context': number | null; 'max-concurrency': number | null;
   };
-  formula: FormulaGroup[];
-  contextTable: { context: number; isModelMax: boolean; beyondModelMax: boolean; bytesPerSeq: number; bytesTotal: number; vsWeights?: number }[];
-  comparison: { variant: 'MHA' | 'actual' | 'MQA'; kvHeads: number; bytesPerToken: number; bytesTotal: number | null }[];
-  chart: { contexts: number[]; kvBytes: number[]; weightsBytes: number; capacityBytes: number; crossoverContext: number };
-  ladder: { step: 'mha' | 'model' | 'fp8' | 'q8_0' | 'q4_0' | 'contiguous' | 'mla'; detail: string; bytesPerToken: number | null; kvBytes: number; saving: number }[];
   budget: Budget | null;
-  /** The engine refused the settings (e.g. context past the model's limit); KV numbers still valid. */
-  budgetError: { code: string; message: string } | null;
-  engineView: { logLines: string[]; command: string; error: string; notes: string[] } | null;
-  decode: {
-    context: number; weightBytesPerToken: number; kvBytesPerToken: number; tokensPerSecondSingle: number;
-    batch: number; tokensPerSecondBatch: number; bandwidthBytesPerS: number;
-  } | null;
-  notes: string[];
+  /** The engine refusing this model at these settings (the KV numbers still stand). */
+  refusal: { code: string; message: string; detail: Message | null } | null;
+  /** All GPUs' memory, for the chart's line. */
+  chart_capacity_bytes: number;
+  kv: KvReport;
 }
 
 export interface Model {
   readonly handle: number;
-  readonly spec: ModelSpecSummary;
-  /** Everything the page shows for these settings. Throws KvbudgetError on bad input. */
-  compute(input?: ComputeInput): View;
+  readonly spec: ModelSpec;
+  /** Throws KvbudgetError when the inputs themselves are refused. */
+  compute(input?: BudgetInputs): Answer;
   /** Frees the parsed model in the module. */
   release(): void;
 }
 
 export interface GpuInfo {
-  id: string; name: string; vendor: string; memoryBytes: number; totalBytes: number;
-  bandwidthBytesPerS: number; unifiedMemory: boolean;
+  id: string; name: string; vendor: string; memory_bytes: number; total_bytes: number;
+  bandwidth_bytes_per_s: number; unified_memory: boolean;
+}
+
+/** What the page builds its controls from, constant for a module. */
+export interface Catalog {
+  /** budget_input_limits(): the same bounds validate() refuses with. */
+  limits: Record<string, { min: number; max: number; flag: string }>;
+  kv_types: Record<Engine, string[]>;
+  gpus: GpuInfo[];
+  weight_formats: string[];
+  /** Every code the core can emit, with its English template. */
+  messages: { code: string; english: string }[];
 }
 
 export interface Kvbudget {
@@ -172,7 +196,7 @@ export interface Kvbudget {
   /** "24GiB", "80GB", "512MiB", bytes; as the CLI parses sizes. */
   parseSize(text: string): number;
   formatBytes(n: number): string;
-  catalog(): { gpus: GpuInfo[]; weightFormats: { id: string; label: string }[] };
+  catalog(): Catalog;
   /** Prepares a paging simulation of `model` (one run per policy); throws KvbudgetError on bad input. */
   simulate(model: Model, input?: SimInput): Simulation;
 }

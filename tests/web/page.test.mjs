@@ -90,6 +90,8 @@ test('default view: Llama-3.1-8B at 32K from the bundled catalog, no hub request
   await context.close();
 });
 
+const METRICS = ['kv-bytes-per-token', 'kv-bytes-total', 'weights-bytes', 'total-bytes', 'max-context', 'max-concurrency'];
+
 test('every fixture id loaded through the hub gives the CLI numbers', async () => {
   const { page, context, requests, errors } = await open();
   const files = fs.readdirSync(fixturesDir).filter((f) => f.endsWith('.json')).sort();
@@ -113,23 +115,22 @@ test('every fixture id loaded through the hub gives the CLI numbers', async () =
     assert.equal(state, 'ready', `${id}: ${await page.textContent('[data-role="error"]')}`);
     assert.equal(await page.textContent('[data-role="model-name"]'), id);
     assert.equal(await metric(page, 'kv-bytes-per-token'), expected.bytes_per_token, `${id} kv-bytes-per-token`);
-    assert.equal(await metric(page, 'kv-bytes-total'), expected.bytes_at_context, `${id} kv-bytes-total at ${ctx}`);
-    // The budget on the default 24 GB GPU, against `kvbudget budget`.
-    let budget = null;
+    assert.equal(await metric(page, 'kv-bytes-total'), expected.bytes_total, `${id} kv-bytes-total at ${ctx}`);
+    // The budget on the default 24 GB GPU, against `kvbudget budget`: every metric the page marks.
+    let answer = null;
     let refusal = '';
     try {
-      budget = cliJson(['budget', path.join(fixturesDir, f), '--gpu', 'rtx-4090', '--max-model-len', String(ctx), '--max-num-seqs', '1']);
+      answer = cliJson(['budget', path.join(fixturesDir, f), '--gpu', 'rtx-4090', '--max-model-len', String(ctx), '--seqs', '1']);
     } catch (e) {
       refusal = String(e.stderr).replace(/^kvbudget: error: /, '').trim();
     }
-    if (budget) {
-      assert.equal(await metric(page, 'weights-bytes'), budget.weights.bytes, `${id} weights-bytes`);
-      assert.equal(await metric(page, 'max-context'), budget.max_context, `${id} max-context`);
-      assert.equal(await metric(page, 'max-concurrency'), budget.max_concurrency, `${id} max-concurrency`);
+    if (answer) {
+      for (const name of METRICS) assert.equal(await metric(page, name), answer.metrics[name], `${id} ${name}`);
       const log = (await page.locator('[data-role="engine-log"]').count()) ? await page.textContent('[data-role="engine-log"]') : '';
-      assert.equal(log, budget.log_lines.join('\n'), `${id} vLLM log lines`);
+      assert.equal(log, answer.budget.log_lines.join('\n'), `${id} vLLM log lines`);
     } else {
-      assert.equal(await page.textContent('[data-role="budget-error"]'), refusal, `${id} budget refusal`);
+      assert.ok(refusal, `${id}: the CLI refused without a message`);
+      assert.equal(await page.getAttribute('[data-role="verdict"]', 'data-verdict'), 'refused', `${id} budget refusal`);
     }
   }
   assert.ok(hub.requests.some((r) => r.path === '/Qwen/Qwen3-8B/resolve/main/config.json'));
@@ -140,43 +141,43 @@ test('every fixture id loaded through the hub gives the CLI numbers', async () =
 
 test('default view budget: the seed article case, as `kvbudget budget` computes it', async () => {
   const { page, context } = await open();
-  const b = cliJson(['budget', path.join(fixturesDir, 'meta-llama--Llama-3.1-8B.json'), '--gpu', 'rtx-4090', '--max-model-len', '32768', '--max-num-seqs', '1']);
-  assert.equal(await metric(page, 'weights-bytes'), b.weights.bytes);
-  assert.equal(await metric(page, 'max-context'), b.max_context);
-  assert.equal(await metric(page, 'max-concurrency'), b.max_concurrency);
-  assert.ok((await metric(page, 'total-bytes')) > b.weights.per_gpu_bytes);
+  const a = cliJson(['budget', path.join(fixturesDir, 'meta-llama--Llama-3.1-8B.json'), '--gpu', 'rtx-4090', '--max-model-len', '32768']);
+  for (const name of METRICS) assert.equal(await metric(page, name), a.metrics[name], name);
   assert.equal(await page.getAttribute('[data-role="verdict"]', 'data-verdict'), 'fits');
-  assert.equal(await page.textContent('[data-role="engine-log"]'), b.log_lines.join('\n'));
-  assert.equal(await page.textContent('[data-role="engine-command"]'), b.command);
+  assert.equal(await page.textContent('[data-role="engine-log"]'), a.budget.log_lines.join('\n'));
+  assert.equal(await page.textContent('[data-role="engine-command"]'), a.budget.command);
+  assert.equal(a.budget.command, 'vllm serve meta-llama/Llama-3.1-8B --max-model-len 32768');
   // llama.cpp: its own log line and command.
   await page.selectOption('#ctl-engine', 'llamacpp');
-  const l = cliJson(['budget', path.join(fixturesDir, 'meta-llama--Llama-3.1-8B.json'), '--gpu', 'rtx-4090', '--engine', 'llamacpp', '--max-model-len', '32768', '--max-num-seqs', '1', '--kv-cache-dtype', 'f16']);
-  assert.equal(await page.textContent('[data-role="engine-log"]'), l.log_lines.join('\n'));
-  assert.equal(await page.textContent('[data-role="engine-command"]'), l.command);
-  assert.equal(await metric(page, 'max-context'), l.max_context);
-  // A GPU too small: the verdict says so.
+  const l = cliJson(['budget', path.join(fixturesDir, 'meta-llama--Llama-3.1-8B.json'), '--gpu', 'rtx-4090', '--engine', 'llamacpp', '--max-model-len', '32768', '--kv-cache-dtype', 'f16']);
+  assert.equal(await page.textContent('[data-role="engine-log"]'), l.budget.log_lines.join('\n'));
+  assert.equal(await page.textContent('[data-role="engine-command"]'), l.budget.command);
+  for (const name of METRICS) assert.equal(await metric(page, name), l.metrics[name], 'llama.cpp ' + name);
+  // A GPU too small: the verdict says so, with vLLM's own words and the core's reason in the page's.
   await page.selectOption('#ctl-engine', 'vllm');
   await page.selectOption('#ctl-gpu', '');
   await page.fill('#ctl-gpu-mem', '8GiB');
   await page.press('#ctl-gpu-mem', 'Enter');
   await page.waitForFunction(() => document.querySelector('[data-role="verdict"]')?.dataset.verdict !== 'fits');
-  const small = cliJson(['budget', path.join(fixturesDir, 'meta-llama--Llama-3.1-8B.json'), '--gpu-memory', '8GiB', '--max-model-len', '32768', '--max-num-seqs', '1']);
-  assert.equal(small.fits, false);
+  const small = cliJson(['budget', path.join(fixturesDir, 'meta-llama--Llama-3.1-8B.json'), '--gpu-memory', '8GiB', '--max-model-len', '32768']);
+  assert.equal(small.budget.fits, false);
   assert.equal(await page.getAttribute('[data-role="verdict"]', 'data-verdict'), 'nofit');
-  assert.equal(await page.textContent('[data-role="engine-error"]'), small.error);
+  assert.equal(await page.textContent('[data-role="engine-error"]'), small.budget.engine_error);
+  assert.equal(await page.textContent('[data-role="verdict-reason"]'), msg('msg.' + small.budget.verdict_reason.code, small.budget.verdict_reason.params));
   await context.close();
 });
 
 test('tensor parallel: the bar is per GPU, as kvbudget budget splits it', async () => {
   const { page, context } = await open('model=Qwen/Qwen3-32B&gpu=h100-sxm&gpuCount=4&tp=4&ctx=32768&seqs=8');
-  const b = cliJson(['budget', path.join(fixturesDir, 'Qwen--Qwen3-32B.json'), '--gpu', 'h100-sxm', '--gpu-count', '4', '-tp', '4', '--max-model-len', '32768', '--max-num-seqs', '8']);
+  const a = cliJson(['budget', path.join(fixturesDir, 'Qwen--Qwen3-32B.json'), '--gpu', 'h100-sxm', '--gpu-count', '4', '-tp', '4', '--max-model-len', '32768', '--seqs', '8']);
   const part = async (k) => Number(await page.getAttribute(`[data-part="${k}"]`, 'data-value'));
-  assert.equal(await part('weights'), b.weights.per_gpu_bytes);
-  assert.equal(await part('activations'), b.activation_bytes);
-  assert.equal(await part('overhead'), b.overhead_bytes + b.cudagraph_bytes);
-  assert.equal(await metric(page, 'weights-bytes'), b.weights.bytes);
-  assert.equal(await metric(page, 'max-concurrency'), b.max_concurrency);
-  assert.equal(await page.textContent('[data-role="engine-command"]'), b.command);
+  const g = a.budget.per_gpu;
+  assert.equal(await part('weights'), g.weights_bytes);
+  assert.equal(await part('kv'), g.kv_bytes);
+  assert.equal(await part('activations'), g.activation_bytes);
+  assert.equal(await part('overhead'), g.overhead_bytes);
+  for (const name of METRICS) assert.equal(await metric(page, name), a.metrics[name], name);
+  assert.equal(await page.textContent('[data-role="engine-command"]'), a.budget.command);
   await context.close();
 });
 
@@ -189,13 +190,13 @@ test('controls recompute: context, sequences, KV dtype', async () => {
   await page.selectOption('#ctl-kv', 'fp8');
   const cli = cliJson(['kv', path.join(fixturesDir, 'meta-llama--Llama-3.1-8B.json'), '--context', '8192', '--seqs', '4', '--kv-dtype', 'fp8']);
   assert.equal(await metric(page, 'kv-bytes-per-token'), cli.bytes_per_token);
-  assert.equal(await metric(page, 'kv-bytes-total'), cli.bytes_at_context);
+  assert.equal(await metric(page, 'kv-bytes-total'), cli.bytes_total);
   await page.selectOption('#ctl-engine', 'llamacpp');
   await page.selectOption('#ctl-ctk', 'q8_0');
   await page.selectOption('#ctl-ctv', 'q8_0');
   const cl2 = cliJson(['kv', path.join(fixturesDir, 'meta-llama--Llama-3.1-8B.json'), '--context', '8192', '--seqs', '4', '--engine', 'llamacpp', '--kv-dtype', 'q8_0']);
   assert.equal(await metric(page, 'kv-bytes-per-token'), cl2.bytes_per_token);
-  assert.equal(await metric(page, 'kv-bytes-total'), cl2.bytes_at_context);
+  assert.equal(await metric(page, 'kv-bytes-total'), cl2.bytes_total);
   const url = new URL(page.url());
   assert.equal(url.searchParams.get('ctx'), '8192');
   assert.equal(url.searchParams.get('engine'), 'llamacpp');
@@ -206,7 +207,7 @@ test('URL state reproduces the view', async () => {
   const { page, context } = await open('model=Qwen/Qwen3-8B&ctx=4096&seqs=2&engine=llamacpp&ctk=q4_0&ctv=q4_0');
   const cli = cliJson(['kv', path.join(fixturesDir, 'Qwen--Qwen3-8B.json'), '--context', '4096', '--seqs', '2', '--engine', 'llamacpp', '--kv-dtype', 'q4_0']);
   assert.equal(await metric(page, 'kv-bytes-per-token'), cli.bytes_per_token);
-  assert.equal(await metric(page, 'kv-bytes-total'), cli.bytes_at_context);
+  assert.equal(await metric(page, 'kv-bytes-total'), cli.bytes_total);
   await context.close();
 });
 
@@ -279,9 +280,9 @@ test("the Hub's safetensors parameter count is used for the weights", async () =
   const { page, context } = await open();
   await loadId(page, 'params/model');
   assert.equal(await page.getAttribute('body', 'data-state'), 'ready');
-  const b = cliJson(['budget', path.join(fixturesDir, 'meta-llama--Llama-3.1-8B.json'), '--gpu', 'rtx-4090', '--max-model-len', '32768', '--max-num-seqs', '1', '--params', '9000000000']);
-  assert.equal(await metric(page, 'weights-bytes'), b.weights.bytes);
-  assert.equal(b.weights.bytes, 18e9);
+  const a = cliJson(['budget', path.join(fixturesDir, 'meta-llama--Llama-3.1-8B.json'), '--gpu', 'rtx-4090', '--max-model-len', '32768', '--params', '9000000000']);
+  assert.equal(await metric(page, 'weights-bytes'), a.metrics['weights-bytes']);
+  assert.equal(a.budget.weights.bytes, 18e9);
   await context.close();
 });
 
@@ -389,5 +390,40 @@ test('every control has a label; fits a 360 px wide phone without sideways scrol
   assert.deepEqual(unlabelled, []);
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert.ok(overflow <= 0, `page is ${overflow}px wider than the screen`);
+  await context.close();
+});
+
+// Issue 8's operator case: the page and `kvbudget budget` give one answer, and the command the
+// page prints, read back flag by flag, serves what the page promises (vLLM's own --max-num-seqs).
+test('operator case: Llama-3.1-70B on 4 x H100, TP 4, 32K: the CLI\'s numbers and a command that means the same', async () => {
+  const { page, context } = await open('model=meta-llama/Llama-3.1-70B&gpu=h100-sxm&gpuCount=4&tp=4&ctx=32768&seqs=16');
+  const file = path.join(fixturesDir, 'meta-llama--Llama-3.1-70B.json');
+  const args = ['budget', file, '--gpu', 'h100-sxm', '--gpu-count', '4', '-tp', '4', '--max-model-len', '32768', '--seqs', '16'];
+  const check = async (a) => {
+    for (const name of METRICS) assert.equal(await metric(page, name), a.metrics[name], name);
+    const command = await page.textContent('[data-role="engine-command"]');
+    assert.equal(command, a.budget.command);
+    // Read back: every flag is one the page set, with the page's value; the rest is vLLM's default.
+    const words = command.split(' ');
+    assert.deepEqual(words.slice(0, 3), ['vllm', 'serve', 'meta-llama/Llama-3.1-70B']);
+    const flags = Object.fromEntries(words.slice(3).reduce((acc, w, i, all) => (i % 2 ? acc : [...acc, [w, all[i + 1]]]), []));
+    const url = new URL(page.url()).searchParams;
+    assert.equal(flags['--max-model-len'], url.get('ctx'));
+    assert.equal(flags['--tensor-parallel-size'], url.get('tp'));
+    assert.equal(flags['--kv-cache-dtype'], url.get('kv') ?? undefined);
+    assert.equal(flags['--max-num-seqs'], undefined, 'vLLM keeps its own --max-num-seqs default');
+    assert.deepEqual(Object.keys(flags).filter((f) => !['--max-model-len', '--tensor-parallel-size', '--kv-cache-dtype'].includes(f)), []);
+  };
+  const a = cliJson(args);
+  assert.equal(a.metrics['max-concurrency'], 13);
+  assert.equal(a.budget.max_num_seqs, 1024);
+  await check(a);
+  assert.equal(await page.getAttribute('[data-role="verdict"]', 'data-verdict'), 'partial');
+  await page.selectOption('#ctl-kv', 'fp8');
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('kv') === 'fp8');
+  const f = cliJson([...args, '--kv-cache-dtype', 'fp8']);
+  assert.equal(f.metrics['max-concurrency'], 26);
+  await check(f);
+  assert.equal(await page.getAttribute('[data-role="verdict"]', 'data-verdict'), 'fits');
   await context.close();
 });
