@@ -145,13 +145,13 @@ test('default view budget: the seed article case, as `kvbudget budget` computes 
   for (const name of METRICS) assert.equal(await metric(page, name), a.metrics[name], name);
   assert.equal(await page.getAttribute('[data-role="verdict"]', 'data-verdict'), 'fits');
   assert.equal(await page.textContent('[data-role="engine-log"]'), a.budget.log_lines.join('\n'));
-  assert.equal(await page.textContent('[data-role="engine-command"]'), a.budget.command);
+  assert.equal(await page.textContent('[data-role="command"]'), a.budget.command);
   assert.equal(a.budget.command, 'vllm serve meta-llama/Llama-3.1-8B --max-model-len 32768');
   // llama.cpp: its own log line and command.
   await page.selectOption('#ctl-engine', 'llamacpp');
   const l = cliJson(['budget', path.join(fixturesDir, 'meta-llama--Llama-3.1-8B.json'), '--gpu', 'rtx-4090', '--engine', 'llamacpp', '--max-model-len', '32768', '--kv-cache-dtype', 'f16']);
   assert.equal(await page.textContent('[data-role="engine-log"]'), l.budget.log_lines.join('\n'));
-  assert.equal(await page.textContent('[data-role="engine-command"]'), l.budget.command);
+  assert.equal(await page.textContent('[data-role="command"]'), l.budget.command);
   for (const name of METRICS) assert.equal(await metric(page, name), l.metrics[name], 'llama.cpp ' + name);
   // A GPU too small: the verdict says so, with vLLM's own words and the core's reason in the page's.
   await page.selectOption('#ctl-engine', 'vllm');
@@ -177,7 +177,7 @@ test('tensor parallel: the bar is per GPU, as kvbudget budget splits it', async 
   assert.equal(await part('activations'), g.activation_bytes);
   assert.equal(await part('overhead'), g.overhead_bytes);
   for (const name of METRICS) assert.equal(await metric(page, name), a.metrics[name], name);
-  assert.equal(await page.textContent('[data-role="engine-command"]'), a.budget.command);
+  assert.equal(await page.textContent('[data-role="command"]'), a.budget.command);
   await context.close();
 });
 
@@ -401,7 +401,7 @@ test('operator case: Llama-3.1-70B on 4 x H100, TP 4, 32K: the CLI\'s numbers an
   const args = ['budget', file, '--gpu', 'h100-sxm', '--gpu-count', '4', '-tp', '4', '--max-model-len', '32768', '--seqs', '16'];
   const check = async (a) => {
     for (const name of METRICS) assert.equal(await metric(page, name), a.metrics[name], name);
-    const command = await page.textContent('[data-role="engine-command"]');
+    const command = await page.textContent('[data-role="command"]');
     assert.equal(command, a.budget.command);
     // Read back: every flag is one the page set, with the page's value; the rest is vLLM's default.
     const words = command.split(' ');

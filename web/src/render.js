@@ -123,6 +123,8 @@ export function renderResults(app, view) {
     const verdict = !b.fits ? 'nofit' : b.all_seqs_fit ? 'fits' : 'partial';
     const params = { used: bytes(g.total_bytes), capacity: bytes(g.usable_bytes), gpu: b.gpu.name || t('controls.gpuCustom'), n: int(b.max_concurrency), seqs: seqText, ctx: ctxText };
     top.push(h('p', { class: 'verdict ' + verdict, 'data-role': 'verdict', 'data-verdict': verdict }, t('verdict.' + verdict, params)));
+    top.push(h('p', { class: 'verdict-gpu muted' }, t('verdict.gpuLabel'), ' ',
+      h('span', { 'data-role': 'gpu' }, (b.gpu.count > 1 ? `${b.gpu.count} × ` : '') + (b.gpu.name || t('controls.gpuCustom')))));
     if (b.verdict_reason) top.push(h('p', { class: 'muted', 'data-role': 'verdict-reason' }, tMsg(b.verdict_reason)));
     top.push(...stackedBar(g));
     if (b.gpu.count > 1) top.push(h('p', { class: 'muted' }, t(b.engine === 'vllm' ? 'bar.perGpu' : 'bar.perGpuLayers', { n: b.gpu.count, tp: b.tensor_parallel_size, pp: b.pipeline_parallel_size })));
@@ -212,7 +214,7 @@ export function renderResults(app, view) {
     out.push(section('engine', t('engine.heading'),
       b.engine_error ? h('div', { class: 'engine-error' }, h('p', null, t('engine.error')), h('pre', { 'data-role': 'engine-error' }, b.engine_error)) : null,
       logText ? [h('h4', null, t('engine.logs')), h('pre', { class: 'log', 'data-role': 'engine-log' }, logText)] : null,
-      b.command ? [h('h4', null, t('engine.command')), h('div', { class: 'cmd' }, h('pre', { 'data-role': 'engine-command' }, b.command), copyButton(() => b.command))] : null,
+      b.command ? [h('h4', null, t('engine.command')), h('div', { class: 'cmd' }, h('pre', { 'data-role': 'command' }, b.command), copyButton(() => b.command))] : null,
       b.notes.length ? [h('h4', null, t('engine.notes')), h('ul', null, b.notes.map((n) => h('li', null, tMsg(n))))] : null));
 
     const d = b.decode;
