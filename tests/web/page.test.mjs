@@ -407,10 +407,11 @@ test('operator case: Llama-3.1-70B on 4 x H100, TP 4, 32K: the CLI\'s numbers an
     const words = command.split(' ');
     assert.deepEqual(words.slice(0, 3), ['vllm', 'serve', 'meta-llama/Llama-3.1-70B']);
     const flags = Object.fromEntries(words.slice(3).reduce((acc, w, i, all) => (i % 2 ? acc : [...acc, [w, all[i + 1]]]), []));
-    const url = new URL(page.url()).searchParams;
-    assert.equal(flags['--max-model-len'], url.get('ctx'));
-    assert.equal(flags['--tensor-parallel-size'], url.get('tp'));
-    assert.equal(flags['--kv-cache-dtype'], url.get('kv') ?? undefined);
+    // The page's own controls: the values the page computed with.
+    assert.equal(flags['--max-model-len'], await page.inputValue('#ctl-ctx'));
+    assert.equal(flags['--tensor-parallel-size'], await page.inputValue('#ctl-tp'));
+    const kv = await page.inputValue('#ctl-kv');
+    assert.equal(flags['--kv-cache-dtype'], kv === 'auto' ? undefined : kv);
     assert.equal(flags['--max-num-seqs'], undefined, 'vLLM keeps its own --max-num-seqs default');
     assert.deepEqual(Object.keys(flags).filter((f) => !['--max-model-len', '--tensor-parallel-size', '--kv-cache-dtype'].includes(f)), []);
   };
