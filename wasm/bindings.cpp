@@ -27,18 +27,10 @@
 #include "base/result.h"
 #include "base/units.h"
 #include "kv/tables.h"
-#if KVB_HAVE_GPUS
 #include "budget/gpus.h"
-#endif
-#if KVB_HAVE_WEIGHTS
 #include "model/weights.h"
-#endif
-#if KVB_HAVE_BUDGET
 #include "budget/budget.h"
-#endif
-#if KVB_HAVE_TRANSFORMERS_CACHE
 #include "engines/transformers_cache.h"
-#endif
 
 using nlohmann::json;
 
@@ -286,7 +278,6 @@ void write_ladder(Out& o, const kvb::ModelSpec& m, int64_t context, int64_t seqs
     o.end_arr();
 }
 
-#if KVB_HAVE_BUDGET
 struct BudgetView {
     kvb::BudgetResult b;
     int64_t kv_need = 0;
@@ -346,9 +337,7 @@ kvb::Result<BudgetView> budget_view(const kvb::ModelSpec& m, const Input& r, con
         kvb::add_overflows(v.total, v.overhead, &v.total)) {
         v.total = INT64_MAX;
     }
-#if KVB_HAVE_GPUS
     if (const kvb::Gpu* g = b.gpu_id.empty() ? nullptr : kvb::find_gpu(b.gpu_id)) v.bandwidth = g->bandwidth_bytes_per_s;
-#endif
     if (kvb::mul_overflows(b.gpu_total_bytes, b.gpu_count, &v.capacity_all)) v.capacity_all = 0;
     return v;
 }
@@ -383,7 +372,6 @@ void write_budget(Out& o, const BudgetView& v) {
         .kv("bandwidthBytesPerS", v.bandwidth)
         .end_obj();
 }
-#endif
 
 std::string compute(int handle, const std::string& input_text) {
     const kvb::ModelSpec* mp = find_model(handle);
@@ -420,7 +408,6 @@ std::string compute(int handle, const std::string& input_text) {
     // The engine budget first: its refusal changes what else is written.
     std::vector<std::string> notes;
     std::optional<kvb::Error> budget_error;
-#if KVB_HAVE_BUDGET
     std::optional<BudgetView> bv;
     {
         auto got = budget_view(*mp, r, engine, kv, ctk, ctv, context, seqs);
@@ -434,9 +421,6 @@ std::string compute(int handle, const std::string& input_text) {
         }
     }
     const int64_t weights_bytes = bv ? bv->b.weights.bytes : 0;
-#else
-    const int64_t weights_bytes = 0;
-#endif
 
     Out o;
     o.obj();
@@ -488,25 +472,17 @@ std::string compute(int handle, const std::string& input_text) {
     o.end_arr().key("kvBytes").arr();
     for (int64_t y : ys) o.v(y);
     o.end_arr();
-#if KVB_HAVE_BUDGET
     o.kv("weightsBytes", weights_bytes).kv("capacityBytes", bv ? bv->capacity_all : int64_t{0})
         .kv("crossoverContext", bv ? kvb::crossover_context(m, d, weights_bytes, seqs) : int64_t{0});
-#else
-    o.kv("weightsBytes", int64_t{0}).kv("capacityBytes", int64_t{0}).kv("crossoverContext", int64_t{0});
-#endif
     o.end_obj();
 
     o.key("ladder");
     write_ladder(o, *mp, context, seqs);
-#if KVB_HAVE_BUDGET
     if (bv) {
         write_budget(o, *bv);
     } else {
         o.key("budget").null().key("engineView").null().key("decode").null();
     }
-#else
-    o.key("budget").null().key("engineView").null().key("decode").null();
-#endif
     o.key("budgetError");
     if (budget_error) {
         o.obj().kv("code", budget_error->code).kv("message", budget_error->message).end_obj();
@@ -551,17 +527,13 @@ std::string format_bytes(double bytes) {
 // Lists the page builds its selects from: GPUs and weight formats as the core knows them.
 std::string catalog() {
     json gpus = json::array();
-#if KVB_HAVE_GPUS
     for (const auto& g : kvb::gpu_catalog()) {
         gpus.push_back({{"id", g.id}, {"name", g.name}, {"vendor", g.vendor}, {"memoryBytes", g.memory_bytes},
                         {"totalBytes", g.total_bytes()}, {"bandwidthBytesPerS", g.bandwidth_bytes_per_s},
                         {"unifiedMemory", g.unified_memory}});
     }
-#endif
     json formats = json::array();
-#if KVB_HAVE_WEIGHTS
     for (const auto& n : kvb::weight_format_names()) formats.push_back({{"id", n}, {"label", n}});
-#endif
     return ok({{"gpus", gpus}, {"weightFormats", formats}});
 }
 

@@ -10,7 +10,7 @@ export class KvbudgetError extends Error {
 }
 
 export interface LoadOptions {
-  /** Node: the .wasm bytes (build-wasm-web/kvbudget.wasm). */
+  /** Node: the .wasm bytes (build-wasm/kvbudget.wasm). */
   wasmBinary?: ArrayBuffer | Uint8Array;
   /** Page: where kvbudget.wasm is served. */
   wasmUrl?: string;
