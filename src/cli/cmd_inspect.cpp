@@ -136,7 +136,7 @@ int cmd_inspect(const std::vector<std::string>& argv, std::ostream& out, std::os
         for (const auto& r : runs) print_run(r.first, r.count);
     }
     if (!m->quant.method.empty()) out << "  quantization: " << m->quant.method << (m->quant.bits ? " " + std::to_string(m->quant.bits) + "-bit" : "") << "\n";
-    for (const auto& n : m->notes) out << "  note: " << n << "\n";
+    for (const auto& text : m->notes) out << "  note: " << text << "\n";
     return kOk;
 }
 
