@@ -24,19 +24,20 @@ cmake --build --preset fuzz -j2
 out=build-fuzz/smoke
 rm -rf "$out"
 mkdir -p "$out/artifacts"
+stat() { awk -v k="stat::$2:" '$1 == k { print $2 }' "$out/$1.log"; }
 run() {
   local target=$1
   shift
   mkdir -p "$out/$target"
   local start=$SECONDS
   if ! "build-fuzz/fuzz/$target" -max_total_time="$secs" -timeout="$timeout" -print_final_stats=1 \
-      -artifact_prefix="$out/artifacts/$target-" "$@" "$out/$target" 2>"$out/$target.log" \
-      "${corpus[@]}"; then
+      -artifact_prefix="$out/artifacts/$target-" "$@" "$out/$target" "${corpus[@]}" 2>"$out/$target.log"; then
     tail -n 40 "$out/$target.log" >&2
     echo "fuzz smoke: $target FAILED (log: $out/$target.log; input: $out/artifacts/)" >&2
     exit 1
   fi
-  echo "fuzz smoke: $target ok, $(grep -o 'number_of_executed_units: [0-9]*' "$out/$target.log" | grep -o '[0-9]*$') runs in $((SECONDS - start)) s, slowest input $(grep -o 'slowest_unit_time_sec: [0-9]*' "$out/$target.log" | grep -o '[0-9]*$') s"
+  echo "fuzz smoke: $target ok: $(stat "$target" number_of_executed_units) runs in $((SECONDS - start)) s," \
+    "slowest input $(stat "$target" slowest_unit_time_sec) s, peak RSS $(stat "$target" peak_rss_mb) MB"
 }
 corpus=(fuzz/corpus)
 run fuzz_config -dict=fuzz/config.dict -max_len=65536
