@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Assembles the deployable static site in site/: index.html, the JS + CSS bundle
 // (esbuild), the .wasm, the model catalog and the trace CSVs when present.
-// Run after scripts/build-wasm.sh (npm run build does both).
+// Run after the WASM build (cmake --preset wasm; npm run build does both).
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,10 +11,10 @@ import { generateCatalog } from './gen-catalog.mjs';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // KVB_SITE_DIR builds elsewhere (parallel builds and tests must not race on site/).
 const site = path.resolve(root, process.env.KVB_SITE_DIR || 'site');
-const wasmDir = path.join(root, 'build-wasm-web');
+const wasmDir = path.join(root, 'build-wasm');
 
 if (!fs.existsSync(path.join(wasmDir, 'kvbudget.wasm'))) {
-  console.error('build-site: build-wasm-web/kvbudget.wasm is missing; run scripts/build-wasm.sh first');
+  console.error('build-site: build-wasm/kvbudget.wasm is missing; run npm run build:wasm (cmake --preset wasm && cmake --build --preset wasm) first');
   process.exit(1);
 }
 

@@ -1,7 +1,7 @@
 // Thin ES-module wrapper over the embind module: loads it once, lazily, and turns
 // the core's error values ({ok:false, code, message}) into KvbudgetError in one place.
 // The page and the node tests both use this file; see kvbudget.d.ts for the contract.
-import createKvbudgetModule from '../build-wasm-web/kvbudget.mjs';
+import createKvbudgetModule from '../build-wasm/kvbudget.mjs';
 
 export class KvbudgetError extends Error {
   constructor(code, message, detail = null) {

@@ -73,7 +73,7 @@ async function pageLoad() {
 }
 
 async function recompute() {
-  const core = await loadKvbudget({ wasmBinary: fs.readFileSync(path.join(root, 'build-wasm-web/kvbudget.wasm')) });
+  const core = await loadKvbudget({ wasmBinary: fs.readFileSync(path.join(root, 'build-wasm/kvbudget.wasm')) });
   const out = [];
   for (const [file, id] of [
     ['meta-llama--Llama-3.1-8B.json', 'meta-llama/Llama-3.1-8B'],

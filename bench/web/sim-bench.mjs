@@ -42,7 +42,7 @@ function native() {
 }
 
 async function wasmNode() {
-  const kvb = await loadKvbudget({ wasmBinary: fs.readFileSync(path.join(root, 'build-wasm-web/kvbudget.wasm')) });
+  const kvb = await loadKvbudget({ wasmBinary: fs.readFileSync(path.join(root, 'build-wasm/kvbudget.wasm')) });
   const model = kvb.parseConfig(fs.readFileSync(fixture, 'utf8'), 'meta-llama/Llama-3.1-8B');
   const trace = fs.readFileSync(tracePath, 'utf8');
   const input = { gpu: 'a100-80gb', maxModelLen: 16384, workload: 'azure-conv', trace, policies: ['paged'] };

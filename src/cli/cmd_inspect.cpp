@@ -112,7 +112,7 @@ int cmd_inspect(const std::vector<std::string>& argv, std::ostream& out, std::os
         out << "    print_info: file size   = " << llamacpp_file_size(g.tensor_bytes, g.params) << "\n";
         out << "    print_info: model params     = " << llamacpp_model_params(g.params) << "\n";
     }
-    for (const auto& n : m->notes) out << "  note: " << render_english(n) << "\n";
+    for (const auto& msg : m->notes) out << "  note: " << render_english(msg) << "\n";
     return kOk;
 }
 

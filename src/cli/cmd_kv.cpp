@@ -126,12 +126,12 @@ int cmd_kv(const std::vector<std::string>& argv, std::ostream& out, std::ostream
         }
     }
     out << "  Optimization ladder (" << with_commas(*context) << " tokens x " << *seqs << "):\n";
-    for (const auto& r : ladder) {
-        std::string label = r.step + " (" + r.detail + ")";
+    for (const auto& step : ladder) {
+        std::string label = step.step + " (" + step.detail + ")";
         char pct[32];
-        double change = -r.saving * 100;
+        double change = -step.saving * 100;
         std::snprintf(pct, sizeof pct, "%+.1f%%", change == 0 ? 0.0 : change);
-        out << "    " << label << std::string(label.size() < 44 ? 44 - label.size() : 1, ' ') << format_bytes(r.kv_bytes)
+        out << "    " << label << std::string(label.size() < 44 ? 44 - label.size() : 1, ' ') << format_bytes(step.kv_bytes)
             << "  " << pct << "\n";
     }
     for (const Message& n : r.notes) out << "  note: " << render_english(n) << "\n";

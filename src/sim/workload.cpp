@@ -256,6 +256,9 @@ bool parse_timestamp(const std::string& s, int64_t* ns) {
         return false;
     static const int mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
     if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || h > 23 || mi > 59 || se > 60) return false;
+    // Nanoseconds since 1970 in int64 end in 2262, and two stamps must subtract without
+    // overflow: years 1970-2199 keep both (fuzz_sim found year 4046 overflowing).
+    if (y < 1970 || y > 2199) return false;
     size_t i = 19;
     int64_t frac = 0;
     if (i < s.size() && s[i] == '.') {

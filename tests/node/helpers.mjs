@@ -19,7 +19,7 @@ export function fixtures() {
 }
 
 export function core() {
-  return loadKvbudget({ wasmBinary: fs.readFileSync(path.join(root, 'build-wasm-web/kvbudget.wasm')) });
+  return loadKvbudget({ wasmBinary: fs.readFileSync(path.join(root, 'build-wasm/kvbudget.wasm')) });
 }
 
 // {ok: true, json} or {ok: false, status, stderr}
