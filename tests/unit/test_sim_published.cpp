@@ -60,7 +60,10 @@ Summary run(const SimConfig& c, const std::vector<Request>& reqs) {
 
 // Fig. 2: where the KV memory goes, as shares of the memory in use (the paper's
 // bars), measured every step at saturation: an offline batch of 3,000 ShareGPT-like
-// requests keeps the queue full for the whole run. Published (Fig. 2 labels):
+// requests keeps the queue full for the whole run. Published (Fig. 2 labels; the
+// token-state shares are quoted in docs/paging.md and the paper's text, the other
+// three columns were transcribed from the figure's labels and have not been checked
+// against the PDF a second time):
 //            token states  reservation  internal frag.  external frag. & others
 //   Max          20.4         13.3          57.3             8.9
 //   Pow2         26.8         17.9          13.6            41.6
