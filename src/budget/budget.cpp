@@ -37,7 +37,14 @@ std::string fraction_text(double v) {
     return buf;
 }
 
-void close_per_gpu(PerGpu& p) {
+void fill_per_gpu(BudgetResult& r, int64_t kv_bytes) {
+    PerGpu& p = r.per_gpu;
+    p.capacity_bytes = r.gpu_total_bytes;
+    p.usable_bytes = r.requested_bytes;
+    p.weights_bytes = r.weights_per_gpu_bytes;
+    p.kv_bytes = kv_bytes;
+    p.activation_bytes = r.activation_bytes;
+    p.overhead_bytes = r.overhead_bytes + r.cudagraph_bytes;
     p.total_bytes = sat_add(sat_add(p.weights_bytes, p.kv_bytes), sat_add(p.activation_bytes, p.overhead_bytes));
     p.free_bytes = p.total_bytes == INT64_MAX ? INT64_MIN : p.capacity_bytes - p.total_bytes;
 }
@@ -237,7 +244,6 @@ Result<BudgetResult> compute_budget(const ModelSpec& m, const BudgetInputs& in) 
                         : in.engine == BudgetEngine::LlamaCpp ? budget_steps::llamacpp(c, r)
                                                               : budget_steps::transformers(c, r);
     if (!step) return step.error();
-    close_per_gpu(r.per_gpu);
     decode_bound(gpu.value(), r);
     return Result<BudgetResult>(std::move(r));
 }

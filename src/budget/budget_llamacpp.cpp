@@ -78,14 +78,8 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
     r.llama = std::move(lay.value());
     r.log_lines = r.llama.log_lines;
 
-    PerGpu& g = r.per_gpu;
-    g.capacity_bytes = r.gpu_total_bytes;
-    g.usable_bytes = r.requested_bytes;
-    g.weights_bytes = r.weights_per_gpu_bytes;
-    g.kv_bytes = cdiv(r.llama.total_bytes, n);
-    g.activation_bytes = r.activation_bytes;
-    g.overhead_bytes = r.overhead_bytes;
-    close_per_gpu(g);
+    fill_per_gpu(r, cdiv(r.llama.total_bytes, n));
+    const PerGpu& g = r.per_gpu;
     r.fits = g.total_bytes <= r.requested_bytes;
     r.all_seqs_fit = r.fits;
     if (!r.fits)

@@ -43,7 +43,8 @@ int64_t most_that_fit(int64_t cap, Pred fits) {
 }
 
 std::string fraction_text(double v);  // 0.9 -> "0.9", as a flag value
-// Sums the per-GPU parts into total and free.
-void close_per_gpu(PerGpu& p);
+// One GPU's parts from what the engine step resolved, with `kv_bytes` the KV that GPU holds
+// for the asked context and requests; total and free summed.
+void fill_per_gpu(BudgetResult& r, int64_t kv_bytes);
 
 }  // namespace kvb::budget_steps

@@ -46,14 +46,8 @@ Result<bool> transformers(const Ctx& c, BudgetResult& r) {
     r.activation_bytes = act_at(r.seqs, r.context);
     r.kv_pool_bytes = room - r.activation_bytes - r.overhead_bytes;
 
-    PerGpu& g = r.per_gpu;
-    g.capacity_bytes = r.gpu_total_bytes;
-    g.usable_bytes = r.requested_bytes;
-    g.weights_bytes = r.weights_per_gpu_bytes;
-    g.kv_bytes = sat_add(cdiv(r.cache_bytes, n), r.cache_transient_bytes);
-    g.activation_bytes = r.activation_bytes;
-    g.overhead_bytes = r.overhead_bytes;
-    close_per_gpu(g);
+    fill_per_gpu(r, sat_add(cdiv(r.cache_bytes, n), r.cache_transient_bytes));
+    const PerGpu& g = r.per_gpu;
     r.fits = g.total_bytes <= r.requested_bytes;
     r.all_seqs_fit = r.fits;
     if (!r.fits)

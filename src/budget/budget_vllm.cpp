@@ -150,13 +150,7 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
     // One request's KV as vLLM lays it out, even when no pool is left, so the bar shows what it would need.
     int64_t per_request = r.capacity.request_bytes;
     if (per_request == 0) per_request = vllm_request_bytes(L, r.context);
-    PerGpu& g = r.per_gpu;
-    g.capacity_bytes = r.gpu_total_bytes;
-    g.usable_bytes = r.requested_bytes;
-    g.weights_bytes = r.weights_per_gpu_bytes;
-    g.kv_bytes = sat_mul(per_request, r.seqs);
-    g.activation_bytes = r.activation_bytes;
-    g.overhead_bytes = r.overhead_bytes + r.cudagraph_bytes;
+    fill_per_gpu(r, sat_mul(per_request, r.seqs));
 
     if (auto kt = vllm_kv_type(o.kv_cache_dtype, m.dtype.empty() ? "bfloat16" : m.dtype)) {
         if (auto kvb = kv_bytes_at(m, uniform_kv_dtypes(m, kt.value()), std::max<int64_t>(1, r.context), 1))
