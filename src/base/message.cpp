@@ -224,6 +224,18 @@ const std::vector<MessageTemplate>& message_templates() {
         {"no_kv_memory", "no memory is left for the KV cache on {gpu} at utilization {utilization} (weights {weights})"},
         {"unknown_workload", "unknown workload '{value}'"},
 
+        // --- simulator inputs (src/sim/session.cpp SimInputs) ---
+        {"sim_bad_policy", "{flag} must be paged, max, pow2, oracle or all, got '{value}'"},
+        {"sim_bad_preemption", "{flag} must be v0, recompute or swap, got '{value}'"},
+        {"sim_bad_sample_lengths", "{flag} must be independent or same, got '{value}'"},
+        {"sim_bad_workload", "{flag} must be sharegpt, alpaca, azure-conv, azure-code or a .csv file, got '{value}'"},
+        {"sim_trace_needed", "workload {workload} needs the trace's CSV text"},
+        {"sim_bad_rate", "{flag} must be a positive number of requests per second, got '{value}'"},
+        {"sim_bad_fraction", "{flag} must be a number above 0 and at most 1, got {value}"},
+        {"sim_fraction_needs_prefix", "{flag} needs {needs}"},
+        {"sim_policy_refused", "{policy}: {reason}"},
+        {"sim_no_progress", "the simulation made no progress"},
+
         // --- input checks (every inputs struct's validate()) ---
         {"input_wrong_type", "{field} must be a {want}, got {value}"},
         {"input_unknown_field", "unknown input '{field}'"},
