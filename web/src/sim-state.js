@@ -82,26 +82,26 @@ export function simToParams(s, p) {
   return p;
 }
 
-// The module input (wasm/kvbudget.d.ts SimInput) for these settings, minus the
-// model/GPU part that the view adds from the calculator.
+// The module input (wasm/kvbudget.d.ts SimInputs, the core's member names) for these
+// settings, minus the model/GPU part that the view takes from the calculator.
 export function simInputFromState(s) {
   const input = {
     policies: s.simPol.split(','),
     workload: s.simWl,
     seed: s.simSeed,
-    blockSize: s.simBs,
+    block_size: s.simBs,
     n: s.simN,
     beam: s.simBeam,
-    prefixCaching: s.simPc,
+    prefix_caching: s.simPc,
     preemption: s.simPre,
   };
   if (s.simReq > 0) input.requests = s.simReq;
   if (s.simRate > 0) input.rate = s.simRate;
   if (s.simPrefix > 0) {
-    input.sharedPrefix = s.simPrefix;
-    input.sharedFraction = s.simFrac;
+    input.shared_prefix = s.simPrefix;
+    input.shared_fraction = s.simFrac;
   }
-  if (s.simSeqs > 0) input.maxNumSeqs = s.simSeqs;
-  if (s.simTok > 0) input.maxNumBatchedTokens = s.simTok;
+  if (s.simSeqs > 0) input.max_num_seqs = s.simSeqs;
+  if (s.simTok > 0) input.max_num_batched_tokens = s.simTok;
   return input;
 }
