@@ -59,7 +59,8 @@ for s in "${sources[@]}"; do
   objects+=("$o")
   flags=("${CXXFLAGS[@]}")
   if [ "$s" = wasm/bindings.cpp ]; then flags+=("${HAVE[@]}"); fi
-  case "$s" in src/sim/*) flags=("${flags[@]/#-Os/-O3}") ;; esac
+  # sim_json.cpp writes the series and block maps, tens of thousands of numbers per run.
+  case "$s" in src/sim/*|src/report/sim_json.cpp) flags=("${flags[@]/#-Os/-O3}") ;; esac
   if [ "$s" = wasm/bindings.cpp ] || [ ! -f "$o" ] || [ "$s" -nt "$o" ] || { [ -n "$newest_header" ] && [ "$newest_header" -nt "$o" ]; } || [ "$0" -nt "$o" ]; then
     echo "em++ $s"
     "$EMCXX" "${flags[@]}" -c "$s" -o "$o" &

@@ -1,5 +1,7 @@
 #include "report/sim_json.h"
 
+#include <cmath>
+
 #include "report/json_common.h"
 
 namespace kvb {
@@ -106,16 +108,64 @@ json report_json_value(const SimReport& r) {
     return j;
 }
 
+// Series and block maps are the bulk of a result (tens of thousands of numbers per
+// policy): written straight into the text, not through a DOM, which cost ten times
+// the simulation's own time in the browser. Doubles in the shortest form that reads
+// back exactly, as nlohmann writes the summary's.
+class Writer {
+public:
+    std::string out;
+    void raw(const char* s) { out += s; }
+    void key(const char* k) {
+        comma();
+        out += '"';
+        out += k;  // keys are literals here
+        out += "\":";
+        fresh_ = true;
+    }
+    void open(char c) {
+        comma();
+        out += c;
+        fresh_ = true;
+    }
+    void close(char c) {
+        out += c;
+        fresh_ = false;
+    }
+    void num(int64_t v) {
+        comma();
+        out += std::to_string(v);
+    }
+    void num(double v) {
+        comma();
+        if (!std::isfinite(v)) {
+            out += "null";
+            return;
+        }
+        char b[64];
+        char* end = nlohmann::detail::to_chars(b, b + sizeof b, v);
+        out.append(b, end);
+    }
+
+private:
+    void comma() {
+        if (!fresh_) out += ',';
+        fresh_ = false;
+    }
+    bool fresh_ = true;
+};
+
 // Columns, not rows: what uPlot takes, and a third of the JSON. Names are TimePoint's
 // members, the memory split's parts flattened.
-json series_json(const std::vector<sim::TimePoint>& ts) {
-    json j = json::object();
+void write_series(Writer& w, const std::vector<sim::TimePoint>& ts) {
     auto col = [&](const char* name, auto get) {
-        json a = json::array();
-        for (const auto& p : ts) a.push_back(get(p));
-        j[name] = std::move(a);
+        w.key(name);
+        w.open('[');
+        for (const auto& p : ts) w.num(get(p));
+        w.close(']');
     };
     using P = sim::TimePoint;
+    w.open('{');
     col("time_s", [](const P& p) { return p.time_s; });
     col("duration_s", [](const P& p) { return p.duration_s; });
     col("token_states", [](const P& p) { return p.memory.token_states; });
@@ -130,49 +180,66 @@ json series_json(const std::vector<sim::TimePoint>& ts) {
     col("sharing_saved", [](const P& p) { return p.sharing_saved; });
     col("preemptions", [](const P& p) { return p.preemptions; });
     col("finished", [](const P& p) { return p.finished; });
-    return j;
+    w.close('}');
 }
 
 // Block maps are large (one entry per block, tens of thousands on a big GPU), so
 // owners are run-length coded ([owner, run, owner, run, ...]); blocks held by more
 // than one sequence and partly filled blocks are listed apart. Contiguous policies
 // list their regions as [request, seq, offset, allocated, reserved, length, stored].
-json snapshot_json(const sim::BlockSnapshot& sn) {
-    json j = {{"step", sn.step},
-              {"time_s", sn.time_s},
-              {"block_size", sn.block_size},
-              {"capacity_tokens", sn.capacity_tokens},
-              {"num_blocks", static_cast<int64_t>(sn.owner.size())}};
+void write_snapshot(Writer& w, const sim::BlockSnapshot& sn) {
+    w.open('{');
+    w.key("step");
+    w.num(sn.step);
+    w.key("time_s");
+    w.num(sn.time_s);
+    w.key("block_size");
+    w.num(static_cast<int64_t>(sn.block_size));
+    w.key("capacity_tokens");
+    w.num(sn.capacity_tokens);
+    w.key("num_blocks");
+    w.num(static_cast<int64_t>(sn.owner.size()));
     if (!sn.owner.empty()) {
-        json owner = json::array(), shared = json::array(), partial = json::array();
+        w.key("owner");
+        w.open('[');
         size_t i = 0;
         while (i < sn.owner.size()) {
             size_t k = i + 1;
             while (k < sn.owner.size() && sn.owner[k] == sn.owner[i]) ++k;
-            owner.push_back(sn.owner[i]);
-            owner.push_back(static_cast<int64_t>(k - i));
+            w.num(static_cast<int64_t>(sn.owner[i]));
+            w.num(static_cast<int64_t>(k - i));
             i = k;
         }
+        w.close(']');
+        w.key("shared");
+        w.open('[');
         for (size_t b = 0; b < sn.refcount.size(); ++b)
             if (sn.refcount[b] > 1) {
-                shared.push_back(static_cast<int64_t>(b));
-                shared.push_back(sn.refcount[b]);
+                w.num(static_cast<int64_t>(b));
+                w.num(static_cast<int64_t>(sn.refcount[b]));
             }
+        w.close(']');
+        w.key("partial");
+        w.open('[');
         for (size_t b = 0; b < sn.fill.size(); ++b)
             if (sn.fill[b] > 0 && sn.fill[b] < sn.block_size && sn.owner[b] != -1) {
-                partial.push_back(static_cast<int64_t>(b));
-                partial.push_back(sn.fill[b]);
+                w.num(static_cast<int64_t>(b));
+                w.num(static_cast<int64_t>(sn.fill[b]));
             }
-        j["owner"] = std::move(owner);
-        j["shared"] = std::move(shared);
-        j["partial"] = std::move(partial);
+        w.close(']');
     } else {
-        json regions = json::array();
-        for (const auto& g : sn.regions)
-            regions.push_back({g.request, g.seq, g.offset, g.allocated, g.reserved, g.length, g.stored});
-        j["regions"] = std::move(regions);
+        w.key("regions");
+        w.open('[');
+        for (const auto& g : sn.regions) {
+            w.open('[');
+            for (int64_t v : {static_cast<int64_t>(g.request), static_cast<int64_t>(g.seq), g.offset, g.allocated,
+                              g.reserved, g.length, g.stored})
+                w.num(v);
+            w.close(']');
+        }
+        w.close(']');
     }
-    return j;
+    w.close('}');
 }
 
 }  // namespace
@@ -197,22 +264,29 @@ std::string to_json_text(const SimProgress& p) {
 
 std::string sim_result_json_text(const SimSession& s, bool series, bool snapshots) {
     // The summary is spliced in as text so it is byte for byte to_json_text(SimReport).
-    std::string out = "{\"summary\":" + to_json_text(s.report());
+    Writer w;
+    w.raw("{\"summary\":");
+    w.raw(to_json_text(s.report()).c_str());
+    w.raw(",");  // the next key follows a written value
     if (series) {
-        json a = json::array();
-        for (const sim::Simulator& sim : s.simulators()) a.push_back(series_json(sim.series()));
-        out += ",\"series\":" + dump(a);
+        w.key("series");
+        w.open('[');
+        for (const sim::Simulator& sim : s.simulators()) write_series(w, sim.series());
+        w.close(']');
     }
     if (snapshots) {
-        json a = json::array();
+        w.key("snapshots");
+        w.open('[');
         for (const sim::Simulator& sim : s.simulators()) {
-            json per = json::array();
-            for (const auto& sn : sim.snapshots()) per.push_back(snapshot_json(sn));
-            a.push_back(std::move(per));
+            w.open('[');
+            for (const auto& sn : sim.snapshots()) write_snapshot(w, sn);
+            w.close(']');
         }
-        out += ",\"snapshots\":" + dump(a);
+        w.close(']');
     }
-    return out + "}";
+    if (w.out.back() == ',') w.out.pop_back();
+    w.out += '}';
+    return std::move(w.out);
 }
 
 Result<SimInputs> sim_inputs_from_json(const std::string& text) {
