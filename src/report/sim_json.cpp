@@ -1,5 +1,6 @@
 #include "report/sim_json.h"
 
+#include <charconv>
 #include <cmath>
 
 #include "report/json_common.h"
@@ -134,7 +135,8 @@ public:
     }
     void num(int64_t v) {
         comma();
-        out += std::to_string(v);
+        char b[24];
+        out.append(b, std::to_chars(b, b + sizeof b, v).ptr);
     }
     void num(double v) {
         comma();
@@ -149,7 +151,7 @@ public:
 
 private:
     void comma() {
-        if (!fresh_) out += ',';
+        if (!fresh_) out.push_back(',');
         fresh_ = false;
     }
     bool fresh_ = true;

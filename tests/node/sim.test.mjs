@@ -213,3 +213,9 @@ test('the page takes the simulator\'s ranges from the core', () => {
   assert.deepEqual(l.n, { min: 1, max: 1024, flag: '--n' });
   assert.deepEqual(l.max_num_seqs, { min: 1, max: 2000000000, flag: '--max-num-seqs' });
 });
+
+test('the page\'s link parser reads the core\'s ranges', async () => {
+  const { SIM_LIMITS_MIRROR } = await import('../../web/src/sim-state.js');
+  const l = kvb.catalog().sim_limits;
+  for (const [field, [min, max]] of Object.entries(SIM_LIMITS_MIRROR)) assert.deepEqual([min, max], [l[field].min, l[field].max], field);
+});
