@@ -187,6 +187,8 @@ export interface Catalog {
   weight_formats: string[];
   /** Every code the core can emit, with its English template. */
   messages: { code: string; english: string }[];
+  /** sim_input_limits(): the simulator's bounds. */
+  sim_limits: Record<string, { min: number; max: number; flag: string }>;
 }
 
 export interface Kvbudget {
@@ -198,95 +200,116 @@ export interface Kvbudget {
   formatBytes(n: number): string;
   catalog(): Catalog;
   /** Prepares a paging simulation of `model` (one run per policy); throws KvbudgetError on bad input. */
-  simulate(model: Model, input?: SimInput): Simulation;
+  simulate(model: Model, input?: SimInputs): Simulation;
 }
 
 // ---------- paging simulator (issue 4) ----------
+// The core's own types and JSON (src/sim/session.h, src/report/sim_json.cpp): the
+// same member names as `kvbudget simulate --json`.
 
 export type SimPolicy = 'paged' | 'max' | 'pow2' | 'oracle';
 
 /**
- * Settings of `kvbudget simulate`, same defaults and same refusals. The KV pool is
- * what vLLM would get on the GPU (as compute()'s budget), unless kvCacheMemory is given.
+ * SimInputs: the settings of `kvbudget simulate`, same defaults and same refusals
+ * (validate() in the core; ranges in catalog().sim_limits). Unknown keys and wrong
+ * types are refused by name. The KV pool is what vLLM would get on the GPU (as
+ * compute()'s budget), unless kv_cache_memory is given.
  */
-export interface SimInput {
-  policies?: 'all' | SimPolicy | SimPolicy[];   // default all four, in the order paged, max, pow2, oracle
-  gpu?: string;                    // catalog id, default a100-80gb; '' = gpuMemoryBytes (time model: a100-80gb)
-  gpuMemoryBytes?: number;
-  gpuMemoryUtilization?: number;   // default 0.9
-  kvCacheMemory?: number;          // bytes: KV pool given directly (GPU then only sets the time model)
-  kvDtype?: string;                // vLLM spelling, default auto
-  weightsFormat?: string;          // default auto
-  hubParameters?: number;
-  maxModelLen?: number;            // default the model's max_position_embeddings
-  maxNumSeqs?: number;             // default vLLM's for the GPU (256 with kvCacheMemory)
-  maxNumBatchedTokens?: number;    // default vLLM's for the GPU (8192 with kvCacheMemory)
-  blockSize?: number;              // default 16
+export interface SimInputs {
+  policies?: 'all' | SimPolicy | (SimPolicy | 'all')[];  // default ['paged']
+  kv_cache_memory?: number | null;  // bytes: the KV pool given directly (the GPU then only sets the time model)
+  gpu?: string;                    // catalog id, default a100-80gb; '' = gpu_memory_bytes (time model: a100-80gb)
+  gpu_memory_bytes?: number;
+  gpu_memory_utilization?: number; // default 0.9
+  kv_cache_dtype?: string;         // vLLM spelling, default auto
+  weights?: string;                // weight format, default auto
+  params?: number;                 // exact parameter count (the hub's), 0 = count from the config
+  block_size?: number;             // default 16
+  max_model_len?: number | null;   // default the model's max_position_embeddings
+  max_num_seqs?: number | null;    // default vLLM's for the GPU (256 with kv_cache_memory)
+  max_num_batched_tokens?: number | null;  // default vLLM's for the GPU (8192 with kv_cache_memory)
+  preemption?: 'v0' | 'recompute' | 'swap';  // default v0
+  swap_space_bytes?: number;       // default 4 GiB
+  sample_lengths?: 'independent' | 'same';
+  n?: number;                      // parallel samples
+  beam?: number;                   // beam width
+  prefix_caching?: boolean;        // paged only
   workload?: 'sharegpt' | 'alpaca' | 'azure-conv' | 'azure-code' | 'csv';  // default sharegpt
   /** CSV text for azure-conv / azure-code / csv (the module has no file system). */
   trace?: string;
-  traceName?: string;              // for error messages ("line 12 of NAME: ...")
-  requests?: number;               // default 1000 for presets, the whole trace otherwise
-  rate?: number;                   // Poisson arrivals (requests/s); default batch / trace timestamps
+  trace_name?: string;             // for error messages ("line 12 of NAME: ...")
+  requests?: number | null;        // default 1000 for presets, the whole trace otherwise
+  rate?: number | null;            // Poisson arrivals (requests/s); default batch / trace timestamps
   seed?: number;                   // default 0
-  n?: number;                      // parallel samples
-  beam?: number;                   // beam width
-  sharedPrefix?: number;           // tokens of a common system prompt ...
-  sharedFraction?: number;         // ... on this fraction of requests (default 1)
-  prefixCaching?: boolean;         // paged only
-  preemption?: 'recompute' | 'swap';
-  snapshots?: number;              // block-map snapshots kept per policy (default 60, 0 = none)
-  seriesPoints?: number;           // time series length target (default 200)
+  shared_prefix?: number | null;   // tokens of a common system prompt ...
+  shared_fraction?: number | null; // ... on this fraction of requests (default 1; needs shared_prefix)
+  snapshots?: number;              // block-map snapshots kept per policy (default 0 = none)
+  series_points?: number;          // time series length target (default 200)
 }
 
-export interface SimConfigEcho {
-  model: string; workload: string; requests: number; kvCacheBytes: number; kvBytesPerToken: number; kvDtype: string;
-  blockSize: number; maxModelLen: number; maxNumSeqs: number; maxNumBatchedTokens: number;
-  gpuName: string; timeModelGpu: string; weightsBytes: number; arrivals: 'batch' | 'poisson' | 'trace';
+/** SimRunInfo: the run, resolved (simCreate's echo, and the head of every SimReport). */
+export interface SimRunInfo {
+  model: string; workload: string; requests: number; arrivals: 'batch' | 'poisson' | 'trace'; rate: number; seed: number;
+  shared_prefix: number; shared_fraction: number;
+  kv_cache_bytes: number; kv_bytes_per_token: number; kv_cache_dtype: string;
+  from_gpu: boolean; gpu_name: string; gpu_memory_utilization: number; weights_bytes: number; runtime_bytes: number;
+  time_model_gpu: string;
+  block_size: number; max_model_len: number; max_num_seqs: number; max_num_batched_tokens: number;
+  n: number; beam: number; independent_sample_lengths: boolean; preemption: string; swap_space_bytes: number;
+  prefix_caching: boolean;
   /** Sliding-window / recurrent layers exist but only the context-proportional KV is simulated. */
-  windowedOrStateLeftOut: boolean;
-  policies: SimPolicy[];
+  windowed_or_state_left_out: boolean;
+  policy_names: SimPolicy[];
 }
 
 export interface SimProgress {
   done: boolean;
   progress: number;                // 0..1 over all policies
-  policyIndex: number;
+  policy_index: number;
   policy: SimPolicy | '';
-  policyProgress?: number;
-  steps?: number;
-  timeS?: number;
+  policy_progress: number;
+  steps: number;
+  time_s: number;
 }
 
-/** `kvbudget simulate --json` entry, key for key. Fractions are time-weighted shares of the KV capacity. */
+/** One policy's summary. Fractions are time-weighted shares of the KV capacity. */
 export interface SimSummary {
   policy: SimPolicy;
   requests: number; finished: number; refused: number; truncated: number;
-  preemptions: number; swapped_out: number; recomputed_tokens: number; steps: number;
+  preemptions: number; swapped_out: number; swap_fallbacks: number; recomputed_tokens: number; steps: number;
   makespan_s: number; capacity_tokens: number; num_blocks: number;
   token_states_fraction: number; reserved_fraction: number; internal_fragmentation_fraction: number;
-  external_fragmentation_fraction: number; cached_fraction: number; free_fraction: number;
-  token_states_of_used_fraction: number;
+  external_fragmentation_fraction: number; cached_fraction: number; free_fraction: number; null_block_fraction: number;
+  token_states_of_used_fraction: number; reserved_of_used_fraction: number;
+  internal_fragmentation_of_used_fraction: number; external_fragmentation_of_used_fraction: number;
   mean_running: number; max_running: number; mean_waiting: number; max_waiting: number;
-  sharing_saved_fraction: number; max_blocks_saved: number; cow_copies: number; prefix_hit_tokens: number;
+  sharing_saved_fraction: number; max_blocks_saved: number; cow_copies: number;
+  prefix_hit_tokens: number; prefix_query_tokens: number;
   prompt_tokens: number; generated_tokens: number; throughput_tokens_per_s: number; requests_per_s: number;
   ttft_mean_s: number; ttft_p50_s: number; ttft_p90_s: number; ttft_p99_s: number;
   tpot_mean_s: number; tpot_p50_s: number; tpot_p90_s: number; tpot_p99_s: number;
   e2e_mean_s: number; e2e_p50_s: number; e2e_p90_s: number; e2e_p99_s: number;
+  normalized_latency_s: number;
 }
 
-/** Downsampled, time-weighted; columns of equal length. */
+/** SimReport: `kvbudget simulate --json`, byte for byte. */
+export interface SimReport extends SimRunInfo {
+  done: boolean;
+  policies: SimSummary[];
+}
+
+/** Downsampled, time-weighted; columns of equal length (TimePoint's members). */
 export interface SimSeries {
-  time: number[]; duration: number[];
-  tokenStates: number[]; reserved: number[]; internalFragmentation: number[]; externalFragmentation: number[];
-  cached: number[]; free: number[];
-  running: number[]; waiting: number[]; sharingSaved: number[]; preemptions: number[]; finished: number[];
+  time_s: number[]; duration_s: number[];
+  token_states: number[]; reserved: number[]; internal_fragmentation: number[]; external_fragmentation: number[];
+  cached: number[]; free: number[]; null_block: number[];
+  running: number[]; waiting: number[]; sharing_saved: number[]; preemptions: number[]; finished: number[];
 }
 
 export interface SimSnapshot {
-  step: number; timeS: number; blockSize: number; capacityTokens: number;
+  step: number; time_s: number; block_size: number; capacity_tokens: number;
   /** Paged: blocks in the pool (incl. the null block 0); 0 for contiguous policies. */
-  numBlocks: number;
+  num_blocks: number;
   /** Paged: run-length owners [owner, run, ...]; owner = request id, -1 free, -2 free but cached, -3 null block. */
   owner?: number[];
   /** Paged: [block, refcount, ...] for blocks held by more than one sequence. */
@@ -298,14 +321,15 @@ export interface SimSnapshot {
 }
 
 export interface SimResult {
-  done: boolean;
-  config: SimConfigEcho;
-  policies: { summary: SimSummary; series?: SimSeries; snapshots?: SimSnapshot[] }[];
+  summary: SimReport;
+  /** One per policy, in summary.policies' order (unless turned off). */
+  series?: SimSeries[];
+  snapshots?: SimSnapshot[][];
 }
 
 export interface Simulation {
   readonly id: number;
-  readonly config: SimConfigEcho;
+  readonly info: SimRunInfo;
   /** Runs at most maxSteps scheduler steps (default 20000), continuing with the next policy when one ends. */
   run(maxSteps?: number): SimProgress;
   /** Summary so far (final once done), series and snapshots unless turned off. */

@@ -56,10 +56,10 @@ class Model {
 // A paging simulation (issue 4), driven in chunks so a Web Worker can report
 // progress between run() calls and cancel by not calling again (then release()).
 class Simulation {
-  constructor(core, id, config) {
+  constructor(core, id, info) {
     this.core = core;
     this.id = id;
-    this.config = config;
+    this.info = info; // the resolved run (SimRunInfo)
   }
   run(maxSteps = 20000) {
     return call(this.core.m.simRun, this.id, Number(maxSteps));
@@ -102,7 +102,7 @@ class Kvbudget {
   }
   simulate(model, input) {
     const r = call(this.m.simCreate, model.handle, JSON.stringify(input ?? {}));
-    return new Simulation(this, r.sim, r.config);
+    return new Simulation(this, r.sim, r.run);
   }
 }
 

@@ -45,7 +45,7 @@ async function wasmNode() {
   const kvb = await loadKvbudget({ wasmBinary: fs.readFileSync(path.join(root, 'build-wasm/kvbudget.wasm')) });
   const model = kvb.parseConfig(fs.readFileSync(fixture, 'utf8'), 'meta-llama/Llama-3.1-8B');
   const trace = fs.readFileSync(tracePath, 'utf8');
-  const input = { gpu: 'a100-80gb', maxModelLen: 16384, workload: 'azure-conv', trace, policies: ['paged'] };
+  const input = { gpu: 'a100-80gb', max_model_len: 16384, workload: 'azure-conv', trace, policies: ['paged'] };
   const out = {};
   for (const snapshots of [0, 60]) {
     const wall = [];
@@ -60,7 +60,7 @@ async function wasmNode() {
       wall.push(performance.now() - t0);
       const c = process.cpuUsage(c0);
       cpu.push((c.user + c.system) / 1000);
-      if (r.policies[0].summary.finished !== 19366) throw new Error('unexpected result');
+      if (r.summary.policies[0].finished !== 19366) throw new Error('unexpected result');
     }
     console.log(`WASM in node, ${snapshots} snapshots (trace parse, run, result JSON): best ${ms(best(wall))} wall, ${ms(best(cpu))} CPU`);
     out[snapshots] = best(wall);

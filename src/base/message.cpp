@@ -259,6 +259,17 @@ const std::vector<MessageTemplate>& message_templates() {
         {"gguf_nextn", "{arch}.nextn_predict_layers = {n}: llama.cpp keeps the multi-token-prediction layer's weights but gives it no KV cache"},
         {"gguf_legacy_mla", "{file} was converted without the split MLA tensors (attn_k_b / attn_v_b): llama.cpp caches full K and V per head ({heads} heads x {k} + {v}), not the {latent}-wide latent"},
         {"gguf_read", "read from the GGUF header: {tensors} tensors, {bytes} of weights"},
+        // --- simulator inputs (src/sim/session.cpp SimInputs) ---
+        {"sim_bad_policy", "{flag} must be paged, max, pow2, oracle or all, got '{value}'"},
+        {"sim_bad_preemption", "{flag} must be v0, recompute or swap, got '{value}'"},
+        {"sim_bad_sample_lengths", "{flag} must be independent or same, got '{value}'"},
+        {"sim_bad_workload", "{flag} must be sharegpt, alpaca, azure-conv, azure-code or a .csv file, got '{value}'"},
+        {"sim_trace_needed", "workload {workload} needs the trace's CSV text"},
+        {"sim_bad_rate", "{flag} must be a positive number of requests per second, got '{value}'"},
+        {"sim_bad_fraction", "{flag} must be a number above 0 and at most 1, got {value}"},
+        {"sim_fraction_needs_prefix", "{flag} needs {needs}"},
+        {"sim_policy_refused", "{policy}: {reason}"},
+        {"sim_no_progress", "the simulation made no progress"},
 
         // --- input checks (every inputs struct's validate()) ---
         {"input_wrong_type", "{field} must be a {want}, got {value}"},

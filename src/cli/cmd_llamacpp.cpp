@@ -4,6 +4,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "report/engine_json.h"
 #include "engines/llamacpp.h"
 #include "base/units.h"
 
@@ -78,33 +79,7 @@ int cmd_llamacpp(const std::vector<std::string>& argv, std::ostream& out, std::o
     }
     const LlamaLayout& L = r.value();
     if (a->has("--json")) {
-        out << "{\"model\":" << json_string(loaded->name) << ",\"n_ctx\":" << L.n_ctx << ",\"n_ctx_seq\":" << L.n_ctx_seq
-            << ",\"n_seq_max\":" << L.n_seq_max << ",\"n_stream\":" << L.n_stream
-            << ",\"kv_unified\":" << (L.unified ? "true" : "false") << ",\"caches\":[";
-        for (size_t i = 0; i < L.caches.size(); ++i) {
-            const auto& k = L.caches[i];
-            out << (i ? "," : "") << "{\"role\":" << json_string(k.role) << ",\"cells\":" << k.cells
-                << ",\"layers\":" << k.layers << ",\"n_stream\":" << k.n_stream << ",\"type_k\":" << json_string(k.type_k)
-                << ",\"type_v\":" << json_string(k.type_v) << ",\"k_bytes\":" << k.k_bytes << ",\"v_bytes\":" << k.v_bytes
-                << ",\"bytes_per_cell\":" << k.bytes_per_cell << ",\"window\":" << k.window << "}";
-        }
-        out << "],\"recurrent\":";
-        if (L.recurrent.present)
-            out << "{\"cells\":" << L.recurrent.cells << ",\"layers\":" << L.recurrent.state_layers
-                << ",\"r_bytes\":" << L.recurrent.r_bytes << ",\"s_bytes\":" << L.recurrent.s_bytes << "}";
-        else
-            out << "null";
-        out << ",\"kv_bytes\":" << L.kv_bytes << ",\"total_bytes\":" << L.total_bytes
-            << ",\"bytes_per_token\":" << L.bytes_per_token << ",\"log_lines\":[";
-        for (size_t i = 0; i < L.log_lines.size(); ++i) out << (i ? "," : "") << json_string(L.log_lines[i]);
-        out << "],\"notes\":[";
-        bool first = true;
-        for (const std::vector<Message>* v : std::initializer_list<const std::vector<Message>*>{&loaded->notes, &L.notes})
-            for (const Message& n : *v) {
-                out << (first ? "" : ",") << json_string(render_english(n));
-                first = false;
-            }
-        out << "]}\n";
+        out << to_json_text(*loaded, L) << "\n";
         return kOk;
     }
     for (const auto& line : L.log_lines) out << line << "\n";

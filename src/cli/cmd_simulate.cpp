@@ -15,7 +15,8 @@
 #include "budget/gpus.h"
 #include "kv/kv.h"
 #include "sim/simulator.h"
-#include "sim/setup.h"
+#include "sim/session.h"
+#include "report/sim_json.h"
 #include "base/units.h"
 #include "model/weights.h"
 
@@ -88,15 +89,6 @@ std::string num(double v) {
     return b;
 }
 
-// JSON numbers round-trip (17 significant digits): scripts and the WASM build's
-// equality test (tests/node/sim.test.mjs) read the exact doubles.
-std::string jnum(double v) {
-    if (!std::isfinite(v)) return "null";
-    char b[48];
-    std::snprintf(b, sizeof b, "%.17g", v);
-    return b;
-}
-
 bool read_file(const std::string& path, std::string* out) {
     std::ifstream f(path, std::ios::binary);
     if (!f) return false;
@@ -144,53 +136,6 @@ bool parse_rate(const std::string& s, double* out) {
     if (s.empty() || end != s.c_str() + s.size() || !(v > 0) || !std::isfinite(v)) return false;
     *out = v;
     return true;
-}
-
-void print_json(std::ostream& out, const std::string& model, const sim::SimConfig& c, const std::string& workload,
-                int64_t nreq, const std::vector<sim::Summary>& rs) {
-    out << "{\"model\":" << json_string(model) << ",\"workload\":" << json_string(workload) << ",\"requests\":" << nreq
-        << ",\"kv_cache_bytes\":" << c.kv_capacity_bytes << ",\"kv_bytes_per_token\":" << c.kv_bytes_per_token
-        << ",\"block_size\":" << c.block_size << ",\"max_model_len\":" << c.max_model_len
-        << ",\"max_num_seqs\":" << c.max_num_seqs << ",\"max_num_batched_tokens\":" << c.max_num_batched_tokens
-        << ",\"preemption\":" << json_string(sim::preemption_name(c.preemption))
-        << ",\"swap_space_bytes\":" << c.swap_space_bytes
-        << ",\"independent_sample_lengths\":" << (c.independent_sample_lengths ? "true" : "false")
-        << ",\"policies\":[";
-    for (size_t i = 0; i < rs.size(); ++i) {
-        const sim::Summary& s = rs[i];
-        out << (i ? "," : "") << "{\"policy\":" << json_string(s.policy) << ",\"requests\":" << s.requests
-            << ",\"finished\":" << s.finished << ",\"refused\":" << s.refused << ",\"truncated\":" << s.truncated
-            << ",\"preemptions\":" << s.preemptions << ",\"swapped_out\":" << s.swapped_out
-            << ",\"swap_fallbacks\":" << s.swap_fallbacks
-            << ",\"recomputed_tokens\":" << s.recomputed_tokens << ",\"steps\":" << s.steps
-            << ",\"makespan_s\":" << jnum(s.makespan_s) << ",\"capacity_tokens\":" << s.capacity_tokens
-            << ",\"num_blocks\":" << s.num_blocks
-            << ",\"token_states_fraction\":" << jnum(s.memory.token_states)
-            << ",\"reserved_fraction\":" << jnum(s.memory.reserved)
-            << ",\"internal_fragmentation_fraction\":" << jnum(s.memory.internal_fragmentation)
-            << ",\"external_fragmentation_fraction\":" << jnum(s.memory.external_fragmentation)
-            << ",\"cached_fraction\":" << jnum(s.memory.cached) << ",\"free_fraction\":" << jnum(s.memory.free)
-            << ",\"null_block_fraction\":" << jnum(s.memory.null_block)
-            << ",\"token_states_of_used_fraction\":" << jnum(s.token_states_of_used)
-            << ",\"reserved_of_used_fraction\":" << jnum(s.of_used.reserved)
-            << ",\"internal_fragmentation_of_used_fraction\":" << jnum(s.of_used.internal_fragmentation)
-            << ",\"external_fragmentation_of_used_fraction\":" << jnum(s.of_used.external_fragmentation)
-            << ",\"mean_running\":" << jnum(s.mean_running) << ",\"max_running\":" << s.max_running
-            << ",\"mean_waiting\":" << jnum(s.mean_waiting) << ",\"max_waiting\":" << s.max_waiting
-            << ",\"sharing_saved_fraction\":" << jnum(s.sharing_saved) << ",\"max_blocks_saved\":" << s.max_blocks_saved
-            << ",\"cow_copies\":" << s.cow_copies << ",\"prefix_hit_tokens\":" << s.prefix_hit_tokens
-            << ",\"prompt_tokens\":" << s.prompt_tokens << ",\"generated_tokens\":" << s.generated_tokens
-            << ",\"throughput_tokens_per_s\":" << jnum(s.throughput_tokens_per_s)
-            << ",\"requests_per_s\":" << jnum(s.requests_per_s) << ",\"ttft_mean_s\":" << jnum(s.ttft_mean_s)
-            << ",\"ttft_p50_s\":" << jnum(s.ttft_p50_s) << ",\"ttft_p90_s\":" << jnum(s.ttft_p90_s)
-            << ",\"ttft_p99_s\":" << jnum(s.ttft_p99_s) << ",\"tpot_mean_s\":" << jnum(s.tpot_mean_s)
-            << ",\"tpot_p50_s\":" << jnum(s.tpot_p50_s) << ",\"tpot_p90_s\":" << jnum(s.tpot_p90_s)
-            << ",\"tpot_p99_s\":" << jnum(s.tpot_p99_s) << ",\"e2e_mean_s\":" << jnum(s.e2e_mean_s)
-            << ",\"e2e_p50_s\":" << jnum(s.e2e_p50_s) << ",\"e2e_p90_s\":" << jnum(s.e2e_p90_s)
-            << ",\"e2e_p99_s\":" << jnum(s.e2e_p99_s)
-            << ",\"normalized_latency_s\":" << jnum(s.normalized_latency_s) << "}";
-    }
-    out << "]}\n";
 }
 
 void print_table(std::ostream& out, const std::vector<sim::Summary>& rs) {
@@ -264,35 +209,42 @@ int cmd_simulate(const std::vector<std::string>& argv, std::ostream& out, std::o
         return usage("--gpu-memory-utilization sizes the KV cache from the GPU; it cannot be combined with --kv-cache-memory");
     if (a->has("--shared-fraction") && !a->has("--shared-prefix")) return usage("--shared-fraction needs --shared-prefix");
 
-    std::vector<sim::Policy> policies;
-    const std::string pol = a->get("--policy", "paged");
-    if (pol == "all") {
-        policies = {sim::Policy::Paged, sim::Policy::Max, sim::Policy::Pow2, sim::Policy::Oracle};
-    } else {
-        sim::Policy p;
-        if (!sim::parse_policy(pol, &p)) return usage("--policy must be paged, max, pow2, oracle or all, got '" + pol + "'");
-        policies = {p};
-    }
-    const std::string pre = a->get("--preemption", "v0");
-    sim::Preemption preemption;
-    if (!sim::parse_preemption(pre, &preemption))
-        return usage("--preemption must be v0, recompute or swap, got '" + pre + "'");
-    const std::string slen = a->get("--sample-lengths", "independent");
-    if (slen != "independent" && slen != "same")
-        return usage("--sample-lengths must be independent or same, got '" + slen + "'");
-    int64_t swap_space = int64_t{4} << 30;
+    // The flags fill SimInputs, which check themselves (src/sim/session.cpp) in the
+    // same terms as the page's refusals; a bad name is a usage error, as before.
+    SimInputs in;
+    if (a->has("--policy")) in.policies = {a->get("--policy")};
+    in.preemption = a->get("--preemption", "v0");
+    in.sample_lengths = a->get("--sample-lengths", "independent");
     if (a->has("--swap-space")) {
         const std::string v = a->get("--swap-space");
         char* end = nullptr;
         const double gib = std::strtod(v.c_str(), &end);
         if (!v.empty() && end == v.c_str() + v.size()) {  // a plain number: GiB, as vLLM's --swap-space
             if (!(gib >= 0 && gib <= 1e6)) return usage("--swap-space must be between 0 and 1,000,000 GiB, got '" + v + "'");
-            swap_space = static_cast<int64_t>(gib * static_cast<double>(int64_t{1} << 30));
+            in.swap_space_bytes = static_cast<int64_t>(gib * static_cast<double>(int64_t{1} << 30));
         } else {
             auto sz = get_size(*a, "--swap-space", 0, err);
             if (!sz) return kUsage;
-            swap_space = *sz;
+            in.swap_space_bytes = *sz;
         }
+    }
+    const std::string wl = a->get("--workload", "sharegpt");
+    std::string trace_path;
+    if (wl == "sharegpt" || wl == "alpaca" || wl == "azure-conv" || wl == "azure-code") {
+        in.workload = wl;
+    } else if (wl.size() >= 4 && wl.compare(wl.size() - 4, 4, ".csv") == 0) {
+        in.workload = "csv";
+        trace_path = wl;
+        in.trace_name = wl.substr(wl.rfind('/') == std::string::npos ? 0 : wl.rfind('/') + 1);
+    } else {
+        if (wl == "csv")  // the page's name for a dropped file; here only FILE.csv names a trace
+            return usage(render_english(note("sim_bad_workload", {{"flag", "--workload"}, {"value", wl}})));
+        in.workload = wl;
+    }
+    {
+        SimInputs names = in;  // the names alone (no trace read yet)
+        names.trace = "-";
+        if (auto ok = validate(names); !ok) return usage(ok.error().message);
     }
 
     auto model = load_model(a->positional[0], err);
@@ -309,119 +261,79 @@ int cmd_simulate(const std::vector<std::string>& argv, std::ostream& out, std::o
     auto frac = get_fraction(*a, "--shared-fraction", 1.0, err);
     auto mns = get_count(*a, "--max-num-seqs", 256, err);
     auto mnbt = get_count(*a, "--max-num-batched-tokens", 8192, err);
-    const bool from_gpu = !a->has("--kv-cache-memory");
-    auto mml = get_count(*a, "--max-model-len", model->max_position_embeddings, err);
+    auto mml = get_count(*a, "--max-model-len", 0, err);
     if (!kvmem || !util || !bs || !nreq || !seed || !n || !beam || !prefix || !frac || !mns || !mnbt || !mml)
         return kRefused;
     auto refuse = [&](const std::string& msg) {
         err << "kvbudget: error: " << msg << "\n";
         return kRefused;
     };
-    const int64_t kI32 = 2'000'000'000;
-    if (*bs < 1 || *bs > 4096) return refuse("--block-size must be between 1 and 4096");
-    if (*n < 1 || *n > 1024) return refuse("--n must be between 1 and 1024");
-    if (*beam < 1 || *beam > 1024) return refuse("--beam must be between 1 and 1024");
-    if (*mns < 1 || *mns > kI32) return refuse("--max-num-seqs must be at least 1");
-    if (*mnbt < 1 || *mnbt > kI32) return refuse("--max-num-batched-tokens must be at least 1");
-    if (*mml == 0) return refuse("the config has no max_position_embeddings: pass --max-model-len");
-    if (*mml < 2 || *mml > 10'000'000) return refuse("--max-model-len must be between 2 and 10,000,000");
-    if (*prefix > 10'000'000) return refuse("--shared-prefix must be at most 10,000,000 tokens");
-    if (a->has("--shared-prefix") && *prefix == 0) return refuse("--shared-prefix must be at least 1 token");
-    if (a->has("--requests") && *nreq == 0) return refuse("--requests must be at least 1");
-    if (a->has("--kv-cache-memory") && *kvmem <= 0) return refuse("--kv-cache-memory must be more than 0 bytes");
-
-    SimSetupInputs si;
-    si.kv_cache_memory = from_gpu ? 0 : *kvmem;
-    if (a->has("--gpu")) si.gpu = a->get("--gpu");
-    si.gpu_memory_utilization = *util;
-    si.block_size = *bs;
-    si.max_model_len = *mml;
-    if (a->has("--max-num-seqs")) si.max_num_seqs = *mns;
-    if (a->has("--max-num-batched-tokens")) si.max_num_batched_tokens = *mnbt;
-    si.n = *n;
-    si.beam = *beam;
-    si.preemption = preemption;
-    si.swap_space_bytes = swap_space;
-    si.independent_sample_lengths = slen == "independent";
-    si.seed = static_cast<uint64_t>(*seed);
-    auto setup = sim_setup(*model, si);
-    if (!setup) return refuse(setup.error().message);
-    sim::SimConfig c = setup->config;
-    const IdealKv& ideal = setup->ideal;
-    const Gpu* gpu = setup->time_gpu;
-    const BudgetResult& budget = setup->budget;
-    const int64_t weights_bytes = setup->weights_bytes;
-
-    // Workload.
-    WorkloadInputs wi;
-    wi.seed = c.seed;
-    wi.requests = *nreq;
-    wi.shared_prefix = *prefix;
-    wi.shared_fraction = *frac;
-    const std::string wl = a->get("--workload", "sharegpt");
-    std::string workload_desc = wl;
-    if (wl == "sharegpt" || wl == "alpaca") {
-        wi.preset = wl;
-    } else {
-        std::string path = wl;
-        if (wl == "azure-conv" || wl == "azure-code") {
-            path = find_trace(wl == "azure-conv" ? "azure-llm-2023-conv.csv" : "azure-llm-2023-code.csv");
-            if (path.empty())
-                return refuse("the " + wl + " trace was not found (looked in $KVBUDGET_TRACES, share/kvbudget/traces and "
-                              "data/traces beside the binary, the install prefix and the source tree); pass its CSV "
-                              "path with --workload FILE.csv");
-        } else if (wl.size() < 4 || wl.compare(wl.size() - 4, 4, ".csv") != 0) {
-            return usage("--workload must be sharegpt, alpaca, azure-conv, azure-code or a .csv file, got '" + wl + "'");
+    if (a->has("--kv-cache-memory")) in.kv_cache_memory = *kvmem;
+    if (a->has("--gpu")) in.gpu = a->get("--gpu");
+    in.gpu_memory_utilization = *util;
+    in.block_size = *bs;
+    if (a->has("--max-model-len")) in.max_model_len = *mml;
+    if (a->has("--max-num-seqs")) in.max_num_seqs = *mns;
+    if (a->has("--max-num-batched-tokens")) in.max_num_batched_tokens = *mnbt;
+    in.n = *n;
+    in.beam = *beam;
+    in.prefix_caching = a->has("--prefix-caching");
+    if (a->has("--requests")) in.requests = *nreq;
+    in.seed = *seed;
+    if (a->has("--shared-prefix")) in.shared_prefix = *prefix;
+    if (a->has("--shared-fraction")) in.shared_fraction = *frac;
+    if (a->has("--rate")) {
+        double r = 0;
+        if (!parse_rate(a->get("--rate"), &r)) {
+            char* end = nullptr;
+            const std::string v = a->get("--rate");
+            r = std::strtod(v.c_str(), &end);
+            if (v.empty() || end != v.c_str() + v.size())
+                return refuse(render_english(note("sim_bad_rate", {{"flag", "--rate"}, {"value", v}})));
         }
-        if (!read_file(path, &wi.trace_text)) return refuse("cannot read " + path);
-        wi.preset = "trace";
-        wi.trace_name = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
+        in.rate = r;
     }
-    if (a->has("--rate") && !parse_rate(a->get("--rate"), &wi.rate))
-        return refuse("--rate must be a positive number of requests per second, got '" + a->get("--rate") + "'");
-    auto spec = workload_spec(wi);
-    if (!spec) return refuse(spec.error().message);
-    const sim::WorkloadSpec& w = spec.value();
-    auto reqs = sim::make_workload(w);
-    if (!reqs) return refuse(reqs.error().message);
-
-    std::vector<sim::Summary> results;
-    for (sim::Policy p : policies) {
-        c.policy = p;
-        c.prefix_caching = a->has("--prefix-caching") && p == sim::Policy::Paged;
-        auto r = sim::simulate(c, reqs.value());
-        if (!r) return refuse(std::string(sim::policy_name(p)) + ": " + r.error().message);
-        results.push_back(r->summary);
+    if (in.workload == "azure-conv" || in.workload == "azure-code") {
+        trace_path = find_trace(wl == "azure-conv" ? "azure-llm-2023-conv.csv" : "azure-llm-2023-code.csv");
+        if (trace_path.empty())
+            return refuse("the " + wl + " trace was not found (looked in $KVBUDGET_TRACES, share/kvbudget/traces and "
+                          "data/traces beside the binary, the install prefix and the source tree); pass its CSV "
+                          "path with --workload FILE.csv");
     }
+    if (!trace_path.empty() && !read_file(trace_path, &in.trace)) return refuse("cannot read " + trace_path);
 
+    auto session = SimSession::create(*model, in);
+    if (!session) return refuse(session.error().message);
+    SimSession& s = session.value();
+    if (auto done = s.run_to_end(); !done) return refuse(done.error().message);
+    const SimReport report = s.report();
     if (a->has("--json")) {
-        print_json(out, model->name, c, workload_desc, static_cast<int64_t>(reqs->size()), results);
+        out << to_json_text(report) << "\n";
         return kOk;
     }
-    const char* arrivals = w.arrival == sim::Arrival::Batch ? "all at t=0"
-                           : w.arrival == sim::Arrival::Poisson ? "Poisson"
-                                                                 : "trace timestamps";
-    out << model->name << ": " << format_bytes(c.kv_bytes_per_token) << " KV per token, KV cache "
-        << format_bytes(c.kv_capacity_bytes) << " (" << with_commas(c.kv_capacity_bytes / c.kv_bytes_per_token)
+    const SimRunInfo& r = report.run;
+    const char* arrivals = r.arrivals == "batch" ? "all at t=0" : r.arrivals == "poisson" ? "Poisson" : "trace timestamps";
+    out << r.model << ": " << format_bytes(r.kv_bytes_per_token) << " KV per token, KV cache "
+        << format_bytes(r.kv_cache_bytes) << " (" << with_commas(r.kv_cache_bytes / r.kv_bytes_per_token)
         << " token slots)";
-    if (from_gpu)
-        out << " = " << gpu->name << " x " << fixed(*util, 2) << " - weights " << format_bytes(weights_bytes)
-            << " - activations, runtime, CUDA graphs " << format_bytes(budget.activation_bytes + budget.overhead_bytes + budget.cudagraph_bytes);
+    if (r.from_gpu)
+        out << " = " << r.time_model_gpu << " x " << fixed(r.gpu_memory_utilization, 2) << " - weights "
+            << format_bytes(r.weights_bytes) << " - activations, runtime, CUDA graphs " << format_bytes(r.runtime_bytes);
     out << "\n";
-    out << "workload: " << workload_desc << ", " << with_commas(static_cast<int64_t>(reqs->size())) << " requests ("
-        << arrivals;
-    if (w.arrival == sim::Arrival::Poisson) out << " at " << num(w.rate) << " req/s";
-    out << "), seed " << *seed;
-    if (c.n > 1) out << ", n=" << c.n << (c.independent_sample_lengths ? " (own lengths)" : " (same length)");
-    if (c.beam_width > 1) out << ", beam " << c.beam_width;
-    if (w.shared_prefix > 0) out << ", shared prefix " << w.shared_prefix << " tokens on " << pct(w.shared_fraction);
+    out << "workload: " << (trace_path.empty() || in.workload != "csv" ? r.workload : wl) << ", "
+        << with_commas(r.requests) << " requests (" << arrivals;
+    if (r.arrivals == "poisson") out << " at " << num(r.rate) << " req/s";
+    out << "), seed " << r.seed;
+    if (r.n > 1) out << ", n=" << r.n << (r.independent_sample_lengths ? " (own lengths)" : " (same length)");
+    if (r.beam > 1) out << ", beam " << r.beam;
+    if (r.shared_prefix > 0) out << ", shared prefix " << r.shared_prefix << " tokens on " << pct(r.shared_fraction);
     out << "\n";
-    out << "block size " << c.block_size << ", max-model-len " << with_commas(c.max_model_len) << ", max-num-seqs "
-        << c.max_num_seqs << ", max-num-batched-tokens " << c.max_num_batched_tokens << ", preemption " << pre
-        << (c.preemption != sim::Preemption::Recompute ? ", swap space " + format_bytes(c.swap_space_bytes) : "")
-        << (a->has("--prefix-caching") ? ", prefix caching" : "") << "; time model: " << gpu->name << "\n\n";
-    print_table(out, results);
-    if (ideal.windowed_bytes_per_token > 0 || ideal.state_bytes_per_seq > 0)
+    out << "block size " << r.block_size << ", max-model-len " << with_commas(r.max_model_len) << ", max-num-seqs "
+        << r.max_num_seqs << ", max-num-batched-tokens " << r.max_num_batched_tokens << ", preemption " << r.preemption
+        << (r.preemption != "recompute" ? ", swap space " + format_bytes(r.swap_space_bytes) : "")
+        << (r.prefix_caching ? ", prefix caching" : "") << "; time model: " << r.time_model_gpu << "\n\n";
+    print_table(out, report.policies);
+    if (r.windowed_or_state_left_out)
         err << "note: only the context-proportional KV (full and MLA attention layers) is simulated; sliding-window "
                "and recurrent-state layers are left out\n";
     return kOk;

@@ -4,6 +4,7 @@
 
 #include "args.h"
 #include "commands.h"
+#include "report/engine_json.h"
 #include "base/units.h"
 #include "engines/vllm.h"
 
@@ -119,36 +120,7 @@ int cmd_vllm(const std::vector<std::string>& argv, std::ostream& out, std::ostre
     const VllmLayout& L = c.layout;
 
     if (a->has("--json")) {
-        out << "{\"model\":" << json_string(loaded->name) << ",\"kv_cache_dtype\":" << json_string(L.kv_cache_dtype)
-            << ",\"kv_cache_memory\":" << c.available_bytes << ",\"max_model_len\":" << L.max_model_len
-            << ",\"max_num_batched_tokens\":" << L.max_num_batched_tokens << ",\"tensor_parallel_size\":" << L.tp
-            << ",\"pipeline_parallel_size\":" << L.pp << ",\"block_size\":" << L.attn_block_size
-            << ",\"mamba_cache_mode\":" << json_string(to_string(L.mamba_cache_mode))
-            << ",\"page_size_bytes\":" << L.page_size_bytes << ",\"group_size\":" << L.group_size
-            << ",\"bytes_per_block\":" << L.bytes_per_block << ",\"uniform_type\":" << (L.uniform_type ? "true" : "false")
-            << ",\"padding_layers\":" << L.padding_layers << ",\"groups\":[";
-        for (size_t i = 0; i < L.groups.size(); ++i) {
-            const auto& g = L.groups[i];
-            out << (i ? "," : "") << "{\"spec\":" << json_string(g.spec_type) << ",\"block_size\":" << g.block_size
-                << ",\"page_size_bytes\":" << g.page_size_bytes << ",\"window\":" << g.window << ",\"layers\":[";
-            for (size_t k = 0; k < g.layers.size(); ++k) out << (k ? "," : "") << g.layers[k];
-            out << "]}";
-        }
-        out << "],\"fits\":" << (c.fits ? "true" : "false") << ",\"num_blocks\":" << c.num_blocks
-            << ",\"usable_blocks\":" << c.usable_blocks << ",\"blocks_per_request\":" << c.blocks_per_request
-            << ",\"request_bytes\":" << c.request_bytes << ",\"tokens\":" << c.tokens
-            << ",\"legacy_tokens\":" << c.legacy_tokens << ",\"cpu_blocks\":" << c.cpu_blocks << ",\"max_concurrency\":" << c.max_concurrency
-            << ",\"estimated_max_model_len\":" << c.estimated_max_model_len
-            << ",\"error\":" << json_string(c.error_text) << ",\"log_lines\":[";
-        for (size_t i = 0; i < c.log_lines.size(); ++i) out << (i ? "," : "") << json_string(c.log_lines[i]);
-        out << "],\"notes\":[";
-        bool first = true;
-        for (const std::vector<Message>* v : std::initializer_list<const std::vector<Message>*>{&loaded->notes, &L.notes})
-            for (const Message& n : *v) {
-                out << (first ? "" : ",") << json_string(render_english(n));
-                first = false;
-            }
-        out << "]}\n";
+        out << to_json_text(*loaded, c) << "\n";
         return c.fits ? kOk : kRefused;
     }
 

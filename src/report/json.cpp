@@ -5,32 +5,15 @@
 #include "budget/gpus.h"
 #include "model/dtype.h"
 #include "model/weights.h"
+#include "report/json_common.h"
+#include "sim/session.h"
 
 namespace kvb {
 
 using nlohmann::json;
+using namespace report_json;
 
 namespace {
-
-std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
-
-json message_json(const Message& m) {
-    json params = json::object();
-    for (const auto& [k, v] : m.params) params[k] = v;
-    return {{"code", m.code}, {"params", params}, {"text", render_english(m)}};
-}
-
-json notes_json(const std::vector<Message>& notes) {
-    json a = json::array();
-    for (const auto& n : notes) a.push_back(message_json(n));
-    return a;
-}
-
-json error_json(const Error& e) {
-    json j = {{"code", e.code}, {"message", e.message}};
-    j["detail"] = e.detail.code.empty() ? json(nullptr) : message_json(e.detail);
-    return j;
-}
 
 template <class T>
 json opt(const std::optional<T>& v) {
@@ -337,8 +320,11 @@ std::string catalog_json_text() {
     for (const std::string& n : weight_format_names()) formats.push_back(n);
     json messages = json::array();
     for (const MessageTemplate& t : message_templates()) messages.push_back({{"code", t.code}, {"english", t.english}});
+    json sim_limits = json::object();
+    for (const SimInputLimit& l : sim_input_limits()) sim_limits[l.name] = {{"min", l.min}, {"max", l.max}, {"flag", l.flag}};
     return dump({
         {"limits", limits},
+        {"sim_limits", sim_limits},
         {"kv_types", {{"vllm", vllm_kv_type_names()}, {"transformers", vllm_kv_type_names()}, {"llamacpp", llamacpp_kv_type_names()}}},
         {"gpus", gpus},
         {"weight_formats", formats},
@@ -346,13 +332,6 @@ std::string catalog_json_text() {
     });
 }
 
-namespace {
-
-Error field_error(const std::string& field, const std::string& want, const json& got) {
-    return make_error("bad_value", note("input_wrong_type", {{"field", field}, {"want", want}, {"value", dump(got)}}));
-}
-
-}  // namespace
 
 Result<BudgetInputs> budget_inputs_from_json(const std::string& text) {
     json j = json::parse(text, nullptr, false);

@@ -1,14 +1,15 @@
-// The WASM simulator gives the native `kvbudget simulate --json` summary for the
-// same settings and seed: integers exactly, doubles to 1e-12 relative (both builds
-// run the same deterministic C++; the bound only absorbs printing, and the CLI
-// prints 17 significant digits). Also: chunked runs equal one run, and bad input
-// comes back as a KvbudgetError naming the setting.
+// One answer, computed once (issue 8): for a grid of settings the WASM simulator's
+// summary is byte for byte the JSON `kvbudget simulate --json` prints (both are
+// src/report/sim_json.cpp over the same SimSession, and both builds run the same
+// deterministic C++). Also: chunked runs equal one run, and bad input comes back as
+// a KvbudgetError in the CLI's own terms, with the core's coded detail.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { core, cli, fixturesDir, root } from './helpers.mjs';
+import { execFileSync } from 'node:child_process';
+import { core, cli, cliPath, fixturesDir, root } from './helpers.mjs';
 import { KvbudgetError } from '../../wasm/kvbudget.js';
 
 const kvb = await core();
@@ -24,20 +25,26 @@ const rawCsv = ['TIMESTAMP,ContextTokens,GeneratedTokens',
 const rawPath = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'kvb-sim-')), 'raw-trace.csv');
 fs.writeFileSync(rawPath, rawCsv);
 
-// [fixture, CLI flags, the same settings for the WASM module]
+// [fixture, CLI flags, the same settings as SimInputs]
 const CASES = [
   ['facebook--opt-1.3b', '--kv-cache-memory 4GiB --policy all --requests 300 --seed 7',
-    { kvCacheMemory: 4 * 2 ** 30, policies: 'all', requests: 300, seed: 7 }],
+    { kv_cache_memory: 4 * 2 ** 30, policies: 'all', requests: 300, seed: 7 }],
   ['meta-llama--Llama-3.2-1B', '--gpu rtx-4090 --workload alpaca --requests 500 --seed 3 --n 4 --rate 20',
     { gpu: 'rtx-4090', workload: 'alpaca', requests: 500, seed: 3, n: 4, rate: 20, policies: ['paged'] }],
+  ['meta-llama--Llama-3.2-1B', '--gpu rtx-4090 --workload alpaca --requests 300 --n 3 --sample-lengths same --policy all',
+    { gpu: 'rtx-4090', workload: 'alpaca', requests: 300, n: 3, sample_lengths: 'same', policies: 'all' }],
   ['Qwen--Qwen3-0.6B', '--gpu a100-40gb --gpu-memory-utilization 0.5 --policy pow2 --workload azure-code --requests 400 --max-model-len 8192',
-    { gpu: 'a100-40gb', gpuMemoryUtilization: 0.5, policies: ['pow2'], workload: 'azure-code', requests: 400, maxModelLen: 8192 }],
+    { gpu: 'a100-40gb', gpu_memory_utilization: 0.5, policies: ['pow2'], workload: 'azure-code', requests: 400, max_model_len: 8192 }],
   ['facebook--opt-1.3b', '--kv-cache-memory 2GiB --workload alpaca --shared-prefix 341 --shared-fraction 0.5 --prefix-caching --requests 300 --preemption swap --seed 11',
-    { kvCacheMemory: 2 * 2 ** 30, workload: 'alpaca', sharedPrefix: 341, sharedFraction: 0.5, prefixCaching: true, requests: 300, preemption: 'swap', seed: 11, policies: 'paged' }],
+    { kv_cache_memory: 2 * 2 ** 30, workload: 'alpaca', shared_prefix: 341, shared_fraction: 0.5, prefix_caching: true, requests: 300, preemption: 'swap', seed: 11, policies: 'paged' }],
   ['meta-llama--Llama-3.2-1B', '--kv-cache-memory 1GiB --beam 4 --requests 200 --block-size 32 --max-num-seqs 64 --max-num-batched-tokens 4096 --max-model-len 4096 --policy all --seed 5',
-    { kvCacheMemory: 2 ** 30, beam: 4, requests: 200, blockSize: 32, maxNumSeqs: 64, maxNumBatchedTokens: 4096, maxModelLen: 4096, policies: 'all', seed: 5 }],
+    { kv_cache_memory: 2 ** 30, beam: 4, requests: 200, block_size: 32, max_num_seqs: 64, max_num_batched_tokens: 4096, max_model_len: 4096, policies: 'all', seed: 5 }],
+  ['facebook--opt-1.3b', '--kv-cache-memory 3GiB --beam 2 --requests 150 --block-size 8 --preemption recompute --swap-space 2',
+    { kv_cache_memory: 3 * 2 ** 30, beam: 2, requests: 150, block_size: 8, preemption: 'recompute', swap_space_bytes: 2 * 2 ** 30 }],
   ['Qwen--Qwen3-8B', `--gpu h100-sxm --policy all --workload ${rawPath}`,
-    { gpu: 'h100-sxm', policies: 'all', workload: 'csv', trace: rawCsv, traceName: 'raw-trace.csv' }],
+    { gpu: 'h100-sxm', policies: 'all', workload: 'csv', trace: rawCsv, trace_name: 'raw-trace.csv' }],
+  ['Qwen--Qwen3-8B', '--gpu l40s --kv-cache-memory 6GiB --max-model-len 8192 --workload azure-conv --requests 1500 --rate 8 --policy max',
+    { gpu: 'l40s', kv_cache_memory: 6 * 2 ** 30, max_model_len: 8192, workload: 'azure-conv', requests: 1500, rate: 8, policies: ['max'] }],
   // The benchmark's case: the whole Azure conversation trace, paged, Llama-3.1-8B on an A100-80GB.
   ['meta-llama--Llama-3.1-8B', '--gpu a100-80gb --workload azure-conv',
     { gpu: 'a100-80gb', workload: 'azure-conv', policies: ['paged'] }],
@@ -53,50 +60,52 @@ function loadModel(name) {
   return kvb.parseConfig(fs.readFileSync(path.join(fixturesDir, name + '.json'), 'utf8'), name.replace('--', '/'));
 }
 
-function runAll(model, input, chunk = 20000) {
-  const sim = kvb.simulate(model, { ...input, trace: traceFor(input) });
+function withSim(model, input, f) {
+  const trace = traceFor(input);
+  const sim = kvb.simulate(model, trace ? { ...input, trace } : input);
   try {
-    let p;
-    do p = sim.run(chunk); while (!p.done);
-    assert.equal(p.progress, 1);
-    return sim.result();
+    return f(sim);
   } finally {
     sim.release();
   }
 }
 
-function assertSameSummary(wasm, native, where) {
-  assert.deepEqual(Object.keys(wasm).sort(), Object.keys(native).sort(), where + ': same fields');
-  for (const [k, c] of Object.entries(native)) {
-    const w = wasm[k];
-    if (typeof c === 'number' && !Number.isInteger(c) || typeof w === 'number' && !Number.isInteger(w)) {
-      const tol = 1e-12 * Math.max(Math.abs(c), Math.abs(w));
-      assert.ok(Math.abs(w - c) <= tol, `${where}: ${k} wasm ${w} vs native ${c}`);
-    } else {
-      assert.equal(w, c, `${where}: ${k}`);
-    }
-  }
+function runToEnd(sim, chunk) {
+  let p;
+  do p = sim.run(chunk); while (!p.done);
+  assert.equal(p.progress, 1);
+}
+
+function runAll(model, input, chunk = 20000) {
+  return withSim(model, input, (sim) => {
+    runToEnd(sim, chunk);
+    return sim.result();
+  });
+}
+
+// The CLI's stdout, raw.
+function cliText(args) {
+  return execFileSync(cliPath, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
 }
 
 for (const [fixture, flags, input] of CASES) {
-  test(`simulate matches the CLI: ${fixture} ${flags.replace(rawPath, 'raw-trace.csv')}`, () => {
-    const r = cli(['simulate', path.join(fixturesDir, fixture + '.json'), ...flags.split(' '), '--json']);
-    assert.ok(r.ok, r.stderr);
+  test(`simulate is the CLI's JSON byte for byte: ${fixture} ${flags.replace(rawPath, 'raw-trace.csv')}`, () => {
+    const native = cliText(['simulate', path.join(fixturesDir, fixture + '.json'), ...flags.split(' '), '--json']).trim();
     const model = loadModel(fixture);
     try {
-      const w = runAll(model, input);
-      const n = r.json;
-      assert.equal(w.config.requests, n.requests);
-      assert.equal(w.config.kvCacheBytes, n.kv_cache_bytes);
-      assert.equal(w.config.kvBytesPerToken, n.kv_bytes_per_token);
-      assert.equal(w.config.blockSize, n.block_size);
-      assert.equal(w.config.maxModelLen, n.max_model_len);
-      assert.equal(w.config.maxNumSeqs, n.max_num_seqs);
-      assert.equal(w.config.maxNumBatchedTokens, n.max_num_batched_tokens);
-      assert.equal(w.policies.length, n.policies.length);
-      n.policies.forEach((p, i) => assertSameSummary(w.policies[i].summary, p, `${fixture} ${p.policy}`));
-      // Whole runs with no refusal finish everything.
-      for (const p of w.policies) assert.equal(p.summary.finished + p.summary.refused, p.summary.requests);
+      withSim(model, input, (sim) => {
+        runToEnd(sim, 20000);
+        const raw = kvb.m.simResult(sim.id, JSON.stringify({ series: false, snapshots: false }));
+        const prefix = '{"ok":true,"value":{"summary":';
+        assert.ok(raw.startsWith(prefix) && raw.endsWith('}}'), raw.slice(0, 200));
+        assert.equal(raw.slice(prefix.length, -2), native);
+        // simCreate's echo is the report's head.
+        const report = JSON.parse(native);
+        for (const [k, v] of Object.entries(sim.info)) assert.deepEqual(report[k], v, k);
+        assert.deepEqual(Object.keys(report).filter((k) => !(k in sim.info)).sort(), ['done', 'policies']);
+        // Whole runs with no refusal finish everything.
+        for (const p of report.policies) assert.equal(p.finished + p.refused, p.requests);
+      });
     } finally {
       model.release();
     }
@@ -109,7 +118,7 @@ test('a refusal is the CLI\'s refusal', () => {
   assert.equal(r.ok, false);
   const model = loadModel('meta-llama--Llama-3.2-1B');
   try {
-    assert.throws(() => kvb.simulate(model, { kvCacheMemory: 2 ** 30, blockSize: 32, policies: 'paged' }),
+    assert.throws(() => kvb.simulate(model, { kv_cache_memory: 2 ** 30, block_size: 32, policies: 'paged' }),
       (e) => e instanceof KvbudgetError && r.stderr.trim() === 'kvbudget: error: ' + e.message);
   } finally {
     model.release();
@@ -119,7 +128,7 @@ test('a refusal is the CLI\'s refusal', () => {
 test('chunked runs (one step at a time) equal one run, series and snapshots included', () => {
   const model = loadModel('facebook--opt-1.3b');
   try {
-    const input = { kvCacheMemory: 2 ** 30, requests: 60, seed: 2, policies: ['paged', 'pow2'] };
+    const input = { kv_cache_memory: 2 ** 30, requests: 60, seed: 2, policies: ['paged', 'pow2'], snapshots: 60 };
     assert.deepEqual(runAll(model, input, 1), runAll(model, input, 1e9));
   } finally {
     model.release();
@@ -129,20 +138,22 @@ test('chunked runs (one step at a time) equal one run, series and snapshots incl
 test('series and block-map snapshots are well formed', () => {
   const model = loadModel('facebook--opt-1.3b');
   try {
-    const r = runAll(model, { kvCacheMemory: 2 ** 30, requests: 200, seed: 1, n: 2, policies: ['paged', 'max'] });
-    const [paged, max] = r.policies;
-    const s = paged.series;
-    assert.ok(s.time.length >= 2);
-    for (let i = 0; i < s.time.length; i++) {
-      const sum = s.tokenStates[i] + s.reserved[i] + s.internalFragmentation[i] + s.externalFragmentation[i] + s.cached[i] + s.free[i] + s.nullBlock[i];
+    const r = runAll(model, { kv_cache_memory: 2 ** 30, requests: 200, seed: 1, n: 2, policies: ['paged', 'max'], snapshots: 60 });
+    assert.equal(r.series.length, 2);
+    assert.equal(r.snapshots.length, 2);
+    const [pagedSnaps, maxSnaps] = r.snapshots;
+    const s = r.series[0];
+    assert.ok(s.time_s.length >= 2);
+    for (let i = 0; i < s.time_s.length; i++) {
+      const sum = s.token_states[i] + s.reserved[i] + s.internal_fragmentation[i] + s.external_fragmentation[i] + s.cached[i] + s.free[i] + s.null_block[i];
       assert.ok(Math.abs(sum - 1) < 1e-9, `memory split sums to 1 at ${i}: ${sum}`);
-      if (i) assert.ok(s.time[i] >= s.time[i - 1], 'time never goes back');
+      if (i) assert.ok(s.time_s[i] >= s.time_s[i - 1], 'time never goes back');
     }
-    assert.ok(paged.snapshots.length > 4 && paged.snapshots.length <= 60);
-    const blocks = paged.summary.num_blocks;
+    assert.ok(pagedSnaps.length > 4 && pagedSnaps.length <= 60);
+    const blocks = r.summary.policies[0].num_blocks;
     let sawShared = false;
-    for (const sn of paged.snapshots) {
-      assert.equal(sn.numBlocks, blocks);
+    for (const sn of pagedSnaps) {
+      assert.equal(sn.num_blocks, blocks);
       let total = 0;
       for (let i = 0; i < sn.owner.length; i += 2) total += sn.owner[i + 1];
       assert.equal(total, blocks, 'runs cover the pool');
@@ -150,32 +161,61 @@ test('series and block-map snapshots are well formed', () => {
       if (sn.shared.length) sawShared = true;
     }
     assert.ok(sawShared, 'n=2 shares prompt blocks');
-    assert.ok(max.snapshots.some((sn) => sn.regions.length > 0));
-    for (const sn of max.snapshots) for (const g of sn.regions) assert.equal(g.length, 7);
+    assert.ok(maxSnaps.some((sn) => sn.regions.length > 0));
+    for (const sn of maxSnaps) for (const g of sn.regions) assert.equal(g.length, 7);
   } finally {
     model.release();
   }
 });
 
-test('bad settings are errors naming the setting, never a crash', () => {
+// The page's refusal is the CLI's for the same setting: one validate() in the core.
+test('bad settings are refused by name in the CLI\'s terms, never a crash', () => {
+  const fixture = path.join(fixturesDir, 'facebook--opt-1.3b.json');
   const model = loadModel('facebook--opt-1.3b');
   try {
-    const bad = (input, code, message) => assert.throws(() => kvb.simulate(model, input),
-      (e) => e instanceof KvbudgetError && e.code === code && e.message === message);
-    bad({ policies: ['best'] }, 'bad_value', 'policies must list paged, max, pow2 or oracle, got "best"');
-    bad({ blockSize: 0 }, 'bad_value', 'blockSize must be a whole number from 1 to 4,096, got 0');
-    bad({ workload: 'nonsense' }, 'bad_value', 'workload must be sharegpt, alpaca, azure-conv, azure-code or csv, got "nonsense"');
-    bad({ workload: 'csv' }, 'bad_value', 'workload csv needs the trace CSV text in trace');
-    bad({ preemption: 'never' }, 'bad_value', 'preemption must be v0, recompute or swap, got "never"');
-    bad({ rate: -3 }, 'bad_value', 'rate must be a positive number of requests per second, got -3');
-    bad({ sharedFraction: 0.5 }, 'bad_value', 'sharedFraction needs sharedPrefix');
-    bad({ gpu: 'tpu-9000' }, 'bad_value', "unknown GPU 'tpu-9000'");
-    assert.throws(() => kvb.simulate(model, { workload: 'csv', trace: 'a,b,c\n1,2\n', traceName: 'mine.csv' }),
+    const bad = (input, detailCode, message, flags) => {
+      assert.throws(() => kvb.simulate(model, input),
+        (e) => e instanceof KvbudgetError && e.code === 'bad_value' && e.message === message && e.detail?.code === detailCode,
+        JSON.stringify(input));
+      if (flags) {
+        const r = cli(['simulate', fixture, '--kv-cache-memory', '4GiB', ...flags]);
+        assert.equal(r.ok, false);
+        assert.equal(r.stderr.trim(), 'kvbudget: error: ' + message, flags.join(' '));
+      }
+    };
+    bad({ policies: ['best'] }, 'sim_bad_policy', "--policy must be paged, max, pow2, oracle or all, got 'best'", ['--policy', 'best']);
+    bad({ block_size: 0 }, 'input_out_of_range', '--block-size must be a whole number from 1 to 4,096, got 0', ['--block-size', '0']);
+    bad({ n: 2000 }, 'input_out_of_range', '--n must be a whole number from 1 to 1,024, got 2,000', ['--n', '2000']);
+    bad({ workload: 'nonsense' }, 'sim_bad_workload', "--workload must be sharegpt, alpaca, azure-conv, azure-code or a .csv file, got 'nonsense'", ['--workload', 'nonsense']);
+    bad({ workload: 'csv' }, 'sim_trace_needed', "workload csv needs the trace's CSV text");
+    bad({ preemption: 'never' }, 'sim_bad_preemption', "--preemption must be v0, recompute or swap, got 'never'", ['--preemption', 'never']);
+    bad({ sample_lengths: 'random' }, 'sim_bad_sample_lengths', "--sample-lengths must be independent or same, got 'random'", ['--sample-lengths', 'random']);
+    bad({ rate: -3 }, 'sim_bad_rate', "--rate must be a positive number of requests per second, got '-3'", ['--rate', '-3']);
+    bad({ shared_fraction: 0.5 }, 'sim_fraction_needs_prefix', '--shared-fraction needs --shared-prefix', ['--shared-fraction', '0.5']);
+    bad({ shared_prefix: 10, shared_fraction: 1.5 }, 'sim_bad_fraction', '--shared-fraction must be a number above 0 and at most 1, got 1.5');
+    bad({ blockSize: 16 }, 'input_unknown_field', "unknown input 'blockSize'");
+    bad({ n: '4' }, 'input_wrong_type', 'n must be a whole number, got "4"');
+    bad({ prefix_caching: 1 }, 'input_wrong_type', 'prefix_caching must be a true or false, got 1');
+    assert.throws(() => kvb.simulate(model, { gpu: 'tpu-9000' }), (e) => e instanceof KvbudgetError && e.message === "unknown GPU 'tpu-9000'");
+    assert.throws(() => kvb.simulate(model, { workload: 'csv', trace: 'a,b,c\n1,2\n', trace_name: 'mine.csv' }),
       (e) => e instanceof KvbudgetError && /mine\.csv/.test(e.message));
-    const sim = kvb.simulate(model, { kvCacheMemory: 2 ** 30, requests: 10 });
+    const sim = kvb.simulate(model, { kv_cache_memory: 2 ** 30, requests: 10 });
     sim.release();
     assert.throws(() => sim.run(), (e) => e instanceof KvbudgetError && e.code === 'bad_handle');
   } finally {
     model.release();
   }
+});
+
+test('the page takes the simulator\'s ranges from the core', () => {
+  const l = kvb.catalog().sim_limits;
+  assert.deepEqual(l.block_size, { min: 1, max: 4096, flag: '--block-size' });
+  assert.deepEqual(l.n, { min: 1, max: 1024, flag: '--n' });
+  assert.deepEqual(l.max_num_seqs, { min: 1, max: 2000000000, flag: '--max-num-seqs' });
+});
+
+test('the page\'s link parser reads the core\'s ranges', async () => {
+  const { SIM_LIMITS_MIRROR } = await import('../../web/src/sim-state.js');
+  const l = kvb.catalog().sim_limits;
+  for (const [field, [min, max]] of Object.entries(SIM_LIMITS_MIRROR)) assert.deepEqual([min, max], [l[field].min, l[field].max], field);
 });

@@ -75,3 +75,29 @@ TEST_CASE("inspect --json lists every layer and the notes") {
     CHECK(j["layers"][0]["window"] == 1024);
     CHECK(j["notes"].size() == 7);
 }
+
+// Issue 8: the engine lines' --json carry their notes as Messages, the same objects
+// as every other answer, and say in words what the text output prints as "note:".
+TEST_CASE("vllm and llamacpp --json notes are Messages with the text the CLI prints") {
+    for (const std::string& cmd : {"vllm " + config_path("google--gemma-3-4b-it") + " --kv-cache-memory 4GiB --max-model-len 8192",
+                                  "llamacpp " + config_path("google--gemma-3-4b-it") + " -c 8192"}) {
+        INFO(cmd);
+        auto r = run_cli(cmd + " --json", false);
+        REQUIRE(r.status == 0);
+        auto j = nlohmann::json::parse(r.out);
+        auto text = run_cli(cmd + " 2>&1 >/dev/null | cat", false);  // stderr alone: the notes
+        std::string expect;
+        REQUIRE(j["notes"].size() >= 1);
+        for (const auto& n : j["notes"]) {
+            CHECK(n["code"].is_string());
+            CHECK(n["params"].is_object());
+            expect += "note: " + n["text"].get<std::string>() + "\n";
+        }
+        CHECK(text.out == expect);
+        CHECK(j["model"] == "google/gemma-3-4b-it");
+    }
+    auto v = nlohmann::json::parse(run_cli("vllm " + config_path("Qwen--Qwen3-8B") + " --kv-cache-memory 1GiB --json", false).out);
+    CHECK(v["fits"] == false);
+    CHECK(v["refusal"]["code"] == "vllm_kv_too_small");
+    CHECK(v["error"].get<std::string>().find("max seq len (40960)") != std::string::npos);
+}

@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 #include <cstdio>
 
+#include <nlohmann/json.hpp>
+
 #include "fixtures.h"
 #include "engines/llamacpp.h"
 #include "base/units.h"
@@ -254,7 +256,9 @@ TEST_CASE("kvbudget llamacpp prints llama.cpp's lines") {
           std::string::npos);
     r = llama_cli(config_path("openai--gpt-oss-20b") + " -c 131072 --json");
     CHECK(r.status == 0);
-    CHECK(r.out.find("\"role\":\"SWA\",\"cells\":768") != std::string::npos);
+    const auto swa = nlohmann::json::parse(r.out)["caches"][1];
+    CHECK(swa["role"] == "SWA");
+    CHECK(swa["cells"] == 768);
 
     CHECK(llama_cli(config_path("Qwen--Qwen3-8B")).status == 2);                 // -c missing
     CHECK(llama_cli(config_path("Qwen--Qwen3-8B") + " -c 4096 -ctk q3_k").status == 1);

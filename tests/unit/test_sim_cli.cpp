@@ -175,7 +175,7 @@ TEST_CASE("simulate: usage errors exit 2, refused input exits 1") {
 
     r = run_cli(opt() + " --kv-cache-memory 4GiB --n 0");
     CHECK(r.status == 1);
-    CHECK(r.out == "kvbudget: error: --n must be between 1 and 1024\n");
+    CHECK(r.out == "kvbudget: error: --n must be a whole number from 1 to 1,024, got 0\n");
     r = run_cli(opt() + " --kv-cache-memory 4GiB --rate -3");
     CHECK(r.status == 1);
     CHECK(r.out == "kvbudget: error: --rate must be a positive number of requests per second, got '-3'\n");

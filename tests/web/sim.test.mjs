@@ -243,3 +243,19 @@ test('a pasted CSV trace runs; invalid simulator parameters are ignored with the
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+// The simulator takes the calculator's settings and refuses in the core's terms, in
+// the page's language (tMsg of the error's coded detail), as `kvbudget simulate` does.
+test('a refusal is the core\'s coded message in the page\'s language', async () => {
+  const { page, context, errors } = await openPage(env, 'model=meta-llama/Llama-3.1-8B&gpu=rtx-3080&ctx=4096&simReq=10&lang=zh-CN');
+  await page.click('[data-action="sim-run"]');
+  await page.waitForFunction(() => document.querySelector('#sim').dataset.simState === 'error', null, { timeout: 30000 });
+  const text = await page.textContent('[data-role="sim-error"]');
+  assert.match(text, /已没有留给 KV Cache 的显存/);
+  assert.match(text, /NVIDIA GeForce RTX 3080 10GB/);
+  // The number inputs' ranges are the core's.
+  assert.equal(await page.getAttribute('#sim-n', 'max'), '1024');
+  assert.equal(await page.getAttribute('#sim-seqs', 'max'), '2000000000');
+  assert.deepEqual(errors, []);
+  await context.close();
+});

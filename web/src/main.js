@@ -329,7 +329,7 @@ function buildPage() {
     h('main', null,
       h('div', { class: 'inputs' }, modelPanel, els.controls),
       els.results,
-      buildSimView(app, { onState: writeUrl })),
+      buildSimView(app, { onState: writeUrl, computeInput })),
     h('footer', null, h('p', { class: 'muted' }, t('footer.text'))));
   applyThemeParam(app.state);
 }

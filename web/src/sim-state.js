@@ -24,10 +24,22 @@ export const SIM_DEFAULTS = {
   simPre: 'v0',
 };
 
-const INTS = {
-  simReq: [0, 1_000_000], simSeed: [0, 2 ** 32], simBs: [1, 4096], simN: [1, 64], simBeam: [1, 64],
-  simPrefix: [0, 100_000], simSeqs: [0, 65_536], simTok: [0, 1_048_576],
+// A link is read before the WASM core loads, so these ranges mirror the core's
+// sim_input_limits() (src/sim/session.cpp; catalog().sim_limits, which the inputs use);
+// 0 stands for "the default" where the core's field is optional.
+// tests/node/sim.test.mjs checks that they agree.
+export const SIM_URL_INTS = {
+  simReq: ['requests', 0], simSeed: ['seed'], simBs: ['block_size'], simN: ['n'], simBeam: ['beam'],
+  simPrefix: ['shared_prefix', 0], simSeqs: ['max_num_seqs', 0], simTok: ['max_num_batched_tokens', 0],
 };
+export const SIM_LIMITS_MIRROR = {
+  requests: [1, 10_000_000], seed: [0, 2 ** 53], block_size: [1, 4096], n: [1, 1024], beam: [1, 1024],
+  shared_prefix: [1, 10_000_000], max_num_seqs: [1, 2_000_000_000], max_num_batched_tokens: [1, 2_000_000_000],
+};
+const INTS = Object.fromEntries(Object.entries(SIM_URL_INTS).map(([key, [field, zero]]) => {
+  const [lo, hi] = SIM_LIMITS_MIRROR[field];
+  return [key, [zero ?? lo, hi]];
+}));
 
 // true when `key` is a simulator parameter that was applied; false: not ours or invalid
 // (the caller lists it among the ignored parameters).
@@ -59,7 +71,7 @@ export function applySimParam(s, key, v) {
       s.simPre = v;
       return true;
     default: {
-      const n = /^\d{1,10}$/.test(v) ? Number(v) : NaN;
+      const n = /^\d{1,16}$/.test(v) ? Number(v) : NaN;
       const [lo, hi] = INTS[key];
       if (!(n >= lo && n <= hi)) return false;
       s[key] = n;
@@ -82,26 +94,26 @@ export function simToParams(s, p) {
   return p;
 }
 
-// The module input (wasm/kvbudget.d.ts SimInput) for these settings, minus the
-// model/GPU part that the view adds from the calculator.
+// The module input (wasm/kvbudget.d.ts SimInputs, the core's member names) for these
+// settings, minus the model/GPU part that the view takes from the calculator.
 export function simInputFromState(s) {
   const input = {
     policies: s.simPol.split(','),
     workload: s.simWl,
     seed: s.simSeed,
-    blockSize: s.simBs,
+    block_size: s.simBs,
     n: s.simN,
     beam: s.simBeam,
-    prefixCaching: s.simPc,
+    prefix_caching: s.simPc,
     preemption: s.simPre,
   };
   if (s.simReq > 0) input.requests = s.simReq;
   if (s.simRate > 0) input.rate = s.simRate;
   if (s.simPrefix > 0) {
-    input.sharedPrefix = s.simPrefix;
-    input.sharedFraction = s.simFrac;
+    input.shared_prefix = s.simPrefix;
+    input.shared_fraction = s.simFrac;
   }
-  if (s.simSeqs > 0) input.maxNumSeqs = s.simSeqs;
-  if (s.simTok > 0) input.maxNumBatchedTokens = s.simTok;
+  if (s.simSeqs > 0) input.max_num_seqs = s.simSeqs;
+  if (s.simTok > 0) input.max_num_batched_tokens = s.simTok;
   return input;
 }

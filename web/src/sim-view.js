@@ -5,7 +5,7 @@
 // with a scrubber over the snapshots. Every number comes from the WASM core.
 import uPlot from 'uplot';
 import { h, clear } from './dom.js';
-import { t } from './i18n.js';
+import { t, tMsg } from './i18n.js';
 import { bytes, int, fixed, percent } from './format.js';
 import { renderTable } from './tables.js';
 import { chartToolbar } from './export.js';
@@ -15,15 +15,16 @@ const TRACE_FILES = { 'azure-conv': 'traces/azure-llm-2023-conv.csv', 'azure-cod
 const BLOCK_SIZES = [1, 2, 4, 8, 16, 32, 64, 128, 256];
 const MAX_CSV_BYTES = 64 * 1024 * 1024;
 
-// The memory split, bottom to top of the stacked chart.
+// The memory split, bottom to top of the stacked chart: [i18n key (sim.part.*), series
+// column (the core's TimePoint names), colour variable, fallback].
 const PARTS = [
-  ['tokenStates', 'token_states_fraction', '--c-kv', '#1d4ed8'],
-  ['reserved', 'reserved_fraction', '--c-sim-reserved', '#d97706'],
-  ['internalFragmentation', 'internal_fragmentation_fraction', '--c-sim-internal', '#dc2626'],
-  ['externalFragmentation', 'external_fragmentation_fraction', '--c-sim-external', '#7c3aed'],
-  ['cached', 'cached_fraction', '--c-sim-cached', '#0d9488'],
-  ['nullBlock', 'null_block_fraction', '--c-sim-null', '#4b5563'],
-  ['free', 'free_fraction', '--c-free', '#e5e7eb'],
+  ['tokenStates', 'token_states', '--c-kv', '#1d4ed8'],
+  ['reserved', 'reserved', '--c-sim-reserved', '#d97706'],
+  ['internalFragmentation', 'internal_fragmentation', '--c-sim-internal', '#dc2626'],
+  ['externalFragmentation', 'external_fragmentation', '--c-sim-external', '#7c3aed'],
+  ['cached', 'cached', '--c-sim-cached', '#0d9488'],
+  ['nullBlock', 'null_block', '--c-sim-null', '#4b5563'],
+  ['free', 'free', '--c-free', '#e5e7eb'],
 ];
 
 // Fig. 2 of the paper, side by side: one row per policy; keys are the CLI's --json names.
@@ -78,9 +79,11 @@ function num(id, min, max, step = 1) {
 // ---------- the view ----------
 
 // opts.onState(): the page writes the URL after a setting changed.
+// opts.computeInput(state): the calculator's BudgetInputs (main.js), which the run takes.
 export function buildSimView(app, opts = {}) {
   const sv = app.sim || (app.sim = { worker: null, result: null, runKey: '', autoRan: false, csv: null });
   sv.onState = opts.onState || (() => {});
+  if (opts.computeInput) sv.computeInput = opts.computeInput;
   // A rebuild (language switch) during a run restarts it in the new view.
   const wasRunning = !!sv.worker;
   sv.worker?.terminate();
@@ -273,6 +276,7 @@ export function syncSimControls(app) {
   const s = app.state;
   const e = app.sim?.els;
   if (!e) return;
+  applySimLimits(app);
   e.wl.value = app.sim.useCsv ? 'csv' : s.simWl;
   e.csvBox.hidden = !app.sim.useCsv;
   e.req.value = s.simReq > 0 ? String(s.simReq) : '';
@@ -292,22 +296,33 @@ export function syncSimControls(app) {
   for (const i of e.policies.querySelectorAll('input')) i.checked = on.includes(i.value);
 }
 
-// What the simulator takes from the calculator: one vLLM server on one GPU.
+// What the simulator takes from the calculator: its BudgetInputs (main.js computeInput,
+// the core's names, shared with SimInputs) for one vLLM server on one GPU. Utilization
+// and KV dtype are vLLM's knobs; other engines' settings do not carry over.
 function calculatorInput(app) {
-  const s = app.state;
-  const input = {
-    gpu: s.gpu,
-    maxModelLen: s.ctx,
-    weightsFormat: s.weights,
-    hubParameters: app.hubInfo?.parameters || 0,
-  };
-  if (s.gpu === '') input.gpuMemoryBytes = s.gpuMem;
-  // Utilization and KV dtype are vLLM's knobs; other engines' settings do not carry over.
-  if (s.engine === 'vllm') {
-    input.gpuMemoryUtilization = s.util;
-    input.kvDtype = s.kv;
+  const b = app.sim.computeInput(app.state);
+  const input = { gpu: b.gpu, weights: b.weights, params: b.params };
+  if (!b.gpu) input.gpu_memory_bytes = b.gpu_memory_bytes;
+  if (b.context > 0) input.max_model_len = b.context;
+  if (b.engine === 'vllm') {
+    if (b.gpu_memory_utilization > 0) input.gpu_memory_utilization = b.gpu_memory_utilization;
+    input.kv_cache_dtype = b.kv_cache_dtype;
   }
   return input;
+}
+
+// Number inputs take their ranges from the core (catalog().sim_limits, src/sim/session.cpp).
+const LIMITED = { req: 'requests', seed: 'seed', n: 'n', beam: 'beam', prefix: 'shared_prefix', seqs: 'max_num_seqs', tok: 'max_num_batched_tokens' };
+function applySimLimits(app) {
+  const limits = app.core?.catalog().sim_limits;
+  const e = app.sim?.els;
+  if (!limits || !e) return;
+  for (const [el, name] of Object.entries(LIMITED)) {
+    const l = limits[name];
+    if (!l || !e[el]) continue;
+    e[el].min = String(l.min);
+    e[el].max = String(l.max);
+  }
 }
 
 function usesText(app) {
@@ -336,6 +351,7 @@ function markStale(app) {
 export function simSync(app) {
   const sv = app.sim;
   if (!sv?.els) return;
+  applySimLimits(app);
   markStale(app);
   // A link with sim=1 runs the simulator once the model is ready.
   if (app.state.sim && !sv.autoRan && app.configText) {
@@ -387,12 +403,12 @@ export function runSim(app) {
       return;
     }
     input.workload = 'csv';
-    input.traceName = sv.csv.name;
+    input.trace_name = sv.csv.name;
     traceText = sv.csv.text;
   } else if (TRACE_FILES[input.workload]) {
     traceUrl = new URL(TRACE_FILES[input.workload], document.baseURI).href;
   }
-  input.snapshots = 60;
+  input.snapshots = 60;  // the block map's scrubber
   // A preset run goes into the link; a CSV run cannot.
   if (!sv.useCsv && !app.state.sim) {
     app.state.sim = true;
@@ -425,7 +441,7 @@ export function runSim(app) {
       // Test and benchmark hooks: wall time from Run to the result, and the worker's split.
       sv.els.section.dataset.simMs = String(Math.round(sv.lastMs));
       sv.els.section.dataset.simTiming = JSON.stringify(m.timing || {});
-      els.status.textContent = t('sim.done', { seconds: fixed(sv.lastMs / 1000, 2), requests: int(m.result.config.requests) });
+      els.status.textContent = t('sim.done', { seconds: fixed(sv.lastMs / 1000, 2), requests: int(m.result.summary.requests) });
       const r0 = performance.now();
       renderSimResult(app, m.result);
       sv.els.section.dataset.simRenderMs = String(Math.round(performance.now() - r0));
@@ -433,7 +449,8 @@ export function runSim(app) {
     } else if (m.type === 'error') {
       cancelSim(app, false);
       els.status.textContent = '';
-      showSimError(app, t('sim.error', { message: m.message }));
+      // The core's refusal in the page's language, in the calculator's terms.
+      showSimError(app, t('sim.error', { message: m.detail ? tMsg(m.detail) : m.message }));
       setSimState(app, 'error');
     }
   };
@@ -460,16 +477,18 @@ function renderSimResult(app, result) {
   sv.player?.stop();
   clear(out);
   out.classList.remove('stale');
-  const c = result.config;
+  const c = result.summary;
   out.append(h('p', { class: 'sim-config', 'data-role': 'sim-config' },
     t('sim.config', {
-      kv: bytes(c.kvCacheBytes), slots: int(Math.floor(c.kvCacheBytes / c.kvBytesPerToken)), perToken: bytes(c.kvBytesPerToken),
-      requests: int(c.requests), bs: c.blockSize, mml: int(c.maxModelLen), seqs: int(c.maxNumSeqs), tokens: int(c.maxNumBatchedTokens),
-      gpu: c.timeModelGpu,
+      kv: bytes(c.kv_cache_bytes), slots: int(Math.floor(c.kv_cache_bytes / c.kv_bytes_per_token)), perToken: bytes(c.kv_bytes_per_token),
+      requests: int(c.requests), bs: c.block_size, mml: int(c.max_model_len), seqs: int(c.max_num_seqs), tokens: int(c.max_num_batched_tokens),
+      gpu: c.time_model_gpu,
     })));
-  if (c.windowedOrStateLeftOut) out.append(h('p', { class: 'muted hint' }, t('sim.windowNote')));
+  if (c.windowed_or_state_left_out) out.append(h('p', { class: 'muted hint' }, t('sim.windowNote')));
 
-  const rows = result.policies.map((p) => ({ ...p.summary, policy: policyLabel(p.summary.policy) }));
+  // One entry per policy: its summary, series and snapshots (parallel arrays in the core's JSON).
+  const policies = c.policies.map((summary, i) => ({ summary, series: result.series?.[i], snapshots: result.snapshots?.[i] }));
+  const rows = policies.map((p) => ({ ...p.summary, policy: policyLabel(p.summary.policy) }));
   const compare = {
     id: 'sim-compare',
     caption: t('sim.table.caption'),
@@ -491,7 +510,7 @@ function renderSimResult(app, result) {
   // Memory split over time, one small chart per policy.
   const grid = h('div', { class: 'sim-charts' });
   out.append(h('h3', null, t('sim.memory.heading')), memoryLegend(), grid);
-  for (const p of result.policies) {
+  for (const p of policies) {
     const box = h('div', { class: 'sim-chart', 'data-chart': 'sim-memory-' + p.summary.policy });
     const title = t('sim.memory.title', { policy: policyLabel(p.summary.policy) });
     const holder = { plot: null };
@@ -504,11 +523,11 @@ function renderSimResult(app, result) {
   const queueBox = h('div', { class: 'sim-chart wide', 'data-chart': 'sim-queue' });
   const queueHolder = { plot: null };
   out.append(h('h3', null, t('sim.queue.heading')), queueBox, chartToolbar(() => queueHolder.plot, 'sim-queue', t('sim.queue.heading')));
-  sv.charts.push(lazyChart(queueBox, queueHolder, (w) => queueChart(result.policies, w)));
+  sv.charts.push(lazyChart(queueBox, queueHolder, (w) => queueChart(policies, w)));
 
   out.append(h('h3', null, t('sim.latency.heading')), latencyTable);
 
-  out.append(blockMap(app, result));
+  out.append(blockMap(app, policies));
 }
 
 // Draws once the box has a width, redraws when it changes; destroy() on re-render.
@@ -546,8 +565,8 @@ function axes(yValues) {
 // Stacked areas: each series is the running sum up to its part, drawn top part
 // first so the lower ones paint over it; the legend shows the part itself.
 function memoryChart(series, width) {
-  const x = series.time.map((t0, i) => t0 + series.duration[i] / 2);
-  const parts = PARTS.map(([key]) => series[key]);
+  const x = series.time_s.map((t0, i) => t0 + series.duration_s[i] / 2);
+  const parts = PARTS.map(([, column]) => series[column]);
   const cum = [];
   let acc = x.map(() => 0);
   for (const p of parts) {
@@ -577,7 +596,7 @@ function memoryChart(series, width) {
 }
 
 function queueChart(policies, width) {
-  const tables = policies.map((p) => [p.series.time.map((t0, i) => t0 + p.series.duration[i] / 2), p.series.running, p.series.waiting]);
+  const tables = policies.map((p) => [p.series.time_s.map((t0, i) => t0 + p.series.duration_s[i] / 2), p.series.running, p.series.waiting]);
   const data = uPlot.join(tables);
   const palette = ['#1d4ed8', '#b45309', '#7c3aed', '#0d9488'];
   const series = [{ label: t('sim.axis.time') }];
@@ -624,9 +643,9 @@ function mix(c, to, f) {
   return [0, 1, 2].map((i) => Math.round(c[i] + (to[i] - c[i]) * f));
 }
 
-function blockMap(app, result) {
+function blockMap(app, all) {
   const sv = app.sim;
-  const policies = result.policies.filter((p) => p.snapshots?.length);
+  const policies = all.filter((p) => p.snapshots?.length);
   const wrap = h('div', { class: 'sim-blockmap', 'data-role': 'sim-blockmap-wrap' });
   wrap.append(h('h3', null, t('sim.map.heading')));
   if (!policies.length) {
@@ -652,14 +671,14 @@ function blockMap(app, result) {
     const i = Math.min(Number(scrub.value) || 0, p.snapshots.length - 1);
     const sn = p.snapshots[i];
     drawSnapshot(canvas, sn, p.summary);
-    label.textContent = t('sim.map.at', { step: int(sn.step), time: fixed(sn.timeS, 1), i: i + 1, n: p.snapshots.length });
+    label.textContent = t('sim.map.at', { step: int(sn.step), time: fixed(sn.time_s, 1), i: i + 1, n: p.snapshots.length });
   };
   const setPolicy = () => {
     const p = current();
     scrub.max = String(p.snapshots.length - 1);
     if (Number(scrub.value) > p.snapshots.length - 1) scrub.value = String(p.snapshots.length - 1);
     clear(legend);
-    const paged = p.snapshots[0].numBlocks > 0;
+    const paged = p.snapshots[0].num_blocks > 0;
     const swatch = (color, key) => h('li', null, h('span', { class: 'swatch', style: `background:${color}`, 'aria-hidden': 'true' }), t(key));
     const c1 = `rgb(${requestColor(3).join(',')})`;
     const free = cssVar('--c-free', '#e5e7eb');
@@ -715,8 +734,8 @@ function blockMap(app, result) {
 function drawSnapshot(canvas, sn, summary) {
   const width = Math.max(240, canvas.parentElement?.clientWidth || 600);
   const maxH = 320;
-  const paged = sn.numBlocks > 0;
-  const cells = paged ? sn.numBlocks : Math.min(sn.capacityTokens, Math.floor((width * maxH) / 9));
+  const paged = sn.num_blocks > 0;
+  const cells = paged ? sn.num_blocks : Math.min(sn.capacity_tokens, Math.floor((width * maxH) / 9));
   const cell = Math.max(1, Math.min(24, Math.floor(Math.sqrt((width * maxH) / cells))));
   const cols = Math.max(1, Math.floor(width / cell));
   const rows = Math.ceil(cells / cols);
@@ -757,7 +776,7 @@ function drawSnapshot(canvas, sn, summary) {
     }
   } else {
     // Contiguous arena: each cell a run of token slots, painted by what holds its first slot.
-    const per = sn.capacityTokens / cells;
+    const per = sn.capacity_tokens / cells;
     const paint = (a, b, c) => {
       if (b <= a) return;
       const i0 = Math.floor(a / per);

@@ -3,9 +3,9 @@
 // simulation in chunks of about 30 ms and posts progress between them. The page
 // cancels by terminating the worker; nothing here needs to clean up for that.
 //
-// in:  {type: 'run', configText, configName, input (SimInput without trace), traceUrl?, traceText?}
-// out: {type: 'progress', progress, policy, policyIndex} ... then
-//      {type: 'done', result, timing} or {type: 'error', code, message}
+// in:  {type: 'run', configText, configName, input (SimInputs without trace), traceUrl?, traceText?}
+// out: {type: 'started', run} {type: 'progress', progress, policy, policy_index} ... then
+//      {type: 'done', result, timing} or {type: 'error', code, message, detail}
 import { loadKvbudget } from '../../wasm/kvbudget.js';
 
 const CHUNK_MS = 30;
@@ -24,7 +24,7 @@ async function run(msg) {
   let sim;
   try {
     sim = core.simulate(model, trace ? { ...msg.input, trace } : msg.input);
-    self.postMessage({ type: 'started', config: sim.config });
+    self.postMessage({ type: 'started', run: sim.info });
     const tRun = performance.now();
     let steps = 2000;
     for (;;) {
@@ -32,7 +32,7 @@ async function run(msg) {
       const p = sim.run(steps);
       const dt = performance.now() - c0;
       if (p.done) break;
-      self.postMessage({ type: 'progress', progress: p.progress, policy: p.policy, policyIndex: p.policyIndex });
+      self.postMessage({ type: 'progress', progress: p.progress, policy: p.policy, policy_index: p.policy_index });
       // Aim each chunk at CHUNK_MS so progress stays smooth on slow and fast machines.
       steps = Math.max(100, Math.min(1_000_000, Math.round(steps * (dt > 0 ? Math.min(4, CHUNK_MS / dt) : 4))));
     }
@@ -52,6 +52,6 @@ self.onmessage = (ev) => {
   const msg = ev.data || {};
   if (msg.type !== 'run') return;
   run(msg).catch((e) => {
-    self.postMessage({ type: 'error', code: e?.code || 'internal', message: e?.message || String(e) });
+    self.postMessage({ type: 'error', code: e?.code || 'internal', message: e?.message || String(e), detail: e?.detail || null });
   });
 };

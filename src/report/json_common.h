@@ -1,0 +1,44 @@
+// Internal to src/report/: the pieces every serializer shares, so a Message, a list
+// of notes or an Error has one JSON form whatever answer it sits in.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/message.h"
+#include "base/result.h"
+
+namespace kvb::report_json {
+
+using nlohmann::json;
+
+// Compact (no spaces), invalid UTF-8 replaced: the text both faces print.
+inline std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+// {"code", "params", "text"}
+inline json message_json(const Message& m) {
+    json params = json::object();
+    for (const auto& [k, v] : m.params) params[k] = v;
+    return {{"code", m.code}, {"params", params}, {"text", render_english(m)}};
+}
+
+inline json notes_json(const std::vector<Message>& notes) {
+    json a = json::array();
+    for (const auto& n : notes) a.push_back(message_json(n));
+    return a;
+}
+
+// {"code", "message", "detail"}
+inline json error_json(const Error& e) {
+    json j = {{"code", e.code}, {"message", e.message}};
+    j["detail"] = e.detail.code.empty() ? json(nullptr) : message_json(e.detail);
+    return j;
+}
+
+// A wrong JSON type for an inputs field, named by its key.
+inline Error field_error(const std::string& field, const std::string& want, const json& got) {
+    return make_error("bad_value", note("input_wrong_type", {{"field", field}, {"want", want}, {"value", dump(got)}}));
+}
+
+}  // namespace kvb::report_json

@@ -1,0 +1,407 @@
+#include "report/sim_json.h"
+
+#include <charconv>
+#include <cmath>
+
+#include "report/json_common.h"
+
+namespace kvb {
+
+using nlohmann::json;
+using namespace report_json;
+
+namespace {
+
+void add_run_info(json& j, const SimRunInfo& r) {
+    j["model"] = r.model;
+    j["workload"] = r.workload;
+    j["requests"] = r.requests;
+    j["arrivals"] = r.arrivals;
+    j["rate"] = r.rate;
+    j["seed"] = r.seed;
+    j["shared_prefix"] = r.shared_prefix;
+    j["shared_fraction"] = r.shared_fraction;
+    j["kv_cache_bytes"] = r.kv_cache_bytes;
+    j["kv_bytes_per_token"] = r.kv_bytes_per_token;
+    j["kv_cache_dtype"] = r.kv_cache_dtype;
+    j["from_gpu"] = r.from_gpu;
+    j["gpu_name"] = r.gpu_name;
+    j["gpu_memory_utilization"] = r.gpu_memory_utilization;
+    j["weights_bytes"] = r.weights_bytes;
+    j["runtime_bytes"] = r.runtime_bytes;
+    j["time_model_gpu"] = r.time_model_gpu;
+    j["block_size"] = r.block_size;
+    j["max_model_len"] = r.max_model_len;
+    j["max_num_seqs"] = r.max_num_seqs;
+    j["max_num_batched_tokens"] = r.max_num_batched_tokens;
+    j["n"] = r.n;
+    j["beam"] = r.beam;
+    j["independent_sample_lengths"] = r.independent_sample_lengths;
+    j["preemption"] = r.preemption;
+    j["swap_space_bytes"] = r.swap_space_bytes;
+    j["prefix_caching"] = r.prefix_caching;
+    j["windowed_or_state_left_out"] = r.windowed_or_state_left_out;
+    j["policy_names"] = r.policy_names;
+}
+
+json summary_json(const sim::Summary& s) {
+    return {
+        {"policy", s.policy},
+        {"requests", s.requests},
+        {"finished", s.finished},
+        {"refused", s.refused},
+        {"truncated", s.truncated},
+        {"preemptions", s.preemptions},
+        {"swapped_out", s.swapped_out},
+        {"swap_fallbacks", s.swap_fallbacks},
+        {"recomputed_tokens", s.recomputed_tokens},
+        {"steps", s.steps},
+        {"makespan_s", s.makespan_s},
+        {"capacity_tokens", s.capacity_tokens},
+        {"num_blocks", s.num_blocks},
+        {"token_states_fraction", s.memory.token_states},
+        {"reserved_fraction", s.memory.reserved},
+        {"internal_fragmentation_fraction", s.memory.internal_fragmentation},
+        {"external_fragmentation_fraction", s.memory.external_fragmentation},
+        {"cached_fraction", s.memory.cached},
+        {"free_fraction", s.memory.free},
+        {"null_block_fraction", s.memory.null_block},
+        {"token_states_of_used_fraction", s.token_states_of_used},
+        {"reserved_of_used_fraction", s.of_used.reserved},
+        {"internal_fragmentation_of_used_fraction", s.of_used.internal_fragmentation},
+        {"external_fragmentation_of_used_fraction", s.of_used.external_fragmentation},
+        {"mean_running", s.mean_running},
+        {"max_running", s.max_running},
+        {"mean_waiting", s.mean_waiting},
+        {"max_waiting", s.max_waiting},
+        {"sharing_saved_fraction", s.sharing_saved},
+        {"max_blocks_saved", s.max_blocks_saved},
+        {"cow_copies", s.cow_copies},
+        {"prefix_hit_tokens", s.prefix_hit_tokens},
+        {"prefix_query_tokens", s.prefix_query_tokens},
+        {"prompt_tokens", s.prompt_tokens},
+        {"generated_tokens", s.generated_tokens},
+        {"throughput_tokens_per_s", s.throughput_tokens_per_s},
+        {"requests_per_s", s.requests_per_s},
+        {"ttft_mean_s", s.ttft_mean_s},
+        {"ttft_p50_s", s.ttft_p50_s},
+        {"ttft_p90_s", s.ttft_p90_s},
+        {"ttft_p99_s", s.ttft_p99_s},
+        {"tpot_mean_s", s.tpot_mean_s},
+        {"tpot_p50_s", s.tpot_p50_s},
+        {"tpot_p90_s", s.tpot_p90_s},
+        {"tpot_p99_s", s.tpot_p99_s},
+        {"e2e_mean_s", s.e2e_mean_s},
+        {"e2e_p50_s", s.e2e_p50_s},
+        {"e2e_p90_s", s.e2e_p90_s},
+        {"e2e_p99_s", s.e2e_p99_s},
+        {"normalized_latency_s", s.normalized_latency_s},
+    };
+}
+
+json report_json_value(const SimReport& r) {
+    json j = json::object();
+    add_run_info(j, r.run);
+    j["done"] = r.done;
+    json ps = json::array();
+    for (const sim::Summary& s : r.policies) ps.push_back(summary_json(s));
+    j["policies"] = std::move(ps);
+    return j;
+}
+
+// Series and block maps are the bulk of a result (tens of thousands of numbers per
+// policy): written straight into the text, not through a DOM, which cost ten times
+// the simulation's own time in the browser. Doubles in the shortest form that reads
+// back exactly, as nlohmann writes the summary's.
+class Writer {
+public:
+    std::string out;
+    void raw(const char* s) { out += s; }
+    void key(const char* k) {
+        comma();
+        out += '"';
+        out += k;  // keys are literals here
+        out += "\":";
+        fresh_ = true;
+    }
+    void open(char c) {
+        comma();
+        out += c;
+        fresh_ = true;
+    }
+    void close(char c) {
+        out += c;
+        fresh_ = false;
+    }
+    void num(int64_t v) {
+        comma();
+        char b[24];
+        out.append(b, std::to_chars(b, b + sizeof b, v).ptr);
+    }
+    void num(double v) {
+        comma();
+        if (!std::isfinite(v)) {
+            out += "null";
+            return;
+        }
+        char b[64];
+        char* end = nlohmann::detail::to_chars(b, b + sizeof b, v);
+        out.append(b, end);
+    }
+
+private:
+    void comma() {
+        if (!fresh_) out.push_back(',');
+        fresh_ = false;
+    }
+    bool fresh_ = true;
+};
+
+// Columns, not rows: what uPlot takes, and a third of the JSON. Names are TimePoint's
+// members, the memory split's parts flattened.
+void write_series(Writer& w, const std::vector<sim::TimePoint>& ts) {
+    auto col = [&](const char* name, auto get) {
+        w.key(name);
+        w.open('[');
+        for (const auto& p : ts) w.num(get(p));
+        w.close(']');
+    };
+    using P = sim::TimePoint;
+    w.open('{');
+    col("time_s", [](const P& p) { return p.time_s; });
+    col("duration_s", [](const P& p) { return p.duration_s; });
+    col("token_states", [](const P& p) { return p.memory.token_states; });
+    col("reserved", [](const P& p) { return p.memory.reserved; });
+    col("internal_fragmentation", [](const P& p) { return p.memory.internal_fragmentation; });
+    col("external_fragmentation", [](const P& p) { return p.memory.external_fragmentation; });
+    col("cached", [](const P& p) { return p.memory.cached; });
+    col("free", [](const P& p) { return p.memory.free; });
+    col("null_block", [](const P& p) { return p.memory.null_block; });
+    col("running", [](const P& p) { return p.running; });
+    col("waiting", [](const P& p) { return p.waiting; });
+    col("sharing_saved", [](const P& p) { return p.sharing_saved; });
+    col("preemptions", [](const P& p) { return p.preemptions; });
+    col("finished", [](const P& p) { return p.finished; });
+    w.close('}');
+}
+
+// Block maps are large (one entry per block, tens of thousands on a big GPU), so
+// owners are run-length coded ([owner, run, owner, run, ...]); blocks held by more
+// than one sequence and partly filled blocks are listed apart. Contiguous policies
+// list their regions as [request, seq, offset, allocated, reserved, length, stored].
+void write_snapshot(Writer& w, const sim::BlockSnapshot& sn) {
+    w.open('{');
+    w.key("step");
+    w.num(sn.step);
+    w.key("time_s");
+    w.num(sn.time_s);
+    w.key("block_size");
+    w.num(static_cast<int64_t>(sn.block_size));
+    w.key("capacity_tokens");
+    w.num(sn.capacity_tokens);
+    w.key("num_blocks");
+    w.num(static_cast<int64_t>(sn.owner.size()));
+    if (!sn.owner.empty()) {
+        w.key("owner");
+        w.open('[');
+        size_t i = 0;
+        while (i < sn.owner.size()) {
+            size_t k = i + 1;
+            while (k < sn.owner.size() && sn.owner[k] == sn.owner[i]) ++k;
+            w.num(static_cast<int64_t>(sn.owner[i]));
+            w.num(static_cast<int64_t>(k - i));
+            i = k;
+        }
+        w.close(']');
+        w.key("shared");
+        w.open('[');
+        for (size_t b = 0; b < sn.refcount.size(); ++b)
+            if (sn.refcount[b] > 1) {
+                w.num(static_cast<int64_t>(b));
+                w.num(static_cast<int64_t>(sn.refcount[b]));
+            }
+        w.close(']');
+        w.key("partial");
+        w.open('[');
+        for (size_t b = 0; b < sn.fill.size(); ++b)
+            if (sn.fill[b] > 0 && sn.fill[b] < sn.block_size && sn.owner[b] != -1) {
+                w.num(static_cast<int64_t>(b));
+                w.num(static_cast<int64_t>(sn.fill[b]));
+            }
+        w.close(']');
+    } else {
+        w.key("regions");
+        w.open('[');
+        for (const auto& g : sn.regions) {
+            w.open('[');
+            for (int64_t v : {static_cast<int64_t>(g.request), static_cast<int64_t>(g.seq), g.offset, g.allocated,
+                              g.reserved, g.length, g.stored})
+                w.num(v);
+            w.close(']');
+        }
+        w.close(']');
+    }
+    w.close('}');
+}
+
+}  // namespace
+
+std::string to_json_text(const SimRunInfo& r) {
+    json j = json::object();
+    add_run_info(j, r);
+    return dump(j);
+}
+
+std::string to_json_text(const SimReport& r) { return dump(report_json_value(r)); }
+
+std::string to_json_text(const SimProgress& p) {
+    return dump({{"done", p.done},
+                 {"progress", p.progress},
+                 {"policy_index", p.policy_index},
+                 {"policy", p.policy},
+                 {"policy_progress", p.policy_progress},
+                 {"steps", p.steps},
+                 {"time_s", p.time_s}});
+}
+
+std::string sim_result_json_text(const SimSession& s, bool series, bool snapshots) {
+    // The summary is spliced in as text so it is byte for byte to_json_text(SimReport).
+    Writer w;
+    w.raw("{\"summary\":");
+    w.raw(to_json_text(s.report()).c_str());
+    w.raw(",");  // the next key follows a written value
+    if (series) {
+        w.key("series");
+        w.open('[');
+        for (const sim::Simulator& sim : s.simulators()) write_series(w, sim.series());
+        w.close(']');
+    }
+    if (snapshots) {
+        w.key("snapshots");
+        w.open('[');
+        for (const sim::Simulator& sim : s.simulators()) {
+            w.open('[');
+            for (const auto& sn : sim.snapshots()) write_snapshot(w, sn);
+            w.close(']');
+        }
+        w.close(']');
+    }
+    if (w.out.back() == ',') w.out.pop_back();
+    w.out += '}';
+    return std::move(w.out);
+}
+
+Result<SimInputs> sim_inputs_from_json(const std::string& text) {
+    json j = json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) return make_error("not_json", note("inputs_not_object"));
+    SimInputs in;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        const std::string& k = it.key();
+        const json& v = it.value();
+        auto count = [&](int64_t& out) -> std::optional<Error> {
+            if (v.is_number_integer()) {
+                out = v.get<int64_t>();
+                return std::nullopt;
+            }
+            if (v.is_number_float()) {
+                const double d = v.get<double>();
+                if (d >= -9.0e15 && d <= 9.0e15 && d == static_cast<double>(static_cast<int64_t>(d))) {
+                    out = static_cast<int64_t>(d);
+                    return std::nullopt;
+                }
+            }
+            return field_error(k, "whole number", v);
+        };
+        auto opt_count = [&](std::optional<int64_t>& out) -> std::optional<Error> {
+            if (v.is_null()) {
+                out.reset();
+                return std::nullopt;
+            }
+            int64_t x = 0;
+            if (auto e = count(x)) return e;
+            out = x;
+            return std::nullopt;
+        };
+        auto number = [&](double& out) -> std::optional<Error> {
+            if (!v.is_number()) return field_error(k, "number", v);
+            out = v.get<double>();
+            return std::nullopt;
+        };
+        auto opt_number = [&](std::optional<double>& out) -> std::optional<Error> {
+            if (v.is_null()) {
+                out.reset();
+                return std::nullopt;
+            }
+            double x = 0;
+            if (auto e = number(x)) return e;
+            out = x;
+            return std::nullopt;
+        };
+        auto text_field = [&](std::string& out) -> std::optional<Error> {
+            if (!v.is_string()) return field_error(k, "string", v);
+            out = v.get<std::string>();
+            return std::nullopt;
+        };
+        std::optional<Error> e;
+        if (k == "policies") {
+            if (v.is_string()) {
+                in.policies = {v.get<std::string>()};
+            } else if (v.is_array()) {
+                in.policies.clear();
+                for (const json& p : v) {
+                    if (!p.is_string()) return field_error(k, "list of policy names", v);
+                    in.policies.push_back(p.get<std::string>());
+                }
+            } else {
+                e = field_error(k, "policy name or list of policy names", v);
+            }
+        } else if (k == "kv_cache_memory") e = opt_count(in.kv_cache_memory);
+        else if (k == "gpu") e = text_field(in.gpu);
+        else if (k == "gpu_memory_bytes") e = count(in.gpu_memory_bytes);
+        else if (k == "gpu_memory_utilization") e = number(in.gpu_memory_utilization);
+        else if (k == "kv_cache_dtype") e = text_field(in.kv_cache_dtype);
+        else if (k == "weights") e = text_field(in.weights);
+        else if (k == "params") e = count(in.params);
+        else if (k == "block_size") e = count(in.block_size);
+        else if (k == "max_model_len") e = opt_count(in.max_model_len);
+        else if (k == "max_num_seqs") e = opt_count(in.max_num_seqs);
+        else if (k == "max_num_batched_tokens") e = opt_count(in.max_num_batched_tokens);
+        else if (k == "preemption") e = text_field(in.preemption);
+        else if (k == "swap_space_bytes") e = count(in.swap_space_bytes);
+        else if (k == "sample_lengths") e = text_field(in.sample_lengths);
+        else if (k == "n") e = count(in.n);
+        else if (k == "beam") e = count(in.beam);
+        else if (k == "prefix_caching") {
+            if (!v.is_boolean()) e = field_error(k, "true or false", v);
+            else in.prefix_caching = v.get<bool>();
+        } else if (k == "workload") e = text_field(in.workload);
+        else if (k == "trace") e = text_field(in.trace);
+        else if (k == "trace_name") e = text_field(in.trace_name);
+        else if (k == "requests") e = opt_count(in.requests);
+        else if (k == "rate") e = opt_number(in.rate);
+        else if (k == "seed") e = count(in.seed);
+        else if (k == "shared_prefix") e = opt_count(in.shared_prefix);
+        else if (k == "shared_fraction") e = opt_number(in.shared_fraction);
+        else if (k == "snapshots") e = count(in.snapshots);
+        else if (k == "series_points") e = count(in.series_points);
+        else return make_error("bad_value", note("input_unknown_field", {{"field", k}}));
+        if (e) return *e;
+    }
+    if (auto ok = validate(in); !ok) return ok.error();
+    return in;
+}
+
+Result<SimResultOptions> sim_result_options_from_json(const std::string& text) {
+    json j = json::parse(text.empty() ? "{}" : text, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) return make_error("not_json", note("inputs_not_object"));
+    SimResultOptions o;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        bool* target = it.key() == "series" ? &o.series : it.key() == "snapshots" ? &o.snapshots : nullptr;
+        if (!target) return make_error("bad_value", note("input_unknown_field", {{"field", it.key()}}));
+        if (!it.value().is_boolean()) return field_error(it.key(), "true or false", it.value());
+        *target = it.value().get<bool>();
+    }
+    return o;
+}
+
+}  // namespace kvb
