@@ -232,6 +232,7 @@ const std::vector<MessageTemplate>& message_templates() {
         {"bad_utilization", "gpu_memory_utilization must be in (0, 1], got {value}"},
         {"no_gpu", "no GPU given: pass --gpu NAME or --gpu-memory SIZE"},
         {"parallel_exceeds_gpus", "tensor_parallel_size x pipeline_parallel_size = {needed} exceeds --gpu-count {gpus}"},
+
     };
     return t;
 }

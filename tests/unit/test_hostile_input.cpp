@@ -1,0 +1,54 @@
+// Issue 14: inputs built to give an answer that is wrong and looks right. Each case is a
+// class of input (not one value), checked against the exact answer or refusal.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "base/units.h"
+#include "engines/llamacpp.h"
+#include "engines/vllm.h"
+#include "kv/tables.h"
+#include "fixtures.h"
+#include "model/config_reader.h"
+#include "model/weights.h"
+#include "sim/workload.h"
+
+using namespace kvb;
+using nlohmann::json;
+
+namespace {
+
+bool same_layer(const Layer& a, const Layer& b) {
+    return a.kind == b.kind && a.kv_heads == b.kv_heads && a.k_head_dim == b.k_head_dim &&
+           a.v_head_dim == b.v_head_dim && a.window == b.window && a.kv_lora_rank == b.kv_lora_rank &&
+           a.qk_rope_head_dim == b.qk_rope_head_dim && a.state.conv_kernel == b.state.conv_kernel &&
+           a.state.d_inner == b.state.d_inner && a.state.n_groups == b.state.n_groups &&
+           a.state.d_state == b.state.d_state && a.state.heads == b.state.heads;
+}
+
+std::string error_of(const std::string& text, const std::string& name = "m") {
+    auto r = parse_config(text, name);
+    return r ? std::string("(parsed)") : r.error().message;
+}
+
+}  // namespace
+
+TEST_CASE("issue 14.3: MiniMax-M1's lightning layers have no conv state, not a negative one") {
+    const ModelSpec m = test::fixture("MiniMaxAI/MiniMax-M1-80k");
+    LlamaOptions o;
+    o.n_ctx = 4096;
+    o.n_seq_max = 4;
+    auto L = llamacpp_layout(m, o);
+    REQUIRE(L);
+    CHECK(L->recurrent.r_bytes == 0);
+    bool found = false;
+    for (const auto& line : L->log_lines)
+        if (line.find("llama_memory_recurrent") != std::string::npos) {
+            found = true;
+            CHECK(line.find("R (f32):    0.00 MiB") != std::string::npos);
+        }
+    CHECK(found);
+}
