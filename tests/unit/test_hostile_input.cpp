@@ -52,3 +52,14 @@ TEST_CASE("issue 14.3: MiniMax-M1's lightning layers have no conv state, not a n
         }
     CHECK(found);
 }
+
+TEST_CASE("issue 14.7: llama.cpp -c 2^32 does not fit the 32-bit n_ctx") {
+    const ModelSpec m = test::fixture("Qwen/Qwen3-8B");
+    LlamaOptions o;
+    o.n_ctx = int64_t(1) << 32;
+    auto L = llamacpp_layout(m, o);
+    REQUIRE(!L);
+    CHECK(L.error().message == "-c 4294967296 does not fit llama.cpp's 32-bit n_ctx");
+    o.n_ctx = (int64_t(1) << 32) - 1;  // pads to 2^32
+    CHECK(!llamacpp_layout(m, o));
+}
