@@ -233,6 +233,8 @@ const std::vector<MessageTemplate>& message_templates() {
         {"no_gpu", "no GPU given: pass --gpu NAME or --gpu-memory SIZE"},
         {"parallel_exceeds_gpus", "tensor_parallel_size x pipeline_parallel_size = {needed} exceeds --gpu-count {gpus}"},
 
+        // --- hostile input (issue 14: counts, config values and files that are not what they claim) ---
+        {"vllm_refuses_settings", "vLLM refuses these settings; its ValueError follows"},
     };
     return t;
 }

@@ -63,3 +63,15 @@ TEST_CASE("issue 14.7: llama.cpp -c 2^32 does not fit the 32-bit n_ctx") {
     o.n_ctx = (int64_t(1) << 32) - 1;  // pads to 2^32
     CHECK(!llamacpp_layout(m, o));
 }
+
+TEST_CASE("issue 14.14: a vLLM refusal leads with one kvbudget: error: line, then vLLM's text") {
+    auto r = test::run_cli("vllm " + test::config_path("Qwen--Qwen3-8B") + " --kv-cache-memory 8GiB --max-model-len 65536");
+    CHECK(r.status == 1);
+    CHECK(r.out.rfind("kvbudget: error: vLLM refuses these settings; its ValueError follows\nValueError: User-specified "
+                      "max_model_len (65536) is greater than the derived",
+                      0) == 0);
+    r = test::run_cli("vllm " + test::config_path("Qwen--Qwen3-0.6B") + " --kv-cache-memory 1409286144");
+    CHECK(r.status == 1);
+    CHECK(r.out.rfind("kvbudget: error: vLLM refuses to start: one 40,960-token request needs", 0) == 0);
+    CHECK(r.out.find("\nValueError: To serve at least one request") != std::string::npos);
+}
