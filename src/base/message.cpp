@@ -235,6 +235,9 @@ const std::vector<MessageTemplate>& message_templates() {
 
         // --- hostile input (issue 14: counts, config values and files that are not what they claim) ---
         {"vllm_refuses_settings", "vLLM refuses these settings; its ValueError follows"},
+        {"config_is_directory", "{path} is a directory: give the config.json file inside it"},
+        {"config_not_regular_file", "{path} is not a regular file (a device or a socket): give a config.json file"},
+        {"config_too_big", "{path} is larger than {limit}, the most kvbudget reads: a config.json is a few kilobytes"},
     };
     return t;
 }

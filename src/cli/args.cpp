@@ -5,6 +5,8 @@
 #include <iostream>
 #include <sstream>
 
+#include <sys/stat.h>
+
 #include "base/units.h"
 
 namespace kvb::cli {
@@ -61,21 +63,48 @@ std::optional<Args> parse_command(const std::string& name, const std::vector<std
     return a;
 }
 
+namespace {
+
+// A config.json is kilobytes (the largest real ones, per-layer NAS block lists, are well
+// under 1 MiB); 64 MiB is the most any command reads, so /dev/zero or a model's weights
+// file given by mistake ends with a message instead of filling memory.
+constexpr std::streamsize kMaxConfigBytes = std::streamsize(64) << 20;
+
+bool read_capped(std::istream& in, std::string* text) {
+    text->clear();
+    char buf[1 << 16];
+    while (in) {
+        in.read(buf, sizeof buf);
+        text->append(buf, static_cast<size_t>(in.gcount()));
+        if (static_cast<std::streamsize>(text->size()) > kMaxConfigBytes) return false;
+    }
+    return true;
+}
+
+}  // namespace
+
 std::optional<ModelSpec> load_model(const std::string& path, std::ostream& err) {
     std::string text;
+    const std::string limit = "64 MiB";
+    auto refuse = [&](const char* code) {
+        err << "kvbudget: error: " << render_english(note(code, {{"path", path == "-" ? "stdin" : path}, {"limit", limit}}))
+            << "\n";
+        return std::nullopt;
+    };
     if (path == "-") {
-        std::ostringstream ss;
-        ss << std::cin.rdbuf();
-        text = ss.str();
+        if (!read_capped(std::cin, &text)) return refuse("config_too_big");
     } else {
+        struct stat st {};
+        if (::stat(path.c_str(), &st) == 0) {
+            if (S_ISDIR(st.st_mode)) return refuse("config_is_directory");
+            if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) return refuse("config_not_regular_file");
+        }
         std::ifstream in(path, std::ios::binary);
         if (!in) {
             err << "kvbudget: error: cannot read " << path << "\n";
             return std::nullopt;
         }
-        std::ostringstream ss;
-        ss << in.rdbuf();
-        text = ss.str();
+        if (!read_capped(in, &text)) return refuse("config_too_big");
     }
     // Name the model after the file: tests/fixtures/configs/Qwen--Qwen3-8B.json -> Qwen/Qwen3-8B,
     // .../Qwen3-8B/config.json -> Qwen3-8B.

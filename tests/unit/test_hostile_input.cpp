@@ -64,6 +64,17 @@ TEST_CASE("issue 14.7: llama.cpp -c 2^32 does not fit the 32-bit n_ctx") {
     CHECK(!llamacpp_layout(m, o));
 }
 
+TEST_CASE("issue 14.10: the CLI reads at most 64 MiB of config and refuses devices") {
+    const auto start = std::chrono::steady_clock::now();
+    auto r = test::run_cli("inspect /dev/zero");
+    CHECK(r.status != 0);
+    CHECK(r.out == "kvbudget: error: /dev/zero is not a regular file (a device or a socket): give a config.json file\n");
+    r = test::run_cli("inspect - < /dev/zero");
+    CHECK(r.status != 0);
+    CHECK(r.out == "kvbudget: error: stdin is larger than 64 MiB, the most kvbudget reads: a config.json is a few kilobytes\n");
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(20));
+}
+
 TEST_CASE("issue 14.14: a vLLM refusal leads with one kvbudget: error: line, then vLLM's text") {
     auto r = test::run_cli("vllm " + test::config_path("Qwen--Qwen3-8B") + " --kv-cache-memory 8GiB --max-model-len 65536");
     CHECK(r.status == 1);
