@@ -53,6 +53,19 @@ TEST_CASE("issue 14.3: MiniMax-M1's lightning layers have no conv state, not a n
     CHECK(found);
 }
 
+TEST_CASE("issue 14.6: trace timestamps centuries apart keep their span") {
+    auto t = sim::parse_trace_csv("TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                                  "1500-01-01 00:00:00,10,10\n2084-01-01 00:00:00,10,10\n",
+                                  "t.csv");
+    REQUIRE(t);
+    REQUIRE(t->size() == 2);
+    // 584 years: 213,302 days.
+    CHECK((*t)[1].arrival_s == doctest::Approx(213302.0 * 86400).epsilon(1e-12));
+    auto tiny = sim::parse_trace_csv("arrived_at,num_prefill_tokens,num_decode_tokens\n1e-320,5,5\n", "t.csv");
+    REQUIRE(tiny);
+    CHECK((*tiny)[0].arrival_s == 0);
+}
+
 TEST_CASE("issue 14.7: llama.cpp -c 2^32 does not fit the 32-bit n_ctx") {
     const ModelSpec m = test::fixture("Qwen/Qwen3-8B");
     LlamaOptions o;
