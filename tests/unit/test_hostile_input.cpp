@@ -36,6 +36,28 @@ std::string error_of(const std::string& text, const std::string& name = "m") {
 
 }  // namespace
 
+TEST_CASE("issue 14.2: a parameter count far from the config's is refused, or set aside when it is the Hub's") {
+    const ModelSpec m = test::fixture("meta-llama/Llama-3.1-70B");
+    auto fmt = weight_format("bf16", m);
+    REQUIRE(fmt);
+    auto w = weight_bytes(m, fmt.value(), 70);
+    REQUIRE(!w);
+    CHECK(w.error().message ==
+          "meta-llama/Llama-3.1-70B: the given parameter count 70 is more than 2x away from the 70,553,706,496 its "
+          "config describes; give the total parameter count (70B is 70000000000)");
+    auto hub = weight_bytes(m, fmt.value(), 1, 1, 1, /*given_is_advisory=*/true);
+    REQUIRE(hub);
+    CHECK(hub->params == 70'553'706'496);
+    CHECK(hub->active_bytes > 0);
+    CHECK(render_english(hub->notes.front()) ==
+          "the Hub's parameter count 1 for meta-llama/Llama-3.1-70B is more than 2x away from the 70,553,706,496 its "
+          "config describes: set aside, the config's count is used");
+    auto r = test::run_cli("budget " + test::config_path("meta-llama--Llama-3.1-70B") + " --gpu rtx-4090 --params 70");
+    CHECK(r.status != 0);
+    CHECK(r.out.find("kvbudget: error: meta-llama/Llama-3.1-70B: the given parameter count 70 is more than 2x away") !=
+          std::string::npos);
+}
+
 TEST_CASE("issue 14.3: MiniMax-M1's lightning layers have no conv state, not a negative one") {
     const ModelSpec m = test::fixture("MiniMaxAI/MiniMax-M1-80k");
     LlamaOptions o;
