@@ -121,3 +121,26 @@ TEST_CASE("issue 14.14: a vLLM refusal leads with one kvbudget: error: line, the
     CHECK(r.out.rfind("kvbudget: error: vLLM refuses to start: one 40,960-token request needs", 0) == 0);
     CHECK(r.out.find("\nValueError: To serve at least one request") != std::string::npos);
 }
+
+TEST_CASE("issue 14.9: every computation is near-linear in layers") {
+    // 56 bytes that took vLLM's capacity code 21-27 s (O(layers^2) lookups); and a
+    // per-layer head list of many distinct values (as many vLLM specs and KV groups).
+    std::string distinct = R"({"model_type":"llama","num_hidden_layers":100000,"num_attention_heads":65536,
+        "hidden_size":65536,"head_dim":1,"num_key_value_heads":[)";
+    for (int i = 0; i < 100000; ++i) distinct += (i ? "," : "") + std::to_string(1 << (i % 17));
+    distinct += "]}";
+    for (const std::string& text : {std::string(R"({"model_type":"gemma3_text","num_hidden_layers":100000})"), distinct}) {
+        const auto start = std::chrono::steady_clock::now();
+        auto m = parse_config(text, "m");
+        REQUIRE(m);
+        VllmOptions o;
+        o.max_model_len = 131072;
+        // The made-up head list may be refused (its pages do not unify); the time is the point.
+        (void)vllm_capacity(m.value(), o, int64_t(80) << 30);
+        auto t = engine_kv(m.value(), "vllm", "auto");
+        REQUIRE(t);
+        CHECK(!layer_groups(t->view, t->dtypes).empty());
+        // A second at most on an idle machine; 5 s leaves room for a loaded one (it was 20+ s).
+        CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+    }
+}
