@@ -75,6 +75,19 @@ TEST_CASE("issue 14.3: MiniMax-M1's lightning layers have no conv state, not a n
     CHECK(found);
 }
 
+TEST_CASE("issue 14.5: NaN or Infinity in an integer field is an error naming it, not \"not set\"") {
+    CHECK(error_of(R"({"model_type":"llama","num_hidden_layers":2,"num_attention_heads":8,"hidden_size":512,
+        "num_key_value_heads":NaN})") == "m: num_key_value_heads must be an integer, got NaN");
+    CHECK(error_of(R"({"model_type":"llama","num_hidden_layers":Infinity,"num_attention_heads":8,"hidden_size":512})") ==
+          "m: num_hidden_layers must be an integer, got Infinity");
+    CHECK(error_of(R"({"model_type":"llama","num_hidden_layers":2,"num_attention_heads":8,"hidden_size":512,
+        "sliding_window":-Infinity})") == "m: sliding_window must be an integer, got -Infinity");
+    // Python's json.dumps writes them in float fields of real configs (Nemotron-H's
+    // time_step_limit): those still parse.
+    CHECK(parse_config(R"({"model_type":"llama","num_hidden_layers":2,"num_attention_heads":8,"hidden_size":512,
+        "num_key_value_heads":2,"time_step_limit":[0.0,Infinity]})", "m"));
+}
+
 TEST_CASE("issue 14.6: trace timestamps centuries apart keep their span") {
     auto t = sim::parse_trace_csv("TIMESTAMP,ContextTokens,GeneratedTokens\n"
                                   "1500-01-01 00:00:00,10,10\n2084-01-01 00:00:00,10,10\n",
