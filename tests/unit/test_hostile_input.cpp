@@ -112,6 +112,24 @@ TEST_CASE("issue 14.7: llama.cpp -c 2^32 does not fit the 32-bit n_ctx") {
     CHECK(!llamacpp_layout(m, o));
 }
 
+TEST_CASE("issue 14.8: counts that are not numbers say what is wrong") {
+    CHECK(parse_count("32,768", "--x").value() == 32768);
+    CHECK(parse_count("1_000_000", "--x").value() == 1000000);
+    CHECK(parse_count(",", "--x").error().message ==
+          "--x: ',' is not a count: a separator (, or _) goes only between groups of three digits, as in 32,768");
+    CHECK(parse_count("_", "--x").error().code == "bad_value");
+    CHECK(parse_count("1,2,3", "--x").error().message ==
+          "--x: '1,2,3' is not a count: a separator (, or _) goes only between groups of three digits, as in 32,768");
+    CHECK(!parse_count("1,000_000", "--x"));
+    CHECK(parse_count("99999999999999999999", "--x").error().message ==
+          "--x = 99999999999999999999 is too large (more than 18 digits)");
+    CHECK(error_of(R"({"model_type":"llama","num_hidden_layers":1e999})") ==
+          "m: config.json holds the number 1e999 (near byte 47), beyond what a double can hold");
+    auto r = test::run_cli("inspect " + std::string(KVB_FIXTURES));
+    CHECK(r.status != 0);
+    CHECK(r.out == "kvbudget: error: " + std::string(KVB_FIXTURES) + " is a directory: give the config.json file inside it\n");
+}
+
 TEST_CASE("issue 14.10: the CLI reads at most 64 MiB of config and refuses devices") {
     const auto start = std::chrono::steady_clock::now();
     auto r = test::run_cli("inspect /dev/zero");
