@@ -163,9 +163,7 @@ struct Builder {
         }
         std::string which;
         const json* v = r.find(kKvKeys, &which);
-        if (v && v->is_array()) {
-            return true;  // per-layer counts, read by the layer builder
-        }
+        if (v && v->is_array()) return read_kv_list(*v, which);
         if (v) {
             auto k = r.int_value(*v, which, 1, kMaxHeads);
             if (!k) return k.error();
@@ -179,6 +177,51 @@ struct Builder {
         kv_heads = heads;
         note("mha_assumed", {{"n", std::to_string(heads)}});
         return true;
+    }
+
+    // A per-layer list is the scalar layer by layer: each entry is checked like the scalar,
+    // a list of one value IS the scalar (the family's sliding / chunked / linear / Mamba
+    // layout stays), and a list that varies is laid over that layout by apply_kv_list().
+    std::vector<int64_t> kv_list{};
+    Result<bool> read_kv_list(const json& arr, const std::string& which) {
+        if (static_cast<int64_t>(arr.size()) != n_layers) return length_mismatch(which, arr.size());
+        std::vector<int64_t> ks;
+        ks.reserve(arr.size());
+        for (size_t i = 0; i < arr.size(); ++i) {
+            const std::string f = which + "[" + std::to_string(i) + "]";
+            auto k = r.int_value(arr[i], f, 0, kMaxHeads);  // 0: the layer has no attention cache
+            if (!k) return k.error();
+            if (k.value() > 0)
+                if (auto c = check_kv_heads(k.value(), f); !c) return c;
+            ks.push_back(k.value());
+        }
+        const bool uniform = std::all_of(ks.begin(), ks.end(), [&](int64_t k) { return k == ks[0]; });
+        if (uniform && ks[0] > 0) {
+            kv_heads = ks[0];
+            return true;
+        }
+        kv_heads = 0;
+        for (int64_t k : ks)
+            if (k > 0) {
+                kv_heads = k;
+                break;
+            }
+        if (kv_heads == 0) kv_heads = heads;  // every entry 0: refused later as no cache layers
+        kv_list = std::move(ks);
+        return true;
+    }
+    // Decoder layer i's attention entry gets kv_list[i]; 0 drops its cache.
+    void apply_kv_list() {
+        if (kv_list.empty()) return;
+        const size_t n = kv_list.size();
+        const size_t stride = m.layers.size() == 2 * n ? 2 : 1;  // Falcon-H1: attention + Mamba per layer
+        if (m.layers.size() != n * stride) return;
+        for (size_t i = 0; i < n; ++i) {
+            Layer& l = m.layers[i * stride];
+            if (l.kind != LayerKind::Full && l.kind != LayerKind::Sliding && l.kind != LayerKind::Chunked) continue;
+            if (kv_list[i] == 0) l = no_cache_layer();
+            else l.kv_heads = kv_list[i];
+        }
     }
 
     Result<bool> check_kv_heads(int64_t k, const std::string& field) {
@@ -378,7 +421,11 @@ struct Builder {
         m.dims.vocab_size = 262208;
         if (auto ok = need(n_layers, kLayersKeys, 1, kMaxLayers); !ok) return ok;
         if (auto ok = maybe(heads, {"num_attention_heads"}, 1, kMaxHeads); !ok) return ok;
-        if (auto ok = maybe(kv_heads, {"num_key_value_heads"}, 1, kMaxHeads); !ok) return ok;
+        if (const json* kl = r.find({"num_key_value_heads"}); kl && kl->is_array()) {
+            if (auto ok = read_kv_list(*kl, "num_key_value_heads"); !ok) return ok;
+        } else if (auto ok = maybe(kv_heads, {"num_key_value_heads"}, 1, kMaxHeads); !ok) {
+            return ok;
+        }
         if (auto ok = maybe(head_dim, {"head_dim"}, 1, kMaxDim); !ok) return ok;
         if (auto ok = maybe(hidden, {"hidden_size"}, 1, kMaxHidden); !ok) return ok;
         if (auto c = check_kv_heads(kv_heads, "num_key_value_heads"); !c) return c;
@@ -398,8 +445,6 @@ struct Builder {
     Result<bool> standard_attention() {
         auto core = read_core();
         if (!core) return core;
-        const json* kv = r.find(kKvKeys);
-        if (kv && kv->is_array()) return per_layer_kv_heads(*kv);
 
         const json* lt = r.find({"layer_types"});
         auto sw = r.optional_int({"sliding_window"}, 1, kMaxTokens);
@@ -502,24 +547,6 @@ struct Builder {
             return true;
         }
         all(attn(LayerKind::Full));
-        return true;
-    }
-
-    Result<bool> per_layer_kv_heads(const json& arr) {
-        if (static_cast<int64_t>(arr.size()) != n_layers) {
-            return length_mismatch("num_key_value_heads", arr.size());
-        }
-        m.family = "per_layer_heads";
-        for (size_t i = 0; i < arr.size(); ++i) {
-            std::string f = "num_key_value_heads[" + std::to_string(i) + "]";
-            auto k = r.int_value(arr[i], f, 0, kMaxHeads);
-            if (!k) return k.error();
-            if (k.value() > heads) return check_kv_heads(k.value(), f).error();
-            Layer l = attn(LayerKind::Full);
-            l.kv_heads = k.value();
-            if (k.value() == 0) l = no_cache_layer();
-            m.layers.push_back(l);
-        }
         return true;
     }
 
@@ -914,6 +941,7 @@ Result<ModelSpec> parse_config(const std::string& text, const std::string& name_
         }
     }
     if (!built) return built.error();
+    b.apply_kv_list();
     if (m.family.empty()) m.family = t;
     if (!kKnownTypes.count(t)) {
         m.generic = true;

@@ -36,6 +36,53 @@ std::string error_of(const std::string& text, const std::string& name = "m") {
 
 }  // namespace
 
+TEST_CASE("issue 14.1: a num_key_value_heads list of one value is exactly the scalar, for every real config") {
+    int converted = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(std::string(KVB_FIXTURES) + "/configs")) {
+        if (entry.path().extension() != ".json") continue;
+        const std::string stem = entry.path().stem().string();
+        INFO(stem);
+        json j = parse_json_text(test::read_file(entry.path().string()), stem).value();
+        json* text = &j;
+        for (const char* nested : {"text_config", "llm_config", "language_config"})
+            if (j.contains(nested) && j[nested].is_object() && !j[nested].empty()) {
+                text = &j[nested];
+                break;
+            }
+        if (!text->contains("num_key_value_heads") || !(*text)["num_key_value_heads"].is_number_integer()) continue;
+        const auto base = parse_config(j.dump(), stem);
+        REQUIRE(base);
+        const int64_t n = (*text)["num_hidden_layers"].get<int64_t>();
+        (*text)["num_key_value_heads"] = json(std::vector<int64_t>(static_cast<size_t>(n), (*text)["num_key_value_heads"].get<int64_t>()));
+        const auto listed = parse_config(j.dump(), stem);
+        REQUIRE(listed);
+        REQUIRE(listed->layers.size() == base->layers.size());
+        for (size_t i = 0; i < base->layers.size(); ++i) CHECK(same_layer(listed->layers[i], base->layers[i]));
+        CHECK(listed->family == base->family);
+        ++converted;
+    }
+    // Mistral-7B-v0.1 (sliding), Llama-4-Scout (chunked), gpt-oss-20b, Qwen3-Next (linear),
+    // Nemotron-H (Mamba), Gemma 3 ... all among them.
+    CHECK(converted >= 30);
+}
+
+TEST_CASE("issue 14.1: a varying list keeps the layout and is checked entry by entry like the scalar") {
+    // gpt-oss pattern (sliding / full alternating) with a per-layer list that varies.
+    const char* varying = R"({"model_type":"mistral","num_hidden_layers":3,"num_attention_heads":8,"hidden_size":512,
+        "sliding_window":4096,"num_key_value_heads":[2,4,0]})";
+    auto m = parse_config(varying, "m");
+    REQUIRE(m);
+    REQUIRE(m->layers.size() == 3);
+    CHECK(m->layers[0].kind == LayerKind::Sliding);
+    CHECK(m->layers[0].kv_heads == 2);
+    CHECK(m->layers[1].kind == LayerKind::Sliding);
+    CHECK(m->layers[1].kv_heads == 4);
+    CHECK(m->layers[2].kind == LayerKind::None);
+    CHECK(error_of(R"({"model_type":"llama","num_hidden_layers":2,"num_attention_heads":8,"hidden_size":512,
+        "num_key_value_heads":[3,3]})") ==
+          "m: num_attention_heads (8) is not a multiple of num_key_value_heads[0] (3)");
+}
+
 TEST_CASE("issue 14.2: a parameter count far from the config's is refused, or set aside when it is the Hub's") {
     const ModelSpec m = test::fixture("meta-llama/Llama-3.1-70B");
     auto fmt = weight_format("bf16", m);
