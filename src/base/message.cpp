@@ -243,6 +243,8 @@ const std::vector<MessageTemplate>& message_templates() {
         {"config_is_directory", "{path} is a directory: give the config.json file inside it"},
         {"config_not_regular_file", "{path} is not a regular file (a device or a socket): give a config.json file"},
         {"config_too_big", "{path} is larger than {limit}, the most kvbudget reads: a config.json is a few kilobytes"},
+        {"vision_tower_too_large", "{model}: vision_config describes more than {max} parameters, beyond any real vision tower"},
+        {"state_too_large", "{model}: the recurrent state of one sequence would exceed {max} elements, beyond any real model"},
     };
     return t;
 }

@@ -272,8 +272,11 @@ Result<VllmCapacity> vllm_capacity(const ModelSpec& m, const VllmOptions& o, int
     c.fits = true;
     c.max_concurrency = c.blocks_per_request > 0 ? double(nb) / double(c.blocks_per_request) : 0.0;
     // Current: int(max_concurrency * max_model_len), in Python float arithmetic.
-    const int64_t cur_tokens = static_cast<int64_t>(c.max_concurrency * double(mml));
-    c.legacy_tokens = nb / static_cast<int64_t>(L.groups.size()) * L.min_block_size;
+    // Python's int() of a float never wraps; a C++ cast of one at or above 2^63 is undefined
+    // (it printed -9,223,372,036,854,775,808 tokens): saturate instead.
+    const double cur = c.max_concurrency * double(mml);
+    const int64_t cur_tokens = cur >= 9.223372036854775807e18 ? INT64_MAX : static_cast<int64_t>(cur);
+    c.legacy_tokens = sat_mul(nb / static_cast<int64_t>(L.groups.size()), L.min_block_size);
     c.tokens = current ? cur_tokens : c.legacy_tokens;
     const bool one_line = L.log_format == VllmLogFormat::Current;
 

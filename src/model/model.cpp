@@ -7,6 +7,7 @@
 #include <set>
 
 #include "base/text.h"
+#include "base/units.h"
 #include "model/config_reader.h"
 
 namespace kvb {
@@ -40,6 +41,12 @@ constexpr int64_t kMaxDim = 65536;
 constexpr int64_t kMaxHidden = 1 << 20;
 constexpr int64_t kMaxTokens = int64_t(1) << 40;
 constexpr int64_t kMaxVocab = int64_t(1) << 27;
+// 2^44 (17.6 trillion) parameters: 2,500x the largest real vision tower, and small
+// enough that its bytes in any format stay inside int64.
+constexpr int64_t kMaxVisionParams = int64_t(1) << 44;
+// Recurrent state elements of all layers of one sequence: 2^40 (4 TiB in f32; Nemotron-H-56B
+// holds about 1.2e8), so bytes x cells x 4 stay inside int64.
+constexpr int64_t kMaxStateElems = int64_t(1) << 40;
 
 const std::initializer_list<const char*> kLayersKeys = {"num_hidden_layers", "n_layer", "n_layers", "num_layers"};
 const std::initializer_list<const char*> kHeadsKeys = {"num_attention_heads", "n_head", "n_heads", "num_heads"};
@@ -802,6 +809,8 @@ struct Builder {
         }
         d.max_position_embeddings = m.max_position_embeddings;
         d.vision_params = vision_params();
+        if (d.vision_params < 0)
+            return err("bad_value", "vision_tower_too_large", {{"max", with_commas(kMaxVisionParams)}});
         return true;
     }
 
@@ -827,8 +836,10 @@ struct Builder {
         if (i == 0) i = 4 * h;
         int64_t patch = num({"patch_size", "spatial_patch_size"});
         int64_t global = num({"num_global_layers"});
-        int64_t per_layer = 4 * h * h + 2 * h * i + 9 * h;
-        return (L + global) * per_layer + patch * patch * 3 * h;
+        // 128-bit: each field may be up to 2^20, and (L + global) * 4h^2 alone reaches 2^63.
+        const __int128 per_layer = __int128(4) * h * h + __int128(2) * h * i + 9 * __int128(h);
+        const __int128 n = __int128(L + global) * per_layer + __int128(patch) * patch * 3 * h;
+        return n > kMaxVisionParams ? -1 : static_cast<int64_t>(n);
     }
 };
 
@@ -957,6 +968,14 @@ Result<ModelSpec> parse_config(const std::string& text, const std::string& name_
     }
 
     if (m.layers.empty()) return make_error("bad_value", note("no_layers", {{"model", name}}));
+    {
+        __int128 state = 0;
+        for (const Layer& l : m.layers)
+            if (l.kind == LayerKind::Linear || l.kind == LayerKind::Mamba)
+                state += __int128(l.state.conv_elems()) + __int128(l.state.d_state) * l.state.d_inner;
+        if (state > kMaxStateElems)
+            return make_error("bad_value", note("state_too_large", {{"model", name}, {"max", with_commas(kMaxStateElems)}}));
+    }
     bool any_cache = std::any_of(m.layers.begin(), m.layers.end(), [](const Layer& l) { return l.kind != LayerKind::None; });
     if (!any_cache) return make_error("bad_value", note("no_cache_layers", {{"model", name}}));
 

@@ -200,6 +200,30 @@ TEST_CASE("issue 14.14: a vLLM refusal leads with one kvbudget: error: line, the
     CHECK(r.out.find("\nValueError: To serve at least one request") != std::string::npos);
 }
 
+TEST_CASE("issue 14.4: products of config values never wrap into a plausible-looking number") {
+    CHECK(error_of(R"({"model_type":"llama","num_hidden_layers":2,"num_attention_heads":8,"hidden_size":512,
+        "num_key_value_heads":2,"vision_config":{"num_hidden_layers":1048575,"hidden_size":1048575}})") ==
+          "m: vision_config describes more than 17,592,186,044,416 parameters, beyond any real vision tower");
+    CHECK(error_of(R"({"model_type":"mamba2","num_hidden_layers":100000,"hidden_size":4096,"conv_kernel":4,
+        "num_heads":65536,"head_dim":65536,"state_size":65536,"n_groups":1})") ==
+          "m: the recurrent state of one sequence would exceed 1,099,511,627,776 elements, beyond any real model");
+    // A window of 1 at 2^40 tokens: vLLM's int(concurrency x max_model_len) is huge, not negative.
+    auto m = parse_config(R"({"model_type":"mistral","num_hidden_layers":2,"num_attention_heads":8,"hidden_size":512,
+        "num_key_value_heads":2,"sliding_window":1,"max_position_embeddings":1099511627776})", "m");
+    REQUIRE(m);
+    VllmOptions o;
+    auto c = vllm_capacity(m.value(), o, int64_t(1) << 40);
+    REQUIRE(c);
+    CHECK(c->tokens > 0);
+    CHECK(c->log_lines.back().rfind("GPU KV cache size: 71,987,293,946,183,616 tokens", 0) == 0);
+    const std::string path = (std::filesystem::temp_directory_path() / "kvb_hostile_window.json").string();
+    std::ofstream(path) << R"({"model_type":"mistral","num_hidden_layers":2,"num_attention_heads":8,"hidden_size":512,
+        "num_key_value_heads":2,"sliding_window":1099511627776})";
+    auto r = test::run_cli("kv " + path + " --context 1000");
+    std::filesystem::remove(path);
+    CHECK(r.out.find("(up to 1,099,511,627,776 tokens: at most 1.00 PiB per sequence)") != std::string::npos);
+}
+
 TEST_CASE("issue 14.9: every computation is near-linear in layers") {
     // 56 bytes that took vLLM's capacity code 21-27 s (O(layers^2) lookups); and a
     // per-layer head list of many distinct values (as many vLLM specs and KV groups).
