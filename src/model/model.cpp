@@ -33,8 +33,10 @@ int64_t ModelSpec::count(LayerKind k) const {
 
 namespace {
 
-// Bounds that no real model comes near but that keep every product of them inside
-// int64 for any context up to 2^40 tokens.
+// Bounds that no real model comes near. Alone they do not keep every product inside
+// int64 (2^20 vision layers x 4 x (2^20)^2 does not fit): the vision tower and the recurrent
+// state are also bounded as totals (kMaxVisionParams, kMaxStateElems, checked in 128 bits),
+// and the engines sum bytes x tokens with checked or 128-bit arithmetic.
 constexpr int64_t kMaxLayers = 100000;
 constexpr int64_t kMaxHeads = 65536;
 constexpr int64_t kMaxDim = 65536;
