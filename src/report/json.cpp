@@ -402,6 +402,9 @@ Result<BudgetInputs> budget_inputs_from_json(const std::string& text) {
         } else if (k == "enforce_eager") {
             if (!v.is_boolean()) e = field_error(k, "true or false", v);
             else in.enforce_eager = v.get<bool>();
+        } else if (k == "params_from_hub") {  // params is the Hub's total: set aside if implausible
+            if (!v.is_boolean()) e = field_error(k, "true or false", v);
+            else in.params_from_hub = v.get<bool>();
         } else {
             return make_error("bad_value", note("input_unknown_field", {{"field", k}}));
         }

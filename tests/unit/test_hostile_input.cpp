@@ -14,6 +14,7 @@
 #include "fixtures.h"
 #include "model/config_reader.h"
 #include "model/weights.h"
+#include "report/json.h"
 #include "sim/workload.h"
 
 using namespace kvb;
@@ -99,6 +100,10 @@ TEST_CASE("issue 14.2: a parameter count far from the config's is refused, or se
     CHECK(render_english(hub->notes.front()) ==
           "the Hub's parameter count 1 for meta-llama/Llama-3.1-70B is more than 2x away from the 70,553,706,496 its "
           "config describes: set aside, the config's count is used");
+    // The page's JSON inputs say where the count came from.
+    auto in = budget_inputs_from_json(R"({"gpu":"rtx-4090","params":1,"params_from_hub":true})");
+    REQUIRE(in);
+    CHECK(in->params_from_hub);
     auto r = test::run_cli("budget " + test::config_path("meta-llama--Llama-3.1-70B") + " --gpu rtx-4090 --params 70");
     CHECK(r.status != 0);
     CHECK(r.out.find("kvbudget: error: meta-llama/Llama-3.1-70B: the given parameter count 70 is more than 2x away") !=
