@@ -13,11 +13,60 @@
 #include "engines/llamacpp.h"
 #include "model/gguf.h"
 #include "model/gguf_spec.h"
+#include "model/config_reader.h"
 #include "model/model.h"
 #include "engines/transformers_cache.h"
 #include "engines/vllm.h"
 
 namespace kvb::fuzz {
+
+// The text model's object (text_config when nested), as parse_config picks it.
+inline nlohmann::json* text_object(nlohmann::json& j) {
+    for (const char* nested : {"text_config", "llm_config", "language_config"})
+        if (j.contains(nested) && j[nested].is_object() && !j[nested].empty()) return &j[nested];
+    return &j;
+}
+
+inline bool same_layer(const Layer& a, const Layer& b) {
+    return a.kind == b.kind && a.kv_heads == b.kv_heads && a.k_head_dim == b.k_head_dim &&
+           a.v_head_dim == b.v_head_dim && a.window == b.window && a.kv_lora_rank == b.kv_lora_rank &&
+           a.qk_rope_head_dim == b.qk_rope_head_dim && a.state.conv_kernel == b.state.conv_kernel &&
+           a.state.d_inner == b.state.d_inner && a.state.n_groups == b.state.n_groups &&
+           a.state.d_state == b.state.d_state && a.state.heads == b.state.heads;
+}
+
+// Issue 14.1: a num_key_value_heads list of one value must be exactly the scalar.
+inline bool same_as_listed_kv_heads(const std::string& text, const ModelSpec& m) {
+    auto parsed = parse_json_text(text, "fuzz");
+    if (!parsed || !parsed.value().is_object()) return true;
+    nlohmann::json j = parsed.value();
+    nlohmann::json* t = text_object(j);
+    if (!t->contains("num_key_value_heads") || !(*t)["num_key_value_heads"].is_number_integer()) return true;
+    if (!t->contains("num_hidden_layers") || !(*t)["num_hidden_layers"].is_number_integer()) return true;
+    const int64_t n = (*t)["num_hidden_layers"].get<int64_t>();
+    if (n < 1 || n > 4096) return true;
+    (*t)["num_key_value_heads"] =
+        nlohmann::json(std::vector<int64_t>(static_cast<size_t>(n), (*t)["num_key_value_heads"].get<int64_t>()));
+    auto listed = parse_config(j.dump(), "fuzz");
+    if (!listed || listed->layers.size() != m.layers.size()) return false;
+    for (size_t i = 0; i < m.layers.size(); ++i)
+        if (!same_layer(listed->layers[i], m.layers[i])) return false;
+    return true;
+}
+
+// Issue 14.5: "num_key_value_heads is not set" only when no KV-head field holds a value.
+inline bool nan_is_not_unset(const std::string& text, const ModelSpec& m) {
+    bool claimed = false;
+    for (const Message& n : m.notes) claimed = claimed || n.code == "mha_assumed";
+    if (!claimed) return true;
+    auto parsed = parse_json_text(text, "fuzz");
+    if (!parsed || !parsed.value().is_object()) return true;
+    nlohmann::json j = parsed.value();
+    const nlohmann::json* t = text_object(j);
+    for (const char* k : {"num_key_value_heads", "n_head_kv", "num_kv_heads", "kv_n_heads"})
+        if (t->contains(k) && !(*t)[k].is_null()) return false;
+    return true;
+}
 
 // Parser + ideal KV: refusals carry a code and a message; sizes are never negative.
 inline bool exercise_config(const std::string& text) {
@@ -36,7 +85,7 @@ inline bool exercise_config(const std::string& text) {
         }
         if (ideal_kv(with_kv_heads(m.value(), 0), d).bytes_per_token < 0) return false;
     }
-    return true;
+    return same_as_listed_kv_heads(text, m.value()) && nan_is_not_unset(text, m.value());
 }
 
 // Engines and budget, with options drawn from a hash of the input.
@@ -57,6 +106,7 @@ inline bool exercise_engines(const std::string& text) {
     vo.block_size = (h >> 20) % 3 == 0 ? 0 : int64_t(16) << ((h >> 22) % 3);
     if (auto cap = vllm_capacity(m.value(), vo, static_cast<int64_t>((h >> 24) % 64 + 1) << 28)) {
         if (cap->num_blocks < 0 || std::isnan(cap->max_concurrency) || cap->max_concurrency < 0) return false;
+        if (cap->tokens < 0 || cap->legacy_tokens < 0 || cap->request_bytes < 0) return false;  // 14.4
     }
 
     LlamaOptions lo;
@@ -66,7 +116,11 @@ inline bool exercise_engines(const std::string& text) {
     lo.type_k = ltypes[(h >> 37) % 5];
     lo.type_v = ltypes[(h >> 40) % 5];
     lo.swa_full = (h >> 43) & 1;
-    (void)llamacpp_layout(m.value(), lo);
+    if (auto ll = llamacpp_layout(m.value(), lo)) {
+        // 14.3 / 14.4: no negative or wrapped cache, and never 0 cells for a context asked for.
+        if (ll->recurrent.r_bytes < 0 || ll->recurrent.s_bytes < 0 || ll->kv_bytes < 0 || ll->total_bytes < 0) return false;
+        if (ll->n_ctx <= 0 || ll->n_ctx > int64_t(UINT32_MAX)) return false;
+    }
 
     if (auto t = transformers_cache_bytes(m.value(), ctxs[(h >> 44) % 5], 1 + static_cast<int64_t>((h >> 47) % 4))) {
         if (t.value() < 0) return false;
@@ -77,11 +131,15 @@ inline bool exercise_engines(const std::string& text) {
     in.gpu_count = 1 + static_cast<int64_t>((h >> 51) % 8);
     in.context = ctxs[(h >> 54) % 5];
     in.seqs = 1 + static_cast<int64_t>((h >> 59) % 4);
+    // 14.2: a given parameter count, plausible or not, never gives negative weights.
+    const int64_t param_choices[] = {0, 0, 1, 70, 7'000'000'000};
+    in.params = param_choices[(h >> 60) % 5];
     in.engine = (h >> 57) & 1 ? BudgetEngine::Vllm : (h >> 58) & 1 ? BudgetEngine::LlamaCpp : BudgetEngine::Transformers;
     // The whole answer, as the page and `kvbudget budget --json` give it: every number finite and consistent.
     if (auto a = compute_answer(m.value(), in)) {
         if (a->metrics.kv_bytes_total < 0 || a->metrics.kv_bytes_per_token < 0) return false;
         if (a->budget && a->budget->per_gpu.total_bytes < 0) return false;
+        if (a->budget && (a->budget->weights.bytes < 0 || a->budget->weights.active_bytes < 0)) return false;
         (void)to_json_text(a.value());
     }
     return true;

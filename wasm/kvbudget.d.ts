@@ -77,6 +77,8 @@ export interface BudgetInputs {
   /** 0 = engine default (vLLM 0.9, others 1.0). */
   gpu_memory_utilization?: number;
   weights?: string; params?: number;
+  /** params is the Hub's safetensors total: set aside with a note when far from the config's count, not refused. */
+  params_from_hub?: boolean;
   /** Tokens per request; 0 = the model's limit. */
   context?: number;
   /** Requests served at once. */

@@ -279,6 +279,19 @@ const std::vector<MessageTemplate>& message_templates() {
         {"bad_utilization", "gpu_memory_utilization must be in (0, 1], got {value}"},
         {"no_gpu", "no GPU given: pass --gpu NAME or --gpu-memory SIZE"},
         {"parallel_exceeds_gpus", "tensor_parallel_size x pipeline_parallel_size = {needed} exceeds --gpu-count {gpus}"},
+
+        // --- hostile input (issue 14: counts, config values and files that are not what they claim) ---
+        {"vllm_refuses_settings", "vLLM refuses these settings; its ValueError follows"},
+        {"params_implausible", "{model}: the given parameter count {given} is more than {factor}x away from the {count} its config describes; give the total parameter count (70B is 70000000000)"},
+        {"params_hub_implausible", "the Hub's parameter count {given} for {model} is more than {factor}x away from the {count} its config describes: set aside, the config's count is used"},
+        {"config_number_too_large", "{model}: config.json holds the number {value} (near byte {byte}), beyond what a double can hold"},
+        {"count_bad_grouping", "{flag}: '{value}' is not a count: a separator (, or _) goes only between groups of three digits, as in 32,768"},
+        {"count_too_large", "{flag} = {value} is too large (more than 18 digits)"},
+        {"config_is_directory", "{path} is a directory: give the config.json file inside it"},
+        {"config_not_regular_file", "{path} is not a regular file (a device or a socket): give a config.json file"},
+        {"config_too_big", "{path} is larger than {limit}, the most kvbudget reads: a config.json is a few kilobytes"},
+        {"vision_tower_too_large", "{model}: vision_config describes more than {max} parameters, beyond any real vision tower"},
+        {"state_too_large", "{model}: the recurrent state of one sequence would exceed {max} elements, beyond any real model"},
     };
     return t;
 }

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
+#include <algorithm>
 
 namespace kvb {
 
@@ -76,13 +78,32 @@ std::string with_commas(int64_t n) {
 
 Result<int64_t> parse_count(const std::string& text, const std::string& what) {
     auto refuse = [&] { return make_error("bad_value", note("not_a_count", {{"flag", what}, {"value", text}})); };
-    if (text.empty() || text.size() > 18) return refuse();
-    int64_t v = 0;
-    for (char c : text) {
-        if (c == ',' || c == '_') continue;  // 32,768 as vLLM prints it
-        if (!std::isdigit(static_cast<unsigned char>(c))) return refuse();
-        v = v * 10 + (c - '0');
+    if (text.empty()) return refuse();
+    for (char c : text)
+        if (!std::isdigit(static_cast<unsigned char>(c)) && c != ',' && c != '_') return refuse();
+    // 32,768 as vLLM prints it (or 32_768): a separator only between groups of three digits,
+    // so ',' is not 0 and 1,2,3 is not 123.
+    std::string digits;
+    size_t group = 0;
+    bool grouped = false;
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (c == ',' || c == '_') {
+            if (group == 0 || (grouped && group != 3) || (!grouped && group > 3) || i + 1 == text.size() ||
+                (grouped && c != text[text.find_first_of(",_")]))
+                return make_error("bad_value", note("count_bad_grouping", {{"flag", what}, {"value", text}}));
+            grouped = true;
+            group = 0;
+            continue;
+        }
+        digits += c;
+        ++group;
     }
+    if (grouped && group != 3) return make_error("bad_value", note("count_bad_grouping", {{"flag", what}, {"value", text}}));
+    const size_t first = std::min(digits.find_first_not_of('0'), digits.size());
+    if (digits.size() - first > 18) return make_error("bad_value", note("count_too_large", {{"flag", what}, {"value", text}}));
+    int64_t v = 0;
+    for (char c : digits) v = v * 10 + (c - '0');
     return v;
 }
 

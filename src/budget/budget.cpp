@@ -182,7 +182,7 @@ Result<WeightFormat> resolve_weights(const ModelSpec& m, const BudgetInputs& in,
     if (!vllm && !hf && !fmt->gguf && fmt->kind != WeightKind::Float)
         return make_error("bad_value", note("llamacpp_not_gguf", {{"format", wname}}));
     if (vllm && fmt->gguf) r.notes.push_back(note("vllm_gguf", {{"format", fmt->name}}));
-    auto wb = weight_bytes(m, fmt.value(), in.params, r.tp, r.pp);
+    auto wb = weight_bytes(m, fmt.value(), in.params, r.tp, r.pp, in.params_from_hub);
     if (!wb) return wb.error();
     r.weights = std::move(wb.value());
     if (gguf_file) {

@@ -38,6 +38,9 @@ struct BudgetInputs {
     // Weights
     std::string weights = "auto";  // see weight_format()
     int64_t params = 0;            // exact parameter count (e.g. the Hub's safetensors total); 0 = count
+    // params came from the Hub, not from the user: a count far from the config's is set aside
+    // with a note instead of refused (the page sets this; the CLI's --params is the user's word).
+    bool params_from_hub = false;
     // What is served
     int64_t context = 0;  // tokens per sequence (vLLM --max-model-len, llama.cpp -c / -np); 0 = the model's limit
     int64_t seqs = 1;     // requests served at once (llama.cpp -np, transformers batch size)

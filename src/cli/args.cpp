@@ -7,6 +7,8 @@
 #include <iostream>
 #include <sstream>
 
+#include <sys/stat.h>
+
 #include "base/units.h"
 #include "model/gguf.h"
 #include "model/gguf_spec.h"
@@ -151,11 +153,38 @@ std::optional<ModelSpec> load_gguf(const std::string& path, const std::string& t
     return m->value();
 }
 
+// A config.json is kilobytes (the largest real ones, per-layer NAS block lists, are well
+// under 1 MiB); 64 MiB is the most any command reads, so /dev/zero or a model's weights
+// file given by mistake ends with a message instead of filling memory.
+constexpr std::streamsize kMaxConfigBytes = std::streamsize(64) << 20;
+
+bool read_capped(std::istream& in, std::string* text) {
+    text->clear();
+    char buf[1 << 16];
+    while (in) {
+        in.read(buf, sizeof buf);
+        text->append(buf, static_cast<size_t>(in.gcount()));
+        if (static_cast<std::streamsize>(text->size()) > kMaxConfigBytes) return false;
+    }
+    return true;
+}
+
 }  // namespace
 
 std::optional<ModelSpec> load_model(const std::string& path, std::ostream& err) {
     std::string text;
+    const std::string limit = "64 MiB";
+    auto refuse = [&](const char* code) {
+        err << "kvbudget: error: " << render_english(note(code, {{"path", path == "-" ? "stdin" : path}, {"limit", limit}}))
+            << "\n";
+        return std::nullopt;
+    };
     if (path != "-") {
+        struct stat st {};
+        if (::stat(path.c_str(), &st) == 0) {
+            if (S_ISDIR(st.st_mode)) return refuse("config_is_directory");
+            if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) return refuse("config_not_regular_file");
+        }
         // GGUF by extension or by magic: only the header is read, never the whole file.
         char magic[4] = {0, 0, 0, 0};
         std::ifstream probe(path, std::ios::binary);
@@ -182,18 +211,16 @@ std::optional<ModelSpec> load_model(const std::string& path, std::ostream& err) 
             if (is_gguf(reinterpret_cast<const uint8_t*>(head.data()), head.size())) return load_gguf(path, head, err);
             text = head;
         }
-        std::ostringstream ss;
-        ss << std::cin.rdbuf();
-        text += ss.str();
+        std::string rest;
+        if (!read_capped(std::cin, &rest)) return refuse("config_too_big");
+        text += rest;
     } else {
         std::ifstream in(path, std::ios::binary);
         if (!in) {
             err << "kvbudget: error: cannot read " << path << "\n";
             return std::nullopt;
         }
-        std::ostringstream ss;
-        ss << in.rdbuf();
-        text = ss.str();
+        if (!read_capped(in, &text)) return refuse("config_too_big");
     }
     // Name the model after the file: tests/fixtures/configs/Qwen--Qwen3-8B.json -> Qwen/Qwen3-8B,
     // .../Qwen3-8B/config.json -> Qwen3-8B.

@@ -9,6 +9,7 @@
 #include "report/json.h"
 #include "report/kv_report.h"
 #include "model/weights.h"
+#include "base/arith.h"
 #include "base/units.h"
 
 namespace kvb::cli {
@@ -96,7 +97,7 @@ int cmd_kv(const std::vector<std::string>& argv, std::ostream& out, std::ostream
         if (k.kind == LayerKind::Sliding || k.kind == LayerKind::Chunked) {
             line(label.str() + ":", k.bytes_per_token);
             out << "      (up to " << with_commas(k.window) << " tokens: at most "
-                << format_bytes(k.bytes_per_token * k.window) << " per sequence)\n";
+                << format_bytes(sat_mul(k.bytes_per_token, k.window)) << " per sequence)\n";
         } else if (k.kind == LayerKind::Linear || k.kind == LayerKind::Mamba) {
             line(label.str() + " state:", k.state_bytes);
         } else {

@@ -110,8 +110,10 @@ int cmd_vllm(const std::vector<std::string>& argv, std::ostream& out, std::ostre
 
     auto r = vllm_capacity(*loaded, o, *mem);
     if (!r) {
+        // One kvbudget line first (what scripts and the other commands lead with), then vLLM's own text.
         if (r.error().code == "vllm_refused")
-            err << "ValueError: " << r.error().message << "\n";
+            err << "kvbudget: error: " << render_english(note("vllm_refuses_settings")) << "\n"
+                << "ValueError: " << r.error().message << "\n";
         else
             err << "kvbudget: error: " << r.error().message << "\n";
         return kRefused;
@@ -128,6 +130,8 @@ int cmd_vllm(const std::vector<std::string>& argv, std::ostream& out, std::ostre
     for (const auto& n : loaded->notes) err << "note: " << render_english(n) << "\n";
     for (const Message& n : L.notes) err << "note: " << render_english(n) << "\n";
     if (!c.fits) {
+        const Message lead = c.refusal.code.empty() ? note("vllm_refuses_settings") : c.refusal;
+        err << "kvbudget: error: " << render_english(lead) << "\n";
         err << "ValueError: " << c.error_text << "\n";
         return kRefused;
     }

@@ -75,13 +75,16 @@ Result<bool> resolve_context(const ModelSpec& m, const LlamaOptions& o, Ctx& c, 
         if (n_ctx <= 0) return make_error("missing_field", note("llama_no_train_ctx", {{"model", m.name}}));
         L.notes.push_back(note("llama_train_ctx", {{"n", to_string(n_ctx)}}));
     }
-    if (n_ctx > (int64_t(1) << 32)) return bad_value(note("llama_ctx_32bit", {{"value", to_string(n_ctx)}}));
+    // llama_context_params::n_ctx is a uint32_t: 2^32 itself wraps to 0 cells.
+    constexpr int64_t kMaxCtx = int64_t(UINT32_MAX);
+    if (n_ctx > kMaxCtx) return bad_value(note("llama_ctx_32bit", {{"value", to_string(n_ctx)}}));
     L.n_ctx_requested = n_ctx;
     const int64_t nseq = o.n_seq_max;
     c.nseq = L.n_seq_max = nseq;
     L.unified = c.legacy || o.kv_unified || nseq == 1;
 
     n_ctx = pad(n_ctx, o.n_pad);
+    if (n_ctx > kMaxCtx) return bad_value(note("llama_ctx_32bit", {{"value", to_string(o.n_ctx ? o.n_ctx : n_ctx)}}));
     int64_t n_ctx_seq = n_ctx;
     // Builds before per-sequence streams (mid 2025) kept one cache of n_ctx cells for all sequences.
     c.streams = !c.legacy && !o.kv_unified && nseq > 1;

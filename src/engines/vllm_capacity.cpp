@@ -4,6 +4,8 @@
 // (kv_cache_utils.get_kv_cache_configs / _check_enough_kv_cache_memory).
 #include <algorithm>
 #include <cstdio>
+#include <unordered_map>
+#include <vector>
 
 #include "base/arith.h"
 #include "base/units.h"
@@ -12,33 +14,59 @@
 namespace kvb {
 namespace {
 
-const VllmLayerSpec* spec_of(const VllmLayout& l, int64_t layer) {
-    for (const auto& s : l.layers)
-        if (s.layer == layer) return &s;
-    return nullptr;
+// Layer id -> its spec, built once: a linear search per group layer made the capacity
+// code O(layers^2) (100,000 Gemma 3 layers took 20 s).
+std::unordered_map<int64_t, const VllmLayerSpec*> spec_index(const VllmLayout& l) {
+    std::unordered_map<int64_t, const VllmLayerSpec*> ix;
+    ix.reserve(l.layers.size());
+    for (const auto& s : l.layers) ix.emplace(s.layer, &s);
+    return ix;
 }
 
-// _max_memory_usage_bytes_from_groups projected onto one pipeline stage.
-int64_t stage_request_bytes(const VllmLayout& l, int rank, int64_t tokens) {
-    if (l.groups.empty()) return 0;
+// What one pipeline stage's request cost depends on apart from the token count.
+struct StageView {
+    int64_t gs = 0;                                // largest group's layer count on the stage
+    std::vector<const VllmLayerSpec*> firsts;      // each group's first spec
+    std::vector<const VllmLayerSpec*> uniform;     // UniformTypeKVCacheSpecs: the stage's specs
+};
+
+StageView stage_view(const VllmLayout& l, int rank) {
+    StageView v;
     if (l.uniform_type) {
-        int64_t sum = 0;
         for (const auto& s : l.layers)
-            if (s.pp_rank == rank) sum = sat_add(sum, vllm_spec_max_memory(s, tokens, l));
-        return sum;
+            if (s.pp_rank == rank) v.uniform.push_back(&s);
+        return v;
     }
-    int64_t gs = 0, blocks = 0;
+    const auto ix = spec_index(l);
     for (const auto& g : l.groups) {
         int64_t n = 0;
         for (int64_t li : g.layers) {
-            const VllmLayerSpec* s = spec_of(l, li);
-            if (s && s->pp_rank == rank) ++n;
+            auto it = ix.find(li);
+            if (it != ix.end() && it->second->pp_rank == rank) ++n;
         }
-        gs = std::max(gs, n);
-        const VllmLayerSpec* s0 = spec_of(l, g.layers.front());
-        blocks = sat_add(blocks, cdiv(vllm_spec_max_memory(*s0, tokens, l), l.page_size_bytes));
+        v.gs = std::max(v.gs, n);
+        v.firsts.push_back(ix.at(g.layers.front()));
     }
-    return sat_mul(sat_mul(gs, l.page_size_bytes), blocks);
+    return v;
+}
+
+// _max_memory_usage_bytes_from_groups projected onto one pipeline stage.
+int64_t stage_request_bytes(const VllmLayout& l, const StageView& v, int64_t tokens) {
+    if (l.groups.empty()) return 0;
+    if (l.uniform_type) {
+        int64_t sum = 0;
+        for (const VllmLayerSpec* s : v.uniform) sum = sat_add(sum, vllm_spec_max_memory(*s, tokens, l));
+        return sum;
+    }
+    int64_t blocks = 0;
+    for (const VllmLayerSpec* s0 : v.firsts)
+        blocks = sat_add(blocks, cdiv(vllm_spec_max_memory(*s0, tokens, l), l.page_size_bytes));
+    return sat_mul(sat_mul(v.gs, l.page_size_bytes), blocks);
+}
+
+int64_t stage_request_bytes(const VllmLayout& l, int rank, int64_t tokens) {
+    if (l.groups.empty()) return 0;
+    return stage_request_bytes(l, stage_view(l, rank), tokens);
 }
 
 bool stage_has_kv(const VllmLayout& l, int rank) {
@@ -70,8 +98,9 @@ int64_t vllm_request_blocks(const VllmLayout& l, int64_t tokens) {
     // The scheduler's view: one spec per group (UniformTypeKVCacheSpecs collapses to its
     // first layer), blocks = sum over groups of cdiv(max_memory_usage_bytes, page_size_bytes).
     int64_t blocks = 0;
+    const auto ix = spec_index(l);
     for (const auto& g : l.groups) {
-        const VllmLayerSpec* s0 = spec_of(l, g.layers.front());
+        const VllmLayerSpec* s0 = ix.at(g.layers.front());
         blocks = sat_add(blocks, cdiv(vllm_spec_max_memory(*s0, tokens, l), s0->page_size_bytes));
     }
     return blocks;
@@ -80,11 +109,12 @@ int64_t vllm_request_blocks(const VllmLayout& l, int64_t tokens) {
 namespace {
 
 int64_t estimate_stage(const VllmLayout& L, int r, int64_t avail) {
-    if (stage_request_bytes(L, r, 1) > avail) return 0;
+    const StageView v = stage_view(L, r);
+    if (stage_request_bytes(L, v, 1) > avail) return 0;
     int64_t lo = 1, hi = L.max_model_len, est = 1;
     while (lo <= hi) {
         const int64_t mid = lo + (hi - lo) / 2;
-        if (stage_request_bytes(L, r, mid) <= avail) {
+        if (stage_request_bytes(L, v, mid) <= avail) {
             est = mid;
             lo = mid + 1;
         } else {
@@ -243,8 +273,11 @@ Result<VllmCapacity> vllm_capacity(const ModelSpec& m, const VllmOptions& o, int
     c.fits = true;
     c.max_concurrency = c.blocks_per_request > 0 ? double(nb) / double(c.blocks_per_request) : 0.0;
     // Current: int(max_concurrency * max_model_len), in Python float arithmetic.
-    const int64_t cur_tokens = static_cast<int64_t>(c.max_concurrency * double(mml));
-    c.legacy_tokens = nb / static_cast<int64_t>(L.groups.size()) * L.min_block_size;
+    // Python's int() of a float never wraps; a C++ cast of one at or above 2^63 is undefined
+    // (it printed -9,223,372,036,854,775,808 tokens): saturate instead.
+    const double cur = c.max_concurrency * double(mml);
+    const int64_t cur_tokens = cur >= 9.223372036854775807e18 ? INT64_MAX : static_cast<int64_t>(cur);
+    c.legacy_tokens = sat_mul(nb / static_cast<int64_t>(L.groups.size()), L.min_block_size);
     c.tokens = current ? cur_tokens : c.legacy_tokens;
     const bool one_line = L.log_format == VllmLogFormat::Current;
 

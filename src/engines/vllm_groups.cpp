@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <climits>
 #include <cstdio>
+#include <map>
+#include <string>
 #include <tuple>
 
 #include "base/arith.h"
@@ -25,6 +27,7 @@ spec_key(const VllmLayerSpec& s) {
 }
 
 bool same_spec(const VllmLayerSpec& a, const VllmLayerSpec& b) { return spec_key(a) == spec_key(b); }
+using OwnedKey = std::tuple<std::string, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
 
 bool is_full_type(const VllmLayerSpec& s) {
     // MLAAttentionSpec subclasses FullAttentionSpec, so isinstance() groups them.
@@ -105,15 +108,15 @@ Result<bool> unify_page_sizes(VllmLayout& L) {
 void padded_groups(VllmLayout& L) {
     const std::vector<VllmLayerSpec>& specs = L.layers;
     std::vector<std::vector<int64_t>> same;  // indices into specs
+    // Spec -> its set, so that many distinct specs (a per-layer head list) stay near-linear.
+    std::map<OwnedKey, size_t> where;
     for (int64_t i = 0; i < static_cast<int64_t>(specs.size()); ++i) {
-        bool placed = false;
-        for (auto& v : same)
-            if (same_spec(specs[v[0]], specs[i])) {
-                v.push_back(i);
-                placed = true;
-                break;
-            }
-        if (!placed) same.push_back({i});
+        const auto k = spec_key(specs[i]);
+        OwnedKey key{std::get<0>(k), std::get<1>(k), std::get<2>(k), std::get<3>(k), std::get<4>(k),
+                     std::get<5>(k), std::get<6>(k), std::get<7>(k), std::get<8>(k)};
+        auto [it, fresh] = where.emplace(std::move(key), same.size());
+        if (fresh) same.push_back({i});
+        else same[it->second].push_back(i);
     }
     int64_t mn = INT64_MAX, mx = 0;
     for (auto& v : same) {

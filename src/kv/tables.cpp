@@ -1,6 +1,8 @@
 #include "kv/tables.h"
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 
 #include "model/dtype.h"
 #include "base/units.h"
@@ -67,9 +69,18 @@ bool same_geometry(const Layer& a, const Layer& b) {
 
 std::vector<LayerGroup> layer_groups(const ModelSpec& m, const KvDtypes& d) {
     std::vector<LayerGroup> groups;
+    // Geometry -> group, so that a model of many distinct layers stays near-linear (a
+    // search over the groups per layer was O(layers^2) for a per-layer head list).
+    using Key = std::tuple<int, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
+    std::map<Key, size_t> where;
     for (size_t i = 0; i < m.layers.size(); ++i) {
-        auto it = std::find_if(groups.begin(), groups.end(), [&](const LayerGroup& g) { return same_geometry(g.layer, m.layers[i]); });
-        if (it == groups.end()) {
+        const Layer& l = m.layers[i];
+        const Key key{static_cast<int>(l.kind), l.kv_heads, l.k_head_dim, l.v_head_dim, l.window, l.kv_lora_rank,
+                      l.qk_rope_head_dim, l.state.conv_kernel, l.state.d_inner, l.state.n_groups, l.state.d_state,
+                      l.state.heads};
+        auto [pos, fresh] = where.emplace(key, groups.size());
+        auto it = fresh ? groups.end() : groups.begin() + static_cast<std::ptrdiff_t>(pos->second);
+        if (fresh) {
             LayerGroup g;
             g.layer = m.layers[i];
             g.first_layer = i;

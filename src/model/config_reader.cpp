@@ -6,6 +6,8 @@ namespace kvb {
 
 namespace {
 
+constexpr const char* kNonFiniteMark = "\\u0000";
+
 bool is_ident_char(char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
@@ -43,7 +45,9 @@ Result<std::string> sanitize(const std::string& in, const std::string& model, in
             for (const char* w : words) {
                 size_t n = std::char_traits<char>::length(w);
                 if (in.compare(i, n, w) == 0 && (i + n == in.size() || !is_ident_char(in[i + n]))) {
-                    out += "null";
+                    // A marker string, not null: null means "not set" (Python's None), but a
+                    // field that holds NaN is set, to something unusable, and must say so.
+                    out += std::string("\"") + kNonFiniteMark + w + "\"";
                     i += n - 1;
                     replaced = true;
                     break;
@@ -80,23 +84,38 @@ Result<nlohmann::json> parse_json_text(const std::string& text, const std::strin
             bool end_object() override { return true; }
             bool start_array(std::size_t) override { return true; }
             bool end_array() override { return true; }
-            bool parse_error(std::size_t p, const std::string&, const nlohmann::detail::exception&) override {
+            bool parse_error(std::size_t p, const std::string& token, const nlohmann::detail::exception& e) override {
                 pos = p;
+                // out_of_range.406: a number literal beyond double's range (1e999) is valid
+                // JSON syntax that no parser can hold: say that, not "syntax error".
+                if (e.id == 406) too_large = token;
                 return false;
             }
+            std::string too_large;
         } locate;
         nlohmann::json::sax_parse(clean.value(), &locate);
+        if (!locate.too_large.empty())
+            return make_error("bad_value", note("config_number_too_large", {{"model", model},
+                                                                           {"value", locate.too_large.substr(0, 40)},
+                                                                           {"byte", std::to_string(locate.pos)}}));
         if (!locate.pos) return make_error("not_json", note("config_not_json", {{"model", model}}));
         return make_error("not_json", note("config_not_json_at", {{"model", model}, {"byte", std::to_string(locate.pos)}}));
     }
     return j;
 }
 
+std::optional<std::string> non_finite_word(const nlohmann::json& v) {
+    if (!v.is_string()) return std::nullopt;
+    const std::string& s = v.get_ref<const std::string&>();
+    if (s.empty() || s[0] != '\0') return std::nullopt;
+    return s.substr(1);
+}
+
 std::string json_type_name(const nlohmann::json& v) {
     switch (v.type()) {
         case nlohmann::json::value_t::null: return "null";
         case nlohmann::json::value_t::boolean: return "a boolean";
-        case nlohmann::json::value_t::string: return "a string";
+        case nlohmann::json::value_t::string: return non_finite_word(v) ? "a non-finite number" : "a string";
         case nlohmann::json::value_t::array: return "an array";
         case nlohmann::json::value_t::object: return "an object";
         case nlohmann::json::value_t::binary: return "binary";
@@ -106,6 +125,7 @@ std::string json_type_name(const nlohmann::json& v) {
 }
 
 std::string short_dump(const nlohmann::json& v) {
+    if (auto w = non_finite_word(v)) return *w;
     std::string s = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     if (s.size() > 40) s = s.substr(0, 37) + "...";
     return s;
@@ -165,6 +185,8 @@ Result<int64_t> ConfigReader::int_value(const nlohmann::json& v, const std::stri
         }
         if (d < static_cast<double>(lo) || d > static_cast<double>(hi)) return out_of_range(short_dump(v));
         n = static_cast<int64_t>(d);
+    } else if (auto w = non_finite_word(v)) {
+        return refuse("bad_value", "not_integer", {{"field", field}, {"value", *w}});
     } else {
         return refuse("bad_value", "not_integer_type", {{"field", field}, {"got", json_type_name(v)}, {"value", short_dump(v)}});
     }
@@ -207,7 +229,7 @@ std::string string_at(const nlohmann::json& j, const char* key) {
 
 std::optional<std::string> ConfigReader::optional_string(const char* key) const {
     const auto* v = find({key});
-    if (!v || !v->is_string()) return std::nullopt;
+    if (!v || !v->is_string() || non_finite_word(*v)) return std::nullopt;
     return v->get<std::string>();
 }
 

@@ -58,6 +58,9 @@ bool bool_at(const nlohmann::json& j, const char* key);
 std::string string_at(const nlohmann::json& j, const char* key);
 
 std::string json_type_name(const nlohmann::json& v);
+// parse_json_text keeps NaN / Infinity / -Infinity as marker strings (so a field holding
+// one is present, not "not set"); this gives the word back, nullopt for anything else.
+std::optional<std::string> non_finite_word(const nlohmann::json& v);
 std::string short_dump(const nlohmann::json& v);
 
 }  // namespace kvb

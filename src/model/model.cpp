@@ -7,6 +7,7 @@
 #include <set>
 
 #include "base/text.h"
+#include "base/units.h"
 #include "model/config_reader.h"
 
 namespace kvb {
@@ -32,14 +33,22 @@ int64_t ModelSpec::count(LayerKind k) const {
 
 namespace {
 
-// Bounds that no real model comes near but that keep every product of them inside
-// int64 for any context up to 2^40 tokens.
+// Bounds that no real model comes near. Alone they do not keep every product inside
+// int64 (2^20 vision layers x 4 x (2^20)^2 does not fit): the vision tower and the recurrent
+// state are also bounded as totals (kMaxVisionParams, kMaxStateElems, checked in 128 bits),
+// and the engines sum bytes x tokens with checked or 128-bit arithmetic.
 constexpr int64_t kMaxLayers = 100000;
 constexpr int64_t kMaxHeads = 65536;
 constexpr int64_t kMaxDim = 65536;
 constexpr int64_t kMaxHidden = 1 << 20;
 constexpr int64_t kMaxTokens = int64_t(1) << 40;
 constexpr int64_t kMaxVocab = int64_t(1) << 27;
+// 2^44 (17.6 trillion) parameters: 2,500x the largest real vision tower, and small
+// enough that its bytes in any format stay inside int64.
+constexpr int64_t kMaxVisionParams = int64_t(1) << 44;
+// Recurrent state elements of all layers of one sequence: 2^40 (4 TiB in f32; Nemotron-H-56B
+// holds about 1.2e8), so bytes x cells x 4 stay inside int64.
+constexpr int64_t kMaxStateElems = int64_t(1) << 40;
 
 const std::initializer_list<const char*> kLayersKeys = {"num_hidden_layers", "n_layer", "n_layers", "num_layers"};
 const std::initializer_list<const char*> kHeadsKeys = {"num_attention_heads", "n_head", "n_heads", "num_heads"};
@@ -163,9 +172,7 @@ struct Builder {
         }
         std::string which;
         const json* v = r.find(kKvKeys, &which);
-        if (v && v->is_array()) {
-            return true;  // per-layer counts, read by the layer builder
-        }
+        if (v && v->is_array()) return read_kv_list(*v, which);
         if (v) {
             auto k = r.int_value(*v, which, 1, kMaxHeads);
             if (!k) return k.error();
@@ -179,6 +186,51 @@ struct Builder {
         kv_heads = heads;
         note("mha_assumed", {{"n", std::to_string(heads)}});
         return true;
+    }
+
+    // A per-layer list is the scalar layer by layer: each entry is checked like the scalar,
+    // a list of one value IS the scalar (the family's sliding / chunked / linear / Mamba
+    // layout stays), and a list that varies is laid over that layout by apply_kv_list().
+    std::vector<int64_t> kv_list{};
+    Result<bool> read_kv_list(const json& arr, const std::string& which) {
+        if (static_cast<int64_t>(arr.size()) != n_layers) return length_mismatch(which, arr.size());
+        std::vector<int64_t> ks;
+        ks.reserve(arr.size());
+        for (size_t i = 0; i < arr.size(); ++i) {
+            const std::string f = which + "[" + std::to_string(i) + "]";
+            auto k = r.int_value(arr[i], f, 0, kMaxHeads);  // 0: the layer has no attention cache
+            if (!k) return k.error();
+            if (k.value() > 0)
+                if (auto c = check_kv_heads(k.value(), f); !c) return c;
+            ks.push_back(k.value());
+        }
+        const bool uniform = std::all_of(ks.begin(), ks.end(), [&](int64_t k) { return k == ks[0]; });
+        if (uniform && ks[0] > 0) {
+            kv_heads = ks[0];
+            return true;
+        }
+        kv_heads = 0;
+        for (int64_t k : ks)
+            if (k > 0) {
+                kv_heads = k;
+                break;
+            }
+        if (kv_heads == 0) kv_heads = heads;  // every entry 0: refused later as no cache layers
+        kv_list = std::move(ks);
+        return true;
+    }
+    // Decoder layer i's attention entry gets kv_list[i]; 0 drops its cache.
+    void apply_kv_list() {
+        if (kv_list.empty()) return;
+        const size_t n = kv_list.size();
+        const size_t stride = m.layers.size() == 2 * n ? 2 : 1;  // Falcon-H1: attention + Mamba per layer
+        if (m.layers.size() != n * stride) return;
+        for (size_t i = 0; i < n; ++i) {
+            Layer& l = m.layers[i * stride];
+            if (l.kind != LayerKind::Full && l.kind != LayerKind::Sliding && l.kind != LayerKind::Chunked) continue;
+            if (kv_list[i] == 0) l = no_cache_layer();
+            else l.kv_heads = kv_list[i];
+        }
     }
 
     Result<bool> check_kv_heads(int64_t k, const std::string& field) {
@@ -378,7 +430,11 @@ struct Builder {
         m.dims.vocab_size = 262208;
         if (auto ok = need(n_layers, kLayersKeys, 1, kMaxLayers); !ok) return ok;
         if (auto ok = maybe(heads, {"num_attention_heads"}, 1, kMaxHeads); !ok) return ok;
-        if (auto ok = maybe(kv_heads, {"num_key_value_heads"}, 1, kMaxHeads); !ok) return ok;
+        if (const json* kl = r.find({"num_key_value_heads"}); kl && kl->is_array()) {
+            if (auto ok = read_kv_list(*kl, "num_key_value_heads"); !ok) return ok;
+        } else if (auto ok = maybe(kv_heads, {"num_key_value_heads"}, 1, kMaxHeads); !ok) {
+            return ok;
+        }
         if (auto ok = maybe(head_dim, {"head_dim"}, 1, kMaxDim); !ok) return ok;
         if (auto ok = maybe(hidden, {"hidden_size"}, 1, kMaxHidden); !ok) return ok;
         if (auto c = check_kv_heads(kv_heads, "num_key_value_heads"); !c) return c;
@@ -398,8 +454,6 @@ struct Builder {
     Result<bool> standard_attention() {
         auto core = read_core();
         if (!core) return core;
-        const json* kv = r.find(kKvKeys);
-        if (kv && kv->is_array()) return per_layer_kv_heads(*kv);
 
         const json* lt = r.find({"layer_types"});
         auto sw = r.optional_int({"sliding_window"}, 1, kMaxTokens);
@@ -502,24 +556,6 @@ struct Builder {
             return true;
         }
         all(attn(LayerKind::Full));
-        return true;
-    }
-
-    Result<bool> per_layer_kv_heads(const json& arr) {
-        if (static_cast<int64_t>(arr.size()) != n_layers) {
-            return length_mismatch("num_key_value_heads", arr.size());
-        }
-        m.family = "per_layer_heads";
-        for (size_t i = 0; i < arr.size(); ++i) {
-            std::string f = "num_key_value_heads[" + std::to_string(i) + "]";
-            auto k = r.int_value(arr[i], f, 0, kMaxHeads);
-            if (!k) return k.error();
-            if (k.value() > heads) return check_kv_heads(k.value(), f).error();
-            Layer l = attn(LayerKind::Full);
-            l.kv_heads = k.value();
-            if (k.value() == 0) l = no_cache_layer();
-            m.layers.push_back(l);
-        }
         return true;
     }
 
@@ -775,6 +811,8 @@ struct Builder {
         }
         d.max_position_embeddings = m.max_position_embeddings;
         d.vision_params = vision_params();
+        if (d.vision_params < 0)
+            return err("bad_value", "vision_tower_too_large", {{"max", with_commas(kMaxVisionParams)}});
         return true;
     }
 
@@ -800,8 +838,10 @@ struct Builder {
         if (i == 0) i = 4 * h;
         int64_t patch = num({"patch_size", "spatial_patch_size"});
         int64_t global = num({"num_global_layers"});
-        int64_t per_layer = 4 * h * h + 2 * h * i + 9 * h;
-        return (L + global) * per_layer + patch * patch * 3 * h;
+        // 128-bit: each field may be up to 2^20, and (L + global) * 4h^2 alone reaches 2^63.
+        const __int128 per_layer = __int128(4) * h * h + __int128(2) * h * i + 9 * __int128(h);
+        const __int128 n = __int128(L + global) * per_layer + __int128(patch) * patch * 3 * h;
+        return n > kMaxVisionParams ? -1 : static_cast<int64_t>(n);
     }
 };
 
@@ -914,6 +954,7 @@ Result<ModelSpec> parse_config(const std::string& text, const std::string& name_
         }
     }
     if (!built) return built.error();
+    b.apply_kv_list();
     if (m.family.empty()) m.family = t;
     if (!kKnownTypes.count(t)) {
         m.generic = true;
@@ -929,6 +970,14 @@ Result<ModelSpec> parse_config(const std::string& text, const std::string& name_
     }
 
     if (m.layers.empty()) return make_error("bad_value", note("no_layers", {{"model", name}}));
+    {
+        __int128 state = 0;
+        for (const Layer& l : m.layers)
+            if (l.kind == LayerKind::Linear || l.kind == LayerKind::Mamba)
+                state += __int128(l.state.conv_elems()) + __int128(l.state.d_state) * l.state.d_inner;
+        if (state > kMaxStateElems)
+            return make_error("bad_value", note("state_too_large", {{"model", name}, {"max", with_commas(kMaxStateElems)}}));
+    }
     bool any_cache = std::any_of(m.layers.begin(), m.layers.end(), [](const Layer& l) { return l.kind != LayerKind::None; });
     if (!any_cache) return make_error("bad_value", note("no_cache_layers", {{"model", name}}));
 

@@ -31,7 +31,8 @@ struct StateGeometry {
     int64_t d_state = 0;   // Dk for gated delta net, ssm_state_size for Mamba
     int64_t heads = 0;     // value heads / mamba heads (the tensor-parallel split axis)
     int64_t conv_dim() const { return d_inner + 2 * n_groups * d_state; }
-    int64_t conv_elems() const { return (conv_kernel - 1) * conv_dim(); }
+    // Lightning attention (MiniMax) has no conv kernel: no conv state, not a negative one.
+    int64_t conv_elems() const { return conv_kernel > 0 ? (conv_kernel - 1) * conv_dim() : 0; }
     int64_t ssm_elems() const { return d_state * d_inner; }
 };
 

@@ -9,6 +9,7 @@
 
 #include "base/arith.h"
 #include "base/text.h"
+#include "base/units.h"
 #include "model/dtype.h"
 #include "model/weights_family.h"
 
@@ -377,7 +378,7 @@ std::pair<int64_t, int64_t> pp_layer_range(int64_t num_layers, int64_t rank, int
 }
 
 Result<WeightBytes> weight_bytes(const ModelSpec& m, const WeightFormat& format, int64_t given_params, int64_t tp,
-                                 int64_t pp) {
+                                 int64_t pp, bool given_is_advisory) {
     if (given_params < 0)
         return make_error("bad_value", note("weights_params_negative", {{"value", std::to_string(given_params)}}));
     if (given_params > (int64_t(1) << 50))
@@ -448,6 +449,17 @@ Result<WeightBytes> weight_bytes(const ModelSpec& m, const WeightFormat& format,
                                                    {"count", std::to_string(pc.total)}}));
         given_params = 0;
     }
+    // A count far from the config's own is a typo (70 for 70e9) or the wrong model's total:
+    // believing it gives 140 bytes of weights, or negative active bytes for a count below
+    // what the config's non-expert tensors alone hold.
+    if (given_params > 0 && pc.total > 0 &&
+        (i128(given_params) * kParamsPlausibleFactor < pc.total || i128(given_params) > i128(pc.total) * kParamsPlausibleFactor)) {
+        MessageParams p = {{"model", m.name}, {"given", with_commas(given_params)}, {"count", with_commas(pc.total)},
+                           {"factor", std::to_string(kParamsPlausibleFactor)}};
+        if (!given_is_advisory) return make_error("bad_value", note("params_implausible", std::move(p)));
+        wb.notes.push_back(note("params_hub_implausible", std::move(p)));
+        given_params = 0;
+    }
     if (given_params > 0 && given_params != pc.total) {
         int64_t num = 2, den = 1;
         main_rate(format, &num, &den);
@@ -463,6 +475,7 @@ Result<WeightBytes> weight_bytes(const ModelSpec& m, const WeightFormat& format,
         qparams += diff;
     }
     if (total < 0) total = 0;
+    if (active < 0) active = 0;
     wb.params = params;
     wb.bytes = int64_t(total);
     wb.active_bytes = int64_t(active);

@@ -107,8 +107,12 @@ struct WeightBytes {
 // difference is stored at the format's main rate), except for pre-quantized checkpoints
 // (config has quantization_config), whose safetensors element counts are packed words,
 // not parameters: then it is ignored with a note. tp/pp: vLLM's split (1 = none).
+// A given count more than kParamsPlausibleFactor times away from the config's own count is
+// refused (params_implausible), or, when `given_is_advisory` (the Hub's safetensors total,
+// not the user's word), set aside with a note (params_hub_implausible).
+constexpr int64_t kParamsPlausibleFactor = 2;
 Result<WeightBytes> weight_bytes(const ModelSpec& m, const WeightFormat& format, int64_t given_params = 0,
-                                 int64_t tp = 1, int64_t pp = 1);
+                                 int64_t tp = 1, int64_t pp = 1, bool given_is_advisory = false);
 
 // vLLM's get_pp_indices: [start, end) decoder layers of pipeline stage `rank`.
 std::pair<int64_t, int64_t> pp_layer_range(int64_t num_layers, int64_t rank, int64_t pp);

@@ -187,6 +187,7 @@ json inputs_json(const BudgetInputs& in) {
         {"gpu_memory_utilization", in.gpu_memory_utilization},
         {"weights", in.weights},
         {"params", in.params},
+        {"params_from_hub", in.params_from_hub},
         {"context", in.context},
         {"seqs", in.seqs},
         {"max_num_seqs", in.max_num_seqs},
@@ -392,6 +393,9 @@ Result<BudgetInputs> budget_inputs_from_json(const std::string& text) {
         } else if (k == "enforce_eager") {
             if (!v.is_boolean()) e = field_error(k, "true or false", v);
             else in.enforce_eager = v.get<bool>();
+        } else if (k == "params_from_hub") {  // params is the Hub's total: set aside if implausible
+            if (!v.is_boolean()) e = field_error(k, "true or false", v);
+            else in.params_from_hub = v.get<bool>();
         } else {
             return make_error("bad_value", note("input_unknown_field", {{"field", k}}));
         }

@@ -210,6 +210,7 @@ export function computeInput(s) {
     tensor_parallel_size: vllm ? s.tp : 0,
     max_num_seqs: vllm ? s.maxNumSeqs : 0,
     params: exactHubParameters(),
+    params_from_hub: exactHubParameters() > 0, // a far-off Hub total is set aside with a note, not refused
   };
 }
 

@@ -1,0 +1,253 @@
+// Issue 14: inputs built to give an answer that is wrong and looks right. Each case is a
+// class of input (not one value), checked against the exact answer or refusal.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "base/units.h"
+#include "engines/llamacpp.h"
+#include "engines/vllm.h"
+#include "kv/tables.h"
+#include "fixtures.h"
+#include "model/config_reader.h"
+#include "model/weights.h"
+#include "report/json.h"
+#include "sim/workload.h"
+
+using namespace kvb;
+using nlohmann::json;
+
+namespace {
+
+bool same_layer(const Layer& a, const Layer& b) {
+    return a.kind == b.kind && a.kv_heads == b.kv_heads && a.k_head_dim == b.k_head_dim &&
+           a.v_head_dim == b.v_head_dim && a.window == b.window && a.kv_lora_rank == b.kv_lora_rank &&
+           a.qk_rope_head_dim == b.qk_rope_head_dim && a.state.conv_kernel == b.state.conv_kernel &&
+           a.state.d_inner == b.state.d_inner && a.state.n_groups == b.state.n_groups &&
+           a.state.d_state == b.state.d_state && a.state.heads == b.state.heads;
+}
+
+std::string error_of(const std::string& text, const std::string& name = "m") {
+    auto r = parse_config(text, name);
+    return r ? std::string("(parsed)") : r.error().message;
+}
+
+}  // namespace
+
+TEST_CASE("issue 14.1: a num_key_value_heads list of one value is exactly the scalar, for every real config") {
+    int converted = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(std::string(KVB_FIXTURES) + "/configs")) {
+        if (entry.path().extension() != ".json") continue;
+        const std::string stem = entry.path().stem().string();
+        INFO(stem);
+        json j = parse_json_text(test::read_file(entry.path().string()), stem).value();
+        json* text = &j;
+        for (const char* nested : {"text_config", "llm_config", "language_config"})
+            if (j.contains(nested) && j[nested].is_object() && !j[nested].empty()) {
+                text = &j[nested];
+                break;
+            }
+        if (!text->contains("num_key_value_heads") || !(*text)["num_key_value_heads"].is_number_integer()) continue;
+        const auto base = parse_config(j.dump(), stem);
+        REQUIRE(base);
+        const int64_t n = (*text)["num_hidden_layers"].get<int64_t>();
+        (*text)["num_key_value_heads"] = json(std::vector<int64_t>(static_cast<size_t>(n), (*text)["num_key_value_heads"].get<int64_t>()));
+        const auto listed = parse_config(j.dump(), stem);
+        REQUIRE(listed);
+        REQUIRE(listed->layers.size() == base->layers.size());
+        for (size_t i = 0; i < base->layers.size(); ++i) CHECK(same_layer(listed->layers[i], base->layers[i]));
+        CHECK(listed->family == base->family);
+        ++converted;
+    }
+    // Mistral-7B-v0.1 (sliding), Llama-4-Scout (chunked), gpt-oss-20b, Qwen3-Next (linear),
+    // Nemotron-H (Mamba), Gemma 3 ... all among them.
+    CHECK(converted >= 30);
+}
+
+TEST_CASE("issue 14.1: a varying list keeps the layout and is checked entry by entry like the scalar") {
+    // gpt-oss pattern (sliding / full alternating) with a per-layer list that varies.
+    const char* varying = R"({"model_type":"mistral","num_hidden_layers":3,"num_attention_heads":8,"hidden_size":512,
+        "sliding_window":4096,"num_key_value_heads":[2,4,0]})";
+    auto m = parse_config(varying, "m");
+    REQUIRE(m);
+    REQUIRE(m->layers.size() == 3);
+    CHECK(m->layers[0].kind == LayerKind::Sliding);
+    CHECK(m->layers[0].kv_heads == 2);
+    CHECK(m->layers[1].kind == LayerKind::Sliding);
+    CHECK(m->layers[1].kv_heads == 4);
+    CHECK(m->layers[2].kind == LayerKind::None);
+    CHECK(error_of(R"({"model_type":"llama","num_hidden_layers":2,"num_attention_heads":8,"hidden_size":512,
+        "num_key_value_heads":[3,3]})") ==
+          "m: num_attention_heads (8) is not a multiple of num_key_value_heads[0] (3)");
+}
+
+TEST_CASE("issue 14.2: a parameter count far from the config's is refused, or set aside when it is the Hub's") {
+    const ModelSpec m = test::fixture("meta-llama/Llama-3.1-70B");
+    auto fmt = weight_format("bf16", m);
+    REQUIRE(fmt);
+    auto w = weight_bytes(m, fmt.value(), 70);
+    REQUIRE(!w);
+    CHECK(w.error().message ==
+          "meta-llama/Llama-3.1-70B: the given parameter count 70 is more than 2x away from the 70,553,706,496 its "
+          "config describes; give the total parameter count (70B is 70000000000)");
+    auto hub = weight_bytes(m, fmt.value(), 1, 1, 1, /*given_is_advisory=*/true);
+    REQUIRE(hub);
+    CHECK(hub->params == 70'553'706'496);
+    CHECK(hub->active_bytes > 0);
+    CHECK(render_english(hub->notes.front()) ==
+          "the Hub's parameter count 1 for meta-llama/Llama-3.1-70B is more than 2x away from the 70,553,706,496 its "
+          "config describes: set aside, the config's count is used");
+    // The page's JSON inputs say where the count came from.
+    auto in = budget_inputs_from_json(R"({"gpu":"rtx-4090","params":1,"params_from_hub":true})");
+    REQUIRE(in);
+    CHECK(in->params_from_hub);
+    auto r = test::run_cli("budget " + test::config_path("meta-llama--Llama-3.1-70B") + " --gpu rtx-4090 --params 70");
+    CHECK(r.status != 0);
+    CHECK(r.out.find("kvbudget: error: meta-llama/Llama-3.1-70B: the given parameter count 70 is more than 2x away") !=
+          std::string::npos);
+}
+
+TEST_CASE("issue 14.3: MiniMax-M1's lightning layers have no conv state, not a negative one") {
+    const ModelSpec m = test::fixture("MiniMaxAI/MiniMax-M1-80k");
+    LlamaOptions o;
+    o.n_ctx = 4096;
+    o.n_seq_max = 4;
+    auto L = llamacpp_layout(m, o);
+    REQUIRE(L);
+    CHECK(L->recurrent.r_bytes == 0);
+    bool found = false;
+    for (const auto& line : L->log_lines)
+        if (line.find("llama_memory_recurrent") != std::string::npos) {
+            found = true;
+            CHECK(line.find("R (f32):    0.00 MiB") != std::string::npos);
+        }
+    CHECK(found);
+}
+
+TEST_CASE("issue 14.5: NaN or Infinity in an integer field is an error naming it, not \"not set\"") {
+    CHECK(error_of(R"({"model_type":"llama","num_hidden_layers":2,"num_attention_heads":8,"hidden_size":512,
+        "num_key_value_heads":NaN})") == "m: num_key_value_heads must be an integer, got NaN");
+    CHECK(error_of(R"({"model_type":"llama","num_hidden_layers":Infinity,"num_attention_heads":8,"hidden_size":512})") ==
+          "m: num_hidden_layers must be an integer, got Infinity");
+    CHECK(error_of(R"({"model_type":"llama","num_hidden_layers":2,"num_attention_heads":8,"hidden_size":512,
+        "sliding_window":-Infinity})") == "m: sliding_window must be an integer, got -Infinity");
+    // Python's json.dumps writes them in float fields of real configs (Nemotron-H's
+    // time_step_limit): those still parse.
+    CHECK(parse_config(R"({"model_type":"llama","num_hidden_layers":2,"num_attention_heads":8,"hidden_size":512,
+        "num_key_value_heads":2,"time_step_limit":[0.0,Infinity]})", "m"));
+}
+
+TEST_CASE("issue 14.6: trace timestamps centuries apart keep their span") {
+    auto t = sim::parse_trace_csv("TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                                  "1500-01-01 00:00:00,10,10\n2084-01-01 00:00:00,10,10\n",
+                                  "t.csv");
+    REQUIRE(t);
+    REQUIRE(t->size() == 2);
+    // 584 years: 213,302 days.
+    CHECK((*t)[1].arrival_s == doctest::Approx(213302.0 * 86400).epsilon(1e-12));
+    auto tiny = sim::parse_trace_csv("arrived_at,num_prefill_tokens,num_decode_tokens\n1e-320,5,5\n", "t.csv");
+    REQUIRE(tiny);
+    CHECK((*tiny)[0].arrival_s == 0);
+}
+
+TEST_CASE("issue 14.7: llama.cpp -c 2^32 does not fit the 32-bit n_ctx") {
+    const ModelSpec m = test::fixture("Qwen/Qwen3-8B");
+    LlamaOptions o;
+    o.n_ctx = int64_t(1) << 32;
+    auto L = llamacpp_layout(m, o);
+    REQUIRE(!L);
+    CHECK(L.error().message == "-c 4294967296 does not fit llama.cpp's 32-bit n_ctx");
+    o.n_ctx = (int64_t(1) << 32) - 1;  // pads to 2^32
+    CHECK(!llamacpp_layout(m, o));
+}
+
+TEST_CASE("issue 14.8: counts that are not numbers say what is wrong") {
+    CHECK(parse_count("32,768", "--x").value() == 32768);
+    CHECK(parse_count("1_000_000", "--x").value() == 1000000);
+    CHECK(parse_count(",", "--x").error().message ==
+          "--x: ',' is not a count: a separator (, or _) goes only between groups of three digits, as in 32,768");
+    CHECK(parse_count("_", "--x").error().code == "bad_value");
+    CHECK(parse_count("1,2,3", "--x").error().message ==
+          "--x: '1,2,3' is not a count: a separator (, or _) goes only between groups of three digits, as in 32,768");
+    CHECK(!parse_count("1,000_000", "--x"));
+    CHECK(parse_count("99999999999999999999", "--x").error().message ==
+          "--x = 99999999999999999999 is too large (more than 18 digits)");
+    CHECK(error_of(R"({"model_type":"llama","num_hidden_layers":1e999})") ==
+          "m: config.json holds the number 1e999 (near byte 47), beyond what a double can hold");
+    auto r = test::run_cli("inspect " + std::string(KVB_FIXTURES));
+    CHECK(r.status != 0);
+    CHECK(r.out == "kvbudget: error: " + std::string(KVB_FIXTURES) + " is a directory: give the config.json file inside it\n");
+}
+
+TEST_CASE("issue 14.10: the CLI reads at most 64 MiB of config and refuses devices") {
+    const auto start = std::chrono::steady_clock::now();
+    auto r = test::run_cli("inspect /dev/zero");
+    CHECK(r.status != 0);
+    CHECK(r.out == "kvbudget: error: /dev/zero is not a regular file (a device or a socket): give a config.json file\n");
+    r = test::run_cli("inspect - < /dev/zero");
+    CHECK(r.status != 0);
+    CHECK(r.out == "kvbudget: error: stdin is larger than 64 MiB, the most kvbudget reads: a config.json is a few kilobytes\n");
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(20));
+}
+
+TEST_CASE("issue 14.14: a vLLM refusal leads with one kvbudget: error: line, then vLLM's text") {
+    auto r = test::run_cli("vllm " + test::config_path("Qwen--Qwen3-8B") + " --kv-cache-memory 8GiB --max-model-len 65536");
+    CHECK(r.status == 1);
+    CHECK(r.out.rfind("kvbudget: error: vLLM refuses these settings; its ValueError follows\nValueError: User-specified "
+                      "max_model_len (65536) is greater than the derived",
+                      0) == 0);
+    r = test::run_cli("vllm " + test::config_path("Qwen--Qwen3-0.6B") + " --kv-cache-memory 1409286144");
+    CHECK(r.status == 1);
+    CHECK(r.out.rfind("kvbudget: error: vLLM refuses to start: one 40,960-token request needs", 0) == 0);
+    CHECK(r.out.find("\nValueError: To serve at least one request") != std::string::npos);
+}
+
+TEST_CASE("issue 14.4: products of config values never wrap into a plausible-looking number") {
+    CHECK(error_of(R"({"model_type":"llama","num_hidden_layers":2,"num_attention_heads":8,"hidden_size":512,
+        "num_key_value_heads":2,"vision_config":{"num_hidden_layers":1048575,"hidden_size":1048575}})") ==
+          "m: vision_config describes more than 17,592,186,044,416 parameters, beyond any real vision tower");
+    CHECK(error_of(R"({"model_type":"mamba2","num_hidden_layers":100000,"hidden_size":4096,"conv_kernel":4,
+        "num_heads":65536,"head_dim":65536,"state_size":65536,"n_groups":1})") ==
+          "m: the recurrent state of one sequence would exceed 1,099,511,627,776 elements, beyond any real model");
+    // A window of 1 at 2^40 tokens: vLLM's int(concurrency x max_model_len) is huge, not negative.
+    auto m = parse_config(R"({"model_type":"mistral","num_hidden_layers":2,"num_attention_heads":8,"hidden_size":512,
+        "num_key_value_heads":2,"sliding_window":1,"max_position_embeddings":1099511627776})", "m");
+    REQUIRE(m);
+    VllmOptions o;
+    auto c = vllm_capacity(m.value(), o, int64_t(1) << 40);
+    REQUIRE(c);
+    CHECK(c->tokens > 0);
+    CHECK(c->log_lines.back().rfind("GPU KV cache size: 71,987,293,946,183,616 tokens", 0) == 0);
+    const std::string path = (std::filesystem::temp_directory_path() / "kvb_hostile_window.json").string();
+    std::ofstream(path) << R"({"model_type":"mistral","num_hidden_layers":2,"num_attention_heads":8,"hidden_size":512,
+        "num_key_value_heads":2,"sliding_window":1099511627776})";
+    auto r = test::run_cli("kv " + path + " --context 1000");
+    std::filesystem::remove(path);
+    CHECK(r.out.find("(up to 1,099,511,627,776 tokens: at most 1.00 PiB per sequence)") != std::string::npos);
+}
+
+TEST_CASE("issue 14.9: every computation is near-linear in layers") {
+    // 56 bytes that took vLLM's capacity code 21-27 s (O(layers^2) lookups); and a
+    // per-layer head list of many distinct values (as many vLLM specs and KV groups).
+    std::string distinct = R"({"model_type":"llama","num_hidden_layers":100000,"num_attention_heads":65536,
+        "hidden_size":65536,"head_dim":1,"num_key_value_heads":[)";
+    for (int i = 0; i < 100000; ++i) distinct += (i ? "," : "") + std::to_string(1 << (i % 17));
+    distinct += "]}";
+    for (const std::string& text : {std::string(R"({"model_type":"gemma3_text","num_hidden_layers":100000})"), distinct}) {
+        const auto start = std::chrono::steady_clock::now();
+        auto m = parse_config(text, "m");
+        REQUIRE(m);
+        VllmOptions o;
+        o.max_model_len = 131072;
+        // The made-up head list may be refused (its pages do not unify); the time is the point.
+        (void)vllm_capacity(m.value(), o, int64_t(80) << 30);
+        auto t = engine_kv(m.value(), "vllm", "auto");
+        REQUIRE(t);
+        CHECK(!layer_groups(t->view, t->dtypes).empty());
+        // A second at most on an idle machine; 5 s leaves room for a loaded one (it was 20+ s).
+        CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+    }
+}
