@@ -84,11 +84,17 @@ int main(int argc, char** argv) {
             continue;
         }
         const double parse = median_us([&] { sink = sink + kvb::parse_config(text, f)->layers.size(); }, 9, per_batch);
-        const double budget = median_us([&] { sink = sink + kvb::compute_budget(m.value(), in)->kv_pool_bytes; }, 9, per_batch);
-        const double llama = median_us([&] { auto r = kvb::compute_budget(m.value(), lin); sink = sink + (r ? r->max_context : 0); }, 9,
-                                       std::max(1, per_batch / 10));
+        const double budget =
+            median_us([&] { sink = sink + kvb::compute_budget(m.value(), in)->kv_pool_bytes; }, 9, per_batch);
+        const double llama = median_us(
+            [&] {
+                auto r = kvb::compute_budget(m.value(), lin);
+                sink = sink + (r ? r->max_context : 0);
+            },
+            9, std::max(1, per_batch / 10));
         worst = std::max(worst, budget);
-        std::printf("%-48s %10.2f %12.2f %12.2f %14.2f\n", f.substr(0, f.size() - 5).c_str(), parse, budget, llama, parse + budget);
+        std::printf("%-48s %10.2f %12.2f %12.2f %14.2f\n", f.substr(0, f.size() - 5).c_str(), parse, budget, llama,
+                    parse + budget);
     }
     std::printf("worst vLLM budget computation: %.2f us CPU (goal <= 50 us)\n", worst);
     return 0;

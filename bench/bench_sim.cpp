@@ -6,8 +6,8 @@
 // Wall time and process CPU time, best of 3 each: on a shared machine the CPU time
 // is the steadier figure.
 #include <chrono>
-#include <ctime>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -97,10 +97,12 @@ int main() {
             }
             all += best;
             all_cpu += best_cpu;
-            std::printf("  %-6s %7.1f ms wall %7.1f ms cpu  steps %8lld  preemptions %6lld  finished %5lld  token states %.3f (of used %.3f)  simulated %.0f s\n",
-                        policy_name(p), 1000 * best, 1000 * best_cpu, static_cast<long long>(sum.steps),
-                        static_cast<long long>(sum.preemptions), static_cast<long long>(sum.finished),
-                        sum.memory.token_states, sum.token_states_of_used, sum.makespan_s);
+            std::printf(
+                "  %-6s %7.1f ms wall %7.1f ms cpu  steps %8lld  preemptions %6lld  finished %5lld  token states %.3f "
+                "(of used %.3f)  simulated %.0f s\n",
+                policy_name(p), 1000 * best, 1000 * best_cpu, static_cast<long long>(sum.steps),
+                static_cast<long long>(sum.preemptions), static_cast<long long>(sum.finished), sum.memory.token_states,
+                sum.token_states_of_used, sum.makespan_s);
         }
         std::printf("  --policy all: %.1f ms wall, %.1f ms cpu\n", 1000 * all, 1000 * all_cpu);
     }

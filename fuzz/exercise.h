@@ -7,16 +7,16 @@
 #include <string>
 
 #include "budget/budget.h"
-#include "report/answer.h"
-#include "report/json.h"
-#include "kv/kv.h"
 #include "engines/llamacpp.h"
-#include "model/gguf.h"
-#include "model/gguf_spec.h"
-#include "model/config_reader.h"
-#include "model/model.h"
 #include "engines/transformers_cache.h"
 #include "engines/vllm.h"
+#include "kv/kv.h"
+#include "model/config_reader.h"
+#include "model/gguf.h"
+#include "model/gguf_spec.h"
+#include "model/model.h"
+#include "report/answer.h"
+#include "report/json.h"
 
 namespace kvb::fuzz {
 
@@ -118,7 +118,8 @@ inline bool exercise_engines(const std::string& text) {
     lo.swa_full = (h >> 43) & 1;
     if (auto ll = llamacpp_layout(m.value(), lo)) {
         // 14.3 / 14.4: no negative or wrapped cache, and never 0 cells for a context asked for.
-        if (ll->recurrent.r_bytes < 0 || ll->recurrent.s_bytes < 0 || ll->kv_bytes < 0 || ll->total_bytes < 0) return false;
+        if (ll->recurrent.r_bytes < 0 || ll->recurrent.s_bytes < 0 || ll->kv_bytes < 0 || ll->total_bytes < 0)
+            return false;
         if (ll->n_ctx <= 0 || ll->n_ctx > int64_t(UINT32_MAX)) return false;
     }
 
@@ -134,7 +135,9 @@ inline bool exercise_engines(const std::string& text) {
     // 14.2: a given parameter count, plausible or not, never gives negative weights.
     const int64_t param_choices[] = {0, 0, 1, 70, 7'000'000'000};
     in.params = param_choices[(h >> 60) % 5];
-    in.engine = (h >> 57) & 1 ? BudgetEngine::Vllm : (h >> 58) & 1 ? BudgetEngine::LlamaCpp : BudgetEngine::Transformers;
+    in.engine = (h >> 57) & 1   ? BudgetEngine::Vllm
+                : (h >> 58) & 1 ? BudgetEngine::LlamaCpp
+                                : BudgetEngine::Transformers;
     // The whole answer, as the page and `kvbudget budget --json` give it: every number finite and consistent.
     if (auto a = compute_answer(m.value(), in)) {
         if (a->metrics.kv_bytes_total < 0 || a->metrics.kv_bytes_per_token < 0) return false;
@@ -182,7 +185,8 @@ inline bool exercise_gguf(const uint8_t* data, size_t size) {
     if (prefix.ok() && !whole.ok() && whole.error.detail.code != "gguf_data_past_end") return false;
     if (!prefix.ok()) return whole.status == GgufParse::Status::Error;
     const GgufHeader& h = prefix.header;
-    if (h.tensor_bytes < 0 || h.tensor_elements < 0 || h.data_offset < h.header_bytes || h.header_bytes > size) return false;
+    if (h.tensor_bytes < 0 || h.tensor_elements < 0 || h.data_offset < h.header_bytes || h.header_bytes > size)
+        return false;
     auto m = spec_from_gguf(h, "fuzz");
     if (!m) return !m.error().code.empty() && !m.error().message.empty();
     if (m->layers.empty() || !m->gguf || m->gguf->tensor_bytes != h.tensor_bytes) return false;

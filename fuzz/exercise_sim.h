@@ -78,8 +78,9 @@ inline std::string sim_check(const std::string& input) {
     while (pow2 < c.max_model_len) pow2 *= 2;
     // The smallest pool that holds one longest sequence (paged: plus the null block and slack).
     const int64_t min_slots =
-        c.policy == Policy::Paged ? (c.max_model_len + c.block_size - 1) / c.block_size * c.block_size + 2 * c.block_size
-                                  : pow2;
+        c.policy == Policy::Paged
+            ? (c.max_model_len + c.block_size - 1) / c.block_size * c.block_size + 2 * c.block_size
+            : pow2;
     c.kv_capacity_bytes = ch.in(min_slots, min_slots * 4) * c.kv_bytes_per_token;
     c.max_num_seqs = static_cast<int32_t>(ch.in(1, 12));
     c.max_num_batched_tokens = static_cast<int32_t>(ch.in(1, 96));
@@ -158,7 +159,8 @@ inline std::string sim_check(const std::string& input) {
             w.fixed_output = static_cast<int32_t>(ch.in(1, limit));
             auto trace = parse_trace_csv(ch.rest(kTraceOffset), "fuzz.csv");
             if (!trace) {
-                if (trace.error().code.empty() || trace.error().message.empty()) return "trace refused without a message";
+                if (trace.error().code.empty() || trace.error().message.empty())
+                    return "trace refused without a message";
                 return "";
             }
             w.trace = std::move(trace.value());
@@ -225,8 +227,8 @@ inline std::string sim_check(const std::string& input) {
     if (m.max_running > c.max_num_seqs) return "more requests running than max-num-seqs";
     if (m.steps > 0 && !detail::split_ok(m.memory)) return "summary memory split does not sum to 1";
     if (!(m.makespan_s >= 0) || !std::isfinite(m.makespan_s)) return "makespan negative or not finite";
-    for (double v : {m.token_states_of_used, m.mean_running, m.mean_waiting, m.sharing_saved,
-                     m.throughput_tokens_per_s, m.requests_per_s, m.ttft_mean_s, m.tpot_mean_s, m.e2e_mean_s})
+    for (double v : {m.token_states_of_used, m.mean_running, m.mean_waiting, m.sharing_saved, m.throughput_tokens_per_s,
+                     m.requests_per_s, m.ttft_mean_s, m.tpot_mean_s, m.e2e_mean_s})
         if (!(v >= 0) || !std::isfinite(v)) return "negative or non-finite summary value";
     if (!(m.ttft_p50_s <= m.ttft_p90_s && m.ttft_p90_s <= m.ttft_p99_s && m.e2e_p50_s <= m.e2e_p90_s &&
           m.e2e_p90_s <= m.e2e_p99_s && m.tpot_p50_s <= m.tpot_p90_s && m.tpot_p90_s <= m.tpot_p99_s))
@@ -241,6 +243,8 @@ inline std::string sim_check(const std::string& input) {
     return "";
 }
 
-inline bool exercise_sim(const std::string& input) { return sim_check(input).empty(); }
+inline bool exercise_sim(const std::string& input) {
+    return sim_check(input).empty();
+}
 
 }  // namespace kvb::fuzz

@@ -13,10 +13,9 @@
 #include <exception>
 #include <map>
 #include <new>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/units.h"
 #include "model/model.h"
@@ -27,16 +26,22 @@ using nlohmann::json;
 
 namespace {
 
-std::string ok_raw(const std::string& value_json) { return "{\"ok\":true,\"value\":" + value_json + "}"; }
+std::string ok_raw(const std::string& value_json) {
+    return "{\"ok\":true,\"value\":" + value_json + "}";
+}
 
-std::string ok(json value) { return ok_raw(value.dump()); }
+std::string ok(json value) {
+    return ok_raw(value.dump());
+}
 
 std::string fail(const kvb::Error& e) {
     const std::string err = kvb::to_json_text(e);
     return "{\"ok\":false," + err.substr(1);
 }
 
-std::string fail(const std::string& code, const std::string& message) { return fail(kvb::make_error(code, message)); }
+std::string fail(const std::string& code, const std::string& message) {
+    return fail(kvb::make_error(code, message));
+}
 
 // Runs `f` and converts anything thrown into an error value.
 template <class F>
@@ -74,7 +79,8 @@ std::string parse_config(const std::string& text, const std::string& name) {
 }
 
 std::string release_model(int handle) {
-    return models().erase(handle) ? ok(true) : fail("bad_handle", "no model loaded under handle " + std::to_string(handle));
+    return models().erase(handle) ? ok(true)
+                                  : fail("bad_handle", "no model loaded under handle " + std::to_string(handle));
 }
 
 std::string compute(int handle, const std::string& inputs) {
@@ -100,16 +106,19 @@ std::string format_bytes(double bytes) {
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(kvbudget) {
-    emscripten::function("parseConfig", +[](std::string text, std::string name) {
-        return guarded([&] { return parse_config(text, name); });
-    });
-    emscripten::function("releaseModel", +[](int handle) { return guarded([&] { return release_model(handle); }); });
-    emscripten::function("compute", +[](int handle, std::string inputs) {
-        return guarded([&] { return compute(handle, inputs); });
-    });
-    emscripten::function("parseSize", +[](std::string text) { return guarded([&] { return parse_size(text); }); });
-    emscripten::function("catalog", +[]() { return guarded([&] { return ok_raw(kvb::catalog_json_text()); }); });
-    emscripten::function("formatBytes", +[](double b) { return guarded([&] { return format_bytes(b); }); });
+    emscripten::function(
+        "parseConfig",
+        +[](std::string text, std::string name) { return guarded([&] { return parse_config(text, name); }); });
+    emscripten::function(
+        "releaseModel", +[](int handle) { return guarded([&] { return release_model(handle); }); });
+    emscripten::function(
+        "compute", +[](int handle, std::string inputs) { return guarded([&] { return compute(handle, inputs); }); });
+    emscripten::function(
+        "parseSize", +[](std::string text) { return guarded([&] { return parse_size(text); }); });
+    emscripten::function(
+        "catalog", +[]() { return guarded([&] { return ok_raw(kvb::catalog_json_text()); }); });
+    emscripten::function(
+        "formatBytes", +[](double b) { return guarded([&] { return format_bytes(b); }); });
 }
 
 // ======================================================================
@@ -135,7 +144,9 @@ kvb::SimSession* find_sim(int id) {
     return it == sim_sessions().end() ? nullptr : &it->second;
 }
 
-std::string no_sim(int id) { return fail("bad_handle", "no simulation under handle " + std::to_string(id)); }
+std::string no_sim(int id) {
+    return fail("bad_handle", "no simulation under handle " + std::to_string(id));
+}
 
 std::string sim_create(int handle, const std::string& input_text) {
     const kvb::ModelSpec* m = find_model(handle);
@@ -166,15 +177,19 @@ std::string sim_result(int id, const std::string& opts_text) {
     return ok_raw(kvb::sim_result_json_text(*s, o->series, o->snapshots));
 }
 
-std::string sim_release(int id) { return sim_sessions().erase(id) ? ok(true) : no_sim(id); }
+std::string sim_release(int id) {
+    return sim_sessions().erase(id) ? ok(true) : no_sim(id);
+}
 
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(kvbudget_sim) {
-    emscripten::function("simCreate", +[](int handle, std::string input) {
-        return guarded([&] { return sim_create(handle, input); });
-    });
-    emscripten::function("simRun", +[](int id, double max_steps) { return guarded([&] { return sim_run(id, max_steps); }); });
-    emscripten::function("simResult", +[](int id, std::string opts) { return guarded([&] { return sim_result(id, opts); }); });
-    emscripten::function("simRelease", +[](int id) { return guarded([&] { return sim_release(id); }); });
+    emscripten::function(
+        "simCreate", +[](int handle, std::string input) { return guarded([&] { return sim_create(handle, input); }); });
+    emscripten::function(
+        "simRun", +[](int id, double max_steps) { return guarded([&] { return sim_run(id, max_steps); }); });
+    emscripten::function(
+        "simResult", +[](int id, std::string opts) { return guarded([&] { return sim_result(id, opts); }); });
+    emscripten::function(
+        "simRelease", +[](int id) { return guarded([&] { return sim_release(id); }); });
 }

@@ -6,8 +6,12 @@
 namespace kvb {
 
 // Overflow-checked: true when the exact result does not fit in int64 (then *out is unspecified).
-inline bool mul_overflows(int64_t a, int64_t b, int64_t* out) { return __builtin_mul_overflow(a, b, out); }
-inline bool add_overflows(int64_t a, int64_t b, int64_t* out) { return __builtin_add_overflow(a, b, out); }
+inline bool mul_overflows(int64_t a, int64_t b, int64_t* out) {
+    return __builtin_mul_overflow(a, b, out);
+}
+inline bool add_overflows(int64_t a, int64_t b, int64_t* out) {
+    return __builtin_add_overflow(a, b, out);
+}
 
 // Saturating: an absurd size must read as "does not fit", never as a wrapped small number.
 inline int64_t sat_mul(int64_t a, int64_t b) {

@@ -8,7 +8,9 @@ std::string Message::param(const std::string& name) const {
     return {};
 }
 
-Message note(std::string code, MessageParams params) { return Message{std::move(code), std::move(params)}; }
+Message note(std::string code, MessageParams params) {
+    return Message{std::move(code), std::move(params)};
+}
 
 // One table, grouped by the stage that emits the code. Wording: what happened and,
 // where there is one, what to do; CLI flags may be named here (the page's catalogs
@@ -17,17 +19,24 @@ const std::vector<MessageTemplate>& message_templates() {
     static const std::vector<MessageTemplate> t = {
         // --- model: config.json normalization (src/model/model.cpp) ---
         {"no_op_layers", "{n} layers have no attention (no_op): they hold no KV cache"},
-        {"cross_attention", "{n} cross-attention layers cache the image tokens, not the context: not counted per token"},
+        {"cross_attention",
+         "{n} cross-attention layers cache the image tokens, not the context: not counted per token"},
         {"gemma_default", "{field} is not set: Gemma3TextConfig's default {value} used"},
         {"transformers_default", "{field} is not set: transformers' default {value} used"},
         {"gemma_pattern", "sliding_window_pattern is not set: Gemma 3's default 6 used (every 6th layer global)"},
-        {"dtype_quantized", "no torch_dtype in config: bfloat16 assumed for the tensors quantization leaves unquantized"},
+        {"dtype_quantized",
+         "no torch_dtype in config: bfloat16 assumed for the tensors quantization leaves unquantized"},
         {"dtype_float32", "no torch_dtype in config: float32 checkpoint assumed (transformers' default)"},
-        {"mha_assumed", "num_key_value_heads is not set: multi-head attention assumed ({n} KV heads, one per attention head)"},
-        {"mtp", "num_nextn_predict_layers = {n}: the multi-token-prediction layer is not counted (engines only cache it with speculative decoding)"},
+        {"mha_assumed",
+         "num_key_value_heads is not set: multi-head attention assumed ({n} KV heads, one per attention head)"},
+        {"mtp",
+         "num_nextn_predict_layers = {n}: the multi-token-prediction layer is not counted (engines only cache it with "
+         "speculative decoding)"},
         {"window_unused", "sliding_window = {w} is set but not used by {type}: every layer is full attention"},
         {"window_off", "sliding_window is set but use_sliding_window is false: every layer is full attention"},
-        {"indexer", "sparse-attention indexer keys (index_head_dim) are not in the ideal KV; the vLLM view adds its indexer cache"},
+        {"indexer",
+         "sparse-attention indexer keys (index_head_dim) are not in the ideal KV; the vLLM view adds its indexer "
+         "cache"},
         {"nested", "text model read from {where}"},
         {"generic", "model_type '{type}' is not known to kvbudget: sized from the generic fields"},
         {"no_model_type", "no model_type: sized from the generic fields"},
@@ -53,19 +62,30 @@ const std::vector<MessageTemplate>& message_templates() {
         {"pattern_length_mismatch", "{model}: {field} has {n} layers but num_hidden_layers is {layers}"},
         {"list_length_mismatch", "{model}: {field} must list one entry per layer ({layers})"},
         {"entry_length_mismatch", "{model}: {field} must have one entry per layer ({layers})"},
-        {"head_dim_not_derivable", "{model}: hidden_size ({hidden}) is not a multiple of num_attention_heads ({heads}) and head_dim is not given"},
+        {"head_dim_not_derivable",
+         "{model}: hidden_size ({hidden}) is not a multiple of num_attention_heads ({heads}) and head_dim is not "
+         "given"},
         {"kv_heads_above_heads", "{model}: {field} ({kv_heads}) is greater than num_attention_heads ({heads})"},
-        {"heads_not_multiple_of_kv_heads", "{model}: num_attention_heads ({heads}) is not a multiple of {field} ({kv_heads})"},
+        {"heads_not_multiple_of_kv_heads",
+         "{model}: num_attention_heads ({heads}) is not a multiple of {field} ({kv_heads})"},
         {"group_not_divisor", "{model}: {field} ({group}) does not divide num_attention_heads ({heads})"},
         {"unknown_layer_type", "{model}: {field} is '{value}', which is not a known layer type"},
-        {"bad_pattern_letter", "{model}: hybrid_override_pattern has '{letter}' at position {position} (expected M, *, - or E)"},
+        {"bad_pattern_letter",
+         "{model}: hybrid_override_pattern has '{letter}' at position {position} (expected M, *, - or E)"},
         {"mla_head_dims_zero", "{model}: qk_rope_head_dim and qk_nope_head_dim are both 0"},
         {"attn_offset_not_below_period", "{model}: attn_layer_offset must be less than attn_layer_period"},
-        {"experts_per_token_above_experts", "{model}: num_experts_per_tok ({k}) is greater than the number of experts ({experts})"},
-        {"unsupported_type_missing_field", "{model}: model_type '{type}' is not supported and the generic fields are missing (missing field {field})"},
-        {"unsupported_type_missing_field_alternatives", "{model}: model_type '{type}' is not supported and the generic fields are missing (missing field {field} (also looked for {others}))"},
-        {"no_model_type_missing_field", "{model}: config.json has no model_type and the generic fields are missing (missing field {field})"},
-        {"no_model_type_missing_field_alternatives", "{model}: config.json has no model_type and the generic fields are missing (missing field {field} (also looked for {others}))"},
+        {"experts_per_token_above_experts",
+         "{model}: num_experts_per_tok ({k}) is greater than the number of experts ({experts})"},
+        {"unsupported_type_missing_field",
+         "{model}: model_type '{type}' is not supported and the generic fields are missing (missing field {field})"},
+        {"unsupported_type_missing_field_alternatives",
+         "{model}: model_type '{type}' is not supported and the generic fields are missing (missing field {field} "
+         "(also looked for {others}))"},
+        {"no_model_type_missing_field",
+         "{model}: config.json has no model_type and the generic fields are missing (missing field {field})"},
+        {"no_model_type_missing_field_alternatives",
+         "{model}: config.json has no model_type and the generic fields are missing (missing field {field} (also "
+         "looked for {others}))"},
         {"no_layers", "{model}: the model has no layers"},
         {"no_cache_layers", "{model}: no layer of this model holds a KV cache or state"},
 
@@ -77,7 +97,8 @@ const std::vector<MessageTemplate>& message_templates() {
         // --- KV cache (src/model/dtype.cpp, src/kv/) ---
         {"unknown_vllm_kv_dtype", "unknown vLLM --kv-cache-dtype '{value}' (choose from {choices})"},
         {"unknown_llamacpp_kv_type", "unknown llama.cpp cache type '{value}' (choose from {choices})"},
-        {"unknown_transformers_kv_dtype", "unknown transformers cache dtype '{value}' (choose from auto, bfloat16, float16, float32)"},
+        {"unknown_transformers_kv_dtype",
+         "unknown transformers cache dtype '{value}' (choose from auto, bfloat16, float16, float32)"},
         {"unknown_engine", "engine must be vllm, llamacpp or transformers, got '{value}'"},
         {"negative_context", "context and sequence count must not be negative"},
         {"kv_overflow", "{model}: KV cache for {seqs} sequences of {context} tokens exceeds 8 EiB"},
@@ -86,8 +107,12 @@ const std::vector<MessageTemplate>& message_templates() {
         {"auto_dtype", "auto: model dtype {dtype}"},
         {"auto_quant", "auto: quantization_config ({q})"},
         {"quant_not_modelled", "auto: quantization_config method '{method}' is not modelled, sized as {dtype}"},
-        {"params_ignored", "given parameter count {given} ignored: the checkpoint is pre-quantized ({method}), so its tensor element count is not a parameter count; using the config's {count}"},
-        {"params_differ", "given parameter count {given} differs from the config's {count} by {diff}; the difference is stored at the format's main rate"},
+        {"params_ignored",
+         "given parameter count {given} ignored: the checkpoint is pre-quantized ({method}), so its tensor element "
+         "count is not a parameter count; using the config's {count}"},
+        {"params_differ",
+         "given parameter count {given} differs from the config's {count} by {diff}; the difference is stored at the "
+         "format's main rate"},
         {"weights_unknown_format", "unknown weights format '{name}' (expected one of: {list})"},
         {"weights_params_negative", "parameter count must not be negative (got {value})"},
         {"weights_params_implausible", "parameter count {value} is not plausible"},
@@ -97,9 +122,13 @@ const std::vector<MessageTemplate>& message_templates() {
         {"weights_field_missing", "cannot count parameters of {model}: {field} is missing or not positive"},
         {"weights_no_layers", "cannot count parameters of {model}: num_hidden_layers is 0"},
         {"weights_dim_range", "cannot count parameters of {model}: a dimension is out of range ({value})"},
-        {"weights_layer_width_range", "cannot count parameters of {model}: layer intermediate size is out of range ({value})"},
-        {"weights_no_heads", "cannot count parameters of {model}: num_attention_heads / head_dim is missing for an attention layer"},
-        {"weights_mla_incomplete", "cannot count parameters of {model}: MLA geometry (num_attention_heads, kv_lora_rank, v_head_dim) is incomplete"},
+        {"weights_layer_width_range",
+         "cannot count parameters of {model}: layer intermediate size is out of range ({value})"},
+        {"weights_no_heads",
+         "cannot count parameters of {model}: num_attention_heads / head_dim is missing for an attention layer"},
+        {"weights_mla_incomplete",
+         "cannot count parameters of {model}: MLA geometry (num_attention_heads, kv_lora_rank, v_head_dim) is "
+         "incomplete"},
         {"weights_too_large", "cannot count parameters of {model}: parameter count is absurdly large"},
 
         // --- engines (src/engines/) ---
@@ -134,10 +163,13 @@ const std::vector<MessageTemplate>& message_templates() {
          "User-specified max_model_len ({max_model_len}) is greater than the derived max_model_len ({key}={derived} or "
          "model_max_length=None in model's config.json). This may lead to incorrect model outputs or CUDA errors. To "
          "allow overriding this maximum, set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"},
-        {"vllm_tp_heads", "Total number of attention heads ({heads}) must be divisible by tensor parallel size ({tp})."},
+        {"vllm_tp_heads",
+         "Total number of attention heads ({heads}) must be divisible by tensor parallel size ({tp})."},
         {"vllm_tp_kv_heads",
-         "Total number of key/value heads ({heads}) cannot be split or replicated evenly across tensor parallel size ({tp})."},
-        {"vllm_tp_linear_heads", "Number of linear value heads ({heads}) must be divisible by tensor parallel size ({tp})."},
+         "Total number of key/value heads ({heads}) cannot be split or replicated evenly across tensor parallel size "
+         "({tp})."},
+        {"vllm_tp_linear_heads",
+         "Number of linear value heads ({heads}) must be divisible by tensor parallel size ({tp})."},
         {"vllm_tp_mamba_heads", "Number of mamba heads ({heads}) must be divisible by tensor parallel size ({tp})."},
         {"vllm_hybrid_off_mixed",
          "Hybrid KV cache manager is disabled but failed to convert the KV cache specs to one unified type."},
@@ -177,11 +209,14 @@ const std::vector<MessageTemplate>& message_templates() {
         {"llama_no_train_ctx", "model {model} has no max_position_embeddings; pass -c"},
         {"llama_ctx_32bit", "-c {value} does not fit llama.cpp's 32-bit n_ctx"},
         {"llama_ctx_below_np", "n_ctx_seq == 0: -c {ctx} is smaller than -np {np}"},
-        {"llama_k_row_block", "layer {layer} of {model}: K row of {width} values is not a multiple of the {type} block ({block})"},
-        {"llama_v_row_block", "layer {layer} of {model}: V row of {width} values is not a multiple of the {type} block ({block})"},
+        {"llama_k_row_block",
+         "layer {layer} of {model}: K row of {width} values is not a multiple of the {type} block ({block})"},
+        {"llama_v_row_block",
+         "layer {layer} of {model}: V row of {width} values is not a multiple of the {type} block ({block})"},
         {"llama_train_ctx", "-c 0: using the model's training context {n}"},
         {"llama_ctx_rounded", "llama_context: n_ctx is not divisible by n_seq_max - rounding down to {n}"},
-        {"llama_ctx_over_train", "llama_context: n_ctx_seq ({n_ctx_seq}) > n_ctx_train ({n_ctx_train}) -- possible training context overflow"},
+        {"llama_ctx_over_train",
+         "llama_context: n_ctx_seq ({n_ctx_seq}) > n_ctx_train ({n_ctx_train}) -- possible training context overflow"},
         {"llama_all_swa",
          "every attention layer slides: llama.cpp's architecture for this model keeps the full context (no separate "
          "SWA cache)"},
@@ -194,7 +229,8 @@ const std::vector<MessageTemplate>& message_templates() {
 
         // --- budget (src/budget/) ---
         {"gpu_reported", "GPU total is what PyTorch reports on a {gpu} ({reported}, marketed {marketed})"},
-        {"unified_memory", "unified memory: the GPU may use about {pct} of RAM by default (raise with sysctl iogpu.wired_limit_mb)"},
+        {"unified_memory",
+         "unified memory: the GPU may use about {pct} of RAM by default (raise with sysctl iogpu.wired_limit_mb)"},
         {"no_apple_vllm", "vLLM has no Apple GPU backend; --engine llamacpp sizes what runs on {gpu}"},
         {"unused_gpus", "{n} GPU(s) unused by one engine (run more replicas with --data-parallel-size)"},
         {"vllm_gguf", "vLLM's GGUF support is experimental; llama.cpp is the usual engine for {format}"},
@@ -207,31 +243,46 @@ const std::vector<MessageTemplate>& message_templates() {
         {"nothing_fits", "no context length fits: free memory (more GPUs, a smaller weights format, lower overheads)"},
         {"bad_engine", "--engine must be vllm, llamacpp or transformers, got '{value}'"},
         {"unknown_gpu", "unknown GPU '{gpu}' (known: {known})"},
-        {"transformers_gguf", "transformers loads safetensors checkpoints: GGUF formats ({format}) are for --engine llamacpp"},
-        {"llamacpp_not_gguf", "llama.cpp loads GGUF files: --weights must be one of Q8_0, Q6_K, Q5_K_M, Q4_K_M, Q4_0, IQ4_XS, bf16, fp16 (got '{format}')"},
+        {"transformers_gguf",
+         "transformers loads safetensors checkpoints: GGUF formats ({format}) are for --engine llamacpp"},
+        {"llamacpp_not_gguf",
+         "llama.cpp loads GGUF files: --weights must be one of Q8_0, Q6_K, Q5_K_M, Q4_K_M, Q4_0, IQ4_XS, bf16, fp16 "
+         "(got '{format}')"},
         {"no_context_limit", "model {model} has no max_position_embeddings; pass --max-model-len"},
-        {"max_num_seqs_below_seqs", "--max-num-seqs {max_num_seqs} lets vLLM run only {max_num_seqs} of the {seqs} requests at once"},
-        {"layers_split", "the layers, their weights and their KV cache are spread evenly over the {n} GPUs; each GPU also holds its own compute buffer and runtime"},
-        {"nofit_llamacpp", "llama.cpp would need {need} (weights {weights}, KV {kv}, compute {compute}, runtime {runtime}) but has {have}"},
-        {"nofit_transformers", "transformers would need {need} (weights {weights}, cache {cache} + {transient} while it grows, prefill {prefill}, runtime {runtime}) but has {have}"},
+        {"max_num_seqs_below_seqs",
+         "--max-num-seqs {max_num_seqs} lets vLLM run only {max_num_seqs} of the {seqs} requests at once"},
+        {"layers_split",
+         "the layers, their weights and their KV cache are spread evenly over the {n} GPUs; each GPU also holds its "
+         "own compute buffer and runtime"},
+        {"nofit_llamacpp",
+         "llama.cpp would need {need} (weights {weights}, KV {kv}, compute {compute}, runtime {runtime}) but has "
+         "{have}"},
+        {"nofit_transformers",
+         "transformers would need {need} (weights {weights}, cache {cache} + {transient} while it grows, prefill "
+         "{prefill}, runtime {runtime}) but has {have}"},
 
         // --- simulator (src/sim/) ---
 
         // --- simulator setup (src/sim/setup.cpp) ---
         {"negative_swap_space", "swap space must not be negative"},
-        {"no_paging", "{model} has no context-proportional KV cache (only sliding-window or recurrent state): paging does not apply"},
+        {"no_paging",
+         "{model} has no context-proportional KV cache (only sliding-window or recurrent state): paging does not "
+         "apply"},
         {"sim_unknown_gpu", "unknown GPU '{gpu}'"},
         {"no_max_model_len", "{model} has no max_position_embeddings: give the max model length"},
         {"gpu_or_memory_needed", "a GPU or its memory size is needed"},
-        {"no_kv_memory", "no memory is left for the KV cache on {gpu} at utilization {utilization} (weights {weights})"},
+        {"no_kv_memory",
+         "no memory is left for the KV cache on {gpu} at utilization {utilization} (weights {weights})"},
         {"unknown_workload", "unknown workload '{value}'"},
 
         // --- gguf: GGUF header reader and metadata -> ModelSpec (src/model/gguf*.cpp) ---
         {"gguf_not_gguf", "{file} is not a GGUF file (it starts with '{magic}', not 'GGUF')"},
         {"gguf_v1", "{file} is a GGUF version 1 file, which llama.cpp no longer reads: convert it again"},
         {"gguf_version", "{file} has GGUF version {version}; kvbudget reads versions 2 and 3"},
-        {"gguf_big_endian", "{file} has GGUF version {version}: a big-endian file (llama.cpp reads little-endian GGUF only)"},
-        {"gguf_truncated", "{file} is truncated: it ends at byte {size} inside {what}, the header needs at least {need} bytes"},
+        {"gguf_big_endian",
+         "{file} has GGUF version {version}: a big-endian file (llama.cpp reads little-endian GGUF only)"},
+        {"gguf_truncated",
+         "{file} is truncated: it ends at byte {size} inside {what}, the header needs at least {need} bytes"},
         {"gguf_header_too_large", "{file}: {what} would make the header larger than {limit}: not a real GGUF header"},
         {"gguf_string_too_long", "{file}: {what} is a string of {len} bytes, more than the {max} allowed"},
         {"gguf_bad_value_type", "{file}: {what} has value type {id}, which is not a GGUF type (0..12)"},
@@ -245,7 +296,8 @@ const std::vector<MessageTemplate>& message_templates() {
         {"gguf_tensor_dims", "{file}: tensor {tensor} has {n} dimensions; ggml allows at most 4"},
         {"gguf_tensor_size", "{file}: tensor {tensor} has more elements or bytes than fit in 64 bits"},
         {"gguf_tensor_type", "{file}: tensor {tensor} has ggml type {id}, which is not a type GGUF files may hold"},
-        {"gguf_tensor_block", "{file}: tensor {tensor} has rows of {ne0} values, not a multiple of the {type} block ({block})"},
+        {"gguf_tensor_block",
+         "{file}: tensor {tensor} has rows of {ne0} values, not a multiple of the {type} block ({block})"},
         {"gguf_tensor_offset", "{file}: tensor {tensor} starts at data offset {offset}, expected {expected}"},
         {"gguf_data_past_end", "{file}: tensor data runs to byte {end} but the file has {size} bytes"},
         {"gguf_no_architecture", "{file}: general.architecture is missing: not a llama.cpp model file"},
@@ -255,9 +307,14 @@ const std::vector<MessageTemplate>& message_templates() {
         {"gguf_no_tensors", "{file} has no tensor infos: a vocabulary-only GGUF holds no model"},
         {"gguf_split_mismatch", "{file}: shard {shard} says split.count = {count}, the first shard says {expected}"},
         {"gguf_split_missing", "{file}: the model is split in {count} files; shard {shard} is missing"},
-        {"gguf_split_tensors", "{file}: the shards hold {have} tensors, the first shard says split.tensors.count = {expected}"},
-        {"gguf_nextn", "{arch}.nextn_predict_layers = {n}: llama.cpp keeps the multi-token-prediction layer's weights but gives it no KV cache"},
-        {"gguf_legacy_mla", "{file} was converted without the split MLA tensors (attn_k_b / attn_v_b): llama.cpp caches full K and V per head ({heads} heads x {k} + {v}), not the {latent}-wide latent"},
+        {"gguf_split_tensors",
+         "{file}: the shards hold {have} tensors, the first shard says split.tensors.count = {expected}"},
+        {"gguf_nextn",
+         "{arch}.nextn_predict_layers = {n}: llama.cpp keeps the multi-token-prediction layer's weights but gives it "
+         "no KV cache"},
+        {"gguf_legacy_mla",
+         "{file} was converted without the split MLA tensors (attn_k_b / attn_v_b): llama.cpp caches full K and V per "
+         "head ({heads} heads x {k} + {v}), not the {latent}-wide latent"},
         {"gguf_read", "read from the GGUF header: {tensors} tensors, {bytes} of weights"},
         // --- simulator inputs (src/sim/session.cpp SimInputs) ---
         {"sim_bad_policy", "{flag} must be paged, max, pow2, oracle or all, got '{value}'"},
@@ -278,20 +335,30 @@ const std::vector<MessageTemplate>& message_templates() {
         {"input_out_of_range", "{flag} must be a whole number from {min} to {max}, got {value}"},
         {"bad_utilization", "gpu_memory_utilization must be in (0, 1], got {value}"},
         {"no_gpu", "no GPU given: pass --gpu NAME or --gpu-memory SIZE"},
-        {"parallel_exceeds_gpus", "tensor_parallel_size x pipeline_parallel_size = {needed} exceeds --gpu-count {gpus}"},
+        {"parallel_exceeds_gpus",
+         "tensor_parallel_size x pipeline_parallel_size = {needed} exceeds --gpu-count {gpus}"},
 
         // --- hostile input (issue 14: counts, config values and files that are not what they claim) ---
         {"vllm_refuses_settings", "vLLM refuses these settings; its ValueError follows"},
-        {"params_implausible", "{model}: the given parameter count {given} is more than {factor}x away from the {count} its config describes; give the total parameter count (70B is 70000000000)"},
-        {"params_hub_implausible", "the Hub's parameter count {given} for {model} is more than {factor}x away from the {count} its config describes: set aside, the config's count is used"},
-        {"config_number_too_large", "{model}: config.json holds the number {value} (near byte {byte}), beyond what a double can hold"},
-        {"count_bad_grouping", "{flag}: '{value}' is not a count: a separator (, or _) goes only between groups of three digits, as in 32,768"},
+        {"params_implausible",
+         "{model}: the given parameter count {given} is more than {factor}x away from the {count} its config "
+         "describes; give the total parameter count (70B is 70000000000)"},
+        {"params_hub_implausible",
+         "the Hub's parameter count {given} for {model} is more than {factor}x away from the {count} its config "
+         "describes: set aside, the config's count is used"},
+        {"config_number_too_large",
+         "{model}: config.json holds the number {value} (near byte {byte}), beyond what a double can hold"},
+        {"count_bad_grouping",
+         "{flag}: '{value}' is not a count: a separator (, or _) goes only between groups of three digits, as in "
+         "32,768"},
         {"count_too_large", "{flag} = {value} is too large (more than 18 digits)"},
         {"config_is_directory", "{path} is a directory: give the config.json file inside it"},
         {"config_not_regular_file", "{path} is not a regular file (a device or a socket): give a config.json file"},
         {"config_too_big", "{path} is larger than {limit}, the most kvbudget reads: a config.json is a few kilobytes"},
-        {"vision_tower_too_large", "{model}: vision_config describes more than {max} parameters, beyond any real vision tower"},
-        {"state_too_large", "{model}: the recurrent state of one sequence would exceed {max} elements, beyond any real model"},
+        {"vision_tower_too_large",
+         "{model}: vision_config describes more than {max} parameters, beyond any real vision tower"},
+        {"state_too_large",
+         "{model}: the recurrent state of one sequence would exceed {max} elements, beyond any real model"},
     };
     return t;
 }

@@ -1,14 +1,13 @@
 #include "base/units.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-#include <algorithm>
 
 namespace kvb {
-
 
 Result<int64_t> parse_size(const std::string& text) {
     size_t i = 0;
@@ -18,23 +17,31 @@ Result<int64_t> parse_size(const std::string& text) {
     std::string num = text.substr(start, i - start);
     while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
     std::string unit = text.substr(i);
-    auto bad = [&]() {
-        return make_error("bad_size", note("bad_size", {{"value", text}}));
-    };
+    auto bad = [&]() { return make_error("bad_size", note("bad_size", {{"value", text}})); };
     if (num.empty() || num == "." || num.find('.') != num.rfind('.')) return bad();
     std::string u;
     for (char c : unit) u += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     long double mult = 0;
-    if (u.empty() || u == "b") mult = 1;
-    else if (u == "k" || u == "kib") mult = 1024.0L;
-    else if (u == "kb") mult = 1e3L;
-    else if (u == "m" || u == "mib") mult = 1024.0L * 1024;
-    else if (u == "mb") mult = 1e6L;
-    else if (u == "g" || u == "gib") mult = 1024.0L * 1024 * 1024;
-    else if (u == "gb") mult = 1e9L;
-    else if (u == "t" || u == "tib") mult = 1024.0L * 1024 * 1024 * 1024;
-    else if (u == "tb") mult = 1e12L;
-    else return bad();
+    if (u.empty() || u == "b")
+        mult = 1;
+    else if (u == "k" || u == "kib")
+        mult = 1024.0L;
+    else if (u == "kb")
+        mult = 1e3L;
+    else if (u == "m" || u == "mib")
+        mult = 1024.0L * 1024;
+    else if (u == "mb")
+        mult = 1e6L;
+    else if (u == "g" || u == "gib")
+        mult = 1024.0L * 1024 * 1024;
+    else if (u == "gb")
+        mult = 1e9L;
+    else if (u == "t" || u == "tib")
+        mult = 1024.0L * 1024 * 1024 * 1024;
+    else if (u == "tb")
+        mult = 1e12L;
+    else
+        return bad();
     long double v = std::strtold(num.c_str(), nullptr) * mult;
     if (!std::isfinite(static_cast<double>(v)) || v > 9.0e18L) {
         return make_error("bad_size", note("size_too_large", {{"value", text}}));
@@ -99,9 +106,11 @@ Result<int64_t> parse_count(const std::string& text, const std::string& what) {
         digits += c;
         ++group;
     }
-    if (grouped && group != 3) return make_error("bad_value", note("count_bad_grouping", {{"flag", what}, {"value", text}}));
+    if (grouped && group != 3)
+        return make_error("bad_value", note("count_bad_grouping", {{"flag", what}, {"value", text}}));
     const size_t first = std::min(digits.find_first_not_of('0'), digits.size());
-    if (digits.size() - first > 18) return make_error("bad_value", note("count_too_large", {{"flag", what}, {"value", text}}));
+    if (digits.size() - first > 18)
+        return make_error("bad_value", note("count_too_large", {{"flag", what}, {"value", text}}));
     int64_t v = 0;
     for (char c : digits) v = v * 10 + (c - '0');
     return v;

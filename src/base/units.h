@@ -21,5 +21,4 @@ std::string with_commas(int64_t n);
 // Strict non-negative integer parse for flags like --context; rejects "12abc", "-1", "1e3".
 Result<int64_t> parse_count(const std::string& text, const std::string& what);
 
-
 }  // namespace kvb

@@ -111,7 +111,8 @@ Result<bool> validate(const BudgetInputs& in) {
     if (in.gpu.empty() && in.gpu_memory_bytes <= 0) return make_error("bad_value", note("no_gpu"));
     if (in.engine == BudgetEngine::Vllm) {
         const int64_t pp = in.pipeline_parallel_size;
-        const int64_t tp = in.tensor_parallel_size > 0 ? in.tensor_parallel_size : std::max<int64_t>(1, in.gpu_count / pp);
+        const int64_t tp =
+            in.tensor_parallel_size > 0 ? in.tensor_parallel_size : std::max<int64_t>(1, in.gpu_count / pp);
         if (tp * pp > in.gpu_count)
             return make_error("bad_value", note("parallel_exceeds_gpus", {{"tp", std::to_string(tp)},
                                                                           {"pp", std::to_string(pp)},
@@ -192,11 +193,12 @@ Result<WeightFormat> resolve_weights(const ModelSpec& m, const BudgetInputs& in,
         r.weights.stage_bytes = {m.gguf->tensor_bytes};
         r.weights.params = m.gguf->params;
         r.weights.active_bytes = static_cast<int64_t>(double(m.gguf->tensor_bytes) * active);
-        r.weights.bits_per_weight = m.gguf->params > 0 ? double(m.gguf->tensor_bytes) * 8.0 / double(m.gguf->params) : 0;
+        r.weights.bits_per_weight =
+            m.gguf->params > 0 ? double(m.gguf->tensor_bytes) * 8.0 / double(m.gguf->params) : 0;
         r.weights.format.name = "gguf";
         r.weights.notes.clear();
         r.notes.push_back(note("gguf_file_weights", {{"bytes", format_bytes(m.gguf->tensor_bytes)},
-                                                      {"params", with_commas(m.gguf->params)}}));
+                                                     {"params", with_commas(m.gguf->params)}}));
     }
     for (const auto& n : r.weights.notes) r.notes.push_back(n);
     return fmt;
@@ -210,7 +212,8 @@ void decode_bound(const Gpu* gpu, BudgetResult& r) {
     d.context = r.context;
     d.weight_bytes_per_token =
         r.engine == BudgetEngine::Vllm ? cdiv(r.weights.active_bytes, r.tp) : r.weights.active_bytes;
-    d.batch = std::max<int64_t>(1, std::min(r.max_concurrency, r.engine == BudgetEngine::Vllm ? r.max_num_seqs : r.seqs));
+    d.batch =
+        std::max<int64_t>(1, std::min(r.max_concurrency, r.engine == BudgetEngine::Vllm ? r.max_num_seqs : r.seqs));
     if (d.bandwidth_bytes_per_s > 0) {
         const double bw = d.bandwidth_bytes_per_s;
         const double w = double(d.weight_bytes_per_token), kv = double(d.kv_bytes_per_token);
@@ -230,7 +233,7 @@ Result<BudgetResult> compute_budget(const ModelSpec& m, const BudgetInputs& in) 
     r.seqs = in.seqs;
     auto gpu = resolve_hardware(in, r);
     if (!gpu) return gpu.error();
-    const double util = in.gpu_memory_utilization > 0 ? in.gpu_memory_utilization
+    const double util = in.gpu_memory_utilization > 0     ? in.gpu_memory_utilization
                         : in.engine == BudgetEngine::Vllm ? 0.9
                                                           : 1.0;
     r.gpu_memory_utilization = util;

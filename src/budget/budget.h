@@ -12,12 +12,12 @@
 #include <vector>
 
 #include "base/message.h"
+#include "base/result.h"
 #include "budget/estimates.h"
 #include "budget/gpus.h"
 #include "engines/llamacpp.h"
 #include "engines/vllm.h"
 #include "model/model.h"
-#include "base/result.h"
 #include "model/weights.h"
 
 namespace kvb {
@@ -31,8 +31,8 @@ const char* to_string(BudgetEngine e);
 struct BudgetInputs {
     BudgetEngine engine = BudgetEngine::Vllm;
     // Hardware: a catalog id, or an explicit per-GPU memory size (wins when both are set).
-    std::string gpu;                    // catalog id or alias ("rtx-4090", "h100")
-    int64_t gpu_memory_bytes = 0;       // per GPU total as the engine sees it
+    std::string gpu;               // catalog id or alias ("rtx-4090", "h100")
+    int64_t gpu_memory_bytes = 0;  // per GPU total as the engine sees it
     int64_t gpu_count = 1;
     double gpu_memory_utilization = 0;  // 0 = engine default (vLLM 0.9; llama.cpp and transformers 1.0)
     // Weights
@@ -45,9 +45,9 @@ struct BudgetInputs {
     int64_t context = 0;  // tokens per sequence (vLLM --max-model-len, llama.cpp -c / -np); 0 = the model's limit
     int64_t seqs = 1;     // requests served at once (llama.cpp -np, transformers batch size)
     // Engine knobs (0 / "" = engine default)
-    int64_t max_num_seqs = 0;     // vLLM --max-num-seqs: default for the GPU, raised to `seqs` when below
-    std::string kv_cache_dtype;   // vLLM: auto|fp8|...; llama.cpp: -ctk f16|q8_0|... (and -ctv unless set below)
-    std::string kv_cache_dtype_v; // llama.cpp -ctv when it differs from -ctk ("" = same)
+    int64_t max_num_seqs = 0;          // vLLM --max-num-seqs: default for the GPU, raised to `seqs` when below
+    std::string kv_cache_dtype;        // vLLM: auto|fp8|...; llama.cpp: -ctk f16|q8_0|... (and -ctv unless set below)
+    std::string kv_cache_dtype_v;      // llama.cpp -ctv when it differs from -ctk ("" = same)
     int64_t tensor_parallel_size = 0;  // 0 = gpu_count / pipeline_parallel_size (vLLM)
     int64_t pipeline_parallel_size = 1;
     int64_t max_num_batched_tokens = 0;
@@ -84,60 +84,60 @@ struct DecodeBound {
 // transformers: an even share of the layers (weights and KV) plus what every device
 // holds whole (compute buffer, runtime).
 struct PerGpu {
-    int64_t capacity_bytes = 0;     // total as the engine sees it
-    int64_t usable_bytes = 0;       // capacity x utilization
+    int64_t capacity_bytes = 0;  // total as the engine sees it
+    int64_t usable_bytes = 0;    // capacity x utilization
     int64_t weights_bytes = 0;
-    int64_t kv_bytes = 0;           // what the asked context x seqs needs (not the pool)
+    int64_t kv_bytes = 0;  // what the asked context x seqs needs (not the pool)
     int64_t activation_bytes = 0;
-    int64_t overhead_bytes = 0;     // runtime (+ CUDA graphs)
-    int64_t total_bytes = 0;        // sum of the four (saturating)
-    int64_t free_bytes = 0;         // capacity - total (negative: over capacity)
+    int64_t overhead_bytes = 0;  // runtime (+ CUDA graphs)
+    int64_t total_bytes = 0;     // sum of the four (saturating)
+    int64_t free_bytes = 0;      // capacity - total (negative: over capacity)
 };
 
 struct BudgetResult {
     BudgetEngine engine = BudgetEngine::Vllm;
-    std::string model;              // ModelSpec::name
-    std::string gpu_id, gpu_name;   // empty id when a memory size was given
-    int64_t gpu_total_bytes = 0;    // per GPU, what the engine sees as total
+    std::string model;             // ModelSpec::name
+    std::string gpu_id, gpu_name;  // empty id when a memory size was given
+    int64_t gpu_total_bytes = 0;   // per GPU, what the engine sees as total
     int64_t gpu_count = 1;
     int64_t tp = 1, pp = 1;
     double gpu_memory_utilization = 0.9;
-    int64_t requested_bytes = 0;    // per GPU: total * utilization
+    int64_t requested_bytes = 0;  // per GPU: total * utilization
     WeightBytes weights;
     int64_t weights_per_gpu_bytes = 0;  // heaviest rank (vLLM: incl. its rotary cache)
-    int64_t activation_bytes = 0;   // per GPU (llama.cpp: the compute buffer)
-    int64_t overhead_bytes = 0;     // per GPU (non-torch: CUDA/NCCL buffers; llama.cpp: runtime)
-    int64_t cudagraph_bytes = 0;    // per GPU
+    int64_t activation_bytes = 0;       // per GPU (llama.cpp: the compute buffer)
+    int64_t overhead_bytes = 0;         // per GPU (non-torch: CUDA/NCCL buffers; llama.cpp: runtime)
+    int64_t cudagraph_bytes = 0;        // per GPU
     bool activation_estimated = true, overhead_estimated = true, cudagraph_estimated = true;
-    int64_t kv_pool_bytes = 0;      // per GPU, may be <= 0 (then nothing fits)
+    int64_t kv_pool_bytes = 0;  // per GPU, may be <= 0 (then nothing fits)
     int64_t max_num_batched_tokens = 0;
-    int64_t max_num_seqs = 0;       // vLLM: resolved --max-num-seqs
+    int64_t max_num_seqs = 0;          // vLLM: resolved --max-num-seqs
     int64_t max_num_seqs_default = 0;  // vLLM's own default for this GPU
-    int64_t seqs = 1;               // requests served at once
-    int64_t context = 0;            // resolved tokens per sequence
-    int64_t model_max_len = 0;      // max_position_embeddings
-    std::string kv_cache_dtype;     // resolved name (llama.cpp: the K type)
-    std::string kv_cache_dtype_v;   // llama.cpp: the V type
+    int64_t seqs = 1;                  // requests served at once
+    int64_t context = 0;               // resolved tokens per sequence
+    int64_t model_max_len = 0;         // max_position_embeddings
+    std::string kv_cache_dtype;        // resolved name (llama.cpp: the K type)
+    std::string kv_cache_dtype_v;      // llama.cpp: the V type
     // vLLM
-    VllmCapacity capacity;          // blocks, tokens, concurrency, start-up lines, vLLM's error
+    VllmCapacity capacity;  // blocks, tokens, concurrency, start-up lines, vLLM's error
     // llama.cpp
-    LlamaLayout llama;              // KV layout at the resolved context / sequences (all GPUs)
+    LlamaLayout llama;  // KV layout at the resolved context / sequences (all GPUs)
     // transformers (generate() with the default DynamicCache, batch = seqs)
     int64_t cache_bytes = 0;            // DynamicCache at the context for the batch (all GPUs)
     int64_t cache_transient_bytes = 0;  // one layer's torch.cat copy while the cache grows
     // Answers
     PerGpu per_gpu;
-    bool fits = false;              // one request of `context` fits (vLLM starts)
-    bool all_seqs_fit = false;      // `seqs` requests of `context` fit at once
-    int64_t max_context = 0;        // longest context that fits for `seqs` sequences at once
+    bool fits = false;                // one request of `context` fits (vLLM starts)
+    bool all_seqs_fit = false;        // `seqs` requests of `context` fit at once
+    int64_t max_context = 0;          // longest context that fits for `seqs` sequences at once
     bool max_context_capped = false;  // stopped at the model's limit, not at memory
-    int64_t max_concurrency = 0;    // most sequences of `context` tokens held at once
-    double vllm_concurrency = 0;    // vLLM's printed "Maximum concurrency" (num_blocks / blocks per request)
+    int64_t max_concurrency = 0;      // most sequences of `context` tokens held at once
+    double vllm_concurrency = 0;      // vLLM's printed "Maximum concurrency" (num_blocks / blocks per request)
     DecodeBound decode;
     std::vector<std::string> log_lines;  // what the engine prints at start-up (none for transformers)
-    std::string command;            // vllm serve / llama-server line, or the transformers snippet
-    std::string engine_error;       // the engine's own refusal text, verbatim (vLLM's ValueError)
-    Message verdict_reason;         // when !fits: why, in kvbudget's words (code + params)
+    std::string command;                 // vllm serve / llama-server line, or the transformers snippet
+    std::string engine_error;            // the engine's own refusal text, verbatim (vLLM's ValueError)
+    Message verdict_reason;              // when !fits: why, in kvbudget's words (code + params)
     std::vector<Message> notes;
 };
 

@@ -20,7 +20,8 @@ std::string gguf_file(const ModelSpec& m, const std::string& fmt) {
     std::string base = m.name;
     if (auto s = base.find_last_of('/'); s != std::string::npos) base = base.substr(s + 1);
     if (base.empty()) base = "model";
-    if (m.source == "gguf") return base.size() > 5 && base.compare(base.size() - 5, 5, ".gguf") == 0 ? base : base + ".gguf";
+    if (m.source == "gguf")
+        return base.size() > 5 && base.compare(base.size() - 5, 5, ".gguf") == 0 ? base : base + ".gguf";
     std::string f = fmt == "bf16" ? "BF16" : fmt == "fp16" ? "F16" : fmt == "fp32" ? "F32" : fmt;
     return base + "-" + f + ".gguf";
 }
@@ -47,7 +48,8 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
     r.activation_estimated = in.activation_bytes < 0;
     r.overhead_estimated = in.overhead_bytes < 0;
     r.cudagraph_estimated = false;
-    r.activation_bytes = in.activation_bytes >= 0 ? in.activation_bytes : estimate_llamacpp_compute_bytes(m, in.n_ubatch);
+    r.activation_bytes =
+        in.activation_bytes >= 0 ? in.activation_bytes : estimate_llamacpp_compute_bytes(m, in.n_ubatch);
     r.overhead_bytes = in.overhead_bytes >= 0 ? in.overhead_bytes : kRuntimeOverheadBytes;
     r.weights_per_gpu_bytes = cdiv(r.weights.bytes, n);
     r.kv_pool_bytes = r.requested_bytes - r.weights_per_gpu_bytes - r.activation_bytes - r.overhead_bytes;

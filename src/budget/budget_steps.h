@@ -12,7 +12,7 @@ namespace kvb::budget_steps {
 struct Ctx {
     const ModelSpec& m;
     const BudgetInputs& in;
-    const Gpu* gpu;          // nullptr for a custom memory size
+    const Gpu* gpu;  // nullptr for a custom memory size
     const WeightFormat& fmt;
 };
 

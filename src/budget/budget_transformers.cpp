@@ -36,7 +36,8 @@ Result<bool> transformers(const Ctx& c, BudgetResult& r) {
     auto need = [&](int64_t batch, int64_t len) -> int64_t {
         auto cb = transformers_cache_bytes(m, len, batch);
         if (!cb) return -1;
-        return sat_add(sat_add(cdiv(cb.value(), n), cb.value() / cached_layers), sat_add(act_at(batch, len), r.overhead_bytes));
+        return sat_add(sat_add(cdiv(cb.value(), n), cb.value() / cached_layers),
+                       sat_add(act_at(batch, len), r.overhead_bytes));
     };
     const int64_t room = r.requested_bytes - r.weights_per_gpu_bytes;
     auto cb = transformers_cache_bytes(m, r.context, r.seqs);
@@ -64,7 +65,8 @@ Result<bool> transformers(const Ctx& c, BudgetResult& r) {
     };
     if (room > 0 && fits_at(r.seqs, 1)) {
         r.max_context_capped = fits_at(r.seqs, limit);
-        r.max_context = r.max_context_capped ? limit : largest_true(1, limit, [&](int64_t x) { return fits_at(r.seqs, x); });
+        r.max_context =
+            r.max_context_capped ? limit : largest_true(1, limit, [&](int64_t x) { return fits_at(r.seqs, x); });
     }
     if (room > 0 && fits_at(1, r.context))
         r.max_concurrency = most_that_fit(int64_t(1) << 20, [&](int64_t x) { return fits_at(x, r.context); });

@@ -39,10 +39,10 @@ void resolve_overheads(const Ctx& c, BudgetResult& r) {
                              : estimate_vllm_activation_bytes(c.m, r.max_num_batched_tokens,
                                                               std::min(r.max_num_seqs, r.max_num_batched_tokens), r.tp);
     r.overhead_bytes = in.overhead_bytes >= 0 ? in.overhead_bytes : estimate_vllm_overhead_bytes(r.tp, r.pp);
-    r.cudagraph_bytes = in.enforce_eager            ? 0
-                        : in.cudagraph_bytes >= 0   ? in.cudagraph_bytes
-                                                    : estimate_vllm_cudagraph_bytes(c.m, r.pp, r.max_num_seqs,
-                                                                                    r.max_num_batched_tokens);
+    r.cudagraph_bytes = in.enforce_eager ? 0
+                        : in.cudagraph_bytes >= 0
+                            ? in.cudagraph_bytes
+                            : estimate_vllm_cudagraph_bytes(c.m, r.pp, r.max_num_seqs, r.max_num_batched_tokens);
 }
 
 // Every (tp, pp) rank computes its own pool; vLLM takes the fewest blocks over ranks.

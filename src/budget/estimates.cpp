@@ -77,7 +77,9 @@ int64_t estimate_transformers_activation_bytes(const ModelSpec& m, int64_t batch
     return forward_bytes(m, batch * tokens, 1) + batch * m.dims.vocab_size * (model_dtype_bytes(m) + 8);
 }
 
-int64_t estimate_vllm_overhead_bytes(int64_t tp, int64_t pp) { return tp * pp > 1 ? 1 * GiB : 512 * MiB; }
+int64_t estimate_vllm_overhead_bytes(int64_t tp, int64_t pp) {
+    return tp * pp > 1 ? 1 * GiB : 512 * MiB;
+}
 
 int64_t vllm_cudagraph_capture_sizes(int64_t max_num_seqs, int64_t max_num_batched_tokens) {
     // CompilationConfig: max = min(max_num_seqs * 2, 512), at most max_num_batched_tokens;
@@ -92,7 +94,8 @@ int64_t vllm_cudagraph_capture_sizes(int64_t max_num_seqs, int64_t max_num_batch
     return n;
 }
 
-int64_t estimate_vllm_cudagraph_bytes(const ModelSpec& m, int64_t pp, int64_t max_num_seqs, int64_t max_num_batched_tokens) {
+int64_t estimate_vllm_cudagraph_bytes(const ModelSpec& m, int64_t pp, int64_t max_num_seqs,
+                                      int64_t max_num_batched_tokens) {
     const int64_t layers = static_cast<int64_t>(m.layers.size());
     if (pp < 1) pp = 1;
     // Half a MiB per captured size per decoder layer: fits vLLM's own numbers for a
@@ -103,7 +106,10 @@ int64_t estimate_vllm_cudagraph_bytes(const ModelSpec& m, int64_t pp, int64_t ma
 int64_t vllm_rotary_cache_bytes(const ModelSpec& m) {
     int64_t rot = 0;
     for (const Layer& l : m.layers) {
-        if (l.kind == LayerKind::Mla) { rot = l.qk_rope_head_dim; break; }
+        if (l.kind == LayerKind::Mla) {
+            rot = l.qk_rope_head_dim;
+            break;
+        }
         if (l.kind == LayerKind::Full || l.kind == LayerKind::Sliding || l.kind == LayerKind::Chunked) {
             rot = l.k_head_dim;
             break;

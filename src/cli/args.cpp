@@ -1,13 +1,13 @@
 #include "args.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdio>
-#include <vector>
 #include <fstream>
 #include <iostream>
 #include <sstream>
-
-#include <sys/stat.h>
+#include <vector>
 
 #include "base/units.h"
 #include "model/gguf.h"
@@ -61,7 +61,8 @@ std::optional<Args> parse_command(const std::string& name, const std::vector<std
         return std::nullopt;
     }
     if (a->positional.size() != 1) {
-        err << "kvbudget: error: " << name << " takes one CONFIG (a config.json or .gguf path, or - for stdin)\n" << help;
+        err << "kvbudget: error: " << name << " takes one CONFIG (a config.json or .gguf path, or - for stdin)\n"
+            << help;
         return std::nullopt;
     }
     return a;
@@ -175,8 +176,8 @@ std::optional<ModelSpec> load_model(const std::string& path, std::ostream& err) 
     std::string text;
     const std::string limit = "64 MiB";
     auto refuse = [&](const char* code) {
-        err << "kvbudget: error: " << render_english(note(code, {{"path", path == "-" ? "stdin" : path}, {"limit", limit}}))
-            << "\n";
+        err << "kvbudget: error: "
+            << render_english(note(code, {{"path", path == "-" ? "stdin" : path}, {"limit", limit}})) << "\n";
         return std::nullopt;
     };
     if (path != "-") {
@@ -229,7 +230,8 @@ std::optional<ModelSpec> load_model(const std::string& path, std::ostream& err) 
     std::string base = slash == std::string::npos ? name : name.substr(slash + 1);
     if (base == "config.json" && slash != std::string::npos && slash > 0) {
         auto prev = name.find_last_of('/', slash - 1);
-        base = name.substr(prev == std::string::npos ? 0 : prev + 1, slash - (prev == std::string::npos ? 0 : prev + 1));
+        base =
+            name.substr(prev == std::string::npos ? 0 : prev + 1, slash - (prev == std::string::npos ? 0 : prev + 1));
     }
     if (base.size() > 5 && base.compare(base.size() - 5, 5, ".json") == 0) base.resize(base.size() - 5);
     if (auto dd = base.find("--"); dd != std::string::npos) base.replace(dd, 2, "/");

@@ -4,11 +4,11 @@
 #include <sstream>
 
 #include "args.h"
+#include "base/units.h"
 #include "budget/budget.h"
+#include "commands.h"
 #include "report/answer.h"
 #include "report/json.h"
-#include "commands.h"
-#include "base/units.h"
 
 namespace kvb::cli {
 
@@ -44,7 +44,9 @@ const char* kHelp =
     "Exit status: 0 with a verdict (fits or not), 1 input refused, 2 usage error.\n"
     "Model and constants: docs/budget-model.md.\n";
 
-std::string gib(int64_t b) { return format_bytes(b); }
+std::string gib(int64_t b) {
+    return format_bytes(b);
+}
 
 std::string num(double v, const char* f) {
     char buf[64];
@@ -58,7 +60,9 @@ void print_human(const BudgetResult& r, std::ostream& out) {
     const PerGpu& g = r.per_gpu;
     auto est = [](bool e) { return e ? " (estimate)" : " (given)"; };
     out << r.model << " on " << r.gpu_count << " x " << r.gpu_name << " (" << gib(r.gpu_total_bytes) << "), "
-        << (vllm ? "vLLM" : hf ? "transformers" : "llama.cpp");
+        << (vllm ? "vLLM"
+            : hf ? "transformers"
+                 : "llama.cpp");
     if (vllm) out << ", TP " << r.tp << (r.pp > 1 ? ", PP " + std::to_string(r.pp) : "");
     out << "\n";
     if (vllm) {
@@ -69,20 +73,22 @@ void print_human(const BudgetResult& r, std::ostream& out) {
         out << "  activation peak       " << gib(r.activation_bytes) << est(r.activation_estimated) << ", "
             << with_commas(r.max_num_batched_tokens) << " batched tokens\n";
         out << "  non-torch overhead    " << gib(r.overhead_bytes) << est(r.overhead_estimated) << "\n";
-        out << "  CUDA graphs           " << gib(r.cudagraph_bytes) << (r.cudagraph_bytes ? est(r.cudagraph_estimated) : "")
-            << " (--max-num-seqs " << r.max_num_seqs << ")\n";
+        out << "  CUDA graphs           " << gib(r.cudagraph_bytes)
+            << (r.cudagraph_bytes ? est(r.cudagraph_estimated) : "") << " (--max-num-seqs " << r.max_num_seqs << ")\n";
         out << "  KV cache pool         "
-            << (r.kv_pool_bytes > 0 ? gib(r.kv_pool_bytes) : "none (" + gib(-r.kv_pool_bytes) + " short)") << " per GPU, "
-            << r.kv_cache_dtype << "\n";
+            << (r.kv_pool_bytes > 0 ? gib(r.kv_pool_bytes) : "none (" + gib(-r.kv_pool_bytes) + " short)")
+            << " per GPU, " << r.kv_cache_dtype << "\n";
         for (const std::string& l : r.log_lines) out << "  vLLM: " << l << "\n";
     } else {
         const std::string per = r.gpu_count > 1 ? " per GPU" : "";
         out << "  available" << (r.gpu_count > 1 ? " per GPU     " : "             ") << gib(r.requested_bytes) << "\n";
         out << "  weights               " << gib(g.weights_bytes) << per << " (" << r.weights.format.name << ", "
-            << with_commas(r.weights.params) << " params" << (r.gpu_count > 1 ? ", " + gib(r.weights.bytes + r.weights.vision_bytes) + " in all" : "") << ")\n";
+            << with_commas(r.weights.params) << " params"
+            << (r.gpu_count > 1 ? ", " + gib(r.weights.bytes + r.weights.vision_bytes) + " in all" : "") << ")\n";
         if (hf) {
-            out << "  DynamicCache          " << gib(g.kv_bytes) << per << " (" << r.kv_cache_dtype << ", " << with_commas(r.context)
-                << " tokens x " << r.seqs << " seqs, incl. " << gib(r.cache_transient_bytes) << " while it grows)\n";
+            out << "  DynamicCache          " << gib(g.kv_bytes) << per << " (" << r.kv_cache_dtype << ", "
+                << with_commas(r.context) << " tokens x " << r.seqs << " seqs, incl. " << gib(r.cache_transient_bytes)
+                << " while it grows)\n";
             out << "  prefill activations   " << gib(r.activation_bytes) << est(r.activation_estimated) << "\n";
         } else {
             out << "  KV cache              " << gib(g.kv_bytes) << per << " (" << r.kv_cache_dtype << ", "
@@ -99,16 +105,19 @@ void print_human(const BudgetResult& r, std::ostream& out) {
         if (!r.verdict_reason.code.empty()) out << "  " << render_english(r.verdict_reason) << "\n";
         if (!r.engine_error.empty()) out << "  vLLM: " << r.engine_error << "\n";
     } else if (!r.all_seqs_fit) {
-        out << "  only " << with_commas(r.max_concurrency) << " of the " << with_commas(r.seqs) << " requests fit at once\n";
+        out << "  only " << with_commas(r.max_concurrency) << " of the " << with_commas(r.seqs)
+            << " requests fit at once\n";
     }
     out << "  longest context for " << r.seqs << (r.seqs == 1 ? " sequence: " : " sequences at once: ")
         << with_commas(r.max_context) << " tokens" << (r.max_context_capped ? " (the model's limit)" : "") << "\n";
-    out << "  sequences of " << with_commas(r.context) << " tokens held at once: " << with_commas(r.max_concurrency) << "\n";
+    out << "  sequences of " << with_commas(r.context) << " tokens held at once: " << with_commas(r.max_concurrency)
+        << "\n";
     if (r.decode.tokens_per_s_single > 0) {
-        out << "  decode bound at " << with_commas(r.decode.context) << " tokens: " << num(r.decode.tokens_per_s_single, "%.1f")
-            << " tokens/s for one sequence";
+        out << "  decode bound at " << with_commas(r.decode.context)
+            << " tokens: " << num(r.decode.tokens_per_s_single, "%.1f") << " tokens/s for one sequence";
         if (r.decode.batch > 1)
-            out << ", " << num(r.decode.tokens_per_s_batch, "%.1f") << " tokens/s aggregate at " << r.decode.batch << " sequences";
+            out << ", " << num(r.decode.tokens_per_s_batch, "%.1f") << " tokens/s aggregate at " << r.decode.batch
+                << " sequences";
         out << "\n";
     }
     out << (hf ? "python: " : "command: ") << r.command << "\n";
@@ -119,10 +128,29 @@ void print_human(const BudgetResult& r, std::ostream& out) {
 
 int cmd_budget(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
     ArgSpec spec;
-    spec.with_value = {"--gpu", "--gpu-memory", "--gpu-count", "--gpu-memory-utilization", "--weights", "--params",
-                       "--max-model-len", "--max-num-seqs", "--kv-cache-dtype", "--tensor-parallel-size", "-tp",
-                       "--pipeline-parallel-size", "-pp", "--engine", "--max-num-batched-tokens", "--block-size",
-                       "--activation-memory", "--overhead-memory", "--cudagraph-memory", "-ub", "-ctk", "-ctv", "--seqs"};
+    spec.with_value = {"--gpu",
+                       "--gpu-memory",
+                       "--gpu-count",
+                       "--gpu-memory-utilization",
+                       "--weights",
+                       "--params",
+                       "--max-model-len",
+                       "--max-num-seqs",
+                       "--kv-cache-dtype",
+                       "--tensor-parallel-size",
+                       "-tp",
+                       "--pipeline-parallel-size",
+                       "-pp",
+                       "--engine",
+                       "--max-num-batched-tokens",
+                       "--block-size",
+                       "--activation-memory",
+                       "--overhead-memory",
+                       "--cudagraph-memory",
+                       "-ub",
+                       "-ctk",
+                       "-ctv",
+                       "--seqs"};
     spec.switches = {"--enforce-eager"};
     int rc = kOk;
     auto a = parse_command("budget", argv, spec, kHelp, out, err, rc);
@@ -177,7 +205,8 @@ int cmd_budget(const std::vector<std::string>& argv, std::ostream& out, std::ost
     in.kv_cache_dtype = a->get("--kv-cache-dtype", a->get("-ctk"));
     in.kv_cache_dtype_v = a->get("-ctv");
     if (in.engine != BudgetEngine::LlamaCpp && (a->has("-ctk") || a->has("-ctv"))) {
-        err << "kvbudget: error: -ctk / -ctv are llama.cpp's; use --kv-cache-dtype for " << to_string(in.engine) << "\n";
+        err << "kvbudget: error: -ctk / -ctv are llama.cpp's; use --kv-cache-dtype for " << to_string(in.engine)
+            << "\n";
         return kUsage;
     }
     in.tensor_parallel_size = *tp;

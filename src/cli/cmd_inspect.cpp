@@ -2,12 +2,12 @@
 #include <sstream>
 
 #include "args.h"
-#include "report/json.h"
+#include "base/units.h"
 #include "commands.h"
 #include "kv/kv.h"
 #include "kv/tables.h"
-#include "base/units.h"
 #include "model/gguf_spec.h"
+#include "report/json.h"
 
 namespace kvb::cli {
 
@@ -19,7 +19,6 @@ Prints the normalized model: every layer's kind (full, sliding, chunked, mla,
 linear, mamba, none) and geometry, runs of identical layers folded together,
 plus what was assumed (defaults filled, fields ignored).
 )";
-
 
 std::string describe(const Layer& l) {
     std::ostringstream s;
@@ -56,7 +55,9 @@ int cmd_inspect(const std::vector<std::string>& argv, std::ostream& out, std::os
     if (!m) return kRefused;
 
     // Runs of identical consecutive layers, so 64 layers print as a few lines.
-    struct Run { size_t first, count; };
+    struct Run {
+        size_t first, count;
+    };
     std::vector<Run> runs;
     for (size_t i = 0; i < m->layers.size(); ++i) {
         if (!runs.empty() && same_geometry(m->layers[runs.back().first], m->layers[i])) {
@@ -74,7 +75,8 @@ int cmd_inspect(const std::vector<std::string>& argv, std::ostream& out, std::os
     out << m->name << "\n";
     out << "  model_type:   " << m->model_type << (m->generic ? "  (generic: not a known architecture)" : "") << "\n";
     out << "  architecture: " << (m->architecture.empty() ? "-" : m->architecture) << "\n";
-    out << "  dtype:        " << m->dtype << (m->ssm_dtype.empty() ? "" : "  (state ssm: " + m->ssm_dtype + ")") << "\n";
+    out << "  dtype:        " << m->dtype << (m->ssm_dtype.empty() ? "" : "  (state ssm: " + m->ssm_dtype + ")")
+        << "\n";
     out << "  max context:  " << (m->max_position_embeddings ? with_commas(m->max_position_embeddings) : "-") << "\n";
     out << "  layers:       " << m->layers.size() << "\n";
     // A repeating pattern (gpt-oss's sliding/full, Qwen3.5's 3 linear + 1 full) prints once
@@ -90,12 +92,14 @@ int cmd_inspect(const std::vector<std::string>& argv, std::ostream& out, std::os
         }
     }
     auto print_run = [&](size_t first, size_t count) {
-        std::string range = count == 1 ? std::to_string(first) : std::to_string(first) + "-" + std::to_string(first + count - 1);
+        std::string range =
+            count == 1 ? std::to_string(first) : std::to_string(first) + "-" + std::to_string(first + count - 1);
         out << "    " << range << std::string(range.size() < 10 ? 10 - range.size() : 1, ' ')
             << to_string(m->layers[first].kind) << "  " << describe(m->layers[first]) << "\n";
     };
     if (period) {
-        out << "    every " << period << " layers repeat (" << n / period << " times" << (n % period ? ", plus " + std::to_string(n % period) : std::string()) << "):\n";
+        out << "    every " << period << " layers repeat (" << n / period << " times"
+            << (n % period ? ", plus " + std::to_string(n % period) : std::string()) << "):\n";
         for (const auto& r : runs) {
             if (r.first >= period) break;
             print_run(r.first, std::min(r.count, period - r.first));
@@ -103,11 +107,14 @@ int cmd_inspect(const std::vector<std::string>& argv, std::ostream& out, std::os
     } else {
         for (const auto& r : runs) print_run(r.first, r.count);
     }
-    if (!m->quant.method.empty()) out << "  quantization: " << m->quant.method << (m->quant.bits ? " " + std::to_string(m->quant.bits) + "-bit" : "") << "\n";
+    if (!m->quant.method.empty())
+        out << "  quantization: " << m->quant.method
+            << (m->quant.bits ? " " + std::to_string(m->quant.bits) + "-bit" : "") << "\n";
     if (m->gguf) {
         // The loader's own lines for this file, so they can be compared with a llama.cpp log.
         const GgufWeights& g = *m->gguf;
-        out << "  gguf:         " << with_commas(g.n_tensors) << " tensors" << (g.shards > 1 ? " in " + std::to_string(g.shards) + " shards" : "") << "\n";
+        out << "  gguf:         " << with_commas(g.n_tensors) << " tensors"
+            << (g.shards > 1 ? " in " + std::to_string(g.shards) + " shards" : "") << "\n";
         for (const auto& l : llamacpp_type_lines(g)) out << "    llama_model_loader: - " << l << "\n";
         out << "    print_info: file size   = " << llamacpp_file_size(g.tensor_bytes, g.params) << "\n";
         out << "    print_info: model params     = " << llamacpp_model_params(g.params) << "\n";

@@ -3,20 +3,21 @@
 #include <sstream>
 
 #include "args.h"
+#include "base/arith.h"
+#include "base/units.h"
 #include "commands.h"
 #include "kv/kv.h"
 #include "kv/tables.h"
+#include "model/weights.h"
 #include "report/json.h"
 #include "report/kv_report.h"
-#include "model/weights.h"
-#include "base/arith.h"
-#include "base/units.h"
 
 namespace kvb::cli {
 
 namespace {
 
-const char* kHelp = R"(Usage: kvbudget kv CONFIG [--context N] [--seqs N] [--kv-dtype T] [--engine vllm|llamacpp|transformers] [--json]
+const char* kHelp =
+    R"(Usage: kvbudget kv CONFIG [--context N] [--seqs N] [--kv-dtype T] [--engine vllm|llamacpp|transformers] [--json]
 
 The model's own KV cache, before any engine's block rounding:
   per token     what one more token adds once the context is past every sliding
@@ -52,7 +53,8 @@ int cmd_kv(const std::vector<std::string>& argv, std::ostream& out, std::ostream
     }
     auto loaded = load_model(a->positional[0], err);
     if (!loaded) return kRefused;
-    auto context = get_count(*a, "--context", loaded->max_position_embeddings ? loaded->max_position_embeddings : 4096, err);
+    auto context =
+        get_count(*a, "--context", loaded->max_position_embeddings ? loaded->max_position_embeddings : 4096, err);
     auto seqs = get_count(*a, "--seqs", 1, err);
     if (!context || !seqs) return kRefused;
 
@@ -85,8 +87,8 @@ int cmd_kv(const std::vector<std::string>& argv, std::ostream& out, std::ostream
     const auto& ladder = r.ladder;
 
     auto line = [&](const std::string& label, int64_t bytes) {
-        out << "  " << label << std::string(label.size() < 22 ? 22 - label.size() : 1, ' ') << with_commas(bytes) << " B"
-            << (bytes >= 1024 ? "  (" + format_bytes(bytes) + ")" : "") << "\n";
+        out << "  " << label << std::string(label.size() < 22 ? 22 - label.size() : 1, ' ') << with_commas(bytes)
+            << " B" << (bytes >= 1024 ? "  (" + format_bytes(bytes) + ")" : "") << "\n";
     };
     out << r.model << "  [" << engine << ", KV " << t->name << "]\n";
     line("KV per token:", kv.bytes_per_token);
@@ -107,16 +109,19 @@ int cmd_kv(const std::vector<std::string>& argv, std::ostream& out, std::ostream
     if (kv.state_bytes_per_seq) line("State per sequence:", kv.state_bytes_per_seq);
     std::ostringstream at_label;
     at_label << "At " << with_commas(*context) << " tokens x " << *seqs << ":";
-    out << "  " << at_label.str() << " " << format_bytes(r.bytes_total) << "  (" << with_commas(r.bytes_total) << " B)\n";
+    out << "  " << at_label.str() << " " << format_bytes(r.bytes_total) << "  (" << with_commas(r.bytes_total)
+        << " B)\n";
     out << "  MHA variant:          " << with_commas(mha_per) << " B/token  (" << format_bytes(mha_per) << ")\n";
     out << "  MQA variant:          " << with_commas(mqa_per) << " B/token  (" << format_bytes(mqa_per) << ")\n";
     if (own_per != kv.bytes_per_token) {
-        out << "  (MHA/MQA compare per-token bytes of all attention layers; this model: " << with_commas(own_per) << " B)\n";
+        out << "  (MHA/MQA compare per-token bytes of all attention layers; this model: " << with_commas(own_per)
+            << " B)\n";
     }
     out << "  Context table (" << *seqs << (*seqs == 1 ? " sequence):\n" : " sequences):\n");
     for (const auto& row : r.context_table) {
         std::string cs = with_commas(row.row.context);
-        out << "    " << cs << std::string(cs.size() < 10 ? 10 - cs.size() : 1, ' ') << format_bytes(row.row.bytes_total) << "\n";
+        out << "    " << cs << std::string(cs.size() < 10 ? 10 - cs.size() : 1, ' ')
+            << format_bytes(row.row.bytes_total) << "\n";
     }
     if (weights > 0) {
         out << "  KV overtakes the weights (" << format_bytes(weights) << ") ";
@@ -132,8 +137,8 @@ int cmd_kv(const std::vector<std::string>& argv, std::ostream& out, std::ostream
         char pct[32];
         double change = -step.saving * 100;
         std::snprintf(pct, sizeof pct, "%+.1f%%", change == 0 ? 0.0 : change);
-        out << "    " << label << std::string(label.size() < 44 ? 44 - label.size() : 1, ' ') << format_bytes(step.kv_bytes)
-            << "  " << pct << "\n";
+        out << "    " << label << std::string(label.size() < 44 ? 44 - label.size() : 1, ' ')
+            << format_bytes(step.kv_bytes) << "  " << pct << "\n";
     }
     for (const Message& n : r.notes) out << "  note: " << render_english(n) << "\n";
     return kOk;

@@ -3,16 +3,17 @@
 #include <iostream>
 
 #include "args.h"
-#include "commands.h"
-#include "report/engine_json.h"
-#include "engines/llamacpp.h"
 #include "base/units.h"
+#include "commands.h"
+#include "engines/llamacpp.h"
+#include "report/engine_json.h"
 
 namespace kvb::cli {
 
 namespace {
 
-const char* kHelp = R"(Usage: kvbudget llamacpp CONFIG -c N [-np N] [--kv-unified] [-ctk T] [-ctv T] [--swa-full] [-ub N] [--json]
+const char* kHelp =
+    R"(Usage: kvbudget llamacpp CONFIG -c N [-np N] [--kv-unified] [-ctk T] [-ctv T] [--swa-full] [-ub N] [--json]
 
 Prints the KV cache lines llama.cpp logs when it creates the context, e.g.
   llama_kv_cache: size = 1024.00 MiB (  8192 cells,  32 layers,  1/1 seqs), K (f16):  512.00 MiB, V (f16):  512.00 MiB

@@ -1,30 +1,32 @@
 // kvbudget simulate: replay a workload through paged (vLLM) and contiguous
 // (Orca Max / Pow2 / Oracle) KV allocation and print where the memory went,
 // side by side like Fig. 2 of the PagedAttention paper.
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
-#include <unistd.h>
 
 #include "args.h"
-#include "budget/budget.h"
-#include "commands.h"
-#include "model/dtype.h"
-#include "budget/gpus.h"
-#include "kv/kv.h"
-#include "sim/simulator.h"
-#include "sim/session.h"
-#include "report/sim_json.h"
 #include "base/units.h"
+#include "budget/budget.h"
+#include "budget/gpus.h"
+#include "commands.h"
+#include "kv/kv.h"
+#include "model/dtype.h"
 #include "model/weights.h"
+#include "report/sim_json.h"
+#include "sim/session.h"
+#include "sim/simulator.h"
 
 namespace kvb::cli {
 
 namespace {
 
-const char* kHelp = R"(Usage: kvbudget simulate CONFIG (--kv-cache-memory SIZE | --gpu NAME [--gpu-memory-utilization F]) [options] [--json]
+const char* kHelp =
+    R"(Usage: kvbudget simulate CONFIG (--kv-cache-memory SIZE | --gpu NAME [--gpu-memory-utilization F]) [options] [--json]
 
 Replays a workload through an iteration-level scheduler (vLLM v1 style: chunked
 prefill, max-num-seqs, FCFS preemption of the newest running request) and one KV
@@ -163,7 +165,8 @@ void print_table(std::ostream& out, const std::vector<sim::Summary>& rs) {
     row("preemptions", [](const S& s) { return with_commas(s.preemptions); });
     row("swapped out / recomputed tokens",
         [](const S& s) { return with_commas(s.swapped_out) + " / " + with_commas(s.recomputed_tokens); });
-    row("running (mean / max)", [](const S& s) { return fixed(s.mean_running, 1) + " / " + std::to_string(s.max_running); });
+    row("running (mean / max)",
+        [](const S& s) { return fixed(s.mean_running, 1) + " / " + std::to_string(s.max_running); });
     row("blocks saved by sharing", [](const S& s) { return pct(s.sharing_saved); });
     row("throughput (tokens/s)", [](const S& s) { return fixed(s.throughput_tokens_per_s, 0); });
     row("TTFT p50 / p99 (s)", [](const S& s) { return fixed(s.ttft_p50_s, 2) + " / " + fixed(s.ttft_p99_s, 2); });
@@ -179,7 +182,8 @@ void print_table(std::ostream& out, const std::vector<sim::Summary>& rs) {
     }
     for (const auto& r : rows) {
         out << r.first << std::string(w0 - r.first.size(), ' ');
-        for (size_t i = 0; i < r.second.size(); ++i) out << "  " << std::string(w[i] - r.second[i].size(), ' ') << r.second[i];
+        for (size_t i = 0; i < r.second.size(); ++i)
+            out << "  " << std::string(w[i] - r.second[i].size(), ' ') << r.second[i];
         out << "\n";
     }
 }
@@ -188,14 +192,14 @@ void print_table(std::ostream& out, const std::vector<sim::Summary>& rs) {
 
 int cmd_simulate(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
     int rc = kOk;
-    auto a = parse_command(
-        "simulate", argv,
-        ArgSpec{{"--kv-cache-memory", "--gpu", "--gpu-memory-utilization", "--policy", "--block-size", "--workload",
-                 "--rate", "--requests", "--seed", "--n", "--beam", "--shared-prefix", "--shared-fraction",
-                 "--max-num-seqs", "--max-num-batched-tokens", "--max-model-len", "--preemption", "--swap-space",
-                 "--sample-lengths"},
-                {"--prefix-caching"}},
-        kHelp, out, err, rc);
+    auto a =
+        parse_command("simulate", argv,
+                      ArgSpec{{"--kv-cache-memory", "--gpu", "--gpu-memory-utilization", "--policy", "--block-size",
+                               "--workload", "--rate", "--requests", "--seed", "--n", "--beam", "--shared-prefix",
+                               "--shared-fraction", "--max-num-seqs", "--max-num-batched-tokens", "--max-model-len",
+                               "--preemption", "--swap-space", "--sample-lengths"},
+                              {"--prefix-caching"}},
+                      kHelp, out, err, rc);
     if (!a) return rc;
     auto usage = [&](const std::string& msg) {
         err << "kvbudget: error: " << msg << "\n";
@@ -203,11 +207,12 @@ int cmd_simulate(const std::vector<std::string>& argv, std::ostream& out, std::o
     };
     if (!a->has("--kv-cache-memory") && !a->has("--gpu"))
         return usage("simulate needs --kv-cache-memory SIZE or --gpu NAME");
-    if (a->has("--gpu-memory-utilization") && !a->has("--gpu"))
-        return usage("--gpu-memory-utilization needs --gpu");
+    if (a->has("--gpu-memory-utilization") && !a->has("--gpu")) return usage("--gpu-memory-utilization needs --gpu");
     if (a->has("--gpu-memory-utilization") && a->has("--kv-cache-memory"))
-        return usage("--gpu-memory-utilization sizes the KV cache from the GPU; it cannot be combined with --kv-cache-memory");
-    if (a->has("--shared-fraction") && !a->has("--shared-prefix")) return usage("--shared-fraction needs --shared-prefix");
+        return usage(
+            "--gpu-memory-utilization sizes the KV cache from the GPU; it cannot be combined with --kv-cache-memory");
+    if (a->has("--shared-fraction") && !a->has("--shared-prefix"))
+        return usage("--shared-fraction needs --shared-prefix");
 
     // The flags fill SimInputs, which check themselves (src/sim/session.cpp) in the
     // same terms as the page's refusals; a bad name is a usage error, as before.
@@ -220,7 +225,8 @@ int cmd_simulate(const std::vector<std::string>& argv, std::ostream& out, std::o
         char* end = nullptr;
         const double gib = std::strtod(v.c_str(), &end);
         if (!v.empty() && end == v.c_str() + v.size()) {  // a plain number: GiB, as vLLM's --swap-space
-            if (!(gib >= 0 && gib <= 1e6)) return usage("--swap-space must be between 0 and 1,000,000 GiB, got '" + v + "'");
+            if (!(gib >= 0 && gib <= 1e6))
+                return usage("--swap-space must be between 0 and 1,000,000 GiB, got '" + v + "'");
             in.swap_space_bytes = static_cast<int64_t>(gib * static_cast<double>(int64_t{1} << 30));
         } else {
             auto sz = get_size(*a, "--swap-space", 0, err);
@@ -296,7 +302,8 @@ int cmd_simulate(const std::vector<std::string>& argv, std::ostream& out, std::o
     if (in.workload == "azure-conv" || in.workload == "azure-code") {
         trace_path = find_trace(wl == "azure-conv" ? "azure-llm-2023-conv.csv" : "azure-llm-2023-code.csv");
         if (trace_path.empty())
-            return refuse("the " + wl + " trace was not found (looked in $KVBUDGET_TRACES, share/kvbudget/traces and "
+            return refuse("the " + wl +
+                          " trace was not found (looked in $KVBUDGET_TRACES, share/kvbudget/traces and "
                           "data/traces beside the binary, the install prefix and the source tree); pass its CSV "
                           "path with --workload FILE.csv");
     }
@@ -312,13 +319,16 @@ int cmd_simulate(const std::vector<std::string>& argv, std::ostream& out, std::o
         return kOk;
     }
     const SimRunInfo& r = report.run;
-    const char* arrivals = r.arrivals == "batch" ? "all at t=0" : r.arrivals == "poisson" ? "Poisson" : "trace timestamps";
+    const char* arrivals = r.arrivals == "batch"     ? "all at t=0"
+                           : r.arrivals == "poisson" ? "Poisson"
+                                                     : "trace timestamps";
     out << r.model << ": " << format_bytes(r.kv_bytes_per_token) << " KV per token, KV cache "
         << format_bytes(r.kv_cache_bytes) << " (" << with_commas(r.kv_cache_bytes / r.kv_bytes_per_token)
         << " token slots)";
     if (r.from_gpu)
         out << " = " << r.time_model_gpu << " x " << fixed(r.gpu_memory_utilization, 2) << " - weights "
-            << format_bytes(r.weights_bytes) << " - activations, runtime, CUDA graphs " << format_bytes(r.runtime_bytes);
+            << format_bytes(r.weights_bytes) << " - activations, runtime, CUDA graphs "
+            << format_bytes(r.runtime_bytes);
     out << "\n";
     out << "workload: " << (trace_path.empty() || in.workload != "csv" ? r.workload : wl) << ", "
         << with_commas(r.requests) << " requests (" << arrivals;

@@ -3,10 +3,10 @@
 #include <iostream>
 
 #include "args.h"
-#include "commands.h"
-#include "report/engine_json.h"
 #include "base/units.h"
+#include "commands.h"
 #include "engines/vllm.h"
+#include "report/engine_json.h"
 
 namespace kvb::cli {
 

@@ -38,9 +38,12 @@ int main(int argc, char** argv) {
         std::cout << "kvbudget 0.1.0\n";
         return kOk;
     }
-    struct Entry { const char* name; Command fn; };
+    struct Entry {
+        const char* name;
+        Command fn;
+    };
     const Entry commands[] = {
-        {"inspect", cmd_inspect}, {"kv", cmd_kv},         {"vllm", cmd_vllm},
+        {"inspect", cmd_inspect},   {"kv", cmd_kv},         {"vllm", cmd_vllm},
         {"llamacpp", cmd_llamacpp}, {"budget", cmd_budget}, {"simulate", cmd_simulate},
     };
     for (const auto& c : commands) {

@@ -24,11 +24,15 @@ std::string fmt(const char* f, ...) {
     return buf;
 }
 
-float mibf(int64_t bytes) { return static_cast<float>(bytes) / (1024.0f * 1024.0f); }
+float mibf(int64_t bytes) {
+    return static_cast<float>(bytes) / (1024.0f * 1024.0f);
+}
 
 }  // namespace llamacpp_steps
 
-std::string llamacpp_mib(int64_t bytes) { return llamacpp_steps::fmt("%7.2f", llamacpp_steps::mibf(bytes)); }
+std::string llamacpp_mib(int64_t bytes) {
+    return llamacpp_steps::fmt("%7.2f", llamacpp_steps::mibf(bytes));
+}
 
 Result<LlamaLogFormat> parse_llama_log_format(const std::string& s) {
     if (s == "" || s == "current") return LlamaLogFormat::Current;
@@ -43,9 +47,13 @@ namespace {
 using namespace llamacpp_steps;
 using std::to_string;
 
-int64_t pad(int64_t x, int64_t n) { return (x + n - 1) / n * n; }  // GGML_PAD
+int64_t pad(int64_t x, int64_t n) {
+    return (x + n - 1) / n * n;
+}  // GGML_PAD
 
-Error bad_value(Message m) { return make_error("bad_value", std::move(m)); }
+Error bad_value(Message m) {
+    return make_error("bad_value", std::move(m));
+}
 
 // The ranges llama.cpp's arguments accept, and the cache types.
 Result<bool> check_options(const ModelSpec& m, const LlamaOptions& o, Ctx& c) {
@@ -53,8 +61,10 @@ Result<bool> check_options(const ModelSpec& m, const LlamaOptions& o, Ctx& c) {
     if (!tk) return tk.error();
     auto tv = llamacpp_kv_type(o.type_v);
     if (!tv) return tv.error();
-    if (o.n_seq_max < 1 || o.n_seq_max > 4096) return bad_value(note("llama_np_range", {{"value", to_string(o.n_seq_max)}}));
-    if (o.n_ubatch < 1 || o.n_ubatch > (1 << 20)) return bad_value(note("llama_ub_range", {{"value", to_string(o.n_ubatch)}}));
+    if (o.n_seq_max < 1 || o.n_seq_max > 4096)
+        return bad_value(note("llama_np_range", {{"value", to_string(o.n_seq_max)}}));
+    if (o.n_ubatch < 1 || o.n_ubatch > (1 << 20))
+        return bad_value(note("llama_ub_range", {{"value", to_string(o.n_ubatch)}}));
     if (o.n_pad < 1 || o.n_pad > 4096) return bad_value(note("llama_pad_range"));
     if (o.n_ctx < 0) return bad_value(note("llama_ctx_negative", {{"value", to_string(o.n_ctx)}}));
     if (m.layers.empty()) return bad_value(note("engine_no_layers", {{"model", m.name}}));

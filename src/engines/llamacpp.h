@@ -7,45 +7,45 @@
 #include <string>
 #include <vector>
 
-#include "model/model.h"
 #include "base/result.h"
+#include "model/model.h"
 
 namespace kvb {
 
 // Which build's log lines to print.
 enum class LlamaLogFormat {
-    Current,   // newest upstream: recurrent line "... %2u seqs %2u rs_seq), R ..., S ..., P (f32): ..."
-    RsSeq,     // builds of mid/late 2026: "... %2u seqs %2u rs_seq), R ..., S ..." (no P)
-    Y2025,     // late 2025 .. mid 2026: "llama_kv_cache:" and recurrent "... %2u seqs), R ..., S ..."
-    Unified,   // mid 2025 (b5712): "llama_kv_cache_unified: ... %2u seqs)", one stream for all sequences, SWA cache
-               // GGML_PAD(n_swa*n_seq_max + n_ubatch, n_pad) capped at the context
+    Current,  // newest upstream: recurrent line "... %2u seqs %2u rs_seq), R ..., S ..., P (f32): ..."
+    RsSeq,    // builds of mid/late 2026: "... %2u seqs %2u rs_seq), R ..., S ..." (no P)
+    Y2025,    // late 2025 .. mid 2026: "llama_kv_cache:" and recurrent "... %2u seqs), R ..., S ..."
+    Unified,  // mid 2025 (b5712): "llama_kv_cache_unified: ... %2u seqs)", one stream for all sequences, SWA cache
+              // GGML_PAD(n_swa*n_seq_max + n_ubatch, n_pad) capped at the context
 };
 Result<LlamaLogFormat> parse_llama_log_format(const std::string& s);  // current|rs-seq|2025|legacy
 
 struct LlamaOptions {
-    int64_t n_ctx = 0;            // -c; 0 = the model's training context (max_position_embeddings)
-    int64_t n_seq_max = 1;        // -np (llama-server's automatic default is 4 slots with a unified cache)
-    bool kv_unified = false;      // --kv-unified: one stream shared by all sequences
-    std::string type_k = "f16";   // -ctk
-    std::string type_v = "f16";   // -ctv
-    bool swa_full = false;        // --swa-full: SWA cache as large as the context
-    int64_t n_ubatch = 512;       // -ub
-    int64_t n_pad = 256;          // context padding (older builds: 32 without flash attention)
-    bool mla_v_cache = false;     // older builds also cached a kv_lora_rank-wide V for MLA models
+    int64_t n_ctx = 0;           // -c; 0 = the model's training context (max_position_embeddings)
+    int64_t n_seq_max = 1;       // -np (llama-server's automatic default is 4 slots with a unified cache)
+    bool kv_unified = false;     // --kv-unified: one stream shared by all sequences
+    std::string type_k = "f16";  // -ctk
+    std::string type_v = "f16";  // -ctv
+    bool swa_full = false;       // --swa-full: SWA cache as large as the context
+    int64_t n_ubatch = 512;      // -ub
+    int64_t n_pad = 256;         // context padding (older builds: 32 without flash attention)
+    bool mla_v_cache = false;    // older builds also cached a kv_lora_rank-wide V for MLA models
     LlamaLogFormat log_format = LlamaLogFormat::Current;
 };
 
 // One llama_kv_cache instance (the only one, or the non-SWA / SWA half of an iswa cache).
 struct LlamaKvCache {
-    std::string role;         // "kv", "non-SWA", "SWA"
-    int64_t cells = 0;        // kv_size per stream
+    std::string role;   // "kv", "non-SWA", "SWA"
+    int64_t cells = 0;  // kv_size per stream
     int64_t layers = 0;
     int64_t n_seq_max = 1;
     int64_t n_stream = 1;
     std::string type_k, type_v;
-    int64_t k_bytes = 0, v_bytes = 0;   // whole cache, all streams
-    int64_t bytes_per_cell = 0;         // K+V of one cell summed over this cache's layers (one stream)
-    int64_t window = 0;                 // SWA: n_swa
+    int64_t k_bytes = 0, v_bytes = 0;  // whole cache, all streams
+    int64_t bytes_per_cell = 0;        // K+V of one cell summed over this cache's layers (one stream)
+    int64_t window = 0;                // SWA: n_swa
 };
 
 struct LlamaRecurrent {
@@ -59,16 +59,16 @@ struct LlamaRecurrent {
 
 struct LlamaLayout {
     int64_t n_ctx_requested = 0;
-    int64_t n_ctx = 0;       // after padding (and rounding to a multiple of n_seq_max per stream)
-    int64_t n_ctx_seq = 0;   // cells per stream of the non-SWA cache
+    int64_t n_ctx = 0;      // after padding (and rounding to a multiple of n_seq_max per stream)
+    int64_t n_ctx_seq = 0;  // cells per stream of the non-SWA cache
     int64_t n_seq_max = 1;
     int64_t n_stream = 1;
     bool unified = false;
     std::vector<LlamaKvCache> caches;
     LlamaRecurrent recurrent;
-    int64_t kv_bytes = 0;       // all KV caches
-    int64_t total_bytes = 0;    // KV + recurrent
-    int64_t bytes_per_token = 0;  // what one more cell costs in the context-sized cache(s), one stream
+    int64_t kv_bytes = 0;                // all KV caches
+    int64_t total_bytes = 0;             // KV + recurrent
+    int64_t bytes_per_token = 0;         // what one more cell costs in the context-sized cache(s), one stream
     std::vector<std::string> log_lines;  // exactly as llama.cpp prints them (without the timestamp prefix)
     std::vector<Message> notes;          // what kvbudget decided or llama_context warns about
 };

@@ -37,7 +37,7 @@ Error row_not_blocks(const char* code, size_t layer, const ModelSpec& m, int64_t
 }  // namespace
 
 Result<LlamaKvCache> build_kv_cache(const ModelSpec& m, const LlamaOptions& o, const Ctx& c, const std::string& role,
-                                   int64_t cells, const CacheLayers& which) {
+                                    int64_t cells, const CacheLayers& which) {
     LlamaKvCache kv;
     kv.role = role;
     kv.cells = cells;
@@ -67,10 +67,9 @@ Result<LlamaKvCache> build_kv_cache(const ModelSpec& m, const LlamaOptions& o, c
 std::string kv_cache_line(const Ctx& c, const LlamaKvCache& kv) {
     if (c.legacy)
         return fmt("%s: size = %7.2f MiB (%6u cells, %3d layers, %2u seqs), K (%s): %7.2f MiB, V (%s): %7.2f MiB",
-                   c.kv_fn.c_str(), static_cast<double>(mibf(kv.k_bytes + kv.v_bytes)),
-                   static_cast<unsigned>(kv.cells), static_cast<int>(kv.layers), static_cast<unsigned>(kv.n_seq_max),
-                   kv.type_k.c_str(), static_cast<double>(mibf(kv.k_bytes)), kv.type_v.c_str(),
-                   static_cast<double>(mibf(kv.v_bytes)));
+                   c.kv_fn.c_str(), static_cast<double>(mibf(kv.k_bytes + kv.v_bytes)), static_cast<unsigned>(kv.cells),
+                   static_cast<int>(kv.layers), static_cast<unsigned>(kv.n_seq_max), kv.type_k.c_str(),
+                   static_cast<double>(mibf(kv.k_bytes)), kv.type_v.c_str(), static_cast<double>(mibf(kv.v_bytes)));
     return fmt("%s: size = %7.2f MiB (%6u cells, %3d layers, %2u/%u seqs), K (%s): %7.2f MiB, V (%s): %7.2f MiB",
                c.kv_fn.c_str(), static_cast<double>(mibf(kv.k_bytes + kv.v_bytes)), static_cast<unsigned>(kv.cells),
                static_cast<int>(kv.layers), static_cast<unsigned>(kv.n_seq_max), static_cast<unsigned>(kv.n_stream),

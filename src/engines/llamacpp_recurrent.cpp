@@ -22,22 +22,25 @@ void add_recurrent(const ModelSpec& m, const LlamaOptions& o, const Ctx& c, Llam
     const float tot = mibf(r.r_bytes + r.s_bytes);
     switch (o.log_format) {
         case LlamaLogFormat::Current:
-            L.log_lines.push_back(fmt("llama_memory_recurrent: size = %7.2f MiB (%6u cells, %3d layers, %2u seqs "
-                                      "%2u rs_seq), R (f32): %7.2f MiB, S (f32): %7.2f MiB, P (f32): %7.2f MiB",
-                                      double(tot), unsigned(r.cells), int(r.layers_logged), unsigned(nseq), 0u,
-                                      double(mibf(r.r_bytes)), double(mibf(r.s_bytes)), 0.0));
+            L.log_lines.push_back(
+                fmt("llama_memory_recurrent: size = %7.2f MiB (%6u cells, %3d layers, %2u seqs "
+                    "%2u rs_seq), R (f32): %7.2f MiB, S (f32): %7.2f MiB, P (f32): %7.2f MiB",
+                    double(tot), unsigned(r.cells), int(r.layers_logged), unsigned(nseq), 0u, double(mibf(r.r_bytes)),
+                    double(mibf(r.s_bytes)), 0.0));
             break;
         case LlamaLogFormat::RsSeq:
-            L.log_lines.push_back(fmt("llama_memory_recurrent: size = %7.2f MiB (%6u cells, %3d layers, %2u seqs "
-                                      "%2u rs_seq), R (f32): %7.2f MiB, S (f32): %7.2f MiB",
-                                      double(tot), unsigned(r.cells), int(r.layers_logged), unsigned(nseq), 0u,
-                                      double(mibf(r.r_bytes)), double(mibf(r.s_bytes))));
+            L.log_lines.push_back(
+                fmt("llama_memory_recurrent: size = %7.2f MiB (%6u cells, %3d layers, %2u seqs "
+                    "%2u rs_seq), R (f32): %7.2f MiB, S (f32): %7.2f MiB",
+                    double(tot), unsigned(r.cells), int(r.layers_logged), unsigned(nseq), 0u, double(mibf(r.r_bytes)),
+                    double(mibf(r.s_bytes))));
             break;
         default:
-            L.log_lines.push_back(fmt("llama_memory_recurrent: size = %7.2f MiB (%6u cells, %3d layers, %2u "
-                                      "seqs), R (f32): %7.2f MiB, S (f32): %7.2f MiB",
-                                      double(tot), unsigned(r.cells), int(r.layers_logged), unsigned(nseq),
-                                      double(mibf(r.r_bytes)), double(mibf(r.s_bytes))));
+            L.log_lines.push_back(
+                fmt("llama_memory_recurrent: size = %7.2f MiB (%6u cells, %3d layers, %2u "
+                    "seqs), R (f32): %7.2f MiB, S (f32): %7.2f MiB",
+                    double(tot), unsigned(r.cells), int(r.layers_logged), unsigned(nseq), double(mibf(r.r_bytes)),
+                    double(mibf(r.s_bytes))));
             break;
     }
 }

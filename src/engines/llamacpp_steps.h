@@ -14,13 +14,13 @@ namespace kvb::llamacpp_steps {
 
 // llama_context's sizes and the cache types, resolved once.
 struct Ctx {
-    bool legacy = false;       // LlamaLogFormat::Unified: "llama_kv_cache_unified", one stream
+    bool legacy = false;         // LlamaLogFormat::Unified: "llama_kv_cache_unified", one stream
     std::string kv_fn, iswa_fn;  // the function names the log lines start with
-    int64_t nseq = 1;          // n_seq_max
-    bool streams = false;      // one stream per sequence
+    int64_t nseq = 1;            // n_seq_max
+    bool streams = false;        // one stream per sequence
     int64_t n_stream = 1;
-    int64_t n_ctx_seq = 0;     // cells per stream of the context-sized cache
-    KvType tk, tv;             // -ctk / -ctv
+    int64_t n_ctx_seq = 0;  // cells per stream of the context-sized cache
+    KvType tk, tv;          // -ctk / -ctv
 };
 
 // printf into a std::string, and llama.cpp's float MiB (llamacpp.cpp).
@@ -30,18 +30,20 @@ float mibf(int64_t bytes);
 inline bool is_attention(LayerKind k) {
     return k == LayerKind::Full || k == LayerKind::Sliding || k == LayerKind::Chunked || k == LayerKind::Mla;
 }
-inline bool is_swa(LayerKind k) { return k == LayerKind::Sliding || k == LayerKind::Chunked; }
+inline bool is_swa(LayerKind k) {
+    return k == LayerKind::Sliding || k == LayerKind::Chunked;
+}
 
 // --- llamacpp_kv_cache.cpp ---
 // Which layers one llama_kv_cache holds: every attention layer, or one side of the SWA split.
 struct CacheLayers {
-    bool split = false;     // an iswa cache: only layers whose is_swa() equals `swa`
+    bool split = false;  // an iswa cache: only layers whose is_swa() equals `swa`
     bool swa = false;
-    int64_t window = 0;     // n_swa of the SWA side
+    int64_t window = 0;  // n_swa of the SWA side
 };
 // One llama_kv_cache of `cells` cells per stream over the layers `which` selects.
 Result<LlamaKvCache> build_kv_cache(const ModelSpec& m, const LlamaOptions& o, const Ctx& c, const std::string& role,
-                                   int64_t cells, const CacheLayers& which);
+                                    int64_t cells, const CacheLayers& which);
 // "llama_kv_cache: size = ..." as the chosen build prints it.
 std::string kv_cache_line(const Ctx& c, const LlamaKvCache& kv);
 

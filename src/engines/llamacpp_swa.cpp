@@ -8,7 +8,9 @@
 namespace kvb::llamacpp_steps {
 namespace {
 
-int64_t pad(int64_t x, int64_t n) { return (x + n - 1) / n * n; }  // GGML_PAD
+int64_t pad(int64_t x, int64_t n) {
+    return (x + n - 1) / n * n;
+}  // GGML_PAD
 
 // Cells of the SWA cache (llama_kv_cache_iswa's size_swa).
 int64_t swa_cells(const LlamaOptions& o, const Ctx& c, int64_t n_swa) {

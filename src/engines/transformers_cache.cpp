@@ -7,8 +7,8 @@
 
 #include <algorithm>
 
-#include "model/dtype.h"
 #include "base/units.h"
+#include "model/dtype.h"
 
 namespace kvb {
 
@@ -45,8 +45,7 @@ Result<TransformersCache> transformers_cache(const ModelSpec& m, const std::stri
                 ++c.state_layers;
                 break;
             }
-            case LayerKind::None:
-                break;
+            case LayerKind::None: break;
         }
     }
     return c;

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string>
 
-#include "model/model.h"
 #include "base/result.h"
+#include "model/model.h"
 
 namespace kvb {
 

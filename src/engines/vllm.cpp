@@ -61,13 +61,14 @@ int64_t vllm_spec_max_memory(const VllmLayerSpec& s, int64_t tokens, const VllmL
     return sat_mul(cdiv(tokens, s.block_size), page);
 }
 
-
 namespace {
 
 using namespace vllm_steps;
 using std::to_string;
 
-Error bad_value(Message m) { return make_error("bad_value", std::move(m)); }
+Error bad_value(Message m) {
+    return make_error("bad_value", std::move(m));
+}
 
 // The ranges vLLM's argument parser and config classes accept.
 Result<bool> check_options(const ModelSpec& m, const VllmOptions& o) {
@@ -182,8 +183,8 @@ void plan_attention(const ModelSpec& m, const VllmOptions& o, const KvType& kvt,
     // (DeepseekV32IndexerCache: 128 fp8 values + one fp32 scale = 132 B/token).
     p.ds_sparse = is_mla && m.model_type == "deepseek_v32";
     p.fp8_ds_mla = p.ds_sparse && kvt.name.rfind("fp8", 0) == 0;
-    p.attn_block = o.block_size > 0 ? o.block_size
-                                    : (is_mla && o.mla_block_size > 0 ? o.mla_block_size : (p.ds_sparse ? 64 : 16));
+    p.attn_block =
+        o.block_size > 0 ? o.block_size : (is_mla && o.mla_block_size > 0 ? o.mla_block_size : (p.ds_sparse ? 64 : 16));
     // Chunked local attention (Llama 4): vLLM disables the hybrid manager by default
     // (VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE unset), so chunked layers are full.
     const bool chunked_as_full = m.has(LayerKind::Chunked) && !o.chunked_local_hybrid;
@@ -233,12 +234,8 @@ Result<bool> layer_specs(const ModelSpec& m, const Plan& p, VllmLayout& L) {
         switch (l.kind) {
             case LayerKind::Full:
             case LayerKind::Sliding:
-            case LayerKind::Chunked:
-                attention_spec(l, p, s);
-                break;
-            case LayerKind::Mla:
-                mla_spec(l, p, s);
-                break;
+            case LayerKind::Chunked: attention_spec(l, p, s); break;
+            case LayerKind::Mla: mla_spec(l, p, s); break;
             case LayerKind::Linear:
             case LayerKind::Mamba:
                 s.spec_type = "MambaSpec";
@@ -248,8 +245,7 @@ Result<bool> layer_specs(const ModelSpec& m, const Plan& p, VllmLayout& L) {
                 if (p.mamba_page_padded > 0 && p.mamba_page_padded < s.real_page_size_bytes)
                     return make_error("unsupported", note("vllm_state_sizes_differ", {{"model", m.name}}));
                 break;
-            case LayerKind::None:
-                continue;
+            case LayerKind::None: continue;
         }
         s.page_size_bytes = s.real_page_size_bytes;
         if (s.spec_type == "MambaSpec" && p.mamba_page_padded > 0) s.page_size_bytes = p.mamba_page_padded;

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "model/model.h"
 #include "base/result.h"
+#include "model/model.h"
 
 namespace kvb {
 
@@ -49,9 +49,9 @@ struct VllmOptions {
     int64_t kernel_block_alignment = 0;
     int64_t tensor_parallel_size = 1;
     int64_t pipeline_parallel_size = 1;
-    int64_t max_model_len = 0;            // 0 = the model's max_position_embeddings
-    int64_t max_num_batched_tokens = 0;   // 0 = 8192 (LLM class below 70 GiB, `vllm serve` at or above 70 GiB;
-                                          // `vllm serve` below 70 GiB uses 2048, the LLM class above 16384)
+    int64_t max_model_len = 0;           // 0 = the model's max_position_embeddings
+    int64_t max_num_batched_tokens = 0;  // 0 = 8192 (LLM class below 70 GiB, `vllm serve` at or above 70 GiB;
+                                         // `vllm serve` below 70 GiB uses 2048, the LLM class above 16384)
     MambaCacheMode mamba_cache_mode = MambaCacheMode::Default;
     std::string mamba_cache_dtype = "auto";      // conv state dtype; auto = model dtype
     std::string mamba_ssm_cache_dtype = "auto";  // ssm state dtype; auto = config mamba_ssm_dtype or conv dtype
@@ -70,17 +70,17 @@ struct VllmOptions {
 
 // One layer's KVCacheSpec as vLLM builds it on one worker (after the TP split).
 struct VllmLayerSpec {
-    int64_t layer = 0;          // index in ModelSpec::layers; n_layers + i = an extra cache of layer i
-                                // (DeepSeek-V3.2's indexer keys)
+    int64_t layer = 0;  // index in ModelSpec::layers; n_layers + i = an extra cache of layer i
+                        // (DeepSeek-V3.2's indexer keys)
     LayerKind kind = LayerKind::Full;
-    std::string spec_type;      // "FullAttentionSpec", "SlidingWindowSpec", "ChunkedLocalAttentionSpec",
-                                // "MLAAttentionSpec", "MambaSpec"
-    int64_t block_size = 0;     // tokens per block (after page-size unification)
-    int64_t num_kv_heads = 0;   // per GPU
+    std::string spec_type;     // "FullAttentionSpec", "SlidingWindowSpec", "ChunkedLocalAttentionSpec",
+                               // "MLAAttentionSpec", "MambaSpec"
+    int64_t block_size = 0;    // tokens per block (after page-size unification)
+    int64_t num_kv_heads = 0;  // per GPU
     int64_t head_size = 0;
     int64_t head_size_v = 0;
     int64_t dtype_bytes = 0;
-    int64_t window = 0;         // sliding window / attention chunk size
+    int64_t window = 0;                // sliding window / attention chunk size
     int64_t real_page_size_bytes = 0;  // bytes of one block of this layer, unpadded
     int64_t page_size_bytes = 0;       // after padding (mamba) / unification
     int64_t state_conv_bytes = 0;      // MambaSpec: conv state bytes per block
@@ -92,9 +92,9 @@ struct VllmLayerSpec {
 struct VllmGroup {
     std::string spec_type;
     LayerKind kind = LayerKind::Full;
-    std::vector<int64_t> layers;   // ModelSpec layer indices (vLLM's layers[i::num_groups] order)
+    std::vector<int64_t> layers;  // ModelSpec layer indices (vLLM's layers[i::num_groups] order)
     int64_t block_size = 0;
-    int64_t page_size_bytes = 0;   // per layer
+    int64_t page_size_bytes = 0;  // per layer
     int64_t window = 0;
 };
 
@@ -106,12 +106,13 @@ struct VllmLayout {
     //    bytes_per_block = sum of per-layer pages;
     //  otherwise num_blocks = avail // page_size_bytes // group_size.
     bool uniform_type = false;
-    int64_t group_size = 0;        // layers sharing one block id (max layers per group)
-    int64_t page_size_bytes = 0;   // unified page size (0 for uniform_type)
-    int64_t bytes_per_block = 0;   // bytes one more block id costs on the most loaded worker
+    int64_t group_size = 0;       // layers sharing one block id (max layers per group)
+    int64_t page_size_bytes = 0;  // unified page size (0 for uniform_type)
+    int64_t bytes_per_block = 0;  // bytes one more block id costs on the most loaded worker
     int64_t min_block_size = 0;
     int64_t padding_layers = 0;
-    std::vector<std::string> vllm_lines;  // vLLM's own INFO lines while configuring ("Setting attention block size ...")
+    std::vector<std::string>
+        vllm_lines;                     // vLLM's own INFO lines while configuring ("Setting attention block size ...")
     std::vector<std::string> warnings;  // vLLM's own warning texts, e.g. "Add 8 padding layers, ..."
     std::vector<Message> notes;         // what kvbudget decided (block size adjusted, replication, ...)
     // Resolved options
@@ -119,8 +120,8 @@ struct VllmLayout {
     int64_t max_num_batched_tokens = 0;
     int64_t tp = 1, pp = 1;
     MambaCacheMode mamba_cache_mode = MambaCacheMode::None;
-    std::string kv_cache_dtype;    // resolved name ("bfloat16", "fp8", ...)
-    int64_t attn_block_size = 0;   // block size of attention layers (after hybrid adjustment)
+    std::string kv_cache_dtype;   // resolved name ("bfloat16", "fp8", ...)
+    int64_t attn_block_size = 0;  // block size of attention layers (after hybrid adjustment)
     int64_t num_speculative_tokens = 0;
     int64_t max_in_flight_tokens = 0;  // what sliding / chunked layers reserve beyond their window
     VllmLogFormat log_format = VllmLogFormat::Current;
@@ -148,16 +149,16 @@ int64_t vllm_estimate_max_model_len(const VllmLayout& l, int64_t avail);
 int64_t vllm_num_blocks(const VllmLayout& l, int64_t avail);
 
 struct VllmCapacity {
-    int64_t available_bytes = 0;      // KV memory per GPU given
-    int64_t num_blocks = 0;           // min over workers, as logged by vLLM ("num_gpu_blocks")
-    int64_t usable_blocks = 0;        // num_blocks - 1 (the null block)
-    int64_t blocks_per_request = 0;   // for a max_model_len request
-    int64_t request_bytes = 0;        // KV bytes one max_model_len request needs
-    int64_t tokens = 0;               // "GPU KV cache size: N tokens" in the chosen format
-    int64_t legacy_tokens = 0;        // num_blocks // groups * min_block_size
-    int64_t cpu_blocks = 0;           // V0 only
-    double max_concurrency = 0;       // num_blocks / blocks_per_request
-    bool fits = false;                // one max_model_len request fits
+    int64_t available_bytes = 0;          // KV memory per GPU given
+    int64_t num_blocks = 0;               // min over workers, as logged by vLLM ("num_gpu_blocks")
+    int64_t usable_blocks = 0;            // num_blocks - 1 (the null block)
+    int64_t blocks_per_request = 0;       // for a max_model_len request
+    int64_t request_bytes = 0;            // KV bytes one max_model_len request needs
+    int64_t tokens = 0;                   // "GPU KV cache size: N tokens" in the chosen format
+    int64_t legacy_tokens = 0;            // num_blocks // groups * min_block_size
+    int64_t cpu_blocks = 0;               // V0 only
+    double max_concurrency = 0;           // num_blocks / blocks_per_request
+    bool fits = false;                    // one max_model_len request fits
     int64_t estimated_max_model_len = 0;  // when !fits: vLLM's binary search result (0: not even 1 token)
     std::vector<std::string> log_lines;   // warnings then the start-up line(s), as vLLM prints them
     std::string error_text;               // vLLM's ValueError text when !fits or no memory, verbatim

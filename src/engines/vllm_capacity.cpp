@@ -25,9 +25,9 @@ std::unordered_map<int64_t, const VllmLayerSpec*> spec_index(const VllmLayout& l
 
 // What one pipeline stage's request cost depends on apart from the token count.
 struct StageView {
-    int64_t gs = 0;                                // largest group's layer count on the stage
-    std::vector<const VllmLayerSpec*> firsts;      // each group's first spec
-    std::vector<const VllmLayerSpec*> uniform;     // UniformTypeKVCacheSpecs: the stage's specs
+    int64_t gs = 0;                             // largest group's layer count on the stage
+    std::vector<const VllmLayerSpec*> firsts;   // each group's first spec
+    std::vector<const VllmLayerSpec*> uniform;  // UniformTypeKVCacheSpecs: the stage's specs
 };
 
 StageView stage_view(const VllmLayout& l, int rank) {
@@ -86,7 +86,9 @@ std::string py_round2(double x) {
 
 }  // namespace
 
-std::string vllm_format_gib(int64_t bytes) { return py_round2(double(bytes) / double(GiB)); }
+std::string vllm_format_gib(int64_t bytes) {
+    return py_round2(double(bytes) / double(GiB));
+}
 
 int64_t vllm_request_bytes(const VllmLayout& l, int64_t tokens) {
     int64_t mx = 0;
@@ -153,8 +155,8 @@ Message no_memory(int64_t avail) {
 }
 
 Message too_small(int64_t mml, int64_t need, int64_t avail, int64_t est) {
-    MessageParams params = {{"max_model_len", with_commas(mml)}, {"needed", format_bytes(need)},
-                            {"available", format_bytes(avail)}};
+    MessageParams params = {
+        {"max_model_len", with_commas(mml)}, {"needed", format_bytes(need)}, {"available", format_bytes(avail)}};
     if (est <= 0) return note("vllm_kv_too_small_none", std::move(params));
     params.emplace_back("estimated_max_model_len", with_commas(est));
     return note("vllm_kv_too_small", std::move(params));
@@ -180,8 +182,9 @@ VllmCapacity v0_capacity(VllmCapacity c, int64_t avail, int64_t swap) {
     c.request_bytes = sat_mul(c.blocks_per_request, per_block);
     c.max_concurrency = double(c.num_blocks) * double(block) / double(mml);
     if (c.num_blocks <= 0) {
-        c.error_text = "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
-                       "initializing the engine.";
+        c.error_text =
+            "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
+            "initializing the engine.";
         c.refusal = no_memory(avail);
         return c;
     }
@@ -229,14 +232,15 @@ Result<VllmCapacity> vllm_capacity(const ModelSpec& m, const VllmOptions& o, int
     }
 
     if (avail <= 0) {
-        c.error_text = current
-            ? "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
-              "initializing the engine (this flag also controls CPU memory reservation on the CPU backend, "
-              "despite its name). See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more "
-              "details."
-            : "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
-              "initializing the engine. See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for "
-              "more details.";
+        c.error_text =
+            current
+                ? "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
+                  "initializing the engine (this flag also controls CPU memory reservation on the CPU backend, "
+                  "despite its name). See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more "
+                  "details."
+                : "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
+                  "initializing the engine. See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for "
+                  "more details.";
         c.refusal = no_memory(avail);
         return c;
     }
@@ -249,13 +253,11 @@ Result<VllmCapacity> vllm_capacity(const ModelSpec& m, const VllmOptions& o, int
         // estimate_max_model_len: binary search over [1, max_model_len] on the failing stage.
         const int64_t est = estimate_stage(L, r, avail);
         c.estimated_max_model_len = est;
-        const std::string est_msg =
-            est > 0 ? "Based on the available memory, the estimated maximum model length is " + std::to_string(est) +
-                          ". "
-                    : "";
-        c.error_text = std::string("To serve at least one request with the ") +
-                       (current ? "model's" : "models's") + " max seq len (" + std::to_string(mml) + "), (" +
-                       vllm_format_gib(need) +
+        const std::string est_msg = est > 0 ? "Based on the available memory, the estimated maximum model length is " +
+                                                  std::to_string(est) + ". "
+                                            : "";
+        c.error_text = std::string("To serve at least one request with the ") + (current ? "model's" : "models's") +
+                       " max seq len (" + std::to_string(mml) + "), (" + vllm_format_gib(need) +
                        " GiB KV cache is needed, which is larger than the available KV cache memory (" +
                        vllm_format_gib(avail) + " GiB). " + est_msg + "Try increasing `gpu_memory_utilization`" +
                        (current ? " (which also controls CPU memory on the CPU backend)" : "") +

@@ -17,16 +17,19 @@ namespace {
 
 // Which KVCacheSpec class a layer ends up as; the order of fields is what
 // dataclass equality compares in vLLM.
-std::tuple<const std::string&, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>
-spec_key(const VllmLayerSpec& s) {
+std::tuple<const std::string&, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t> spec_key(
+    const VllmLayerSpec& s) {
     // FullAttentionSpec.merge accepts layers that differ only in the sliding window / chunk they
     // remember (what --disable-hybrid-kv-cache-manager produces), so those compare equal here.
     const int64_t window = s.spec_type == "FullAttentionSpec" ? 0 : s.window;
-    return {s.spec_type, s.block_size, s.num_kv_heads, s.head_size, s.head_size_v,
-            s.dtype_bytes, window, s.page_size_bytes, s.state_conv_bytes + (s.state_ssm_bytes << 1)};
+    return {s.spec_type, s.block_size,      s.num_kv_heads,
+            s.head_size, s.head_size_v,     s.dtype_bytes,
+            window,      s.page_size_bytes, s.state_conv_bytes + (s.state_ssm_bytes << 1)};
 }
 
-bool same_spec(const VllmLayerSpec& a, const VllmLayerSpec& b) { return spec_key(a) == spec_key(b); }
+bool same_spec(const VllmLayerSpec& a, const VllmLayerSpec& b) {
+    return spec_key(a) == spec_key(b);
+}
 using OwnedKey = std::tuple<std::string, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
 
 bool is_full_type(const VllmLayerSpec& s) {
@@ -115,8 +118,10 @@ void padded_groups(VllmLayout& L) {
         OwnedKey key{std::get<0>(k), std::get<1>(k), std::get<2>(k), std::get<3>(k), std::get<4>(k),
                      std::get<5>(k), std::get<6>(k), std::get<7>(k), std::get<8>(k)};
         auto [it, fresh] = where.emplace(std::move(key), same.size());
-        if (fresh) same.push_back({i});
-        else same[it->second].push_back(i);
+        if (fresh)
+            same.push_back({i});
+        else
+            same[it->second].push_back(i);
     }
     int64_t mn = INT64_MAX, mx = 0;
     for (auto& v : same) {

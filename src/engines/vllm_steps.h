@@ -12,24 +12,26 @@
 namespace kvb::vllm_steps {
 
 // A refusal vLLM itself raises at start-up (its words in the code's template).
-inline Error refuse(Message m) { return make_error("vllm_refused", std::move(m)); }
+inline Error refuse(Message m) {
+    return make_error("vllm_refused", std::move(m));
+}
 
 // What the steps decide once and the later steps read.
 struct Plan {
     int64_t tp = 1, pp = 1, n_layers = 0;
-    int64_t dt = 0;              // KV cache element bytes
-    int conv_b = 0, ssm_b = 0;   // recurrent state element bytes (conv, ssm)
-    int64_t num_spec = 0;        // speculative tokens (extra conv taps / state blocks)
-    bool has_state = false;      // any Linear / Mamba layer
-    bool has_attn = false;       // any Full / Sliding / Chunked / Mla layer
-    bool ds_sparse = false;      // DeepSeek-V3.2 sparse MLA (64-token pages, indexer cache)
-    bool fp8_ds_mla = false;     // ... with the packed fp8_ds_mla latent (656 B/token)
-    bool disable_hybrid = false; // one spec type for all layers (flag, Llama 4 chunked, V0)
+    int64_t dt = 0;               // KV cache element bytes
+    int conv_b = 0, ssm_b = 0;    // recurrent state element bytes (conv, ssm)
+    int64_t num_spec = 0;         // speculative tokens (extra conv taps / state blocks)
+    bool has_state = false;       // any Linear / Mamba layer
+    bool has_attn = false;        // any Full / Sliding / Chunked / Mla layer
+    bool ds_sparse = false;       // DeepSeek-V3.2 sparse MLA (64-token pages, indexer cache)
+    bool fp8_ds_mla = false;      // ... with the packed fp8_ds_mla latent (656 B/token)
+    bool disable_hybrid = false;  // one spec type for all layers (flag, Llama 4 chunked, V0)
     MambaCacheMode mode = MambaCacheMode::None;
-    int64_t attn_block = 16;     // tokens per attention block (after the hybrid adjustment)
-    int64_t mamba_block = 0;     // tokens a state block stands for
+    int64_t attn_block = 16;        // tokens per attention block (after the hybrid adjustment)
+    int64_t mamba_block = 0;        // tokens a state block stands for
     int64_t mamba_page_padded = 0;  // state page padded to the attention page (0: unpadded)
-    std::vector<int> rank;       // pipeline stage of each ModelSpec layer
+    std::vector<int> rank;          // pipeline stage of each ModelSpec layer
 };
 
 // --- vllm_hybrid.cpp ---

@@ -7,8 +7,12 @@
 namespace kvb {
 
 namespace {
-bool is_attention(LayerKind k) { return k == LayerKind::Full || k == LayerKind::Sliding || k == LayerKind::Chunked; }
-bool is_state(LayerKind k) { return k == LayerKind::Linear || k == LayerKind::Mamba; }
+bool is_attention(LayerKind k) {
+    return k == LayerKind::Full || k == LayerKind::Sliding || k == LayerKind::Chunked;
+}
+bool is_state(LayerKind k) {
+    return k == LayerKind::Linear || k == LayerKind::Mamba;
+}
 constexpr int64_t kMaxContext = int64_t(1) << 40;
 }  // namespace
 
@@ -42,7 +46,8 @@ IdealKv ideal_kv(const ModelSpec& m, const KvDtypes& d) {
         if (l.kind == LayerKind::Full || l.kind == LayerKind::Mla) out.bytes_per_token += per;
         if (l.kind == LayerKind::Sliding || l.kind == LayerKind::Chunked) out.windowed_bytes_per_token += per;
         out.state_bytes_per_seq += st;
-        auto it = std::find_if(out.kinds.begin(), out.kinds.end(), [&](const KindSummary& k) { return k.kind == l.kind; });
+        auto it =
+            std::find_if(out.kinds.begin(), out.kinds.end(), [&](const KindSummary& k) { return k.kind == l.kind; });
         if (it == out.kinds.end()) {
             out.kinds.push_back(KindSummary{l.kind});
             it = out.kinds.end() - 1;
@@ -65,8 +70,9 @@ Result<int64_t> kv_bytes_at(const ModelSpec& m, const KvDtypes& d, int64_t conte
     }
     __int128 total = per_seq * seqs;
     if (total > static_cast<__int128>(INT64_MAX)) {
-        return make_error("overflow", note("kv_overflow", {{"model", m.name}, {"seqs", with_commas(seqs)},
-                                                           {"context", with_commas(context)}}));
+        return make_error(
+            "overflow",
+            note("kv_overflow", {{"model", m.name}, {"seqs", with_commas(seqs)}, {"context", with_commas(context)}}));
     }
     return static_cast<int64_t>(total);
 }

@@ -30,15 +30,15 @@ int64_t layer_state_bytes(const Layer& l, const KvDtypes& d);
 struct KindSummary {
     LayerKind kind;
     int64_t layers = 0;
-    int64_t bytes_per_token = 0;   // summed over the layers of this kind
-    int64_t window = 0;            // Sliding/Chunked: the (largest) window
-    int64_t state_bytes = 0;       // Linear/Mamba: per sequence, summed
+    int64_t bytes_per_token = 0;  // summed over the layers of this kind
+    int64_t window = 0;           // Sliding/Chunked: the (largest) window
+    int64_t state_bytes = 0;      // Linear/Mamba: per sequence, summed
 };
 
 struct IdealKv {
-    int64_t bytes_per_token = 0;        // context-proportional part (Full + Mla layers), one sequence
+    int64_t bytes_per_token = 0;           // context-proportional part (Full + Mla layers), one sequence
     int64_t windowed_bytes_per_token = 0;  // Sliding + Chunked layers while the context is inside the window
-    int64_t state_bytes_per_seq = 0;    // Linear + Mamba layers, fixed
+    int64_t state_bytes_per_seq = 0;       // Linear + Mamba layers, fixed
     std::vector<KindSummary> kinds;
 };
 

@@ -4,13 +4,15 @@
 #include <map>
 #include <tuple>
 
-#include "model/dtype.h"
 #include "base/units.h"
+#include "model/dtype.h"
 
 namespace kvb {
 
 namespace {
-bool is_attention(LayerKind k) { return k == LayerKind::Full || k == LayerKind::Sliding || k == LayerKind::Chunked; }
+bool is_attention(LayerKind k) {
+    return k == LayerKind::Full || k == LayerKind::Sliding || k == LayerKind::Chunked;
+}
 }  // namespace
 
 Result<EngineKv> engine_kv(const ModelSpec& m, const std::string& engine, const std::string& kv, const std::string& ctk,
@@ -53,31 +55,36 @@ Result<EngineKv> engine_kv(const ModelSpec& m, const std::string& engine, const 
             }
         }
         // Gated-delta-net recurrent state is kept in float32; Mamba's follows the config.
-        if (m.has(LayerKind::Linear)) e.dtypes.ssm_state_bytes = 4;
-        else if (!m.ssm_dtype.empty() && dtype_size(m.ssm_dtype)) e.dtypes.ssm_state_bytes = dtype_size(m.ssm_dtype);
+        if (m.has(LayerKind::Linear))
+            e.dtypes.ssm_state_bytes = 4;
+        else if (!m.ssm_dtype.empty() && dtype_size(m.ssm_dtype))
+            e.dtypes.ssm_state_bytes = dtype_size(m.ssm_dtype);
         return e;
     }
     return make_error("bad_value", note("unknown_engine", {{"value", engine}}));
 }
 
 bool same_geometry(const Layer& a, const Layer& b) {
-    return a.kind == b.kind && a.kv_heads == b.kv_heads && a.k_head_dim == b.k_head_dim && a.v_head_dim == b.v_head_dim &&
-           a.window == b.window && a.kv_lora_rank == b.kv_lora_rank && a.qk_rope_head_dim == b.qk_rope_head_dim &&
-           a.state.conv_kernel == b.state.conv_kernel && a.state.d_inner == b.state.d_inner &&
-           a.state.n_groups == b.state.n_groups && a.state.d_state == b.state.d_state && a.state.heads == b.state.heads;
+    return a.kind == b.kind && a.kv_heads == b.kv_heads && a.k_head_dim == b.k_head_dim &&
+           a.v_head_dim == b.v_head_dim && a.window == b.window && a.kv_lora_rank == b.kv_lora_rank &&
+           a.qk_rope_head_dim == b.qk_rope_head_dim && a.state.conv_kernel == b.state.conv_kernel &&
+           a.state.d_inner == b.state.d_inner && a.state.n_groups == b.state.n_groups &&
+           a.state.d_state == b.state.d_state && a.state.heads == b.state.heads;
 }
 
 std::vector<LayerGroup> layer_groups(const ModelSpec& m, const KvDtypes& d) {
     std::vector<LayerGroup> groups;
     // Geometry -> group, so that a model of many distinct layers stays near-linear (a
     // search over the groups per layer was O(layers^2) for a per-layer head list).
-    using Key = std::tuple<int, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
+    using Key = std::tuple<int, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                           int64_t, int64_t>;
     std::map<Key, size_t> where;
     for (size_t i = 0; i < m.layers.size(); ++i) {
         const Layer& l = m.layers[i];
-        const Key key{static_cast<int>(l.kind), l.kv_heads, l.k_head_dim, l.v_head_dim, l.window, l.kv_lora_rank,
-                      l.qk_rope_head_dim, l.state.conv_kernel, l.state.d_inner, l.state.n_groups, l.state.d_state,
-                      l.state.heads};
+        const Key key{
+            static_cast<int>(l.kind), l.kv_heads,         l.k_head_dim,        l.v_head_dim,    l.window,
+            l.kv_lora_rank,           l.qk_rope_head_dim, l.state.conv_kernel, l.state.d_inner, l.state.n_groups,
+            l.state.d_state,          l.state.heads};
         auto [pos, fresh] = where.emplace(key, groups.size());
         auto it = fresh ? groups.end() : groups.begin() + static_cast<std::ptrdiff_t>(pos->second);
         if (fresh) {
@@ -116,14 +123,18 @@ std::vector<ContextRow> context_table(const EngineKv& e, int64_t seqs) {
 
 std::vector<HeadVariant> head_variants(const EngineKv& e, int64_t context, int64_t seqs) {
     std::vector<HeadVariant> out;
-    struct V { const char* name; int64_t heads; };
+    struct V {
+        const char* name;
+        int64_t heads;
+    };
     for (V v : {V{"MHA", 0}, V{"actual", -1}, V{"MQA", 1}}) {
         ModelSpec alt = v.heads < 0 ? e.view : with_kv_heads(e.view, v.heads);
         IdealKv ik = ideal_kv(alt, e.dtypes);
         HeadVariant h;
         h.variant = v.name;
         for (const auto& l : alt.layers) {
-            if (is_attention(l.kind) || l.kind == LayerKind::Mla) h.kv_heads = std::max(h.kv_heads, l.kind == LayerKind::Mla ? 1 : l.kv_heads);
+            if (is_attention(l.kind) || l.kind == LayerKind::Mla)
+                h.kv_heads = std::max(h.kv_heads, l.kind == LayerKind::Mla ? 1 : l.kv_heads);
         }
         h.bytes_per_token = ik.bytes_per_token + ik.windowed_bytes_per_token;
         if (auto at = kv_bytes_at(alt, e.dtypes, context, seqs)) h.bytes_total = at.value();
@@ -144,7 +155,8 @@ std::vector<LadderRow> optimization_ladder(const ModelSpec& m, int64_t context, 
         auto at = kv_bytes_at(spec, d, context, seqs);
         if (!at) return;
         IdealKv ik = ideal_kv(spec, d);
-        rows.push_back({step, detail, ik.bytes_per_token + ik.windowed_bytes_per_token, at.value(), saving(at.value())});
+        rows.push_back(
+            {step, detail, ik.bytes_per_token + ik.windowed_bytes_per_token, at.value(), saving(at.value())});
     };
     const KvDtypes& md = model_kv->dtypes;
     const bool attention = m.has(LayerKind::Full) || m.has(LayerKind::Sliding) || m.has(LayerKind::Chunked);
@@ -152,12 +164,14 @@ std::vector<LadderRow> optimization_ladder(const ModelSpec& m, int64_t context, 
     add("model", m, md, md.k.name);
     if (auto fp8 = engine_kv(m, "vllm", "fp8")) add("fp8", m, fp8->dtypes, "vLLM --kv-cache-dtype fp8");
     for (const char* q : {"q8_0", "q4_0"}) {
-        if (auto e = engine_kv(m, "llamacpp", "", q, q)) add(q, m, e->dtypes, std::string("llama.cpp -ctk ") + q + " -ctv " + q);
+        if (auto e = engine_kv(m, "llamacpp", "", q, q))
+            add(q, m, e->dtypes, std::string("llama.cpp -ctk ") + q + " -ctv " + q);
     }
     // Paging: contiguous caches reserve the model's whole context for every sequence.
     if (m.max_position_embeddings > context) {
         if (auto full = kv_bytes_at(m, md, m.max_position_embeddings, seqs)) {
-            rows.push_back({"contiguous", std::to_string(m.max_position_embeddings), std::nullopt, full.value(), saving(full.value())});
+            rows.push_back({"contiguous", std::to_string(m.max_position_embeddings), std::nullopt, full.value(),
+                            saving(full.value())});
         }
     }
     // MLA reference: DeepSeek-V3's latent (512 + 64) in place of every attention layer.

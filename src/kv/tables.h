@@ -62,11 +62,11 @@ std::vector<HeadVariant> head_variants(const EngineKv& e, int64_t context, int64
 // What each common step does to this model's KV at context x seqs (ideal bytes, so
 // the steps compare like for like); MLA as a reference row.
 struct LadderRow {
-    std::string step;    // mha | model | fp8 | q8_0 | q4_0 | contiguous | mla
+    std::string step;  // mha | model | fp8 | q8_0 | q4_0 | contiguous | mla
     std::string detail;
     std::optional<int64_t> bytes_per_token;
     int64_t kv_bytes = 0;
-    double saving = 0;   // 1 - kv_bytes / the model's own (negative: costs more)
+    double saving = 0;  // 1 - kv_bytes / the model's own (negative: costs more)
 };
 std::vector<LadderRow> optimization_ladder(const ModelSpec& m, int64_t context, int64_t seqs);
 

@@ -35,7 +35,8 @@ Result<std::string> sanitize(const std::string& in, const std::string& model, in
             in_string = true;
         } else if (c == '[' || c == '{') {
             if (++depth > max_depth) {
-                return make_error("not_json", note("config_too_deep", {{"model", model}, {"depth", std::to_string(max_depth)}}));
+                return make_error("not_json",
+                                  note("config_too_deep", {{"model", model}, {"depth", std::to_string(max_depth)}}));
             }
         } else if (c == ']' || c == '}') {
             --depth;
@@ -96,10 +97,11 @@ Result<nlohmann::json> parse_json_text(const std::string& text, const std::strin
         nlohmann::json::sax_parse(clean.value(), &locate);
         if (!locate.too_large.empty())
             return make_error("bad_value", note("config_number_too_large", {{"model", model},
-                                                                           {"value", locate.too_large.substr(0, 40)},
-                                                                           {"byte", std::to_string(locate.pos)}}));
+                                                                            {"value", locate.too_large.substr(0, 40)},
+                                                                            {"byte", std::to_string(locate.pos)}}));
         if (!locate.pos) return make_error("not_json", note("config_not_json", {{"model", model}}));
-        return make_error("not_json", note("config_not_json_at", {{"model", model}, {"byte", std::to_string(locate.pos)}}));
+        return make_error("not_json",
+                          note("config_not_json_at", {{"model", model}, {"byte", std::to_string(locate.pos)}}));
     }
     return j;
 }
@@ -169,14 +171,16 @@ Error ConfigReader::refuse(const char* category, const char* code, MessageParams
     return make_error(category, note(code, std::move(params)));
 }
 
-Result<int64_t> ConfigReader::int_value(const nlohmann::json& v, const std::string& field, int64_t lo, int64_t hi) const {
+Result<int64_t> ConfigReader::int_value(const nlohmann::json& v, const std::string& field, int64_t lo,
+                                        int64_t hi) const {
     auto out_of_range = [&](const std::string& shown) {
         return refuse("out_of_range", "out_of_range",
                       {{"field", field}, {"value", shown}, {"min", std::to_string(lo)}, {"max", std::to_string(hi)}});
     };
     int64_t n = 0;
     if (v.is_number_integer()) {
-        if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) return out_of_range(short_dump(v));
+        if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+            return out_of_range(short_dump(v));
         n = v.get<int64_t>();
     } else if (v.is_number_float()) {
         double d = v.get<double>();
@@ -188,7 +192,8 @@ Result<int64_t> ConfigReader::int_value(const nlohmann::json& v, const std::stri
     } else if (auto w = non_finite_word(v)) {
         return refuse("bad_value", "not_integer", {{"field", field}, {"value", *w}});
     } else {
-        return refuse("bad_value", "not_integer_type", {{"field", field}, {"got", json_type_name(v)}, {"value", short_dump(v)}});
+        return refuse("bad_value", "not_integer_type",
+                      {{"field", field}, {"got", json_type_name(v)}, {"value", short_dump(v)}});
     }
     if (n < lo || n > hi) return out_of_range(std::to_string(n));
     return n;

@@ -5,10 +5,13 @@
 namespace kvb {
 
 int dtype_size(const std::string& dtype) {
-    static const struct { const char* name; int bytes; } table[] = {
-        {"bfloat16", 2}, {"bf16", 2}, {"float16", 2}, {"fp16", 2}, {"half", 2}, {"f16", 2},
-        {"float32", 4}, {"fp32", 4}, {"float", 4}, {"f32", 4},
-        {"float8_e4m3fn", 1}, {"float8_e5m2", 1}, {"fp8", 1}, {"int8", 1}, {"uint8", 1},
+    static const struct {
+        const char* name;
+        int bytes;
+    } table[] = {
+        {"bfloat16", 2},      {"bf16", 2},        {"float16", 2}, {"fp16", 2},  {"half", 2},
+        {"f16", 2},           {"float32", 4},     {"fp32", 4},    {"float", 4}, {"f32", 4},
+        {"float8_e4m3fn", 1}, {"float8_e5m2", 1}, {"fp8", 1},     {"int8", 1},  {"uint8", 1},
     };
     for (const auto& e : table) {
         if (dtype == e.name) return e.bytes;
@@ -17,7 +20,8 @@ int dtype_size(const std::string& dtype) {
 }
 
 const std::vector<std::string>& vllm_kv_type_names() {
-    static const std::vector<std::string> names = {"auto", "bfloat16", "float16", "float32", "fp8", "fp8_e4m3", "fp8_e5m2"};
+    static const std::vector<std::string> names = {"auto", "bfloat16", "float16", "float32",
+                                                   "fp8",  "fp8_e4m3", "fp8_e5m2"};
     return names;
 }
 
@@ -37,7 +41,8 @@ Result<KvType> vllm_kv_type(const std::string& name, const std::string& model_dt
 }
 
 const std::vector<std::string>& llamacpp_kv_type_names() {
-    static const std::vector<std::string> names = {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl"};
+    static const std::vector<std::string> names = {"f32",  "f16",  "bf16", "q8_0",  "q4_0",
+                                                   "q4_1", "q5_0", "q5_1", "iq4_nl"};
     return names;
 }
 

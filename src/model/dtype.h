@@ -11,7 +11,7 @@
 namespace kvb {
 
 struct KvType {
-    std::string name;         // the engine's own spelling: "fp8", "q8_0", "bfloat16", "f16"
+    std::string name;  // the engine's own spelling: "fp8", "q8_0", "bfloat16", "f16"
     int64_t block_values = 1;
     int64_t block_bytes = 2;
     // Bytes to store a row of `n` values. Engines only allow rows that are whole

@@ -16,8 +16,19 @@ namespace kvb {
 
 // GGUF metadata value types (gguf.h enum gguf_type).
 enum class GgufType : uint32_t {
-    U8 = 0, I8 = 1, U16 = 2, I16 = 3, U32 = 4, I32 = 5, F32 = 6, Bool = 7,
-    String = 8, Array = 9, U64 = 10, I64 = 11, F64 = 12,
+    U8 = 0,
+    I8 = 1,
+    U16 = 2,
+    I16 = 3,
+    U32 = 4,
+    I32 = 5,
+    F32 = 6,
+    Bool = 7,
+    String = 8,
+    Array = 9,
+    U64 = 10,
+    I64 = 11,
+    F64 = 12,
 };
 const char* gguf_type_name(GgufType t);  // as llama.cpp's loader prints it: u32, f32, str, arr, ...
 
@@ -26,10 +37,10 @@ const char* gguf_type_name(GgufType t);  // as llama.cpp's loader prints it: u32
 // budget lasts (a 150k-entry vocabulary is counted, not stored), see `items_kept`.
 struct GgufValue {
     GgufType type = GgufType::U8;
-    uint64_t u = 0;      // U8 U16 U32 U64 Bool
-    int64_t i = 0;       // I8 I16 I32 I64
-    double f = 0;        // F32 F64
-    std::string str;     // String
+    uint64_t u = 0;                     // U8 U16 U32 U64 Bool
+    int64_t i = 0;                      // I8 I16 I32 I64
+    double f = 0;                       // F32 F64
+    std::string str;                    // String
     GgufType elem_type = GgufType::U8;  // Array
     uint64_t count = 0;                 // Array
     bool items_kept = false;
@@ -50,9 +61,9 @@ struct GgufKv {
 
 // ggml's type table (ggml/src/ggml.c type_traits[]: blck_size, type_size).
 struct GgmlTypeInfo {
-    const char* name;  // "q4_K", "f16", ... as llama.cpp prints it (ggml_type_name)
-    int64_t block = 0;     // values per block; 0 = not a type a GGUF may hold
-    int64_t type_size = 0; // bytes per block
+    const char* name;       // "q4_K", "f16", ... as llama.cpp prints it (ggml_type_name)
+    int64_t block = 0;      // values per block; 0 = not a type a GGUF may hold
+    int64_t type_size = 0;  // bytes per block
 };
 const GgmlTypeInfo* ggml_type_info(uint32_t id);  // nullptr for unknown / removed ids
 
@@ -62,7 +73,7 @@ struct GgufTensorInfo {
     uint32_t type = 0;
     uint64_t offset = 0;  // from the start of the data section
     int64_t elements = 0;
-    int64_t bytes = 0;    // ggml_nbytes: ne[0]/block*type_size * rows
+    int64_t bytes = 0;  // ggml_nbytes: ne[0]/block*type_size * rows
 };
 
 struct GgufHeader {
@@ -92,8 +103,7 @@ struct GgufParse {
 // Parses the GGUF header at the start of `data`. `name` is used in messages.
 // `file_size` (when >= 0) is the whole file's size: a header that would need more
 // than the file holds, or tensor data past its end, is refused instead of asked for.
-GgufParse parse_gguf(const uint8_t* data, size_t size, const std::string& name = "model.gguf",
-                     int64_t file_size = -1);
+GgufParse parse_gguf(const uint8_t* data, size_t size, const std::string& name = "model.gguf", int64_t file_size = -1);
 
 // True when the bytes start with the GGUF magic.
 bool is_gguf(const uint8_t* data, size_t size);

@@ -26,22 +26,66 @@ constexpr int64_t kMaxTokens = int64_t(1) << 40;
 // from the generic keys, which every llama.cpp architecture writes.
 const std::map<std::string, std::string>& arch_model_types() {
     static const std::map<std::string, std::string> t = {
-        {"llama", "llama"}, {"llama4", "llama4_text"}, {"deci", "nemotron-nas"}, {"mistral3", "mistral3"},
-        {"qwen2", "qwen2"}, {"qwen2moe", "qwen2_moe"}, {"qwen2vl", "qwen2_vl"}, {"qwen3", "qwen3"},
-        {"qwen3moe", "qwen3_moe"}, {"qwen3vl", "qwen3_vl_text"}, {"qwen3vlmoe", "qwen3_vl_moe_text"},
-        {"qwen3next", "qwen3_next"}, {"qwen35", "qwen3_5_text"}, {"qwen35moe", "qwen3_5_moe_text"},
-        {"internlm2", "internlm2"}, {"baichuan", "baichuan"}, {"phi2", "phi"}, {"phi3", "phi3"},
-        {"phimoe", "phimoe"}, {"gemma", "gemma"}, {"gemma2", "gemma2"}, {"gemma3", "gemma3_text"},
-        {"gemma3n", "gemma3n_text"}, {"gpt-oss", "gpt_oss"}, {"deepseek", "deepseek"}, {"deepseek2", "deepseek_v3"},
-        {"jamba", "jamba"}, {"falcon-h1", "falcon_h1"}, {"granitehybrid", "granitemoehybrid"},
-        {"nemotron_h", "nemotron_h"}, {"nemotron_h_moe", "nemotron_h"}, {"mamba", "mamba"}, {"mamba2", "mamba2"},
-        {"gpt2", "gpt2"}, {"falcon", "falcon"}, {"bloom", "bloom"}, {"mpt", "mpt"}, {"chatglm", "chatglm"},
-        {"glm4", "glm4"}, {"glm4moe", "glm4_moe"}, {"olmo", "olmo"}, {"olmo2", "olmo2"}, {"olmo3", "olmo3"},
-        {"olmoe", "olmoe"}, {"starcoder2", "starcoder2"}, {"gptneox", "gpt_neox"}, {"gptj", "gptj"},
-        {"starcoder", "gpt_bigcode"}, {"command-r", "cohere"}, {"cohere2", "cohere2"}, {"granite", "granite"},
-        {"granitemoe", "granitemoe"}, {"exaone", "exaone"}, {"stablelm", "stablelm"},
-        {"hunyuan-dense", "hunyuan_v1_dense"}, {"seed_oss", "seed_oss"}, {"ernie4_5", "ernie4_5"},
-        {"ernie4_5-moe", "ernie4_5_moe"}, {"smollm3", "smollm3"}, {"minimax-m2", "minimax_m2"},
+        {"llama", "llama"},
+        {"llama4", "llama4_text"},
+        {"deci", "nemotron-nas"},
+        {"mistral3", "mistral3"},
+        {"qwen2", "qwen2"},
+        {"qwen2moe", "qwen2_moe"},
+        {"qwen2vl", "qwen2_vl"},
+        {"qwen3", "qwen3"},
+        {"qwen3moe", "qwen3_moe"},
+        {"qwen3vl", "qwen3_vl_text"},
+        {"qwen3vlmoe", "qwen3_vl_moe_text"},
+        {"qwen3next", "qwen3_next"},
+        {"qwen35", "qwen3_5_text"},
+        {"qwen35moe", "qwen3_5_moe_text"},
+        {"internlm2", "internlm2"},
+        {"baichuan", "baichuan"},
+        {"phi2", "phi"},
+        {"phi3", "phi3"},
+        {"phimoe", "phimoe"},
+        {"gemma", "gemma"},
+        {"gemma2", "gemma2"},
+        {"gemma3", "gemma3_text"},
+        {"gemma3n", "gemma3n_text"},
+        {"gpt-oss", "gpt_oss"},
+        {"deepseek", "deepseek"},
+        {"deepseek2", "deepseek_v3"},
+        {"jamba", "jamba"},
+        {"falcon-h1", "falcon_h1"},
+        {"granitehybrid", "granitemoehybrid"},
+        {"nemotron_h", "nemotron_h"},
+        {"nemotron_h_moe", "nemotron_h"},
+        {"mamba", "mamba"},
+        {"mamba2", "mamba2"},
+        {"gpt2", "gpt2"},
+        {"falcon", "falcon"},
+        {"bloom", "bloom"},
+        {"mpt", "mpt"},
+        {"chatglm", "chatglm"},
+        {"glm4", "glm4"},
+        {"glm4moe", "glm4_moe"},
+        {"olmo", "olmo"},
+        {"olmo2", "olmo2"},
+        {"olmo3", "olmo3"},
+        {"olmoe", "olmoe"},
+        {"starcoder2", "starcoder2"},
+        {"gptneox", "gpt_neox"},
+        {"gptj", "gptj"},
+        {"starcoder", "gpt_bigcode"},
+        {"command-r", "cohere"},
+        {"cohere2", "cohere2"},
+        {"granite", "granite"},
+        {"granitemoe", "granitemoe"},
+        {"exaone", "exaone"},
+        {"stablelm", "stablelm"},
+        {"hunyuan-dense", "hunyuan_v1_dense"},
+        {"seed_oss", "seed_oss"},
+        {"ernie4_5", "ernie4_5"},
+        {"ernie4_5-moe", "ernie4_5_moe"},
+        {"smollm3", "smollm3"},
+        {"minimax-m2", "minimax_m2"},
     };
     return t;
 }
@@ -58,7 +102,8 @@ int64_t default_swa_period(const std::string& arch) {
 
 std::string value_text(const GgufValue& v) {
     if (v.type == GgufType::String) return "'" + v.str.substr(0, 40) + "'";
-    if (v.type == GgufType::Array) return std::string("arr[") + gguf_type_name(v.elem_type) + "," + std::to_string(v.count) + "]";
+    if (v.type == GgufType::Array)
+        return std::string("arr[") + gguf_type_name(v.elem_type) + "," + std::to_string(v.count) + "]";
     if (auto i = v.as_int()) return std::to_string(*i);
     if (auto d = v.as_number()) {
         char buf[64];
@@ -78,8 +123,9 @@ struct Reader {
         return make_error("missing_field", note("gguf_missing_key", {{"file", name}, {"key", key}}));
     }
     Error bad(const std::string& key, const std::string& expected, const GgufValue& v) const {
-        return make_error("bad_value", note("gguf_bad_key", {{"file", name}, {"key", key}, {"expected", expected},
-                                                             {"got", value_text(v)}}));
+        return make_error(
+            "bad_value",
+            note("gguf_bad_key", {{"file", name}, {"key", key}, {"expected", expected}, {"got", value_text(v)}}));
     }
     const GgufValue* get(const std::string& suffix) const { return h.find(arch + "." + suffix); }
 
@@ -104,7 +150,8 @@ struct Reader {
     }
     // A per-layer key (scalar for every layer, or an array of block_count entries) as
     // llama.cpp's get_key_or_arr reads it. Absent: `def` for every layer.
-    Result<std::vector<int64_t>> per_layer(const std::string& suffix, int64_t lo, int64_t hi, std::optional<int64_t> def) const {
+    Result<std::vector<int64_t>> per_layer(const std::string& suffix, int64_t lo, int64_t hi,
+                                           std::optional<int64_t> def) const {
         const std::string key = arch + "." + suffix;
         const GgufValue* v = h.find(key);
         std::vector<int64_t> out;
@@ -121,16 +168,17 @@ struct Reader {
             return out;
         }
         if (static_cast<int64_t>(v->count) != n_layer)
-            return make_error("contradictory_fields", note("gguf_array_length", {{"file", name}, {"key", key},
-                                                                               {"n", std::to_string(v->count)},
-                                                                               {"arch", arch},
-                                                                               {"layers", std::to_string(n_layer)}}));
+            return make_error("contradictory_fields", note("gguf_array_length", {{"file", name},
+                                                                                 {"key", key},
+                                                                                 {"n", std::to_string(v->count)},
+                                                                                 {"arch", arch},
+                                                                                 {"layers", std::to_string(n_layer)}}));
         if (!v->items_kept) return bad(key, "a per-layer array", *v);
         for (size_t k = 0; k < v->items.size(); ++k) {
             auto i = v->items[k].as_int();
             if (!i || *i < lo || *i > hi)
-                return bad(key + "[" + std::to_string(k) + "]", "an integer in " + std::to_string(lo) + ".." + std::to_string(hi),
-                           v->items[k]);
+                return bad(key + "[" + std::to_string(k) + "]",
+                           "an integer in " + std::to_string(lo) + ".." + std::to_string(hi), v->items[k]);
             out.push_back(*i);
         }
         return out;
@@ -165,8 +213,10 @@ Result<ModelSpec> build(const GgufHeader& h, const std::vector<const GgufHeader*
     const GgufValue* a = h.find("general.architecture");
     if (!a) return make_error("missing_field", note("gguf_no_architecture", {{"file", name}}));
     if (a->type != GgufType::String || a->str.empty() || a->str.size() > 64)
-        return make_error("bad_value", note("gguf_bad_key", {{"file", name}, {"key", "general.architecture"},
-                                                             {"expected", "a string"}, {"got", value_text(*a)}}));
+        return make_error(
+            "bad_value",
+            note("gguf_bad_key",
+                 {{"file", name}, {"key", "general.architecture"}, {"expected", "a string"}, {"got", value_text(*a)}}));
     Reader r{h, name, a->str};
     const std::string& arch = r.arch;
     m.architecture = arch;
@@ -201,10 +251,12 @@ Result<ModelSpec> build(const GgufHeader& h, const std::vector<const GgufHeader*
     for (int64_t il = 0; il < n_layer; ++il) {
         const int64_t hq = heads.value()[static_cast<size_t>(il)], hk = kv_heads[static_cast<size_t>(il)];
         if (hk > 0 && (hq == 0 || hq % hk != 0))
-            return make_error("contradictory_fields",
-                              note("gguf_bad_key", {{"file", name}, {"key", arch + ".attention.head_count_kv"},
-                                                    {"expected", "a divisor of attention.head_count (" + std::to_string(hq) + ")"},
-                                                    {"got", std::to_string(hk)}}));
+            return make_error(
+                "contradictory_fields",
+                note("gguf_bad_key", {{"file", name},
+                                      {"key", arch + ".attention.head_count_kv"},
+                                      {"expected", "a divisor of attention.head_count (" + std::to_string(hq) + ")"},
+                                      {"got", std::to_string(hk)}}));
     }
     const int64_t def_head_dim = head0 > 0 && embd.value() % head0 == 0 ? embd.value() / head0 : 0;
     auto kl = r.opt_int("attention.key_length", 1, kMaxDim);
@@ -244,15 +296,19 @@ Result<ModelSpec> build(const GgufHeader& h, const std::vector<const GgufHeader*
     if (const GgufValue* pat = r.get("attention.sliding_window_pattern")) {
         if (pat->is_array()) {
             if (static_cast<int64_t>(pat->count) != n_layer || !pat->items_kept)
-                return make_error("contradictory_fields", note("gguf_array_length", {{"file", name},
-                                                                                   {"key", arch + ".attention.sliding_window_pattern"},
-                                                                                   {"n", std::to_string(pat->count)}, {"arch", arch},
-                                                                                   {"layers", std::to_string(n_layer)}}));
-            for (int64_t il = 0; il < n_layer; ++il) swa[static_cast<size_t>(il)] = pat->items[static_cast<size_t>(il)].as_int().value_or(0) != 0;
+                return make_error("contradictory_fields",
+                                  note("gguf_array_length", {{"file", name},
+                                                             {"key", arch + ".attention.sliding_window_pattern"},
+                                                             {"n", std::to_string(pat->count)},
+                                                             {"arch", arch},
+                                                             {"layers", std::to_string(n_layer)}}));
+            for (int64_t il = 0; il < n_layer; ++il)
+                swa[static_cast<size_t>(il)] = pat->items[static_cast<size_t>(il)].as_int().value_or(0) != 0;
         } else {
             auto p = pat->as_int();
-            if (!p || *p < 0 || *p > kMaxLayers) return r.bad(arch + ".attention.sliding_window_pattern", "a layer period", *pat);
-            for (int64_t il = 0; il < n_layer && *p > 1; ++il) swa[static_cast<size_t>(il)] = (il % *p) < (*p - 1);
+            if (!p || *p < 0 || *p > kMaxLayers)
+                return r.bad(arch + ".attention.sliding_window_pattern", "a layer period", *pat);
+            for (int64_t il = 0; il<n_layer&& * p> 1; ++il) swa[static_cast<size_t>(il)] = (il % *p) < (*p - 1);
         }
     } else if (int64_t p = default_swa_period(arch); p > 0 && n_swa > 0) {
         for (int64_t il = 0; il < n_layer; ++il) swa[static_cast<size_t>(il)] = (il % p) < (p - 1);
@@ -324,16 +380,20 @@ Result<ModelSpec> build(const GgufHeader& h, const std::vector<const GgufHeader*
             // key_length = kv_lora_rank + rope dims: one shared "head" in llama.cpp's cache.
             if (head_k != kv_lora + rope_dim)
                 return make_error("contradictory_fields",
-                                  note("gguf_bad_key", {{"file", name}, {"key", arch + ".attention.key_length"},
-                                                        {"expected", std::to_string(kv_lora + rope_dim) + " (kv_lora_rank + rope.dimension_count)"},
+                                  note("gguf_bad_key", {{"file", name},
+                                                        {"key", arch + ".attention.key_length"},
+                                                        {"expected", std::to_string(kv_lora + rope_dim) +
+                                                                         " (kv_lora_rank + rope.dimension_count)"},
                                                         {"got", std::to_string(head_k)}}));
         } else {
             m.dims.q_head_dim = head_k;
             m.dims.v_head_dim = head_v;
             m.dims.qk_nope_head_dim = head_k - rope_dim;
-            m.notes.push_back(note("gguf_legacy_mla", {{"file", name}, {"heads", std::to_string(kv_heads[0])},
-                                                                      {"k", std::to_string(head_k)}, {"v", std::to_string(head_v)},
-                                                                      {"latent", std::to_string(kv_lora + rope_dim)}}));
+            m.notes.push_back(note("gguf_legacy_mla", {{"file", name},
+                                                       {"heads", std::to_string(kv_heads[0])},
+                                                       {"k", std::to_string(head_k)},
+                                                       {"v", std::to_string(head_v)},
+                                                       {"latent", std::to_string(kv_lora + rope_dim)}}));
         }
         auto ql = r.opt_int("attention.q_lora_rank", 0, kMaxDim);
         if (!ql) return ql.error();
@@ -356,7 +416,8 @@ Result<ModelSpec> build(const GgufHeader& h, const std::vector<const GgufHeader*
         if (pure_ssm) {
             m.layers.push_back(recurrent(LayerKind::Mamba));
         } else if (gdn) {
-            m.layers.push_back((il + 1) % *full_every.value() == 0 ? attn(il, LayerKind::Full, 0) : recurrent(LayerKind::Linear));
+            m.layers.push_back((il + 1) % *full_every.value() == 0 ? attn(il, LayerKind::Full, 0)
+                                                                   : recurrent(LayerKind::Linear));
         } else if (arch == "falcon-h1") {
             m.layers.push_back(attn(il, LayerKind::Full, 0));
             m.layers.push_back(recurrent(LayerKind::Mamba));
@@ -393,8 +454,7 @@ Result<ModelSpec> build(const GgufHeader& h, const std::vector<const GgufHeader*
         }
     }
     if (arch == "falcon-h1") m.notes.push_back(note("falcon_h1"));
-    if (n_nextn > 0)
-        m.notes.push_back(note("gguf_nextn", {{"arch", arch}, {"n", std::to_string(n_nextn)}}));
+    if (n_nextn > 0) m.notes.push_back(note("gguf_nextn", {{"arch", arch}, {"n", std::to_string(n_nextn)}}));
     if (!std::any_of(m.layers.begin(), m.layers.end(), [](const Layer& l) { return l.kind != LayerKind::None; }))
         return make_error("bad_value", name + ": no layer of this model holds a KV cache or state");
 
@@ -444,7 +504,8 @@ Result<ModelSpec> build(const GgufHeader& h, const std::vector<const GgufHeader*
     w.arch = arch;
     w.nextn_layers = n_nextn;
     w.split_mla = split_mla;
-    m.notes.push_back(note("gguf_read", {{"tensors", with_commas(w.n_tensors)}, {"bytes", format_bytes(w.tensor_bytes)}}));
+    m.notes.push_back(
+        note("gguf_read", {{"tensors", with_commas(w.n_tensors)}, {"bytes", format_bytes(w.tensor_bytes)}}));
     m.gguf = w;
     return m;
 }
@@ -467,11 +528,15 @@ Result<ModelSpec> spec_from_gguf_shards(const std::vector<GgufHeader>& shards, c
     const uint64_t count = split_value(shards[0], "split.count", 1);
     if (count != shards.size()) {
         if (shards.size() < count)
-            return make_error("missing_field", note("gguf_split_missing", {{"file", name}, {"count", std::to_string(count)},
-                                                                         {"shard", std::to_string(shards.size() + 1)}}));
-        return make_error("contradictory_fields", note("gguf_split_mismatch", {{"file", name}, {"shard", "1"},
-                                                                             {"count", std::to_string(count)},
-                                                                             {"expected", std::to_string(shards.size())}}));
+            return make_error(
+                "missing_field",
+                note("gguf_split_missing",
+                     {{"file", name}, {"count", std::to_string(count)}, {"shard", std::to_string(shards.size() + 1)}}));
+        return make_error("contradictory_fields",
+                          note("gguf_split_mismatch", {{"file", name},
+                                                       {"shard", "1"},
+                                                       {"count", std::to_string(count)},
+                                                       {"expected", std::to_string(shards.size())}}));
     }
     std::vector<const GgufHeader*> all;
     int64_t n_tensors = 0;
@@ -479,17 +544,20 @@ Result<ModelSpec> spec_from_gguf_shards(const std::vector<GgufHeader>& shards, c
         const uint64_t c = split_value(shards[k], "split.count", 1);
         const uint64_t no = split_value(shards[k], "split.no", 0);
         if (c != count || no != k)
-            return make_error("contradictory_fields", note("gguf_split_mismatch", {{"file", name}, {"shard", std::to_string(k + 1)},
-                                                                                 {"count", std::to_string(c)},
-                                                                                 {"expected", std::to_string(count)}}));
+            return make_error("contradictory_fields",
+                              note("gguf_split_mismatch", {{"file", name},
+                                                           {"shard", std::to_string(k + 1)},
+                                                           {"count", std::to_string(c)},
+                                                           {"expected", std::to_string(count)}}));
         all.push_back(&shards[k]);
         n_tensors += static_cast<int64_t>(shards[k].tensors.size());
     }
     if (const GgufValue* tc = shards[0].find("split.tensors.count")) {
         auto want = tc->as_int();
         if (!want || *want != n_tensors)
-            return make_error("contradictory_fields", note("gguf_split_tensors", {{"file", name}, {"have", std::to_string(n_tensors)},
-                                                                                {"expected", value_text(*tc)}}));
+            return make_error("contradictory_fields", note("gguf_split_tensors", {{"file", name},
+                                                                                  {"have", std::to_string(n_tensors)},
+                                                                                  {"expected", value_text(*tc)}}));
     }
     std::set<std::string> seen;
     for (const GgufHeader* s : all)
@@ -506,7 +574,8 @@ std::string llamacpp_file_size(int64_t bytes, int64_t elements) {
     if (bytes < (int64_t(1) << 30))
         std::snprintf(buf, sizeof buf, "%.2f MiB (%.2f BPW)", static_cast<double>(bytes) / 1024.0 / 1024.0, bpw);
     else
-        std::snprintf(buf, sizeof buf, "%.2f GiB (%.2f BPW)", static_cast<double>(bytes) / 1024.0 / 1024.0 / 1024.0, bpw);
+        std::snprintf(buf, sizeof buf, "%.2f GiB (%.2f BPW)", static_cast<double>(bytes) / 1024.0 / 1024.0 / 1024.0,
+                      bpw);
     return buf;
 }
 

@@ -55,29 +55,104 @@ const std::initializer_list<const char*> kHeadsKeys = {"num_attention_heads", "n
 const std::initializer_list<const char*> kHiddenKeys = {"hidden_size", "n_embd", "n_embed", "d_model", "model_dim"};
 const std::initializer_list<const char*> kKvKeys = {"num_key_value_heads", "n_head_kv", "num_kv_heads", "kv_n_heads"};
 const std::initializer_list<const char*> kHeadDimKeys = {"head_dim", "kv_channels", "attention_head_dim", "d_head"};
-const std::initializer_list<const char*> kMaxPosKeys = {"max_position_embeddings", "n_positions", "max_seq_len",
-                                                        "seq_length", "max_sequence_length", "model_max_length"};
+const std::initializer_list<const char*> kMaxPosKeys = {
+    "max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "max_sequence_length", "model_max_length"};
 
 // model_types whose config fields we interpret deliberately. Anything else is read
 // through the generic fields and flagged.
-const std::set<std::string> kKnownTypes = {
-    "llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "qwen2_vl", "qwen2_5_vl",
-    "qwen3_vl", "qwen3_vl_text", "qwen3_vl_moe", "qwen3_vl_moe_text", "qwen3_next", "qwen3_5", "qwen3_5_text",
-    "qwen3_5_moe", "qwen3_5_moe_text", "yi", "internlm", "internlm2", "internlm3", "baichuan", "phi3", "phi",
-    "phimoe", "gemma", "gemma2", "gemma3", "gemma3_text", "gpt_oss", "deepseek_v2", "deepseek_v3", "deepseek_v32",
-    "kimi_k2", "llama4", "llama4_text", "minimax", "minimax_m1", "minimax_text_01", "jamba", "falcon_h1",
-    "granitemoehybrid", "nemotron_h", "mamba", "mamba2", "gpt2", "falcon", "refinedweb", "refinedwebmodel", "bloom",
-    "opt", "mpt", "chatglm", "glm", "glm4", "glm4v", "glm4_moe", "glm4v_moe", "olmo", "olmo2", "olmo3", "olmoe",
-    "mllama", "mllama_text_model", "nemotron-nas", "deci", "starcoder2", "gpt_neox", "gptj", "gpt_bigcode",
-    "cohere", "cohere2", "mistral3", "granite", "granitemoe", "exaone", "stablelm", "deepseek", "llava",
-    "hunyuan_v1_dense", "seed_oss", "ernie4_5", "ernie4_5_moe", "smollm3", "gemma3n", "gemma3n_text"};
+const std::set<std::string> kKnownTypes = {"llama",
+                                           "mistral",
+                                           "mixtral",
+                                           "qwen2",
+                                           "qwen2_moe",
+                                           "qwen3",
+                                           "qwen3_moe",
+                                           "qwen2_vl",
+                                           "qwen2_5_vl",
+                                           "qwen3_vl",
+                                           "qwen3_vl_text",
+                                           "qwen3_vl_moe",
+                                           "qwen3_vl_moe_text",
+                                           "qwen3_next",
+                                           "qwen3_5",
+                                           "qwen3_5_text",
+                                           "qwen3_5_moe",
+                                           "qwen3_5_moe_text",
+                                           "yi",
+                                           "internlm",
+                                           "internlm2",
+                                           "internlm3",
+                                           "baichuan",
+                                           "phi3",
+                                           "phi",
+                                           "phimoe",
+                                           "gemma",
+                                           "gemma2",
+                                           "gemma3",
+                                           "gemma3_text",
+                                           "gpt_oss",
+                                           "deepseek_v2",
+                                           "deepseek_v3",
+                                           "deepseek_v32",
+                                           "kimi_k2",
+                                           "llama4",
+                                           "llama4_text",
+                                           "minimax",
+                                           "minimax_m1",
+                                           "minimax_text_01",
+                                           "jamba",
+                                           "falcon_h1",
+                                           "granitemoehybrid",
+                                           "nemotron_h",
+                                           "mamba",
+                                           "mamba2",
+                                           "gpt2",
+                                           "falcon",
+                                           "refinedweb",
+                                           "refinedwebmodel",
+                                           "bloom",
+                                           "opt",
+                                           "mpt",
+                                           "chatglm",
+                                           "glm",
+                                           "glm4",
+                                           "glm4v",
+                                           "glm4_moe",
+                                           "glm4v_moe",
+                                           "olmo",
+                                           "olmo2",
+                                           "olmo3",
+                                           "olmoe",
+                                           "mllama",
+                                           "mllama_text_model",
+                                           "nemotron-nas",
+                                           "deci",
+                                           "starcoder2",
+                                           "gpt_neox",
+                                           "gptj",
+                                           "gpt_bigcode",
+                                           "cohere",
+                                           "cohere2",
+                                           "mistral3",
+                                           "granite",
+                                           "granitemoe",
+                                           "exaone",
+                                           "stablelm",
+                                           "deepseek",
+                                           "llava",
+                                           "hunyuan_v1_dense",
+                                           "seed_oss",
+                                           "ernie4_5",
+                                           "ernie4_5_moe",
+                                           "smollm3",
+                                           "gemma3n",
+                                           "gemma3n_text"};
 
 Layer no_cache_layer() {
     Layer l;
     l.kind = LayerKind::None;
     return l;
 }
-
 
 struct Builder {
     const ConfigReader& r;
@@ -87,7 +162,9 @@ struct Builder {
     Error err(const char* category, const char* code, MessageParams params = {}) const {
         return r.refuse(category, code, std::move(params));
     }
-    void note(std::string code, MessageParams params = {}) { m.notes.push_back(kvb::note(std::move(code), std::move(params))); }
+    void note(std::string code, MessageParams params = {}) {
+        m.notes.push_back(kvb::note(std::move(code), std::move(params)));
+    }
 
     // Reads a required integer into `dst`; the error names the field and the model.
     Result<bool> need(int64_t& dst, std::initializer_list<const char*> keys, int64_t lo, int64_t hi) const {
@@ -228,8 +305,10 @@ struct Builder {
         for (size_t i = 0; i < n; ++i) {
             Layer& l = m.layers[i * stride];
             if (l.kind != LayerKind::Full && l.kind != LayerKind::Sliding && l.kind != LayerKind::Chunked) continue;
-            if (kv_list[i] == 0) l = no_cache_layer();
-            else l.kv_heads = kv_list[i];
+            if (kv_list[i] == 0)
+                l = no_cache_layer();
+            else
+                l.kv_heads = kv_list[i];
         }
     }
 
@@ -270,7 +349,8 @@ struct Builder {
     void all(const Layer& l) { m.layers.assign(static_cast<size_t>(n_layers), l); }
 
     Result<bool> from_layer_types(const json& types, int64_t window, int64_t chunk) {
-        if (!types.is_array()) return err("bad_value", "not_array", {{"field", "layer_types"}, {"got", json_type_name(types)}});
+        if (!types.is_array())
+            return err("bad_value", "not_array", {{"field", "layer_types"}, {"got", json_type_name(types)}});
         if (static_cast<int64_t>(types.size()) != n_layers) {
             return length_mismatch("layer_types", types.size());
         }
@@ -406,7 +486,8 @@ struct Builder {
         m.dims.q_lora_rank = ql.value().value_or(0);
         m.dims.qk_nope_head_dim = nope.value();
         m.dims.v_head_dim = v.value();
-        if (auto mtp = r.find({"num_nextn_predict_layers"}); mtp && mtp->is_number_integer() && mtp->get<int64_t>() > 0) {
+        if (auto mtp = r.find({"num_nextn_predict_layers"});
+            mtp && mtp->is_number_integer() && mtp->get<int64_t>() > 0) {
             note("mtp", {{"n", std::to_string(mtp->get<int64_t>())}});
         }
         if (r.has("index_head_dim")) {
@@ -418,9 +499,12 @@ struct Builder {
     Result<bool> gemma3() {
         // Minimal nested Gemma 3 configs (gemma-3-4b-it's text_config) omit fields that
         // transformers' Gemma3TextConfig fills in; fill the same defaults and say so.
-        struct Default { const char* key; int64_t value; };
-        const Default defaults[] = {{"num_attention_heads", 8}, {"num_key_value_heads", 4}, {"head_dim", 256},
-                                    {"vocab_size", 262208}};
+        struct Default {
+            const char* key;
+            int64_t value;
+        };
+        const Default defaults[] = {
+            {"num_attention_heads", 8}, {"num_key_value_heads", 4}, {"head_dim", 256}, {"vocab_size", 262208}};
         for (const auto& d : defaults) {
             if (!r.has(d.key)) {
                 note("gemma_default", {{"field", d.key}, {"value", std::to_string(d.value)}});
@@ -512,7 +596,8 @@ struct Builder {
                 for (int64_t i = 0; i < n_layers; ++i) rope[static_cast<size_t>(i)] = (i + 1) % 4 != 0;
             }
             for (int64_t i = 0; i < n_layers; ++i) {
-                m.layers.push_back(rope[static_cast<size_t>(i)] ? attn(LayerKind::Chunked, chunk) : attn(LayerKind::Full));
+                m.layers.push_back(rope[static_cast<size_t>(i)] ? attn(LayerKind::Chunked, chunk)
+                                                                : attn(LayerKind::Full));
             }
             return true;
         }
@@ -547,7 +632,8 @@ struct Builder {
             all(attn(LayerKind::Full));
             if (xa && xa->is_array()) {
                 for (size_t i = 0; i < xa->size(); ++i) {
-                    auto idx = r.int_value((*xa)[i], "cross_attention_layers[" + std::to_string(i) + "]", 0, n_layers - 1);
+                    auto idx =
+                        r.int_value((*xa)[i], "cross_attention_layers[" + std::to_string(i) + "]", 0, n_layers - 1);
                     if (!idx) return idx.error();
                     m.layers[static_cast<size_t>(idx.value())] = no_cache_layer();
                 }
@@ -576,7 +662,8 @@ struct Builder {
         for (size_t i = 0; i < bc->size(); ++i) {
             const json& b = (*bc)[i];
             std::string f = "block_configs[" + std::to_string(i) + "]";
-            if (!b.is_object() || !b.contains("attention") || !b["attention"].is_object()) return r.missing({(f + ".attention").c_str()});
+            if (!b.is_object() || !b.contains("attention") || !b["attention"].is_object())
+                return r.missing({(f + ".attention").c_str()});
             const json& a = b["attention"];
             bool noop = bool_at(a, "no_op") || bool_at(a, "replace_with_linear");
             if (noop) {
@@ -588,7 +675,8 @@ struct Builder {
                 if (!g) return g.error();
                 if (heads % g.value() != 0) {
                     return err("contradictory_fields", "group_not_divisor",
-                               {{"field", f + ".attention.n_heads_in_group"}, {"group", std::to_string(g.value())},
+                               {{"field", f + ".attention.n_heads_in_group"},
+                                {"group", std::to_string(g.value())},
                                 {"heads", std::to_string(heads)}});
                 }
                 Layer l;
@@ -603,7 +691,8 @@ struct Builder {
                 const json& ffn = b["ffn"];
                 if (ffn.contains("ffn_mult") && ffn["ffn_mult"].is_number()) {
                     double mult = ffn["ffn_mult"].get<double>();
-                    if (!(mult > 0 && mult < 1000)) return err("bad_value", "not_positive", {{"field", f + ".ffn.ffn_mult"}});
+                    if (!(mult > 0 && mult < 1000))
+                        return err("bad_value", "not_positive", {{"field", f + ".ffn.ffn_mult"}});
                     int64_t w = static_cast<int64_t>(2.0 * mult * static_cast<double>(hidden) / 3.0);
                     width = (w + 255) / 256 * 256;
                 }
@@ -629,10 +718,22 @@ struct Builder {
         if (!st) return st.error();
         for (size_t i = 0; i < p.size(); ++i) {
             switch (p[i]) {
-                case 'M': m.layers.push_back(st.value()); m.dims.layer_mlp.push_back(0); break;
-                case '*': m.layers.push_back(attn(LayerKind::Full)); m.dims.layer_mlp.push_back(0); break;
-                case '-': m.layers.push_back(no_cache_layer()); m.dims.layer_mlp.push_back(1); break;
-                case 'E': m.layers.push_back(no_cache_layer()); m.dims.layer_mlp.push_back(2); break;
+                case 'M':
+                    m.layers.push_back(st.value());
+                    m.dims.layer_mlp.push_back(0);
+                    break;
+                case '*':
+                    m.layers.push_back(attn(LayerKind::Full));
+                    m.dims.layer_mlp.push_back(0);
+                    break;
+                case '-':
+                    m.layers.push_back(no_cache_layer());
+                    m.dims.layer_mlp.push_back(1);
+                    break;
+                case 'E':
+                    m.layers.push_back(no_cache_layer());
+                    m.dims.layer_mlp.push_back(2);
+                    break;
                 default:
                     return err("bad_value", "bad_pattern_letter",
                                {{"letter", std::string(1, p[i])}, {"position", std::to_string(i)}});
@@ -653,7 +754,8 @@ struct Builder {
                 return length_mismatch("layers_block_type", lbt->size());
             }
             for (const auto& t : *lbt) {
-                m.layers.push_back(t.is_string() && t.get<std::string>() == "attention" ? attn(LayerKind::Full) : st.value());
+                m.layers.push_back(t.is_string() && t.get<std::string>() == "attention" ? attn(LayerKind::Full)
+                                                                                        : st.value());
             }
             return true;
         }
@@ -740,8 +842,9 @@ struct Builder {
         auto vocab = r.optional_int({"vocab_size", "padded_vocab_size", "n_vocab"}, 1, kMaxVocab);
         if (!vocab) return vocab.error();
         d.vocab_size = vocab.value().value_or(d.vocab_size);
-        auto inter = r.optional_int({"intermediate_size", "ffn_dim", "n_inner", "ffn_hidden_size", "inner_hidden_size", "d_ff"},
-                                    1, kMaxHidden * 16);
+        auto inter =
+            r.optional_int({"intermediate_size", "ffn_dim", "n_inner", "ffn_hidden_size", "inner_hidden_size", "d_ff"},
+                           1, kMaxHidden * 16);
         if (!inter) return inter.error();
         if (inter.value()) {
             d.intermediate_size = *inter.value();
@@ -752,9 +855,9 @@ struct Builder {
         } else if (hidden > 0 && m.family != "nemotron_nas") {
             d.intermediate_size = 4 * hidden;  // GPT-2, Bloom, Falcon: 4x hidden when unset
         }
-        static const std::set<std::string> two_matrix = {"gpt2", "opt", "falcon", "refinedweb", "refinedwebmodel",
-                                                         "mpt", "bloom", "gpt_neox", "gptj", "gpt_bigcode",
-                                                         "starcoder2", "phi", "nemotron_h"};
+        static const std::set<std::string> two_matrix = {
+            "gpt2", "opt",         "falcon",     "refinedweb", "refinedwebmodel", "mpt", "bloom", "gpt_neox",
+            "gptj", "gpt_bigcode", "starcoder2", "phi",        "nemotron_h"};
         d.gated_mlp = two_matrix.count(type) == 0;
         if (auto act = r.optional_string("hidden_act")) d.mlp_activation = *act;
         if (auto act = r.optional_string("mlp_hidden_act")) d.mlp_activation = *act;
@@ -764,7 +867,8 @@ struct Builder {
         const bool tie_default = !(type == "llama4_text" || type == "llama4");
         d.tie_word_embeddings = tie && tie->is_boolean() ? tie->get<bool>() : tie_default;
 
-        auto ne = r.optional_int({"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"}, 0, 1 << 20);
+        auto ne =
+            r.optional_int({"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"}, 0, 1 << 20);
         if (!ne) return ne.error();
         d.num_experts = ne.value().value_or(0);
         if (d.num_experts > 0) {
@@ -781,14 +885,16 @@ struct Builder {
             auto se = r.optional_int({"n_shared_experts"}, 0, 1024);
             if (!se) return se.error();
             d.shared_experts = se.value().value_or(0);
-            auto si = r.optional_int({"shared_expert_intermediate_size", "moe_shared_expert_intermediate_size",
-                                      "shared_intermediate_size"}, 0, kMaxHidden * 16);
+            auto si = r.optional_int(
+                {"shared_expert_intermediate_size", "moe_shared_expert_intermediate_size", "shared_intermediate_size"},
+                0, kMaxHidden * 16);
             if (!si) return si.error();
             d.shared_intermediate_size = si.value().value_or(0);
             auto fk = r.optional_int({"first_k_dense_replace"}, 0, kMaxLayers);
             if (!fk) return fk.error();
             d.first_dense_layers = fk.value().value_or(0);
-            auto freq = r.optional_int({"moe_layer_freq", "decoder_sparse_step", "interleave_moe_layer_step"}, 1, kMaxLayers);
+            auto freq =
+                r.optional_int({"moe_layer_freq", "decoder_sparse_step", "interleave_moe_layer_step"}, 1, kMaxLayers);
             if (!freq) return freq.error();
             d.moe_layer_freq = freq.value().value_or(1);
             if (type == "llama4_text" || type == "llama4") {
@@ -799,11 +905,12 @@ struct Builder {
                 if (!dm) return dm.error();
                 d.dense_intermediate_size = dm.value().value_or(0);
             }
-            if (const json* mlo = r.find({"mlp_only_layers"}); mlo && mlo->is_array() && !mlo->empty() &&
-                                                               m.dims.layer_mlp.empty()) {
+            if (const json* mlo = r.find({"mlp_only_layers"});
+                mlo && mlo->is_array() && !mlo->empty() && m.dims.layer_mlp.empty()) {
                 d.layer_mlp.assign(m.layers.size(), 2);
                 for (const auto& v : *mlo) {
-                    if (v.is_number_integer() && v.get<int64_t>() >= 0 && v.get<int64_t>() < static_cast<int64_t>(m.layers.size())) {
+                    if (v.is_number_integer() && v.get<int64_t>() >= 0 &&
+                        v.get<int64_t>() < static_cast<int64_t>(m.layers.size())) {
                         d.layer_mlp[static_cast<size_t>(v.get<int64_t>())] = 1;
                     }
                 }
@@ -826,7 +933,8 @@ struct Builder {
         auto num = [&](std::initializer_list<const char*> keys) -> int64_t {
             for (const char* k : keys) {
                 auto f = v.find(k);
-                if (f != v.end() && f->is_number_integer() && f->get<int64_t>() > 0 && f->get<int64_t>() < (int64_t(1) << 20)) {
+                if (f != v.end() && f->is_number_integer() && f->get<int64_t>() > 0 &&
+                    f->get<int64_t>() < (int64_t(1) << 20)) {
                     return f->get<int64_t>();
                 }
             }
@@ -874,7 +982,8 @@ Result<ModelSpec> parse_config(const std::string& text, const std::string& name_
             break;
         }
         if (it != root.end() && !it->is_null() && !it->is_object()) {
-            return make_error("bad_value", note("not_object", {{"model", name}, {"field", nested}, {"got", json_type_name(*it)}}));
+            return make_error("bad_value",
+                              note("not_object", {{"model", name}, {"field", nested}, {"got", json_type_name(*it)}}));
         }
     }
     if (root.contains("vision_config")) m.multimodal = true;
@@ -887,8 +996,9 @@ Result<ModelSpec> parse_config(const std::string& text, const std::string& name_
         m.architecture = (*a)[0].get<std::string>();
     }
     if (root.contains("model_type") && !root["model_type"].is_string() && !root["model_type"].is_null()) {
-        return make_error("bad_value",
-                          note("not_string", {{"model", name}, {"field", "model_type"}, {"got", json_type_name(root["model_type"])}}));
+        return make_error(
+            "bad_value", note("not_string",
+                              {{"model", name}, {"field", "model_type"}, {"got", json_type_name(root["model_type"])}}));
     }
 
     // Model dtype: torch_dtype (older) or dtype (transformers >= 4.56), text model first.
@@ -976,9 +1086,11 @@ Result<ModelSpec> parse_config(const std::string& text, const std::string& name_
             if (l.kind == LayerKind::Linear || l.kind == LayerKind::Mamba)
                 state += __int128(l.state.conv_elems()) + __int128(l.state.d_state) * l.state.d_inner;
         if (state > kMaxStateElems)
-            return make_error("bad_value", note("state_too_large", {{"model", name}, {"max", with_commas(kMaxStateElems)}}));
+            return make_error("bad_value",
+                              note("state_too_large", {{"model", name}, {"max", with_commas(kMaxStateElems)}}));
     }
-    bool any_cache = std::any_of(m.layers.begin(), m.layers.end(), [](const Layer& l) { return l.kind != LayerKind::None; });
+    bool any_cache =
+        std::any_of(m.layers.begin(), m.layers.end(), [](const Layer& l) { return l.kind != LayerKind::None; });
     if (!any_cache) return make_error("bad_value", note("no_cache_layers", {{"model", name}}));
 
     auto wd = b.weight_dims();

@@ -63,16 +63,16 @@ struct WeightDims {
     int64_t num_attention_heads = 0;
     int64_t q_head_dim = 0;  // per query head (qk_nope + qk_rope for MLA)
     int64_t vocab_size = 0;
-    int64_t intermediate_size = 0;      // dense MLP width
-    bool gated_mlp = true;              // SwiGLU-style 3 matrices vs 2 (GPT-2, OPT, Falcon, MPT, Bloom)
+    int64_t intermediate_size = 0;  // dense MLP width
+    bool gated_mlp = true;          // SwiGLU-style 3 matrices vs 2 (GPT-2, OPT, Falcon, MPT, Bloom)
     bool tie_word_embeddings = false;
     // MoE
     int64_t num_experts = 0;
     int64_t experts_per_token = 0;
     int64_t moe_intermediate_size = 0;
-    int64_t shared_experts = 0;          // count of shared experts (each moe_intermediate_size wide)
+    int64_t shared_experts = 0;            // count of shared experts (each moe_intermediate_size wide)
     int64_t shared_intermediate_size = 0;  // or one shared expert of this width
-    int64_t first_dense_layers = 0;      // DeepSeek first_k_dense_replace
+    int64_t first_dense_layers = 0;        // DeepSeek first_k_dense_replace
     int64_t moe_layer_freq = 1;
     // MLA projections
     int64_t q_lora_rank = 0;
@@ -107,12 +107,12 @@ struct GgufWeights {
 };
 
 struct ModelSpec {
-    std::string name;          // model id or file name, used in messages
-    std::string model_type;    // of the text model
-    std::string architecture;  // first entry of architectures
-    std::string family;        // which normalization rule applied: "llama", "deepseek_mla", "gemma3", ...
-    bool generic = false;      // unknown model_type, sized from the generic fields
-    bool multimodal = false;   // text model was nested under text_config or a vision tower exists
+    std::string name;                // model id or file name, used in messages
+    std::string model_type;          // of the text model
+    std::string architecture;        // first entry of architectures
+    std::string family;              // which normalization rule applied: "llama", "deepseek_mla", "gemma3", ...
+    bool generic = false;            // unknown model_type, sized from the generic fields
+    bool multimodal = false;         // text model was nested under text_config or a vision tower exists
     std::string dtype = "bfloat16";  // model dtype (torch_dtype / dtype)
     // Recurrent-state dtypes as the config states them ("" = follow the model dtype):
     // Qwen3.5 sets mamba_ssm_dtype float32, Nemotron-H mamba_ssm_cache_dtype float32.
@@ -121,9 +121,9 @@ struct ModelSpec {
     std::vector<Layer> layers;
     WeightDims dims;
     Quantization quant;
-    std::vector<Message> notes;  // defaults filled, fields ignored, ...
-    std::string source = "config";   // "config" (config.json) or "gguf" (a GGUF header)
-    std::optional<GgufWeights> gguf; // set when source == "gguf"
+    std::vector<Message> notes;       // defaults filled, fields ignored, ...
+    std::string source = "config";    // "config" (config.json) or "gguf" (a GGUF header)
+    std::optional<GgufWeights> gguf;  // set when source == "gguf"
 
     int64_t count(LayerKind k) const;
     bool has(LayerKind k) const { return count(k) > 0; }

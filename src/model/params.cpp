@@ -26,9 +26,11 @@ bool is_one_of(const std::string& s, std::initializer_list<const char*> v) {
 Family family_of(const ModelSpec& m) {
     Family f;
     const std::string& t = m.model_type;
-    if (is_one_of(t, {"qwen2", "qwen2_vl", "qwen2_5_vl", "qwen2_moe", "qwen2_vl_text", "qwen2_5_vl_text"})) f.qkv_bias = true;
+    if (is_one_of(t, {"qwen2", "qwen2_vl", "qwen2_5_vl", "qwen2_moe", "qwen2_vl_text", "qwen2_5_vl_text"}))
+        f.qkv_bias = true;
     if (t == "qwen2_moe") f.shared_gate = true;
-    if (is_one_of(t, {"qwen3", "qwen3_moe", "qwen3_vl", "qwen3_vl_text", "qwen3_vl_moe", "qwen3_vl_moe_text"})) f.qk_norm = 1;
+    if (is_one_of(t, {"qwen3", "qwen3_moe", "qwen3_vl", "qwen3_vl_text", "qwen3_vl_moe", "qwen3_vl_moe_text"}))
+        f.qk_norm = 1;
     if (is_one_of(t, {"qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text"})) {
         f.qk_norm = 1;
         f.gated_q = true;
@@ -130,8 +132,7 @@ struct Counter {
     bool saw_unknown_state = false;
 
     Counter(const ModelSpec& m_, const Family& f_)
-        : m(m_), f(f_), d(m_.dims), h(m_.dims.hidden_size), heads(m_.dims.num_attention_heads),
-          ln(f_.ln_bias ? 2 : 1) {
+        : m(m_), f(f_), d(m_.dims), h(m_.dims.hidden_size), heads(m_.dims.num_attention_heads), ln(f_.ln_bias ? 2 : 1) {
         b.t.reserve(m.layers.size() * 16 + 8);
     }
 
@@ -223,13 +224,13 @@ struct Counter {
             b.add(TensorRole::StateIn, li, 2 * s.d_inner + 2 * s.n_groups * s.d_state + nh, h);
             b.add(TensorRole::StateConv, li, s.conv_dim(), s.conv_kernel);
             b.vec(li, s.conv_dim() + 3 * nh + s.d_inner);  // conv bias, dt_bias, A_log, D, norm
-        } else {  // Mamba-1
+        } else {                                           // Mamba-1
             const int64_t dt_rank = cdiv(h, 16);
             b.add(TensorRole::StateIn, li, 2 * s.d_inner, h);
             b.add(TensorRole::StateConv, li, s.d_inner, s.conv_kernel);
             b.add(TensorRole::StateIn, li, dt_rank + 2 * s.d_state, s.d_inner);  // x_proj
-            b.add(TensorRole::StateIn, li, s.d_inner, dt_rank);                   // dt_proj
-            b.vec(li, s.d_inner * (s.d_state + 3));  // conv bias, dt bias, A_log, D
+            b.add(TensorRole::StateIn, li, s.d_inner, dt_rank);                  // dt_proj
+            b.vec(li, s.d_inner * (s.d_state + 3));                              // conv bias, dt bias, A_log, D
         }
         b.add(TensorRole::StateOut, li, h, s.d_inner);
     }
@@ -267,8 +268,7 @@ struct Counter {
             return;
         }
         const int64_t moe_i = d.moe_intermediate_size > 0 ? d.moe_intermediate_size : d.intermediate_size;
-        const int64_t k_active =
-            d.experts_per_token > 0 ? std::min(d.experts_per_token, d.num_experts) : d.num_experts;
+        const int64_t k_active = d.experts_per_token > 0 ? std::min(d.experts_per_token, d.num_experts) : d.num_experts;
         b.add(TensorRole::Router, li, d.num_experts, h, 1, -1, true);
         if (f.router_bias) b.vec(li, d.num_experts);
         if (f.score_bias) b.vec(li, d.num_experts);
@@ -293,15 +293,9 @@ struct Counter {
             case LayerKind::Mla:
                 if (auto ok = mla(li, L); !ok) return ok;
                 break;
-            case LayerKind::Linear:
-                linear(li, L);
-                break;
-            case LayerKind::Mamba:
-                mamba(li, L);
-                break;
-            case LayerKind::None:
-                has_attention_norm = false;
-                break;
+            case LayerKind::Linear: linear(li, L); break;
+            case LayerKind::Mamba: mamba(li, L); break;
+            case LayerKind::None: has_attention_norm = false; break;
         }
         norms(li, has_attention_norm);
         // Nemotron-H: a block with a mixer has no MLP.
@@ -324,13 +318,25 @@ int breakdown_slot(const ModelSpec& m, const TensorGroup& g) {
         case TensorRole::TokenEmbedding:
         case TensorRole::PositionEmbedding: slot = 0; break;
         case TensorRole::Output: slot = 1; break;
-        case TensorRole::AttnQ: case TensorRole::AttnK: case TensorRole::AttnV: case TensorRole::AttnQkv:
-        case TensorRole::AttnOut: case TensorRole::MlaQa: case TensorRole::MlaQb: case TensorRole::MlaKva:
+        case TensorRole::AttnQ:
+        case TensorRole::AttnK:
+        case TensorRole::AttnV:
+        case TensorRole::AttnQkv:
+        case TensorRole::AttnOut:
+        case TensorRole::MlaQa:
+        case TensorRole::MlaQb:
+        case TensorRole::MlaKva:
         case TensorRole::MlaKvb: slot = 2; break;
-        case TensorRole::FfnGate: case TensorRole::FfnUp: case TensorRole::FfnDown: slot = 3; break;
-        case TensorRole::ExpertGate: case TensorRole::ExpertUp: case TensorRole::ExpertDown: slot = 4; break;
+        case TensorRole::FfnGate:
+        case TensorRole::FfnUp:
+        case TensorRole::FfnDown: slot = 3; break;
+        case TensorRole::ExpertGate:
+        case TensorRole::ExpertUp:
+        case TensorRole::ExpertDown: slot = 4; break;
         case TensorRole::Router: slot = 5; break;
-        case TensorRole::StateIn: case TensorRole::StateOut: case TensorRole::StateConv: slot = 6; break;
+        case TensorRole::StateIn:
+        case TensorRole::StateOut:
+        case TensorRole::StateConv: slot = 6; break;
         case TensorRole::Vector: slot = 7; break;
     }
     // The in-projection of a linear-attention layer is a mixer weight, whatever llama.cpp calls it.

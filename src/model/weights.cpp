@@ -53,14 +53,13 @@ using weights_detail::Family;
 // Formats
 
 const std::vector<std::string>& weight_format_names() {
-    static const std::vector<std::string> names = {"auto", "bf16", "fp16", "fp32", "fp8", "int8", "awq", "gptq",
-                                                   "gptq-int8", "mxfp4", "Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M",
-                                                   "Q4_0", "IQ4_XS"};
+    static const std::vector<std::string> names = {"auto",   "bf16",   "fp16",      "fp32",  "fp8",  "int8",
+                                                   "awq",    "gptq",   "gptq-int8", "mxfp4", "Q8_0", "Q6_K",
+                                                   "Q5_K_M", "Q4_K_M", "Q4_0",      "IQ4_XS"};
     return names;
 }
 
 namespace {
-
 
 WeightFormat float_format(const std::string& name, int bytes) {
     WeightFormat f;
@@ -140,8 +139,11 @@ Result<WeightFormat> weight_format(const std::string& name_in, const ModelSpec& 
         } else if (method == "mxfp4") {
             f = weight_format("mxfp4", m).value();
         } else if (method == "compressed-tensors" || method == "bitsandbytes") {
-            if (q.bits == 8) f = weight_format("int8", m).value();
-            else f = int_group(method == "bitsandbytes" ? "nf4" : "w4a16", 4, method == "bitsandbytes" ? 64 : group, false, 2);
+            if (q.bits == 8)
+                f = weight_format("int8", m).value();
+            else
+                f = int_group(method == "bitsandbytes" ? "nf4" : "w4a16", 4, method == "bitsandbytes" ? 64 : group,
+                              false, 2);
         } else {
             f = float_format(dtype_name, model_bytes);
             f.from = note("quant_not_modelled", {{"method", q.method}, {"dtype", dtype_name}});
@@ -163,7 +165,9 @@ namespace {
 
 enum class Gg { F32, F16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K, Q5_K, Q4_K, IQ4_XS, IQ4_NL };
 
-struct GgInfo { int64_t blck, bytes; };
+struct GgInfo {
+    int64_t blck, bytes;
+};
 GgInfo gg_info(Gg t) {
     switch (t) {
         case Gg::F32: return {1, 4};
@@ -197,7 +201,9 @@ Gg gg_fallback(Gg t, int64_t cols) {
     return r;
 }
 
-bool use_more_bits(int64_t i, int64_t n) { return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2; }
+bool use_more_bits(int64_t i, int64_t n) {
+    return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2;
+}
 
 struct GgufPlan {
     Gg deflt;
@@ -225,15 +231,19 @@ Gg gguf_type(GgufPlan& p, const TensorGroup& g) {
     Gg t = p.deflt;
     const std::string& f = p.ftype;
     if (g.role == TensorRole::Output || (p.tied && g.role == TensorRole::TokenEmbedding)) {
-        if (p.falcon || g.cols % gg_info(t).blck != 0) t = Gg::Q8_0;
-        else if (t != Gg::Q8_0) t = Gg::Q6_K;
+        if (p.falcon || g.cols % gg_info(t).blck != 0)
+            t = Gg::Q8_0;
+        else if (t != Gg::Q8_0)
+            t = Gg::Q6_K;
         return gg_fallback(t, g.cols);
     }
     if (g.role == TensorRole::TokenEmbedding) return gg_fallback(t, g.cols);
     const bool attn_v = g.role == TensorRole::AttnV || g.role == TensorRole::AttnQkv || g.role == TensorRole::MlaKvb;
     if (attn_v) {
-        if ((f == "IQ4_XS") && p.n_gqa >= 4) t = Gg::Q5_K;
-        else if ((f == "Q4_K_M" || f == "Q5_K_M") && use_more_bits(p.i_attn_v, p.n_attn_v)) t = Gg::Q6_K;
+        if ((f == "IQ4_XS") && p.n_gqa >= 4)
+            t = Gg::Q5_K;
+        else if ((f == "Q4_K_M" || f == "Q5_K_M") && use_more_bits(p.i_attn_v, p.n_attn_v))
+            t = Gg::Q6_K;
         if (p.is_70b && t == Gg::Q4_K) t = Gg::Q5_K;
         if (p.n_expert == 8) t = Gg::Q8_0;
         ++p.i_attn_v;
@@ -243,8 +253,10 @@ Gg gguf_type(GgufPlan& p, const TensorGroup& g) {
         int64_t i = p.n_expert > 1 ? g.layer : p.i_ffn_down;
         const int64_t n = p.n_layer;
         if (f == "Q4_K_M") {
-            if (p.falcon) t = i < n / 16 ? Gg::Q6_K : (use_more_bits(i, n) ? Gg::Q5_K : Gg::Q4_K);
-            else if (use_more_bits(i, n)) t = Gg::Q6_K;
+            if (p.falcon)
+                t = i < n / 16 ? Gg::Q6_K : (use_more_bits(i, n) ? Gg::Q5_K : Gg::Q4_K);
+            else if (use_more_bits(i, n))
+                t = Gg::Q6_K;
         } else if (f == "IQ4_XS" && i < n / 8) {
             t = Gg::Q5_K;  // no imatrix assumed
         } else if (f == "Q5_K_M" && use_more_bits(i, n)) {
@@ -262,20 +274,29 @@ GgufPlan gguf_plan(const ModelSpec& m, const WeightFormat& format, const ParamCo
     GgufPlan plan;
     const std::string& n = format.name;
     plan.ftype = n;
-    plan.deflt = n == "Q8_0" ? Gg::Q8_0 : n == "Q6_K" ? Gg::Q6_K : n == "Q5_K_M" ? Gg::Q5_K
-               : n == "Q4_K_M" ? Gg::Q4_K : n == "Q4_0" ? Gg::Q4_0 : Gg::IQ4_XS;
+    plan.deflt = n == "Q8_0"     ? Gg::Q8_0
+                 : n == "Q6_K"   ? Gg::Q6_K
+                 : n == "Q5_K_M" ? Gg::Q5_K
+                 : n == "Q4_K_M" ? Gg::Q4_K
+                 : n == "Q4_0"   ? Gg::Q4_0
+                                 : Gg::IQ4_XS;
     plan.n_layer = static_cast<int64_t>(m.layers.size());
     plan.n_expert = m.dims.num_experts;
     plan.tied = m.dims.tie_word_embeddings;
     plan.falcon = family.falcon;
     int64_t kvh = 0;
     for (const Layer& l : m.layers)
-        if (l.kv_heads > 0) { kvh = l.kv_heads; break; }
+        if (l.kv_heads > 0) {
+            kvh = l.kv_heads;
+            break;
+        }
     plan.n_gqa = kvh > 0 && m.dims.num_attention_heads > 0 ? m.dims.num_attention_heads / kvh : 1;
-    for (const Layer& l : m.layers) if (l.kind == LayerKind::Mla) plan.n_gqa = 1;
+    for (const Layer& l : m.layers)
+        if (l.kind == LayerKind::Mla) plan.n_gqa = 1;
     plan.is_70b = m.model_type == "llama" && plan.n_layer == 80 && plan.n_gqa > 1;
     for (const TensorGroup& g : pc.tensors)
-        if (g.role == TensorRole::AttnV || g.role == TensorRole::AttnQkv || g.role == TensorRole::MlaKvb) ++plan.n_attn_v;
+        if (g.role == TensorRole::AttnV || g.role == TensorRole::AttnQkv || g.role == TensorRole::MlaKvb)
+            ++plan.n_attn_v;
     return plan;
 }
 
@@ -286,10 +307,8 @@ bool quantizable(TensorRole r) {
         case TensorRole::Output:
         case TensorRole::Router:
         case TensorRole::StateConv:
-        case TensorRole::Vector:
-            return false;
-        default:
-            return true;
+        case TensorRole::Vector: return false;
+        default: return true;
     }
 }
 
@@ -315,20 +334,17 @@ int64_t one_copy_bytes(const WeightFormat& f, const TensorGroup& g, GgufPlan* pl
         case WeightKind::Fp8:
             if (f.fp8_block > 0) return elems + cdiv(g.rows, f.fp8_block) * cdiv(g.cols, f.fp8_block) * 4;
             return elems + 4;
-        case WeightKind::Int8:
-            return elems + g.rows * 4;
+        case WeightKind::Int8: return elems + g.rows * 4;
         case WeightKind::IntGroup: {
             const int64_t groups = f.group_size > 0 ? cdiv(g.cols, f.group_size) : 1;
-            int64_t b = (elems * f.bits + 7) / 8;                             // packed weights
-            b += groups * g.rows * 2;                                         // fp16 scales
-            if (f.zero_point) b += (groups * g.rows * f.bits + 7) / 8;        // packed zeros
+            int64_t b = (elems * f.bits + 7) / 8;                       // packed weights
+            b += groups * g.rows * 2;                                   // fp16 scales
+            if (f.zero_point) b += (groups * g.rows * f.bits + 7) / 8;  // packed zeros
             if (f.g_idx) b += g.cols * 4;
             return b;
         }
-        case WeightKind::Mxfp4:
-            return elems / 2 + elems / 32;  // 4-bit values + one E8M0 scale per 32
-        default:
-            return elems * f.float_bytes;
+        case WeightKind::Mxfp4: return elems / 2 + elems / 32;  // 4-bit values + one E8M0 scale per 32
+        default: return elems * f.float_bytes;
     }
 }
 
@@ -336,9 +352,15 @@ int64_t one_copy_bytes(const WeightFormat& f, const TensorGroup& g, GgufPlan* pl
 // does not place (given totals above the config's count).
 void main_rate(const WeightFormat& f, int64_t* num, int64_t* den) {
     switch (f.kind) {
-        case WeightKind::Float: *num = f.float_bytes; *den = 1; return;
+        case WeightKind::Float:
+            *num = f.float_bytes;
+            *den = 1;
+            return;
         case WeightKind::Fp8:
-        case WeightKind::Int8: *num = 1; *den = 1; return;
+        case WeightKind::Int8:
+            *num = 1;
+            *den = 1;
+            return;
         case WeightKind::IntGroup: {
             const int64_t g = f.group_size > 0 ? f.group_size : 4096;
             // bits*g value bits + 16 scale bits + zero bits per group of g, in bytes
@@ -346,14 +368,22 @@ void main_rate(const WeightFormat& f, int64_t* num, int64_t* den) {
             *den = 8 * g;
             return;
         }
-        case WeightKind::Mxfp4: *num = 17; *den = 32; return;
+        case WeightKind::Mxfp4:
+            *num = 17;
+            *den = 32;
+            return;
         case WeightKind::Gguf: {
             Gg t = Gg::Q8_0;
-            if (f.name == "Q6_K") t = Gg::Q6_K;
-            else if (f.name == "Q5_K_M") t = Gg::Q5_K;
-            else if (f.name == "Q4_K_M") t = Gg::Q4_K;
-            else if (f.name == "Q4_0") t = Gg::Q4_0;
-            else if (f.name == "IQ4_XS") t = Gg::IQ4_XS;
+            if (f.name == "Q6_K")
+                t = Gg::Q6_K;
+            else if (f.name == "Q5_K_M")
+                t = Gg::Q5_K;
+            else if (f.name == "Q4_K_M")
+                t = Gg::Q4_K;
+            else if (f.name == "Q4_0")
+                t = Gg::Q4_0;
+            else if (f.name == "IQ4_XS")
+                t = Gg::IQ4_XS;
             *num = gg_info(t).bytes;
             *den = gg_info(t).blck;
             return;
@@ -390,9 +420,9 @@ Result<WeightBytes> weight_bytes(const ModelSpec& m, const WeightFormat& format,
     const ParamCount& pc = pcr.value();
     const int64_t num_layers = static_cast<int64_t>(m.layers.size());
     if (pp > num_layers)
-        return make_error("bad_value", note("weights_pp_over_layers", {{"pp", std::to_string(pp)},
-                                                                      {"layers", std::to_string(num_layers)},
-                                                                      {"model", m.name}}));
+        return make_error(
+            "bad_value", note("weights_pp_over_layers",
+                              {{"pp", std::to_string(pp)}, {"layers", std::to_string(num_layers)}, {"model", m.name}}));
 
     WeightBytes wb;
     wb.format = format;
@@ -410,7 +440,11 @@ Result<WeightBytes> weight_bytes(const ModelSpec& m, const WeightFormat& format,
         return pp - 1;
     };
     int64_t first_kvh = 0;
-    for (const Layer& l : m.layers) if (l.kv_heads > 0) { first_kvh = l.kv_heads; break; }
+    for (const Layer& l : m.layers)
+        if (l.kv_heads > 0) {
+            first_kvh = l.kv_heads;
+            break;
+        }
 
     i128 total = 0, active = 0, qparams = 0, uparams = 0, embed_bytes = 0;
     for (const TensorGroup& g : pc.tensors) {
@@ -453,8 +487,11 @@ Result<WeightBytes> weight_bytes(const ModelSpec& m, const WeightFormat& format,
     // believing it gives 140 bytes of weights, or negative active bytes for a count below
     // what the config's non-expert tensors alone hold.
     if (given_params > 0 && pc.total > 0 &&
-        (i128(given_params) * kParamsPlausibleFactor < pc.total || i128(given_params) > i128(pc.total) * kParamsPlausibleFactor)) {
-        MessageParams p = {{"model", m.name}, {"given", with_commas(given_params)}, {"count", with_commas(pc.total)},
+        (i128(given_params) * kParamsPlausibleFactor < pc.total ||
+         i128(given_params) > i128(pc.total) * kParamsPlausibleFactor)) {
+        MessageParams p = {{"model", m.name},
+                           {"given", with_commas(given_params)},
+                           {"count", with_commas(pc.total)},
                            {"factor", std::to_string(kParamsPlausibleFactor)}};
         if (!given_is_advisory) return make_error("bad_value", note("params_implausible", std::move(p)));
         wb.notes.push_back(note("params_hub_implausible", std::move(p)));

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "model/model.h"
 #include "base/result.h"
+#include "model/model.h"
 
 namespace kvb {
 
@@ -20,36 +20,48 @@ enum class TensorRole {
     TokenEmbedding,     // input embedding (vocab x hidden)
     PositionEmbedding,  // learned absolute positions (GPT-2, OPT)
     Output,             // lm_head (absent when tied)
-    AttnQ, AttnK, AttnV, AttnQkv, AttnOut,    // attention projections (AttnQkv: fused, e.g. Falcon)
-    MlaQa, MlaQb, MlaKva, MlaKvb,             // MLA low-rank projections (q_a, q_b, kv_a_with_mqa, kv_b)
-    FfnGate, FfnUp, FfnDown,                  // dense MLP and shared experts
-    ExpertGate, ExpertUp, ExpertDown,         // routed experts (count = number of experts)
-    Router,             // MoE gate (never quantized)
-    StateIn, StateOut,  // linear-attention / Mamba in and out projections
-    StateConv,          // depthwise conv1d weight (never quantized)
-    Vector,             // norms, biases, A_log, dt_bias, sinks: 1-D, kept in high precision
+    AttnQ,
+    AttnK,
+    AttnV,
+    AttnQkv,
+    AttnOut,  // attention projections (AttnQkv: fused, e.g. Falcon)
+    MlaQa,
+    MlaQb,
+    MlaKva,
+    MlaKvb,  // MLA low-rank projections (q_a, q_b, kv_a_with_mqa, kv_b)
+    FfnGate,
+    FfnUp,
+    FfnDown,  // dense MLP and shared experts
+    ExpertGate,
+    ExpertUp,
+    ExpertDown,  // routed experts (count = number of experts)
+    Router,      // MoE gate (never quantized)
+    StateIn,
+    StateOut,   // linear-attention / Mamba in and out projections
+    StateConv,  // depthwise conv1d weight (never quantized)
+    Vector,     // norms, biases, A_log, dt_bias, sinks: 1-D, kept in high precision
 };
 const char* to_string(TensorRole r);
 
 struct TensorGroup {
     TensorRole role = TensorRole::Vector;
-    int layer = -1;        // decoder layer index; -1 outside the blocks
-    int64_t rows = 0;      // output features (1 for Vector)
-    int64_t cols = 0;      // input features (the dimension group scales run along)
-    int64_t count = 1;     // identical copies (routed experts)
-    int64_t active = 1;    // copies a token uses (experts_per_token; = count otherwise)
+    int layer = -1;              // decoder layer index; -1 outside the blocks
+    int64_t rows = 0;            // output features (1 for Vector)
+    int64_t cols = 0;            // input features (the dimension group scales run along)
+    int64_t count = 1;           // identical copies (routed experts)
+    int64_t active = 1;          // copies a token uses (experts_per_token; = count otherwise)
     bool tp_replicated = false;  // vLLM keeps a full copy on every tensor-parallel rank
     int64_t params() const { return rows * cols * count; }
 };
 
 struct ParamCount {
-    int64_t total = 0;        // text model (decoder + embeddings + lm_head; tied counted once)
-    int64_t active = 0;       // per token: non-expert params + experts_per_token routed experts
-    int64_t embedding = 0;    // input embedding (+ learned positions)
-    int64_t output = 0;       // lm_head; 0 when tied
-    int64_t attention = 0;    // attention / MLA projections (+ their biases and q/k norms)
-    int64_t mlp = 0;          // dense MLP and shared experts
-    int64_t experts = 0;      // routed experts, all of them
+    int64_t total = 0;      // text model (decoder + embeddings + lm_head; tied counted once)
+    int64_t active = 0;     // per token: non-expert params + experts_per_token routed experts
+    int64_t embedding = 0;  // input embedding (+ learned positions)
+    int64_t output = 0;     // lm_head; 0 when tied
+    int64_t attention = 0;  // attention / MLA projections (+ their biases and q/k norms)
+    int64_t mlp = 0;        // dense MLP and shared experts
+    int64_t experts = 0;    // routed experts, all of them
     int64_t router = 0;
     int64_t state = 0;        // linear-attention / Mamba mixers
     int64_t norms = 0;        // layer norms (+ their biases)
@@ -65,18 +77,18 @@ Result<ParamCount> count_params(const ModelSpec& m);
 enum class WeightKind { Float, Fp8, Int8, IntGroup, Gguf, Mxfp4 };
 
 struct WeightFormat {
-    std::string name;         // canonical: "bf16", "fp16", "fp32", "fp8", "int8", "awq", "gptq",
-                              // "gptq-int8", "mxfp4", "Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "Q4_0", "IQ4_XS"
+    std::string name;  // canonical: "bf16", "fp16", "fp32", "fp8", "int8", "awq", "gptq",
+                       // "gptq-int8", "mxfp4", "Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "Q4_0", "IQ4_XS"
     WeightKind kind = WeightKind::Float;
-    int float_bytes = 2;      // bytes of the tensors that stay unquantized (model dtype or bf16)
-    int bits = 16;            // IntGroup bits
-    int group_size = 0;       // IntGroup group size; <= 0: one group per row
-    bool zero_point = true;   // IntGroup: zeros stored (packed at `bits`)
-    bool g_idx = false;       // GPTQ act-order index (int32 per input column)
-    int64_t fp8_block = 0;    // Fp8: scale block edge (128 for DeepSeek's 128x128), 0 = per tensor
-    bool gguf = false;        // served by llama.cpp
-    Message from;             // how "auto" chose: auto_dtype, auto_quant ("awq, 4 bits, group 128"),
-                              // quant_not_modelled; no code for a named format
+    int float_bytes = 2;     // bytes of the tensors that stay unquantized (model dtype or bf16)
+    int bits = 16;           // IntGroup bits
+    int group_size = 0;      // IntGroup group size; <= 0: one group per row
+    bool zero_point = true;  // IntGroup: zeros stored (packed at `bits`)
+    bool g_idx = false;      // GPTQ act-order index (int32 per input column)
+    int64_t fp8_block = 0;   // Fp8: scale block edge (128 for DeepSeek's 128x128), 0 = per tensor
+    bool gguf = false;       // served by llama.cpp
+    Message from;            // how "auto" chose: auto_dtype, auto_quant ("awq, 4 bits, group 128"),
+                             // quant_not_modelled; no code for a named format
 };
 
 // "auto" | bf16 | fp16 | fp32 | fp8 | int8 | awq | gptq | gptq-int8 | int4 (= awq) | mxfp4 |
@@ -97,10 +109,10 @@ struct WeightBytes {
     // MLA down-projections replicated, KV projections replicated when tp > kv heads,
     // vocab padded to 64 per rank), for the first and the last pipeline stage and the
     // heaviest stage. Includes the vision tower on stage 0.
-    int64_t per_gpu_bytes = 0;            // max over all (tp, pp) ranks
-    std::vector<int64_t> stage_bytes;     // per pipeline stage, one tp rank
-    double bits_per_weight = 0;           // bytes * 8 / params
-    std::vector<Message> notes;           // params_ignored, params_differ, the count's notes, `from`
+    int64_t per_gpu_bytes = 0;         // max over all (tp, pp) ranks
+    std::vector<int64_t> stage_bytes;  // per pipeline stage, one tp rank
+    double bits_per_weight = 0;        // bytes * 8 / params
+    std::vector<Message> notes;        // params_ignored, params_differ, the count's notes, `from`
 };
 
 // Bytes of the weights in `format`. `given_params` > 0 replaces the counted total (the

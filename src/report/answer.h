@@ -23,7 +23,7 @@ struct AnswerMetrics {
 };
 
 struct Answer {
-    BudgetInputs inputs;                 // as asked
+    BudgetInputs inputs;  // as asked
     KvReport kv;
     std::optional<BudgetResult> budget;  // empty when the engine refuses the request
     std::optional<Error> refusal;        // why (vLLM's or the budget's own words)

@@ -68,8 +68,9 @@ json group_json(const LayerGroup& g) {
 json gguf_json(const GgufWeights& g) {
     json types = json::object();
     for (const auto& [type, n] : g.type_counts) types[type] = n;
-    return {{"tensor_bytes", g.tensor_bytes}, {"params", g.params},   {"tensors", g.n_tensors},
-            {"shards", g.shards},             {"file_type", g.file_type}, {"nextn_layers", g.nextn_layers},
+    return {{"tensor_bytes", g.tensor_bytes}, {"params", g.params},
+            {"tensors", g.n_tensors},         {"shards", g.shards},
+            {"file_type", g.file_type},       {"nextn_layers", g.nextn_layers},
             {"split_mla", g.split_mla},       {"type_counts", types}};
 }
 
@@ -299,15 +300,26 @@ json answer_json(const Answer& a) {
 
 }  // namespace
 
-std::string to_json_text(const ModelSpec& m) { return dump(model_json(m)); }
-std::string to_json_text(const KvReport& r) { return dump(kv_report_json(r)); }
-std::string to_json_text(const Answer& a) { return dump(answer_json(a)); }
-std::string to_json_text(const Error& e) { return dump(error_json(e)); }
-std::string to_json_text(const Message& m) { return dump(message_json(m)); }
+std::string to_json_text(const ModelSpec& m) {
+    return dump(model_json(m));
+}
+std::string to_json_text(const KvReport& r) {
+    return dump(kv_report_json(r));
+}
+std::string to_json_text(const Answer& a) {
+    return dump(answer_json(a));
+}
+std::string to_json_text(const Error& e) {
+    return dump(error_json(e));
+}
+std::string to_json_text(const Message& m) {
+    return dump(message_json(m));
+}
 
 std::string catalog_json_text() {
     json limits = json::object();
-    for (const InputLimit& l : budget_input_limits()) limits[l.name] = {{"min", l.min}, {"max", l.max}, {"flag", l.flag}};
+    for (const InputLimit& l : budget_input_limits())
+        limits[l.name] = {{"min", l.min}, {"max", l.max}, {"flag", l.flag}};
     json gpus = json::array();
     for (const Gpu& g : gpu_catalog())
         gpus.push_back({{"id", g.id},
@@ -322,17 +334,20 @@ std::string catalog_json_text() {
     json messages = json::array();
     for (const MessageTemplate& t : message_templates()) messages.push_back({{"code", t.code}, {"english", t.english}});
     json sim_limits = json::object();
-    for (const SimInputLimit& l : sim_input_limits()) sim_limits[l.name] = {{"min", l.min}, {"max", l.max}, {"flag", l.flag}};
+    for (const SimInputLimit& l : sim_input_limits())
+        sim_limits[l.name] = {{"min", l.min}, {"max", l.max}, {"flag", l.flag}};
     return dump({
         {"limits", limits},
         {"sim_limits", sim_limits},
-        {"kv_types", {{"vllm", vllm_kv_type_names()}, {"transformers", vllm_kv_type_names()}, {"llamacpp", llamacpp_kv_type_names()}}},
+        {"kv_types",
+         {{"vllm", vllm_kv_type_names()},
+          {"transformers", vllm_kv_type_names()},
+          {"llamacpp", llamacpp_kv_type_names()}}},
         {"gpus", gpus},
         {"weight_formats", formats},
         {"messages", messages},
     });
 }
-
 
 Result<BudgetInputs> budget_inputs_from_json(const std::string& text) {
     json j = json::parse(text, nullptr, false);
@@ -369,33 +384,57 @@ Result<BudgetInputs> budget_inputs_from_json(const std::string& text) {
                 if (!eng) return eng.error();
                 in.engine = eng.value();
             }
-        } else if (k == "gpu") e = text_field(in.gpu);
-        else if (k == "weights") e = text_field(in.weights);
-        else if (k == "kv_cache_dtype") e = text_field(in.kv_cache_dtype);
-        else if (k == "kv_cache_dtype_v") e = text_field(in.kv_cache_dtype_v);
-        else if (k == "gpu_memory_bytes") e = count(in.gpu_memory_bytes);
-        else if (k == "gpu_count") e = count(in.gpu_count);
-        else if (k == "params") e = count(in.params);
-        else if (k == "context") e = count(in.context);
-        else if (k == "seqs") e = count(in.seqs);
-        else if (k == "max_num_seqs") e = count(in.max_num_seqs);
-        else if (k == "tensor_parallel_size") e = count(in.tensor_parallel_size);
-        else if (k == "pipeline_parallel_size") e = count(in.pipeline_parallel_size);
-        else if (k == "max_num_batched_tokens") e = count(in.max_num_batched_tokens);
-        else if (k == "block_size") e = count(in.block_size);
-        else if (k == "activation_bytes") e = count(in.activation_bytes);
-        else if (k == "overhead_bytes") e = count(in.overhead_bytes);
-        else if (k == "cudagraph_bytes") e = count(in.cudagraph_bytes);
-        else if (k == "n_ubatch") e = count(in.n_ubatch);
+        } else if (k == "gpu")
+            e = text_field(in.gpu);
+        else if (k == "weights")
+            e = text_field(in.weights);
+        else if (k == "kv_cache_dtype")
+            e = text_field(in.kv_cache_dtype);
+        else if (k == "kv_cache_dtype_v")
+            e = text_field(in.kv_cache_dtype_v);
+        else if (k == "gpu_memory_bytes")
+            e = count(in.gpu_memory_bytes);
+        else if (k == "gpu_count")
+            e = count(in.gpu_count);
+        else if (k == "params")
+            e = count(in.params);
+        else if (k == "context")
+            e = count(in.context);
+        else if (k == "seqs")
+            e = count(in.seqs);
+        else if (k == "max_num_seqs")
+            e = count(in.max_num_seqs);
+        else if (k == "tensor_parallel_size")
+            e = count(in.tensor_parallel_size);
+        else if (k == "pipeline_parallel_size")
+            e = count(in.pipeline_parallel_size);
+        else if (k == "max_num_batched_tokens")
+            e = count(in.max_num_batched_tokens);
+        else if (k == "block_size")
+            e = count(in.block_size);
+        else if (k == "activation_bytes")
+            e = count(in.activation_bytes);
+        else if (k == "overhead_bytes")
+            e = count(in.overhead_bytes);
+        else if (k == "cudagraph_bytes")
+            e = count(in.cudagraph_bytes);
+        else if (k == "n_ubatch")
+            e = count(in.n_ubatch);
         else if (k == "gpu_memory_utilization") {
-            if (!v.is_number()) e = field_error(k, "number", v);
-            else in.gpu_memory_utilization = v.get<double>();
+            if (!v.is_number())
+                e = field_error(k, "number", v);
+            else
+                in.gpu_memory_utilization = v.get<double>();
         } else if (k == "enforce_eager") {
-            if (!v.is_boolean()) e = field_error(k, "true or false", v);
-            else in.enforce_eager = v.get<bool>();
+            if (!v.is_boolean())
+                e = field_error(k, "true or false", v);
+            else
+                in.enforce_eager = v.get<bool>();
         } else if (k == "params_from_hub") {  // params is the Hub's total: set aside if implausible
-            if (!v.is_boolean()) e = field_error(k, "true or false", v);
-            else in.params_from_hub = v.get<bool>();
+            if (!v.is_boolean())
+                e = field_error(k, "true or false", v);
+            else
+                in.params_from_hub = v.get<bool>();
         } else {
             return make_error("bad_value", note("input_unknown_field", {{"field", k}}));
         }

@@ -13,11 +13,11 @@
 
 namespace kvb {
 
-std::string to_json_text(const ModelSpec& m);   // kvbudget inspect --json; the page's model spec
-std::string to_json_text(const KvReport& r);    // kvbudget kv --json
-std::string to_json_text(const Answer& a);      // kvbudget budget --json; the page's compute()
-std::string to_json_text(const Error& e);       // {"code", "message", "detail"}
-std::string to_json_text(const Message& m);     // {"code", "params", "text"}
+std::string to_json_text(const ModelSpec& m);  // kvbudget inspect --json; the page's model spec
+std::string to_json_text(const KvReport& r);   // kvbudget kv --json
+std::string to_json_text(const Answer& a);     // kvbudget budget --json; the page's compute()
+std::string to_json_text(const Error& e);      // {"code", "message", "detail"}
+std::string to_json_text(const Message& m);    // {"code", "params", "text"}
 
 // What the page builds its controls from: input limits, engine KV types, GPUs, weight
 // formats, and every message code with its English template.

@@ -1,10 +1,9 @@
 // Internal to src/report/: the pieces every serializer shares, so a Message, a list
 // of notes or an Error has one JSON form whatever answer it sits in.
 #pragma once
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/message.h"
 #include "base/result.h"
@@ -14,7 +13,9 @@ namespace kvb::report_json {
 using nlohmann::json;
 
 // Compact (no spaces), invalid UTF-8 replaced: the text both faces print.
-inline std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+inline std::string dump(const json& j) {
+    return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
 // {"code", "params", "text"}
 inline json message_json(const Message& m) {

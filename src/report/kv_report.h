@@ -15,13 +15,13 @@
 namespace kvb {
 
 struct KvReportInputs {
-    std::string engine = "vllm";      // whose element types and cache layout: vllm | llamacpp | transformers
-    int64_t context = 0;              // tokens per sequence; 0 = the model's limit (4,096 when it has none)
+    std::string engine = "vllm";  // whose element types and cache layout: vllm | llamacpp | transformers
+    int64_t context = 0;          // tokens per sequence; 0 = the model's limit (4,096 when it has none)
     int64_t seqs = 1;
-    std::string kv_dtype = "auto";    // vLLM --kv-cache-dtype / transformers dtype
-    std::string cache_type_k = "f16"; // llama.cpp -ctk
-    std::string cache_type_v = "f16"; // llama.cpp -ctv
-    int64_t weights_bytes = 0;        // what the KV is compared with (vs-weights column, crossover); 0 = none
+    std::string kv_dtype = "auto";     // vLLM --kv-cache-dtype / transformers dtype
+    std::string cache_type_k = "f16";  // llama.cpp -ctk
+    std::string cache_type_v = "f16";  // llama.cpp -ctv
+    int64_t weights_bytes = 0;         // what the KV is compared with (vs-weights column, crossover); 0 = none
 };
 
 struct ContextReportRow {

@@ -252,7 +252,9 @@ std::string to_json_text(const SimRunInfo& r) {
     return dump(j);
 }
 
-std::string to_json_text(const SimReport& r) { return dump(report_json_value(r)); }
+std::string to_json_text(const SimReport& r) {
+    return dump(report_json_value(r));
+}
 
 std::string to_json_text(const SimProgress& p) {
     return dump({{"done", p.done},
@@ -355,36 +357,65 @@ Result<SimInputs> sim_inputs_from_json(const std::string& text) {
             } else {
                 e = field_error(k, "policy name or list of policy names", v);
             }
-        } else if (k == "kv_cache_memory") e = opt_count(in.kv_cache_memory);
-        else if (k == "gpu") e = text_field(in.gpu);
-        else if (k == "gpu_memory_bytes") e = count(in.gpu_memory_bytes);
-        else if (k == "gpu_memory_utilization") e = number(in.gpu_memory_utilization);
-        else if (k == "kv_cache_dtype") e = text_field(in.kv_cache_dtype);
-        else if (k == "weights") e = text_field(in.weights);
-        else if (k == "params") e = count(in.params);
-        else if (k == "block_size") e = count(in.block_size);
-        else if (k == "max_model_len") e = opt_count(in.max_model_len);
-        else if (k == "max_num_seqs") e = opt_count(in.max_num_seqs);
-        else if (k == "max_num_batched_tokens") e = opt_count(in.max_num_batched_tokens);
-        else if (k == "preemption") e = text_field(in.preemption);
-        else if (k == "swap_space_bytes") e = count(in.swap_space_bytes);
-        else if (k == "sample_lengths") e = text_field(in.sample_lengths);
-        else if (k == "n") e = count(in.n);
-        else if (k == "beam") e = count(in.beam);
+        } else if (k == "kv_cache_memory")
+            e = opt_count(in.kv_cache_memory);
+        else if (k == "gpu")
+            e = text_field(in.gpu);
+        else if (k == "gpu_memory_bytes")
+            e = count(in.gpu_memory_bytes);
+        else if (k == "gpu_memory_utilization")
+            e = number(in.gpu_memory_utilization);
+        else if (k == "kv_cache_dtype")
+            e = text_field(in.kv_cache_dtype);
+        else if (k == "weights")
+            e = text_field(in.weights);
+        else if (k == "params")
+            e = count(in.params);
+        else if (k == "block_size")
+            e = count(in.block_size);
+        else if (k == "max_model_len")
+            e = opt_count(in.max_model_len);
+        else if (k == "max_num_seqs")
+            e = opt_count(in.max_num_seqs);
+        else if (k == "max_num_batched_tokens")
+            e = opt_count(in.max_num_batched_tokens);
+        else if (k == "preemption")
+            e = text_field(in.preemption);
+        else if (k == "swap_space_bytes")
+            e = count(in.swap_space_bytes);
+        else if (k == "sample_lengths")
+            e = text_field(in.sample_lengths);
+        else if (k == "n")
+            e = count(in.n);
+        else if (k == "beam")
+            e = count(in.beam);
         else if (k == "prefix_caching") {
-            if (!v.is_boolean()) e = field_error(k, "true or false", v);
-            else in.prefix_caching = v.get<bool>();
-        } else if (k == "workload") e = text_field(in.workload);
-        else if (k == "trace") e = text_field(in.trace);
-        else if (k == "trace_name") e = text_field(in.trace_name);
-        else if (k == "requests") e = opt_count(in.requests);
-        else if (k == "rate") e = opt_number(in.rate);
-        else if (k == "seed") e = count(in.seed);
-        else if (k == "shared_prefix") e = opt_count(in.shared_prefix);
-        else if (k == "shared_fraction") e = opt_number(in.shared_fraction);
-        else if (k == "snapshots") e = count(in.snapshots);
-        else if (k == "series_points") e = count(in.series_points);
-        else return make_error("bad_value", note("input_unknown_field", {{"field", k}}));
+            if (!v.is_boolean())
+                e = field_error(k, "true or false", v);
+            else
+                in.prefix_caching = v.get<bool>();
+        } else if (k == "workload")
+            e = text_field(in.workload);
+        else if (k == "trace")
+            e = text_field(in.trace);
+        else if (k == "trace_name")
+            e = text_field(in.trace_name);
+        else if (k == "requests")
+            e = opt_count(in.requests);
+        else if (k == "rate")
+            e = opt_number(in.rate);
+        else if (k == "seed")
+            e = count(in.seed);
+        else if (k == "shared_prefix")
+            e = opt_count(in.shared_prefix);
+        else if (k == "shared_fraction")
+            e = opt_number(in.shared_fraction);
+        else if (k == "snapshots")
+            e = count(in.snapshots);
+        else if (k == "series_points")
+            e = count(in.series_points);
+        else
+            return make_error("bad_value", note("input_unknown_field", {{"field", k}}));
         if (e) return *e;
     }
     if (auto ok = validate(in); !ok) return ok.error();

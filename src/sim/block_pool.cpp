@@ -171,7 +171,8 @@ std::string BlockPool::check() const {
         if (map_keys_[s] != 0) {
             ++entries;
             const int32_t b = map_vals_[s];
-            if (b <= 0 || b >= num_blocks_ || !cached_[static_cast<size_t>(b)] || hash_[static_cast<size_t>(b)] != map_keys_[s])
+            if (b <= 0 || b >= num_blocks_ || !cached_[static_cast<size_t>(b)] ||
+                hash_[static_cast<size_t>(b)] != map_keys_[s])
                 return "hash map entry points at a block that does not hold that hash";
         }
     if (entries != static_cast<size_t>(cached_total)) return "hash map size out of step";

@@ -17,10 +17,10 @@ public:
     void init(int32_t num_blocks);  // num_blocks includes the null block (>= 2)
 
     int32_t num_blocks() const { return num_blocks_; }
-    int32_t num_free() const { return num_free_; }            // in the free queue, cached or not
+    int32_t num_free() const { return num_free_; }                // in the free queue, cached or not
     int32_t num_cached_free() const { return num_cached_free_; }  // free but still findable by hash
     int32_t num_used() const { return num_blocks_ - 1 - num_free_; }
-    int64_t used_filled() const { return used_filled_; }       // token slots written in used blocks
+    int64_t used_filled() const { return used_filled_; }  // token slots written in used blocks
 
     // Takes the block at the front of the free queue (evicting its cached hash).
     // kNone when the queue is empty.

@@ -73,7 +73,9 @@ int64_t BuddyAllocator::alloc_exact(int64_t slots) {
     return off;
 }
 
-void BuddyAllocator::free_exact(int64_t offset, int64_t slots) { free_range(offset, offset + slots); }
+void BuddyAllocator::free_exact(int64_t offset, int64_t slots) {
+    free_range(offset, offset + slots);
+}
 
 int64_t BuddyAllocator::free_below(int order) const {
     int64_t s = 0;

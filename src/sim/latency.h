@@ -47,8 +47,8 @@
 namespace kvb::sim {
 
 struct LatencyModel {
-    double weights_bytes = 0;       // read once per step
-    double active_params = 0;       // 2 FLOPs per active parameter per token
+    double weights_bytes = 0;  // read once per step
+    double active_params = 0;  // 2 FLOPs per active parameter per token
     // FLOPs per (new token x context token) pair for attention: QK^T and PV are
     // 2 * 2 * heads * head_dim per layer, summed over layers (4 * sum(q_heads * head_dim)).
     double attn_flops_per_pair = 0;
@@ -58,7 +58,7 @@ struct LatencyModel {
     double compute_efficiency = 0.6;
     double kv_bandwidth_efficiency = 0.55;  // calibrated (Fig. 13), see above
     double step_overhead_s = 0.003;
-    double seq_overhead_s = 0.0003;        // calibrated (Fig. 13), see above
+    double seq_overhead_s = 0.0003;  // calibrated (Fig. 13), see above
     double swap_bytes_per_s = 25e9;
 };
 

@@ -73,21 +73,30 @@ const std::vector<std::string>& sim_workload_names() {
 }
 
 Result<bool> validate(const SimInputs& in) {
-    if (in.policies.empty()) return make_error("bad_value", note("sim_bad_policy", {{"field", "policies"}, {"flag", "--policy"}, {"value", ""}}));
+    if (in.policies.empty())
+        return make_error("bad_value",
+                          note("sim_bad_policy", {{"field", "policies"}, {"flag", "--policy"}, {"value", ""}}));
     for (const std::string& p : in.policies)
-        if (!known_policy(p)) return make_error("bad_value", note("sim_bad_policy", {{"field", "policies"}, {"flag", "--policy"}, {"value", p}}));
+        if (!known_policy(p))
+            return make_error("bad_value",
+                              note("sim_bad_policy", {{"field", "policies"}, {"flag", "--policy"}, {"value", p}}));
     sim::Preemption pre;
     if (!sim::parse_preemption(in.preemption, &pre))
-        return make_error("bad_value", note("sim_bad_preemption", {{"field", "preemption"}, {"flag", "--preemption"}, {"value", in.preemption}}));
+        return make_error(
+            "bad_value",
+            note("sim_bad_preemption", {{"field", "preemption"}, {"flag", "--preemption"}, {"value", in.preemption}}));
     if (in.sample_lengths != "independent" && in.sample_lengths != "same")
-        return make_error("bad_value",
-                          note("sim_bad_sample_lengths", {{"field", "sample_lengths"}, {"flag", "--sample-lengths"}, {"value", in.sample_lengths}}));
+        return make_error("bad_value", note("sim_bad_sample_lengths", {{"field", "sample_lengths"},
+                                                                       {"flag", "--sample-lengths"},
+                                                                       {"value", in.sample_lengths}}));
     const auto& wl = sim_workload_names();
     if (std::find(wl.begin(), wl.end(), in.workload) == wl.end())
-        return make_error("bad_value", note("sim_bad_workload", {{"field", "workload"}, {"flag", "--workload"}, {"value", in.workload}}));
+        return make_error("bad_value", note("sim_bad_workload",
+                                            {{"field", "workload"}, {"flag", "--workload"}, {"value", in.workload}}));
     if (in.shared_fraction && !in.shared_prefix)
-        return make_error("bad_value",
-                          note("sim_fraction_needs_prefix", {{"field", "shared_fraction"}, {"flag", "--shared-fraction"}, {"needs", "--shared-prefix"}}));
+        return make_error("bad_value", note("sim_fraction_needs_prefix", {{"field", "shared_fraction"},
+                                                                          {"flag", "--shared-fraction"},
+                                                                          {"needs", "--shared-prefix"}}));
     for (const SimInputLimit& l : sim_input_limits()) {
         const std::optional<int64_t> v = field_value(in, l.name);
         if (v && (*v < l.min || *v > l.max))
@@ -100,10 +109,12 @@ Result<bool> validate(const SimInputs& in) {
     if (!(in.gpu_memory_utilization > 0.0 && in.gpu_memory_utilization <= 1.0))
         return make_error("bad_value", note("bad_utilization", {{"value", number_text(in.gpu_memory_utilization)}}));
     if (in.rate && !(*in.rate > 0 && *in.rate < 1e12))
-        return make_error("bad_value", note("sim_bad_rate", {{"field", "rate"}, {"flag", "--rate"}, {"value", number_text(*in.rate)}}));
+        return make_error("bad_value", note("sim_bad_rate",
+                                            {{"field", "rate"}, {"flag", "--rate"}, {"value", number_text(*in.rate)}}));
     if (in.shared_fraction && !(*in.shared_fraction > 0 && *in.shared_fraction <= 1))
-        return make_error("bad_value",
-                          note("sim_bad_fraction", {{"field", "shared_fraction"}, {"flag", "--shared-fraction"}, {"value", number_text(*in.shared_fraction)}}));
+        return make_error("bad_value", note("sim_bad_fraction", {{"field", "shared_fraction"},
+                                                                 {"flag", "--shared-fraction"},
+                                                                 {"value", number_text(*in.shared_fraction)}}));
     if (in.workload != "sharegpt" && in.workload != "alpaca" && in.trace.empty())
         return make_error("bad_value", note("sim_trace_needed", {{"workload", in.workload}}));
     return true;
@@ -115,8 +126,10 @@ Result<SimSession> SimSession::create(const ModelSpec& m, const SimInputs& in) {
     for (const std::string& name : in.policies) {
         std::vector<sim::Policy> add;
         sim::Policy p;
-        if (name == "all") add = {sim::Policy::Paged, sim::Policy::Max, sim::Policy::Pow2, sim::Policy::Oracle};
-        else if (sim::parse_policy(name, &p)) add = {p};
+        if (name == "all")
+            add = {sim::Policy::Paged, sim::Policy::Max, sim::Policy::Pow2, sim::Policy::Oracle};
+        else if (sim::parse_policy(name, &p))
+            add = {p};
         for (sim::Policy q : add)
             if (std::find(policies.begin(), policies.end(), q) == policies.end()) policies.push_back(q);
     }
@@ -161,7 +174,7 @@ Result<SimSession> SimSession::create(const ModelSpec& m, const SimInputs& in) {
     } else {
         wi.preset = "trace";
         wi.trace_text = in.trace;
-        wi.trace_name = !in.trace_name.empty()           ? in.trace_name
+        wi.trace_name = !in.trace_name.empty()        ? in.trace_name
                         : in.workload == "azure-conv" ? "azure-llm-2023-conv.csv"
                         : in.workload == "azure-code" ? "azure-llm-2023-code.csv"
                                                       : "trace.csv";
@@ -179,8 +192,9 @@ Result<SimSession> SimSession::create(const ModelSpec& m, const SimInputs& in) {
         c.prefix_caching = in.prefix_caching && p == sim::Policy::Paged;
         sim::Simulator sim(c, s.requests_);
         if (!sim.ok())
-            return make_error(sim.error().code.empty() ? "bad_value" : sim.error().code,
-                              note("sim_policy_refused", {{"policy", sim::policy_name(p)}, {"reason", sim.error().message}}));
+            return make_error(
+                sim.error().code.empty() ? "bad_value" : sim.error().code,
+                note("sim_policy_refused", {{"policy", sim::policy_name(p)}, {"reason", sim.error().message}}));
         s.sims_.push_back(std::move(sim));
         s.info_.policy_names.push_back(sim::policy_name(p));
     }

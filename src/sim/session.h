@@ -25,10 +25,10 @@ struct SimInputs {
     std::optional<int64_t> kv_cache_memory;  // --kv-cache-memory (the GPU then sets the time model only)
     std::string gpu = "a100-80gb";           // --gpu; "" = gpu_memory_bytes (time model: a100-80gb)
     int64_t gpu_memory_bytes = 0;
-    double gpu_memory_utilization = 0.9;     // --gpu-memory-utilization
-    std::string kv_cache_dtype = "auto";     // vLLM --kv-cache-dtype
-    std::string weights = "auto";            // weight format
-    int64_t params = 0;                      // exact parameter count (the hub's), 0 = count from the config
+    double gpu_memory_utilization = 0.9;  // --gpu-memory-utilization
+    std::string kv_cache_dtype = "auto";  // vLLM --kv-cache-dtype
+    std::string weights = "auto";         // weight format
+    int64_t params = 0;                   // exact parameter count (the hub's), 0 = count from the config
     // Scheduler and sampling.
     int64_t block_size = 16;
     std::optional<int64_t> max_model_len;           // default: the model's max_position_embeddings
@@ -39,7 +39,7 @@ struct SimInputs {
     std::string sample_lengths = "independent";     // --sample-lengths: independent | same
     int64_t n = 1;
     int64_t beam = 1;
-    bool prefix_caching = false;                    // --prefix-caching (paged only)
+    bool prefix_caching = false;  // --prefix-caching (paged only)
     // Workload.
     std::string workload = "sharegpt";  // --workload: sharegpt | alpaca | azure-conv | azure-code | csv
     std::string trace;                  // the CSV text for azure-conv, azure-code and csv
@@ -47,11 +47,11 @@ struct SimInputs {
     std::optional<int64_t> requests;    // default 1000 for presets, the whole trace
     std::optional<double> rate;         // --rate: Poisson arrivals, requests/s; default batch / trace timestamps
     int64_t seed = 0;
-    std::optional<int64_t> shared_prefix;    // tokens of a common system prompt ...
-    std::optional<double> shared_fraction;   // ... on this fraction of the requests (default 1)
+    std::optional<int64_t> shared_prefix;   // tokens of a common system prompt ...
+    std::optional<double> shared_fraction;  // ... on this fraction of the requests (default 1)
     // What is kept for the page.
-    int64_t snapshots = 0;       // block-map snapshots kept per policy (0 = none)
-    int64_t series_points = 200; // time series length target
+    int64_t snapshots = 0;        // block-map snapshots kept per policy (0 = none)
+    int64_t series_points = 200;  // time series length target
 };
 
 struct SimInputLimit {
@@ -79,11 +79,11 @@ struct SimRunInfo {
     int64_t kv_cache_bytes = 0;
     int64_t kv_bytes_per_token = 0;
     std::string kv_cache_dtype;
-    bool from_gpu = false;                // the pool is vLLM's budget on gpu_name
-    std::string gpu_name;                 // "" with kv_cache_memory
-    double gpu_memory_utilization = 0;    // from_gpu
+    bool from_gpu = false;              // the pool is vLLM's budget on gpu_name
+    std::string gpu_name;               // "" with kv_cache_memory
+    double gpu_memory_utilization = 0;  // from_gpu
     int64_t weights_bytes = 0;
-    int64_t runtime_bytes = 0;            // from_gpu: activations + non-torch + CUDA graphs
+    int64_t runtime_bytes = 0;  // from_gpu: activations + non-torch + CUDA graphs
     std::string time_model_gpu;
     int64_t block_size = 0, max_model_len = 0, max_num_seqs = 0, max_num_batched_tokens = 0;
     int64_t n = 1, beam = 1;
@@ -104,11 +104,11 @@ struct SimReport {
 
 struct SimProgress {
     bool done = false;
-    double progress = 0;      // 0..1 over all policies
+    double progress = 0;  // 0..1 over all policies
     int64_t policy_index = 0;
-    std::string policy;       // "" once done
+    std::string policy;  // "" once done
     double policy_progress = 0;
-    int64_t steps = 0;        // of the current policy
+    int64_t steps = 0;  // of the current policy
     double time_s = 0;
 };
 

@@ -58,11 +58,12 @@ Result<SimSetup> sim_setup(const ModelSpec& m, const SimSetupInputs& in) {
         if (s.budget.kv_pool_bytes <= 0) {
             char u[16];
             std::snprintf(u, sizeof u, "%.2f", in.gpu_memory_utilization);
-            return make_error("no_kv_memory",
-                              note("no_kv_memory",
-                                   {{"gpu", s.budget.gpu_name.empty() ? format_bytes(s.budget.gpu_total_bytes) : s.budget.gpu_name},
-                                    {"utilization", u},
-                                    {"weights", format_bytes(s.budget.weights_per_gpu_bytes)}}));
+            return make_error(
+                "no_kv_memory",
+                note("no_kv_memory",
+                     {{"gpu", s.budget.gpu_name.empty() ? format_bytes(s.budget.gpu_total_bytes) : s.budget.gpu_name},
+                      {"utilization", u},
+                      {"weights", format_bytes(s.budget.weights_per_gpu_bytes)}}));
         }
         c.kv_capacity_bytes = s.budget.kv_pool_bytes;
         s.weights_bytes = s.budget.weights_per_gpu_bytes;

@@ -16,23 +16,23 @@ namespace kvb {
 
 struct SimSetupInputs {
     // KV pool: an explicit size, or what the vLLM budget leaves on the GPU.
-    int64_t kv_cache_memory = 0;        // > 0: use this, no budget
-    std::string gpu = "a100-80gb";      // catalog id: the budget's GPU and the time model's
-    int64_t gpu_memory_bytes = 0;       // custom size when gpu is "" (time model: A100-80GB)
+    int64_t kv_cache_memory = 0;    // > 0: use this, no budget
+    std::string gpu = "a100-80gb";  // catalog id: the budget's GPU and the time model's
+    int64_t gpu_memory_bytes = 0;   // custom size when gpu is "" (time model: A100-80GB)
     double gpu_memory_utilization = 0.9;
-    std::string kv_dtype = "auto";      // vLLM --kv-cache-dtype
-    std::string weights = "auto";       // weight format (see weight_format)
-    int64_t params = 0;                 // exact parameter count, 0 = count from the config
+    std::string kv_dtype = "auto";  // vLLM --kv-cache-dtype
+    std::string weights = "auto";   // weight format (see weight_format)
+    int64_t params = 0;             // exact parameter count, 0 = count from the config
     // Scheduler and sampling.
     int64_t block_size = 16;
-    int64_t max_model_len = 0;          // 0 = the model's max_position_embeddings
-    int64_t max_num_seqs = 0;           // 0 = 256, or the budget's default for the GPU
-    int64_t max_num_batched_tokens = 0; // 0 = 8192, or the budget's default for the GPU
+    int64_t max_model_len = 0;           // 0 = the model's max_position_embeddings
+    int64_t max_num_seqs = 0;            // 0 = 256, or the budget's default for the GPU
+    int64_t max_num_batched_tokens = 0;  // 0 = 8192, or the budget's default for the GPU
     int64_t n = 1;
     int64_t beam = 1;
-    sim::Preemption preemption = sim::Preemption::V0;         // v0 | recompute (v1) | swap
-    int64_t swap_space_bytes = 4 * (int64_t{1} << 30);        // vLLM v0 --swap-space (4 GiB)
-    bool independent_sample_lengths = true;                   // n > 1: samples draw their own lengths
+    sim::Preemption preemption = sim::Preemption::V0;   // v0 | recompute (v1) | swap
+    int64_t swap_space_bytes = 4 * (int64_t{1} << 30);  // vLLM v0 --swap-space (4 GiB)
+    bool independent_sample_lengths = true;             // n > 1: samples draw their own lengths
     uint64_t seed = 0;
 };
 
@@ -42,7 +42,7 @@ struct SimSetup {
     std::string kv_dtype;   // resolved name
     const Gpu* time_gpu = nullptr;
     bool from_budget = false;
-    BudgetResult budget;    // when from_budget
+    BudgetResult budget;  // when from_budget
     int64_t weights_bytes = 0;
 };
 
@@ -53,7 +53,7 @@ Result<SimSetup> sim_setup(const ModelSpec& m, const SimSetupInputs& in);
 struct WorkloadInputs {
     std::string preset = "sharegpt";  // sharegpt | alpaca | trace
     std::string trace_text;
-    std::string trace_name;            // for error messages
+    std::string trace_name;  // for error messages
     int64_t requests = 0;
     double rate = 0;
     int64_t shared_prefix = 0;

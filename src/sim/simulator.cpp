@@ -52,7 +52,7 @@ bool parse_preemption(const std::string& s, Preemption* out) {
 
 namespace {
 
-constexpr int64_t kMaxBlocks = int64_t{1} << 22;        // per-block arrays stay under ~200 MB
+constexpr int64_t kMaxBlocks = int64_t{1} << 22;  // per-block arrays stay under ~200 MB
 constexpr int64_t kMaxContiguousSlots = int64_t{1} << 40;
 constexpr int32_t kMaxSeqsPerRequest = 1024;
 
@@ -73,8 +73,8 @@ struct Seq {
 // sequences are always seqs[0 .. live-1].
 struct Group {
     int32_t id = 0, prompt = 0, output = 0, prefix = 0, nseq = 1;
-    int32_t live = 1;         // sequences not finished
-    int64_t output_total = 0; // output tokens of all samples
+    int32_t live = 1;          // sequences not finished
+    int64_t output_total = 0;  // output tokens of all samples
     double arrival = 0;
     int32_t generated = 0;  // output tokens sampled so far (same for every live sequence)
     bool forked = false;    // the prompt has been shared out to all sequences
@@ -90,7 +90,9 @@ struct Group {
 };
 
 // The last token is never fed back, so a sequence stores prompt + output - 1.
-inline int32_t final_stored(const Group& g, const Seq& q) { return g.prompt + q.out - 1; }
+inline int32_t final_stored(const Group& g, const Seq& q) {
+    return g.prompt + q.out - 1;
+}
 
 uint64_t mix(uint64_t a, uint64_t b) {
     uint64_t x = a ^ (b + 0x9E3779B97F4A7C15ull + (a << 6) + (a >> 2));
@@ -113,7 +115,9 @@ double mean(const std::vector<double>& v) {
     return v.empty() ? 0 : s / static_cast<double>(v.size());
 }
 
-bool finite_nonneg(double x) { return std::isfinite(x) && x >= 0; }
+bool finite_nonneg(double x) {
+    return std::isfinite(x) && x >= 0;
+}
 
 }  // namespace
 
@@ -187,9 +191,10 @@ struct Simulator::Impl {
         if (!(c.beam_switches >= 0 && c.beam_switches <= 1e9)) return bad("beam switches must be a number >= 0");
         if (c.swap_space_bytes < 0) return bad("swap space must not be negative");
         const LatencyModel& L = c.latency;
-        if (!finite_nonneg(L.weights_bytes) || !finite_nonneg(L.active_params) || !finite_nonneg(L.attn_flops_per_pair) ||
-            !finite_nonneg(L.bandwidth_bytes_per_s) || !finite_nonneg(L.flops_per_s) || !finite_nonneg(L.step_overhead_s) ||
-            !finite_nonneg(L.swap_bytes_per_s) || !(L.bandwidth_efficiency > 0 && L.bandwidth_efficiency <= 1) ||
+        if (!finite_nonneg(L.weights_bytes) || !finite_nonneg(L.active_params) ||
+            !finite_nonneg(L.attn_flops_per_pair) || !finite_nonneg(L.bandwidth_bytes_per_s) ||
+            !finite_nonneg(L.flops_per_s) || !finite_nonneg(L.step_overhead_s) || !finite_nonneg(L.swap_bytes_per_s) ||
+            !(L.bandwidth_efficiency > 0 && L.bandwidth_efficiency <= 1) ||
             !(L.compute_efficiency > 0 && L.compute_efficiency <= 1) ||
             !(L.kv_bandwidth_efficiency > 0 && L.kv_bandwidth_efficiency <= 1) || !finite_nonneg(L.seq_overhead_s))
             return bad("latency model values must be finite and non-negative (efficiencies in (0, 1])");
@@ -228,8 +233,10 @@ struct Simulator::Impl {
             buddy.init(capacity);
             const int64_t need = c.policy == Policy::Max ? c.max_model_len : 1;
             if (buddy.fit_count_empty(BuddyAllocator::order_for(need)) < 1)
-                return bad("the KV cache holds " + std::to_string(capacity) + " token slots; the buddy allocator "
-                           "cannot place one " + std::to_string(need) + "-token reservation");
+                return bad("the KV cache holds " + std::to_string(capacity) +
+                           " token slots; the buddy allocator "
+                           "cannot place one " +
+                           std::to_string(need) + "-token reservation");
             if (c.prefix_caching) return bad("prefix caching applies to the paged policy only");
         }
         if (c.preemption == Preemption::Swap && !paged) {
@@ -254,19 +261,22 @@ struct Simulator::Impl {
                 sample_out[i * static_cast<size_t>(nseq)] = reqs[i].output_tokens;
                 for (int32_t k = 1; k < nseq; ++k)
                     sample_out[i * static_cast<size_t>(nseq) + static_cast<size_t>(k)] =
-                        reqs[static_cast<size_t>(lr.uniform_int(0, static_cast<int64_t>(reqs.size()) - 1))].output_tokens;
+                        reqs[static_cast<size_t>(lr.uniform_int(0, static_cast<int64_t>(reqs.size()) - 1))]
+                            .output_tokens;
             }
         }
         double last = 0;
         for (size_t i = 0; i < reqs.size(); ++i) {
             const Request& q = reqs[i];
             const std::string at = "request " + std::to_string(i) + ": ";
-            if (!(std::isfinite(q.arrival_s) && q.arrival_s >= 0)) return bad(at + "arrival time must be a finite number >= 0");
+            if (!(std::isfinite(q.arrival_s) && q.arrival_s >= 0))
+                return bad(at + "arrival time must be a finite number >= 0");
             if (q.arrival_s < last) return bad(at + "arrival times must not go back");
             last = q.arrival_s;
             if (q.prompt_tokens < 1) return bad(at + "prompt must have at least 1 token");
             if (q.output_tokens < 1) return bad(at + "output must have at least 1 token");
-            if (q.prefix_tokens < 0 || q.prefix_tokens > q.prompt_tokens) return bad(at + "shared prefix longer than the prompt");
+            if (q.prefix_tokens < 0 || q.prefix_tokens > q.prompt_tokens)
+                return bad(at + "shared prefix longer than the prompt");
             Group& g = groups[i];
             g.id = static_cast<int32_t>(i);
             g.arrival = q.arrival_s;
@@ -315,7 +325,8 @@ struct Simulator::Impl {
             }
             if (!sample_out.empty())
                 for (int32_t k = 0; k < g.nseq; ++k) {
-                    int32_t& o = sample_out[static_cast<size_t>(g.id) * static_cast<size_t>(g.nseq) + static_cast<size_t>(k)];
+                    int32_t& o =
+                        sample_out[static_cast<size_t>(g.id) * static_cast<size_t>(g.nseq) + static_cast<size_t>(k)];
                     o = std::min(o, g.output);
                 }
             if (!fits_alone(g)) {
@@ -367,7 +378,8 @@ struct Simulator::Impl {
             // Never past the context: a sequence cannot outgrow max_model_len, so
             // rounding 1200 + 600 up to 1200 + 1024 reserves 2048, not a 4096 block.
             case Policy::Pow2:
-                return std::min<int64_t>(g.prompt + (int64_t{1} << BuddyAllocator::order_for(output)), cfg.max_model_len);
+                return std::min<int64_t>(g.prompt + (int64_t{1} << BuddyAllocator::order_for(output)),
+                                         cfg.max_model_len);
             default: return static_cast<int64_t>(g.prompt) + output;
         }
     }
@@ -375,9 +387,12 @@ struct Simulator::Impl {
     // ------------------------------------------------------------ paged block work
     uint64_t content_hash(const Group& g, int32_t seq, int64_t block) const {
         const int64_t end = (block + 1) * bs;
-        if (g.prefix > 0 && end <= g.prefix) return mix(0x5359535052ull, static_cast<uint64_t>(block));  // the common system prompt
-        if (end <= g.prompt) return mix(mix(0x50524F4D50ull, static_cast<uint64_t>(g.id)), static_cast<uint64_t>(block));
-        return mix(mix(mix(0x4F5554ull, static_cast<uint64_t>(g.id)), static_cast<uint64_t>(seq)), static_cast<uint64_t>(block));
+        if (g.prefix > 0 && end <= g.prefix)
+            return mix(0x5359535052ull, static_cast<uint64_t>(block));  // the common system prompt
+        if (end <= g.prompt)
+            return mix(mix(0x50524F4D50ull, static_cast<uint64_t>(g.id)), static_cast<uint64_t>(block));
+        return mix(mix(mix(0x4F5554ull, static_cast<uint64_t>(g.id)), static_cast<uint64_t>(seq)),
+                   static_cast<uint64_t>(block));
     }
 
     uint64_t chain_hash(uint64_t parent, const Group& g, int32_t seq, int64_t block) const {
@@ -465,7 +480,8 @@ struct Simulator::Impl {
 
     void release(Group& g) {
         if (paged) {
-            for (int32_t k = static_cast<int32_t>(g.seqs.size()); k-- > 0;) free_table(g.seqs[static_cast<size_t>(k)].table);
+            for (int32_t k = static_cast<int32_t>(g.seqs.size()); k-- > 0;)
+                free_table(g.seqs[static_cast<size_t>(k)].table);
         } else {
             for (Seq& q : g.seqs)
                 if (q.offset >= 0) {
@@ -555,8 +571,10 @@ struct Simulator::Impl {
             for (int32_t j = 0; j < g.swap_lens[static_cast<size_t>(k)]; ++j) {
                 const int32_t l = g.swap_tables[p++];
                 const int32_t b = phys[static_cast<size_t>(l)];
-                if (first[static_cast<size_t>(l)]) first[static_cast<size_t>(l)] = 0;
-                else pool.incref(b);
+                if (first[static_cast<size_t>(l)])
+                    first[static_cast<size_t>(l)] = 0;
+                else
+                    pool.incref(b);
                 t.push_back(b);
             }
         }
@@ -889,7 +907,8 @@ struct Simulator::Impl {
                     logical += static_cast<double>(q.table.size());
                     if (q.computed % bs == 0 || q.table.empty()) continue;
                     const int32_t b = q.table.back();
-                    if (pool.ref(b) != 1) continue;  // a shared partial block will be copied: its free slots stay unused
+                    if (pool.ref(b) != 1)
+                        continue;  // a shared partial block will be copied: its free slots stay unused
                     const int64_t unfilled = bs - pool.fill(b);
                     const int64_t to_come = static_cast<int64_t>(final_stored(g, q)) - q.computed;
                     reserved += static_cast<double>(std::min(unfilled, std::max<int64_t>(to_come, 0)));
@@ -1110,7 +1129,8 @@ struct Simulator::Impl {
                 if (refs[static_cast<size_t>(b)] != pool.ref(b))
                     return "block " + std::to_string(b) + " has " + std::to_string(pool.ref(b)) +
                            " references but appears in " + std::to_string(refs[static_cast<size_t>(b)]) + " tables";
-            if (pool.used_filled() > static_cast<int64_t>(pool.num_used()) * bs) return "token states exceed allocated slots";
+            if (pool.used_filled() > static_cast<int64_t>(pool.num_used()) * bs)
+                return "token states exceed allocated slots";
         } else {
             std::string e = buddy.check();
             if (!e.empty()) return e;
@@ -1146,9 +1166,15 @@ Simulator::~Simulator() = default;
 Simulator::Simulator(Simulator&&) noexcept = default;
 Simulator& Simulator::operator=(Simulator&&) noexcept = default;
 
-bool Simulator::ok() const { return !impl_->failed; }
-const Error& Simulator::error() const { return impl_->err; }
-std::string Simulator::error_message() const { return impl_->failed ? impl_->err.message : std::string(); }
+bool Simulator::ok() const {
+    return !impl_->failed;
+}
+const Error& Simulator::error() const {
+    return impl_->err;
+}
+std::string Simulator::error_message() const {
+    return impl_->failed ? impl_->err.message : std::string();
+}
 
 int64_t Simulator::run(int64_t max_steps) {
     int64_t k = 0;
@@ -1158,20 +1184,38 @@ int64_t Simulator::run(int64_t max_steps) {
     }
     return k;
 }
-bool Simulator::done() const { return impl_->is_done; }
+bool Simulator::done() const {
+    return impl_->is_done;
+}
 double Simulator::progress() const {
     const Impl& m = *impl_;
     if (m.groups.empty()) return 1;
     return static_cast<double>(m.s.finished + m.s.refused) / static_cast<double>(m.groups.size());
 }
-int64_t Simulator::steps() const { return impl_->step_no; }
-double Simulator::now_s() const { return impl_->now; }
-Summary Simulator::summary() const { return impl_->summary(); }
-std::vector<TimePoint> Simulator::series() const { return impl_->time_series(); }
-std::vector<BlockSnapshot> Simulator::snapshots() const { return impl_->snaps; }
-BlockSnapshot Simulator::snapshot() const { return impl_->make_snapshot(); }
-SimResult Simulator::result() const { return SimResult{summary(), series(), snapshots()}; }
-std::string Simulator::check_invariants() const { return impl_->check(); }
+int64_t Simulator::steps() const {
+    return impl_->step_no;
+}
+double Simulator::now_s() const {
+    return impl_->now;
+}
+Summary Simulator::summary() const {
+    return impl_->summary();
+}
+std::vector<TimePoint> Simulator::series() const {
+    return impl_->time_series();
+}
+std::vector<BlockSnapshot> Simulator::snapshots() const {
+    return impl_->snaps;
+}
+BlockSnapshot Simulator::snapshot() const {
+    return impl_->make_snapshot();
+}
+SimResult Simulator::result() const {
+    return SimResult{summary(), series(), snapshots()};
+}
+std::string Simulator::check_invariants() const {
+    return impl_->check();
+}
 
 Result<SimResult> simulate(const SimConfig& config, const std::vector<Request>& requests) {
     Simulator sim(config, requests);

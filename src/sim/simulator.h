@@ -46,23 +46,23 @@ struct SimConfig {
     int32_t max_model_len = 2048;    // longest sequence (prompt + output); Max reserves this much
     int32_t max_num_seqs = 256;      // sequences running at once (a group of n samples counts n)
     int32_t max_num_batched_tokens = 8192;  // token budget per step (chunked prefill)
-    int32_t n = 1;                   // parallel samples per request (share the prompt blocks)
-    int32_t beam_width = 1;          // beam search (beams share prompt and common history)
+    int32_t n = 1;                          // parallel samples per request (share the prompt blocks)
+    int32_t beam_width = 1;                 // beam search (beams share prompt and common history)
     // Beam search model: how many times, over a whole answer, a beam continues from
     // a uniformly chosen beam instead of its own (taking that beam's history,
     // copy-on-write); per step the probability is beam_switches / output tokens.
     // The default reproduces the paper's beam savings (see simulator.cpp).
     double beam_switches = 12.0;
-    bool prefix_caching = false;     // paged only
+    bool prefix_caching = false;  // paged only
     Preemption preemption = Preemption::V0;
     int64_t swap_space_bytes = 4 * (int64_t{1} << 30);  // CPU swap space (vLLM v0's --swap-space default, 4 GiB)
     // n > 1: each sample draws its own output length (see simulator.cpp); false:
     // every sample has the request's length.
     bool independent_sample_lengths = true;
     Overlong overlong = Overlong::Truncate;  // prompt >= max_model_len is always refused
-    uint64_t seed = 0;               // beam choices (the workload has its own seed)
+    uint64_t seed = 0;                       // beam choices (the workload has its own seed)
     LatencyModel latency;
-    int32_t series_points = 200;     // time series is downsampled to between this and 2x this many points
+    int32_t series_points = 200;       // time series is downsampled to between this and 2x this many points
     int64_t snapshot_every_steps = 0;  // >0: keep a block-table snapshot every this many steps
     int32_t max_snapshots = 100;       // thinned (every other dropped, interval doubled) beyond this
 };
@@ -84,7 +84,7 @@ struct MemorySplit {
     double reserved = 0;
     double internal_fragmentation = 0;
     double external_fragmentation = 0;
-    double cached = 0;        // free blocks still holding a reusable prefix (prefix caching)
+    double cached = 0;  // free blocks still holding a reusable prefix (prefix caching)
     double free = 0;
     double null_block = 0;
 };
@@ -92,9 +92,9 @@ struct MemorySplit {
 struct TimePoint {
     double time_s = 0;  // start of the bucket
     double duration_s = 0;
-    MemorySplit memory;     // time-weighted over the bucket
-    double running = 0;     // requests, time-weighted mean
-    double waiting = 0;     // requests waiting (incl. preempted), time-weighted mean
+    MemorySplit memory;        // time-weighted over the bucket
+    double running = 0;        // requests, time-weighted mean
+    double waiting = 0;        // requests waiting (incl. preempted), time-weighted mean
     double sharing_saved = 0;  // fraction of logical blocks saved by sharing
     int64_t preemptions = 0;   // in this bucket
     int64_t finished = 0;      // in this bucket
@@ -108,10 +108,10 @@ struct Summary {
     // but found the CPU swap space full and recomputed instead (v0 would abort).
     int64_t swap_fallbacks = 0;
     int64_t steps = 0;
-    double makespan_s = 0;            // time of the last finish
-    int64_t capacity_tokens = 0;      // token slots in the KV pool (paged: blocks * block_size)
-    int64_t num_blocks = 0;           // paged, including the null block
-    MemorySplit memory;               // time-weighted over [0, makespan]
+    double makespan_s = 0;        // time of the last finish
+    int64_t capacity_tokens = 0;  // token slots in the KV pool (paged: blocks * block_size)
+    int64_t num_blocks = 0;       // paged, including the null block
+    MemorySplit memory;           // time-weighted over [0, makespan]
     // The paper's Fig. 2 bar: the same split as shares of the memory in use
     // (capacity - free - cached - null block), time-weighted, every step. Its
     // token_states equals token_states_of_used; cached, free and null_block are 0.
@@ -119,12 +119,12 @@ struct Summary {
     double token_states_of_used = 0;
     double mean_running = 0, mean_waiting = 0;
     int64_t max_running = 0, max_waiting = 0;
-    double sharing_saved = 0;         // time-weighted saved / logical blocks (paged)
+    double sharing_saved = 0;  // time-weighted saved / logical blocks (paged)
     int64_t max_blocks_saved = 0;
     int64_t cow_copies = 0;
     int64_t prefix_hit_tokens = 0, prefix_query_tokens = 0;
-    int64_t prompt_tokens = 0;        // of finished requests
-    int64_t generated_tokens = 0;     // all sequences of finished requests
+    int64_t prompt_tokens = 0;           // of finished requests
+    int64_t generated_tokens = 0;        // all sequences of finished requests
     double throughput_tokens_per_s = 0;  // generated tokens / makespan
     double requests_per_s = 0;
     double ttft_mean_s = 0, ttft_p50_s = 0, ttft_p90_s = 0, ttft_p99_s = 0;

@@ -48,7 +48,9 @@ int32_t draw_lognormal(Rng& r, double mu, double sigma) {
     return static_cast<int32_t>(rounded);
 }
 
-Error bad(const std::string& msg) { return make_error("bad_value", msg); }
+Error bad(const std::string& msg) {
+    return make_error("bad_value", msg);
+}
 
 }  // namespace
 
@@ -76,8 +78,7 @@ Result<std::vector<Request>> make_workload(const WorkloadSpec& s) {
             if (s.min_prompt < 1 || s.min_output < 1 || s.max_prompt < s.min_prompt || s.max_output < s.min_output)
                 return bad("uniform lengths need 1 <= min <= max for prompt and output");
             break;
-        default:
-            break;
+        default: break;
     }
     if (s.shared_prefix < 0 || s.shared_prefix > kMaxTokens) return bad("shared prefix length out of range");
     if (!(s.shared_fraction >= 0 && s.shared_fraction <= 1))
@@ -318,7 +319,9 @@ Result<std::vector<Request>> parse_trace_csv(const std::string& text, const std:
         }
         return false;
     };
-    auto at = [&](const std::string& msg) { return bad("line " + std::to_string(line_no) + " of " + name + ": " + msg); };
+    auto at = [&](const std::string& msg) {
+        return bad("line " + std::to_string(line_no) + " of " + name + ": " + msg);
+    };
 
     std::string line;
     if (!next_line(&line)) return bad(name + " is empty (expected a CSV header and one request per line)");
@@ -327,10 +330,14 @@ Result<std::vector<Request>> parse_trace_csv(const std::string& text, const std:
     bool raw = false;
     for (int k = 0; k < static_cast<int>(header.size()); ++k) {
         const std::string h = lower(header[static_cast<size_t>(k)]);
-        if (h == "timestamp") col_t = k, raw = true;
-        else if (h == "arrived_at") col_t = k;
-        else if (h == "contexttokens" || h == "num_prefill_tokens") col_p = k;
-        else if (h == "generatedtokens" || h == "num_decode_tokens") col_o = k;
+        if (h == "timestamp")
+            col_t = k, raw = true;
+        else if (h == "arrived_at")
+            col_t = k;
+        else if (h == "contexttokens" || h == "num_prefill_tokens")
+            col_p = k;
+        else if (h == "generatedtokens" || h == "num_decode_tokens")
+            col_o = k;
     }
     if (col_t < 0 || col_p < 0 || col_o < 0)
         return bad(name + ": unrecognized header \"" + line +

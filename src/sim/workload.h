@@ -22,11 +22,11 @@ struct WorkloadSpec {
     Arrival arrival = Arrival::Batch;  // Batch: all at t=0 (offline); Trace: timestamps of `trace`
     double rate = 0;                   // requests per second, Poisson
     Lengths lengths = Lengths::ShareGpt;
-    int32_t fixed_prompt = 0, fixed_output = 0;        // Fixed
-    int32_t min_prompt = 0, max_prompt = 0;            // Uniform, inclusive
+    int32_t fixed_prompt = 0, fixed_output = 0;  // Fixed
+    int32_t min_prompt = 0, max_prompt = 0;      // Uniform, inclusive
     int32_t min_output = 0, max_output = 0;
-    std::vector<Request> trace;        // Trace lengths and/or arrivals
-    int64_t requests = 0;              // how many; 0 = all of the trace (required otherwise)
+    std::vector<Request> trace;  // Trace lengths and/or arrivals
+    int64_t requests = 0;        // how many; 0 = all of the trace (required otherwise)
     // A common system prompt of `shared_prefix` tokens is prepended to each request
     // with probability `shared_fraction` (the paper's shared few-shot prefix).
     int32_t shared_prefix = 0;

@@ -32,7 +32,9 @@ inline ModelSpec fixture(const std::string& id) {
 }
 
 // Path of a fixture config by file stem: config_path("Qwen--Qwen3-8B").
-inline std::string config_path(const std::string& stem) { return std::string(KVB_FIXTURES) + "/configs/" + stem + ".json"; }
+inline std::string config_path(const std::string& stem) {
+    return std::string(KVB_FIXTURES) + "/configs/" + stem + ".json";
+}
 
 struct CliRun {
     int status = -1;  // exit status, -1 when the process did not exit normally

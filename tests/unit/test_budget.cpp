@@ -8,9 +8,9 @@
 #include <cstdio>
 #include <memory>
 
+#include "base/units.h"
 #include "budget/budget.h"
 #include "fixtures.h"
-#include "base/units.h"
 
 using kvb::GiB;
 using kvb::MiB;
@@ -30,7 +30,9 @@ kvb::Error refused(const std::string& id, const kvb::BudgetInputs& in) {
     return r.error();
 }
 
-std::string cfg(const std::string& file) { return kvb::test::config_path(file); }
+std::string cfg(const std::string& file) {
+    return kvb::test::config_path(file);
+}
 using kvb::test::run_cli;
 
 }  // namespace
@@ -56,11 +58,12 @@ TEST_CASE("vLLM budget with explicit overheads, checked by hand") {
     CHECK(r.capacity.num_blocks == 2616);
     CHECK(r.capacity.tokens == 41856);  // int(2616 / 2048 * 32768)
     REQUIRE(r.capacity.log_lines.size() == 1);
-    CHECK(r.capacity.log_lines[0] == "GPU KV cache size: 41,856 tokens, Maximum concurrency for 32,768 tokens per request: 1.28x");
+    CHECK(r.capacity.log_lines[0] ==
+          "GPU KV cache size: 41,856 tokens, Maximum concurrency for 32,768 tokens per request: 1.28x");
     CHECK(r.fits);
     CHECK(r.max_context == 2615 * 16);  // the null block is not usable
     CHECK(r.max_concurrency == 1);
-    CHECK(r.max_num_seqs == 256);           // vLLM's serve default below 70 GiB
+    CHECK(r.max_num_seqs == 256);  // vLLM's serve default below 70 GiB
     CHECK(r.max_num_batched_tokens == 2048);
     // Only what the answer needs: every other flag is vLLM's own default.
     CHECK(r.command == "vllm serve meta-llama/Llama-3.1-8B --max-model-len 32768");
@@ -121,15 +124,19 @@ TEST_CASE("vLLM budget that does not fit carries vLLM's own error and its estima
     auto r = budget("Qwen/Qwen3-8B", in);
     CHECK(r.context == 40960);
     CHECK_FALSE(r.fits);
-    CHECK(r.engine_error.rfind("To serve at least one request with the model's max seq len (40960), (5.62 GiB KV cache is needed", 0) == 0);
+    CHECK(r.engine_error.rfind(
+              "To serve at least one request with the model's max seq len (40960), (5.62 GiB KV cache is needed", 0) ==
+          0);
     REQUIRE(r.capacity.estimated_max_model_len > 0);
     CHECK(r.capacity.estimated_max_model_len < 40960);
     CHECK(r.command.find("--max-model-len " + std::to_string(r.capacity.estimated_max_model_len)) != std::string::npos);
     CHECK(r.verdict_reason.code == "vllm_kv_too_small");
     CHECK(kvb::render_english(r.verdict_reason) ==
-          "vLLM refuses to start: one 40,960-token request needs 5.63 GiB of KV cache but " + kvb::format_bytes(r.kv_pool_bytes) +
-              " is available; set --max-model-len to at most " + kvb::with_commas(r.capacity.estimated_max_model_len) +
-              ", or free memory for the KV cache (a higher --gpu-memory-utilization, more GPUs, a smaller weights format)");
+          "vLLM refuses to start: one 40,960-token request needs 5.63 GiB of KV cache but " +
+              kvb::format_bytes(r.kv_pool_bytes) + " is available; set --max-model-len to at most " +
+              kvb::with_commas(r.capacity.estimated_max_model_len) +
+              ", or free memory for the KV cache (a higher --gpu-memory-utilization, more GPUs, a smaller weights "
+              "format)");
     // The estimates are in place and positive.
     CHECK(r.activation_estimated);
     CHECK(r.activation_bytes > 0);
@@ -151,7 +158,8 @@ TEST_CASE("CUDA graph capture sizes follow vLLM's defaults") {
     CHECK(kvb::vllm_cudagraph_capture_sizes(2, 8192) == 3);      // [1, 2, 4]
     CHECK(kvb::vllm_cudagraph_capture_sizes(16, 8192) == 7);     // [1, 2, 4, 8, 16, 24, 32]
     CHECK(kvb::vllm_cudagraph_capture_sizes(1024, 8192) == 51);  // capped at 512
-    CHECK(kvb::vllm_cudagraph_capture_sizes(1024, 300) == 37);   // capped by max_num_batched_tokens: ..248, 256, 272, 288
+    CHECK(kvb::vllm_cudagraph_capture_sizes(1024, 300) ==
+          37);  // capped by max_num_batched_tokens: ..248, 256, 272, 288
 }
 
 TEST_CASE("no memory left for the KV cache") {
@@ -199,19 +207,22 @@ TEST_CASE("llama.cpp budget: weights + KV + compute buffer + runtime") {
     CHECK(r.llama.total_bytes == 1073741824LL);  // 8192 cells x 32 layers x 2 x 1024 x 2 bytes
     REQUIRE(r.llama.log_lines.size() == 1);
     CHECK(r.llama.log_lines[0] ==
-          "llama_kv_cache: size = 1024.00 MiB (  8192 cells,  32 layers,  1/1 seqs), K (f16):  512.00 MiB, V (f16):  512.00 MiB");
+          "llama_kv_cache: size = 1024.00 MiB (  8192 cells,  32 layers,  1/1 seqs), K (f16):  512.00 MiB, V (f16):  "
+          "512.00 MiB");
     CHECK(r.activation_bytes == 512 * 4 * (128256 + 2 * 4096));  // the compute buffer
     CHECK(r.per_gpu.total_bytes == 4912898048LL + 1073741824LL + 279445504LL + 512 * MiB);
     CHECK(r.fits);
     CHECK(r.max_context == 131072);
     CHECK(r.max_context_capped);
-    CHECK(r.command == "llama-server -m Llama-3.1-8B-Q4_K_M.gguf -c 8192 -np 1 -ngl 99");  // f16 K and V: llama.cpp's default
+    CHECK(r.command ==
+          "llama-server -m Llama-3.1-8B-Q4_K_M.gguf -c 8192 -np 1 -ngl 99");  // f16 K and V: llama.cpp's default
 
     in.seqs = 4;
     in.kv_cache_dtype = "q8_0";
     auto q = budget("meta-llama/Llama-3.1-8B", in);
     CHECK(q.llama.log_lines[0] ==
-          "llama_kv_cache: size = 2176.00 MiB (  8192 cells,  32 layers,  4/4 seqs), K (q8_0): 1088.00 MiB, V (q8_0): 1088.00 MiB");
+          "llama_kv_cache: size = 2176.00 MiB (  8192 cells,  32 layers,  4/4 seqs), K (q8_0): 1088.00 MiB, V (q8_0): "
+          "1088.00 MiB");
     CHECK(q.command == "llama-server -m Llama-3.1-8B-Q4_K_M.gguf -c 32768 -np 4 -ctk q8_0 -ctv q8_0 -fa on -ngl 99");
 }
 
@@ -223,13 +234,16 @@ TEST_CASE("transformers budget: weights + DynamicCache + prefill + runtime") {
     in.seqs = 4;
     auto r = budget("meta-llama/Llama-3.1-8B", in);
     CHECK(r.weights.bytes == 2 * 8030261248LL);
-    CHECK(r.cache_bytes == 4LL * 8192 * 131072);         // 4 GiB for 4 x 8,192 tokens
+    CHECK(r.cache_bytes == 4LL * 8192 * 131072);           // 4 GiB for 4 x 8,192 tokens
     CHECK(r.cache_transient_bytes == r.cache_bytes / 32);  // one layer's torch.cat copy
-    CHECK(r.activation_bytes == kvb::estimate_transformers_activation_bytes(fixture("meta-llama/Llama-3.1-8B"), 4, 8192));
-    CHECK(r.per_gpu.total_bytes == r.weights.bytes + r.cache_bytes + r.cache_transient_bytes + r.activation_bytes + 512 * MiB);
+    CHECK(r.activation_bytes ==
+          kvb::estimate_transformers_activation_bytes(fixture("meta-llama/Llama-3.1-8B"), 4, 8192));
+    CHECK(r.per_gpu.total_bytes ==
+          r.weights.bytes + r.cache_bytes + r.cache_transient_bytes + r.activation_bytes + 512 * MiB);
     CHECK(r.fits);
     CHECK(r.max_context >= 8192);
-    CHECK(r.command.find("from_pretrained(\"meta-llama/Llama-3.1-8B\", torch_dtype=torch.bfloat16") != std::string::npos);
+    CHECK(r.command.find("from_pretrained(\"meta-llama/Llama-3.1-8B\", torch_dtype=torch.bfloat16") !=
+          std::string::npos);
     // MLA models are cached decompressed: DeepSeek-V3 keeps 61 x 128 x (192 + 128) x 2 bytes per token.
     kvb::BudgetInputs d;
     d.engine = kvb::BudgetEngine::Transformers;
@@ -252,7 +266,8 @@ TEST_CASE("decode bound from bandwidth") {
     // Active weights read per token: everything but the input embedding table.
     CHECK(r.decode.weight_bytes_per_token == 16060522496LL - 1050673152LL);
     CHECK(r.decode.kv_bytes_per_token == 4096LL * 131072);
-    CHECK(r.decode.tokens_per_s_single == doctest::Approx(3.35e12 / double(16060522496LL - 1050673152LL + 4096LL * 131072)));
+    CHECK(r.decode.tokens_per_s_single ==
+          doctest::Approx(3.35e12 / double(16060522496LL - 1050673152LL + 4096LL * 131072)));
     CHECK(r.decode.batch > 1);
     CHECK(r.decode.tokens_per_s_batch > r.decode.tokens_per_s_single);
 }
@@ -271,22 +286,27 @@ TEST_CASE("bad budget input gets a clear error") {
     CHECK(refused("Qwen/Qwen3-8B", in).message == "gpu_memory_utilization must be in (0, 1], got -0.2");
     in.gpu_memory_utilization = 0;
     in.gpu_memory_bytes = -1;
-    CHECK(refused("Qwen/Qwen3-8B", in).message == "--gpu-memory must be a whole number from 0 to 1,125,899,906,842,624, got -1");
+    CHECK(refused("Qwen/Qwen3-8B", in).message ==
+          "--gpu-memory must be a whole number from 0 to 1,125,899,906,842,624, got -1");
     in.gpu_memory_bytes = 0;
     in.activation_bytes = -5;
-    CHECK(refused("Qwen/Qwen3-8B", in).message == "--activation-memory must be a whole number from -1 to 1,125,899,906,842,624, got -5");
+    CHECK(refused("Qwen/Qwen3-8B", in).message ==
+          "--activation-memory must be a whole number from -1 to 1,125,899,906,842,624, got -5");
     in.activation_bytes = -1;
     in.weights = "q2_k";
     CHECK(refused("Qwen/Qwen3-8B", in).message.rfind("unknown weights format 'q2_k' (expected one of: auto, ", 0) == 0);
     in.weights = "auto";
     in.tensor_parallel_size = 2;
-    CHECK(refused("Qwen/Qwen3-8B", in).message == "tensor_parallel_size x pipeline_parallel_size = 2 exceeds --gpu-count 1");
+    CHECK(refused("Qwen/Qwen3-8B", in).message ==
+          "tensor_parallel_size x pipeline_parallel_size = 2 exceeds --gpu-count 1");
     in.tensor_parallel_size = 0;
     in.engine = kvb::BudgetEngine::LlamaCpp;
     in.weights = "awq";
     CHECK(refused("Qwen/Qwen3-8B", in).message ==
-          "llama.cpp loads GGUF files: --weights must be one of Q8_0, Q6_K, Q5_K_M, Q4_K_M, Q4_0, IQ4_XS, bf16, fp16 (got 'awq')");
-    CHECK(kvb::parse_budget_engine("tgi").error().message == "--engine must be vllm, llamacpp or transformers, got 'tgi'");
+          "llama.cpp loads GGUF files: --weights must be one of Q8_0, Q6_K, Q5_K_M, Q4_K_M, Q4_0, IQ4_XS, bf16, fp16 "
+          "(got 'awq')");
+    CHECK(kvb::parse_budget_engine("tgi").error().message ==
+          "--engine must be vllm, llamacpp or transformers, got 'tgi'");
     in.engine = kvb::BudgetEngine::Vllm;
     in.weights = "auto";
     in.activation_bytes = int64_t(1) << 60;
@@ -320,10 +340,11 @@ TEST_CASE("kvbudget budget CLI: output, JSON and exit status") {
 
     auto js = run_cli("budget " + cfg("Qwen--Qwen3-8B") + " --gpu-memory 80GiB --json --gpu-memory-utilization 0.85");
     CHECK(js.status == 0);
-    for (const char* key : {"\"fits\":true", "\"kv_pool_bytes\":", "\"max_context\":", "\"max_concurrency\":",
-                            "\"params\":8190735360", "\"gpu_memory_utilization\":0.85",
-                            "\"command\":\"vllm serve Qwen/Qwen3-8B --max-model-len 40960 --gpu-memory-utilization 0.85\"",
-                            "\"metrics\":{\"kv-bytes-per-token\":147456,"})
+    for (const char* key :
+         {"\"fits\":true", "\"kv_pool_bytes\":", "\"max_context\":", "\"max_concurrency\":", "\"params\":8190735360",
+          "\"gpu_memory_utilization\":0.85",
+          "\"command\":\"vllm serve Qwen/Qwen3-8B --max-model-len 40960 --gpu-memory-utilization 0.85\"",
+          "\"metrics\":{\"kv-bytes-per-token\":147456,"})
         CHECK_MESSAGE(js.out.find(key) != std::string::npos, key);
 
     auto bad_gpu = run_cli("budget " + cfg("Qwen--Qwen3-8B") + " --gpu rtx-9999");
@@ -358,9 +379,10 @@ TEST_CASE("llama.cpp budget with K and V cache types set apart (-ctk q8_0 -ctv f
     // K: 32 layers x 1024 values x 34/32 B x 8192 cells = 272 MiB; V: 32 x 1024 x 2 x 8192 = 512 MiB.
     REQUIRE(r->llama.log_lines.size() == 1);
     CHECK(r->llama.log_lines[0] ==
-          "llama_kv_cache: size =  784.00 MiB (  8192 cells,  32 layers,  1/1 seqs), K (q8_0):  272.00 MiB, V (f16):  512.00 MiB");
+          "llama_kv_cache: size =  784.00 MiB (  8192 cells,  32 layers,  1/1 seqs), K (q8_0):  272.00 MiB, V (f16):  "
+          "512.00 MiB");
     CHECK(r->command.find(" -ctk q8_0 -ngl") != std::string::npos);  // -ctv f16 is the default
-    CHECK(r->command.find("-fa on") == std::string::npos);  // only a quantized V needs flash attention
+    CHECK(r->command.find("-fa on") == std::string::npos);           // only a quantized V needs flash attention
     in.kv_cache_dtype_v = "q5";
     CHECK(kvb::compute_budget(fixture("meta-llama/Llama-3.1-8B"), in).error().message ==
           "unknown llama.cpp cache type 'q5' (choose from f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl)");
@@ -378,18 +400,18 @@ TEST_CASE("llama.cpp and transformers on several GPUs: each holds its share of t
     auto one = budget("meta-llama/Llama-3.1-8B", in);
     CHECK(one.per_gpu.capacity_bytes == 25382879232LL);
     CHECK(one.per_gpu.weights_bytes == 4912898048LL);
-    CHECK(one.per_gpu.kv_bytes == 4294967296LL);           // 32,768 cells x 131,072 B
-    CHECK(one.per_gpu.activation_bytes == 279445504LL);    // compute buffer: 512 x 4 x (128,256 + 2 x 4,096)
+    CHECK(one.per_gpu.kv_bytes == 4294967296LL);         // 32,768 cells x 131,072 B
+    CHECK(one.per_gpu.activation_bytes == 279445504LL);  // compute buffer: 512 x 4 x (128,256 + 2 x 4,096)
     CHECK(one.per_gpu.overhead_bytes == 536870912LL);
     CHECK(one.per_gpu.total_bytes == 10024181760LL);
     CHECK(one.per_gpu.free_bytes == 25382879232LL - 10024181760LL);
     in.gpu_count = 4;
     auto four = budget("meta-llama/Llama-3.1-8B", in);
-    CHECK(four.per_gpu.capacity_bytes == 25382879232LL);    // one GPU's, not four
-    CHECK(four.per_gpu.weights_bytes == 1228224512LL);      // a quarter of the layers
-    CHECK(four.per_gpu.kv_bytes == 1073741824LL);           // and of their cells
-    CHECK(four.per_gpu.activation_bytes == 279445504LL);    // every GPU has its own compute buffer
-    CHECK(four.per_gpu.overhead_bytes == 536870912LL);      // and its own runtime: not 4 x 512 MiB on one GPU
+    CHECK(four.per_gpu.capacity_bytes == 25382879232LL);  // one GPU's, not four
+    CHECK(four.per_gpu.weights_bytes == 1228224512LL);    // a quarter of the layers
+    CHECK(four.per_gpu.kv_bytes == 1073741824LL);         // and of their cells
+    CHECK(four.per_gpu.activation_bytes == 279445504LL);  // every GPU has its own compute buffer
+    CHECK(four.per_gpu.overhead_bytes == 536870912LL);    // and its own runtime: not 4 x 512 MiB on one GPU
     CHECK(four.per_gpu.total_bytes == 3118282752LL);
     CHECK(four.fits);
     CHECK(four.notes.back().code == "layers_split");
@@ -406,7 +428,8 @@ TEST_CASE("llama.cpp and transformers on several GPUs: each holds its share of t
     CHECK(two.per_gpu.weights_bytes == 8030261248LL);
     CHECK(two.per_gpu.kv_bytes == 8192LL * 131072 / 2 + 8192LL * 131072 / 32);  // half the cache + one layer's copy
     CHECK(two.per_gpu.overhead_bytes == 536870912LL);
-    CHECK(two.per_gpu.total_bytes == two.per_gpu.weights_bytes + two.per_gpu.kv_bytes + two.activation_bytes + 536870912LL);
+    CHECK(two.per_gpu.total_bytes ==
+          two.per_gpu.weights_bytes + two.per_gpu.kv_bytes + two.activation_bytes + 536870912LL);
 }
 
 TEST_CASE("concurrent requests are not vLLM's --max-num-seqs") {
@@ -443,5 +466,6 @@ TEST_CASE("concurrent requests are not vLLM's --max-num-seqs") {
     auto capped = budget("meta-llama/Llama-3.1-70B", in);
     CHECK(capped.max_num_seqs == 8);
     CHECK_FALSE(capped.all_seqs_fit);
-    CHECK(kvb::render_english(capped.notes.back()) == "--max-num-seqs 8 lets vLLM run only 8 of the 16 requests at once");
+    CHECK(kvb::render_english(capped.notes.back()) ==
+          "--max-num-seqs 8 lets vLLM run only 8 of the 16 requests at once");
 }

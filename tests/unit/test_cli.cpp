@@ -28,8 +28,9 @@ TEST_CASE("exit status: 0 success, 1 refused input, 2 usage") {
     CHECK(r.out == "kvbudget: error: cannot read /nonexistent/config.json\n");
     r = run_cli("kv " + config_path("Qwen--Qwen3-8B") + " --kv-dtype fp4");
     CHECK(r.status == 1);
-    CHECK(r.out == "kvbudget: error: unknown vLLM --kv-cache-dtype 'fp4' (choose from auto, bfloat16, float16, float32, "
-                   "fp8, fp8_e4m3, fp8_e5m2)\n");
+    CHECK(r.out ==
+          "kvbudget: error: unknown vLLM --kv-cache-dtype 'fp4' (choose from auto, bfloat16, float16, float32, "
+          "fp8, fp8_e4m3, fp8_e5m2)\n");
     r = run_cli("kv " + config_path("Qwen--Qwen3-8B") + " --context -5");
     CHECK(r.status == 1);
     CHECK(r.out == "kvbudget: error: --context must be a non-negative integer, got '-5'\n");
@@ -79,8 +80,9 @@ TEST_CASE("inspect --json lists every layer and the notes") {
 // Issue 8: the engine lines' --json carry their notes as Messages, the same objects
 // as every other answer, and say in words what the text output prints as "note:".
 TEST_CASE("vllm and llamacpp --json notes are Messages with the text the CLI prints") {
-    for (const std::string& cmd : {"vllm " + config_path("google--gemma-3-4b-it") + " --kv-cache-memory 4GiB --max-model-len 8192",
-                                  "llamacpp " + config_path("google--gemma-3-4b-it") + " -c 8192"}) {
+    for (const std::string& cmd :
+         {"vllm " + config_path("google--gemma-3-4b-it") + " --kv-cache-memory 4GiB --max-model-len 8192",
+          "llamacpp " + config_path("google--gemma-3-4b-it") + " -c 8192"}) {
         INFO(cmd);
         auto r = run_cli(cmd + " --json", false);
         REQUIRE(r.status == 0);
@@ -96,7 +98,8 @@ TEST_CASE("vllm and llamacpp --json notes are Messages with the text the CLI pri
         CHECK(text.out == expect);
         CHECK(j["model"] == "google/gemma-3-4b-it");
     }
-    auto v = nlohmann::json::parse(run_cli("vllm " + config_path("Qwen--Qwen3-8B") + " --kv-cache-memory 1GiB --json", false).out);
+    auto v = nlohmann::json::parse(
+        run_cli("vllm " + config_path("Qwen--Qwen3-8B") + " --kv-cache-memory 1GiB --json", false).out);
     CHECK(v["fits"] == false);
     CHECK(v["refusal"]["code"] == "vllm_kv_too_small");
     CHECK(v["error"].get<std::string>().find("max seq len (40960)") != std::string::npos);

@@ -9,11 +9,11 @@
 
 #include <filesystem>
 
-#include "fixtures.h"
+#include "base/units.h"
 #include "engines/llamacpp.h"
 #include "engines/transformers_cache.h"
-#include "base/units.h"
 #include "engines/vllm.h"
+#include "fixtures.h"
 
 using namespace kvb;
 using kvb::test::dense;
@@ -23,9 +23,6 @@ using kvb::test::gdn;
 using kvb::test::mla;
 
 namespace {
-
-
-
 
 // Qwen3.5-style hybrid: every 4th layer full attention, the rest gated delta net.
 ModelSpec qwen35(const std::string& name, int layers, int kv_heads, int heads, int hk, int hv, int64_t max_pos) {
@@ -324,8 +321,9 @@ TEST_CASE("V13 vLLM 0.29 CPU: Qwen3.5-0.8B 27,852 tokens, 13.60x with exactly 1 
     REQUIRE(c.log_lines.size() == 3);
     CHECK(c.log_lines[0] ==
           "Setting attention block size to 640 tokens to ensure that attention page size is >= mamba page size.");
-    CHECK(c.log_lines[1] ==
-          "Padding mamba page size by 20.75% to ensure that mamba page size and attention page size are exactly equal.");
+    CHECK(
+        c.log_lines[1] ==
+        "Padding mamba page size by 20.75% to ensure that mamba page size and attention page size are exactly equal.");
     CHECK(c.log_lines[2] ==
           "GPU KV cache size: 27,852 tokens, Maximum concurrency for 2,048 tokens per request: 13.60x");
     CHECK(c.num_blocks == 136);

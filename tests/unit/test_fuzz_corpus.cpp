@@ -1,9 +1,8 @@
 // Replays the libFuzzer corpora (fuzz/corpus, fuzz/corpus-sim, kept from the fuzzing
 // runs) through exactly what the fuzz targets run, so an input that once broke
 // something stays a regression test.
-#include <doctest/doctest.h>
-
 #include <dirent.h>
+#include <doctest/doctest.h>
 
 #include <string>
 #include <vector>

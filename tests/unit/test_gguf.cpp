@@ -48,8 +48,14 @@ std::vector<uint8_t> header_only(uint32_t version, uint64_t n_tensors, uint64_t 
 
 TEST_CASE("GGUF: every metadata value type, nested arrays, tensor infos") {
     GgufBuilder b;
-    b.u32("a.u32", 7).i32("a.i32", -7).u16("a.u16", 65535).u64("a.u64", uint64_t(1) << 40).f32("a.f32", 0.5f)
-        .f64("a.f64", 1e-6).boolean("a.bool", true).str("a.str", "hello")
+    b.u32("a.u32", 7)
+        .i32("a.i32", -7)
+        .u16("a.u16", 65535)
+        .u64("a.u64", uint64_t(1) << 40)
+        .f32("a.f32", 0.5f)
+        .f64("a.f64", 1e-6)
+        .boolean("a.bool", true)
+        .str("a.str", "hello")
         .num_array("a.arr_i32", GgufType::I32, 4, {1, -2, 3, -4})
         .num_array("a.arr_bool", GgufType::Bool, 3, {1, 0, 1})
         .num_array("a.arr_u8", GgufType::U8, 2, {200, 1})
@@ -127,9 +133,9 @@ TEST_CASE("GGUF: ggml's type table") {
     CHECK(ggml_type_info(14)->type_size == 210);  // q6_K
     CHECK(ggml_type_info(39)->block == 32);       // mxfp4: 32 values in 17 bytes
     CHECK(ggml_type_info(39)->type_size == 17);
-    CHECK(ggml_type_info(30)->type_size == 2);    // bf16
-    CHECK(ggml_type_info(4) == nullptr);          // Q4_2: removed
-    CHECK(ggml_type_info(31) == nullptr);         // Q4_0_4_4: removed from GGUF files
+    CHECK(ggml_type_info(30)->type_size == 2);  // bf16
+    CHECK(ggml_type_info(4) == nullptr);        // Q4_2: removed
+    CHECK(ggml_type_info(31) == nullptr);       // Q4_0_4_4: removed from GGUF files
     CHECK(ggml_type_info(43) == nullptr);
     CHECK(ggml_type_info(0xFFFFFFFFu) == nullptr);
 }
@@ -193,7 +199,8 @@ TEST_CASE("GGUF: foreign files, v1, other versions") {
 TEST_CASE("GGUF: hostile counts are refused before anything is allocated") {
     // 2^60 metadata entries / tensors: no header could hold them.
     auto p = parse(header_only(3, 0, uint64_t(1) << 60));
-    CHECK(p.error.message == "t.gguf: the metadata count is 1152921504606846976, more than a header of 512 MiB could hold");
+    CHECK(p.error.message ==
+          "t.gguf: the metadata count is 1152921504606846976, more than a header of 512 MiB could hold");
     CHECK(parse(header_only(3, uint64_t(1) << 60, 0)).error.detail.code == "gguf_count");
     // Plausible counts that the bytes do not back: "need more" with a bounded total, or truncated.
     auto q = parse(header_only(3, 1000, 1000));
@@ -207,7 +214,8 @@ TEST_CASE("GGUF: hostile counts are refused before anything is allocated") {
     CHECK(parse(s.bytes()).error.detail.code == "gguf_string_too_long");
     GgufBuilder a;
     a.raw_kv({1, 0, 0, 0, 0, 0, 0, 0, 'k', 9, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x20});
-    CHECK(parse(a.bytes()).error.message == "t.gguf: metadata k is 2305843009213693952, more than a header of 512 MiB could hold");
+    CHECK(parse(a.bytes()).error.message ==
+          "t.gguf: metadata k is 2305843009213693952, more than a header of 512 MiB could hold");
     // A long array is counted, not stored.
     GgufBuilder big;
     big.num_array("big", GgufType::U8, 100000);
@@ -257,10 +265,12 @@ TEST_CASE("GGUF: bad types, names, shapes and offsets name what is wrong") {
           "t.gguf: tensor w has 5 dimensions; ggml allows at most 4");
     CHECK(parse(GgufBuilder().tensor("w", {int64_t(1) << 40, int64_t(1) << 40}, gt::F32).bytes()).error.message ==
           "t.gguf: tensor w has more elements or bytes than fit in 64 bits");
-    CHECK(parse(GgufBuilder().tensor("w", {int64_t(1) << 62, 1}, gt::F32).bytes()).error.detail.code == "gguf_tensor_size");
+    CHECK(parse(GgufBuilder().tensor("w", {int64_t(1) << 62, 1}, gt::F32).bytes()).error.detail.code ==
+          "gguf_tensor_size");
     CHECK(parse(GgufBuilder().tensor("w", {1}, gt::F32).tensor("w", {1}, gt::F32).bytes()).error.message ==
           "t.gguf: tensor w appears twice");
-    CHECK(parse(GgufBuilder().tensor(std::string(64, 'n'), {1}, gt::F32).bytes()).error.detail.code == "gguf_tensor_name");
+    CHECK(parse(GgufBuilder().tensor(std::string(64, 'n'), {1}, gt::F32).bytes()).error.detail.code ==
+          "gguf_tensor_name");
     CHECK(parse(GgufBuilder().tensor(std::string(63, 'n'), {1}, gt::F32).bytes()).ok());
 
     // An offset that is not where gguf.cpp expects the tensor.
@@ -299,12 +309,21 @@ std::string write_gguf(const GgufBuilder& b, const std::string& name, int64_t cu
 GgufBuilder tiny_llama(int shard = -1, int count = 0) {
     GgufBuilder b;
     if (shard <= 0) {
-        b.str("general.architecture", "llama").u32("llama.block_count", 2).u32("llama.context_length", 4096)
-            .u32("llama.embedding_length", 256).u32("llama.attention.head_count", 4).u32("llama.attention.head_count_kv", 2)
-            .u32("llama.feed_forward_length", 512).str_array("tokenizer.ggml.tokens", 1000);
+        b.str("general.architecture", "llama")
+            .u32("llama.block_count", 2)
+            .u32("llama.context_length", 4096)
+            .u32("llama.embedding_length", 256)
+            .u32("llama.attention.head_count", 4)
+            .u32("llama.attention.head_count_kv", 2)
+            .u32("llama.feed_forward_length", 512)
+            .str_array("tokenizer.ggml.tokens", 1000);
     }
-    if (shard >= 0) b.u16("split.no", static_cast<uint16_t>(shard)).u16("split.count", static_cast<uint16_t>(count)).i32("split.tensors.count", 3);
-    if (shard <= 0) b.tensor("token_embd.weight", {256, 1000}, gt::Q8_0).tensor("blk.0.attn_norm.weight", {256}, gt::F32);
+    if (shard >= 0)
+        b.u16("split.no", static_cast<uint16_t>(shard))
+            .u16("split.count", static_cast<uint16_t>(count))
+            .i32("split.tensors.count", 3);
+    if (shard <= 0)
+        b.tensor("token_embd.weight", {256, 1000}, gt::Q8_0).tensor("blk.0.attn_norm.weight", {256}, gt::F32);
     if (shard != 0) b.tensor("blk.0.attn_q.weight", {256, 256}, gt::Q4_K);
     return b;
 }
@@ -359,8 +378,11 @@ Result<ModelSpec> gguf_spec(GgufBuilder b) {
 }
 GgufBuilder base(const std::string& arch, uint32_t layers, uint32_t heads = 8, uint32_t kv = 2) {
     GgufBuilder b;
-    b.str("general.architecture", arch).u32(arch + ".block_count", layers).u32(arch + ".context_length", 8192)
-        .u32(arch + ".embedding_length", 512).u32(arch + ".attention.head_count", heads);
+    b.str("general.architecture", arch)
+        .u32(arch + ".block_count", layers)
+        .u32(arch + ".context_length", 8192)
+        .u32(arch + ".embedding_length", 512)
+        .u32(arch + ".attention.head_count", heads);
     if (kv > 0) b.u32(arch + ".attention.head_count_kv", kv);  // 0: the test writes a per-layer array
     return b;
 }
@@ -373,8 +395,11 @@ std::string kinds(const ModelSpec& m) {
 
 TEST_CASE("GGUF -> ModelSpec: llama.cpp's per-architecture layer patterns") {
     // Defaults as load_hparams applies them: head_count_kv = head_count, key_length = embd / heads.
-    auto plain = gguf_spec(GgufBuilder().str("general.architecture", "gpt2").u32("gpt2.block_count", 2)
-                               .u32("gpt2.embedding_length", 768).u32("gpt2.attention.head_count", 12));
+    auto plain = gguf_spec(GgufBuilder()
+                               .str("general.architecture", "gpt2")
+                               .u32("gpt2.block_count", 2)
+                               .u32("gpt2.embedding_length", 768)
+                               .u32("gpt2.attention.head_count", 12));
     REQUIRE(plain.ok());
     CHECK(plain->layers[0].kv_heads == 12);
     CHECK(plain->layers[0].k_head_dim == 64);
@@ -382,7 +407,8 @@ TEST_CASE("GGUF -> ModelSpec: llama.cpp's per-architecture layer patterns") {
     CHECK(plain->dims.tie_word_embeddings);  // no output.weight tensor
 
     // Gemma 3: set_swa_pattern(6), window from the file.
-    auto g3 = gguf_spec(base("gemma3", 12, 8, 4).u32("gemma3.attention.key_length", 256).u32("gemma3.attention.sliding_window", 1024));
+    auto g3 = gguf_spec(
+        base("gemma3", 12, 8, 4).u32("gemma3.attention.key_length", 256).u32("gemma3.attention.sliding_window", 1024));
     REQUIRE(g3.ok());
     CHECK(kinds(*g3) == "sssssfsssssf");
     CHECK(g3->layers[0].window == 1024);
@@ -395,10 +421,13 @@ TEST_CASE("GGUF -> ModelSpec: llama.cpp's per-architecture layer patterns") {
     CHECK(kinds(*l4) == "cccfcccf");
     CHECK(l4->layers[0].window == 8192);
     // An explicit per-layer pattern in the file wins; a scalar is a period.
-    auto pat = gguf_spec(base("olmo3", 4).u32("olmo3.attention.sliding_window", 4096)
+    auto pat = gguf_spec(base("olmo3", 4)
+                             .u32("olmo3.attention.sliding_window", 4096)
                              .num_array("olmo3.attention.sliding_window_pattern", GgufType::Bool, 4, {1, 0, 0, 1}));
     CHECK(kinds(*pat) == "sffs");
-    auto per = gguf_spec(base("exaone4", 4).u32("exaone4.attention.sliding_window", 4096).u32("exaone4.attention.sliding_window_pattern", 4));
+    auto per = gguf_spec(base("exaone4", 4)
+                             .u32("exaone4.attention.sliding_window", 4096)
+                             .u32("exaone4.attention.sliding_window_pattern", 4));
     CHECK(kinds(*per) == "sssf");
     // Mistral-style "llama" with a window key keeps the whole context (no pattern).
     CHECK(kinds(*gguf_spec(base("llama", 2).u32("llama.attention.sliding_window", 4096))) == "ff");
@@ -413,23 +442,34 @@ TEST_CASE("GGUF -> ModelSpec: llama.cpp's per-architecture layer patterns") {
     auto nh = gguf_spec(base("nemotron_h", 4, 8, 0)
                             .num_array("nemotron_h.attention.head_count_kv", GgufType::I32, 4, {0, 0, 2, 0})
                             .num_array("nemotron_h.feed_forward_length", GgufType::I32, 4, {0, 1024, 0, 0})
-                            .u32("nemotron_h.attention.key_length", 128).u32("nemotron_h.ssm.conv_kernel", 4)
-                            .u32("nemotron_h.ssm.state_size", 128).u32("nemotron_h.ssm.group_count", 8)
-                            .u32("nemotron_h.ssm.time_step_rank", 64).u32("nemotron_h.ssm.inner_size", 4096));
+                            .u32("nemotron_h.attention.key_length", 128)
+                            .u32("nemotron_h.ssm.conv_kernel", 4)
+                            .u32("nemotron_h.ssm.state_size", 128)
+                            .u32("nemotron_h.ssm.group_count", 8)
+                            .u32("nemotron_h.ssm.time_step_rank", 64)
+                            .u32("nemotron_h.ssm.inner_size", 4096));
     REQUIRE_MESSAGE(nh.ok(), (nh.ok() ? "" : nh.error().message));
     CHECK(kinds(*nh) == "mnfm");
     CHECK(nh->layers[0].state.conv_dim() == 4096 + 2 * 8 * 128);
     CHECK(nh->layers[0].state.heads == 64);
 
     // Falcon-H1: attention and Mamba-2 side by side in every layer.
-    auto fh = gguf_spec(base("falcon-h1", 2).u32("falcon-h1.ssm.conv_kernel", 4).u32("falcon-h1.ssm.state_size", 16)
-                            .u32("falcon-h1.ssm.group_count", 1).u32("falcon-h1.ssm.time_step_rank", 8)
+    auto fh = gguf_spec(base("falcon-h1", 2)
+                            .u32("falcon-h1.ssm.conv_kernel", 4)
+                            .u32("falcon-h1.ssm.state_size", 16)
+                            .u32("falcon-h1.ssm.group_count", 1)
+                            .u32("falcon-h1.ssm.time_step_rank", 8)
                             .u32("falcon-h1.ssm.inner_size", 1024));
     CHECK(kinds(*fh) == "fmfm");
     // Mamba-1: no groups, no head axis.
-    auto mb = gguf_spec(GgufBuilder().str("general.architecture", "mamba").u32("mamba.block_count", 2)
-                            .u32("mamba.embedding_length", 768).u32("mamba.ssm.conv_kernel", 4)
-                            .u32("mamba.ssm.state_size", 16).u32("mamba.ssm.inner_size", 1536).u32("mamba.ssm.time_step_rank", 48));
+    auto mb = gguf_spec(GgufBuilder()
+                            .str("general.architecture", "mamba")
+                            .u32("mamba.block_count", 2)
+                            .u32("mamba.embedding_length", 768)
+                            .u32("mamba.ssm.conv_kernel", 4)
+                            .u32("mamba.ssm.state_size", 16)
+                            .u32("mamba.ssm.inner_size", 1536)
+                            .u32("mamba.ssm.time_step_rank", 48));
     REQUIRE_MESSAGE(mb.ok(), (mb.ok() ? "" : mb.error().message));
     CHECK(kinds(*mb) == "mm");
     CHECK(mb->layers[0].state.n_groups == 0);
@@ -441,23 +481,30 @@ TEST_CASE("GGUF -> ModelSpec: llama.cpp's per-architecture layer patterns") {
     auto unk = gguf_spec(base("newarch", 2));
     REQUIRE(unk.ok());
     CHECK(unk->generic);
-    CHECK(render_english(unk->notes[0]) == "model_type 'newarch' is not known to kvbudget: sized from the generic fields");
+    CHECK(render_english(unk->notes[0]) ==
+          "model_type 'newarch' is not known to kvbudget: sized from the generic fields");
 }
 
 TEST_CASE("GGUF -> ModelSpec: refusals name the key") {
-    CHECK(gguf_spec(GgufBuilder().u32("x", 1)).error().message == "m: general.architecture is missing: not a llama.cpp model file");
-    CHECK(gguf_spec(GgufBuilder().str("general.architecture", "llama")).error().message == "m: llama.block_count is missing");
+    CHECK(gguf_spec(GgufBuilder().u32("x", 1)).error().message ==
+          "m: general.architecture is missing: not a llama.cpp model file");
+    CHECK(gguf_spec(GgufBuilder().str("general.architecture", "llama")).error().message ==
+          "m: llama.block_count is missing");
     CHECK(gguf_spec(GgufBuilder().u32("general.architecture", 3)).error().detail.code == "gguf_bad_key");
     CHECK(gguf_spec(base("llama", 0)).error().message == "m: llama.block_count must be an integer in 1..100000, got 0");
     CHECK(gguf_spec(base("llama", 2).str("llama.attention.key_length", "128")).error().message ==
           "m: llama.attention.key_length must be an integer in 1..65536, got '128'");
-    CHECK(gguf_spec(base("llama", 3, 8, 0).num_array("llama.attention.head_count_kv", GgufType::I32, 2, {2})).error().message ==
-          "m: llama.attention.head_count_kv has 2 entries but llama.block_count is 3");
+    CHECK(gguf_spec(base("llama", 3, 8, 0).num_array("llama.attention.head_count_kv", GgufType::I32, 2, {2}))
+              .error()
+              .message == "m: llama.attention.head_count_kv has 2 entries but llama.block_count is 3");
     CHECK(gguf_spec(base("llama", 2, 8, 3)).error().detail.code == "gguf_bad_key");  // 8 heads, 3 KV heads
     CHECK(gguf_spec(base("qwen35", 4)).error().message == "m: qwen35.ssm.conv_kernel is missing");
-    auto mla = gguf_spec(base("deepseek2", 2, 16, 1).u32("deepseek2.attention.kv_lora_rank", 512)
-                             .u32("deepseek2.attention.key_length", 500).u32("deepseek2.attention.value_length", 512)
-                             .u32("deepseek2.attention.key_length_mla", 192).u32("deepseek2.attention.value_length_mla", 128)
+    auto mla = gguf_spec(base("deepseek2", 2, 16, 1)
+                             .u32("deepseek2.attention.kv_lora_rank", 512)
+                             .u32("deepseek2.attention.key_length", 500)
+                             .u32("deepseek2.attention.value_length", 512)
+                             .u32("deepseek2.attention.key_length_mla", 192)
+                             .u32("deepseek2.attention.value_length_mla", 128)
                              .u32("deepseek2.rope.dimension_count", 64));
     CHECK(mla.error().message ==
           "m: deepseek2.attention.key_length must be 576 (kv_lora_rank + rope.dimension_count), got 500");
@@ -465,5 +512,6 @@ TEST_CASE("GGUF -> ModelSpec: refusals name the key") {
     auto vocab = base("llama", 2).bytes();
     auto p = parse_gguf(vocab.data(), vocab.size(), "v.gguf");
     REQUIRE(p.ok());
-    CHECK(spec_from_gguf(p.header, "v").error().message == "v has no tensor infos: a vocabulary-only GGUF holds no model");
+    CHECK(spec_from_gguf(p.header, "v").error().message ==
+          "v has no tensor infos: a vocabulary-only GGUF holds no model");
 }

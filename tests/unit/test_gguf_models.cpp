@@ -31,17 +31,24 @@ struct T {
 };
 using TypeRule = std::function<uint32_t(const T&)>;
 
-bool one_d(const T& t) { return t.ne.size() == 1; }
-bool has(const T& t, const char* s) { return t.name.find(s) != std::string::npos; }
-std::string blk(int il, const char* n) { return "blk." + std::to_string(il) + "." + n; }
+bool one_d(const T& t) {
+    return t.ne.size() == 1;
+}
+bool has(const T& t, const char* s) {
+    return t.name.find(s) != std::string::npos;
+}
+std::string blk(int il, const char* n) {
+    return "blk." + std::to_string(il) + "." + n;
+}
 
 // ---- tensor lists, as llama-model.cpp / src/models/*.cpp create them --------------
 
 // LLM_ARCH_LLAMA: token_embd, output_norm, output, [rope_freqs], per layer attn_norm,
 // attn_q/k/v/output, ffn_norm, ffn_gate/up/down.
-std::vector<T> llama_tensors(int n_layer, int64_t embd, int64_t heads, int64_t kv, int64_t hd, int64_t ff, int64_t vocab,
-                             bool rope_freqs) {
-    std::vector<T> t = {{"token_embd.weight", {embd, vocab}}, {"output_norm.weight", {embd}}, {"output.weight", {embd, vocab}}};
+std::vector<T> llama_tensors(int n_layer, int64_t embd, int64_t heads, int64_t kv, int64_t hd, int64_t ff,
+                             int64_t vocab, bool rope_freqs) {
+    std::vector<T> t = {
+        {"token_embd.weight", {embd, vocab}}, {"output_norm.weight", {embd}}, {"output.weight", {embd, vocab}}};
     if (rope_freqs) t.push_back({"rope_freqs.weight", {hd / 2}});
     for (int il = 0; il < n_layer; ++il) {
         t.push_back({blk(il, "attn_norm.weight"), {embd}, il});
@@ -60,7 +67,8 @@ std::vector<T> llama_tensors(int n_layer, int64_t embd, int64_t heads, int64_t k
 // LLM_ARCH_OPENAI_MOE (gpt-oss): biased projections, attention sinks, biased experts.
 std::vector<T> gptoss_tensors(int n_layer, int64_t embd, int64_t heads, int64_t kv, int64_t hd, int64_t ff_exp,
                               int64_t n_exp, int64_t vocab) {
-    std::vector<T> t = {{"token_embd.weight", {embd, vocab}}, {"output_norm.weight", {embd}}, {"output.weight", {embd, vocab}}};
+    std::vector<T> t = {
+        {"token_embd.weight", {embd, vocab}}, {"output_norm.weight", {embd}}, {"output.weight", {embd, vocab}}};
     for (int il = 0; il < n_layer; ++il) {
         t.push_back({blk(il, "attn_norm.weight"), {embd}, il});
         t.push_back({blk(il, "post_attention_norm.weight"), {embd}, il});
@@ -91,7 +99,8 @@ std::vector<T> deepseek2_tensors(bool split) {
     const int n_layer = 61, n_dense = 3;
     const int64_t embd = 7168, heads = 128, q_lora = 1536, kv_lora = 512, nope = 128, rope = 64, v = 128;
     const int64_t ff = 18432, ff_exp = 2048, n_exp = 256, vocab = 129280;
-    std::vector<T> t = {{"token_embd.weight", {embd, vocab}}, {"output_norm.weight", {embd}}, {"output.weight", {embd, vocab}}};
+    std::vector<T> t = {
+        {"token_embd.weight", {embd, vocab}}, {"output_norm.weight", {embd}}, {"output.weight", {embd, vocab}}};
     for (int il = 0; il < n_layer; ++il) {
         t.push_back({blk(il, "attn_norm.weight"), {embd}, il});
         t.push_back({blk(il, "attn_q_a_norm.weight"), {q_lora}, il});
@@ -127,9 +136,11 @@ std::vector<T> deepseek2_tensors(bool split) {
 
 // LLM_ARCH_QWEN35 (src/models/qwen35.cpp load_tensors): every `interval`-th layer is
 // gated full attention (q has a gate half), the others gated delta nets.
-std::vector<T> qwen35_tensors(int n_layer, int64_t embd, int64_t heads, int64_t kv, int64_t hd, int64_t ff, int64_t vocab,
-                              int64_t d_state, int64_t n_group, int64_t dt_rank, int64_t conv, int interval) {
-    std::vector<T> t = {{"token_embd.weight", {embd, vocab}}, {"output_norm.weight", {embd}}, {"output.weight", {embd, vocab}}};
+std::vector<T> qwen35_tensors(int n_layer, int64_t embd, int64_t heads, int64_t kv, int64_t hd, int64_t ff,
+                              int64_t vocab, int64_t d_state, int64_t n_group, int64_t dt_rank, int64_t conv,
+                              int interval) {
+    std::vector<T> t = {
+        {"token_embd.weight", {embd, vocab}}, {"output_norm.weight", {embd}}, {"output.weight", {embd, vocab}}};
     const int64_t key_dim = d_state * n_group, value_dim = d_state * dt_rank, conv_dim = 2 * key_dim + value_dim;
     for (int il = 0; il < n_layer; ++il) {
         t.push_back({blk(il, "attn_norm.weight"), {embd}, il});
@@ -229,72 +240,122 @@ LlamaLayout layout(const ModelSpec& m, int64_t ctx, int64_t np = 1, int64_t ub =
     return l.value();
 }
 
-std::vector<std::string> types(const ModelSpec& m) { return llamacpp_type_lines(*m.gguf); }
+std::vector<std::string> types(const ModelSpec& m) {
+    return llamacpp_type_lines(*m.gguf);
+}
 
 // gpt-oss metadata as ggml-org's conversion writes it (kv 7..23 of the logs below).
 void gptoss_meta(GgufBuilder& b, uint32_t layers, uint32_t experts) {
-    b.str("general.architecture", "gpt-oss").str("general.type", "model")
-        .str("general.name", layers == 24 ? "Gpt Oss 20b" : "Gpt Oss 120b").str("general.basename", "gpt-oss")
-        .str("general.size_label", layers == 24 ? "20B" : "120B").str("general.license", "apache-2.0")
+    b.str("general.architecture", "gpt-oss")
+        .str("general.type", "model")
+        .str("general.name", layers == 24 ? "Gpt Oss 20b" : "Gpt Oss 120b")
+        .str("general.basename", "gpt-oss")
+        .str("general.size_label", layers == 24 ? "20B" : "120B")
+        .str("general.license", "apache-2.0")
         .str_array("general.tags", 2)
-        .u32("gpt-oss.block_count", layers).u32("gpt-oss.context_length", 131072)
-        .u32("gpt-oss.embedding_length", 2880).u32("gpt-oss.feed_forward_length", 2880)
-        .u32("gpt-oss.attention.head_count", 64).u32("gpt-oss.attention.head_count_kv", 8)
-        .f32("gpt-oss.rope.freq_base", 150000.0f).f32("gpt-oss.attention.layer_norm_rms_epsilon", 1e-5f)
-        .u32("gpt-oss.expert_count", experts).u32("gpt-oss.expert_used_count", 4)
-        .u32("gpt-oss.attention.key_length", 64).u32("gpt-oss.attention.value_length", 64)
-        .u32("gpt-oss.attention.sliding_window", 128).u32("gpt-oss.expert_feed_forward_length", 2880)
-        .str("gpt-oss.rope.scaling.type", "yarn").f32("gpt-oss.rope.scaling.factor", 32.0f)
+        .u32("gpt-oss.block_count", layers)
+        .u32("gpt-oss.context_length", 131072)
+        .u32("gpt-oss.embedding_length", 2880)
+        .u32("gpt-oss.feed_forward_length", 2880)
+        .u32("gpt-oss.attention.head_count", 64)
+        .u32("gpt-oss.attention.head_count_kv", 8)
+        .f32("gpt-oss.rope.freq_base", 150000.0f)
+        .f32("gpt-oss.attention.layer_norm_rms_epsilon", 1e-5f)
+        .u32("gpt-oss.expert_count", experts)
+        .u32("gpt-oss.expert_used_count", 4)
+        .u32("gpt-oss.attention.key_length", 64)
+        .u32("gpt-oss.attention.value_length", 64)
+        .u32("gpt-oss.attention.sliding_window", 128)
+        .u32("gpt-oss.expert_feed_forward_length", 2880)
+        .str("gpt-oss.rope.scaling.type", "yarn")
+        .f32("gpt-oss.rope.scaling.factor", 32.0f)
         .u32("gpt-oss.rope.scaling.original_context_length", 4096)
-        .str("tokenizer.ggml.model", "gpt2").str("tokenizer.ggml.pre", "gpt-4o")
-        .str_array("tokenizer.ggml.tokens", 201088).num_array("tokenizer.ggml.token_type", GgufType::I32, 201088, {1})
+        .str("tokenizer.ggml.model", "gpt2")
+        .str("tokenizer.ggml.pre", "gpt-4o")
+        .str_array("tokenizer.ggml.tokens", 201088)
+        .num_array("tokenizer.ggml.token_type", GgufType::I32, 201088, {1})
         .str_array("tokenizer.ggml.merges", 446189)
-        .u32("tokenizer.ggml.bos_token_id", 199998).u32("tokenizer.ggml.eos_token_id", 200002)
-        .u32("tokenizer.ggml.padding_token_id", 199999).str("tokenizer.chat_template", "{#- ... #}")
-        .u32("general.quantization_version", 2).u32("general.file_type", 38);
+        .u32("tokenizer.ggml.bos_token_id", 199998)
+        .u32("tokenizer.ggml.eos_token_id", 200002)
+        .u32("tokenizer.ggml.padding_token_id", 199999)
+        .str("tokenizer.chat_template", "{#- ... #}")
+        .u32("general.quantization_version", 2)
+        .u32("general.file_type", 38);
 }
 
 // DeepSeek-V3 / R1 metadata (deepseek2.* keys of the logs below). `split`: the
 // conversion with key_length = kv_lora_rank + rope and the *_mla lengths.
 void deepseek_meta(GgufBuilder& b, bool split, uint32_t file_type) {
-    b.str("general.architecture", "deepseek2").str("general.type", "model")
-        .u32("deepseek2.block_count", 61).u32("deepseek2.context_length", 163840)
-        .u32("deepseek2.embedding_length", 7168).u32("deepseek2.feed_forward_length", 18432)
-        .u32("deepseek2.attention.head_count", 128).u32("deepseek2.attention.head_count_kv", split ? 1 : 128)
-        .f32("deepseek2.rope.freq_base", 10000.0f).f32("deepseek2.attention.layer_norm_rms_epsilon", 1e-6f)
-        .u32("deepseek2.expert_used_count", 8).u32("general.file_type", file_type)
-        .u32("deepseek2.leading_dense_block_count", 3).u32("deepseek2.vocab_size", 129280)
-        .u32("deepseek2.attention.q_lora_rank", 1536).u32("deepseek2.attention.kv_lora_rank", 512)
-        .u32("deepseek2.attention.key_length", split ? 576 : 192).u32("deepseek2.attention.value_length", split ? 512 : 128);
+    b.str("general.architecture", "deepseek2")
+        .str("general.type", "model")
+        .u32("deepseek2.block_count", 61)
+        .u32("deepseek2.context_length", 163840)
+        .u32("deepseek2.embedding_length", 7168)
+        .u32("deepseek2.feed_forward_length", 18432)
+        .u32("deepseek2.attention.head_count", 128)
+        .u32("deepseek2.attention.head_count_kv", split ? 1 : 128)
+        .f32("deepseek2.rope.freq_base", 10000.0f)
+        .f32("deepseek2.attention.layer_norm_rms_epsilon", 1e-6f)
+        .u32("deepseek2.expert_used_count", 8)
+        .u32("general.file_type", file_type)
+        .u32("deepseek2.leading_dense_block_count", 3)
+        .u32("deepseek2.vocab_size", 129280)
+        .u32("deepseek2.attention.q_lora_rank", 1536)
+        .u32("deepseek2.attention.kv_lora_rank", 512)
+        .u32("deepseek2.attention.key_length", split ? 576 : 192)
+        .u32("deepseek2.attention.value_length", split ? 512 : 128);
     if (split) b.u32("deepseek2.attention.key_length_mla", 192).u32("deepseek2.attention.value_length_mla", 128);
-    b.u32("deepseek2.expert_feed_forward_length", 2048).u32("deepseek2.expert_count", 256)
-        .u32("deepseek2.expert_shared_count", 1).f32("deepseek2.expert_weights_scale", 2.5f)
-        .boolean("deepseek2.expert_weights_norm", true).u32("deepseek2.expert_gating_func", 2)
-        .u32("deepseek2.rope.dimension_count", 64).str("deepseek2.rope.scaling.type", "yarn")
-        .f32("deepseek2.rope.scaling.factor", 40.0f).u32("deepseek2.rope.scaling.original_context_length", 4096)
+    b.u32("deepseek2.expert_feed_forward_length", 2048)
+        .u32("deepseek2.expert_count", 256)
+        .u32("deepseek2.expert_shared_count", 1)
+        .f32("deepseek2.expert_weights_scale", 2.5f)
+        .boolean("deepseek2.expert_weights_norm", true)
+        .u32("deepseek2.expert_gating_func", 2)
+        .u32("deepseek2.rope.dimension_count", 64)
+        .str("deepseek2.rope.scaling.type", "yarn")
+        .f32("deepseek2.rope.scaling.factor", 40.0f)
+        .u32("deepseek2.rope.scaling.original_context_length", 4096)
         .f32("deepseek2.rope.scaling.yarn_log_multiplier", 0.1f)
-        .str("tokenizer.ggml.model", "gpt2").str("tokenizer.ggml.pre", "deepseek-v3")
-        .str_array("tokenizer.ggml.tokens", 129280).num_array("tokenizer.ggml.token_type", GgufType::I32, 129280, {1})
-        .str_array("tokenizer.ggml.merges", 127741).u32("tokenizer.ggml.bos_token_id", 0)
-        .u32("tokenizer.ggml.eos_token_id", 1).u32("general.quantization_version", 2);
+        .str("tokenizer.ggml.model", "gpt2")
+        .str("tokenizer.ggml.pre", "deepseek-v3")
+        .str_array("tokenizer.ggml.tokens", 129280)
+        .num_array("tokenizer.ggml.token_type", GgufType::I32, 129280, {1})
+        .str_array("tokenizer.ggml.merges", 127741)
+        .u32("tokenizer.ggml.bos_token_id", 0)
+        .u32("tokenizer.ggml.eos_token_id", 1)
+        .u32("general.quantization_version", 2);
 }
 
 // Qwen3.5 (qwen35.*) metadata; `ssm` = {conv, state, groups, dt_rank, inner}.
-void qwen35_meta(GgufBuilder& b, uint32_t layers, uint32_t embd, uint32_t ff, uint32_t heads, uint32_t kv, uint32_t dt_rank,
-                 uint32_t inner) {
-    b.str("general.architecture", "qwen35").str("general.type", "model")
-        .u32("qwen35.block_count", layers).u32("qwen35.context_length", 262144)
-        .u32("qwen35.embedding_length", embd).u32("qwen35.feed_forward_length", ff)
-        .u32("qwen35.attention.head_count", heads).u32("qwen35.attention.head_count_kv", kv)
+void qwen35_meta(GgufBuilder& b, uint32_t layers, uint32_t embd, uint32_t ff, uint32_t heads, uint32_t kv,
+                 uint32_t dt_rank, uint32_t inner) {
+    b.str("general.architecture", "qwen35")
+        .str("general.type", "model")
+        .u32("qwen35.block_count", layers)
+        .u32("qwen35.context_length", 262144)
+        .u32("qwen35.embedding_length", embd)
+        .u32("qwen35.feed_forward_length", ff)
+        .u32("qwen35.attention.head_count", heads)
+        .u32("qwen35.attention.head_count_kv", kv)
         .num_array("qwen35.rope.dimension_sections", GgufType::I32, 4, {11, 11, 10, 0})
-        .f32("qwen35.rope.freq_base", 10000000.0f).f32("qwen35.attention.layer_norm_rms_epsilon", 1e-6f)
-        .u32("qwen35.attention.key_length", 256).u32("qwen35.attention.value_length", 256)
-        .u32("qwen35.ssm.conv_kernel", 4).u32("qwen35.ssm.state_size", 128).u32("qwen35.ssm.group_count", 16)
-        .u32("qwen35.ssm.time_step_rank", dt_rank).u32("qwen35.ssm.inner_size", inner)
-        .u32("qwen35.full_attention_interval", 4).u32("qwen35.rope.dimension_count", 64)
-        .str("tokenizer.ggml.model", "gpt2").str("tokenizer.ggml.pre", "qwen35")
-        .str_array("tokenizer.ggml.tokens", 248320).str_array("tokenizer.ggml.merges", 247587)
-        .u32("tokenizer.ggml.eos_token_id", 248046).u32("general.quantization_version", 2).u32("general.file_type", 7);
+        .f32("qwen35.rope.freq_base", 10000000.0f)
+        .f32("qwen35.attention.layer_norm_rms_epsilon", 1e-6f)
+        .u32("qwen35.attention.key_length", 256)
+        .u32("qwen35.attention.value_length", 256)
+        .u32("qwen35.ssm.conv_kernel", 4)
+        .u32("qwen35.ssm.state_size", 128)
+        .u32("qwen35.ssm.group_count", 16)
+        .u32("qwen35.ssm.time_step_rank", dt_rank)
+        .u32("qwen35.ssm.inner_size", inner)
+        .u32("qwen35.full_attention_interval", 4)
+        .u32("qwen35.rope.dimension_count", 64)
+        .str("tokenizer.ggml.model", "gpt2")
+        .str("tokenizer.ggml.pre", "qwen35")
+        .str_array("tokenizer.ggml.tokens", 248320)
+        .str_array("tokenizer.ggml.merges", 247587)
+        .u32("tokenizer.ggml.eos_token_id", 248046)
+        .u32("general.quantization_version", 2)
+        .u32("general.file_type", 7);
 }
 
 }  // namespace
@@ -307,16 +368,27 @@ void qwen35_meta(GgufBuilder& b, uint32_t layers, uint32_t embd, uint32_t ff, ui
 TEST_CASE("GGUF Llama-3-8B-Instruct Q4_K_M: 291 tensors, 8.03 B params, the llama_kv_cache line") {
     auto h = build(
         [](GgufBuilder& b) {
-            b.str("general.architecture", "llama").str("general.name", "models")
-                .u32("llama.block_count", 32).u32("llama.context_length", 8192).u32("llama.embedding_length", 4096)
-                .u32("llama.feed_forward_length", 14336).u32("llama.attention.head_count", 32)
-                .u32("llama.attention.head_count_kv", 8).f32("llama.rope.freq_base", 500000.0f)
-                .f32("llama.attention.layer_norm_rms_epsilon", 1e-5f).u32("general.file_type", 15)
-                .u32("llama.vocab_size", 128256).u32("llama.rope.dimension_count", 128)
-                .str("tokenizer.ggml.model", "gpt2").str("tokenizer.ggml.pre", "llama-bpe")
-                .str_array("tokenizer.ggml.tokens", 128256).num_array("tokenizer.ggml.token_type", GgufType::I32, 128256, {1})
-                .str_array("tokenizer.ggml.merges", 280147).u32("tokenizer.ggml.bos_token_id", 128000)
-                .u32("tokenizer.ggml.eos_token_id", 128009).str("tokenizer.chat_template", "{% set loop_messages = messages %}")
+            b.str("general.architecture", "llama")
+                .str("general.name", "models")
+                .u32("llama.block_count", 32)
+                .u32("llama.context_length", 8192)
+                .u32("llama.embedding_length", 4096)
+                .u32("llama.feed_forward_length", 14336)
+                .u32("llama.attention.head_count", 32)
+                .u32("llama.attention.head_count_kv", 8)
+                .f32("llama.rope.freq_base", 500000.0f)
+                .f32("llama.attention.layer_norm_rms_epsilon", 1e-5f)
+                .u32("general.file_type", 15)
+                .u32("llama.vocab_size", 128256)
+                .u32("llama.rope.dimension_count", 128)
+                .str("tokenizer.ggml.model", "gpt2")
+                .str("tokenizer.ggml.pre", "llama-bpe")
+                .str_array("tokenizer.ggml.tokens", 128256)
+                .num_array("tokenizer.ggml.token_type", GgufType::I32, 128256, {1})
+                .str_array("tokenizer.ggml.merges", 280147)
+                .u32("tokenizer.ggml.bos_token_id", 128000)
+                .u32("tokenizer.ggml.eos_token_id", 128009)
+                .str("tokenizer.chat_template", "{% set loop_messages = messages %}")
                 .u32("general.quantization_version", 2);
         },
         llama_tensors(32, 4096, 32, 8, 128, 14336, 128256, false), q4_k_m_llama_rule);
@@ -325,16 +397,18 @@ TEST_CASE("GGUF Llama-3-8B-Instruct Q4_K_M: 291 tensors, 8.03 B params, the llam
     CHECK(m.model_type == "llama");
     CHECK(m.layers.size() == 32);
     CHECK(m.max_position_embeddings == 8192);
-    CHECK(types(m) == std::vector<std::string>{"type  f32:   65 tensors", "type q4_K:  193 tensors", "type q6_K:   33 tensors"});
+    CHECK(types(m) ==
+          std::vector<std::string>{"type  f32:   65 tensors", "type q4_K:  193 tensors", "type q6_K:   33 tensors"});
     CHECK(m.gguf->n_tensors == 291);
     CHECK(m.gguf->params == 8030261248);
     CHECK(llamacpp_model_params(m.gguf->params) == "8.03 B");
     // Not in the cited logs: 4.58 GiB = the 4.92 GB bartowski's page lists for this file.
     CHECK(llamacpp_file_size(m.gguf->tensor_bytes, m.gguf->params) == "4.58 GiB (4.89 BPW)");
     CHECK(!m.dims.tie_word_embeddings);
-    CHECK(layout(m, 8192).log_lines ==
-          std::vector<std::string>{"llama_kv_cache: size = 1024.00 MiB (  8192 cells,  32 layers,  1/1 seqs), K (f16):  "
-                                   "512.00 MiB, V (f16):  512.00 MiB"});
+    CHECK(
+        layout(m, 8192).log_lines ==
+        std::vector<std::string>{"llama_kv_cache: size = 1024.00 MiB (  8192 cells,  32 layers,  1/1 seqs), K (f16):  "
+                                 "512.00 MiB, V (f16):  512.00 MiB"});
     // The llama.cpp budget of this file weighs its own tensors, not an estimate of a Q4_K_M.
     BudgetInputs in;
     in.engine = BudgetEngine::LlamaCpp;
@@ -357,8 +431,8 @@ TEST_CASE("GGUF Llama-3-8B-Instruct Q4_K_M: 291 tensors, 8.03 B params, the llam
 //    lines at -c 131072 (tests/fixtures/engine-logs.md L4). ggml-org/llama.cpp#17609: the same file's
 //    kv 18..34 and "type f32: 289 tensors".
 TEST_CASE("GGUF gpt-oss-20b MXFP4: 20.91 B params, 289 f32 tensors, the iswa KV lines") {
-    auto h = build([](GgufBuilder& b) { gptoss_meta(b, 24, 32); }, gptoss_tensors(24, 2880, 64, 8, 64, 2880, 32, 201088),
-                   gptoss_rule);
+    auto h = build([](GgufBuilder& b) { gptoss_meta(b, 24, 32); },
+                   gptoss_tensors(24, 2880, 64, 8, 64, 2880, 32, 201088), gptoss_rule);
     REQUIRE(h[0].kv.size() == 35);
     ModelSpec m = spec(h, "gpt-oss-20b-mxfp4");
     CHECK(m.model_type == "gpt_oss");
@@ -367,30 +441,33 @@ TEST_CASE("GGUF gpt-oss-20b MXFP4: 20.91 B params, 289 f32 tensors, the iswa KV 
     CHECK(m.layers[0].kind == LayerKind::Sliding);  // set_swa_pattern(2): even layers slide
     CHECK(m.layers[0].window == 128);
     CHECK(m.gguf->n_tensors == 459);
-    CHECK(types(m) == std::vector<std::string>{"type  f32:  289 tensors", "type q8_0:   98 tensors", "type mxfp4:   72 tensors"});
+    CHECK(types(m) ==
+          std::vector<std::string>{"type  f32:  289 tensors", "type q8_0:   98 tensors", "type mxfp4:   72 tensors"});
     CHECK(m.gguf->params == 20914757184);
     CHECK(llamacpp_model_params(m.gguf->params) == "20.91 B");
     CHECK(m.dims.num_experts == 32);
     CHECK(m.dims.experts_per_token == 4);
     CHECK(layout(m, 131072).log_lines ==
-          std::vector<std::string>{
-              "llama_kv_cache_iswa: creating non-SWA KV cache, size = 131072 cells",
-              "llama_kv_cache: size = 3072.00 MiB (131072 cells,  12 layers,  1/1 seqs), K (f16): 1536.00 MiB, V (f16): 1536.00 MiB",
-              "llama_kv_cache_iswa: creating     SWA KV cache, size = 768 cells",
-              "llama_kv_cache: size =   18.00 MiB (   768 cells,  12 layers,  1/1 seqs), K (f16):    9.00 MiB, V (f16):    9.00 MiB"});
+          std::vector<std::string>{"llama_kv_cache_iswa: creating non-SWA KV cache, size = 131072 cells",
+                                   "llama_kv_cache: size = 3072.00 MiB (131072 cells,  12 layers,  1/1 seqs), K (f16): "
+                                   "1536.00 MiB, V (f16): 1536.00 MiB",
+                                   "llama_kv_cache_iswa: creating     SWA KV cache, size = 768 cells",
+                                   "llama_kv_cache: size =   18.00 MiB (   768 cells,  12 layers,  1/1 seqs), K (f16): "
+                                   "   9.00 MiB, V (f16):    9.00 MiB"});
 }
 
 // 3. Multi-shard. ggml-org/gpt-oss-120b-GGUF in 2 shards, ggml-org/llama.cpp#15253: split.count 2,
 //    split.tensors.count 687, "type f32: 433 / q8_0: 146 / mxfp4: 108", "file size = 59.02 GiB (4.34 BPW)".
 //    KV lines of the same model: ollama/ollama#16480 (bundled llama-server, -np 2, n_ctx 262144, n_ubatch 1024).
 TEST_CASE("GGUF gpt-oss-120b MXFP4, 2 shards: every shard's tensors, 59.02 GiB, the 2-stream iswa lines") {
-    auto h = build([](GgufBuilder& b) { gptoss_meta(b, 36, 128); }, gptoss_tensors(36, 2880, 64, 8, 64, 2880, 128, 201088),
-                   gptoss_rule, 2);
+    auto h = build([](GgufBuilder& b) { gptoss_meta(b, 36, 128); },
+                   gptoss_tensors(36, 2880, 64, 8, 64, 2880, 128, 201088), gptoss_rule, 2);
     REQUIRE(h.size() == 2);
     ModelSpec m = spec(h, "gpt-oss-120b-mxfp4");
     CHECK(m.gguf->shards == 2);
     CHECK(m.gguf->n_tensors == 687);
-    CHECK(types(m) == std::vector<std::string>{"type  f32:  433 tensors", "type q8_0:  146 tensors", "type mxfp4:  108 tensors"});
+    CHECK(types(m) ==
+          std::vector<std::string>{"type  f32:  433 tensors", "type q8_0:  146 tensors", "type mxfp4:  108 tensors"});
     CHECK(llamacpp_file_size(m.gguf->tensor_bytes, m.gguf->params) == "59.02 GiB (4.34 BPW)");
     // OpenAI's model card: 116.8B parameters (quoted in JonathanChavezTamales/llm-leaderboard#78).
     CHECK(llamacpp_model_params(m.gguf->params) == "116.83 B");
@@ -398,7 +475,8 @@ TEST_CASE("GGUF gpt-oss-120b MXFP4, 2 shards: every shard's tensors, 59.02 GiB, 
     REQUIRE(l.log_lines.size() == 4);
     CHECK(l.log_lines[0] == "llama_kv_cache_iswa: creating non-SWA KV cache, size = 131072 cells");
     CHECK(l.log_lines[1] ==
-          "llama_kv_cache: size = 9216.00 MiB (131072 cells,  18 layers,  2/2 seqs), K (f16): 4608.00 MiB, V (f16): 4608.00 MiB");
+          "llama_kv_cache: size = 9216.00 MiB (131072 cells,  18 layers,  2/2 seqs), K (f16): 4608.00 MiB, V (f16): "
+          "4608.00 MiB");
     CHECK(l.log_lines[2] == "llama_kv_cache_iswa: creating     SWA KV cache, size = 1280 cells");
     CHECK(l.log_lines[3].rfind("llama_kv_cache: size =   90.00 MiB (  1280 cells,  18 layers,  2/2 seqs)", 0) == 0);
 
@@ -435,7 +513,8 @@ TEST_CASE("GGUF DeepSeek-R1 Q8_0 without attn_k_b/attn_v_b: per-head K and V, 66
     auto l = layout(m, 8192);
     CHECK(l.bytes_per_token == 61 * 128 * (192 + 128) * 2);
     CHECK(l.log_lines[0] ==
-          "llama_kv_cache: size = 39040.00 MiB (  8192 cells,  61 layers,  1/1 seqs), K (f16): 23424.00 MiB, V (f16): 15616.00 MiB");
+          "llama_kv_cache: size = 39040.00 MiB (  8192 cells,  61 layers,  1/1 seqs), K (f16): 23424.00 MiB, V (f16): "
+          "15616.00 MiB");
 }
 
 // 5. DeepSeek with the split MLA tensors. Metadata: ggml-org/llama.cpp#14201 and
@@ -452,12 +531,14 @@ TEST_CASE("GGUF DeepSeek-V3 with attn_k_b/attn_v_b: the MLA latent cache") {
     CHECK(m.dims.q_head_dim == 192);
     CHECK(m.dims.v_head_dim == 128);
     // The split keeps every parameter: k_b + v_b hold what kv_b held.
-    auto legacy = spec(build([](GgufBuilder& b) { deepseek_meta(b, false, 7); }, deepseek2_tensors(false), q8_0_rule, 1), "l");
+    auto legacy =
+        spec(build([](GgufBuilder& b) { deepseek_meta(b, false, 7); }, deepseek2_tensors(false), q8_0_rule, 1), "l");
     CHECK(m.gguf->params == legacy.gguf->params);
     auto l = layout(m, 8192);
     CHECK(l.bytes_per_token == 61 * 576 * 2);
     CHECK(l.log_lines[0] ==
-          "llama_kv_cache: size =  549.00 MiB (  8192 cells,  61 layers,  1/1 seqs), K (f16):  549.00 MiB, V (f16):    0.00 MiB");
+          "llama_kv_cache: size =  549.00 MiB (  8192 cells,  61 layers,  1/1 seqs), K (f16):  549.00 MiB, V (f16):    "
+          "0.00 MiB");
 }
 
 // 6. Qwen3.5 hybrid. Qwen3.5-9B: JamePeng/llama-cpp-python#78 prints ssm_d_conv 4, ssm_d_inner 4096,
@@ -530,21 +611,25 @@ TEST_CASE("GGUF and config.json agree on llama.cpp's KV lines") {
     };
     std::vector<Case> cases;
     cases.push_back({"openai/gpt-oss-20b",
-                     build([](GgufBuilder& b) { gptoss_meta(b, 24, 32); }, gptoss_tensors(24, 2880, 64, 8, 64, 2880, 32, 201088),
-                           gptoss_rule),
+                     build([](GgufBuilder& b) { gptoss_meta(b, 24, 32); },
+                           gptoss_tensors(24, 2880, 64, 8, 64, 2880, 32, 201088), gptoss_rule),
                      32768});
     cases.push_back({"Qwen/Qwen3.5-27B",
                      build([](GgufBuilder& b) { qwen35_meta(b, 64, 5120, 17408, 24, 4, 48, 6144); },
                            qwen35_tensors(64, 5120, 24, 4, 256, 17408, 248320, 128, 16, 48, 4, 4), q8_0_rule),
                      16384});
     cases.push_back({"deepseek-ai/DeepSeek-V3",
-                     build([](GgufBuilder& b) { deepseek_meta(b, true, 7); }, deepseek2_tensors(true), q8_0_rule), 8192});
+                     build([](GgufBuilder& b) { deepseek_meta(b, true, 7); }, deepseek2_tensors(true), q8_0_rule),
+                     8192});
     cases.push_back({"meta-llama/Llama-3.1-8B",
                      build(
                          [](GgufBuilder& b) {
-                             b.str("general.architecture", "llama").u32("llama.block_count", 32)
-                                 .u32("llama.context_length", 131072).u32("llama.embedding_length", 4096)
-                                 .u32("llama.attention.head_count", 32).u32("llama.attention.head_count_kv", 8);
+                             b.str("general.architecture", "llama")
+                                 .u32("llama.block_count", 32)
+                                 .u32("llama.context_length", 131072)
+                                 .u32("llama.embedding_length", 4096)
+                                 .u32("llama.attention.head_count", 32)
+                                 .u32("llama.attention.head_count_kv", 8);
                          },
                          llama_tensors(32, 4096, 32, 8, 128, 14336, 128256, true), q4_k_m_llama_rule),
                      8192});

@@ -5,15 +5,17 @@
 #include <cctype>
 #include <set>
 
-#include "budget/gpus.h"
 #include "base/units.h"
+#include "budget/gpus.h"
 
 TEST_CASE("catalog ids are unique lowercase slugs with positive specs") {
     std::set<std::string> seen;
     for (const kvb::Gpu& g : kvb::gpu_catalog()) {
         CAPTURE(g.id);
         CHECK(seen.insert(g.id).second);
-        for (char c : g.id) CHECK((std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '-'));
+        for (char c : g.id)
+            CHECK((std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
+                   c == '-'));
         CHECK(!g.name.empty());
         CHECK((g.vendor == "nvidia" || g.vendor == "amd" || g.vendor == "apple"));
         CHECK(g.memory_bytes > 0);
@@ -28,8 +30,9 @@ TEST_CASE("catalog ids are unique lowercase slugs with positive specs") {
 }
 
 TEST_CASE("the ids the page and the simulator use exist") {
-    for (const char* id : {"rtx-4090", "rtx-3090", "a100-40gb", "a100-80gb", "h100-80gb", "h100-sxm", "h200", "l4", "l40s",
-                           "a10g", "t4", "mi300x", "mi250", "rx-7900-xtx", "m2-ultra-192gb", "m3-max-128gb", "m4-max-128gb"}) {
+    for (const char* id :
+         {"rtx-4090", "rtx-3090", "a100-40gb", "a100-80gb", "h100-80gb", "h100-sxm", "h200", "l4", "l40s", "a10g", "t4",
+          "mi300x", "mi250", "rx-7900-xtx", "m2-ultra-192gb", "m3-max-128gb", "m4-max-128gb"}) {
         CAPTURE(id);
         CHECK(kvb::find_gpu(id) != nullptr);
     }

@@ -4,14 +4,13 @@
 
 #include <chrono>
 #include <filesystem>
-
 #include <nlohmann/json.hpp>
 
 #include "base/units.h"
 #include "engines/llamacpp.h"
 #include "engines/vllm.h"
-#include "kv/tables.h"
 #include "fixtures.h"
+#include "kv/tables.h"
 #include "model/config_reader.h"
 #include "model/weights.h"
 #include "report/json.h"
@@ -54,7 +53,8 @@ TEST_CASE("issue 14.1: a num_key_value_heads list of one value is exactly the sc
         const auto base = parse_config(j.dump(), stem);
         REQUIRE(base);
         const int64_t n = (*text)["num_hidden_layers"].get<int64_t>();
-        (*text)["num_key_value_heads"] = json(std::vector<int64_t>(static_cast<size_t>(n), (*text)["num_key_value_heads"].get<int64_t>()));
+        (*text)["num_key_value_heads"] =
+            json(std::vector<int64_t>(static_cast<size_t>(n), (*text)["num_key_value_heads"].get<int64_t>()));
         const auto listed = parse_config(j.dump(), stem);
         REQUIRE(listed);
         REQUIRE(listed->layers.size() == base->layers.size());
@@ -130,20 +130,23 @@ TEST_CASE("issue 14.3: MiniMax-M1's lightning layers have no conv state, not a n
 TEST_CASE("issue 14.5: NaN or Infinity in an integer field is an error naming it, not \"not set\"") {
     CHECK(error_of(R"({"model_type":"llama","num_hidden_layers":2,"num_attention_heads":8,"hidden_size":512,
         "num_key_value_heads":NaN})") == "m: num_key_value_heads must be an integer, got NaN");
-    CHECK(error_of(R"({"model_type":"llama","num_hidden_layers":Infinity,"num_attention_heads":8,"hidden_size":512})") ==
-          "m: num_hidden_layers must be an integer, got Infinity");
+    CHECK(
+        error_of(R"({"model_type":"llama","num_hidden_layers":Infinity,"num_attention_heads":8,"hidden_size":512})") ==
+        "m: num_hidden_layers must be an integer, got Infinity");
     CHECK(error_of(R"({"model_type":"llama","num_hidden_layers":2,"num_attention_heads":8,"hidden_size":512,
         "sliding_window":-Infinity})") == "m: sliding_window must be an integer, got -Infinity");
     // Python's json.dumps writes them in float fields of real configs (Nemotron-H's
     // time_step_limit): those still parse.
     CHECK(parse_config(R"({"model_type":"llama","num_hidden_layers":2,"num_attention_heads":8,"hidden_size":512,
-        "num_key_value_heads":2,"time_step_limit":[0.0,Infinity]})", "m"));
+        "num_key_value_heads":2,"time_step_limit":[0.0,Infinity]})",
+                       "m"));
 }
 
 TEST_CASE("issue 14.6: trace timestamps centuries apart keep their span") {
-    auto t = sim::parse_trace_csv("TIMESTAMP,ContextTokens,GeneratedTokens\n"
-                                  "1500-01-01 00:00:00,10,10\n2084-01-01 00:00:00,10,10\n",
-                                  "t.csv");
+    auto t = sim::parse_trace_csv(
+        "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+        "1500-01-01 00:00:00,10,10\n2084-01-01 00:00:00,10,10\n",
+        "t.csv");
     REQUIRE(t);
     REQUIRE(t->size() == 2);
     // 584 years: 213,302 days.
@@ -179,26 +182,31 @@ TEST_CASE("issue 14.8: counts that are not numbers say what is wrong") {
           "m: config.json holds the number 1e999 (near byte 47), beyond what a double can hold");
     auto r = test::run_cli("inspect " + std::string(KVB_FIXTURES));
     CHECK(r.status != 0);
-    CHECK(r.out == "kvbudget: error: " + std::string(KVB_FIXTURES) + " is a directory: give the config.json file inside it\n");
+    CHECK(r.out ==
+          "kvbudget: error: " + std::string(KVB_FIXTURES) + " is a directory: give the config.json file inside it\n");
 }
 
 TEST_CASE("issue 14.10: the CLI reads at most 64 MiB of config and refuses devices") {
     const auto start = std::chrono::steady_clock::now();
     auto r = test::run_cli("inspect /dev/zero");
     CHECK(r.status != 0);
-    CHECK(r.out == "kvbudget: error: /dev/zero is not a regular file (a device or a socket): give a config.json file\n");
+    CHECK(r.out ==
+          "kvbudget: error: /dev/zero is not a regular file (a device or a socket): give a config.json file\n");
     r = test::run_cli("inspect - < /dev/zero");
     CHECK(r.status != 0);
-    CHECK(r.out == "kvbudget: error: stdin is larger than 64 MiB, the most kvbudget reads: a config.json is a few kilobytes\n");
+    CHECK(r.out ==
+          "kvbudget: error: stdin is larger than 64 MiB, the most kvbudget reads: a config.json is a few kilobytes\n");
     CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(20));
 }
 
 TEST_CASE("issue 14.14: a vLLM refusal leads with one kvbudget: error: line, then vLLM's text") {
-    auto r = test::run_cli("vllm " + test::config_path("Qwen--Qwen3-8B") + " --kv-cache-memory 8GiB --max-model-len 65536");
+    auto r =
+        test::run_cli("vllm " + test::config_path("Qwen--Qwen3-8B") + " --kv-cache-memory 8GiB --max-model-len 65536");
     CHECK(r.status == 1);
-    CHECK(r.out.rfind("kvbudget: error: vLLM refuses these settings; its ValueError follows\nValueError: User-specified "
-                      "max_model_len (65536) is greater than the derived",
-                      0) == 0);
+    CHECK(
+        r.out.rfind("kvbudget: error: vLLM refuses these settings; its ValueError follows\nValueError: User-specified "
+                    "max_model_len (65536) is greater than the derived",
+                    0) == 0);
     r = test::run_cli("vllm " + test::config_path("Qwen--Qwen3-0.6B") + " --kv-cache-memory 1409286144");
     CHECK(r.status == 1);
     CHECK(r.out.rfind("kvbudget: error: vLLM refuses to start: one 40,960-token request needs", 0) == 0);
@@ -214,7 +222,8 @@ TEST_CASE("issue 14.4: products of config values never wrap into a plausible-loo
           "m: the recurrent state of one sequence would exceed 1,099,511,627,776 elements, beyond any real model");
     // A window of 1 at 2^40 tokens: vLLM's int(concurrency x max_model_len) is huge, not negative.
     auto m = parse_config(R"({"model_type":"mistral","num_hidden_layers":2,"num_attention_heads":8,"hidden_size":512,
-        "num_key_value_heads":2,"sliding_window":1,"max_position_embeddings":1099511627776})", "m");
+        "num_key_value_heads":2,"sliding_window":1,"max_position_embeddings":1099511627776})",
+                          "m");
     REQUIRE(m);
     VllmOptions o;
     auto c = vllm_capacity(m.value(), o, int64_t(1) << 40);
@@ -236,7 +245,8 @@ TEST_CASE("issue 14.9: every computation is near-linear in layers") {
         "hidden_size":65536,"head_dim":1,"num_key_value_heads":[)";
     for (int i = 0; i < 100000; ++i) distinct += (i ? "," : "") + std::to_string(1 << (i % 17));
     distinct += "]}";
-    for (const std::string& text : {std::string(R"({"model_type":"gemma3_text","num_hidden_layers":100000})"), distinct}) {
+    for (const std::string& text :
+         {std::string(R"({"model_type":"gemma3_text","num_hidden_layers":100000})"), distinct}) {
         const auto start = std::chrono::steady_clock::now();
         auto m = parse_config(text, "m");
         REQUIRE(m);

@@ -1,9 +1,9 @@
 // Ideal KV (no engine rounding): the seed articles' numbers.
 #include <doctest/doctest.h>
 
+#include "base/units.h"
 #include "fixtures.h"
 #include "kv/kv.h"
-#include "base/units.h"
 
 using namespace kvb;
 using kvb::test::fixture;
@@ -52,11 +52,13 @@ TEST_CASE("Qwen3.5-9B geometry (32 layers, full attention every 4th, 4 KV heads 
     // The 9B's published shape, written out here as a synthetic config; the real
     // Qwen3.5-27B file is checked below with its own numbers.
     std::string layer_types;
-    for (int i = 0; i < 32; ++i) layer_types += std::string(i ? "," : "") + ((i + 1) % 4 ? "\"linear_attention\"" : "\"full_attention\"");
+    for (int i = 0; i < 32; ++i)
+        layer_types += std::string(i ? "," : "") + ((i + 1) % 4 ? "\"linear_attention\"" : "\"full_attention\"");
     auto m = parse_config(R"({"model_type":"qwen3_5","text_config":{"model_type":"qwen3_5_text","num_hidden_layers":32,
         "num_attention_heads":16,"num_key_value_heads":4,"head_dim":256,"hidden_size":4096,"full_attention_interval":4,
         "linear_conv_kernel_dim":4,"linear_key_head_dim":128,"linear_num_key_heads":16,"linear_value_head_dim":128,
-        "linear_num_value_heads":32,"mamba_ssm_dtype":"float32","dtype":"bfloat16","layer_types":[)" + layer_types + "]}}",
+        "linear_num_value_heads":32,"mamba_ssm_dtype":"float32","dtype":"bfloat16","layer_types":[)" +
+                              layer_types + "]}}",
                           "Qwen/Qwen3.5-9B (shape)");
     REQUIRE(m);
     CHECK(ideal_kv(m.value(), vllm(m.value())).bytes_per_token == 32 * KiB);

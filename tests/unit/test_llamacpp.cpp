@@ -1,13 +1,13 @@
 // llama.cpp KV cache: exact bytes per cache type, context padding, streams,
 // the separate SWA cache, MLA, recurrent state, and the printed lines.
 #include <doctest/doctest.h>
-#include <cstdio>
 
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "fixtures.h"
-#include "engines/llamacpp.h"
 #include "base/units.h"
+#include "engines/llamacpp.h"
+#include "fixtures.h"
 
 using namespace kvb;
 using kvb::test::fixture;
@@ -29,7 +29,6 @@ LlamaLayout ctx(const ModelSpec& m, int64_t c, const std::string& tk = "f16", co
     o.type_v = tv;
     return run(m, o);
 }
-
 
 }  // namespace
 
@@ -235,10 +234,11 @@ TEST_CASE("bad llama.cpp options are refused with the option named") {
 
 // ---------------------------------------------------------------- the `kvbudget llamacpp` command
 
-
 namespace {
 
-kvb::test::CliRun llama_cli(const std::string& args) { return kvb::test::run_cli("llamacpp " + args, false); }
+kvb::test::CliRun llama_cli(const std::string& args) {
+    return kvb::test::run_cli("llamacpp " + args, false);
+}
 using kvb::test::config_path;
 
 }  // namespace
@@ -260,7 +260,7 @@ TEST_CASE("kvbudget llamacpp prints llama.cpp's lines") {
     CHECK(swa["role"] == "SWA");
     CHECK(swa["cells"] == 768);
 
-    CHECK(llama_cli(config_path("Qwen--Qwen3-8B")).status == 2);                 // -c missing
+    CHECK(llama_cli(config_path("Qwen--Qwen3-8B")).status == 2);  // -c missing
     CHECK(llama_cli(config_path("Qwen--Qwen3-8B") + " -c 4096 -ctk q3_k").status == 1);
     CHECK(llama_cli(config_path("Qwen--Qwen3-8B") + " -c -5").status == 1);
     CHECK(llama_cli(config_path("Qwen--Qwen3-8B") + " -c 4096 --nope").status == 2);

@@ -4,10 +4,9 @@
 // files converted to codes keep no English-only refusal.
 #include <doctest/doctest.h>
 
-#include <nlohmann/json.hpp>
-
 #include <climits>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
 
@@ -27,11 +26,14 @@ namespace {
 std::set<std::string> placeholders(const std::string& text) {
     static const std::regex re(R"(\{(\w+)\})");
     std::set<std::string> out;
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator(); ++it) out.insert((*it)[1]);
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator(); ++it)
+        out.insert((*it)[1]);
     return out;
 }
 
-std::string source_text(const std::string& rel) { return test::read_file(std::string(KVB_SOURCE_DIR) + "/" + rel); }
+std::string source_text(const std::string& rel) {
+    return test::read_file(std::string(KVB_SOURCE_DIR) + "/" + rel);
+}
 
 json catalog(const std::string& lang) {
     json j = json::parse(source_text("web/i18n/" + lang + ".json"), nullptr, false);
@@ -47,27 +49,85 @@ const MessageTemplate* find_template(const std::string& code) {
 
 // The files whose notes and refusals were moved to codes; others move file by file.
 const char* const kCodedFiles[] = {
-    "src/model/model.cpp", "src/model/config_reader.cpp", "src/model/dtype.cpp", "src/base/units.cpp",
-    "src/kv/kv.cpp",       "src/kv/tables.cpp",           "src/engines/transformers_cache.cpp", "src/sim/setup.cpp",
+    "src/model/model.cpp",
+    "src/model/config_reader.cpp",
+    "src/model/dtype.cpp",
+    "src/base/units.cpp",
+    "src/kv/kv.cpp",
+    "src/kv/tables.cpp",
+    "src/engines/transformers_cache.cpp",
+    "src/sim/setup.cpp",
 };
 
 // Every code those files can emit, each reached by an input below. Left out, as no
 // input reaches them: no_layers (every family rule fills num_hidden_layers >= 1 layers
 // before the check) and config_not_json (nlohmann always says where the syntax fails).
 const char* const kCodedFilesCodes[] = {
-    "no_op_layers", "cross_attention", "gemma_default", "transformers_default", "gemma_pattern", "dtype_quantized",
-    "dtype_float32", "mha_assumed", "mtp", "window_unused", "window_off", "indexer", "nested", "generic",
-    "no_model_type", "falcon_h1", "config_too_deep", "config_not_json_at", "config_not_object",
-    "missing_field", "missing_field_alternatives", "out_of_range", "not_integer", "not_integer_type", "not_string",
-    "not_array", "not_object", "not_positive", "pattern_not_string", "length_mismatch", "pattern_length_mismatch",
-    "list_length_mismatch", "entry_length_mismatch", "head_dim_not_derivable", "kv_heads_above_heads",
-    "heads_not_multiple_of_kv_heads", "group_not_divisor", "unknown_layer_type", "bad_pattern_letter",
-    "mla_head_dims_zero", "attn_offset_not_below_period", "experts_per_token_above_experts",
-    "unsupported_type_missing_field", "unsupported_type_missing_field_alternatives", "no_model_type_missing_field",
-    "no_model_type_missing_field_alternatives", "no_cache_layers", "bad_size", "size_too_large", "not_a_count",
-    "unknown_vllm_kv_dtype", "unknown_llamacpp_kv_type", "unknown_transformers_kv_dtype", "unknown_engine",
-    "negative_context", "kv_overflow", "unknown_cache_dtype", "negative_tokens", "transformers_cache_overflow",
-    "no_paging", "sim_unknown_gpu", "no_max_model_len", "gpu_or_memory_needed", "no_kv_memory", "unknown_workload",
+    "no_op_layers",
+    "cross_attention",
+    "gemma_default",
+    "transformers_default",
+    "gemma_pattern",
+    "dtype_quantized",
+    "dtype_float32",
+    "mha_assumed",
+    "mtp",
+    "window_unused",
+    "window_off",
+    "indexer",
+    "nested",
+    "generic",
+    "no_model_type",
+    "falcon_h1",
+    "config_too_deep",
+    "config_not_json_at",
+    "config_not_object",
+    "missing_field",
+    "missing_field_alternatives",
+    "out_of_range",
+    "not_integer",
+    "not_integer_type",
+    "not_string",
+    "not_array",
+    "not_object",
+    "not_positive",
+    "pattern_not_string",
+    "length_mismatch",
+    "pattern_length_mismatch",
+    "list_length_mismatch",
+    "entry_length_mismatch",
+    "head_dim_not_derivable",
+    "kv_heads_above_heads",
+    "heads_not_multiple_of_kv_heads",
+    "group_not_divisor",
+    "unknown_layer_type",
+    "bad_pattern_letter",
+    "mla_head_dims_zero",
+    "attn_offset_not_below_period",
+    "experts_per_token_above_experts",
+    "unsupported_type_missing_field",
+    "unsupported_type_missing_field_alternatives",
+    "no_model_type_missing_field",
+    "no_model_type_missing_field_alternatives",
+    "no_cache_layers",
+    "bad_size",
+    "size_too_large",
+    "not_a_count",
+    "unknown_vllm_kv_dtype",
+    "unknown_llamacpp_kv_type",
+    "unknown_transformers_kv_dtype",
+    "unknown_engine",
+    "negative_context",
+    "kv_overflow",
+    "unknown_cache_dtype",
+    "negative_tokens",
+    "transformers_cache_overflow",
+    "no_paging",
+    "sim_unknown_gpu",
+    "no_max_model_len",
+    "gpu_or_memory_needed",
+    "no_kv_memory",
+    "unknown_workload",
 };
 
 // Checks one emitted message against its template and records its code.
@@ -164,10 +224,13 @@ TEST_CASE("notes and refusals carry exactly their template's parameters") {
     }
 
     const std::string llama = R"("model_type":"llama","num_attention_heads":32,"hidden_size":4096)";
-    const std::string nas = R"("model_type":"nemotron-nas","num_hidden_layers":1,"num_attention_heads":4,"hidden_size":256)";
-    const std::string nemotron_h = R"("model_type":"nemotron_h","num_hidden_layers":2,"num_attention_heads":4,"hidden_size":256,
+    const std::string nas =
+        R"("model_type":"nemotron-nas","num_hidden_layers":1,"num_attention_heads":4,"hidden_size":256)";
+    const std::string nemotron_h =
+        R"("model_type":"nemotron_h","num_hidden_layers":2,"num_attention_heads":4,"hidden_size":256,
         "num_key_value_heads":2,"conv_kernel":4,"mamba_num_heads":8,"mamba_head_dim":64,"ssm_state_size":128,"n_groups":1)";
-    const std::string mla = R"("model_type":"deepseek_v3","num_hidden_layers":2,"num_attention_heads":4,"hidden_size":256,
+    const std::string mla =
+        R"("model_type":"deepseek_v3","num_hidden_layers":2,"num_attention_heads":4,"hidden_size":256,
         "kv_lora_rank":64,"v_head_dim":64)";
     const BadConfig bad[] = {
         {"config_too_deep", std::string(300, '[') + std::string(300, ']')},
@@ -182,24 +245,30 @@ TEST_CASE("notes and refusals carry exactly their template's parameters") {
         {"not_string", R"({"model_type":42,"num_hidden_layers":2})"},
         {"not_array", "{" + llama + R"(,"num_hidden_layers":2,"layer_types":"full_attention"})"},
         {"not_object", R"({"text_config":"gemma"})"},
-        {"not_positive", "{" + nas + R"(,"block_configs":[{"attention":{"n_heads_in_group":2},"ffn":{"ffn_mult":-1}}]})"},
+        {"not_positive",
+         "{" + nas + R"(,"block_configs":[{"attention":{"n_heads_in_group":2},"ffn":{"ffn_mult":-1}}]})"},
         {"pattern_not_string", "{" + nemotron_h + R"(,"hybrid_override_pattern":5})"},
-        {"length_mismatch", "{" + llama + R"(,"num_hidden_layers":3,"layer_types":["full_attention","full_attention"]})"},
+        {"length_mismatch",
+         "{" + llama + R"(,"num_hidden_layers":3,"layer_types":["full_attention","full_attention"]})"},
         {"pattern_length_mismatch", "{" + nemotron_h + R"(,"hybrid_override_pattern":"M*-"})"},
         {"list_length_mismatch", "{" + nas + R"(,"block_configs":[]})"},
-        {"entry_length_mismatch", R"({"model_type":"minimax","num_hidden_layers":2,"num_attention_heads":4,"hidden_size":256,
+        {"entry_length_mismatch",
+         R"({"model_type":"minimax","num_hidden_layers":2,"num_attention_heads":4,"hidden_size":256,
                                       "num_key_value_heads":2,"attn_type_list":[1]})"},
-        {"head_dim_not_derivable", R"({"model_type":"llama","num_hidden_layers":2,"num_attention_heads":3,"hidden_size":100})"},
+        {"head_dim_not_derivable",
+         R"({"model_type":"llama","num_hidden_layers":2,"num_attention_heads":3,"hidden_size":100})"},
         {"kv_heads_above_heads", "{" + llama + R"(,"num_hidden_layers":2,"num_key_value_heads":64})"},
         {"heads_not_multiple_of_kv_heads", "{" + llama + R"(,"num_hidden_layers":2,"num_key_value_heads":5})"},
         {"group_not_divisor", "{" + nas + R"(,"block_configs":[{"attention":{"n_heads_in_group":3}}]})"},
         {"unknown_layer_type", "{" + llama + R"(,"num_hidden_layers":2,"layer_types":["full_attention","dense"]})"},
         {"bad_pattern_letter", "{" + nemotron_h + R"(,"hybrid_override_pattern":"MX"})"},
         {"mla_head_dims_zero", "{" + mla + R"(,"qk_nope_head_dim":0,"qk_rope_head_dim":0})"},
-        {"attn_offset_not_below_period", R"({"model_type":"jamba","num_hidden_layers":4,"num_attention_heads":4,"hidden_size":256,
+        {"attn_offset_not_below_period",
+         R"({"model_type":"jamba","num_hidden_layers":4,"num_attention_heads":4,"hidden_size":256,
                                              "num_key_value_heads":2,"mamba_d_conv":4,"mamba_d_state":16,"mamba_expand":2,
                                              "attn_layer_period":2,"attn_layer_offset":2})"},
-        {"experts_per_token_above_experts", "{" + llama + R"(,"num_hidden_layers":2,"num_local_experts":8,"num_experts_per_tok":9})"},
+        {"experts_per_token_above_experts",
+         "{" + llama + R"(,"num_hidden_layers":2,"num_local_experts":8,"num_experts_per_tok":9})"},
         {"unsupported_type_missing_field", R"({"model_type":"wavenet","num_hidden_layers":1,"num_attention_heads":4,
                                                "hidden_size":256,"layer_types":["sliding_attention"]})"},
         {"unsupported_type_missing_field_alternatives", R"({"model_type":"wavenet","layers":3})"},
@@ -236,7 +305,8 @@ TEST_CASE("notes and refusals carry exactly their template's parameters") {
     in.gpu = "no-such-gpu";
     seen.refusal(sim_setup(llama8b, in));
     auto no_max = parse_config(R"({"model_type":"llama","num_hidden_layers":2,"num_attention_heads":4,"hidden_size":256,
-                                          "vocab_size":1000})", "acme/ok");
+                                          "vocab_size":1000})",
+                               "acme/ok");
     REQUIRE(no_max);
     seen.refusal(sim_setup(no_max.value(), SimSetupInputs{}));
     in.gpu = "";
@@ -268,8 +338,10 @@ TEST_CASE("the coded files keep no English-only refusal") {
             for (; i < src.size(); ++i) {  // to the comma that ends the first argument
                 const char c = src[i];
                 if (in_string) {
-                    if (c == '\\') ++i;
-                    else if (c == '"') in_string = false;
+                    if (c == '\\')
+                        ++i;
+                    else if (c == '"')
+                        in_string = false;
                 } else if (c == '"') {
                     in_string = true;
                 } else if (c == '(') {

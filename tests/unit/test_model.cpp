@@ -23,7 +23,7 @@ struct Expect {
     std::map<LayerKind, int64_t> kinds;
     int64_t kv_heads;  // of the first attention layer (0 when none)
     int64_t head_dim;
-    int64_t window;    // largest sliding window / chunk
+    int64_t window;  // largest sliding window / chunk
     int64_t max_pos;
 };
 
@@ -57,7 +57,12 @@ const Expect kAll[] = {
     {"meta-llama/Llama-3.2-11B-Vision-Instruct", {{LayerKind::Full, 32}, {LayerKind::None, 8}}, 8, 128, 0, 131072},
     {"meta-llama/Llama-3.2-1B-Instruct", {{LayerKind::Full, 16}}, 8, 64, 0, 131072},
     {"meta-llama/Llama-3.2-1B", {{LayerKind::Full, 16}}, 8, 64, 0, 131072},
-    {"meta-llama/Llama-4-Scout-17B-16E-Instruct", {{LayerKind::Full, 12}, {LayerKind::Chunked, 36}}, 8, 128, 8192, 10485760},
+    {"meta-llama/Llama-4-Scout-17B-16E-Instruct",
+     {{LayerKind::Full, 12}, {LayerKind::Chunked, 36}},
+     8,
+     128,
+     8192,
+     10485760},
     {"microsoft/Phi-3.5-mini-instruct", {{LayerKind::Full, 32}}, 32, 96, 0, 131072},
     {"microsoft/phi-4", {{LayerKind::Full, 40}}, 10, 128, 0, 16384},
     {"mistralai/Mistral-7B-v0.1", {{LayerKind::Sliding, 32}}, 8, 128, 4096, 32768},
@@ -65,8 +70,18 @@ const Expect kAll[] = {
     {"moonshotai/Kimi-K2-Instruct", {{LayerKind::Mla, 61}}, 0, 0, 0, 131072},
     {"mosaicml/mpt-7b-instruct", {{LayerKind::Full, 32}}, 32, 128, 0, 2048},
     {"nvidia/Llama-3_3-Nemotron-Super-49B-v1", {{LayerKind::Full, 49}, {LayerKind::None, 31}}, 8, 128, 0, 131072},
-    {"nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", {{LayerKind::Full, 6}, {LayerKind::Mamba, 23}, {LayerKind::None, 23}}, 2, 128, 0, 262144},
-    {"nvidia/Nemotron-H-56B-Base-8K", {{LayerKind::Full, 10}, {LayerKind::Mamba, 54}, {LayerKind::None, 54}}, 8, 128, 0, 8192},
+    {"nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16",
+     {{LayerKind::Full, 6}, {LayerKind::Mamba, 23}, {LayerKind::None, 23}},
+     2,
+     128,
+     0,
+     262144},
+    {"nvidia/Nemotron-H-56B-Base-8K",
+     {{LayerKind::Full, 10}, {LayerKind::Mamba, 54}, {LayerKind::None, 54}},
+     8,
+     128,
+     0,
+     8192},
     {"openai/gpt-oss-20b", {{LayerKind::Full, 12}, {LayerKind::Sliding, 12}}, 8, 64, 128, 131072},
     {"openai-community/gpt2-large", {{LayerKind::Full, 36}}, 20, 64, 0, 1024},
     {"tiiuae/falcon-7b", {{LayerKind::Full, 32}}, 1, 64, 0, 0},
@@ -110,7 +125,8 @@ TEST_CASE("missing num_key_value_heads means MHA, and says so") {
     ModelSpec m = fixture("baichuan-inc/Baichuan2-13B-Chat");
     CHECK(m.layers[0].kv_heads == 40);
     REQUIRE_FALSE(m.notes.empty());
-    CHECK(render_english(m.notes[0]) == "num_key_value_heads is not set: multi-head attention assumed (40 KV heads, one per attention head)");
+    CHECK(render_english(m.notes[0]) ==
+          "num_key_value_heads is not set: multi-head attention assumed (40 KV heads, one per attention head)");
 }
 
 TEST_CASE("naming variants: GPT-2, Falcon, MPT, OPT") {
@@ -139,27 +155,33 @@ TEST_CASE("naming variants: GPT-2, Falcon, MPT, OPT") {
 TEST_CASE("synthetic naming variants: ChatGLM, Bloom, new Falcon, MPT GQA") {
     auto chatglm = parse_config(R"({"model_type":"chatglm","num_layers":28,"num_attention_heads":32,"hidden_size":4096,
         "multi_query_attention":true,"multi_query_group_num":2,"kv_channels":128,"seq_length":131072,"padded_vocab_size":151552,
-        "ffn_hidden_size":13696,"torch_dtype":"bfloat16"})", "THUDM/glm-4-9b-chat");
+        "ffn_hidden_size":13696,"torch_dtype":"bfloat16"})",
+                                "THUDM/glm-4-9b-chat");
     REQUIRE(chatglm);
     CHECK(chatglm->layers.size() == 28);
     CHECK(chatglm->layers[0].kv_heads == 2);
     CHECK(chatglm->layers[0].k_head_dim == 128);
     CHECK(chatglm->max_position_embeddings == 131072);
 
-    auto bloom = parse_config(R"({"model_type":"bloom","n_layer":70,"n_head":112,"hidden_size":14336,"vocab_size":250880})", "bigscience/bloom");
+    auto bloom =
+        parse_config(R"({"model_type":"bloom","n_layer":70,"n_head":112,"hidden_size":14336,"vocab_size":250880})",
+                     "bigscience/bloom");
     REQUIRE(bloom);
     CHECK(bloom->layers.size() == 70);
     CHECK(bloom->layers[0].kv_heads == 112);
     CHECK(bloom->layers[0].k_head_dim == 128);
 
-    auto falcon40 = parse_config(R"({"model_type":"falcon","num_hidden_layers":60,"num_attention_heads":128,"hidden_size":8192,
-        "new_decoder_architecture":true,"num_kv_heads":8})", "tiiuae/falcon-40b");
+    auto falcon40 =
+        parse_config(R"({"model_type":"falcon","num_hidden_layers":60,"num_attention_heads":128,"hidden_size":8192,
+        "new_decoder_architecture":true,"num_kv_heads":8})",
+                     "tiiuae/falcon-40b");
     REQUIRE(falcon40);
     CHECK(falcon40->layers[0].kv_heads == 8);
     CHECK(falcon40->layers[0].k_head_dim == 64);
 
     auto mpt = parse_config(R"({"model_type":"mpt","n_layers":48,"n_heads":64,"d_model":6144,
-        "attn_config":{"attn_type":"grouped_query_attention","kv_n_heads":8}})", "mosaicml/mpt-30b-gqa");
+        "attn_config":{"attn_type":"grouped_query_attention","kv_n_heads":8}})",
+                            "mosaicml/mpt-30b-gqa");
     REQUIRE(mpt);
     CHECK(mpt->layers[0].kv_heads == 8);
 }
@@ -198,15 +220,16 @@ TEST_CASE("sliding-window patterns") {
         CHECK(m.multimodal);
         CHECK(m.dtype == "bfloat16");  // only at the top level of the file
         CHECK(m.dims.vocab_size == 262208);
-        CHECK(english(m.notes) == std::vector<std::string>{
-                             "text model read from text_config",
-                             "num_attention_heads is not set: Gemma3TextConfig's default 8 used",
-                             "num_key_value_heads is not set: Gemma3TextConfig's default 4 used",
-                             "head_dim is not set: Gemma3TextConfig's default 256 used",
-                             "vocab_size is not set: Gemma3TextConfig's default 262208 used",
-                             "sliding_window_pattern is not set: Gemma 3's default 6 used (every 6th layer global)",
-                             "max_position_embeddings is not set: Gemma3TextConfig's default 131072 used",
-                         });
+        CHECK(english(m.notes) ==
+              std::vector<std::string>{
+                  "text model read from text_config",
+                  "num_attention_heads is not set: Gemma3TextConfig's default 8 used",
+                  "num_key_value_heads is not set: Gemma3TextConfig's default 4 used",
+                  "head_dim is not set: Gemma3TextConfig's default 256 used",
+                  "vocab_size is not set: Gemma3TextConfig's default 262208 used",
+                  "sliding_window_pattern is not set: Gemma 3's default 6 used (every 6th layer global)",
+                  "max_position_embeddings is not set: Gemma3TextConfig's default 131072 used",
+              });
     }
     SUBCASE("Mistral-7B-v0.1 slides in every layer") {
         ModelSpec m = fixture("mistralai/Mistral-7B-v0.1");
@@ -216,21 +239,26 @@ TEST_CASE("sliding-window patterns") {
     SUBCASE("Phi-3.5's sliding_window is set but unused") {
         ModelSpec m = fixture("microsoft/Phi-3.5-mini-instruct");
         CHECK(m.count(LayerKind::Full) == 32);
-        CHECK(render_english(m.notes.back()) == "sliding_window = 262144 is set but not used by phi3: every layer is full attention");
+        CHECK(render_english(m.notes.back()) ==
+              "sliding_window = 262144 is set but not used by phi3: every layer is full attention");
     }
     SUBCASE("Qwen2 slides only with use_sliding_window, from max_window_layers on") {
         ModelSpec off = fixture("Qwen/Qwen2.5-7B-Instruct");
         CHECK(off.count(LayerKind::Full) == 28);
-        auto on = parse_config(R"({"model_type":"qwen2","num_hidden_layers":28,"num_attention_heads":28,"num_key_value_heads":4,
-            "hidden_size":3584,"use_sliding_window":true,"sliding_window":4096,"max_window_layers":21})", "qwen2-swa");
+        auto on = parse_config(
+            R"({"model_type":"qwen2","num_hidden_layers":28,"num_attention_heads":28,"num_key_value_heads":4,
+            "hidden_size":3584,"use_sliding_window":true,"sliding_window":4096,"max_window_layers":21})",
+            "qwen2-swa");
         REQUIRE(on);
         CHECK(on->count(LayerKind::Full) == 21);
         CHECK(on->count(LayerKind::Sliding) == 7);
         CHECK(on->layers[21].kind == LayerKind::Sliding);
     }
     SUBCASE("Gemma 2 alternates, sliding first") {
-        auto g2 = parse_config(R"({"model_type":"gemma2","num_hidden_layers":42,"num_attention_heads":16,"num_key_value_heads":8,
-            "head_dim":256,"hidden_size":3584,"sliding_window":4096})", "google/gemma-2-9b");
+        auto g2 = parse_config(
+            R"({"model_type":"gemma2","num_hidden_layers":42,"num_attention_heads":16,"num_key_value_heads":8,
+            "head_dim":256,"hidden_size":3584,"sliding_window":4096})",
+            "google/gemma-2-9b");
         REQUIRE(g2);
         CHECK(g2->count(LayerKind::Sliding) == 21);
         CHECK(g2->layers[0].kind == LayerKind::Sliding);
@@ -273,9 +301,10 @@ TEST_CASE("Mamba hybrids: Nemotron-H pattern, Jamba period/offset, Falcon-H1 par
     CHECK(s.d_state == 256);
     CHECK(s.conv_dim() == 16384 + 2 * 8 * 256);
 
-    auto jamba = parse_config(R"({"model_type":"jamba","num_hidden_layers":32,"num_attention_heads":32,"num_key_value_heads":8,
+    auto jamba =
+        parse_config(R"({"model_type":"jamba","num_hidden_layers":32,"num_attention_heads":32,"num_key_value_heads":8,
         "hidden_size":4096,"attn_layer_period":8,"attn_layer_offset":4,"mamba_d_state":16,"mamba_d_conv":4,"mamba_expand":2})",
-                              "ai21labs/Jamba-v0.1");
+                     "ai21labs/Jamba-v0.1");
     REQUIRE(jamba);
     CHECK(jamba->count(LayerKind::Full) == 4);
     CHECK(jamba->layers[4].kind == LayerKind::Full);
@@ -283,9 +312,10 @@ TEST_CASE("Mamba hybrids: Nemotron-H pattern, Jamba period/offset, Falcon-H1 par
     CHECK(jamba->layers[0].state.ssm_elems() == 8192 * 16);
     CHECK(jamba->layers[0].state.conv_elems() == 3 * 8192);
 
-    auto fh1 = parse_config(R"({"model_type":"falcon_h1","num_hidden_layers":4,"num_attention_heads":8,"num_key_value_heads":2,
+    auto fh1 =
+        parse_config(R"({"model_type":"falcon_h1","num_hidden_layers":4,"num_attention_heads":8,"num_key_value_heads":2,
         "head_dim":64,"hidden_size":1024,"mamba_d_conv":4,"mamba_n_heads":24,"mamba_d_head":64,"mamba_d_state":128,"mamba_n_groups":1})",
-                            "tiiuae/Falcon-H1-tiny");
+                     "tiiuae/Falcon-H1-tiny");
     REQUIRE(fh1);
     CHECK(fh1->count(LayerKind::Full) == 4);
     CHECK(fh1->count(LayerKind::Mamba) == 4);
@@ -301,7 +331,8 @@ TEST_CASE("layers without a KV cache: Nemotron-NAS no-op attention, Mllama cross
 
 TEST_CASE("per-layer KV head counts (OpenELM style)") {
     auto m = parse_config(R"({"model_type":"openelm_like","num_hidden_layers":3,"num_attention_heads":8,
-        "num_key_value_heads":[2,4,8],"head_dim":64,"hidden_size":512})", "apple/OpenELM-tiny");
+        "num_key_value_heads":[2,4,8],"head_dim":64,"hidden_size":512})",
+                          "apple/OpenELM-tiny");
     REQUIRE(m);
     CHECK(m->layers[0].kv_heads == 2);
     CHECK(m->layers[2].kv_heads == 8);
@@ -310,9 +341,11 @@ TEST_CASE("per-layer KV head counts (OpenELM style)") {
 
 TEST_CASE("unknown architectures with the generic fields are sized and flagged") {
     auto m = parse_config(R"({"model_type":"brand_new","num_hidden_layers":2,"num_attention_heads":4,"hidden_size":256,
-        "num_key_value_heads":2})", "someone/new-model");
+        "num_key_value_heads":2})",
+                          "someone/new-model");
     REQUIRE(m);
     CHECK(m->generic);
     CHECK(m->layers[0].k_head_dim == 64);
-    CHECK(render_english(m->notes.back()) == "model_type 'brand_new' is not known to kvbudget: sized from the generic fields");
+    CHECK(render_english(m->notes.back()) ==
+          "model_type 'brand_new' is not known to kvbudget: sized from the generic fields");
 }

@@ -1,12 +1,11 @@
 // The KV report shared by `kvbudget kv` and the page.
+#include <dirent.h>
 #include <doctest/doctest.h>
 
-#include <dirent.h>
-
+#include "base/units.h"
+#include "engines/transformers_cache.h"
 #include "fixtures.h"
 #include "kv/tables.h"
-#include "engines/transformers_cache.h"
-#include "base/units.h"
 
 using namespace kvb;
 using kvb::test::fixture;
@@ -88,7 +87,8 @@ TEST_CASE("the transformers view gives exactly transformers_cache's bytes, for e
         auto e = engine_kv(m.value(), "transformers");
         REQUIRE(e);
         for (int64_t ctx : {1, 100, 1000, 5000, 40000}) {
-            CHECK(kv_bytes_at(e->view, e->dtypes, ctx, 3).value() == transformers_cache_bytes(m.value(), ctx, 3).value());
+            CHECK(kv_bytes_at(e->view, e->dtypes, ctx, 3).value() ==
+                  transformers_cache_bytes(m.value(), ctx, 3).value());
         }
         ++checked;
     }
@@ -102,8 +102,9 @@ TEST_CASE("engine element types and their refusals") {
     CHECK(l.dtypes.k.name == "q8_0");
     CHECK(l.dtypes.v.name == "q4_0");
     CHECK(l.dtypes.ssm_state_bytes == 4);
-    CHECK(engine_kv(m, "vllm", "fp4").error().message ==
-          "unknown vLLM --kv-cache-dtype 'fp4' (choose from auto, bfloat16, float16, float32, fp8, fp8_e4m3, fp8_e5m2)");
+    CHECK(
+        engine_kv(m, "vllm", "fp4").error().message ==
+        "unknown vLLM --kv-cache-dtype 'fp4' (choose from auto, bfloat16, float16, float32, fp8, fp8_e4m3, fp8_e5m2)");
     CHECK(engine_kv(m, "llamacpp", "", "q3_k").error().message ==
           "unknown llama.cpp cache type 'q3_k' (choose from f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl)");
     CHECK(engine_kv(m, "transformers", "fp8").error().message ==

@@ -1,22 +1,27 @@
 // kvbudget simulate: output contract (--json field names, fractions summing to 1),
 // exit statuses and messages.
 #include <doctest/doctest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "fixtures.h"
 
 namespace {
 
 using Run = kvb::test::CliRun;
-Run run_cli(const std::string& args, bool with_stderr = true) { return kvb::test::run_cli("simulate " + args, with_stderr); }
+Run run_cli(const std::string& args, bool with_stderr = true) {
+    return kvb::test::run_cli("simulate " + args, with_stderr);
+}
 
-std::string opt() { return std::string(KVB_FIXTURES) + "/configs/facebook--opt-1.3b.json"; }
+std::string opt() {
+    return std::string(KVB_FIXTURES) + "/configs/facebook--opt-1.3b.json";
+}
 
 }  // namespace
 
@@ -29,12 +34,27 @@ TEST_CASE("simulate --json: one object with a stable entry per policy") {
     for (size_t i = 0; i < 4; ++i) {
         const auto& p = j["policies"][i];
         CHECK(p["policy"] == names[i]);
-        for (const char* k : {"token_states_fraction", "reserved_fraction", "internal_fragmentation_fraction",
-                              "external_fragmentation_fraction", "cached_fraction", "free_fraction", "mean_running",
-                              "max_running", "preemptions", "finished", "throughput_tokens_per_s", "ttft_p50_s",
-                              "tpot_p50_s", "e2e_p99_s", "sharing_saved_fraction", "token_states_of_used_fraction",
-                              "reserved_of_used_fraction", "internal_fragmentation_of_used_fraction",
-                              "external_fragmentation_of_used_fraction", "null_block_fraction", "normalized_latency_s"})
+        for (const char* k : {"token_states_fraction",
+                              "reserved_fraction",
+                              "internal_fragmentation_fraction",
+                              "external_fragmentation_fraction",
+                              "cached_fraction",
+                              "free_fraction",
+                              "mean_running",
+                              "max_running",
+                              "preemptions",
+                              "finished",
+                              "throughput_tokens_per_s",
+                              "ttft_p50_s",
+                              "tpot_p50_s",
+                              "e2e_p99_s",
+                              "sharing_saved_fraction",
+                              "token_states_of_used_fraction",
+                              "reserved_of_used_fraction",
+                              "internal_fragmentation_of_used_fraction",
+                              "external_fragmentation_of_used_fraction",
+                              "null_block_fraction",
+                              "normalized_latency_s"})
             CHECK_MESSAGE(p.contains(k), k);
         const double sum = p["token_states_fraction"].get<double>() + p["reserved_fraction"].get<double>() +
                            p["internal_fragmentation_fraction"].get<double>() +
@@ -43,7 +63,7 @@ TEST_CASE("simulate --json: one object with a stable entry per policy") {
         CHECK(std::fabs(sum - 1.0) < 1e-7);  // printed with 9 significant digits
         CHECK(p["finished"] == 300);
     }
-    CHECK(j["kv_bytes_per_token"] == 196608);  // OPT-1.3B: 2 x 2048 x 24 layers x 2 bytes
+    CHECK(j["kv_bytes_per_token"] == 196608);             // OPT-1.3B: 2 x 2048 x 24 layers x 2 bytes
     CHECK(j["policies"][0]["capacity_tokens"] == 21840);  // 1365 blocks of 16 (4 GiB / 3 MiB)
     CHECK(j["policies"][1]["capacity_tokens"] == 21845);
     // Same seed, same numbers.
@@ -74,8 +94,9 @@ TEST_CASE("simulate: GPU catalog, traces and sharing options") {
     r = run_cli(opt() + " --kv-cache-memory 8GiB --requests 200 --n 4 --rate 2 --json", false);
     REQUIRE(r.status == 0);
     CHECK(nlohmann::json::parse(r.out)["policies"][0]["sharing_saved_fraction"].get<double>() > 0.1);
-    r = run_cli(opt() + " --kv-cache-memory 8GiB --requests 200 --workload alpaca --shared-prefix 341 "
-                        "--prefix-caching --json",
+    r = run_cli(opt() +
+                    " --kv-cache-memory 8GiB --requests 200 --workload alpaca --shared-prefix 341 "
+                    "--prefix-caching --json",
                 false);
     REQUIRE(r.status == 0);
     CHECK(nlohmann::json::parse(r.out)["policies"][0]["prefix_hit_tokens"].get<int>() >= 199 * 336);
@@ -142,14 +163,18 @@ TEST_CASE("simulate: azure presets found relative to the executable and the inst
     char tmpl[] = "/tmp/kvb_traces_XXXXXX";
     REQUIRE(mkdtemp(tmpl) != nullptr);
     const std::string dir = tmpl;
-    REQUIRE(shell("mkdir -p " + dir + "/bin && cp " + std::string(KVB_CLI_PATH) + " " + dir + "/bin/kvbudget").status == 0);
+    REQUIRE(shell("mkdir -p " + dir + "/bin && cp " + std::string(KVB_CLI_PATH) + " " + dir + "/bin/kvbudget").status ==
+            0);
     const std::string run = "cd / && env -u KVBUDGET_TRACES " + dir + "/bin/kvbudget simulate " + opt() +
                             " --kv-cache-memory 8GiB --workload azure-code --json";
     Run r = shell(run + " --requests 300");
     REQUIRE_MESSAGE(r.status == 0, r.out);
     CHECK(nlohmann::json::parse(r.out)["requests"] == 300);
-    REQUIRE(shell("mkdir -p " + dir + "/share/kvbudget/traces && printf 'arrived_at,num_prefill_tokens,num_decode_tokens\\n"
-                  "0,10,5\\n1,20,5\\n2,30,5\\n' > " + dir + "/share/kvbudget/traces/azure-llm-2023-code.csv").status == 0);
+    REQUIRE(shell("mkdir -p " + dir +
+                  "/share/kvbudget/traces && printf 'arrived_at,num_prefill_tokens,num_decode_tokens\\n"
+                  "0,10,5\\n1,20,5\\n2,30,5\\n' > " +
+                  dir + "/share/kvbudget/traces/azure-llm-2023-code.csv")
+                .status == 0);
     r = shell(run);
     REQUIRE_MESSAGE(r.status == 0, r.out);
     CHECK(nlohmann::json::parse(r.out)["requests"] == 3);  // the installed copy, not the source tree's 8,819

@@ -39,8 +39,10 @@ TEST_CASE("invariants hold on 10,000 random workloads") {
         c.block_size = static_cast<int32_t>(r.uniform_int(1, 8));
         c.kv_bytes_per_token = r.uniform_int(1, 3);
         c.max_model_len = static_cast<int32_t>(r.uniform_int(4, 40));
-        const int64_t min_slots = c.policy == Policy::Paged ? (c.max_model_len + c.block_size - 1) / c.block_size * c.block_size + 2 * c.block_size
-                                                            : int64_t{1} << BuddyAllocator_order(c.max_model_len);
+        const int64_t min_slots =
+            c.policy == Policy::Paged
+                ? (c.max_model_len + c.block_size - 1) / c.block_size * c.block_size + 2 * c.block_size
+                : int64_t{1} << BuddyAllocator_order(c.max_model_len);
         c.kv_capacity_bytes = r.uniform_int(min_slots, min_slots * 4) * c.kv_bytes_per_token;
         c.max_num_seqs = static_cast<int32_t>(r.uniform_int(1, 12));
         c.max_num_batched_tokens = static_cast<int32_t>(r.uniform_int(1, 64));
@@ -130,7 +132,8 @@ TEST_CASE("same config and workload give bit-identical results") {
     std::vector<Request> reqs;
     Rng r(9);
     for (int i = 0; i < 300; ++i)
-        reqs.push_back({i * 0.1, static_cast<int32_t>(r.uniform_int(1, 500)), static_cast<int32_t>(r.uniform_int(1, 500)), 0});
+        reqs.push_back(
+            {i * 0.1, static_cast<int32_t>(r.uniform_int(1, 500)), static_cast<int32_t>(r.uniform_int(1, 500)), 0});
     auto a = simulate(c, reqs);
     auto b = simulate(c, reqs);
     REQUIRE(a);

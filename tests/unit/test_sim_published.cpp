@@ -87,9 +87,10 @@ TEST_CASE("Fig. 2: every memory category of all four policies within 5 points of
     const Summary oracle = run(opt13b_a100(Policy::Oracle), reqs);
     CHECK(paged.capacity_tokens == 983 * 16);  // 15,728 slots, the paper's "15.7K"
     auto show = [](const char* name, const Summary& s) {
-        MESSAGE(std::string(name) << ": token states " << s.of_used.token_states << ", reservation " << s.of_used.reserved
-                     << ", internal " << s.of_used.internal_fragmentation << ", external & others "
-                     << s.of_used.external_fragmentation << ", mean running " << s.mean_running);
+        MESSAGE(std::string(name) << ": token states " << s.of_used.token_states << ", reservation "
+                                  << s.of_used.reserved << ", internal " << s.of_used.internal_fragmentation
+                                  << ", external & others " << s.of_used.external_fragmentation << ", mean running "
+                                  << s.mean_running);
     };
     show("paged", paged);
     show("max", max);
@@ -144,8 +145,8 @@ TEST_CASE("Fig. 13: average batched requests within 15% of the paper") {
         const auto reqs = workload(k.l, k.requests, k.rate, 1);
         for (int i = 0; i < 4; ++i) {
             const Summary s = run(opt13b_a100(policies[i]), reqs);
-            MESSAGE(std::string(k.l == Lengths::Alpaca ? "Alpaca " : "ShareGPT ") << s.policy << ": mean batch " << s.mean_running
-                                                                        << " (paper " << k.published[i] << ")");
+            MESSAGE(std::string(k.l == Lengths::Alpaca ? "Alpaca " : "ShareGPT ")
+                    << s.policy << ": mean batch " << s.mean_running << " (paper " << k.published[i] << ")");
             CHECK(s.mean_running == doctest::Approx(k.published[i]).epsilon(0.15));
         }
     }
@@ -163,8 +164,10 @@ double sustainable_rate(const SimConfig& c, Lengths l, double duration_s) {
     for (int i = 0; i < 8; ++i) {
         const double mid = std::sqrt(lo * hi);
         const auto reqs = workload(l, std::max(200, static_cast<int>(mid * duration_s)), mid, 5);
-        if (run(c, reqs).normalized_latency_s < 1.0) lo = mid;
-        else hi = mid;
+        if (run(c, reqs).normalized_latency_s < 1.0)
+            lo = mid;
+        else
+            hi = mid;
     }
     return std::sqrt(lo * hi);
 }

@@ -3,6 +3,7 @@
 // in chunks is the run in one go, and `kvbudget simulate --json` is to_json_text of the
 // session's report for the same settings.
 #include <doctest/doctest.h>
+
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -99,9 +100,10 @@ TEST_CASE("kvbudget simulate --json is the session's report for the same SimInpu
     auto s = SimSession::create(m, in);
     REQUIRE(s.ok());
     REQUIRE(s.value().run_to_end().ok());
-    auto r = kvb::test::run_cli("simulate " + kvb::test::config_path("facebook--opt-1.3b") +
-                                    " --kv-cache-memory 2GiB --policy all --requests 120 --seed 9 --beam 2 --block-size 32 --json",
-                                false);
+    auto r = kvb::test::run_cli(
+        "simulate " + kvb::test::config_path("facebook--opt-1.3b") +
+            " --kv-cache-memory 2GiB --policy all --requests 120 --seed 9 --beam 2 --block-size 32 --json",
+        false);
     REQUIRE(r.status == 0);
     // The CLI names the model from the file it read; everything else is the same text.
     auto cli = nlohmann::json::parse(r.out);

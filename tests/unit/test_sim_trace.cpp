@@ -23,7 +23,8 @@ std::string err(const std::string& text) {
 }  // namespace
 
 TEST_CASE("processed format: arrived_at in seconds") {
-    auto r = parse_trace_csv("arrived_at,num_prefill_tokens,num_decode_tokens\n0.0,374,44\n4.314579,396,109\n", "t.csv");
+    auto r =
+        parse_trace_csv("arrived_at,num_prefill_tokens,num_decode_tokens\n0.0,374,44\n4.314579,396,109\n", "t.csv");
     REQUIRE(r);
     REQUIRE(r->size() == 2);
     CHECK(r.value()[0].arrival_s == 0.0);

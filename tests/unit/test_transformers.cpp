@@ -2,9 +2,9 @@
 // window - 1 tokens, hybrid caches keep conv (kernel-wide) and f32 recurrent state.
 #include <doctest/doctest.h>
 
-#include "fixtures.h"
-#include "engines/transformers_cache.h"
 #include "base/units.h"
+#include "engines/transformers_cache.h"
+#include "fixtures.h"
 
 using namespace kvb;
 using kvb::test::fixture;

@@ -7,9 +7,9 @@
 
 #include <cstdio>
 
-#include "fixtures.h"
 #include "base/units.h"
 #include "engines/vllm.h"
+#include "fixtures.h"
 
 using namespace kvb;
 using kvb::test::dense;
@@ -19,11 +19,10 @@ using kvb::test::mla;
 
 namespace {
 
-
-
-
 // Bytes one token adds per GPU: one block over all layers / block size.
-int64_t per_token(const VllmLayout& l) { return l.bytes_per_block / l.attn_block_size; }
+int64_t per_token(const VllmLayout& l) {
+    return l.bytes_per_block / l.attn_block_size;
+}
 
 VllmLayout layout(const ModelSpec& m, VllmOptions o = {}) {
     auto r = vllm_layout(m, o);
@@ -78,7 +77,8 @@ TEST_CASE("Llama-3.1-8B capacity lines in the current and the older formats") {
     CHECK(c.tokens == 65536);
     CHECK(c.request_bytes == 4 * GiB);
     REQUIRE(c.log_lines.size() == 1);
-    CHECK(c.log_lines[0] == "GPU KV cache size: 65,536 tokens, Maximum concurrency for 32,768 tokens per request: 2.00x");
+    CHECK(c.log_lines[0] ==
+          "GPU KV cache size: 65,536 tokens, Maximum concurrency for 32,768 tokens per request: 2.00x");
 
     o.log_format = VllmLogFormat::Legacy;
     c = capacity(m, o, 8 * GiB + 3 * MiB);
@@ -340,7 +340,7 @@ TEST_CASE("Qwen3-Next-80B-A3B: state 1,097,728 B/layer padded to 1,114,112, atte
     CHECK(state->real_page_size_bytes == 1097728);
     CHECK(state->page_size_bytes == 1114112);
     CHECK(attn->page_size_bytes == 544 * 2048);  // 24576 B/token over 12 layers = 2048 per layer
-    CHECK(l.group_size == 12);  // 36 state layers >= 1.5 x 12 attention layers
+    CHECK(l.group_size == 12);                   // 36 state layers >= 1.5 x 12 attention layers
     REQUIRE(l.groups.size() == 4);
     CHECK(l.groups[0].spec_type == "MambaSpec");
     CHECK(l.groups[3].spec_type == "FullAttentionSpec");
@@ -357,7 +357,8 @@ TEST_CASE("Qwen3-Next-80B-A3B: state 1,097,728 B/layer padded to 1,114,112, atte
     CHECK(c.blocks_per_request == 482 + 3);
     o.mamba_cache_mode = MambaCacheMode::All;
     c = capacity(m, o, 40 * GiB);
-    CHECK(c.layout.attn_block_size == 576);  // lcm(64, 16) multiple of 1097728 / 2048 = 536 tokens (chunk 64 assumed for gated delta net)
+    CHECK(c.layout.attn_block_size ==
+          576);  // lcm(64, 16) multiple of 1097728 / 2048 = 536 tokens (chunk 64 assumed for gated delta net)
     CHECK(c.blocks_per_request == 4 * 456);
 }
 
@@ -395,8 +396,7 @@ TEST_CASE("bad options are errors naming the option") {
     o.pipeline_parallel_size = 37;
     r = vllm_layout(m, o);
     REQUIRE_FALSE(r.ok());
-    CHECK(r.error().message ==
-          "Pipeline parallel size (37) is larger than the number of hidden layers (36).");
+    CHECK(r.error().message == "Pipeline parallel size (37) is larger than the number of hidden layers (36).");
     CHECK(parse_mamba_cache_mode("sometimes").error().message ==
           "--mamba-cache-mode must be none, align or all, got 'sometimes'");
     CHECK_FALSE(parse_vllm_log_format("v1").ok());
@@ -412,7 +412,6 @@ TEST_CASE("huge memory and context stay exact in 64-bit") {
 }
 
 // ---------------------------------------------------------------- the `kvbudget vllm` command
-
 
 namespace {
 
@@ -436,8 +435,7 @@ TEST_CASE("kvbudget vllm prints vLLM's lines, its ValueError (exit 1), usage err
     r = run_cli("vllm " + cfg("openai--gpt-oss-20b") +
                 " --kv-cache-memory 8GiB --max-model-len 32768 --log-format legacy");
     CHECK(r.status == 0);
-    CHECK(r.out ==
-          "GPU KV cache size: 174,752 tokens\nMaximum concurrency for 32,768 tokens per request: 8.50x\n");
+    CHECK(r.out == "GPU KV cache size: 174,752 tokens\nMaximum concurrency for 32,768 tokens per request: 8.50x\n");
 
     r = run_cli("vllm " + cfg("Qwen--Qwen3-0.6B") + " --kv-cache-memory 1409286144", true);
     CHECK(r.status == 1);
@@ -458,7 +456,7 @@ TEST_CASE("kvbudget vllm prints vLLM's lines, its ValueError (exit 1), usage err
     CHECK(r.out.find("\"num_blocks\":3640") != std::string::npos);  // 8 GiB / (16 x 147456)
     CHECK(r.out.find("\"fits\":true") != std::string::npos);
 
-    CHECK(run_cli("vllm " + cfg("Qwen--Qwen3-8B")).status == 2);                                   // no memory
+    CHECK(run_cli("vllm " + cfg("Qwen--Qwen3-8B")).status == 2);  // no memory
     CHECK(run_cli("vllm " + cfg("Qwen--Qwen3-8B") + " --kv-cache-memory 8GiB --bogus").status == 2);
     CHECK(run_cli("vllm " + cfg("Qwen--Qwen3-8B") + " --kv-cache-memory 8GiB --log-format old").status == 2);
     CHECK(run_cli("vllm " + cfg("Qwen--Qwen3-8B") + " --kv-cache-memory lots").status == 1);
@@ -475,7 +473,7 @@ TEST_CASE("estimate and num_blocks helpers for the budget") {
     CHECK(vllm_num_blocks(l, 0) == 0);
     CHECK(vllm_estimate_max_model_len(l, 8 * GiB) == 65536);
     CHECK(vllm_estimate_max_model_len(l, 8 * GiB - 1) == 65536 - 16);  // whole blocks only
-    CHECK(vllm_estimate_max_model_len(l, 64 * GiB) == 131072);        // capped at max_model_len
+    CHECK(vllm_estimate_max_model_len(l, 64 * GiB) == 131072);         // capped at max_model_len
     CHECK(vllm_estimate_max_model_len(l, 100) == 0);
     CHECK(vllm_request_bytes(l, 1) == 2 * MiB);
     CHECK(vllm_request_bytes(l, 17) == 4 * MiB);

@@ -34,7 +34,7 @@ TEST_CASE("parameter counts match published totals (dense)") {
     CHECK(count("meta-llama/Llama-3.1-70B").total == 70553706496);
     CHECK(count("meta-llama/Llama-2-7b-hf").total == 6738415616);
     CHECK(count("meta-llama/Llama-3.2-1B").total == 1235814400);  // tied embeddings counted once
-    CHECK(count("Qwen/Qwen3-8B").total == 8190735360);             // q_norm / k_norm per head
+    CHECK(count("Qwen/Qwen3-8B").total == 8190735360);            // q_norm / k_norm per head
     CHECK(count("Qwen/Qwen3-32B").total == 32762123264);
     CHECK(count("Qwen/Qwen3-0.6B").total == 596049920);            // tied
     CHECK(count("Qwen/Qwen2.5-7B-Instruct").total == 7615616512);  // q/k/v biases
@@ -44,11 +44,11 @@ TEST_CASE("parameter counts match published totals (dense)") {
     CHECK(count("microsoft/Phi-3.5-mini-instruct").total == 3821079552);
     CHECK(count("microsoft/phi-4").total == 14659507200);
     CHECK(count("google/gemma-2b-it").total == 2506172416);
-    CHECK(count("google/gemma-3-1b-it").total == 999885952);       // 4 norms per layer + q/k norms
+    CHECK(count("google/gemma-3-1b-it").total == 999885952);  // 4 norms per layer + q/k norms
     // Non-gated MLPs, LayerNorm biases, learned positions, fused qkv.
     CHECK(count("openai-community/gpt2-large").total == 774030080);
-    CHECK(count("facebook/opt-1.3b").total == 1315758080);         // positions offset by 2
-    CHECK(count("tiiuae/falcon-7b").total == 6921720704);          // multi-query, one norm per block
+    CHECK(count("facebook/opt-1.3b").total == 1315758080);  // positions offset by 2
+    CHECK(count("tiiuae/falcon-7b").total == 6921720704);   // multi-query, one norm per block
     CHECK(count("mosaicml/mpt-7b-instruct").total == 6649286656);
 }
 
@@ -85,10 +85,11 @@ TEST_CASE("parameter counts match published totals (MoE, MLA, hybrids)") {
 }
 
 TEST_CASE("breakdown adds up and vision towers are separate") {
-    for (const char* id : {"meta-llama/Llama-3.1-8B", "Qwen/Qwen3-30B-A3B", "deepseek-ai/DeepSeek-V3", "openai/gpt-oss-20b",
-                           "Qwen/Qwen3-Next-80B-A3B-Thinking", "nvidia/Nemotron-H-56B-Base-8K"}) {
+    for (const char* id : {"meta-llama/Llama-3.1-8B", "Qwen/Qwen3-30B-A3B", "deepseek-ai/DeepSeek-V3",
+                           "openai/gpt-oss-20b", "Qwen/Qwen3-Next-80B-A3B-Thinking", "nvidia/Nemotron-H-56B-Base-8K"}) {
         auto pc = count(id);
-        CHECK(pc.embedding + pc.output + pc.attention + pc.mlp + pc.experts + pc.router + pc.state + pc.norms == pc.total);
+        CHECK(pc.embedding + pc.output + pc.attention + pc.mlp + pc.experts + pc.router + pc.state + pc.norms ==
+              pc.total);
         CHECK(pc.active <= pc.total);
     }
     auto vl = fixture("Qwen/Qwen2.5-VL-7B-Instruct");
@@ -108,11 +109,11 @@ TEST_CASE("bytes per format") {
     // AWQ int4 g128: 0.5 B/weight + per group of 128 inputs one fp16 scale and a packed 4-bit zero.
     CHECK(bytes(llama, "awq") == 6979321856LL / 2 + 6979321856LL / 128 * 2 + 6979321856LL / 128 / 2 + 2 * 1050939392LL);
     // GGUF, llama.cpp's own model size for these files:
-    CHECK(bytes(llama, "Q4_K_M") == 4912898048LL);                   // llama-server /v1/models "size"
-    CHECK(bytes(llama, "Q4_0") == 4653375488LL);                     // Llama-3-8B Q4_0 (same tensor shapes)
-    CHECK(bytes("Qwen/Qwen3-8B", "Q4_K_M") == 5021827072LL);         // bartowski Qwen_Qwen3-8B-Q4_K_M
-    CHECK(bytes("Qwen/Qwen3-30B-A3B", "Q4_K_M") == 18550716416LL);   // llama-bench model_size (Qwen3-Coder-30B-A3B)
-    CHECK(bytes("google/gemma-3-1b-it", "Q4_K_M") == 799525120LL);   // tied: token_embd takes the output's Q6_K
+    CHECK(bytes(llama, "Q4_K_M") == 4912898048LL);                  // llama-server /v1/models "size"
+    CHECK(bytes(llama, "Q4_0") == 4653375488LL);                    // Llama-3-8B Q4_0 (same tensor shapes)
+    CHECK(bytes("Qwen/Qwen3-8B", "Q4_K_M") == 5021827072LL);        // bartowski Qwen_Qwen3-8B-Q4_K_M
+    CHECK(bytes("Qwen/Qwen3-30B-A3B", "Q4_K_M") == 18550716416LL);  // llama-bench model_size (Qwen3-Coder-30B-A3B)
+    CHECK(bytes("google/gemma-3-1b-it", "Q4_K_M") == 799525120LL);  // tied: token_embd takes the output's Q6_K
     CHECK(bytes("microsoft/phi-4", "Q8_0") == 15576944640LL);
     // Qwen3.5/3.6-27B Q4_K_M, llama-server /v1/models "size": the gated-delta-net in-projection
     // is stored as attn_qkv, which llama.cpp's quantizer treats like attn_v.
@@ -159,7 +160,8 @@ TEST_CASE("a pre-quantized checkpoint's element count is not a parameter count")
     CHECK(given.params == base.params);
     CHECK(given.bytes == base.bytes);
     REQUIRE_FALSE(given.notes.empty());
-    CHECK(render_english(given.notes[0]).rfind("given parameter count 700000000 ignored: the checkpoint is pre-quantized (awq)", 0) == 0);
+    CHECK(render_english(given.notes[0])
+              .rfind("given parameter count 700000000 ignored: the checkpoint is pre-quantized (awq)", 0) == 0);
 }
 
 TEST_CASE("tensor and pipeline parallel split") {
