@@ -356,25 +356,8 @@ Result<BudgetInputs> budget_inputs_from_json(const std::string& text) {
     for (auto it = j.begin(); it != j.end(); ++it) {
         const std::string& k = it.key();
         const json& v = it.value();
-        auto count = [&](int64_t& out) -> std::optional<Error> {
-            if (v.is_number_integer()) {
-                out = v.get<int64_t>();
-                return std::nullopt;
-            }
-            if (v.is_number_float()) {
-                const double d = v.get<double>();
-                if (d >= -9.0e15 && d <= 9.0e15 && d == static_cast<double>(static_cast<int64_t>(d))) {
-                    out = static_cast<int64_t>(d);
-                    return std::nullopt;
-                }
-            }
-            return field_error(k, "whole number", v);
-        };
-        auto text_field = [&](std::string& out) -> std::optional<Error> {
-            if (!v.is_string()) return field_error(k, "string", v);
-            out = v.get<std::string>();
-            return std::nullopt;
-        };
+        auto count = [&](int64_t& out) { return read_count(k, v, out); };
+        auto text_field = [&](std::string& out) { return read_text(k, v, out); };
         std::optional<Error> e;
         if (k == "engine") {
             std::string s;
@@ -420,22 +403,13 @@ Result<BudgetInputs> budget_inputs_from_json(const std::string& text) {
             e = count(in.cudagraph_bytes);
         else if (k == "n_ubatch")
             e = count(in.n_ubatch);
-        else if (k == "gpu_memory_utilization") {
-            if (!v.is_number())
-                e = field_error(k, "number", v);
-            else
-                in.gpu_memory_utilization = v.get<double>();
-        } else if (k == "enforce_eager") {
-            if (!v.is_boolean())
-                e = field_error(k, "true or false", v);
-            else
-                in.enforce_eager = v.get<bool>();
-        } else if (k == "params_from_hub") {  // params is the Hub's total: set aside if implausible
-            if (!v.is_boolean())
-                e = field_error(k, "true or false", v);
-            else
-                in.params_from_hub = v.get<bool>();
-        } else {
+        else if (k == "gpu_memory_utilization")
+            e = read_number(k, v, in.gpu_memory_utilization);
+        else if (k == "enforce_eager")
+            e = read_flag(k, v, in.enforce_eager);
+        else if (k == "params_from_hub")  // params is the Hub's total: set aside if implausible
+            e = read_flag(k, v, in.params_from_hub);
+        else {
             return make_error("bad_value", note("input_unknown_field", {{"field", k}}));
         }
         if (e) return *e;

@@ -300,20 +300,7 @@ Result<SimInputs> sim_inputs_from_json(const std::string& text) {
     for (auto it = j.begin(); it != j.end(); ++it) {
         const std::string& k = it.key();
         const json& v = it.value();
-        auto count = [&](int64_t& out) -> std::optional<Error> {
-            if (v.is_number_integer()) {
-                out = v.get<int64_t>();
-                return std::nullopt;
-            }
-            if (v.is_number_float()) {
-                const double d = v.get<double>();
-                if (d >= -9.0e15 && d <= 9.0e15 && d == static_cast<double>(static_cast<int64_t>(d))) {
-                    out = static_cast<int64_t>(d);
-                    return std::nullopt;
-                }
-            }
-            return field_error(k, "whole number", v);
-        };
+        auto count = [&](int64_t& out) { return read_count(k, v, out); };
         auto opt_count = [&](std::optional<int64_t>& out) -> std::optional<Error> {
             if (v.is_null()) {
                 out.reset();
@@ -324,11 +311,7 @@ Result<SimInputs> sim_inputs_from_json(const std::string& text) {
             out = x;
             return std::nullopt;
         };
-        auto number = [&](double& out) -> std::optional<Error> {
-            if (!v.is_number()) return field_error(k, "number", v);
-            out = v.get<double>();
-            return std::nullopt;
-        };
+        auto number = [&](double& out) { return read_number(k, v, out); };
         auto opt_number = [&](std::optional<double>& out) -> std::optional<Error> {
             if (v.is_null()) {
                 out.reset();
@@ -339,11 +322,7 @@ Result<SimInputs> sim_inputs_from_json(const std::string& text) {
             out = x;
             return std::nullopt;
         };
-        auto text_field = [&](std::string& out) -> std::optional<Error> {
-            if (!v.is_string()) return field_error(k, "string", v);
-            out = v.get<std::string>();
-            return std::nullopt;
-        };
+        auto text_field = [&](std::string& out) { return read_text(k, v, out); };
         std::optional<Error> e;
         if (k == "policies") {
             if (v.is_string()) {
@@ -389,12 +368,9 @@ Result<SimInputs> sim_inputs_from_json(const std::string& text) {
             e = count(in.n);
         else if (k == "beam")
             e = count(in.beam);
-        else if (k == "prefix_caching") {
-            if (!v.is_boolean())
-                e = field_error(k, "true or false", v);
-            else
-                in.prefix_caching = v.get<bool>();
-        } else if (k == "workload")
+        else if (k == "prefix_caching")
+            e = read_flag(k, v, in.prefix_caching);
+        else if (k == "workload")
             e = text_field(in.workload);
         else if (k == "trace")
             e = text_field(in.trace);
@@ -429,8 +405,7 @@ Result<SimResultOptions> sim_result_options_from_json(const std::string& text) {
     for (auto it = j.begin(); it != j.end(); ++it) {
         bool* target = it.key() == "series" ? &o.series : it.key() == "snapshots" ? &o.snapshots : nullptr;
         if (!target) return make_error("bad_value", note("input_unknown_field", {{"field", it.key()}}));
-        if (!it.value().is_boolean()) return field_error(it.key(), "true or false", it.value());
-        *target = it.value().get<bool>();
+        if (auto e = read_flag(it.key(), it.value(), *target)) return *e;
     }
     return o;
 }
