@@ -142,10 +142,21 @@ struct Simulator::Impl {
     size_t next_arrival = 0;
     std::deque<int32_t> waiting;
     std::vector<int32_t> running, swapped, scheduled;
+    const std::vector<int32_t> no_ids;
     int64_t running_seqs = 0;
     double now = 0;
     int64_t step_no = 0;
     bool is_done = false;
+
+    // One sequence per request and no prefix caching: no block is ever shared, so
+    // the memory split is kept as running sums updated where a sequence changes
+    // (sample() is O(1) instead of a pass over every running request each step),
+    // and a decoding request takes the short path in step().
+    bool simple = false;
+    int64_t sum_reserved = 0;  // paged: slots of last blocks the running requests will still fill
+    // Contiguous: over running sequences, tokens stored, final lengths, reservations
+    // and buddy blocks.
+    int64_t sum_stored = 0, sum_length = 0, sum_reserve = 0, sum_alloc = 0;
 
     // scratch, sized once
     std::vector<int32_t> cnt, local_id, takes, hits;
@@ -207,6 +218,7 @@ struct Simulator::Impl {
 
         paged = c.policy == Policy::Paged;
         bs = paged ? c.block_size : 1;
+        simple = std::max(c.n, c.beam_width) == 1 && !c.prefix_caching;
         if (paged) {
             int64_t block_bytes = 0;
             if (mul_overflow(c.block_size, c.kv_bytes_per_token, &block_bytes))
@@ -431,9 +443,23 @@ struct Simulator::Impl {
         return need;
     }
 
+    // Paged, simple: slots of the last block that the sequence will still fill (its
+    // unshared last block holds computed % bs tokens); what sample() counts as reserved.
+    int64_t reserved_of(const Group& g, const Seq& q) const {
+        const int32_t r = q.computed % bs;
+        if (r == 0) return 0;
+        return std::min<int64_t>(bs - r, std::max<int64_t>(static_cast<int64_t>(final_stored(g, q)) - q.computed, 0));
+    }
+
     void write_tokens(Group& g, int32_t k, int32_t take) {
         Seq& q = g.seqs[static_cast<size_t>(k)];
         int32_t pos = q.computed;
+        if (simple) {
+            if (paged)
+                sum_reserved -= reserved_of(g, q);
+            else
+                sum_stored += take;
+        }
         if (paged) {
             int32_t r = pos % bs;
             if (r != 0 && pool.ref(q.table.back()) > 1) {
@@ -470,6 +496,7 @@ struct Simulator::Impl {
             pos += take;
         }
         q.computed = pos;
+        if (simple && paged) sum_reserved += reserved_of(g, q);
     }
 
     void free_table(std::vector<int32_t>& t) {
@@ -496,6 +523,7 @@ struct Simulator::Impl {
     // single sequence is recomputed; v1 only recomputes. A swap that does not fit
     // the swap space falls back to recompute (v0 would abort the request).
     void preempt(Group& g) {
+        if (simple && paged) sum_reserved -= reserved_of(g, g.seqs[0]);
         ++s.preemptions;
         ++pending_preempt;
         running_seqs -= g.live;
@@ -580,6 +608,7 @@ struct Simulator::Impl {
         }
         swap_used -= unique;
         step_swap_bytes += static_cast<double>(unique) * bs * static_cast<double>(cfg.kv_bytes_per_token);
+        if (simple) sum_reserved += reserved_of(g, g.seqs[0]);
         g.swap_fill.clear();
         g.swap_tables.clear();
         g.swap_lens.clear();
@@ -605,6 +634,40 @@ struct Simulator::Impl {
         step_seqs += 1;
         step_kv_read += c1;
         step_pairs += take * (c0 + (take + 1) / 2.0);
+    }
+
+    // The common step of a single-sequence request: one decode token. Does exactly
+    // what the general path does for it (take 1, at most one new block, write,
+    // account) without its per-sequence scratch; false when it is not that case
+    // (prefill chunk, or no free block for a new one: the general path preempts).
+    bool decode_one(Group& g, int32_t target) {
+        Seq& q = g.seqs[0];
+        const int32_t c0 = q.computed;
+        if (target - c0 != 1) return false;
+        if (paged) {
+            const int32_t r = c0 % bs;
+            sum_reserved -= reserved_of(g, q);
+            if (r == 0) {
+                const int32_t nb = pool.alloc();
+                if (nb < 0) {
+                    sum_reserved += reserved_of(g, q);
+                    return false;
+                }
+                q.table.push_back(nb);
+            }
+            pool.add_fill(q.table.back(), 1);
+            q.computed = c0 + 1;
+            sum_reserved += reserved_of(g, q);
+        } else {
+            q.computed = c0 + 1;
+            ++sum_stored;
+        }
+        const double c1 = q.computed;
+        step_new_tokens += 1;
+        step_seqs += 1;
+        step_kv_read += c1;
+        step_pairs += 1 * (static_cast<double>(c0) + (1 + 1) / 2.0);
+        return true;
     }
 
     // Try to admit the waiting head; false when it cannot be (memory or budget).
@@ -666,6 +729,11 @@ struct Simulator::Impl {
                 return false;
             }
             q0.computed = 0;
+            if (simple) {
+                sum_length += static_cast<int64_t>(g.prompt) + q0.out;
+                sum_reserve += q0.reserve;
+                sum_alloc += int64_t{1} << q0.order;
+            }
         }
         write_tokens(g, 0, take);
         account_tokens(g, 0, take);
@@ -699,6 +767,12 @@ struct Simulator::Impl {
         for (size_t i = 0; i < running.size() && budget > 0;) {
             Group& g = groups[static_cast<size_t>(running[i])];
             const int32_t a = g.active(), target = g.target();
+            if (simple && decode_one(g, target)) {
+                --budget;
+                scheduled.push_back(g.id);
+                ++i;
+                continue;
+            }
             int64_t left = budget, total = 0;
             for (int32_t k = 0; k < a; ++k) {
                 const int64_t t = std::min<int64_t>(target - g.seqs[static_cast<size_t>(k)].computed, left);
@@ -865,6 +939,16 @@ struct Simulator::Impl {
     void finish_seq(Group& g, int32_t k) {
         Seq& q = g.seqs[static_cast<size_t>(k)];
         g.output_total += q.out;
+        if (simple) {
+            if (paged) {
+                sum_reserved -= reserved_of(g, q);
+            } else {
+                sum_stored -= q.computed;
+                sum_length -= static_cast<int64_t>(g.prompt) + q.out;
+                sum_reserve -= q.reserve;
+                sum_alloc -= int64_t{1} << q.order;
+            }
+        }
         if (paged) {
             free_table(q.table);
         } else if (q.offset >= 0) {
@@ -898,7 +982,18 @@ struct Simulator::Impl {
         StateSample x;
         x.running = static_cast<double>(running.size());
         x.waiting = static_cast<double>(waiting.size() + swapped.size());
-        if (paged) {
+        if (simple && paged) {
+            // No sharing: every used block is in exactly one running table.
+            const double used = static_cast<double>(pool.num_used()) * bs;
+            x.token = static_cast<double>(pool.used_filled());
+            x.reserved = static_cast<double>(sum_reserved);
+            x.internal = used - x.token - x.reserved;
+            x.null_block = bs;
+            x.cached = static_cast<double>(pool.num_cached_free()) * bs;
+            x.free = static_cast<double>(pool.num_free() - pool.num_cached_free()) * bs;
+            x.logical = static_cast<double>(pool.num_used());
+            x.saved = 0;
+        } else if (paged) {
             double reserved = 0, logical = 0;
             for (int32_t id : running) {
                 const Group& g = groups[static_cast<size_t>(id)];
@@ -924,7 +1019,13 @@ struct Simulator::Impl {
             x.logical = logical;
             x.saved = logical - static_cast<double>(pool.num_used());
         } else {
-            for (int32_t id : running) {
+            if (simple) {
+                x.token = static_cast<double>(sum_stored);
+                x.reserved = static_cast<double>(sum_length - sum_stored);
+                x.internal = static_cast<double>(sum_reserve - sum_length);
+                x.external = static_cast<double>(sum_alloc - sum_reserve);
+            }
+            for (int32_t id : simple ? no_ids : running) {
                 const Group& g = groups[static_cast<size_t>(id)];
                 for (int32_t k = 0; k < g.live; ++k) {
                     const Seq& q = g.seqs[static_cast<size_t>(k)];
