@@ -5,20 +5,15 @@ namespace kvb::sim {
 void BlockPool::init(int32_t num_blocks) {
     num_blocks_ = num_blocks;
     const size_t n = static_cast<size_t>(num_blocks) + 1;
-    ref_.assign(n, 0);
-    fill_.assign(n, 0);
+    blk_.assign(n, Block{});
     hash_.assign(n, 0);
-    cached_.assign(n, 0);
-    in_queue_.assign(n, 0);
-    prev_.assign(n, 0);
-    next_.assign(n, 0);
     const int32_t s = num_blocks_;
-    prev_[static_cast<size_t>(s)] = next_[static_cast<size_t>(s)] = s;
+    blk_[static_cast<size_t>(s)].prev = blk_[static_cast<size_t>(s)].next = s;
     num_free_ = 0;
     num_cached_free_ = 0;
     used_filled_ = 0;
     // Block 0 is the null block: never free, never handed out (vLLM pops it first).
-    ref_[0] = 1;
+    blk_[0].ref = 1;
     for (int32_t b = 1; b < num_blocks; ++b) push_back(b);
     size_t cap = 16;
     while (cap < 2 * n) cap <<= 1;
@@ -29,54 +24,54 @@ void BlockPool::init(int32_t num_blocks) {
 
 void BlockPool::unlink(int32_t b) {
     const size_t i = static_cast<size_t>(b);
-    next_[static_cast<size_t>(prev_[i])] = next_[i];
-    prev_[static_cast<size_t>(next_[i])] = prev_[i];
-    in_queue_[i] = 0;
+    blk_[static_cast<size_t>(blk_[i].prev)].next = blk_[i].next;
+    blk_[static_cast<size_t>(blk_[i].next)].prev = blk_[i].prev;
+    blk_[i].in_queue = 0;
     --num_free_;
-    if (cached_[i]) --num_cached_free_;
+    if (blk_[i].cached) --num_cached_free_;
 }
 
 void BlockPool::push_back(int32_t b) {
     const int32_t s = num_blocks_;
     const size_t i = static_cast<size_t>(b);
-    const int32_t last = prev_[static_cast<size_t>(s)];
-    prev_[i] = last;
-    next_[i] = s;
-    next_[static_cast<size_t>(last)] = b;
-    prev_[static_cast<size_t>(s)] = b;
-    in_queue_[i] = 1;
+    const int32_t last = blk_[static_cast<size_t>(s)].prev;
+    blk_[i].prev = last;
+    blk_[i].next = s;
+    blk_[static_cast<size_t>(last)].next = b;
+    blk_[static_cast<size_t>(s)].prev = b;
+    blk_[i].in_queue = 1;
     ++num_free_;
-    if (cached_[i]) ++num_cached_free_;
+    if (blk_[i].cached) ++num_cached_free_;
 }
 
 int32_t BlockPool::alloc() {
-    const int32_t b = next_[static_cast<size_t>(num_blocks_)];
+    const int32_t b = blk_[static_cast<size_t>(num_blocks_)].next;
     if (b == num_blocks_) return kNone;
     unlink(b);
     const size_t i = static_cast<size_t>(b);
-    if (cached_[i]) {
+    if (blk_[i].cached) {
         map_erase(hash_[i]);
-        cached_[i] = 0;
+        blk_[i].cached = 0;
     }
     hash_[i] = 0;
-    fill_[i] = 0;
-    ref_[i] = 1;
+    blk_[i].fill = 0;
+    blk_[i].ref = 1;
     return b;
 }
 
 void BlockPool::incref(int32_t b) {
     const size_t i = static_cast<size_t>(b);
-    if (ref_[i] == 0) {
+    if (blk_[i].ref == 0) {
         unlink(b);
-        used_filled_ += fill_[i];
+        used_filled_ += blk_[i].fill;
     }
-    ++ref_[i];
+    ++blk_[i].ref;
 }
 
 void BlockPool::decref(int32_t b) {
     const size_t i = static_cast<size_t>(b);
-    if (--ref_[i] == 0) {
-        used_filled_ -= fill_[i];
+    if (--blk_[i].ref == 0) {
+        used_filled_ -= blk_[i].fill;
         push_back(b);
     }
 }
@@ -85,9 +80,9 @@ void BlockPool::set_hash(int32_t b, uint64_t h) {
     const size_t i = static_cast<size_t>(b);
     if (h == 0) h = 1;
     hash_[i] = h;
-    if (!cached_[i] && lookup(h) == kNone) {
+    if (!blk_[i].cached && lookup(h) == kNone) {
         map_insert(h, b);
-        cached_[i] = 1;
+        blk_[i].cached = 1;
     }
 }
 
@@ -135,35 +130,37 @@ void BlockPool::map_erase(uint64_t h) {
 
 std::vector<int32_t> BlockPool::free_queue() const {
     std::vector<int32_t> q;
-    for (int32_t b = next_[static_cast<size_t>(num_blocks_)]; b != num_blocks_; b = next_[static_cast<size_t>(b)])
+    for (int32_t b = blk_[static_cast<size_t>(num_blocks_)].next; b != num_blocks_;
+         b = blk_[static_cast<size_t>(b)].next)
         q.push_back(b);
     return q;
 }
 
 std::string BlockPool::check() const {
-    if (ref_[0] != 1 || in_queue_[0]) return "the null block was handed out or freed";
+    if (blk_[0].ref != 1 || blk_[0].in_queue) return "the null block was handed out or freed";
     int32_t queued = 0, cached_free = 0, cached_total = 0;
     int64_t filled = 0;
     for (int32_t b = 1; b < num_blocks_; ++b) {
         const size_t i = static_cast<size_t>(b);
-        if (ref_[i] < 0) return "block " + std::to_string(b) + " has a negative reference count";
-        if (ref_[i] > 0 && in_queue_[i]) return "block " + std::to_string(b) + " is both owned and free";
-        if (ref_[i] == 0 && !in_queue_[i]) return "block " + std::to_string(b) + " is neither owned nor free";
-        if (fill_[i] < 0) return "block " + std::to_string(b) + " has a negative fill";
-        if (in_queue_[i]) ++queued;
-        if (cached_[i]) {
+        if (blk_[i].ref < 0) return "block " + std::to_string(b) + " has a negative reference count";
+        if (blk_[i].ref > 0 && blk_[i].in_queue) return "block " + std::to_string(b) + " is both owned and free";
+        if (blk_[i].ref == 0 && !blk_[i].in_queue) return "block " + std::to_string(b) + " is neither owned nor free";
+        if (blk_[i].fill < 0) return "block " + std::to_string(b) + " has a negative fill";
+        if (blk_[i].in_queue) ++queued;
+        if (blk_[i].cached) {
             ++cached_total;
-            if (in_queue_[i]) ++cached_free;
+            if (blk_[i].in_queue) ++cached_free;
             if (lookup(hash_[i]) != b) return "cached block " + std::to_string(b) + " is not findable by its hash";
         }
-        if (ref_[i] > 0) filled += fill_[i];
+        if (blk_[i].ref > 0) filled += blk_[i].fill;
     }
     if (queued != num_free_) return "free count out of step with the free queue";
     if (cached_free != num_cached_free_) return "cached-free count out of step";
     if (filled != used_filled_) return "filled-slot count out of step";
     int32_t walked = 0;
-    for (int32_t b = next_[static_cast<size_t>(num_blocks_)]; b != num_blocks_; b = next_[static_cast<size_t>(b)]) {
-        if (!in_queue_[static_cast<size_t>(b)] || ++walked > num_free_) return "free queue is corrupt";
+    for (int32_t b = blk_[static_cast<size_t>(num_blocks_)].next; b != num_blocks_;
+         b = blk_[static_cast<size_t>(b)].next) {
+        if (!blk_[static_cast<size_t>(b)].in_queue || ++walked > num_free_) return "free queue is corrupt";
     }
     if (walked != num_free_) return "free queue length out of step";
     size_t entries = 0;
@@ -171,7 +168,7 @@ std::string BlockPool::check() const {
         if (map_keys_[s] != 0) {
             ++entries;
             const int32_t b = map_vals_[s];
-            if (b <= 0 || b >= num_blocks_ || !cached_[static_cast<size_t>(b)] ||
+            if (b <= 0 || b >= num_blocks_ || !blk_[static_cast<size_t>(b)].cached ||
                 hash_[static_cast<size_t>(b)] != map_keys_[s])
                 return "hash map entry points at a block that does not hold that hash";
         }

@@ -31,21 +31,21 @@ public:
     // cached, stays findable until the block is allocated again).
     void decref(int32_t b);
     void add_fill(int32_t b, int32_t tokens) {
-        fill_[static_cast<size_t>(b)] += tokens;
+        blk_[static_cast<size_t>(b)].fill += tokens;
         used_filled_ += tokens;
     }
     void set_fill(int32_t b, int32_t tokens) {
-        used_filled_ += tokens - fill_[static_cast<size_t>(b)];
-        fill_[static_cast<size_t>(b)] = tokens;
+        used_filled_ += tokens - blk_[static_cast<size_t>(b)].fill;
+        blk_[static_cast<size_t>(b)].fill = tokens;
     }
-    int32_t ref(int32_t b) const { return ref_[static_cast<size_t>(b)]; }
-    int32_t fill(int32_t b) const { return fill_[static_cast<size_t>(b)]; }
+    int32_t ref(int32_t b) const { return blk_[static_cast<size_t>(b)].ref; }
+    int32_t fill(int32_t b) const { return blk_[static_cast<size_t>(b)].fill; }
 
     // Prefix caching. A full block gets the hash of its content chained to its
     // parent's; it becomes findable unless another block already holds that hash.
     void set_hash(int32_t b, uint64_t h);
     uint64_t hash(int32_t b) const { return hash_[static_cast<size_t>(b)]; }
-    bool cached(int32_t b) const { return cached_[static_cast<size_t>(b)] != 0; }
+    bool cached(int32_t b) const { return blk_[static_cast<size_t>(b)].cached != 0; }
     int32_t lookup(uint64_t h) const;
 
     // Free-queue order, front (evicted first) to back; for tests and the block map.
@@ -64,10 +64,15 @@ private:
     int32_t num_free_ = 0;
     int32_t num_cached_free_ = 0;
     int64_t used_filled_ = 0;
-    std::vector<int32_t> ref_, fill_;
-    std::vector<uint64_t> hash_;
-    std::vector<uint8_t> cached_, in_queue_;
-    std::vector<int32_t> prev_, next_;  // intrusive list; index num_blocks_ is the sentinel
+    // One record per block, so taking or returning a block touches one cache line
+    // (and its queue neighbours'), not six arrays.
+    struct Block {
+        int32_t ref = 0, fill = 0;
+        int32_t prev = 0, next = 0;  // intrusive free queue; index num_blocks_ is the sentinel
+        uint8_t cached = 0, in_queue = 0;
+    };
+    std::vector<Block> blk_;
+    std::vector<uint64_t> hash_;  // apart: only prefix caching reads it
     // Open-addressing hash -> block (key 0 = empty slot; real hashes are never 0).
     std::vector<uint64_t> map_keys_;
     std::vector<int32_t> map_vals_;

@@ -72,15 +72,16 @@ struct Seq {
 // finished sequence at once); the request finishes with its last sample. The live
 // sequences are always seqs[0 .. live-1].
 struct Group {
+    // What every step reads first, in the first cache line.
+    std::vector<Seq> seqs;
     int32_t id = 0, prompt = 0, output = 0, prefix = 0, nseq = 1;
-    int32_t live = 1;          // sequences not finished
-    int64_t output_total = 0;  // output tokens of all samples
-    double arrival = 0;
+    int32_t live = 1;       // sequences not finished
     int32_t generated = 0;  // output tokens sampled so far (same for every live sequence)
     bool forked = false;    // the prompt has been shared out to all sequences
     GState state = GState::Pending;
+    int64_t output_total = 0;  // output tokens of all samples
+    double arrival = 0;
     double first_token = -1, finish = -1;
-    std::vector<Seq> seqs;
     // Swapped out: block tables as indices into the group's own block list.
     std::vector<int32_t> swap_tables, swap_lens, swap_fill;
     int32_t active() const { return forked ? live : 1; }
