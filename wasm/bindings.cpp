@@ -98,6 +98,11 @@ std::string parse_size(const std::string& text) {
     return r ? ok(r.value()) : fail(r.error());
 }
 
+std::string parse_context(const std::string& text) {
+    auto r = kvb::parse_context(text, "context");
+    return r ? ok(r.value()) : fail(r.error());
+}
+
 std::string format_bytes(double bytes) {
     if (!(bytes >= -9.2e18 && bytes <= 9.2e18)) return fail("bad_value", "bytes out of range");
     return ok(kvb::format_bytes(static_cast<int64_t>(bytes)));
@@ -115,6 +120,8 @@ EMSCRIPTEN_BINDINGS(kvbudget) {
         "compute", +[](int handle, std::string inputs) { return guarded([&] { return compute(handle, inputs); }); });
     emscripten::function(
         "parseSize", +[](std::string text) { return guarded([&] { return parse_size(text); }); });
+    emscripten::function(
+        "parseContext", +[](std::string text) { return guarded([&] { return parse_context(text); }); });
     emscripten::function(
         "catalog", +[]() { return guarded([&] { return ok_raw(kvb::catalog_json_text()); }); });
     emscripten::function(

@@ -177,6 +177,8 @@ export interface Model {
 
 export interface GpuInfo {
   id: string; name: string; vendor: string; memory_bytes: number; total_bytes: number;
+  /** The maker's figure ("24 GB"), to label the card as it is sold; memory_bytes is its binary size. */
+  marketed_gb: number;
   bandwidth_bytes_per_s: number; unified_memory: boolean;
 }
 
@@ -199,6 +201,8 @@ export interface Kvbudget {
   kvTypeNames(engine: Engine): string[];
   /** "24GiB", "80GB", "512MiB", bytes; as the CLI parses sizes. */
   parseSize(text: string): number;
+  /** "131072", "32,768", "128K" (= 131,072), "1M" (= 1,048,576); as the CLI parses --max-model-len. */
+  parseContext(text: string): number;
   formatBytes(n: number): string;
   catalog(): Catalog;
   /** Prepares a paging simulation of `model` (one run per policy); throws KvbudgetError on bad input. */

@@ -91,6 +91,10 @@ class Kvbudget {
   parseSize(text) {
     return call(this.m.parseSize, String(text));
   }
+  // "128K" (131,072), "1M", "32,768", "131072": as the CLI parses --max-model-len and -c.
+  parseContext(text) {
+    return call(this.m.parseContext, String(text));
+  }
   formatBytes(n) {
     return call(this.m.formatBytes, Number(n));
   }

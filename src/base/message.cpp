@@ -93,6 +93,9 @@ const std::vector<MessageTemplate>& message_templates() {
         {"bad_size", "invalid size '{value}' (use bytes or a unit: 512MiB, 24GB, 8GiB)"},
         {"size_too_large", "size '{value}' is too large"},
         {"not_a_count", "{flag} must be a non-negative integer, got '{value}'"},
+        {"not_a_context",
+         "{flag}: '{value}' is not a context length; write tokens as 32768, 32,768, 32K (= 32,768) or 1M (= "
+         "1,048,576)"},
 
         // --- KV cache (src/model/dtype.cpp, src/kv/) ---
         {"unknown_vllm_kv_dtype", "unknown vLLM --kv-cache-dtype '{value}' (choose from {choices})"},
@@ -240,6 +243,9 @@ const std::vector<MessageTemplate>& message_templates() {
         {"mmproj", "llama.cpp: the vision tower lives in a separate --mmproj file, not counted"},
         {"gguf_file_weights", "llama.cpp: weights are the GGUF file's own tensors, {bytes} ({params} parameters)"},
         {"gguf_default", "llama.cpp: weights default to a Q4_K_M GGUF (pass --weights to choose)"},
+        {"vllm_null_block",
+         "vLLM's \"GPU KV cache size: {printed} tokens\" counts the one {block}-token block it keeps in reserve (the "
+         "null block): one request can hold at most {usable} tokens, the longest context shown here"},
         {"nothing_fits", "no context length fits: free memory (more GPUs, a smaller weights format, lower overheads)"},
         {"bad_engine", "--engine must be vllm, llamacpp or transformers, got '{value}'"},
         {"unknown_gpu", "unknown GPU '{gpu}' (known: {known})"},

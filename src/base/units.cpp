@@ -116,4 +116,30 @@ Result<int64_t> parse_count(const std::string& text, const std::string& what) {
     return v;
 }
 
+Result<int64_t> parse_context(const std::string& text, const std::string& what) {
+    size_t b = 0, e = text.size();
+    while (b < e && std::isspace(static_cast<unsigned char>(text[b]))) ++b;
+    while (e > b && std::isspace(static_cast<unsigned char>(text[e - 1]))) --e;
+    std::string body = text.substr(b, e - b);
+    int64_t mult = 1;
+    if (!body.empty()) {
+        const char last = body.back();
+        if (last == 'k' || last == 'K') mult = 1024;
+        if (last == 'm' || last == 'M') mult = 1024 * 1024;
+        if (mult > 1) {
+            body.pop_back();
+            while (!body.empty() && body.back() == ' ') body.pop_back();
+        }
+    }
+    auto refuse = [&] { return make_error("bad_value", note("not_a_context", {{"flag", what}, {"value", text}})); };
+    if (body.empty()) return refuse();
+    for (char c : body)
+        if (!std::isdigit(static_cast<unsigned char>(c)) && c != ',' && c != '_') return refuse();
+    auto n = parse_count(body, what);
+    if (!n) return n.error();
+    if (n.value() > INT64_MAX / mult)
+        return make_error("bad_value", note("count_too_large", {{"flag", what}, {"value", text}}));
+    return n.value() * mult;
+}
+
 }  // namespace kvb

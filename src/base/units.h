@@ -20,5 +20,9 @@ std::string format_bytes(int64_t bytes);
 std::string with_commas(int64_t n);
 // Strict non-negative integer parse for flags like --context; rejects "12abc", "-1", "1e3".
 Result<int64_t> parse_count(const std::string& text, const std::string& what);
+// A context length as people write it: "131072", "32,768", "128k" / "128K" (x 1,024, as
+// "128K context" means 131,072 tokens in every model card and engine), "1M" (x 1,048,576).
+// Spaces around the number and before the suffix are allowed; fractions are not.
+Result<int64_t> parse_context(const std::string& text, const std::string& what);
 
 }  // namespace kvb

@@ -146,7 +146,7 @@ Result<const Gpu*> resolve_hardware(const BudgetInputs& in, BudgetResult& r) {
         if (gpu->reported_bytes > 0)
             r.notes.push_back(note("gpu_reported", {{"gpu", gpu->name},
                                                     {"reported", format_bytes(gpu->reported_bytes)},
-                                                    {"marketed", format_bytes(gpu->memory_bytes)}}));
+                                                    {"marketed", std::to_string(gpu->memory_bytes / GiB) + " GB"}}));
         if (gpu->unified_memory && gpu->gpu_usable_fraction < 1.0)
             r.notes.push_back(note("unified_memory", {{"pct", fraction_text(gpu->gpu_usable_fraction * 100) + "%"}}));
     }

@@ -66,7 +66,8 @@ int64_t kv_pool(const ModelSpec& m, BudgetResult& r) {
 
 // Longest context for `seqs` requests at once and most requests of `context` tokens,
 // counted in whole blocks the pool holds (one is the null block) whether or not vLLM starts.
-void answers(const ModelSpec& m, BudgetResult& r, int64_t pool) {
+// Returns the longest context one request alone can be given (0: none).
+int64_t answers(const ModelSpec& m, BudgetResult& r, int64_t pool) {
     const VllmLayout& L = r.capacity.layout;
     int64_t nb = 0;
     if (pool > 0 && !L.groups.empty()) {
@@ -91,12 +92,22 @@ void answers(const ModelSpec& m, BudgetResult& r, int64_t pool) {
     const int64_t per_req = L.groups.empty() ? 0 : vllm_request_blocks(L, r.context);
     r.max_concurrency = per_req > 0 ? usable / per_req : 0;
     r.all_seqs_fit = r.fits && per_req > 0 && r.seqs <= r.max_concurrency && r.seqs <= r.max_num_seqs;
+    if (L.groups.empty() || usable <= 0) return 0;
+    // The longest single request the pool can hold. vLLM's own figures (the "GPU KV cache
+    // size" line, estimate_max_model_len) count the null block BlockPool keeps back, so they
+    // are one block above what a request can really be given.
+    auto one = [&](int64_t len) {
+        const int64_t b = vllm_request_blocks(L, len);
+        return b > 0 && b <= usable;
+    };
+    if (!one(1)) return 0;
+    return one(limit) ? limit : largest_true(1, limit, one);
 }
 
 // Only the flags the answer needs or the user chose: run as printed, vLLM serves what the page promises.
-std::string command(const Ctx& c, const BudgetResult& r, const std::string& kv_cache_dtype) {
+std::string command(const Ctx& c, const BudgetResult& r, const std::string& kv_cache_dtype, int64_t one_max) {
     const BudgetInputs& in = c.in;
-    const int64_t mml = r.fits ? r.context : r.capacity.estimated_max_model_len;
+    const int64_t mml = r.fits ? r.context : one_max;
     std::string cmd = "vllm serve " + c.m.name;
     if (mml > 0) cmd += " --max-model-len " + std::to_string(mml);
     if (r.gpu_memory_utilization != 0.9) cmd += " --gpu-memory-utilization " + fraction_text(r.gpu_memory_utilization);
@@ -137,14 +148,23 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
     r.engine_error = r.capacity.error_text;
     r.vllm_concurrency = r.capacity.max_concurrency;
     r.log_lines = r.capacity.log_lines;
-    answers(m, r, pool);
-    r.command = command(c, r, o.kv_cache_dtype);
+    const int64_t one_max = answers(m, r, pool);
+    r.command = command(c, r, o.kv_cache_dtype, one_max);
 
     if ((c.fmt.kind == WeightKind::IntGroup || c.fmt.kind == WeightKind::Int8) && m.quant.method.empty())
         r.notes.push_back(note("pre_quantized", {{"format", c.fmt.name}}));
     if (!r.fits) {
         r.verdict_reason = r.capacity.refusal;
+        // The advice names the length that really serves a request (vLLM's estimate, quoted
+        // verbatim in its own error, is one null block more).
+        for (auto& p : r.verdict_reason.params)
+            if (p.first == "estimated_max_model_len" && one_max > 0) p.second = with_commas(one_max);
         if (r.capacity.estimated_max_model_len <= 0) r.notes.push_back(note("nothing_fits"));
+    } else if (r.seqs == 1 && one_max > 0 && one_max < m.max_position_embeddings && r.capacity.tokens > one_max &&
+               r.capacity.layout.groups.size() == 1) {
+        r.notes.push_back(note("vllm_null_block", {{"printed", with_commas(r.capacity.tokens)},
+                                                   {"usable", with_commas(one_max)},
+                                                   {"block", std::to_string(r.capacity.layout.min_block_size)}}));
     }
 
     // One request's KV as vLLM lays it out, even when no pool is left, so the bar shows what it would need.

@@ -254,6 +254,17 @@ std::optional<int64_t> get_count(const Args& a, const std::string& key, int64_t 
     return v.value();
 }
 
+std::optional<int64_t> get_context(const Args& a, const std::string& key, int64_t def, std::ostream& err) {
+    auto it = a.values.find(key);
+    if (it == a.values.end()) return def;
+    auto v = parse_context(it->second, key);
+    if (!v) {
+        err << "kvbudget: error: " << v.error().message << "\n";
+        return std::nullopt;
+    }
+    return v.value();
+}
+
 std::optional<int64_t> get_size(const Args& a, const std::string& key, int64_t def, std::ostream& err) {
     auto it = a.values.find(key);
     if (it == a.values.end()) return def;

@@ -50,6 +50,8 @@ std::optional<ModelSpec> load_model(const std::string& path, std::ostream& err);
 
 // Typed option readers: print the error and return nullopt on a bad value.
 std::optional<int64_t> get_count(const Args& a, const std::string& key, int64_t def, std::ostream& err);
+// A context length: what get_count takes, plus 128K (131,072) and 1M (1,048,576).
+std::optional<int64_t> get_context(const Args& a, const std::string& key, int64_t def, std::ostream& err);
 std::optional<int64_t> get_size(const Args& a, const std::string& key, int64_t def, std::ostream& err);
 std::optional<double> get_fraction(const Args& a, const std::string& key, double def, std::ostream& err);
 

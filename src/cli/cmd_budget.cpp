@@ -26,7 +26,7 @@ const char* kHelp =
     "  --weights FORMAT               auto|bf16|fp16|fp32|fp8|int8|awq|gptq|gptq-int8|mxfp4|\n"
     "                                 Q8_0|Q6_K|Q5_K_M|Q4_K_M|Q4_0|IQ4_XS (default auto = config)\n"
     "  --params N                     exact parameter count (e.g. the Hub's safetensors total)\n"
-    "  --max-model-len N              tokens per request (default: the model's limit)\n"
+    "  --max-model-len N              tokens per request: 32768, 32,768, 32K, 1M (default: the model's limit)\n"
     "  --seqs N                       requests served at once (llama.cpp -np, transformers batch size; default 1)\n"
     "  --max-num-seqs N               vLLM --max-num-seqs (default: vLLM's for the GPU, raised to --seqs);\n"
     "                                 for llama.cpp and transformers the same as --seqs\n"
@@ -171,7 +171,7 @@ int cmd_budget(const std::vector<std::string>& argv, std::ostream& out, std::ost
     auto count = get_count(*a, "--gpu-count", 1, err);
     auto util = get_fraction(*a, "--gpu-memory-utilization", 0.0, err);
     auto params = get_count(*a, "--params", 0, err);
-    auto mml = get_count(*a, "--max-model-len", 0, err);
+    auto mml = get_context(*a, "--max-model-len", 0, err);
     auto seqs = get_count(*a, "--seqs", 1, err);
     auto mns = get_count(*a, "--max-num-seqs", 0, err);
     auto tp = get_count(*a, a->has("-tp") ? "-tp" : "--tensor-parallel-size", 0, err);

@@ -54,7 +54,7 @@ int cmd_kv(const std::vector<std::string>& argv, std::ostream& out, std::ostream
     auto loaded = load_model(a->positional[0], err);
     if (!loaded) return kRefused;
     auto context =
-        get_count(*a, "--context", loaded->max_position_embeddings ? loaded->max_position_embeddings : 4096, err);
+        get_context(*a, "--context", loaded->max_position_embeddings ? loaded->max_position_embeddings : 4096, err);
     auto seqs = get_count(*a, "--seqs", 1, err);
     if (!context || !seqs) return kRefused;
 

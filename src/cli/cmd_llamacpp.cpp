@@ -56,7 +56,7 @@ int cmd_llamacpp(const std::vector<std::string>& argv, std::ostream& out, std::o
     }
     auto loaded = load_model(a->positional[0], err);
     if (!loaded) return kRefused;
-    auto c = get_count(*a, pick("-c", "--ctx-size"), 0, err);
+    auto c = get_context(*a, pick("-c", "--ctx-size"), 0, err);
     auto np = get_count(*a, pick("-np", "--parallel"), 1, err);
     auto ub = get_count(*a, pick("-ub", "--ubatch-size"), 512, err);
     if (!c || !np || !ub) return kRefused;

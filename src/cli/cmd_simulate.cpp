@@ -267,7 +267,7 @@ int cmd_simulate(const std::vector<std::string>& argv, std::ostream& out, std::o
     auto frac = get_fraction(*a, "--shared-fraction", 1.0, err);
     auto mns = get_count(*a, "--max-num-seqs", 256, err);
     auto mnbt = get_count(*a, "--max-num-batched-tokens", 8192, err);
-    auto mml = get_count(*a, "--max-model-len", 0, err);
+    auto mml = get_context(*a, "--max-model-len", 0, err);
     if (!kvmem || !util || !bs || !nreq || !seed || !n || !beam || !prefix || !frac || !mns || !mnbt || !mml)
         return kRefused;
     auto refuse = [&](const std::string& msg) {

@@ -74,7 +74,7 @@ int cmd_vllm(const std::vector<std::string>& argv, std::ostream& out, std::ostre
     if (!loaded) return kRefused;
 
     auto mem = get_size(*a, "--kv-cache-memory", 0, err);
-    auto mml = get_count(*a, "--max-model-len", 0, err);
+    auto mml = get_context(*a, "--max-model-len", 0, err);
     auto bs = get_count(*a, "--block-size", 0, err);
     auto mbs = get_count(*a, "--mla-block-size", 0, err);
     auto tp = get_count(*a, a->has("-tp") ? "-tp" : "--tensor-parallel-size", 1, err);

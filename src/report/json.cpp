@@ -326,6 +326,8 @@ std::string catalog_json_text() {
                         {"name", g.name},
                         {"vendor", g.vendor},
                         {"memory_bytes", g.memory_bytes},
+                        // The maker's "24 GB" (GDDR/HBM come in binary densities: 24 GB = 24 GiB of DRAM).
+                        {"marketed_gb", g.memory_bytes / (int64_t(1) << 30)},
                         {"total_bytes", g.total_bytes()},
                         {"bandwidth_bytes_per_s", g.bandwidth_bytes_per_s},
                         {"unified_memory", g.unified_memory}});

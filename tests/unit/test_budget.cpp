@@ -127,24 +127,25 @@ TEST_CASE("vLLM budget that does not fit carries vLLM's own error and its estima
     CHECK(r.engine_error.rfind(
               "To serve at least one request with the model's max seq len (40960), (5.62 GiB KV cache is needed", 0) ==
           0);
-    REQUIRE(r.capacity.estimated_max_model_len > 0);
-    CHECK(r.capacity.estimated_max_model_len < 40960);
-    CHECK(r.command.find("--max-model-len " + std::to_string(r.capacity.estimated_max_model_len)) != std::string::npos);
+    // vLLM's own estimate (in its error text) counts the null block BlockPool keeps back;
+    // the advice, the command and the longest context name what a request can really get.
+    CHECK(r.capacity.estimated_max_model_len == 27584);
+    CHECK(r.engine_error.find("the estimated maximum model length is 27584.") != std::string::npos);
+    CHECK(r.max_context == 27568);
+    CHECK(r.command == "vllm serve Qwen/Qwen3-8B --max-model-len 27568");
     CHECK(r.verdict_reason.code == "vllm_kv_too_small");
     CHECK(kvb::render_english(r.verdict_reason) ==
           "vLLM refuses to start: one 40,960-token request needs 5.63 GiB of KV cache but " +
-              kvb::format_bytes(r.kv_pool_bytes) + " is available; set --max-model-len to at most " +
-              kvb::with_commas(r.capacity.estimated_max_model_len) +
-              ", or free memory for the KV cache (a higher --gpu-memory-utilization, more GPUs, a smaller weights "
-              "format)");
+              kvb::format_bytes(r.kv_pool_bytes) +
+              " is available; set --max-model-len to at most 27,568, or free memory for the KV cache (a higher "
+              "--gpu-memory-utilization, more GPUs, a smaller weights format)");
     // The estimates are in place and positive.
     CHECK(r.activation_estimated);
     CHECK(r.activation_bytes > 0);
     CHECK(r.overhead_bytes == 512 * MiB);
     CHECK(kvb::vllm_cudagraph_capture_sizes(256, 2048) == 51);  // 1, 2, 4, 8..248, 256..512
     CHECK(r.cudagraph_bytes == 51 * 36 * 512 * 1024);
-    CHECK(r.max_context > 0);
-    CHECK(r.max_context <= r.capacity.estimated_max_model_len);
+    CHECK(r.max_context + 16 == r.capacity.estimated_max_model_len);
 
     in.enforce_eager = true;
     auto e = budget("Qwen/Qwen3-8B", in);
@@ -333,6 +334,14 @@ TEST_CASE("kvbudget budget CLI: output, JSON and exit status") {
     CHECK(ok.status == 0);
     CHECK(ok.out.find("verdict: FITS (16,384 tokens x 1 request)") != std::string::npos);
     CHECK(ok.out.find("command: vllm serve meta-llama/Llama-3.1-8B --max-model-len 16384") != std::string::npos);
+    // Contexts as people write them: 16K is 16,384 tokens, as the page's context field reads it.
+    auto k = run_cli("budget " + cfg("meta-llama--Llama-3.1-8B") + " --gpu rtx-4090 --max-model-len 16K");
+    CHECK(k.out == ok.out);
+    auto bad = run_cli("budget " + cfg("meta-llama--Llama-3.1-8B") + " --gpu rtx-4090 --max-model-len 16KB");
+    CHECK(bad.status == 1);
+    CHECK(bad.out ==
+          "kvbudget: error: --max-model-len: '16KB' is not a context length; write tokens as 32768, 32,768, 32K (= "
+          "32,768) or 1M (= 1,048,576)\n");
 
     auto no = run_cli("budget " + cfg("Qwen--Qwen3-8B") + " --gpu rtx-4090");
     CHECK(no.status == 0);  // a verdict, not a refusal
@@ -468,4 +477,37 @@ TEST_CASE("concurrent requests are not vLLM's --max-num-seqs") {
     CHECK_FALSE(capped.all_seqs_fit);
     CHECK(kvb::render_english(capped.notes.back()) ==
           "--max-num-seqs 8 lets vLLM run only 8 of the 16 requests at once");
+}
+
+TEST_CASE("vLLM: the longest context and the GPU KV cache size line differ by the null block, and a note says so") {
+    kvb::BudgetInputs in;
+    in.gpu = "rtx-4090";
+    in.context = 16384;
+    auto r = budget("Qwen/Qwen3-8B", in);
+    REQUIRE(r.fits);
+    CHECK(r.log_lines.back() ==
+          "GPU KV cache size: 27,584 tokens, Maximum concurrency for 16,384 tokens per request: 1.68x");
+    CHECK(r.max_context == 27568);
+    bool found = false;
+    for (const auto& n : r.notes)
+        if (n.code == "vllm_null_block") {
+            found = true;
+            CHECK(kvb::render_english(n) ==
+                  "vLLM's \"GPU KV cache size: 27,584 tokens\" counts the one 16-token block it keeps in reserve (the "
+                  "null block): one request can hold at most 27,568 tokens, the longest context shown here");
+        }
+    CHECK(found);
+    // With several sequences the longest context is per sequence: no such note.
+    in.seqs = 2;
+    for (const auto& n : budget("Qwen/Qwen3-8B", in).notes) CHECK(n.code != "vllm_null_block");
+}
+
+TEST_CASE("the GPU note quotes the maker's GB, not GiB") {
+    kvb::BudgetInputs in;
+    in.gpu = "rtx-4090";
+    auto r = budget("Qwen/Qwen3-8B", in);
+    REQUIRE(r.notes.size() > 0);
+    CHECK(r.notes[0].code == "gpu_reported");
+    CHECK(kvb::render_english(r.notes[0]) ==
+          "GPU total is what PyTorch reports on a NVIDIA GeForce RTX 4090 (23.64 GiB, marketed 24 GB)");
 }

@@ -39,3 +39,23 @@ TEST_CASE("counts") {
     CHECK(parse_count("1e3", "--context").error().code == "bad_value");
     CHECK(parse_count("9999999999999999999", "--seqs").error().code == "bad_value");
 }
+
+TEST_CASE("context lengths as people write them") {
+    // "128K context" is 131,072 tokens in model cards and engines (Llama 3.1, Qwen3 YaRN).
+    CHECK(parse_context("131072", "--max-model-len").value() == 131072);
+    CHECK(parse_context("32,768", "--max-model-len").value() == 32768);
+    CHECK(parse_context("128k", "--max-model-len").value() == 131072);
+    CHECK(parse_context("128K", "--max-model-len").value() == 131072);
+    CHECK(parse_context(" 32 K ", "--max-model-len").value() == 32768);
+    CHECK(parse_context("1M", "--max-model-len").value() == 1048576);
+    CHECK(parse_context("1m", "--max-model-len").value() == 1048576);
+    CHECK(parse_context("1,024K", "--max-model-len").value() == 1048576);
+    CHECK(parse_context("1.5K", "--max-model-len").error().message ==
+          "--max-model-len: '1.5K' is not a context length; write tokens as 32768, 32,768, 32K (= 32,768) or 1M "
+          "(= 1,048,576)");
+    CHECK(parse_context("K", "-c").error().code == "bad_value");
+    CHECK(parse_context("128KB", "-c").error().code == "bad_value");
+    CHECK(parse_context("-4K", "-c").error().code == "bad_value");
+    CHECK(parse_context("32,76K", "-c").error().detail.code == "count_bad_grouping");
+    CHECK(parse_context("9999999999999999K", "-c").error().detail.code == "count_too_large");
+}

@@ -6,6 +6,8 @@
 //   gguf/*    no config.json, GGUF files only   xss/*   config whose strings are markup
 //   params/*  the Llama-3.1-8B config, and a safetensors total of 9e9 BF16 parameters in the API
 //   nosuch/*  401 with X-Error-Code: RepoNotFound (what the Hub says for a missing repo)
+//   any id in `refuse` (an option): 401 without a token, as the Hub answers for a gated
+//   repo such as meta-llama/Llama-3.1-70B whose config the page also bundles
 import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -13,7 +15,7 @@ import path from 'node:path';
 export const GOOD_TOKEN = 'test-token';
 export const XSS = '<img src=x onerror="window.__xss=1">';
 
-export function startFakeHub({ fixturesDir, port = 0 } = {}) {
+export function startFakeHub({ fixturesDir, port = 0, refuse = [] } = {}) {
   const configs = new Map();
   for (const f of fs.readdirSync(fixturesDir)) {
     if (!f.endsWith('.json')) continue;
@@ -50,7 +52,7 @@ export function startFakeHub({ fixturesDir, port = 0 } = {}) {
       hanging.add(res); // keep the socket open until the page gives up
       return;
     }
-    if (org === 'gated' && req.headers.authorization !== 'Bearer ' + GOOD_TOKEN) return send(401, '{"error":"Access to model is restricted."}');
+    if ((org === 'gated' || refuse.includes(id)) && req.headers.authorization !== 'Bearer ' + GOOD_TOKEN) return send(401, '{"error":"Access to model is restricted."}');
     if (org === 'missing') return send(404, '{"error":"Repository not found"}');
     if (org === 'nosuch') {
       res.writeHead(401, { ...cors, 'content-type': 'application/json', 'x-error-code': 'RepoNotFound' });

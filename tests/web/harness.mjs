@@ -13,9 +13,9 @@ export const fixturesDir = path.join(root, 'tests/fixtures/configs');
 // Same variable as scripts/build-site.mjs, so a private build can be tested.
 export const siteDir = path.resolve(root, process.env.KVB_SITE_DIR || 'site');
 
-export async function startAll({ hubTimeoutMs = 1500 } = {}) {
+export async function startAll({ hubTimeoutMs = 1500, refuse = [] } = {}) {
   if (!fs.existsSync(path.join(siteDir, 'index.html'))) throw new Error(`${siteDir} is not built: run npm run build`);
-  const hub = await startFakeHub({ fixturesDir });
+  const hub = await startFakeHub({ fixturesDir, refuse });
   const site = await startStaticServer({
     root: siteDir,
     extra: { '/kvbudget.config.json': JSON.stringify({ hubUrl: hub.url, hubTimeoutMs }) },

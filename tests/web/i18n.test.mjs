@@ -62,7 +62,7 @@ async function leftovers(page, extraAllowed = []) {
     return { words: out, cjk: cjkCount };
   }, EXCLUDED);
   const modelName = (await page.textContent('[data-role="model-name"]').catch(() => '')) || '';
-  const gpuNames = await page.$$eval('#ctl-gpu option', (os) => os.map((o) => o.textContent));
+  const gpuNames = await page.$$eval('#ctl-gpu option', (os) => os.map((o) => o.title || o.textContent));
   // Rates ("GiB/s", "tokens/s") are allowed when each part is.
   const allowed = (w) => ALLOWED.has(w) || (w.includes('/') && w.split('/').every((p) => ALLOWED.has(p))) || extraAllowed.includes(w) ||
     /^-{1,2}[a-z]/.test(w) || // a flag

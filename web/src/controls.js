@@ -1,31 +1,47 @@
 // The control panel. Controls write into app.state and call onChange; syncControls
 // writes the state back (after a model change clamps the context, for instance).
 import { h } from './dom.js';
-import { t } from './i18n.js';
-import { bytes, tokens } from './format.js';
+import { t, tMsg } from './i18n.js';
+import { bytes, tokens, int } from './format.js';
 
 const ENGINES = ['vllm', 'llamacpp', 'transformers'];
 const TP_SIZES = [0, 1, 2, 4, 8, 16, 32]; // 0: all the GPUs (vLLM's default is 1; the page sizes one engine over every GPU)
-const SLIDER_MIN = 8; // log2(256)
-const SLIDER_STEPS_PER_OCTAVE = 4;
+// The context slider moves between the lengths people use (powers of two from 256: 4K,
+// 8K, 16K, 32K, 64K, 128K, ...) and ends at the model's own maximum; typing gives any length.
+const SLIDER_FIRST = 256;
+const SLIDER_LAST_NO_MAX = 1 << 20;
+
+export function contextStops(max) {
+  const top = max > 0 ? max : SLIDER_LAST_NO_MAX;
+  const stops = [];
+  for (let c = SLIDER_FIRST; c < top; c *= 2) stops.push(c);
+  stops.push(top);
+  return stops;
+}
+
+// The stop at or just below `ctx` (a typed length between stops sits on the lower one).
+function stopIndex(stops, ctx) {
+  let i = 0;
+  while (i + 1 < stops.length && stops[i + 1] <= ctx) i++;
+  return i;
+}
 
 function field(id, label, control, hint) {
   return h('div', { class: 'field', 'data-field': id },
-    h('label', { for: id }, label),
+    h('label', { for: id }, breakable(label)),
     control,
     hint ? h('p', { class: 'muted hint', id: id + '-hint' }, hint) : null);
 }
 
-function numberInput(id, min, max, step = 1) {
-  return h('input', { id, type: 'number', inputmode: 'numeric', min, max, step });
+// Engine flag names (gpu_memory_utilization) may wrap after an underscore, never mid-word.
+function breakable(text) {
+  if (!text.includes('_')) return text;
+  const parts = text.split('_');
+  return parts.flatMap((p, i) => (i < parts.length - 1 ? [p + '_', h('wbr')] : [p]));
 }
 
-function sliderToCtx(v) {
-  const c = Math.round(2 ** (v / SLIDER_STEPS_PER_OCTAVE));
-  return c >= 1024 ? Math.round(c / 256) * 256 : c;
-}
-function ctxToSlider(c) {
-  return Math.round(Math.log2(Math.max(1, c)) * SLIDER_STEPS_PER_OCTAVE);
+function numberInput(id, min, max, step = 1) {
+  return h('input', { id, type: 'number', inputmode: 'numeric', min, max, step });
 }
 
 export function buildControls(app, onChange) {
@@ -78,12 +94,14 @@ export function buildControls(app, onChange) {
   c.ctk.addEventListener('change', () => set('ctk', c.ctk.value));
   c.ctv = h('select', { id: 'ctl-ctv' });
   c.ctv.addEventListener('change', () => set('ctv', c.ctv.value));
-  c.ctxSlider = h('input', { id: 'ctl-ctx-slider', type: 'range', min: SLIDER_MIN * SLIDER_STEPS_PER_OCTAVE, max: 21 * SLIDER_STEPS_PER_OCTAVE, step: 1, 'aria-label': t('controls.ctxSlider') });
+  c.ctxSlider = h('input', { id: 'ctl-ctx-slider', type: 'range', min: 0, max: 1, step: 1, 'aria-label': t('controls.ctxSlider') });
   // Dragging fires many input events per frame: recompute at most once per frame.
   let pending = false;
   c.ctxSlider.addEventListener('input', () => {
-    const n = sliderToCtx(Number(c.ctxSlider.value));
+    const stops = c.ctxStops || contextStops(0);
+    const n = stops[Math.min(stops.length - 1, Math.max(0, Number(c.ctxSlider.value)))];
     c.ctx.value = String(n);
+    c.ctx.setCustomValidity('');
     app.state.ctx = n;
     if (pending) return;
     pending = true;
@@ -92,8 +110,21 @@ export function buildControls(app, onChange) {
       onChange();
     });
   });
-  c.ctx = numberInput('ctl-ctx', 1, 1);
-  c.ctx.addEventListener('change', () => setCount('ctx', c.ctx));
+  // Text, not a number field: 128K, 1M and 32,768 are how people write contexts.
+  c.ctx = h('input', { id: 'ctl-ctx', type: 'text', inputmode: 'text', autocomplete: 'off', spellcheck: 'false', 'aria-describedby': 'ctl-ctx-hint ctl-ctx-max' });
+  c.ctx.addEventListener('change', () => {
+    let n;
+    try {
+      n = app.core.parseContext(c.ctx.value);
+    } catch (e) {
+      c.ctx.setCustomValidity(e.detail ? tMsg({ ...e.detail, params: { ...e.detail.params, flag: t('controls.ctxShort') } }) : e.message);
+      c.ctx.reportValidity();
+      return;
+    }
+    c.ctx.setCustomValidity('');
+    c.ctx.value = String(n);
+    set('ctx', n);
+  });
   c.seqs = numberInput('ctl-seqs', 1, 1);
   c.seqs.addEventListener('change', () => setCount('seqs', c.seqs));
   c.tp = h('select', { id: 'ctl-tp' }, TP_SIZES.map((n) => h('option', { value: String(n) }, n === 0 ? t('controls.tpAuto') : String(n))));
@@ -110,7 +141,7 @@ export function buildControls(app, onChange) {
   c.kvField = field('ctl-kv', t('controls.kv'), c.kv);
   c.ctkField = field('ctl-ctk', t('controls.ctk'), c.ctk);
   c.ctvField = field('ctl-ctv', t('controls.ctv'), c.ctv);
-  c.ctxMax = h('span', { class: 'muted' });
+  c.ctxMax = h('p', { class: 'muted hint', id: 'ctl-ctx-max' });
 
   return h('section', { class: 'panel controls', 'aria-labelledby': 'controls-h' },
     h('h2', { id: 'controls-h' }, t('controls.legend')),
@@ -128,16 +159,51 @@ export function buildControls(app, onChange) {
     h('div', { class: 'field ctx' },
       h('label', { for: 'ctl-ctx' }, t('controls.ctx')),
       h('div', { class: 'row' }, c.ctxSlider, c.ctx),
+      h('p', { class: 'muted hint', id: 'ctl-ctx-hint' }, t('controls.ctxHint')),
       c.ctxMax));
 }
 
+// The card as it is sold: the maker's GB (24 GB), never relabelled as GiB; the name
+// already says it for most cards ("RTX 3060 12GB", "H100 SXM5 80GB").
+export function gpuLabel(g) {
+  if (!g) return '';
+  return /\d\s?GB\b/i.test(g.name) || !g.marketed_gb ? g.name : `${g.name} ${g.marketed_gb} GB`;
+}
+
+// Options with a `group` go under an <optgroup> of that label, in first-seen order.
 function fillSelect(sel, options, value) {
-  const key = options.map((o) => o.value).join('\n');
+  const key = options.map((o) => o.value + '\t' + o.label).join('\n');
   if (sel.dataset.key !== key) {
-    sel.replaceChildren(...options.map((o) => h('option', { value: o.value }, o.label)));
+    const nodes = [];
+    const groups = new Map();
+    for (const o of options) {
+      const opt = h('option', { value: o.value, title: o.title || null }, o.label);
+      if (!o.group) {
+        nodes.push(opt);
+        continue;
+      }
+      if (!groups.has(o.group)) {
+        const g = h('optgroup', { label: o.group });
+        groups.set(o.group, g);
+        nodes.push(g);
+      }
+      groups.get(o.group).append(opt);
+    }
+    sel.replaceChildren(...nodes);
     sel.dataset.key = key;
   }
   sel.value = value;
+}
+
+// The GPU list grouped by maker: the group says "NVIDIA", so each option can drop it
+// and stay readable in a phone-wide select ("GeForce RTX 4090 24 GB").
+function gpuOptions(gpus) {
+  return gpus.map((g) => {
+    const full = gpuLabel(g);
+    const first = full.split(' ')[0];
+    const maker = first.toLowerCase() === String(g.vendor).toLowerCase() ? first : '';
+    return { value: g.id, label: maker ? full.slice(maker.length + 1) : full, group: maker || g.vendor, title: full };
+  });
 }
 
 // Writes the state into the controls; corrects state values the core does not know.
@@ -147,7 +213,7 @@ export function syncControls(app) {
   const core = app.core;
   const cat = core.catalog();
 
-  const gpus = cat.gpus.map((g) => ({ value: g.id, label: `${g.name} (${bytes(g.memory_bytes)})` }));
+  const gpus = gpuOptions(cat.gpus);
   // '' is the custom size; an id the catalog does not know falls back to the default GPU.
   if (s.gpu !== '' && !gpus.some((g) => g.value === s.gpu)) s.gpu = gpus.length ? (gpus.find((g) => g.value === 'rtx-4090') || gpus[0]).value : '';
   fillSelect(c.gpu, [...gpus, { value: '', label: t('controls.gpuCustom') }], s.gpu);
@@ -185,16 +251,18 @@ export function syncControls(app) {
   // Bounds from the core's own limits table (the same check refuses out-of-range values).
   const lim = cat.limits;
   for (const [input, name] of [[c.ctx, 'context'], [c.seqs, 'seqs'], [c.gpuCount, 'gpu_count'], [c.maxNumSeqs, 'max_num_seqs']]) {
+    if (input.type !== 'number') continue;
     input.min = String(Math.max(lim[name].min, name === 'context' ? 1 : lim[name].min));
     input.max = String(lim[name].max);
   }
 
   const max = app.model?.spec.max_position_embeddings || 0;
-  const top = Math.max(max, s.ctx, 1024);
-  c.ctxSlider.max = String(Math.ceil(Math.log2(top) * SLIDER_STEPS_PER_OCTAVE));
-  c.ctxSlider.value = String(ctxToSlider(s.ctx));
-  c.ctxSlider.setAttribute('aria-valuetext', tokens(s.ctx));
+  const stops = contextStops(max);
+  c.ctxStops = stops;
+  c.ctxSlider.max = String(stops.length - 1);
+  c.ctxSlider.value = String(stopIndex(stops, s.ctx));
+  c.ctxSlider.setAttribute('aria-valuetext', t('controls.ctxTokens', { n: int(s.ctx) }));
   if (document.activeElement !== c.ctx) c.ctx.value = String(s.ctx);
   c.ctxMax.textContent = app.ctxCapped ? t('controls.ctxCapped', { asked: tokens(app.ctxCapped.asked), max: tokens(app.ctxCapped.max) })
-    : max ? t('row.modelMax', { ctx: tokens(max) }) : '';
+    : max ? t('controls.ctxModelMax', { ctx: int(max) }) : '';
 }

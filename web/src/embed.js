@@ -9,6 +9,7 @@ import { EMBED_PANELS, EMBED_DEFAULT_PANELS, defaultState } from './state.js';
 import { buildControls } from './controls.js';
 import { shareUrl, applyThemeParam, ignoredNote, updateIgnored, languageSwitcher } from './share.js';
 import { exportContext } from './export.js';
+import { answerCard } from './render.js';
 
 export const RESIZE_MESSAGE = 'kvbudget:resize';
 
@@ -46,9 +47,11 @@ export function buildEmbed(app, onChange, onLanguage) {
   els.resultsBody = h('div', { class: 'results-body' });
   els.results.append(els.resultsBody);
 
+  els.answer = answerCard(app);
   root.append(h('div', { class: 'embed-card' },
     h('div', { class: 'embed-head' }, h('strong', { class: 'brand' }, t('app.name')), els.fullLink),
     els.progress, els.status, els.error,
+    els.answer,
     els.controls,
     els.results,
     ignoredNote(app),
@@ -69,11 +72,8 @@ export function embedRendered(app) {
   for (const [field, key] of SECONDARY) {
     app.els.controls.querySelector(`[data-field="${field}"]`)?.classList.toggle('changed', app.state[key] !== base[key]);
   }
-  const headline = body.querySelector('.headline');
-  if (headline) {
-    for (const el of headline.querySelectorAll('.verdict, .bar, .legend')) el.hidden = !show.has('bar');
-    for (const el of headline.querySelectorAll('.metrics')) el.hidden = !show.has('metrics');
-  }
+  for (const el of body.querySelectorAll('.headline .bar-title, .headline .bar, .headline .legend')) el.hidden = !show.has('bar');
+  for (const el of body.querySelectorAll('.numbers')) el.hidden = !show.has('metrics');
   for (const sec of body.querySelectorAll('section[id^="sec-"]')) {
     sec.hidden = !show.has(sec.id.slice(4));
   }

@@ -9,7 +9,7 @@ import { Hub, HubError, loadSiteConfig } from './hub.js';
 import { parseModelRef, catalogFileName, validId } from './hubid.js';
 import { defaultState, stateFromParams, stateToParams } from './state.js';
 import { buildControls, syncControls } from './controls.js';
-import { renderResults } from './render.js';
+import { renderResults, answerCard } from './render.js';
 import { bytes } from './format.js';
 import { initTheme } from './theme.js';
 import { buildSimView, simSync } from './sim-view.js';
@@ -110,11 +110,14 @@ async function loadModel(ref, { preferCatalog = false } = {}) {
         onProgress: (n) => setStatus(t('model.fetchingBytes', { id: ref.id, bytes: bytes(n) })),
       });
     } catch (e) {
-      if (e instanceof HubError && (e.code === 'network' || e.code === 'timeout') && inCatalog) {
+      // The bundled copy is the same config.json: a gated repo (401/403 without a token),
+      // a rate limit or an unreachable Hub still gets the answer, and the source line says why.
+      const fallback = e instanceof HubError && inCatalog && ['network', 'timeout', 'gated', 'rateLimited', 'server'].includes(e.code);
+      if (fallback) {
         const text = await fetchCatalogConfig(ref.id);
         if (text !== null) {
           app.hubInfo = null;
-          useConfig(text, ref.id, { kind: 'fallback', id: ref.id });
+          useConfig(text, ref.id, { kind: e.code === 'network' || e.code === 'timeout' ? 'fallback' : 'fallbackRefused', id: ref.id, status: e.detail?.status ?? '' });
           finishLoad(ref);
           return;
         }
@@ -152,6 +155,7 @@ function finishLoad(ref) {
 
 function failWith(text) {
   showError(text);
+  app.els.answer?.classList.add('stale');
   setStatus('');
   app.els.results.classList.add('stale');
   setPageState('error');
@@ -286,6 +290,14 @@ function buildPage() {
       failWith(t('input.' + ref.reason, { text }));
       return;
     }
+    // "Qwen3-8B" without its organisation: offer the bundled models of that name
+    // (an exact name is not fetched: the Hub has no repo without an owner but a few legacy ones).
+    const matches = ref.id.includes('/') ? [] : catalogMatches(ref.id);
+    showSuggestions(matches, ref.id);
+    if (matches.some((m) => m.toLowerCase().endsWith('/' + ref.id.toLowerCase()))) {
+      showError('');
+      return;
+    }
     loadModel(ref);
   } },
   h('label', { for: 'model-input' }, t('model.inputLabel')),
@@ -294,9 +306,10 @@ function buildPage() {
   els.modelList);
 
   // Drop a config.json anywhere on the model panel.
+  els.suggest = h('div', { class: 'suggest', 'data-role': 'suggestions', hidden: true });
   const modelPanel = h('section', { class: 'panel model', 'aria-labelledby': 'model-h' },
     h('h2', { id: 'model-h' }, t('model.legend')),
-    form, els.progress, els.status, els.error, els.source, els.pasteBox, els.tokenBox);
+    form, els.suggest, els.progress, els.status, els.error, els.source, els.pasteBox, els.tokenBox);
   modelPanel.addEventListener('dragover', (ev) => {
     ev.preventDefault();
     modelPanel.classList.add('dropping');
@@ -322,17 +335,40 @@ function buildPage() {
   els.resultsBody = h('div', { class: 'results-body' });
   els.results.append(els.resultsBody);
 
+  els.answer = answerCard(app);
   root.append(
     h('a', { class: 'skip', href: '#results' }, t('app.skip')),
     h('header', { class: 'top' },
       h('div', null, h('h1', null, t('app.name')), h('p', { class: 'tagline' }, t('app.tagline'))),
       h('div', { class: 'prefs' }, languageSwitcher(switchLanguage), initTheme())),
     h('main', null,
+      els.answer,
       h('div', { class: 'inputs' }, modelPanel, els.controls),
       els.results,
       buildSimView(app, { onState: writeUrl, computeInput })),
     h('footer', null, h('p', { class: 'muted' }, t('footer.text'))));
   applyThemeParam(app.state);
+}
+
+// Catalog ids whose name part is `name` or contains it (case-insensitive), exact first.
+function catalogMatches(name) {
+  const low = name.toLowerCase();
+  const exact = app.catalog.filter((c) => c.id.toLowerCase().split('/')[1] === low).map((c) => c.id);
+  const near = app.catalog.filter((c) => !exact.includes(c.id) && c.id.toLowerCase().split('/')[1]?.includes(low)).map((c) => c.id);
+  return [...exact, ...near].slice(0, 8);
+}
+
+function showSuggestions(ids, typed) {
+  const el = app.els.suggest;
+  if (!el) return;
+  clear(el);
+  el.hidden = !ids.length;
+  if (!ids.length) return;
+  el.append(h('p', null, t('model.suggest', { name: typed })),
+    h('ul', null, ids.map((id) => h('li', null, h('button', { type: 'button', class: 'link', 'data-id': id, onclick: () => {
+      showSuggestions([]);
+      loadModel({ id, revision: '' }, { preferCatalog: true });
+    } }, id)))));
 }
 
 function buildView() {

@@ -2,10 +2,11 @@
 // prints). Layout and text only: every number shown is a field of `view`.
 import { h, clear } from './dom.js';
 import { t, tMsg } from './i18n.js';
-import { bytes, int, tokens, fixed, format, decimalBytes } from './format.js';
-import { renderTable } from './tables.js';
+import { bytes, int, tokens, fixed, format, decimalBytes, percent } from './format.js';
+import { renderTable, markScrollable } from './tables.js';
 import { KvChart } from './chart.js';
 import { chartToolbar } from './export.js';
+import { gpuLabel } from './controls.js';
 
 function metric(name, label, value, kind, extra) {
   return h('div', { class: 'metric' },
@@ -48,15 +49,19 @@ function formulaLines(view) {
   return lines;
 }
 
-function stackedBar(g) {
+function stackedBar(g, verdict, ask) {
   const parts = [
     ['weights', g.weights_bytes],
     ['kv', g.kv_bytes],
     ['activations', g.activation_bytes],
     ['overhead', g.overhead_bytes],
   ];
+  // Past the usable memory: for a run that starts with fewer sequences this is what
+  // all of them would lack, not a failure to start.
+  const overKey = verdict === 'partial' ? 'bar.shortAll' : 'bar.over';
+  const freeLabel = g.free_bytes >= 0 ? t('bar.free') : t(overKey, ask);
   const scale = Math.max(g.capacity_bytes, g.total_bytes) || 1;
-  const bar = h('div', { class: 'bar', role: 'img', 'aria-label': t('bar.label') + ': ' + parts.map(([k, v]) => `${t('bar.' + k)} ${bytes(v)}`).join(', ') + (g.free_bytes > 0 ? `, ${t('bar.free')} ${bytes(g.free_bytes)}` : '') });
+  const bar = h('div', { class: 'bar', role: 'img', 'aria-label': t('bar.label') + ': ' + parts.map(([k, v]) => `${t('bar.' + k)} ${bytes(v)}`).join(', ') + `, ${freeLabel} ${bytes(Math.abs(g.free_bytes))}` });
   for (const [k, v] of parts) {
     if (v > 0) bar.append(h('span', { class: 'seg seg-' + k, style: `width:${(100 * v) / scale}%`, title: `${t('bar.' + k)}: ${bytes(v)}` }));
   }
@@ -66,8 +71,88 @@ function stackedBar(g) {
   }
   const legend = h('ul', { class: 'legend' },
     parts.map(([k, v]) => h('li', { 'data-part': k, 'data-value': String(v) }, h('span', { class: 'swatch seg-' + k, 'aria-hidden': 'true' }), `${t('bar.' + k)}: ${bytes(v)}`)),
-    h('li', null, h('span', { class: 'swatch seg-free', 'aria-hidden': 'true' }), `${g.free_bytes >= 0 ? t('bar.free') : t('bar.over')}: ${bytes(Math.abs(g.free_bytes))}`));
-  return [bar, legend];
+    h('li', null, h('span', { class: 'swatch seg-free', 'aria-hidden': 'true' }), `${freeLabel}: ${bytes(Math.abs(g.free_bytes))}`));
+  return [h('p', { class: 'bar-title muted' }, t('bar.title', ask)), bar, legend];
+}
+
+// fits: every asked sequence fits; partial: vLLM starts and serves fewer at once;
+// fewer: llama.cpp / transformers allocate all sequences up front, so asking too many
+// fails although fewer would fit; nofit: not even one sequence of this context fits.
+export function verdictOf(b) {
+  if (b.fits) return b.all_seqs_fit ? 'fits' : 'partial';
+  if (b.engine !== 'vllm' && b.seqs > 1 && b.max_concurrency >= 1) return 'fewer';
+  return 'nofit';
+}
+
+// The first thing on the page (and in the embed): whether it fits, on which GPU, the
+// longest context and the most requests at once. Sticky while the controls scroll.
+function renderAnswer(app, view) {
+  const el = app.els.answerCard;
+  if (!el) return;
+  const b = view.budget;
+  const ctxText = tokens(view.kv.context);
+  const seqs = view.kv.seqs;
+  const mx = view.metrics;
+  const gpuName = (b && b.gpu.count > 1 ? `${b.gpu.count} × ` : '') + gpuDisplayName(app, b);
+  let verdictEl;
+  let key = 'refused';
+  if (b) {
+    const g = b.per_gpu;
+    key = verdictOf(b);
+    const mns = b.engine === 'vllm' && b.max_concurrency >= b.seqs && b.max_num_seqs < b.seqs;
+    const params = { used: bytes(g.total_bytes), capacity: bytes(g.usable_bytes), gpu: gpuName, n: int(b.max_concurrency), seqs: int(seqs), ctx: ctxText, mns: int(b.max_num_seqs) };
+    const textKey = key === 'fits' ? (seqs === 1 ? 'verdict.fits.one' : 'verdict.fits')
+      : key === 'partial' ? (mns ? 'verdict.partialMaxNumSeqs' : 'verdict.partial')
+        : key === 'fewer' ? 'verdict.fewer'
+          : seqs === 1 || b.engine === 'vllm' ? 'verdict.nofit' : 'verdict.nofitAll';
+    verdictEl = h('p', { class: 'verdict ' + (key === 'fewer' ? 'nofit' : key), 'data-role': 'verdict', 'data-verdict': key }, withGpu(textKey, params));
+  } else {
+    verdictEl = h('p', { class: 'verdict nofit', 'data-role': 'verdict', 'data-verdict': 'refused' }, withGpu('verdict.refused.on', { gpu: gpuName }));
+  }
+  const maxCtx = mx['max-context'];
+  const maxConc = mx['max-concurrency'];
+  const fact = (label, valueEl, unit) => h('div', { class: 'fact' }, h('dt', null, label), h('dd', null, valueEl, unit ? h('span', { class: 'unit' }, ' ' + unit) : null));
+  const num = (name, v) => h('span', { 'data-metric': name, 'data-value': v === null || v === undefined ? '' : String(v) }, format('int', v));
+  const ctxCapped = b?.max_context_capped;
+  const facts = h('dl', { class: 'facts' },
+    fact(t(seqs === 1 ? 'metric.max-context.one' : 'metric.max-context', { seqs: int(seqs) }), num('max-context', maxCtx),
+      maxCtx ? t(ctxCapped ? 'answer.tokensModelMax' : 'answer.tokens') : null),
+    fact(t('metric.max-concurrency', { ctx: ctxText }), num('max-concurrency', maxConc), maxConc !== null && maxConc !== undefined ? t(maxConc === 1 ? 'answer.requests.one' : 'answer.requests') : null));
+  clear(el);
+  el.append(verdictEl, facts);
+  app.els.answer.classList.remove('stale');
+  // Screen readers hear the new answer once per change, not on every re-render.
+  const spoken = [verdictEl.textContent, ...[...facts.querySelectorAll('.fact')].map((f) => f.querySelector('dt').textContent + ': ' + f.querySelector('dd').textContent)].join('. ');
+  if (app.els.announce && app.lastSpoken !== spoken) {
+    app.lastSpoken = spoken;
+    app.els.announce.textContent = spoken;
+  }
+}
+
+// The verdict sentence with the GPU's name as its own element ([data-role="gpu"]), so
+// the name is said once, inside the sentence it qualifies.
+function withGpu(key, params) {
+  const [before, ...rest] = t(key, { ...params, gpu: '\u0000' }).split('\u0000');
+  return [before, h('span', { class: 'gpu-name', 'data-role': 'gpu' }, params.gpu), rest.join(params.gpu)];
+}
+
+// The answer card (renderAnswer fills it) and the polite live region that reads each new
+// answer once; both exist before the first answer so the layout does not jump.
+export function answerCard(app) {
+  app.els.announce = h('p', { class: 'visually-hidden', 'aria-live': 'polite', 'data-role': 'announce' });
+  const card = h('section', { class: 'answer', 'data-role': 'answer', 'aria-label': t('answer.label') },
+    h('p', { class: 'verdict pending' }, t('answer.loading')));
+  app.els.answerCard = card;
+  return h('div', { class: 'answer-wrap' }, card, app.els.announce);
+}
+
+// The catalog's name for the GPU, with the maker's GB when the name lacks it.
+function gpuDisplayName(app, b) {
+  const id = b ? b.gpu.id : app.state.gpu;
+  const g = id ? app.core?.catalog().gpus.find((x) => x.id === id) : null;
+  if (g && (!b || b.gpu.name === g.name)) return gpuLabel(g);
+  if (b?.gpu?.id && b.gpu.name) return b.gpu.name;
+  return t('controls.gpuCustomSize', { size: bytes(b ? b.per_gpu.capacity_bytes : app.state.gpuMem) });
 }
 
 function section(id, title, ...body) {
@@ -108,6 +193,7 @@ export function renderResults(app, view) {
   const srcText = !src ? '' : src.kind === 'hub' ? t('model.source.hub', { id: src.id, revision: src.revision, hub: app.hub.baseUrl })
     : src.kind === 'paste' ? t('model.source.paste', { name: src.name })
     : src.kind === 'fallback' ? t('model.source.fallback', { id: src.id })
+    : src.kind === 'fallbackRefused' ? t('model.source.fallbackRefused', { id: src.id, status: src.status })
     : t('model.source.catalog', { id: src.id });
   app.els.source.textContent = srcText;
   const m = app.model.spec;
@@ -116,37 +202,30 @@ export function renderResults(app, view) {
     h('strong', { 'data-role': 'model-name' }, m.name), ' — ',
     t('model.summary', { arch: m.architecture || m.model_type, layers: m.num_layers, kinds, dtype: m.dtype, maxctx: m.max_position_embeddings ? int(m.max_position_embeddings) : t('value.none') }));
 
-  // Verdict + bar
+  // The bar: what one GPU holds for the asked context and sequences.
   const top = [summary];
   if (b) {
     const g = b.per_gpu;
-    const verdict = !b.fits ? 'nofit' : b.all_seqs_fit ? 'fits' : 'partial';
-    const params = { used: bytes(g.total_bytes), capacity: bytes(g.usable_bytes), gpu: b.gpu.name || t('controls.gpuCustom'), n: int(b.max_concurrency), seqs: seqText, ctx: ctxText };
-    top.push(h('p', { class: 'verdict ' + verdict, 'data-role': 'verdict', 'data-verdict': verdict }, t('verdict.' + verdict, params)));
-    top.push(h('p', { class: 'verdict-gpu muted' }, t('verdict.gpuLabel'), ' ',
-      h('span', { 'data-role': 'gpu' }, (b.gpu.count > 1 ? `${b.gpu.count} × ` : '') + (b.gpu.name || t('controls.gpuCustom')))));
     if (b.verdict_reason) top.push(h('p', { class: 'muted', 'data-role': 'verdict-reason' }, tMsg(b.verdict_reason)));
-    top.push(...stackedBar(g));
+    top.push(...stackedBar(g, verdictOf(b), { seqs: seqText, ctx: ctxText }));
     if (b.gpu.count > 1) top.push(h('p', { class: 'muted' }, t(b.engine === 'vllm' ? 'bar.perGpu' : 'bar.perGpuLayers', { n: b.gpu.count, tp: b.tensor_parallel_size, pp: b.pipeline_parallel_size })));
   } else if (view.refusal) {
     // The core's reason in this page's words; an engine's own text (vLLM's) stays verbatim beneath.
     const r = view.refusal;
-    top.push(h('p', { class: 'verdict nofit', 'data-role': 'verdict', 'data-verdict': 'refused' }, t('verdict.refused')),
-      r.detail ? h('p', { 'data-role': 'budget-error' }, tMsg(r.detail)) : h('pre', { class: 'engine-refusal', 'data-role': 'budget-error' }, r.message));
+    top.push(r.detail ? h('p', { 'data-role': 'budget-error' }, tMsg(r.detail)) : h('pre', { class: 'engine-refusal', 'data-role': 'budget-error' }, r.message));
   }
+  renderAnswer(app, view);
 
-  // Headline metrics: the core's metrics object, keyed by the data-metric names.
+  // The other headline numbers (the longest context and the concurrency are in the answer card).
   const kv = view.kv;
   const mx = view.metrics;
   const metrics = h('dl', { class: 'metrics' },
     metric('kv-bytes-per-token', t('metric.kv-bytes-per-token'), mx['kv-bytes-per-token'], 'bytes',
       kv.state_bytes_per_seq > 0 ? t('metric.state-bytes', { bytes: bytes(kv.state_bytes_per_seq) })
         : kv.windowed_bytes_per_token > 0 ? t('metric.windowed', { bytes: bytes(kv.windowed_bytes_per_token) }) : null),
-    metric('kv-bytes-total', t('metric.kv-bytes-total', { ctx: ctxText, seqs: seqText }), mx['kv-bytes-total'], 'bytes'),
-    metric('weights-bytes', t('metric.weights-bytes'), mx['weights-bytes'], 'bytes'),
-    metric('total-bytes', t('metric.total-bytes'), mx['total-bytes'], 'bytes'),
-    metric('max-context', t('metric.max-context'), mx['max-context'], 'int'),
-    metric('max-concurrency', t('metric.max-concurrency', { ctx: ctxText }), mx['max-concurrency'], 'int'));
+    metric('kv-bytes-total', t(view.kv.seqs === 1 ? 'metric.kv-bytes-total.one' : 'metric.kv-bytes-total', { ctx: ctxText, seqs: seqText }), mx['kv-bytes-total'], 'bytes'),
+    metric('weights-bytes', t(b && b.gpu.count > 1 ? 'metric.weights-bytes.all' : 'metric.weights-bytes'), mx['weights-bytes'], 'bytes'),
+    metric('total-bytes', t('metric.total-bytes'), mx['total-bytes'], 'bytes'));
 
   // Formula
   const lines = formulaLines(view);
@@ -158,7 +237,7 @@ export function renderResults(app, view) {
   // Context table
   const ctxTable = {
     id: 'context',
-    caption: t('table.context.caption', { seqs: seqText }),
+    caption: t(view.kv.seqs === 1 ? 'table.context.caption.one' : 'table.context.caption', { seqs: seqText }),
     columns: [
       { key: 'context', label: t('col.context'), kind: 'text' },
       { key: 'bytesPerSeq', label: t('col.perSeq'), kind: 'bytes' },
@@ -191,7 +270,9 @@ export function renderResults(app, view) {
     h('p', { class: 'muted', 'data-role': 'crossover', 'data-value': String(kv.crossover_context) },
       kv.crossover_context ? t('chart.crossover', { ctx: int(kv.crossover_context) }) : kv.weights_bytes ? t('chart.noCrossover') : ''));
 
-  const out = [h('div', { class: 'card headline' }, ...top, metrics), formula,
+  // The bar's per-GPU parts and the whole checkpoint's numbers on separate cards, each
+  // labelled, so no card shows two different weights figures under one name.
+  const out = [h('div', { class: 'card headline' }, ...top), h('div', { class: 'card numbers' }, metrics), formula,
     section('context', t('table.context.heading'), renderTable(ctxTable)), chartSec,
     section('compare', t('table.compare.heading'), renderTable(cmpTable))];
 
@@ -203,9 +284,12 @@ export function renderResults(app, view) {
         { key: 'step', label: t('col.step'), kind: 'text' },
         { key: 'bytesPerToken', label: t('col.perToken'), kind: 'bytes' },
         { key: 'kvBytes', label: t('col.kvBytes', { ctx: ctxText, seqs: seqText }), kind: 'bytes' },
-        { key: 'saving', label: t('col.savingVsModel'), kind: 'percent' },
+        { key: 'saving', label: t('col.savingVsModel'), kind: 'text', align: 'num' },
       ],
-      rows: kv.ladder.map((r) => ({ step: t('ladder.' + r.step, { detail: r.detail }), bytesPerToken: r.bytes_per_token, kvBytes: r.kv_bytes, saving: r.saving, _class: r.step === 'model' ? 'current' : null })),
+      // A step that costs more than the model (MHA, a contiguous reservation) reads as
+      // "4.00× more", never as a negative saving.
+      rows: kv.ladder.map((r) => ({ step: t('ladder.' + r.step, { detail: r.detail }), bytesPerToken: r.bytes_per_token, kvBytes: r.kv_bytes,
+        saving: r.saving >= 0 ? percent(r.saving) : t('ladder.more', { x: fixed(1 - r.saving, 2) }), _class: r.step === 'model' ? 'current' : null })),
     })));
   }
 
@@ -220,7 +304,7 @@ export function renderResults(app, view) {
     const d = b.decode;
     out.push(section('decode', t('decode.heading'), h('p', { 'data-role': 'decode' },
       d.bandwidth_bytes_per_s > 0
-        ? t('decode.text', { weights: bytes(d.weight_bytes_per_token), kv: bytes(d.kv_bytes_per_token), ctx: tokens(d.context), bw: decimalBytes(d.bandwidth_bytes_per_s),
+        ? t(d.batch === 1 ? 'decode.text.one' : 'decode.text', { weights: bytes(d.weight_bytes_per_token), kv: bytes(d.kv_bytes_per_token), ctx: tokens(d.context), bw: decimalBytes(d.bandwidth_bytes_per_s),
           tps: fixed(d.tokens_per_s_single, 1), batch: int(d.batch), agg: fixed(d.tokens_per_s_batch, 1) })
         : t('decode.none'))));
   }
@@ -230,6 +314,11 @@ export function renderResults(app, view) {
   if (notes.length) out.push(section('notes', t('notes.heading'), h('ul', { class: 'notes' }, notes.map((n) => h('li', null, n)))));
 
   body.append(...out);
+  markScrollable(body);
+  if (!app.scrollWatch) {
+    app.scrollWatch = true;
+    window.addEventListener('resize', () => markScrollable(document.body));
+  }
   // After insertion, so the chart takes the width its card really has.
   app.chart.update(chart);
 }

@@ -3,25 +3,47 @@
 import { h } from './dom.js';
 import { format } from './format.js';
 import { tableToolbar } from './export.js';
+import { t } from './i18n.js';
 
 export function renderTable(spec) {
   const { caption, columns, rows, id } = spec;
   const table = h('table', { class: 'data', id: id ? 'table-' + id : null, 'data-table': id || null });
   if (caption) table.append(h('caption', null, caption));
-  table.append(h('thead', null, h('tr', null, columns.map((c) => h('th', { scope: 'col', class: c.kind === 'text' ? null : 'num' }, c.label)))));
+  const numeric = (c) => c.align === 'num' || (c.kind !== 'text' && c.kind !== undefined);
+  table.append(h('thead', null, h('tr', null, columns.map((c) => h('th', { scope: 'col', class: numeric(c) ? 'num' : null }, c.label)))));
   const tbody = h('tbody');
   for (const r of rows) {
     tbody.append(h('tr', { class: r._class || null },
       columns.map((c, i) => {
         const v = r[c.key];
         const text = c.kind === 'text' || c.kind === undefined ? (v ?? '') : format(c.kind, v);
-        return i === 0 ? h('th', { scope: 'row' }, text) : h('td', { class: c.kind === 'text' ? null : 'num', 'data-value': typeof v === 'number' ? String(v) : null }, text);
+        return i === 0 ? h('th', { scope: 'row' }, text) : h('td', { class: numeric(c) ? 'num' : null, 'data-value': typeof v === 'number' ? String(v) : null }, text);
       })));
   }
   table.append(tbody);
   const wrap = h('div', { class: 'table-wrap', tabindex: '0', role: 'region', 'aria-label': caption || '' }, table);
+  // Shown only while the table is wider than its box (markScrollable), so a phone
+  // reader knows more columns are to the right.
+  const hint = h('p', { class: 'scroll-hint muted', 'aria-hidden': 'true' }, t('table.scrollHint'));
   // Copy as Markdown / Download CSV read this same spec (export.js).
-  return id ? h('div', { class: 'table-block' }, wrap, tableToolbar(spec)) : wrap;
+  return h('div', { class: 'table-block' }, hint, wrap, id ? tableToolbar(spec) : null);
+}
+
+// After layout: flags every table that is wider than its box (and its scroll position).
+export function markScrollable(root) {
+  for (const wrap of root.querySelectorAll('.table-wrap')) {
+    const update = () => {
+      const over = wrap.scrollWidth > wrap.clientWidth + 1;
+      wrap.classList.toggle('scrolls', over);
+      wrap.classList.toggle('at-end', wrap.scrollLeft + wrap.clientWidth >= wrap.scrollWidth - 1);
+      wrap.parentElement?.classList.toggle('scrolls', over);
+    };
+    if (!wrap.dataset.scrollWatch) {
+      wrap.dataset.scrollWatch = '1';
+      wrap.addEventListener('scroll', update, { passive: true });
+    }
+    update();
+  }
 }
 
 // Plain-text cell values exactly as displayed, for export.
