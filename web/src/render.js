@@ -1,10 +1,13 @@
 // Renders the core's Answer (src/report/answer.h, the JSON `kvbudget budget --json`
 // prints). Layout and text only: every number shown is a field of `view`.
-import { h, clear } from './dom.js';
+// Built afresh each time, then patched into the live tree (dom.js patchChildren): a
+// slider step rewrites only the values that changed.
+import { h, on, setText, keepSlot, patchChildren } from './dom.js';
 import { t, tMsg } from './i18n.js';
 import { bytes, int, tokens, fixed, format, decimalBytes } from './format.js';
 import { renderTable } from './tables.js';
-import { KvChart } from './chart.js';
+// The chart's stand-in: uPlot arrives just after the first answer (lazy.js).
+import { KvChart } from './lazy.js';
 import { chartToolbar } from './export.js';
 
 function metric(name, label, value, kind, extra) {
@@ -76,7 +79,7 @@ function section(id, title, ...body) {
 
 function copyButton(getText) {
   const btn = h('button', { type: 'button', class: 'copy' }, t('engine.copy'));
-  btn.addEventListener('click', async () => {
+  on(btn, 'click', async () => {
     try {
       await navigator.clipboard.writeText(getText());
       btn.textContent = t('engine.copied');
@@ -101,15 +104,13 @@ export function renderResults(app, view) {
     app.chartBox = h('div', { class: 'chart', role: 'img', 'aria-label': t('chart.label') });
     app.chart = new KvChart(app.chartBox);
   }
-  clear(body);
-
   // Source line
   const src = app.modelSource;
   const srcText = !src ? '' : src.kind === 'hub' ? t('model.source.hub', { id: src.id, revision: src.revision, hub: app.hub.baseUrl })
     : src.kind === 'paste' ? t('model.source.paste', { name: src.name })
     : src.kind === 'fallback' ? t('model.source.fallback', { id: src.id })
     : t('model.source.catalog', { id: src.id });
-  app.els.source.textContent = srcText;
+  setText(app.els.source, srcText);
   const m = app.model.spec;
   const kinds = Object.entries(m.layer_counts).map(([k, n]) => `${n} ${t('layerKind.' + k)}`).join(t('list.sep'));
   const summary = h('p', { class: 'model-summary' },
@@ -187,7 +188,7 @@ export function renderResults(app, view) {
   };
 
   const chart = { contexts: kv.curve.contexts, kvBytes: kv.curve.bytes, weightsBytes: kv.weights_bytes, capacityBytes: view.chart_capacity_bytes, crossoverContext: kv.crossover_context };
-  const chartSec = section('chart', t('chart.heading'), app.chartBox, chartToolbar(() => app.chart, 'kv-vs-context', t('chart.heading')),
+  const chartSec = section('chart', t('chart.heading'), keepSlot('chart'), chartToolbar(() => app.chart, 'kv-vs-context', t('chart.heading')),
     h('p', { class: 'muted', 'data-role': 'crossover', 'data-value': String(kv.crossover_context) },
       kv.crossover_context ? t('chart.crossover', { ctx: int(kv.crossover_context) }) : kv.weights_bytes ? t('chart.noCrossover') : ''));
 
@@ -229,7 +230,7 @@ export function renderResults(app, view) {
   if (app.hubInfo?.parameters) notes.push(t('model.hubParams', { params: int(app.hubInfo.parameters) }));
   if (notes.length) out.push(section('notes', t('notes.heading'), h('ul', { class: 'notes' }, notes.map((n) => h('li', null, n)))));
 
-  body.append(...out);
+  patchChildren(body, out, { chart: app.chartBox });
   // After insertion, so the chart takes the width its card really has.
   app.chart.update(chart);
 }
