@@ -23,10 +23,12 @@ test('a slider step keeps the result nodes and shows the new answer', async () =
   const first = await metrics(page);
   assert.equal(first['kv-bytes-total'], String(32768 * 131072));
   await page.focus('#ctl-ctx-slider');
-  await page.keyboard.press('ArrowRight');
+  // Down a step: the model still fits, so the engine section keeps its command (a step up
+  // past the 24 GB card's limit would replace it with vLLM's refusal).
+  await page.keyboard.press('ArrowLeft');
   await page.waitForFunction((v) => document.querySelector('[data-metric="kv-bytes-total"]').dataset.value !== v, first['kv-bytes-total']);
   const ctx = Number(await page.inputValue('#ctl-ctx'));
-  assert.ok(ctx > 32768, `the slider stepped up to ${ctx}`);
+  assert.ok(ctx < 32768, `the slider stepped down to ${ctx}`);
   assert.equal((await metrics(page))['kv-bytes-total'], String(ctx * 131072));
   const kept = await page.evaluate(() => window.__kept.every((el) => el.isConnected));
   assert.equal(kept, true, 'the same nodes show the new values');
