@@ -7,24 +7,36 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 import { generateCatalog } from './gen-catalog.mjs';
+import { DEFAULT_MODEL } from '../web/src/state.js';
+import { catalogFileName } from '../web/src/hubid.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // KVB_SITE_DIR builds elsewhere (parallel builds and tests must not race on site/).
 const site = path.resolve(root, process.env.KVB_SITE_DIR || 'site');
 const wasmDir = path.join(root, 'build-wasm');
 
-if (!fs.existsSync(path.join(wasmDir, 'kvbudget.wasm'))) {
-  console.error('build-site: build-wasm/kvbudget.wasm is missing; run npm run build:wasm (cmake --preset wasm && cmake --build --preset wasm) first');
-  process.exit(1);
+// Two modules (wasm/CMakeLists.txt): the calculator the page needs first, and the whole
+// one (with the simulator) its Web Worker loads on the first Run.
+const WASM_FILES = ['kvbudget-calc.wasm', 'kvbudget.wasm'];
+for (const f of WASM_FILES) {
+  if (!fs.existsSync(path.join(wasmDir, f))) {
+    console.error(`build-site: build-wasm/${f} is missing; run npm run build:wasm (cmake --preset wasm && cmake --build --preset wasm) first`);
+    process.exit(1);
+  }
 }
 
 fs.rmSync(site, { recursive: true, force: true });
 fs.mkdirSync(site, { recursive: true });
 
-await esbuild.build({
+const built = await esbuild.build({
   // The simulator runs in its own module worker (site/sim-worker.js) with its own WASM instance.
   entryPoints: { app: path.join(root, 'web/src/main.js'), 'sim-worker': path.join(root, 'web/src/sim-worker.js') },
   bundle: true,
+  // What the first answer does not need (the chart library, the simulator view, other
+  // languages) is imported dynamically and lands in chunks next to app.js (not in a
+  // folder: sim-view.js finds sim-worker.js next to itself).
+  splitting: true,
+  chunkNames: '[name]-[hash]',
   format: 'esm',
   target: ['es2020'],
   minify: true,
@@ -33,20 +45,33 @@ await esbuild.build({
   legalComments: 'none',
   loader: { '.json': 'json' },
   logLevel: 'warning',
+  metafile: true,
   // The Emscripten glue mentions node modules behind ENVIRONMENT checks it never takes in a browser.
   external: ['fs', 'path', 'url', 'crypto', 'module', 'worker_threads'],
 });
 
-// Page CSS goes after uPlot's so the page can restyle the chart.
+// uPlot's style sheet first (chart.js is a lazy chunk, so esbuild would not put it in
+// app.css), then the page's, so the page can restyle the chart.
+const uplotCss = fs.readFileSync(path.join(root, 'node_modules/uplot/dist/uPlot.min.css'), 'utf8');
 const pageCss = fs.readFileSync(path.join(root, 'web/styles.css'), 'utf8');
-fs.appendFileSync(path.join(site, 'app.css'), '\n' + pageCss);
+const bundledCss = fs.existsSync(path.join(site, 'app.css')) ? fs.readFileSync(path.join(site, 'app.css'), 'utf8') : '';
+fs.writeFileSync(path.join(site, 'app.css'), uplotCss + '\n' + bundledCss + '\n' + pageCss);
 fs.appendFileSync(path.join(site, 'app.css'), '\n' + fs.readFileSync(path.join(root, 'web/sim.css'), 'utf8'));
 // Print style sheet (all inside @media print) and the embed host script (docs/embed.md).
 fs.appendFileSync(path.join(site, 'app.css'), '\n' + fs.readFileSync(path.join(root, 'web/print.css'), 'utf8'));
 fs.copyFileSync(path.join(root, 'web/embed-host.js'), path.join(site, 'embed-host.js'));
 
-fs.copyFileSync(path.join(root, 'web/index.html'), path.join(site, 'index.html'));
-fs.copyFileSync(path.join(wasmDir, 'kvbudget.wasm'), path.join(site, 'kvbudget.wasm'));
+// The default model's bundled config is asked for with the HTML (a link without ?model=
+// needs it for the first answer); the file name follows from the id as in hubid.js.
+const defaultConfig = 'catalog/' + catalogFileName(DEFAULT_MODEL);
+// app.js's static chunks too, or they would be found only once app.js is parsed.
+const appOut = Object.entries(built.metafile.outputs).find(([, o]) => o.entryPoint === 'web/src/main.js');
+const chunks = appOut[1].imports.filter((i) => i.kind === 'import-statement').map((i) => path.basename(i.path));
+const preloads = [...chunks.map((c) => `<link rel="modulepreload" href="${c}">`),
+  `<link rel="preload" href="${defaultConfig}" as="fetch" crossorigin>`];
+const html = fs.readFileSync(path.join(root, 'web/index.html'), 'utf8').replace('</head>', preloads.join('\n') + '\n</head>');
+fs.writeFileSync(path.join(site, 'index.html'), html);
+for (const f of WASM_FILES) fs.copyFileSync(path.join(wasmDir, f), path.join(site, f));
 const models = generateCatalog(site);
 
 const traces = path.join(root, 'data/traces');
@@ -67,5 +92,5 @@ fs.writeFileSync(path.join(site, 'kvbudget.config.json'), JSON.stringify({ hubUr
 fs.writeFileSync(path.join(site, '.nojekyll'), '');
 
 const size = (f) => fs.statSync(path.join(site, f)).size;
-console.log(`site/: app.js ${size('app.js')} B, app.css ${size('app.css')} B, kvbudget.wasm ${size('kvbudget.wasm')} B, ` +
+console.log(`site/: app.js ${size('app.js')} B, app.css ${size('app.css')} B, kvbudget-calc.wasm ${size('kvbudget-calc.wasm')} B, kvbudget.wasm ${size('kvbudget.wasm')} B, ` +
   `${models.length} catalog configs, ${traceCount} traces`);

@@ -128,6 +128,9 @@ EMSCRIPTEN_BINDINGS(kvbudget) {
         "formatBytes", +[](double b) { return guarded([&] { return format_bytes(b); }); });
 }
 
+// The page's calculator module (kvbudget-calc, built for size) stops here: without the
+// bindings below the linker drops the simulator from it (wasm/CMakeLists.txt).
+#ifndef KVB_WASM_CALC_ONLY
 // ======================================================================
 // Paging simulator (issue 4): the session lives in the core (src/sim/session.h), its
 // JSON in src/report/sim_json.h; here only the handles. simCreate takes SimInputs as
@@ -200,3 +203,4 @@ EMSCRIPTEN_BINDINGS(kvbudget_sim) {
     emscripten::function(
         "simRelease", +[](int id) { return guarded([&] { return sim_release(id); }); });
 }
+#endif  // KVB_WASM_CALC_ONLY

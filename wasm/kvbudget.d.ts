@@ -1,5 +1,6 @@
 // Contract of wasm/kvbudget.js, the ES-module wrapper over the embind module built
-// from wasm/bindings.cpp. Every value is the C++ core's own JSON (src/report/json.cpp),
+// from wasm/bindings.cpp, and of wasm/kvbudget-calc.js: the same wrapper over the
+// calculator-only module the page loads first (kvbudget-calc.wasm, no simulate()). Every value is the C++ core's own JSON (src/report/json.cpp),
 // the same text `kvbudget inspect|budget --json` prints: field names are the C++
 // member names, snake_case. Bytes are integers (exact below 2^53, which any real
 // memory size is). tests/node/answer-vs-cli.test.mjs keeps this true byte for byte.
@@ -25,8 +26,10 @@ export class KvbudgetError extends Error {
 export interface LoadOptions {
   /** Node: the .wasm bytes. */
   wasmBinary?: ArrayBuffer | Uint8Array;
-  /** Page: where kvbudget.wasm is served. */
+  /** Page: where kvbudget.wasm (kvbudget-calc.wasm) is served. */
   wasmUrl?: string;
+  /** Page: the .wasm already compiled (or being compiled) by WebAssembly.compileStreaming. */
+  wasmModule?: Promise<WebAssembly.Module> | WebAssembly.Module;
 }
 
 /** Loads the module once; later calls return the same promise (options are ignored then). */
@@ -205,7 +208,8 @@ export interface Kvbudget {
   parseContext(text: string): number;
   formatBytes(n: number): string;
   catalog(): Catalog;
-  /** Prepares a paging simulation of `model` (one run per policy); throws KvbudgetError on bad input. */
+  /** Prepares a paging simulation of `model` (one run per policy); throws KvbudgetError on bad input.
+   *  Only in the whole module (kvbudget.js); the calculator module (kvbudget-calc.js) has no simulator. */
   simulate(model: Model, input?: SimInputs): Simulation;
 }
 

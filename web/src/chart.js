@@ -1,7 +1,7 @@
 // KV cache vs. context, drawn with uPlot (bundled; nothing loaded from other hosts).
+// Loaded after the first answer (lazy.js); uPlot's style sheet is in app.css (build-site.mjs).
 // All y values come from the core's compute() result.
 import uPlot from 'uplot';
-import 'uplot/dist/uPlot.min.css';
 import { bytes, tokens } from './format.js';
 import { t } from './i18n.js';
 
@@ -17,8 +17,12 @@ export class KvChart {
     this.ro = null;
     this.data = null;
     // Colours come from CSS variables: redraw when the theme changes.
-    document.addEventListener('kvbudget:theme', () => this.redraw());
-    window.matchMedia?.('(prefers-color-scheme: dark)').addEventListener?.('change', () => this.redraw());
+    const recolor = () => {
+      this.colors = null;
+      this.redraw();
+    };
+    document.addEventListener('kvbudget:theme', recolor);
+    window.matchMedia?.('(prefers-color-scheme: dark)').addEventListener?.('change', recolor);
   }
 
   update(chart) {
@@ -39,11 +43,20 @@ export class KvChart {
 
   redraw() {
     if (!this.data) return;
-    const width = Math.max(240, this.container.clientWidth || 320);
+    // Layout and style reads in the middle of an update force the browser to lay the page
+    // out there and then (on every slider step): the width is measured for a new plot and
+    // then kept up to date by the ResizeObserver, the colours are read once per theme.
+    if (!this.width || !this.plot) this.width = Math.max(240, this.container.clientWidth || 320);
+    this.colors ||= {
+      series: [cssVar('--c-kv', '#2563eb'), cssVar('--c-weights', '#b45309'), cssVar('--c-capacity', '#b91c1c')],
+      axis: cssVar('--fg-muted', '#555'),
+      grid: cssVar('--grid', '#ddd'),
+    };
+    const width = this.width;
     const height = Math.min(320, Math.max(200, Math.round(width * 0.5)));
-    const colors = [cssVar('--c-kv', '#2563eb'), cssVar('--c-weights', '#b45309'), cssVar('--c-capacity', '#b91c1c')];
-    const axisColor = cssVar('--fg-muted', '#555');
-    const gridColor = cssVar('--grid', '#ddd');
+    const colors = this.colors.series;
+    const axisColor = this.colors.axis;
+    const gridColor = this.colors.grid;
     const self = this;
     const opts = {
       width,
@@ -101,6 +114,7 @@ export class KvChart {
         const w = this.container.clientWidth;
         if (Math.abs(w - last) > 8) {
           last = w;
+          this.width = Math.max(240, w || 320);
           this.redraw();
         }
       });

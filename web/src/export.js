@@ -102,9 +102,10 @@ export function flash(btn, key) {
 }
 
 function toolButton(key, action, role) {
-  const btn = h('button', { type: 'button', class: 'tool', 'data-export': role }, t(key));
-  btn.addEventListener('click', () => action(btn));
-  return btn;
+  // Through on(): a re-render that keeps this button gives it the new rows (dom.js).
+  return h('button', { type: 'button', class: 'tool', 'data-export': role, onclick: function () {
+    action(this);
+  } }, t(key));
 }
 
 // Buttons under a table: the spec is captured, so export reads exactly these rows.
@@ -268,18 +269,24 @@ export function chartPng(chart, title) {
   return new Promise((resolve, reject) => c.toBlob((b) => (b ? resolve(b) : reject(new Error('toBlob failed'))), 'image/png'));
 }
 
+// The page's KV chart is a stand-in until uPlot has loaded (lazy.js): wait for the real one.
+function liveChart(getChart) {
+  const chart = getChart();
+  return chart?.whenReady ? chart.whenReady() : chart;
+}
+
 // getChart() returns the live chart: a KvChart (its .plot) or any uPlot instance,
 // so other views (the simulator's) get the same buttons with one call.
 export function chartToolbar(getChart, name, title) {
   const full = () => title + (exportContext.model ? ' — ' + exportContext.model : '');
   return h('div', { class: 'export-tools no-print', role: 'group', 'aria-label': t('export.chartTools', { name: title }), 'data-export-for': name },
     toolButton('export.downloadPng', async () => {
-      const chart = getChart();
+      const chart = await liveChart(getChart);
       if (!(chart?.plot ?? chart)?.ctx) return;
       download(fileName(name, 'png'), await chartPng(chart, full()));
     }, 'png'),
-    toolButton('export.downloadSvg', () => {
-      const chart = getChart();
+    toolButton('export.downloadSvg', async () => {
+      const chart = await liveChart(getChart);
       if (!(chart?.plot ?? chart)?.ctx) return;
       download(fileName(name, 'svg'), new Blob([chartSvg(chart, full())], { type: 'image/svg+xml' }));
     }, 'svg'));

@@ -1,17 +1,18 @@
-// Every user-visible string goes through t(): the catalogs live in web/i18n/*.json
-// (English is bundled; other languages can be fetched on demand later).
+// Every user-visible string goes through t(): the catalogs live in web/i18n/*.json.
+// English is in the page's first bundle; the others are chunks of the same build
+// (no other host, work offline), loaded by loadLanguage() before they are used: a
+// visitor reading English does not download Chinese before the first answer.
 import en from '../i18n/en.json';
-// Bundled too (a few KB gzip): switching language must work offline and in embeds.
-import zhCN from '../i18n/zh-CN.json';
 import { renderMessage } from './message.js';
 
 export const LANGUAGES = ['en', 'zh-CN'];
-const catalogs = { en, 'zh-CN': zhCN };
+const catalogs = { en };
+const loaders = { 'zh-CN': () => import('../i18n/zh-CN.json') };
 
 // ?lang= wins; otherwise the browser's first language we have (any zh-* reads
 // Simplified Chinese: the only Chinese catalog), else English.
 export function detectLanguage(param, browserLangs = []) {
-  if (param && catalogs[param]) return param;
+  if (param && LANGUAGES.includes(param)) return param;
   for (const l of browserLangs) {
     const low = String(l).toLowerCase();
     if (low === 'en' || low.startsWith('en-')) return 'en';
@@ -24,6 +25,22 @@ let messages = en;
 
 export function setCatalog(code, catalog) {
   catalogs[code] = catalog;
+}
+
+// Resolves to `code` once its catalog is here (English when it cannot be loaded).
+export async function loadLanguage(code) {
+  if (catalogs[code]) return code;
+  if (!loaders[code]) return 'en';
+  try {
+    catalogs[code] = (await loaders[code]()).default;
+    return code;
+  } catch {
+    return 'en';
+  }
+}
+
+export function hasLanguage(code) {
+  return !!catalogs[code];
 }
 
 export function setLanguage(code) {

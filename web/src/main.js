@@ -1,7 +1,8 @@
 // Page entry: builds the DOM, loads the WASM core, the catalog and the model,
 // and re-renders from one state object whenever a control changes.
-import { loadKvbudget, KvbudgetError } from '../../wasm/kvbudget.js';
-import { t, tMsg, setLanguage, detectLanguage } from './i18n.js';
+// The calculator module (linked for size, no simulator): the simulator's worker loads the whole one.
+import { loadKvbudget, KvbudgetError } from '../../wasm/kvbudget-calc.js';
+import { t, tMsg, setLanguage, detectLanguage, loadLanguage, hasLanguage } from './i18n.js';
 import { shareBar, shareRendered, ignoredNote, languageSwitcher, applyThemeParam } from './share.js';
 import { buildEmbed, embedRendered } from './embed.js';
 import { h, $, clear } from './dom.js';
@@ -12,7 +13,17 @@ import { buildControls, syncControls } from './controls.js';
 import { renderResults, answerCard } from './render.js';
 import { bytes } from './format.js';
 import { initTheme } from './theme.js';
-import { buildSimView, simSync } from './sim-view.js';
+// The simulator view arrives just after the first answer (lazy.js).
+import { buildSimView, simSync } from './lazy.js';
+
+// Compiling the calculator starts as soon as this script runs, before the page is built:
+// its bytes are already on their way (<link rel="preload"> in index.html) and compile as
+// they stream in. A server that does not send application/wasm still gets a compile.
+const calcWasmUrl = new URL('kvbudget-calc.wasm', import.meta.url).href;
+const calcWasm = (typeof WebAssembly.compileStreaming === 'function'
+  ? WebAssembly.compileStreaming(fetch(calcWasmUrl, { credentials: 'same-origin' }))
+  : Promise.reject(new Error('no streaming compile'))
+).catch(() => fetch(calcWasmUrl, { credentials: 'same-origin' }).then((r) => r.arrayBuffer()).then((b) => WebAssembly.compile(b)));
 
 const app = {
   core: null,
@@ -237,11 +248,32 @@ export function recompute() {
   setPageState('ready');
 }
 
+// history.replaceState is a synchronous round trip to the browser process (1-50 ms, at
+// times 200, on a loaded machine: most of a slider step's time) and Chromium throttles
+// pages that call it too often. So the address is written after the frame that shows the
+// answer, and while the state changes every frame (a slider drag) at most every
+// URL_INTERVAL_MS; the write reads the state when it runs, so it always ends on the last one.
+const URL_INTERVAL_MS = 250;
+let urlPending = false;
+let urlWrittenAt = -Infinity;
+
 function writeUrl() {
+  if (urlPending) return;
+  urlPending = true;
+  requestAnimationFrame(() => setTimeout(() => {
+    urlPending = false;
+    writeUrlNow();
+  }, Math.max(0, urlWrittenAt + URL_INTERVAL_MS - performance.now())));
+}
+
+function writeUrlNow() {
   if (app.modelSource?.kind === 'paste') return;
   const p = stateToParams(app.state).toString();
   const url = location.pathname + (p ? '?' + p : '') + location.hash;
-  if (url !== location.pathname + location.search + location.hash) history.replaceState(null, '', url);
+  if (url !== location.pathname + location.search + location.hash) {
+    history.replaceState(null, '', url);
+    urlWrittenAt = performance.now();
+  }
 }
 
 // ---------- skeleton ----------
@@ -377,7 +409,14 @@ function buildView() {
 }
 
 // Language switch (issue 5): rebuild every string in place, keeping the loaded model.
-function switchLanguage(code) {
+async function switchLanguage(code) {
+  // Another language's catalog is a chunk of its own: loaded once, the page says it is busy meanwhile.
+  const before = document.body.dataset.state;
+  if (!hasLanguage(code)) {
+    setPageState('loading');
+    code = await loadLanguage(code);
+    setPageState(before);
+  }
   app.state.lang = setLanguage(code);
   const input = app.els.modelInput?.value || '';
   app.chart?.ro?.disconnect();
@@ -400,11 +439,11 @@ async function boot() {
   app.urlParams = params;
   app.urlState = { ...state };
   app.ignored = ignored.map((k) => [k, params.get(k) ?? '']);
-  state.lang = setLanguage(detectLanguage(params.has('lang') && !ignored.includes('lang') ? state.lang : '', navigator.languages || [navigator.language]));
+  state.lang = setLanguage(await loadLanguage(detectLanguage(params.has('lang') && !ignored.includes('lang') ? state.lang : '', navigator.languages || [navigator.language])));
   buildView();
   setStatus(t('app.loadingCore'));
 
-  const wasmUrl = new URL('kvbudget.wasm', import.meta.url).href;
+
   // The first model's bundled config is fetched alongside the core and the index
   // (its file name follows from the id), saving a round trip before the first paint.
   if (!state.revision && validId(state.model)) {
@@ -414,7 +453,7 @@ async function boot() {
     };
   }
   const [core, siteCfg, catalog] = await Promise.all([
-    loadKvbudget({ wasmUrl }).catch((e) => e),
+    loadKvbudget({ wasmUrl: calcWasmUrl, wasmModule: calcWasm }).catch((e) => e),
     loadSiteConfig(),
     fetch('catalog/index.json').then((r) => (r.ok ? r.json() : { models: [] })).catch(() => ({ models: [] })),
   ]);

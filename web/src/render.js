@@ -1,10 +1,13 @@
 // Renders the core's Answer (src/report/answer.h, the JSON `kvbudget budget --json`
 // prints). Layout and text only: every number shown is a field of `view`.
-import { h, clear } from './dom.js';
+// Built afresh each time, then patched into the live tree (dom.js patchChildren): a
+// slider step rewrites only the values that changed.
+import { h, on, setText, keepSlot, patchChildren } from './dom.js';
 import { t, tMsg } from './i18n.js';
 import { bytes, int, tokens, fixed, format, decimalBytes, percent } from './format.js';
 import { renderTable, markScrollable } from './tables.js';
-import { KvChart } from './chart.js';
+// The chart's stand-in: uPlot arrives just after the first answer (lazy.js).
+import { KvChart } from './lazy.js';
 import { chartToolbar } from './export.js';
 import { gpuLabel } from './controls.js';
 
@@ -118,8 +121,7 @@ function renderAnswer(app, view) {
     fact(t(seqs === 1 ? 'metric.max-context.one' : 'metric.max-context', { seqs: int(seqs) }), num('max-context', maxCtx),
       maxCtx ? t(ctxCapped ? 'answer.tokensModelMax' : 'answer.tokens') : null),
     fact(t('metric.max-concurrency', { ctx: ctxText }), num('max-concurrency', maxConc), maxConc !== null && maxConc !== undefined ? t(maxConc === 1 ? 'answer.requests.one' : 'answer.requests') : null));
-  clear(el);
-  el.append(verdictEl, facts);
+  patchChildren(el, [verdictEl, facts]);
   app.els.answer.classList.remove('stale');
   // Screen readers hear the new answer once per change, not on every re-render.
   const spoken = [verdictEl.textContent, ...[...facts.querySelectorAll('.fact')].map((f) => f.querySelector('dt').textContent + ': ' + f.querySelector('dd').textContent)].join('. ');
@@ -161,7 +163,7 @@ function section(id, title, ...body) {
 
 function copyButton(getText) {
   const btn = h('button', { type: 'button', class: 'copy' }, t('engine.copy'));
-  btn.addEventListener('click', async () => {
+  on(btn, 'click', async () => {
     try {
       await navigator.clipboard.writeText(getText());
       btn.textContent = t('engine.copied');
@@ -186,8 +188,6 @@ export function renderResults(app, view) {
     app.chartBox = h('div', { class: 'chart', role: 'img', 'aria-label': t('chart.label') });
     app.chart = new KvChart(app.chartBox);
   }
-  clear(body);
-
   // Source line
   const src = app.modelSource;
   const srcText = !src ? '' : src.kind === 'hub' ? t('model.source.hub', { id: src.id, revision: src.revision, hub: app.hub.baseUrl })
@@ -195,7 +195,7 @@ export function renderResults(app, view) {
     : src.kind === 'fallback' ? t('model.source.fallback', { id: src.id })
     : src.kind === 'fallbackRefused' ? t('model.source.fallbackRefused', { id: src.id, status: src.status })
     : t('model.source.catalog', { id: src.id });
-  app.els.source.textContent = srcText;
+  setText(app.els.source, srcText);
   const m = app.model.spec;
   const kinds = Object.entries(m.layer_counts).map(([k, n]) => `${n} ${t('layerKind.' + k)}`).join(t('list.sep'));
   const summary = h('p', { class: 'model-summary' },
@@ -266,7 +266,7 @@ export function renderResults(app, view) {
   };
 
   const chart = { contexts: kv.curve.contexts, kvBytes: kv.curve.bytes, weightsBytes: kv.weights_bytes, capacityBytes: view.chart_capacity_bytes, crossoverContext: kv.crossover_context };
-  const chartSec = section('chart', t('chart.heading'), app.chartBox, chartToolbar(() => app.chart, 'kv-vs-context', t('chart.heading')),
+  const chartSec = section('chart', t('chart.heading'), keepSlot('chart'), chartToolbar(() => app.chart, 'kv-vs-context', t('chart.heading')),
     h('p', { class: 'muted', 'data-role': 'crossover', 'data-value': String(kv.crossover_context) },
       kv.crossover_context ? t('chart.crossover', { ctx: int(kv.crossover_context) }) : kv.weights_bytes ? t('chart.noCrossover') : ''));
 
@@ -313,7 +313,7 @@ export function renderResults(app, view) {
   if (app.hubInfo?.parameters) notes.push(t('model.hubParams', { params: int(app.hubInfo.parameters) }));
   if (notes.length) out.push(section('notes', t('notes.heading'), h('ul', { class: 'notes' }, notes.map((n) => h('li', null, n)))));
 
-  body.append(...out);
+  patchChildren(body, out, { chart: app.chartBox });
   markScrollable(body);
   if (!app.scrollWatch) {
     app.scrollWatch = true;

@@ -1,0 +1,54 @@
+// The page's first answer comes from the calculator module (build-wasm/kvbudget-calc.wasm,
+// linked for size without the simulator, issue 13). It must be the same calculator: for
+// every fixture, engine and a grid of settings its replies are byte for byte those of the
+// whole module (which answer-vs-cli.test.mjs holds to the CLI), refusals included.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { core, root, fixtures } from './helpers.mjs';
+import { loadKvbudget as loadCalc, KvbudgetError } from '../../wasm/kvbudget-calc.js';
+import { KvbudgetError as FullError } from '../../wasm/kvbudget.js';
+
+const full = await core();
+const calc = await loadCalc({ wasmBinary: fs.readFileSync(path.join(root, 'build-wasm/kvbudget-calc.wasm')) });
+
+const GRID = [
+  { gpu: 'rtx-4090', gpu_count: 1, context: 32768, seqs: 1 },
+  { gpu: 'h100-sxm', gpu_count: 4, context: 8192, seqs: 8, kv_cache_dtype: 'fp8' },
+  { gpu: 'a100-80gb', gpu_count: 2, context: 0, seqs: 32, weights: 'fp8', tensor_parallel_size: 2 },
+  { gpu: '', gpu_memory_bytes: 16 * 2 ** 30, gpu_count: 1, context: 4096, seqs: 2, gpu_memory_utilization: 0.8, max_num_seqs: 64 },
+  { gpu: 'rtx-4090', context: -5 },
+];
+
+test('the calculator module answers byte for byte as the whole module', () => {
+  let compared = 0;
+  for (const f of fixtures()) {
+    const text = fs.readFileSync(f.path, 'utf8');
+    const a = full.m.parseConfig(text, f.id);
+    const b = calc.m.parseConfig(text, f.id);
+    assert.equal(b, a, `${f.file}: parseConfig`);
+    const ha = JSON.parse(a).value?.handle;
+    const hb = JSON.parse(b).value?.handle;
+    if (!ha) continue;
+    for (const engine of ['vllm', 'llamacpp', 'transformers']) {
+      for (const g of GRID) {
+        const input = JSON.stringify({ engine, ...g });
+        assert.equal(calc.m.compute(hb, input), full.m.compute(ha, input), `${f.file} ${input}`);
+        compared++;
+      }
+    }
+    full.m.releaseModel(ha);
+    calc.m.releaseModel(hb);
+  }
+  assert.ok(compared > 100, `compared ${compared} answers`);
+  assert.equal(calc.m.catalog(), full.m.catalog());
+  for (const s of ['24GB', '80 GiB', 'lots']) assert.equal(calc.m.parseSize(s), full.m.parseSize(s));
+});
+
+test('the calculator module has no simulator; errors are the same KvbudgetError class', () => {
+  assert.equal(typeof calc.m.simCreate, 'undefined');
+  assert.equal(typeof full.m.simCreate, 'function');
+  assert.equal(KvbudgetError, FullError);
+  assert.throws(() => calc.parseConfig('{', 'bad.json'), (e) => e instanceof KvbudgetError && e.code !== 'internal');
+});

@@ -1,0 +1,145 @@
+// Thin wrapper over an embind module: loads it once, lazily, and turns the core's
+// error values ({ok:false, code, message}) into KvbudgetError in one place. Shared by
+// the two modules' entry files (kvbudget.js: everything; kvbudget-calc.js: the page's
+// calculator without the simulator); see kvbudget.d.ts for the contract.
+
+export class KvbudgetError extends Error {
+  constructor(code, message, detail = null) {
+    super(message);
+    this.name = 'KvbudgetError';
+    this.code = code;
+    this.detail = detail; // the core's Message {code, params, text}, for other languages
+  }
+}
+
+function unwrap(text) {
+  let r;
+  try {
+    r = JSON.parse(text);
+  } catch {
+    throw new KvbudgetError('internal', 'the core returned something that is not JSON');
+  }
+  if (!r || r.ok !== true) {
+    throw new KvbudgetError(String(r?.code || 'internal'), String(r?.message || 'unknown error in the core'), r?.detail || null);
+  }
+  return r.value;
+}
+
+// Anything thrown by the module itself (an abort, a bare number) still becomes a KvbudgetError.
+function call(fn, ...args) {
+  let text;
+  try {
+    text = fn(...args);
+  } catch (e) {
+    const msg = e instanceof Error ? e.message : 'the WebAssembly core failed (' + String(e) + ')';
+    throw new KvbudgetError('internal', msg);
+  }
+  return unwrap(text);
+}
+
+class Model {
+  constructor(core, handle, spec) {
+    this.core = core;
+    this.handle = handle;
+    this.spec = spec;
+  }
+  // input: BudgetInputs by their C++ names (engine, gpu, context, seqs, ...); returns the Answer.
+  compute(input) {
+    return call(this.core.m.compute, this.handle, JSON.stringify(input ?? {}));
+  }
+  release() {
+    if (this.handle) call(this.core.m.releaseModel, this.handle);
+    this.handle = 0;
+  }
+}
+
+// A paging simulation (issue 4), driven in chunks so a Web Worker can report
+// progress between run() calls and cancel by not calling again (then release()).
+class Simulation {
+  constructor(core, id, info) {
+    this.core = core;
+    this.id = id;
+    this.info = info; // the resolved run (SimRunInfo)
+  }
+  run(maxSteps = 20000) {
+    return call(this.core.m.simRun, this.id, Number(maxSteps));
+  }
+  result(options = {}) {
+    return call(this.core.m.simResult, this.id, JSON.stringify(options));
+  }
+  release() {
+    if (this.id) call(this.core.m.simRelease, this.id);
+    this.id = 0;
+  }
+}
+
+class Kvbudget {
+  constructor(m) {
+    this.m = m;
+    this.memo = new Map();
+  }
+  parseConfig(text, name = 'config.json') {
+    const r = call(this.m.parseConfig, String(text), String(name));
+    return new Model(this, r.handle, r.spec);
+  }
+  // KV cache types an engine accepts, in its own spelling (from catalog()).
+  kvTypeNames(engine) {
+    const names = this.catalog().kv_types[engine];
+    if (!names) throw new KvbudgetError('bad_value', `engine must be vllm, llamacpp or transformers, got "${engine}"`);
+    return names;
+  }
+  parseSize(text) {
+    return call(this.m.parseSize, String(text));
+  }
+  // "128K" (131,072), "1M", "32,768", "131072": as the CLI parses --max-model-len and -c.
+  parseContext(text) {
+    return call(this.m.parseContext, String(text));
+  }
+  formatBytes(n) {
+    return call(this.m.formatBytes, Number(n));
+  }
+  // Input limits, KV types, GPUs, weight formats and message codes: constant for a
+  // module, computed once; callers must not modify it.
+  catalog() {
+    if (!this.memo.has('catalog')) this.memo.set('catalog', Object.freeze(call(this.m.catalog)));
+    return this.memo.get('catalog');
+  }
+  simulate(model, input) {
+    const r = call(this.m.simCreate, model.handle, JSON.stringify(input ?? {}));
+    return new Simulation(this, r.sim, r.run);
+  }
+}
+
+// A loadKvbudget for one Emscripten factory; the module is created once.
+// options: {wasmBinary} (node), {wasmUrl} (page: where the .wasm is served) and/or
+// {wasmModule}: a promise of the compiled WebAssembly.Module, when the page started
+// compiling the .wasm (streaming) before this code was loaded.
+export function makeLoader(createModule) {
+  let loading = null;
+  return function loadKvbudget(options = {}) {
+    if (!loading) {
+      const moduleArgs = {};
+      if (options.wasmBinary) moduleArgs.wasmBinary = options.wasmBinary;
+      if (options.wasmUrl) moduleArgs.locateFile = () => options.wasmUrl;
+      if (options.wasmModule) {
+        moduleArgs.instantiateWasm = (imports, done) => {
+          Promise.resolve(options.wasmModule)
+            .then((mod) => WebAssembly.instantiate(mod, imports))
+            .then((instance) => done(instance), (e) => moduleArgs.onAbort?.(e));
+          return {};
+        };
+      }
+      loading = new Promise((resolve, reject) => {
+        moduleArgs.onAbort = (e) => reject(e);
+        createModule(moduleArgs).then(resolve, reject);
+      }).then(
+        (m) => new Kvbudget(m),
+        (e) => {
+          loading = null;
+          throw new KvbudgetError('load_failed', 'could not load the WebAssembly core: ' + (e?.message || String(e)));
+        },
+      );
+    }
+    return loading;
+  };
+}

@@ -1,0 +1,92 @@
+// What the first answer does not need, loaded just after it is painted (issue 13): the
+// chart library (uPlot, with chart.js) and the simulator view (sim-view.js, which
+// shares uPlot). esbuild puts each in its own chunk of the same build; these stand-ins
+// have the interface of the real thing and hand over to it once it is here.
+import { h } from './dom.js';
+
+// After the frame that shows the first answer: the chunks' requests and parsing never
+// delay it.
+export function afterPaint(fn) {
+  requestAnimationFrame(() => setTimeout(fn, 0));
+}
+
+function once(load) {
+  let promise = null;
+  const get = () => (promise ||= load().then((m) => (get.module = m)));
+  get.module = null;
+  return get;
+}
+
+const chartModule = once(() => import('./chart.js'));
+const simModule = once(() => import('./sim-view.js'));
+
+// KvChart (chart.js) before uPlot has arrived: keeps the last data and draws it on arrival.
+// `plot` and `ro` are the real chart's (null until then); whenReady() gives the real chart.
+export class KvChart {
+  constructor(container) {
+    this.container = container;
+    this.real = null;
+    this.data = null;
+    this.ready = new Promise((resolve) => (this.resolveReady = resolve));
+    if (chartModule.module) this.attach();
+    else afterPaint(() => chartModule().then(() => this.attach()));
+  }
+
+  attach() {
+    if (this.real) return;
+    this.real = new chartModule.module.KvChart(this.container);
+    if (this.data) this.real.update(this.data);
+    this.resolveReady(this.real);
+  }
+
+  update(chart) {
+    this.data = chart;
+    this.real?.update(chart);
+  }
+
+  redraw() {
+    this.real?.redraw();
+  }
+
+  whenReady() {
+    return this.ready;
+  }
+
+  get plot() {
+    return this.real?.plot ?? null;
+  }
+
+  get ro() {
+    return this.real?.ro ?? null;
+  }
+}
+
+// sim-view.js's buildSimView/simSync: until the chunk is here the view is an empty
+// placeholder. It is needed once there is a model to simulate: the first simSync()
+// (after an answer) loads it just after that answer is painted; the placeholder of the
+// latest build is then replaced and synced (which starts a sim=1 link's run).
+let simHolder = null; // {holder, app, opts}
+let simWanted = false;
+
+export function buildSimView(app, opts) {
+  if (simModule.module) return simModule.module.buildSimView(app, opts);
+  const holder = h('section', { class: 'sim-placeholder', 'data-lazy': 'sim', 'aria-busy': 'true' });
+  simHolder = { holder, app, opts };
+  return holder;
+}
+
+export function simSync(app) {
+  if (simModule.module) {
+    simModule.module.simSync(app);
+    return;
+  }
+  if (simWanted) return;
+  simWanted = true;
+  afterPaint(() => simModule().then((m) => {
+    const p = simHolder;
+    simHolder = null;
+    if (!p?.holder.isConnected) return;
+    p.holder.replaceWith(m.buildSimView(p.app, p.opts));
+    m.simSync(p.app);
+  }));
+}
