@@ -240,6 +240,13 @@ const std::vector<MessageTemplate>& message_templates() {
         {"mmproj", "llama.cpp: the vision tower lives in a separate --mmproj file, not counted"},
         {"gguf_file_weights", "llama.cpp: weights are the GGUF file's own tensors, {bytes} ({params} parameters)"},
         {"gguf_default", "llama.cpp: weights default to a Q4_K_M GGUF (pass --weights to choose)"},
+        {"rope_scaling_syntax",
+         "RoPE scaling '{value}' is not TYPE:FACTOR[:ORIGINAL] with TYPE yarn, linear or dynamic (e.g. yarn:4:32768)"},
+        {"rope_scaling_factor", "RoPE scaling factor '{value}' is not a number above 1 and at most 1024"},
+        {"llamacpp_rope_dynamic", "llama.cpp has no dynamic (NTK) RoPE scaling; use yarn or linear"},
+        {"over_model_max_vllm",
+         "{context} tokens is past the model's limit of {max}: vLLM refuses to start. Memory alone would hold "
+         "{physical} tokens per sequence"},
         {"nothing_fits", "no context length fits: free memory (more GPUs, a smaller weights format, lower overheads)"},
         {"bad_engine", "--engine must be vllm, llamacpp or transformers, got '{value}'"},
         {"unknown_gpu", "unknown GPU '{gpu}' (known: {known})"},
