@@ -56,6 +56,8 @@ export interface RopeScaling {
   type: string; factor: number; original_max_position_embeddings: number;
   /** "config", "gguf", "user" or "model_card". */
   source: string; text: string;
+  /** The longest context it gives (vLLM's derived length); 0 when not worked out (a config's own). */
+  max_len: number;
 }
 
 /** `kvbudget inspect --json`. */
@@ -317,6 +319,8 @@ export interface SimSummary {
 export interface SimReport extends SimRunInfo {
   done: boolean;
   policies: SimSummary[];
+  /** What the run found, once done (sim/conclusions.h): sim_most_served, sim_policy_waste, sim_why, sim_overload. */
+  conclusions: Message[];
 }
 
 /** Downsampled, time-weighted; columns of equal length (TimePoint's members). */

@@ -247,6 +247,20 @@ const std::vector<MessageTemplate>& message_templates() {
         {"over_model_max_vllm",
          "{context} tokens is past the model's limit of {max}: vLLM refuses to start. Memory alone would hold "
          "{physical} tokens per sequence"},
+        // What a simulation found (sim/conclusions.cpp)
+        {"sim_most_served",
+         "{policy} served the most: {finished} of {requests} requests finished, {throughput} tokens/s, {running} "
+         "requests running on average"},
+        {"sim_policy_waste",
+         "{policy}: {waste} of the KV memory in use held no token ({reserved} reserved ahead, {internal} internal "
+         "and {external} external fragmentation)"},
+        {"sim_why",
+         "why: {best} wastes {best_waste} of its memory against {worst_waste} for {worst}, so it keeps {best_running} "
+         "requests running at once against {worst_running}"},
+        {"sim_overload",
+         "overloaded: requests arrive at {offered}/s but the GPU finishes at most {served}/s ({policy}); the queue "
+         "never drains, so each request waits longer than the last (median time to first token {ttft}, p99 "
+         "{ttft_p99}). Lower the rate or add memory: the policies' latencies compare queues, not allocators"},
         {"nothing_fits", "no context length fits: free memory (more GPUs, a smaller weights format, lower overheads)"},
         {"bad_engine", "--engine must be vllm, llamacpp or transformers, got '{value}'"},
         {"unknown_gpu", "unknown GPU '{gpu}' (known: {known})"},

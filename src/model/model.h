@@ -112,7 +112,8 @@ struct RopeScaling {
     std::string type;   // rope_type as vLLM normalizes it: yarn, linear, dynamic, longrope, llama3, default, ...
     double factor = 0;  // 0 = not given (rope_type default has none)
     int64_t original_max_position_embeddings = 0;
-    std::string source = "config";  // "config", "gguf" or "user"
+    std::string source = "config";  // "config", "gguf", "user" or "model_card"
+    int64_t max_len = 0;            // the longest context it gives (vLLM's derived length); 0 = not worked out
 };
 
 struct ModelSpec {

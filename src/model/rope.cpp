@@ -78,6 +78,9 @@ std::optional<RopeScaling> documented_rope_scaling(const ModelSpec& m) {
     r.factor = 4.0;
     r.original_max_position_embeddings = 32768;
     r.source = "model_card";
+    ModelSpec scaled = m;
+    scaled.rope_scaling = r;
+    r.max_len = context_limits(scaled).max_len;
     return r;
 }
 
@@ -93,6 +96,7 @@ ModelSpec with_rope_scaling(const ModelSpec& m, const RopeScaling& r) {
                                                    : m.max_position_embeddings;
     }
     out.rope_scaling = s;
+    out.rope_scaling->max_len = context_limits(out).max_len;
     return out;
 }
 

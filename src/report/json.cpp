@@ -82,6 +82,7 @@ json rope_json(const RopeScaling& r) {
             {"factor", r.factor},
             {"original_max_position_embeddings", r.original_max_position_embeddings},
             {"source", r.source},
+            {"max_len", r.max_len},
             {"text", r.factor > 0 ? rope_scaling_text(r) : std::string()}};
 }
 
