@@ -10,16 +10,17 @@ function cssVar(name, fallback) {
   return v || fallback;
 }
 
-// Ticks at whole powers of two (…, 4 GiB, 8 GiB, 16 GiB, …) on a log2 axis, every
-// `stride`-th power when they would crowd: the weights and GPU-memory lines stay apart
-// from the KV curve at every context instead of being flattened by its largest value.
-export function binaryTicks(min, max, most) {
-  const lo = Math.floor(Math.log2(Math.max(1, min)));
+// Ticks at consecutive powers of two (…, 4 GiB, 8 GiB, 16 GiB, …) on a log2 axis, the
+// top one at or above the largest value and at most `most` of them: the weights and
+// GPU-memory lines keep their place at every context instead of being flattened by the
+// KV curve's largest value; the KV of short contexts may start below the axis.
+export function binaryTicks(min, max, most, keep = max) {
   const hi = Math.ceil(Math.log2(Math.max(2, max)));
-  let stride = 1;
-  while (Math.floor(hi / stride) - Math.ceil(lo / stride) + 1 > most) stride++;
+  // The horizontal lines (`keep`: the lowest of them) always lie inside.
+  const lo = Math.min(Math.floor(Math.log2(Math.max(1, keep))), Math.max(Math.floor(Math.log2(Math.max(1, min))), hi - (most - 1)));
+  const stride = Math.ceil((hi - lo + 1) / most);
   const out = [];
-  for (let e = Math.ceil(lo / stride) * stride; e <= hi; e += stride) out.push(2 ** e);
+  for (let e = hi - Math.ceil((hi - lo) / stride) * stride; e <= hi; e += stride) out.push(2 ** e);
   return out;
 }
 
@@ -71,7 +72,8 @@ export class KvChart {
     const gridColor = cssVar('--grid', '#ddd');
     const self = this;
     const all = this.data.series.slice(1).flat().filter((v) => v > 0);
-    const ticks = binaryTicks(Math.min(...all), Math.max(...all), height < 260 ? 6 : 8);
+    const lines = this.data.series.slice(2).map((x) => x[0]).filter((v) => v > 0);
+    const ticks = binaryTicks(Math.min(...all), Math.max(...all), height < 260 ? 6 : 8, lines.length ? Math.min(...lines) : Math.max(...all));
     const yMin = ticks[0], yMax = ticks[ticks.length - 1];
     this.container.dataset.yTicks = ticks.join(',');
     // The legend shows the values at the chosen context until the pointer picks another.
