@@ -54,11 +54,21 @@ export interface LayerGroup extends Layer {
   first_layer: number;
 }
 
+/** RoPE scaling (model/rope.h); `text` is what --rope-scaling / BudgetInputs.rope_scaling take ("yarn:4:32768"). */
+export interface RopeScaling {
+  type: string; factor: number; original_max_position_embeddings: number;
+  /** "config", "gguf", "user" or "model_card". */
+  source: string; text: string;
+  /** The longest context it gives (vLLM's derived length); 0 when not worked out (a config's own). */
+  max_len: number;
+}
+
 /** `kvbudget inspect --json`. */
 export interface ModelSpec {
   name: string; model_type: string; architecture: string; family: string;
   generic: boolean; multimodal: boolean; dtype: string; ssm_dtype: string;
-  max_position_embeddings: number; num_layers: number;
+  max_position_embeddings: number; original_max_position_embeddings: number; rope_scaling: RopeScaling | null;
+  num_layers: number;
   layer_counts: Partial<Record<LayerKind, number>>;
   layer_groups: LayerGroup[];
   layers: Layer[];
@@ -92,6 +102,8 @@ export interface BudgetInputs {
   kv_cache_dtype?: string;
   /** llama.cpp -ctv ("" = -ctk). */
   kv_cache_dtype_v?: string;
+  /** RoPE scaling to serve with, "TYPE:FACTOR[:ORIGINAL]" ("" = as config.json says). */
+  rope_scaling?: string;
   tensor_parallel_size?: number; pipeline_parallel_size?: number;
   max_num_batched_tokens?: number; block_size?: number; enforce_eager?: boolean;
   activation_bytes?: number; overhead_bytes?: number; cudagraph_bytes?: number; n_ubatch?: number;
@@ -130,10 +142,16 @@ export interface Budget {
   activation_bytes: number; activation_estimated: boolean; overhead_bytes: number; overhead_estimated: boolean;
   cudagraph_bytes: number; cudagraph_estimated: boolean; kv_pool_bytes: number;
   kv_cache_dtype: string; kv_cache_dtype_v: string;
-  context: number; model_max_len: number; seqs: number;
+  /** model_max_len: the model's longest context after RoPE scaling (vLLM's derived length); native_max_len:
+   *  max_position_embeddings; n_ctx_train: llama.cpp's training context. */
+  context: number; model_max_len: number; native_max_len: number; n_ctx_train: number; over_model_max: boolean;
+  rope_scaling: RopeScaling | null;
+  seqs: number;
   max_num_seqs: number; max_num_seqs_default: number; max_num_batched_tokens: number;
   per_gpu: PerGpu;
-  fits: boolean; all_seqs_fit: boolean; max_context: number; max_context_capped: boolean; max_concurrency: number;
+  fits: boolean; all_seqs_fit: boolean; max_context: number; max_context_capped: boolean;
+  /** Longest context memory holds for `seqs` sequences, past the model's limit (up to 2^24). */
+  max_context_physical: number; max_concurrency: number;
   /** What the engine prints at start-up, exactly (none for transformers). */
   log_lines: string[];
   /** vllm serve / llama-server line, or the transformers snippet: only the flags the answer needs. */
@@ -159,13 +177,16 @@ export interface Answer {
   /** The page's headline numbers by their data-metric names; null where the engine refused. */
   metrics: {
     'kv-bytes-per-token': number; 'kv-bytes-total': number;
-    'weights-bytes': number | null; 'total-bytes': number | null; 'max-context': number | null; 'max-concurrency': number | null;
+    'weights-bytes': number | null; 'total-bytes': number | null; 'max-context': number | null;
+    'max-context-physical': number | null; 'max-concurrency': number | null;
   };
   budget: Budget | null;
   /** The engine refusing this model at these settings (the KV numbers still stand). */
   refusal: { code: string; message: string; detail: Message | null } | null;
   /** All GPUs' memory, for the chart's line. */
   chart_capacity_bytes: number;
+  /** The RoPE scaling the model card documents (Qwen3: YaRN x4 from 32,768), null when none. */
+  rope_offer: RopeScaling | null;
   kv: KvReport;
 }
 
@@ -306,6 +327,8 @@ export interface SimSummary {
 export interface SimReport extends SimRunInfo {
   done: boolean;
   policies: SimSummary[];
+  /** What the run found, once done (sim/conclusions.h): sim_most_served, sim_policy_waste, sim_why, sim_overload. */
+  conclusions: Message[];
 }
 
 /** Downsampled, time-weighted; columns of equal length (TimePoint's members). */

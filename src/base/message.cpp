@@ -246,6 +246,27 @@ const std::vector<MessageTemplate>& message_templates() {
         {"vllm_null_block",
          "vLLM's \"GPU KV cache size: {printed} tokens\" counts the one {block}-token block it keeps in reserve (the "
          "null block): one request can hold at most {usable} tokens, the longest context shown here"},
+        {"rope_scaling_syntax",
+         "RoPE scaling '{value}' is not TYPE:FACTOR[:ORIGINAL] with TYPE yarn, linear or dynamic (e.g. yarn:4:32768)"},
+        {"rope_scaling_factor", "RoPE scaling factor '{value}' is not a number above 1 and at most 1024"},
+        {"llamacpp_rope_dynamic", "llama.cpp has no dynamic (NTK) RoPE scaling; use yarn or linear"},
+        {"over_model_max_vllm",
+         "{context} tokens is past the model's limit of {max}: vLLM refuses to start. Memory alone would hold "
+         "{physical} tokens per sequence"},
+        // What a simulation found (sim/conclusions.cpp)
+        {"sim_most_served",
+         "{policy} served the most: {finished} of {requests} requests finished, {throughput} tokens/s, {running} "
+         "requests running on average"},
+        {"sim_policy_waste",
+         "{policy}: {waste} of the KV memory in use held no token ({reserved} reserved ahead, {internal} internal "
+         "and {external} external fragmentation)"},
+        {"sim_why",
+         "why: {best} wastes {best_waste} of its memory against {worst_waste} for {worst}, so it keeps {best_running} "
+         "requests running at once against {worst_running}"},
+        {"sim_overload",
+         "overloaded: requests arrive at {offered}/s but the GPU finishes at most {served}/s ({policy}); the queue "
+         "never drains, so each request waits longer than the last (median time to first token {ttft}, p99 "
+         "{ttft_p99}). Lower the rate or add memory: the policies' latencies compare queues, not allocators"},
         {"nothing_fits", "no context length fits: free memory (more GPUs, a smaller weights format, lower overheads)"},
         {"bad_engine", "--engine must be vllm, llamacpp or transformers, got '{value}'"},
         {"unknown_gpu", "unknown GPU '{gpu}' (known: {known})"},

@@ -8,6 +8,7 @@
 #include "base/text.h"
 #include "base/units.h"
 #include "budget/budget_steps.h"
+#include "model/rope.h"
 
 namespace kvb {
 
@@ -224,12 +225,28 @@ void decode_bound(const Gpu* gpu, BudgetResult& r) {
 
 }  // namespace
 
-Result<BudgetResult> compute_budget(const ModelSpec& m, const BudgetInputs& in) {
+Result<BudgetResult> compute_budget(const ModelSpec& model, const BudgetInputs& in) {
     if (auto v = validate(in); !v) return v.error();
+    // The user's RoPE scaling replaces the config's: every engine step then derives its
+    // limit from the scaled model.
+    std::optional<ModelSpec> scaled;
+    if (!in.rope_scaling.empty()) {
+        auto rs = parse_rope_scaling(in.rope_scaling);
+        if (!rs) return rs.error();
+        if (in.engine == BudgetEngine::LlamaCpp && rs->type == "dynamic")
+            return make_error("bad_value", note("llamacpp_rope_dynamic"));
+        scaled = with_rope_scaling(model, rs.value());
+    }
+    const ModelSpec& m = scaled ? *scaled : model;
     BudgetResult r;
     r.engine = in.engine;
     r.model = m.name;
-    r.model_max_len = m.max_position_embeddings;
+    const ContextLimits lim = context_limits(m);
+    r.model_max_len = m.max_position_embeddings > 0 ? lim.max_len : 0;
+    r.native_max_len = m.max_position_embeddings;
+    r.n_ctx_train = lim.n_ctx_train;
+    r.rope_scaling = m.rope_scaling;
+    r.over_model_max = r.model_max_len > 0 && in.context > r.model_max_len;
     r.seqs = in.seqs;
     auto gpu = resolve_hardware(in, r);
     if (!gpu) return gpu.error();

@@ -8,6 +8,7 @@
 // every one of them can be overridden by the caller.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,9 @@ struct BudgetInputs {
     // What is served
     int64_t context = 0;  // tokens per sequence (vLLM --max-model-len, llama.cpp -c / -np); 0 = the model's limit
     int64_t seqs = 1;     // requests served at once (llama.cpp -np, transformers batch size)
+    // RoPE scaling the engine is told to apply ("yarn:4", "yarn:4:32768"; model/rope.h);
+    // "" = as config.json says. vLLM gets --hf-overrides, llama.cpp --rope-scaling flags.
+    std::string rope_scaling;
     // Engine knobs (0 / "" = engine default)
     int64_t max_num_seqs = 0;          // vLLM --max-num-seqs: default for the GPU, raised to `seqs` when below
     std::string kv_cache_dtype;        // vLLM: auto|fp8|...; llama.cpp: -ctk f16|q8_0|... (and -ctv unless set below)
@@ -111,13 +115,17 @@ struct BudgetResult {
     bool activation_estimated = true, overhead_estimated = true, cudagraph_estimated = true;
     int64_t kv_pool_bytes = 0;  // per GPU, may be <= 0 (then nothing fits)
     int64_t max_num_batched_tokens = 0;
-    int64_t max_num_seqs = 0;          // vLLM: resolved --max-num-seqs
-    int64_t max_num_seqs_default = 0;  // vLLM's own default for this GPU
-    int64_t seqs = 1;                  // requests served at once
-    int64_t context = 0;               // resolved tokens per sequence
-    int64_t model_max_len = 0;         // max_position_embeddings
-    std::string kv_cache_dtype;        // resolved name (llama.cpp: the K type)
-    std::string kv_cache_dtype_v;      // llama.cpp: the V type
+    int64_t max_num_seqs = 0;                 // vLLM: resolved --max-num-seqs
+    int64_t max_num_seqs_default = 0;         // vLLM's own default for this GPU
+    int64_t seqs = 1;                         // requests served at once
+    int64_t context = 0;                      // resolved tokens per sequence
+    int64_t model_max_len = 0;                // the model's longest context: vLLM's derived length (RoPE-scaled)
+    int64_t native_max_len = 0;               // max_position_embeddings as config.json states it
+    int64_t n_ctx_train = 0;                  // llama.cpp's training context (warns past it)
+    bool over_model_max = false;              // the asked context is past model_max_len
+    std::optional<RopeScaling> rope_scaling;  // the scaling in effect (config's or the user's)
+    std::string kv_cache_dtype;               // resolved name (llama.cpp: the K type)
+    std::string kv_cache_dtype_v;             // llama.cpp: the V type
     // vLLM
     VllmCapacity capacity;  // blocks, tokens, concurrency, start-up lines, vLLM's error
     // llama.cpp
@@ -127,12 +135,13 @@ struct BudgetResult {
     int64_t cache_transient_bytes = 0;  // one layer's torch.cat copy while the cache grows
     // Answers
     PerGpu per_gpu;
-    bool fits = false;                // one request of `context` fits (vLLM starts)
-    bool all_seqs_fit = false;        // `seqs` requests of `context` fit at once
-    int64_t max_context = 0;          // longest context that fits for `seqs` sequences at once
-    bool max_context_capped = false;  // stopped at the model's limit, not at memory
-    int64_t max_concurrency = 0;      // most sequences of `context` tokens held at once
-    double vllm_concurrency = 0;      // vLLM's printed "Maximum concurrency" (num_blocks / blocks per request)
+    bool fits = false;                 // one request of `context` fits (vLLM starts)
+    bool all_seqs_fit = false;         // `seqs` requests of `context` fit at once
+    int64_t max_context = 0;           // longest context that fits for `seqs` sequences at once
+    int64_t max_context_physical = 0;  // the same ignoring the model's limit (up to 2^24): what memory holds
+    bool max_context_capped = false;   // stopped at the model's limit, not at memory
+    int64_t max_concurrency = 0;       // most sequences of `context` tokens held at once
+    double vllm_concurrency = 0;       // vLLM's printed "Maximum concurrency" (num_blocks / blocks per request)
     DecodeBound decode;
     std::vector<std::string> log_lines;  // what the engine prints at start-up (none for transformers)
     std::string command;                 // vllm serve / llama-server line, or the transformers snippet

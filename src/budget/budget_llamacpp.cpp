@@ -10,6 +10,7 @@
 #include "budget/budget_steps.h"
 #include "kv/kv.h"
 #include "model/dtype.h"
+#include "model/rope.h"
 
 namespace kvb::budget_steps {
 
@@ -35,6 +36,13 @@ std::string command(const ModelSpec& m, const WeightFormat& fmt, const BudgetRes
     if (r.kv_cache_dtype != "f16") cmd += " -ctk " + r.kv_cache_dtype;
     if (r.kv_cache_dtype_v != "f16") cmd += " -ctv " + r.kv_cache_dtype_v;
     if (v_quantized) cmd += " -fa on";  // a quantized V cache needs flash attention
+    if (m.rope_scaling && m.rope_scaling->source == "user") {
+        const RopeScaling& rs = *m.rope_scaling;
+        std::string f = py_float_text(rs.factor);
+        if (f.size() > 2 && f.compare(f.size() - 2, 2, ".0") == 0) f.resize(f.size() - 2);
+        cmd += " --rope-scaling " + rs.type + " --rope-scale " + f;
+        if (rs.type == "yarn") cmd += " --yarn-orig-ctx " + std::to_string(rs.original_max_position_embeddings);
+    }
     cmd += " -ngl 99";
     return cmd;
 }
@@ -61,7 +69,7 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
     if (!vt) return vt.error();
     if (m.max_position_embeddings <= 0 && in.context <= 0)
         return make_error("missing_field", note("no_context_limit", {{"model", m.name}}));
-    const int64_t limit = m.max_position_embeddings > 0 ? m.max_position_embeddings : in.context;
+    const int64_t limit = m.max_position_embeddings > 0 ? r.model_max_len : in.context;
     r.context = in.context > 0 ? in.context : limit;
 
     LlamaOptions o;
@@ -79,6 +87,8 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
     if (!lay) return lay.error();
     r.llama = std::move(lay.value());
     r.log_lines = r.llama.log_lines;
+    for (const Message& ln : r.llama.notes)
+        if (ln.code == "llama_ctx_over_train") r.notes.push_back(ln);
 
     fill_per_gpu(r, cdiv(r.llama.total_bytes, n));
     const PerGpu& g = r.per_gpu;
@@ -103,6 +113,9 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
                             ? limit
                             : largest_true(1, limit / 256, [&](int64_t x) { return kv_fits(x * 256, r.seqs); }) * 256;
     }
+    r.max_context_physical = r.max_context;
+    if (r.max_context_capped)
+        r.max_context_physical = physical_max(limit, 256, [&](int64_t x) { return kv_fits(x, r.seqs); });
     if (r.kv_pool_bytes > 0 && kv_fits(r.context, 1))
         r.max_concurrency = most_that_fit(65536, [&](int64_t x) { return kv_fits(r.context, x); });
 

@@ -1,6 +1,8 @@
 // Internal to src/budget: the steps compute_budget runs, one per engine, and the
 // helpers they share. Not part of the core's API.
 #pragma once
+#include <algorithm>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -40,6 +42,19 @@ int64_t most_that_fit(int64_t cap, Pred fits) {
     int64_t hi = 1;
     while (hi < cap && fits(hi * 2)) hi *= 2;
     return largest_true(1, std::min(hi * 2, cap), fits);
+}
+
+// Past the model's limit (a context that fits at `limit`), how far memory alone would go:
+// doubling then bisection up to 2^24 tokens, in steps of `step` tokens.
+template <class Pred>
+int64_t physical_max(int64_t limit, int64_t step, Pred fits) {
+    constexpr int64_t kCap = int64_t(1) << 24;
+    if (limit >= kCap) return limit;
+    int64_t lo = std::max<int64_t>(1, limit / step), hi = lo;
+    while (hi * step < kCap && fits(std::min(kCap, hi * 2 * step))) hi *= 2;
+    if (hi * step >= kCap) return kCap;
+    const int64_t top = std::min(hi * 2, kCap / step);
+    return std::max(limit, largest_true(lo, top, [&](int64_t x) { return x == lo || fits(x * step); }) * step);
 }
 
 std::string fraction_text(double v);  // 0.9 -> "0.9", as a flag value

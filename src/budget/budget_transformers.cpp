@@ -17,7 +17,7 @@ Result<bool> transformers(const Ctx& c, BudgetResult& r) {
     const int64_t n = in.gpu_count;
     if (m.max_position_embeddings <= 0 && in.context <= 0)
         return make_error("missing_field", note("no_context_limit", {{"model", m.name}}));
-    const int64_t limit = m.max_position_embeddings > 0 ? m.max_position_embeddings : in.context;
+    const int64_t limit = m.max_position_embeddings > 0 ? r.model_max_len : in.context;
     r.context = in.context > 0 ? in.context : limit;
     const std::string model_dtype = m.dtype.empty() ? "bfloat16" : m.dtype;
     r.kv_cache_dtype = model_dtype;
@@ -68,6 +68,9 @@ Result<bool> transformers(const Ctx& c, BudgetResult& r) {
         r.max_context =
             r.max_context_capped ? limit : largest_true(1, limit, [&](int64_t x) { return fits_at(r.seqs, x); });
     }
+    r.max_context_physical = r.max_context;
+    if (r.max_context_capped)
+        r.max_context_physical = physical_max(limit, 1, [&](int64_t x) { return fits_at(r.seqs, x); });
     if (room > 0 && fits_at(1, r.context))
         r.max_concurrency = most_that_fit(int64_t(1) << 20, [&](int64_t x) { return fits_at(x, r.context); });
 

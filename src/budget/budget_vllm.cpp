@@ -10,6 +10,7 @@
 #include "budget/budget_steps.h"
 #include "kv/kv.h"
 #include "model/dtype.h"
+#include "model/rope.h"
 
 namespace kvb::budget_steps {
 
@@ -77,7 +78,7 @@ int64_t answers(const ModelSpec& m, BudgetResult& r, int64_t pool) {
         if (nb == INT64_MAX) nb = 0;
     }
     const int64_t usable = nb > 0 ? nb - 1 : 0;
-    const int64_t limit = m.max_position_embeddings > 0 ? m.max_position_embeddings : (int64_t(1) << 24);
+    const int64_t limit = m.max_position_embeddings > 0 ? r.model_max_len : (int64_t(1) << 24);
     auto fits_ctx = [&](int64_t len) {
         const int64_t b = vllm_request_blocks(L, len);
         return b > 0 && b <= usable / r.seqs;
@@ -89,6 +90,8 @@ int64_t answers(const ModelSpec& m, BudgetResult& r, int64_t pool) {
         r.max_context_capped = fits_ctx(limit);
         r.max_context = r.max_context_capped ? limit : largest_true(1, limit, fits_ctx);
     }
+    r.max_context_physical = r.max_context;
+    if (r.max_context_capped && !L.groups.empty()) r.max_context_physical = physical_max(limit, 1, fits_ctx);
     const int64_t per_req = L.groups.empty() ? 0 : vllm_request_blocks(L, r.context);
     r.max_concurrency = per_req > 0 ? usable / per_req : 0;
     r.all_seqs_fit = r.fits && per_req > 0 && r.seqs <= r.max_concurrency && r.seqs <= r.max_num_seqs;
@@ -107,9 +110,19 @@ int64_t answers(const ModelSpec& m, BudgetResult& r, int64_t pool) {
 // Only the flags the answer needs or the user chose: run as printed, vLLM serves what the page promises.
 std::string command(const Ctx& c, const BudgetResult& r, const std::string& kv_cache_dtype, int64_t one_max) {
     const BudgetInputs& in = c.in;
-    const int64_t mml = r.fits ? r.context : one_max;
+    int64_t mml = r.fits ? r.context : one_max;
+    // Past the model's limit vLLM refuses whatever the memory: offer the longest it takes.
+    if (r.over_model_max) mml = r.max_context;
     std::string cmd = "vllm serve " + c.m.name;
     if (mml > 0) cmd += " --max-model-len " + std::to_string(mml);
+    if (c.m.rope_scaling && c.m.rope_scaling->source == "user") {
+        const RopeScaling& rs = *c.m.rope_scaling;
+        cmd += " --hf-overrides '{\"rope_scaling\":{\"rope_type\":\"" + rs.type +
+               "\",\"factor\":" + py_float_text(rs.factor);
+        if (rs.type == "yarn")
+            cmd += ",\"original_max_position_embeddings\":" + std::to_string(rs.original_max_position_embeddings);
+        cmd += "}}'";
+    }
     if (r.gpu_memory_utilization != 0.9) cmd += " --gpu-memory-utilization " + fraction_text(r.gpu_memory_utilization);
     if (r.max_num_seqs != r.max_num_seqs_default) cmd += " --max-num-seqs " + std::to_string(r.max_num_seqs);
     if (kv_cache_dtype != "auto") cmd += " --kv-cache-dtype " + kv_cache_dtype;
@@ -136,6 +149,7 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
     o.tensor_parallel_size = r.tp;
     o.pipeline_parallel_size = r.pp;
     o.max_model_len = c.in.context;
+    o.allow_long_max_model_len = r.over_model_max;
     o.max_num_batched_tokens = r.max_num_batched_tokens;
     o.block_size = c.in.block_size;
     auto cap = vllm_capacity(m, o, pool);
@@ -146,9 +160,19 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
     r.kv_cache_dtype = L.kv_cache_dtype;
     r.fits = r.capacity.fits && pool > 0;
     r.engine_error = r.capacity.error_text;
+    if (L.over_max_model_len) {
+        // vLLM stops at its config check, before any memory is counted or printed.
+        r.fits = false;
+        r.engine_error = render_english(*L.over_max_model_len);
+        r.capacity.log_lines.clear();
+    }
     r.vllm_concurrency = r.capacity.max_concurrency;
     r.log_lines = r.capacity.log_lines;
     const int64_t one_max = answers(m, r, pool);
+    if (L.over_max_model_len)
+        r.capacity.refusal = note("over_model_max_vllm", {{"context", with_commas(r.context)},
+                                                          {"max", with_commas(r.model_max_len)},
+                                                          {"physical", with_commas(r.max_context_physical)}});
     r.command = command(c, r, o.kv_cache_dtype, one_max);
 
     if ((c.fmt.kind == WeightKind::IntGroup || c.fmt.kind == WeightKind::Int8) && m.quant.method.empty())

@@ -27,6 +27,9 @@ const char* kHelp =
     "                                 Q8_0|Q6_K|Q5_K_M|Q4_K_M|Q4_0|IQ4_XS (default auto = config)\n"
     "  --params N                     exact parameter count (e.g. the Hub's safetensors total)\n"
     "  --max-model-len N              tokens per request: 32768, 32,768, 32K, 1M (default: the model's limit)\n"
+    "  --rope-scaling TYPE:FACTOR[:ORIGINAL]  RoPE scaling to serve with: yarn|linear|dynamic, e.g. yarn:4:32768\n"
+    "                                 (Qwen3: 131,072 tokens); ORIGINAL defaults to the config's or the model\n"
+    "                                 card's original length. vLLM gets --hf-overrides, llama.cpp --rope-scaling\n"
     "  --seqs N                       requests served at once (llama.cpp -np, transformers batch size; default 1)\n"
     "  --max-num-seqs N               vLLM --max-num-seqs (default: vLLM's for the GPU, raised to --seqs);\n"
     "                                 for llama.cpp and transformers the same as --seqs\n"
@@ -110,6 +113,9 @@ void print_human(const BudgetResult& r, std::ostream& out) {
     }
     out << "  longest context for " << r.seqs << (r.seqs == 1 ? " sequence: " : " sequences at once: ")
         << with_commas(r.max_context) << " tokens" << (r.max_context_capped ? " (the model's limit)" : "") << "\n";
+    if (r.max_context_physical > r.max_context)
+        out << "  memory alone would hold " << with_commas(r.max_context_physical) << " tokens per sequence (past the "
+            << "model's limit of " << with_commas(r.model_max_len) << ")\n";
     out << "  sequences of " << with_commas(r.context) << " tokens held at once: " << with_commas(r.max_concurrency)
         << "\n";
     if (r.decode.tokens_per_s_single > 0) {
@@ -150,7 +156,8 @@ int cmd_budget(const std::vector<std::string>& argv, std::ostream& out, std::ost
                        "-ub",
                        "-ctk",
                        "-ctv",
-                       "--seqs"};
+                       "--seqs",
+                       "--rope-scaling"};
     spec.switches = {"--enforce-eager"};
     int rc = kOk;
     auto a = parse_command("budget", argv, spec, kHelp, out, err, rc);
@@ -204,6 +211,7 @@ int cmd_budget(const std::vector<std::string>& argv, std::ostream& out, std::ost
         in.seqs = *mns;
     in.kv_cache_dtype = a->get("--kv-cache-dtype", a->get("-ctk"));
     in.kv_cache_dtype_v = a->get("-ctv");
+    in.rope_scaling = a->get("--rope-scaling");
     if (in.engine != BudgetEngine::LlamaCpp && (a->has("-ctk") || a->has("-ctv"))) {
         err << "kvbudget: error: -ctk / -ctv are llama.cpp's; use --kv-cache-dtype for " << to_string(in.engine)
             << "\n";

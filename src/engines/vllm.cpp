@@ -11,6 +11,7 @@
 #include "engines/vllm_steps.h"
 #include "kv/kv.h"
 #include "model/dtype.h"
+#include "model/rope.h"
 
 namespace kvb {
 
@@ -92,19 +93,24 @@ Result<bool> check_options(const ModelSpec& m, const VllmOptions& o) {
     return true;
 }
 
-// max_model_len: vLLM refuses more than the model's own limit (config/model.py). Without any
-// length key in config.json it assumes 2048. Then the batch and the tokens in flight.
+// max_model_len: vLLM refuses more than the length it derives from the config (the length
+// keys, x the RoPE scaling factor; model/rope.h). Without any length key it assumes 2048.
+// Then the batch and the tokens in flight.
 Result<bool> resolve_lengths(const ModelSpec& m, const VllmOptions& o, VllmLayout& L) {
+    const ContextLimits lim = context_limits(m);
     const bool has_len_key = m.max_position_embeddings > 0;
-    const int64_t model_max = has_len_key ? m.max_position_embeddings : 2048;
+    const int64_t model_max = lim.max_len;
     if (!has_len_key) L.notes.push_back(note("vllm_no_max_len"));
-    const int64_t mml = o.max_model_len > 0 ? o.max_model_len : model_max;
+    const int64_t mml = o.max_model_len > 0 ? o.max_model_len : lim.vllm_default;
     if (mml > model_max) {
         const bool current = o.log_format == VllmLogFormat::Current || o.log_format == VllmLogFormat::Split;
-        return refuse(note(current ? "vllm_max_model_len_over" : "vllm_max_model_len_over_legacy",
-                           {{"max_model_len", to_string(mml)},
-                            {"key", has_len_key ? "max_position_embeddings" : "None"},
-                            {"derived", to_string(model_max) + (current ? ".0" : "")}}));
+        Message refusal =
+            note(current ? "vllm_max_model_len_over" : "vllm_max_model_len_over_legacy",
+                 {{"max_model_len", to_string(mml)},
+                  {"key", lim.vllm_key},
+                  {"derived", current || lim.vllm_scaled ? py_float_text(lim.vllm_derived) : to_string(model_max)}});
+        if (!o.allow_long_max_model_len) return refuse(refusal);
+        L.over_max_model_len = refusal;
     }
     if (mml > (int64_t(1) << 40)) return bad_value(note("vllm_max_model_len_absurd"));
     L.max_model_len = mml;

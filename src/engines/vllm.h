@@ -4,6 +4,7 @@
 // Mirrors vllm/v1/kv_cache_interface.py and vllm/v1/core/kv_cache_utils.py.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,7 +50,7 @@ struct VllmOptions {
     int64_t kernel_block_alignment = 0;
     int64_t tensor_parallel_size = 1;
     int64_t pipeline_parallel_size = 1;
-    int64_t max_model_len = 0;           // 0 = the model's max_position_embeddings
+    int64_t max_model_len = 0;           // 0 = vLLM's default (the derived length; LongRoPE: the original)
     int64_t max_num_batched_tokens = 0;  // 0 = 8192 (LLM class below 70 GiB, `vllm serve` at or above 70 GiB;
                                          // `vllm serve` below 70 GiB uses 2048, the LLM class above 16384)
     MambaCacheMode mamba_cache_mode = MambaCacheMode::Default;
@@ -66,6 +67,9 @@ struct VllmOptions {
     bool chunked_local_hybrid = false;
     VllmLogFormat log_format = VllmLogFormat::Current;
     int64_t swap_space_bytes = int64_t(4) << 30;  // V0 only: --swap-space (CPU blocks line)
+    // VLLM_ALLOW_LONG_MAX_MODEL_LEN=1: a max_model_len past the derived one is laid out
+    // (the refusal vLLM would raise without it goes to VllmLayout::over_max_model_len).
+    bool allow_long_max_model_len = false;
 };
 
 // One layer's KVCacheSpec as vLLM builds it on one worker (after the TP split).
@@ -117,6 +121,7 @@ struct VllmLayout {
     std::vector<Message> notes;         // what kvbudget decided (block size adjusted, replication, ...)
     // Resolved options
     int64_t max_model_len = 0;
+    std::optional<Message> over_max_model_len;  // vLLM's refusal, when allowed past it
     int64_t max_num_batched_tokens = 0;
     int64_t tp = 1, pp = 1;
     MambaCacheMode mamba_cache_mode = MambaCacheMode::None;

@@ -105,14 +105,16 @@ std::vector<LayerGroup> layer_groups(const ModelSpec& m, const KvDtypes& d) {
     return groups;
 }
 
-std::vector<ContextRow> context_table(const EngineKv& e, int64_t seqs) {
-    const int64_t max = e.view.max_position_embeddings;
+std::vector<ContextRow> context_table(const EngineKv& e, int64_t seqs, int64_t model_max, int64_t chosen) {
+    const int64_t max = model_max > 0 ? model_max : e.view.max_position_embeddings;
+    const int64_t end = max > 0 ? std::max(max, chosen) : 0;
     std::vector<int64_t> points = {1024, 4096, 8192, 32768, 131072};
-    if (max > 0 && std::find(points.begin(), points.end(), max) == points.end()) points.push_back(max);
+    for (int64_t p : {max, chosen})
+        if (p > 0 && std::find(points.begin(), points.end(), p) == points.end()) points.push_back(p);
     std::sort(points.begin(), points.end());
     std::vector<ContextRow> rows;
     for (int64_t c : points) {
-        if (max > 0 && c > max) continue;
+        if (end > 0 && c > end) continue;
         auto one = kv_bytes_at(e.view, e.dtypes, c, 1);
         auto all = kv_bytes_at(e.view, e.dtypes, c, seqs);
         if (!one || !all) continue;

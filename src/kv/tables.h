@@ -48,7 +48,9 @@ struct ContextRow {
     int64_t bytes_per_seq = 0;
     int64_t bytes_total = 0;  // x seqs
 };
-std::vector<ContextRow> context_table(const EngineKv& e, int64_t seqs);
+// Rows at 1K, 4K, 8K, 32K, 128K, the model's limit (`model_max`, 0 = max_position_embeddings)
+// and the chosen context, up to the larger of the two: past the limit when the user asks for it.
+std::vector<ContextRow> context_table(const EngineKv& e, int64_t seqs, int64_t model_max = 0, int64_t chosen = 0);
 
 // The same model with every attention layer re-headed: MHA, as published, MQA.
 struct HeadVariant {

@@ -5,6 +5,7 @@
 #include "model/gguf_spec.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -237,6 +238,19 @@ Result<ModelSpec> build(const GgufHeader& h, const std::vector<const GgufHeader*
     auto ctx = r.opt_int("context_length", 1, kMaxTokens);
     if (!ctx) return ctx.error();
     m.max_position_embeddings = ctx.value().value_or(0);
+    // llama.cpp's load_hparams: rope.scaling.type (default linear), rope.scaling.factor
+    // (or the old rope.scale_linear), rope.scaling.original_context_length.
+    if (const GgufValue* st = r.get("rope.scaling.type"); st && st->type == GgufType::String && st->str != "none") {
+        RopeScaling rs;
+        rs.type = st->str;
+        rs.source = "gguf";
+        auto f = r.opt_num("rope.scaling.factor");
+        if (!f) f = r.opt_num("rope.scale_linear");
+        if (f && std::isfinite(*f) && *f > 0 && *f < 1e6) rs.factor = *f;
+        auto orig = r.opt_int("rope.scaling.original_context_length", 1, kMaxTokens);
+        if (orig && orig.value()) rs.original_max_position_embeddings = *orig.value();
+        m.rope_scaling = rs;
+    }
     auto embd = r.req_int("embedding_length", 1, kMaxHidden);
     if (!embd) return embd.error();
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <set>
 
 #include "base/text.h"
@@ -959,6 +960,38 @@ std::optional<std::string> string_field(const json& j, const char* key) {
     return it->get<std::string>();
 }
 
+// rope_scaling (transformers 4) or rope_parameters (transformers 5, possibly one entry per
+// layer type) as vLLM's patch_rope_parameters reads it: "type" is the old name of
+// "rope_type", "mrope" is the default rope, "su" is LongRoPE. A wrong type reads as absent.
+std::optional<RopeScaling> read_rope_scaling(const ConfigReader& r) {
+    const json* rs = r.find({"rope_scaling", "rope_parameters"});
+    if (!rs || !rs->is_object()) return std::nullopt;
+    const json* one = rs;
+    if (!rs->contains("rope_type") && !rs->contains("type")) {
+        for (const auto& item : rs->items()) {
+            const json& v = item.value();
+            if (v.is_object() && (v.contains("rope_type") || v.contains("type"))) {
+                one = &v;
+                break;
+            }
+        }
+    }
+    RopeScaling out;
+    out.type = string_at(*one, "rope_type");
+    if (out.type.empty()) out.type = string_at(*one, "type");
+    if (out.type.empty() || out.type == "mrope") out.type = "default";
+    if (out.type == "su") out.type = "longrope";
+    if (auto it = one->find("factor"); it != one->end() && it->is_number()) {
+        const double f = it->get<double>();
+        if (std::isfinite(f) && f > 0 && f < 1e6) out.factor = f;
+    }
+    if (auto it = one->find("original_max_position_embeddings"); it != one->end() && it->is_number_integer()) {
+        const int64_t v = it->get<int64_t>();
+        if (v > 0 && v <= (int64_t(1) << 32)) out.original_max_position_embeddings = v;
+    }
+    return out;
+}
+
 }  // namespace
 
 Result<ModelSpec> parse_config(const std::string& text, const std::string& name_in) {
@@ -1078,6 +1111,10 @@ Result<ModelSpec> parse_config(const std::string& text, const std::string& name_
         m.max_position_embeddings = 131072;
         m.notes.push_back(note("gemma_default", {{"field", "max_position_embeddings"}, {"value", "131072"}}));
     }
+
+    m.rope_scaling = read_rope_scaling(r);
+    if (auto omp = r.optional_int({"original_max_position_embeddings"}, 1, kMaxTokens); omp && omp.value())
+        m.original_max_position_embeddings = *omp.value();
 
     if (m.layers.empty()) return make_error("bad_value", note("no_layers", {{"model", name}}));
     {

@@ -106,6 +106,16 @@ struct GgufWeights {
     bool split_mla = false;    // deepseek2 with attn_k_b / attn_v_b (MLA cache); false = per-head K/V cache
 };
 
+// RoPE scaling as config.json (rope_scaling / rope_parameters), a GGUF header
+// ({arch}.rope.scaling.*) or the user states it; see model/rope.h for what engines derive.
+struct RopeScaling {
+    std::string type;   // rope_type as vLLM normalizes it: yarn, linear, dynamic, longrope, llama3, default, ...
+    double factor = 0;  // 0 = not given (rope_type default has none)
+    int64_t original_max_position_embeddings = 0;
+    std::string source = "config";  // "config", "gguf", "user" or "model_card"
+    int64_t max_len = 0;            // the longest context it gives (vLLM's derived length); 0 = not worked out
+};
+
 struct ModelSpec {
     std::string name;                // model id or file name, used in messages
     std::string model_type;          // of the text model
@@ -118,6 +128,8 @@ struct ModelSpec {
     // Qwen3.5 sets mamba_ssm_dtype float32, Nemotron-H mamba_ssm_cache_dtype float32.
     std::string ssm_dtype;
     int64_t max_position_embeddings = 0;
+    std::optional<RopeScaling> rope_scaling;
+    int64_t original_max_position_embeddings = 0;  // top-level key (Phi-3 LongRoPE), 0 = absent
     std::vector<Layer> layers;
     WeightDims dims;
     Quantization quant;

@@ -1,6 +1,7 @@
 #include "report/answer.h"
 
 #include "base/arith.h"
+#include "model/rope.h"
 
 namespace kvb {
 
@@ -8,6 +9,7 @@ Result<Answer> compute_answer(const ModelSpec& m, const BudgetInputs& in) {
     if (auto v = validate(in); !v) return v.error();
     Answer a;
     a.inputs = in;
+    a.rope_offer = documented_rope_scaling(m);
     auto budget = compute_budget(m, in);
     if (budget)
         a.budget = std::move(budget.value());
@@ -25,6 +27,7 @@ Result<Answer> compute_answer(const ModelSpec& m, const BudgetInputs& in) {
         k.kv_dtype = in.kv_cache_dtype.empty() ? "auto" : in.kv_cache_dtype;
     }
     k.weights_bytes = a.budget ? a.budget->weights.bytes : 0;
+    k.model_max = a.budget ? a.budget->model_max_len : context_limits(m).max_len;
     auto kv = compute_kv_report(m, k);
     if (!kv) return kv.error();
     a.kv = std::move(kv.value());
@@ -37,6 +40,7 @@ Result<Answer> compute_answer(const ModelSpec& m, const BudgetInputs& in) {
         a.metrics.weights_bytes = b.weights.bytes;
         a.metrics.total_bytes = b.per_gpu.total_bytes;
         a.metrics.max_context = b.max_context;
+        a.metrics.max_context_physical = b.max_context_physical;
         a.metrics.max_concurrency = b.max_concurrency;
     }
     return a;

@@ -17,17 +17,19 @@ struct AnswerMetrics {
     int64_t kv_bytes_per_token = 0;  // context-proportional part, chosen KV dtype, one sequence, before TP
     int64_t kv_bytes_total = 0;      // context x seqs
     std::optional<int64_t> weights_bytes;
-    std::optional<int64_t> total_bytes;  // per GPU: weights + KV + activations + overhead
-    std::optional<int64_t> max_context;  // for `seqs` sequences at once
+    std::optional<int64_t> total_bytes;           // per GPU: weights + KV + activations + overhead
+    std::optional<int64_t> max_context;           // for `seqs` sequences at once, within the model's limit
+    std::optional<int64_t> max_context_physical;  // the same, past the model's limit: what memory holds
     std::optional<int64_t> max_concurrency;
 };
 
 struct Answer {
     BudgetInputs inputs;  // as asked
     KvReport kv;
-    std::optional<BudgetResult> budget;  // empty when the engine refuses the request
-    std::optional<Error> refusal;        // why (vLLM's or the budget's own words)
-    int64_t chart_capacity_bytes = 0;    // all GPUs, for the chart's memory line
+    std::optional<BudgetResult> budget;     // empty when the engine refuses the request
+    std::optional<Error> refusal;           // why (vLLM's or the budget's own words)
+    int64_t chart_capacity_bytes = 0;       // all GPUs, for the chart's memory line
+    std::optional<RopeScaling> rope_offer;  // the RoPE scaling the model card documents, if any
     AnswerMetrics metrics;
 };
 

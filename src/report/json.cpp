@@ -4,6 +4,7 @@
 
 #include "budget/gpus.h"
 #include "model/dtype.h"
+#include "model/rope.h"
 #include "model/weights.h"
 #include "report/json_common.h"
 #include "sim/session.h"
@@ -74,6 +75,17 @@ json gguf_json(const GgufWeights& g) {
             {"split_mla", g.split_mla},       {"type_counts", types}};
 }
 
+// A RoPE scaling with the lengths it gives: `text` is the spelling --rope-scaling and the
+// page's `rope` parameter take.
+json rope_json(const RopeScaling& r) {
+    return {{"type", r.type},
+            {"factor", r.factor},
+            {"original_max_position_embeddings", r.original_max_position_embeddings},
+            {"source", r.source},
+            {"max_len", r.max_len},
+            {"text", r.factor > 0 ? rope_scaling_text(r) : std::string()}};
+}
+
 json model_json(const ModelSpec& m) {
     json counts = json::object();
     for (LayerKind k : {LayerKind::Full, LayerKind::Sliding, LayerKind::Chunked, LayerKind::Mla, LayerKind::Linear,
@@ -98,6 +110,8 @@ json model_json(const ModelSpec& m) {
         {"dtype", m.dtype},
         {"ssm_dtype", m.ssm_dtype},
         {"max_position_embeddings", m.max_position_embeddings},
+        {"original_max_position_embeddings", m.original_max_position_embeddings},
+        {"rope_scaling", m.rope_scaling ? rope_json(*m.rope_scaling) : json(nullptr)},
         {"num_layers", static_cast<int64_t>(m.layers.size())},
         {"layer_counts", counts},
         {"layer_groups", groups},
@@ -194,6 +208,7 @@ json inputs_json(const BudgetInputs& in) {
         {"max_num_seqs", in.max_num_seqs},
         {"kv_cache_dtype", in.kv_cache_dtype},
         {"kv_cache_dtype_v", in.kv_cache_dtype_v},
+        {"rope_scaling", in.rope_scaling},
         {"tensor_parallel_size", in.tensor_parallel_size},
         {"pipeline_parallel_size", in.pipeline_parallel_size},
         {"max_num_batched_tokens", in.max_num_batched_tokens},
@@ -235,6 +250,10 @@ json budget_json(const BudgetResult& r) {
         {"kv_cache_dtype_v", r.kv_cache_dtype_v},
         {"context", r.context},
         {"model_max_len", r.model_max_len},
+        {"native_max_len", r.native_max_len},
+        {"n_ctx_train", r.n_ctx_train},
+        {"over_model_max", r.over_model_max},
+        {"rope_scaling", r.rope_scaling ? rope_json(*r.rope_scaling) : json(nullptr)},
         {"seqs", r.seqs},
         {"max_num_seqs", r.max_num_seqs},
         {"max_num_seqs_default", r.max_num_seqs_default},
@@ -252,6 +271,7 @@ json budget_json(const BudgetResult& r) {
         {"all_seqs_fit", r.all_seqs_fit},
         {"max_context", r.max_context},
         {"max_context_capped", r.max_context_capped},
+        {"max_context_physical", r.max_context_physical},
         {"max_concurrency", r.max_concurrency},
         {"log_lines", r.log_lines},
         {"command", r.command},
@@ -290,10 +310,12 @@ json answer_json(const Answer& a) {
           {"weights-bytes", opt(m.weights_bytes)},
           {"total-bytes", opt(m.total_bytes)},
           {"max-context", opt(m.max_context)},
+          {"max-context-physical", opt(m.max_context_physical)},
           {"max-concurrency", opt(m.max_concurrency)}}},
         {"budget", a.budget ? budget_json(*a.budget) : json(nullptr)},
         {"refusal", a.refusal ? error_json(*a.refusal) : json(nullptr)},
         {"chart_capacity_bytes", a.chart_capacity_bytes},
+        {"rope_offer", a.rope_offer ? rope_json(*a.rope_offer) : json(nullptr)},
         {"kv", kv_report_json(a.kv)},
     };
 }
@@ -377,6 +399,8 @@ Result<BudgetInputs> budget_inputs_from_json(const std::string& text) {
             e = text_field(in.kv_cache_dtype);
         else if (k == "kv_cache_dtype_v")
             e = text_field(in.kv_cache_dtype_v);
+        else if (k == "rope_scaling")
+            e = text_field(in.rope_scaling);
         else if (k == "gpu_memory_bytes")
             e = count(in.gpu_memory_bytes);
         else if (k == "gpu_count")

@@ -34,14 +34,14 @@ Result<KvReport> compute_kv_report(const ModelSpec& model, const KvReportInputs&
     r.bytes_per_seq = per_seq.value();
     r.formula = layer_groups(m, r.dtypes);
     r.weights_bytes = in.weights_bytes;
-    for (const ContextRow& row : context_table(e, r.seqs)) {
+    for (const ContextRow& row : context_table(e, r.seqs, in.model_max, r.context)) {
         const double vs =
             r.weights_bytes > 0 ? static_cast<double>(row.bytes_total) / static_cast<double>(r.weights_bytes) : 0.0;
         r.context_table.push_back({row, vs});
     }
     r.head_variants = head_variants(e, r.context, r.seqs);
     r.ladder = optimization_ladder(model, r.context, r.seqs);
-    r.curve = kv_curve(e, r.seqs, std::max<int64_t>({r.context, model.max_position_embeddings, 4096}));
+    r.curve = kv_curve(e, r.seqs, std::max<int64_t>({r.context, model.max_position_embeddings, in.model_max, 4096}));
     if (r.weights_bytes > 0) r.crossover_context = crossover_context(m, r.dtypes, r.weights_bytes, r.seqs);
     for (const auto& n : model.notes) r.notes.push_back(n);
     return r;

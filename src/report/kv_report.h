@@ -22,6 +22,7 @@ struct KvReportInputs {
     std::string cache_type_k = "f16";  // llama.cpp -ctk
     std::string cache_type_v = "f16";  // llama.cpp -ctv
     int64_t weights_bytes = 0;         // what the KV is compared with (vs-weights column, crossover); 0 = none
+    int64_t model_max = 0;             // the model's limit after RoPE scaling; 0 = max_position_embeddings
 };
 
 struct ContextReportRow {

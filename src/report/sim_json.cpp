@@ -106,6 +106,7 @@ json report_json_value(const SimReport& r) {
     json ps = json::array();
     for (const sim::Summary& s : r.policies) ps.push_back(summary_json(s));
     j["policies"] = std::move(ps);
+    j["conclusions"] = notes_json(r.conclusions);
     return j;
 }
 

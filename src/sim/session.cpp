@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "base/units.h"
+#include "sim/conclusions.h"
 #include "sim/setup.h"
 
 namespace kvb {
@@ -187,6 +188,7 @@ Result<SimSession> SimSession::create(const ModelSpec& m, const SimInputs& in) {
 
     SimSession s;
     s.requests_ = std::move(reqs.value());
+    if (!s.requests_.empty()) s.arrival_span_s_ = s.requests_.back().arrival_s;
     for (sim::Policy p : policies) {
         c.policy = p;
         c.prefix_caching = in.prefix_caching && p == sim::Policy::Paged;
@@ -279,6 +281,7 @@ SimReport SimSession::report() const {
     r.run = info_;
     r.done = done();
     for (const sim::Simulator& s : sims_) r.policies.push_back(s.summary());
+    if (r.done) r.conclusions = sim_conclusions(r.policies, arrival_span_s_);
     return r;
 }
 

@@ -100,6 +100,7 @@ struct SimReport {
     SimRunInfo run;
     bool done = false;
     std::vector<sim::Summary> policies;
+    std::vector<Message> conclusions;  // once done: sim/conclusions.h
 };
 
 struct SimProgress {
@@ -128,6 +129,7 @@ public:
 private:
     SimRunInfo info_;
     std::vector<sim::Request> requests_;
+    double arrival_span_s_ = 0;  // last arrival time (0: all at once)
     std::vector<sim::Simulator> sims_;
     size_t current_ = 0;
 };

@@ -31,6 +31,9 @@ const GRID = [
   { gpu: 'h100-sxm', gpu_count: 4, context: 8192, seqs: 8, kv: { vllm: 'fp8', llamacpp: 'q8_0' } },
   { gpu: 'a100-80gb', gpu_count: 2, context: 0, seqs: 32, weights: { vllm: 'fp8', llamacpp: 'Q8_0', transformers: 'bf16' } },
   { gpu: '', gpu_memory_bytes: 16 * 2 ** 30, gpu_count: 1, context: 4096, seqs: 2, util: 0.8, max_num_seqs: 64 },
+  // Past every config's own limit, then with YaRN x4 (issue 9.4): vLLM refuses beside the numbers.
+  { gpu: 'h100-sxm', gpu_count: 1, context: 131072 * 2, seqs: 1 },
+  { gpu: 'h100-sxm', gpu_count: 1, context: 131072, seqs: 1, rope: { vllm: 'yarn:4', llamacpp: 'yarn:4', transformers: 'linear:2' } },
 ];
 
 function flags(engine, g) {
@@ -40,6 +43,7 @@ function flags(engine, g) {
   if (g.weights?.[engine]) a.push('--weights', g.weights[engine]);
   if (engine === 'vllm' && g.util) a.push('--gpu-memory-utilization', String(g.util));
   if (engine === 'vllm' && g.max_num_seqs) a.push('--max-num-seqs', String(g.max_num_seqs));
+  if (g.rope?.[engine]) a.push('--rope-scaling', g.rope[engine]);
   return a;
 }
 
@@ -50,6 +54,7 @@ function input(engine, g) {
   if (g.weights?.[engine]) i.weights = g.weights[engine];
   if (engine === 'vllm' && g.util) i.gpu_memory_utilization = g.util;
   if (engine === 'vllm' && g.max_num_seqs) i.max_num_seqs = g.max_num_seqs;
+  if (g.rope?.[engine]) i.rope_scaling = g.rope[engine];
   return i;
 }
 
@@ -110,7 +115,8 @@ test('the metrics are the data-metric names with the Answer\'s own numbers', () 
   const model = kvb.parseConfig(fs.readFileSync(fx.path, 'utf8'), fx.id);
   const a = model.compute({ engine: 'vllm', gpu: 'rtx-4090', context: 32768, seqs: 1 });
   assert.deepEqual(Object.keys(a.metrics).sort(),
-    ['kv-bytes-per-token', 'kv-bytes-total', 'max-concurrency', 'max-context', 'total-bytes', 'weights-bytes']);
+    ['kv-bytes-per-token', 'kv-bytes-total', 'max-concurrency', 'max-context', 'max-context-physical', 'total-bytes', 'weights-bytes']);
+  assert.equal(a.metrics['max-context-physical'], a.budget.max_context_physical);
   assert.equal(a.metrics['kv-bytes-per-token'], a.kv.bytes_per_token);
   assert.equal(a.metrics['total-bytes'], a.budget.per_gpu.total_bytes);
   assert.equal(a.metrics['max-context'], a.budget.max_context);

@@ -40,6 +40,8 @@ const ALLOWED = new Set([
   'PagedAttention', 'Orca', 'Max', 'Pow2', 'Oracle', 'ShareGPT', 'Alpaca',
   'Azure', 'LLM', 'Microsoft', 'Patel', 'Splitwise', 'ISCA', 'Azure/AzurePublicDataset', 'CC', 'BY',
   'TTFT', 'TPOT', 'p50', 'p90', 'p99',
+  // RoPE scaling methods by their papers' names
+  'YaRN', 'NTK',
 ]);
 // Regions that show engine output verbatim: log lines, the command, the engine's own
 // refusal. The core's notes are shown through their msg.<code> translations (tMsg).
@@ -144,7 +146,7 @@ test('the switcher relabels the page in place: same numbers, same model, no new 
   assert.equal(await page.inputValue('#model-input'), 'Qwen/Qwen3-8B');
   assert.equal(new URL(page.url()).searchParams.get('lang'), 'zh-CN');
   assert.equal(env.hub.requests.length, hubRequests, 'the model is not fetched again');
-  assert.equal(await page.$$eval('#sec-chart .u-legend .u-series', (s) => s[1]?.textContent.trim()), 'KV Cache');
+  assert.equal(await page.$$eval('#sec-chart .u-legend .u-series .u-label', (s) => s[1]?.textContent.trim()), 'KV Cache');
   // The source line names the hub URL and the revision: data, not page text.
   const { bad } = await leftovers(page, ['http', 'main']);
   assert.deepEqual(bad, []);
@@ -169,4 +171,28 @@ test('numbers and units are formatted for the language by Intl', async () => {
     assert.equal(perToken, new Intl.NumberFormat(lang, { minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(144) + ' KiB');
     await context.close();
   }
+});
+
+// Issue 9.7: the Chinese page reads as Chinese: measure words, full-width punctuation,
+// a natural name for the optimization steps, no "1 个序列和 1 个序列", grouped numbers.
+test('zh-CN wording: measure words, full-width punctuation, formatted numbers', async () => {
+  const { page, context, errors } = await openPage(env, 'lang=zh-CN&model=Qwen/Qwen3-8B&gpu=h100-sxm');
+  const summary = await page.textContent('.model-summary');
+  assert.ok(summary.includes('36 层，均为全注意力'), summary);
+  assert.ok(summary.includes('最大上下文长度 40,960'), summary);
+  const legend = await page.$$eval('.bar-legend li, [data-part]', (li) => li.map((e) => e.textContent));
+  assert.ok(legend.some((x) => /^权重：\d/.test(x)), JSON.stringify(legend));
+  const body = await page.textContent('#results');
+  assert.ok(!/[\u4e00-\u9fff]: /.test(body), 'no half-width colon after Chinese text');
+  assert.ok(body.includes('逐级优化'));
+  assert.ok(!body.includes('优化阶梯'));
+  assert.ok(!body.includes('1 个序列和 1 个序列'));
+  assert.ok(body.includes('所选 KV 数据类型下，1 个序列的 KV Cache'));
+  await context.close();
+
+  const hybrid = await openPage(env, 'lang=zh-CN&model=Qwen/Qwen3-Next-80B-A3B-Thinking');
+  const s2 = await hybrid.page.textContent('.model-summary');
+  assert.ok(s2.includes('48 层，12 层全注意力、36 层线性注意力'), s2);
+  await hybrid.context.close();
+  assert.deepEqual(errors, []);
 });

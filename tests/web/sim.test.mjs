@@ -259,3 +259,42 @@ test('a refusal is the core\'s coded message in the page\'s language', async () 
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+// Issue 9.9: every run ends with what it found, in the core's coded messages (the same
+// as `kvbudget simulate --json`'s conclusions); arrivals faster than the GPU serves are
+// called an overload; results of earlier settings are marked stale in words.
+test('the conclusion, the overload warning and stale results', async () => {
+  const { page, context, errors } = await openPage(env, 'model=Qwen/Qwen3-8B&ctx=4096&sim=1&simReq=400&simRate=200&simPol=paged,max');
+  await waitSimDone(page);
+  const cli = simulateCli('Qwen--Qwen3-8B', ['--gpu', 'rtx-4090', '--max-model-len', '4096', '--policy', 'paged,max', '--requests', '400', '--rate', '200']);
+  const codes = cli.conclusions.map((m) => m.code);
+  assert.deepEqual(codes, ['sim_most_served', 'sim_policy_waste', 'sim_policy_waste', 'sim_why', 'sim_overload']);
+  const overload = cli.conclusions.at(-1);
+  const label = { paged: 'Paged (vLLM)', max: 'Max (Orca)' };
+  const shown = await page.textContent('[data-role="sim-overload"]');
+  assert.equal(shown, overload.text.replace(`(${overload.params.policy})`, `(${label[overload.params.policy] || overload.params.policy})`));
+  assert.ok(shown.startsWith(`overloaded: requests arrive at ${overload.params.offered}/s but the GPU finishes at most ${overload.params.served}/s`), shown);
+  const items = await page.$$eval('[data-role="sim-conclusions"] li', (li) => li.map((e) => e.dataset.code));
+  assert.deepEqual(items, codes.slice(0, -1));
+  const first = await page.textContent('[data-role="sim-conclusions"] li');
+  const best = cli.conclusions[0].params;
+  assert.ok(first.includes(`served the most: ${best.finished} of ${best.requests} requests finished`), first);
+  // The main table fits a 1280 px screen; the rest is folded.
+  assert.equal(await page.$$eval('[data-table="sim-compare"] thead th', (th) => th.length), 9);
+  assert.equal(await page.$eval('[data-table="sim-compare-all"]', (t) => t.closest('details').open), false);
+  const width = await page.$eval('[data-table="sim-compare"]', (t) => t.getBoundingClientRect().right);
+  assert.ok(width <= 1280, String(width));
+  // One running/waiting chart per policy, its legend filled.
+  assert.equal(await page.$$eval('[data-chart^="sim-queue-"]', (c) => c.length), 2);
+  const legend = await page.$$eval('[data-chart="sim-queue-paged"] .u-value', (v) => v.map((e) => e.textContent));
+  assert.ok(legend.slice(1).every((v) => /^\d/.test(v)), JSON.stringify(legend));
+  assert.equal(await page.$$eval('[data-role="sim-stale"]', (e) => e.length), 0);
+
+  await page.fill('#ctl-ctx', '8192');
+  await page.press('#ctl-ctx', 'Tab');
+  await waitSettled(page);
+  await page.waitForSelector('[data-role="sim-stale"]');
+  assert.equal(await page.textContent('[data-role="sim-stale"]'), 'These results are for earlier settings: run the simulation again to update them.');
+  assert.deepEqual(errors, []);
+  await context.close();
+});

@@ -2,12 +2,37 @@
 // Loaded after the first answer (lazy.js); uPlot's style sheet is in app.css (build-site.mjs).
 // All y values come from the core's compute() result.
 import uPlot from 'uplot';
-import { bytes, tokens } from './format.js';
+import { bytes, int, tokens } from './format.js';
 import { t } from './i18n.js';
 
 function cssVar(name, fallback) {
   const v = getComputedStyle(document.documentElement).getPropertyValue(name).trim();
   return v || fallback;
+}
+
+// Ticks at consecutive powers of two (…, 4 GiB, 8 GiB, 16 GiB, …) on a log2 axis, the
+// top one at or above the largest value and at most `most` of them: the weights and
+// GPU-memory lines keep their place at every context instead of being flattened by the
+// KV curve's largest value; the KV of short contexts may start below the axis.
+export function binaryTicks(min, max, most, keep = max) {
+  const hi = Math.ceil(Math.log2(Math.max(2, max)));
+  // The horizontal lines (`keep`: the lowest of them) always lie inside.
+  const lo = Math.min(Math.floor(Math.log2(Math.max(1, keep))), Math.max(Math.floor(Math.log2(Math.max(1, min))), hi - (most - 1)));
+  const stride = Math.ceil((hi - lo + 1) / most);
+  const out = [];
+  for (let e = hi - Math.ceil((hi - lo) / stride) * stride; e <= hi; e += stride) out.push(2 ** e);
+  return out;
+}
+
+// "4 GiB", "512 MiB": a power of two in the largest binary unit it is whole in.
+export function binaryLabel(v) {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+  let i = 0;
+  while (i < units.length - 1 && v >= 1024) {
+    v /= 1024;
+    i++;
+  }
+  return int(v) + ' ' + units[i];
 }
 
 export class KvChart {
@@ -37,7 +62,8 @@ export class KvChart {
       series.push(xs.map(() => chart.capacityBytes));
       labels.push(t('chart.capacity'));
     }
-    this.data = { series, labels, crossover: chart.crossoverContext || 0 };
+    // The crossover is only quoted inside the model's range (render.js passes 0 past it).
+    this.data = { series, labels, crossover: chart.crossoverContext || 0, context: chart.context || 0, memoryLimit: chart.memoryLimit || 0 };
     this.redraw();
   }
 
@@ -58,56 +84,97 @@ export class KvChart {
     const axisColor = this.colors.axis;
     const gridColor = this.colors.grid;
     const self = this;
+    const all = this.data.series.slice(1).flat().filter((v) => v > 0);
+    const lines = this.data.series.slice(2).map((x) => x[0]).filter((v) => v > 0);
+    const ticks = binaryTicks(Math.min(...all), Math.max(...all), height < 260 ? 6 : 8, lines.length ? Math.min(...lines) : Math.max(...all));
+    const yMin = ticks[0], yMax = ticks[ticks.length - 1];
+    this.container.dataset.yTicks = ticks.join(',');
+    // The legend shows the values at the chosen context until the pointer picks another.
+    const xs = this.data.series[0];
+    let at = xs.length - 1;
+    for (let i = 0; i < xs.length; i++) if (xs[i] <= this.data.context) at = i;
+    const legendValue = (fmt) => (u, v, si, idx) => {
+      const val = idx == null ? u.data[si]?.[at] : v;
+      return val == null ? '' : fmt(val);
+    };
+    const yLabelWidth = Math.max(...ticks.map((v) => binaryLabel(v).length));
     const opts = {
       width,
       height,
-      scales: { x: { distr: 3, log: 2, time: false }, y: { range: (u, min, max) => [0, max * 1.05 || 1] } },
-      legend: { show: true },
+      scales: { x: { distr: 3, log: 2, time: false }, y: { distr: 3, log: 2, range: () => [yMin, yMax] } },
+      legend: { show: true, live: true },
       cursor: { drag: { x: false, y: false } },
       axes: [
         { stroke: axisColor, grid: { stroke: gridColor }, values: (u, vals) => vals.map((v) => (v == null ? '' : tokens(v))), label: t('chart.x') },
-        { stroke: axisColor, grid: { stroke: gridColor }, size: 80, values: (u, vals) => vals.map((v) => (v == null ? '' : bytes(v))) },
+        { stroke: axisColor, grid: { stroke: gridColor }, size: 16 + yLabelWidth * 8, splits: () => ticks, values: (u, vals) => vals.map((v) => (v == null ? '' : binaryLabel(v))) },
       ],
       series: [
-        { label: t('chart.x'), value: (u, v) => (v == null ? '' : tokens(v)) },
+        { label: t('chart.x'), value: legendValue(tokens) },
         ...this.data.labels.map((label, i) => ({
           label,
           stroke: colors[i],
           width: i === 0 ? 2.5 : 1.5,
           dash: i === 0 ? undefined : [6, 4],
-          value: (u, v) => (v == null ? '' : bytes(v)),
+          value: legendValue(bytes),
           points: { show: false },
         })),
       ],
       hooks: {
         draw: [
           (u) => {
-            const crossover = self.data.crossover;
-            if (!crossover) return;
-            const x = u.valToPos(crossover, 'x', true);
-            if (!(x >= u.bbox.left && x <= u.bbox.left + u.bbox.width)) return;
-            const c = u.ctx;
-            c.save();
-            c.strokeStyle = axisColor;
-            c.setLineDash([2, 3]);
-            c.beginPath();
-            c.moveTo(x, u.bbox.top);
-            c.lineTo(x, u.bbox.top + u.bbox.height);
-            c.stroke();
-            c.restore();
+            const mark = (ctx, color, dash, label) => {
+              const x = u.valToPos(ctx, 'x', true);
+              if (!(x >= u.bbox.left && x <= u.bbox.left + u.bbox.width)) return;
+              const c = u.ctx;
+              c.save();
+              c.strokeStyle = color;
+              c.setLineDash(dash);
+              c.beginPath();
+              c.moveTo(x, u.bbox.top);
+              c.lineTo(x, u.bbox.top + u.bbox.height);
+              c.stroke();
+              if (label) {
+                c.setLineDash([]);
+                c.fillStyle = color;
+                c.font = `${Math.round(11 * devicePixelRatio)}px system-ui, sans-serif`;
+                const w = c.measureText(label).width;
+                const right = x + 4 + w <= u.bbox.left + u.bbox.width;
+                c.textAlign = right ? 'left' : 'right';
+                c.fillText(label, right ? x + 4 : x - 4, u.bbox.top + 12 * devicePixelRatio);
+              }
+              c.restore();
+            };
+            if (self.data.crossover) mark(self.data.crossover, axisColor, [2, 3], '');
+            // Where the KV cache no longer fits beside the weights and overheads.
+            const limit = self.data.memoryLimit;
+            const xMax = u.scales.x.max;
+            if (limit && limit <= xMax) mark(limit, colors[2], [4, 2], t('chart.memoryFull', { ctx: tokens(limit) }));
+            else if (limit) {
+              // Past the drawn range: said at the right edge.
+              const c = u.ctx;
+              c.save();
+              c.fillStyle = colors[2];
+              c.font = `${Math.round(11 * devicePixelRatio)}px system-ui, sans-serif`;
+              c.textAlign = 'right';
+              c.fillText(t('chart.memoryFull', { ctx: tokens(limit) }) + ' →', u.bbox.left + u.bbox.width - 4, u.bbox.top + 12 * devicePixelRatio);
+              c.restore();
+            }
           },
         ],
       },
     };
     // Same series and size: only the data changed (a control moved), so keep the plot.
-    const shape = `${width}x${height}:${this.data.labels.join('|')}:${colors.join('|')}`;
+    const shape = `${width}x${height}:${this.data.labels.join('|')}:${colors.join('|')}:${ticks.join(',')}:${at}:${this.data.memoryLimit}`;
     if (this.plot && this.shape === shape && this.plot.root.isConnected) {
       this.plot.setData(this.data.series);
+      this.plot.setLegend({ idx: null });
       return;
     }
     this.shape = shape;
     if (this.plot) this.plot.destroy();
     this.plot = new uPlot(opts, this.data.series, this.container);
+    this.plot.setLegend({ idx: null });
+    this.container.dataset.memoryLimit = String(this.data.memoryLimit);
     if (!this.ro && typeof ResizeObserver !== 'undefined') {
       let last = width;
       this.ro = new ResizeObserver(() => {

@@ -73,6 +73,7 @@ function useConfig(text, name, source) {
   // to the limit, and the context field says so (controls.js).
   const max = model.spec.max_position_embeddings;
   app.ctxCapped = null;
+  if (source.kind !== 'initial') app.state.rope = ''; // a RoPE scaling belongs to the model it was chosen for
   if (max > 0 && source.kind !== 'initial' && app.state.ctx > max) {
     app.ctxCapped = { asked: app.state.ctx, max };
     app.state.ctx = max;
@@ -224,10 +225,13 @@ export function computeInput(s) {
     weights: s.weights,
     tensor_parallel_size: vllm ? s.tp : 0,
     max_num_seqs: vllm ? s.maxNumSeqs : 0,
+    rope_scaling: s.rope,
     params: exactHubParameters(),
     params_from_hub: exactHubParameters() > 0, // a far-off Hub total is set aside with a note, not refused
   };
 }
+
+app.recompute = () => recompute();
 
 export function recompute() {
   if (!app.model) return;

@@ -10,6 +10,7 @@ import { renderTable, markScrollable } from './tables.js';
 import { KvChart } from './lazy.js';
 import { chartToolbar } from './export.js';
 import { gpuLabel } from './controls.js';
+import { ropeLine } from './rope.js';
 
 function metric(name, label, value, kind, extra) {
   return h('div', { class: 'metric' },
@@ -64,17 +65,17 @@ function stackedBar(g, verdict, ask) {
   const overKey = verdict === 'partial' ? 'bar.shortAll' : 'bar.over';
   const freeLabel = g.free_bytes >= 0 ? t('bar.free') : t(overKey, ask);
   const scale = Math.max(g.capacity_bytes, g.total_bytes) || 1;
-  const bar = h('div', { class: 'bar', role: 'img', 'aria-label': t('bar.label') + ': ' + parts.map(([k, v]) => `${t('bar.' + k)} ${bytes(v)}`).join(', ') + `, ${freeLabel} ${bytes(Math.abs(g.free_bytes))}` });
+  const bar = h('div', { class: 'bar', role: 'img', 'aria-label': t('bar.item', { label: t('bar.label'), value: [...parts.map(([k, v]) => `${t('bar.' + k)} ${bytes(v)}`), `${freeLabel} ${bytes(Math.abs(g.free_bytes))}`].join(t('list.sep')) }) });
   for (const [k, v] of parts) {
-    if (v > 0) bar.append(h('span', { class: 'seg seg-' + k, style: `width:${(100 * v) / scale}%`, title: `${t('bar.' + k)}: ${bytes(v)}` }));
+    if (v > 0) bar.append(h('span', { class: 'seg seg-' + k, style: `width:${(100 * v) / scale}%`, title: t('bar.item', { label: t('bar.' + k), value: bytes(v) }) }));
   }
-  if (g.free_bytes > 0) bar.append(h('span', { class: 'seg seg-free', style: `width:${(100 * g.free_bytes) / scale}%`, title: `${t('bar.free')}: ${bytes(g.free_bytes)}` }));
+  if (g.free_bytes > 0) bar.append(h('span', { class: 'seg seg-free', style: `width:${(100 * g.free_bytes) / scale}%`, title: t('bar.item', { label: t('bar.free'), value: bytes(g.free_bytes) }) }));
   if (g.usable_bytes > 0 && g.usable_bytes < scale) {
     bar.append(h('span', { class: 'util-line', style: `left:${(100 * g.usable_bytes) / scale}%`, title: t('bar.util') }));
   }
   const legend = h('ul', { class: 'legend' },
-    parts.map(([k, v]) => h('li', { 'data-part': k, 'data-value': String(v) }, h('span', { class: 'swatch seg-' + k, 'aria-hidden': 'true' }), `${t('bar.' + k)}: ${bytes(v)}`)),
-    h('li', null, h('span', { class: 'swatch seg-free', 'aria-hidden': 'true' }), `${freeLabel}: ${bytes(Math.abs(g.free_bytes))}`));
+    parts.map(([k, v]) => h('li', { 'data-part': k, 'data-value': String(v) }, h('span', { class: 'swatch seg-' + k, 'aria-hidden': 'true' }), t('bar.item', { label: t('bar.' + k), value: bytes(v) }))),
+    h('li', null, h('span', { class: 'swatch seg-free', 'aria-hidden': 'true' }), t('bar.item', { label: freeLabel, value: bytes(Math.abs(g.free_bytes)) })));
   return [h('p', { class: 'bar-title muted' }, t('bar.title', ask)), bar, legend];
 }
 
@@ -197,16 +198,20 @@ export function renderResults(app, view) {
     : t('model.source.catalog', { id: src.id });
   setText(app.els.source, srcText);
   const m = app.model.spec;
-  const kinds = Object.entries(m.layer_counts).map(([k, n]) => `${n} ${t('layerKind.' + k)}`).join(t('list.sep'));
+  const kindCounts = Object.entries(m.layer_counts);
+  const kinds = kindCounts.length === 1 ? t('model.kindsAll', { kind: t('layerKind.' + kindCounts[0][0]) })
+    : kindCounts.map(([k, n]) => t('model.kindCount', { n: int(n), kind: t('layerKind.' + k) })).join(t('list.sep'));
   const summary = h('p', { class: 'model-summary' },
     h('strong', { 'data-role': 'model-name' }, m.name), ' — ',
-    t('model.summary', { arch: m.architecture || m.model_type, layers: m.num_layers, kinds, dtype: m.dtype, maxctx: m.max_position_embeddings ? int(m.max_position_embeddings) : t('value.none') }));
+    t('model.summary', { arch: m.architecture || m.model_type, layers: int(m.num_layers), kinds, dtype: m.dtype, maxctx: m.max_position_embeddings ? int(m.max_position_embeddings) : t('value.none') }));
 
   // The bar: what one GPU holds for the asked context and sequences.
   const top = [summary];
   if (b) {
     const g = b.per_gpu;
     if (b.verdict_reason) top.push(h('p', { class: 'muted', 'data-role': 'verdict-reason' }, tMsg(b.verdict_reason)));
+    const rope = ropeLine(app, view);
+    if (rope) top.push(rope);
     top.push(...stackedBar(g, verdictOf(b), { seqs: seqText, ctx: ctxText }));
     if (b.gpu.count > 1) top.push(h('p', { class: 'muted' }, t(b.engine === 'vllm' ? 'bar.perGpu' : 'bar.perGpuLayers', { n: b.gpu.count, tp: b.tensor_parallel_size, pp: b.pipeline_parallel_size })));
   } else if (view.refusal) {
@@ -225,7 +230,9 @@ export function renderResults(app, view) {
         : kv.windowed_bytes_per_token > 0 ? t('metric.windowed', { bytes: bytes(kv.windowed_bytes_per_token) }) : null),
     metric('kv-bytes-total', t(view.kv.seqs === 1 ? 'metric.kv-bytes-total.one' : 'metric.kv-bytes-total', { ctx: ctxText, seqs: seqText }), mx['kv-bytes-total'], 'bytes'),
     metric('weights-bytes', t(b && b.gpu.count > 1 ? 'metric.weights-bytes.all' : 'metric.weights-bytes'), mx['weights-bytes'], 'bytes'),
-    metric('total-bytes', t('metric.total-bytes'), mx['total-bytes'], 'bytes'));
+    metric('total-bytes', t('metric.total-bytes'), mx['total-bytes'], 'bytes'),
+    mx['max-context-physical'] > mx['max-context']
+      ? metric('max-context-physical', t('metric.max-context-physical', { max: tokens(view.budget.model_max_len) }), mx['max-context-physical'], 'int') : null);
 
   // Formula
   const lines = formulaLines(view);
@@ -265,10 +272,15 @@ export function renderResults(app, view) {
     rows: kv.head_variants.map((r) => ({ variant: t('variant.' + r.variant), kvHeads: r.kv_heads, bytesPerToken: r.bytes_per_token, bytesTotal: r.bytes_total, _class: r.variant === 'actual' ? 'current' : null })),
   };
 
-  const chart = { contexts: kv.curve.contexts, kvBytes: kv.curve.bytes, weightsBytes: kv.weights_bytes, capacityBytes: view.chart_capacity_bytes, crossoverContext: kv.crossover_context };
+  // The crossover is quoted only inside the model's range; the chart marks where memory runs out.
+  const modelMax = view.budget?.model_max_len || app.model.spec.max_position_embeddings || 0;
+  const crossoverInRange = kv.crossover_context > 0 && (!modelMax || kv.crossover_context <= modelMax) ? kv.crossover_context : 0;
+  const memoryLimit = view.budget && view.budget.max_context_physical > 0 && view.budget.max_context_physical < (1 << 24) ? view.budget.max_context_physical : 0;
+  const chart = { contexts: kv.curve.contexts, kvBytes: kv.curve.bytes, weightsBytes: kv.weights_bytes, capacityBytes: view.chart_capacity_bytes, crossoverContext: crossoverInRange, context: kv.context, memoryLimit };
   const chartSec = section('chart', t('chart.heading'), keepSlot('chart'), chartToolbar(() => app.chart, 'kv-vs-context', t('chart.heading')),
-    h('p', { class: 'muted', 'data-role': 'crossover', 'data-value': String(kv.crossover_context) },
-      kv.crossover_context ? t('chart.crossover', { ctx: int(kv.crossover_context) }) : kv.weights_bytes ? t('chart.noCrossover') : ''));
+    h('p', { class: 'muted', 'data-role': 'crossover', 'data-value': String(crossoverInRange) },
+      crossoverInRange ? t('chart.crossover', { ctx: int(crossoverInRange) })
+        : kv.weights_bytes ? (modelMax ? t('chart.noCrossoverInRange', { max: int(modelMax) }) : t('chart.noCrossover')) : ''));
 
   // The bar's per-GPU parts and the whole checkpoint's numbers on separate cards, each
   // labelled, so no card shows two different weights figures under one name.

@@ -53,6 +53,10 @@ const COMPARE_COLUMNS = [
   ['throughput_tokens_per_s', 'int'],
   ['makespan_s', 'fixed1'],
 ];
+// What fits a screen; the full tables fold under <details> beneath.
+const MAIN_COLUMNS = ['policy', 'token_states_of_used_fraction', 'reserved_of_used_fraction', 'internal_fragmentation_of_used_fraction',
+  'external_fragmentation_of_used_fraction', 'finished', 'preemptions', 'mean_running', 'throughput_tokens_per_s'];
+const MAIN_LATENCY = ['policy', 'ttft_p50_s', 'ttft_p99_s', 'tpot_p50_s', 'e2e_p50_s', 'normalized_latency_s'];
 const LATENCY_COLUMNS = [
   ['policy', 'text'],
   ['ttft_mean_s', 'seconds'], ['ttft_p50_s', 'seconds'], ['ttft_p90_s', 'seconds'], ['ttft_p99_s', 'seconds'],
@@ -344,6 +348,13 @@ function markStale(app) {
   sv.els.uses.textContent = usesText(app);
   const stale = !!sv.result && sv.runKey !== runKey(app);
   sv.els.out.classList.toggle('stale', stale);
+  // Said in words at the top of the results, not only greyed out.
+  let note = sv.els.out.querySelector('[data-role="sim-stale"]');
+  if (stale && !note) {
+    note = h('p', { class: 'warning sim-stale', 'data-role': 'sim-stale', role: 'status' }, t('sim.staleNote'));
+    sv.els.out.prepend(note);
+  }
+  if (!stale) note?.remove();
   if (stale && sv.els.section.dataset.simState === 'done') sv.els.status.textContent = t('sim.stale');
 }
 
@@ -489,23 +500,29 @@ function renderSimResult(app, result) {
   // One entry per policy: its summary, series and snapshots (parallel arrays in the core's JSON).
   const policies = c.policies.map((summary, i) => ({ summary, series: result.series?.[i], snapshots: result.snapshots?.[i] }));
   const rows = policies.map((p) => ({ ...p.summary, policy: policyLabel(p.summary.policy) }));
-  const compare = {
-    id: 'sim-compare',
-    caption: t('sim.table.caption'),
-    columns: COMPARE_COLUMNS.map(([key, kind]) => ({ key, kind, label: t('sim.col.' + key) })),
-    rows,
+
+  // What the run found, in the core's words (sim/conclusions.cpp); an overload first.
+  // Policy names in the page's words ("Paged (vLLM)"), the numbers as the core wrote them.
+  const named = (m) => ({ ...m, params: Object.fromEntries(Object.entries(m.params).map(([k, v]) => [k, ['policy', 'best', 'worst'].includes(k) ? policyLabel(v) : v])) });
+  const found = (c.conclusions || []).map(named);
+  const overload = found.filter((m) => m.code === 'sim_overload');
+  const conclusions = h('div', { class: 'sim-conclusions', 'data-role': 'sim-conclusions' },
+    overload.map((m) => h('p', { class: 'warning', 'data-role': 'sim-overload', 'data-code': m.code, role: 'note' }, tMsg(m))),
+    h('ul', null, found.filter((m) => m.code !== 'sim_overload').map((m) => h('li', { 'data-code': m.code }, tMsg(m)))));
+  out.append(h('h3', null, t('sim.conclusions.heading')), conclusions);
+
+  const table = (id, caption, cols, keys) => {
+    const el = renderTable({ id, caption, columns: cols.filter(([k]) => keys.includes(k)).map(([key, kind]) => ({ key, kind, label: t('sim.col.' + key) })), rows });
+    el.dataset.columns = cols.filter(([k]) => keys.includes(k)).map(([k]) => k).join(',');
+    return el;
   };
-  const latency = {
-    id: 'sim-latency',
-    caption: t('sim.latency.caption'),
-    columns: LATENCY_COLUMNS.map(([key, kind]) => ({ key, kind, label: t('sim.col.' + key) })),
-    rows,
-  };
-  const compareTable = renderTable(compare);
-  compareTable.dataset.columns = COMPARE_COLUMNS.map(([k]) => k).join(',');
-  const latencyTable = renderTable(latency);
-  latencyTable.dataset.columns = LATENCY_COLUMNS.map(([k]) => k).join(',');
-  out.append(h('h3', null, t('sim.table.heading')), compareTable, h('p', { class: 'muted hint' }, t('sim.table.hint')));
+  const compareTable = table('sim-compare', t('sim.table.caption'), COMPARE_COLUMNS, MAIN_COLUMNS);
+  const compareAll = table('sim-compare-all', t('sim.table.caption'), COMPARE_COLUMNS, COMPARE_COLUMNS.map(([k]) => k));
+  const latencyTable = table('sim-latency', t('sim.latency.caption'), LATENCY_COLUMNS, MAIN_LATENCY);
+  const latencyAll = table('sim-latency-all', t('sim.latency.caption'), LATENCY_COLUMNS, LATENCY_COLUMNS.map(([k]) => k));
+  out.append(h('h3', null, t('sim.table.heading')), compareTable,
+    h('details', { class: 'sim-more' }, h('summary', null, t('sim.table.all')), compareAll),
+    h('p', { class: 'muted hint' }, t('sim.table.hint')));
 
   // Memory split over time, one small chart per policy.
   const grid = h('div', { class: 'sim-charts' });
@@ -519,13 +536,21 @@ function renderSimResult(app, result) {
     sv.charts.push(lazyChart(box, holder, (w) => memoryChart(p.series, w)));
   }
 
-  // Running and waiting requests, all policies on one time axis.
-  const queueBox = h('div', { class: 'sim-chart wide', 'data-chart': 'sim-queue' });
-  const queueHolder = { plot: null };
-  out.append(h('h3', null, t('sim.queue.heading')), queueBox, chartToolbar(() => queueHolder.plot, 'sim-queue', t('sim.queue.heading')));
-  sv.charts.push(lazyChart(queueBox, queueHolder, (w) => queueChart(policies, w)));
+  // Running and waiting requests: one small chart per policy on its own scale, so one
+  // policy's long queue does not flatten the others.
+  const queueGrid = h('div', { class: 'sim-charts', 'data-chart': 'sim-queue' });
+  out.append(h('h3', null, t('sim.queue.heading')), queueGrid);
+  for (const p of policies) {
+    const box = h('div', { class: 'sim-chart', 'data-chart': 'sim-queue-' + p.summary.policy });
+    const title = t('sim.queue.title', { policy: policyLabel(p.summary.policy) });
+    const holder = { plot: null };
+    queueGrid.append(h('figure', { class: 'sim-figure' }, h('figcaption', null, title), box,
+      chartToolbar(() => holder.plot, 'sim-queue-' + p.summary.policy, title)));
+    sv.charts.push(lazyChart(box, holder, (w) => queueChart(p, w)));
+  }
 
-  out.append(h('h3', null, t('sim.latency.heading')), latencyTable);
+  out.append(h('h3', null, t('sim.latency.heading')), latencyTable,
+    h('details', { class: 'sim-more' }, h('summary', null, t('sim.table.all')), latencyAll));
 
   out.append(blockMap(app, policies));
 }
@@ -595,25 +620,24 @@ function memoryChart(series, width) {
   return { opts, data };
 }
 
-function queueChart(policies, width) {
-  const tables = policies.map((p) => [p.series.time_s.map((t0, i) => t0 + p.series.duration_s[i] / 2), p.series.running, p.series.waiting]);
-  const data = uPlot.join(tables);
-  const palette = ['#1d4ed8', '#b45309', '#7c3aed', '#0d9488'];
-  const series = [{ label: t('sim.axis.time') }];
-  policies.forEach((p, k) => {
-    const color = palette[SIM_POLICIES.indexOf(p.summary.policy) % palette.length];
-    series.push({ label: t('sim.queue.running', { policy: policyLabel(p.summary.policy) }), stroke: color, width: 2, spanGaps: true, points: { show: false } });
-    series.push({ label: t('sim.queue.waiting', { policy: policyLabel(p.summary.policy) }), stroke: color, width: 1.5, dash: [5, 4], spanGaps: true, points: { show: false } });
-  });
+function queueChart(p, width) {
+  const x = p.series.time_s.map((t0, i) => t0 + p.series.duration_s[i] / 2);
+  const color = ['#1d4ed8', '#b45309', '#7c3aed', '#0d9488'][SIM_POLICIES.indexOf(p.summary.policy) % 4];
+  // Until the pointer picks a moment, the legend shows the run's time-weighted means.
+  const legendValue = (mean) => (u, v, si, idx) => fixed(idx == null ? mean : v ?? 0, 1);
   const opts = {
-    width, height: 220,
+    width, height: 180,
     scales: { x: { time: false }, y: { range: (u, min, max) => [0, Math.max(1, max * 1.05)] } },
-    legend: { show: true },
+    legend: { show: true, live: true },
     cursor: { drag: { x: false, y: false } },
     axes: axes((u, vals) => vals.map((v) => (v == null ? '' : int(v)))),
-    series,
+    series: [
+      { label: t('sim.axis.time'), value: (u, v, si, idx) => (idx == null ? t('sim.queue.mean') : fixed(v, v >= 100 ? 0 : 1)) },
+      { label: t('sim.queue.runningShort'), stroke: color, width: 2, spanGaps: true, points: { show: false }, value: legendValue(p.summary.mean_running) },
+      { label: t('sim.queue.waitingShort'), stroke: color, width: 1.5, dash: [5, 4], spanGaps: true, points: { show: false }, value: legendValue(p.summary.mean_waiting) },
+    ],
   };
-  return { opts, data };
+  return { opts, data: [x, p.series.running, p.series.waiting] };
 }
 
 // ---------- block map ----------

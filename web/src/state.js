@@ -22,6 +22,7 @@ export function defaultState() {
     weights: 'auto', // weight format id
     tp: 0, // tensor parallel size; 0 = every GPU
     maxNumSeqs: 0, // vLLM --max-num-seqs; 0 = vLLM's default for the GPU (raised to seqs)
+    rope: '', // RoPE scaling TYPE:FACTOR[:ORIGINAL] ('' = as config.json says), e.g. yarn:4:32768
     lang: 'en',
     embed: false,
     theme: 'auto', // light | dark | auto (embed snippets set it for the host page)
@@ -74,6 +75,9 @@ export function stateFromParams(params, base = defaultState()) {
       case 'kv': case 'ctk': case 'ctv': case 'gpu': case 'weights':
         if (/^[A-Za-z0-9_.-]{0,40}$/.test(v)) s[key] = v; else ignored.push(key);
         break;
+      case 'rope':
+        if (/^(yarn|linear|dynamic):\d{1,4}(\.\d{1,6})?(:\d{1,10})?$/.test(v)) s.rope = v; else ignored.push(key);
+        break;
       case 'lang':
         if (v === 'en' || v === 'zh-CN') s.lang = v; else ignored.push(key);
         break;
@@ -102,7 +106,7 @@ export function stateFromParams(params, base = defaultState()) {
 export function stateToParams(s, base = defaultState()) {
   const p = new URLSearchParams();
   if (s.model !== base.model || s.revision) p.set('model', s.revision ? `${s.model}@${s.revision}` : s.model);
-  for (const key of ['engine', 'ctx', 'seqs', 'kv', 'ctk', 'ctv', 'gpu', 'gpuMem', 'gpuCount', 'util', 'weights', 'tp', 'maxNumSeqs', 'lang']) {
+  for (const key of ['engine', 'ctx', 'seqs', 'kv', 'ctk', 'ctv', 'gpu', 'gpuMem', 'gpuCount', 'util', 'weights', 'tp', 'maxNumSeqs', 'rope', 'lang']) {
     if (key === 'gpuMem' && s.gpu !== '') continue;
     if (s[key] !== base[key]) p.set(key, String(s[key]));
   }

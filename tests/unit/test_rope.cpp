@@ -1,0 +1,169 @@
+// RoPE scaling: what config.json / GGUF say, the length vLLM derives from it
+// (vllm/config/model.py _get_and_verify_max_len), llama.cpp's n_ctx_train, the user's
+// --rope-scaling and the flags each engine gets, and the context memory alone would hold.
+#include <doctest/doctest.h>
+
+#include "budget/budget.h"
+#include "fixtures.h"
+#include "model/rope.h"
+#include "report/answer.h"
+#include "report/json.h"
+
+using kvb::test::fixture;
+
+namespace {
+
+kvb::BudgetInputs h100(int64_t context, const std::string& rope = "", kvb::BudgetEngine e = kvb::BudgetEngine::Vllm) {
+    kvb::BudgetInputs in;
+    in.engine = e;
+    in.gpu = "h100";
+    in.context = context;
+    in.rope_scaling = rope;
+    return in;
+}
+
+}  // namespace
+
+TEST_CASE("config.json rope_scaling and the length vLLM derives from it") {
+    auto q = fixture("Qwen/Qwen3-8B");
+    CHECK_FALSE(q.rope_scaling.has_value());
+    auto c = kvb::context_limits(q);
+    CHECK(c.native == 40960);
+    CHECK(c.max_len == 40960);
+    CHECK(c.n_ctx_train == 40960);
+    CHECK_FALSE(c.vllm_scaled);
+
+    // YaRN: original_max_position_embeddings x factor (4,096 x 40).
+    auto ds = fixture("deepseek-ai/DeepSeek-V3");
+    REQUIRE(ds.rope_scaling.has_value());
+    CHECK(ds.rope_scaling->type == "yarn");
+    CHECK(ds.rope_scaling->factor == 40.0);
+    CHECK(ds.rope_scaling->original_max_position_embeddings == 4096);
+    CHECK(kvb::context_limits(ds).max_len == 163840);
+    CHECK(kvb::py_float_text(kvb::context_limits(ds).vllm_derived) == "163840.0");
+
+    // llama3 rope is not multiplied (vLLM skips su / longrope / llama3).
+    auto l31 = fixture("meta-llama/Llama-3.1-8B");
+    CHECK(l31.rope_scaling->type == "llama3");
+    CHECK(kvb::context_limits(l31).max_len == 131072);
+    CHECK_FALSE(kvb::context_limits(l31).vllm_scaled);
+
+    // LongRoPE: the limit stays 131,072 but vLLM defaults to the original 4,096.
+    auto phi = fixture("microsoft/Phi-3.5-mini-instruct");
+    CHECK(phi.rope_scaling->type == "longrope");
+    CHECK(phi.original_max_position_embeddings == 4096);
+    CHECK(kvb::context_limits(phi).max_len == 131072);
+    CHECK(kvb::context_limits(phi).vllm_default == 4096);
+
+    // Gemma 3's length is already scaled; "type": "mrope" is the default rope.
+    CHECK(kvb::context_limits(fixture("google/gemma-3-4b-it")).max_len == 131072);
+    auto vl = fixture("Qwen/Qwen2-VL-2B-Instruct-AWQ");
+    CHECK(vl.rope_scaling->type == "default");
+    CHECK(kvb::context_limits(vl).max_len == 32768);
+}
+
+TEST_CASE("--rope-scaling syntax") {
+    auto r = kvb::parse_rope_scaling("yarn:4:32768");
+    REQUIRE(r.ok());
+    CHECK(r->type == "yarn");
+    CHECK(r->factor == 4.0);
+    CHECK(r->original_max_position_embeddings == 32768);
+    CHECK(kvb::rope_scaling_text(r.value()) == "yarn:4:32768");
+    CHECK(kvb::parse_rope_scaling("linear:2.5")->factor == 2.5);
+    CHECK(kvb::parse_rope_scaling("foo:2").error().message ==
+          "RoPE scaling 'foo:2' is not TYPE:FACTOR[:ORIGINAL] with TYPE yarn, linear or dynamic (e.g. yarn:4:32768)");
+    CHECK(kvb::parse_rope_scaling("yarn:1").error().message ==
+          "RoPE scaling factor '1' is not a number above 1 and at most 1024");
+    CHECK(kvb::parse_rope_scaling("yarn").error().detail.code == "rope_scaling_syntax");
+    CHECK(kvb::parse_rope_scaling("yarn:4:0").error().detail.code == "rope_scaling_syntax");
+}
+
+TEST_CASE("Qwen3-8B with the model card's YaRN x4: 131,072 tokens, 18 GiB of KV at 128K") {
+    auto m = fixture("Qwen/Qwen3-8B");
+    auto offer = kvb::documented_rope_scaling(m);
+    REQUIRE(offer.has_value());
+    CHECK(kvb::rope_scaling_text(*offer) == "yarn:4:32768");
+    CHECK(offer->max_len == 131072);
+
+    auto a = kvb::compute_answer(m, h100(131072, "yarn:4"));
+    REQUIRE(a.ok());
+    REQUIRE(a->budget.has_value());
+    const kvb::BudgetResult& b = *a->budget;
+    CHECK(b.fits);
+    CHECK(b.model_max_len == 131072);
+    CHECK(b.native_max_len == 40960);
+    CHECK(b.n_ctx_train == 40960);
+    CHECK(b.rope_scaling->original_max_position_embeddings == 32768);  // the model card's, not 40,960
+    CHECK(a->metrics.kv_bytes_total == 19327352832);                   // 18.00 GiB: the seed article's row
+    CHECK(*a->metrics.max_context == 131072);
+    CHECK(*a->metrics.max_context_physical == 373824);
+    CHECK(b.command ==
+          "vllm serve Qwen/Qwen3-8B --max-model-len 131072 --hf-overrides "
+          "'{\"rope_scaling\":{\"rope_type\":\"yarn\",\"factor\":4.0,\"original_max_position_embeddings\":32768}}'");
+    CHECK(a->kv.context_table.back().row.context == 131072);
+    CHECK(a->kv.context_table.back().row.is_model_max);
+    CHECK(a->kv.context_table.back().row.bytes_total == 19327352832);
+
+    auto l = kvb::compute_budget(m, h100(131072, "yarn:4", kvb::BudgetEngine::LlamaCpp));
+    REQUIRE(l.ok());
+    CHECK(l->command ==
+          "llama-server -m Qwen3-8B-Q4_K_M.gguf -c 131072 -np 1 --rope-scaling yarn --rope-scale 4 --yarn-orig-ctx "
+          "32768 -ngl 99");
+    // llama.cpp keeps n_ctx_train from the GGUF and warns past it, YaRN or not.
+    bool warned = false;
+    for (const auto& n : l->notes)
+        warned |= kvb::render_english(n) ==
+                  "llama_context: n_ctx_seq (131072) > n_ctx_train (40960) -- possible training context overflow";
+    CHECK(warned);
+
+    CHECK(kvb::compute_budget(m, h100(0, "dynamic:2", kvb::BudgetEngine::LlamaCpp)).error().message ==
+          "llama.cpp has no dynamic (NTK) RoPE scaling; use yarn or linear");
+}
+
+TEST_CASE("past the model's limit: vLLM refuses in its words, the numbers and the physical fit stay") {
+    auto m = fixture("Qwen/Qwen3-8B");
+    kvb::BudgetInputs in = h100(131072);
+    in.gpu = "rtx-4090";
+    auto a = kvb::compute_answer(m, in);
+    REQUIRE(a.ok());
+    CHECK_FALSE(a->refusal.has_value());
+    REQUIRE(a->budget.has_value());
+    const kvb::BudgetResult& b = *a->budget;
+    CHECK_FALSE(b.fits);
+    CHECK(b.over_model_max);
+    CHECK(b.engine_error.rfind("User-specified max_model_len (131072) is greater than the derived max_model_len "
+                               "(max_position_embeddings=40960.0 or model_max_length=None in model's config.json).",
+                               0) == 0);
+    CHECK(b.log_lines.empty());  // vLLM stops before it counts memory
+    CHECK(kvb::render_english(b.verdict_reason) ==
+          "131,072 tokens is past the model's limit of 40,960: vLLM refuses to start. Memory alone would hold 27,568 "
+          "tokens per sequence");
+    CHECK(*a->metrics.max_context == 27568);
+    CHECK(*a->metrics.max_context_physical == 27568);
+    CHECK(b.command == "vllm serve Qwen/Qwen3-8B --max-model-len 27568");
+    CHECK(a->kv.context_table.back().row.context == 131072);  // the table runs to the chosen context
+
+    auto big = kvb::compute_answer(m, h100(131072));
+    CHECK(*big->metrics.max_context == 40960);
+    CHECK(*big->metrics.max_context_physical == 373824);
+
+    auto llama = kvb::compute_answer(m, h100(131072, "", kvb::BudgetEngine::LlamaCpp));
+    CHECK(llama->budget->fits);
+    CHECK(*llama->metrics.max_context == 40960);
+    CHECK(*llama->metrics.max_context_physical == 536832);
+}
+
+TEST_CASE("CLI: --rope-scaling and max-context-physical in budget --json") {
+    const std::string q = kvb::test::config_path("Qwen--Qwen3-8B");
+    auto r = kvb::test::run_cli("budget " + q + " --gpu h100 --max-model-len 131072 --rope-scaling yarn:4 --json");
+    CHECK(r.status == 0);
+    CHECK(r.out.find("\"max-context\":131072,\"max-context-physical\":373824") != std::string::npos);
+    CHECK(r.out.find("\"kv-bytes-total\":19327352832") != std::string::npos);
+    r = kvb::test::run_cli("budget " + q + " --gpu rtx-4090 --max-model-len 131072");
+    CHECK(r.status == 0);
+    CHECK(r.out.find("verdict: DOES NOT FIT (131,072 tokens x 1 request)\n  131,072 tokens is past the model's limit "
+                     "of 40,960: vLLM refuses to start.") != std::string::npos);
+    r = kvb::test::run_cli("budget " + q + " --gpu h100 --rope-scaling yarn:x");
+    CHECK(r.status == 1);
+    CHECK(r.out == "kvbudget: error: RoPE scaling factor 'x' is not a number above 1 and at most 1024\n");
+}
