@@ -442,26 +442,36 @@ void check_vllm_run(const LogFacts& f, const ModelSpec& base_model, const std::v
             if (!c.match) return true;
         return false;
     };
-    for (const Variant& v : variants) {
-        if (!open() || !base.ok) break;
+    // One cause, then two together (an older format and an fp8 cache, say): a combination is
+    // named only when it makes every line of the run agree; one that fixes one line by
+    // breaking another explains nothing.
+    auto try_combo = [&](const std::vector<size_t>& idx) {
         ModelSpec vm = m;
         VllmOptions vo = o;
-        v.apply(vm, vo);
-        Eval e = eval_vllm(vm, vo, lines, v.mem);
-        if (!e.ok) continue;
-        // A cause is named only when it makes every line of the run agree: one that fixes one
-        // line by breaking another explains nothing.
-        if (e.matched != static_cast<int>(lines.size())) continue;
-        for (size_t i = 0; i < out.size(); ++i) {
-            if (out[i].match || !out[i].cause.code.empty()) continue;
-            Message cause = v.cause;
-            if (v.mem == Memory::FromTokens) {
-                cause.params = {{"printed", base.avail > 0 ? vllm_format_gib(base.avail) : "?"},
-                                {"gib", vllm_format_gib(e.avail)},
-                                {"blocks", with_commas(e.num_blocks)}};
-            }
-            out[i].cause = cause;
+        Memory mem = Memory::FromLog;
+        for (size_t i : idx) {
+            variants[i].apply(vm, vo);
+            if (variants[i].mem == Memory::FromTokens) mem = Memory::FromTokens;
         }
+        Eval e = eval_vllm(vm, vo, lines, mem);
+        if (!e.ok || e.matched != static_cast<int>(lines.size())) return false;
+        for (auto& c : out) {
+            if (c.match || !c.cause.code.empty()) continue;
+            for (size_t k = 0; k < idx.size(); ++k) {
+                Message cause = variants[idx[k]].cause;
+                if (variants[idx[k]].mem == Memory::FromTokens)
+                    cause.params = {{"printed", base.avail > 0 ? vllm_format_gib(base.avail) : "?"},
+                                    {"gib", vllm_format_gib(e.avail)},
+                                    {"blocks", with_commas(e.num_blocks)}};
+                (k == 0 ? c.cause : c.more_causes.emplace_back()) = cause;
+            }
+        }
+        return true;
+    };
+    if (base.ok) {
+        for (size_t i = 0; i < variants.size() && open(); ++i) try_combo({i});
+        for (size_t i = 0; i < variants.size() && open(); ++i)
+            for (size_t j = i + 1; j < variants.size() && open(); ++j) try_combo({i, j});
     }
     for (auto& c : out)
         if (!c.match && c.cause.code.empty())

@@ -25,6 +25,7 @@ struct CheckLine {
     std::string predicted;                    // kvbudget's line for the same settings; "" when none
     bool match = false;                       // the numbers agree
     Message cause;                            // why they differ (or which wording); empty code = identical
+    std::vector<Message> more_causes;         // a second cause needed together with `cause`
     std::optional<double> deviation_percent;  // (printed - predicted) / predicted of the first differing number
 };
 

@@ -445,18 +445,6 @@ struct Reader {
     }
 
     void llama_line(const std::string& s, int64_t n) {
-        if ((has(s, "llama_kv_cache") || has(s, "llama_memory_recurrent") || has(s, "llama_memory_hybrid")) &&
-            has(s, "size =") && has(s, " cell")) {
-            // Copies re-spaced by hand ("llama_kv_cache:        size = ...") read like the original.
-            std::string t = s;
-            const size_t sz = t.find("size =");
-            size_t c = sz;
-            while (c > 0 && t[c - 1] == ' ') --c;
-            if (c > 0 && t[c - 1] == ':') t = t.substr(0, c) + " " + t.substr(sz);
-            if (t.find(": size =") != std::string::npos)
-                llama_size_line(t, n, t.find("llama_memory_recurrent: size") != std::string::npos);
-            return;
-        }
         if (has(s, "KV cache, size =") && has(s, "creating")) {
             double a = 0;
             if (!number_after(s, "KV cache, size =", a)) return;
@@ -473,6 +461,18 @@ struct Reader {
             l.nums = {{"cells", a}};
             l.texts.push_back({"role", swa ? "SWA" : "non-SWA"});
             add(std::move(l), n);
+            return;
+        }
+        if ((has(s, "llama_kv_cache") || has(s, "llama_memory_recurrent") || has(s, "llama_memory_hybrid")) &&
+            has(s, "size =") && has(s, " cell")) {
+            // Copies re-spaced by hand ("llama_kv_cache:        size = ...") read like the original.
+            std::string t = s;
+            const size_t sz = t.find("size =");
+            size_t c = sz;
+            while (c > 0 && t[c - 1] == ' ') --c;
+            if (c > 0 && t[c - 1] == ':') t = t.substr(0, c) + " " + t.substr(sz);
+            if (t.find(": size =") != std::string::npos)
+                llama_size_line(t, n, t.find("llama_memory_recurrent: size") != std::string::npos);
             return;
         }
         for (const char* pre : {"llama_context:", "llama_new_context_with_model:", "llama_init_from_model:"}) {

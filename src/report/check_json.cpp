@@ -24,6 +24,7 @@ std::string to_json_text(const CheckReport& r) {
                          {"predicted", c.predicted},
                          {"match", c.match},
                          {"cause", c.cause.code.empty() ? json(nullptr) : message_json(c.cause)},
+                         {"more_causes", notes_json(c.more_causes)},
                          {"deviation_percent", d}});
     }
     return dump({
