@@ -156,6 +156,7 @@ Eval eval_vllm(const ModelSpec& m, const VllmOptions& o, const std::vector<const
     if (bpb <= 0) bpb = lay->bytes_per_block;
     if (bpb <= 0) bpb = 1;
 
+    double center = -1;
     auto run_with = [&](int64_t avail, int inferred) {
         auto cap = vllm_capacity(m, o, avail);
         if (!cap) {
@@ -172,7 +173,11 @@ Eval eval_vllm(const ModelSpec& m, const VllmOptions& o, const std::vector<const
             e.cmp.push_back(compare(*l, e.predicted.back()));
             e.matched += e.cmp.back().match;
         }
-        if (!best.ok || e.matched > best.matched) best = e;
+        // Ties go to the memory nearest the printed figure (the middle of its rounding range).
+        const double cnb = std::floor(center / double(bpb));  // the blocks the printed figure itself holds
+        const bool nearer =
+            center >= 0 && std::fabs(double(e.num_blocks) - cnb) < std::fabs(double(best.num_blocks) - cnb);
+        if (!best.ok || e.matched > best.matched || (e.matched == best.matched && nearer)) best = e;
     };
 
     // Where the memory comes from: "# GPU blocks" (V0), "Available KV cache memory", the
@@ -194,6 +199,7 @@ Eval eval_vllm(const ModelSpec& m, const VllmOptions& o, const std::vector<const
     }
     if (mem == Memory::FromLog && !avail_text.empty()) {
         const double x = std::strtod(avail_text.c_str(), nullptr);
+        center = x * double(GiB);
         const int64_t lo = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((x - 0.005) * double(GiB))));
         const int64_t hi = static_cast<int64_t>(std::ceil((x + 0.005) * double(GiB))) - 1;
         int64_t nb_lo = lo / bpb, nb_hi = hi / bpb;
@@ -528,10 +534,15 @@ struct LVariant {
     std::function<void(LlamaOptions&)> apply;
 };
 
-void check_llama_run(const ModelSpec& m, const std::vector<const LogLine*>& lines, CheckReport& rep) {
+void check_llama_run(const LogFacts& f, const ModelSpec& m, const std::vector<const LogLine*>& lines,
+                     CheckReport& rep) {
     LlamaOptions o;
     const LogLine& first = *lines[0];
-    auto ctx = [&](const char* k) { return first.str(k); };
+    // llama_context's own lines first; a pasted launch command fills what they do not say.
+    auto ctx = [&](const char* k) {
+        const std::string v = first.str(k);
+        return v.empty() ? f.setting(k) : v;
+    };
     const LogLine* kv = nullptr;
     const LogLine* nonswa = nullptr;
     bool rs_seq = false, p_term = false;
@@ -555,6 +566,8 @@ void check_llama_run(const ModelSpec& m, const std::vector<const LogLine*>& line
         o.kv_unified = true;  // mid-2025 builds: one stream for every sequence
     if (auto v = to_int(ctx("n_ubatch"))) o.n_ubatch = *v;
     if (ctx("swa_full") == "true" || ctx("swa_full") == "1") o.swa_full = true;
+    if (!ctx("type_k").empty()) o.type_k = ctx("type_k");
+    if (!ctx("type_v").empty()) o.type_v = ctx("type_v");
     if (kv) {
         if (!kv->str("type_k").empty()) o.type_k = kv->str("type_k");
         if (!kv->str("type_v").empty()) o.type_v = kv->str("type_v");
@@ -808,7 +821,7 @@ CheckReport check_log(const LogFacts& f, const ModelSpec* spec, const std::strin
         if (f.engine == LogEngine::Vllm)
             check_vllm_run(f, *model, lines, rep, r == 0);
         else
-            check_llama_run(*model, lines, rep);
+            check_llama_run(f, *model, lines, rep);
     }
     for (const CheckLine& c : rep.lines) {
         if (c.match)

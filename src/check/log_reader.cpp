@@ -221,6 +221,77 @@ std::string from(const std::string& s, const std::string& marker) {
     return trim(p == std::string::npos ? s : s.substr(p));
 }
 
+// A launch command pasted with the log: `vllm serve M --tensor-parallel-size 2 ...`,
+// `python -m vllm.entrypoints.api_server --model=M ...`, `llama-server -m F -c 8192 -np 4 ...`.
+void take_command(const std::string& line, LogFacts& f, bool llama) {
+    std::vector<std::string> w;
+    std::string cur;
+    char quote = 0;
+    for (char c : line) {
+        if (quote) {
+            if (c == quote)
+                quote = 0;
+            else
+                cur += c;
+            continue;
+        }
+        if (c == '"' || c == '\'') {
+            quote = c;
+            continue;
+        }
+        if (std::isspace(static_cast<unsigned char>(c))) {
+            if (!cur.empty()) w.push_back(cur);
+            cur.clear();
+            continue;
+        }
+        cur += c;
+    }
+    if (!cur.empty()) w.push_back(cur);
+    static const std::pair<const char*, const char*> kVllm[] = {{"--tensor-parallel-size", "tensor_parallel_size"},
+                                                                {"-tp", "tensor_parallel_size"},
+                                                                {"--pipeline-parallel-size", "pipeline_parallel_size"},
+                                                                {"-pp", "pipeline_parallel_size"},
+                                                                {"--max-model-len", "max_model_len"},
+                                                                {"--kv-cache-dtype", "kv_cache_dtype"},
+                                                                {"--block-size", "block_size"},
+                                                                {"--max-num-batched-tokens", "max_num_batched_tokens"},
+                                                                {"--dtype", "dtype"},
+                                                                {"--model", "model"},
+                                                                {"--gpu-memory-utilization", "gpu_memory_utilization"},
+                                                                {"--speculative-config", "speculative_config"},
+                                                                {"--speculative_config", "speculative_config"},
+                                                                {"--mamba-cache-mode", "mamba_cache_mode"},
+                                                                {"--max-num-seqs", "max_num_seqs"}};
+    static const std::pair<const char*, const char*> kLlama[] = {
+        {"-c", "n_ctx"},     {"--ctx-size", "n_ctx"},       {"-np", "n_seq_max"}, {"--parallel", "n_seq_max"},
+        {"-ctk", "type_k"},  {"--cache-type-k", "type_k"},  {"-ctv", "type_v"},   {"--cache-type-v", "type_v"},
+        {"-ub", "n_ubatch"}, {"--ubatch-size", "n_ubatch"}, {"-m", "model"},      {"--model", "model"}};
+    for (size_t i = 0; i < w.size(); ++i) {
+        std::string k = w[i], v;
+        const size_t eq = k.find('=');
+        if (k.rfind("-", 0) == 0 && eq != std::string::npos) {
+            v = k.substr(eq + 1);
+            k = k.substr(0, eq);
+        } else if (i + 1 < w.size()) {
+            v = w[i + 1];
+        }
+        for (char& c : k)
+            if (c == '_' && k.rfind("--", 0) == 0) c = '-';
+        if (llama) {
+            if (k == "-kvu" || k == "--kv-unified") put_if_absent(f.settings, "kv_unified", "true");
+            if (k == "--swa-full") put_if_absent(f.settings, "swa_full", "true");
+            for (const auto& [flag, name] : kLlama)
+                if (k == flag && !v.empty()) put_if_absent(f.settings, name, v);
+        } else {
+            if (k == "serve" && i + 1 < w.size() && w[i + 1].rfind("-", 0) != 0 && i > 0 &&
+                w[i - 1].find("vllm") != std::string::npos)
+                put_if_absent(f.settings, "model", w[i + 1]);
+            for (const auto& [flag, name] : kVllm)
+                if (k == flag && !v.empty() && v.rfind("--", 0) != 0) put_if_absent(f.settings, name, v);
+        }
+    }
+}
+
 struct Reader {
     LogFacts f;
     int run = 0;
@@ -385,6 +456,12 @@ struct Reader {
             take_vllm_pairs(split_top(s.substr(s.find("with config:") + 12)), '=', f);
             return;
         }
+        if ((has(s, "vllm serve ") || has(s, "vllm.entrypoints.") || has(s, "benchmark_throughput.py")) &&
+            has(s, " --")) {
+            ++vllm_marks;
+            take_command(s, f, false);
+            return;
+        }
         if (has(s, "vLLM API server version ")) {
             ++vllm_marks;
             std::string v = word_after(s, "vLLM API server version ");
@@ -473,6 +550,11 @@ struct Reader {
             if (c > 0 && t[c - 1] == ':') t = t.substr(0, c) + " " + t.substr(sz);
             if (t.find(": size =") != std::string::npos)
                 llama_size_line(t, n, t.find("llama_memory_recurrent: size") != std::string::npos);
+            return;
+        }
+        if ((has(s, "llama-server ") || has(s, "llama-cli ") || has(s, "llama-completion ")) && has(s, " -")) {
+            ++llama_marks;
+            take_command(s, f, true);
             return;
         }
         for (const char* pre : {"llama_context:", "llama_new_context_with_model:", "llama_init_from_model:"}) {
@@ -588,6 +670,7 @@ Result<LogFacts> read_engine_log(const std::string& text) {
     bool markup = false;
     std::string last_nonempty;
     while (pos <= text.size()) {
+        if (pos == text.size() && number > 0) break;  // the newline ending the last line starts no line
         size_t nl = text.find('\n', pos);
         if (nl == std::string::npos) nl = text.size();
         // A line longer than any engine prints is read by its first 64 KiB.

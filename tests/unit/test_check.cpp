@@ -349,3 +349,93 @@ TEST_CASE("kvbudget check: text, --json, the catalog and exit status") {
     r = kvb::test::run_cli("check");
     CHECK(r.status == 2);
 }
+
+// ---------------------------------------------------------------- more real logs (engine-logs.md C1-C10)
+
+TEST_CASE("C1 vllm#19996: an EAGLE head's layer in the KV pool explains 410,128 tokens") {
+    ModelSpec m = fixture("meta-llama/Llama-3.1-8B-Instruct");
+    CheckReport r = check(log_block("C1"), &m);
+    REQUIRE(r.lines.size() == 1);
+    CHECK_FALSE(r.lines[0].match);
+    CHECK(r.lines[0].predicted == "GPU KV cache size: 422,944 tokens");
+    CHECK(r.lines[0].cause.code == "check_drafter_layers");
+    CHECK(r.lines[0].cause.param("layers") == "1");
+    REQUIRE(r.lines[0].deviation_percent.has_value());
+    CHECK(*r.lines[0].deviation_percent == doctest::Approx(-3.0302).epsilon(1e-4));
+    // With the speculative config in the log, the drafter is counted from the start.
+    const std::string with_args =
+        "INFO 06-23 14:20:01 [utils.py:328] non-default args: {'model': 'meta-llama/Llama-3.1-8B-Instruct', "
+        "'speculative_config': {'method': 'eagle', 'model': 'yuhuili/EAGLE-LLaMA3.1-Instruct-8B', "
+        "'num_speculative_tokens': 3}}\n" +
+        log_block("C1");
+    r = check(with_args, &m);
+    all_match(r, {""});
+    REQUIRE_FALSE(r.notes.empty());
+    CHECK(r.notes.back().code == "check_drafter_counted");
+}
+
+TEST_CASE("C2 vllm#34076: the PP error over all 48 layers") {
+    ModelSpec m = dense("Qwen/Qwen3-Coder-30B-A3B-Instruct-FP8 (hand-built)", 48, 4, 128, 32, 262144);
+    CheckReport r = check(log_block("C2"), &m);
+    REQUIRE(r.lines.size() == 1);
+    CHECK(r.lines[0].match);
+    CHECK(r.lines[0].kind == "vllm_not_enough_memory");
+    CHECK(r.lines[0].predicted.find("(24.0 GiB KV cache is needed") != std::string::npos);
+    CHECK(r.lines[0].predicted.find("estimated maximum model length is 34736") != std::string::npos);
+}
+
+TEST_CASE("C3 vllm#5248: the pasted command's TP 2 gives 1,024 CPU blocks") {
+    ModelSpec m = dense("deepseek-coder-6.7b-instruct (hand-built)", 32, 32, 128, 32, 16384, "float16");
+    CheckReport r = check(log_block("C3"), &m);
+    CHECK(r.settings.size() >= 2);
+    all_match(r, {"check_memory_inferred"});
+    CHECK(r.lines[0].predicted == "# GPU blocks: 507, # CPU blocks: 1024");
+}
+
+TEST_CASE("C4 vllm PR #10927: a pre-MLA V0 layout kvbudget does not model is said plainly") {
+    ModelSpec m = kvb::test::mla("deepseek-ai/DeepSeek-V2-Lite-Chat (hand-built)", 27, 16);
+    CheckReport r = check(log_block("C4"), &m);
+    REQUIRE(r.lines.size() == 2);
+    CHECK_FALSE(r.lines[0].match);
+    CHECK(r.lines[0].cause.code == "check_no_known_cause");
+    CHECK(r.lines[1].match);  // 5373 x 16 / 8192 = 10.49x
+    CHECK(r.unexplained == 1);
+}
+
+TEST_CASE("C5-C8: logs of models not in the catalog are read and say what config they need") {
+    struct Case {
+        const char* id;
+        size_t lines;
+        LogEngine engine;
+    };
+    for (const Case& c : {Case{"C5", 1, LogEngine::Vllm}, Case{"C6", 1, LogEngine::Vllm},
+                          Case{"C7", 2, LogEngine::Vllm}, Case{"C8", 2, LogEngine::Llamacpp}}) {
+        CAPTURE(c.id);
+        CheckReport r = check(log_block(c.id), nullptr);
+        CHECK(r.engine == c.engine);
+        REQUIRE(r.lines.size() == c.lines);
+        for (const auto& l : r.lines) CHECK(l.cause.code == "check_no_config");
+        CHECK(r.unexplained == static_cast<int64_t>(c.lines));
+    }
+    // C6 is the one-line format: both numbers come from one line.
+    auto f = read_engine_log(log_block("C6"));
+    REQUIRE(f.ok());
+    CHECK(f->lines[0].num("tokens") == 2558976);
+    CHECK(f->lines[0].num("mml") == 1048576);
+    CHECK(f->lines[0].num("concurrency") == doctest::Approx(2.44));
+}
+
+TEST_CASE("C9-C10: real pastes cut short are refused with their own codes") {
+    auto c9 = read_engine_log(log_block("C9"));
+    REQUIRE_FALSE(c9.ok());
+    CHECK(c9.error().detail.code == "check_truncated");
+    CHECK(c9.error().detail.param("engine") == "llama.cpp");
+    CHECK(c9.error().detail.param("lines") == "17");
+    auto c10 = read_engine_log(log_block("C10"));
+    REQUIRE_FALSE(c10.ok());
+    CHECK(c10.error().detail.code == "check_not_engine_log");
+    auto c10h = read_engine_log(
+        "INFO 11-21 07:00:00 llm_engine.py:174] Initializing an LLM engine (v0.5.4) with config: " + log_block("C10"));
+    REQUIRE_FALSE(c10h.ok());
+    CHECK(c10h.error().detail.code == "check_truncated");
+}
