@@ -40,6 +40,9 @@ const std::vector<MessageTemplate>& message_templates() {
         {"nested", "text model read from {where}"},
         {"generic", "model_type '{type}' is not known to kvbudget: sized from the generic fields"},
         {"no_model_type", "no model_type: sized from the generic fields"},
+        {"falcon_rw_new_arch",
+         "model_type {type} with hidden_size 8192 (falcon-40b): the new decoder architecture, as vLLM's RWConfig and "
+         "llama.cpp's converter read it: {n} KV heads (n_head_kv)"},
         {"falcon_h1", "each Falcon-H1 layer has an attention and a Mamba-2 mixer in parallel: both are listed"},
         {"state_uncounted", "recurrent layers without state geometry were not counted"},
 

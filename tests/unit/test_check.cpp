@@ -439,3 +439,30 @@ TEST_CASE("C9-C10: real pastes cut short are refused with their own codes") {
     REQUIRE_FALSE(c10h.ok());
     CHECK(c10h.error().detail.code == "check_truncated");
 }
+
+// ---------------------------------------------------------------- engine cases real logs expose
+
+// falcon-40b's published config.json (tiiuae/falcon-40b, model_type RefinedWeb): n_head_kv 8, no
+// new_decoder_architecture. Written here from the published values (the file is not in
+// /work/shared/hf-configs). vLLM's RWConfig sets new_decoder_architecture for hidden_size 8192.
+TEST_CASE("falcon-40b RefinedWeb config: 8 KV heads, as vLLM and llama.cpp cache them") {
+    const std::string cfg = R"({"alibi": false, "apply_residual_connection_post_layernorm": false,
+        "architectures": ["RWForCausalLM"], "bias": false, "bos_token_id": 11, "eos_token_id": 11,
+        "hidden_dropout": 0.0, "hidden_size": 8192, "initializer_range": 0.02, "layer_norm_epsilon": 1e-05,
+        "model_type": "RefinedWeb", "n_head": 128, "n_head_kv": 8, "n_layer": 60, "parallel_attn": true,
+        "torch_dtype": "bfloat16", "use_cache": true, "vocab_size": 65024})";
+    auto m = parse_config(cfg, "tiiuae/falcon-40b");
+    REQUIRE(m.ok());
+    REQUIRE(m->layers.size() == 60);
+    CHECK(m->layers[0].kv_heads == 8);
+    CHECK(m->layers[0].k_head_dim == 64);
+    bool noted = false;
+    for (const auto& n : m->notes) noted = noted || n.code == "falcon_rw_new_arch";
+    CHECK(noted);
+    // 60 layers x 8 heads x 64 x 2 (K, V) x 2 B = 122,880 B per token.
+    auto lay = vllm_layout(*m, VllmOptions{});
+    REQUIRE(lay.ok());
+    CHECK(lay->page_size_bytes == 16 * 8 * 64 * 2 * 2);
+    // falcon-7b (RefinedWebModel, hidden 4544, multi_query) stays multi-query.
+    CHECK(fixture("tiiuae/falcon-7b").layers[0].kv_heads == 1);
+}
