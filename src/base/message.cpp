@@ -40,6 +40,9 @@ const std::vector<MessageTemplate>& message_templates() {
         {"nested", "text model read from {where}"},
         {"generic", "model_type '{type}' is not known to kvbudget: sized from the generic fields"},
         {"no_model_type", "no model_type: sized from the generic fields"},
+        {"falcon_rw_new_arch",
+         "model_type {type} with hidden_size 8192 (falcon-40b): the new decoder architecture, as vLLM's RWConfig and "
+         "llama.cpp's converter read it: {n} KV heads (n_head_kv)"},
         {"falcon_h1", "each Falcon-H1 layer has an attention and a Mamba-2 mixer in parallel: both are listed"},
         {"state_uncounted", "recurrent layers without state geometry were not counted"},
 
@@ -386,6 +389,61 @@ const std::vector<MessageTemplate>& message_templates() {
          "{model}: vision_config describes more than {max} parameters, beyond any real vision tower"},
         {"state_too_large",
          "{model}: the recurrent state of one sequence would exceed {max} elements, beyond any real model"},
+
+        // --- check: an engine's log against the prediction (src/check/) ---
+        {"check_empty",
+         "the log is empty: paste the start-up log of vLLM or llama.cpp (from the launch command to the first "
+         "request)"},
+        {"check_too_large",
+         "the paste is {size}, more than the {limit} kvbudget reads: a start-up log is a few hundred kilobytes, paste "
+         "the part up to the KV cache lines"},
+        {"check_binary", "the paste holds binary data, not log text: copy the text of the engine's start-up log"},
+        {"check_markup_only",
+         "the paste is markup (HTML) with no engine line in its {lines} lines: copy the log's text, not the web page "
+         "around it"},
+        {"check_not_engine_log",
+         "none of the {lines} lines is a vLLM or llama.cpp start-up line: kvbudget reads the logs of those two "
+         "engines"},
+        {"check_truncated",
+         "the {engine} log ({lines} lines) ends before its KV cache lines (last line: \"{last}\"): paste the log up to "
+         "\"GPU KV cache size\" or \"llama_kv_cache: size\""},
+        {"check_markup_ignored", "the paste holds markup (HTML): it was read as plain text and nothing in it was run"},
+        {"check_no_config", "no config for {model}: give --config CONFIG (config.json or .gguf) to compare this line"},
+        {"check_no_hparams", "the log's print_info lines do not describe the model's layers: give --config"},
+        {"check_recurrent_needs_config",
+         "{arch} keeps recurrent state whose shape print_info does not print: give --config with the model's "
+         "config.json or .gguf"},
+        {"check_config_from_log", "config taken from the log's print_info lines ({arch}, {layers} layers)"},
+        {"check_swa_pattern_unknown",
+         "{arch} has a sliding window but kvbudget does not know which layers slide: every layer counted as full "
+         "attention; give --config"},
+        {"check_n_ctx_from_line", "n_ctx is not in the log: taken as {n_ctx} from the size line"},
+        {"check_drafter_counted",
+         "speculative decoding ({method}): the drafter's {layers} attention layer(s) are counted in the same KV pool"},
+        {"check_wording", "the numbers agree; the wording is another build's"},
+        {"check_memory_inferred",
+         "the log does not say how much KV memory there was: taken as what this line implies ({blocks} blocks)"},
+        {"check_log_format", "agrees in the {format} log format: the log is from another vLLM version than assumed"},
+        {"check_block_size", "agrees with a block size of {block} tokens (the attention backend's, or --block-size)"},
+        {"check_kv_dtype", "agrees with the KV cache in {dtype}"},
+        {"check_mamba_mode", "agrees with mamba cache mode {mode}"},
+        {"check_batched_tokens",
+         "agrees with max_num_batched_tokens {tokens} and async scheduling {async} (the sliding-window reserve)"},
+        {"check_drafter_layers",
+         "agrees when a speculative drafter's {layers} attention layer(s) share the KV pool (EAGLE, EAGLE-3, MTP)"},
+        {"check_tp", "agrees with tensor parallel size {tp}"},
+        {"check_other_memory",
+         "agrees with {gib} GiB of KV memory ({blocks} blocks) instead of the {printed} GiB assumed: the engine had a "
+         "different amount of memory"},
+        {"check_padding", "agrees with the context padded to {pad} cells (older builds without flash attention)"},
+        {"check_unified", "agrees with kv_unified = {unified}"},
+        {"check_swa_full", "agrees with a full-size SWA cache (--swa-full)"},
+        {"check_ubatch", "agrees with n_ubatch {ubatch} (it sizes the SWA cache)"},
+        {"check_mla_v", "agrees when an older build also caches a V row for MLA"},
+        {"check_n_ctx", "agrees with n_ctx {n_ctx}"},
+        {"check_no_known_cause", "no known cause explains the difference"},
+        {"check_not_predicted", "kvbudget predicts no such line for these settings"},
+        {"check_engine_refused", "kvbudget cannot size these settings: {reason}"},
     };
     return t;
 }

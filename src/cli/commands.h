@@ -13,6 +13,7 @@ int cmd_kv(const std::vector<std::string>& argv, std::ostream& out, std::ostream
 int cmd_vllm(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
 int cmd_llamacpp(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
 int cmd_budget(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
+int cmd_check(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
 int cmd_simulate(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
 
 }  // namespace kvb::cli

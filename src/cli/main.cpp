@@ -19,6 +19,7 @@ Commands:
   llamacpp  the llama_kv_cache lines llama.cpp prints for -c / -np / -ctk / -ctv
   budget    the whole GPU budget: weights + KV + activations + overhead; what fits
   simulate  replay a workload through paged and contiguous KV allocation
+  check     an engine's start-up log (vLLM, llama.cpp), line by line against the prediction
 
 Every command takes --json and --help. Sizes take bytes or units (8GiB, 24GB, 512MiB).
 Exit status: 0 success, 1 the input was refused (stderr says why), 2 usage error.
@@ -45,6 +46,7 @@ int main(int argc, char** argv) {
     const Entry commands[] = {
         {"inspect", cmd_inspect},   {"kv", cmd_kv},         {"vllm", cmd_vllm},
         {"llamacpp", cmd_llamacpp}, {"budget", cmd_budget}, {"simulate", cmd_simulate},
+        {"check", cmd_check},
     };
     for (const auto& c : commands) {
         if (args[0] == c.name) {

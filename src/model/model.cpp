@@ -213,10 +213,29 @@ struct Builder {
         // Falcon: the new decoder architecture has n_head_kv groups; the old one is MQA
         // when multi_query is set (falcon-7b) and MHA otherwise.
         if (type == "falcon" || type == "refinedweb" || type == "refinedwebmodel") {
-            if (r.optional_bool("new_decoder_architecture").value_or(false)) {
-                auto k = r.required_int({"num_kv_heads", "n_head_kv"}, 1, kMaxHeads);
+            bool new_arch = r.optional_bool("new_decoder_architecture").value_or(false);
+            const bool rw = type != "falcon";
+            // The RefinedWeb configs of falcon-40b set n_head_kv but not new_decoder_architecture:
+            // vLLM's RWConfig (like the Hub's configuration_RW.py) switches it on for hidden_size
+            // 8192, and llama.cpp's converter reads n_head_kv, so both cache n_head_kv heads.
+            if (rw && !new_arch && hidden == 8192) {
+                new_arch = true;
+                auto k = r.optional_int({"n_head_kv", "num_kv_heads"}, 1, kMaxHeads);
                 if (!k) return k.error();
-                kv_heads = k.value();
+                note("falcon_rw_new_arch", {{"type", type}, {"n", std::to_string(k.value().value_or(1))}});
+            }
+            if (new_arch) {
+                // RWConfig: n_head_kv defaults to 1; FalconConfig (model_type falcon) requires num_kv_heads.
+                auto k = rw ? r.optional_int({"n_head_kv", "num_kv_heads"}, 1, kMaxHeads)
+                            : Result<std::optional<int64_t>>(std::optional<int64_t>());
+                if (!k) return k.error();
+                if (rw) {
+                    kv_heads = k.value().value_or(1);
+                } else {
+                    auto kk = r.required_int({"num_kv_heads", "n_head_kv"}, 1, kMaxHeads);
+                    if (!kk) return kk.error();
+                    kv_heads = kk.value();
+                }
             } else if (r.optional_bool("multi_query").value_or(true)) {
                 kv_heads = 1;
             } else {

@@ -1,0 +1,718 @@
+#include "check/log_reader.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+
+#include "base/units.h"
+
+namespace kvb {
+
+const char* to_string(LogEngine e) {
+    return e == LogEngine::Vllm ? "vllm" : "llamacpp";
+}
+
+double LogLine::num(const std::string& k, double def) const {
+    for (const auto& [n, v] : nums)
+        if (n == k) return v;
+    return def;
+}
+
+std::string LogLine::str(const std::string& k) const {
+    for (const auto& [n, v] : texts)
+        if (n == k) return v;
+    return {};
+}
+
+namespace {
+
+std::string lookup(const std::vector<std::pair<std::string, std::string>>& kv, const std::string& k) {
+    for (const auto& [n, v] : kv)
+        if (n == k) return v;
+    return {};
+}
+
+void put(std::vector<std::pair<std::string, std::string>>& kv, const std::string& k, const std::string& v) {
+    for (auto& [n, old] : kv)
+        if (n == k) {
+            old = v;
+            return;
+        }
+    kv.emplace_back(k, v);
+}
+
+void put_if_absent(std::vector<std::pair<std::string, std::string>>& kv, const std::string& k, const std::string& v) {
+    if (lookup(kv, k).empty() && !v.empty()) kv.emplace_back(k, v);
+}
+
+std::string trim(const std::string& s) {
+    size_t a = 0, b = s.size();
+    while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
+    while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
+    return s.substr(a, b - a);
+}
+
+// Drops ANSI colour escapes (ESC [ ... letter) and a trailing CR.
+std::string clean(const std::string& raw) {
+    std::string s;
+    s.reserve(raw.size());
+    for (size_t i = 0; i < raw.size(); ++i) {
+        if (raw[i] == '\x1b' && i + 1 < raw.size() && raw[i + 1] == '[') {
+            i += 2;
+            while (i < raw.size() && !std::isalpha(static_cast<unsigned char>(raw[i]))) ++i;
+            continue;
+        }
+        if (raw[i] == '\r') continue;
+        s += raw[i];
+    }
+    return s;
+}
+
+// A number as the engines print it: "42,656", "6.51", "1/ 1" stops at '/'. Returns false
+// when no digit is at `pos` (after spaces); `end` is one past the number.
+bool number_at(const std::string& s, size_t pos, double& out, size_t* end = nullptr) {
+    while (pos < s.size() && s[pos] == ' ') ++pos;
+    std::string digits;
+    size_t i = pos;
+    bool any = false;
+    for (; i < s.size(); ++i) {
+        const char c = s[i];
+        if (std::isdigit(static_cast<unsigned char>(c))) {
+            digits += c;
+            any = true;
+        } else if (c == ',' && any && i + 1 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1]))) {
+            continue;
+        } else if (c == '.' && any && i + 1 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1]))) {
+            digits += c;
+        } else {
+            break;
+        }
+    }
+    if (!any || digits.size() > 24) return false;
+    out = std::strtod(digits.c_str(), nullptr);
+    if (end) *end = i;
+    return true;
+}
+
+// The number right after `marker` in `s` (spaces skipped).
+bool number_after(const std::string& s, const std::string& marker, double& out, size_t from = 0,
+                  size_t* end = nullptr) {
+    const size_t p = s.find(marker, from);
+    if (p == std::string::npos) return false;
+    return number_at(s, p + marker.size(), out, end);
+}
+
+// The text of a number right after `marker` as printed ("6.51", "0.2").
+std::string number_text_after(const std::string& s, const std::string& marker) {
+    const size_t p = s.find(marker);
+    if (p == std::string::npos) return {};
+    size_t i = p + marker.size();
+    while (i < s.size() && s[i] == ' ') ++i;
+    size_t j = i;
+    while (j < s.size() && (std::isdigit(static_cast<unsigned char>(s[j])) || s[j] == '.')) ++j;
+    return s.substr(i, j - i);
+}
+
+std::string word_after(const std::string& s, const std::string& marker) {
+    const size_t p = s.find(marker);
+    if (p == std::string::npos) return {};
+    size_t i = p + marker.size();
+    while (i < s.size() && s[i] == ' ') ++i;
+    size_t j = i;
+    while (j < s.size() && !std::isspace(static_cast<unsigned char>(s[j])) && s[j] != ')' && s[j] != ',') ++j;
+    return s.substr(i, j - i);
+}
+
+std::string unquote(std::string v) {
+    v = trim(v);
+    if (v.size() >= 2 && (v[0] == '\'' || v[0] == '"') && v.back() == v[0]) return v.substr(1, v.size() - 2);
+    return v;
+}
+
+// Splits "a=1, b='x, y', c={'k': 2}" (or a Python dict body) at top-level commas.
+std::vector<std::string> split_top(const std::string& s) {
+    std::vector<std::string> out;
+    int depth = 0;
+    char quote = 0;
+    std::string cur;
+    for (char c : s) {
+        if (quote) {
+            cur += c;
+            if (c == quote) quote = 0;
+            continue;
+        }
+        if (c == '\'' || c == '"') quote = c;
+        if (c == '{' || c == '[' || c == '(') ++depth;
+        if (c == '}' || c == ']' || c == ')') --depth;
+        if (c == ',' && depth == 0) {
+            out.push_back(trim(cur));
+            cur.clear();
+            continue;
+        }
+        cur += c;
+    }
+    if (!trim(cur).empty()) out.push_back(trim(cur));
+    return out;
+}
+
+// The body of the first balanced {...} at or after `from`.
+std::string braced(const std::string& s, size_t from) {
+    const size_t a = s.find('{', from);
+    if (a == std::string::npos) return {};
+    int depth = 0;
+    char quote = 0;
+    for (size_t i = a; i < s.size(); ++i) {
+        const char c = s[i];
+        if (quote) {
+            if (c == quote) quote = 0;
+            continue;
+        }
+        if (c == '\'' || c == '"') quote = c;
+        if (c == '{') ++depth;
+        if (c == '}' && --depth == 0) return s.substr(a + 1, i - a - 1);
+    }
+    return s.substr(a + 1);  // cut off: take what is there
+}
+
+// vLLM's argument names as kvbudget's settings.
+const char* const kVllmKeys[] = {"model",
+                                 "max_model_len",
+                                 "tensor_parallel_size",
+                                 "pipeline_parallel_size",
+                                 "data_parallel_size",
+                                 "kv_cache_dtype",
+                                 "block_size",
+                                 "max_num_batched_tokens",
+                                 "max_num_seqs",
+                                 "enable_prefix_caching",
+                                 "gpu_memory_utilization",
+                                 "speculative_config",
+                                 "mamba_cache_mode",
+                                 "dtype",
+                                 "quantization",
+                                 "async_scheduling",
+                                 "enable_chunked_prefill",
+                                 "disable_hybrid_kv_cache_manager",
+                                 "kv_cache_memory_bytes",
+                                 "num_speculative_tokens"};
+
+void take_vllm_pairs(const std::vector<std::string>& items, char sep, LogFacts& f) {
+    for (const std::string& it : items) {
+        const size_t p = it.find(sep);
+        if (p == std::string::npos) continue;
+        std::string k = unquote(it.substr(0, p));
+        std::string v = unquote(it.substr(p + 1));
+        if (k == "max_seq_len") k = "max_model_len";
+        if (k == "model_tag") k = "model";
+        if (v == "None" || v.empty()) continue;
+        if (k == "dtype" && v.rfind("torch.", 0) == 0) v = v.substr(6);
+        for (const char* key : kVllmKeys)
+            if (k == key) put_if_absent(f.settings, k, v);
+    }
+}
+
+bool has(const std::string& s, const char* m) {
+    return s.find(m) != std::string::npos;
+}
+
+// From the first occurrence of `marker` to the end: the engine's message without its prefixes.
+std::string from(const std::string& s, const std::string& marker) {
+    const size_t p = s.find(marker);
+    return trim(p == std::string::npos ? s : s.substr(p));
+}
+
+// A launch command pasted with the log: `vllm serve M --tensor-parallel-size 2 ...`,
+// `python -m vllm.entrypoints.api_server --model=M ...`, `llama-server -m F -c 8192 -np 4 ...`.
+void take_command(const std::string& line, LogFacts& f, bool llama) {
+    std::vector<std::string> w;
+    std::string cur;
+    char quote = 0;
+    for (char c : line) {
+        if (quote) {
+            if (c == quote)
+                quote = 0;
+            else
+                cur += c;
+            continue;
+        }
+        if (c == '"' || c == '\'') {
+            quote = c;
+            continue;
+        }
+        if (std::isspace(static_cast<unsigned char>(c))) {
+            if (!cur.empty()) w.push_back(cur);
+            cur.clear();
+            continue;
+        }
+        cur += c;
+    }
+    if (!cur.empty()) w.push_back(cur);
+    static const std::pair<const char*, const char*> kVllm[] = {{"--tensor-parallel-size", "tensor_parallel_size"},
+                                                                {"-tp", "tensor_parallel_size"},
+                                                                {"--pipeline-parallel-size", "pipeline_parallel_size"},
+                                                                {"-pp", "pipeline_parallel_size"},
+                                                                {"--max-model-len", "max_model_len"},
+                                                                {"--kv-cache-dtype", "kv_cache_dtype"},
+                                                                {"--block-size", "block_size"},
+                                                                {"--max-num-batched-tokens", "max_num_batched_tokens"},
+                                                                {"--dtype", "dtype"},
+                                                                {"--model", "model"},
+                                                                {"--gpu-memory-utilization", "gpu_memory_utilization"},
+                                                                {"--speculative-config", "speculative_config"},
+                                                                {"--speculative_config", "speculative_config"},
+                                                                {"--mamba-cache-mode", "mamba_cache_mode"},
+                                                                {"--max-num-seqs", "max_num_seqs"}};
+    static const std::pair<const char*, const char*> kLlama[] = {
+        {"-c", "n_ctx"},     {"--ctx-size", "n_ctx"},       {"-np", "n_seq_max"}, {"--parallel", "n_seq_max"},
+        {"-ctk", "type_k"},  {"--cache-type-k", "type_k"},  {"-ctv", "type_v"},   {"--cache-type-v", "type_v"},
+        {"-ub", "n_ubatch"}, {"--ubatch-size", "n_ubatch"}, {"-m", "model"},      {"--model", "model"}};
+    for (size_t i = 0; i < w.size(); ++i) {
+        std::string k = w[i], v;
+        const size_t eq = k.find('=');
+        if (k.rfind("-", 0) == 0 && eq != std::string::npos) {
+            v = k.substr(eq + 1);
+            k = k.substr(0, eq);
+        } else if (i + 1 < w.size()) {
+            v = w[i + 1];
+        }
+        for (char& c : k)
+            if (c == '_' && k.rfind("--", 0) == 0) c = '-';
+        if (llama) {
+            if (k == "-kvu" || k == "--kv-unified") put_if_absent(f.settings, "kv_unified", "true");
+            if (k == "--swa-full") put_if_absent(f.settings, "swa_full", "true");
+            for (const auto& [flag, name] : kLlama)
+                if (k == flag && !v.empty()) put_if_absent(f.settings, name, v);
+        } else {
+            if (k == "serve" && i + 1 < w.size() && w[i + 1].rfind("-", 0) != 0 && i > 0 &&
+                w[i - 1].find("vllm") != std::string::npos)
+                put_if_absent(f.settings, "model", w[i + 1]);
+            for (const auto& [flag, name] : kVllm)
+                if (k == flag && !v.empty() && v.rfind("--", 0) != 0) put_if_absent(f.settings, name, v);
+        }
+    }
+}
+
+struct Reader {
+    LogFacts f;
+    int run = 0;
+    bool run_has_capacity = false;                         // a capacity line was read in the current run
+    std::string avail;                                     // vLLM "Available KV cache memory" of the current run
+    std::vector<std::pair<std::string, std::string>> ctx;  // llama_context values of the current run
+    int vllm_marks = 0, llama_marks = 0;
+
+    void add(LogLine l, int64_t number) {
+        l.number = number;
+        l.available_gib = avail;
+        l.run = run;
+        l.texts.insert(l.texts.end(), ctx.begin(), ctx.end());
+        f.lines.push_back(std::move(l));
+    }
+
+    void capacity_seen() {
+        if (run_has_capacity) {
+            ++run;
+            avail.clear();
+        }
+        run_has_capacity = true;
+    }
+
+    void vllm_line(const std::string& s, int64_t n) {
+        double a = 0, b = 0;
+        if (has(s, "GPU KV cache size:") && number_after(s, "GPU KV cache size:", a)) {
+            ++vllm_marks;
+            capacity_seen();
+            LogLine l;
+            l.kind = LogLineKind::VllmTokens;
+            l.text = from(s, "GPU KV cache size:");
+            l.nums = {{"tokens", a}};
+            if (has(s, "Maximum concurrency for ")) {
+                size_t e = 0;
+                if (number_after(s, "Maximum concurrency for ", b, 0, &e)) l.nums.push_back({"mml", b});
+                if (number_after(s, "tokens per request:", a)) l.nums.push_back({"concurrency", a});
+                l.texts.push_back({"combined", "1"});
+            }
+            add(std::move(l), n);
+            return;
+        }
+        if (has(s, "Maximum concurrency for ") && number_after(s, "Maximum concurrency for ", b) &&
+            number_after(s, "tokens per request:", a)) {
+            ++vllm_marks;
+            LogLine l;
+            l.kind = LogLineKind::VllmConcurrency;
+            l.text = from(s, "Maximum concurrency for ");
+            l.nums = {{"mml", b}, {"concurrency", a}};
+            add(std::move(l), n);
+            return;
+        }
+        if (has(s, "GPU blocks:") && number_after(s, "GPU blocks:", a)) {
+            ++vllm_marks;
+            capacity_seen();
+            LogLine l;
+            l.kind = LogLineKind::VllmGpuBlocks;
+            l.text = from(s, has(s, "# GPU blocks:") ? "# GPU blocks:" : "GPU blocks:");
+            l.nums = {{"gpu_blocks", a}};
+            if (number_after(s, "CPU blocks:", b)) l.nums.push_back({"cpu_blocks", b});
+            add(std::move(l), n);
+            return;
+        }
+        if (has(s, "To serve at least one request with the model") && number_after(s, "max seq len (", a)) {
+            ++vllm_marks;
+            capacity_seen();
+            LogLine l;
+            l.kind = LogLineKind::VllmNotEnough;
+            l.text = from(s, "To serve at least one request");
+            l.nums = {{"mml", a}};
+            const size_t p = s.find(" GiB KV cache is needed");
+            if (p != std::string::npos) {
+                size_t q = p;
+                while (q > 0 && (std::isdigit(static_cast<unsigned char>(s[q - 1])) || s[q - 1] == '.')) --q;
+                l.texts.push_back({"needed_gib", s.substr(q, p - q)});
+            }
+            l.texts.push_back({"available_gib", number_text_after(s, "available KV cache memory (")});
+            if (number_after(s, "estimated maximum model length is ", b)) l.nums.push_back({"estimate", b});
+            add(std::move(l), n);
+            return;
+        }
+        if (has(s, "is larger than the maximum number of tokens that can be stored in KV cache (") &&
+            number_after(s, "max seq len (", a) && number_after(s, "stored in KV cache (", b)) {
+            ++vllm_marks;
+            LogLine l;
+            l.kind = LogLineKind::VllmV0TooLong;
+            l.text = from(s, "The model's max seq len");
+            l.nums = {{"mml", a}, {"tokens", b}};
+            add(std::move(l), n);
+            return;
+        }
+        if (has(s, "No available memory for the cache blocks")) {
+            ++vllm_marks;
+            capacity_seen();
+            LogLine l;
+            l.kind = LogLineKind::VllmNoMemory;
+            l.text = from(s, "No available memory");
+            add(std::move(l), n);
+            return;
+        }
+        if (has(s, "Setting attention block size to ") && number_after(s, "Setting attention block size to ", a)) {
+            ++vllm_marks;
+            LogLine l;
+            l.kind = LogLineKind::VllmSetBlock;
+            l.text = from(s, "Setting attention block size to ");
+            l.nums = {{"block", a}};
+            add(std::move(l), n);
+            return;
+        }
+        if (has(s, "Padding mamba page size by ") && number_after(s, "Padding mamba page size by ", a)) {
+            ++vllm_marks;
+            LogLine l;
+            l.kind = LogLineKind::VllmPadMamba;
+            l.text = from(s, "Padding mamba page size by ");
+            l.nums = {{"percent", a}};
+            add(std::move(l), n);
+            return;
+        }
+        if (has(s, " padding layers, may waste at most ") && number_after(s, "Add ", a) &&
+            number_after(s, "may waste at most ", b)) {
+            ++vllm_marks;
+            LogLine l;
+            l.kind = LogLineKind::VllmPadLayers;
+            l.text = from(s, "Add ");
+            l.nums = {{"layers", a}, {"percent", b}};
+            add(std::move(l), n);
+            return;
+        }
+        if (has(s, "Available KV cache memory:")) {
+            ++vllm_marks;
+            avail = number_text_after(s, "Available KV cache memory:");
+            put(f.settings, "available_kv_cache_memory_gib", avail);
+            return;
+        }
+        if (has(s, "kv_cache_size=") && has(s, "Memory profiling")) {  // V0 profiling summary
+            ++vllm_marks;
+            avail = number_text_after(s, "kv_cache_size=");
+            put(f.settings, "available_kv_cache_memory_gib", avail);
+            return;
+        }
+        if (has(s, "Model loading took ")) {
+            ++vllm_marks;
+            put(f.settings, "model_loading_gib", number_text_after(s, "Model loading took "));
+            return;
+        }
+        if (has(s, "Loading model weights took ")) {
+            ++vllm_marks;
+            put(f.settings, "model_loading_gib", number_text_after(s, "Loading model weights took "));
+            return;
+        }
+        if (has(s, "non-default args:")) {
+            ++vllm_marks;
+            take_vllm_pairs(split_top(braced(s, s.find("non-default args:"))), ':', f);
+            return;
+        }
+        if (has(s, "LLM engine") && has(s, "with config:")) {
+            ++vllm_marks;
+            if (f.version.empty() && has(s, "engine (v")) {
+                const std::string v = word_after(s, "engine (v");
+                f.version = v;
+            }
+            take_vllm_pairs(split_top(s.substr(s.find("with config:") + 12)), '=', f);
+            return;
+        }
+        if ((has(s, "vllm serve ") || has(s, "vllm.entrypoints.") || has(s, "benchmark_throughput.py")) &&
+            has(s, " --")) {
+            ++vllm_marks;
+            take_command(s, f, false);
+            return;
+        }
+        if (has(s, "vLLM API server version ")) {
+            ++vllm_marks;
+            std::string v = word_after(s, "vLLM API server version ");
+            if (!v.empty() && v[0] == 'v') v = v.substr(1);
+            f.version = v;
+            return;
+        }
+        if (has(s, "[gpu_worker.py") || has(s, "[kv_cache_utils.py") || has(s, "(EngineCore") ||
+            has(s, "vllm.entrypoints") || has(s, "[api_server.py") || has(s, "[core.py") || has(s, "(APIServer pid="))
+            ++vllm_marks;
+    }
+
+    void llama_size_line(const std::string& s, int64_t n, bool recurrent) {
+        const size_t sz = s.find(": size =");
+        size_t start = sz;
+        while (start > 0 && !std::isspace(static_cast<unsigned char>(s[start - 1]))) --start;
+        const std::string prefix = s.substr(start, sz - start);
+        LogLine l;
+        l.kind = recurrent ? LogLineKind::LlamaRecurrentSize : LogLineKind::LlamaKvSize;
+        l.text = trim(s.substr(start));
+        l.texts.push_back({"prefix", prefix});
+        double a = 0, b = 0;
+        if (!number_after(s, ": size =", a, start)) return;
+        l.nums.push_back({"mib", a});
+        if (number_after(s, "(", a, sz)) l.nums.push_back({"cells", a});
+        size_t cells_end = s.find("cells,", sz);
+        if (cells_end != std::string::npos)
+            cells_end += 6;
+        else if ((cells_end = s.find("cell,", sz)) != std::string::npos)
+            cells_end += 5;
+        if (cells_end != std::string::npos && number_at(s, cells_end, a)) l.nums.push_back({"layers", a});
+        const size_t layers_end = s.find("layers,", sz);
+        if (layers_end != std::string::npos) {
+            size_t e = 0;
+            if (number_at(s, layers_end + 7, a, &e) && s.find("seqs", e) != std::string::npos) {
+                l.nums.push_back({"seqs", a});
+                if (e < s.size() && s[e] == '/' && number_at(s, e + 1, b)) l.nums.push_back({"streams", b});
+            }
+        }
+        const char* k_label = recurrent ? "R (" : "K (";
+        const char* v_label = recurrent ? "S (" : "V (";
+        const std::string tk = word_after(s, k_label), tv = word_after(s, v_label);
+        if (!tk.empty()) l.texts.push_back({"type_k", tk});
+        if (!tv.empty()) l.texts.push_back({"type_v", tv});
+        const size_t kp = s.find(k_label, sz), vp = s.find(v_label, sz);
+        if (kp != std::string::npos && number_after(s, "):", a, kp)) l.nums.push_back({"k_mib", a});
+        if (vp != std::string::npos && number_after(s, "):", a, vp)) l.nums.push_back({"v_mib", a});
+        if (l.num("layers") < 0 || l.num("cells") < 0) return;  // cut off mid-line
+        ++llama_marks;
+        if (!recurrent && lookup(ctx, "iswa").empty()) capacity_seen_llama();
+        add(std::move(l), n);
+    }
+
+    bool llama_run_has_kv = false;
+    void capacity_seen_llama() {
+        if (llama_run_has_kv) ++run;
+        llama_run_has_kv = true;
+    }
+
+    void llama_line(const std::string& s, int64_t n) {
+        if (has(s, "KV cache, size =") && has(s, "creating")) {
+            double a = 0;
+            if (!number_after(s, "KV cache, size =", a)) return;
+            ++llama_marks;
+            const bool swa = !has(s, "non-SWA");
+            if (!swa) {
+                capacity_seen_llama();
+                put(ctx, "iswa", "1");
+            }
+            LogLine l;
+            l.kind = LogLineKind::LlamaIswaCreate;
+            const size_t p = s.find("llama_kv_cache");
+            l.text = trim(p == std::string::npos ? s : s.substr(p));
+            l.nums = {{"cells", a}};
+            l.texts.push_back({"role", swa ? "SWA" : "non-SWA"});
+            add(std::move(l), n);
+            return;
+        }
+        if ((has(s, "llama_kv_cache") || has(s, "llama_memory_recurrent") || has(s, "llama_memory_hybrid")) &&
+            has(s, "size =") && has(s, " cell")) {
+            // Copies re-spaced by hand ("llama_kv_cache:        size = ...") read like the original.
+            std::string t = s;
+            const size_t sz = t.find("size =");
+            size_t c = sz;
+            while (c > 0 && t[c - 1] == ' ') --c;
+            if (c > 0 && t[c - 1] == ':') t = t.substr(0, c) + " " + t.substr(sz);
+            if (t.find(": size =") != std::string::npos)
+                llama_size_line(t, n, t.find("llama_memory_recurrent: size") != std::string::npos);
+            return;
+        }
+        if ((has(s, "llama-server ") || has(s, "llama-cli ") || has(s, "llama-completion ")) && has(s, " -")) {
+            ++llama_marks;
+            take_command(s, f, true);
+            return;
+        }
+        for (const char* pre : {"llama_context:", "llama_new_context_with_model:", "llama_init_from_model:"}) {
+            const size_t p = s.find(pre);
+            if (p == std::string::npos) continue;
+            ++llama_marks;
+            const std::string rest = s.substr(p + std::string(pre).size());
+            const size_t eq = rest.find('=');
+            if (eq == std::string::npos) return;
+            std::string k = trim(rest.substr(0, eq));
+            const std::string v = trim(rest.substr(eq + 1));
+            if (k == "n_ctx_per_seq") k = "n_ctx_seq";
+            for (const char* key : {"n_seq_max", "n_ctx", "n_ctx_seq", "n_batch", "n_ubatch", "flash_attn",
+                                    "kv_unified", "causal_attn", "swa_full"}) {
+                if (k == key) {
+                    if (k == "n_ctx" && llama_run_has_kv) {  // a second context (draft model, another load)
+                        ++run;
+                        llama_run_has_kv = false;
+                        ctx.clear();
+                    }
+                    put(ctx, k, v);
+                    put(f.settings, k, v);
+                }
+            }
+            return;
+        }
+        if (has(s, "print_info:")) {
+            ++llama_marks;
+            const std::string rest = s.substr(s.find("print_info:") + 11);
+            const size_t eq = rest.find('=');
+            if (eq == std::string::npos) return;
+            const std::string k = trim(rest.substr(0, eq));
+            const std::string v = trim(rest.substr(eq + 1));
+            put(f.hparams, k, v);
+            if (k == "general.name") put_if_absent(f.settings, "model_name", v);
+            return;
+        }
+        if (has(s, "llama_model_loader: loaded meta data") && has(s, " from ")) {
+            ++llama_marks;
+            std::string path = trim(s.substr(s.rfind(" from ") + 6));
+            if (path.size() > 1 && path.rfind(" (version", std::string::npos) != std::string::npos)
+                path = path.substr(0, path.rfind(" (version"));
+            if (f.model.empty()) f.model = path;
+            return;
+        }
+        if (has(s, "llama_model_loader:") || has(s, "load_tensors:") || has(s, "llama_model_load") ||
+            has(s, "ggml_cuda_init") || has(s, "load_hparams:") || has(s, "srv ") || has(s, "llama_kv_cache")) {
+            ++llama_marks;
+            if (has(s, "general.name") && has(s, "str"))
+                put_if_absent(f.settings, "model_name", trim(s.substr(s.find("= ") + 2)));
+            if (has(s, "n_parallel is set to auto") || has(s, "setting n_parallel = 4 and kv_unified = true"))
+                put(f.settings, "server_auto_slots", "4");
+            if (has(s, "Phi SWA is currently disabled")) put(f.settings, "phi_swa_disabled", "true");
+            return;
+        }
+        for (const char* pre : {"main: build = ", "build: ", "version: "}) {
+            if (has(s, pre) && s.find(pre) < 40) {
+                double a = 0;
+                if (number_after(s, pre, a) && f.version.empty()) {
+                    ++llama_marks;
+                    f.version = "b" + std::to_string(static_cast<int64_t>(a));
+                }
+                return;
+            }
+        }
+    }
+};
+
+bool looks_binary(const std::string& t) {
+    int64_t ctrl = 0;
+    const size_t n = std::min<size_t>(t.size(), 65536);
+    for (size_t i = 0; i < n; ++i) {
+        const unsigned char c = static_cast<unsigned char>(t[i]);
+        if (c == 0) return true;
+        if (c < 32 && c != '\n' && c != '\r' && c != '\t' && c != 0x1b) ++ctrl;
+    }
+    return ctrl * 20 > static_cast<int64_t>(n);
+}
+
+bool has_markup(const std::string& s) {
+    static const char* const tags[] = {"<html", "<script",  "<div", "<details", "<pre",  "<br",   "<span", "<p>",
+                                       "<code", "<summary", "</",   "<!--",     "<?xml", "<body", "<img",  "<a href"};
+    std::string low;
+    low.reserve(std::min<size_t>(s.size(), 4096));
+    for (size_t i = 0; i < s.size() && i < 4096; ++i)
+        low += static_cast<char>(std::tolower(static_cast<unsigned char>(s[i])));
+    for (const char* t : tags)
+        if (low.find(t) != std::string::npos) return true;
+    return false;
+}
+
+}  // namespace
+
+std::string LogFacts::setting(const std::string& k) const {
+    return lookup(settings, k);
+}
+
+std::string LogFacts::hparam(const std::string& k) const {
+    return lookup(hparams, k);
+}
+
+Result<LogFacts> read_engine_log(const std::string& text) {
+    if (static_cast<int64_t>(text.size()) > kMaxLogBytes)
+        return make_error("bad_value",
+                          note("check_too_large", {{"size", format_bytes(static_cast<int64_t>(text.size()))},
+                                                   {"limit", format_bytes(kMaxLogBytes)}}));
+    if (trim(text).empty()) return make_error("bad_value", note("check_empty"));
+    if (looks_binary(text)) return make_error("bad_value", note("check_binary"));
+
+    Reader r;
+    int64_t number = 0;
+    size_t pos = 0;
+    bool markup = false;
+    std::string last_nonempty;
+    while (pos <= text.size()) {
+        if (pos == text.size() && number > 0) break;  // the newline ending the last line starts no line
+        size_t nl = text.find('\n', pos);
+        if (nl == std::string::npos) nl = text.size();
+        // A line longer than any engine prints is read by its first 64 KiB.
+        const std::string line = clean(text.substr(pos, std::min<size_t>(nl - pos, 65536)));
+        ++number;
+        pos = nl + 1;
+        if (trim(line).empty()) continue;
+        last_nonempty = line;
+        if (!markup && has_markup(line)) markup = true;
+        const size_t before = r.f.lines.size();
+        const int vm = r.vllm_marks, lm = r.llama_marks;
+        r.vllm_line(line, number);
+        if (r.f.lines.size() == before && r.vllm_marks == vm) r.llama_line(line, number);
+        (void)lm;
+        if (nl == text.size()) break;
+    }
+    LogFacts f = std::move(r.f);
+    f.line_count = number;
+    f.markup = markup;
+    if (r.vllm_marks == 0 && r.llama_marks == 0)
+        return make_error(
+            "bad_value", note(markup ? "check_markup_only" : "check_not_engine_log", {{"lines", with_commas(number)}}));
+    f.engine = r.vllm_marks >= r.llama_marks ? LogEngine::Vllm : LogEngine::Llamacpp;
+    // Lines of the other engine (a paste of two logs) are not compared.
+    f.lines.erase(std::remove_if(f.lines.begin(), f.lines.end(),
+                                 [&](const LogLine& l) {
+                                     const bool is_llama = l.kind >= LogLineKind::LlamaKvSize;
+                                     return is_llama != (f.engine == LogEngine::Llamacpp);
+                                 }),
+                  f.lines.end());
+    if (f.lines.empty()) {
+        // The engine spoke but stopped before its memory lines: cut off, or the paste ends early.
+        std::string last = trim(last_nonempty);
+        if (last.size() > 120) last = last.substr(0, 117) + "...";
+        return make_error("bad_value",
+                          note("check_truncated", {{"engine", f.engine == LogEngine::Vllm ? "vLLM" : "llama.cpp"},
+                                                   {"lines", with_commas(number)},
+                                                   {"last", last}}));
+    }
+    if (f.engine == LogEngine::Vllm && f.model.empty()) f.model = f.setting("model");
+    if (f.engine == LogEngine::Llamacpp && f.model.empty()) f.model = f.setting("model_name");
+    return f;
+}
+
+}  // namespace kvb

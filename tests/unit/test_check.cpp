@@ -1,0 +1,468 @@
+// kvbudget check: every log in tests/fixtures/engine-logs.md read back and compared
+// line by line with the engines' prediction; each line either agrees or its cause is
+// named. Models without a fixture config are hand-built as in test_engine_logs.cpp
+// (same V*/L* numbering, same published architecture numbers).
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "check/check.h"
+#include "check/log_reader.h"
+#include "fixtures.h"
+#include "report/check_json.h"
+
+using namespace kvb;
+using kvb::test::dense;
+using kvb::test::fixture;
+using kvb::test::full;
+using kvb::test::gdn;
+
+namespace {
+
+// The k-th code block under the "### <id>." heading of engine-logs.md.
+std::string log_block(const std::string& id, int k = 0) {
+    std::ifstream in(std::string(KVB_FIXTURES) + "/engine-logs.md");
+    std::string line, out;
+    bool in_section = false, in_block = false;
+    int seen = 0;
+    while (std::getline(in, line)) {
+        if (line.rfind("### ", 0) == 0) {
+            if (in_section && !in_block) break;
+            in_section = line.rfind("### " + id + ".", 0) == 0;
+            continue;
+        }
+        if (!in_section) continue;
+        if (line.rfind("```", 0) == 0) {
+            if (in_block) {
+                if (seen++ == k) return out;
+                out.clear();
+            }
+            in_block = !in_block;
+            continue;
+        }
+        if (in_block) out += line + "\n";
+    }
+    FAIL("no code block " << k << " under ### " << id);
+    return {};
+}
+
+ModelSpec qwen35_like(const std::string& name, int layers, int kv_heads, int hv) {
+    ModelSpec m;
+    m.name = name;
+    m.dtype = "bfloat16";
+    m.ssm_dtype = "float32";
+    m.max_position_embeddings = 262144;
+    m.dims.num_attention_heads = 16;
+    for (int i = 0; i < layers; ++i) m.layers.push_back(i % 4 == 3 ? full(kv_heads, 256) : gdn(16, hv, 128));
+    return m;
+}
+
+CheckReport check(const std::string& text, const ModelSpec* m) {
+    auto f = read_engine_log(text);
+    REQUIRE_MESSAGE(f.ok(), (f.ok() ? "" : f.error().message));
+    return check_log(*f, m, m ? m->name : "", m ? "argument" : "");
+}
+
+// Every line agrees, each with the given note codes ("" = identical text).
+void all_match(const CheckReport& r, std::vector<std::string> causes) {
+    REQUIRE(r.lines.size() == causes.size());
+    for (size_t i = 0; i < causes.size(); ++i) {
+        CAPTURE(r.lines[i].printed);
+        CAPTURE(r.lines[i].predicted);
+        CHECK(r.lines[i].match);
+        CHECK(r.lines[i].cause.code == causes[i]);
+    }
+    CHECK(r.unexplained == 0);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- vLLM logs of engine-logs.md
+
+TEST_CASE("V1 LMCache#1739: both lines from 'Available KV cache memory: 6.51 GiB'") {
+    ModelSpec m = dense("Qwen/Qwen3-14B (hand-built)", 40, 8, 128, 40, 40960);
+    CheckReport r = check(log_block("V1"), &m);
+    CHECK(r.engine == LogEngine::Vllm);
+    all_match(r, {"", ""});
+    CHECK(r.lines[0].predicted == "GPU KV cache size: 42,656 tokens");
+    CHECK(r.lines[0].number == 2);
+}
+
+TEST_CASE("V2 vllm#40691: the concurrency names mamba cache mode none") {
+    ModelSpec m = fixture("Qwen/Qwen3.5-27B");
+    CheckReport r = check(log_block("V2"), &m);
+    REQUIRE(r.lines.size() == 2);
+    CHECK(r.lines[0].match);
+    CHECK(r.lines[0].cause.code == "check_memory_inferred");
+    CHECK_FALSE(r.lines[1].match);
+    CHECK(r.lines[1].predicted == "Maximum concurrency for 32,768 tokens per request: 30.92x");
+    CHECK(r.lines[1].cause.code == "check_mamba_mode");
+    CHECK(r.lines[1].cause.param("mode") == "none");
+    CHECK(r.explained == 1);
+}
+
+TEST_CASE("V4 club-3090#612/#652: two runs of vLLM 0.24 with fp8 KV") {
+    // "Available KV cache memory: 5.98 / 6.01 GiB" printed: the memory is the log's, not inferred.
+    ModelSpec m = qwen35_like("Qwen3.6-35B-A3B (hand-built)", 40, 2, 32);
+    for (int k : {0, 1}) {
+        CAPTURE(k);
+        CheckReport r = check(log_block("V4", k), &m);
+        REQUIRE(r.lines.size() == 2);
+        for (const auto& l : r.lines) {
+            CAPTURE(l.printed);
+            CAPTURE(l.predicted);
+            CHECK(l.match == false);
+            // The fragment does not say v0.24 nor fp8: both together explain it (as engine-logs.md derives).
+            CHECK(l.cause.code == "check_log_format");
+            CHECK(l.cause.param("format") == "split");
+            REQUIRE(l.more_causes.size() == 1);
+            CHECK(l.more_causes[0].code == "check_kv_dtype");
+            CHECK(l.more_causes[0].param("dtype") == "fp8");
+        }
+    }
+}
+
+TEST_CASE("V6 vllm#10517: the V0 engine's block lines and its error") {
+    ModelSpec m = fixture("meta-llama/Llama-3.1-8B-Instruct");
+    all_match(check(log_block("V6", 0), &m), {"check_memory_inferred", ""});
+    CheckReport r = check(log_block("V6", 1), &m);
+    all_match(r, {"check_memory_inferred", "", ""});
+    CHECK(r.lines[2].kind == "vllm_v0_too_long");
+}
+
+TEST_CASE("V7 Qwen3-0.6B: the current ValueError, recomputed") {
+    ModelSpec m = fixture("Qwen/Qwen3-0.6B");
+    CheckReport r = check(log_block("V7"), &m);
+    all_match(r, {""});
+    CHECK(r.lines[0].kind == "vllm_not_enough_memory");
+}
+
+TEST_CASE("V8 Qwen2.5-32B-AWQ: 1.0 GiB needed, 0.58 available") {
+    ModelSpec m = dense("Qwen/Qwen2.5-32B-Instruct-AWQ (hand-built)", 64, 8, 128, 40, 32768);
+    CheckReport r = check(log_block("V8"), &m);
+    all_match(r, {""});
+    CHECK(r.lines[0].predicted.find("(1.0 GiB KV cache is needed") != std::string::npos);
+}
+
+TEST_CASE("V9 Qwen2.5-14B: the 'models's' wording, same numbers") {
+    ModelSpec m = dense("Qwen/Qwen2.5-14B (hand-built)", 48, 8, 128, 40, 131072);
+    CheckReport r = check(log_block("V9"), &m);
+    REQUIRE(r.lines.size() == 1);
+    CHECK(r.lines[0].match);
+}
+
+TEST_CASE("V11 vllm#17327: Qwen3-30B-A3B, container prefixes") {
+    ModelSpec m = fixture("Qwen/Qwen3-30B-A3B");
+    CheckReport r = check(log_block("V11"), &m);
+    all_match(r, {"check_memory_inferred", ""});
+    CHECK(r.lines[0].printed == "GPU KV cache size: 198,784 tokens");
+}
+
+// ---------------------------------------------------------------- llama.cpp logs of engine-logs.md
+
+TEST_CASE("L1-L3 kvcalc: -np 1, -np 4, q8_0") {
+    ModelSpec m = fixture("meta-llama/Llama-3.1-8B");
+    for (int k : {0, 1, 2}) {
+        CAPTURE(k);
+        all_match(check(log_block("L1-L3", k), &m), {""});
+    }
+}
+
+TEST_CASE("L4 ik_llama.cpp#822: gpt-oss-20b, both caches of the iswa pair") {
+    ModelSpec m = fixture("openai/gpt-oss-20b");
+    CheckReport r = check(log_block("L4"), &m);
+    all_match(r, {"", "", "", ""});
+    CHECK(r.lines[2].kind == "llama_swa_cache");
+}
+
+TEST_CASE("L5-L8: unified slots, q8_0, Phi-3, the b5712 llama_kv_cache_unified line") {
+    ModelSpec q25 = fixture("Qwen/Qwen2.5-7B-Instruct");
+    all_match(check(log_block("L5"), &q25), {""});
+    ModelSpec vl = fixture("Qwen/Qwen2.5-VL-7B-Instruct");
+    all_match(check(log_block("L6"), &vl), {""});
+    ModelSpec phi = fixture("microsoft/Phi-3.5-mini-instruct");
+    all_match(check(log_block("L7"), &phi), {""});
+    ModelSpec q3 = fixture("Qwen/Qwen3-8B");
+    all_match(check(log_block("L8"), &q3), {""});
+}
+
+TEST_CASE("L9-L10: recurrent state lines, spacing collapsed by their authors") {
+    ModelSpec m4 = qwen35_like("Qwen3.5-4B (hand-built)", 32, 4, 32);
+    all_match(check(log_block("L9"), &m4), {"check_wording"});
+    ModelSpec m27 = fixture("Qwen/Qwen3.5-27B");
+    all_match(check(log_block("L10", 0), &m27), {"check_wording", "check_wording"});
+    all_match(check(log_block("L10", 1), &m4), {"check_wording", "check_wording"});
+}
+
+TEST_CASE("L11 gemma-4-12B: -np 2 without a unified cache") {
+    ModelSpec m;
+    m.name = "gemma-4-12B (hand-built)";
+    m.max_position_embeddings = 131072;
+    for (int i = 0; i < 48; ++i) {
+        if (i % 6 == 5) {
+            m.layers.push_back(full(1, 512));
+        } else {
+            Layer l = full(8, 256);
+            l.kind = LayerKind::Sliding;
+            l.window = 1024;
+            m.layers.push_back(l);
+        }
+    }
+    CheckReport r = check(log_block("L11"), &m);
+    REQUIRE(r.lines.size() == 4);
+    for (const auto& l : r.lines) {
+        CAPTURE(l.printed);
+        CAPTURE(l.predicted);
+        CHECK(l.match);
+    }
+}
+
+TEST_CASE("V3 talos PR #1995: the quoted two lines, without the settings the PR states in prose") {
+    // The quote carries neither TP 2 nor the fp8 cache nor the memory: the two-line N = int(X*M)
+    // format and an fp8 cache explain both lines at TP 1 too (a memory the log does not contradict).
+    ModelSpec m = fixture("Qwen/Qwen3.5-27B");
+    CheckReport r = check(log_block("V3"), &m);
+    REQUIRE(r.lines.size() == 2);
+    CHECK(r.lines[0].predicted == "GPU KV cache size: 302,624 tokens");
+    for (const auto& l : r.lines) {
+        CHECK_FALSE(l.match);
+        CHECK(l.cause.code == "check_log_format");
+        REQUIRE(l.more_causes.size() == 1);
+        CHECK(l.more_causes[0].code == "check_kv_dtype");
+    }
+    CHECK(r.explained == 2);
+}
+
+// ---------------------------------------------------------------- what is not a log
+
+TEST_CASE("bad input: each refusal has its own code, and nothing in a paste runs") {
+    auto code = [](const std::string& text) {
+        auto r = read_engine_log(text);
+        return r.ok() ? std::string("ok") : r.error().detail.code;
+    };
+    CHECK(code("") == "check_empty");
+    CHECK(code(" \n\t\r\n") == "check_empty");
+    CHECK(code("Collecting numpy\n  Downloading numpy-2.1.0.tar.gz (18.9 MB)\nSuccessfully installed numpy-2.1.0\n") ==
+          "check_not_engine_log");
+    CHECK(code(std::string("GGUF\0\0\0\3", 8) + "binary") == "check_binary");
+    CHECK(code("<html><body><script>alert(1)</script><p>hello</p></body></html>") == "check_markup_only");
+    // A 50 MB paste is refused by its size before any line is read.
+    auto big = read_engine_log(std::string(50u << 20, 'a'));
+    REQUIRE_FALSE(big.ok());
+    CHECK(big.error().detail.code == "check_too_large");
+    CHECK(big.error().message ==
+          "the paste is 50.00 MiB, more than the 8.00 MiB kvbudget reads: a start-up log is a "
+          "few hundred kilobytes, paste the part up to the KV cache lines");
+    // A vLLM log cut off after its arguments: the engine is known, its KV lines are missing.
+    auto cut = read_engine_log(
+        "(APIServer pid=1) INFO 10-03 16:20:01 [api_server.py:1885] vLLM API server version 0.10.2\n"
+        "(APIServer pid=1) INFO 10-03 16:20:01 [utils.py:328] non-default args: {'model': 'Qwen/Qwen3-8B', "
+        "'max_model_len': 32768}\n"
+        "(EngineCore_DP0 pid=2) INFO 10-03 16:22:17 [gpu_worker.py:298] Available KV cache memory: 6.5");
+    REQUIRE_FALSE(cut.ok());
+    CHECK(cut.error().detail.code == "check_truncated");
+    CHECK(cut.error().detail.param("engine") == "vLLM");
+    CHECK(cut.error().detail.param("lines") == "3");
+    // Markup around a real log: read as text, the note says so.
+    auto wrapped = read_engine_log("<details><summary>log</summary><pre>\n" + log_block("V1") + "</pre></details>\n");
+    REQUIRE(wrapped.ok());
+    CHECK(wrapped->markup);
+    CHECK(wrapped->lines.size() == 2);
+    ModelSpec m = dense("Qwen/Qwen3-14B (hand-built)", 40, 8, 128, 40, 40960);
+    CheckReport r = check_log(*wrapped, &m, "", "");
+    REQUIRE_FALSE(r.notes.empty());
+    CHECK(r.notes[0].code == "check_markup_ignored");
+    CHECK(r.matched == 2);
+}
+
+TEST_CASE("settings, version and model from a log's own lines") {
+    const std::string text =
+        "(APIServer pid=17943) INFO 09-09 05:20:01 [api_server.py:1805] vLLM API server version 0.20.1\n"
+        "(APIServer pid=17943) INFO 09-09 05:20:01 [utils.py:328] non-default args: {'model_tag': "
+        "'Qwen/Qwen3-0.6B', 'model': 'Qwen/Qwen3-0.6B', 'max_model_len': 4096, 'tensor_parallel_size': 2, "
+        "'speculative_config': {'method': 'eagle3', 'model': 'x/y', 'num_speculative_tokens': 3}, "
+        "'kv_cache_dtype': 'fp8'}\n"
+        "\x1b[1;36m(EngineCore_DP0 pid=2)\x1b[0m INFO 09-09 05:21:00 [kv_cache_utils.py:1087] GPU KV cache size: "
+        "1,024 tokens\n";
+    auto f = read_engine_log(text);
+    REQUIRE(f.ok());
+    CHECK(f->version == "0.20.1");
+    CHECK(f->model == "Qwen/Qwen3-0.6B");
+    CHECK(f->setting("max_model_len") == "4096");
+    CHECK(f->setting("tensor_parallel_size") == "2");
+    CHECK(f->setting("kv_cache_dtype") == "fp8");
+    CHECK(f->setting("speculative_config").find("eagle3") != std::string::npos);
+    REQUIRE(f->lines.size() == 1);
+    CHECK(f->lines[0].text == "GPU KV cache size: 1,024 tokens");
+    CHECK(f->lines[0].number == 3);
+}
+
+TEST_CASE("vLLM versions to log formats: 0.20.0 and 0.20.1 still print the legacy count") {
+    CHECK(vllm_format_for_version("0.19.0") == VllmLogFormat::Legacy);
+    CHECK(vllm_format_for_version("0.20.1") == VllmLogFormat::Legacy);
+    CHECK(vllm_format_for_version("v0.20.2") == VllmLogFormat::Split);
+    CHECK(vllm_format_for_version("0.24.0rc1") == VllmLogFormat::Split);
+    CHECK(vllm_format_for_version("0.27.1") == VllmLogFormat::Current);
+    CHECK(vllm_format_for_version("0.8.5.post1") == VllmLogFormat::Legacy);
+    CHECK_FALSE(vllm_format_for_version("b6699").has_value());
+    CHECK_FALSE(vllm_format_for_version("").has_value());
+}
+
+TEST_CASE("the catalog entry a log's model names, and none when it is ambiguous") {
+    const std::vector<std::string> ids = {"Qwen/Qwen3-8B", "Qwen/Qwen3-0.6B", "meta-llama/Llama-3.1-8B",
+                                          "meta-llama/Llama-3.1-8B-Instruct", "openai/gpt-oss-20b"};
+    CHECK(match_catalog("Qwen/Qwen3-8B", ids) == "Qwen/Qwen3-8B");
+    CHECK(match_catalog("qwen/qwen3-8b", ids) == "Qwen/Qwen3-8B");
+    CHECK(match_catalog("/models/Qwen3-0.6B/", ids) == "Qwen/Qwen3-0.6B");
+    CHECK(match_catalog("/root/.cache/huggingface/hub/models--meta-llama--Llama-3.1-8B-Instruct/snapshots/0e9e39f",
+                        ids) == "meta-llama/Llama-3.1-8B-Instruct");
+    CHECK(match_catalog("/models/gpt-oss-20b-mxfp4.gguf", ids) == "openai/gpt-oss-20b");
+    CHECK(match_catalog("Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf", ids) == "");  // not the same name
+    CHECK(match_catalog("Qwen3-14B", ids) == "");
+    CHECK(match_catalog("", ids) == "");
+}
+
+TEST_CASE("kvbudget check: text, --json, the catalog and exit status") {
+    const std::string v7 = "/tmp/kvb-check-v7.log";
+    {
+        std::ofstream(v7) << "(APIServer pid=1) INFO [utils.py:233] non-default args: {'model': 'Qwen/Qwen3-0.6B', "
+                             "'gpu_memory_utilization': 0.2}\n"
+                          << "(EngineCore_DP0 pid=2) ERROR [core.py:708] ValueError: " << log_block("V7");
+    }
+    auto r = kvb::test::run_cli("check " + v7 + " --json", false);
+    CHECK(r.status == 0);
+    CHECK(r.out.find("\"config\":\"Qwen/Qwen3-0.6B\",\"config_source\":\"catalog\"") != std::string::npos);
+    CHECK(r.out.find("\"match\":true") != std::string::npos);
+    CHECK(r.out.find("\"engine\":\"vllm\"") != std::string::npos);
+    r = kvb::test::run_cli("check " + v7);
+    CHECK(r.status == 0);
+    CHECK(r.out.find("1 matched, 0 explained, 0 unexplained") != std::string::npos);
+    r = kvb::test::run_cli("check /dev/null");
+    CHECK(r.status == 1);
+    CHECK(r.out ==
+          "kvbudget: error: the log is empty: paste the start-up log of vLLM or llama.cpp (from the launch command to "
+          "the first request)\n");
+    r = kvb::test::run_cli("check - < " + kvb::test::config_path("Qwen--Qwen3-8B"));
+    CHECK(r.status == 1);
+    CHECK(r.out.find("is a vLLM or llama.cpp start-up line") != std::string::npos);
+    r = kvb::test::run_cli("check");
+    CHECK(r.status == 2);
+}
+
+// ---------------------------------------------------------------- more real logs (engine-logs.md C1-C10)
+
+TEST_CASE("C1 vllm#19996: an EAGLE head's layer in the KV pool explains 410,128 tokens") {
+    ModelSpec m = fixture("meta-llama/Llama-3.1-8B-Instruct");
+    CheckReport r = check(log_block("C1"), &m);
+    REQUIRE(r.lines.size() == 1);
+    CHECK_FALSE(r.lines[0].match);
+    CHECK(r.lines[0].predicted == "GPU KV cache size: 422,944 tokens");
+    CHECK(r.lines[0].cause.code == "check_drafter_layers");
+    CHECK(r.lines[0].cause.param("layers") == "1");
+    REQUIRE(r.lines[0].deviation_percent.has_value());
+    CHECK(*r.lines[0].deviation_percent == doctest::Approx(-3.0302).epsilon(1e-4));
+    // With the speculative config in the log, the drafter is counted from the start.
+    const std::string with_args =
+        "INFO 06-23 14:20:01 [utils.py:328] non-default args: {'model': 'meta-llama/Llama-3.1-8B-Instruct', "
+        "'speculative_config': {'method': 'eagle', 'model': 'yuhuili/EAGLE-LLaMA3.1-Instruct-8B', "
+        "'num_speculative_tokens': 3}}\n" +
+        log_block("C1");
+    r = check(with_args, &m);
+    all_match(r, {""});
+    REQUIRE_FALSE(r.notes.empty());
+    CHECK(r.notes.back().code == "check_drafter_counted");
+}
+
+TEST_CASE("C2 vllm#34076: the PP error over all 48 layers") {
+    ModelSpec m = dense("Qwen/Qwen3-Coder-30B-A3B-Instruct-FP8 (hand-built)", 48, 4, 128, 32, 262144);
+    CheckReport r = check(log_block("C2"), &m);
+    REQUIRE(r.lines.size() == 1);
+    CHECK(r.lines[0].match);
+    CHECK(r.lines[0].kind == "vllm_not_enough_memory");
+    CHECK(r.lines[0].predicted.find("(24.0 GiB KV cache is needed") != std::string::npos);
+    CHECK(r.lines[0].predicted.find("estimated maximum model length is 34736") != std::string::npos);
+}
+
+TEST_CASE("C3 vllm#5248: the pasted command's TP 2 gives 1,024 CPU blocks") {
+    ModelSpec m = dense("deepseek-coder-6.7b-instruct (hand-built)", 32, 32, 128, 32, 16384, "float16");
+    CheckReport r = check(log_block("C3"), &m);
+    CHECK(r.settings.size() >= 2);
+    all_match(r, {"check_memory_inferred"});
+    CHECK(r.lines[0].predicted == "# GPU blocks: 507, # CPU blocks: 1024");
+}
+
+TEST_CASE("C4 vllm PR #10927: a pre-MLA V0 layout kvbudget does not model is said plainly") {
+    ModelSpec m = kvb::test::mla("deepseek-ai/DeepSeek-V2-Lite-Chat (hand-built)", 27, 16);
+    CheckReport r = check(log_block("C4"), &m);
+    REQUIRE(r.lines.size() == 2);
+    CHECK_FALSE(r.lines[0].match);
+    CHECK(r.lines[0].cause.code == "check_no_known_cause");
+    CHECK(r.lines[1].match);  // 5373 x 16 / 8192 = 10.49x
+    CHECK(r.unexplained == 1);
+}
+
+TEST_CASE("C5-C8: logs of models not in the catalog are read and say what config they need") {
+    struct Case {
+        const char* id;
+        size_t lines;
+        LogEngine engine;
+    };
+    for (const Case& c : {Case{"C5", 1, LogEngine::Vllm}, Case{"C6", 1, LogEngine::Vllm},
+                          Case{"C7", 2, LogEngine::Vllm}, Case{"C8", 2, LogEngine::Llamacpp}}) {
+        CAPTURE(c.id);
+        CheckReport r = check(log_block(c.id), nullptr);
+        CHECK(r.engine == c.engine);
+        REQUIRE(r.lines.size() == c.lines);
+        for (const auto& l : r.lines) CHECK(l.cause.code == "check_no_config");
+        CHECK(r.unexplained == static_cast<int64_t>(c.lines));
+    }
+    // C6 is the one-line format: both numbers come from one line.
+    auto f = read_engine_log(log_block("C6"));
+    REQUIRE(f.ok());
+    CHECK(f->lines[0].num("tokens") == 2558976);
+    CHECK(f->lines[0].num("mml") == 1048576);
+    CHECK(f->lines[0].num("concurrency") == doctest::Approx(2.44));
+}
+
+TEST_CASE("C9-C10: real pastes cut short are refused with their own codes") {
+    auto c9 = read_engine_log(log_block("C9"));
+    REQUIRE_FALSE(c9.ok());
+    CHECK(c9.error().detail.code == "check_truncated");
+    CHECK(c9.error().detail.param("engine") == "llama.cpp");
+    CHECK(c9.error().detail.param("lines") == "17");
+    auto c10 = read_engine_log(log_block("C10"));
+    REQUIRE_FALSE(c10.ok());
+    CHECK(c10.error().detail.code == "check_not_engine_log");
+    auto c10h = read_engine_log(
+        "INFO 11-21 07:00:00 llm_engine.py:174] Initializing an LLM engine (v0.5.4) with config: " + log_block("C10"));
+    REQUIRE_FALSE(c10h.ok());
+    CHECK(c10h.error().detail.code == "check_truncated");
+}
+
+// ---------------------------------------------------------------- engine cases real logs expose
+
+// falcon-40b's published config.json (tiiuae/falcon-40b, model_type RefinedWeb): n_head_kv 8, no
+// new_decoder_architecture. Written here from the published values (the file is not in
+// /work/shared/hf-configs). vLLM's RWConfig sets new_decoder_architecture for hidden_size 8192.
+TEST_CASE("falcon-40b RefinedWeb config: 8 KV heads, as vLLM and llama.cpp cache them") {
+    const std::string cfg = R"({"alibi": false, "apply_residual_connection_post_layernorm": false,
+        "architectures": ["RWForCausalLM"], "bias": false, "bos_token_id": 11, "eos_token_id": 11,
+        "hidden_dropout": 0.0, "hidden_size": 8192, "initializer_range": 0.02, "layer_norm_epsilon": 1e-05,
+        "model_type": "RefinedWeb", "n_head": 128, "n_head_kv": 8, "n_layer": 60, "parallel_attn": true,
+        "torch_dtype": "bfloat16", "use_cache": true, "vocab_size": 65024})";
+    auto m = parse_config(cfg, "tiiuae/falcon-40b");
+    REQUIRE(m.ok());
+    REQUIRE(m->layers.size() == 60);
+    CHECK(m->layers[0].kv_heads == 8);
+    CHECK(m->layers[0].k_head_dim == 64);
+    bool noted = false;
+    for (const auto& n : m->notes) noted = noted || n.code == "falcon_rw_new_arch";
+    CHECK(noted);
+    // 60 layers x 8 heads x 64 x 2 (K, V) x 2 B = 122,880 B per token.
+    auto lay = vllm_layout(*m, VllmOptions{});
+    REQUIRE(lay.ok());
+    CHECK(lay->page_size_bytes == 16 * 8 * 64 * 2 * 2);
+    // falcon-7b (RefinedWebModel, hidden 4544, multi_query) stays multi-query.
+    CHECK(fixture("tiiuae/falcon-7b").layers[0].kv_heads == 1);
+}
