@@ -7,6 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 import { generateCatalog } from './gen-catalog.mjs';
+import { DEFAULT_HUB, withHubCsp } from './csp.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // KVB_SITE_DIR builds elsewhere (parallel builds and tests must not race on site/).
@@ -45,7 +46,10 @@ fs.appendFileSync(path.join(site, 'app.css'), '\n' + fs.readFileSync(path.join(r
 fs.appendFileSync(path.join(site, 'app.css'), '\n' + fs.readFileSync(path.join(root, 'web/print.css'), 'utf8'));
 fs.copyFileSync(path.join(root, 'web/embed-host.js'), path.join(site, 'embed-host.js'));
 
-fs.copyFileSync(path.join(root, 'web/index.html'), path.join(site, 'index.html'));
+// KVB_HUB_URL: the hub this site talks to (default the Hugging Face Hub); it goes into
+// kvbudget.config.json and into the CSP's connect-src, which allows nothing else off-site.
+const hubUrl = process.env.KVB_HUB_URL || DEFAULT_HUB;
+fs.writeFileSync(path.join(site, 'index.html'), withHubCsp(fs.readFileSync(path.join(root, 'web/index.html'), 'utf8'), hubUrl));
 fs.copyFileSync(path.join(wasmDir, 'kvbudget.wasm'), path.join(site, 'kvbudget.wasm'));
 const models = generateCatalog(site);
 
@@ -60,9 +64,9 @@ if (fs.existsSync(traces)) {
     }
   }
 }
-// The hub the page talks to; a deployment (or a test) may replace this file, e.g.
-// {"hubUrl": "http://127.0.0.1:PORT", "hubTimeoutMs": 2000}. Shipping it avoids a 404 per load.
-fs.writeFileSync(path.join(site, 'kvbudget.config.json'), JSON.stringify({ hubUrl: 'https://huggingface.co' }) + '\n');
+// The hub the page talks to. A deployment may add "hubTimeoutMs": 2000; another hub means
+// building with KVB_HUB_URL, since the CSP above allows only this one. Shipping it avoids a 404 per load.
+fs.writeFileSync(path.join(site, 'kvbudget.config.json'), JSON.stringify({ hubUrl: hubUrl.replace(/\/+$/, '') }) + '\n');
 // GitHub Pages: serve files as they are (no Jekyll processing of names).
 fs.writeFileSync(path.join(site, '.nojekyll'), '');
 
