@@ -240,6 +240,8 @@ const std::vector<MessageTemplate>& message_templates() {
         {"mmproj", "llama.cpp: the vision tower lives in a separate --mmproj file, not counted"},
         {"gguf_file_weights", "llama.cpp: weights are the GGUF file's own tensors, {bytes} ({params} parameters)"},
         {"gguf_default", "llama.cpp: weights default to a Q4_K_M GGUF (pass --weights to choose)"},
+        {"budget_overflow",
+         "{model}: these settings need more than 8 EiB on one GPU, beyond what 64-bit byte counts hold"},
         {"nothing_fits", "no context length fits: free memory (more GPUs, a smaller weights format, lower overheads)"},
         {"bad_engine", "--engine must be vllm, llamacpp or transformers, got '{value}'"},
         {"unknown_gpu", "unknown GPU '{gpu}' (known: {known})"},
