@@ -88,6 +88,80 @@ inline bool exercise_config(const std::string& text) {
     return same_as_listed_kv_heads(text, m.value()) && nan_is_not_unset(text, m.value());
 }
 
+// Issue 14.4: the same engines at the edges of what the CLI and the page accept (vLLM's
+// unbounded --max-num-batched-tokens, 2^20-token blocks, 4096 llama.cpp slots, the budget's
+// input limits), so a product of config values and option values that passes 2^63 aborts
+// under UBSan instead of hiding behind the small options above. Every answer that comes
+// back stays below the saturation value a wrapped sum would hide behind.
+inline bool exercise_option_limits(const ModelSpec& m, uint64_t h) {
+    h ^= h >> 31;
+    h *= 0x9E3779B97F4A7C15ULL;
+    h ^= h >> 29;
+    const int64_t big_tokens[] = {0, 8192, (int64_t(1) << 31) - 1, 999'999'999'999'999'999};
+    const int64_t blocks[] = {0, 1, 1 << 20, (1 << 20) - 1};
+    const int64_t avails[] = {int64_t(1) << 30, int64_t(1) << 50, int64_t(9'000'000'000'000'000'000)};
+    const VllmLogFormat formats[] = {VllmLogFormat::Current, VllmLogFormat::Split, VllmLogFormat::Legacy,
+                                     VllmLogFormat::V0};
+    const MambaCacheMode modes[] = {MambaCacheMode::Default, MambaCacheMode::None, MambaCacheMode::Align,
+                                    MambaCacheMode::All};
+    VllmOptions vo;
+    vo.kv_cache_dtype = (h & 1) ? "float32" : "auto";
+    vo.max_num_batched_tokens = big_tokens[(h >> 1) % 4];
+    vo.block_size = blocks[(h >> 3) % 4];
+    vo.kernel_block_alignment = (h >> 5) & 1 ? 4095 : 0;
+    vo.num_speculative_tokens = (h >> 6) & 1 ? 64 : 0;
+    vo.log_format = formats[(h >> 7) % 4];
+    vo.mamba_cache_mode = modes[(h >> 9) % 4];
+    vo.pipeline_parallel_size = (h >> 11) & 1 ? std::min<int64_t>(4096, static_cast<int64_t>(m.layers.size())) : 1;
+    vo.max_model_len = (h >> 12) & 1 ? m.max_position_embeddings : 0;
+    if (auto cap = vllm_capacity(m, vo, avails[(h >> 13) % 3])) {
+        if (cap->num_blocks < 0 || std::isnan(cap->max_concurrency) || cap->max_concurrency < 0) return false;
+        if (cap->tokens < 0 || cap->legacy_tokens < 0 || cap->request_bytes < 0) return false;
+    }
+
+    LlamaOptions lo;
+    const int64_t ctxs[] = {0, int64_t(1) << 31, (int64_t(1) << 32) - 256, 4096};
+    lo.n_ctx = ctxs[(h >> 15) % 4];
+    lo.n_seq_max = (h >> 17) & 1 ? 4096 : 1;
+    lo.n_ubatch = (h >> 18) & 1 ? 1 << 20 : 512;
+    lo.kv_unified = (h >> 19) & 1;
+    lo.type_k = lo.type_v = (h >> 20) & 1 ? "f32" : "f16";
+    lo.swa_full = (h >> 21) & 1;
+    if (auto ll = llamacpp_layout(m, lo)) {
+        if (ll->recurrent.r_bytes < 0 || ll->recurrent.s_bytes < 0 || ll->kv_bytes < 0 || ll->total_bytes < 0)
+            return false;
+    }
+
+    for (int64_t ctx : {int64_t(1) << 40, int64_t(999'999'999'999'999'999)}) {
+        if (auto t = transformers_cache_bytes(m, ctx, int64_t(1) << 20); t && t.value() < 0) return false;
+        if (auto kt = vllm_kv_type("auto", m.dtype)) {
+            if (auto b = kv_bytes_at(m, uniform_kv_dtypes(m, kt.value()), ctx, ctx); b && b.value() < 0) return false;
+        }
+    }
+
+    BudgetInputs in;
+    in.gpu = "b200";
+    in.gpu_count = (h >> 22) & 1 ? 4096 : 1;
+    in.context = (h >> 23) & 1 ? int64_t(1) << 30 : 0;
+    in.seqs = (h >> 24) & 1 ? int64_t(1) << 20 : 1;
+    in.max_num_seqs = (h >> 25) & 1 ? (int64_t(1) << 31) - 1 : 0;
+    in.max_num_batched_tokens = (h >> 26) & 1 ? (int64_t(1) << 31) - 1 : 0;
+    in.n_ubatch = (h >> 27) & 1 ? (int64_t(1) << 31) - 1 : 512;
+    in.block_size = (h >> 28) & 1 ? 4095 : 0;
+    in.pipeline_parallel_size = (h >> 29) & 1 ? std::min<int64_t>(64, static_cast<int64_t>(m.layers.size())) : 1;
+    in.engine = (h >> 30) % 3 == 0   ? BudgetEngine::Vllm
+                : (h >> 30) % 3 == 1 ? BudgetEngine::LlamaCpp
+                                     : BudgetEngine::Transformers;
+    if (auto a = compute_answer(m, in)) {
+        if (!a->budget) return true;
+        const BudgetResult& b = *a->budget;
+        if (b.per_gpu.total_bytes < 0 || b.per_gpu.total_bytes == INT64_MAX) return false;
+        if (b.activation_bytes < 0 || b.activation_bytes == INT64_MAX || b.decode.kv_bytes_per_token < 0) return false;
+        (void)to_json_text(a.value());
+    }
+    return true;
+}
+
 // Engines and budget, with options drawn from a hash of the input.
 inline bool exercise_engines(const std::string& text) {
     auto m = parse_config(text, "fuzz");
@@ -145,7 +219,7 @@ inline bool exercise_engines(const std::string& text) {
         if (a->budget && (a->budget->weights.bytes < 0 || a->budget->weights.active_bytes < 0)) return false;
         (void)to_json_text(a.value());
     }
-    return true;
+    return exercise_option_limits(m.value(), h);
 }
 
 // GGUF reader: a prefix either parses, asks for more than it has (never less, never

@@ -9,6 +9,7 @@ import * as esbuild from 'esbuild';
 import { generateCatalog } from './gen-catalog.mjs';
 import { DEFAULT_MODEL } from '../web/src/state.js';
 import { catalogFileName } from '../web/src/hubid.js';
+import { DEFAULT_HUB, withHubCsp } from './csp.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // KVB_SITE_DIR builds elsewhere (parallel builds and tests must not race on site/).
@@ -69,8 +70,11 @@ const appOut = Object.entries(built.metafile.outputs).find(([, o]) => o.entryPoi
 const chunks = appOut[1].imports.filter((i) => i.kind === 'import-statement').map((i) => path.basename(i.path));
 const preloads = [...chunks.map((c) => `<link rel="modulepreload" href="${c}">`),
   `<link rel="preload" href="${defaultConfig}" as="fetch" crossorigin>`];
+// KVB_HUB_URL: the hub this site talks to (default the Hugging Face Hub); it goes into
+// kvbudget.config.json and into the CSP's connect-src, which allows nothing else off-site.
+const hubUrl = process.env.KVB_HUB_URL || DEFAULT_HUB;
 const html = fs.readFileSync(path.join(root, 'web/index.html'), 'utf8').replace('</head>', preloads.join('\n') + '\n</head>');
-fs.writeFileSync(path.join(site, 'index.html'), html);
+fs.writeFileSync(path.join(site, 'index.html'), withHubCsp(html, hubUrl));
 for (const f of WASM_FILES) fs.copyFileSync(path.join(wasmDir, f), path.join(site, f));
 const models = generateCatalog(site);
 
@@ -85,9 +89,9 @@ if (fs.existsSync(traces)) {
     }
   }
 }
-// The hub the page talks to; a deployment (or a test) may replace this file, e.g.
-// {"hubUrl": "http://127.0.0.1:PORT", "hubTimeoutMs": 2000}. Shipping it avoids a 404 per load.
-fs.writeFileSync(path.join(site, 'kvbudget.config.json'), JSON.stringify({ hubUrl: 'https://huggingface.co' }) + '\n');
+// The hub the page talks to. A deployment may add "hubTimeoutMs": 2000; another hub means
+// building with KVB_HUB_URL, since the CSP above allows only this one. Shipping it avoids a 404 per load.
+fs.writeFileSync(path.join(site, 'kvbudget.config.json'), JSON.stringify({ hubUrl: hubUrl.replace(/\/+$/, '') }) + '\n');
 // GitHub Pages: serve files as they are (no Jekyll processing of names).
 fs.writeFileSync(path.join(site, '.nojekyll'), '');
 

@@ -25,6 +25,19 @@ inline int64_t sat_add(int64_t a, int64_t b) {
     return a < 0 ? INT64_MIN : INT64_MAX;
 }
 
+inline int64_t sat_sub(int64_t a, int64_t b) {
+    int64_t r;
+    if (!__builtin_sub_overflow(a, b, &r)) return r;
+    return b > 0 ? INT64_MIN : INT64_MAX;
+}
+// A non-negative 128-bit product or sum clamped to int64: estimates built from config values
+// (up to 2^20-wide layers times 2^31 tokens) that only ever compare against memory sizes.
+inline int64_t clamp_i64(__int128 v) {
+    if (v > static_cast<__int128>(INT64_MAX)) return INT64_MAX;
+    if (v < static_cast<__int128>(INT64_MIN)) return INT64_MIN;
+    return static_cast<int64_t>(v);
+}
+
 // Ceiling division of a count by a positive divisor; 0 for a <= 0 (nothing to hold),
 // `a` itself for a divisor < 1 (no split).
 inline int64_t cdiv(int64_t a, int64_t b) {

@@ -270,6 +270,8 @@ const std::vector<MessageTemplate>& message_templates() {
          "overloaded: requests arrive at {offered}/s but the GPU finishes at most {served}/s ({policy}); the queue "
          "never drains, so each request waits longer than the last (median time to first token {ttft}, p99 "
          "{ttft_p99}). Lower the rate or add memory: the policies' latencies compare queues, not allocators"},
+        {"budget_overflow",
+         "{model}: these settings need more than 8 EiB on one GPU, beyond what 64-bit byte counts hold"},
         {"nothing_fits", "no context length fits: free memory (more GPUs, a smaller weights format, lower overheads)"},
         {"bad_engine", "--engine must be vllm, llamacpp or transformers, got '{value}'"},
         {"unknown_gpu", "unknown GPU '{gpu}' (known: {known})"},

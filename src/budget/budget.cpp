@@ -264,6 +264,12 @@ Result<BudgetResult> compute_budget(const ModelSpec& model, const BudgetInputs& 
                         : in.engine == BudgetEngine::LlamaCpp ? budget_steps::llamacpp(c, r)
                                                               : budget_steps::transformers(c, r);
     if (!step) return step.error();
+    // The steps saturate at INT64_MAX where config values and inputs multiply past 2^63 (a
+    // 2^31-token batch through 2^16 heads of 2^16 dims): such an answer would show 8 EiB as
+    // if it were measured. Refuse it instead.
+    if (r.per_gpu.total_bytes == INT64_MAX || r.activation_bytes == INT64_MAX || r.cudagraph_bytes == INT64_MAX ||
+        r.kv_pool_bytes == INT64_MIN || r.decode.kv_bytes_per_token == INT64_MAX)
+        return make_error("overflow", note("budget_overflow", {{"model", m.name}}));
     decode_bound(gpu.value(), r);
     return Result<BudgetResult>(std::move(r));
 }

@@ -31,7 +31,7 @@ std::string gguf_file(const ModelSpec& m, const std::string& fmt) {
 std::string command(const ModelSpec& m, const WeightFormat& fmt, const BudgetResult& r, bool v_quantized) {
     const int64_t ctx = r.fits ? r.context : r.max_context;
     std::string cmd = "llama-server -m " + gguf_file(m, fmt.name);
-    cmd += " -c " + std::to_string(std::max<int64_t>(ctx, 0) * r.seqs);
+    cmd += " -c " + std::to_string(sat_mul(std::max<int64_t>(ctx, 0), r.seqs));
     cmd += " -np " + std::to_string(r.seqs);
     if (r.kv_cache_dtype != "f16") cmd += " -ctk " + r.kv_cache_dtype;
     if (r.kv_cache_dtype_v != "f16") cmd += " -ctv " + r.kv_cache_dtype_v;
@@ -60,7 +60,8 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
         in.activation_bytes >= 0 ? in.activation_bytes : estimate_llamacpp_compute_bytes(m, in.n_ubatch);
     r.overhead_bytes = in.overhead_bytes >= 0 ? in.overhead_bytes : kRuntimeOverheadBytes;
     r.weights_per_gpu_bytes = cdiv(r.weights.bytes, n);
-    r.kv_pool_bytes = r.requested_bytes - r.weights_per_gpu_bytes - r.activation_bytes - r.overhead_bytes;
+    r.kv_pool_bytes =
+        sat_sub(sat_sub(r.requested_bytes, r.weights_per_gpu_bytes), sat_add(r.activation_bytes, r.overhead_bytes));
     r.kv_cache_dtype = in.kv_cache_dtype.empty() ? "f16" : in.kv_cache_dtype;
     r.kv_cache_dtype_v = in.kv_cache_dtype_v.empty() ? r.kv_cache_dtype : in.kv_cache_dtype_v;
     auto kt = llamacpp_kv_type(r.kv_cache_dtype);

@@ -39,13 +39,13 @@ Result<bool> transformers(const Ctx& c, BudgetResult& r) {
         return sat_add(sat_add(cdiv(cb.value(), n), cb.value() / cached_layers),
                        sat_add(act_at(batch, len), r.overhead_bytes));
     };
-    const int64_t room = r.requested_bytes - r.weights_per_gpu_bytes;
+    const int64_t room = sat_sub(r.requested_bytes, r.weights_per_gpu_bytes);
     auto cb = transformers_cache_bytes(m, r.context, r.seqs);
     if (!cb) return cb.error();
     r.cache_bytes = cb.value();
     r.cache_transient_bytes = cb.value() / cached_layers;
     r.activation_bytes = act_at(r.seqs, r.context);
-    r.kv_pool_bytes = room - r.activation_bytes - r.overhead_bytes;
+    r.kv_pool_bytes = sat_sub(room, sat_add(r.activation_bytes, r.overhead_bytes));
 
     fill_per_gpu(r, sat_add(cdiv(r.cache_bytes, n), r.cache_transient_bytes));
     const PerGpu& g = r.per_gpu;
@@ -83,7 +83,7 @@ Result<bool> transformers(const Ctx& c, BudgetResult& r) {
         r.notes.push_back(note("transformers_pre_quantized", {{"format", c.fmt.name}}));
     r.notes.push_back(note("sdpa"));
     if (n > 1) r.notes.push_back(note("layers_split", {{"n", std::to_string(n)}}));
-    r.decode.kv_bytes_per_token = tc->bytes_per_token * r.context + tc->state_bytes;
+    r.decode.kv_bytes_per_token = sat_add(sat_mul(tc->bytes_per_token, r.context), tc->state_bytes);
     return true;
 }
 

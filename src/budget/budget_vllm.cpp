@@ -51,14 +51,19 @@ void resolve_overheads(const Ctx& c, BudgetResult& r) {
 int64_t kv_pool(const ModelSpec& m, BudgetResult& r) {
     const int64_t rotary = vllm_rotary_cache_bytes(m);
     int64_t pool = INT64_MAX, heaviest = 0;
+    // Saturating: an activation estimate of INT64_MAX (see estimates.cpp) must leave no pool, not wrap into one.
+    auto left = [&](int64_t w) {
+        return sat_sub(sat_sub(sat_sub(r.requested_bytes, w), sat_add(r.activation_bytes, r.overhead_bytes)),
+                       r.cudagraph_bytes);
+    };
     for (int64_t s : r.weights.stage_bytes) {
-        const int64_t w = s + rotary;
+        const int64_t w = sat_add(s, rotary);
         heaviest = std::max(heaviest, w);
-        pool = std::min(pool, r.requested_bytes - w - r.activation_bytes - r.overhead_bytes - r.cudagraph_bytes);
+        pool = std::min(pool, left(w));
     }
     if (r.weights.stage_bytes.empty()) {
-        heaviest = r.weights.per_gpu_bytes + rotary;
-        pool = r.requested_bytes - heaviest - r.activation_bytes - r.overhead_bytes - r.cudagraph_bytes;
+        heaviest = sat_add(r.weights.per_gpu_bytes, rotary);
+        pool = left(heaviest);
     }
     r.weights_per_gpu_bytes = heaviest;
     r.kv_pool_bytes = pool;

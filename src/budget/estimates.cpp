@@ -33,25 +33,31 @@ int64_t vllm_default_max_num_seqs(int64_t gpu_total_bytes, bool is_a100) {
 
 namespace {
 
+using i128 = __int128;
+
 // One forward pass over `tokens` tokens on one tensor-parallel rank: the residual and
-// hidden streams plus the widest per-token intermediate of any layer.
-int64_t forward_bytes(const ModelSpec& m, int64_t tokens, int64_t tp) {
+// hidden streams plus the widest per-token intermediate of any layer. In 128 bits: the
+// parser's limits allow 2^20 experts per token of 2^24 wide MLPs, and the inputs 2^31
+// batched tokens, so the exact product can pass 2^63; callers get INT64_MAX then, which
+// reads as "does not fit" (and compute_budget refuses an answer built on it).
+i128 forward_bytes(const ModelSpec& m, i128 tokens, int64_t tp) {
     const WeightDims& d = m.dims;
     if (tp < 1) tp = 1;
     const int64_t dt = model_dtype_bytes(m);
     const int64_t h = d.hidden_size;
     int64_t dense_i = d.intermediate_size;
     for (int64_t w : d.layer_intermediate) dense_i = std::max(dense_i, w);
-    const int64_t moe_i = d.moe_intermediate_size > 0 ? d.moe_intermediate_size : d.intermediate_size;
-    const int64_t k = d.experts_per_token > 0 ? d.experts_per_token : 1;
-    const int64_t heads = d.num_attention_heads;
-    const int64_t kvh = max_kv_heads(m);
-    const int64_t hd = d.q_head_dim;
-    int64_t widest = 0;
-    if (dense_i > 0) widest = std::max(widest, 3 * dense_i / tp);  // gate_up output (2I) + activation output (I)
+    const i128 moe_i = d.moe_intermediate_size > 0 ? d.moe_intermediate_size : d.intermediate_size;
+    const i128 k = d.experts_per_token > 0 ? d.experts_per_token : 1;
+    const i128 heads = d.num_attention_heads;
+    const i128 kvh = max_kv_heads(m);
+    const i128 hd = d.q_head_dim;
+    i128 widest = 0;
+    if (dense_i > 0) widest = std::max(widest, i128(3) * dense_i / tp);  // gate_up output (2I) + activation output (I)
     if (d.num_experts > 0) {
         // fused_moe keeps three caches per token: [topk, 2N], [topk, N], [topk, hidden]
-        int64_t shared = d.shared_intermediate_size > 0 ? d.shared_intermediate_size : d.shared_experts * moe_i;
+        const i128 shared =
+            d.shared_intermediate_size > 0 ? i128(d.shared_intermediate_size) : d.shared_experts * moe_i;
         widest = std::max(widest, k * (3 * moe_i / tp + h) + 3 * shared / tp);
     }
     if (m.has(LayerKind::Mla)) {
@@ -59,7 +65,7 @@ int64_t forward_bytes(const ModelSpec& m, int64_t tokens, int64_t tp) {
     } else if (heads > 0) {
         widest = std::max(widest, ((heads + 2 * kvh) * hd + heads * hd) / tp);  // qkv output + attention output
     }
-    return tokens * dt * (2 * h + widest);
+    return tokens * dt * (2 * i128(h) + widest);
 }
 
 }  // namespace
@@ -68,13 +74,14 @@ int64_t estimate_vllm_activation_bytes(const ModelSpec& m, int64_t tokens, int64
     // Sampler of the dummy run: logits of every request row over the full vocabulary
     // (gathered on every rank), then about four fp32 copies (logits, probabilities,
     // the exponential noise of random sampling, logprobs).
-    const int64_t sampler = seqs * m.dims.vocab_size * (model_dtype_bytes(m) + 16);
-    return forward_bytes(m, tokens, tp) + sampler;
+    const i128 sampler = i128(seqs) * m.dims.vocab_size * (model_dtype_bytes(m) + 16);
+    return clamp_i64(forward_bytes(m, tokens, tp) + sampler);
 }
 
 int64_t estimate_transformers_activation_bytes(const ModelSpec& m, int64_t batch, int64_t tokens) {
     // generate() keeps only the last position's logits, upcast to fp32, then softmax.
-    return forward_bytes(m, batch * tokens, 1) + batch * m.dims.vocab_size * (model_dtype_bytes(m) + 8);
+    return clamp_i64(forward_bytes(m, i128(batch) * tokens, 1) +
+                     i128(batch) * m.dims.vocab_size * (model_dtype_bytes(m) + 8));
 }
 
 int64_t estimate_vllm_overhead_bytes(int64_t tp, int64_t pp) {
@@ -84,7 +91,7 @@ int64_t estimate_vllm_overhead_bytes(int64_t tp, int64_t pp) {
 int64_t vllm_cudagraph_capture_sizes(int64_t max_num_seqs, int64_t max_num_batched_tokens) {
     // CompilationConfig: max = min(max_num_seqs * 2, 512), at most max_num_batched_tokens;
     // sizes [1, 2, 4] + range(8, 256, 8) + range(256, max + 1, 16).
-    int64_t max = std::min<int64_t>(max_num_seqs * 2, 512);
+    int64_t max = std::min<int64_t>(sat_mul(max_num_seqs, 2), 512);
     if (max_num_batched_tokens > 0) max = std::min(max, max_num_batched_tokens);
     int64_t n = 0;
     for (int64_t s : {1, 2, 4})
@@ -100,7 +107,8 @@ int64_t estimate_vllm_cudagraph_bytes(const ModelSpec& m, int64_t pp, int64_t ma
     if (pp < 1) pp = 1;
     // Half a MiB per captured size per decoder layer: fits vLLM's own numbers for a
     // 64-layer model with 51 sizes (1.59 GiB) and with 3 sizes (0.09 GiB actual, 0.13 estimated).
-    return vllm_cudagraph_capture_sizes(max_num_seqs, max_num_batched_tokens) * cdiv(layers, pp) * 512 * KiB;
+    return clamp_i64(i128(vllm_cudagraph_capture_sizes(max_num_seqs, max_num_batched_tokens)) * cdiv(layers, pp) * 512 *
+                     KiB);
 }
 
 int64_t vllm_rotary_cache_bytes(const ModelSpec& m) {
@@ -116,7 +124,7 @@ int64_t vllm_rotary_cache_bytes(const ModelSpec& m) {
         }
     }
     if (rot <= 0 || m.max_position_embeddings <= 0) return 0;
-    return m.max_position_embeddings * rot * model_dtype_bytes(m);
+    return clamp_i64(i128(m.max_position_embeddings) * rot * model_dtype_bytes(m));
 }
 
 int64_t estimate_llamacpp_compute_bytes(const ModelSpec& m, int64_t n_ubatch) {
@@ -124,12 +132,12 @@ int64_t estimate_llamacpp_compute_bytes(const ModelSpec& m, int64_t n_ubatch) {
     int64_t dense_i = d.intermediate_size;
     for (int64_t w : d.layer_intermediate) dense_i = std::max(dense_i, w);
     const int64_t moe_i = d.moe_intermediate_size > 0 ? d.moe_intermediate_size : dense_i;
-    const int64_t k = d.experts_per_token > 0 ? d.experts_per_token : 1;
-    int64_t widest = std::max(d.vocab_size, 2 * dense_i);
+    const i128 k = d.experts_per_token > 0 ? d.experts_per_token : 1;
+    i128 widest = std::max(i128(d.vocab_size), i128(2) * dense_i);
     if (d.num_experts > 0) widest = std::max(widest, 2 * k * moe_i);
     // ggml's graph allocator reuses buffers: the peak is the widest f32 tensor of one
     // ubatch (logits or the MLP intermediate) plus a few hidden-size tensors.
-    return n_ubatch * 4 * (widest + 2 * d.hidden_size);
+    return clamp_i64(i128(n_ubatch) * 4 * (widest + 2 * i128(d.hidden_size)));
 }
 
 }  // namespace kvb

@@ -145,7 +145,9 @@ Result<LlamaLayout> llamacpp_layout(const ModelSpec& m, const LlamaOptions& o) {
             return make_error("overflow", note("engine_kv_overflow", {{"model", m.name}}));
 
     if (m.has_state()) add_recurrent(m, o, c, L);
-    L.total_bytes = L.kv_bytes + L.recurrent.r_bytes + L.recurrent.s_bytes;
+    if (add_overflows(L.kv_bytes, L.recurrent.r_bytes, &L.total_bytes) ||
+        add_overflows(L.total_bytes, L.recurrent.s_bytes, &L.total_bytes))
+        return make_error("overflow", note("engine_kv_overflow", {{"model", m.name}}));
     if (swa.n_attn == 0 && !m.has_state()) L.notes.push_back(note("llama_no_cache"));
     return L;
 }

@@ -47,17 +47,17 @@ int64_t vllm_spec_max_memory(const VllmLayerSpec& s, int64_t tokens, const VllmL
     const int64_t num_spec = l.num_speculative_tokens;
     const int64_t page = s.page_size_bytes;
     if (s.spec_type == "SlidingWindowSpec") {
-        const int64_t n = std::min(s.window - 1 + mnbt, tokens);
+        const int64_t n = std::min(sat_add(s.window - 1, mnbt), tokens);
         return sat_mul(cdiv(n, s.block_size) + 1, page);
     }
     if (s.spec_type == "ChunkedLocalAttentionSpec") {
-        const int64_t n = std::min(s.window + mnbt, tokens);
+        const int64_t n = std::min(sat_add(s.window, mnbt), tokens);
         return sat_mul(cdiv(n, s.block_size), page);
     }
     if (s.spec_type == "MambaSpec") {
         if (mode == MambaCacheMode::All) return sat_mul(cdiv(tokens, s.block_size), page);
-        if (mode == MambaCacheMode::Align) return page * (2 + num_spec);
-        return page * (1 + num_spec);
+        if (mode == MambaCacheMode::Align) return sat_mul(page, 2 + num_spec);
+        return sat_mul(page, 1 + num_spec);
     }
     return sat_mul(cdiv(tokens, s.block_size), page);
 }
@@ -124,7 +124,8 @@ Result<bool> resolve_lengths(const ModelSpec& m, const VllmOptions& o, VllmLayou
         const bool async = o.async_scheduling != 0;
         batches = async ? (L.pp <= 1 ? 2 : L.pp) : L.pp;
     }
-    L.max_in_flight_tokens = batches * L.max_num_batched_tokens;
+    // vLLM bounds neither; saturating keeps min(window + in-flight, tokens) exact.
+    L.max_in_flight_tokens = sat_mul(batches, L.max_num_batched_tokens);
     return true;
 }
 
@@ -200,6 +201,13 @@ void plan_attention(const ModelSpec& m, const VllmOptions& o, const KvType& kvt,
 
 // One attention layer's spec: FullAttentionSpec, or SlidingWindowSpec / ChunkedLocalAttentionSpec
 // while the hybrid manager is on.
+// Page products in 128 bits: a hybrid model's attention block grows to hold one state page
+// (up to 2^42 bytes), so block x heads x head sizes x dtype can pass 2^63; -1 then.
+int64_t page_bytes(__int128 block, __int128 per_token) {
+    const __int128 b = block * per_token;
+    return b > static_cast<__int128>(INT64_MAX) ? -1 : static_cast<int64_t>(b);
+}
+
 void attention_spec(const Layer& l, const Plan& p, VllmLayerSpec& s) {
     s.block_size = p.attn_block;
     s.num_kv_heads = std::max<int64_t>(1, l.kv_heads / p.tp);
@@ -208,11 +216,12 @@ void attention_spec(const Layer& l, const Plan& p, VllmLayerSpec& s) {
     s.window = l.window;
     if (l.kind == LayerKind::Full || p.disable_hybrid) {
         s.spec_type = "FullAttentionSpec";
-        s.real_page_size_bytes = s.block_size * s.num_kv_heads * (s.head_size + s.head_size_v) * p.dt;
+        s.real_page_size_bytes =
+            page_bytes(s.block_size, __int128(s.num_kv_heads) * (s.head_size + s.head_size_v) * p.dt);
         if (l.kind == LayerKind::Full) s.window = 0;
     } else {
         s.spec_type = l.kind == LayerKind::Sliding ? "SlidingWindowSpec" : "ChunkedLocalAttentionSpec";
-        s.real_page_size_bytes = 2 * s.block_size * s.num_kv_heads * s.head_size * p.dt;
+        s.real_page_size_bytes = page_bytes(s.block_size, __int128(2) * s.num_kv_heads * s.head_size * p.dt);
     }
 }
 
@@ -223,7 +232,7 @@ void mla_spec(const Layer& l, const Plan& p, VllmLayerSpec& s) {
     s.num_kv_heads = 1;
     s.head_size = l.kv_lora_rank + l.qk_rope_head_dim;
     s.head_size_v = s.head_size;
-    s.real_page_size_bytes = s.block_size * (p.fp8_ds_mla ? 656 : s.head_size * p.dt);
+    s.real_page_size_bytes = page_bytes(s.block_size, p.fp8_ds_mla ? 656 : s.head_size * p.dt);
     if (p.fp8_ds_mla) s.dtype_bytes = 1;
 }
 
@@ -253,6 +262,7 @@ Result<bool> layer_specs(const ModelSpec& m, const Plan& p, VllmLayout& L) {
                 break;
             case LayerKind::None: continue;
         }
+        if (s.real_page_size_bytes < 0 || p.mamba_page_padded == INT64_MAX) return overflow(m.name);
         s.page_size_bytes = s.real_page_size_bytes;
         if (s.spec_type == "MambaSpec" && p.mamba_page_padded > 0) s.page_size_bytes = p.mamba_page_padded;
         if (s.page_size_bytes <= 0)
@@ -263,7 +273,8 @@ Result<bool> layer_specs(const ModelSpec& m, const Plan& p, VllmLayout& L) {
             ix.layer = p.n_layers + i;  // an extra cache of layer i
             ix.head_size = ix.head_size_v = 132;
             ix.dtype_bytes = 1;
-            ix.real_page_size_bytes = ix.page_size_bytes = ix.block_size * 132;
+            ix.real_page_size_bytes = ix.page_size_bytes = page_bytes(ix.block_size, 132);
+            if (ix.page_size_bytes < 0) return overflow(m.name);
             L.layers.push_back(ix);
         }
     }
@@ -277,6 +288,7 @@ Result<VllmLayout> vllm_layout(const ModelSpec& m, const VllmOptions& o) {
     if (auto ok = check_options(m, o); !ok) return ok.error();
     VllmLayout L;
     Plan p;
+    p.model = m.name;
     p.tp = L.tp = o.tensor_parallel_size;
     p.pp = L.pp = o.pipeline_parallel_size;
     p.n_layers = static_cast<int64_t>(m.layers.size());
@@ -312,6 +324,11 @@ Result<VllmLayout> vllm_layout(const ModelSpec& m, const VllmOptions& o) {
         return L;
     }
     if (auto ok = group_layers(p, L); !ok) return ok.error();
+    // Every per-block sum below (a uniform-type group's page, a stage's block cost, group size
+    // x page, V0's block) is a part of the sum of all pages: bound that sum once.
+    __int128 pages = 0;
+    for (const VllmLayerSpec& s : L.layers) pages += __int128(s.page_size_bytes) + s.real_page_size_bytes;
+    if (pages > static_cast<__int128>(INT64_MAX)) return overflow(m.name);
     stage_costs(p, L);
     return L;
 }

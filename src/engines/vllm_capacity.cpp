@@ -23,56 +23,64 @@ std::unordered_map<int64_t, const VllmLayerSpec*> spec_index(const VllmLayout& l
     return ix;
 }
 
-// What one pipeline stage's request cost depends on apart from the token count.
-struct StageView {
-    int64_t gs = 0;                             // largest group's layer count on the stage
-    std::vector<const VllmLayerSpec*> firsts;   // each group's first spec
-    std::vector<const VllmLayerSpec*> uniform;  // UniformTypeKVCacheSpecs: the stage's specs
+// What each pipeline stage's request cost depends on apart from the token count, for all
+// stages in one pass over the layers: a pass per stage made pipeline parallelism
+// O(pp x layers) (4,096 stages of 100,000 layers).
+struct Stages {
+    std::vector<int64_t> gs;                                 // per stage: largest group's layer count there
+    std::vector<bool> has_kv;                                // per stage: any cache layer
+    std::vector<std::vector<const VllmLayerSpec*>> uniform;  // UniformTypeKVCacheSpecs: each stage's specs
+    std::vector<const VllmLayerSpec*> firsts;                // each group's first spec (the same on every stage)
 };
 
-StageView stage_view(const VllmLayout& l, int rank) {
-    StageView v;
+Stages stages_of(const VllmLayout& l) {
+    Stages v;
+    const size_t pp = static_cast<size_t>(std::max<int64_t>(l.pp, 1));
+    v.gs.assign(pp, 0);
+    v.has_kv.assign(pp, false);
+    for (const auto& s : l.layers) v.has_kv[static_cast<size_t>(s.pp_rank)] = true;
     if (l.uniform_type) {
-        for (const auto& s : l.layers)
-            if (s.pp_rank == rank) v.uniform.push_back(&s);
+        v.uniform.resize(pp);
+        for (const auto& s : l.layers) v.uniform[static_cast<size_t>(s.pp_rank)].push_back(&s);
         return v;
     }
     const auto ix = spec_index(l);
+    std::vector<int64_t> n(pp, 0);
+    std::vector<size_t> touched;
     for (const auto& g : l.groups) {
-        int64_t n = 0;
+        touched.clear();
         for (int64_t li : g.layers) {
             auto it = ix.find(li);
-            if (it != ix.end() && it->second->pp_rank == rank) ++n;
+            if (it == ix.end()) continue;
+            const size_t r = static_cast<size_t>(it->second->pp_rank);
+            if (n[r]++ == 0) touched.push_back(r);
         }
-        v.gs = std::max(v.gs, n);
+        for (size_t r : touched) {
+            v.gs[r] = std::max(v.gs[r], n[r]);
+            n[r] = 0;
+        }
         v.firsts.push_back(ix.at(g.layers.front()));
     }
     return v;
 }
 
-// _max_memory_usage_bytes_from_groups projected onto one pipeline stage.
-int64_t stage_request_bytes(const VllmLayout& l, const StageView& v, int64_t tokens) {
-    if (l.groups.empty()) return 0;
-    if (l.uniform_type) {
-        int64_t sum = 0;
-        for (const VllmLayerSpec* s : v.uniform) sum = sat_add(sum, vllm_spec_max_memory(*s, tokens, l));
-        return sum;
-    }
+// Blocks of every group for one request (the same on every stage).
+int64_t group_blocks(const VllmLayout& l, const Stages& v, int64_t tokens) {
     int64_t blocks = 0;
     for (const VllmLayerSpec* s0 : v.firsts)
         blocks = sat_add(blocks, cdiv(vllm_spec_max_memory(*s0, tokens, l), l.page_size_bytes));
-    return sat_mul(sat_mul(v.gs, l.page_size_bytes), blocks);
+    return blocks;
 }
 
-int64_t stage_request_bytes(const VllmLayout& l, int rank, int64_t tokens) {
+// _max_memory_usage_bytes_from_groups projected onto one pipeline stage.
+int64_t stage_request_bytes(const VllmLayout& l, const Stages& v, size_t rank, int64_t tokens) {
     if (l.groups.empty()) return 0;
-    return stage_request_bytes(l, stage_view(l, rank), tokens);
-}
-
-bool stage_has_kv(const VllmLayout& l, int rank) {
-    for (const auto& s : l.layers)
-        if (s.pp_rank == rank) return true;
-    return false;
+    if (l.uniform_type) {
+        int64_t sum = 0;
+        for (const VllmLayerSpec* s : v.uniform[rank]) sum = sat_add(sum, vllm_spec_max_memory(*s, tokens, l));
+        return sum;
+    }
+    return sat_mul(sat_mul(v.gs[rank], l.page_size_bytes), group_blocks(l, v, tokens));
 }
 
 // vllm.utils.mem_utils.format_gib: round(b / 2**30, 2), printed by str(): "6.51", "1.0", "4.5".
@@ -84,6 +92,15 @@ std::string py_round2(double x) {
     return s;
 }
 
+// The stage whose requests cost the most: for groups, the one with the largest group share
+// (every stage's cost is its share x the same blocks).
+size_t heaviest_group_stage(const Stages& v) {
+    size_t best = 0;
+    for (size_t r = 0; r < v.gs.size(); ++r)
+        if (v.has_kv[r] && (!v.has_kv[best] || v.gs[r] > v.gs[best])) best = r;
+    return best;
+}
+
 }  // namespace
 
 std::string vllm_format_gib(int64_t bytes) {
@@ -91,8 +108,11 @@ std::string vllm_format_gib(int64_t bytes) {
 }
 
 int64_t vllm_request_bytes(const VllmLayout& l, int64_t tokens) {
+    if (l.groups.empty()) return 0;
+    const Stages v = stages_of(l);
+    if (!l.uniform_type) return stage_request_bytes(l, v, heaviest_group_stage(v), tokens);
     int64_t mx = 0;
-    for (int r = 0; r < l.pp; ++r) mx = std::max(mx, stage_request_bytes(l, r, tokens));
+    for (size_t r = 0; r < v.uniform.size(); ++r) mx = std::max(mx, stage_request_bytes(l, v, r, tokens));
     return mx;
 }
 
@@ -110,13 +130,12 @@ int64_t vllm_request_blocks(const VllmLayout& l, int64_t tokens) {
 
 namespace {
 
-int64_t estimate_stage(const VllmLayout& L, int r, int64_t avail) {
-    const StageView v = stage_view(L, r);
-    if (stage_request_bytes(L, v, 1) > avail) return 0;
+int64_t estimate_stage(const VllmLayout& L, const Stages& v, size_t r, int64_t avail) {
+    if (stage_request_bytes(L, v, r, 1) > avail) return 0;
     int64_t lo = 1, hi = L.max_model_len, est = 1;
     while (lo <= hi) {
         const int64_t mid = lo + (hi - lo) / 2;
-        if (stage_request_bytes(L, v, mid) <= avail) {
+        if (stage_request_bytes(L, v, r, mid) <= avail) {
             est = mid;
             lo = mid + 1;
         } else {
@@ -131,9 +150,12 @@ int64_t estimate_stage(const VllmLayout& L, int r, int64_t avail) {
 int64_t vllm_estimate_max_model_len(const VllmLayout& l, int64_t avail) {
     if (l.groups.empty()) return l.max_model_len;
     if (avail <= 0) return 0;
+    const Stages v = stages_of(l);
+    // Groups: the stage with the largest share has the shortest estimate.
+    if (!l.uniform_type) return std::min(l.max_model_len, estimate_stage(l, v, heaviest_group_stage(v), avail));
     int64_t best = l.max_model_len;
-    for (int r = 0; r < l.pp; ++r)
-        if (stage_has_kv(l, r)) best = std::min(best, estimate_stage(l, r, avail));
+    for (size_t r = 0; r < v.uniform.size(); ++r)
+        if (v.has_kv[r]) best = std::min(best, estimate_stage(l, v, r, avail));
     return best;
 }
 
@@ -166,13 +188,11 @@ Message too_small(int64_t mml, int64_t need, int64_t avail, int64_t est) {
 // block_size tokens across every attention layer of the stage, no groups, no sliding windows.
 VllmCapacity v0_capacity(VllmCapacity c, int64_t avail, int64_t swap) {
     const VllmLayout& L = c.layout;
-    int64_t per_block = 0;
-    for (int r = 0; r < L.pp; ++r) {
-        int64_t b = 0;
-        for (const auto& s : L.layers)
-            if (s.pp_rank == r && s.spec_type != "MambaSpec") b += s.real_page_size_bytes;
-        per_block = std::max(per_block, b);
-    }
+    // One pass over the layers (the sum of all pages is bounded by vllm_layout).
+    std::vector<int64_t> stage(static_cast<size_t>(std::max<int64_t>(L.pp, 1)), 0);
+    for (const auto& s : L.layers)
+        if (s.spec_type != "MambaSpec") stage[static_cast<size_t>(s.pp_rank)] += s.real_page_size_bytes;
+    const int64_t per_block = *std::max_element(stage.begin(), stage.end());
     const int64_t block = L.attn_block_size, mml = L.max_model_len;
     c.num_blocks = per_block > 0 && avail > 0 ? avail / per_block : 0;
     c.cpu_blocks = per_block > 0 ? swap / per_block : 0;
@@ -246,12 +266,15 @@ Result<VllmCapacity> vllm_capacity(const ModelSpec& m, const VllmOptions& o, int
     }
 
     c.request_bytes = vllm_request_bytes(L, mml);
-    for (int r = 0; r < L.pp; ++r) {
-        if (!stage_has_kv(L, r)) continue;
-        const int64_t need = stage_request_bytes(L, r, mml);
+    const Stages stages = stages_of(L);
+    const int64_t blocks = L.uniform_type ? 0 : group_blocks(L, stages, mml);  // the same on every stage
+    for (size_t r = 0; r < stages.has_kv.size(); ++r) {
+        if (!stages.has_kv[r]) continue;
+        const int64_t need = L.uniform_type ? stage_request_bytes(L, stages, r, mml)
+                                            : sat_mul(sat_mul(stages.gs[r], L.page_size_bytes), blocks);
         if (need <= avail) continue;
         // estimate_max_model_len: binary search over [1, max_model_len] on the failing stage.
-        const int64_t est = estimate_stage(L, r, avail);
+        const int64_t est = estimate_stage(L, stages, r, avail);
         c.estimated_max_model_len = est;
         const std::string est_msg = est > 0 ? "Based on the available memory, the estimated maximum model length is " +
                                                   std::to_string(est) + ". "

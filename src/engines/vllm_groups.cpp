@@ -91,15 +91,18 @@ void uniform_type_group(VllmLayout& L) {
 }
 
 // unify_kv_cache_spec_page_size: grow the block of smaller pages to the largest page.
-Result<bool> unify_page_sizes(VllmLayout& L) {
+Result<bool> unify_page_sizes(const Plan& p, VllmLayout& L) {
     int64_t max_page = 0;
     for (const auto& s : L.layers) max_page = std::max(max_page, s.page_size_bytes);
     for (auto& s : L.layers) {
         if (s.page_size_bytes == max_page) continue;
         if (max_page % s.page_size_bytes != 0) return refuse(note("vllm_page_not_divisible"));
         const int64_t ratio = max_page / s.page_size_bytes;
-        s.block_size *= ratio;
-        s.real_page_size_bytes *= ratio;
+        // A state spec's block stands for max_model_len tokens (up to 2^40) and its page may be
+        // a few bytes: the grown block can pass int64.
+        if (mul_overflows(s.block_size, ratio, &s.block_size) ||
+            mul_overflows(s.real_page_size_bytes, ratio, &s.real_page_size_bytes))
+            return overflow(p.model);
         s.page_size_bytes = max_page;
     }
     L.page_size_bytes = max_page;
@@ -162,7 +165,7 @@ Result<bool> group_layers(const Plan& p, VllmLayout& L) {
     } else if (one_type) {
         uniform_type_group(L);
     } else {
-        auto ok = unify_page_sizes(L);
+        auto ok = unify_page_sizes(p, L);
         if (!ok) return ok;
         padded_groups(L);
     }
@@ -172,23 +175,31 @@ Result<bool> group_layers(const Plan& p, VllmLayout& L) {
 }
 
 void stage_costs(const Plan& p, VllmLayout& L) {
-    for (int64_t r = 0; r < p.pp; ++r) {
-        int64_t bytes = 0;
-        if (L.uniform_type) {
-            for (const auto& s : L.layers)
-                if (s.pp_rank == r) bytes += s.page_size_bytes;
-        } else {
-            int64_t gs = 0;
-            for (const auto& g : L.groups) {
-                int64_t n = 0;
-                for (int64_t li : g.layers)
-                    if (p.rank[li >= p.n_layers ? li - p.n_layers : li] == r) ++n;
-                gs = std::max(gs, n);
+    // One pass over the layers for all stages (a pass per stage was O(pp x layers)).
+    const size_t pp = static_cast<size_t>(p.pp);
+    std::vector<int64_t> bytes(pp, 0);
+    if (L.uniform_type) {
+        for (const auto& s : L.layers) bytes[static_cast<size_t>(s.pp_rank)] += s.page_size_bytes;
+    } else {
+        std::vector<int64_t> n(pp, 0), gs(pp, 0);
+        std::vector<size_t> touched;
+        for (const auto& g : L.groups) {
+            touched.clear();
+            for (int64_t li : g.layers) {
+                const size_t r =
+                    static_cast<size_t>(p.rank[static_cast<size_t>(li >= p.n_layers ? li - p.n_layers : li)]);
+                if (n[r]++ == 0) touched.push_back(r);
             }
-            bytes = gs * L.page_size_bytes;
+            for (size_t r : touched) {
+                gs[r] = std::max(gs[r], n[r]);
+                n[r] = 0;
+            }
         }
-        L.stage_bytes_per_block.push_back(bytes);
-        L.bytes_per_block = std::max(L.bytes_per_block, bytes);
+        for (size_t r = 0; r < pp; ++r) bytes[r] = gs[r] * L.page_size_bytes;
+    }
+    for (int64_t b : bytes) {
+        L.stage_bytes_per_block.push_back(b);
+        L.bytes_per_block = std::max(L.bytes_per_block, b);
     }
 }
 

@@ -99,7 +99,8 @@ void unify_hybrid_block(const ModelSpec& m, const VllmOptions& o, Plan& p, VllmL
                 L.vllm_lines.push_back("Setting attention block size to " + std::to_string(need) +
                                        " tokens to ensure that attention page size is >= mamba page size.");
             }
-            const int64_t attn_page = p.attn_block * attn_1tok;
+            // Saturated here, refused by layer_specs (the first attention page is at least this).
+            const int64_t attn_page = sat_mul(p.attn_block, attn_1tok);
             if (attn_page > mamba_page) {
                 p.mamba_page_padded = attn_page;
                 char buf[200];

@@ -4,6 +4,7 @@
 // what one block id costs per pipeline stage). Not a public header.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -15,9 +16,14 @@ namespace kvb::vllm_steps {
 inline Error refuse(Message m) {
     return make_error("vllm_refused", std::move(m));
 }
+// Pages past int64 bytes: vLLM's Python ints would not wrap, but no GPU holds one block.
+inline Error overflow(const std::string& model) {
+    return make_error("overflow", note("engine_kv_overflow", {{"model", model}}));
+}
 
 // What the steps decide once and the later steps read.
 struct Plan {
+    std::string model;  // for the overflow refusal
     int64_t tp = 1, pp = 1, n_layers = 0;
     int64_t dt = 0;               // KV cache element bytes
     int conv_b = 0, ssm_b = 0;    // recurrent state element bytes (conv, ssm)

@@ -62,13 +62,15 @@ IdealKv ideal_kv(const ModelSpec& m, const KvDtypes& d) {
 
 Result<int64_t> kv_bytes_at(const ModelSpec& m, const KvDtypes& d, int64_t context, int64_t seqs) {
     if (context < 0 || seqs < 0) return make_error("bad_value", note("negative_context"));
+    // Per layer: bytes (< 2^40) x tokens (< 2^63) < 2^103; 10^5 layers add under 2^120, inside
+    // 128 bits. Times seqs (< 2^63) only once per_seq itself fits int64, so < 2^126.
     __int128 per_seq = 0;
     for (const Layer& l : m.layers) {
         int64_t tokens = context;
         if (l.kind == LayerKind::Sliding || l.kind == LayerKind::Chunked) tokens = std::min(context, l.window);
         per_seq += static_cast<__int128>(layer_bytes_per_token(l, d)) * tokens + layer_state_bytes(l, d);
     }
-    __int128 total = per_seq * seqs;
+    const __int128 total = per_seq > static_cast<__int128>(INT64_MAX) ? per_seq : per_seq * seqs;
     if (total > static_cast<__int128>(INT64_MAX)) {
         return make_error(
             "overflow",

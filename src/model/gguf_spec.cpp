@@ -521,6 +521,7 @@ Result<ModelSpec> build(const GgufHeader& h, const std::vector<const GgufHeader*
     m.notes.push_back(
         note("gguf_read", {{"tensors", with_commas(w.n_tensors)}, {"bytes", format_bytes(w.tensor_bytes)}}));
     m.gguf = w;
+    if (auto ok = check_state_total(m); !ok) return ok.error();
     return m;
 }
 

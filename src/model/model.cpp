@@ -1013,6 +1013,17 @@ std::optional<RopeScaling> read_rope_scaling(const ConfigReader& r) {
 
 }  // namespace
 
+Result<bool> check_state_total(const ModelSpec& m) {
+    __int128 state = 0;
+    for (const Layer& l : m.layers)
+        if (l.kind == LayerKind::Linear || l.kind == LayerKind::Mamba)
+            state += __int128(l.state.conv_elems()) + __int128(l.state.d_state) * l.state.d_inner;
+    if (state > kMaxStateElems)
+        return make_error("bad_value",
+                          note("state_too_large", {{"model", m.name}, {"max", with_commas(kMaxStateElems)}}));
+    return true;
+}
+
 Result<ModelSpec> parse_config(const std::string& text, const std::string& name_in) {
     const std::string name = name_in.empty() ? "config.json" : name_in;
     auto parsed = parse_json_text(text, name);
@@ -1136,15 +1147,7 @@ Result<ModelSpec> parse_config(const std::string& text, const std::string& name_
         m.original_max_position_embeddings = *omp.value();
 
     if (m.layers.empty()) return make_error("bad_value", note("no_layers", {{"model", name}}));
-    {
-        __int128 state = 0;
-        for (const Layer& l : m.layers)
-            if (l.kind == LayerKind::Linear || l.kind == LayerKind::Mamba)
-                state += __int128(l.state.conv_elems()) + __int128(l.state.d_state) * l.state.d_inner;
-        if (state > kMaxStateElems)
-            return make_error("bad_value",
-                              note("state_too_large", {{"model", name}, {"max", with_commas(kMaxStateElems)}}));
-    }
+    if (auto ok = check_state_total(m); !ok) return ok.error();
     bool any_cache =
         std::any_of(m.layers.begin(), m.layers.end(), [](const Layer& l) { return l.kind != LayerKind::None; });
     if (!any_cache) return make_error("bad_value", note("no_cache_layers", {{"model", name}}));

@@ -142,6 +142,10 @@ struct ModelSpec {
     bool has_state() const { return has(LayerKind::Linear) || has(LayerKind::Mamba); }
 };
 
+// The recurrent state of all layers of one sequence stays under 2^40 elements, so state bytes
+// x cells (llama.cpp's -np up to 4096) x 4 stay inside int64: config and GGUF readers both check it.
+Result<bool> check_state_total(const ModelSpec& m);
+
 // Parses config.json text. `name` is used in error messages ("... in Qwen/Qwen3-8B").
 Result<ModelSpec> parse_config(const std::string& text, const std::string& name);
 

@@ -7,11 +7,15 @@
 #include <nlohmann/json.hpp>
 
 #include "base/units.h"
+#include "budget/budget.h"
 #include "engines/llamacpp.h"
 #include "engines/vllm.h"
 #include "fixtures.h"
+#include "gguf_builder.h"
+#include "kv/kv.h"
 #include "kv/tables.h"
 #include "model/config_reader.h"
+#include "model/gguf_spec.h"
 #include "model/weights.h"
 #include "report/json.h"
 #include "sim/workload.h"
@@ -260,4 +264,82 @@ TEST_CASE("issue 14.9: every computation is near-linear in layers") {
         // A second at most on an idle machine; 5 s leaves room for a loaded one (it was 20+ s).
         CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
     }
+}
+
+TEST_CASE("issue 14.4: option values times config values never wrap either") {
+    // 2^59 tokens x 2^59 sequences of Llama-3.1-8B: 2^17 x 2^118 bytes wrapped 128 bits to 0.
+    const ModelSpec llama = test::fixture("meta-llama/Llama-3.1-8B");
+    const KvDtypes d = uniform_kv_dtypes(llama, vllm_kv_type("auto", llama.dtype).value());
+    auto b = kv_bytes_at(llama, d, int64_t(1) << 59, int64_t(1) << 59);
+    REQUIRE(!b);
+    CHECK(b.error().message ==
+          "meta-llama/Llama-3.1-8B: KV cache for 576,460,752,303,423,488 sequences of 576,460,752,303,423,488 tokens "
+          "exceeds 8 EiB");
+
+    // vLLM bounds neither --max-num-batched-tokens nor its product with the batches in flight
+    // (16 pipeline stages): past int64 it is "more than any window", not a wrapped negative.
+    const ModelSpec mistral = test::fixture("mistralai/Mistral-7B-v0.1");
+    VllmOptions o;
+    o.pipeline_parallel_size = 16;
+    o.max_num_batched_tokens = 999'999'999'999'999'999;
+    auto huge = vllm_capacity(mistral, o, int64_t(8) << 30);
+    o.max_num_batched_tokens = int64_t(1) << 40;
+    auto large = vllm_capacity(mistral, o, int64_t(8) << 30);
+    REQUIRE(huge);
+    REQUIRE(large);
+    CHECK(huge->layout.max_in_flight_tokens == INT64_MAX);
+    CHECK(huge->tokens == large->tokens);
+    CHECK(huge->num_blocks == large->num_blocks);
+    CHECK(huge->max_concurrency == large->max_concurrency);
+
+    // 1,024 layers of 2^16 KV heads x 2^16 dims in blocks of 2^20 tokens: each page is 2^54
+    // bytes, their sum (one UniformTypeKVCacheSpecs block) passes 2^63.
+    std::string wide = R"({"model_type":"llama","num_hidden_layers":1024,"num_attention_heads":65536,
+        "hidden_size":1048576,"head_dim":65536,"max_position_embeddings":1048576,"num_key_value_heads":[)";
+    for (int i = 0; i < 1024; ++i) wide += (i ? "," : "") + std::string(i % 2 ? "32768" : "65536");
+    wide += "]}";
+    auto m = parse_config(wide, "m");
+    REQUIRE(m);
+    VllmOptions big_blocks;
+    big_blocks.block_size = 1 << 20;
+    auto c = vllm_capacity(m.value(), big_blocks, int64_t(1) << 50);
+    REQUIRE(!c);
+    CHECK(c.error().message == "KV cache of m does not fit in 64-bit bytes");
+
+    // A 2^31-token batch through 2^16 heads of 2^16 dims: the activation estimate passes 2^63.
+    auto one = parse_config(R"({"model_type":"llama","num_hidden_layers":1,"num_attention_heads":65536,
+        "num_key_value_heads":65536,"hidden_size":1048576,"head_dim":65536,"intermediate_size":4096,
+        "vocab_size":32000,"max_position_embeddings":4096})",
+                            "m");
+    REQUIRE(one);
+    BudgetInputs in;
+    in.gpu = "h100";
+    in.max_num_batched_tokens = (int64_t(1) << 31) - 1;
+    auto r = compute_budget(one.value(), in);
+    REQUIRE(!r);
+    CHECK(r.error().message ==
+          "m: these settings need more than 8 EiB on one GPU, beyond what 64-bit byte counts hold");
+    in.max_num_batched_tokens = 0;  // the default 8,192 gives an answer
+    CHECK(compute_budget(one.value(), in));
+}
+
+TEST_CASE("issue 14.4: a GGUF's recurrent state is bounded like a config's") {
+    // 100,000 Mamba layers of 2^22 channels x 2^16 states: 2^55 elements per sequence, which
+    // llama.cpp's f32 rows x 4,096 slots would take past int64.
+    auto bytes = test::GgufBuilder()
+                     .str("general.architecture", "mamba")
+                     .u32("mamba.block_count", 100000)
+                     .u32("mamba.embedding_length", 1 << 20)
+                     .u32("mamba.ssm.conv_kernel", 64)
+                     .u32("mamba.ssm.state_size", 65536)
+                     .u32("mamba.ssm.inner_size", 1 << 22)
+                     .u32("mamba.ssm.time_step_rank", 48)
+                     .tensor("output_norm.weight", {64}, test::ggml::F32)
+                     .bytes();
+    auto p = parse_gguf(bytes.data(), bytes.size(), "m.gguf");
+    REQUIRE(p.ok());
+    auto mb = spec_from_gguf(p.header, "m");
+    REQUIRE(!mb);
+    CHECK(mb.error().message ==
+          "m: the recurrent state of one sequence would exceed 1,099,511,627,776 elements, beyond any real model");
 }

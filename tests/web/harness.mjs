@@ -19,6 +19,7 @@ export async function startAll({ hubTimeoutMs = 1500, refuse = [] } = {}) {
   const site = await startStaticServer({
     root: siteDir,
     extra: { '/kvbudget.config.json': JSON.stringify({ hubUrl: hub.url, hubTimeoutMs }) },
+    hubUrl: hub.url,
   });
   const browser = await launch();
   return {

@@ -33,6 +33,7 @@ before(async () => {
   site = await startStaticServer({
     root: path.join(root, 'site'),
     extra: { '/kvbudget.config.json': JSON.stringify({ hubUrl: hub.url, hubTimeoutMs: TIMEOUT_MS }) },
+    hubUrl: hub.url,
   });
   browser = await launch();
 });
@@ -262,6 +263,66 @@ test('gated model loads with an access token, which stays out of the URL', async
   assert.ok(hub.requests.some((r) => r.auth === 'Bearer ' + GOOD_TOKEN));
   const stored = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + document.cookie);
   assert.ok(!stored.includes(GOOD_TOKEN));
+  await context.close();
+});
+
+test('issue 14.12: after a language switch the held token shows as set and can be cleared', async () => {
+  const zh = JSON.parse(fs.readFileSync(path.join(root, 'web/i18n/zh-CN.json'), 'utf8'));
+  const { page, context } = await open();
+  assert.equal(await page.isVisible('[data-role="token-set"]'), false, 'no token, no note');
+  await page.click('details.token summary');
+  await page.fill('#hub-token', GOOD_TOKEN);
+  assert.equal(await page.textContent('[data-role="token-set"]'), msg('model.tokenSet'));
+  await page.selectOption('#lang', 'zh-CN');
+  // Rebuilt in Chinese: the box is open, says a token is set and holds it (masked).
+  assert.equal(await page.isVisible('[data-role="token-set"]'), true);
+  assert.equal(await page.textContent('[data-role="token-set"]'), zh['model.tokenSet']);
+  assert.equal(await page.inputValue('#hub-token'), GOOD_TOKEN);
+  assert.equal(await page.getAttribute('#hub-token', 'type'), 'password');
+  await loadId(page, 'gated/model');
+  assert.equal(await page.getAttribute('body', 'data-state'), 'ready', 'the token is still sent');
+  await page.click('[data-role="token-clear"]');
+  assert.equal(await page.inputValue('#hub-token'), '');
+  assert.equal(await page.isVisible('[data-role="token-set"]'), false);
+  const before = hub.requests.length;
+  await loadId(page, 'gated/other');
+  assert.equal(await page.getAttribute('body', 'data-state'), 'error', 'no token after clearing');
+  assert.ok(hub.requests.slice(before).every((r) => r.auth === ''), 'cleared means not sent');
+  await context.close();
+});
+
+test('issue 14.13: connect-src allows the page and its hub only; another origin is blocked', async () => {
+  // The built page names the Hugging Face Hub and its download hosts, nothing else.
+  const built = fs.readFileSync(path.join(root, 'site/index.html'), 'utf8');
+  const builtSrc = built.match(/connect-src ([^;"]*)/)[1].split(' ');
+  assert.deepEqual(builtSrc.slice(0, 2), ["'self'", 'https://huggingface.co']);
+  assert.ok(builtSrc.includes('https://cas-bridge.xethub.hf.co') && builtSrc.includes('https://cdn-lfs.huggingface.co'));
+  assert.ok(!builtSrc.includes('*') && builtSrc.every((s) => s === "'self'" || /^https:\/\/[a-z0-9.-]+$/.test(s)));
+  // Served for the fake hub (as a build with KVB_HUB_URL writes it), configs load from it ...
+  const other = await startFakeHub({ fixturesDir });
+  const { page, context } = await open();
+  const csp = await page.getAttribute('meta[http-equiv="Content-Security-Policy"]', 'content');
+  assert.match(csp, new RegExp(`connect-src 'self' ${new URL(hub.url).origin};`));
+  await loadId(page, 'Qwen/Qwen3-8B');
+  assert.equal(await page.getAttribute('body', 'data-state'), 'ready');
+  assert.equal(await page.textContent('[data-role="model-name"]'), 'Qwen/Qwen3-8B');
+  // ... and a fetch to any other origin is refused by the browser before it leaves.
+  const verdict = await page.evaluate(async (url) => {
+    const violations = [];
+    document.addEventListener('securitypolicyviolation', (e) => violations.push(e.violatedDirective));
+    let fetched = 'ok';
+    try {
+      await fetch(url);
+    } catch (e) {
+      fetched = e.name;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+    return { fetched, violations };
+  }, other.url + '/Qwen/Qwen3-8B/resolve/main/config.json');
+  assert.equal(verdict.fetched, 'TypeError');
+  assert.deepEqual(verdict.violations, ['connect-src']);
+  assert.equal(other.requests.length, 0, 'the other origin saw no request');
+  await other.close();
   await context.close();
 });
 

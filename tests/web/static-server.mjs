@@ -4,6 +4,7 @@ import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
+import { withHubCsp } from '../../scripts/csp.mjs';
 
 const TYPES = {
   '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8',
@@ -23,8 +24,9 @@ function gzipped(file, data) {
   return gz;
 }
 
-// root: folder to serve; extra: {'/kvbudget.config.json': '{...}'} served from memory.
-export function startStaticServer({ root, port = 0, host = '127.0.0.1', extra = {}, log = null } = {}) {
+// root: folder to serve; extra: {'/kvbudget.config.json': '{...}'} served from memory;
+// hubUrl: serve HTML pages with the CSP a build with KVB_HUB_URL=hubUrl writes (the fake hub).
+export function startStaticServer({ root, port = 0, host = '127.0.0.1', extra = {}, hubUrl = null, log = null } = {}) {
   const base = path.resolve(root);
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://x');
@@ -47,6 +49,7 @@ export function startStaticServer({ root, port = 0, host = '127.0.0.1', extra = 
         return;
       }
       const type = TYPES[path.extname(file)] || 'application/octet-stream';
+      if (hubUrl && path.extname(file) === '.html') data = Buffer.from(withHubCsp(data.toString('utf8'), hubUrl));
       const headers = { 'content-type': type, 'cache-control': 'no-cache' };
       if (/\bgzip\b/.test(req.headers['accept-encoding'] || '') && !type.startsWith('image/png')) {
         data = gzipped(file, data);

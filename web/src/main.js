@@ -308,14 +308,30 @@ function buildPage() {
     h('p', { class: 'muted' }, t('model.dropHint')),
     h('button', { type: 'button', onclick: () => usePasted(els.pasteArea.value, t('model.pasteName')) }, t('model.pasteApply')));
 
-  els.token = h('input', { id: 'hub-token', type: 'password', autocomplete: 'off', 'aria-describedby': 'token-hint' });
+  // A rebuild (language switch) keeps the token the Hub client holds: the box shows it is
+  // set (masked) and offers to clear it, so what is sent is never hidden.
+  const held = app.hub?.token || '';
+  els.token = h('input', { id: 'hub-token', type: 'password', autocomplete: 'off', 'aria-describedby': 'token-hint', value: held });
+  els.tokenSet = h('p', { class: 'muted', 'data-role': 'token-set', role: 'status', hidden: !held }, t('model.tokenSet'));
+  els.tokenClear = h('button', { type: 'button', 'data-role': 'token-clear', hidden: !held }, t('model.tokenClear'));
+  const showToken = () => {
+    els.tokenSet.hidden = els.tokenClear.hidden = !app.hub?.token;
+  };
   els.token.addEventListener('input', () => {
     app.hub.token = els.token.value.trim();
+    showToken();
   });
-  els.tokenBox = h('details', { class: 'token' },
+  els.tokenClear.addEventListener('click', () => {
+    app.hub.token = '';
+    els.token.value = '';
+    showToken();
+    els.token.focus();
+  });
+  els.tokenBox = h('details', { class: 'token', open: !!held },
     h('summary', null, t('model.tokenSummary')),
     h('label', { for: 'hub-token' }, t('model.tokenLabel')),
-    els.token,
+    h('div', { class: 'row' }, els.token, els.tokenClear),
+    els.tokenSet,
     h('p', { id: 'token-hint', class: 'muted' }, t('model.tokenHint')));
 
   const form = h('form', { class: 'model-form', role: 'search', onsubmit: (ev) => {
