@@ -107,6 +107,16 @@ export interface BudgetInputs {
   tensor_parallel_size?: number; pipeline_parallel_size?: number;
   max_num_batched_tokens?: number; block_size?: number; enforce_eager?: boolean;
   activation_bytes?: number; overhead_bytes?: number; cudagraph_bytes?: number; n_ubatch?: number;
+  /** llama.cpp -ngl: the last N layers on the GPU; -1 = all (the default). */
+  n_gpu_layers?: number;
+  /** llama.cpp: system RAM for what stays on the CPU; 0 = not checked. */
+  ram_bytes?: number;
+  /** llama.cpp --no-kv-offload. */
+  no_kv_offload?: boolean;
+  /** Mac: iogpu.wired_limit_mb in force; 0 = macOS's default (2/3 of RAM up to 32 GiB, 3/4 above). */
+  wired_limit_mb?: number;
+  /** llama.cpp: "org/repo:QUANT"; the command then says -hf with it. */
+  hf_ref?: string;
 }
 
 export interface KvType { name: string; block_values: number; block_bytes: number }
@@ -136,7 +146,8 @@ export interface PerGpu {
 
 export interface Budget {
   engine: Engine;
-  gpu: { id: string; name: string; total_bytes: number; count: number };
+  /** total_bytes: what the engine sees; on a Mac what Metal may wire of mac_ram_bytes (0 elsewhere). */
+  gpu: { id: string; name: string; total_bytes: number; count: number; mac_ram_bytes: number };
   tensor_parallel_size: number; pipeline_parallel_size: number; gpu_memory_utilization: number; requested_bytes: number;
   weights: { format: string; params: number; bytes: number; per_gpu_bytes: number; active_bytes: number; vision_bytes: number; bits_per_weight: number };
   activation_bytes: number; activation_estimated: boolean; overhead_bytes: number; overhead_estimated: boolean;
@@ -166,8 +177,21 @@ export interface Budget {
   };
   notes: Message[];
   vllm?: { num_blocks: number; tokens: number; max_concurrency: number; request_bytes: number; estimated_max_model_len: number };
-  llamacpp?: { kv_bytes: number; n_ctx: number; n_seq_max: number };
+  llamacpp?: { kv_bytes: number; n_ctx: number; n_seq_max: number; offload: LlamaOffload };
   transformers?: { cache_bytes: number; cache_transient_bytes: number };
+}
+
+/** llama.cpp -ngl: what sits on the GPU(s) and what in system RAM (all GPUs together). */
+export interface LlamaOffload {
+  /** -ngl, --ram or --no-kv-offload was asked for; otherwise every layer is on the GPU. */
+  active: boolean;
+  n_layer: number; n_gpu_layers: number; output_on_gpu: boolean; kv_offload: boolean;
+  /** Per-layer split estimated from parameter counts (a config, not a GGUF's tensors). */
+  estimated: boolean;
+  gpu_weights_bytes: number; cpu_weights_bytes: number; gpu_kv_bytes: number; cpu_kv_bytes: number;
+  ram_bytes: number; ram_need_bytes: number; ram_fits: boolean;
+  /** The largest -ngl whose share fits the GPU at this context; -1 when not even -ngl 0 does. */
+  max_gpu_layers: number;
 }
 
 /** `kvbudget budget --json`: everything the page shows for these settings. */
@@ -219,9 +243,17 @@ export interface Catalog {
   sim_limits: Record<string, { min: number; max: number; flag: string }>;
 }
 
+export type GgufRead =
+  | { status: 'need_more'; need_total: number }
+  | { status: 'ok'; header: number; header_bytes: number; tensor_bytes: number; split_count: number; split_no: number };
+
 export interface Kvbudget {
   /** Parses config.json text; `name` (the Hub id) appears in error messages. */
   parseConfig(text: string, name?: string): Model;
+  /** A GGUF header from a prefix of the file; throws KvbudgetError (bad_gguf, truncated_gguf, not_gguf, ...). */
+  readGguf(bytes: Uint8Array, name?: string, fileSize?: number): GgufRead;
+  /** The model of one GGUF file or of every shard (header ids in order); the headers are released. */
+  ggufModel(headerIds: number | number[], name?: string): Model;
   kvTypeNames(engine: Engine): string[];
   /** "24GiB", "80GB", "512MiB", bytes; as the CLI parses sizes. */
   parseSize(text: string): number;

@@ -236,7 +236,15 @@ const std::vector<MessageTemplate>& message_templates() {
         // --- budget (src/budget/) ---
         {"gpu_reported", "GPU total is what PyTorch reports on a {gpu} ({reported}, marketed {marketed})"},
         {"unified_memory",
-         "unified memory: the GPU may use about {pct} of RAM by default (raise with sysctl iogpu.wired_limit_mb)"},
+         "unified memory: Metal lets the GPU wire {wired} of the {ram} RAM by default ({pct}); sudo sysctl "
+         "iogpu.wired_limit_mb=N raises it"},
+        {"mac_wired_set", "iogpu.wired_limit_mb={mb}: the GPU may wire {wired} of the {ram} RAM"},
+        {"mac_wired_raise",
+         "sudo sysctl iogpu.wired_limit_mb={mb} lets the GPU wire the {need} this needs, leaving macOS {left} of "
+         "{ram} (until reboot)"},
+        {"mac_ram_short",
+         "this needs {need} of GPU memory: too much for a Mac with {ram} RAM even with a raised iogpu.wired_limit_mb"},
+        {"wired_limit_not_mac", "--wired-limit-mb applies to Apple-silicon Macs only; ignored"},
         {"no_apple_vllm", "vLLM has no Apple GPU backend; --engine llamacpp sizes what runs on {gpu}"},
         {"unused_gpus", "{n} GPU(s) unused by one engine (run more replicas with --data-parallel-size)"},
         {"vllm_gguf", "vLLM's GGUF support is experimental; llama.cpp is the usual engine for {format}"},
@@ -286,6 +294,13 @@ const std::vector<MessageTemplate>& message_templates() {
         {"layers_split",
          "the layers, their weights and their KV cache are spread evenly over the {n} GPUs; each GPU also holds its "
          "own compute buffer and runtime"},
+        {"bad_hf_ref", "--hf must be ORG/REPO or ORG/REPO:QUANT, got '{value}'"},
+        {"nofit_ram",
+         "llama.cpp would need {need} of system RAM for what stays on the CPU (weights {weights}, KV {kv}) but has "
+         "{have}"},
+        {"ngl_fits",
+         "-ngl {ngl} fits: the output layer and the last {blocks} of {n} layers on the GPU, {ram} of weights and KV in "
+         "system RAM (slower)"},
         {"nofit_llamacpp",
          "llama.cpp would need {need} (weights {weights}, KV {kv}, compute {compute}, runtime {runtime}) but has "
          "{have}"},

@@ -1,6 +1,7 @@
 #include "budget/budget.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 
@@ -71,6 +72,9 @@ const std::vector<InputLimit>& budget_input_limits() {
         {"overhead_bytes", "--overhead-memory", -1, kPiB},
         {"cudagraph_bytes", "--cudagraph-memory", -1, kPiB},
         {"n_ubatch", "-ub", 1, kI31},
+        {"n_gpu_layers", "--ngl", -1, kI31},
+        {"ram_bytes", "--ram", 0, kPiB},
+        {"wired_limit_mb", "--wired-limit-mb", 0, kI31},
     };
     return t;
 }
@@ -92,6 +96,9 @@ int64_t field_value(const BudgetInputs& in, const std::string& name) {
     if (name == "overhead_bytes") return in.overhead_bytes;
     if (name == "cudagraph_bytes") return in.cudagraph_bytes;
     if (name == "n_ubatch") return in.n_ubatch;
+    if (name == "n_gpu_layers") return in.n_gpu_layers;
+    if (name == "ram_bytes") return in.ram_bytes;
+    if (name == "wired_limit_mb") return in.wired_limit_mb;
     return 0;
 }
 
@@ -110,6 +117,16 @@ Result<bool> validate(const BudgetInputs& in) {
     if (!(in.gpu_memory_utilization == 0 || (in.gpu_memory_utilization > 0.0 && in.gpu_memory_utilization <= 1.0)))
         return make_error("bad_value", note("bad_utilization", {{"value", fraction_text(in.gpu_memory_utilization)}}));
     if (in.gpu.empty() && in.gpu_memory_bytes <= 0) return make_error("bad_value", note("no_gpu"));
+    if (!in.hf_ref.empty()) {
+        // org/repo[:QUANT] as llama-server -hf takes it; it ends up in a shell command line.
+        bool ok = in.hf_ref.size() <= 200 && std::count(in.hf_ref.begin(), in.hf_ref.end(), '/') == 1 &&
+                  std::count(in.hf_ref.begin(), in.hf_ref.end(), ':') <= 1 && in.hf_ref.front() != '/' &&
+                  in.hf_ref.front() != '-';
+        for (char ch : in.hf_ref)
+            ok = ok && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '/' || ch == ':' || ch == '-' ||
+                        ch == '_' || ch == '.');
+        if (!ok) return make_error("bad_value", note("bad_hf_ref", {{"value", in.hf_ref}}));
+    }
     if (in.engine == BudgetEngine::Vllm) {
         const int64_t pp = in.pipeline_parallel_size;
         const int64_t tp =
@@ -136,7 +153,25 @@ Result<const Gpu*> resolve_hardware(const BudgetInputs& in, BudgetResult& r) {
             return make_error("unknown_gpu", note("unknown_gpu", {{"gpu", in.gpu}, {"known", ids}}));
         }
     }
-    if (in.gpu_memory_bytes > 0) {
+    const bool mac = gpu && gpu->vendor == "apple";
+    if (mac) {
+        // A Mac's size is its RAM, given or from the catalog; the GPU gets what Metal lets it wire.
+        int64_t ram = in.gpu_memory_bytes > 0 ? in.gpu_memory_bytes : gpu->memory_bytes;
+        // Apple's "24GB" of RAM is 24 GiB: a size typed in decimal GB means the binary one.
+        if (ram % 1000000000 == 0 && ram <= 1000000000000) ram = ram / 1000000000 * GiB;
+        r.gpu_total_bytes = apple_wired_bytes(ram, in.wired_limit_mb);
+        r.gpu_id = gpu->id;
+        r.gpu_name = in.gpu_memory_bytes > 0 ? gpu->name + " (RAM " + format_bytes(ram) + ")" : gpu->name;
+        r.mac_ram_bytes = ram;
+        if (in.wired_limit_mb > 0)
+            r.notes.push_back(note("mac_wired_set", {{"mb", std::to_string(in.wired_limit_mb)},
+                                                     {"wired", format_bytes(r.gpu_total_bytes)},
+                                                     {"ram", format_bytes(ram)}}));
+        else
+            r.notes.push_back(note("unified_memory", {{"pct", ram <= 32 * GiB ? "2/3" : "3/4"},
+                                                      {"wired", format_bytes(r.gpu_total_bytes)},
+                                                      {"ram", format_bytes(ram)}}));
+    } else if (in.gpu_memory_bytes > 0) {
         r.gpu_total_bytes = in.gpu_memory_bytes;
         r.gpu_name = gpu ? gpu->name + " (memory overridden)" : "custom";
         if (gpu) r.gpu_id = gpu->id;
@@ -148,9 +183,8 @@ Result<const Gpu*> resolve_hardware(const BudgetInputs& in, BudgetResult& r) {
             r.notes.push_back(note("gpu_reported", {{"gpu", gpu->name},
                                                     {"reported", format_bytes(gpu->reported_bytes)},
                                                     {"marketed", std::to_string(gpu->memory_bytes / GiB) + " GB"}}));
-        if (gpu->unified_memory && gpu->gpu_usable_fraction < 1.0)
-            r.notes.push_back(note("unified_memory", {{"pct", fraction_text(gpu->gpu_usable_fraction * 100) + "%"}}));
     }
+    if (in.wired_limit_mb > 0 && !mac) r.notes.push_back(note("wired_limit_not_mac"));
     if (in.engine == BudgetEngine::Vllm && gpu && gpu->vendor == "apple")
         r.notes.push_back(note("no_apple_vllm", {{"gpu", gpu->name}}));
     r.gpu_count = in.gpu_count;
@@ -203,6 +237,22 @@ Result<WeightFormat> resolve_weights(const ModelSpec& m, const BudgetInputs& in,
     }
     for (const auto& n : r.weights.notes) r.notes.push_back(n);
     return fmt;
+}
+
+// Not fitting under macOS's default wired limit: the iogpu.wired_limit_mb that would hold
+// this answer, while leaving macOS at least kMacKeepBytes of the RAM.
+constexpr int64_t kMacKeepBytes = 4 * GiB;
+void mac_wired_advice(BudgetResult& r) {
+    const int64_t need = r.per_gpu.total_bytes;
+    const int64_t mb = cdiv(need, MiB);
+    if (need <= r.mac_ram_bytes - kMacKeepBytes)
+        r.notes.push_back(note("mac_wired_raise", {{"mb", std::to_string(mb)},
+                                                   {"need", format_bytes(need)},
+                                                   {"left", format_bytes(r.mac_ram_bytes - mb * MiB)},
+                                                   {"ram", format_bytes(r.mac_ram_bytes)}}));
+    else
+        r.notes.push_back(
+            note("mac_ram_short", {{"need", format_bytes(need)}, {"ram", format_bytes(r.mac_ram_bytes)}}));
 }
 
 // Every generated token reads the active weights once per step (shared by the batch)
@@ -270,6 +320,7 @@ Result<BudgetResult> compute_budget(const ModelSpec& model, const BudgetInputs& 
     if (r.per_gpu.total_bytes == INT64_MAX || r.activation_bytes == INT64_MAX || r.cudagraph_bytes == INT64_MAX ||
         r.kv_pool_bytes == INT64_MIN || r.decode.kv_bytes_per_token == INT64_MAX)
         return make_error("overflow", note("budget_overflow", {{"model", m.name}}));
+    if (r.mac_ram_bytes > 0 && !r.fits) mac_wired_advice(r);
     decode_bound(gpu.value(), r);
     return Result<BudgetResult>(std::move(r));
 }

@@ -62,6 +62,16 @@ struct BudgetInputs {
     int64_t overhead_bytes = -1;
     int64_t cudagraph_bytes = -1;
     int64_t n_ubatch = 512;  // llama.cpp -ub
+    // llama.cpp partial offload: -ngl N, the output layer and the last N - 1 repeating layers
+    // on the GPU (-1 = all, llama.cpp's default; n_layer + 1 = every layer), and the system
+    // RAM that must hold the rest (0 = not checked). --no-kv-offload keeps every layer's KV in RAM.
+    int64_t n_gpu_layers = -1;
+    int64_t ram_bytes = 0;
+    bool no_kv_offload = false;
+    // Mac: sudo sysctl iogpu.wired_limit_mb=N (MiB) in force; 0 = macOS's default limit.
+    int64_t wired_limit_mb = 0;
+    // llama.cpp: the file's Hub reference "org/repo:QUANT": the command says -hf with it, not -m.
+    std::string hf_ref;
 };
 
 // Bounds of every count and size in BudgetInputs: the page builds its controls from
@@ -98,12 +108,32 @@ struct PerGpu {
     int64_t free_bytes = 0;      // capacity - total (negative: over capacity)
 };
 
+// llama.cpp with -ngl / --no-kv-offload / a RAM budget: what sits on the GPU(s) and what in
+// system RAM (weights of the CPU layers are mmapped from the file and resident once read).
+struct LlamaOffload {
+    bool active = false;       // partial offload asked for (-ngl, --ram, --no-kv-offload)
+    int64_t n_layer = 0;       // repeating layers (block_count)
+    int64_t n_gpu_layers = 0;  // resolved -ngl, at most n_layer + 1 (the output layer)
+    bool output_on_gpu = false;
+    bool kv_offload = true;
+    bool estimated = false;         // per-layer split by parameter shares (config, not a GGUF file)
+    int64_t gpu_weights_bytes = 0;  // all GPUs
+    int64_t cpu_weights_bytes = 0;
+    int64_t gpu_kv_bytes = 0;  // all GPUs
+    int64_t cpu_kv_bytes = 0;
+    int64_t ram_bytes = 0;       // given system RAM (0 = not checked)
+    int64_t ram_need_bytes = 0;  // CPU weights + CPU KV
+    bool ram_fits = true;
+    int64_t max_gpu_layers = -1;  // largest -ngl whose GPU share fits at this context and seqs (-1: none)
+};
+
 struct BudgetResult {
     BudgetEngine engine = BudgetEngine::Vllm;
     std::string model;             // ModelSpec::name
     std::string gpu_id, gpu_name;  // empty id when a memory size was given
     int64_t gpu_total_bytes = 0;   // per GPU, what the engine sees as total
     int64_t gpu_count = 1;
+    int64_t mac_ram_bytes = 0;  // a Mac: its unified RAM (gpu_total_bytes is what Metal may wire)
     int64_t tp = 1, pp = 1;
     double gpu_memory_utilization = 0.9;
     int64_t requested_bytes = 0;  // per GPU: total * utilization
@@ -130,6 +160,7 @@ struct BudgetResult {
     VllmCapacity capacity;  // blocks, tokens, concurrency, start-up lines, vLLM's error
     // llama.cpp
     LlamaLayout llama;  // KV layout at the resolved context / sequences (all GPUs)
+    LlamaOffload offload;
     // transformers (generate() with the default DynamicCache, batch = seqs)
     int64_t cache_bytes = 0;            // DynamicCache at the context for the batch (all GPUs)
     int64_t cache_transient_bytes = 0;  // one layer's torch.cat copy while the cache grows

@@ -28,9 +28,11 @@ std::string gguf_file(const ModelSpec& m, const std::string& fmt) {
 }
 
 // Flags llama-server needs to allocate what the page shows: -c counts all slots' cells.
-std::string command(const ModelSpec& m, const WeightFormat& fmt, const BudgetResult& r, bool v_quantized) {
+// A file from the Hub is named the way llama-server downloads it (-hf org/repo:QUANT).
+std::string command(const ModelSpec& m, const WeightFormat& fmt, const BudgetResult& r, bool v_quantized,
+                    const std::string& hf_ref) {
     const int64_t ctx = r.fits ? r.context : r.max_context;
-    std::string cmd = "llama-server -m " + gguf_file(m, fmt.name);
+    std::string cmd = "llama-server " + (hf_ref.empty() ? "-m " + gguf_file(m, fmt.name) : "-hf " + hf_ref);
     cmd += " -c " + std::to_string(sat_mul(std::max<int64_t>(ctx, 0), r.seqs));
     cmd += " -np " + std::to_string(r.seqs);
     if (r.kv_cache_dtype != "f16") cmd += " -ctk " + r.kv_cache_dtype;
@@ -43,7 +45,9 @@ std::string command(const ModelSpec& m, const WeightFormat& fmt, const BudgetRes
         cmd += " --rope-scaling " + rs.type + " --rope-scale " + f;
         if (rs.type == "yarn") cmd += " --yarn-orig-ctx " + std::to_string(rs.original_max_position_embeddings);
     }
-    cmd += " -ngl 99";
+    const LlamaOffload& o = r.offload;
+    cmd += " -ngl " + std::to_string(o.active ? o.n_gpu_layers : 99);
+    if (o.active && !o.kv_offload) cmd += " --no-kv-offload";
     return cmd;
 }
 
@@ -91,23 +95,87 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
     for (const Message& ln : r.llama.notes)
         if (ln.code == "llama_ctx_over_train") r.notes.push_back(ln);
 
-    fill_per_gpu(r, cdiv(r.llama.total_bytes, n));
+    const auto n_layer = static_cast<int64_t>(m.layers.size());
+    LlamaOffload& off = r.offload;
+    off.active = in.n_gpu_layers >= 0 || in.no_kv_offload || in.ram_bytes > 0;
+    off.n_layer = n_layer;
+    off.kv_offload = !in.no_kv_offload;
+    off.ram_bytes = in.ram_bytes;
+    auto lw = llamacpp_layer_weights(m, r.weights);
+    if (!lw) return lw.error();
+    off.estimated = lw->estimated;
+    const int64_t ngl = in.n_gpu_layers >= 0 ? in.n_gpu_layers : n_layer + 1;
+    // One GPU's share of a placement: the offloaded layers' weights and KV spread over the
+    // GPUs, plus each GPU's own compute buffer and runtime.
+    auto gpu_need = [&](const Placement& p) {
+        return sat_add(sat_add(cdiv(p.gpu_weights, n), cdiv(p.gpu_kv, n)),
+                       sat_add(r.activation_bytes, r.overhead_bytes));
+    };
+    auto place_at = [&](int64_t ctx, int64_t seqs, int64_t layers, int64_t kv_total) {
+        LlamaOptions p = o;
+        p.n_seq_max = seqs;
+        p.n_ctx = sat_mul(ctx, seqs);
+        return llamacpp_place(m, lw.value(), p, layers, off.kv_offload, kv_total);
+    };
+    if (off.active) {
+        auto p = place_at(r.context, r.seqs, ngl, r.llama.total_bytes);
+        if (!p) return p.error();
+        off.n_gpu_layers = p->n_gpu_layers;
+        off.output_on_gpu = p->output_on_gpu;
+        off.gpu_weights_bytes = p->gpu_weights;
+        off.cpu_weights_bytes = p->cpu_weights;
+        off.gpu_kv_bytes = p->gpu_kv;
+        off.cpu_kv_bytes = p->cpu_kv;
+        off.ram_need_bytes = sat_add(p->cpu_weights, p->cpu_kv);
+        off.ram_fits = in.ram_bytes <= 0 || off.ram_need_bytes <= in.ram_bytes;
+        r.weights_per_gpu_bytes = cdiv(p->gpu_weights, n);
+        r.kv_pool_bytes = r.requested_bytes - r.weights_per_gpu_bytes - r.activation_bytes - r.overhead_bytes;
+        fill_per_gpu(r, cdiv(p->gpu_kv, n));
+    } else {
+        fill_per_gpu(r, cdiv(r.llama.total_bytes, n));
+    }
     const PerGpu& g = r.per_gpu;
-    r.fits = g.total_bytes <= r.requested_bytes;
+    r.fits = g.total_bytes <= r.requested_bytes && off.ram_fits;
     r.all_seqs_fit = r.fits;
-    if (!r.fits)
+    if (g.total_bytes > r.requested_bytes)
         r.verdict_reason = note("nofit_llamacpp", {{"need", format_bytes(g.total_bytes)},
                                                    {"weights", format_bytes(g.weights_bytes)},
                                                    {"kv", format_bytes(g.kv_bytes)},
                                                    {"compute", format_bytes(g.activation_bytes)},
                                                    {"runtime", format_bytes(g.overhead_bytes)},
                                                    {"have", format_bytes(r.requested_bytes)}});
+    else if (!off.ram_fits)
+        r.verdict_reason = note("nofit_ram", {{"need", format_bytes(off.ram_need_bytes)},
+                                              {"weights", format_bytes(off.cpu_weights_bytes)},
+                                              {"kv", format_bytes(off.cpu_kv_bytes)},
+                                              {"have", format_bytes(in.ram_bytes)}});
+
+    // The most layers the GPU(s) hold at this context: -ngl 0 keeps only the buffers there.
+    {
+        auto fits_layers = [&](int64_t layers) {
+            auto p = place_at(r.context, r.seqs, layers, r.llama.total_bytes);
+            return p && gpu_need(p.value()) <= r.requested_bytes;
+        };
+        if (fits_layers(0)) off.max_gpu_layers = largest_true(0, n_layer + 1, fits_layers);
+        if (!off.active && !r.fits && off.max_gpu_layers >= 1) {
+            auto p = place_at(r.context, r.seqs, off.max_gpu_layers, r.llama.total_bytes);
+            if (p)
+                r.notes.push_back(note("ngl_fits", {{"ngl", std::to_string(off.max_gpu_layers)},
+                                                    {"blocks", std::to_string(off.max_gpu_layers - 1)},
+                                                    {"n", std::to_string(n_layer)},
+                                                    {"ram", format_bytes(sat_add(p->cpu_weights, p->cpu_kv))}}));
+        }
+    }
 
     auto kv_fits = [&](int64_t ctx, int64_t seqs) {
         auto l = layout_at(ctx, seqs);
-        return l && cdiv(l->total_bytes, n) <= r.kv_pool_bytes;
+        if (!l) return false;
+        if (!off.active) return cdiv(l->total_bytes, n) <= r.kv_pool_bytes;
+        auto p = place_at(ctx, seqs, ngl, l->total_bytes);
+        return p && gpu_need(p.value()) <= r.requested_bytes &&
+               (in.ram_bytes <= 0 || sat_add(p->cpu_weights, p->cpu_kv) <= in.ram_bytes);
     };
-    if (r.kv_pool_bytes > 0 && kv_fits(256, r.seqs)) {
+    if ((off.active || r.kv_pool_bytes > 0) && kv_fits(256, r.seqs)) {
         r.max_context_capped = kv_fits(limit, r.seqs);
         // llama.cpp pads the context to 256 cells
         r.max_context = r.max_context_capped
@@ -117,10 +185,10 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
     r.max_context_physical = r.max_context;
     if (r.max_context_capped)
         r.max_context_physical = physical_max(limit, 256, [&](int64_t x) { return kv_fits(x, r.seqs); });
-    if (r.kv_pool_bytes > 0 && kv_fits(r.context, 1))
+    if ((off.active || r.kv_pool_bytes > 0) && kv_fits(r.context, 1))
         r.max_concurrency = most_that_fit(65536, [&](int64_t x) { return kv_fits(r.context, x); });
 
-    r.command = command(m, c.fmt, r, vt->block_values > 1);
+    r.command = command(m, c.fmt, r, vt->block_values > 1, in.hf_ref);
     if (m.multimodal) r.notes.push_back(note("mmproj"));
     if (n > 1) r.notes.push_back(note("layers_split", {{"n", std::to_string(n)}}));
     KvDtypes kvd = uniform_kv_dtypes(m, kt.value());

@@ -56,6 +56,22 @@ int64_t physical_max(int64_t limit, int64_t step, Pred fits) {
     const int64_t top = std::min(hi * 2, kCap / step);
     return std::max(limit, largest_true(lo, top, [&](int64_t x) { return x == lo || fits(x * step); }) * step);
 }
+// llama.cpp -ngl: each repeating layer's weight bytes, the input layer (always on the CPU)
+// and the output layer (the first on the GPU). budget_offload.cpp.
+struct LayerWeights {
+    std::vector<int64_t> layers;  // by layer index, m.layers.size() entries
+    int64_t input = 0, output = 0;
+    bool estimated = false;  // split by parameter shares (a config, not a GGUF's tensors)
+};
+Result<LayerWeights> llamacpp_layer_weights(const ModelSpec& m, const WeightBytes& w);
+struct Placement {
+    int64_t n_gpu_layers = 0;  // clamped to [0, n_layer + 1]
+    bool output_on_gpu = false;
+    int64_t gpu_weights = 0, cpu_weights = 0, gpu_kv = 0, cpu_kv = 0;  // all GPUs together
+};
+// `kv_total`: the whole cache at `o` (every layer).
+Result<Placement> llamacpp_place(const ModelSpec& m, const LayerWeights& lw, const LlamaOptions& o, int64_t ngl,
+                                 bool kv_offload, int64_t kv_total);
 
 std::string fraction_text(double v);  // 0.9 -> "0.9", as a flag value
 // One GPU's parts from what the engine step resolved, with `kv_bytes` the KV that GPU holds

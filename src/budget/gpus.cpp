@@ -45,13 +45,15 @@ Gpu gpu(std::string id, std::string name, std::string vendor, int64_t gib, doubl
     return g;
 }
 
-Gpu apple(std::string id, std::string name, int64_t gib, double bw, double flops, std::vector<std::string> aliases) {
+Gpu apple(std::string id, std::string name, int64_t gib, double bw, double flops, std::vector<std::string> aliases,
+          const std::string& note = "") {
     Gpu g = gpu(std::move(id), std::move(name), "apple", gib, bw, flops,
-                "Apple tech specs (unified memory bandwidth, GPU FP32 TFLOPS); GPU may wire ~75% of RAM by default "
-                "(recommendedMaxWorkingSetSize; raise with sysctl iogpu.wired_limit_mb)",
+                "Apple tech specs (unified memory bandwidth, GPU FP32 TFLOPS" + note +
+                    "); Metal may wire 2/3 of RAM up to 32 GB, 3/4 above (recommendedMaxWorkingSetSize; raise with "
+                    "sysctl iogpu.wired_limit_mb)",
                 std::move(aliases));
     g.unified_memory = true;
-    g.gpu_usable_fraction = 0.75;
+    g.gpu_usable_fraction = double(apple_wired_bytes(g.memory_bytes)) / double(g.memory_bytes);
     return g;
 }
 
@@ -133,14 +135,29 @@ std::vector<Gpu> build() {
                     {"7900-xtx", "7900xtx"}));
     v.push_back(gpu("rx-7900-xt", "AMD Radeon RX 7900 XT", "amd", 20, 0.800 * TB, 103.0 * TF, amd_rx, {"7900-xt"}));
     v.push_back(gpu("w7900", "AMD Radeon PRO W7900", "amd", 48, 0.864 * TB, 122.6 * TF, amd_rx, {"radeon-pro-w7900"}));
-    // Apple silicon (unified memory)
+    // Apple silicon (unified memory): one machine for each RAM size people buy (16 to 512 GB).
+    // Apple's "16GB" is 16 GiB of DRAM (Metal's 2/3 limit on it is 10922.67 MiB). FP32 TFLOPS of
+    // the binned GPUs Apple does not quote are scaled from the full chip by core count.
+    const std::string per_core = ", scaled by GPU cores";
+    v.push_back(
+        apple("m4-16gb", "Apple M4 16GB (10-core GPU)", 16, 0.120 * TB, 4.6 * TF, {"m4", "mac-16gb"}, per_core));
+    v.push_back(apple("m4-pro-24gb", "Apple M4 Pro 24GB (20-core GPU)", 24, 0.273 * TB, 9.2 * TF,
+                      {"mac-24gb", "m4-pro-24"}, per_core));
+    v.push_back(
+        apple("m4-32gb", "Apple M4 32GB (10-core GPU)", 32, 0.120 * TB, 4.6 * TF, {"mac-32gb", "m4-32"}, per_core));
+    v.push_back(apple("m4-max-36gb", "Apple M4 Max 36GB (32-core GPU)", 36, 0.410 * TB, 14.7 * TF,
+                      {"mac-36gb", "m4-max-36"}, per_core));
+    v.push_back(apple("m4-pro-48gb", "Apple M4 Pro 48GB (20-core GPU)", 48, 0.273 * TB, 9.2 * TF,
+                      {"mac-48gb", "m4-pro-48"}, per_core));
     v.push_back(apple("m1-max-64gb", "Apple M1 Max 64GB", 64, 0.400 * TB, 10.4 * TF, {"m1-max"}));
-    v.push_back(apple("m2-max-96gb", "Apple M2 Max 96GB", 96, 0.400 * TB, 13.6 * TF, {"m2-max"}));
-    v.push_back(apple("m2-ultra-192gb", "Apple M2 Ultra 192GB", 192, 0.800 * TB, 27.2 * TF, {"m2-ultra"}));
+    v.push_back(
+        apple("m4-pro-64gb", "Apple M4 Pro 64GB (20-core GPU)", 64, 0.273 * TB, 9.2 * TF, {"m4-pro", "mac-64gb"}));
+    v.push_back(apple("m2-max-96gb", "Apple M2 Max 96GB", 96, 0.400 * TB, 13.6 * TF, {"m2-max", "mac-96gb"}));
     v.push_back(apple("m3-max-128gb", "Apple M3 Max 128GB (40-core GPU)", 128, 0.400 * TB, 16.4 * TF, {"m3-max"}));
-    v.push_back(apple("m3-ultra-512gb", "Apple M3 Ultra 512GB", 512, 0.819 * TB, 28.4 * TF, {"m3-ultra"}));
-    v.push_back(apple("m4-pro-64gb", "Apple M4 Pro 64GB", 64, 0.273 * TB, 9.2 * TF, {"m4-pro"}));
-    v.push_back(apple("m4-max-128gb", "Apple M4 Max 128GB (40-core GPU)", 128, 0.546 * TB, 18.4 * TF, {"m4-max"}));
+    v.push_back(
+        apple("m4-max-128gb", "Apple M4 Max 128GB (40-core GPU)", 128, 0.546 * TB, 18.4 * TF, {"m4-max", "mac-128gb"}));
+    v.push_back(apple("m2-ultra-192gb", "Apple M2 Ultra 192GB", 192, 0.800 * TB, 27.2 * TF, {"m2-ultra", "mac-192gb"}));
+    v.push_back(apple("m3-ultra-512gb", "Apple M3 Ultra 512GB", 512, 0.819 * TB, 28.4 * TF, {"m3-ultra", "mac-512gb"}));
     // NVIDIA GB10 (DGX Spark): unified LPDDR5x, no macOS limit.
     {
         Gpu g = gpu(
@@ -176,8 +193,15 @@ std::string normalize(const std::string& s) {
 
 int64_t Gpu::total_bytes() const {
     if (reported_bytes > 0) return reported_bytes;
-    if (gpu_usable_fraction < 1.0) return int64_t(double(memory_bytes) * gpu_usable_fraction);
+    if (unified_memory && vendor == "apple") return apple_wired_bytes(memory_bytes);
     return memory_bytes;
+}
+
+int64_t apple_wired_bytes(int64_t ram_bytes, int64_t wired_limit_mb) {
+    if (ram_bytes <= 0) return 0;
+    if (wired_limit_mb > 0) return wired_limit_mb * (int64_t(1) << 20);
+    // 2/3 and 3/4 of a whole number of MiB, as Metal reports them (10922.67 MiB = 16 GiB * 2/3)
+    return ram_bytes <= 32 * kGiB ? ram_bytes / 3 * 2 : ram_bytes / 4 * 3;
 }
 
 const std::vector<Gpu>& gpu_catalog() {

@@ -22,8 +22,8 @@ struct Gpu {
     // marketed size (ECC, driver reservations). 0 when no public measurement was found.
     // vLLM multiplies THIS by --gpu-memory-utilization.
     int64_t reported_bytes = 0;
-    // Fraction of memory_bytes the GPU may wire (macOS recommendedMaxWorkingSetSize is
-    // about 75% of RAM on machines above 36 GB). 1.0 for discrete GPUs.
+    // Fraction of memory_bytes the GPU may wire by default: on a Mac, apple_wired_bytes()'s
+    // rule (2/3 or 3/4 of RAM). 1.0 for discrete GPUs.
     double gpu_usable_fraction = 1.0;
     std::string source;  // spec-sheet kind and notes
     std::vector<std::string> aliases;
@@ -34,6 +34,13 @@ struct Gpu {
 };
 
 const std::vector<Gpu>& gpu_catalog();
+
+// What Metal lets the GPU wire on an Apple-silicon Mac with `ram_bytes` of unified memory
+// and the default iogpu.wired_limit_mb (0): recommendedMaxWorkingSetSize, 2/3 of RAM up to
+// 32 GiB and 3/4 above, as llama.cpp's ggml_metal_init prints it (16 GiB -> 10922.67 MiB,
+// 32 GiB -> 21845.34 MiB, 36 GiB -> 27 GiB, 64 GiB -> 48 GiB). A nonzero `wired_limit_mb`
+// (sudo sysctl iogpu.wired_limit_mb=N, in MiB) replaces the default.
+int64_t apple_wired_bytes(int64_t ram_bytes, int64_t wired_limit_mb = 0);
 // Case-insensitive lookup by id or alias ("4090", "RTX 4090", "h100", "a100" ...); nullptr if unknown.
 const Gpu* find_gpu(const std::string& id);
 

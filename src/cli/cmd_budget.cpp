@@ -1,5 +1,6 @@
 // kvbudget budget CONFIG (--gpu NAME | --gpu-memory SIZE) [...]: the whole memory budget.
 // Exit 0 with a verdict (fits or not), 1 when the input is refused, 2 on usage errors.
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -43,6 +44,12 @@ const char* kHelp =
     "  --overhead-memory SIZE         override the non-torch / runtime overhead estimate\n"
     "  --cudagraph-memory SIZE        override the CUDA graph estimate; --enforce-eager sets it to 0\n"
     "  -ub N                          llama.cpp ubatch (default 512)\n"
+    "  --ngl N, -ngl N                llama.cpp -ngl: the output layer and the last N-1 layers on the GPU\n"
+    "                                 (default all = layers + 1); the rest in system RAM\n"
+    "  --ram SIZE                     llama.cpp: system RAM for the layers left on the CPU (checked when given)\n"
+    "  --no-kv-offload, -nkvo         llama.cpp: every layer's KV cache in system RAM\n"
+    "  --hf ORG/REPO:QUANT            llama.cpp: the command downloads the file with -hf instead of -m\n"
+    "  --wired-limit-mb N             Mac: iogpu.wired_limit_mb in force (default: macOS's 2/3 or 3/4 of RAM)\n"
     "  --json                         machine-readable output\n"
     "Exit status: 0 with a verdict (fits or not), 1 input refused, 2 usage error.\n"
     "Model and constants: docs/budget-model.md.\n";
@@ -100,6 +107,18 @@ void print_human(const BudgetResult& r, std::ostream& out) {
         }
         out << "  runtime overhead      " << gib(r.overhead_bytes) << est(r.overhead_estimated) << "\n";
         out << "  total                 " << gib(g.total_bytes) << per << "\n";
+        const LlamaOffload& o = r.offload;
+        if (o.active) {
+            const int64_t blocks = std::min(std::max<int64_t>(o.n_gpu_layers - 1, 0), o.n_layer);
+            out << "  -ngl " << o.n_gpu_layers << "               " << blocks << " of " << o.n_layer
+                << " layers on the GPU" << (o.output_on_gpu ? " + the output layer" : "")
+                << (o.estimated ? " (split estimated from parameter counts)" : "") << "\n";
+            out << "  system RAM            " << gib(o.ram_need_bytes) << " (weights " << gib(o.cpu_weights_bytes)
+                << ", KV " << gib(o.cpu_kv_bytes) << ")"
+                << (o.ram_bytes > 0 ? " of " + gib(o.ram_bytes) + (o.ram_fits ? "" : ": TOO MUCH") : "") << "\n";
+        }
+        if (!hf && o.max_gpu_layers >= 0)
+            out << "  most layers on GPU    -ngl " << o.max_gpu_layers << " (all: " << o.n_layer + 1 << ")\n";
         for (const std::string& l : r.log_lines) out << "  llama.cpp: " << l << "\n";
     }
     out << "verdict: " << (r.fits ? "FITS" : "DOES NOT FIT") << " (" << with_commas(r.context) << " tokens x " << r.seqs
@@ -157,8 +176,13 @@ int cmd_budget(const std::vector<std::string>& argv, std::ostream& out, std::ost
                        "-ctk",
                        "-ctv",
                        "--seqs",
-                       "--rope-scaling"};
-    spec.switches = {"--enforce-eager"};
+                       "--rope-scaling",
+                       "--ngl",
+                       "-ngl",
+                       "--ram",
+                       "--wired-limit-mb",
+                       "--hf"};
+    spec.switches = {"--enforce-eager", "--no-kv-offload", "-nkvo"};
     int rc = kOk;
     auto a = parse_command("budget", argv, spec, kHelp, out, err, rc);
     if (!a) return rc;
@@ -189,9 +213,18 @@ int cmd_budget(const std::vector<std::string>& argv, std::ostream& out, std::ost
     auto ovh = get_size(*a, "--overhead-memory", -1, err);
     auto cg = get_size(*a, "--cudagraph-memory", -1, err);
     auto ub = get_count(*a, "-ub", 512, err);
+    auto ngl = get_count(*a, a->has("-ngl") ? "-ngl" : "--ngl", -1, err);
+    auto ram = get_size(*a, "--ram", 0, err);
+    auto wired = get_count(*a, "--wired-limit-mb", 0, err);
     if (!gmem || !count || !util || !params || !mml || !seqs || !mns || !tp || !pp || !mnbt || !block || !act || !ovh ||
-        !cg || !ub)
+        !cg || !ub || !ngl || !ram || !wired)
         return kRefused;
+    const bool offload_flags = a->has("--ngl") || a->has("-ngl") || a->has("--ram") || a->has("--no-kv-offload") ||
+                               a->has("-nkvo") || a->has("--hf");
+    if (offload_flags && in.engine != BudgetEngine::LlamaCpp) {
+        err << "kvbudget: error: --ngl, --ram, --no-kv-offload and --hf are llama.cpp's; add --engine llamacpp\n";
+        return kUsage;
+    }
     if (a->has("--gpu-memory") && *gmem <= 0) {
         err << "kvbudget: error: --gpu-memory must be a positive size\n";
         return kRefused;
@@ -226,6 +259,11 @@ int cmd_budget(const std::vector<std::string>& argv, std::ostream& out, std::ost
     in.cudagraph_bytes = *cg;
     in.enforce_eager = a->has("--enforce-eager");
     in.n_ubatch = *ub;
+    in.n_gpu_layers = *ngl;
+    in.ram_bytes = *ram;
+    in.no_kv_offload = a->has("--no-kv-offload") || a->has("-nkvo");
+    in.wired_limit_mb = *wired;
+    in.hf_ref = a->get("--hf");
 
     auto m = load_model(a->positional[0], err);
     if (!m) return kRefused;

@@ -191,6 +191,31 @@ struct Reader {
     }
 };
 
+// llama.cpp's layer of a tensor, by its name (LLM_TENSOR_NAMES): "blk.N." repeating, "output"
+// output layer, the rest input layer. Block indices past kMaxBlockIndex (no real model) count
+// with the input layer rather than sizing a vector from a hostile name.
+constexpr int64_t kMaxBlockIndex = 1 << 16;
+void place_tensor(GgufWeights& w, const GgufTensorInfo& t) {
+    const std::string& n = t.name;
+    if (n.rfind("blk.", 0) == 0) {
+        int64_t idx = 0;
+        size_t i = 4;
+        while (i < n.size() && i < 10 && n[i] >= '0' && n[i] <= '9') idx = idx * 10 + (n[i++] - '0');
+        if (i > 4 && i < n.size() && n[i] == '.' && idx < kMaxBlockIndex) {
+            if (static_cast<int64_t>(w.block_bytes.size()) <= idx)
+                w.block_bytes.resize(static_cast<size_t>(idx) + 1, 0);
+            w.block_bytes[static_cast<size_t>(idx)] = sat_add(w.block_bytes[static_cast<size_t>(idx)], t.bytes);
+            return;
+        }
+    }
+    if (n.rfind("output", 0) == 0) {
+        w.output_bytes = sat_add(w.output_bytes, t.bytes);
+        return;
+    }
+    if (n == "token_embd.weight") w.token_embd_bytes = t.bytes;
+    w.input_bytes = sat_add(w.input_bytes, t.bytes);
+}
+
 GgufWeights weights_of(const std::vector<const GgufHeader*>& hs) {
     GgufWeights w;
     std::map<uint32_t, int64_t> counts;
@@ -200,8 +225,13 @@ GgufWeights weights_of(const std::vector<const GgufHeader*>& hs) {
             w.params = sat_add(w.params, t.elements);
             ++w.n_tensors;
             ++counts[t.type];
+            place_tensor(w, t);
         }
     }
+    w.tied_output = true;
+    for (const GgufHeader* h : hs)
+        for (const auto& t : h->tensors)
+            if (t.name == "output.weight") w.tied_output = false;
     for (const auto& [id, n] : counts) w.type_counts.emplace_back(ggml_type_info(id)->name, n);
     w.shards = static_cast<int64_t>(hs.size());
     return w;

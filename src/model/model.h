@@ -104,6 +104,15 @@ struct GgufWeights {
     std::string arch;          // general.architecture
     int64_t nextn_layers = 0;  // {arch}.nextn_predict_layers: layers in block_count without a KV cache
     bool split_mla = false;    // deepseek2 with attn_k_b / attn_v_b (MLA cache); false = per-head K/V cache
+    // Where llama.cpp's -ngl places each tensor (llama_model::load_tensors): blk.N.* in repeating
+    // layer N, output* in the output layer, everything else (token_embd, ...) in the input layer,
+    // which always stays on the CPU. Without output.weight the output layer holds its own copy of
+    // token_embd (TENSOR_DUPLICATED).
+    std::vector<int64_t> block_bytes;  // by blk index
+    int64_t input_bytes = 0;
+    int64_t output_bytes = 0;  // output.weight (when present) + output_norm
+    int64_t token_embd_bytes = 0;
+    bool tied_output = false;
 };
 
 // RoPE scaling as config.json (rope_scaling / rope_parameters), a GGUF header

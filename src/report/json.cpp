@@ -218,6 +218,11 @@ json inputs_json(const BudgetInputs& in) {
         {"overhead_bytes", in.overhead_bytes},
         {"cudagraph_bytes", in.cudagraph_bytes},
         {"n_ubatch", in.n_ubatch},
+        {"n_gpu_layers", in.n_gpu_layers},
+        {"ram_bytes", in.ram_bytes},
+        {"no_kv_offload", in.no_kv_offload},
+        {"wired_limit_mb", in.wired_limit_mb},
+        {"hf_ref", in.hf_ref},
     };
 }
 
@@ -226,7 +231,12 @@ json budget_json(const BudgetResult& r) {
     const PerGpu& g = r.per_gpu;
     json j = {
         {"engine", to_string(r.engine)},
-        {"gpu", {{"id", r.gpu_id}, {"name", r.gpu_name}, {"total_bytes", r.gpu_total_bytes}, {"count", r.gpu_count}}},
+        {"gpu",
+         {{"id", r.gpu_id},
+          {"name", r.gpu_name},
+          {"total_bytes", r.gpu_total_bytes},
+          {"count", r.gpu_count},
+          {"mac_ram_bytes", r.mac_ram_bytes}}},
         {"tensor_parallel_size", r.tp},
         {"pipeline_parallel_size", r.pp},
         {"gpu_memory_utilization", r.gpu_memory_utilization},
@@ -293,9 +303,27 @@ json budget_json(const BudgetResult& r) {
                      {"max_concurrency", r.vllm_concurrency},
                      {"request_bytes", r.capacity.request_bytes},
                      {"estimated_max_model_len", r.capacity.estimated_max_model_len}};
-    else if (r.engine == BudgetEngine::LlamaCpp)
-        j["llamacpp"] = {{"kv_bytes", r.llama.total_bytes}, {"n_ctx", r.llama.n_ctx}, {"n_seq_max", r.llama.n_seq_max}};
-    else
+    else if (r.engine == BudgetEngine::LlamaCpp) {
+        const LlamaOffload& o = r.offload;
+        j["llamacpp"] = {{"kv_bytes", r.llama.total_bytes},
+                         {"n_ctx", r.llama.n_ctx},
+                         {"n_seq_max", r.llama.n_seq_max},
+                         {"offload",
+                          {{"active", o.active},
+                           {"n_layer", o.n_layer},
+                           {"n_gpu_layers", o.n_gpu_layers},
+                           {"output_on_gpu", o.output_on_gpu},
+                           {"kv_offload", o.kv_offload},
+                           {"estimated", o.estimated},
+                           {"gpu_weights_bytes", o.gpu_weights_bytes},
+                           {"cpu_weights_bytes", o.cpu_weights_bytes},
+                           {"gpu_kv_bytes", o.gpu_kv_bytes},
+                           {"cpu_kv_bytes", o.cpu_kv_bytes},
+                           {"ram_bytes", o.ram_bytes},
+                           {"ram_need_bytes", o.ram_need_bytes},
+                           {"ram_fits", o.ram_fits},
+                           {"max_gpu_layers", o.max_gpu_layers}}}};
+    } else
         j["transformers"] = {{"cache_bytes", r.cache_bytes}, {"cache_transient_bytes", r.cache_transient_bytes}};
     return j;
 }
@@ -429,6 +457,16 @@ Result<BudgetInputs> budget_inputs_from_json(const std::string& text) {
             e = count(in.cudagraph_bytes);
         else if (k == "n_ubatch")
             e = count(in.n_ubatch);
+        else if (k == "n_gpu_layers")
+            e = count(in.n_gpu_layers);
+        else if (k == "ram_bytes")
+            e = count(in.ram_bytes);
+        else if (k == "wired_limit_mb")
+            e = count(in.wired_limit_mb);
+        else if (k == "no_kv_offload")
+            e = read_flag(k, v, in.no_kv_offload);
+        else if (k == "hf_ref")
+            e = text_field(in.hf_ref);
         else if (k == "gpu_memory_utilization")
             e = read_number(k, v, in.gpu_memory_utilization);
         else if (k == "enforce_eager")

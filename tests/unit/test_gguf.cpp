@@ -37,6 +37,7 @@ GgufBuilder small() {
 
 std::vector<uint8_t> header_only(uint32_t version, uint64_t n_tensors, uint64_t n_kv) {
     std::vector<uint8_t> b = {'G', 'G', 'U', 'F'};
+    b.reserve(64);  // GCC 12's -Warray-bounds misreads the first insert's reallocation of a 4-byte vector
     auto put = [&](const void* p, size_t n) { b.insert(b.end(), (const uint8_t*)p, (const uint8_t*)p + n); };
     put(&version, 4);
     put(&n_tensors, 8);

@@ -1,0 +1,97 @@
+// llama.cpp partial offload (-ngl N), placed the way llama_model_base::load_tensors places
+// it in current builds: the output layer is slot n_layer of n_layer + 1, and
+// i_gpu_start = max(n_layer + 1 - N, 0), so -ngl N puts the output layer and the last
+// N - 1 repeating layers on the GPU (-ngl n_layer leaves block 0 on the CPU; only
+// n_layer + 1, or the usual 99, is full offload). The input layer (token_embd) always
+// stays on the CPU ("very little benefit to offloading the input layer"). The KV cache of
+// a layer lives on that layer's device unless --no-kv-offload (llama_kv_cache:
+// offload ? model.dev_layer(il) : cpu). Builds before 2026 counted from n_layer - N and
+// moved the output layer only at N > n_layer.
+#include <algorithm>
+
+#include "base/arith.h"
+#include "budget/budget_steps.h"
+#include "model/weights.h"
+
+namespace kvb::budget_steps {
+
+Result<LayerWeights> llamacpp_layer_weights(const ModelSpec& m, const WeightBytes& w) {
+    LayerWeights lw;
+    const size_t n_layer = m.layers.size();
+    lw.layers.assign(n_layer, 0);
+    if (m.gguf && w.format.name == "gguf") {
+        // The file's own tensors, exactly.
+        const GgufWeights& g = *m.gguf;
+        for (size_t i = 0; i < g.block_bytes.size(); ++i) {
+            if (i < n_layer)
+                lw.layers[i] = g.block_bytes[i];
+            else
+                lw.input = sat_add(lw.input, g.block_bytes[i]);  // no such layer in llama.cpp's n_layer
+        }
+        lw.input = sat_add(lw.input, g.input_bytes);
+        lw.output = g.output_bytes;
+        if (g.tied_output) lw.output = sat_add(lw.output, g.token_embd_bytes);
+        return lw;
+    }
+    // A config: the format's bytes shared out by each layer's parameters (per-tensor quant
+    // types differ a little, so the split is an estimate; the total stays exact).
+    auto pc = count_params(m);
+    if (!pc) return pc.error();
+    lw.estimated = true;
+    const double total = double(std::max<int64_t>(1, pc->total));
+    const double per_param = double(w.bytes) / total;
+    int64_t placed = 0;
+    for (const TensorGroup& t : pc->tensors) {
+        if (t.layer < 0 || static_cast<size_t>(t.layer) >= n_layer) continue;
+        const auto b = static_cast<int64_t>(double(t.params()) * per_param);
+        lw.layers[static_cast<size_t>(t.layer)] = sat_add(lw.layers[static_cast<size_t>(t.layer)], b);
+        placed = sat_add(placed, b);
+    }
+    const auto embd = static_cast<int64_t>(double(pc->embedding) * per_param);
+    lw.output = pc->output > 0 ? static_cast<int64_t>(double(pc->output) * per_param) : embd;  // tied: a copy
+    // What is neither a layer nor the output (embeddings, final norm) is the input layer.
+    lw.input = std::max<int64_t>(0, w.bytes - placed - (pc->output > 0 ? lw.output : 0));
+    return lw;
+}
+
+Result<Placement> llamacpp_place(const ModelSpec& m, const LayerWeights& lw, const LlamaOptions& o, int64_t ngl,
+                                 bool kv_offload, int64_t kv_total) {
+    Placement p;
+    const auto n_layer = static_cast<int64_t>(m.layers.size());
+    p.n_gpu_layers = std::clamp<int64_t>(ngl, 0, n_layer + 1);
+    const int64_t first_gpu = n_layer + 1 - p.n_gpu_layers;  // slot n_layer is the output layer
+    p.output_on_gpu = p.n_gpu_layers >= 1;
+    for (int64_t i = 0; i < n_layer; ++i) {
+        const int64_t b = lw.layers[static_cast<size_t>(i)];
+        if (i >= first_gpu)
+            p.gpu_weights = sat_add(p.gpu_weights, b);
+        else
+            p.cpu_weights = sat_add(p.cpu_weights, b);
+    }
+    p.cpu_weights = sat_add(p.cpu_weights, lw.input);
+    if (p.output_on_gpu)
+        p.gpu_weights = sat_add(p.gpu_weights, lw.output);
+    else
+        p.cpu_weights = sat_add(p.cpu_weights, lw.output);
+    // The offloaded layers' cache: the same layout over those layers alone (every byte of
+    // llama.cpp's cache is per layer: cells x that layer's K and V rows, or its state).
+    int64_t gpu_kv = 0;
+    const bool cached = std::any_of(m.layers.begin() + std::min(first_gpu, n_layer), m.layers.end(),
+                                    [](const Layer& l) { return l.kind != LayerKind::None; });
+    if (kv_offload && cached) {  // MTP / no-op layers alone hold no cells
+        if (first_gpu == 0) {
+            gpu_kv = kv_total;
+        } else {
+            ModelSpec sub = m;
+            sub.layers.assign(m.layers.begin() + first_gpu, m.layers.end());
+            auto l = llamacpp_layout(sub, o);
+            if (!l) return l.error();
+            gpu_kv = l->total_bytes;
+        }
+    }
+    p.gpu_kv = gpu_kv;
+    p.cpu_kv = std::max<int64_t>(0, kv_total - gpu_kv);
+    return p;
+}
+
+}  // namespace kvb::budget_steps
