@@ -573,7 +573,8 @@ void check_llama_run(const LogFacts& f, const ModelSpec& m, const std::vector<co
         if (!kv->str("type_v").empty()) o.type_v = kv->str("type_v");
     }
     const bool unified_prefix = kv && kv->str("prefix").find("unified") != std::string::npos;
-    o.log_format = unified_prefix ? LlamaLogFormat::Unified
+    const bool with_streams = kv && kv->num("streams") >= 0;
+    o.log_format = unified_prefix ? (with_streams ? LlamaLogFormat::UnifiedStreams : LlamaLogFormat::Unified)
                    : p_term       ? LlamaLogFormat::Current
                    : rs_seq       ? LlamaLogFormat::RsSeq
                                   : LlamaLogFormat::Y2025;
@@ -665,15 +666,10 @@ std::string squash(const std::string& s) {
 }  // namespace
 
 std::optional<VllmLogFormat> vllm_format_for_version(const std::string& version) {
-    std::string v = version;
-    if (!v.empty() && v[0] == 'v') v = v.substr(1);
-    const std::vector<int64_t> parts = int_list(v.substr(0, v.find_first_not_of("0123456789.")));
-    if (parts.size() < 2 || v.empty() || !std::isdigit(static_cast<unsigned char>(v[0]))) return std::nullopt;
-    const int64_t major = parts[0], minor = parts[1], patch = parts.size() > 2 ? parts[2] : 0;
-    if (major > 0 || minor >= 26) return VllmLogFormat::Current;
-    // PR #40694 (N = int(X * M)) first shipped in 0.20.2; 0.20.0 and 0.20.1 still print the legacy count.
-    if (minor > 20 || (minor == 20 && patch >= 2)) return VllmLogFormat::Split;
-    return VllmLogFormat::Legacy;
+    if (version.empty() || version[0] == 'b') return std::nullopt;  // a llama.cpp build
+    auto f = vllm_log_format_for_version(version);
+    if (!f) return std::nullopt;
+    return f.value();
 }
 
 Result<ModelSpec> spec_from_print_info(const LogFacts& f) {
