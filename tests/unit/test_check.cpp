@@ -515,3 +515,19 @@ TEST_CASE("a llama_kv_cache_unified line with streams reads as the b6100..b6600 
           "llama_kv_cache_unified: size = 18432.00 MiB (131072 cells,  36 layers,  1/1 seqs), K (f16): 9216.00 MiB, V "
           "(f16): 9216.00 MiB");
 }
+
+TEST_CASE("hostile numbers in a paste are refused by the engines, never overflow") {
+    ModelSpec m = fixture("Qwen/Qwen3-8B");
+    for (const char* text :
+         {"Available KV cache memory: 99999999999999999999 GiB\nGPU KV cache size: 999,999,999,999,999,999,999 "
+          "tokens\n",
+          "# GPU blocks: 99999999999999999999, # CPU blocks: 1\nMaximum concurrency for 99999999999999999 tokens per "
+          "request: 1.00x\n",
+          "llama_kv_cache: size = 1.00 MiB (99999999999999 cells, 36 layers, 99999999/1 seqs), K (f16): 1.00 MiB, V "
+          "(f16): 1.00 MiB\n"}) {
+        CAPTURE(text);
+        CheckReport r = check(text, &m);
+        CHECK_FALSE(r.lines.empty());
+        for (const auto& l : r.lines) CHECK_FALSE(l.match);
+    }
+}
