@@ -407,6 +407,9 @@ const std::vector<MessageTemplate>& message_templates() {
         {"state_too_large",
          "{model}: the recurrent state of one sequence would exceed {max} elements, beyond any real model"},
 
+        {"engine_version_bad",
+         "{value} is not a {engine} version: give a release such as 0.20.1 (vLLM) or a build such as b6699 "
+         "(llama.cpp)"},
         // --- check: an engine's log against the prediction (src/check/) ---
         {"check_empty",
          "the log is empty: paste the start-up log of vLLM or llama.cpp (from the launch command to the first "

@@ -193,11 +193,14 @@ Eval eval_vllm(const ModelSpec& m, const VllmOptions& o, const std::vector<const
         if (avail_text.empty()) avail_text = l->available_gib;
         if (avail_text.empty() && l->kind == LogLineKind::VllmNotEnough) avail_text = l->str("available_gib");
     }
+    // Numbers from a paste are untrusted: nothing beyond 2^62 bytes of KV memory is tried.
+    const double max_blocks = std::ldexp(1.0, 62) / double(bpb);
     if (blocks_line) {
-        run_with(static_cast<int64_t>(blocks_line->num("gpu_blocks")) * bpb, blocks_index);
+        const double nb = blocks_line->num("gpu_blocks");
+        if (nb >= 0 && nb < max_blocks) run_with(static_cast<int64_t>(nb) * bpb, blocks_index);
         return best;
     }
-    if (mem == Memory::FromLog && !avail_text.empty()) {
+    if (mem == Memory::FromLog && !avail_text.empty() && std::strtod(avail_text.c_str(), nullptr) < 1e9) {
         const double x = std::strtod(avail_text.c_str(), nullptr);
         center = x * double(GiB);
         const int64_t lo = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((x - 0.005) * double(GiB))));
@@ -211,13 +214,13 @@ Eval eval_vllm(const ModelSpec& m, const VllmOptions& o, const std::vector<const
         for (int64_t nb = nb_lo; nb <= nb_hi; ++nb) run_with(std::max(nb * bpb, lo), -1);
         return best;
     }
-    if (tokens_line) {
+    if (tokens_line && tokens_line->num("tokens") < max_blocks / 16 && tokens_line->num("tokens") < 1e15) {
         const int64_t want = static_cast<int64_t>(tokens_line->num("tokens"));
         auto tokens_at = [&](int64_t nb) -> int64_t {
             auto cap = vllm_capacity(m, o, nb * bpb);
             return cap ? cap->tokens : -1;
         };
-        int64_t lo = 0, hi = std::max<int64_t>(1024, want * 8 + 1024);
+        int64_t lo = 0, hi = std::min<int64_t>(std::max<int64_t>(1024, want * 8 + 1024), int64_t(max_blocks) - 8192);
         while (lo < hi) {  // smallest nb printing at least `want` tokens
             const int64_t mid = lo + (hi - lo) / 2;
             const int64_t t = tokens_at(mid);
@@ -340,7 +343,7 @@ void check_vllm_run(const LogFacts& f, const ModelSpec& base_model, const std::v
     // The request length the lines themselves print wins over the arguments.
     bool combined = false, two_line = false, v0 = false, models_s = false, also_controls = false;
     for (const LogLine* l : lines) {
-        if (l->num("mml") > 0) o.max_model_len = static_cast<int64_t>(l->num("mml"));
+        if (l->num("mml") > 0 && l->num("mml") < 1e15) o.max_model_len = static_cast<int64_t>(l->num("mml"));
         if (l->kind == LogLineKind::VllmTokens) (l->str("combined") == "1" ? combined : two_line) = true;
         if (l->kind == LogLineKind::VllmGpuBlocks || l->kind == LogLineKind::VllmV0TooLong) v0 = true;
         if (l->kind == LogLineKind::VllmNotEnough) {
@@ -556,7 +559,7 @@ void check_llama_run(const LogFacts& f, const ModelSpec& m, const std::vector<co
     }
     if (auto v = to_int(ctx("n_seq_max")))
         o.n_seq_max = *v;
-    else if (kv && kv->num("seqs") > 0)
+    else if (kv && kv->num("seqs") > 0 && kv->num("seqs") < 1e6)
         o.n_seq_max = static_cast<int64_t>(kv->num("seqs"));
     if (!ctx("kv_unified").empty())
         o.kv_unified = ctx("kv_unified") == "true";
@@ -573,15 +576,16 @@ void check_llama_run(const LogFacts& f, const ModelSpec& m, const std::vector<co
         if (!kv->str("type_v").empty()) o.type_v = kv->str("type_v");
     }
     const bool unified_prefix = kv && kv->str("prefix").find("unified") != std::string::npos;
-    o.log_format = unified_prefix ? LlamaLogFormat::Unified
+    const bool with_streams = kv && kv->num("streams") >= 0;
+    o.log_format = unified_prefix ? (with_streams ? LlamaLogFormat::UnifiedStreams : LlamaLogFormat::Unified)
                    : p_term       ? LlamaLogFormat::Current
                    : rs_seq       ? LlamaLogFormat::RsSeq
                                   : LlamaLogFormat::Y2025;
     if (auto v = to_int(ctx("n_ctx"))) {
         o.n_ctx = *v;
-    } else if (nonswa) {
+    } else if (nonswa && nonswa->num("cells") < 1e12) {
         o.n_ctx = static_cast<int64_t>(nonswa->num("cells")) * (o.kv_unified ? 1 : o.n_seq_max);
-    } else if (kv) {
+    } else if (kv && kv->num("cells") < 1e12) {
         o.n_ctx = static_cast<int64_t>(kv->num("cells")) * (o.kv_unified ? 1 : o.n_seq_max);
         rep.notes.push_back(note("check_n_ctx_from_line", {{"n_ctx", with_commas(o.n_ctx)}}));
     }
@@ -614,7 +618,7 @@ void check_llama_run(const LogFacts& f, const ModelSpec& m, const std::vector<co
                 {note("check_ubatch", {{"ubatch", std::to_string(u)}}), [u](LlamaOptions& x) { x.n_ubatch = u; }});
     }
     if (m.has(LayerKind::Mla)) variants.push_back({note("check_mla_v"), [](LlamaOptions& x) { x.mla_v_cache = true; }});
-    if (kv)
+    if (kv && kv->num("cells") < 1e12)
         for (int64_t n : {static_cast<int64_t>(kv->num("cells")), static_cast<int64_t>(kv->num("cells")) * o.n_seq_max})
             if (n != o.n_ctx)
                 variants.push_back(
@@ -665,15 +669,10 @@ std::string squash(const std::string& s) {
 }  // namespace
 
 std::optional<VllmLogFormat> vllm_format_for_version(const std::string& version) {
-    std::string v = version;
-    if (!v.empty() && v[0] == 'v') v = v.substr(1);
-    const std::vector<int64_t> parts = int_list(v.substr(0, v.find_first_not_of("0123456789.")));
-    if (parts.size() < 2 || v.empty() || !std::isdigit(static_cast<unsigned char>(v[0]))) return std::nullopt;
-    const int64_t major = parts[0], minor = parts[1], patch = parts.size() > 2 ? parts[2] : 0;
-    if (major > 0 || minor >= 26) return VllmLogFormat::Current;
-    // PR #40694 (N = int(X * M)) first shipped in 0.20.2; 0.20.0 and 0.20.1 still print the legacy count.
-    if (minor > 20 || (minor == 20 && patch >= 2)) return VllmLogFormat::Split;
-    return VllmLogFormat::Legacy;
+    if (version.empty() || version[0] == 'b') return std::nullopt;  // a llama.cpp build
+    auto f = vllm_log_format_for_version(version);
+    if (!f) return std::nullopt;
+    return f.value();
 }
 
 Result<ModelSpec> spec_from_print_info(const LogFacts& f) {

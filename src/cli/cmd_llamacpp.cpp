@@ -31,7 +31,9 @@ plus its sliding-window cache and recurrent state (llama_memory_recurrent, alway
   --mla-v               older builds: also cache the kv_lora_rank-wide V of MLA models
   --no-fa-padding       older builds without flash attention padded the context to 32
   --log-format F        current (newest), rs-seq (mid/late 2026), 2025 (llama_kv_cache: without
-                        rs_seq), legacy (mid 2025: llama_kv_cache_unified:)
+                        rs_seq), unified-streams (b6100-b6600: llama_kv_cache_unified: with
+                        "1/1 seqs"), legacy (up to b6099: llama_kv_cache_unified: "1 seqs")
+  --engine-version B    the llama.cpp build the lines are for (b5712, b6500, b6699): sets --log-format
 )";
 
 }  // namespace
@@ -40,7 +42,7 @@ int cmd_llamacpp(const std::vector<std::string>& argv, std::ostream& out, std::o
     int rc = kOk;
     auto a = parse_command("llamacpp", argv,
                            ArgSpec{{"-c", "--ctx-size", "-np", "--parallel", "-ctk", "--cache-type-k", "-ctv",
-                                    "--cache-type-v", "-ub", "--ubatch-size", "--log-format"},
+                                    "--cache-type-v", "-ub", "--ubatch-size", "--log-format", "--engine-version"},
                                    {"--kv-unified", "-kvu", "--swa-full", "--mla-v", "--no-fa-padding"}},
                            kHelp, out, err, rc);
     if (!a) return rc;
@@ -49,7 +51,9 @@ int cmd_llamacpp(const std::vector<std::string>& argv, std::ostream& out, std::o
         err << "kvbudget: error: llamacpp needs -c N (0 = the model's training context)\n";
         return kUsage;
     }
-    auto fmt = parse_llama_log_format(a->get("--log-format", "current"));
+    auto fmt = a->has("--engine-version") && !a->has("--log-format")
+                   ? llama_log_format_for_version(a->get("--engine-version"))
+                   : parse_llama_log_format(a->get("--log-format", "current"));
     if (!fmt) {
         err << "kvbudget: error: " << fmt.error().message << "\n";
         return kUsage;

@@ -40,6 +40,8 @@ or vLLM's ValueError when one request of --max-model-len tokens does not fit
   --log-format F                 current (v0.26+, one line), split (v0.20-v0.25: two lines, N = int(X*M)),
                                  legacy (up to v0.19: two lines, N = blocks // groups * block size),
                                  v0 (the V0 engine: "# GPU blocks" and its own error)
+  --engine-version V             the vLLM release the lines are for (0.20.1, 0.24.0, ...): sets --log-format
+                                 (up to 0.20.1 legacy, 0.20.2-0.25 split, 0.26 on current)
   --swap-space SIZE              v0 only: CPU swap space for the "# CPU blocks" count (default 4GiB)
 )";
 
@@ -52,7 +54,7 @@ int cmd_vllm(const std::vector<std::string>& argv, std::ostream& out, std::ostre
         ArgSpec{{"--kv-cache-memory", "--max-model-len", "--kv-cache-dtype", "--block-size", "--mla-block-size",
                  "--tensor-parallel-size", "-tp", "--pipeline-parallel-size", "-pp", "--max-num-batched-tokens",
                  "--mamba-cache-mode", "--mamba-cache-dtype", "--mamba-ssm-cache-dtype", "--num-speculative-tokens",
-                 "--log-format", "--swap-space", "--kernel-block-alignment"},
+                 "--log-format", "--swap-space", "--kernel-block-alignment", "--engine-version"},
                 {"--disable-hybrid-kv-cache-manager", "--async-scheduling", "--no-async-scheduling"}},
         kHelp, out, err, rc);
     if (!a) return rc;
@@ -60,7 +62,9 @@ int cmd_vllm(const std::vector<std::string>& argv, std::ostream& out, std::ostre
         err << "kvbudget: error: vllm needs --kv-cache-memory SIZE (KV cache bytes per GPU)\n";
         return kUsage;
     }
-    auto fmt = parse_vllm_log_format(a->get("--log-format", "current"));
+    auto fmt = a->has("--engine-version") && !a->has("--log-format")
+                   ? vllm_log_format_for_version(a->get("--engine-version"))
+                   : parse_vllm_log_format(a->get("--log-format", "current"));
     if (!fmt) {
         err << "kvbudget: error: " << fmt.error().message << "\n";
         return kUsage;

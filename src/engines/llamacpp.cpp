@@ -5,6 +5,7 @@
 // state (llamacpp_recurrent.cpp).
 #include "engines/llamacpp.h"
 
+#include <cctype>
 #include <cstdarg>
 #include <cstdio>
 
@@ -39,7 +40,22 @@ Result<LlamaLogFormat> parse_llama_log_format(const std::string& s) {
     if (s == "rs-seq") return LlamaLogFormat::RsSeq;
     if (s == "2025") return LlamaLogFormat::Y2025;
     if (s == "legacy" || s == "unified") return LlamaLogFormat::Unified;
+    if (s == "unified-streams") return LlamaLogFormat::UnifiedStreams;
     return make_error("bad_value", note("llama_bad_log_format", {{"value", s}}));
+}
+
+Result<LlamaLogFormat> llama_log_format_for_version(const std::string& version) {
+    std::string v = version;
+    if (!v.empty() && (v[0] == 'b' || v[0] == 'B')) v = v.substr(1);
+    size_t n = 0;
+    while (n < v.size() && n < 9 && v[n] >= '0' && v[n] <= '9') ++n;
+    // "6699" or "6699 (c08002a1)"; not "66x" nor a ten-digit number.
+    if (n == 0 || (n < v.size() && std::isalnum(static_cast<unsigned char>(v[n]))))
+        return make_error("bad_value", note("engine_version_bad", {{"engine", "llama.cpp"}, {"value", version}}));
+    const long build = std::stol(v.substr(0, n));
+    if (build < 6100) return LlamaLogFormat::Unified;
+    if (build <= 6600) return LlamaLogFormat::UnifiedStreams;
+    return LlamaLogFormat::Y2025;
 }
 
 namespace {
@@ -71,8 +87,9 @@ Result<bool> check_options(const ModelSpec& m, const LlamaOptions& o, Ctx& c) {
     c.tk = std::move(tk.value());
     c.tv = std::move(tv.value());
     c.legacy = o.log_format == LlamaLogFormat::Unified;
-    c.kv_fn = c.legacy ? "llama_kv_cache_unified" : "llama_kv_cache";
-    c.iswa_fn = c.legacy ? "llama_kv_cache_unified_iswa" : "llama_kv_cache_iswa";
+    const bool old_prefix = c.legacy || o.log_format == LlamaLogFormat::UnifiedStreams;
+    c.kv_fn = old_prefix ? "llama_kv_cache_unified" : "llama_kv_cache";
+    c.iswa_fn = old_prefix ? "llama_kv_cache_unified_iswa" : "llama_kv_cache_iswa";
     return true;
 }
 

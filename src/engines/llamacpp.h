@@ -19,8 +19,13 @@ enum class LlamaLogFormat {
     Y2025,    // late 2025 .. mid 2026: "llama_kv_cache:" and recurrent "... %2u seqs), R ..., S ..."
     Unified,  // mid 2025 (b5712): "llama_kv_cache_unified: ... %2u seqs)", one stream for all sequences, SWA cache
               // GGML_PAD(n_swa*n_seq_max + n_ubatch, n_pad) capped at the context
+    UnifiedStreams,  // b6100..b6600 (Aug-Sep 2025): still "llama_kv_cache_unified:", but with per-sequence
+                     // streams and "%2u/%u seqs" ("1/1 seqs"), sized as today
 };
-Result<LlamaLogFormat> parse_llama_log_format(const std::string& s);  // current|rs-seq|2025|legacy
+Result<LlamaLogFormat> parse_llama_log_format(const std::string& s);  // current|rs-seq|2025|unified-streams|legacy
+// The log format of a llama.cpp build ("b6699", "6699", "version: 6699 (c08002a1)" -> 6699): up to b6099
+// Unified, b6100..b6600 UnifiedStreams, then Y2025 (the recurrent line of later builds needs --log-format).
+Result<LlamaLogFormat> llama_log_format_for_version(const std::string& version);
 
 struct LlamaOptions {
     int64_t n_ctx = 0;           // -c; 0 = the model's training context (max_position_embeddings)

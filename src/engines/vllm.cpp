@@ -41,6 +41,30 @@ Result<VllmLogFormat> parse_vllm_log_format(const std::string& s) {
     return make_error("bad_value", note("vllm_bad_log_format", {{"value", s}}));
 }
 
+Result<VllmLogFormat> vllm_log_format_for_version(const std::string& version) {
+    std::string v = version;
+    if (!v.empty() && (v[0] == 'v' || v[0] == 'V')) v = v.substr(1);
+    int64_t part[3] = {0, 0, 0};
+    int k = 0;
+    size_t i = 0;
+    for (; k < 3 && i < v.size(); ++k) {
+        size_t n = 0;
+        int64_t x = 0;
+        while (i < v.size() && n < 6 && v[i] >= '0' && v[i] <= '9') x = x * 10 + (v[i++] - '0'), ++n;
+        if (n == 0) break;
+        part[k] = x;
+        if (i < v.size() && v[i] == '.')
+            ++i;
+        else
+            break;
+    }
+    if (k < 1 || v.empty() || v[0] < '0' || v[0] > '9' || (k == 0))
+        return make_error("bad_value", note("engine_version_bad", {{"engine", "vLLM"}, {"value", version}}));
+    if (part[0] > 0 || part[1] >= 26) return VllmLogFormat::Current;
+    if (part[1] > 20 || (part[1] == 20 && part[2] >= 2)) return VllmLogFormat::Split;
+    return VllmLogFormat::Legacy;
+}
+
 int64_t vllm_spec_max_memory(const VllmLayerSpec& s, int64_t tokens, const VllmLayout& l) {
     const int64_t mnbt = l.max_in_flight_tokens > 0 ? l.max_in_flight_tokens : l.max_num_batched_tokens;
     const MambaCacheMode mode = l.mamba_cache_mode;

@@ -28,6 +28,10 @@ namespace kvb {
 //    caches the full context (no groups); error "The model's max seq len (M) is larger than ...".
 enum class VllmLogFormat { Current, Split, Legacy, V0 };
 Result<VllmLogFormat> parse_vllm_log_format(const std::string& s);  // current|split|legacy|v0
+// The log format of a vLLM release ("0.20.1", "v0.24.0rc1", "0.9.1.dev705+g01220ce89"): up to 0.20.1
+// Legacy (the N = int(X*M) change, PR #40694, first shipped in 0.20.2), 0.20.2..0.25 Split, 0.26 on
+// Current. The V0 engine is not a version (it ran beside V1 until ~0.10): give --log-format v0.
+Result<VllmLogFormat> vllm_log_format_for_version(const std::string& version);
 
 // How much state memory one request of a hybrid attention + mamba/linear model holds.
 enum class MambaCacheMode {

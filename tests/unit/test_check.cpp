@@ -9,6 +9,7 @@
 
 #include "check/check.h"
 #include "check/log_reader.h"
+#include "engines/llamacpp.h"
 #include "fixtures.h"
 #include "report/check_json.h"
 
@@ -465,4 +466,68 @@ TEST_CASE("falcon-40b RefinedWeb config: 8 KV heads, as vLLM and llama.cpp cache
     CHECK(lay->page_size_bytes == 16 * 8 * 64 * 2 * 2);
     // falcon-7b (RefinedWebModel, hidden 4544, multi_query) stays multi-query.
     CHECK(fixture("tiiuae/falcon-7b").layers[0].kv_heads == 1);
+}
+
+TEST_CASE("--engine-version: vLLM releases and llama.cpp builds to their log formats") {
+    CHECK(vllm_log_format_for_version("0.20.0").value() == VllmLogFormat::Legacy);
+    CHECK(vllm_log_format_for_version("0.20.1").value() == VllmLogFormat::Legacy);
+    CHECK(vllm_log_format_for_version("0.20.2").value() == VllmLogFormat::Split);
+    CHECK(vllm_log_format_for_version("0.26.1rc1.dev457+gc810e5ee9").value() == VllmLogFormat::Current);
+    auto bad = vllm_log_format_for_version("latest");
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error().message ==
+          "latest is not a vLLM version: give a release such as 0.20.1 (vLLM) or a build such as b6699 (llama.cpp)");
+    CHECK(llama_log_format_for_version("b5712").value() == LlamaLogFormat::Unified);
+    CHECK(llama_log_format_for_version("6100").value() == LlamaLogFormat::UnifiedStreams);
+    CHECK(llama_log_format_for_version("b6600").value() == LlamaLogFormat::UnifiedStreams);
+    CHECK(llama_log_format_for_version("b6699").value() == LlamaLogFormat::Y2025);
+    CHECK_FALSE(llama_log_format_for_version("b66x").ok());
+
+    // V10's Qwen3-8B numbers (22,900 blocks): 0.20.1 prints the legacy two lines, 0.27 one line.
+    const std::string cfg = kvb::test::config_path("Qwen--Qwen3-8B");
+    const std::string mem = std::to_string(int64_t(22900) * 16 * 147456);
+    auto r = kvb::test::run_cli("vllm " + cfg + " --kv-cache-memory " + mem + " --engine-version 0.20.1");
+    CHECK(r.status == 0);
+    CHECK(r.out.find("GPU KV cache size: 366,400 tokens\nMaximum concurrency for 40,960 tokens per request: 8.95x\n") !=
+          std::string::npos);
+    r = kvb::test::run_cli("vllm " + cfg + " --kv-cache-memory " + mem + " --engine-version 0.27.1");
+    CHECK(r.out.find("GPU KV cache size: 366,400 tokens, Maximum concurrency for 40,960 tokens per request: 8.95x") !=
+          std::string::npos);
+    r = kvb::test::run_cli("vllm " + cfg + " --kv-cache-memory " + mem + " --engine-version nightly");
+    CHECK(r.status == 2);
+
+    // llama.cpp b6100..b6600: the old prefix with streams.
+    r = kvb::test::run_cli("llamacpp " + cfg + " -c 8192 --engine-version b6500");
+    CHECK(r.out.find("llama_kv_cache_unified: size = 1152.00 MiB (  8192 cells,  36 layers,  1/1 seqs), K (f16):  "
+                     "576.00 MiB, V (f16):  576.00 MiB") != std::string::npos);
+}
+
+// The July 2025 LM Studio line quoted under L8 of engine-logs.md ("%2u/%2u seqs", Qwen3-8B geometry):
+// the b6100..b6600 reading of the same numbers, another build's spacing.
+TEST_CASE("a llama_kv_cache_unified line with streams reads as the b6100..b6600 format") {
+    ModelSpec m = fixture("Qwen/Qwen3-8B");
+    CheckReport r = check(
+        "llama_kv_cache_unified: size = 18432.00 MiB (131072 cells,  36 layers,  1/ 1 seqs), K (f16): "
+        "9216.00 MiB, V (f16): 9216.00 MiB\n",
+        &m);
+    all_match(r, {"check_wording"});
+    CHECK(r.lines[0].predicted ==
+          "llama_kv_cache_unified: size = 18432.00 MiB (131072 cells,  36 layers,  1/1 seqs), K (f16): 9216.00 MiB, V "
+          "(f16): 9216.00 MiB");
+}
+
+TEST_CASE("hostile numbers in a paste are refused by the engines, never overflow") {
+    ModelSpec m = fixture("Qwen/Qwen3-8B");
+    for (const char* text :
+         {"Available KV cache memory: 99999999999999999999 GiB\nGPU KV cache size: 999,999,999,999,999,999,999 "
+          "tokens\n",
+          "# GPU blocks: 99999999999999999999, # CPU blocks: 1\nMaximum concurrency for 99999999999999999 tokens per "
+          "request: 1.00x\n",
+          "llama_kv_cache: size = 1.00 MiB (99999999999999 cells, 36 layers, 99999999/1 seqs), K (f16): 1.00 MiB, V "
+          "(f16): 1.00 MiB\n"}) {
+        CAPTURE(text);
+        CheckReport r = check(text, &m);
+        CHECK_FALSE(r.lines.empty());
+        for (const auto& l : r.lines) CHECK_FALSE(l.match);
+    }
 }
