@@ -13,6 +13,9 @@ import { renderResults } from './render.js';
 import { bytes } from './format.js';
 import { initTheme } from './theme.js';
 import { buildSimView, simSync } from './sim-view.js';
+import { loadGgufModel } from './gguf-hub.js';
+import { quantPicker, syncQuantPicker, ggufSourceText } from './gguf-view.js';
+import { buildOffloadControls, syncOffload } from './offload-view.js';
 
 const app = {
   core: null,
@@ -21,6 +24,7 @@ const app = {
   model: null, // Model from the core
   modelSource: null, // {kind: 'catalog'|'hub'|'paste'|'fallback', id, revision, name}
   hubInfo: null,
+  gguf: null, // a GGUF repo's file: {id, revision, choices, choice, ignoredRange}
   state: defaultState(),
   fetchCtrl: null,
   els: {},
@@ -44,7 +48,8 @@ function setStatus(text) {
 
 function errorText(e, id) {
   if (e instanceof HubError) {
-    return t('hub.' + e.code, { id, status: e.detail?.status ?? '', seconds: Math.round((app.hub?.timeoutMs ?? 0) / 100) / 10 });
+    return t('hub.' + e.code, { id, status: e.detail?.status ?? '', seconds: Math.round((app.hub?.timeoutMs ?? 0) / 100) / 10,
+      quant: e.detail?.quant ?? '', quants: e.detail?.quants ?? '' });
   }
   if (e instanceof KvbudgetError) return t('core.error', { message: e.detail ? tMsg(e.detail) : e.message });
   return t('core.error', { message: e?.message || String(e) });
@@ -55,6 +60,11 @@ function useConfig(text, name, source) {
   // The simulator's worker parses its own copy in its own module instance.
   app.configText = text;
   app.configName = name;
+  app.gguf = null;
+  useModel(model, source);
+}
+
+function useModel(model, source) {
   if (app.model) app.model.release();
   app.model = model;
   app.modelSource = source;
@@ -103,6 +113,10 @@ async function loadModel(ref, { preferCatalog = false } = {}) {
       }
     }
     setBusy(true, t('model.fetching', { id: ref.id }));
+    if (ref.quant || ref.file) {
+      await loadGguf(ref, ctrl);
+      return;
+    }
     let got;
     try {
       got = await app.hub.fetchModel(ref.id, ref.revision, {
@@ -110,6 +124,10 @@ async function loadModel(ref, { preferCatalog = false } = {}) {
         onProgress: (n) => setStatus(t('model.fetchingBytes', { id: ref.id, bytes: bytes(n) })),
       });
     } catch (e) {
+      if (e instanceof HubError && e.code === 'gguf') {
+        await loadGguf(ref, ctrl);
+        return;
+      }
       if (e instanceof HubError && (e.code === 'network' || e.code === 'timeout') && inCatalog) {
         const text = await fetchCatalogConfig(ref.id);
         if (text !== null) {
@@ -143,10 +161,35 @@ async function loadModel(ref, { preferCatalog = false } = {}) {
   }
 }
 
+// A GGUF repo: its files as the quant picker, the chosen file's header by range requests,
+// llama.cpp as the engine (the file is what llama.cpp loads).
+async function loadGguf(ref, ctrl) {
+  const got = await loadGgufModel(app.hub, app.core, ref.id, ref.revision, { quant: ref.quant || '', file: ref.file || '' }, {
+    signal: ctrl.signal,
+    onProgress: (n, path) => setStatus(t('model.ggufReading', { file: path, bytes: bytes(n) })),
+  });
+  if (ctrl.signal.aborted) {
+    got.model.release();
+    return;
+  }
+  app.hubInfo = null;
+  app.configText = null;
+  app.configName = null;
+  app.gguf = { id: ref.id, revision: ref.revision || '', choices: got.choices, choice: got.choice, ignoredRange: got.ignoredRange };
+  useModel(got.model, { kind: 'gguf', id: ref.id, revision: ref.revision || 'main' });
+  app.state.engine = 'llamacpp';
+  app.state.weights = 'auto';
+  syncQuantPicker(app);
+  finishLoad({ ...ref, quant: got.choice.quant });
+}
+
 function finishLoad(ref) {
   app.state.model = ref.id;
   app.state.revision = ref.revision || '';
-  app.els.modelInput.value = ref.revision ? `${ref.id}@${ref.revision}` : ref.id;
+  app.state.quant = app.gguf ? ref.quant || '' : '';
+  if (!app.gguf) syncQuantPicker(app);
+  const quant = app.state.quant ? ':' + app.state.quant : '';
+  app.els.modelInput.value = (ref.revision ? `${ref.id}@${ref.revision}` : ref.id) + quant;
   recompute();
 }
 
@@ -211,6 +254,10 @@ export function computeInput(s) {
     max_num_seqs: vllm ? s.maxNumSeqs : 0,
     params: exactHubParameters(),
     params_from_hub: exactHubParameters() > 0, // a far-off Hub total is set aside with a note, not refused
+    // A Hub GGUF: the command downloads it the way the user named it (llama-server -hf org/repo:QUANT).
+    hf_ref: llama && s.quant ? `${s.model}:${s.quant}` : '',
+    n_gpu_layers: llama ? s.ngl : -1,
+    ram_bytes: llama ? s.ram : 0,
   };
 }
 
@@ -227,6 +274,8 @@ export function recompute() {
   showError('');
   app.els.results.classList.remove('stale');
   renderResults(app, view);
+  if (app.gguf) app.els.source.textContent = ggufSourceText(app);
+  syncOffload(app, view);
   if (app.state.embed) embedRendered(app); else shareRendered(app);
   writeUrl();
   simSync(app);
@@ -296,7 +345,8 @@ function buildPage() {
   // Drop a config.json anywhere on the model panel.
   const modelPanel = h('section', { class: 'panel model', 'aria-labelledby': 'model-h' },
     h('h2', { id: 'model-h' }, t('model.legend')),
-    form, els.progress, els.status, els.error, els.source, els.pasteBox, els.tokenBox);
+    form, quantPicker(app, (quant) => loadModel({ id: app.state.model, revision: app.state.revision, quant })),
+    els.progress, els.status, els.error, els.source, els.pasteBox, els.tokenBox);
   modelPanel.addEventListener('dragover', (ev) => {
     ev.preventDefault();
     modelPanel.classList.add('dropping');
@@ -328,7 +378,7 @@ function buildPage() {
       h('div', null, h('h1', null, t('app.name')), h('p', { class: 'tagline' }, t('app.tagline'))),
       h('div', { class: 'prefs' }, languageSwitcher(switchLanguage), initTheme())),
     h('main', null,
-      h('div', { class: 'inputs' }, modelPanel, els.controls),
+      h('div', { class: 'inputs' }, modelPanel, els.controls, buildOffloadControls(app, () => recompute())),
       els.results,
       buildSimView(app, { onState: writeUrl, computeInput })),
     h('footer', null, h('p', { class: 'muted' }, t('footer.text'))));
@@ -392,7 +442,7 @@ async function boot() {
   for (const m of app.catalog) app.els.modelList.append(h('option', { value: m.id }));
   setStatus('');
   buildControls.populate?.(app);
-  await loadModel({ id: state.model, revision: state.revision }, { preferCatalog: true });
+  await loadModel({ id: state.model, revision: state.revision, quant: state.quant }, { preferCatalog: true });
 }
 
 boot();
