@@ -36,10 +36,10 @@ test('-ngl and RAM from the URL and the controls: the split, the command, the CL
   assert.match(text, /-ngl 20: the output layer and 19 of 36 layers on the GPU/);
   assert.match(text, /of 16\.00 GiB: fits/);
   assert.equal(await page.inputValue('[data-role="ngl"]'), '20');
-  // Clearing -ngl: every layer again, and the most that fit.
+  // Clearing -ngl: every layer again (36 + the output layer, RAM still checked), and the most that fit.
   await page.fill('[data-role="ngl"]', '');
   await page.press('[data-role="ngl"]', 'Tab');
-  await page.waitForFunction(() => / -ngl 99$/.test(document.querySelector('[data-role="command"]')?.textContent || ''));
+  await page.waitForFunction(() => / -ngl 37$/.test(document.querySelector('[data-role="command"]')?.textContent || ''));
   assert.equal(new URL(page.url()).searchParams.get('ngl'), null);
   const all = cli(['--gpu', 'rtx-3060-12gb', '--max-model-len', '32768', '--weights', 'Q8_0', '--ram', '16GiB']);
   assert.match(await page.textContent('[data-role="offload"]'), new RegExp(`at most -ngl ${all.budget.llamacpp.offload.max_gpu_layers} fits`));
