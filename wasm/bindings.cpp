@@ -18,6 +18,8 @@
 #include <vector>
 
 #include "base/units.h"
+#include "model/gguf.h"
+#include "model/gguf_spec.h"
 #include "model/model.h"
 #include "report/answer.h"
 #include "report/json.h"
@@ -78,6 +80,62 @@ std::string parse_config(const std::string& text, const std::string& name) {
     return ok_raw("{\"handle\":" + std::to_string(handle) + ",\"spec\":" + spec + "}");
 }
 
+// GGUF headers read from a prefix of the file (the page's range requests). A header is
+// kept until ggufModel() turns one file, or every shard of a split file, into a model.
+std::map<int, kvb::GgufHeader>& gguf_headers() {
+    static std::map<int, kvb::GgufHeader> h;
+    return h;
+}
+int next_header = 1;
+
+uint64_t split_key(const kvb::GgufHeader& h, const char* key) {
+    const kvb::GgufValue* v = h.find(key);
+    return v ? static_cast<uint64_t>(v->as_int().value_or(0)) : 0;
+}
+
+// {"status":"need_more","need_total":N} asks for a longer prefix; {"status":"ok","header":id,...}.
+std::string gguf_read(const std::string& bytes, const std::string& name, double file_size) {
+    const int64_t fs = file_size >= 0 && file_size <= 9.0e15 ? static_cast<int64_t>(file_size) : -1;
+    auto p = kvb::parse_gguf(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), name, fs);
+    if (p.status == kvb::GgufParse::Status::Error) return fail(p.error);
+    if (p.status == kvb::GgufParse::Status::NeedMore)
+        return ok(json{{"status", "need_more"}, {"need_total", p.need_total}});
+    const int id = next_header++;
+    json out = {{"status", "ok"},
+                {"header", id},
+                {"header_bytes", p.header.header_bytes},
+                {"tensor_bytes", p.header.tensor_bytes},
+                {"split_count", split_key(p.header, "split.count")},
+                {"split_no", split_key(p.header, "split.no")}};
+    gguf_headers().emplace(id, std::move(p.header));
+    return ok(out);
+}
+
+// ids: a JSON array of header ids, shards in order; they are released either way.
+std::string gguf_model(const std::string& ids_text, const std::string& name) {
+    json ids = json::parse(ids_text, nullptr, false);
+    if (!ids.is_array() || ids.empty()) return fail("bad_value", "ggufModel needs a list of header ids");
+    std::vector<kvb::GgufHeader> shards;
+    std::string missing;
+    for (const auto& v : ids) {
+        const int id = v.is_number_integer() ? v.get<int>() : 0;
+        auto it = gguf_headers().find(id);
+        if (it == gguf_headers().end()) {
+            missing = std::to_string(id);
+            continue;
+        }
+        shards.push_back(std::move(it->second));
+        gguf_headers().erase(it);
+    }
+    if (!missing.empty()) return fail("bad_handle", "no GGUF header under handle " + missing);
+    auto r = shards.size() == 1 ? kvb::spec_from_gguf(shards[0], name) : kvb::spec_from_gguf_shards(shards, name);
+    if (!r) return fail(r.error());
+    const int handle = next_handle++;
+    const std::string spec = kvb::to_json_text(r.value());
+    models().emplace(handle, std::move(r.value()));
+    return ok_raw("{\"handle\":" + std::to_string(handle) + ",\"spec\":" + spec + "}");
+}
+
 std::string release_model(int handle) {
     return models().erase(handle) ? ok(true)
                                   : fail("bad_handle", "no model loaded under handle " + std::to_string(handle));
@@ -114,6 +172,12 @@ EMSCRIPTEN_BINDINGS(kvbudget) {
     emscripten::function(
         "parseConfig",
         +[](std::string text, std::string name) { return guarded([&] { return parse_config(text, name); }); });
+    emscripten::function(
+        "ggufRead", +[](std::string bytes, std::string name, double file_size) {
+            return guarded([&] { return gguf_read(bytes, name, file_size); });
+        });
+    emscripten::function(
+        "ggufModel", +[](std::string ids, std::string name) { return guarded([&] { return gguf_model(ids, name); }); });
     emscripten::function(
         "releaseModel", +[](int handle) { return guarded([&] { return release_model(handle); }); });
     emscripten::function(

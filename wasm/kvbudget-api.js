@@ -82,6 +82,19 @@ class Kvbudget {
     const r = call(this.m.parseConfig, String(text), String(name));
     return new Model(this, r.handle, r.spec);
   }
+  // A GGUF file's header from a prefix of its bytes (Uint8Array): {status: 'need_more',
+  // need_total} asks for a longer prefix; {status: 'ok', header, ...} holds the parsed header
+  // until ggufModel() takes it. fileSize (-1 unknown) lets the core refuse a header that
+  // would run past the end of the file.
+  readGguf(bytes, name = 'model.gguf', fileSize = -1) {
+    return call(this.m.ggufRead, bytes, String(name), Number(fileSize));
+  }
+  // One file's header id, or every shard's in order: the model, like parseConfig().
+  ggufModel(headerIds, name = 'model.gguf') {
+    const ids = Array.isArray(headerIds) ? headerIds : [headerIds];
+    const r = call(this.m.ggufModel, JSON.stringify(ids), String(name));
+    return new Model(this, r.handle, r.spec);
+  }
   // KV cache types an engine accepts, in its own spelling (from catalog()).
   kvTypeNames(engine) {
     const names = this.catalog().kv_types[engine];

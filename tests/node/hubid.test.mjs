@@ -59,3 +59,21 @@ test('id and revision rules', () => {
   assert.equal(validRevision('/main'), false);
   assert.equal(catalogFileName('meta-llama/Llama-3.1-8B'), 'meta-llama--Llama-3.1-8B.json');
 });
+
+test('GGUF spellings: org/repo:QUANT, hf.co links, the commands people copy, .gguf file links', () => {
+  const q = { ok: true, id: 'unsloth/Qwen3-8B-GGUF', revision: '', quant: 'Q4_K_M' };
+  assert.deepEqual(parseModelRef('unsloth/Qwen3-8B-GGUF:Q4_K_M'), q);
+  assert.deepEqual(parseModelRef('hf.co/unsloth/Qwen3-8B-GGUF:Q4_K_M'), q);
+  assert.deepEqual(parseModelRef('https://hf.co/unsloth/Qwen3-8B-GGUF:Q4_K_M'), q);
+  assert.deepEqual(parseModelRef('ollama run hf.co/unsloth/Qwen3-8B-GGUF:Q4_K_M'), q);
+  assert.deepEqual(parseModelRef('llama-server -hf unsloth/Qwen3-8B-GGUF:Q4_K_M'), q);
+  assert.deepEqual(parseModelRef('Qwen/Qwen3-8B-GGUF'), { ok: true, id: 'Qwen/Qwen3-8B-GGUF', revision: '' });
+  assert.deepEqual(parseModelRef('org/repo@dev:UD-Q4_K_XL'), { ok: true, id: 'org/repo', revision: 'dev', quant: 'UD-Q4_K_XL' });
+  assert.deepEqual(parseModelRef('https://huggingface.co/Qwen/Qwen3-8B-GGUF/blob/main/Qwen3-8B-Q4_K_M.gguf'),
+    { ok: true, id: 'Qwen/Qwen3-8B-GGUF', revision: 'main', file: 'Qwen3-8B-Q4_K_M.gguf' });
+  assert.deepEqual(parseModelRef('https://huggingface.co/org/big-GGUF/resolve/main/Q4_K_M/big-Q4_K_M-00001-of-00002.gguf?download=true'),
+    { ok: true, id: 'org/big-GGUF', revision: 'main', file: 'Q4_K_M/big-Q4_K_M-00001-of-00002.gguf' });
+  assert.deepEqual(parseModelRef('org/repo:'), { ok: false, reason: 'badQuant' });
+  assert.deepEqual(parseModelRef('org/repo:Q4 K'), { ok: false, reason: 'badQuant' });
+  assert.deepEqual(parseModelRef('org/repo:Q4/../x'), { ok: false, reason: 'badQuant' });
+});

@@ -8,9 +8,30 @@
 //   nosuch/*  401 with X-Error-Code: RepoNotFound (what the Hub says for a missing repo)
 //   any id in `refuse` (an option): 401 without a token, as the Hub answers for a gated
 //   repo such as meta-llama/Llama-3.1-70B whose config the page also bundles
+// GGUF repos (GGUF_REPOS): model info with .gguf siblings and sizes (?blobs=true), the files
+// under /resolve/ with HTTP Range (206), except norange/* which ignores Range and streams the
+// whole multi-GB file with 200 (the page must stop reading); `ggufSent` counts the bytes sent.
 import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
+import { qwen3_8b_q4km } from './gguf-fixture.mjs';
+
+// The seed article's file: Qwen/Qwen3-8B-GGUF Q4_K_M, and the same header under other names.
+let qwenGguf = null;
+function qwen() {
+  qwenGguf ??= qwen3_8b_q4km();
+  return qwenGguf;
+}
+export const GGUF_REPOS = {
+  'Qwen/Qwen3-8B-GGUF': () => ({ 'Qwen3-8B-Q4_K_M.gguf': qwen(), 'Qwen3-8B-Q8_0.gguf': { ...qwen(), size: 8709518624 } }),
+  'unsloth/Qwen3-8B-GGUF': () => ({ 'Qwen3-8B-Q4_K_M.gguf': qwen(), 'Qwen3-8B-UD-Q4_K_XL.gguf': { ...qwen(), size: 5135668544 }, 'mmproj-F16.gguf': qwen() }),
+  'norange/Qwen3-8B-GGUF': () => ({ 'Qwen3-8B-Q4_K_M.gguf': qwen() }),
+  'empty/Nothing-GGUF': () => ({}),
+  // A header cut short: the file ends inside the vocabulary.
+  'trunc/Qwen3-8B-GGUF': () => ({ 'Qwen3-8B-Q4_K_M.gguf': { header: qwen().header.subarray(0, 300000), size: 300000 } }),
+  'notgguf/Fake-GGUF': () => ({ 'model-Q4_K_M.gguf': { header: Buffer.from('<!doctype html><html>not a model</html>'.padEnd(4096, ' ')), size: 4096 } }),
+  'ggated/Qwen3-8B-GGUF': () => ({ 'Qwen3-8B-Q4_K_M.gguf': qwen() }),
+};
 
 export const GOOD_TOKEN = 'test-token';
 export const XSS = '<img src=x onerror="window.__xss=1">';
@@ -27,12 +48,13 @@ export function startFakeHub({ fixturesDir, port = 0, refuse = [] } = {}) {
   const xssConfig = JSON.stringify({ ...JSON.parse(llama), architectures: [XSS + 'ForCausalLM'], _name_or_path: XSS });
   const requests = [];
   const hanging = new Set();
+  const ggufSent = { bytes: 0, ranges: 0, whole: 0 };
 
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://x');
     const p = decodeURIComponent(url.pathname);
-    requests.push({ method: req.method, path: p, auth: req.headers.authorization || '' });
-    const cors = { 'access-control-allow-origin': '*', 'access-control-allow-headers': 'authorization', 'access-control-expose-headers': 'content-length, x-error-code' };
+    requests.push({ method: req.method, path: p, auth: req.headers.authorization || '', range: req.headers.range || '' });
+    const cors = { 'access-control-allow-origin': '*', 'access-control-allow-headers': 'authorization, range', 'access-control-expose-headers': 'content-length, content-range, x-error-code' };
     if (req.method === 'OPTIONS') {
       res.writeHead(204, { ...cors, 'access-control-allow-methods': 'GET' }).end();
       return;
@@ -41,6 +63,7 @@ export function startFakeHub({ fixturesDir, port = 0, refuse = [] } = {}) {
       res.writeHead(status, { ...cors, 'content-type': type });
       res.end(body);
     };
+    if (serveGguf(req, res, p, cors, ggufSent)) return;
     let m = p.match(/^\/api\/models\/([^/]+\/[^/]+)(?:\/revision\/.*)?$/);
     const isApi = !!m;
     if (!m) m = p.match(/^\/([^/]+\/[^/]+)\/resolve\/[^/]+\/config\.json$/);
@@ -96,6 +119,7 @@ export function startFakeHub({ fixturesDir, port = 0, refuse = [] } = {}) {
       resolve({
         url: `http://127.0.0.1:${a.port}`,
         requests,
+        ggufSent,
         close: () => {
           for (const r of hanging) r.destroy();
           server.closeAllConnections?.();
@@ -104,4 +128,76 @@ export function startFakeHub({ fixturesDir, port = 0, refuse = [] } = {}) {
       });
     });
   });
+}
+
+// GGUF repos: true when the request was theirs.
+function serveGguf(req, res, p, cors, sent) {
+  let m = p.match(/^\/api\/models\/([^/]+\/[^/]+)(?:\/revision\/.*)?$/);
+  const api = !!m;
+  if (!m) m = p.match(/^\/([^/]+\/[^/]+)\/resolve\/[^/]+\/(.+)$/);
+  if (!m || !GGUF_REPOS[m[1]]) return false;
+  const id = m[1];
+  const send = (status, body, type = 'application/json') => {
+    res.writeHead(status, { ...cors, 'content-type': type });
+    res.end(body);
+  };
+  if (id.startsWith('ggated/') && req.headers.authorization !== 'Bearer test-token') {
+    send(401, '{"error":"Access to model is restricted."}');
+    return true;
+  }
+  const files = GGUF_REPOS[id]();
+  if (api) {
+    const siblings = [{ rfilename: '.gitattributes', size: 1570 }, { rfilename: 'README.md', size: 4200 }];
+    for (const [name, f] of Object.entries(files)) siblings.push({ rfilename: name, size: f.size, lfs: { size: f.size, sha256: '0'.repeat(64), pointerSize: 135 } });
+    send(200, JSON.stringify({ id, library_name: 'gguf', tags: ['gguf'], gguf: { architecture: 'qwen3' }, cardData: { base_model: 'Qwen/Qwen3-8B' }, siblings }));
+    return true;
+  }
+  const f = files[m[2]];
+  if (!f) {
+    if (m[2] === 'config.json') send(404, '{"error":"Entry not found"}');
+    else send(404, '{"error":"Entry not found"}');
+    return true;
+  }
+  // Bytes [a, b] of the virtual file: the header, then zeros.
+  const slice = (a, b) => {
+    const out = Buffer.alloc(b - a + 1);
+    if (a < f.header.length) f.header.copy(out, 0, a, Math.min(b + 1, f.header.length));
+    return out;
+  };
+  const range = /^bytes=(\d+)-(\d*)$/.exec(req.headers.range || '');
+  if (range && !id.startsWith('norange/')) {
+    const a = Number(range[1]);
+    const b = Math.min(range[2] ? Number(range[2]) : f.size - 1, f.size - 1);
+    if (a >= f.size) {
+      res.writeHead(416, { ...cors, 'content-range': `bytes */${f.size}` }).end();
+      return true;
+    }
+    const body = slice(a, b);
+    sent.bytes += body.length;
+    sent.ranges++;
+    res.writeHead(206, { ...cors, 'content-type': 'application/octet-stream', 'content-length': body.length, 'content-range': `bytes ${a}-${b}/${f.size}` });
+    res.end(body);
+    return true;
+  }
+  // The whole file, streamed in 256 KiB chunks until the client goes away.
+  sent.whole++;
+  res.writeHead(200, { ...cors, 'content-type': 'application/octet-stream', 'content-length': f.size });
+  let pos = 0;
+  let closed = false;
+  res.on('close', () => {
+    closed = true;
+  });
+  res.on('error', () => {});
+  const write = () => {
+    while (!closed && pos < f.size) {
+      const end = Math.min(pos + 262144, f.size) - 1;
+      const chunk = slice(pos, end);
+      pos = end + 1;
+      sent.bytes += chunk.length;
+      if (!res.write(chunk)) return res.once('drain', write);
+    }
+    if (!closed) res.end();
+  };
+  write();
+  return true;
 }

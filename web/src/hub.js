@@ -10,7 +10,7 @@ export class HubError extends Error {
   constructor(code, detail = {}) {
     super(code);
     this.name = 'HubError';
-    this.code = code; // gated | notFound | rateLimited | server | network | timeout | notJson | tooLarge | gguf | noConfig | cancelled
+    this.code = code; // noGguf | noQuant | gated | notFound | rateLimited | server | network | timeout | notJson | tooLarge | gguf | noConfig | cancelled
     this.detail = detail; // {status, url, ...}
   }
 }
@@ -48,7 +48,7 @@ async function readLimited(res, limit, onProgress) {
   return new TextDecoder('utf-8').decode(all);
 }
 
-function statusError(status, url, headers) {
+export function statusError(status, url, headers) {
   // The Hub answers 401 both for gated repos and, to hide private ones, for repos that
   // do not exist; its X-Error-Code header tells them apart when CORS exposes it.
   const code = headers?.get?.('x-error-code') || '';

@@ -7,12 +7,19 @@ const MAX_ID_LENGTH = 96; // huggingface_hub validate_repo_id
 const PART = /^[A-Za-z0-9_.-]+$/;
 const REVISION = /^[A-Za-z0-9_.\-/]+$/;
 
-// Returns {ok: true, id, revision} or {ok: false, reason} where reason is a
-// message-catalog key suffix (input.<reason>).
+const QUANT = /^[A-Za-z0-9_.-]{1,64}$/;
+
+// Returns {ok: true, id, revision[, quant][, file]} or {ok: false, reason} where reason is a
+// message-catalog key suffix (input.<reason>). quant: the tag of "org/repo:Q4_K_M" (as
+// llama-server -hf and ollama take it); file: the .gguf of a Hub file link ('' otherwise).
 export function parseModelRef(input) {
   let text = String(input ?? '').trim();
+  // The command people copy: "ollama run hf.co/org/repo:Q4_K_M", "llama-server -hf org/repo:Q4_K_M".
+  text = text.replace(/^(?:ollama\s+(?:run|pull)|llama-(?:server|cli)\s+(?:-hf|--hf-repo))\s+/i, '').trim();
   if (!text) return { ok: false, reason: 'empty' };
   let revision = '';
+  let quant = null; // null: no ':' at all
+  let file = '';
 
   const url = asHubUrl(text);
   if (url === null) return { ok: false, reason: 'foreignUrl' };
@@ -29,12 +36,27 @@ export function parseModelRef(input) {
     if (kw >= 0 && parts[kw + 1]) {
       // tree/<rev>[/path]; blob|resolve/<rev>/<file>. refs/pr/N revisions span 3 segments.
       const rest = parts.slice(kw + 1);
-      if (rest[0] === 'refs' && rest.length >= 3) revision = rest.slice(0, 3).join('/');
-      else revision = rest[0];
+      const revParts = rest[0] === 'refs' && rest.length >= 3 ? 3 : 1;
+      revision = rest.slice(0, revParts).join('/');
+      const path = rest.slice(revParts).join('/');
+      if (parts[kw] !== 'tree' && /\.gguf$/i.test(path)) {
+        if (!validFile(path)) return { ok: false, reason: 'badId' };
+        file = path;
+      }
     }
     if (idParts.length > 2) return { ok: false, reason: 'badId' };
     text = idParts.join('/');
+    const colon = text.indexOf(':');
+    if (colon >= 0) {
+      quant = text.slice(colon + 1);
+      text = text.slice(0, colon);
+    }
   } else {
+    const colon = text.indexOf(':');
+    if (colon >= 0) {
+      quant = text.slice(colon + 1);
+      text = text.slice(0, colon);
+    }
     const at = text.indexOf('@');
     if (at >= 0) {
       revision = text.slice(at + 1);
@@ -42,11 +64,25 @@ export function parseModelRef(input) {
       if (!revision) return { ok: false, reason: 'badRevision' };
     }
   }
+  if (quant !== null && !QUANT.test(quant)) return { ok: false, reason: 'badQuant' };
 
   const id = text;
   if (!validId(id)) return { ok: false, reason: 'badId' };
   if (revision && !validRevision(revision)) return { ok: false, reason: 'badRevision' };
-  return { ok: true, id, revision };
+  const ref = { ok: true, id, revision };
+  if (quant) ref.quant = quant;
+  if (file) ref.file = file;
+  return ref;
+}
+
+// A file path inside a repo: plain segments, no traversal.
+export function validFile(path) {
+  return typeof path === 'string' && path.length > 0 && path.length <= 255 &&
+    path.split('/').every((p) => /^[A-Za-z0-9_.+-]+$/.test(p) && p !== '.' && p !== '..');
+}
+
+export function validQuant(q) {
+  return typeof q === 'string' && QUANT.test(q);
 }
 
 // null: a URL of some other host; undefined: not a URL at all.

@@ -15,6 +15,9 @@ import { bytes } from './format.js';
 import { initTheme } from './theme.js';
 // The simulator view arrives just after the first answer (lazy.js).
 import { buildSimView, simSync } from './lazy.js';
+import { loadGgufModel } from './gguf-hub.js';
+import { quantPicker, syncQuantPicker, ggufSourceText } from './gguf-view.js';
+import { buildOffloadControls, syncOffload } from './offload-view.js';
 
 // Compiling the calculator starts as soon as this script runs, before the page is built:
 // its bytes are already on their way (<link rel="preload"> in index.html) and compile as
@@ -32,6 +35,7 @@ const app = {
   model: null, // Model from the core
   modelSource: null, // {kind: 'catalog'|'hub'|'paste'|'fallback', id, revision, name}
   hubInfo: null,
+  gguf: null, // a GGUF repo's file: {id, revision, choices, choice, ignoredRange}
   state: defaultState(),
   fetchCtrl: null,
   els: {},
@@ -55,7 +59,8 @@ function setStatus(text) {
 
 function errorText(e, id) {
   if (e instanceof HubError) {
-    return t('hub.' + e.code, { id, status: e.detail?.status ?? '', seconds: Math.round((app.hub?.timeoutMs ?? 0) / 100) / 10 });
+    return t('hub.' + e.code, { id, status: e.detail?.status ?? '', seconds: Math.round((app.hub?.timeoutMs ?? 0) / 100) / 10,
+      quant: e.detail?.quant ?? '', quants: e.detail?.quants ?? '' });
   }
   if (e instanceof KvbudgetError) return t('core.error', { message: e.detail ? tMsg(e.detail) : e.message });
   return t('core.error', { message: e?.message || String(e) });
@@ -66,6 +71,11 @@ function useConfig(text, name, source) {
   // The simulator's worker parses its own copy in its own module instance.
   app.configText = text;
   app.configName = name;
+  app.gguf = null;
+  useModel(model, source);
+}
+
+function useModel(model, source) {
   if (app.model) app.model.release();
   app.model = model;
   app.modelSource = source;
@@ -115,6 +125,10 @@ async function loadModel(ref, { preferCatalog = false } = {}) {
       }
     }
     setBusy(true, t('model.fetching', { id: ref.id }));
+    if (ref.quant || ref.file) {
+      await loadGguf(ref, ctrl);
+      return;
+    }
     let got;
     try {
       got = await app.hub.fetchModel(ref.id, ref.revision, {
@@ -122,6 +136,10 @@ async function loadModel(ref, { preferCatalog = false } = {}) {
         onProgress: (n) => setStatus(t('model.fetchingBytes', { id: ref.id, bytes: bytes(n) })),
       });
     } catch (e) {
+      if (e instanceof HubError && e.code === 'gguf') {
+        await loadGguf(ref, ctrl);
+        return;
+      }
       // The bundled copy is the same config.json: a gated repo (401/403 without a token),
       // a rate limit or an unreachable Hub still gets the answer, and the source line says why.
       const fallback = e instanceof HubError && inCatalog && ['network', 'timeout', 'gated', 'rateLimited', 'server'].includes(e.code);
@@ -158,10 +176,35 @@ async function loadModel(ref, { preferCatalog = false } = {}) {
   }
 }
 
+// A GGUF repo: its files as the quant picker, the chosen file's header by range requests,
+// llama.cpp as the engine (the file is what llama.cpp loads).
+async function loadGguf(ref, ctrl) {
+  const got = await loadGgufModel(app.hub, app.core, ref.id, ref.revision, { quant: ref.quant || '', file: ref.file || '' }, {
+    signal: ctrl.signal,
+    onProgress: (n, path) => setStatus(t('model.ggufReading', { file: path, bytes: bytes(n) })),
+  });
+  if (ctrl.signal.aborted) {
+    got.model.release();
+    return;
+  }
+  app.hubInfo = null;
+  app.configText = null;
+  app.configName = null;
+  app.gguf = { id: ref.id, revision: ref.revision || '', choices: got.choices, choice: got.choice, ignoredRange: got.ignoredRange };
+  useModel(got.model, { kind: 'gguf', id: ref.id, revision: ref.revision || 'main' });
+  app.state.engine = 'llamacpp';
+  app.state.weights = 'auto';
+  syncQuantPicker(app);
+  finishLoad({ ...ref, quant: got.choice.quant });
+}
+
 function finishLoad(ref) {
   app.state.model = ref.id;
   app.state.revision = ref.revision || '';
-  app.els.modelInput.value = ref.revision ? `${ref.id}@${ref.revision}` : ref.id;
+  app.state.quant = app.gguf ? ref.quant || '' : '';
+  if (!app.gguf) syncQuantPicker(app);
+  const quant = app.state.quant ? ':' + app.state.quant : '';
+  app.els.modelInput.value = (ref.revision ? `${ref.id}@${ref.revision}` : ref.id) + quant;
   recompute();
 }
 
@@ -228,6 +271,10 @@ export function computeInput(s) {
     rope_scaling: s.rope,
     params: exactHubParameters(),
     params_from_hub: exactHubParameters() > 0, // a far-off Hub total is set aside with a note, not refused
+    // A Hub GGUF: the command downloads it the way the user named it (llama-server -hf org/repo:QUANT).
+    hf_ref: llama && s.quant ? `${s.model}:${s.quant}` : '',
+    n_gpu_layers: llama ? s.ngl : -1,
+    ram_bytes: llama ? s.ram : 0,
   };
 }
 
@@ -246,6 +293,8 @@ export function recompute() {
   showError('');
   app.els.results.classList.remove('stale');
   renderResults(app, view);
+  if (app.gguf) app.els.source.textContent = ggufSourceText(app);
+  syncOffload(app, view);
   if (app.state.embed) embedRendered(app); else shareRendered(app);
   writeUrl();
   simSync(app);
@@ -361,7 +410,8 @@ function buildPage() {
   els.suggest = h('div', { class: 'suggest', 'data-role': 'suggestions', hidden: true });
   const modelPanel = h('section', { class: 'panel model', 'aria-labelledby': 'model-h' },
     h('h2', { id: 'model-h' }, t('model.legend')),
-    form, els.suggest, els.progress, els.status, els.error, els.source, els.pasteBox, els.tokenBox);
+    form, quantPicker(app, (quant) => loadModel({ id: app.state.model, revision: app.state.revision, quant })),
+    els.suggest, els.progress, els.status, els.error, els.source, els.pasteBox, els.tokenBox);
   modelPanel.addEventListener('dragover', (ev) => {
     ev.preventDefault();
     modelPanel.classList.add('dropping');
@@ -395,7 +445,7 @@ function buildPage() {
       h('div', { class: 'prefs' }, languageSwitcher(switchLanguage), initTheme())),
     h('main', null,
       els.answer,
-      h('div', { class: 'inputs' }, modelPanel, els.controls),
+      h('div', { class: 'inputs' }, modelPanel, els.controls, buildOffloadControls(app, () => recompute())),
       els.results,
       buildSimView(app, { onState: writeUrl, computeInput })),
     h('footer', null, h('p', { class: 'muted' }, t('footer.text'))));
@@ -487,7 +537,7 @@ async function boot() {
   for (const m of app.catalog) app.els.modelList.append(h('option', { value: m.id }));
   setStatus('');
   buildControls.populate?.(app);
-  await loadModel({ id: state.model, revision: state.revision }, { preferCatalog: true });
+  await loadModel({ id: state.model, revision: state.revision, quant: state.quant }, { preferCatalog: true });
 }
 
 boot();

@@ -9,6 +9,7 @@ export function defaultState() {
   return {
     model: DEFAULT_MODEL, // Hub id
     revision: '',
+    quant: '', // a GGUF repo's file by its quant tag (model=org/repo:QUANT in the URL)
     engine: 'vllm', // vllm | llamacpp | transformers
     ctx: 32768, // tokens per sequence
     seqs: 1, // requests served at once
@@ -23,6 +24,8 @@ export function defaultState() {
     tp: 0, // tensor parallel size; 0 = every GPU
     maxNumSeqs: 0, // vLLM --max-num-seqs; 0 = vLLM's default for the GPU (raised to seqs)
     rope: '', // RoPE scaling TYPE:FACTOR[:ORIGINAL] ('' = as config.json says), e.g. yarn:4:32768
+    ngl: -1, // llama.cpp -ngl; -1 = every layer
+    ram: 0, // llama.cpp: system RAM bytes for what stays on the CPU; 0 = not checked
     lang: 'en',
     embed: false,
     theme: 'auto', // light | dark | auto (embed snippets set it for the host page)
@@ -49,6 +52,7 @@ export function stateFromParams(params, base = defaultState()) {
         if (ref.ok) {
           s.model = ref.id;
           s.revision = ref.revision;
+          s.quant = ref.quant || '';
         } else ignored.push(key);
         break;
       }
@@ -64,6 +68,15 @@ export function stateFromParams(params, base = defaultState()) {
       case 'util': {
         const f = /^0?\.\d+$|^1(\.0*)?$/.test(v) ? Number(v) : NaN;
         if (f > 0 && f <= 1) s.util = f; else ignored.push(key);
+        break;
+      }
+      case 'ngl': {
+        if (/^\d{1,6}$/.test(v)) s.ngl = Number(v); else ignored.push(key);
+        break;
+      }
+      case 'ram': {
+        const n = /^\d{1,16}$/.test(v) ? Number(v) : NaN;
+        if (n > 0) s.ram = n; else ignored.push(key);
         break;
       }
       case 'gpuMem': {
@@ -105,8 +118,10 @@ export function stateFromParams(params, base = defaultState()) {
 // Only what differs from the defaults, in a stable order.
 export function stateToParams(s, base = defaultState()) {
   const p = new URLSearchParams();
-  if (s.model !== base.model || s.revision) p.set('model', s.revision ? `${s.model}@${s.revision}` : s.model);
-  for (const key of ['engine', 'ctx', 'seqs', 'kv', 'ctk', 'ctv', 'gpu', 'gpuMem', 'gpuCount', 'util', 'weights', 'tp', 'maxNumSeqs', 'rope', 'lang']) {
+  if (s.model !== base.model || s.revision || s.quant) {
+    p.set('model', (s.revision ? `${s.model}@${s.revision}` : s.model) + (s.quant ? ':' + s.quant : ''));
+  }
+  for (const key of ['engine', 'ctx', 'seqs', 'kv', 'ctk', 'ctv', 'gpu', 'gpuMem', 'gpuCount', 'util', 'weights', 'tp', 'maxNumSeqs', 'rope', 'ngl', 'ram', 'lang']) {
     if (key === 'gpuMem' && s.gpu !== '') continue;
     if (s[key] !== base[key]) p.set(key, String(s[key]));
   }

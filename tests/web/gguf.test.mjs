@@ -1,0 +1,125 @@
+// GGUF repos on the page (issue 10): the ids and spellings llama.cpp users paste, the quant
+// picker from the Hub's file list, the header read by growing Range requests (and a server
+// that ignores Range, whose download the page must stop), each failure with its own message,
+// and the numbers equal to the CLI on the same header.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { startAll, openPage, metrics, root } from './harness.mjs';
+import { qwen3_8b_q4km } from './gguf-fixture.mjs';
+
+const cliPath = process.env.KVB_CLI || path.join(root, 'build/kvbudget');
+const en = JSON.parse(fs.readFileSync(path.join(root, 'web/i18n/en.json'), 'utf8'));
+function msg(key, params = {}) {
+  return en[key].replace(/\{(\w+)\}/g, (m, k) => (params[k] === undefined ? m : String(params[k])));
+}
+
+let env;
+let ggufPath;
+before(async () => {
+  env = await startAll({ hubTimeoutMs: 5000 });
+  // The same header as a local file of the published size (sparse: only the header is written).
+  const g = qwen3_8b_q4km();
+  ggufPath = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'kvb-gguf-')), 'Qwen3-8B-Q4_K_M.gguf');
+  const fd = fs.openSync(ggufPath, 'w');
+  fs.writeSync(fd, g.header);
+  fs.ftruncateSync(fd, g.size);
+  fs.closeSync(fd);
+});
+after(async () => {
+  await env?.close();
+  if (ggufPath) fs.rmSync(path.dirname(ggufPath), { recursive: true, force: true });
+});
+
+function cli(args) {
+  return JSON.parse(execFileSync(cliPath, [...args, '--json'], { encoding: 'utf8' }));
+}
+
+async function command(page) {
+  return page.textContent('[data-role="command"]');
+}
+
+test('Qwen/Qwen3-8B-GGUF: Q4_K_M by default, its header by growing ranges, the CLI\'s numbers, llama-server -hf', async () => {
+  const before = { ...env.hub.ggufSent };
+  const { page, context, errors } = await openPage(env, 'model=Qwen/Qwen3-8B-GGUF&gpu=rtx-4090&ctx=32768');
+  assert.equal(await page.getAttribute('body', 'data-state'), 'ready', await page.textContent('[data-role="error"]'));
+  assert.deepEqual(errors, []);
+  // The picker lists the repo's GGUF files with the Hub's sizes (decimal GB), not the projector.
+  const options = await page.$$eval('[data-role="quant"] option', (os) => os.map((o) => [o.value, o.textContent]));
+  assert.deepEqual(options, [['Q4_K_M', 'Q4_K_M — 5.02 GB'], ['Q8_0', 'Q8_0 — 8.71 GB']]);
+  assert.equal(await page.inputValue('[data-role="quant"]'), 'Q4_K_M');
+  // The 2.8 MB header took several ranges (512 KiB first, then what the core asked for), not the 5 GB file.
+  const ranges = env.hub.ggufSent.ranges - before.ranges;
+  assert.ok(ranges >= 3 && ranges <= 6, `ranges: ${ranges}`);
+  // Each range at least doubles what was read, so at most twice the header crosses the wire.
+  const sent = env.hub.ggufSent.bytes - before.bytes;
+  assert.ok(sent >= 2800017 && sent < 2 * 2800017, `sent ${sent}`);
+  const want = cli(['budget', ggufPath, '--engine', 'llamacpp', '--gpu', 'rtx-4090', '--max-model-len', '32768', '--hf', 'Qwen/Qwen3-8B-GGUF:Q4_K_M']);
+  const m = await metrics(page);
+  assert.equal(Number(m['weights-bytes']), want.metrics['weights-bytes']);
+  assert.equal(Number(m['total-bytes']), want.metrics['total-bytes']);
+  assert.equal(Number(m['max-context']), want.metrics['max-context']);
+  assert.equal(Number(m['kv-bytes-total']), want.metrics['kv-bytes-total']);
+  assert.equal(want.budget.weights.bytes, 5021827072); // the file's tensors: llama.cpp's "file size"
+  assert.equal(await command(page), want.budget.command);
+  assert.match(want.budget.command, /^llama-server -hf Qwen\/Qwen3-8B-GGUF:Q4_K_M -c 32768 -np 1 -ngl 99$/);
+  assert.equal(new URL(page.url()).searchParams.get('model'), 'Qwen/Qwen3-8B-GGUF:Q4_K_M');
+  assert.match(await page.textContent('[data-role="source"]'), /Qwen3-8B-Q4_K_M\.gguf in Qwen\/Qwen3-8B-GGUF \(5\.02 GB on the Hub\)/);
+  await context.close();
+});
+
+test('the spellings llama.cpp and ollama users paste, and picking another quant', async () => {
+  const { page, context } = await openPage(env, 'gpu=rtx-4090');
+  for (const text of ['hf.co/unsloth/Qwen3-8B-GGUF:UD-Q4_K_XL', 'ollama run hf.co/unsloth/Qwen3-8B-GGUF:UD-Q4_K_XL', 'unsloth/Qwen3-8B-GGUF:ud-q4_k_xl']) {
+    await page.fill('#model-input', text);
+    await page.press('#model-input', 'Enter');
+    await page.waitForFunction(() => document.body.dataset.state !== 'loading', null, { timeout: 15000 });
+    assert.equal(await page.getAttribute('body', 'data-state'), 'ready', text);
+    assert.equal(await page.inputValue('[data-role="quant"]'), 'UD-Q4_K_XL', text);
+    assert.match(await command(page), /^llama-server -hf unsloth\/Qwen3-8B-GGUF:UD-Q4_K_XL /, text);
+  }
+  await page.selectOption('[data-role="quant"]', 'Q4_K_M');
+  await page.waitForFunction(() => document.querySelector('[data-role="command"]')?.textContent.includes(':Q4_K_M '), null, { timeout: 15000 });
+  assert.equal(new URL(page.url()).searchParams.get('model'), 'unsloth/Qwen3-8B-GGUF:Q4_K_M');
+  // A link to the file itself.
+  await page.fill('#model-input', 'https://huggingface.co/Qwen/Qwen3-8B-GGUF/blob/main/Qwen3-8B-Q8_0.gguf');
+  await page.press('#model-input', 'Enter');
+  await page.waitForFunction(() => document.querySelector('[data-role="command"]')?.textContent.includes('Qwen/Qwen3-8B-GGUF:Q8_0'), null, { timeout: 15000 });
+  await context.close();
+});
+
+test('a server that ignores Range: the page reads the 200 stream only as far as the header and stops', async () => {
+  const before = { ...env.hub.ggufSent };
+  const { page, context } = await openPage(env, 'model=norange/Qwen3-8B-GGUF&gpu=rtx-4090');
+  assert.equal(await page.getAttribute('body', 'data-state'), 'ready', await page.textContent('[data-role="error"]'));
+  assert.equal(env.hub.ggufSent.whole - before.whole, 1);
+  // The 5 GB body was cancelled after the 2.8 MB header (plus what was in flight).
+  await new Promise((r) => setTimeout(r, 300));
+  assert.ok(env.hub.ggufSent.bytes - before.bytes < 64 * 1024 * 1024, `sent ${env.hub.ggufSent.bytes - before.bytes}`);
+  assert.match(await page.textContent('[data-role="source"]'), /ignored range requests/);
+  await context.close();
+});
+
+test('each GGUF failure has its own message', async () => {
+  const cases = [
+    ['empty/Nothing-GGUF', msg('hub.noGguf', { id: 'empty/Nothing-GGUF' })],
+    ['unsloth/Qwen3-8B-GGUF:Q2_K', msg('hub.noQuant', { id: 'unsloth/Qwen3-8B-GGUF', quant: 'Q2_K', quants: 'Q4_K_M, UD-Q4_K_XL' })],
+    ['ggated/Qwen3-8B-GGUF:Q4_K_M', msg('hub.gated', { id: 'ggated/Qwen3-8B-GGUF', status: 401 })],
+  ];
+  for (const [query, text] of cases) {
+    const { page, context } = await openPage(env, 'model=' + encodeURIComponent(query));
+    assert.equal(await page.getAttribute('body', 'data-state'), 'error', query);
+    assert.equal(await page.textContent('[data-role="error"]'), text, query);
+    await context.close();
+  }
+  // The core's own refusals, in the page's words.
+  for (const [query, pattern] of [['trunc/Qwen3-8B-GGUF', /trunc|ends|short/i], ['notgguf/Fake-GGUF', /not a GGUF/i]]) {
+    const { page, context } = await openPage(env, 'model=' + encodeURIComponent(query));
+    assert.equal(await page.getAttribute('body', 'data-state'), 'error', query);
+    assert.match(await page.textContent('[data-role="error"]'), pattern, query);
+    await context.close();
+  }
+});

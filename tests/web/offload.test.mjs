@@ -1,0 +1,57 @@
+// llama.cpp partial offload on the page (issue 10.5): the -ngl and RAM controls, the
+// command, and the numbers equal to `kvbudget budget --ngl N --ram SIZE`; Macs keep
+// their wired-memory rule.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { startAll, openPage, metrics, root } from './harness.mjs';
+
+const cliPath = process.env.KVB_CLI || path.join(root, 'build/kvbudget');
+const config = path.join(root, 'tests/fixtures/configs/Qwen--Qwen3-8B.json');
+let env;
+before(async () => {
+  env = await startAll();
+});
+after(async () => {
+  await env?.close();
+});
+
+function cli(args) {
+  return JSON.parse(execFileSync(cliPath, ['budget', config, '--engine', 'llamacpp', ...args, '--json'], { encoding: 'utf8' }));
+}
+
+test('-ngl and RAM from the URL and the controls: the split, the command, the CLI\'s numbers', async () => {
+  const { page, context, errors } = await openPage(env, 'model=Qwen/Qwen3-8B&engine=llamacpp&gpu=rtx-3060-12gb&ctx=32768&weights=Q8_0&ngl=20&ram=17179869184');
+  assert.deepEqual(errors, []);
+  const want = cli(['--gpu', 'rtx-3060-12gb', '--max-model-len', '32768', '--weights', 'Q8_0', '--ngl', '20', '--ram', '16GiB']);
+  const m = await metrics(page);
+  assert.equal(Number(m['total-bytes']), want.metrics['total-bytes']);
+  assert.equal(Number(m['max-context']), want.metrics['max-context']);
+  assert.equal(await page.textContent('[data-role="command"]'), want.budget.command);
+  assert.match(want.budget.command, / -ngl 20$/);
+  const off = want.budget.llamacpp.offload;
+  assert.equal(off.n_gpu_layers, 20);
+  const text = await page.textContent('[data-role="offload"]');
+  assert.match(text, /-ngl 20: the output layer and 19 of 36 layers on the GPU/);
+  assert.match(text, /of 16\.00 GiB: fits/);
+  assert.equal(await page.inputValue('[data-role="ngl"]'), '20');
+  // Clearing -ngl: every layer again (36 + the output layer, RAM still checked), and the most that fit.
+  await page.fill('[data-role="ngl"]', '');
+  await page.press('[data-role="ngl"]', 'Tab');
+  await page.waitForFunction(() => / -ngl 37$/.test(document.querySelector('[data-role="command"]')?.textContent || ''));
+  assert.equal(new URL(page.url()).searchParams.get('ngl'), null);
+  const all = cli(['--gpu', 'rtx-3060-12gb', '--max-model-len', '32768', '--weights', 'Q8_0', '--ram', '16GiB']);
+  assert.match(await page.textContent('[data-role="offload"]'), new RegExp(`at most -ngl ${all.budget.llamacpp.offload.max_gpu_layers} fits`));
+  await context.close();
+});
+
+test('a 16 GB Mac: what Metal may wire, and the sysctl that makes 40K fit', async () => {
+  const { page, context } = await openPage(env, 'model=Qwen/Qwen3-8B&engine=llamacpp&gpu=m4-16gb&ctx=40960&weights=Q4_K_M');
+  const want = cli(['--gpu', 'm4-16gb', '--max-model-len', '40960', '--weights', 'Q4_K_M']);
+  assert.equal(want.budget.gpu.total_bytes, 11453246122);
+  assert.equal(Number((await metrics(page))['total-bytes']), want.metrics['total-bytes']);
+  const body = await page.textContent('body');
+  assert.match(body, /sudo sysctl iogpu\.wired_limit_mb=11374/);
+  await context.close();
+});
