@@ -55,6 +55,9 @@ function useConfig(text, name, source) {
   // The simulator's worker parses its own copy in its own module instance.
   app.configText = text;
   app.configName = name;
+  // The first model is the link's: its ctx and rope are what the link asks for (past the
+  // model's limit too: the answer then shows vLLM's refusal and what memory would hold).
+  const first = !app.model;
   if (app.model) app.model.release();
   app.model = model;
   app.modelSource = source;
@@ -62,8 +65,8 @@ function useConfig(text, name, source) {
   // to the limit, and the context field says so (controls.js).
   const max = model.spec.max_position_embeddings;
   app.ctxCapped = null;
-  if (source.kind !== 'initial') app.state.rope = ''; // a RoPE scaling belongs to the model it was chosen for
-  if (max > 0 && source.kind !== 'initial' && app.state.ctx > max) {
+  if (!first) app.state.rope = ''; // a RoPE scaling belongs to the model it was chosen for
+  if (max > 0 && !first && source.kind !== 'initial' && app.state.ctx > max) {
     app.ctxCapped = { asked: app.state.ctx, max };
     app.state.ctx = max;
   }
