@@ -125,7 +125,10 @@ export function renderResults(app, view) {
     const g = b.per_gpu;
     const verdict = !b.fits ? 'nofit' : b.all_seqs_fit ? 'fits' : 'partial';
     const params = { used: bytes(g.total_bytes), capacity: bytes(g.usable_bytes), gpu: b.gpu.name || t('controls.gpuCustom'), n: int(b.max_concurrency), seqs: seqText, ctx: ctxText };
-    top.push(h('p', { class: 'verdict ' + verdict, 'data-role': 'verdict', 'data-verdict': verdict }, t('verdict.' + verdict, params)));
+    // Past the model's limit vLLM refuses whatever the memory: the verdict says that, not "does not fit".
+    const overLimit = b.engine === 'vllm' && b.over_model_max;
+    top.push(h('p', { class: 'verdict ' + verdict, 'data-role': 'verdict', 'data-verdict': verdict },
+      overLimit ? t('verdict.overLimit', { ...params, max: int(b.model_max_len) }) : t('verdict.' + verdict, params)));
     top.push(h('p', { class: 'verdict-gpu muted' }, t('verdict.gpuLabel'), ' ',
       h('span', { 'data-role': 'gpu' }, (b.gpu.count > 1 ? `${b.gpu.count} × ` : '') + (b.gpu.name || t('controls.gpuCustom')))));
     if (b.verdict_reason) top.push(h('p', { class: 'muted', 'data-role': 'verdict-reason' }, tMsg(b.verdict_reason)));
