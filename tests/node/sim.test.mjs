@@ -102,7 +102,7 @@ for (const [fixture, flags, input] of CASES) {
         // simCreate's echo is the report's head.
         const report = JSON.parse(native);
         for (const [k, v] of Object.entries(sim.info)) assert.deepEqual(report[k], v, k);
-        assert.deepEqual(Object.keys(report).filter((k) => !(k in sim.info)).sort(), ['done', 'policies']);
+        assert.deepEqual(Object.keys(report).filter((k) => !(k in sim.info)).sort(), ['conclusions', 'done', 'policies']);
         // Whole runs with no refusal finish everything.
         for (const p of report.policies) assert.equal(p.finished + p.refused, p.requests);
       });

@@ -264,13 +264,13 @@ test('a refusal is the core\'s coded message in the page\'s language', async () 
 // as `kvbudget simulate --json`'s conclusions); arrivals faster than the GPU serves are
 // called an overload; results of earlier settings are marked stale in words.
 test('the conclusion, the overload warning and stale results', async () => {
-  const { page, context, errors } = await openPage(env, 'model=Qwen/Qwen3-8B&ctx=4096&sim=1&simReq=400&simRate=200&simPol=paged,max');
+  const { page, context, errors } = await openPage(env, 'model=Qwen/Qwen3-8B&ctx=4096&sim=1&simReq=400&simRate=200');
   await waitSimDone(page);
-  const cli = simulateCli('Qwen--Qwen3-8B', ['--gpu', 'rtx-4090', '--max-model-len', '4096', '--policy', 'paged,max', '--requests', '400', '--rate', '200']);
+  const cli = simulateCli('Qwen--Qwen3-8B', ['--gpu', 'rtx-4090', '--max-model-len', '4096', '--policy', 'all', '--requests', '400', '--rate', '200']);
   const codes = cli.conclusions.map((m) => m.code);
-  assert.deepEqual(codes, ['sim_most_served', 'sim_policy_waste', 'sim_policy_waste', 'sim_why', 'sim_overload']);
+  assert.deepEqual(codes, ['sim_most_served', 'sim_policy_waste', 'sim_policy_waste', 'sim_policy_waste', 'sim_policy_waste', 'sim_why', 'sim_overload']);
   const overload = cli.conclusions.at(-1);
-  const label = { paged: 'Paged (vLLM)', max: 'Max (Orca)' };
+  const label = { paged: 'Paged (vLLM)', max: 'Max (Orca)', pow2: 'Pow2 (Orca)', oracle: 'Oracle (Orca)' };
   const shown = await page.textContent('[data-role="sim-overload"]');
   assert.equal(shown, overload.text.replace(`(${overload.params.policy})`, `(${label[overload.params.policy] || overload.params.policy})`));
   assert.ok(shown.startsWith(`overloaded: requests arrive at ${overload.params.offered}/s but the GPU finishes at most ${overload.params.served}/s`), shown);
@@ -285,7 +285,7 @@ test('the conclusion, the overload warning and stale results', async () => {
   const width = await page.$eval('[data-table="sim-compare"]', (t) => t.getBoundingClientRect().right);
   assert.ok(width <= 1280, String(width));
   // One running/waiting chart per policy, its legend filled.
-  assert.equal(await page.$$eval('[data-chart^="sim-queue-"]', (c) => c.length), 2);
+  assert.equal(await page.$$eval('[data-chart^="sim-queue-"]', (c) => c.length), 4);
   const legend = await page.$$eval('[data-chart="sim-queue-paged"] .u-value', (v) => v.map((e) => e.textContent));
   assert.ok(legend.slice(1).every((v) => /^\d/.test(v)), JSON.stringify(legend));
   assert.equal(await page.$$eval('[data-role="sim-stale"]', (e) => e.length), 0);

@@ -76,6 +76,9 @@ function useConfig(text, name, source) {
 }
 
 function useModel(model, source) {
+  // The first model is the link's: its ctx and rope are what the link asks for (past the
+  // model's limit too: the answer then shows vLLM's refusal and what memory would hold).
+  const first = !app.model;
   if (app.model) app.model.release();
   app.model = model;
   app.modelSource = source;
@@ -83,8 +86,8 @@ function useModel(model, source) {
   // to the limit, and the context field says so (controls.js).
   const max = model.spec.max_position_embeddings;
   app.ctxCapped = null;
-  if (source.kind !== 'initial') app.state.rope = ''; // a RoPE scaling belongs to the model it was chosen for
-  if (max > 0 && source.kind !== 'initial' && app.state.ctx > max) {
+  if (!first) app.state.rope = ''; // a RoPE scaling belongs to the model it was chosen for
+  if (max > 0 && !first && source.kind !== 'initial' && app.state.ctx > max) {
     app.ctxCapped = { asked: app.state.ctx, max };
     app.state.ctx = max;
   }

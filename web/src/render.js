@@ -105,7 +105,11 @@ function renderAnswer(app, view) {
     key = verdictOf(b);
     const mns = b.engine === 'vllm' && b.max_concurrency >= b.seqs && b.max_num_seqs < b.seqs;
     const params = { used: bytes(g.total_bytes), capacity: bytes(g.usable_bytes), gpu: gpuName, n: int(b.max_concurrency), seqs: int(seqs), ctx: ctxText, mns: int(b.max_num_seqs) };
-    const textKey = key === 'fits' ? (seqs === 1 ? 'verdict.fits.one' : 'verdict.fits')
+    // Past the model's limit vLLM refuses whatever the memory: the verdict says that, not "does not fit".
+    const overLimit = b.engine === 'vllm' && b.over_model_max;
+    if (overLimit) params.max = int(b.model_max_len);
+    const textKey = overLimit ? 'verdict.overLimit'
+      : key === 'fits' ? (seqs === 1 ? 'verdict.fits.one' : 'verdict.fits')
       : key === 'partial' ? (mns ? 'verdict.partialMaxNumSeqs' : 'verdict.partial')
         : key === 'fewer' ? 'verdict.fewer'
           : seqs === 1 || b.engine === 'vllm' ? 'verdict.nofit' : 'verdict.nofitAll';
