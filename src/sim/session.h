@@ -127,7 +127,6 @@ public:
 
 private:
     SimRunInfo info_;
-    std::vector<sim::Request> requests_;
     std::vector<sim::Simulator> sims_;
     size_t current_ = 0;
 };
