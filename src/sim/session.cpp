@@ -164,6 +164,19 @@ Result<SimSession> SimSession::create(const ModelSpec& m, const SimInputs& in) {
     c.snapshot_every_steps = in.snapshots > 0 ? 8 : 0;
     c.max_snapshots = static_cast<int32_t>(in.snapshots > 0 ? in.snapshots : 1);
 
+    // Cheap before expensive: every policy's settings are checked (a simulator over
+    // no requests) before a trace is parsed or a request drawn.
+    for (sim::Policy p : policies) {
+        sim::SimConfig pc = c;
+        pc.policy = p;
+        pc.prefix_caching = in.prefix_caching && p == sim::Policy::Paged;
+        sim::Simulator probe(pc, std::vector<sim::Request>{});
+        if (!probe.ok())
+            return make_error(
+                probe.error().code.empty() ? "bad_value" : probe.error().code,
+                note("sim_policy_refused", {{"policy", sim::policy_name(p)}, {"reason", probe.error().message}}));
+    }
+
     WorkloadInputs wi;
     wi.seed = c.seed;
     wi.requests = in.requests.value_or(0);
@@ -183,16 +196,16 @@ Result<SimSession> SimSession::create(const ModelSpec& m, const SimInputs& in) {
     auto spec = workload_spec(wi);
     if (!spec) return spec.error();
     const sim::WorkloadSpec& w = spec.value();
-    auto reqs = sim::make_workload(w);
-    if (!reqs) return reqs.error();
+    // Drawn as the simulation goes (one stream per policy, sharing the trace): memory
+    // follows the requests in flight, not the workload.
+    auto stream = sim::RequestStream::create(w);
+    if (!stream) return stream.error();
 
     SimSession s;
-    s.requests_ = std::move(reqs.value());
-    if (!s.requests_.empty()) s.arrival_span_s_ = s.requests_.back().arrival_s;
     for (sim::Policy p : policies) {
         c.policy = p;
         c.prefix_caching = in.prefix_caching && p == sim::Policy::Paged;
-        sim::Simulator sim(c, s.requests_);
+        sim::Simulator sim(c, stream.value());
         if (!sim.ok())
             return make_error(
                 sim.error().code.empty() ? "bad_value" : sim.error().code,
@@ -204,7 +217,7 @@ Result<SimSession> SimSession::create(const ModelSpec& m, const SimInputs& in) {
     SimRunInfo& r = s.info_;
     r.model = m.name;
     r.workload = wi.preset == "trace" && in.workload == "csv" ? wi.trace_name : in.workload;
-    r.requests = static_cast<int64_t>(s.requests_.size());
+    r.requests = stream->size();
     r.arrivals = w.arrival == sim::Arrival::Batch ? "batch" : w.arrival == sim::Arrival::Poisson ? "poisson" : "trace";
     r.rate = w.arrival == sim::Arrival::Poisson ? w.rate : 0;
     r.seed = in.seed;
@@ -281,7 +294,8 @@ SimReport SimSession::report() const {
     r.run = info_;
     r.done = done();
     for (const sim::Simulator& s : sims_) r.policies.push_back(s.summary());
-    if (r.done) r.conclusions = sim_conclusions(r.policies, arrival_span_s_);
+    if (r.done && !sims_.empty())
+        r.conclusions = sim_conclusions(r.policies, sims_.front().last_arrival_s());
     return r;
 }
 

@@ -128,8 +128,6 @@ public:
 
 private:
     SimRunInfo info_;
-    std::vector<sim::Request> requests_;
-    double arrival_span_s_ = 0;  // last arrival time (0: all at once)
     std::vector<sim::Simulator> sims_;
     size_t current_ = 0;
 };

@@ -82,6 +82,7 @@ struct Group {
     int64_t output_total = 0;  // output tokens of all samples
     double arrival = 0;
     double first_token = -1, finish = -1;
+    std::vector<int32_t> sample_out;  // n > 1, own lengths: each sample's output length
     // Swapped out: block tables as indices into the group's own block list.
     std::vector<int32_t> swap_tables, swap_lens, swap_fill;
     int32_t active() const { return forked ? live : 1; }
@@ -139,8 +140,23 @@ struct Simulator::Impl {
     BuddyAllocator buddy;
     Rng beam_rng;
 
-    std::vector<Group> groups;
-    size_t next_arrival = 0;
+    // The requests that have arrived and are not yet done, oldest first: groups[0]
+    // is request `base`. Finished and refused requests leave from the front, so
+    // memory follows the requests in flight, not the workload; the workload itself
+    // is drawn one request at a time from `source`.
+    std::deque<Group> groups;
+    int32_t base = 0;
+    int64_t max_held = 0;
+    RequestStream source;
+    Request upcoming;  // the next request to arrive, when have_upcoming
+    bool have_upcoming = false;
+    double last_arrival = 0;
+    int32_t nseq_cfg = 1;
+    bool own_lengths = false;
+    Rng length_rng;
+    std::vector<int32_t> all_outputs;  // own_lengths: every request's output length
+    Group& G(int32_t id) { return groups[static_cast<size_t>(id - base)]; }
+    const Group& G(int32_t id) const { return groups[static_cast<size_t>(id - base)]; }
     std::deque<int32_t> waiting;
     std::vector<int32_t> running, swapped, scheduled;
     const std::vector<int32_t> no_ids;
@@ -161,7 +177,6 @@ struct Simulator::Impl {
 
     // scratch, sized once
     std::vector<int32_t> cnt, local_id, takes, hits;
-    std::vector<int32_t> sample_out;  // n > 1: per request, each sample's output length
     double step_swap_bytes = 0;
 
     // accounting
@@ -183,7 +198,19 @@ struct Simulator::Impl {
     }
 
     // ------------------------------------------------------------ setup
-    void setup(const SimConfig& c, const std::vector<Request>& reqs) {
+    // A request's values, checked as it is drawn.
+    std::string check_request(int64_t i, const Request& q, double last) const {
+        const std::string at = "request " + std::to_string(i) + ": ";
+        if (!(std::isfinite(q.arrival_s) && q.arrival_s >= 0)) return at + "arrival time must be a finite number >= 0";
+        if (q.arrival_s < last) return at + "arrival times must not go back";
+        if (q.prompt_tokens < 1) return at + "prompt must have at least 1 token";
+        if (q.output_tokens < 1) return at + "output must have at least 1 token";
+        if (q.prefix_tokens < 0 || q.prefix_tokens > q.prompt_tokens)
+            return at + "shared prefix longer than the prompt";
+        return "";
+    }
+
+    void setup(const SimConfig& c, RequestStream reqs) {
         cfg = c;
         auto bad = [&](const std::string& m) { fail("bad_value", m); };
         if (c.kv_bytes_per_token < 1) return bad("KV bytes per token must be at least 1");
@@ -261,56 +288,79 @@ struct Simulator::Impl {
         series.init(c.series_points);
         snap_every = c.snapshot_every_steps;
 
-        groups.resize(reqs.size());
+        source = std::move(reqs);
+        const int64_t count = source.size();
+        if (count > std::numeric_limits<int32_t>::max()) return bad("too many requests to simulate");
+        nseq_cfg = nseq;
         // Parallel samples have their own lengths: sample 0 keeps the request's,
         // the others draw the output length of a uniformly chosen request of the
         // workload (independent draws from the workload's own output distribution,
-        // so presets and traces alike). Beams end together: one length.
-        const bool own_lengths = c.n > 1 && c.independent_sample_lengths && !reqs.empty();
+        // so presets and traces alike). Beams end together: one length. That needs
+        // every request's output length (4 bytes a request, the one per-request
+        // array kept); the draws are made as requests arrive, in order.
+        own_lengths = c.n > 1 && c.independent_sample_lengths && count > 0;
         if (own_lengths) {
-            Rng lr(c.seed, 11);
-            sample_out.resize(reqs.size() * static_cast<size_t>(nseq));
-            for (size_t i = 0; i < reqs.size(); ++i) {
-                sample_out[i * static_cast<size_t>(nseq)] = reqs[i].output_tokens;
-                for (int32_t k = 1; k < nseq; ++k)
-                    sample_out[i * static_cast<size_t>(nseq) + static_cast<size_t>(k)] =
-                        reqs[static_cast<size_t>(lr.uniform_int(0, static_cast<int64_t>(reqs.size()) - 1))]
-                            .output_tokens;
+            length_rng = Rng(c.seed, 11);
+            all_outputs.resize(static_cast<size_t>(count));
+            Request q;
+            for (int32_t& o : all_outputs) {
+                source.next(&q);
+                o = q.output_tokens;
             }
-        }
-        double last = 0;
-        for (size_t i = 0; i < reqs.size(); ++i) {
-            const Request& q = reqs[i];
-            const std::string at = "request " + std::to_string(i) + ": ";
-            if (!(std::isfinite(q.arrival_s) && q.arrival_s >= 0))
-                return bad(at + "arrival time must be a finite number >= 0");
-            if (q.arrival_s < last) return bad(at + "arrival times must not go back");
-            last = q.arrival_s;
-            if (q.prompt_tokens < 1) return bad(at + "prompt must have at least 1 token");
-            if (q.output_tokens < 1) return bad(at + "output must have at least 1 token");
-            if (q.prefix_tokens < 0 || q.prefix_tokens > q.prompt_tokens)
-                return bad(at + "shared prefix longer than the prompt");
-            Group& g = groups[i];
-            g.id = static_cast<int32_t>(i);
-            g.arrival = q.arrival_s;
-            g.prompt = q.prompt_tokens;
-            g.output = q.output_tokens;
-            g.prefix = q.prefix_tokens;
-            g.nseq = nseq;
-            g.live = nseq;
-            g.forked = nseq == 1;
-            if (own_lengths)
-                for (int32_t k = 0; k < nseq; ++k)
-                    g.output = std::max(g.output, sample_out[i * static_cast<size_t>(nseq) + static_cast<size_t>(k)]);
+            source.rewind();
         }
         s.policy = policy_name(c.policy);
-        s.requests = static_cast<int64_t>(reqs.size());
+        s.requests = count;
         s.capacity_tokens = capacity;
         s.num_blocks = paged ? num_blocks : 0;
-        ttft.reserve(reqs.size());
-        e2e.reserve(reqs.size());
-        tpot.reserve(reqs.size());
-        if (reqs.empty()) is_done = true;
+        pull();
+        if (count == 0) is_done = true;
+    }
+
+    // Draws the next request of the workload into `upcoming`.
+    void pull() {
+        have_upcoming = false;
+        const int64_t i = source.position();
+        if (!source.next(&upcoming)) return;
+        const std::string e = check_request(i, upcoming, last_arrival);
+        if (!e.empty()) return fail("bad_value", e);
+        last_arrival = upcoming.arrival_s;
+        have_upcoming = true;
+    }
+
+    // The upcoming request becomes a group at the back of the window.
+    Group& arrive() {
+        const Request& q = upcoming;
+        groups.emplace_back();
+        Group& g = groups.back();
+        g.id = static_cast<int32_t>(source.position() - 1);
+        g.arrival = q.arrival_s;
+        g.prompt = q.prompt_tokens;
+        g.output = q.output_tokens;
+        g.prefix = q.prefix_tokens;
+        g.nseq = nseq_cfg;
+        g.live = nseq_cfg;
+        g.forked = nseq_cfg == 1;
+        if (own_lengths) {
+            g.sample_out.resize(static_cast<size_t>(nseq_cfg));
+            g.sample_out[0] = q.output_tokens;
+            for (int32_t k = 1; k < nseq_cfg; ++k)
+                g.sample_out[static_cast<size_t>(k)] = all_outputs[static_cast<size_t>(
+                    length_rng.uniform_int(0, static_cast<int64_t>(all_outputs.size()) - 1))];
+            for (int32_t o : g.sample_out) g.output = std::max(g.output, o);
+        }
+        pull();
+        max_held = std::max<int64_t>(max_held, static_cast<int64_t>(groups.size()));
+        return g;
+    }
+
+    // Done requests leave the window from the front.
+    void trim() {
+        while (!groups.empty() &&
+               (groups.front().state == GState::Finished || groups.front().state == GState::Refused)) {
+            groups.pop_front();
+            ++base;
+        }
     }
 
     static bool mul_overflow(int64_t a, int64_t b, int64_t* out) {
@@ -321,8 +371,9 @@ struct Simulator::Impl {
 
     // ------------------------------------------------------------ arrivals
     void take_arrivals() {
-        while (next_arrival < groups.size() && groups[next_arrival].arrival <= now) {
-            Group& g = groups[next_arrival++];
+        trim();
+        while (have_upcoming && upcoming.arrival_s <= now) {
+            Group& g = arrive();
             const int32_t M = cfg.max_model_len;
             if (g.prompt >= M) {
                 refuse(g);
@@ -336,12 +387,7 @@ struct Simulator::Impl {
                 g.output = M - g.prompt;
                 ++s.truncated;
             }
-            if (!sample_out.empty())
-                for (int32_t k = 0; k < g.nseq; ++k) {
-                    int32_t& o =
-                        sample_out[static_cast<size_t>(g.id) * static_cast<size_t>(g.nseq) + static_cast<size_t>(k)];
-                    o = std::min(o, g.output);
-                }
+            for (int32_t& o : g.sample_out) o = std::min(o, g.output);
             if (!fits_alone(g)) {
                 refuse(g);
                 continue;
@@ -377,8 +423,8 @@ struct Simulator::Impl {
     int64_t watermark() const { return running.empty() ? 0 : watermark_blocks; }
 
     int32_t sample_output(const Group& g, int32_t k) const {
-        if (sample_out.empty()) return g.output;
-        return sample_out[static_cast<size_t>(g.id) * static_cast<size_t>(g.nseq) + static_cast<size_t>(k)];
+        if (g.sample_out.empty()) return g.output;
+        return g.sample_out[static_cast<size_t>(k)];
     }
 
     // What each Orca variant asks the allocator for (Kwon et al. 2023, Sec. 6.1):
@@ -748,9 +794,11 @@ struct Simulator::Impl {
 
     void step() {
         take_arrivals();
+        if (failed) return;
         if (running.empty() && waiting.empty() && swapped.empty()) {
-            if (next_arrival < groups.size()) {
-                const double t = groups[next_arrival].arrival;
+            if (failed) return;
+            if (have_upcoming) {
+                const double t = upcoming.arrival_s;
                 record(now, t);
                 now = t;
                 return;
@@ -766,7 +814,7 @@ struct Simulator::Impl {
 
         // 1. Running requests, oldest first, under the token budget.
         for (size_t i = 0; i < running.size() && budget > 0;) {
-            Group& g = groups[static_cast<size_t>(running[i])];
+            Group& g = G(running[i]);
             const int32_t a = g.active(), target = g.target();
             if (simple && decode_one(g, target)) {
                 --budget;
@@ -791,7 +839,7 @@ struct Simulator::Impl {
                     // FCFS: the most recently admitted running request goes first.
                     const int32_t victim = running.back();
                     running.pop_back();
-                    preempt(groups[static_cast<size_t>(victim)]);
+                    preempt(G(victim));
                     preempted = true;
                     if (victim == g.id) {
                         self_preempted = true;
@@ -816,7 +864,7 @@ struct Simulator::Impl {
         bool swapped_in = false;
         if (!preempted) {
             while (!swapped.empty()) {
-                Group& g = groups[static_cast<size_t>(swapped.front())];
+                Group& g = G(swapped.front());
                 if (running_seqs + g.live > cfg.max_num_seqs || !try_swap_in(g)) break;
                 swapped.erase(swapped.begin());
                 g.state = GState::Running;
@@ -826,7 +874,7 @@ struct Simulator::Impl {
             }
             if (swapped.empty()) {
                 while (!waiting.empty() && budget > 0) {
-                    Group& g = groups[static_cast<size_t>(waiting.front())];
+                    Group& g = G(waiting.front());
                     if (running_seqs + g.live > cfg.max_num_seqs) break;
                     if (!admit(g, budget)) {
                         if (failed) return;
@@ -863,7 +911,7 @@ struct Simulator::Impl {
         // 3. Outputs: fork the prompt to all sequences, sample, finish.
         bool any_finished = false;
         for (int32_t id : scheduled) {
-            Group& g = groups[static_cast<size_t>(id)];
+            Group& g = G(id);
             if (!g.forked && g.seqs[0].computed == g.prompt) fork(g);
             if (!g.forked) continue;
             bool caught_up = true;
@@ -884,7 +932,7 @@ struct Simulator::Impl {
         if (any_finished) {
             size_t w = 0;
             for (size_t r = 0; r < running.size(); ++r)
-                if (groups[static_cast<size_t>(running[r])].state == GState::Running) running[w++] = running[r];
+                if (G(running[r]).state == GState::Running) running[w++] = running[r];
             running.resize(w);
         }
         series.event(now, pending_preempt, pending_finish);
@@ -967,6 +1015,7 @@ struct Simulator::Impl {
         release(g);
         running_seqs -= g.live;
         std::vector<Seq>().swap(g.seqs);
+        std::vector<int32_t>().swap(g.sample_out);
         ++s.finished;
         ++pending_finish;
         s.prompt_tokens += g.prompt;
@@ -997,7 +1046,7 @@ struct Simulator::Impl {
         } else if (paged) {
             double reserved = 0, logical = 0;
             for (int32_t id : running) {
-                const Group& g = groups[static_cast<size_t>(id)];
+                const Group& g = G(id);
                 for (int32_t k = 0; k < g.active(); ++k) {
                     const Seq& q = g.seqs[static_cast<size_t>(k)];
                     logical += static_cast<double>(q.table.size());
@@ -1027,7 +1076,7 @@ struct Simulator::Impl {
                 x.external = static_cast<double>(sum_alloc - sum_reserve);
             }
             for (int32_t id : simple ? no_ids : running) {
-                const Group& g = groups[static_cast<size_t>(id)];
+                const Group& g = G(id);
                 for (int32_t k = 0; k < g.live; ++k) {
                     const Seq& q = g.seqs[static_cast<size_t>(k)];
                     const double L = static_cast<double>(g.prompt) + q.out;
@@ -1042,7 +1091,7 @@ struct Simulator::Impl {
             // (not only in steps where the scheduler tried and failed).
             double unusable = 0;
             if (!waiting.empty()) {
-                const Group& h = groups[static_cast<size_t>(waiting.front())];
+                const Group& h = G(waiting.front());
                 unusable = static_cast<double>(buddy.free_below(BuddyAllocator::order_for(reservation(h, h.output))));
             }
             x.external += unusable;
@@ -1178,14 +1227,14 @@ struct Simulator::Impl {
             sn.owner[0] = -3;
             sn.refcount[0] = 0;
             for (int32_t id : running) {
-                const Group& g = groups[static_cast<size_t>(id)];
+                const Group& g = G(id);
                 for (int32_t k = 0; k < g.active(); ++k)
                     for (int32_t b : g.seqs[static_cast<size_t>(k)].table)
                         if (sn.owner[static_cast<size_t>(b)] < 0) sn.owner[static_cast<size_t>(b)] = id;
             }
         } else {
             for (int32_t id : running) {
-                const Group& g = groups[static_cast<size_t>(id)];
+                const Group& g = G(id);
                 for (int32_t k = 0; k < g.live; ++k) {
                     const Seq& q = g.seqs[static_cast<size_t>(k)];
                     Region r;
@@ -1211,7 +1260,7 @@ struct Simulator::Impl {
             if (!e.empty()) return e;
             std::vector<int32_t> refs(static_cast<size_t>(num_blocks), 0);
             for (int32_t id : running) {
-                const Group& g = groups[static_cast<size_t>(id)];
+                const Group& g = G(id);
                 for (int32_t k = 0; k < g.active(); ++k) {
                     const Seq& q = g.seqs[static_cast<size_t>(k)];
                     if (static_cast<int64_t>(q.table.size()) != (q.computed + bs - 1) / bs)
@@ -1238,7 +1287,7 @@ struct Simulator::Impl {
             if (!e.empty()) return e;
             int64_t held = 0;
             for (int32_t id : running) {
-                const Group& g = groups[static_cast<size_t>(id)];
+                const Group& g = G(id);
                 for (int32_t k = 0; k < g.live; ++k) {
                     const Seq& q = g.seqs[static_cast<size_t>(k)];
                     if (q.offset < 0) return "running request without a region";
@@ -1249,7 +1298,7 @@ struct Simulator::Impl {
             if (held + buddy.free_slots() != capacity) return "regions and free slots do not add up to the capacity";
         }
         int64_t seqs = 0;
-        for (int32_t id : running) seqs += groups[static_cast<size_t>(id)].live;
+        for (int32_t id : running) seqs += G(id).live;
         if (seqs != running_seqs) return "running sequence count out of step";
         if (running_seqs > cfg.max_num_seqs) return "more sequences running than max-num-seqs";
         if (is_done && !failed) {
@@ -1262,7 +1311,17 @@ struct Simulator::Impl {
 };
 
 Simulator::Simulator(const SimConfig& config, const std::vector<Request>& requests) : impl_(new Impl) {
-    impl_->setup(config, requests);
+    impl_->setup(config, RequestStream::of(requests));
+    // Given requests are checked whole before the run, so a bad one is refused at once.
+    double last = 0;
+    for (size_t i = 0; i < requests.size() && !impl_->failed; ++i) {
+        const std::string e = impl_->check_request(static_cast<int64_t>(i), requests[i], last);
+        if (!e.empty()) impl_->fail("bad_value", e);
+        last = requests[i].arrival_s;
+    }
+}
+Simulator::Simulator(const SimConfig& config, RequestStream requests) : impl_(new Impl) {
+    impl_->setup(config, std::move(requests));
 }
 Simulator::~Simulator() = default;
 Simulator::Simulator(Simulator&&) noexcept = default;
@@ -1291,14 +1350,23 @@ bool Simulator::done() const {
 }
 double Simulator::progress() const {
     const Impl& m = *impl_;
-    if (m.groups.empty()) return 1;
-    return static_cast<double>(m.s.finished + m.s.refused) / static_cast<double>(m.groups.size());
+    if (m.s.requests == 0) return 1;
+    return static_cast<double>(m.s.finished + m.s.refused) / static_cast<double>(m.s.requests);
 }
 int64_t Simulator::steps() const {
     return impl_->step_no;
 }
 double Simulator::now_s() const {
     return impl_->now;
+}
+double Simulator::last_arrival_s() const {
+    return impl_->last_arrival;
+}
+int64_t Simulator::requests_held() const {
+    return static_cast<int64_t>(impl_->groups.size());
+}
+int64_t Simulator::max_requests_held() const {
+    return impl_->max_held;
 }
 Summary Simulator::summary() const {
     return impl_->summary();

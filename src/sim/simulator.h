@@ -167,6 +167,8 @@ class Simulator {
 public:
     // Validates and prepares; check ok()/error() before running.
     Simulator(const SimConfig& config, const std::vector<Request>& requests);
+    // Draws the requests as they arrive: memory follows the requests in flight.
+    Simulator(const SimConfig& config, RequestStream requests);
     ~Simulator();
     Simulator(Simulator&&) noexcept;
     Simulator& operator=(Simulator&&) noexcept;
@@ -182,6 +184,12 @@ public:
     double progress() const;  // finished or refused requests / all requests
     int64_t steps() const;
     double now_s() const;
+    // The latest arrival drawn so far: once done(), the workload's arrival span.
+    double last_arrival_s() const;
+    // Requests held now (arrived and not yet done, plus done ones behind the oldest
+    // unfinished), and the most held at once: what the simulator's memory follows.
+    int64_t requests_held() const;
+    int64_t max_requests_held() const;
 
     Summary summary() const;  // so far; final once done()
     std::vector<TimePoint> series() const;

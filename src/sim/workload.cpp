@@ -54,7 +54,7 @@ Error bad(const std::string& msg) {
 
 }  // namespace
 
-Result<std::vector<Request>> make_workload(const WorkloadSpec& s) {
+Result<bool> check_workload(const WorkloadSpec& s) {
     const bool need_trace = s.arrival == Arrival::Trace || s.lengths == Lengths::Trace;
     if (need_trace && s.trace.empty()) return bad("the workload uses a trace but the trace has no requests");
     int64_t count = s.requests;
@@ -83,53 +83,115 @@ Result<std::vector<Request>> make_workload(const WorkloadSpec& s) {
     if (s.shared_prefix < 0 || s.shared_prefix > kMaxTokens) return bad("shared prefix length out of range");
     if (!(s.shared_fraction >= 0 && s.shared_fraction <= 1))
         return bad("shared-prefix fraction must be between 0 and 1");
+    return true;
+}
 
-    Rng arrivals(s.seed, 1), lengths(s.seed, 2), prefix(s.seed, 3);
-    std::vector<Request> out(static_cast<size_t>(count));
-    double t = 0;
-    for (int64_t i = 0; i < count; ++i) {
-        Request& q = out[static_cast<size_t>(i)];
-        switch (s.arrival) {
-            case Arrival::Batch: q.arrival_s = 0; break;
-            case Arrival::Poisson:
-                t += arrivals.exponential(s.rate);
-                q.arrival_s = t;
-                break;
-            case Arrival::Trace: q.arrival_s = s.trace[static_cast<size_t>(i)].arrival_s; break;
-        }
-        switch (s.lengths) {
-            case Lengths::Fixed:
-                q.prompt_tokens = s.fixed_prompt;
-                q.output_tokens = s.fixed_output;
-                break;
-            case Lengths::Uniform:
-                q.prompt_tokens = static_cast<int32_t>(lengths.uniform_int(s.min_prompt, s.max_prompt));
-                q.output_tokens = static_cast<int32_t>(lengths.uniform_int(s.min_output, s.max_output));
-                break;
-            case Lengths::ShareGpt:
-            case Lengths::Alpaca: {
-                const LengthFit& f = s.lengths == Lengths::ShareGpt ? sharegpt_fit() : alpaca_fit();
-                do {
-                    q.prompt_tokens = draw_lognormal(lengths, f.mu_prompt, f.sigma_prompt);
-                    q.output_tokens = draw_lognormal(lengths, f.mu_output, f.sigma_output);
-                } while (q.prompt_tokens + q.output_tokens > f.max_total);
-                break;
+Result<RequestStream> RequestStream::create(const WorkloadSpec& spec) {
+    if (auto ok = check_workload(spec); !ok) return ok.error();
+    const bool need_trace = spec.arrival == Arrival::Trace || spec.lengths == Lengths::Trace;
+    RequestStream r;
+    r.count_ = spec.requests > 0 ? spec.requests : static_cast<int64_t>(spec.trace.size());
+    if (spec.arrival == Arrival::Trace) {
+        // Trace arrivals come sorted from the parser; a hand-built trace might not:
+        // then the whole workload is drawn and sorted once, as make_workload always did.
+        bool sorted = true;
+        for (int64_t i = 1; i < r.count_ && sorted; ++i)
+            sorted = !(spec.trace[static_cast<size_t>(i)].arrival_s < spec.trace[static_cast<size_t>(i - 1)].arrival_s);
+        if (!sorted) {
+            WorkloadSpec unsorted = spec;
+            unsorted.arrival = Arrival::Batch;  // draw in trace order, then take the trace's times
+            RequestStream u;
+            u.spec_ = std::make_shared<const WorkloadSpec>(unsorted);
+            u.count_ = r.count_;
+            u.rewind();
+            std::vector<Request> all(static_cast<size_t>(r.count_));
+            for (size_t i = 0; i < all.size(); ++i) {
+                u.next(&all[i]);
+                all[i].arrival_s = spec.trace[i].arrival_s;
             }
-            case Lengths::Trace:
-                q.prompt_tokens = s.trace[static_cast<size_t>(i)].prompt_tokens;
-                q.output_tokens = s.trace[static_cast<size_t>(i)].output_tokens;
-                break;
-        }
-        if (s.shared_prefix > 0 && s.shared_fraction > 0 && prefix.chance(s.shared_fraction)) {
-            q.prompt_tokens += s.shared_prefix;
-            q.prefix_tokens = s.shared_prefix;
+            std::stable_sort(all.begin(), all.end(),
+                             [](const Request& a, const Request& b) { return a.arrival_s < b.arrival_s; });
+            return of(std::move(all));
         }
     }
-    if (s.arrival == Arrival::Trace) {
-        // Trace arrivals are sorted by the parser; a hand-built trace might not be.
-        std::stable_sort(out.begin(), out.end(),
-                         [](const Request& a, const Request& b) { return a.arrival_s < b.arrival_s; });
+    WorkloadSpec own = spec;
+    if (!need_trace) own.trace.clear();
+    r.spec_ = std::make_shared<const WorkloadSpec>(std::move(own));
+    r.rewind();
+    return r;
+}
+
+RequestStream RequestStream::of(std::vector<Request> requests) {
+    RequestStream r;
+    r.count_ = static_cast<int64_t>(requests.size());
+    r.given_ = std::make_shared<const std::vector<Request>>(std::move(requests));
+    r.use_given_ = true;
+    return r;
+}
+
+void RequestStream::rewind() {
+    index_ = 0;
+    t_ = 0;
+    if (!spec_) return;
+    arrivals_ = Rng(spec_->seed, 1);
+    lengths_ = Rng(spec_->seed, 2);
+    prefix_ = Rng(spec_->seed, 3);
+}
+
+bool RequestStream::next(Request* out) {
+    if (index_ >= count_) return false;
+    const size_t i = static_cast<size_t>(index_++);
+    if (use_given_) {
+        *out = (*given_)[i];
+        return true;
     }
+    const WorkloadSpec& s = *spec_;
+    Request q;
+    switch (s.arrival) {
+        case Arrival::Batch: q.arrival_s = 0; break;
+        case Arrival::Poisson:
+            t_ += arrivals_.exponential(s.rate);
+            q.arrival_s = t_;
+            break;
+        case Arrival::Trace: q.arrival_s = s.trace[i].arrival_s; break;
+    }
+    switch (s.lengths) {
+        case Lengths::Fixed:
+            q.prompt_tokens = s.fixed_prompt;
+            q.output_tokens = s.fixed_output;
+            break;
+        case Lengths::Uniform:
+            q.prompt_tokens = static_cast<int32_t>(lengths_.uniform_int(s.min_prompt, s.max_prompt));
+            q.output_tokens = static_cast<int32_t>(lengths_.uniform_int(s.min_output, s.max_output));
+            break;
+        case Lengths::ShareGpt:
+        case Lengths::Alpaca: {
+            const LengthFit& f = s.lengths == Lengths::ShareGpt ? sharegpt_fit() : alpaca_fit();
+            do {
+                q.prompt_tokens = draw_lognormal(lengths_, f.mu_prompt, f.sigma_prompt);
+                q.output_tokens = draw_lognormal(lengths_, f.mu_output, f.sigma_output);
+            } while (q.prompt_tokens + q.output_tokens > f.max_total);
+            break;
+        }
+        case Lengths::Trace:
+            q.prompt_tokens = s.trace[i].prompt_tokens;
+            q.output_tokens = s.trace[i].output_tokens;
+            break;
+    }
+    if (s.shared_prefix > 0 && s.shared_fraction > 0 && prefix_.chance(s.shared_fraction)) {
+        q.prompt_tokens += s.shared_prefix;
+        q.prefix_tokens = s.shared_prefix;
+    }
+    *out = q;
+    return true;
+}
+
+Result<std::vector<Request>> make_workload(const WorkloadSpec& s) {
+    auto st = RequestStream::create(s);
+    if (!st) return st.error();
+    std::vector<Request> out(static_cast<size_t>(st->size()));
+    RequestStream& r = st.value();
+    for (Request& q : out) r.next(&q);
     return out;
 }
 

@@ -1,10 +1,12 @@
 // Workloads for the paging simulator: when requests arrive and how long they are.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "base/result.h"
+#include "sim/rng.h"
 
 namespace kvb::sim {
 
@@ -41,6 +43,36 @@ struct LengthFit {
 };
 const LengthFit& sharegpt_fit();
 const LengthFit& alpaca_fit();
+
+// Checks a spec without drawing anything (cheap: what make_workload refuses).
+Result<bool> check_workload(const WorkloadSpec& spec);
+
+// The workload drawn one request at a time, in arrival order, holding nothing per
+// request: the same requests, in the same order, as make_workload (which collects
+// it), so a simulation of ten million requests does not hold ten million requests.
+// A trace spec is read from spec.trace (a trace that is not sorted by arrival is
+// sorted once, as make_workload does).
+class RequestStream {
+public:
+    // The spec must pass check_workload (create() checks it).
+    static Result<RequestStream> create(const WorkloadSpec& spec);
+    // A stream over given requests (kept by value), in their order.
+    static RequestStream of(std::vector<Request> requests);
+
+    int64_t size() const { return count_; }
+    int64_t position() const { return index_; }
+    bool next(Request* out);  // false past the end
+    void rewind();            // back to the first request, same draws again
+
+private:
+    // Shared: copies of a stream (one per policy) share the spec and its trace.
+    std::shared_ptr<const WorkloadSpec> spec_;
+    std::shared_ptr<const std::vector<Request>> given_;  // of(): the requests themselves
+    bool use_given_ = false;
+    int64_t count_ = 0, index_ = 0;
+    double t_ = 0;
+    Rng arrivals_, lengths_, prefix_;
+};
 
 // Draws the workload. Deterministic for a given spec (and seed) on every platform.
 Result<std::vector<Request>> make_workload(const WorkloadSpec& spec);

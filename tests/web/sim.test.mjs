@@ -179,6 +179,30 @@ test('the block map draws every block, marks sharing and scrubs through the run'
   await context.close();
 });
 
+test('a link asking for a large run does not start it on load; Run does', async () => {
+  // Issue 14: sim=1&simReq=1000000 once started minutes of worker CPU on page load.
+  const { page, context, errors } = await openPage(env, 'model=Qwen/Qwen3-0.6B&ctx=4096&sim=1&simReq=1000000&simPol=paged');
+  await page.waitForTimeout(1500);
+  assert.equal(await simState(page), 'waiting-click');
+  assert.equal(await page.isHidden('[data-role="sim-progress"]'), true);
+  assert.equal(await page.isEnabled('[data-action="sim-run"]'), true);
+  assert.match(await page.textContent('[data-role="sim-status"]'), /1,000,000 requests/);
+  assert.equal(await page.inputValue('#sim-req'), '1000000');
+  await watchProgress(page);
+  await page.click('[data-action="sim-run"]');
+  await page.waitForFunction(() => window.__simProgress.length > 0, null, { timeout: 60000 });
+  assert.equal(await simState(page), 'running');
+  await page.click('[data-action="sim-cancel"]');
+  assert.equal(await simState(page), 'cancelled');
+  // At the limit (100,000) a link still runs on load.
+  const small = await openPage(env, 'model=Qwen/Qwen3-0.6B&ctx=4096&sim=1&simReq=2000&simPol=paged');
+  await waitSimDone(small.page);
+  assert.deepEqual(errors, []);
+  assert.deepEqual(small.errors, []);
+  await small.context.close();
+  await context.close();
+});
+
 test('Cancel stops a long run; the page stays responsive meanwhile', async () => {
   const { page, context, errors } = await openPage(env, 'model=meta-llama/Llama-3.1-8B&gpu=a100-80gb&ctx=131072');
   await page.selectOption('#sim-wl', 'azure-conv');

@@ -94,6 +94,17 @@ export function simToParams(s, p) {
   return p;
 }
 
+// A link opens the simulator view and runs it at once, unless the run is large:
+// then it waits for the user's Run (issue 14: `simReq=1000000` in a link must not
+// start minutes of worker CPU on page load). Large = more requests than this; the
+// bundled Azure traces (19,366 and 8,819 requests) and the presets' default 1,000
+// run on load as before.
+export const SIM_AUTORUN_MAX_REQUESTS = 100_000;
+
+export function simRunsOnLoad(s) {
+  return s.simReq <= SIM_AUTORUN_MAX_REQUESTS;
+}
+
 // The module input (wasm/kvbudget.d.ts SimInputs, the core's member names) for these
 // settings, minus the model/GPU part that the view takes from the calculator.
 export function simInputFromState(s) {

@@ -9,7 +9,7 @@ import { t, tMsg } from './i18n.js';
 import { bytes, int, fixed, percent } from './format.js';
 import { renderTable } from './tables.js';
 import { chartToolbar } from './export.js';
-import { SIM_WORKLOADS, SIM_POLICIES, simInputFromState } from './sim-state.js';
+import { SIM_WORKLOADS, SIM_POLICIES, simInputFromState, simRunsOnLoad } from './sim-state.js';
 
 const TRACE_FILES = { 'azure-conv': 'traces/azure-llm-2023-conv.csv', 'azure-code': 'traces/azure-llm-2023-code.csv' };
 const BLOCK_SIZES = [1, 2, 4, 8, 16, 32, 64, 128, 256];
@@ -193,6 +193,7 @@ export function buildSimView(app, opts = {}) {
     markStale(app);
   };
   els.wl.addEventListener('change', () => {
+    sv.spare?.postMessage({ type: 'warm', traceUrl: traceUrlFor(els.wl.value) });
     if (els.wl.value === 'csv') {
       els.csvBox.hidden = false;
     } else {
@@ -364,10 +365,17 @@ export function simSync(app) {
   if (!sv?.els) return;
   applySimLimits(app);
   markStale(app);
-  // A link with sim=1 runs the simulator once the model is ready.
+  if (app.configText) warmSpare(app);
+  // A link with sim=1 runs the simulator once the model is ready; a large run waits
+  // for the user's click (sim-state.js simRunsOnLoad).
   if (app.state.sim && !sv.autoRan && app.configText) {
     sv.autoRan = true;
-    runSim(app);
+    if (simRunsOnLoad(app.state)) {
+      runSim(app);
+    } else {
+      sv.els.status.textContent = t('sim.largeWaits', { requests: int(app.state.simReq) });
+      setSimState(app, 'waiting-click');
+    }
   }
 }
 
@@ -379,6 +387,32 @@ function showSimError(app, text) {
   const e = app.sim.els.error;
   e.textContent = text || '';
   e.hidden = !text;
+}
+
+// A worker that has loaded its module ahead of Run (and the selected trace), so a
+// run pays for the simulation alone (issue 13: Run to the drawn result within 2x
+// the native time). Started once the page is idle after its first answer, never
+// before it; a finished run's worker is kept as the next spare.
+function newWorker() {
+  return new Worker(new URL('sim-worker.js', import.meta.url), { type: 'module' });
+}
+
+function traceUrlFor(workload) {
+  return TRACE_FILES[workload] ? new URL(TRACE_FILES[workload], document.baseURI).href : null;
+}
+
+function warmSpare(app) {
+  const sv = app.sim;
+  if (!sv || sv.spare || sv.warmPending) return;
+  sv.warmPending = true;
+  const start = () => {
+    sv.warmPending = false;
+    if (sv.spare) return;
+    sv.spare = newWorker();
+    sv.spare.postMessage({ type: 'warm', traceUrl: traceUrlFor(app.state.simWl) });
+  };
+  if (typeof requestIdleCallback === 'function') requestIdleCallback(start, { timeout: 2000 });
+  else setTimeout(start, 200);
 }
 
 function cancelSim(app, byUser) {
@@ -417,7 +451,7 @@ export function runSim(app) {
     input.trace_name = sv.csv.name;
     traceText = sv.csv.text;
   } else if (TRACE_FILES[input.workload]) {
-    traceUrl = new URL(TRACE_FILES[input.workload], document.baseURI).href;
+    traceUrl = traceUrlFor(input.workload);
   }
   input.snapshots = 60;  // the block map's scrubber
   // A preset run goes into the link; a CSV run cannot.
@@ -426,7 +460,8 @@ export function runSim(app) {
   }
   sv.onState();
   const key = runKey(app);
-  const worker = new Worker(new URL('sim-worker.js', import.meta.url), { type: 'module' });
+  const worker = sv.spare || newWorker();
+  sv.spare = null;
   sv.worker = worker;
   els.run.disabled = true;
   els.cancel.hidden = false;
@@ -445,6 +480,9 @@ export function runSim(app) {
       els.progress.dataset.value = String(m.progress);
       els.status.textContent = t('sim.running', { policy: m.policy ? t('sim.policy.' + m.policy) : '', pct: percent(m.progress, 0) });
     } else if (m.type === 'done') {
+      sv.worker = null; // kept: its module and traces are loaded
+      if (sv.spare) worker.terminate();
+      else sv.spare = worker;
       cancelSim(app, false);
       sv.result = m.result;
       sv.runKey = key;

@@ -3,23 +3,43 @@
 // simulation in chunks of about 30 ms and posts progress between them. The page
 // cancels by terminating the worker; nothing here needs to clean up for that.
 //
-// in:  {type: 'run', configText, configName, input (SimInputs without trace), traceUrl?, traceText?}
+// in:  {type: 'warm', traceUrl?} (load the module and the trace ahead of a run), then
+//      {type: 'run', configText, configName, input (SimInputs without trace), traceUrl?, traceText?}
 // out: {type: 'started', run} {type: 'progress', progress, policy, policy_index} ... then
 //      {type: 'done', result, timing} or {type: 'error', code, message, detail}
 import { loadKvbudget } from '../../wasm/kvbudget.js';
 
 const CHUNK_MS = 30;
 
+// A worker is started ahead of the first Run ({type: 'warm'}) and kept between runs,
+// so Run pays for the simulation, not for compiling the module or fetching a trace:
+// both are loaded once and kept here.
+let corePromise = null;
+const traces = new Map(); // url -> Promise<text>
+
+function loadCore() {
+  corePromise ||= loadKvbudget({ wasmUrl: new URL('kvbudget.wasm', self.location.href).href });
+  return corePromise;
+}
+
+function loadTrace(url) {
+  if (!traces.has(url)) {
+    const p = fetch(url).then((res) => {
+      if (!res.ok) throw Object.assign(new Error(`${url}: HTTP ${res.status}`), { code: 'trace_fetch' });
+      return res.text();
+    });
+    p.catch(() => traces.delete(url)); // a failed fetch is tried again on the next run
+    traces.set(url, p);
+  }
+  return traces.get(url);
+}
+
 async function run(msg) {
   const t0 = performance.now();
-  const core = await loadKvbudget({ wasmUrl: new URL('kvbudget.wasm', self.location.href).href });
+  const core = await loadCore();
   const tLoaded = performance.now();
   let trace = msg.traceText;
-  if (!trace && msg.traceUrl) {
-    const res = await fetch(msg.traceUrl);
-    if (!res.ok) throw Object.assign(new Error(`${msg.traceUrl}: HTTP ${res.status}`), { code: 'trace_fetch' });
-    trace = await res.text();
-  }
+  if (!trace && msg.traceUrl) trace = await loadTrace(msg.traceUrl);
   const model = core.parseConfig(msg.configText, msg.configName || 'config.json');
   let sim;
   try {
@@ -50,6 +70,11 @@ async function run(msg) {
 
 self.onmessage = (ev) => {
   const msg = ev.data || {};
+  if (msg.type === 'warm') {
+    loadCore().catch(() => { corePromise = null; });
+    if (msg.traceUrl) loadTrace(msg.traceUrl).catch(() => {});
+    return;
+  }
   if (msg.type !== 'run') return;
   run(msg).catch((e) => {
     self.postMessage({ type: 'error', code: e?.code || 'internal', message: e?.message || String(e), detail: e?.detail || null });

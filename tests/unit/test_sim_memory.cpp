@@ -1,0 +1,159 @@
+// Bounded memory (issue 14, item 10): the workload is drawn as the run goes, so
+// what the simulator holds follows the requests in flight, not the workload; the
+// reported series and snapshots stay within their bounds however long the run; the
+// streamed workload is exactly the materialized one; settings are refused before
+// any request is drawn or trace parsed.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "fixtures.h"
+#include "sim/session.h"
+#include "sim/simulator.h"
+#include "sim/workload.h"
+
+using namespace kvb;
+using namespace kvb::sim;
+using kvb::test::fixture;
+
+namespace {
+
+SimConfig small_config() {
+    SimConfig c;
+    c.kv_bytes_per_token = 114688;  // Qwen3-0.6B, bf16
+    c.kv_capacity_bytes = int64_t{1} << 30;
+    c.max_model_len = 4096;
+    c.latency.weights_bytes = 1.2e9;
+    c.latency.active_params = 0.6e9;
+    c.latency.bandwidth_bytes_per_s = 2e12;
+    c.latency.flops_per_s = 312e12;
+    return c;
+}
+
+void check_same(const Summary& a, const Summary& b) {
+    CHECK(a.finished == b.finished);
+    CHECK(a.steps == b.steps);
+    CHECK(a.preemptions == b.preemptions);
+    CHECK(a.generated_tokens == b.generated_tokens);
+    CHECK(a.makespan_s == b.makespan_s);
+    CHECK(a.memory.token_states == b.memory.token_states);
+    CHECK(a.of_used.internal_fragmentation == b.of_used.internal_fragmentation);
+    CHECK(a.ttft_p99_s == b.ttft_p99_s);
+    CHECK(a.normalized_latency_s == b.normalized_latency_s);
+}
+
+}  // namespace
+
+TEST_CASE("the streamed workload is the materialized one, request for request") {
+    std::vector<WorkloadSpec> specs(3);
+    specs[0].lengths = Lengths::ShareGpt;
+    specs[0].arrival = Arrival::Poisson;
+    specs[0].rate = 7;
+    specs[0].requests = 500;
+    specs[0].shared_prefix = 64;
+    specs[0].shared_fraction = 0.3;
+    specs[0].seed = 5;
+    specs[1].lengths = Lengths::Alpaca;
+    specs[1].requests = 300;
+    // A hand-built trace out of order: sorted once, as make_workload always did.
+    specs[2].arrival = Arrival::Trace;
+    specs[2].lengths = Lengths::Trace;
+    for (int i = 0; i < 50; ++i)
+        specs[2].trace.push_back(Request{static_cast<double>((i * 37) % 50), 10 + i, 1 + i, 0});
+    for (const WorkloadSpec& w : specs) {
+        auto all = make_workload(w);
+        REQUIRE(all);
+        auto st = RequestStream::create(w);
+        REQUIRE(st);
+        REQUIRE(st->size() == static_cast<int64_t>(all->size()));
+        RequestStream s = st.value();
+        for (int pass = 0; pass < 2; ++pass) {  // and again after rewind()
+            Request q;
+            size_t i = 0;
+            while (s.next(&q)) {
+                REQUIRE(i < all->size());
+                CHECK(q.arrival_s == all.value()[i].arrival_s);
+                CHECK(q.prompt_tokens == all.value()[i].prompt_tokens);
+                CHECK(q.output_tokens == all.value()[i].output_tokens);
+                CHECK(q.prefix_tokens == all.value()[i].prefix_tokens);
+                ++i;
+            }
+            CHECK(i == all->size());
+            s.rewind();
+        }
+    }
+}
+
+TEST_CASE("a simulator drawing its requests gives the run over the materialized workload") {
+    WorkloadSpec w;
+    w.arrival = Arrival::Poisson;
+    w.rate = 40;
+    w.requests = 1500;
+    for (Policy p : {Policy::Paged, Policy::Pow2}) {
+        for (int n : {1, 3}) {
+            CAPTURE(policy_name(p));
+            CAPTURE(n);
+            SimConfig c = small_config();
+            c.policy = p;
+            c.n = n;
+            auto all = simulate(c, make_workload(w).value());
+            REQUIRE(all);
+            Simulator sim(c, RequestStream::create(w).value());
+            REQUIRE(sim.ok());
+            while (!sim.done()) sim.run(777);
+            check_same(sim.summary(), all->summary);
+            CHECK(sim.check_invariants() == "");
+        }
+    }
+}
+
+TEST_CASE("memory follows the requests in flight: a long steady run holds few requests, a bounded series") {
+    // 100,000 requests at 5/s on a GPU that keeps up: tens in flight at a time.
+    WorkloadSpec w;
+    w.arrival = Arrival::Poisson;
+    w.rate = 5;
+    w.requests = 100'000;
+    SimConfig c = small_config();
+    c.kv_capacity_bytes = int64_t{4} << 30;
+    c.series_points = 50;
+    c.snapshot_every_steps = 8;
+    c.max_snapshots = 10;
+    Simulator sim(c, RequestStream::create(w).value());
+    REQUIRE(sim.ok());
+    int64_t most_series = 0, most_snaps = 0;
+    while (!sim.done()) {
+        sim.run(200'000);
+        most_series = std::max<int64_t>(most_series, static_cast<int64_t>(sim.series().size()));
+        most_snaps = std::max<int64_t>(most_snaps, static_cast<int64_t>(sim.snapshots().size()));
+    }
+    const Summary s = sim.summary();
+    CHECK(s.finished == 100'000);
+    CHECK(s.max_waiting == 0);
+    // Held: in flight plus finished ones behind the oldest unfinished request.
+    CHECK(sim.max_requests_held() < 1000);
+    CHECK(sim.requests_held() == 0);
+    // Series: between series_points and 2x series_points buckets, however long the run.
+    CHECK(most_series <= 2 * c.series_points);
+    CHECK(sim.series().size() >= static_cast<size_t>(c.series_points));
+    CHECK(most_snaps <= c.max_snapshots);
+}
+
+TEST_CASE("settings are refused before a workload is drawn or a trace parsed") {
+    const ModelSpec m = fixture("Qwen/Qwen3-0.6B");
+    SimInputs in;
+    in.kv_cache_memory = 64 << 20;  // 585 token slots: one 4,096-token sequence cannot fit
+    in.max_model_len = 4096;
+    in.requests = 10'000'000;  // the documented maximum: refused at once, nothing drawn
+    auto s = SimSession::create(m, in);
+    REQUIRE_FALSE(s.ok());
+    CHECK(s.error().message.find("paged") != std::string::npos);
+    CHECK(s.error().message.find("fewer than the 256 one sequence of max model length 4096 needs") !=
+          std::string::npos);
+    // A malformed trace is not parsed when the settings already fail.
+    in.workload = "csv";
+    in.trace = "not,a,trace\n";
+    in.requests.reset();
+    auto t = SimSession::create(m, in);
+    REQUIRE_FALSE(t.ok());
+    CHECK(t.error().message.find("fewer than the 256") != std::string::npos);
+}
