@@ -33,7 +33,9 @@ TEST_CASE("exit status: 0 success, 1 refused input, 2 usage") {
           "fp8, fp8_e4m3, fp8_e5m2)\n");
     r = run_cli("kv " + config_path("Qwen--Qwen3-8B") + " --context -5");
     CHECK(r.status == 1);
-    CHECK(r.out == "kvbudget: error: --context must be a non-negative integer, got '-5'\n");
+    CHECK(r.out ==
+          "kvbudget: error: --context: '-5' is not a context length; write tokens as 32768, 32,768, 32K (= 32,768) or "
+          "1M (= 1,048,576)\n");
     r = run_cli("inspect - < /dev/null");
     CHECK(r.status == 1);
     CHECK(r.out == "kvbudget: error: stdin: config.json is not valid JSON (syntax error near byte 1)\n");

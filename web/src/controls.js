@@ -26,18 +26,14 @@ function stopIndex(stops, ctx) {
   return i;
 }
 
+// A label that is one long word (an engine flag: gpu_memory_utilization) gets the whole
+// row, so it is never broken inside the word.
 function field(id, label, control, hint) {
-  return h('div', { class: 'field', 'data-field': id },
-    h('label', { for: id }, breakable(label)),
+  const longWord = label.split(/\s+/).some((w) => w.length > 16);
+  return h('div', { class: 'field' + (longWord ? ' wide' : ''), 'data-field': id },
+    h('label', { for: id }, label),
     control,
     hint ? h('p', { class: 'muted hint', id: id + '-hint' }, hint) : null);
-}
-
-// Engine flag names (gpu_memory_utilization) may wrap after an underscore, never mid-word.
-function breakable(text) {
-  if (!text.includes('_')) return text;
-  const parts = text.split('_');
-  return parts.flatMap((p, i) => (i < parts.length - 1 ? [p + '_', h('wbr')] : [p]));
 }
 
 function numberInput(id, min, max, step = 1) {
