@@ -294,8 +294,7 @@ SimReport SimSession::report() const {
     r.run = info_;
     r.done = done();
     for (const sim::Simulator& s : sims_) r.policies.push_back(s.summary());
-    if (r.done && !sims_.empty())
-        r.conclusions = sim_conclusions(r.policies, sims_.front().last_arrival_s());
+    if (r.done && !sims_.empty()) r.conclusions = sim_conclusions(r.policies, sims_.front().last_arrival_s());
     return r;
 }
 
