@@ -56,11 +56,14 @@ Result<LlamaKvCache> build_kv_cache(const ModelSpec& m, const LlamaOptions& o, c
         const int64_t kr = c.tk.bytes(w.k), vr = c.tv.bytes(w.v);
         int64_t rows = 0, kb = 0, vb = 0;
         if (mul_overflows(cells, c.n_stream, &rows) || mul_overflows(kr, rows, &kb) || mul_overflows(vr, rows, &vb) ||
-            add_overflows(kv.k_bytes, kb, &kv.k_bytes) || add_overflows(kv.v_bytes, vb, &kv.v_bytes))
+            add_overflows(kv.k_bytes, kb, &kv.k_bytes) || add_overflows(kv.v_bytes, vb, &kv.v_bytes) ||
+            add_overflows(kv.bytes_per_cell, kr + vr, &kv.bytes_per_cell))
             return make_error("overflow", note("engine_kv_overflow", {{"model", m.name}}));
         kv.layers += 1;
-        kv.bytes_per_cell += kr + vr;
     }
+    // The size line prints K + V: each fits, their sum must too.
+    if (int64_t kv_total = 0; add_overflows(kv.k_bytes, kv.v_bytes, &kv_total))
+        return make_error("overflow", note("engine_kv_overflow", {{"model", m.name}}));
     return kv;
 }
 

@@ -84,7 +84,8 @@ void uniform_type_group(VllmLayout& L) {
     g.page_size_bytes = 0;
     for (const auto& s : L.layers) {
         g.layers.push_back(s.layer);
-        g.page_size_bytes += s.page_size_bytes;
+        // Saturating: vllm_layout refuses a sum of pages past int64 once grouping is done.
+        g.page_size_bytes = sat_add(g.page_size_bytes, s.page_size_bytes);
     }
     L.group_size = static_cast<int64_t>(g.layers.size());
     L.groups.push_back(std::move(g));
