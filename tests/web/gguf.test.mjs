@@ -83,7 +83,8 @@ test('the spellings llama.cpp and ollama users paste, and picking another quant'
   }
   await page.selectOption('[data-role="quant"]', 'Q4_K_M');
   await page.waitForFunction(() => document.querySelector('[data-role="command"]')?.textContent.includes(':Q4_K_M '), null, { timeout: 15000 });
-  assert.equal(new URL(page.url()).searchParams.get('model'), 'unsloth/Qwen3-8B-GGUF:Q4_K_M');
+  // The address follows after the frame (main.js writeUrl), so wait for it.
+  await page.waitForURL((u) => u.searchParams.get('model') === 'unsloth/Qwen3-8B-GGUF:Q4_K_M', { timeout: 5000 });
   // A link to the file itself.
   await page.fill('#model-input', 'https://huggingface.co/Qwen/Qwen3-8B-GGUF/blob/main/Qwen3-8B-Q8_0.gguf');
   await page.press('#model-input', 'Enter');

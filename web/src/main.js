@@ -499,7 +499,8 @@ async function switchLanguage(code) {
   for (const m of app.catalog) app.els.modelList.append(h('option', { value: m.id }));
   app.els.modelInput.value = input;
   if (app.model) recompute();
-  else writeUrl();
+  // A language switch is one deliberate step, not a drag: the address bar follows at once.
+  writeUrlNow();
 }
 
 // ---------- boot ----------

@@ -126,10 +126,11 @@ function renderAnswer(app, view) {
     fact(t(seqs === 1 ? 'metric.max-context.one' : 'metric.max-context', { seqs: int(seqs) }), num('max-context', maxCtx),
       maxCtx ? t(ctxCapped ? 'answer.tokensModelMax' : 'answer.tokens') : null),
     fact(t('metric.max-concurrency', { ctx: ctxText }), num('max-concurrency', maxConc), maxConc !== null && maxConc !== undefined ? t(maxConc === 1 ? 'answer.requests.one' : 'answer.requests') : null));
+  // Screen readers hear the new answer once per change, not on every re-render. Read
+  // before patching: patchChildren moves new child nodes out of these fresh elements.
+  const spoken = [verdictEl.textContent, ...[...facts.querySelectorAll('.fact')].map((f) => f.querySelector('dt').textContent + ': ' + f.querySelector('dd').textContent)].join('. ');
   patchChildren(el, [verdictEl, facts]);
   app.els.answer.classList.remove('stale');
-  // Screen readers hear the new answer once per change, not on every re-render.
-  const spoken = [verdictEl.textContent, ...[...facts.querySelectorAll('.fact')].map((f) => f.querySelector('dt').textContent + ': ' + f.querySelector('dd').textContent)].join('. ');
   if (app.els.announce && app.lastSpoken !== spoken) {
     app.lastSpoken = spoken;
     app.els.announce.textContent = spoken;
