@@ -31,6 +31,9 @@ export const GGUF_REPOS = {
   'trunc/Qwen3-8B-GGUF': () => ({ 'Qwen3-8B-Q4_K_M.gguf': { header: qwen().header.subarray(0, 300000), size: 300000 } }),
   'notgguf/Fake-GGUF': () => ({ 'model-Q4_K_M.gguf': { header: Buffer.from('<!doctype html><html>not a model</html>'.padEnd(4096, ' ')), size: 4096 } }),
   'ggated/Qwen3-8B-GGUF': () => ({ 'Qwen3-8B-Q4_K_M.gguf': qwen() }),
+  // Listed with its size, but every read of the file fails (500): the page falls back to the
+  // card's base model (Qwen/Qwen3-8B).
+  'nofile/Qwen3-8B-GGUF': () => ({ 'Qwen3-8B-Q4_K_M.gguf': qwen() }),
 };
 
 export const GOOD_TOKEN = 'test-token';
@@ -153,6 +156,10 @@ function serveGguf(req, res, p, cors, sent) {
     return true;
   }
   const f = files[m[2]];
+  if (id.startsWith('nofile/') && f) {
+    send(500, 'Internal Server Error', 'text/plain');
+    return true;
+  }
   if (!f) {
     if (m[2] === 'config.json') send(404, '{"error":"Entry not found"}');
     else send(404, '{"error":"Entry not found"}');

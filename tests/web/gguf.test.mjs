@@ -124,3 +124,15 @@ test('each GGUF failure has its own message', async () => {
     await context.close();
   }
 });
+
+test('a file whose header cannot be read: the base model the card names, with the file\'s quant and size, said so', async () => {
+  const { page, context } = await openPage(env, 'model=nofile/Qwen3-8B-GGUF&gpu=rtx-4090');
+  assert.equal(await page.getAttribute('body', 'data-state'), 'ready', await page.textContent('[data-role="error"]'));
+  const body = await page.textContent('body');
+  assert.match(body, /The header of Qwen3-8B-Q4_K_M\.gguf could not be read from the Hub, so this is Qwen\/Qwen3-8B's config\.json/);
+  assert.match(body, /the file itself is 5\.0\d GB/);
+  assert.equal(await page.inputValue('[data-role="quant"]'), 'Q4_K_M');
+  assert.match(await command(page), /^llama-server -hf nofile\/Qwen3-8B-GGUF:Q4_K_M /);
+  await context.close();
+});
+

@@ -221,6 +221,14 @@ export async function readGgufHeader(hub, core, { id, revision, path, size = 0, 
   }
 }
 
+// The model a GGUF repo was converted from, as its card names it (cardData.base_model: a
+// string or a list; the first that is an org/name other than the repo itself), or ''.
+export function baseModelOf(info, id) {
+  const b = info?.cardData?.base_model;
+  const list = Array.isArray(b) ? b : b ? [b] : [];
+  return list.map(String).find((x) => /^[\w.-]+\/[\w.-]+$/.test(x) && x !== id) || '';
+}
+
 // The repo's model info with file sizes.
 export async function fetchGgufInfo(hub, id, revision, { signal } = {}) {
   const encId = id.split('/').map(encodeURIComponent).join('/');
@@ -253,8 +261,10 @@ export async function loadGgufModel(hub, core, id, revision, want, { signal, onP
       });
     } catch (e) {
       // The repo holds GGUF files but this one's header cannot be had: say that, not a bare 404.
-      if (e instanceof HubError && ['notFound', 'network', 'server', 'notJson'].includes(e.code)) {
-        throw new HubError('gguf', { ...e.detail, file: path, cause: e.code });
+      // The page can still answer from the base model the card names (baseModelOf), with the
+      // file's size beside it: main.js loadGguf.
+      if (e instanceof HubError && ['notFound', 'network', 'server', 'notJson', 'timeout'].includes(e.code)) {
+        throw new HubError('gguf', { ...e.detail, file: path, cause: e.code, base: baseModelOf(info, id), choices, choice });
       }
       throw e;
     }

@@ -43,6 +43,9 @@ export function syncQuantPicker(app) {
 export function ggufSourceText(app) {
   const g = app.gguf;
   if (!g) return '';
+  if (g.fallback) {
+    return t('model.source.ggufFallback', { file: g.choice.path, id: g.id, base: g.fallback.base, size: decimalBytes(g.choice.size) });
+  }
   return t(g.ignoredRange ? 'model.source.ggufWhole' : 'model.source.gguf', {
     file: g.choice.path,
     id: g.id,

@@ -182,10 +182,16 @@ async function loadModel(ref, { preferCatalog = false } = {}) {
 // A GGUF repo: its files as the quant picker, the chosen file's header by range requests,
 // llama.cpp as the engine (the file is what llama.cpp loads).
 async function loadGguf(ref, ctrl) {
-  const got = await loadGgufModel(app.hub, app.core, ref.id, ref.revision, { quant: ref.quant || '', file: ref.file || '' }, {
-    signal: ctrl.signal,
-    onProgress: (n, path) => setStatus(t('model.ggufReading', { file: path, bytes: bytes(n) })),
-  });
+  let got;
+  try {
+    got = await loadGgufModel(app.hub, app.core, ref.id, ref.revision, { quant: ref.quant || '', file: ref.file || '' }, {
+      signal: ctrl.signal,
+      onProgress: (n, path) => setStatus(t('model.ggufReading', { file: path, bytes: bytes(n) })),
+    });
+  } catch (e) {
+    if (e instanceof HubError && e.code === 'gguf' && e.detail?.base && !ctrl.signal.aborted && (await loadGgufFallback(ref, e.detail, ctrl))) return;
+    throw e;
+  }
   if (ctrl.signal.aborted) {
     got.model.release();
     return;
@@ -199,6 +205,31 @@ async function loadGguf(ref, ctrl) {
   app.state.weights = 'auto';
   syncQuantPicker(app);
   finishLoad({ ...ref, quant: got.choice.quant });
+}
+
+// The file's header could not be read: the base model the repo's card names, with the
+// chosen quant as the weight format when the core knows it, and the file's size beside it.
+// The command still downloads the file the user chose (-hf org/repo:QUANT).
+async function loadGgufFallback(ref, d, ctrl) {
+  let text = null;
+  try {
+    text = (await app.hub.fetchModel(d.base, '', { signal: ctrl.signal })).configText;
+  } catch {
+    text = await fetchCatalogConfig(d.base);
+  }
+  if (text === null || text === undefined || ctrl.signal.aborted) return false;
+  try {
+    useConfig(text, d.base, { kind: 'ggufFallback', id: ref.id, base: d.base, file: d.file, size: d.choice.size, cause: d.status || d.cause });
+  } catch {
+    return false;
+  }
+  const formats = app.core.catalog().weight_formats;
+  app.gguf = { id: ref.id, revision: ref.revision || '', choices: d.choices, choice: d.choice, fallback: { base: d.base } };
+  app.state.engine = 'llamacpp';
+  app.state.weights = formats.includes(d.choice.quant) ? d.choice.quant : 'auto';
+  syncQuantPicker(app);
+  finishLoad({ ...ref, quant: d.choice.quant });
+  return true;
 }
 
 function finishLoad(ref) {
