@@ -159,7 +159,7 @@ struct Simulator::Impl {
     const Group& G(int32_t id) const { return groups[static_cast<size_t>(id - base)]; }
     std::deque<int32_t> waiting;
     std::vector<int32_t> running, swapped, scheduled;
-    const std::vector<int32_t> no_ids;
+    const std::vector<int32_t> no_ids{};
     int64_t running_seqs = 0;
     double now = 0;
     int64_t step_no = 0;

@@ -131,6 +131,7 @@ test('no contradictory verdicts, labels or numbers across engines, sequences and
       const legend = await page.$$eval('.legend li', (ls) => ls.map((l) => l.textContent));
       if (v === 'fits') assert.equal(legend.some((l) => l.startsWith(en['bar.over'])), false, `${where}: fits but over capacity`);
       if (v === 'partial') assert.equal(legend.some((l) => l.startsWith(en['bar.over'])), false, `${where}: starts but "over capacity"`);
+      if (v === 'nofit' || v === 'fewer') assert.equal(legend.some((l) => l.startsWith(en['bar.free'] + ':')), false, `${where}: does not fit but the bar says memory is free`);
       const conc = Number(await page.getAttribute('[data-metric="max-concurrency"]', 'data-value'));
       // "not even one sequence" only when not one fits.
       if (/not even one/.test(verdict)) assert.equal(conc, 0, `${where}: says none fits but ${conc} do`);

@@ -62,10 +62,14 @@ function stackedBar(g, verdict, ask) {
   ];
   // Past the usable memory: for a run that starts with fewer sequences this is what
   // all of them would lack, not a failure to start.
-  const overKey = verdict === 'partial' ? 'bar.shortAll' : 'bar.over';
-  const freeLabel = g.free_bytes >= 0 ? t('bar.free') : t(overKey, ask);
+  // The engine may use only `usable` (vLLM: total x gpu_memory_utilization): past it the
+  // answer does not fit, whatever lies beyond the dashed line, so that is what the legend says.
+  const overBy = g.usable_bytes > 0 && g.total_bytes > g.usable_bytes ? g.total_bytes - g.usable_bytes : Math.max(0, -g.free_bytes);
+  const freeLabel = overBy === 0 ? t('bar.free')
+    : verdict === 'partial' ? t('bar.shortAll', ask) : t('bar.overUsable', { usable: bytes(g.usable_bytes) });
+  const lastValue = overBy > 0 ? overBy : g.free_bytes;
   const scale = Math.max(g.capacity_bytes, g.total_bytes) || 1;
-  const bar = h('div', { class: 'bar', role: 'img', 'aria-label': t('bar.item', { label: t('bar.label'), value: [...parts.map(([k, v]) => `${t('bar.' + k)} ${bytes(v)}`), `${freeLabel} ${bytes(Math.abs(g.free_bytes))}`].join(t('list.sep')) }) });
+  const bar = h('div', { class: 'bar', role: 'img', 'aria-label': t('bar.item', { label: t('bar.label'), value: [...parts.map(([k, v]) => `${t('bar.' + k)} ${bytes(v)}`), `${freeLabel} ${bytes(lastValue)}`].join(t('list.sep')) }) });
   for (const [k, v] of parts) {
     if (v > 0) bar.append(h('span', { class: 'seg seg-' + k, style: `width:${(100 * v) / scale}%`, title: t('bar.item', { label: t('bar.' + k), value: bytes(v) }) }));
   }
@@ -75,7 +79,7 @@ function stackedBar(g, verdict, ask) {
   }
   const legend = h('ul', { class: 'legend' },
     parts.map(([k, v]) => h('li', { 'data-part': k, 'data-value': String(v) }, h('span', { class: 'swatch seg-' + k, 'aria-hidden': 'true' }), t('bar.item', { label: t('bar.' + k), value: bytes(v) }))),
-    h('li', null, h('span', { class: 'swatch seg-free', 'aria-hidden': 'true' }), t('bar.item', { label: freeLabel, value: bytes(Math.abs(g.free_bytes)) })));
+    h('li', { 'data-part': overBy > 0 ? 'over' : 'free', 'data-value': String(lastValue) }, h('span', { class: 'swatch ' + (overBy > 0 ? 'seg-over' : 'seg-free'), 'aria-hidden': 'true' }), t('bar.item', { label: freeLabel, value: bytes(lastValue) })));
   return [h('p', { class: 'bar-title muted' }, t('bar.title', ask)), bar, legend];
 }
 
