@@ -59,6 +59,12 @@ test('the model card\'s YaRN x4: 131,072 tokens, 18 GiB at 128K, the flags each 
   assert.equal(url.searchParams.get('rope'), 'yarn:4:32768');
   assert.equal(url.searchParams.get('ctx'), '131072');
   assert.equal(await page.textContent('[data-metric="kv-bytes-total"]'), '18.00 GiB');
+  // The slider ends at the scaled limit, and the hint says which limit that is.
+  await page.focus('#ctl-ctx-slider');
+  await page.keyboard.press('End');
+  await waitSettled(page);
+  assert.equal(await page.inputValue('#ctl-ctx'), '131072');
+  assert.equal(await page.textContent('#ctl-ctx-max'), 'Model maximum with the chosen RoPE scaling: 131,072 tokens (native 40,960); the slider ends there.');
   assert.equal(await page.getAttribute('[data-role="verdict"]', 'data-verdict'), 'fits');
   assert.equal(await page.textContent('[data-role="command"]'),
     'vllm serve Qwen/Qwen3-8B --max-model-len 131072 --hf-overrides \'{"rope_scaling":{"rope_type":"yarn","factor":4.0,"original_max_position_embeddings":32768}}\'');

@@ -252,7 +252,11 @@ export function syncControls(app) {
     input.max = String(lim[name].max);
   }
 
-  const max = app.model?.spec.max_position_embeddings || 0;
+  // With a RoPE scaling chosen the model's limit is what the core derived (YaRN: original x
+  // factor), known from the last answer; main.js syncs again after each answer while it is set.
+  const native = app.model?.spec.max_position_embeddings || 0;
+  const derived = s.rope && app.view?.budget?.model_max_len > 0 ? app.view.budget.model_max_len : 0;
+  const max = derived || native;
   const stops = contextStops(max);
   c.ctxStops = stops;
   c.ctxSlider.max = String(stops.length - 1);
@@ -260,5 +264,6 @@ export function syncControls(app) {
   c.ctxSlider.setAttribute('aria-valuetext', t('controls.ctxTokens', { n: int(s.ctx) }));
   if (document.activeElement !== c.ctx) c.ctx.value = String(s.ctx);
   c.ctxMax.textContent = app.ctxCapped ? t('controls.ctxCapped', { asked: tokens(app.ctxCapped.asked), max: tokens(app.ctxCapped.max) })
-    : max ? t('controls.ctxModelMax', { ctx: int(max) }) : '';
+    : derived && derived !== native ? t('controls.ctxModelMaxScaled', { ctx: int(max), native: int(native) })
+      : max ? t('controls.ctxModelMax', { ctx: int(max) }) : '';
 }

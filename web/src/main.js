@@ -327,6 +327,7 @@ export function recompute() {
   showError('');
   app.els.results.classList.remove('stale');
   renderResults(app, view);
+  if (app.state.rope) syncControls(app); // the slider ends at the limit this answer derived
   if (app.gguf) app.els.source.textContent = ggufSourceText(app);
   syncOffload(app, view);
   if (app.state.embed) embedRendered(app); else shareRendered(app);
