@@ -132,6 +132,13 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
         r.kv_pool_bytes = r.requested_bytes - r.weights_per_gpu_bytes - r.activation_bytes - r.overhead_bytes;
         fill_per_gpu(r, cdiv(p->gpu_kv, n));
     } else {
+        // Every layer on the GPU (-ngl 99) still leaves the input layer (token embeddings) in
+        // system RAM: llama.cpp's loader never offloads it ("CPU_Mapped model buffer size").
+        auto p = place_at(r.context, r.seqs, n_layer + 1, r.llama.total_bytes);
+        if (!p) return p.error();
+        r.weights_per_gpu_bytes = cdiv(p->gpu_weights, n);
+        r.kv_pool_bytes =
+            sat_sub(sat_sub(r.requested_bytes, r.weights_per_gpu_bytes), sat_add(r.activation_bytes, r.overhead_bytes));
         fill_per_gpu(r, cdiv(r.llama.total_bytes, n));
     }
     const PerGpu& g = r.per_gpu;

@@ -211,7 +211,10 @@ TEST_CASE("llama.cpp budget: weights + KV + compute buffer + runtime") {
           "llama_kv_cache: size = 1024.00 MiB (  8192 cells,  32 layers,  1/1 seqs), K (f16):  512.00 MiB, V (f16):  "
           "512.00 MiB");
     CHECK(r.activation_bytes == 512 * 4 * (128256 + 2 * 4096));  // the compute buffer
-    CHECK(r.per_gpu.total_bytes == 4912898048LL + 1073741824LL + 279445504LL + 512 * MiB);
+    // The GPU holds the weights without the token embeddings (the input layer stays in system
+    // RAM, as llama.cpp's loader places it): 4,912,898,048 - 321,402,548 (estimated share).
+    CHECK(r.per_gpu.weights_bytes == 4591495500LL);
+    CHECK(r.per_gpu.total_bytes == 4591495500LL + 1073741824LL + 279445504LL + 512 * MiB);
     CHECK(r.fits);
     CHECK(r.max_context == 131072);
     CHECK(r.max_context_capped);
@@ -408,20 +411,20 @@ TEST_CASE("llama.cpp and transformers on several GPUs: each holds its share of t
     in.context = 32768;
     auto one = budget("meta-llama/Llama-3.1-8B", in);
     CHECK(one.per_gpu.capacity_bytes == 25382879232LL);
-    CHECK(one.per_gpu.weights_bytes == 4912898048LL);
+    CHECK(one.per_gpu.weights_bytes == 4591495500LL);
     CHECK(one.per_gpu.kv_bytes == 4294967296LL);         // 32,768 cells x 131,072 B
     CHECK(one.per_gpu.activation_bytes == 279445504LL);  // compute buffer: 512 x 4 x (128,256 + 2 x 4,096)
     CHECK(one.per_gpu.overhead_bytes == 536870912LL);
-    CHECK(one.per_gpu.total_bytes == 10024181760LL);
-    CHECK(one.per_gpu.free_bytes == 25382879232LL - 10024181760LL);
+    CHECK(one.per_gpu.total_bytes == 9702779212LL);
+    CHECK(one.per_gpu.free_bytes == 25382879232LL - 9702779212LL);
     in.gpu_count = 4;
     auto four = budget("meta-llama/Llama-3.1-8B", in);
     CHECK(four.per_gpu.capacity_bytes == 25382879232LL);  // one GPU's, not four
-    CHECK(four.per_gpu.weights_bytes == 1228224512LL);    // a quarter of the layers
+    CHECK(four.per_gpu.weights_bytes == 1147873875LL);    // a quarter of the layers
     CHECK(four.per_gpu.kv_bytes == 1073741824LL);         // and of their cells
     CHECK(four.per_gpu.activation_bytes == 279445504LL);  // every GPU has its own compute buffer
     CHECK(four.per_gpu.overhead_bytes == 536870912LL);    // and its own runtime: not 4 x 512 MiB on one GPU
-    CHECK(four.per_gpu.total_bytes == 3118282752LL);
+    CHECK(four.per_gpu.total_bytes == 3037932115LL);
     CHECK(four.fits);
     CHECK(four.notes.back().code == "layers_split");
     // More GPUs never shorten the longest context.

@@ -419,7 +419,10 @@ TEST_CASE("GGUF Llama-3-8B-Instruct Q4_K_M: 291 tensors, 8.03 B params, the llam
     CHECK(b->weights.bytes == m.gguf->tensor_bytes);
     CHECK(b->weights.params == 8030261248);
     CHECK(b->weights.format.name == "gguf");
-    CHECK(b->per_gpu.weights_bytes == m.gguf->tensor_bytes);
+    // With -ngl 99 llama.cpp prints "CPU buffer size = 281.81 MiB" (token_embd, the input layer,
+    // never offloaded) and "CUDA0 buffer size = 4403.50 MiB": the GPU holds the rest.
+    CHECK(b->per_gpu.weights_bytes == 4617396224LL);
+    CHECK(m.gguf->tensor_bytes - 4617396224LL == 295501824LL);  // 281.81 MiB
     CHECK(b->per_gpu.kv_bytes == 1073741824);
     CHECK(b->command == "llama-server -m Meta-Llama-3-8B-Instruct-Q4_K_M.gguf -c 8192 -np 1 -ngl 99");
     CHECK(render_english(b->notes[1]) == "llama.cpp: weights are the GGUF file's own tensors, " +

@@ -150,7 +150,7 @@ TEST_CASE("past the model's limit: vLLM refuses in its words, the numbers and th
     auto llama = kvb::compute_answer(m, h100(131072, "", kvb::BudgetEngine::LlamaCpp));
     CHECK(llama->budget->fits);
     CHECK(*llama->metrics.max_context == 40960);
-    CHECK(*llama->metrics.max_context_physical == 536832);
+    CHECK(*llama->metrics.max_context_physical == 539392);
 }
 
 TEST_CASE("CLI: --rope-scaling and max-context-physical in budget --json") {

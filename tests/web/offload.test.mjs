@@ -52,6 +52,6 @@ test('a 16 GB Mac: what Metal may wire, and the sysctl that makes 40K fit', asyn
   assert.equal(want.budget.gpu.total_bytes, 11453246122);
   assert.equal(Number((await metrics(page))['total-bytes']), want.metrics['total-bytes']);
   const body = await page.textContent('body');
-  assert.match(body, /sudo sysctl iogpu\.wired_limit_mb=11374/);
+  assert.match(body, /sudo sysctl iogpu\.wired_limit_mb=11011/);
   await context.close();
 });
