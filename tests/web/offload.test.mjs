@@ -55,3 +55,20 @@ test('a 16 GB Mac: what Metal may wire, and the sysctl that makes 40K fit', asyn
   assert.match(body, /sudo sysctl iogpu\.wired_limit_mb=11011/);
   await context.close();
 });
+
+test('a Mac of another size: its RAM keeps the wired-memory rule, as the CLI computes it', async () => {
+  const { page, context } = await openPage(env, 'model=Qwen/Qwen3-8B&engine=llamacpp&gpu=m4-16gb&ctx=40960&weights=Q4_K_M');
+  assert.equal(await page.isVisible('#ctl-mac-ram'), true);
+  await page.fill('#ctl-mac-ram', '24GB');
+  await page.press('#ctl-mac-ram', 'Enter');
+  await page.waitForFunction(() => document.querySelector('[data-role="gpu"]')?.textContent.includes('RAM 24.00 GiB'), null, { timeout: 10000 });
+  const want = cli(['--gpu', 'm4-16gb', '--gpu-memory', '24GB', '--max-model-len', '40960', '--weights', 'Q4_K_M']);
+  assert.equal(want.budget.gpu.total_bytes, 17179869184); // 2/3 of 24 GiB: what Metal may wire
+  const m = await metrics(page);
+  for (const k of ['total-bytes', 'max-context', 'max-concurrency']) assert.equal(Number(m[k]), want.metrics[k], k);
+  await page.waitForURL((u) => u.searchParams.get('macRam') === '24000000000', { timeout: 5000 });
+  // Another maker's GPU has no Mac RAM.
+  await page.selectOption('#ctl-gpu', 'rtx-4090');
+  await page.waitForFunction(() => document.querySelector('#ctl-mac-ram')?.closest('.field').hidden === true);
+  await context.close();
+});

@@ -61,6 +61,20 @@ export function buildControls(app, onChange) {
       c.gpuMem.reportValidity();
     }
   });
+  // A Mac of another size than the list's: its RAM (Apple's "24GB" is 24 GiB; the core reads
+  // a decimal GB that way) keeps the rule of what Metal may wire.
+  c.macRam = h('input', { id: 'ctl-mac-ram', type: 'text', inputmode: 'text', spellcheck: 'false', 'aria-describedby': 'ctl-mac-ram-hint' });
+  c.macRam.addEventListener('change', () => {
+    try {
+      const text = c.macRam.value.trim();
+      const n = text === '' ? 0 : app.core.parseSize(text);
+      c.macRam.setCustomValidity('');
+      set('macRam', n > 0 ? n : 0);
+    } catch {
+      c.macRam.setCustomValidity(t('controls.badSize', { text: c.macRam.value }));
+      c.macRam.reportValidity();
+    }
+  });
   // Counts go to the core as typed: it checks the range and says what is wrong.
   const setCount = (key, input) => {
     const n = Number(input.value);
@@ -134,6 +148,7 @@ export function buildControls(app, onChange) {
   c.maxNumSeqs.addEventListener('change', () => setCount('maxNumSeqs', c.maxNumSeqs));
 
   c.gpuMemField = field('ctl-gpu-mem', t('controls.gpuMem'), c.gpuMem, t('controls.gpuMemHint'));
+  c.macRamField = field('ctl-mac-ram', t('controls.macRam'), c.macRam, t('controls.macRamHint'));
   c.kvField = field('ctl-kv', t('controls.kv'), c.kv);
   c.ctkField = field('ctl-ctk', t('controls.ctk'), c.ctk);
   c.ctvField = field('ctl-ctv', t('controls.ctv'), c.ctv);
@@ -144,6 +159,7 @@ export function buildControls(app, onChange) {
     h('div', { class: 'grid' },
       field('ctl-gpu', t('controls.gpu'), c.gpu),
       c.gpuMemField,
+      c.macRamField,
       field('ctl-gpu-count', t('controls.gpuCount'), c.gpuCount),
       (c.utilField = field('ctl-util', t('controls.util'), c.util)),
       field('ctl-engine', t('controls.engine'), c.engine),
@@ -214,6 +230,10 @@ export function syncControls(app) {
   if (s.gpu !== '' && !gpus.some((g) => g.value === s.gpu)) s.gpu = gpus.length ? (gpus.find((g) => g.value === 'rtx-4090') || gpus[0]).value : '';
   fillSelect(c.gpu, [...gpus, { value: '', label: t('controls.gpuCustom') }], s.gpu);
   c.gpuMemField.hidden = s.gpu !== '';
+  const mac = cat.gpus.find((g) => g.id === s.gpu)?.vendor === 'apple';
+  c.macRamField.hidden = !mac;
+  if (!mac) s.macRam = 0;
+  if (document.activeElement !== c.macRam) c.macRam.value = s.macRam > 0 ? bytes(s.macRam).replace(/[\s,]/g, '').replace('.00', '') : '';
   if (document.activeElement !== c.gpuMem) c.gpuMem.value = bytes(s.gpuMem).replace(/[\s,]/g, '').replace('.00', '');
   c.gpuCount.value = String(s.gpuCount);
   c.util.value = String(s.util);

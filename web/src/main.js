@@ -295,7 +295,7 @@ export function computeInput(s) {
     kv_cache_dtype: llama ? s.ctk : s.kv,
     kv_cache_dtype_v: llama ? s.ctv : '',
     gpu: s.gpu,
-    gpu_memory_bytes: s.gpu ? 0 : s.gpuMem,
+    gpu_memory_bytes: s.gpu ? s.macRam : s.gpuMem, // macRam: only ever set for a Mac (controls.js)
     gpu_count: s.gpuCount,
     // gpu_memory_utilization is vLLM's knob; llama.cpp and transformers budget against the whole GPU.
     gpu_memory_utilization: vllm ? s.util : 0,

@@ -18,6 +18,7 @@ export function defaultState() {
     ctv: 'f16', // llama.cpp -ctv
     gpu: 'rtx-4090', // GPU catalog id; '' = custom size
     gpuMem: 24 * 1024 ** 3, // bytes per GPU when gpu = ''
+    macRam: 0, // a Mac's RAM in bytes when it differs from the chosen model's (0 = the catalog's)
     gpuCount: 1,
     util: 0.9, // gpu_memory_utilization
     weights: 'auto', // weight format id
@@ -79,6 +80,11 @@ export function stateFromParams(params, base = defaultState()) {
         if (n > 0) s.ram = n; else ignored.push(key);
         break;
       }
+      case 'macRam': {
+        const n = /^\d{1,16}$/.test(v) ? Number(v) : NaN;
+        if (n > 0) s.macRam = n; else ignored.push(key);
+        break;
+      }
       case 'gpuMem': {
         const n = /^\d{1,16}$/.test(v) ? Number(v) : NaN;
         if (n > 0) s.gpuMem = n; else ignored.push(key);
@@ -121,7 +127,7 @@ export function stateToParams(s, base = defaultState()) {
   if (s.model !== base.model || s.revision || s.quant) {
     p.set('model', (s.revision ? `${s.model}@${s.revision}` : s.model) + (s.quant ? ':' + s.quant : ''));
   }
-  for (const key of ['engine', 'ctx', 'seqs', 'kv', 'ctk', 'ctv', 'gpu', 'gpuMem', 'gpuCount', 'util', 'weights', 'tp', 'maxNumSeqs', 'rope', 'ngl', 'ram', 'lang']) {
+  for (const key of ['engine', 'ctx', 'seqs', 'kv', 'ctk', 'ctv', 'gpu', 'gpuMem', 'macRam', 'gpuCount', 'util', 'weights', 'tp', 'maxNumSeqs', 'rope', 'ngl', 'ram', 'lang']) {
     if (key === 'gpuMem' && s.gpu !== '') continue;
     if (s[key] !== base[key]) p.set(key, String(s[key]));
   }
