@@ -172,7 +172,9 @@ namespace {
 
 // kvbudget's lead for vLLM's refusal: what is short and what to change.
 Message no_memory(int64_t avail) {
-    if (avail <= 0) return note("vllm_kv_pool_negative", {{"short", format_bytes(-avail)}});
+    // avail saturates at INT64_MIN when the parts overflow; its negation must not wrap.
+    if (avail <= 0)
+        return note("vllm_kv_pool_negative", {{"short", format_bytes(avail == INT64_MIN ? INT64_MAX : -avail)}});
     return note("vllm_no_kv_memory", {{"available", format_bytes(avail)}});
 }
 
