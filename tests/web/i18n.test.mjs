@@ -41,7 +41,7 @@ const ALLOWED = new Set([
   'Azure', 'LLM', 'Microsoft', 'Patel', 'Splitwise', 'ISCA', 'Azure/AzurePublicDataset', 'CC', 'BY',
   'TTFT', 'TPOT', 'p50', 'p90', 'p99',
   // RoPE scaling methods by their papers' names
-  'YaRN', 'NTK',
+  'YaRN', 'NTK', 'Mac', 'Apple',
 ]);
 // Regions that show engine output verbatim: log lines, the command, the engine's own
 // refusal. The core's notes are shown through their msg.<code> translations (tMsg).

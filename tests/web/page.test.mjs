@@ -274,6 +274,8 @@ test('issue 14.12: after a language switch the held token shows as set and can b
   await page.fill('#hub-token', GOOD_TOKEN);
   assert.equal(await page.textContent('[data-role="token-set"]'), msg('model.tokenSet'));
   await page.selectOption('#lang', 'zh-CN');
+  // The Chinese catalog is a chunk of its own: wait until the page is rebuilt with it.
+  await page.waitForFunction(() => document.documentElement.lang === 'zh-CN' && document.body.dataset.state !== 'loading');
   // Rebuilt in Chinese: the box is open, says a token is set and holds it (masked).
   assert.equal(await page.isVisible('[data-role="token-set"]'), true);
   assert.equal(await page.textContent('[data-role="token-set"]'), zh['model.tokenSet']);
