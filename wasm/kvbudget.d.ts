@@ -141,7 +141,7 @@ export interface KvReport {
 /** One GPU's memory as the bar shows it. */
 export interface PerGpu {
   capacity_bytes: number; usable_bytes: number; weights_bytes: number; kv_bytes: number;
-  activation_bytes: number; overhead_bytes: number; total_bytes: number; free_bytes: number;
+  activation_bytes: number; overhead_bytes: number; total_bytes: number; free_bytes: number; over_usable_bytes: number;
 }
 
 export interface Budget {

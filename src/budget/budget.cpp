@@ -49,6 +49,8 @@ void fill_per_gpu(BudgetResult& r, int64_t kv_bytes) {
     p.overhead_bytes = r.overhead_bytes + r.cudagraph_bytes;
     p.total_bytes = sat_add(sat_add(p.weights_bytes, p.kv_bytes), sat_add(p.activation_bytes, p.overhead_bytes));
     p.free_bytes = p.total_bytes == INT64_MAX ? INT64_MIN : p.capacity_bytes - p.total_bytes;
+    const int64_t limit = p.usable_bytes > 0 ? p.usable_bytes : p.capacity_bytes;
+    p.over_usable_bytes = p.total_bytes > limit ? sat_sub(p.total_bytes, limit) : 0;
 }
 
 }  // namespace budget_steps

@@ -106,6 +106,9 @@ struct PerGpu {
     int64_t overhead_bytes = 0;  // runtime (+ CUDA graphs)
     int64_t total_bytes = 0;     // sum of the four (saturating)
     int64_t free_bytes = 0;      // capacity - total (negative: over capacity)
+    // What the engine may not use: total - usable when positive (vLLM: past capacity x
+    // gpu_memory_utilization), else 0. The bar says this, not "free", when it is above 0.
+    int64_t over_usable_bytes = 0;
 };
 
 // llama.cpp with -ngl / --no-kv-offload / a RAM budget: what sits on the GPU(s) and what in

@@ -47,6 +47,15 @@ const char* kind_name(LogLineKind k) {
     return "";
 }
 
+// A line as the log printed it; the engine's check fills in the prediction.
+CheckLine printed_line(const LogLine& l) {
+    CheckLine c;
+    c.number = l.number;
+    c.kind = kind_name(l.kind);
+    c.printed = l.text;
+    return c;
+}
+
 std::optional<int64_t> to_int(const std::string& s) {
     if (s.empty() || s.size() > 18) return std::nullopt;
     for (char c : s)
@@ -384,10 +393,7 @@ void check_vllm_run(const LogFacts& f, const ModelSpec& base_model, const std::v
     Eval base = eval_vllm(m, o, lines, Memory::FromLog);
     std::vector<CheckLine> out;
     for (size_t i = 0; i < lines.size(); ++i) {
-        CheckLine c;
-        c.number = lines[i]->number;
-        c.kind = kind_name(lines[i]->kind);
-        c.printed = lines[i]->text;
+        CheckLine c = printed_line(*lines[i]);
         if (base.ok) {
             c.predicted = base.predicted[i];
             c.match = base.cmp[i].match;
@@ -593,10 +599,7 @@ void check_llama_run(const LogFacts& f, const ModelSpec& m, const std::vector<co
     LEval base = eval_llama(m, o, lines);
     std::vector<CheckLine> out;
     for (size_t i = 0; i < lines.size(); ++i) {
-        CheckLine c;
-        c.number = lines[i]->number;
-        c.kind = kind_name(lines[i]->kind);
-        c.printed = lines[i]->text;
+        CheckLine c = printed_line(*lines[i]);
         if (base.ok) {
             c.predicted = base.predicted[i];
             c.match = base.cmp[i].match;
@@ -808,10 +811,7 @@ CheckReport check_log(const LogFacts& f, const ModelSpec* spec, const std::strin
         if (lines.empty()) continue;
         if (!model) {
             for (const LogLine* l : lines) {
-                CheckLine c;
-                c.number = l->number;
-                c.kind = kind_name(l->kind);
-                c.printed = l->text;
+                CheckLine c = printed_line(*l);
                 c.cause = note("check_no_config", {{"model", f.model.empty() ? "?" : f.model}});
                 rep.lines.push_back(std::move(c));
             }

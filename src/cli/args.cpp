@@ -1,6 +1,7 @@
 #include "args.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -287,6 +288,24 @@ std::optional<double> get_fraction(const Args& a, const std::string& key, double
         return std::nullopt;
     }
     return v;
+}
+
+std::vector<std::string> data_dirs(const char* env, const std::string& share, const std::string& repo,
+                                   std::initializer_list<const char*> configured) {
+    std::vector<std::string> dirs;
+    if (const char* e = std::getenv(env)) dirs.push_back(e);
+    char buf[4096];
+    const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n > 0) {
+        const std::string exe(buf, static_cast<size_t>(n));
+        const std::string dir = exe.substr(0, exe.rfind('/'));
+        dirs.push_back(dir + "/../share/kvbudget/" + share);
+        dirs.push_back(dir + "/../" + repo);
+        dirs.push_back(dir + "/../../" + repo);
+    }
+    for (const char* c : configured)
+        if (c && *c) dirs.push_back(c);
+    return dirs;
 }
 
 std::string json_string(const std::string& s) {

@@ -2,6 +2,7 @@
 // missing values are usage errors (exit 2), bad values are refused input (exit 1).
 #pragma once
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <ostream>
@@ -10,6 +11,20 @@
 #include <vector>
 
 #include "model/model.h"
+
+// Set by CMake for the CLI (install prefix and source tree); empty when built otherwise.
+#ifndef KVB_INSTALL_CATALOG_DIR
+#define KVB_INSTALL_CATALOG_DIR ""
+#endif
+#ifndef KVB_SOURCE_CATALOG_DIR
+#define KVB_SOURCE_CATALOG_DIR ""
+#endif
+#ifndef KVB_INSTALL_TRACES_DIR
+#define KVB_INSTALL_TRACES_DIR ""
+#endif
+#ifndef KVB_SOURCE_TRACES_DIR
+#define KVB_SOURCE_TRACES_DIR ""
+#endif
 
 namespace kvb::cli {
 
@@ -54,6 +69,13 @@ std::optional<int64_t> get_count(const Args& a, const std::string& key, int64_t 
 std::optional<int64_t> get_context(const Args& a, const std::string& key, int64_t def, std::ostream& err);
 std::optional<int64_t> get_size(const Args& a, const std::string& key, int64_t def, std::ostream& err);
 std::optional<double> get_fraction(const Args& a, const std::string& key, double def, std::ostream& err);
+
+// Folders a bundled data set may live in, first found wins: $env; beside the executable
+// (an installed bin/ -> ../share/kvbudget/<share>, moved with its prefix; a build folder
+// one or two levels below the repository -> ../<repo>, ../../<repo>); then `configured`
+// (the install prefix and source tree this binary was built for; empty entries skipped).
+std::vector<std::string> data_dirs(const char* env, const std::string& share, const std::string& repo,
+                                   std::initializer_list<const char*> configured);
 
 // Escapes for JSON output without pulling nlohmann into every command.
 std::string json_string(const std::string& s);

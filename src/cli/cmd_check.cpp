@@ -1,6 +1,5 @@
 // kvbudget check: an engine's start-up log, line by line, against kvbudget's prediction.
 #include <dirent.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -42,24 +41,8 @@ kvbudget can read (empty, another program's, cut off before its KV lines, too la
 // The bundled catalog (tests/fixtures/configs, installed to share/kvbudget/catalog):
 // $KVBUDGET_CATALOG, beside the executable, the install prefix, the source tree.
 std::vector<std::string> catalog_dirs() {
-    std::vector<std::string> dirs;
-    if (const char* env = std::getenv("KVBUDGET_CATALOG")) dirs.push_back(env);
-    char buf[4096];
-    const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-    if (n > 0) {
-        std::string exe(buf, static_cast<size_t>(n));
-        const std::string dir = exe.substr(0, exe.rfind('/'));
-        dirs.push_back(dir + "/../share/kvbudget/catalog");
-        dirs.push_back(dir + "/../tests/fixtures/configs");
-        dirs.push_back(dir + "/../../tests/fixtures/configs");
-    }
-#ifdef KVB_INSTALL_CATALOG_DIR
-    dirs.push_back(KVB_INSTALL_CATALOG_DIR);
-#endif
-#ifdef KVB_SOURCE_CATALOG_DIR
-    dirs.push_back(KVB_SOURCE_CATALOG_DIR);
-#endif
-    return dirs;
+    return data_dirs("KVBUDGET_CATALOG", "catalog", "tests/fixtures/configs",
+                     {KVB_INSTALL_CATALOG_DIR, KVB_SOURCE_CATALOG_DIR});
 }
 
 // Catalog ids ("org/name") and the file each lives in, from the first folder that has any.

@@ -1,7 +1,6 @@
 // kvbudget simulate: replay a workload through paged (vLLM) and contiguous
 // (Orca Max / Pow2 / Oracle) KV allocation and print where the memory went,
 // side by side like Fig. 2 of the PagedAttention paper.
-#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -107,23 +106,8 @@ bool read_file(const std::string& path, std::string* out) {
 // ../../data/traces); the install prefix and the source tree this binary was
 // configured from (a build folder anywhere, e.g. cmake -B /tmp/build); ./data/traces.
 std::string find_trace(const std::string& file) {
-    std::vector<std::string> dirs;
-    if (const char* env = std::getenv("KVBUDGET_TRACES")) dirs.push_back(env);
-    char buf[4096];
-    const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-    if (n > 0) {
-        std::string exe(buf, static_cast<size_t>(n));
-        const std::string dir = exe.substr(0, exe.rfind('/'));
-        dirs.push_back(dir + "/../share/kvbudget/traces");
-        dirs.push_back(dir + "/../data/traces");
-        dirs.push_back(dir + "/../../data/traces");
-    }
-#ifdef KVB_INSTALL_TRACES_DIR
-    dirs.push_back(KVB_INSTALL_TRACES_DIR);
-#endif
-#ifdef KVB_SOURCE_TRACES_DIR
-    dirs.push_back(KVB_SOURCE_TRACES_DIR);
-#endif
+    std::vector<std::string> dirs =
+        data_dirs("KVBUDGET_TRACES", "traces", "data/traces", {KVB_INSTALL_TRACES_DIR, KVB_SOURCE_TRACES_DIR});
     dirs.push_back("data/traces");
     for (const auto& d : dirs) {
         std::ifstream f(d + "/" + file);

@@ -63,8 +63,8 @@ function stackedBar(g, verdict, ask) {
   // Past the usable memory: for a run that starts with fewer sequences this is what
   // all of them would lack, not a failure to start.
   // The engine may use only `usable` (vLLM: total x gpu_memory_utilization): past it the
-  // answer does not fit, whatever lies beyond the dashed line, so that is what the legend says.
-  const overBy = g.usable_bytes > 0 && g.total_bytes > g.usable_bytes ? g.total_bytes - g.usable_bytes : Math.max(0, -g.free_bytes);
+  // answer does not fit, whatever lies beyond the dashed line, so the legend says by how much.
+  const overBy = g.over_usable_bytes;
   const freeLabel = overBy === 0 ? t('bar.free')
     : verdict === 'partial' ? t('bar.shortAll', ask) : t('bar.overUsable', { usable: bytes(g.usable_bytes) });
   const lastValue = overBy > 0 ? overBy : g.free_bytes;
