@@ -156,9 +156,11 @@ std::optional<ModelSpec> load_gguf(const std::string& path, const std::string& t
 }
 
 // A config.json is kilobytes (the largest real ones, per-layer NAS block lists, are well
-// under 1 MiB); 64 MiB is the most any command reads, so /dev/zero or a model's weights
-// file given by mistake ends with a message instead of filling memory.
-constexpr std::streamsize kMaxConfigBytes = std::streamsize(64) << 20;
+// under 1 MiB); 8 MiB is the most any command reads (the page's cap too, web/src/hub.js),
+// so /dev/zero or a model's weights file given by mistake ends with a message instead
+// of filling memory, and no config takes a second to read (a 45 MB one took 1.1 s of
+// JSON parsing; bench_budget times the largest accepted).
+constexpr std::streamsize kMaxConfigBytes = std::streamsize(8) << 20;
 
 bool read_capped(std::istream& in, std::string* text) {
     text->clear();
@@ -175,7 +177,7 @@ bool read_capped(std::istream& in, std::string* text) {
 
 std::optional<ModelSpec> load_model(const std::string& path, std::ostream& err) {
     std::string text;
-    const std::string limit = "64 MiB";
+    const std::string limit = "8 MiB";
     auto refuse = [&](const char* code) {
         err << "kvbudget: error: "
             << render_english(note(code, {{"path", path == "-" ? "stdin" : path}, {"limit", limit}})) << "\n";

@@ -2,7 +2,9 @@
 // kvbudget.config.json). Every failure becomes a HubError with a stable code;
 // the UI maps codes to messages in one place (messages.js).
 
-export const MAX_CONFIG_BYTES = 2 * 1024 * 1024;
+// The CLI's cap too (src/cli/args.cpp): a real config.json is kilobytes, and 8 MiB
+// parses well within a second, so no config of any size stalls the page.
+export const MAX_CONFIG_BYTES = 8 * 1024 * 1024;
 export const DEFAULT_HUB = 'https://huggingface.co';
 export const DEFAULT_TIMEOUT_MS = 15000;
 

@@ -6,7 +6,7 @@ import { t, tMsg, setLanguage, detectLanguage, loadLanguage, hasLanguage } from 
 import { shareBar, shareRendered, ignoredNote, languageSwitcher, applyThemeParam } from './share.js';
 import { buildEmbed, embedRendered } from './embed.js';
 import { h, $, clear } from './dom.js';
-import { Hub, HubError, loadSiteConfig } from './hub.js';
+import { Hub, HubError, MAX_CONFIG_BYTES, loadSiteConfig } from './hub.js';
 import { parseModelRef, catalogFileName, validId } from './hubid.js';
 import { defaultState, stateFromParams, stateToParams } from './state.js';
 import { buildControls, syncControls } from './controls.js';
@@ -457,7 +457,7 @@ function buildPage() {
     modelPanel.classList.remove('dropping');
     const file = ev.dataTransfer?.files?.[0];
     if (!file) return;
-    if (file.size > 2 * 1024 * 1024) {
+    if (file.size > MAX_CONFIG_BYTES) {
       failWith(t('hub.tooLarge', { id: file.name }));
       return;
     }
