@@ -1,8 +1,8 @@
 // Peak memory of the paging simulator against the workload's size (issue 14, item
 // 10): a ShareGPT workload at a steady 5 requests/s (so the requests in flight
 // stay about the same however long the run) drawn as the run goes, against the
-// same requests materialized first; and a trace (arrived_at CSV) of the same size,
-// parsed whole before the run. Each case runs in its own process so its peak RSS
+// same requests materialized first; and a trace file (arrived_at CSV) of the same
+// size, scanned and then read as the run goes. Each case runs in its own process so its peak RSS
 // (getrusage ru_maxrss) is its own. Prints numbers; asserts nothing.
 //   bench_sim_memory            10k, 100k, 1M requests
 //   bench_sim_memory 10000000   also 10M (the documented maximum; minutes)
@@ -13,6 +13,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -61,27 +63,32 @@ int64_t run_case(int which, int64_t n) {
         while (!sim.done()) sim.run(1 << 20);
         return sim.summary().finished;
     }
-    // A trace: CSV text, parsed whole, then streamed from the parsed requests.
-    std::string csv = "arrived_at,num_prefill_tokens,num_decode_tokens\n";
+    // A trace: a CSV file (written a line at a time), scanned, then read as the run goes,
+    // as `kvbudget simulate --workload FILE.csv` does.
+    const std::string path = "/tmp/kvb_bench_trace_" + std::to_string(getpid()) + ".csv";
     {
+        std::FILE* f = std::fopen(path.c_str(), "w");
+        std::fputs("arrived_at,num_prefill_tokens,num_decode_tokens\n", f);
         auto st = RequestStream::create(sharegpt(n));
         Request q;
-        char line[96];
-        while (st->size() > 0 && st.value().next(&q)) {
-            std::snprintf(line, sizeof line, "%.6f,%d,%d\n", q.arrival_s, q.prompt_tokens, q.output_tokens);
-            csv += line;
-        }
+        while (st->size() > 0 && st.value().next(&q))
+            std::fprintf(f, "%.6f,%d,%d\n", q.arrival_s, q.prompt_tokens, q.output_tokens);
+        std::fclose(f);
     }
-    auto tr = parse_trace_csv(csv, "trace.csv");
-    std::string().swap(csv);
+    auto file = std::make_shared<std::ifstream>(path, std::ios::binary);
+    TraceSource src = [file](int64_t at, char* buf, int64_t k) -> int64_t {
+        file->clear();
+        file->seekg(at);
+        file->read(buf, k);
+        return static_cast<int64_t>(file->gcount());
+    };
     WorkloadSpec w;
     w.arrival = Arrival::Trace;
     w.lengths = Lengths::Trace;
-    w.trace = std::move(tr.value());
-    auto st = RequestStream::create(w);
-    std::vector<Request>().swap(w.trace);
-    Simulator sim(c, st.value());
+    w.trace_file = scan_trace(src, "trace.csv").value();
+    Simulator sim(c, RequestStream::create(w).value());
     while (!sim.done()) sim.run(1 << 20);
+    std::remove(path.c_str());
     return sim.summary().finished;
 }
 
@@ -90,7 +97,7 @@ int64_t run_case(int which, int64_t n) {
 int main(int argc, char** argv) {
     std::vector<int64_t> sizes = {10'000, 100'000, 1'000'000};
     if (argc > 1) sizes.push_back(std::atoll(argv[1]));
-    const char* names[] = {"ShareGPT, streamed", "ShareGPT, materialized first", "CSV trace, parsed whole"};
+    const char* names[] = {"ShareGPT, streamed", "ShareGPT, materialized first", "CSV trace file, streamed"};
     std::printf("paging simulator, paged, 5 req/s; peak RSS per run (own process)\n");
     std::printf("%-30s %12s %12s %10s %10s\n", "workload", "requests", "peak RSS", "wall", "finished");
     for (int which = 0; which < 3; ++which)

@@ -157,14 +157,28 @@ inline std::string sim_check(const std::string& input) {
             w.lengths = ch.chance(70) ? Lengths::Trace : Lengths::Fixed;
             w.fixed_prompt = static_cast<int32_t>(ch.in(1, limit));
             w.fixed_output = static_cast<int32_t>(ch.in(1, limit));
-            auto trace = parse_trace_csv(ch.rest(kTraceOffset), "fuzz.csv");
-            if (!trace) {
-                if (trace.error().code.empty() || trace.error().message.empty())
-                    return "trace refused without a message";
-                return "";
+            // Half the inputs read the trace as the CLI and the page do (scanned, then
+            // streamed a line at a time from a source), half parse it whole.
+            const std::string text = ch.rest(kTraceOffset);
+            if (ch.chance(50)) {
+                auto scan = scan_trace(text_source(text), "fuzz.csv");
+                if (!scan) {
+                    if (scan.error().code.empty() || scan.error().message.empty())
+                        return "trace refused without a message";
+                    return "";
+                }
+                w.trace_file = scan.value();
+                if (w.requests == 0 && w.trace_file->requests > 16) w.requests = 16;
+            } else {
+                auto trace = parse_trace_csv(text, "fuzz.csv");
+                if (!trace) {
+                    if (trace.error().code.empty() || trace.error().message.empty())
+                        return "trace refused without a message";
+                    return "";
+                }
+                w.trace = std::move(trace.value());
+                if (w.requests == 0 && w.trace.size() > 16) w.requests = 16;
             }
-            w.trace = std::move(trace.value());
-            if (w.requests == 0 && w.trace.size() > 16) w.requests = 16;
         } else {
             w.requests = ch.in(0, 16);
             w.arrival = ch.chance(50) ? Arrival::Batch : Arrival::Poisson;

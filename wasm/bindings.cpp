@@ -222,10 +222,25 @@ std::string no_sim(int id) {
     return fail("bad_handle", "no simulation under handle " + std::to_string(id));
 }
 
-std::string sim_create(int handle, const std::string& input_text) {
+// reader: null, or a JS function (at, n) -> Uint8Array of at most n bytes from byte
+// `at` of the trace (empty at the end, null when it cannot be read), so a trace file
+// of any size is read in pieces (the worker reads File slices) and never held whole.
+std::string sim_create(int handle, const std::string& input_text, emscripten::val reader) {
     const kvb::ModelSpec* m = find_model(handle);
     if (!m) return fail("bad_handle", "no model loaded under handle " + std::to_string(handle));
-    auto in = kvb::sim_inputs_from_json(input_text);
+    kvb::sim::TraceSource source;
+    if (!reader.isNull() && !reader.isUndefined()) {
+        source = [reader](int64_t at, char* buf, int64_t n) -> int64_t {
+            const emscripten::val bytes = reader(static_cast<double>(at), static_cast<double>(n));
+            if (bytes.isNull() || bytes.isUndefined()) return -1;
+            const auto got = static_cast<int64_t>(bytes["length"].as<double>());
+            if (got < 0 || got > n) return -1;
+            emscripten::val(emscripten::typed_memory_view(static_cast<size_t>(got), reinterpret_cast<uint8_t*>(buf)))
+                .call<void>("set", bytes);
+            return got;
+        };
+    }
+    auto in = kvb::sim_inputs_from_json(input_text, std::move(source));
     if (!in) return fail(in.error());
     auto s = kvb::SimSession::create(*m, in.value());
     if (!s) return fail(s.error());
@@ -259,7 +274,9 @@ std::string sim_release(int id) {
 
 EMSCRIPTEN_BINDINGS(kvbudget_sim) {
     emscripten::function(
-        "simCreate", +[](int handle, std::string input) { return guarded([&] { return sim_create(handle, input); }); });
+        "simCreate", +[](int handle, std::string input, emscripten::val reader) {
+            return guarded([&] { return sim_create(handle, input, reader); });
+        });
     emscripten::function(
         "simRun", +[](int id, double max_steps) { return guarded([&] { return sim_run(id, max_steps); }); });
     emscripten::function(

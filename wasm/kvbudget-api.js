@@ -117,8 +117,18 @@ class Kvbudget {
     if (!this.memo.has('catalog')) this.memo.set('catalog', Object.freeze(call(this.m.catalog)));
     return this.memo.get('catalog');
   }
-  simulate(model, input) {
-    const r = call(this.m.simCreate, model.handle, JSON.stringify(input ?? {}));
+  // traceReader (optional): (at, n) => Uint8Array of at most n bytes from byte `at` of
+  // the trace CSV (empty at its end), for a trace read in pieces instead of input.trace
+  // (the worker reads a File's slices). A reader that throws counts as unreadable.
+  simulate(model, input, traceReader = null) {
+    const reader = traceReader && ((at, n) => {
+      try {
+        return traceReader(at, n);
+      } catch {
+        return null;
+      }
+    });
+    const r = call(this.m.simCreate, model.handle, JSON.stringify(input ?? {}), reader);
     return new Simulation(this, r.sim, r.run);
   }
 }

@@ -263,7 +263,8 @@ export interface Kvbudget {
   catalog(): Catalog;
   /** Prepares a paging simulation of `model` (one run per policy); throws KvbudgetError on bad input.
    *  Only in the whole module (kvbudget.js); the calculator module (kvbudget-calc.js) has no simulator. */
-  simulate(model: Model, input?: SimInputs): Simulation;
+  /** traceReader: the trace CSV read in pieces instead of input.trace: (at, n) gives at most n bytes from byte `at` (empty at the end). */
+  simulate(model: Model, input?: SimInputs, traceReader?: ((at: number, n: number) => Uint8Array | null) | null): Simulation;
 }
 
 // ---------- paging simulator (issue 4) ----------

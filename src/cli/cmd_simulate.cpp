@@ -2,10 +2,13 @@
 // (Orca Max / Pow2 / Oracle) KV allocation and print where the memory went,
 // side by side like Fig. 2 of the PagedAttention paper.
 
+#include <sys/stat.h>
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include "args.h"
@@ -90,13 +93,24 @@ std::string num(double v) {
     return b;
 }
 
-bool read_file(const std::string& path, std::string* out) {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) return false;
-    std::stringstream ss;
-    ss << f.rdbuf();
-    *out = ss.str();
-    return true;
+// A trace file read in pieces by offset (the simulator scans it once, then reads it
+// again as the run goes), so its size never sets the memory used. Only regular
+// files: a device or a pipe could not be read twice.
+std::string open_trace(const std::string& path, sim::TraceSource* out) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return "cannot read " + path;
+    if (S_ISDIR(st.st_mode)) return path + " is a directory: give a trace CSV file";
+    if (!S_ISREG(st.st_mode)) return path + " is not a regular file (a device or a pipe): give a trace CSV file";
+    auto f = std::make_shared<std::ifstream>(path, std::ios::binary);
+    if (!*f) return "cannot read " + path;
+    *out = [f](int64_t at, char* buf, int64_t n) -> int64_t {
+        f->clear();
+        if (!f->seekg(at)) return -1;
+        f->read(buf, n);
+        if (f->bad()) return -1;
+        return static_cast<int64_t>(f->gcount());
+    };
+    return "";
 }
 
 // The Azure traces ship in data/traces of the repository and install to
@@ -291,7 +305,8 @@ int cmd_simulate(const std::vector<std::string>& argv, std::ostream& out, std::o
                           "data/traces beside the binary, the install prefix and the source tree); pass its CSV "
                           "path with --workload FILE.csv");
     }
-    if (!trace_path.empty() && !read_file(trace_path, &in.trace)) return refuse("cannot read " + trace_path);
+    if (!trace_path.empty())
+        if (const std::string e = open_trace(trace_path, &in.trace_source); !e.empty()) return refuse(e);
 
     auto session = SimSession::create(*model, in);
     if (!session) return refuse(session.error().message);

@@ -294,7 +294,7 @@ std::string sim_result_json_text(const SimSession& s, bool series, bool snapshot
     return std::move(w.out);
 }
 
-Result<SimInputs> sim_inputs_from_json(const std::string& text) {
+Result<SimInputs> sim_inputs_from_json(const std::string& text, sim::TraceSource trace_source) {
     json j = json::parse(text, nullptr, false);
     if (j.is_discarded() || !j.is_object()) return make_error("not_json", note("inputs_not_object"));
     SimInputs in;
@@ -395,6 +395,7 @@ Result<SimInputs> sim_inputs_from_json(const std::string& text) {
             return make_error("bad_value", note("input_unknown_field", {{"field", k}}));
         if (e) return *e;
     }
+    in.trace_source = std::move(trace_source);
     if (auto ok = validate(in); !ok) return ok.error();
     return in;
 }

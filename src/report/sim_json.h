@@ -22,7 +22,9 @@ std::string sim_result_json_text(const SimSession& s, bool series, bool snapshot
 // The page's request: a JSON object whose keys are SimInputs' member names. Unknown
 // keys and wrong types are refused by name; values are checked by validate().
 // "policies" takes a name, "all", or a list of names.
-Result<SimInputs> sim_inputs_from_json(const std::string& text);
+// trace_source: the trace read in pieces instead of a "trace" text (the page's worker
+// reading a File); it is not part of the JSON form.
+Result<SimInputs> sim_inputs_from_json(const std::string& text, sim::TraceSource trace_source = {});
 
 // simResult()'s options: {"series": bool, "snapshots": bool}, both default true.
 struct SimResultOptions {

@@ -116,7 +116,7 @@ Result<bool> validate(const SimInputs& in) {
         return make_error("bad_value", note("sim_bad_fraction", {{"field", "shared_fraction"},
                                                                  {"flag", "--shared-fraction"},
                                                                  {"value", number_text(*in.shared_fraction)}}));
-    if (in.workload != "sharegpt" && in.workload != "alpaca" && in.trace.empty())
+    if (in.workload != "sharegpt" && in.workload != "alpaca" && in.trace.empty() && !in.trace_source)
         return make_error("bad_value", note("sim_trace_needed", {{"workload", in.workload}}));
     return true;
 }
@@ -188,6 +188,7 @@ Result<SimSession> SimSession::create(const ModelSpec& m, const SimInputs& in) {
     } else {
         wi.preset = "trace";
         wi.trace_text = in.trace;
+        wi.trace_source = in.trace_source;
         wi.trace_name = !in.trace_name.empty()        ? in.trace_name
                         : in.workload == "azure-conv" ? "azure-llm-2023-conv.csv"
                         : in.workload == "azure-code" ? "azure-llm-2023-code.csv"

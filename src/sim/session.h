@@ -42,7 +42,8 @@ struct SimInputs {
     bool prefix_caching = false;  // --prefix-caching (paged only)
     // Workload.
     std::string workload = "sharegpt";  // --workload: sharegpt | alpaca | azure-conv | azure-code | csv
-    std::string trace;                  // the CSV text for azure-conv, azure-code and csv
+    std::string trace;                  // the CSV text for azure-conv, azure-code and csv ...
+    sim::TraceSource trace_source;      // ... or where to read it in pieces (not in the JSON form)
     std::string trace_name;             // for error messages; default the Azure file name or trace.csv
     std::optional<int64_t> requests;    // default 1000 for presets, the whole trace
     std::optional<double> rate;         // --rate: Poisson arrivals, requests/s; default batch / trace timestamps

@@ -105,9 +105,9 @@ Result<sim::WorkloadSpec> workload_spec(const WorkloadInputs& in) {
         w.lengths = in.preset == "sharegpt" ? sim::Lengths::ShareGpt : sim::Lengths::Alpaca;
         w.requests = in.requests > 0 ? in.requests : 1000;
     } else if (in.preset == "trace") {
-        auto tr = sim::parse_trace_csv(in.trace_text, in.trace_name);
+        auto tr = sim::scan_trace(in.trace_source ? in.trace_source : sim::text_source(in.trace_text), in.trace_name);
         if (!tr) return tr.error();
-        w.trace = std::move(tr.value());
+        w.trace_file = std::move(tr.value());
         w.lengths = sim::Lengths::Trace;
         w.arrival = sim::Arrival::Trace;
         w.requests = in.requests;

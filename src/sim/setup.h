@@ -53,7 +53,8 @@ Result<SimSetup> sim_setup(const ModelSpec& m, const SimSetupInputs& in);
 struct WorkloadInputs {
     std::string preset = "sharegpt";  // sharegpt | alpaca | trace
     std::string trace_text;
-    std::string trace_name;  // for error messages
+    sim::TraceSource trace_source;  // instead of trace_text: read in pieces, never held whole
+    std::string trace_name;         // for error messages
     int64_t requests = 0;
     double rate = 0;
     int64_t shared_prefix = 0;

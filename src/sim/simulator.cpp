@@ -7,6 +7,7 @@
 
 #include "sim/block_pool.h"
 #include "sim/buddy.h"
+#include "sim/quantiles.h"
 #include "sim/rng.h"
 #include "sim/series.h"
 
@@ -55,6 +56,7 @@ namespace {
 constexpr int64_t kMaxBlocks = int64_t{1} << 22;  // per-block arrays stay under ~200 MB
 constexpr int64_t kMaxContiguousSlots = int64_t{1} << 40;
 constexpr int32_t kMaxSeqsPerRequest = 1024;
+constexpr int64_t kOutputPool = int64_t{1} << 20;  // output lengths kept for independent samples
 
 enum class GState : uint8_t { Pending, Waiting, Running, Swapped, Finished, Refused };
 
@@ -101,22 +103,6 @@ uint64_t mix(uint64_t a, uint64_t b) {
     return splitmix64(x);
 }
 
-double percentile(std::vector<double>& v, double p) {
-    if (v.empty()) return 0;
-    // Nearest rank: the smallest value with at least p of the data at or below it.
-    size_t k = static_cast<size_t>(std::ceil(p * static_cast<double>(v.size())));
-    if (k < 1) k = 1;
-    if (k > v.size()) k = v.size();
-    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k - 1), v.end());
-    return v[k - 1];
-}
-
-double mean(const std::vector<double>& v) {
-    double s = 0;
-    for (double x : v) s += x;
-    return v.empty() ? 0 : s / static_cast<double>(v.size());
-}
-
 bool finite_nonneg(double x) {
     return std::isfinite(x) && x >= 0;
 }
@@ -154,7 +140,7 @@ struct Simulator::Impl {
     int32_t nseq_cfg = 1;
     bool own_lengths = false;
     Rng length_rng;
-    std::vector<int32_t> all_outputs;  // own_lengths: every request's output length
+    std::vector<int32_t> all_outputs;  // own_lengths: the workload's output lengths (a sample past kOutputPool)
     Group& G(int32_t id) { return groups[static_cast<size_t>(id - base)]; }
     const Group& G(int32_t id) const { return groups[static_cast<size_t>(id - base)]; }
     std::deque<int32_t> waiting;
@@ -186,7 +172,7 @@ struct Simulator::Impl {
     StateSample used_totals;  // time-weighted over steps with memory in use
     Summary s;
     int64_t pending_preempt = 0, pending_finish = 0;
-    std::vector<double> ttft, tpot, e2e;
+    Quantiles ttft, tpot, e2e;  // bounded however many requests finish
     double norm_latency_sum = 0;
     std::vector<BlockSnapshot> snaps;
     int64_t snap_every = 0;
@@ -296,17 +282,25 @@ struct Simulator::Impl {
         // the others draw the output length of a uniformly chosen request of the
         // workload (independent draws from the workload's own output distribution,
         // so presets and traces alike). Beams end together: one length. That needs
-        // every request's output length (4 bytes a request, the one per-request
-        // array kept); the draws are made as requests arrive, in order.
+        // the workload's output lengths: every one up to kOutputPool requests (4 MiB),
+        // past that a uniform sample of kOutputPool of them (reservoir sampling), so
+        // memory stays flat however long the trace; the draws are made as requests
+        // arrive, in order.
         own_lengths = c.n > 1 && c.independent_sample_lengths && count > 0;
         if (own_lengths) {
             length_rng = Rng(c.seed, 11);
-            all_outputs.resize(static_cast<size_t>(count));
+            Rng pool_rng(c.seed, 12);
+            all_outputs.reserve(static_cast<size_t>(std::min<int64_t>(count, kOutputPool)));
             Request q;
-            for (int32_t& o : all_outputs) {
-                source.next(&q);
-                o = q.output_tokens;
+            for (int64_t i = 0; i < count && source.next(&q); ++i) {
+                if (i < kOutputPool) {
+                    all_outputs.push_back(q.output_tokens);
+                } else {
+                    const int64_t j = pool_rng.uniform_int(0, i);
+                    if (j < kOutputPool) all_outputs[static_cast<size_t>(j)] = q.output_tokens;
+                }
             }
+            if (!source.error().empty()) return bad(source.error());
             source.rewind();
         }
         s.policy = policy_name(c.policy);
@@ -321,7 +315,10 @@ struct Simulator::Impl {
     void pull() {
         have_upcoming = false;
         const int64_t i = source.position();
-        if (!source.next(&upcoming)) return;
+        if (!source.next(&upcoming)) {
+            if (!source.error().empty()) fail("bad_value", source.error());
+            return;
+        }
         const std::string e = check_request(i, upcoming, last_arrival);
         if (!e.empty()) return fail("bad_value", e);
         last_arrival = upcoming.arrival_s;
@@ -1020,10 +1017,10 @@ struct Simulator::Impl {
         ++pending_finish;
         s.prompt_tokens += g.prompt;
         s.generated_tokens += g.output_total;
-        ttft.push_back(g.first_token - g.arrival);
-        e2e.push_back(g.finish - g.arrival);
+        ttft.add(g.first_token - g.arrival);
+        e2e.add(g.finish - g.arrival);
         norm_latency_sum += (g.finish - g.arrival) / g.output;
-        if (g.output >= 2) tpot.push_back((g.finish - g.first_token) / (g.output - 1));
+        if (g.output >= 2) tpot.add((g.finish - g.first_token) / (g.output - 1));
         s.makespan_s = now;
     }
 
@@ -1166,20 +1163,19 @@ struct Simulator::Impl {
             out.throughput_tokens_per_s = static_cast<double>(out.generated_tokens) / out.makespan_s;
             out.requests_per_s = static_cast<double>(out.finished) / out.makespan_s;
         }
-        std::vector<double> a = ttft, b = tpot, c = e2e;
-        out.ttft_mean_s = mean(a);
-        out.ttft_p50_s = percentile(a, 0.5);
-        out.ttft_p90_s = percentile(a, 0.9);
-        out.ttft_p99_s = percentile(a, 0.99);
-        out.tpot_mean_s = mean(b);
-        out.tpot_p50_s = percentile(b, 0.5);
-        out.tpot_p90_s = percentile(b, 0.9);
-        out.tpot_p99_s = percentile(b, 0.99);
-        out.e2e_mean_s = mean(c);
-        out.normalized_latency_s = c.empty() ? 0 : norm_latency_sum / static_cast<double>(c.size());
-        out.e2e_p50_s = percentile(c, 0.5);
-        out.e2e_p90_s = percentile(c, 0.9);
-        out.e2e_p99_s = percentile(c, 0.99);
+        out.ttft_mean_s = ttft.mean();
+        out.ttft_p50_s = ttft.at(0.5);
+        out.ttft_p90_s = ttft.at(0.9);
+        out.ttft_p99_s = ttft.at(0.99);
+        out.tpot_mean_s = tpot.mean();
+        out.tpot_p50_s = tpot.at(0.5);
+        out.tpot_p90_s = tpot.at(0.9);
+        out.tpot_p99_s = tpot.at(0.99);
+        out.e2e_mean_s = e2e.mean();
+        out.normalized_latency_s = e2e.count() == 0 ? 0 : norm_latency_sum / static_cast<double>(e2e.count());
+        out.e2e_p50_s = e2e.at(0.5);
+        out.e2e_p90_s = e2e.at(0.9);
+        out.e2e_p99_s = e2e.at(0.99);
         return out;
     }
 

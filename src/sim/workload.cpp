@@ -37,7 +37,10 @@ const LengthFit& alpaca_fit() {
 
 namespace {
 
-constexpr int64_t kMaxRequests = 10'000'000;
+constexpr int64_t kMaxRequests = 10'000'000;  // drawn, or held whole (a trace not sorted by time)
+// A sorted trace is read as the run goes, so only the simulator's request ids (int32)
+// bound it: a week of a production trace is tens of millions of requests.
+constexpr int64_t kMaxStreamedRequests = 1'000'000'000;
 constexpr int64_t kMaxTokens = 10'000'000;
 
 int32_t draw_lognormal(Rng& r, double mu, double sigma) {
@@ -54,19 +57,24 @@ Error bad(const std::string& msg) {
 
 }  // namespace
 
+int64_t trace_rows(const WorkloadSpec& s) {
+    return !s.trace.empty() || !s.trace_file ? static_cast<int64_t>(s.trace.size()) : s.trace_file->requests;
+}
+
 Result<bool> check_workload(const WorkloadSpec& s) {
     const bool need_trace = s.arrival == Arrival::Trace || s.lengths == Lengths::Trace;
-    if (need_trace && s.trace.empty()) return bad("the workload uses a trace but the trace has no requests");
+    const int64_t rows = trace_rows(s);
+    if (need_trace && rows == 0) return bad("the workload uses a trace but the trace has no requests");
     int64_t count = s.requests;
     if (count < 0) return bad("number of requests must not be negative");
     if (count == 0) {
         if (!need_trace) return bad("number of requests must be at least 1");
-        count = static_cast<int64_t>(s.trace.size());
+        count = rows;
     }
-    if (count > kMaxRequests) return bad("at most 10,000,000 requests can be simulated");
-    if (need_trace && count > static_cast<int64_t>(s.trace.size()))
-        return bad("asked for " + std::to_string(count) + " requests but the trace has only " +
-                   std::to_string(s.trace.size()));
+    const bool streamed = need_trace && s.trace.empty() && s.trace_file && s.trace_file->sorted;
+    if (!streamed && count > kMaxRequests) return bad("at most 10,000,000 requests can be simulated");
+    if (need_trace && count > rows)
+        return bad("asked for " + std::to_string(count) + " requests but the trace has only " + std::to_string(rows));
     if (s.arrival == Arrival::Poisson && !(s.rate > 0 && std::isfinite(s.rate)))
         return bad("arrival rate must be a positive number of requests per second");
     switch (s.lengths) {
@@ -86,12 +94,25 @@ Result<bool> check_workload(const WorkloadSpec& s) {
     return true;
 }
 
+namespace {
+Result<std::vector<Request>> read_all(const TraceScan& scan);
+}  // namespace
+
 Result<RequestStream> RequestStream::create(const WorkloadSpec& spec) {
     if (auto ok = check_workload(spec); !ok) return ok.error();
     const bool need_trace = spec.arrival == Arrival::Trace || spec.lengths == Lengths::Trace;
+    if (need_trace && spec.trace.empty() && spec.trace_file && !spec.trace_file->sorted) {
+        // Out of time order: held whole and sorted (at most 10,000,000 requests, as scanned).
+        auto rows = read_all(*spec.trace_file);
+        if (!rows) return rows.error();
+        WorkloadSpec held = spec;
+        held.trace = std::move(rows.value());
+        held.trace_file.reset();
+        return create(held);
+    }
     RequestStream r;
-    r.count_ = spec.requests > 0 ? spec.requests : static_cast<int64_t>(spec.trace.size());
-    if (spec.arrival == Arrival::Trace) {
+    r.count_ = spec.requests > 0 ? spec.requests : trace_rows(spec);
+    if (spec.arrival == Arrival::Trace && !spec.trace.empty()) {
         // Trace arrivals come sorted from the parser; a hand-built trace might not:
         // then the whole workload is drawn and sorted once, as make_workload always did.
         bool sorted = true;
@@ -115,7 +136,12 @@ Result<RequestStream> RequestStream::create(const WorkloadSpec& spec) {
         }
     }
     WorkloadSpec own = spec;
-    if (!need_trace) own.trace.clear();
+    if (!need_trace) {
+        own.trace.clear();
+        own.trace_file.reset();
+    } else if (!own.trace.empty()) {
+        own.trace_file.reset();
+    }
     r.spec_ = std::make_shared<const WorkloadSpec>(std::move(own));
     r.rewind();
     return r;
@@ -132,7 +158,14 @@ RequestStream RequestStream::of(std::vector<Request> requests) {
 void RequestStream::rewind() {
     index_ = 0;
     t_ = 0;
+    error_.clear();
     if (!spec_) return;
+    if (spec_->trace_file) {
+        std::string().swap(chunk_);
+        chunk_pos_ = 0;
+        read_at_ = spec_->trace_file->data_offset;
+        line_no_ = spec_->trace_file->header_line;
+    }
     arrivals_ = Rng(spec_->seed, 1);
     lengths_ = Rng(spec_->seed, 2);
     prefix_ = Rng(spec_->seed, 3);
@@ -146,14 +179,18 @@ bool RequestStream::next(Request* out) {
         return true;
     }
     const WorkloadSpec& s = *spec_;
-    Request q;
+    Request q, row;
+    if (s.trace_file && !next_trace_row(&row)) {
+        index_ = count_;
+        return false;
+    }
     switch (s.arrival) {
         case Arrival::Batch: q.arrival_s = 0; break;
         case Arrival::Poisson:
             t_ += arrivals_.exponential(s.rate);
             q.arrival_s = t_;
             break;
-        case Arrival::Trace: q.arrival_s = s.trace[i].arrival_s; break;
+        case Arrival::Trace: q.arrival_s = s.trace_file ? row.arrival_s : s.trace[i].arrival_s; break;
     }
     switch (s.lengths) {
         case Lengths::Fixed:
@@ -174,8 +211,8 @@ bool RequestStream::next(Request* out) {
             break;
         }
         case Lengths::Trace:
-            q.prompt_tokens = s.trace[i].prompt_tokens;
-            q.output_tokens = s.trace[i].output_tokens;
+            q.prompt_tokens = s.trace_file ? row.prompt_tokens : s.trace[i].prompt_tokens;
+            q.output_tokens = s.trace_file ? row.output_tokens : s.trace[i].output_tokens;
             break;
     }
     if (s.shared_prefix > 0 && s.shared_fraction > 0 && prefix_.chance(s.shared_fraction)) {
@@ -361,101 +398,241 @@ bool parse_timestamp(const std::string& s, __int128* ns) {
     return true;
 }
 
-}  // namespace
+constexpr int64_t kChunkBytes = int64_t{1} << 16;
+// No trace line comes near this (an Azure row is ~40 bytes); past it the input is not
+// a trace, and one line is all a pass holds.
+constexpr size_t kMaxLineBytes = size_t{1} << 16;
 
-Result<std::vector<Request>> parse_trace_csv(const std::string& text, const std::string& name) {
-    size_t pos = 0;
-    if (text.size() >= 3 && static_cast<unsigned char>(text[0]) == 0xEF &&
-        static_cast<unsigned char>(text[1]) == 0xBB && static_cast<unsigned char>(text[2]) == 0xBF)
-        pos = 3;
-    int64_t line_no = 0;
-    auto next_line = [&](std::string* line) {
-        while (pos < text.size()) {
-            size_t e = text.find('\n', pos);
-            if (e == std::string::npos) e = text.size();
-            *line = text.substr(pos, e - pos);
+enum class LineRead { Line, End, Unreadable, TooLong };
+
+// The next line of `src` (its \r dropped) into *line. `chunk` holds bytes read ahead
+// from [pos, size), and `at` is the source offset just past them.
+LineRead next_line(const TraceSource& src, std::string& chunk, size_t& pos, int64_t& at, std::string* line) {
+    for (;;) {
+        const size_t e = chunk.find('\n', pos);
+        if (e != std::string::npos) {
+            if (e - pos > kMaxLineBytes) return LineRead::TooLong;
+            line->assign(chunk, pos, e - pos);
             pos = e + 1;
-            ++line_no;
-            if (!line->empty() && line->back() == '\r') line->pop_back();
-            if (!trim(*line).empty()) return true;
+            break;
         }
-        return false;
-    };
-    auto at = [&](const std::string& msg) {
-        return bad("line " + std::to_string(line_no) + " of " + name + ": " + msg);
-    };
-
-    std::string line;
-    if (!next_line(&line)) return bad(name + " is empty (expected a CSV header and one request per line)");
-    const std::vector<std::string> header = split_commas(line);
-    int col_t = -1, col_p = -1, col_o = -1;
-    bool raw = false;
-    for (int k = 0; k < static_cast<int>(header.size()); ++k) {
-        const std::string h = lower(header[static_cast<size_t>(k)]);
-        if (h == "timestamp")
-            col_t = k, raw = true;
-        else if (h == "arrived_at")
-            col_t = k;
-        else if (h == "contexttokens" || h == "num_prefill_tokens")
-            col_p = k;
-        else if (h == "generatedtokens" || h == "num_decode_tokens")
-            col_o = k;
+        if (chunk.size() - pos > kMaxLineBytes) return LineRead::TooLong;
+        chunk.erase(0, pos);
+        pos = 0;
+        const size_t have = chunk.size();
+        chunk.resize(have + static_cast<size_t>(kChunkBytes));
+        const int64_t got = src(at, &chunk[have], kChunkBytes);
+        if (got < 0 || got > kChunkBytes) return LineRead::Unreadable;
+        chunk.resize(have + static_cast<size_t>(got));
+        at += got;
+        if (got == 0) {
+            if (chunk.empty()) return LineRead::End;
+            line->assign(chunk);
+            pos = chunk.size();
+            break;
+        }
     }
-    if (col_t < 0 || col_p < 0 || col_o < 0)
-        return bad(name + ": unrecognized header \"" + line +
-                   "\" (expected TIMESTAMP,ContextTokens,GeneratedTokens or "
-                   "arrived_at,num_prefill_tokens,num_decode_tokens)");
-    const std::string t_name = header[static_cast<size_t>(col_t)];
-    const std::string p_name = header[static_cast<size_t>(col_p)];
-    const std::string o_name = header[static_cast<size_t>(col_o)];
+    if (!line->empty() && line->back() == '\r') line->pop_back();
+    return LineRead::Line;
+}
 
+// One data row of a scanned trace, its time left absolute (seconds, or *ns for raw
+// timestamps); "" or what is wrong with it.
+std::string parse_row(const TraceScan& h, const std::string& line, Request* q, __int128* ns) {
+    const std::vector<std::string> f = split_commas(line);
+    if (static_cast<int>(f.size()) != h.fields)
+        return "expected " + std::to_string(h.fields) + " fields, found " + std::to_string(f.size());
+    const std::string& ft = f[static_cast<size_t>(h.col_t)];
+    if (h.raw) {
+        if (!parse_timestamp(ft, ns))
+            return h.t_name + " \"" + ft + "\" is not a timestamp like 2023-11-16 18:15:46.6805900";
+    } else {
+        double v;
+        if (!parse_decimal(ft, &v)) return h.t_name + " \"" + ft + "\" is not a non-negative number of seconds";
+        if (!(v <= 1e300)) return h.t_name + " \"" + ft + "\" is too large (at most 1e300 seconds)";
+        q->arrival_s = v;
+    }
+    int64_t p, o;
+    const std::string& fp = f[static_cast<size_t>(h.col_p)];
+    const std::string& fo = f[static_cast<size_t>(h.col_o)];
+    if (!parse_uint(fp, kMaxTokens, &p))
+        return h.p_name + " \"" + fp + "\" is not a token count (an integer from 1 to 10,000,000)";
+    if (!parse_uint(fo, kMaxTokens, &o))
+        return h.o_name + " \"" + fo + "\" is not a token count (an integer from 1 to 10,000,000)";
+    if (p < 1) return h.p_name + " must be at least 1 (an engine refuses an empty prompt)";
+    if (o < 1) return h.o_name + " must be at least 1 (a request generates at least one token)";
+    q->prompt_tokens = static_cast<int32_t>(p);
+    q->output_tokens = static_cast<int32_t>(o);
+    q->prefix_tokens = 0;
+    return "";
+}
+
+// Seconds since the earliest request: raw timestamps subtracted in 128-bit
+// nanoseconds, exact (int64 nanoseconds reach only 1677..2262, and two timestamps
+// 584 years apart wrapped to a 0.84 s span).
+double relative_s(const TraceScan& h, double abs_s, __int128 ns) {
+    return h.raw ? static_cast<double>(ns - h.t0_ns) * 1e-9 : abs_s - h.t0_s;
+}
+
+std::string line_error(const std::string& name, int64_t line_no, const std::string& msg) {
+    return "line " + std::to_string(line_no) + " of " + name + ": " + msg;
+}
+
+std::string read_failure(LineRead r, const std::string& name, int64_t line_no) {
+    if (r == LineRead::TooLong) return line_error(name, line_no + 1, "longer than 65,536 bytes: not a trace line");
+    return "cannot read " + name + " past line " + std::to_string(line_no);
+}
+
+Result<std::vector<Request>> read_all(const TraceScan& h) {
     std::vector<Request> out;
-    // Raw timestamps in 128-bit nanoseconds, exact until made relative: int64 nanoseconds
-    // only reach 1677..2262, and two timestamps 584 years apart wrapped to a 0.84 s span.
-    std::vector<__int128> ns;
-    while (next_line(&line)) {
-        const std::vector<std::string> f = split_commas(line);
-        if (f.size() != header.size())
-            return at("expected " + std::to_string(header.size()) + " fields, found " + std::to_string(f.size()));
-        if (static_cast<int64_t>(out.size()) >= kMaxRequests) return at("more than 10,000,000 requests");
+    out.reserve(static_cast<size_t>(h.requests));
+    std::string chunk, line;
+    size_t pos = 0;
+    int64_t at = h.data_offset, line_no = h.header_line;
+    for (;;) {
+        const LineRead r = next_line(h.source, chunk, pos, at, &line);
+        if (r == LineRead::End) break;
+        if (r != LineRead::Line) return bad(read_failure(r, h.name, line_no));
+        ++line_no;
+        if (trim(line).empty()) continue;
         Request q;
-        const std::string& ft = f[static_cast<size_t>(col_t)];
-        if (raw) {
-            __int128 v;
-            if (!parse_timestamp(ft, &v))
-                return at(t_name + " \"" + ft + "\" is not a timestamp like 2023-11-16 18:15:46.6805900");
-            ns.push_back(v);
-        } else {
-            double v;
-            if (!parse_decimal(ft, &v)) return at(t_name + " \"" + ft + "\" is not a non-negative number of seconds");
-            if (!(v <= 1e300)) return at(t_name + " \"" + ft + "\" is too large (at most 1e300 seconds)");
-            q.arrival_s = v;
-        }
-        int64_t p, o;
-        const std::string& fp = f[static_cast<size_t>(col_p)];
-        const std::string& fo = f[static_cast<size_t>(col_o)];
-        if (!parse_uint(fp, kMaxTokens, &p))
-            return at(p_name + " \"" + fp + "\" is not a token count (an integer from 1 to 10,000,000)");
-        if (!parse_uint(fo, kMaxTokens, &o))
-            return at(o_name + " \"" + fo + "\" is not a token count (an integer from 1 to 10,000,000)");
-        if (p < 1) return at(p_name + " must be at least 1 (an engine refuses an empty prompt)");
-        if (o < 1) return at(o_name + " must be at least 1 (a request generates at least one token)");
-        q.prompt_tokens = static_cast<int32_t>(p);
-        q.output_tokens = static_cast<int32_t>(o);
+        __int128 ns = 0;
+        const std::string e = parse_row(h, line, &q, &ns);
+        if (!e.empty()) return bad(line_error(h.name, line_no, e));
+        q.arrival_s = relative_s(h, q.arrival_s, ns);
         out.push_back(q);
     }
-    if (out.empty()) return bad(name + " has a header but no requests");
-    if (raw) {
-        const __int128 t0 = *std::min_element(ns.begin(), ns.end());
-        for (size_t k = 0; k < out.size(); ++k) out[k].arrival_s = static_cast<double>(ns[k] - t0) * 1e-9;
-    } else {
-        double t0 = out[0].arrival_s;
-        for (const Request& q : out) t0 = std::min(t0, q.arrival_s);
-        for (Request& q : out) q.arrival_s -= t0;
-    }
+    if (static_cast<int64_t>(out.size()) != h.requests)
+        return bad(h.name + " changed while it was read (" + std::to_string(out.size()) + " requests, " +
+                   std::to_string(h.requests) + " when scanned)");
     std::stable_sort(out.begin(), out.end(),
                      [](const Request& a, const Request& b) { return a.arrival_s < b.arrival_s; });
     return out;
+}
+
+}  // namespace
+
+TraceSource text_source(std::string text) {
+    auto held = std::make_shared<const std::string>(std::move(text));
+    return [held](int64_t at, char* buf, int64_t n) -> int64_t {
+        if (at < 0 || n < 0) return -1;
+        if (at >= static_cast<int64_t>(held->size())) return 0;
+        const int64_t k = std::min<int64_t>(n, static_cast<int64_t>(held->size()) - at);
+        std::copy_n(held->data() + at, static_cast<size_t>(k), buf);
+        return k;
+    };
+}
+
+Result<std::shared_ptr<const TraceScan>> scan_trace(TraceSource source, const std::string& name) {
+    auto h = std::make_shared<TraceScan>();
+    h->source = std::move(source);
+    h->name = name;
+    std::string chunk, line;
+    size_t pos = 0;
+    int64_t at = 0, line_no = 0;
+    auto read = [&]() {  // the next non-blank line, counting every line
+        for (;;) {
+            const LineRead r = next_line(h->source, chunk, pos, at, &line);
+            if (r != LineRead::Line) return r;
+            ++line_no;
+            if (line_no == 1 && line.size() >= 3 && static_cast<unsigned char>(line[0]) == 0xEF &&
+                static_cast<unsigned char>(line[1]) == 0xBB && static_cast<unsigned char>(line[2]) == 0xBF)
+                line.erase(0, 3);
+            if (!trim(line).empty()) return r;
+        }
+    };
+
+    LineRead r = read();
+    if (r == LineRead::End) return bad(name + " is empty (expected a CSV header and one request per line)");
+    if (r != LineRead::Line) return bad(read_failure(r, name, line_no));
+    const std::vector<std::string> header = split_commas(line);
+    for (int k = 0; k < static_cast<int>(header.size()); ++k) {
+        const std::string l = lower(header[static_cast<size_t>(k)]);
+        if (l == "timestamp")
+            h->col_t = k, h->raw = true;
+        else if (l == "arrived_at")
+            h->col_t = k;
+        else if (l == "contexttokens" || l == "num_prefill_tokens")
+            h->col_p = k;
+        else if (l == "generatedtokens" || l == "num_decode_tokens")
+            h->col_o = k;
+    }
+    if (h->col_t < 0 || h->col_p < 0 || h->col_o < 0)
+        return bad(name + ": unrecognized header \"" + line +
+                   "\" (expected TIMESTAMP,ContextTokens,GeneratedTokens or "
+                   "arrived_at,num_prefill_tokens,num_decode_tokens)");
+    h->fields = static_cast<int>(header.size());
+    h->t_name = header[static_cast<size_t>(h->col_t)];
+    h->p_name = header[static_cast<size_t>(h->col_p)];
+    h->o_name = header[static_cast<size_t>(h->col_o)];
+    h->data_offset = at - static_cast<int64_t>(chunk.size() - pos);
+    h->header_line = line_no;
+
+    double prev_s = 0, min_s = 0;
+    __int128 prev_ns = 0, min_ns = 0;
+    while ((r = read()) == LineRead::Line) {
+        if (h->requests >= kMaxStreamedRequests)
+            return bad(line_error(name, line_no, "more than 1,000,000,000 requests"));
+        if (!h->sorted && h->requests >= kMaxRequests)
+            return bad(line_error(name, line_no,
+                                  "more than 10,000,000 requests in a trace that is not in time order (sorted by "
+                                  "arrival, a trace is read as the run goes, up to 1,000,000,000 requests)"));
+        Request q;
+        __int128 ns = 0;
+        const std::string e = parse_row(*h, line, &q, &ns);
+        if (!e.empty()) return bad(line_error(name, line_no, e));
+        if (h->requests == 0) {
+            min_s = prev_s = q.arrival_s;
+            min_ns = prev_ns = ns;
+        } else {
+            if (h->raw ? ns < prev_ns : q.arrival_s < prev_s) h->sorted = false;
+            min_s = std::min(min_s, q.arrival_s);
+            min_ns = std::min(min_ns, ns);
+            prev_s = q.arrival_s;
+            prev_ns = ns;
+        }
+        ++h->requests;
+    }
+    if (r != LineRead::End) return bad(read_failure(r, name, line_no));
+    if (h->requests == 0) return bad(name + " has a header but no requests");
+    h->t0_s = min_s;
+    h->t0_ns = min_ns;
+    return std::shared_ptr<const TraceScan>(std::move(h));
+}
+
+Result<std::vector<Request>> parse_trace_csv(const std::string& text, const std::string& name) {
+    auto scan = scan_trace(text_source(text), name);
+    if (!scan) return scan.error();
+    return read_all(*scan.value());
+}
+
+// The next row of a streamed trace; a trace that no longer reads as it was scanned
+// stops the stream with error_ set (the simulator reports it).
+bool RequestStream::next_trace_row(Request* q) {
+    const TraceScan& h = *spec_->trace_file;
+    std::string line;
+    for (;;) {
+        const LineRead r = next_line(h.source, chunk_, chunk_pos_, read_at_, &line);
+        if (r == LineRead::End) {
+            error_ = h.name + " ended at line " + std::to_string(line_no_) + " before its " + std::to_string(count_) +
+                     " requests: it changed since it was read";
+            return false;
+        }
+        if (r != LineRead::Line) {
+            error_ = read_failure(r, h.name, line_no_);
+            return false;
+        }
+        ++line_no_;
+        if (!trim(line).empty()) break;
+    }
+    __int128 ns = 0;
+    const std::string e = parse_row(h, line, q, &ns);
+    if (!e.empty()) {
+        error_ = line_error(h.name, line_no_, e + " (the file changed since it was read)");
+        return false;
+    }
+    q->arrival_s = relative_s(h, q->arrival_s, ns);
+    return true;
 }
 
 }  // namespace kvb::sim

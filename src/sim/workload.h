@@ -1,6 +1,7 @@
 // Workloads for the paging simulator: when requests arrive and how long they are.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +18,31 @@ struct Request {
     int32_t prefix_tokens = 0;  // leading prompt tokens that are the common system prompt
 };
 
+// Trace text read a piece at a time, so a trace of any length is never held whole
+// (a week of a production trace is tens of millions of lines): fills `buf` with up
+// to `n` bytes from byte `at` and returns how many (0 at the end), or -1 when the
+// source cannot be read. The CLI reads a file; the page's worker a File's slices.
+using TraceSource = std::function<int64_t(int64_t at, char* buf, int64_t n)>;
+TraceSource text_source(std::string text);  // over text it keeps
+
+// A first pass over a trace (scan_trace): every line checked, the requests counted,
+// the earliest time and the order found, holding one line at a time. The second
+// pass (a RequestStream) then reads the requests as the run reaches them.
+struct TraceScan {
+    TraceSource source;
+    std::string name;
+    int64_t requests = 0;
+    bool sorted = true;  // arrivals non-decreasing in file order: streamed, else sorted in memory
+    // How to read the rows again.
+    int64_t data_offset = 0;  // byte after the header line
+    int64_t header_line = 0;  // its line number
+    int fields = 0, col_t = -1, col_p = -1, col_o = -1;
+    bool raw = false;                    // TIMESTAMP column (dates), else arrived_at seconds
+    std::string t_name, p_name, o_name;  // the header's own spellings, for messages
+    __int128 t0_ns = 0;                  // raw: the earliest timestamp, nanoseconds
+    double t0_s = 0;                     // arrived_at: the earliest time
+};
+
 enum class Arrival { Batch, Poisson, Trace };
 enum class Lengths { Fixed, Uniform, ShareGpt, Alpaca, Trace };
 
@@ -27,8 +53,10 @@ struct WorkloadSpec {
     int32_t fixed_prompt = 0, fixed_output = 0;  // Fixed
     int32_t min_prompt = 0, max_prompt = 0;      // Uniform, inclusive
     int32_t min_output = 0, max_output = 0;
-    std::vector<Request> trace;  // Trace lengths and/or arrivals
-    int64_t requests = 0;        // how many; 0 = all of the trace (required otherwise)
+    std::vector<Request> trace;  // Trace lengths and/or arrivals, held (built by hand, or sorted)
+    // Or a scanned trace, read as the run goes; used when `trace` is empty.
+    std::shared_ptr<const TraceScan> trace_file;
+    int64_t requests = 0;  // how many; 0 = all of the trace (required otherwise)
     // A common system prompt of `shared_prefix` tokens is prepended to each request
     // with probability `shared_fraction` (the paper's shared few-shot prefix).
     int32_t shared_prefix = 0;
@@ -50,8 +78,8 @@ Result<bool> check_workload(const WorkloadSpec& spec);
 // The workload drawn one request at a time, in arrival order, holding nothing per
 // request: the same requests, in the same order, as make_workload (which collects
 // it), so a simulation of ten million requests does not hold ten million requests.
-// A trace spec is read from spec.trace (a trace that is not sorted by arrival is
-// sorted once, as make_workload does).
+// A trace spec is read from spec.trace, or from spec.trace_file a line at a time (a
+// trace that is not sorted by arrival is read whole and sorted once, as make_workload does).
 class RequestStream {
 public:
     // The spec must pass check_workload (create() checks it).
@@ -61,8 +89,11 @@ public:
 
     int64_t size() const { return count_; }
     int64_t position() const { return index_; }
-    bool next(Request* out);  // false past the end
+    bool next(Request* out);  // false past the end, or when a streamed trace fails (error())
     void rewind();            // back to the first request, same draws again
+    // Why a streamed trace stopped early (the file changed or became unreadable since
+    // it was scanned); "" otherwise.
+    const std::string& error() const { return error_; }
 
 private:
     // Shared: copies of a stream (one per policy) share the spec and its trace.
@@ -72,10 +103,20 @@ private:
     int64_t count_ = 0, index_ = 0;
     double t_ = 0;
     Rng arrivals_, lengths_, prefix_;
+    // A streamed trace: the bytes read ahead of the next line (one chunk) and where they end.
+    std::string chunk_;
+    size_t chunk_pos_ = 0;
+    int64_t read_at_ = 0, line_no_ = 0;
+    std::string error_;
+    bool next_trace_row(Request* q);
 };
 
 // Draws the workload. Deterministic for a given spec (and seed) on every platform.
 Result<std::vector<Request>> make_workload(const WorkloadSpec& spec);
+
+// The first pass over a trace in Azure CSV form (as parse_trace_csv below): refuses
+// what parse_trace_csv refuses, with the same messages, in one pass of bounded memory.
+Result<std::shared_ptr<const TraceScan>> scan_trace(TraceSource source, const std::string& name);
 
 // Parses an Azure LLM inference trace, either the raw form
 // `TIMESTAMP,ContextTokens,GeneratedTokens` (timestamps like 2023-11-16 18:15:46.6805900)

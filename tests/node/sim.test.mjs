@@ -112,6 +112,42 @@ for (const [fixture, flags, input] of CASES) {
   });
 }
 
+// A trace read in pieces through a reader (the worker reads a File's slices, never the
+// whole text) is the CLI's run of the same file, byte for byte; a reader that fails is
+// the core's message, not a crash.
+test('a trace read in pieces is the CLI\'s run of the file', () => {
+  const bytes = fs.readFileSync(path.join(traces, 'azure-llm-2023-code.csv'));
+  const tracePath = path.join(path.dirname(rawPath), 'code-copy.csv');
+  fs.writeFileSync(tracePath, bytes);
+  const native = cliText(['simulate', path.join(fixturesDir, 'Qwen--Qwen3-0.6B.json'), '--gpu', 'a100-40gb',
+    '--max-model-len', '8192', '--workload', tracePath, '--json']).trim();
+  const model = loadModel('Qwen--Qwen3-0.6B');
+  let largest = 0;
+  const reader = (at, n) => {
+    largest = Math.max(largest, n);
+    return new Uint8Array(bytes.buffer, bytes.byteOffset + Math.min(at, bytes.length), Math.max(0, Math.min(n, bytes.length - at)));
+  };
+  try {
+    const sim = kvb.simulate(model, { gpu: 'a100-40gb', max_model_len: 8192, workload: 'csv', trace_name: 'code-copy.csv' }, reader);
+    try {
+      runToEnd(sim, 20000);
+      const raw = kvb.m.simResult(sim.id, JSON.stringify({ series: false, snapshots: false }));
+      assert.equal(raw.slice('{"ok":true,"value":{"summary":'.length, -2), native);
+    } finally {
+      sim.release();
+    }
+    assert.equal(largest, 65536);
+    const broken = (at) => {
+      if (at > 0) throw new Error('NotReadableError');
+      return new Uint8Array(bytes.buffer, bytes.byteOffset, 100);
+    };
+    assert.throws(() => kvb.simulate(model, { workload: 'csv', trace_name: 'gone.csv' }, broken),
+      (e) => e instanceof KvbudgetError && e.message === 'cannot read gone.csv past line 4');
+  } finally {
+    model.release();
+  }
+});
+
 test('a refusal is the CLI\'s refusal', () => {
   // One sequence of the model's whole context does not fit in 1 GiB of 32-token blocks.
   const r = cli(['simulate', path.join(fixturesDir, 'meta-llama--Llama-3.2-1B.json'), '--kv-cache-memory', '1GiB', '--block-size', '32', '--json']);

@@ -1,6 +1,7 @@
 // kvbudget simulate: output contract (--json field names, fractions summing to 1),
 // exit statuses and messages.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -227,4 +228,35 @@ TEST_CASE("simulate: usage errors exit 2, refused input exits 1") {
           "kvbudget: error: line 3 of kvb_sim_bad_trace.csv: num_prefill_tokens \"ten\" is not a token count (an "
           "integer from 1 to 10,000,000)\n");
     std::remove("/tmp/kvb_sim_bad_trace.csv");
+}
+
+TEST_CASE("simulate: a trace file is read in pieces; what cannot be a trace file says why") {
+    const std::string dir = "/tmp/kvb_sim_cli_dir.csv";
+    ::mkdir(dir.c_str(), 0700);
+    Run r = run_cli(opt() + " --kv-cache-memory 4GiB --workload " + dir);
+    CHECK(r.status == 1);
+    CHECK(r.out == "kvbudget: error: " + dir + " is a directory: give a trace CSV file\n");
+    ::rmdir(dir.c_str());
+    // A trace larger than one 64 KiB read, with a line no trace has at its end.
+    const std::string path = "/tmp/kvb_sim_cli_long.csv";
+    {
+        std::ofstream f(path);
+        f << "arrived_at,num_prefill_tokens,num_decode_tokens\n";
+        for (int i = 0; i < 5000; ++i) f << i * 0.25 << ",100,20\n";
+        f << std::string(70'000, '7') << "\n";
+    }
+    r = run_cli(opt() + " --kv-cache-memory 4GiB --workload " + path);
+    CHECK(r.status == 1);
+    CHECK(r.out == "kvbudget: error: line 5002 of kvb_sim_cli_long.csv: longer than 65,536 bytes: not a trace line\n");
+    {
+        std::ofstream f(path);
+        f << "arrived_at,num_prefill_tokens,num_decode_tokens\n";
+        for (int i = 0; i < 5000; ++i) f << i * 0.25 << ",100,20\n";
+    }
+    r = run_cli(opt() + " --kv-cache-memory 4GiB --workload " + path + " --json", false);
+    std::remove(path.c_str());
+    REQUIRE(r.status == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["policies"][0]["finished"] == 5000);
+    CHECK(j["requests"] == 5000);
 }

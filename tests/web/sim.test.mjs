@@ -243,6 +243,27 @@ test('the Azure conversation trace runs whole, with its attribution shown', asyn
   await context.close();
 });
 
+// A chosen file is not read into the page: the worker reads it a 64 KiB slice at a time
+// (FileReaderSync), so a trace of any size fits; the run is the CLI's on the same file.
+test('a chosen CSV file is read in pieces by the worker and gives the CLI\'s numbers', async () => {
+  const { page, context, errors } = await openPage(env, 'model=Qwen/Qwen3-0.6B&ctx=4096&simPol=paged');
+  const file = path.join(root, 'data/traces/azure-llm-2023-code.csv');
+  await page.selectOption('#sim-wl', 'csv');
+  await page.setInputFiles('#sim-csv-file', file);
+  assert.match(await page.textContent('[data-role="sim-csv-name"]'), /^azure-llm-2023-code\.csv \(16\d\.\d+ KiB\): read a piece at a time/);
+  await page.fill('#sim-req', '');
+  await page.press('#sim-req', 'Tab');
+  await page.click('[data-action="sim-run"]');
+  await waitSimDone(page);
+  const rows = await tableValues(page);
+  const cli = simulateCli('Qwen--Qwen3-0.6B', ['--gpu', 'rtx-4090', '--max-model-len', '4096', '--policy', 'paged', '--workload', file]);
+  assert.equal(cli.requests, 8819);
+  assert.equal(rows[0].finished, 7578); // the rest are prompts past the 4,096-token context
+  assertSameAsCli(rows, cli, 'chosen file');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('a pasted CSV trace runs; invalid simulator parameters are ignored with the note', async () => {
   const { page, context, errors } = await openPage(env, 'model=Qwen/Qwen3-0.6B&ctx=4096&simWl=bogus&simBs=0&simPol=paged,best&simReq=50');
   const note = await page.textContent('[data-role="ignored-params"]');

@@ -13,7 +13,6 @@ import { SIM_WORKLOADS, SIM_POLICIES, simInputFromState, simRunsOnLoad } from '.
 
 const TRACE_FILES = { 'azure-conv': 'traces/azure-llm-2023-conv.csv', 'azure-code': 'traces/azure-llm-2023-code.csv' };
 const BLOCK_SIZES = [1, 2, 4, 8, 16, 32, 64, 128, 256];
-const MAX_CSV_BYTES = 64 * 1024 * 1024;
 
 // The memory split, bottom to top of the stacked chart: [i18n key (sim.part.*), series
 // column (the core's TimePoint names), colour variable, fallback].
@@ -237,11 +236,9 @@ export function buildSimView(app, opts = {}) {
   // A CSV file chosen, dropped anywhere on the section, or pasted.
   const takeCsv = async (file) => {
     if (!file) return;
-    if (file.size > MAX_CSV_BYTES) {
-      showSimError(app, t('sim.csv.tooLarge', { name: file.name, size: bytes(file.size) }));
-      return;
-    }
-    sv.csv = { name: file.name, text: await file.text() };
+    // Kept as the File: the worker reads it a slice at a time, so a week of a
+    // production trace (gigabytes) never sits in the page's memory.
+    sv.csv = { name: file.name, file };
     els.csvText.value = '';
     els.wl.value = 'csv';
     els.csvBox.hidden = false;
@@ -442,6 +439,7 @@ export function runSim(app) {
   const input = { ...calculatorInput(app), ...simInputFromState(app.state) };
   let traceUrl = null;
   let traceText = null;
+  let traceFile = null;
   if (sv.useCsv) {
     if (!sv.csv) {
       showSimError(app, t('sim.csv.missing'));
@@ -449,7 +447,8 @@ export function runSim(app) {
     }
     input.workload = 'csv';
     input.trace_name = sv.csv.name;
-    traceText = sv.csv.text;
+    traceText = sv.csv.text ?? null;
+    traceFile = sv.csv.file ?? null;
   } else if (TRACE_FILES[input.workload]) {
     traceUrl = traceUrlFor(input.workload);
   }
@@ -509,7 +508,7 @@ export function runSim(app) {
     showSimError(app, t('sim.error', { message: ev.message || t('sim.workerFailed') }));
     setSimState(app, 'error');
   };
-  worker.postMessage({ type: 'run', configText: app.configText, configName: app.configName, input, traceUrl, traceText });
+  worker.postMessage({ type: 'run', configText: app.configText, configName: app.configName, input, traceUrl, traceText, traceFile });
 }
 
 // ---------- results ----------

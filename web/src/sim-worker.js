@@ -4,7 +4,8 @@
 // cancels by terminating the worker; nothing here needs to clean up for that.
 //
 // in:  {type: 'warm', traceUrl?} (load the module and the trace ahead of a run), then
-//      {type: 'run', configText, configName, input (SimInputs without trace), traceUrl?, traceText?}
+//      {type: 'run', configText, configName, input (SimInputs without trace), traceUrl?, traceText?, traceFile?}
+//      (traceFile: the user's File, read a slice at a time, so a trace of any size fits)
 // out: {type: 'started', run} {type: 'progress', progress, policy, policy_index} ... then
 //      {type: 'done', result, timing} or {type: 'error', code, message, detail}
 import { loadKvbudget } from '../../wasm/kvbudget.js';
@@ -43,7 +44,14 @@ async function run(msg) {
   const model = core.parseConfig(msg.configText, msg.configName || 'config.json');
   let sim;
   try {
-    sim = core.simulate(model, trace ? { ...msg.input, trace } : msg.input);
+    if (msg.traceFile) {
+      // FileReaderSync: the core asks for bytes as it goes, synchronously, from this worker.
+      const file = msg.traceFile;
+      const reader = new FileReaderSync();
+      sim = core.simulate(model, msg.input, (at, n) => new Uint8Array(reader.readAsArrayBuffer(file.slice(at, at + n))));
+    } else {
+      sim = core.simulate(model, trace ? { ...msg.input, trace } : msg.input);
+    }
     self.postMessage({ type: 'started', run: sim.info });
     const tRun = performance.now();
     let steps = 2000;

@@ -1,0 +1,78 @@
+#include "sim/quantiles.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace kvb::sim {
+
+namespace {
+
+// Octaves 2^-40 s (~1 ps) to 2^40 s (~35,000 years) cover every latency a step-time
+// model gives; outside them a sample counts in the first or last bin.
+constexpr int kMinExp = -40, kMaxExp = 40, kSub = 256;
+constexpr size_t kBins = static_cast<size_t>(kMaxExp - kMinExp) * kSub;
+
+size_t bin_of(double x) {
+    int e = 0;
+    const double m = std::frexp(x, &e);  // x = m * 2^e, m in [0.5, 1): exact
+    if (e <= kMinExp) return 0;
+    if (e > kMaxExp) return kBins - 1;
+    const auto sub = static_cast<size_t>((m - 0.5) * 2 * kSub);  // exact: a power-of-two scale
+    return static_cast<size_t>(e - 1 - kMinExp) * kSub + std::min<size_t>(sub, kSub - 1);
+}
+
+double middle_of(size_t bin) {
+    const int e = static_cast<int>(bin / kSub) + kMinExp;
+    const double sub = static_cast<double>(bin % kSub);
+    return std::ldexp(1.0 + (sub + 0.5) / kSub, e);
+}
+
+}  // namespace
+
+void Quantiles::add(double x) {
+    sum_ += x;
+    min_ = n_ ? std::min(min_, x) : x;
+    max_ = n_ ? std::max(max_, x) : x;
+    ++n_;
+    if (bins_.empty()) {
+        exact_.push_back(x);
+        if (static_cast<int64_t>(exact_.size()) > kExactSamples) fold();
+        return;
+    }
+    if (x > 0 && std::ldexp(1.0, kMinExp) <= x)
+        ++bins_[bin_of(x)];
+    else
+        ++zeros_;
+}
+
+void Quantiles::fold() {
+    bins_.assign(kBins, 0);
+    for (double x : exact_) {
+        if (x > 0 && std::ldexp(1.0, kMinExp) <= x)
+            ++bins_[bin_of(x)];
+        else
+            ++zeros_;
+    }
+    std::vector<double>().swap(exact_);
+}
+
+double Quantiles::at(double p) const {
+    if (n_ == 0) return 0;
+    auto k = static_cast<int64_t>(std::ceil(p * static_cast<double>(n_)));
+    k = std::clamp<int64_t>(k, 1, n_);
+    if (bins_.empty()) {
+        std::vector<double> v = exact_;
+        std::nth_element(v.begin(), v.begin() + (k - 1), v.end());
+        return v[static_cast<size_t>(k - 1)];
+    }
+    if (k == n_) return max_;
+    int64_t seen = zeros_;
+    if (seen >= k) return min_;
+    for (size_t b = 0; b < kBins; ++b) {
+        seen += bins_[b];
+        if (seen >= k) return std::clamp(middle_of(b), min_, max_);
+    }
+    return max_;
+}
+
+}  // namespace kvb::sim

@@ -1,0 +1,33 @@
+// Latency percentiles in bounded memory. Every sample is kept (exact nearest-rank
+// percentiles) up to kExactSamples; past that the samples fold into a histogram of
+// 256 bins per power of two, so a week-long trace of tens of millions of requests
+// needs the same memory as a short one. A folded percentile is the middle of its
+// bin: within 0.2 % of the exact one (bins are 1/256 of an octave wide), clamped to
+// the smallest and largest sample. Bins come from the double's own exponent and
+// mantissa bits, not from log(), so the native CLI and the WASM page agree exactly.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+namespace kvb::sim {
+
+class Quantiles {
+public:
+    static constexpr int64_t kExactSamples = int64_t{1} << 16;
+
+    void add(double x);  // x >= 0 and finite (a latency in seconds)
+    int64_t count() const { return n_; }
+    // Summed in the order added, as a plain loop over the samples would.
+    double mean() const { return n_ ? sum_ / static_cast<double>(n_) : 0; }
+    // Nearest rank: the smallest value with at least p of the samples at or below it.
+    double at(double p) const;
+
+private:
+    void fold();
+    std::vector<double> exact_;
+    std::vector<int64_t> bins_;  // empty until folded
+    int64_t n_ = 0, zeros_ = 0;  // zeros_: samples below the smallest bin (folded)
+    double sum_ = 0, min_ = 0, max_ = 0;
+};
+
+}  // namespace kvb::sim
