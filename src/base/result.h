@@ -19,7 +19,11 @@ struct Error {
 template <class T>
 class Result {
 public:
-    Result(T value) : v_(std::move(value)) {}
+    // Two overloads, not one by value: `return m;` of a local then moves it (C++17 moves
+    // a returned local only into an rvalue-reference parameter); a 100,000-layer model
+    // was copied whole on its way out of the parser.
+    Result(const T& value) : v_(value) {}
+    Result(T&& value) : v_(std::move(value)) {}
     Result(Error e) : v_(std::move(e)) {}
     bool ok() const { return v_.index() == 0; }
     explicit operator bool() const { return ok(); }

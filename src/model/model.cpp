@@ -191,6 +191,7 @@ struct Builder {
 
     Result<bool> read_core() {
         if (auto ok = need(n_layers, kLayersKeys, 1, kMaxLayers); !ok) return ok;
+        m.layers.reserve(static_cast<size_t>(n_layers));  // 100,000 layers: no regrowth
         if (auto ok = need(heads, kHeadsKeys, 1, kMaxHeads); !ok) return ok;
         if (auto ok = maybe(hidden, kHiddenKeys, 1, kMaxHidden); !ok) return ok;
 
@@ -533,6 +534,7 @@ struct Builder {
         heads = 8, kv_heads = 4, head_dim = 256, hidden = 2304;
         m.dims.vocab_size = 262208;
         if (auto ok = need(n_layers, kLayersKeys, 1, kMaxLayers); !ok) return ok;
+        m.layers.reserve(static_cast<size_t>(n_layers));  // 100,000 layers: no regrowth
         if (auto ok = maybe(heads, {"num_attention_heads"}, 1, kMaxHeads); !ok) return ok;
         if (const json* kl = r.find({"num_key_value_heads"}); kl && kl->is_array()) {
             if (auto ok = read_kv_list(*kl, "num_key_value_heads"); !ok) return ok;
@@ -668,6 +670,7 @@ struct Builder {
     Result<bool> nemotron_nas() {
         m.family = "nemotron_nas";
         if (auto ok = need(n_layers, kLayersKeys, 1, kMaxLayers); !ok) return ok;
+        m.layers.reserve(static_cast<size_t>(n_layers));  // 100,000 layers: no regrowth
         if (auto ok = need(heads, kHeadsKeys, 1, kMaxHeads); !ok) return ok;
         if (auto ok = need(hidden, kHiddenKeys, 1, kMaxHidden); !ok) return ok;
         head_dim = hidden / heads;
@@ -837,6 +840,7 @@ struct Builder {
     Result<bool> pure_mamba() {
         m.family = type;
         if (auto ok = need(n_layers, kLayersKeys, 1, kMaxLayers); !ok) return ok;
+        m.layers.reserve(static_cast<size_t>(n_layers));  // 100,000 layers: no regrowth
         if (auto ok = need(hidden, kHiddenKeys, 1, kMaxHidden); !ok) return ok;
         auto st = type == "mamba2" ? mamba2_state() : mamba1_state();
         if (!st) return st.error();
