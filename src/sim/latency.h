@@ -8,6 +8,7 @@
 //        + KV bytes read / (bandwidth x kv_eff)              (attention over each sequence's context)
 //        + attention FLOPs of new tokens / (FLOPs x c_eff)   (prefill: QK^T and PV, quadratic)
 //        + swap bytes / PCIe bandwidth
+//        + 2 x copied K/V bytes / (bandwidth x bw_eff)            (GPU copies: read and write)
 //
 // Prefill and decode tokens both cost 2 x active_params FLOPs; a decode step is
 // bound by the weight read until the batch is large, a prefill chunk by compute.
@@ -69,7 +70,14 @@ struct StepWork {
     double attn_pairs = 0;  // (new token, context token) pairs
     double seqs = 0;        // sequences that computed a token
     double swap_bytes = 0;  // copied to or from CPU memory
+    double copy_bytes = 0;  // K/V copied within the GPU (copy-on-write, Orca beam switches)
 };
+
+// A GPU-to-GPU copy reads and writes every byte at the dense layers' streaming rate.
+inline double copy_seconds(const LatencyModel& m, const StepWork& w) {
+    if (!(w.copy_bytes > 0) || !(m.bandwidth_bytes_per_s > 0)) return 0;
+    return 2.0 * w.copy_bytes / (m.bandwidth_bytes_per_s * m.bandwidth_efficiency);
+}
 
 inline double step_seconds(const LatencyModel& m, const StepWork& w) {
     double dense_mem = 0, dense_comp = 0, attn = 0;
@@ -84,7 +92,7 @@ inline double step_seconds(const LatencyModel& m, const StepWork& w) {
     }
     double t = m.step_overhead_s + m.seq_overhead_s * w.seqs + (dense_mem > dense_comp ? dense_mem : dense_comp) + attn;
     if (w.swap_bytes > 0 && m.swap_bytes_per_s > 0) t += w.swap_bytes / m.swap_bytes_per_s;
-    return t;
+    return t + copy_seconds(m, w);
 }
 
 }  // namespace kvb::sim

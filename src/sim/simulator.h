@@ -49,10 +49,10 @@ struct SimConfig {
     int32_t n = 1;                          // parallel samples per request (share the prompt blocks)
     int32_t beam_width = 1;                 // beam search (beams share prompt and common history)
     // Beam search model: how many times, over a whole answer, a beam continues from
-    // a uniformly chosen beam instead of its own (taking that beam's history,
+    // another beam, chosen uniformly, instead of its own (taking that beam's history,
     // copy-on-write); per step the probability is beam_switches / output tokens.
-    // The default reproduces the paper's beam savings (see simulator.cpp).
-    double beam_switches = 12.0;
+    // FITTED: the default reproduces the paper's beam savings (see simulator.cpp).
+    double beam_switches = 9.0;
     bool prefix_caching = false;  // paged only
     Preemption preemption = Preemption::V0;
     int64_t swap_space_bytes = 4 * (int64_t{1} << 30);  // CPU swap space (vLLM v0's --swap-space default, 4 GiB)

@@ -60,26 +60,28 @@ Summary run(const SimConfig& c, const std::vector<Request>& reqs) {
 
 // Fig. 2: where the KV memory goes, as shares of the memory in use (the paper's
 // bars), measured every step at saturation: an offline batch of 3,000 ShareGPT-like
-// requests keeps the queue full for the whole run. Published (Fig. 2 labels; the
-// token-state shares are quoted in docs/paging.md and the paper's text, the other
-// three columns were transcribed from the figure's labels and have not been checked
-// against the PDF a second time):
+// requests keeps the queue full for the whole run. Published (Fig. 2 labels):
 //            token states  reservation  internal frag.  external frag. & others
 //   Max          20.4         13.3          57.3             8.9
 //   Pow2         26.8         17.9          13.6            41.6
 //   Oracle       38.2         25.2           0              36.6
 //   vLLM         96.3          (the rest, 3.7, in the last block of each sequence)
+// Only the token-state shares are quoted in the paper's text (docs/paging.md:
+// "20.4%-38.2%", 96.3%); the other columns were read off the figure's labels and
+// the shared notes do not carry them. What checks them: each bar sums to 100
+// (99.9 / 99.9 / 100.0); Max's 8.9 is exactly the 1,392 slots left when 7 blocks
+// of 2,048 fill 15,728 (so the bars are shares of the whole pool at saturation);
+// and the three Orca bars describe one population: at the paper's Fig. 13 batches
+// (7, 9.81, 13.62) a running request's final length is 757 / 717 / 732 tokens.
 // Tolerance 5 points (the issue's bound): our lengths are lognormal fits of the
 // published means only (src/sim/workload.cpp), and the bars move with the joint
-// length distribution: e.g. a running request here stores ~485 tokens on average
-// (time-weighted), the paper's Pow2 bar implies ~430. Measured (seed 1):
+// length distribution: a running request here ends at ~810 tokens for all three
+// Orca variants (time-weighted), ~10% longer than the paper's. Measured (seed 1):
 //   Max 21.5 / 14.7 / 55.0 / 8.8, Pow2 30.2 / 20.6 / 15.2 / 34.0,
-//   Oracle 38.6 / 26.4 / 0 / 34.9, paged 98.4 token states.
-// Pow2's external share is the exception, 7.6 points under the bar: it is the
-// buddy rounding of prompt + 2^k, which depends on where the prompt lengths fall
-// between powers of two (our prompt fit is a smooth lognormal; the real ShareGPT
-// histogram is not published). That check is 8 points wide, for that reason only.
-TEST_CASE("Fig. 2: every memory category of all four policies within 5 points of the paper") {
+//   Oracle 38.7 / 26.5 / 0 / 34.8, paged 98.4 token states.
+// Pow2's external share, 7.6 points under, is the one category outside the bound
+// (next test case).
+TEST_CASE("Fig. 2: the memory categories of all four policies within 5 points of the paper, but one") {
     const auto reqs = workload(Lengths::ShareGpt, 3000, 0, 1);
     const Summary paged = run(opt13b_a100(Policy::Paged), reqs);
     const Summary max = run(opt13b_a100(Policy::Max), reqs);
@@ -105,7 +107,6 @@ TEST_CASE("Fig. 2: every memory category of all four policies within 5 points of
     CHECK(near(pow2.of_used.token_states, 0.268, pts));
     CHECK(near(pow2.of_used.reserved, 0.179, pts));
     CHECK(near(pow2.of_used.internal_fragmentation, 0.136, pts));
-    CHECK(near(pow2.of_used.external_fragmentation, 0.416, 0.08));  // see above
     CHECK(near(oracle.of_used.token_states, 0.382, pts));
     CHECK(near(oracle.of_used.reserved, 0.252, pts));
     CHECK(oracle.of_used.internal_fragmentation == 0.0);  // Oracle knows the length: nothing over-reserved
@@ -119,6 +120,20 @@ TEST_CASE("Fig. 2: every memory category of all four policies within 5 points of
     // can never hold a request: the published 8.9% external fragmentation exactly.
     CHECK(max.max_running == 7);
     CHECK(max.of_used.external_fragmentation == doctest::Approx(1392.0 / 15728).epsilon(0.01));
+}
+
+// KNOWN GAP (may_fail: reported, does not fail the run): Orca (Pow2) external
+// fragmentation & others, 34.0% against 41.6%. It is the buddy block rounding of
+// prompt + 2^k (25.2% of the pool here) plus free memory the head of the queue
+// cannot use (9.4%). The paper's Pow2 bar, at its 9.81 requests, has each request
+// reserve ~935 slots, and hold ~1,440 (x1.54) if, as here, ~10% of the pool is
+// free memory the head cannot use; ours reserve 1,053 and hold 1,460 (x1.39). prompt + 2^k lands just past a power of
+// two, and rounds up most, when the prompt is short against the output: the paper's long answers came with shorter
+// prompts than our independent prompt and output draws give them. The correlation is not published, and fitting one to
+// this bar would make the check test the fit; measured the paper's way, every step, the share is what it is.
+TEST_CASE("Fig. 2 known gap: Orca (Pow2) external fragmentation" * doctest::may_fail()) {
+    const Summary pow2 = run(opt13b_a100(Policy::Pow2), workload(Lengths::ShareGpt, 3000, 0, 1));
+    CHECK(std::fabs(pow2.of_used.external_fragmentation - 0.416) <= 0.05);
 }
 
 // Fig. 13: average number of batched requests, OPT-13B on an A100-40GB, Poisson
@@ -158,18 +173,47 @@ namespace {
 // per output token) stays under 1 s/token: the x of the knee in Fig. 12 / 14, the
 // "sustainable rate" the paper compares. The workload lasts `duration_s` whatever
 // the rate (a fixed number of requests would give slow policies a longer run and
-// longer queues); geometric bisection, 8 halvings of [0.2, 80] req/s: +-2.4%.
+// longer queues). One Poisson draw of ~1,000 requests moves a rate ratio by up to
+// 0.1 (ShareGPT paged/Oracle 1.63-1.75 over single seeds 5-8), so the latency at
+// each rate is the mean over three workloads (seeds 5, 6, 7); geometric bisection,
+// 12 halvings of [0.2, 80] req/s, leaves +-0.15% on each rate.
 double sustainable_rate(const SimConfig& c, Lengths l, double duration_s) {
     double lo = 0.2, hi = 80;
-    for (int i = 0; i < 8; ++i) {
+    for (int i = 0; i < 12; ++i) {
         const double mid = std::sqrt(lo * hi);
-        const auto reqs = workload(l, std::max(200, static_cast<int>(mid * duration_s)), mid, 5);
-        if (run(c, reqs).normalized_latency_s < 1.0)
+        double latency = 0;
+        for (uint64_t seed = 5; seed < 8; ++seed)
+            latency +=
+                run(c, workload(l, std::max(200, static_cast<int>(mid * duration_s)), mid, seed)).normalized_latency_s /
+                3;
+        if (latency < 1.0)
             lo = mid;
         else
             hi = mid;
     }
     return std::sqrt(lo * hi);
+}
+
+struct Rates {
+    double share_paged, share_oracle, share_max, alp_paged, alp_oracle, beam_paged, beam_oracle;
+};
+
+// Computed once, shared by the two test cases below.
+const Rates& rates() {
+    static const Rates r = [] {
+        Rates x;
+        x.share_paged = sustainable_rate(opt13b_a100(Policy::Paged), Lengths::ShareGpt, 600);
+        x.share_oracle = sustainable_rate(opt13b_a100(Policy::Oracle), Lengths::ShareGpt, 600);
+        x.share_max = sustainable_rate(opt13b_a100(Policy::Max), Lengths::ShareGpt, 600);
+        x.alp_paged = sustainable_rate(opt13b_a100(Policy::Paged), Lengths::Alpaca, 120);
+        x.alp_oracle = sustainable_rate(opt13b_a100(Policy::Oracle), Lengths::Alpaca, 120);
+        SimConfig pb = opt13b_a100(Policy::Paged), ob = opt13b_a100(Policy::Oracle);
+        pb.beam_width = ob.beam_width = 6;
+        x.beam_paged = sustainable_rate(pb, Lengths::Alpaca, 120);
+        x.beam_oracle = sustainable_rate(ob, Lengths::Alpaca, 120);
+        return x;
+    }();
+    return r;
 }
 
 }  // namespace
@@ -178,35 +222,52 @@ double sustainable_rate(const SimConfig& c, Lengths l, double duration_s) {
 // Published: ShareGPT 1.7x-2.7x over Oracle and 2.7x-8x over Max (the ranges span
 // OPT-13B/66B/175B; we run OPT-13B); Alpaca on OPT-13B 1.3x over Oracle, rising to
 // 2.3x with beam width 6 (Sec. 6.3). All are predictions (nothing is fitted to a
-// rate). Tolerance: 6% of each bound, the measurement's own precision (bisection
-// +-2.4% on each of two rates, and the finite run: 600 s vs 1,500 s of ShareGPT
-// traffic moved paged/Oracle 1.71 -> 1.67 and paged/Max 2.57 -> 2.55).
-// Measured: ShareGPT 1.75x Oracle, 2.61x Max; Alpaca 1.29x; beam 6 1.45x.
-// Beam width 6 is NOT reproduced (1.45x, not 2.3x): with max-num-seqs 256 a paged
-// batch of 6-beam requests tops out at 42 requests and pays 0.3 ms of CPU per beam
-// per step, so paged stays CPU-bound where the paper's system was memory-bound
-// (charging that CPU cost per request instead of per sequence gives 1.85x); the
-// check there is only that beam search widens vLLM's lead.
+// rate). Tolerance: the paper prints one decimal, so 1.3x is [1.25, 1.35) and a
+// range 1.7-2.7 is [1.65, 2.75); the measurement itself is within +-0.3% (above).
+// Measured: ShareGPT 2.76 / 1.66 / 1.06 req/s (paged / Oracle / Max: 1.67x, 2.61x),
+// Alpaca 43.1 / 32.4 (1.33x), beam width 6 8.00 / 5.56 (1.44x). ShareGPT
+// paged / Oracle sits at the edge of its bound: seeds 8-10 and 11-13 give 1.64x and
+// 1.63x. This case holds what is reproduced; the next one the bounds that are not.
 TEST_CASE("Fig. 12 / 14: sustainable-rate ratios of vLLM over the Orca baselines") {
-    const double share_paged = sustainable_rate(opt13b_a100(Policy::Paged), Lengths::ShareGpt, 600);
-    const double share_oracle = sustainable_rate(opt13b_a100(Policy::Oracle), Lengths::ShareGpt, 600);
-    const double share_max = sustainable_rate(opt13b_a100(Policy::Max), Lengths::ShareGpt, 600);
-    const double alp_paged = sustainable_rate(opt13b_a100(Policy::Paged), Lengths::Alpaca, 120);
-    const double alp_oracle = sustainable_rate(opt13b_a100(Policy::Oracle), Lengths::Alpaca, 120);
-    SimConfig pb = opt13b_a100(Policy::Paged), ob = opt13b_a100(Policy::Oracle);
-    pb.beam_width = ob.beam_width = 6;
-    const double beam_paged = sustainable_rate(pb, Lengths::Alpaca, 120);
-    const double beam_oracle = sustainable_rate(ob, Lengths::Alpaca, 120);
-    MESSAGE("ShareGPT req/s: paged " << share_paged << ", oracle " << share_oracle << ", max " << share_max);
-    MESSAGE("Alpaca req/s: paged " << alp_paged << ", oracle " << alp_oracle << "; beam 6: paged " << beam_paged
-                                   << ", oracle " << beam_oracle);
-    const double tol = 0.06;
-    CHECK(share_paged / share_oracle >= 1.7 * (1 - tol));
-    CHECK(share_paged / share_oracle <= 2.7 * (1 + tol));
-    CHECK(share_paged / share_max >= 2.7 * (1 - tol));
-    CHECK(share_paged / share_max <= 8.0 * (1 + tol));
-    CHECK(alp_paged / alp_oracle == doctest::Approx(1.3).epsilon(tol));
-    CHECK(beam_paged / beam_oracle > alp_paged / alp_oracle);  // see above: the 2.3x is not reproduced
+    const Rates& r = rates();
+    MESSAGE("ShareGPT req/s: paged " << r.share_paged << ", oracle " << r.share_oracle << ", max " << r.share_max);
+    MESSAGE("Alpaca req/s: paged " << r.alp_paged << ", oracle " << r.alp_oracle << "; beam 6: paged " << r.beam_paged
+                                   << ", oracle " << r.beam_oracle);
+    CHECK(r.alp_paged / r.alp_oracle >= 1.25);
+    CHECK(r.alp_paged / r.alp_oracle < 1.35);
+    CHECK(r.share_paged / r.share_oracle >= 1.65);
+    CHECK(r.share_paged / r.share_oracle < 2.75);
+    CHECK(r.share_paged / r.share_max < 8.5);
+    // The order the paper shows: Max < Oracle < vLLM, and beam search widens the lead.
+    CHECK(r.share_max < r.share_oracle);
+    CHECK(r.beam_paged / r.beam_oracle > r.alp_paged / r.alp_oracle);
+}
+
+// KNOWN GAPS, at the issue's bounds: doctest reports these failures but they do
+// not fail the run (may_fail), so the distance stays visible in every test log.
+//  - ShareGPT vLLM / Orca (Max): 2.61x, under the 2.7x floor (2.65 with rounding).
+//    Max holds 7 requests whatever the model, so the ratio is about vLLM's batch
+//    over 7 times the ratio of the mean step times (saturated: 32 / 7 x 29 ms /
+//    51 ms); both step times follow from the two constants fitted to Fig. 13's
+//    vLLM batches. The paper's range spans three models; OPT-13B's own ratio is
+//    not in the text we have.
+//  - Beam width 6, vLLM / Orca (Oracle): 1.44x, not 2.3x. Saturated, paged runs
+//    40 requests (at most 42: max-num-seqs 256 counts each beam, as vLLM v0
+//    does), Orca (Oracle) 12 (six buddy regions per request); a paged step of
+//    ~240 beams takes 115 ms, an Orca step of ~72 49 ms, taking back most of the
+//    3.3x batch. Even with no CPU cost per beam (the 0.3 ms per sequence per step
+//    is fitted on single-sequence requests) the steps take 53 and 30 ms and the
+//    saturated throughput ratio is 1.75x: ~230 beams make a step's GEMMs compute-
+//    bound (32 ms > the 21 ms weight read). 2.3x is beyond this model, not one
+//    constant away. The seed
+//    moves this ratio between 1.31 and 1.49. Orca's beams pay for copying another
+//    beam's history on a switch (Sec. 4.4), but for Alpaca's short answers that
+//    is ~1% of a step (1.437x without, 1.437x with).
+TEST_CASE("Fig. 12 / 14 known gaps: sustainable-rate ratios not reproduced" * doctest::may_fail()) {
+    const Rates& r = rates();
+    CHECK(r.share_paged / r.share_max >= 2.65);
+    CHECK(r.beam_paged / r.beam_oracle >= 2.25);
+    CHECK(r.beam_paged / r.beam_oracle < 2.35);
 }
 
 // Sec. 6.3 / Fig. 15: memory saved by sharing (blocks saved / blocks without
@@ -249,16 +310,14 @@ TEST_CASE("Fig. 15: parallel sampling saves blocks as published") {
 
 // Beam search shares the prompt and the beams' common history. The beam model has
 // one free constant (how many times per answer a beam continues from another beam,
-// SimConfig::beam_switches = 12), FITTED to these ranges: this test checks the
+// SimConfig::beam_switches = 9), FITTED to these ranges: this test checks the
 // mechanism (copy-on-write, reference counts, history shared through re-parenting)
 // and that one constant fits both datasets and widths 2-6 together, not an
 // independent prediction. Saturation, 3,000 requests. Published: ShareGPT
-// 44.3%-66.3%, Alpaca 37.6%-55.2%; measured ShareGPT 43.0 / 62.5 / 67.9, Alpaca
-// 35.5 / 51.0 / 55.5. Tolerance 2.5 points on each end of each range, not the
-// issue's 1.5: no single switch rate brings both Alpaca width 2 (2.1 under) and
-// ShareGPT width 6 (1.6 over) inside 1.5 (10 switches: 34.5 and 66.2; 14: 36.3 and
-// 69.2), because whole-beam switches share Alpaca's short answers less than the
-// paper's beams did; the seed alone moves these by ~0.4 points.
+// 44.3%-66.3%, Alpaca 37.6%-55.2%; measured ShareGPT 44.8 / 62.1 / 66.6, Alpaca
+// 37.2 / 51.3 / 54.0. Tolerance 1.5 points (the issue's bound) on each end of each
+// range, width 4 inside the range: the worst end is Alpaca width 6, 1.25 under
+// (seeds 2 and 3: 0.5 and 0.8 under), so the seed alone does not cross the bound.
 TEST_CASE("Fig. 15: beam search saves blocks in the published ranges") {
     const auto share = workload(Lengths::ShareGpt, 3000, 0, 1);
     const auto alpaca = workload(Lengths::Alpaca, 3000, 0, 1);
@@ -272,11 +331,13 @@ TEST_CASE("Fig. 15: beam search saves blocks in the published ranges") {
         saved[0][i] = s.sharing_saved;
         saved[1][i] = a.sharing_saved;
     }
-    const double tol = 0.025;
+    const double tol = 0.015;
     CHECK(std::fabs(saved[0][0] - 0.443) <= tol);
     CHECK(std::fabs(saved[0][2] - 0.663) <= tol);
     CHECK(std::fabs(saved[1][0] - 0.376) <= tol);
     CHECK(std::fabs(saved[1][2] - 0.552) <= tol);
+    for (int d = 0; d < 2; ++d) CHECK(saved[d][1] > (d == 0 ? 0.443 : 0.376) - tol);
+    for (int d = 0; d < 2; ++d) CHECK(saved[d][1] < (d == 0 ? 0.663 : 0.552) + tol);
     for (int d = 0; d < 2; ++d) CHECK(saved[d][0] < saved[d][1]);
     for (int d = 0; d < 2; ++d) CHECK(saved[d][1] < saved[d][2]);
 }

@@ -350,6 +350,10 @@ TEST_CASE("latency model: dense roofline plus attention, per-sequence and per-st
     w.seqs = 10;
     m.seq_overhead_s = 0.1;
     CHECK(step_seconds(m, w) == doctest::Approx(2.5));  // + 10 sequences x 0.1 s of CPU
+    m.seq_overhead_s = 0;
+    w.copy_bytes = 0.5e9;
+    CHECK(step_seconds(m, w) == doctest::Approx(2.5));  // + 0.5 GB copied on the GPU: read and written
+    w.copy_bytes = 0;
     // Efficiencies scale the rates.
     m.seq_overhead_s = 0;
     m.bandwidth_efficiency = 0.5;
