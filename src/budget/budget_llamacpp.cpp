@@ -186,7 +186,9 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
     // placement arithmetic: free device memory is what is usable after the runtime.
     {
         FitArgs fa;
-        fa.free_bytes = sat_sub(r.requested_bytes, r.overhead_bytes);
+        // Metal reports recommendedMaxWorkingSetSize as free (an M5's log: 18185 MiB free with
+        // recommendedMaxWorkingSetSize = 19069.67 MB), so a Mac's whole wired limit is free.
+        fa.free_bytes = r.mac_ram_bytes > 0 ? r.requested_bytes : sat_sub(r.requested_bytes, r.overhead_bytes);
         fa.target_bytes = sat_mul(in.fit_target_mb, MiB);
         fa.n_ctx_user = in.context > 0 ? sat_mul(in.context, r.seqs) : 0;
         fa.n_ctx_train = sat_mul(r.n_ctx_train > 0 ? r.n_ctx_train : limit, r.seqs);

@@ -382,6 +382,20 @@ TEST_CASE("--fit: -ngl given, llama.cpp stops fitting (and the context it had re
     CHECK(m.fit.log_lines.empty());
 }
 
+TEST_CASE("--fit on a Mac: Metal's free memory is the whole wired limit") {
+    // recommendedMaxWorkingSetSize of a 16 GiB Mac, 2/3 of its RAM: 11,453,246,122 bytes.
+    BudgetInputs in = fit_inputs(0);
+    in.gpu_memory_bytes = 0;
+    in.gpu = "m4-16gb";
+    in.overhead_bytes = -1;  // the runtime estimate stays out of Metal's free memory
+    auto r = run(tiny(), in);
+    CHECK(r.fit.free_bytes == 11453246122);
+    CHECK(r.fit.outcome == "unchanged");
+    in.gpu = "rtx-4090";  // a discrete GPU's free memory is what the CUDA context leaves
+    auto d = run(tiny(), in);
+    CHECK(d.fit.free_bytes == d.requested_bytes - 512 * MiB);
+}
+
 TEST_CASE("--fit lines as public llama-server logs print them") {
     using budget_steps::FitArgs;
     // Build 8586 (64ac9ab66), RTX 4070, Qwen3.5-27B.Q4_K_S, -c 131072 -ngl 26 (bytes chosen
