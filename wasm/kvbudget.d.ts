@@ -208,7 +208,7 @@ export interface LlamaOffload {
 
 /** What llama.cpp's --fit (on by default) chooses by itself for one GPU (common/fit.cpp). */
 export interface LlamaFit {
-  /** "unchanged" | "context" (a smaller -c) | "layers" (-fitc and fewer layers) | "failed" (-ngl given) | "not_predicted" (several GPUs, MoE layer split). */
+  /** "unchanged" | "context" (a smaller -c) | "layers" (-fitc and fewer layers) | "failed" (-ngl given) | "not_predicted" (what several GPUs change, a MoE layer split). */
   outcome: string;
   /** Free device memory at start (usable minus the runtime) and the -fitt margin. */
   free_bytes: number; target_bytes: number;

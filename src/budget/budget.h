@@ -158,7 +158,7 @@ struct LlamaOffload {
 struct LlamaFit {
     // "unchanged" (fits as asked), "context" (a smaller -c), "layers" (-fitc and fewer
     // layers on the GPU), "failed" (-ngl was given: llama.cpp stops fitting and loads as
-    // asked), "not_predicted" (several GPUs, or a MoE whose experts it moves by tensor).
+    // asked), "not_predicted" (what several GPUs change, or a MoE whose experts it moves by tensor).
     std::string outcome;
     int64_t free_bytes = 0;              // free device memory at start: usable minus the runtime
     int64_t target_bytes = 0;            // -fitt

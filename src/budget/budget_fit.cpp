@@ -14,7 +14,7 @@
 // MoE models first move every expert tensor to the CPU and then convert layers back to
 // full ones by tensor patterns (-ot): kvbudget predicts their context, not that split. With
 // several devices the targets are per device and context is reduced over their sum with a
-// margin for whole layers: not predicted either. Since ggml-org/llama.cpp#27496 the
+// margin for whole layers: only "no changes needed" is predicted there. Since ggml-org/llama.cpp#27496 the
 // starting context with -np N and no unified cache is N x the training context.
 // The lines are printed as common/fit.cpp prints them (MiB = bytes / 2^20, truncated).
 #include <algorithm>
@@ -52,8 +52,20 @@ LlamaFit llamacpp_fit(const FitArgs& a, const std::function<int64_t(int64_t, int
         f.flags = "-c " + std::to_string(f.n_ctx) + " -ngl " + std::to_string(f.n_gpu_layers);
         return f;
     };
-    if (a.n_devices != 1) return finish("not_predicted");
     auto& out = f.log_lines;
+    if (a.n_devices != 1) {
+        // Several GPUs holding even shares (-sm layer): only "nothing to change" is predicted,
+        // with the two summary lines (the per-device lines name the backend's devices).
+        const int64_t per = used(f.n_ctx, f.n_gpu_layers);
+        f.projected_bytes = per;
+        if (sat_sub(a.free_bytes, per) < a.target_bytes) return finish("not_predicted");
+        out.push_back(kImpl + std::string("projected to use ") + mib(sat_mul(per, a.n_devices)) +
+                      " MiB of device memory vs. " + mib(sat_mul(a.free_bytes, a.n_devices)) +
+                      " MiB of free device memory");
+        out.push_back(kImpl + std::string("targets for free memory can be met on all devices, no changes needed"));
+        out.push_back(kOuter + std::string("successfully fit params to free device memory"));
+        return finish("unchanged");
+    }
 
     // Step 1: the asked parameters.
     const int64_t used_full = used(f.n_ctx, f.n_gpu_layers);

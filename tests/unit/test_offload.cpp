@@ -374,12 +374,25 @@ TEST_CASE("--fit: -ngl given, llama.cpp stops fitting (and the context it had re
     bool said = false;
     for (const Message& n : r.notes) said = said || n.code == "llamacpp_fit_failed";
     CHECK(said);
-    // Several GPUs: per-device targets, not predicted.
+    // Several GPUs: per-device targets; what must change is not predicted.
     BudgetInputs two = fit_inputs(5000000);
     two.gpu_count = 2;
     auto m = run(tiny(), two);
     CHECK(m.fit.outcome == "not_predicted");
     CHECK(m.fit.log_lines.empty());
+    bool multi = false;
+    for (const Message& n : m.notes) multi = multi || n.code == "llamacpp_fit_multi";
+    CHECK(multi);
+    // ... but "nothing to change" is: each of 2 x 64 MiB holds half of 13,640,704 bytes.
+    two.gpu_memory_bytes = 64 * MiB;
+    auto ok = run(tiny(), two);
+    CHECK(ok.fit.outcome == "unchanged");
+    CHECK(ok.fit.projected_bytes == 13640704 / 2);
+    CHECK(ok.fit.log_lines ==
+          std::vector<std::string>{
+              "common_params_fit_impl: projected to use 13 MiB of device memory vs. 128 MiB of free device memory",
+              "common_params_fit_impl: targets for free memory can be met on all devices, no changes needed",
+              "common_fit_params: successfully fit params to free device memory"});
 }
 
 TEST_CASE("--fit on a Mac: Metal's free memory is the whole wired limit") {
