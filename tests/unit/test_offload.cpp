@@ -490,3 +490,43 @@ TEST_CASE("decode bound with layers on the CPU: GPU bytes at GPU bandwidth, then
     CHECK(all.decode.ram_bandwidth_bytes_per_s == 0);
     CHECK(all.decode.cpu_weight_bytes_per_token == 0);
 }
+
+TEST_CASE("CLI: --fit-target / --fit-ctx / --ram-bandwidth, and the lines budget prints") {
+    const std::string cfg = std::string(KVB_FIXTURES) + "/configs/meta-llama--Llama-3.1-8B.json";
+    // 8 GiB, no -c: 4.6 GiB of Q4_K_M weights on the GPU plus 128 KiB of KV per token; from
+    // 131,072 tokens (21,029 MiB) down to 15,872 (7,680 MiB free, 1,024 kept).
+    auto r = kvb::test::run_cli("budget " + cfg + " --engine llamacpp --gpu-memory 8GiB --weights Q4_K_M");
+    REQUIRE_MESSAGE(r.status == 0, r.out);
+    CHECK(r.out.find("  --fit (default on)    context: -c 15872 -ngl 33 (15,872 tokens x 1, 6.47 GiB of 7.50 GiB "
+                     "free, keeps 1.00 GiB)\n"
+                     "  llama.cpp: common_params_fit_impl: projected to use 21029 MiB of device memory vs. 7680 MiB of "
+                     "free device memory\n") != std::string::npos);
+    CHECK(r.out.find("context size reduced from 131072 to 15872 -> need 14400 MiB less memory in total") !=
+          std::string::npos);
+    // A tighter target and a larger minimum: -fitt 2048 keeps more free, so a smaller context.
+    auto t = kvb::test::run_cli("budget " + cfg +
+                                " --engine llamacpp --gpu-memory 8GiB --weights Q4_K_M -fitt 2048 -fitc 8192 --json");
+    REQUIRE(t.status == 0);
+    CHECK(t.out.find("\"fit_target_mb\":2048") != std::string::npos);
+    CHECK(t.out.find("\"fit_ctx\":8192") != std::string::npos);
+    CHECK(t.out.find("\"target_bytes\":2147483648") != std::string::npos);
+    // The CPU's layers at 60 GB/s.
+    auto d = kvb::test::run_cli("budget " + cfg +
+                                " --engine llamacpp --gpu rtx-4090 --weights Q4_K_M --ngl 20 --max-model-len 8192 "
+                                "--ram-bandwidth 60");
+    REQUIRE(d.status == 0);
+    CHECK(d.out.find("  of which from system RAM: 1.62 GiB of weights + 416.00 MiB of KV per token at 60 GB/s\n") !=
+          std::string::npos);
+    // llama.cpp's flags only with --engine llamacpp; the bandwidth must be a number.
+    auto v = kvb::test::run_cli("budget " + cfg + " --gpu h100 --fit-target 1");
+    CHECK(v.status == 2);
+    CHECK(v.out ==
+          "kvbudget: error: --ngl, --ram, --no-kv-offload, --hf, --fit-target, --fit-ctx and --ram-bandwidth are "
+          "llama.cpp's; add --engine llamacpp\n");
+    auto x = kvb::test::run_cli("budget " + cfg + " --engine llamacpp --gpu h100 --ram-bandwidth fast");
+    CHECK(x.status == 1);
+    CHECK(x.out == "kvbudget: error: --ram-bandwidth must be a positive number of GB/s, got 'fast'\n");
+    auto big = kvb::test::run_cli("budget " + cfg + " --engine llamacpp --gpu h100 --ram-bandwidth 1e9");
+    CHECK(big.status == 1);
+    CHECK(big.out == "kvbudget: error: --ram-bandwidth must be between 0 and 100,000 GB/s, got 1e+18 bytes/s\n");
+}
