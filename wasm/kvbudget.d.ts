@@ -117,6 +117,12 @@ export interface BudgetInputs {
   wired_limit_mb?: number;
   /** llama.cpp: "org/repo:QUANT"; the command then says -hf with it. */
   hf_ref?: string;
+  /** llama.cpp -fitt: MiB --fit keeps free on the device (default 1024). */
+  fit_target_mb?: number;
+  /** llama.cpp -fitc: the smallest context --fit shrinks to (default 4096). */
+  fit_ctx?: number;
+  /** System RAM bandwidth in bytes/s for layers on the CPU; 0 = 89.6e9 assumed (dual-channel DDR5-5600). */
+  ram_bandwidth_bytes_per_s?: number;
 }
 
 export interface KvType { name: string; block_values: number; block_bytes: number }
@@ -174,10 +180,14 @@ export interface Budget {
   decode: {
     context: number; weight_bytes_per_token: number; kv_bytes_per_token: number; bandwidth_bytes_per_s: number;
     tokens_per_s_single: number; batch: number; tokens_per_s_batch: number;
+    /** llama.cpp with layers on the CPU: what each step reads from system RAM, and at what bandwidth (0: none). */
+    cpu_weight_bytes_per_token: number; cpu_kv_bytes_per_token: number; ram_bandwidth_bytes_per_s: number;
+    /** The RAM bandwidth is kvbudget's assumption, not the user's. */
+    ram_bandwidth_assumed: boolean;
   };
   notes: Message[];
   vllm?: { num_blocks: number; tokens: number; max_concurrency: number; request_bytes: number; estimated_max_model_len: number };
-  llamacpp?: { kv_bytes: number; n_ctx: number; n_seq_max: number; offload: LlamaOffload };
+  llamacpp?: { kv_bytes: number; n_ctx: number; n_seq_max: number; offload: LlamaOffload; fit: LlamaFit };
   transformers?: { cache_bytes: number; cache_transient_bytes: number };
 }
 
@@ -189,9 +199,28 @@ export interface LlamaOffload {
   /** Per-layer split estimated from parameter counts (a config, not a GGUF's tensors). */
   estimated: boolean;
   gpu_weights_bytes: number; cpu_weights_bytes: number; gpu_kv_bytes: number; cpu_kv_bytes: number;
+  /** Of cpu_weights_bytes, what decode reads each step (not the input layer's embeddings). */
+  cpu_read_weights_bytes: number;
   ram_bytes: number; ram_need_bytes: number; ram_fits: boolean;
   /** The largest -ngl whose share fits the GPU at this context; -1 when not even -ngl 0 does. */
   max_gpu_layers: number;
+}
+
+/** What llama.cpp's --fit (on by default) chooses by itself for one GPU (common/fit.cpp). */
+export interface LlamaFit {
+  /** "unchanged" | "context" (a smaller -c) | "layers" (-fitc and fewer layers) | "failed" (-ngl given) | "not_predicted" (what several GPUs change, a MoE layer split). */
+  outcome: string;
+  /** Free device memory at start (usable minus the runtime) and the -fitt margin. */
+  free_bytes: number; target_bytes: number;
+  /** Device use with the asked (or default) -c and -ngl. */
+  projected_bytes: number;
+  /** Cells after fitting (all sequences), per sequence, and -ngl (n_layer + 1 = all). */
+  n_ctx: number; context: number; n_gpu_layers: number;
+  used_bytes: number;
+  /** "-c N -ngl M": the same choice made explicit. */
+  flags: string;
+  /** What llama-server prints while fitting. */
+  log_lines: string[];
 }
 
 /** `kvbudget budget --json`: everything the page shows for these settings. */

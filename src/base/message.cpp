@@ -301,6 +301,22 @@ const std::vector<MessageTemplate>& message_templates() {
         {"ngl_fits",
          "-ngl {ngl} fits: the output layer and the last {blocks} of {n} layers on the GPU, {ram} of weights and KV in "
          "system RAM (slower)"},
+        {"llamacpp_fit_context",
+         "with no -c, llama.cpp's automatic fit (--fit on, the default) shrinks the context to {ctx} tokens per "
+         "sequence so that {margin} of the GPU's {free} free stay free; {flags} asks for it explicitly"},
+        {"llamacpp_fit_layers",
+         "with no -ngl, llama.cpp's automatic fit keeps {ngl} of {n} layers (the output layer counts as one) "
+         "on the GPU at {ctx} tokens per sequence, leaving {margin} free; {flags} asks for it explicitly"},
+        {"llamacpp_fit_failed",
+         "this needs {need} of the GPU's {free} free and -ngl is set, so llama.cpp's automatic fit gives up "
+         "(n_gpu_layers already set by user) and loads as asked; leave out -ngl to let it fit with {margin} free"},
+        {"llamacpp_fit_multi",
+         "with {n} GPUs llama.cpp's automatic fit chooses the layers per device: kvbudget does not predict that "
+         "split; -c and -ngl (and -ts) fix it"},
+        {"llamacpp_fit_moe",
+         "llama.cpp's automatic fit takes {ctx} tokens per sequence and moves this MoE model's expert tensors to "
+         "system RAM layer by layer: kvbudget does not predict that split"},
+        {"bad_ram_bandwidth", "--ram-bandwidth must be between 0 and 100,000 GB/s, got {value} bytes/s"},
         {"nofit_llamacpp",
          "llama.cpp would need {need} (weights {weights}, KV {kv}, compute {compute}, runtime {runtime}) but has "
          "{have}"},

@@ -77,6 +77,8 @@ const std::vector<InputLimit>& budget_input_limits() {
         {"n_gpu_layers", "--ngl", -1, kI31},
         {"ram_bytes", "--ram", 0, kPiB},
         {"wired_limit_mb", "--wired-limit-mb", 0, kI31},
+        {"fit_target_mb", "--fit-target", 0, kI31},
+        {"fit_ctx", "--fit-ctx", 1, int64_t{1} << 30},
     };
     return t;
 }
@@ -101,6 +103,8 @@ int64_t field_value(const BudgetInputs& in, const std::string& name) {
     if (name == "n_gpu_layers") return in.n_gpu_layers;
     if (name == "ram_bytes") return in.ram_bytes;
     if (name == "wired_limit_mb") return in.wired_limit_mb;
+    if (name == "fit_target_mb") return in.fit_target_mb;
+    if (name == "fit_ctx") return in.fit_ctx;
     return 0;
 }
 
@@ -119,6 +123,10 @@ Result<bool> validate(const BudgetInputs& in) {
     if (!(in.gpu_memory_utilization == 0 || (in.gpu_memory_utilization > 0.0 && in.gpu_memory_utilization <= 1.0)))
         return make_error("bad_value", note("bad_utilization", {{"value", fraction_text(in.gpu_memory_utilization)}}));
     if (in.gpu.empty() && in.gpu_memory_bytes <= 0) return make_error("bad_value", note("no_gpu"));
+    // Up to 100 TB/s: past any memory system built; NaN fails both comparisons.
+    if (!(in.ram_bandwidth_bytes_per_s >= 0 && in.ram_bandwidth_bytes_per_s <= 1e14))
+        return make_error("bad_value",
+                          note("bad_ram_bandwidth", {{"value", py_float_text(in.ram_bandwidth_bytes_per_s)}}));
     if (!in.hf_ref.empty()) {
         // org/repo[:QUANT] as llama-server -hf takes it; it ends up in a shell command line.
         bool ok = in.hf_ref.size() <= 200 && std::count(in.hf_ref.begin(), in.hf_ref.end(), '/') == 1 &&
@@ -258,8 +266,11 @@ void mac_wired_advice(BudgetResult& r) {
 }
 
 // Every generated token reads the active weights once per step (shared by the batch)
-// and each sequence's own KV cache.
-void decode_bound(const Gpu* gpu, BudgetResult& r) {
+// and each sequence's own KV cache. llama.cpp with layers on the CPU reads those layers'
+// weights and KV from system RAM, one after the other with the GPU's:
+// time = GPU bytes / GPU bandwidth + CPU bytes / RAM bandwidth (the CPU's compute assumed
+// to keep up with its memory, as it does for decode on current desktop CPUs).
+void decode_bound(const Gpu* gpu, const BudgetInputs& in, BudgetResult& r) {
     DecodeBound& d = r.decode;
     d.bandwidth_bytes_per_s = gpu ? gpu->bandwidth_bytes_per_s : 0.0;
     d.context = r.context;
@@ -267,11 +278,40 @@ void decode_bound(const Gpu* gpu, BudgetResult& r) {
         r.engine == BudgetEngine::Vllm ? cdiv(r.weights.active_bytes, r.tp) : r.weights.active_bytes;
     d.batch =
         std::max<int64_t>(1, std::min(r.max_concurrency, r.engine == BudgetEngine::Vllm ? r.max_num_seqs : r.seqs));
+    const LlamaOffload& o = r.offload;
+    const bool on_cpu =
+        r.engine == BudgetEngine::LlamaCpp && o.active && (o.cpu_read_weights_bytes > 0 || o.cpu_kv_bytes > 0);
+    if (on_cpu) {
+        // Active bytes (MoE: the routed share) split as the placement splits the bytes a step
+        // reads (every layer and the output layer; the input layer's table is one row).
+        const double read = double(o.gpu_weights_bytes) + double(o.cpu_read_weights_bytes);
+        const double active = read > 0 ? std::min(1.0, double(r.weights.active_bytes) / read) : 1.0;
+        d.cpu_weight_bytes_per_token = static_cast<int64_t>(double(o.cpu_read_weights_bytes) * active);
+        d.weight_bytes_per_token = static_cast<int64_t>(double(o.gpu_weights_bytes) * active);
+        const int64_t kv_all = o.gpu_kv_bytes + o.cpu_kv_bytes;
+        if (kv_all > 0) {
+            d.cpu_kv_bytes_per_token =
+                static_cast<int64_t>(double(d.kv_bytes_per_token) * double(o.cpu_kv_bytes) / double(kv_all));
+            d.kv_bytes_per_token -= d.cpu_kv_bytes_per_token;
+        }
+        const bool unified = gpu && gpu->unified_memory;
+        d.ram_bandwidth_bytes_per_s = in.ram_bandwidth_bytes_per_s > 0 ? in.ram_bandwidth_bytes_per_s
+                                      : unified                        ? gpu->bandwidth_bytes_per_s
+                                                                       : kDefaultRamBandwidth;
+        d.ram_bandwidth_assumed = in.ram_bandwidth_bytes_per_s <= 0 && !unified;
+    }
     if (d.bandwidth_bytes_per_s > 0) {
-        const double bw = d.bandwidth_bytes_per_s;
+        const double bw = d.bandwidth_bytes_per_s, ram = d.ram_bandwidth_bytes_per_s;
         const double w = double(d.weight_bytes_per_token), kv = double(d.kv_bytes_per_token);
-        d.tokens_per_s_single = bw / (w + kv);
-        d.tokens_per_s_batch = double(d.batch) * bw / (w + double(d.batch) * kv);
+        const double cw = double(d.cpu_weight_bytes_per_token), ckv = double(d.cpu_kv_bytes_per_token);
+        if (ram > 0) {
+            auto step_s = [&](double batch) { return (w + batch * kv) / bw + (cw + batch * ckv) / ram; };
+            d.tokens_per_s_single = 1.0 / step_s(1.0);
+            d.tokens_per_s_batch = double(d.batch) / step_s(double(d.batch));
+        } else {
+            d.tokens_per_s_single = bw / (w + kv);
+            d.tokens_per_s_batch = double(d.batch) * bw / (w + double(d.batch) * kv);
+        }
     }
 }
 
@@ -323,7 +363,7 @@ Result<BudgetResult> compute_budget(const ModelSpec& model, const BudgetInputs& 
         r.kv_pool_bytes == INT64_MIN || r.decode.kv_bytes_per_token == INT64_MAX)
         return make_error("overflow", note("budget_overflow", {{"model", m.name}}));
     if (r.mac_ram_bytes > 0 && !r.fits) mac_wired_advice(r);
-    decode_bound(gpu.value(), r);
+    decode_bound(gpu.value(), in, r);
     return Result<BudgetResult>(std::move(r));
 }
 

@@ -72,7 +72,18 @@ struct BudgetInputs {
     int64_t wired_limit_mb = 0;
     // llama.cpp: the file's Hub reference "org/repo:QUANT": the command says -hf with it, not -m.
     std::string hf_ref;
+    // llama.cpp's automatic fitting (--fit on, the default since late 2025): -fitt, the MiB
+    // it keeps free per device, and -fitc, the smallest context it will shrink to.
+    int64_t fit_target_mb = 1024;
+    int64_t fit_ctx = 4096;
+    // System RAM bandwidth (bytes/s) for the layers llama.cpp keeps on the CPU; 0 = the
+    // assumption kDefaultRamBandwidth (dual-channel DDR5-5600), or the GPU's on unified memory.
+    double ram_bandwidth_bytes_per_s = 0;
 };
+
+// What the decode-speed bound assumes system RAM reads at when layers stay on the CPU and
+// the user gave no --ram-bandwidth: dual-channel DDR5-5600, 2 x 8 bytes x 5.6e9 transfers/s.
+constexpr double kDefaultRamBandwidth = 89.6e9;
 
 // Bounds of every count and size in BudgetInputs: the page builds its controls from
 // this table (name is the JSON field), the CLI and the page are refused by the same check.
@@ -92,6 +103,12 @@ struct DecodeBound {
     double tokens_per_s_single = 0;      // one sequence
     int64_t batch = 0;                   // sequences decoded together (max concurrency, capped by max_num_seqs)
     double tokens_per_s_batch = 0;       // aggregate upper bound at that batch
+    // llama.cpp with layers on the CPU (-ngl below all): those layers' bytes are read from
+    // system RAM at ram_bandwidth_bytes_per_s; the GPU's share stays in the two fields above.
+    int64_t cpu_weight_bytes_per_token = 0;
+    int64_t cpu_kv_bytes_per_token = 0;
+    double ram_bandwidth_bytes_per_s = 0;  // 0 when nothing is read from system RAM
+    bool ram_bandwidth_assumed = false;    // kDefaultRamBandwidth, not the user's
 };
 
 // One GPU's memory as the bar shows it. vLLM: the heaviest rank; llama.cpp and
@@ -122,12 +139,36 @@ struct LlamaOffload {
     bool estimated = false;         // per-layer split by parameter shares (config, not a GGUF file)
     int64_t gpu_weights_bytes = 0;  // all GPUs
     int64_t cpu_weights_bytes = 0;
+    // Of those, what a decode step reads: the CPU's layers and output layer, not the input
+    // layer (token embeddings: one row per token).
+    int64_t cpu_read_weights_bytes = 0;
     int64_t gpu_kv_bytes = 0;  // all GPUs
     int64_t cpu_kv_bytes = 0;
     int64_t ram_bytes = 0;       // given system RAM (0 = not checked)
     int64_t ram_need_bytes = 0;  // CPU weights + CPU KV
     bool ram_fits = true;
     int64_t max_gpu_layers = -1;  // largest -ngl whose GPU share fits at this context and seqs (-1: none)
+};
+
+// What llama.cpp's automatic fitting (common_params_fit_impl in common/fit.cpp; before
+// 2026 llama_params_fit_impl in src/llama.cpp) chooses on its own for one GPU: with no -c
+// it shrinks the context (linearly between -fitc and the training context) until the
+// device keeps -fitt MiB free; if even -fitc does not fit and no -ngl was given, it fills
+// dense layers back to front (the output layer first) as far as they fit.
+struct LlamaFit {
+    // "unchanged" (fits as asked), "context" (a smaller -c), "layers" (-fitc and fewer
+    // layers on the GPU), "failed" (-ngl was given: llama.cpp stops fitting and loads as
+    // asked), "not_predicted" (what several GPUs change, or a MoE whose experts it moves by tensor).
+    std::string outcome;
+    int64_t free_bytes = 0;              // free device memory at start: usable minus the runtime
+    int64_t target_bytes = 0;            // -fitt
+    int64_t projected_bytes = 0;         // device use with the asked (or default) -c and -ngl
+    int64_t n_ctx = 0;                   // cells llama.cpp allocates after fitting (all sequences)
+    int64_t context = 0;                 // per sequence: n_ctx / seqs
+    int64_t n_gpu_layers = 0;            // -ngl after fitting (n_layer + 1: every layer)
+    int64_t used_bytes = 0;              // device use at the fitted -c and -ngl
+    std::string flags;                   // "-c N -ngl M": the same choice made explicit
+    std::vector<std::string> log_lines;  // what llama-server prints while fitting
 };
 
 struct BudgetResult {
@@ -164,6 +205,7 @@ struct BudgetResult {
     // llama.cpp
     LlamaLayout llama;  // KV layout at the resolved context / sequences (all GPUs)
     LlamaOffload offload;
+    LlamaFit fit;  // what --fit (on by default) would choose by itself
     // transformers (generate() with the default DynamicCache, batch = seqs)
     int64_t cache_bytes = 0;            // DynamicCache at the context for the batch (all GPUs)
     int64_t cache_transient_bytes = 0;  // one layer's torch.cat copy while the cache grows

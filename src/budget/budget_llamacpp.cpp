@@ -51,6 +51,30 @@ std::string command(const ModelSpec& m, const WeightFormat& fmt, const BudgetRes
     return cmd;
 }
 
+// Says what --fit will do when it changes something, and the flags that ask for it.
+void fit_notes(BudgetResult& r, int64_t n_layer) {
+    const LlamaFit& f = r.fit;
+    if (f.outcome == "context")
+        r.notes.push_back(note("llamacpp_fit_context", {{"ctx", with_commas(f.context)},
+                                                        {"margin", format_bytes(f.target_bytes)},
+                                                        {"free", format_bytes(f.free_bytes)},
+                                                        {"flags", f.flags}}));
+    else if (f.outcome == "layers")
+        r.notes.push_back(note("llamacpp_fit_layers", {{"ngl", std::to_string(f.n_gpu_layers)},
+                                                       {"n", std::to_string(n_layer + 1)},
+                                                       {"ctx", with_commas(f.context)},
+                                                       {"margin", format_bytes(f.target_bytes)},
+                                                       {"flags", f.flags}}));
+    else if (f.outcome == "failed")
+        r.notes.push_back(note("llamacpp_fit_failed", {{"need", format_bytes(f.projected_bytes)},
+                                                       {"free", format_bytes(f.free_bytes)},
+                                                       {"margin", format_bytes(f.target_bytes)}}));
+    else if (f.outcome == "not_predicted" && r.gpu_count > 1)
+        r.notes.push_back(note("llamacpp_fit_multi", {{"n", std::to_string(r.gpu_count)}}));
+    else if (f.outcome == "not_predicted")
+        r.notes.push_back(note("llamacpp_fit_moe", {{"ctx", with_commas(f.context)}}));
+}
+
 }  // namespace
 
 Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
@@ -124,6 +148,7 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
         off.output_on_gpu = p->output_on_gpu;
         off.gpu_weights_bytes = p->gpu_weights;
         off.cpu_weights_bytes = p->cpu_weights;
+        off.cpu_read_weights_bytes = std::max<int64_t>(0, p->cpu_weights - lw->input);
         off.gpu_kv_bytes = p->gpu_kv;
         off.cpu_kv_bytes = p->cpu_kv;
         off.ram_need_bytes = sat_add(p->cpu_weights, p->cpu_kv);
@@ -156,6 +181,34 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
                                               {"weights", format_bytes(off.cpu_weights_bytes)},
                                               {"kv", format_bytes(off.cpu_kv_bytes)},
                                               {"have", format_bytes(in.ram_bytes)}});
+
+    // What --fit (on by default) would choose by itself for this GPU, from the same
+    // placement arithmetic: free device memory is what is usable after the runtime.
+    {
+        FitArgs fa;
+        // Metal reports recommendedMaxWorkingSetSize as free (an M5's log: 18185 MiB free with
+        // recommendedMaxWorkingSetSize = 19069.67 MB), so a Mac's whole wired limit is free.
+        fa.free_bytes = r.mac_ram_bytes > 0 ? r.requested_bytes : sat_sub(r.requested_bytes, r.overhead_bytes);
+        fa.target_bytes = sat_mul(in.fit_target_mb, MiB);
+        fa.n_ctx_user = in.context > 0 ? sat_mul(in.context, r.seqs) : 0;
+        fa.n_ctx_train = sat_mul(r.n_ctx_train > 0 ? r.n_ctx_train : limit, r.seqs);
+        fa.n_ctx_min = in.fit_ctx;
+        fa.ngl_user = in.n_gpu_layers;
+        fa.n_layer = n_layer;
+        fa.seqs = r.seqs;
+        fa.n_devices = n;
+        fa.moe = m.dims.num_experts > 0;
+        r.fit = llamacpp_fit(fa, [&](int64_t n_ctx, int64_t layers) -> int64_t {
+            LlamaOptions p = o;
+            p.n_seq_max = r.seqs;
+            p.n_ctx = n_ctx;
+            auto l = llamacpp_layout(m, p);
+            if (!l) return INT64_MAX;
+            auto pl = llamacpp_place(m, lw.value(), p, layers, off.kv_offload, l->total_bytes);
+            return pl ? gpu_need(pl.value()) - r.overhead_bytes : INT64_MAX;
+        });
+        fit_notes(r, n_layer);
+    }
 
     // The most layers the GPU(s) hold at this context: -ngl 0 keeps only the buffers there.
     {

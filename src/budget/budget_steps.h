@@ -3,6 +3,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,21 @@ struct Placement {
 // `kv_total`: the whole cache at `o` (every layer).
 Result<Placement> llamacpp_place(const ModelSpec& m, const LayerWeights& lw, const LlamaOptions& o, int64_t ngl,
                                  bool kv_offload, int64_t kv_total);
+
+// llama.cpp's automatic fitting for one GPU (budget_fit.cpp). `used(n_ctx, ngl)`: the bytes
+// that GPU holds (weights, KV and compute buffer of the placement) at n_ctx cells.
+struct FitArgs {
+    int64_t free_bytes = 0, target_bytes = 0;
+    int64_t n_ctx_user = 0;   // -c as given (all sequences); 0 = none
+    int64_t n_ctx_train = 0;  // the most fitting starts from (all sequences)
+    int64_t n_ctx_min = 0;    // -fitc
+    int64_t ngl_user = -1;    // -ngl as given; -1 = none
+    int64_t n_layer = 0;
+    int64_t seqs = 1;
+    int64_t n_devices = 1;
+    bool moe = false;
+};
+LlamaFit llamacpp_fit(const FitArgs& a, const std::function<int64_t(int64_t, int64_t)>& used);
 
 std::string fraction_text(double v);  // 0.9 -> "0.9", as a flag value
 // One GPU's parts from what the engine step resolved, with `kv_bytes` the KV that GPU holds

@@ -2,6 +2,7 @@
 // Exit 0 with a verdict (fits or not), 1 when the input is refused, 2 on usage errors.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
 #include "args.h"
@@ -50,6 +51,10 @@ const char* kHelp =
     "  --no-kv-offload, -nkvo         llama.cpp: every layer's KV cache in system RAM\n"
     "  --hf ORG/REPO:QUANT            llama.cpp: the command downloads the file with -hf instead of -m\n"
     "  --wired-limit-mb N             Mac: iogpu.wired_limit_mb in force (default: macOS's 2/3 or 3/4 of RAM)\n"
+    "  --fit-target MIB, -fitt MIB    llama.cpp --fit: MiB to keep free on the GPU (default 1024)\n"
+    "  --fit-ctx N, -fitc N           llama.cpp --fit: the smallest context it shrinks to (default 4096)\n"
+    "  --ram-bandwidth GB/s           system RAM bandwidth for layers left on the CPU (default 89.6,\n"
+    "                                 dual-channel DDR5-5600; a Mac's unified memory: the GPU's)\n"
     "  --json                         machine-readable output\n"
     "Exit status: 0 with a verdict (fits or not), 1 input refused, 2 usage error.\n"
     "Model and constants: docs/budget-model.md.\n";
@@ -120,6 +125,18 @@ void print_human(const BudgetResult& r, std::ostream& out) {
         if (!hf && o.max_gpu_layers >= 0)
             out << "  most layers on GPU    -ngl " << o.max_gpu_layers << " (all: " << o.n_layer + 1 << ")\n";
         for (const std::string& l : r.log_lines) out << "  llama.cpp: " << l << "\n";
+        if (!hf) {
+            const LlamaFit& f = r.fit;
+            out << "  --fit (default on)    ";
+            if (f.outcome == "not_predicted")
+                out << "not predicted";
+            else
+                out << f.outcome << ": " << f.flags << " (" << with_commas(f.context) << " tokens x " << r.seqs << ", "
+                    << gib(f.used_bytes) << " of " << gib(f.free_bytes) << " free, keeps " << gib(f.target_bytes)
+                    << ")";
+            out << "\n";
+            for (const std::string& l : f.log_lines) out << "  llama.cpp: " << l << "\n";
+        }
     }
     out << "verdict: " << (r.fits ? "FITS" : "DOES NOT FIT") << " (" << with_commas(r.context) << " tokens x " << r.seqs
         << (r.seqs == 1 ? " request)" : " requests)") << "\n";
@@ -144,6 +161,11 @@ void print_human(const BudgetResult& r, std::ostream& out) {
             out << ", " << num(r.decode.tokens_per_s_batch, "%.1f") << " tokens/s aggregate at " << r.decode.batch
                 << " sequences";
         out << "\n";
+        if (r.decode.ram_bandwidth_bytes_per_s > 0)
+            out << "  of which from system RAM: " << gib(r.decode.cpu_weight_bytes_per_token) << " of weights + "
+                << gib(r.decode.cpu_kv_bytes_per_token) << " of KV per token at "
+                << num(r.decode.ram_bandwidth_bytes_per_s / 1e9, "%g") << " GB/s"
+                << (r.decode.ram_bandwidth_assumed ? " (assumed: --ram-bandwidth)" : "") << "\n";
     }
     out << (hf ? "python: " : "command: ") << r.command << "\n";
     for (const Message& n : r.notes) out << "note: " << render_english(n) << "\n";
@@ -181,6 +203,11 @@ int cmd_budget(const std::vector<std::string>& argv, std::ostream& out, std::ost
                        "-ngl",
                        "--ram",
                        "--wired-limit-mb",
+                       "--fit-target",
+                       "-fitt",
+                       "--fit-ctx",
+                       "-fitc",
+                       "--ram-bandwidth",
                        "--hf"};
     spec.switches = {"--enforce-eager", "--no-kv-offload", "-nkvo"};
     int rc = kOk;
@@ -216,14 +243,29 @@ int cmd_budget(const std::vector<std::string>& argv, std::ostream& out, std::ost
     auto ngl = get_count(*a, a->has("-ngl") ? "-ngl" : "--ngl", -1, err);
     auto ram = get_size(*a, "--ram", 0, err);
     auto wired = get_count(*a, "--wired-limit-mb", 0, err);
+    auto fitt = get_count(*a, a->has("-fitt") ? "-fitt" : "--fit-target", 1024, err);
+    auto fitc = get_count(*a, a->has("-fitc") ? "-fitc" : "--fit-ctx", 4096, err);
     if (!gmem || !count || !util || !params || !mml || !seqs || !mns || !tp || !pp || !mnbt || !block || !act || !ovh ||
-        !cg || !ub || !ngl || !ram || !wired)
+        !cg || !ub || !ngl || !ram || !wired || !fitt || !fitc)
         return kRefused;
     const bool offload_flags = a->has("--ngl") || a->has("-ngl") || a->has("--ram") || a->has("--no-kv-offload") ||
-                               a->has("-nkvo") || a->has("--hf");
+                               a->has("-nkvo") || a->has("--hf") || a->has("--fit-target") || a->has("-fitt") ||
+                               a->has("--fit-ctx") || a->has("-fitc") || a->has("--ram-bandwidth");
     if (offload_flags && in.engine != BudgetEngine::LlamaCpp) {
-        err << "kvbudget: error: --ngl, --ram, --no-kv-offload and --hf are llama.cpp's; add --engine llamacpp\n";
+        err << "kvbudget: error: --ngl, --ram, --no-kv-offload, --hf, --fit-target, --fit-ctx and --ram-bandwidth "
+               "are llama.cpp's; add --engine llamacpp\n";
         return kUsage;
+    }
+    if (a->has("--ram-bandwidth")) {
+        // GB/s, decimal as memory vendors count it: 89.6 = dual-channel DDR5-5600.
+        const std::string v = a->get("--ram-bandwidth");
+        char* end = nullptr;
+        const double gbs = std::strtod(v.c_str(), &end);
+        if (v.empty() || end != v.c_str() + v.size() || !(gbs > 0)) {
+            err << "kvbudget: error: --ram-bandwidth must be a positive number of GB/s, got '" << v << "'\n";
+            return kRefused;
+        }
+        in.ram_bandwidth_bytes_per_s = gbs * 1e9;
     }
     if (a->has("--gpu-memory") && *gmem <= 0) {
         err << "kvbudget: error: --gpu-memory must be a positive size\n";
@@ -263,6 +305,8 @@ int cmd_budget(const std::vector<std::string>& argv, std::ostream& out, std::ost
     in.ram_bytes = *ram;
     in.no_kv_offload = a->has("--no-kv-offload") || a->has("-nkvo");
     in.wired_limit_mb = *wired;
+    in.fit_target_mb = *fitt;
+    in.fit_ctx = *fitc;
     in.hf_ref = a->get("--hf");
 
     auto m = load_model(a->positional[0], err);

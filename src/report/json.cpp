@@ -223,6 +223,9 @@ json inputs_json(const BudgetInputs& in) {
         {"no_kv_offload", in.no_kv_offload},
         {"wired_limit_mb", in.wired_limit_mb},
         {"hf_ref", in.hf_ref},
+        {"fit_target_mb", in.fit_target_mb},
+        {"fit_ctx", in.fit_ctx},
+        {"ram_bandwidth_bytes_per_s", in.ram_bandwidth_bytes_per_s},
     };
 }
 
@@ -295,7 +298,11 @@ json budget_json(const BudgetResult& r) {
           {"bandwidth_bytes_per_s", r.decode.bandwidth_bytes_per_s},
           {"tokens_per_s_single", r.decode.tokens_per_s_single},
           {"batch", r.decode.batch},
-          {"tokens_per_s_batch", r.decode.tokens_per_s_batch}}},
+          {"tokens_per_s_batch", r.decode.tokens_per_s_batch},
+          {"cpu_weight_bytes_per_token", r.decode.cpu_weight_bytes_per_token},
+          {"cpu_kv_bytes_per_token", r.decode.cpu_kv_bytes_per_token},
+          {"ram_bandwidth_bytes_per_s", r.decode.ram_bandwidth_bytes_per_s},
+          {"ram_bandwidth_assumed", r.decode.ram_bandwidth_assumed}}},
         {"notes", notes_json(r.notes)},
     };
     if (r.engine == BudgetEngine::Vllm)
@@ -318,12 +325,24 @@ json budget_json(const BudgetResult& r) {
                            {"estimated", o.estimated},
                            {"gpu_weights_bytes", o.gpu_weights_bytes},
                            {"cpu_weights_bytes", o.cpu_weights_bytes},
+                           {"cpu_read_weights_bytes", o.cpu_read_weights_bytes},
                            {"gpu_kv_bytes", o.gpu_kv_bytes},
                            {"cpu_kv_bytes", o.cpu_kv_bytes},
                            {"ram_bytes", o.ram_bytes},
                            {"ram_need_bytes", o.ram_need_bytes},
                            {"ram_fits", o.ram_fits},
-                           {"max_gpu_layers", o.max_gpu_layers}}}};
+                           {"max_gpu_layers", o.max_gpu_layers}}},
+                         {"fit",
+                          {{"outcome", r.fit.outcome},
+                           {"free_bytes", r.fit.free_bytes},
+                           {"target_bytes", r.fit.target_bytes},
+                           {"projected_bytes", r.fit.projected_bytes},
+                           {"n_ctx", r.fit.n_ctx},
+                           {"context", r.fit.context},
+                           {"n_gpu_layers", r.fit.n_gpu_layers},
+                           {"used_bytes", r.fit.used_bytes},
+                           {"flags", r.fit.flags},
+                           {"log_lines", r.fit.log_lines}}}};
     } else
         j["transformers"] = {{"cache_bytes", r.cache_bytes}, {"cache_transient_bytes", r.cache_transient_bytes}};
     return j;
@@ -464,6 +483,12 @@ Result<BudgetInputs> budget_inputs_from_json(const std::string& text) {
             e = count(in.ram_bytes);
         else if (k == "wired_limit_mb")
             e = count(in.wired_limit_mb);
+        else if (k == "fit_target_mb")
+            e = count(in.fit_target_mb);
+        else if (k == "fit_ctx")
+            e = count(in.fit_ctx);
+        else if (k == "ram_bandwidth_bytes_per_s")
+            e = read_number(k, v, in.ram_bandwidth_bytes_per_s);
         else if (k == "no_kv_offload")
             e = read_flag(k, v, in.no_kv_offload);
         else if (k == "hf_ref")

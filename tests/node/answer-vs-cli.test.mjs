@@ -34,6 +34,9 @@ const GRID = [
   // Past every config's own limit, then with YaRN x4 (issue 9.4): vLLM refuses beside the numbers.
   { gpu: 'h100-sxm', gpu_count: 1, context: 131072 * 2, seqs: 1 },
   { gpu: 'h100-sxm', gpu_count: 1, context: 131072, seqs: 1, rope: { vllm: 'yarn:4', llamacpp: 'yarn:4', transformers: 'linear:2' } },
+  // llama.cpp only: --fit's knobs with no -c on a small GPU, and partial offload read at a given RAM bandwidth.
+  { gpu: '', gpu_memory_bytes: 8 * 2 ** 30, gpu_count: 1, context: 0, seqs: 1, llama: { fitt: 512, fitc: 8192 } },
+  { gpu: 'rtx-4090', gpu_count: 1, context: 16384, seqs: 2, llama: { ngl: 20, ramBw: 60 } },
 ];
 
 function flags(engine, g) {
@@ -44,6 +47,10 @@ function flags(engine, g) {
   if (engine === 'vllm' && g.util) a.push('--gpu-memory-utilization', String(g.util));
   if (engine === 'vllm' && g.max_num_seqs) a.push('--max-num-seqs', String(g.max_num_seqs));
   if (g.rope?.[engine]) a.push('--rope-scaling', g.rope[engine]);
+  if (engine === 'llamacpp' && g.llama) {
+    if (g.llama.fitt) a.push('--fit-target', String(g.llama.fitt), '--fit-ctx', String(g.llama.fitc));
+    if (g.llama.ngl) a.push('--ngl', String(g.llama.ngl), '--ram-bandwidth', String(g.llama.ramBw));
+  }
   return a;
 }
 
@@ -55,6 +62,10 @@ function input(engine, g) {
   if (engine === 'vllm' && g.util) i.gpu_memory_utilization = g.util;
   if (engine === 'vllm' && g.max_num_seqs) i.max_num_seqs = g.max_num_seqs;
   if (g.rope?.[engine]) i.rope_scaling = g.rope[engine];
+  if (engine === 'llamacpp' && g.llama) {
+    if (g.llama.fitt) Object.assign(i, { fit_target_mb: g.llama.fitt, fit_ctx: g.llama.fitc });
+    if (g.llama.ngl) Object.assign(i, { n_gpu_layers: g.llama.ngl, ram_bandwidth_bytes_per_s: g.llama.ramBw * 1e9 });
+  }
   return i;
 }
 
@@ -75,6 +86,7 @@ for (const fx of fixtures()) {
       assert.equal(JSON.stringify(model.spec), JSON.stringify(JSON.parse(inspect.stdout)), `${fx.id} model spec`);
       for (const engine of ['vllm', 'llamacpp', 'transformers']) {
         for (const g of GRID) {
+          if (g.llama && engine !== 'llamacpp') continue;
           const args = ['budget', fx.path, '--json', ...flags(engine, g)];
           const where = `${fx.id}: kvbudget ${args.slice(2).join(' ')}`;
           const cli = run(args);

@@ -369,6 +369,17 @@ TEST_CASE("CLI: a .gguf path wherever a config is taken; split shards; refusals"
     CHECK(kvb::test::run_cli("inspect " + noext).status == 0);
 }
 
+TEST_CASE("CLI: simulate from a .gguf header, as from a config") {
+    // 2 layers x 2 KV heads x 64 dims x K,V x 2 bytes = 1,024 bytes of KV per token.
+    const std::string one = write_gguf(tiny_llama(), "sim.gguf");
+    auto r = kvb::test::run_cli("simulate " + one + " --kv-cache-memory 64MiB --requests 50 --seed 3 --json", false);
+    REQUIRE_MESSAGE(r.status == 0, r.out);
+    CHECK(r.out.find("\"kv_bytes_per_token\":1024") != std::string::npos);
+    CHECK(r.out.find("\"model\":\"kvb_test_sim\"") != std::string::npos);
+    auto human = kvb::test::run_cli("simulate " + one + " --kv-cache-memory 64MiB --requests 50 --seed 3");
+    CHECK(human.status == 0);
+}
+
 namespace {
 Result<ModelSpec> gguf_spec(GgufBuilder b) {
     b.tensor("output_norm.weight", {64}, gt::F32);

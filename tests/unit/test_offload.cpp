@@ -8,6 +8,7 @@
 
 #include "base/units.h"
 #include "budget/budget.h"
+#include "budget/budget_steps.h"
 #include "budget/gpus.h"
 #include "fixtures.h"
 #include "gguf_builder.h"
@@ -261,4 +262,271 @@ TEST_CASE("Mac: a context that does not fit under the default limit gets the sys
     CHECK(render_english(q8.notes.back()) ==
           "this needs 13.92 GiB of GPU memory: too much for a Mac with 16.00 GiB RAM even with a raised "
           "iogpu.wired_limit_mb");
+}
+
+// llama.cpp's automatic fit (--fit on, the default): common_params_fit_impl in
+// common/fit.cpp. The tiny model with 1 MiB kept free (-fitt 1) and -fitc 256: every layer
+// is 1,181,696 bytes of weights + 2,048 bytes of KV per cell (4 x 512 bytes over 4 layers
+// in all), the output layer 525,312; no compute buffer or runtime (both set to 0).
+namespace {
+
+BudgetInputs fit_inputs(int64_t gpu_bytes, int64_t ctx = 0, int64_t ngl = -1) {
+    BudgetInputs in = inputs(ngl, gpu_bytes);
+    in.context = ctx;
+    in.fit_target_mb = 1;
+    in.fit_ctx = 256;
+    return in;
+}
+
+}  // namespace
+
+TEST_CASE("--fit: enough memory, nothing changes (the training context, every layer)") {
+    // 4 x 1,181,696 + 525,312 + 4,096 x 2,048 = 13,640,704 bytes of 64 MiB.
+    auto r = run(tiny(), fit_inputs(64 * MiB));
+    const LlamaFit& f = r.fit;
+    CHECK(f.outcome == "unchanged");
+    CHECK(f.projected_bytes == 13640704);
+    CHECK(f.n_ctx == 4096);
+    CHECK(f.n_gpu_layers == 5);
+    CHECK(f.flags == "-c 4096 -ngl 5");
+    CHECK(f.log_lines == std::vector<std::string>{
+                             "common_params_fit_impl: projected to use 13 MiB of device memory vs. 64 MiB of free "
+                             "device memory",
+                             "common_params_fit_impl: will leave 50 >= 1 MiB of free device memory, no changes needed",
+                             "common_fit_params: successfully fit params to free device memory"});
+    for (const Message& n : r.notes) CHECK(n.code.rfind("llamacpp_fit", 0) != 0);
+}
+
+TEST_CASE("--fit: no -c, the context shrinks linearly between -fitc and the training context") {
+    // 10,000,000 bytes free, 8,951,424 allowed: 5,776,384 at 256 cells, 13,640,704 at 4,096;
+    // 256 + 3,840 x 3,175,040 / 7,864,320 = 1,806, rounded down to 1,792 (8,922,112 bytes).
+    auto r = run(tiny(), fit_inputs(10000000));
+    const LlamaFit& f = r.fit;
+    CHECK(f.outcome == "context");
+    CHECK(f.n_ctx == 1792);
+    CHECK(f.context == 1792);
+    CHECK(f.n_gpu_layers == 5);
+    CHECK(f.used_bytes == 8922112);
+    CHECK(f.free_bytes == 10000000);
+    CHECK(f.target_bytes == MiB);
+    CHECK(f.flags == "-c 1792 -ngl 5");
+    CHECK(f.log_lines ==
+          std::vector<std::string>{
+              "common_params_fit_impl: projected to use 13 MiB of device memory vs. 9 MiB of free device memory",
+              "common_params_fit_impl: cannot meet free memory target of 1 MiB, need to reduce device memory by 4 MiB",
+              "common_params_fit_impl: context size reduced from 4096 to 1792 -> need 4 MiB less memory in total",
+              "common_params_fit_impl: entire model can be fit by reducing context",
+              "common_fit_params: successfully fit params to free device memory"});
+    REQUIRE_FALSE(r.notes.empty());
+    bool said = false;
+    for (const Message& n : r.notes)
+        if (n.code == "llamacpp_fit_context") {
+            said = true;
+            CHECK(n.param("ctx") == "1,792");
+            CHECK(n.param("flags") == "-c 1792 -ngl 5");
+        }
+    CHECK(said);
+    // Two sequences (-np 2, one stream each): fitting starts from 2 x 4,096 cells and the
+    // context per sequence is half the cells (ggml-org/llama.cpp#27496).
+    BudgetInputs two = fit_inputs(10000000);
+    two.seqs = 2;
+    auto r2 = run(tiny(), two);
+    CHECK(r2.fit.outcome == "context");
+    CHECK(r2.fit.log_lines[2].find("context size reduced from 8192 to ") != std::string::npos);
+    CHECK(r2.fit.context == r2.fit.n_ctx / 2);
+}
+
+TEST_CASE("--fit: even -fitc does not fit, so it keeps -fitc and fills layers back to front") {
+    // 5,000,000 free, 3,951,424 allowed. At 256 cells -ngl k holds the output layer and k - 1
+    // layers of 1,312,768 bytes: -ngl 3 is 3,150,848, -ngl 4 is 4,463,616.
+    auto r = run(tiny(), fit_inputs(5000000));
+    const LlamaFit& f = r.fit;
+    CHECK(f.outcome == "layers");
+    CHECK(f.n_ctx == 256);
+    CHECK(f.n_gpu_layers == 3);
+    CHECK(f.used_bytes == 3150848);
+    CHECK(f.flags == "-c 256 -ngl 3");
+    CHECK(f.log_lines ==
+          std::vector<std::string>{
+              "common_params_fit_impl: projected to use 13 MiB of device memory vs. 4 MiB of free device memory",
+              "common_params_fit_impl: cannot meet free memory target of 1 MiB, need to reduce device memory by 9 MiB",
+              "common_params_fit_impl: context size reduced from 4096 to 256 -> need 7 MiB less memory in total",
+              "common_params_fit_impl: filling dense layers back-to-front:",
+              "common_params_fit_impl:   - GPU0:  3 layers,      3 MiB used,      1 MiB free",
+              "common_fit_params: successfully fit params to free device memory"});
+    // -c given: the context stays, only the layers move: at 2,048 cells a layer is 2,230,272
+    // bytes, -ngl 4 is 7,216,128 of the 8,951,424 allowed.
+    auto c = run(tiny(), fit_inputs(10000000, 2048));
+    CHECK(c.fit.outcome == "layers");
+    CHECK(c.fit.n_ctx == 2048);
+    CHECK(c.fit.n_gpu_layers == 4);
+    CHECK(c.fit.log_lines[2] == "common_params_fit_impl: context size set by user to 2048 -> no change");
+}
+
+TEST_CASE("--fit: -ngl given, llama.cpp stops fitting (and the context it had reduced stays at -fitc)") {
+    auto r = run(tiny(), fit_inputs(1000000, 0, 2));
+    CHECK(r.fit.outcome == "failed");
+    CHECK(r.fit.n_gpu_layers == 2);
+    CHECK(r.fit.n_ctx == 256);
+    CHECK(r.fit.log_lines.back() ==
+          "common_fit_params: failed to fit params to free device memory: n_gpu_layers already set by user to 2, "
+          "abort");
+    bool said = false;
+    for (const Message& n : r.notes) said = said || n.code == "llamacpp_fit_failed";
+    CHECK(said);
+    // Several GPUs: per-device targets; what must change is not predicted.
+    BudgetInputs two = fit_inputs(5000000);
+    two.gpu_count = 2;
+    auto m = run(tiny(), two);
+    CHECK(m.fit.outcome == "not_predicted");
+    CHECK(m.fit.log_lines.empty());
+    bool multi = false;
+    for (const Message& n : m.notes) multi = multi || n.code == "llamacpp_fit_multi";
+    CHECK(multi);
+    // ... but "nothing to change" is: each of 2 x 64 MiB holds half of 13,640,704 bytes.
+    two.gpu_memory_bytes = 64 * MiB;
+    auto ok = run(tiny(), two);
+    CHECK(ok.fit.outcome == "unchanged");
+    CHECK(ok.fit.projected_bytes == 13640704 / 2);
+    CHECK(ok.fit.log_lines ==
+          std::vector<std::string>{
+              "common_params_fit_impl: projected to use 13 MiB of device memory vs. 128 MiB of free device memory",
+              "common_params_fit_impl: targets for free memory can be met on all devices, no changes needed",
+              "common_fit_params: successfully fit params to free device memory"});
+}
+
+TEST_CASE("--fit on a Mac: Metal's free memory is the whole wired limit") {
+    // recommendedMaxWorkingSetSize of a 16 GiB Mac, 2/3 of its RAM: 11,453,246,122 bytes.
+    BudgetInputs in = fit_inputs(0);
+    in.gpu_memory_bytes = 0;
+    in.gpu = "m4-16gb";
+    in.overhead_bytes = -1;  // the runtime estimate stays out of Metal's free memory
+    auto r = run(tiny(), in);
+    CHECK(r.fit.free_bytes == 11453246122);
+    CHECK(r.fit.outcome == "unchanged");
+    in.gpu = "rtx-4090";  // a discrete GPU's free memory is what the CUDA context leaves
+    auto d = run(tiny(), in);
+    CHECK(d.fit.free_bytes == d.requested_bytes - 512 * MiB);
+}
+
+TEST_CASE("--fit lines as public llama-server logs print them") {
+    using budget_steps::FitArgs;
+    // Build 8586 (64ac9ab66), RTX 4070, Qwen3.5-27B.Q4_K_S, -c 131072 -ngl 26 (bytes chosen
+    // within the printed MiB): "projected to use 11138 MiB ... vs. 10372 MiB", "need to reduce
+    // device memory by 1790 MiB", "context size set by user", "n_gpu_layers already set".
+    FitArgs a;
+    a.free_bytes = 10372 * MiB + 100;
+    a.target_bytes = 1024 * MiB;
+    a.n_ctx_user = 131072;
+    a.n_ctx_train = 262144;
+    a.n_ctx_min = 4096;
+    a.ngl_user = 26;
+    a.n_layer = 64;
+    auto f = budget_steps::llamacpp_fit(a, [](int64_t, int64_t) { return 11138 * MiB + 900000; });
+    CHECK(f.log_lines ==
+          std::vector<std::string>{
+              "common_params_fit_impl: projected to use 11138 MiB of device memory vs. 10372 MiB of free device "
+              "memory",
+              "common_params_fit_impl: cannot meet free memory target of 1024 MiB, need to reduce device memory by "
+              "1790 MiB",
+              "common_params_fit_impl: context size set by user to 131072 -> no change",
+              "common_fit_params: failed to fit params to free device memory: n_gpu_layers already set by user to 26, "
+              "abort"});
+    // Build 8477 (ec2b787eb), Vulkan0 Radeon GFX1201, Qwen3.5-27B-UD-Q5_K_XL, -fitt 400:
+    // "projected to use 35754 MiB ... vs. 30733 MiB", "need to reduce device memory by 5420
+    // MiB", "context size reduced from 262144 to 177152 -> need 5421 MiB less memory in
+    // total". Linear use of 66,884 bytes per cell reproduces all three.
+    FitArgs v;
+    v.free_bytes = 30733 * MiB + 943718;
+    v.target_bytes = 400 * MiB;
+    v.n_ctx_train = 262144;
+    v.n_ctx_min = 4096;
+    v.n_layer = 64;
+    const int64_t full = 35754 * MiB + 524288;
+    auto g = budget_steps::llamacpp_fit(v, [&](int64_t n_ctx, int64_t) { return full - (262144 - n_ctx) * 66884; });
+    CHECK(g.outcome == "context");
+    CHECK(g.n_ctx == 177152);
+    CHECK(g.log_lines ==
+          std::vector<std::string>{
+              "common_params_fit_impl: projected to use 35754 MiB of device memory vs. 30733 MiB of free device "
+              "memory",
+              "common_params_fit_impl: cannot meet free memory target of 400 MiB, need to reduce device memory by "
+              "5420 MiB",
+              "common_params_fit_impl: context size reduced from 262144 to 177152 -> need 5421 MiB less memory in "
+              "total",
+              "common_params_fit_impl: entire model can be fit by reducing context",
+              "common_fit_params: successfully fit params to free device memory"});
+}
+
+TEST_CASE("decode bound with layers on the CPU: GPU bytes at GPU bandwidth, then CPU bytes at RAM bandwidth") {
+    // -ngl 2 on a 1,000 GB/s GPU: the GPU reads the output layer and one layer (1,707,008
+    // bytes) and that layer's KV; the CPU reads 3 layers (3,545,088; token_embd is one row
+    // per token) and their KV at 100 GB/s.
+    BudgetInputs in = inputs(2);
+    in.gpu_memory_bytes = 0;
+    in.gpu = "rtx-4090";
+    in.ram_bandwidth_bytes_per_s = 100e9;
+    auto r = run(tiny(), in);
+    const DecodeBound& d = r.decode;
+    CHECK(r.offload.cpu_read_weights_bytes == 3 * kLayer);
+    CHECK(d.weight_bytes_per_token == kLayer + kOutNorm + kOut);
+    CHECK(d.cpu_weight_bytes_per_token == 3 * kLayer);
+    CHECK(d.kv_bytes_per_token + d.cpu_kv_bytes_per_token == 4 * 4096 * kCell);
+    CHECK(d.cpu_kv_bytes_per_token == 3 * 4096 * kCell);
+    CHECK(d.ram_bandwidth_bytes_per_s == 100e9);
+    CHECK_FALSE(d.ram_bandwidth_assumed);
+    const double bw = d.bandwidth_bytes_per_s;
+    const double t =
+        double(kLayer + kOutNorm + kOut + 4096 * kCell) / bw + double(3 * kLayer + 3 * 4096 * kCell) / 100e9;
+    CHECK(d.tokens_per_s_single == doctest::Approx(1.0 / t));
+    // Without --ram-bandwidth: dual-channel DDR5-5600, said to be an assumption.
+    in.ram_bandwidth_bytes_per_s = 0;
+    auto a = run(tiny(), in);
+    CHECK(a.decode.ram_bandwidth_bytes_per_s == 89.6e9);
+    CHECK(a.decode.ram_bandwidth_assumed);
+    CHECK(a.decode.tokens_per_s_single < r.decode.tokens_per_s_single);
+    // Every layer on the GPU: nothing read from RAM, the bound as before.
+    auto all = run(tiny(), inputs(-1, 64 * MiB));
+    CHECK(all.decode.ram_bandwidth_bytes_per_s == 0);
+    CHECK(all.decode.cpu_weight_bytes_per_token == 0);
+}
+
+TEST_CASE("CLI: --fit-target / --fit-ctx / --ram-bandwidth, and the lines budget prints") {
+    const std::string cfg = std::string(KVB_FIXTURES) + "/configs/meta-llama--Llama-3.1-8B.json";
+    // 8 GiB, no -c: 4.6 GiB of Q4_K_M weights on the GPU plus 128 KiB of KV per token; from
+    // 131,072 tokens (21,029 MiB) down to 15,872 (7,680 MiB free, 1,024 kept).
+    auto r = kvb::test::run_cli("budget " + cfg + " --engine llamacpp --gpu-memory 8GiB --weights Q4_K_M");
+    REQUIRE_MESSAGE(r.status == 0, r.out);
+    CHECK(r.out.find("  --fit (default on)    context: -c 15872 -ngl 33 (15,872 tokens x 1, 6.47 GiB of 7.50 GiB "
+                     "free, keeps 1.00 GiB)\n"
+                     "  llama.cpp: common_params_fit_impl: projected to use 21029 MiB of device memory vs. 7680 MiB of "
+                     "free device memory\n") != std::string::npos);
+    CHECK(r.out.find("context size reduced from 131072 to 15872 -> need 14400 MiB less memory in total") !=
+          std::string::npos);
+    // A tighter target and a larger minimum: -fitt 2048 keeps more free, so a smaller context.
+    auto t = kvb::test::run_cli("budget " + cfg +
+                                " --engine llamacpp --gpu-memory 8GiB --weights Q4_K_M -fitt 2048 -fitc 8192 --json");
+    REQUIRE(t.status == 0);
+    CHECK(t.out.find("\"fit_target_mb\":2048") != std::string::npos);
+    CHECK(t.out.find("\"fit_ctx\":8192") != std::string::npos);
+    CHECK(t.out.find("\"target_bytes\":2147483648") != std::string::npos);
+    // The CPU's layers at 60 GB/s.
+    auto d = kvb::test::run_cli("budget " + cfg +
+                                " --engine llamacpp --gpu rtx-4090 --weights Q4_K_M --ngl 20 --max-model-len 8192 "
+                                "--ram-bandwidth 60");
+    REQUIRE(d.status == 0);
+    CHECK(d.out.find("  of which from system RAM: 1.62 GiB of weights + 416.00 MiB of KV per token at 60 GB/s\n") !=
+          std::string::npos);
+    // llama.cpp's flags only with --engine llamacpp; the bandwidth must be a number.
+    auto v = kvb::test::run_cli("budget " + cfg + " --gpu h100 --fit-target 1");
+    CHECK(v.status == 2);
+    CHECK(v.out ==
+          "kvbudget: error: --ngl, --ram, --no-kv-offload, --hf, --fit-target, --fit-ctx and --ram-bandwidth are "
+          "llama.cpp's; add --engine llamacpp\n");
+    auto x = kvb::test::run_cli("budget " + cfg + " --engine llamacpp --gpu h100 --ram-bandwidth fast");
+    CHECK(x.status == 1);
+    CHECK(x.out == "kvbudget: error: --ram-bandwidth must be a positive number of GB/s, got 'fast'\n");
+    auto big = kvb::test::run_cli("budget " + cfg + " --engine llamacpp --gpu h100 --ram-bandwidth 1e9");
+    CHECK(big.status == 1);
+    CHECK(big.out == "kvbudget: error: --ram-bandwidth must be between 0 and 100,000 GB/s, got 1e+18 bytes/s\n");
 }

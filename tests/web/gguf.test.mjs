@@ -136,3 +136,42 @@ test('a file whose header cannot be read: the base model the card names, with th
   await context.close();
 });
 
+
+// {policyName: {cliKey: raw number}} from the simulator's comparison table (as sim.test.mjs reads it).
+async function simRows(page) {
+  return page.evaluate(() => {
+    const table = document.querySelector('[data-table="sim-compare"]');
+    const keys = table.closest('[data-columns]').dataset.columns.split(',');
+    return [...table.querySelectorAll('tbody tr')].map((tr) => {
+      const row = {};
+      [...tr.children].forEach((cell, j) => {
+        if (j > 0) row[keys[j]] = Number(cell.dataset.value);
+      });
+      return row;
+    });
+  });
+}
+
+test('a GGUF repo runs in the simulator: the worker reads the same header, the CLI\'s numbers; --fit as the CLI predicts it', async () => {
+  const { page, context, errors } = await openPage(env, 'model=Qwen/Qwen3-8B-GGUF&gpu=rtx-4090&ctx=4096');
+  assert.equal(await page.getAttribute('body', 'data-state'), 'ready', await page.textContent('[data-role="error"]'));
+  // llama.cpp's automatic fit: the core's lines, as the CLI prints them for the same header.
+  const want = cli(['budget', ggufPath, '--engine', 'llamacpp', '--gpu', 'rtx-4090', '--max-model-len', '4096', '--hf', 'Qwen/Qwen3-8B-GGUF:Q4_K_M']);
+  assert.equal(want.budget.llamacpp.fit.outcome, 'unchanged');
+  assert.equal(await page.textContent('[data-role="fit-log"]'), want.budget.llamacpp.fit.log_lines.join('\n'));
+  await page.fill('#sim-req', '200');
+  await page.press('#sim-req', 'Tab');
+  await page.click('[data-action="sim-run"]');
+  await page.waitForFunction(() => ['done', 'error'].includes(document.querySelector('#sim')?.dataset.simState), null, { timeout: 120000 });
+  assert.equal(await page.$eval('#sim', (e) => e.dataset.simState), 'done', await page.textContent('[data-role="sim-error"]'));
+  const rows = await simRows(page);
+  const sim = JSON.parse(execFileSync(cliPath, ['simulate', ggufPath, '--gpu', 'rtx-4090', '--max-model-len', '4096', '--policy', 'all', '--requests', '200', '--json'], {
+    encoding: 'utf8', env: { ...process.env, KVBUDGET_TRACES: path.join(root, 'data/traces') },
+  }));
+  assert.equal(rows.length, sim.policies.length);
+  rows.forEach((row, i) => {
+    for (const [k, v] of Object.entries(row)) assert.equal(v, sim.policies[i][k], `${sim.policies[i].policy} ${k}`);
+  });
+  assert.deepEqual(errors, []);
+  await context.close();
+});

@@ -36,6 +36,12 @@ test('-ngl and RAM from the URL and the controls: the split, the command, the CL
   assert.match(text, /-ngl 20: the output layer and 19 of 36 layers on the GPU/);
   assert.match(text, /of 16\.00 GiB: fits/);
   assert.equal(await page.inputValue('[data-role="ngl"]'), '20');
+  // The decode bound reads the CPU's layers from system RAM (the core's assumed 89.6 GB/s),
+  // and llama.cpp's --fit gives up because -ngl is set: both as the CLI says.
+  assert.equal(want.budget.decode.ram_bandwidth_bytes_per_s, 89.6e9);
+  assert.ok(want.budget.decode.cpu_weight_bytes_per_token > 0);
+  assert.match(await page.textContent('[data-role="decode"]'), /come from system RAM, assumed at 89\.6 GB\/s/);
+  assert.equal(await page.textContent('[data-role="fit-log"]'), want.budget.llamacpp.fit.log_lines.join('\n'));
   // Clearing -ngl: every layer again (36 + the output layer, RAM still checked), and the most that fit.
   await page.fill('[data-role="ngl"]', '');
   await page.press('[data-role="ngl"]', 'Tab');

@@ -203,8 +203,11 @@ export async function readGgufHeader(hub, core, { id, revision, path, size = 0, 
         onProgress?.(buf.byteLength);
       }
       // The core refuses a header that would run past the file's end, so a short read ends here.
-      const r = core.readGguf(buf.view(), name, ended ? buf.byteLength : size > 0 ? size : -1);
-      if (r.status === 'ok') return { ...r, requests };
+      const fileSize = ended ? buf.byteLength : size > 0 ? size : -1;
+      const r = core.readGguf(buf.view(), name, fileSize);
+      // The header's own bytes are kept: the simulator's worker reads them again in its own
+      // copy of the core (sim-worker.js), so both answer from the same file.
+      if (r.status === 'ok') return { ...r, requests, bytes: buf.view().slice(0, r.header_bytes), name, fileSize };
       if (r.need_total > MAX_HEADER_BYTES) throw new HubError('tooLarge', { url, bytes: r.need_total });
       if (ended) {
         // Should not happen (the core was told the file's size); say the file is short.
@@ -246,6 +249,7 @@ export async function loadGgufModel(hub, core, id, revision, want, { signal, onP
   const choice = pickChoice(choices, want);
   if (!choice) throw new HubError('noQuant', { quant: want.quant, quants: choices.map((c) => c.quant).join(', ') });
   const ids = [];
+  const headers = [];
   let requests = 0;
   let ignoredRange = false;
   for (const path of choice.shards) {
@@ -269,10 +273,12 @@ export async function loadGgufModel(hub, core, id, revision, want, { signal, onP
       throw e;
     }
     ids.push(r.header);
+    headers.push({ bytes: r.bytes, name: r.name, fileSize: r.fileSize });
     requests += r.requests.count;
     ignoredRange = ignoredRange || r.requests.ignoredRange;
   }
   // Named as the CLI names a local file: without .gguf and the first shard's -00001-of-0000N.
-  const model = core.ggufModel(ids, choice.path.split('/').pop().replace(/\.gguf$/i, '').replace(/-00001-of-\d{5}$/, ''));
-  return { model, choices, choice, requests, ignoredRange };
+  const modelName = choice.path.split('/').pop().replace(/\.gguf$/i, '').replace(/-00001-of-\d{5}$/, '');
+  const model = core.ggufModel(ids, modelName);
+  return { model, choices, choice, requests, ignoredRange, headers, modelName };
 }

@@ -199,7 +199,8 @@ async function loadGguf(ref, ctrl) {
   app.hubInfo = null;
   app.configText = null;
   app.configName = null;
-  app.gguf = { id: ref.id, revision: ref.revision || '', choices: got.choices, choice: got.choice, ignoredRange: got.ignoredRange };
+  app.gguf = { id: ref.id, revision: ref.revision || '', choices: got.choices, choice: got.choice, ignoredRange: got.ignoredRange,
+    headers: got.headers, modelName: got.modelName };
   useModel(got.model, { kind: 'gguf', id: ref.id, revision: ref.revision || 'main' });
   app.state.engine = 'llamacpp';
   app.state.weights = 'auto';

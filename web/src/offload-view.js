@@ -71,4 +71,14 @@ export function syncOffload(app, answer) {
     ? t('offload.most', { ngl: int(off.max_gpu_layers), n: int(off.n_layer), all: int(off.n_layer + 1) })
     : t('offload.none'));
   for (const l of lines) o.out.append(h('p', null, l));
+  // What llama.cpp's --fit (on by default) does when -c / -ngl are left out: the core's
+  // prediction (budget.llamacpp.fit), the flags that say it, and the lines it prints.
+  const fit = answer.budget.llamacpp.fit;
+  if (fit?.outcome) {
+    o.out.append(h('p', { 'data-role': 'fit' }, t('offload.fit.' + fit.outcome, {
+      ctx: int(fit.context), ngl: int(fit.n_gpu_layers), all: int(off.n_layer + 1), flags: fit.flags,
+      used: bytes(fit.used_bytes), free: bytes(fit.free_bytes), margin: bytes(fit.target_bytes),
+    })));
+    if (fit.log_lines.length) o.out.append(h('pre', { class: 'log', 'data-role': 'fit-log' }, fit.log_lines.join('\n')));
+  }
 }

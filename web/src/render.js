@@ -327,6 +327,8 @@ export function renderResults(app, view) {
       d.bandwidth_bytes_per_s > 0
         ? t(d.batch === 1 ? 'decode.text.one' : 'decode.text', { weights: bytes(d.weight_bytes_per_token), kv: bytes(d.kv_bytes_per_token), ctx: tokens(d.context), bw: decimalBytes(d.bandwidth_bytes_per_s),
           tps: fixed(d.tokens_per_s_single, 1), batch: int(d.batch), agg: fixed(d.tokens_per_s_batch, 1) })
+          + (d.ram_bandwidth_bytes_per_s > 0 ? ' ' + t(d.ram_bandwidth_assumed ? 'decode.ramAssumed' : 'decode.ram', {
+            weights: bytes(d.cpu_weight_bytes_per_token), kv: bytes(d.cpu_kv_bytes_per_token), bw: decimalBytes(d.ram_bandwidth_bytes_per_s) }) : '')
         : t('decode.none'))));
   }
 

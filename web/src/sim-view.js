@@ -336,8 +336,19 @@ function usesText(app) {
   return parts.join(' ');
 }
 
+// The model the worker builds: config.json text, or a GGUF file's header bytes (every
+// shard's) when the model came from a GGUF repo (main.js loadGguf keeps them).
+function simGguf(app) {
+  const g = app.gguf;
+  return g?.headers?.length ? { headers: g.headers, name: g.modelName } : null;
+}
+
+function hasSimModel(app) {
+  return !!app.configText || !!simGguf(app);
+}
+
 function runKey(app) {
-  return JSON.stringify([app.configText?.length, app.state.model, calculatorInput(app), simInputFromState(app.state), app.sim.useCsv ? app.sim.csv?.name : '']);
+  return JSON.stringify([app.configText?.length ?? simGguf(app)?.modelName, app.state.model, calculatorInput(app), simInputFromState(app.state), app.sim.useCsv ? app.sim.csv?.name : '']);
 }
 
 function markStale(app) {
@@ -362,10 +373,10 @@ export function simSync(app) {
   if (!sv?.els) return;
   applySimLimits(app);
   markStale(app);
-  if (app.configText) warmSpare(app);
+  if (hasSimModel(app)) warmSpare(app);
   // A link with sim=1 runs the simulator once the model is ready; a large run waits
   // for the user's click (sim-state.js simRunsOnLoad).
-  if (app.state.sim && !sv.autoRan && app.configText) {
+  if (app.state.sim && !sv.autoRan && hasSimModel(app)) {
     sv.autoRan = true;
     if (simRunsOnLoad(app.state)) {
       runSim(app);
@@ -430,7 +441,7 @@ function cancelSim(app, byUser) {
 export function runSim(app) {
   const sv = app.sim;
   const els = sv.els;
-  if (!app.configText) {
+  if (!hasSimModel(app)) {
     showSimError(app, t('sim.noModel'));
     return;
   }
@@ -508,7 +519,8 @@ export function runSim(app) {
     showSimError(app, t('sim.error', { message: ev.message || t('sim.workerFailed') }));
     setSimState(app, 'error');
   };
-  worker.postMessage({ type: 'run', configText: app.configText, configName: app.configName, input, traceUrl, traceText, traceFile });
+  const gguf = app.configText ? null : simGguf(app);
+  worker.postMessage({ type: 'run', configText: app.configText, configName: app.configName, gguf, input, traceUrl, traceText, traceFile });
 }
 
 // ---------- results ----------

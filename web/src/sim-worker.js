@@ -4,8 +4,10 @@
 // cancels by terminating the worker; nothing here needs to clean up for that.
 //
 // in:  {type: 'warm', traceUrl?} (load the module and the trace ahead of a run), then
-//      {type: 'run', configText, configName, input (SimInputs without trace), traceUrl?, traceText?, traceFile?}
-//      (traceFile: the user's File, read a slice at a time, so a trace of any size fits)
+//      {type: 'run', configText, configName, gguf?, input (SimInputs without trace), traceUrl?, traceText?, traceFile?}
+//      (gguf: {headers: [{bytes, name, fileSize}], name}, a GGUF file's header bytes, read
+//      again here as the page read them: the same model without config.json; traceFile:
+//      the user's File, read a slice at a time, so a trace of any size fits)
 // out: {type: 'started', run} {type: 'progress', progress, policy, policy_index} ... then
 //      {type: 'done', result, timing} or {type: 'error', code, message, detail}
 import { loadKvbudget } from '../../wasm/kvbudget.js';
@@ -35,13 +37,22 @@ function loadTrace(url) {
   return traces.get(url);
 }
 
+function ggufModel(core, gguf) {
+  const ids = gguf.headers.map((hd) => {
+    const r = core.readGguf(hd.bytes, hd.name, hd.fileSize);
+    if (r.status !== 'ok') throw Object.assign(new Error(`${hd.name}: header incomplete`), { code: 'truncated_gguf' });
+    return r.header;
+  });
+  return core.ggufModel(ids, gguf.name);
+}
+
 async function run(msg) {
   const t0 = performance.now();
   const core = await loadCore();
   const tLoaded = performance.now();
   let trace = msg.traceText;
   if (!trace && msg.traceUrl) trace = await loadTrace(msg.traceUrl);
-  const model = core.parseConfig(msg.configText, msg.configName || 'config.json');
+  const model = msg.gguf ? ggufModel(core, msg.gguf) : core.parseConfig(msg.configText, msg.configName || 'config.json');
   let sim;
   try {
     if (msg.traceFile) {

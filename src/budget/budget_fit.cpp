@@ -1,0 +1,148 @@
+// llama.cpp's automatic fitting of -c and -ngl to free device memory, as
+// common_params_fit_impl (common/fit.cpp; llama_params_fit_impl in src/llama.cpp before the
+// 2026 move to common/) runs it when llama-server / llama-cli start with --fit on, the
+// default since late 2025:
+//   1. Project device use with the asked parameters (no -c: the training context; no -ngl:
+//      every layer). If free - used >= the -fitt margin (1024 MiB), change nothing.
+//   2. No -c and a training context above -fitc (4096): measure use at -fitc and, if the
+//      target free - margin lies above it, interpolate linearly between the two contexts,
+//      rounded down to a multiple of 256 ("entire model can be fit by reducing context":
+//      one device stops here). Otherwise keep -fitc and go on.
+//   3. -ngl given: stop ("n_gpu_layers already set by user", a warning; the load goes on
+//      as asked). Else fill layers back to front by false position: the most of the
+//      n_layer + 1 slots (the output layer first) whose use stays within the target.
+// MoE models first move every expert tensor to the CPU and then convert layers back to
+// full ones by tensor patterns (-ot): kvbudget predicts their context, not that split. With
+// several devices the targets are per device and context is reduced over their sum with a
+// margin for whole layers: only "no changes needed" is predicted there. Since ggml-org/llama.cpp#27496 the
+// starting context with -np N and no unified cache is N x the training context.
+// The lines are printed as common/fit.cpp prints them (MiB = bytes / 2^20, truncated).
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "base/arith.h"
+#include "base/units.h"
+#include "budget/budget_steps.h"
+
+namespace kvb::budget_steps {
+
+namespace {
+
+const char* const kImpl = "common_params_fit_impl: ";
+const char* const kOuter = "common_fit_params: ";
+
+std::string mib(int64_t bytes) {
+    return std::to_string(bytes / MiB);
+}
+
+}  // namespace
+
+LlamaFit llamacpp_fit(const FitArgs& a, const std::function<int64_t(int64_t, int64_t)>& used) {
+    LlamaFit f;
+    f.free_bytes = a.free_bytes;
+    f.target_bytes = a.target_bytes;
+    const int64_t all_layers = a.n_layer + 1;
+    f.n_ctx = a.n_ctx_user > 0 ? a.n_ctx_user : a.n_ctx_train;
+    f.n_gpu_layers = a.ngl_user >= 0 ? std::min(a.ngl_user, all_layers) : all_layers;
+    auto finish = [&](const std::string& outcome) {
+        f.outcome = outcome;
+        f.context = f.n_ctx / std::max<int64_t>(1, a.seqs);
+        f.used_bytes = used(f.n_ctx, f.n_gpu_layers);
+        f.flags = "-c " + std::to_string(f.n_ctx) + " -ngl " + std::to_string(f.n_gpu_layers);
+        return f;
+    };
+    auto& out = f.log_lines;
+    if (a.n_devices != 1) {
+        // Several GPUs holding even shares (-sm layer): only "nothing to change" is predicted,
+        // with the two summary lines (the per-device lines name the backend's devices).
+        const int64_t per = used(f.n_ctx, f.n_gpu_layers);
+        f.projected_bytes = per;
+        if (sat_sub(a.free_bytes, per) < a.target_bytes) return finish("not_predicted");
+        out.push_back(kImpl + std::string("projected to use ") + mib(sat_mul(per, a.n_devices)) +
+                      " MiB of device memory vs. " + mib(sat_mul(a.free_bytes, a.n_devices)) +
+                      " MiB of free device memory");
+        out.push_back(kImpl + std::string("targets for free memory can be met on all devices, no changes needed"));
+        out.push_back(kOuter + std::string("successfully fit params to free device memory"));
+        return finish("unchanged");
+    }
+
+    // Step 1: the asked parameters.
+    const int64_t used_full = used(f.n_ctx, f.n_gpu_layers);
+    f.projected_bytes = used_full;
+    out.push_back(kImpl + std::string("projected to use ") + mib(used_full) + " MiB of device memory vs. " +
+                  mib(a.free_bytes) + " MiB of free device memory");
+    const int64_t projected_free = sat_sub(a.free_bytes, used_full);
+    if (projected_free >= a.target_bytes) {
+        out.push_back(kImpl + std::string("will leave ") + mib(projected_free) + " >= " + mib(a.target_bytes) +
+                      " MiB of free device memory, no changes needed");
+        out.push_back(kOuter + std::string("successfully fit params to free device memory"));
+        return finish("unchanged");
+    }
+
+    // Step 2: a smaller context.
+    const int64_t surplus = sat_sub(projected_free, a.target_bytes);
+    out.push_back(kImpl + std::string("cannot meet free memory target of ") + mib(a.target_bytes) +
+                  " MiB, need to reduce device memory by " + mib(sat_sub(0, surplus)) + " MiB");
+    if (a.n_ctx_user > 0) {
+        out.push_back(kImpl + std::string("context size set by user to ") + std::to_string(a.n_ctx_user) +
+                      " -> no change");
+    } else if (a.n_ctx_train > a.n_ctx_min) {
+        const int64_t used_target = sat_sub(a.free_bytes, a.target_bytes);
+        const int64_t used_min = used(a.n_ctx_min, f.n_gpu_layers);
+        const int64_t span = a.n_ctx_train - a.n_ctx_min;
+        f.n_ctx = a.n_ctx_min;
+        if (used_target > used_min && used_full > used_min) {
+            const __int128 step = __int128(span) * (used_target - used_min) / (used_full - used_min);
+            f.n_ctx = a.n_ctx_min + static_cast<int64_t>(step);
+            f.n_ctx = std::max(f.n_ctx - f.n_ctx % 256, a.n_ctx_min);  // "round down context for CUDA backend"
+            const int64_t per_ctx = (used_full - used_min) / span;
+            out.push_back(kImpl + std::string("context size reduced from ") + std::to_string(a.n_ctx_train) + " to " +
+                          std::to_string(f.n_ctx) + " -> need " + mib(sat_mul(a.n_ctx_train - f.n_ctx, per_ctx)) +
+                          " MiB less memory in total");
+            out.push_back(kImpl + std::string("entire model can be fit by reducing context"));
+            out.push_back(kOuter + std::string("successfully fit params to free device memory"));
+            return finish("context");
+        }
+        out.push_back(kImpl + std::string("context size reduced from ") + std::to_string(a.n_ctx_train) + " to " +
+                      std::to_string(f.n_ctx) + " -> need " + mib(sat_sub(used_full, used_min)) +
+                      " MiB less memory in total");
+    } else {
+        out.push_back(kImpl + std::string("default model context size is ") + std::to_string(a.n_ctx_train) +
+                      " which is <= the min. context size of " + std::to_string(a.n_ctx_min) + " -> no change");
+    }
+
+    // Step 3: fewer layers on the GPU.
+    if (a.ngl_user >= 0) {
+        out.push_back(kOuter +
+                      std::string("failed to fit params to free device memory: n_gpu_layers already set by "
+                                  "user to ") +
+                      std::to_string(a.ngl_user) + ", abort");
+        return finish("failed");
+    }
+    if (a.moe) return finish("not_predicted");
+    const int64_t target = sat_sub(a.free_bytes, a.target_bytes);
+    // False position between 0 layers (the low bound, kept even when it does not fit) and
+    // all of them ends on the largest count within the target: use grows with each layer.
+    int64_t lo = 0, hi = all_layers;
+    if (used(f.n_ctx, hi) <= target) lo = hi;
+    while (hi - lo > 1) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (used(f.n_ctx, mid) <= target)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    f.n_gpu_layers = lo;
+    out.push_back(kImpl + std::string("filling dense layers back-to-front:"));
+    const int64_t u = used(f.n_ctx, lo);
+    char line[160];
+    std::snprintf(line, sizeof line, "%s  - GPU0: %2lld layers, %6lld MiB used, %6lld MiB free", kImpl,
+                  static_cast<long long>(lo), static_cast<long long>(u / MiB),
+                  static_cast<long long>(sat_sub(a.free_bytes, u) / MiB));
+    out.push_back(line);
+    out.push_back(kOuter + std::string("successfully fit params to free device memory"));
+    return finish("layers");
+}
+
+}  // namespace kvb::budget_steps
