@@ -117,6 +117,16 @@ class Kvbudget {
     if (!this.memo.has('catalog')) this.memo.set('catalog', Object.freeze(call(this.m.catalog)));
     return this.memo.get('catalog');
   }
+  // kvbudget check (issue 12), only in the whole module (kvbudget.js): which bundled config
+  // the log names ({model, catalog_id}; catalogIds are the catalog's "org/name" ids) ...
+  checkLogModel(text, catalogIds = []) {
+    return call(this.m.checkLogModel, String(text), JSON.stringify(catalogIds));
+  }
+  // ... then the comparison, what `kvbudget check LOG --json` prints: a CheckReport, or
+  // {error} for a paste that is not a log it can read. config: {text, name, source} or null.
+  checkLog(text, config = null) {
+    return call(this.m.checkLog, String(text), String(config?.text ?? ''), String(config?.name ?? ''), String(config?.source ?? ''));
+  }
   simulate(model, input) {
     const r = call(this.m.simCreate, model.handle, JSON.stringify(input ?? {}));
     return new Simulation(this, r.sim, r.run);

@@ -837,6 +837,7 @@ Result<LogFacts> read_engine_log(const std::string& text) {
     }
     if (f.engine == LogEngine::Vllm && f.model.empty()) f.model = f.setting("model");
     if (f.engine == LogEngine::Llamacpp && f.model.empty()) f.model = f.setting("model_name");
+    if (f.engine == LogEngine::Llamacpp && f.model.empty()) f.model = f.setting("model");  // the command's -m FILE
     return f;
 }
 

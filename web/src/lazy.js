@@ -1,6 +1,6 @@
 // What the first answer does not need, loaded just after it is painted (issue 13): the
-// chart library (uPlot, with chart.js) and the simulator view (sim-view.js, which
-// shares uPlot). esbuild puts each in its own chunk of the same build; these stand-ins
+// chart library (uPlot, with chart.js), the simulator view (sim-view.js, which
+// shares uPlot) and the log check panel (check-view.js). esbuild puts each in its own chunk of the same build; these stand-ins
 // have the interface of the real thing and hand over to it once it is here.
 import { h } from './dom.js';
 
@@ -19,6 +19,7 @@ function once(load) {
 
 const chartModule = once(() => import('./chart.js'));
 const simModule = once(() => import('./sim-view.js'));
+const checkModule = once(() => import('./check-view.js'));
 
 // KvChart (chart.js) before uPlot has arrived: keeps the last data and draws it on arrival.
 // `plot` and `ro` are the real chart's (null until then); whenReady() gives the real chart.
@@ -89,4 +90,15 @@ export function simSync(app) {
     p.holder.replaceWith(m.buildSimView(p.app, p.opts));
     m.simSync(p.app);
   }));
+}
+
+// check-view.js's panel ("Compare with your log", issue 12): below the fold, so it arrives
+// just after the first answer and takes the placeholder's place.
+export function buildCheckPanel(app) {
+  if (checkModule.module) return checkModule.module.buildCheckPanel(app);
+  const holder = h('section', { class: 'panel log-check', 'data-lazy': 'check', 'aria-busy': 'true' });
+  afterPaint(() => checkModule().then((m) => {
+    if (holder.isConnected) holder.replaceWith(m.buildCheckPanel(app));
+  }));
+  return holder;
 }
