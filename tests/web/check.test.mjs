@@ -25,12 +25,12 @@ const V7 = fixtureLog('V7', 'vllm serve Qwen/Qwen3-0.6B --gpu-memory-utilization
 // L4: llama.cpp b6699, gpt-oss-20b with -c 131072 -fa on: the non-SWA and SWA caches.
 const L4 = fixtureLog('L4', 'llama-server -m gpt-oss-20b-mxfp4.gguf -ngl 99 --n-cpu-moe 99 -c 131072 -fa on --reasoning-format auto --jinja');
 
-function cliCheck(text) {
+function cliCheck(text, extra = []) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kvb-check-web-'));
   const file = path.join(dir, 'log.txt');
   fs.writeFileSync(file, text);
   try {
-    return JSON.parse(execFileSync(cliPath, ['check', file, '--json'], { encoding: 'utf8', env: { ...process.env, KVBUDGET_CATALOG: fixturesDir } }));
+    return JSON.parse(execFileSync(cliPath, ['check', file, '--json', ...extra], { encoding: 'utf8', env: { ...process.env, KVBUDGET_CATALOG: fixturesDir } }));
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -116,7 +116,7 @@ test('in Chinese: the same rows, the verdicts and headings in Chinese', async ()
   await context.close();
 });
 
-test('not a log, and markup: refused in words, nothing in the paste runs', async () => {
+test('not a log, markup, an out-of-memory error: refused or explained in words, nothing in the paste runs', async () => {
   const { page, context, errors } = await openPage(env);
   await compare(page, 'hello\nthis is not a log\n');
   assert.equal(await page.getAttribute('[data-role="check-refused"]', 'data-code'), 'check_not_engine_log');
@@ -126,6 +126,31 @@ test('not a log, and markup: refused in words, nothing in the paste runs', async
   assert.equal(await page.evaluate(() => window.__ran), undefined);
   assert.equal(await page.getAttribute('[data-role="check-notes"] li', 'data-code'), 'check_markup_ignored');
   assert.equal((await rows(page))[0].match, 'true');
+  // O1 (vllm#783): PyTorch's older out-of-memory wording, explained without a config.
+  await compare(page, fixtureLog('O1', '').trimStart());
+  const oom = cliCheck(fixtureLog('O1', '').trimStart()).lines[0];
+  const [row] = await rows(page);
+  assert.deepEqual(row.cells.slice(1), [oom.printed, 'explained from its own numbers', 'out of memory',
+    oom.cause.text + ' ' + oom.more_causes[0].text]);
+  assert.match(row.cells[4], /16\.08 GiB was outside PyTorch.*1\.08 GiB was missing/);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('a log that names no bundled model: compared with the model the page shows, as --config does', async () => {
+  const { page, context, errors } = await openPage(env, 'model=meta-llama/Llama-3.1-8B-Instruct');
+  // C1 (vllm#19996): EAGLE decoding on Llama-3.1-8B-Instruct, the paste does not name the model.
+  const c1 = fixtureLog('C1', '').trimStart();
+  await compare(page, c1);
+  assert.equal((await rows(page))[0].cause, 'check_no_config');
+  await page.click('[data-role="check-page-model"]');
+  await page.waitForFunction(() => document.querySelector('[data-role="check-table"] tbody tr')?.dataset.cause === 'check_drafter_layers');
+  const want = cliCheck(c1, ['--config', path.join(fixturesDir, 'meta-llama--Llama-3.1-8B-Instruct.json')]);
+  const [row] = await rows(page);
+  assert.deepEqual(row.cells.slice(1, 4), [want.lines[0].printed, 'GPU KV cache size: 422,944 tokens', 'differs by -3.03%']);
+  assert.equal(want.lines[0].predicted, 'GPU KV cache size: 422,944 tokens');
+  assert.equal(await page.textContent('[data-role="check-config"]'),
+    'Compared with the config.json of meta-llama/Llama-3.1-8B-Instruct, the model this page shows.');
   assert.deepEqual(errors, []);
   await context.close();
 });

@@ -106,9 +106,11 @@ function renderReport(app, out, r, els) {
   const rows = r.lines.map((l) => h('tr', { 'data-line': l.number, 'data-match': String(l.match), 'data-cause': l.cause?.code || '' },
     h('td', { class: 'num' }, String(l.number)),
     h('td', null, h('code', null, l.printed)),
-    h('td', null, l.predicted ? h('code', null, l.predicted) : h('span', { class: 'muted' }, t('check.noPrediction'))),
+    h('td', null, l.predicted ? h('code', null, l.predicted) : h('span', { class: 'muted' }, t(l.kind.endsWith('out_of_memory') ? 'check.oomExplained' : 'check.noPrediction'))),
     h('td', { class: l.match ? 'agrees' : 'differs' }, l.match ? t('check.agree')
-      : l.deviation_percent === null ? t('check.differ') : t('check.differBy', { deviation: deviationText(l.deviation_percent) })),
+      // An out-of-memory error is explained from its own numbers, not predicted.
+      : l.kind.endsWith('out_of_memory') ? t('check.oom')
+        : l.deviation_percent === null ? t('check.differ') : t('check.differBy', { deviation: deviationText(l.deviation_percent) })),
     h('td', null, causeText(l))));
   out.append(h('div', { class: 'table-wrap' }, h('table', { class: 'data check-table', 'data-role': 'check-table' },
     h('caption', null, t('check.caption')),
