@@ -260,36 +260,6 @@ Eval eval_vllm(const ModelSpec& m, const VllmOptions& o, const std::vector<const
     return best;
 }
 
-struct Spec {
-    std::string method;
-    int64_t tokens = 0;
-};
-
-Spec speculative(const std::string& raw) {
-    Spec s;
-    auto val = [&](const std::string& key) -> std::string {
-        size_t p = raw.find("'" + key + "'");
-        if (p == std::string::npos) p = raw.find("\"" + key + "\"");
-        if (p == std::string::npos) return {};
-        p = raw.find(':', p);
-        if (p == std::string::npos) return {};
-        ++p;
-        while (p < raw.size() && (raw[p] == ' ' || raw[p] == '\'' || raw[p] == '"')) ++p;
-        size_t e = p;
-        while (e < raw.size() && raw[e] != '\'' && raw[e] != '"' && raw[e] != ',' && raw[e] != '}') ++e;
-        return raw.substr(p, e - p);
-    };
-    s.method = val("method");
-    if (auto n = to_int(val("num_speculative_tokens"))) s.tokens = *n;
-    return s;
-}
-
-int64_t drafter_layers_for(const std::string& method, const ModelSpec& m) {
-    if (method.find("eagle") != std::string::npos) return 1;
-    if (method.find("mtp") != std::string::npos) return vllm_nextn_layers(m);
-    return 0;
-}
-
 struct Variant {
     Message cause;
     std::function<void(ModelSpec&, VllmOptions&)> apply;
@@ -339,10 +309,15 @@ void check_vllm_run(const LogFacts& f, const ModelSpec& base_model, const std::v
         }
     }
     // Speculative decoding: the drafter's layers join the pool, its tokens the mamba slots.
-    const Spec sp = speculative(f.setting("speculative_config"));
-    if (sp.tokens > 0) o.num_speculative_tokens = sp.tokens;
+    // The same rule as `kvbudget vllm --speculative-config` (src/engines/vllm.h); a draft model
+    // whose config the log does not give counts nothing here (check_drafter_layers may name it).
+    VllmSpeculative sp;
+    if (auto p = parse_vllm_speculative(f.setting("speculative_config"))) sp = p.value();
+    if (sp.num_speculative_tokens > 0) o.num_speculative_tokens = sp.num_speculative_tokens;
     if (auto v = count("num_speculative_tokens")) o.num_speculative_tokens = *v;
-    const int64_t drafter = drafter_layers_for(sp.method, m);
+    int64_t drafter = 0;
+    if (!sp.method.empty())
+        if (auto n = vllm_drafter_layers(sp, m, nullptr)) drafter = n.value();
     if (drafter > 0) {
         m = vllm_add_drafter_layers(m, drafter);
         if (first_run)

@@ -373,6 +373,15 @@ TEST_CASE("C1 vllm#19996: an EAGLE head's layer in the KV pool explains 410,128 
     all_match(r, {""});
     REQUIRE_FALSE(r.notes.empty());
     CHECK(r.notes.back().code == "check_drafter_counted");
+    // Without a method vLLM infers EAGLE from the head's name; check reads it by the same rule as
+    // `kvbudget vllm --speculative-config`.
+    r = check(
+        "INFO 06-23 14:20:01 [utils.py:328] non-default args: {'speculative_config': {'model': "
+        "'yuhuili/EAGLE-LLaMA3.1-Instruct-8B', 'num_speculative_tokens': 3}}\n" +
+            log_block("C1"),
+        &m);
+    all_match(r, {""});
+    CHECK(r.notes.back().param("method") == "eagle");
 }
 
 TEST_CASE("C2 vllm#34076: the PP error over all 48 layers") {
