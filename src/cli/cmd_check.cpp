@@ -26,7 +26,10 @@ padding lines and its not-enough-memory errors; llama.cpp's llama_kv_cache,
 SWA-cache and recurrent-state lines. Each line is shown printed vs predicted;
 where they differ, the cause that makes them agree is named (another log format,
 block size, KV dtype, mamba cache mode, a speculative drafter's layers, another
-amount of memory, ...) or "no known cause".
+amount of memory, ...) or "no known cause". Out-of-memory errors (PyTorch's "CUDA
+out of memory. Tried to allocate ...", llama.cpp's "cudaMalloc failed") are
+explained from their own numbers, no config needed: where the GPU's memory was,
+which buffer it was, and the one change that would have made room.
 
 The model's config: --config, else the bundled catalog entry the log's model id
 or path names, else (llama.cpp) the hyper-parameters its print_info lines print.
