@@ -196,12 +196,17 @@ EMSCRIPTEN_BINDINGS(kvbudget) {
 // bindings below the linker drops the simulator from it (wasm/CMakeLists.txt).
 #ifndef KVB_WASM_CALC_ONLY
 // ======================================================================
-// Paging simulator (issue 4): the session lives in the core (src/sim/session.h), its
-// JSON in src/report/sim_json.h; here only the handles. simCreate takes SimInputs as
+// Paging simulator (issue 4) and the log check (issue 12, below). The session lives in
+// the core (src/sim/session.h), its JSON in src/report/sim_json.h; here only the handles. simCreate takes SimInputs as
 // JSON (the member names), simRun runs a chunk (a Web Worker calls it between progress
 // reports and stops calling to cancel), simResult's "summary" is byte for byte
 // `kvbudget simulate --json` for the same settings (tests/node/sim.test.mjs).
 // ======================================================================
+#include <optional>
+
+#include "check/check.h"
+#include "check/log_reader.h"
+#include "report/check_json.h"
 #include "report/sim_json.h"
 #include "sim/session.h"
 
@@ -270,7 +275,48 @@ std::string sim_release(int id) {
     return sim_sessions().erase(id) ? ok(true) : no_sim(id);
 }
 
+// kvbudget check (issue 12), the page's "Compare with your log". Two steps because the
+// config comes from the page: checkLogModel says which bundled config the log names
+// (the catalog ids are the page's catalog/index.json), the page fetches it, and
+// checkLog answers with exactly what `kvbudget check LOG --json` prints for the same
+// log and config, its {"error": ...} for a log it cannot read included.
+std::string check_log_model(const std::string& text, const std::string& ids_text) {
+    json ids = json::parse(ids_text, nullptr, false);
+    if (!ids.is_array()) return fail("bad_value", "checkLogModel needs a list of catalog ids");
+    std::vector<std::string> names;
+    for (const auto& v : ids)
+        if (v.is_string()) names.push_back(v.get<std::string>());
+    auto f = kvb::read_engine_log(text);
+    const std::string model = f ? f->model : "";
+    return ok(json{{"model", model}, {"catalog_id", model.empty() ? "" : kvb::match_catalog(model, names)}});
+}
+
+std::string check_log(const std::string& text, const std::string& config_text, const std::string& config_name,
+                      const std::string& config_source) {
+    auto f = kvb::read_engine_log(text);
+    if (!f) return ok_raw(kvb::check_error_json(f.error()));
+    std::optional<kvb::ModelSpec> spec;
+    if (!config_text.empty()) {
+        auto m = kvb::parse_config(config_text, config_name);
+        if (!m) return fail(m.error());
+        spec = std::move(m.value());
+    }
+    const kvb::CheckReport r =
+        kvb::check_log(*f, spec ? &*spec : nullptr, spec ? config_name : "", spec ? config_source : "");
+    return ok_raw(kvb::to_json_text(r));
+}
+
 }  // namespace
+
+EMSCRIPTEN_BINDINGS(kvbudget_check) {
+    emscripten::function(
+        "checkLogModel",
+        +[](std::string text, std::string ids) { return guarded([&] { return check_log_model(text, ids); }); });
+    emscripten::function(
+        "checkLog", +[](std::string text, std::string config, std::string name, std::string source) {
+            return guarded([&] { return check_log(text, config, name, source); });
+        });
+}
 
 EMSCRIPTEN_BINDINGS(kvbudget_sim) {
     emscripten::function(

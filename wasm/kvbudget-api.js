@@ -117,6 +117,16 @@ class Kvbudget {
     if (!this.memo.has('catalog')) this.memo.set('catalog', Object.freeze(call(this.m.catalog)));
     return this.memo.get('catalog');
   }
+  // kvbudget check (issue 12), only in the whole module (kvbudget.js): which bundled config
+  // the log names ({model, catalog_id}; catalogIds are the catalog's "org/name" ids) ...
+  checkLogModel(text, catalogIds = []) {
+    return call(this.m.checkLogModel, String(text), JSON.stringify(catalogIds));
+  }
+  // ... then the comparison, what `kvbudget check LOG --json` prints: a CheckReport, or
+  // {error} for a paste that is not a log it can read. config: {text, name, source} or null.
+  checkLog(text, config = null) {
+    return call(this.m.checkLog, String(text), String(config?.text ?? ''), String(config?.name ?? ''), String(config?.source ?? ''));
+  }
   // traceReader (optional): (at, n) => Uint8Array of at most n bytes from byte `at` of
   // the trace CSV (empty at its end), for a trace read in pieces instead of input.trace
   // (the worker reads a File's slices). A reader that throws counts as unreadable.

@@ -294,6 +294,66 @@ export interface Kvbudget {
    *  Only in the whole module (kvbudget.js); the calculator module (kvbudget-calc.js) has no simulator. */
   /** traceReader: the trace CSV read in pieces instead of input.trace: (at, n) gives at most n bytes from byte `at` (empty at the end). */
   simulate(model: Model, input?: SimInputs, traceReader?: ((at: number, n: number) => Uint8Array | null) | null): Simulation;
+  /** Which bundled config an engine log names: the model as the log names it, and the id among
+   *  `catalogIds` it matches ("" for none). Only in the whole module (kvbudget.js). */
+  checkLogModel(text: string, catalogIds: string[]): { model: string; catalog_id: string };
+  /** `kvbudget check LOG --json` for the same log and config, byte for byte: the report, or
+   *  {error} when the paste is not a log kvbudget can read. Only in the whole module. */
+  checkLog(text: string, config?: CheckConfig | null): CheckReport | CheckRefusal;
+}
+
+// ---------- kvbudget check (issue 12) ----------
+// src/check/check.h, JSON by src/report/check_json.cpp.
+
+export interface CheckConfig {
+  /** config.json text. */
+  text: string;
+  /** Its name: the catalog id ("org/name") or a file name. */
+  name: string;
+  /** Where it came from: "catalog" (the page's bundled copy), "page" (the model the page shows), "argument". */
+  source: string;
+}
+
+export interface CheckLine {
+  /** 1-based line in the paste. */
+  number: number;
+  /** vllm_tokens, vllm_concurrency, vllm_gpu_blocks, vllm_not_enough, ..., llama_kv_size, llama_iswa_create, llama_recurrent_size. */
+  kind: string;
+  /** As the engine printed it (timestamps and prefixes cut). */
+  printed: string;
+  /** kvbudget's line for the same settings; "" when none. */
+  predicted: string;
+  match: boolean;
+  /** Why they differ, or which wording/assumption made them agree; null when identical. */
+  cause: Message | null;
+  /** Further causes needed together with `cause`. */
+  more_causes: Message[];
+  /** (printed - predicted) / predicted of the first differing number, two decimals; null when none. */
+  deviation_percent: number | null;
+}
+
+export interface CheckReport {
+  engine: 'vllm' | 'llamacpp';
+  /** "0.10.1", "b6699"; "" when the log does not say. */
+  version: string;
+  /** The model as the log names it. */
+  model: string;
+  /** Which config was used: a catalog id, a file name, or "log" (llama.cpp print_info). */
+  config: string;
+  /** "argument", "catalog", "log", "page" (the page's own model), or "" (none found). */
+  config_source: string;
+  /** What the engine said about its settings, in its own words. */
+  settings: Record<string, string>;
+  lines: CheckLine[];
+  notes: Message[];
+  matched: number;
+  explained: number;
+  unexplained: number;
+}
+
+export interface CheckRefusal {
+  /** check_empty, check_too_large, check_binary, check_markup_only, check_not_engine_log, check_truncated. */
+  error: { code: string; message: string; detail: Message | null };
 }
 
 // ---------- paging simulator (issue 4) ----------

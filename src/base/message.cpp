@@ -426,6 +426,17 @@ const std::vector<MessageTemplate>& message_templates() {
         {"engine_version_bad",
          "{value} is not a {engine} version: give a release such as 0.20.1 (vLLM) or a build such as b6699 "
          "(llama.cpp)"},
+        // --- vLLM speculative decoding (src/engines/vllm.cpp) ---
+        {"vllm_spec_config_bad",
+         "--speculative-config must be a JSON object with a \"method\" (eagle, eagle3, mtp, draft_model, ngram, ...) "
+         "or a draft \"model\", and \"num_speculative_tokens\"; got {value}"},
+        {"vllm_spec_needs_draft",
+         "the draft model {model} adds all its layers to the KV cache pool: give its config.json with --draft-config"},
+        {"vllm_spec_method_unknown",
+         "speculative method {method} is not known to kvbudget (eagle, eagle3, mtp and the *_mtp methods, "
+         "draft_model, ngram, suffix, medusa, mlp_speculator)"},
+        {"vllm_drafter_layers",
+         "speculative decoding ({method}): {layers} drafter attention layer(s) take pages from the same KV cache pool"},
         // --- check: an engine's log against the prediction (src/check/) ---
         {"check_empty",
          "the log is empty: paste the start-up log of vLLM or llama.cpp (from the launch command to the first "
@@ -480,6 +491,39 @@ const std::vector<MessageTemplate>& message_templates() {
         {"check_no_known_cause", "no known cause explains the difference"},
         {"check_not_predicted", "kvbudget predicts no such line for these settings"},
         {"check_engine_refused", "kvbudget cannot size these settings: {reason}"},
+        // --- check: out-of-memory errors, explained from their own numbers ---
+        {"check_torch_oom",
+         "PyTorch asked for {tried} on GPU {gpu} ({total}) with {free} free; of the rest, PyTorch's tensors held "
+         "{pytorch}, its cache {cached} more (reserved but unallocated), and {outside} was outside PyTorch (CUDA "
+         "context, NCCL, CUDA graphs, other processes)"},
+        {"check_oom_larger_than_gpu",
+         "the one allocation ({tried}) is larger than the whole GPU ({total}): no memory setting makes it fit; the "
+         "work that asks for it (batch, sequence length, image size) must shrink"},
+        {"check_oom_free_enough",
+         "the GPU reported {free} free, not less than the {tried} asked: the free memory was in pieces smaller than "
+         "the allocation, or another process took it at that moment"},
+        {"check_oom_fragmentation",
+         "PyTorch's cache held {cached} reserved but unallocated, more than the {short} missing: "
+         "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True lets the allocation use it (fragmentation)"},
+        {"check_oom_outside",
+         "{short} was missing and {outside} of the GPU was outside PyTorch (other processes, or this process's CUDA "
+         "context, NCCL buffers and CUDA graphs): freeing that much makes the allocation fit"},
+        {"check_oom_short",
+         "{short} more than the GPU had free was needed and no idle memory on it holds that much: this process must "
+         "keep at least {short} less (vLLM: a lower --gpu-memory-utilization or --max-model-len; transformers: a "
+         "smaller batch or sequence)"},
+        {"check_llama_oom_weights",
+         "llama.cpp could not allocate {size} on {device} for the model's weights: fewer layers on the GPU (-ngl) or "
+         "a smaller quantization makes them fit"},
+        {"check_llama_oom_compute",
+         "llama.cpp could not allocate {size} on {device} for its compute buffer: a smaller -ub / -b or a shorter -c "
+         "shrinks it"},
+        {"check_llama_oom_kv",
+         "llama.cpp could not allocate {size} on {device} for the KV cache: a shorter -c, fewer slots (-np) or a "
+         "quantized cache (-ctk q8_0 -ctv q8_0) shrinks it"},
+        {"check_llama_oom_unknown", "llama.cpp could not allocate {size} on {device} (cudaMalloc: out of memory)"},
+        {"check_oom_device_free",
+         "llama.cpp found {free} free on {device} when it started: the allocation is {short} more than that"},
     };
     return t;
 }

@@ -40,9 +40,11 @@ const char* kind_name(LogLineKind k) {
         case LogLineKind::VllmSetBlock: return "vllm_block_size";
         case LogLineKind::VllmPadMamba: return "vllm_mamba_padding";
         case LogLineKind::VllmPadLayers: return "vllm_padding_layers";
+        case LogLineKind::TorchOom: return "torch_out_of_memory";
         case LogLineKind::LlamaKvSize: return "llama_kv_cache";
         case LogLineKind::LlamaIswaCreate: return "llama_swa_cache";
         case LogLineKind::LlamaRecurrentSize: return "llama_recurrent";
+        case LogLineKind::LlamaCudaOom: return "llama_cuda_out_of_memory";
     }
     return "";
 }
@@ -258,60 +260,6 @@ Eval eval_vllm(const ModelSpec& m, const VllmOptions& o, const std::vector<const
     return best;
 }
 
-struct Spec {
-    std::string method;
-    int64_t tokens = 0;
-};
-
-Spec speculative(const std::string& raw) {
-    Spec s;
-    auto val = [&](const std::string& key) -> std::string {
-        size_t p = raw.find("'" + key + "'");
-        if (p == std::string::npos) p = raw.find("\"" + key + "\"");
-        if (p == std::string::npos) return {};
-        p = raw.find(':', p);
-        if (p == std::string::npos) return {};
-        ++p;
-        while (p < raw.size() && (raw[p] == ' ' || raw[p] == '\'' || raw[p] == '"')) ++p;
-        size_t e = p;
-        while (e < raw.size() && raw[e] != '\'' && raw[e] != '"' && raw[e] != ',' && raw[e] != '}') ++e;
-        return raw.substr(p, e - p);
-    };
-    s.method = val("method");
-    if (auto n = to_int(val("num_speculative_tokens"))) s.tokens = *n;
-    return s;
-}
-
-int64_t nextn_layers(const ModelSpec& m) {
-    for (const Message& n : m.notes)
-        if (n.code == "mtp") return to_int(n.param("n")).value_or(1);
-    if (m.gguf && m.gguf->nextn_layers > 0) return m.gguf->nextn_layers;
-    return 1;
-}
-
-// A drafter whose attention layers share vLLM's KV pool: EAGLE / EAGLE-3 heads have one
-// decoder layer of the target's attention geometry; MTP modules are the model's own
-// next-token layers (num_nextn_predict_layers).
-ModelSpec with_drafter(const ModelSpec& m, int64_t layers) {
-    ModelSpec d = m;
-    const Layer* proto = nullptr;
-    for (const Layer& l : m.layers)
-        if (l.kind == LayerKind::Full || l.kind == LayerKind::Mla) {
-            proto = &l;
-            break;
-        }
-    if (!proto) return d;
-    const Layer copy = *proto;
-    for (int64_t i = 0; i < layers; ++i) d.layers.push_back(copy);
-    return d;
-}
-
-int64_t drafter_layers_for(const std::string& method, const ModelSpec& m) {
-    if (method.find("eagle") != std::string::npos) return 1;
-    if (method.find("mtp") != std::string::npos) return nextn_layers(m);
-    return 0;
-}
-
 struct Variant {
     Message cause;
     std::function<void(ModelSpec&, VllmOptions&)> apply;
@@ -361,12 +309,17 @@ void check_vllm_run(const LogFacts& f, const ModelSpec& base_model, const std::v
         }
     }
     // Speculative decoding: the drafter's layers join the pool, its tokens the mamba slots.
-    const Spec sp = speculative(f.setting("speculative_config"));
-    if (sp.tokens > 0) o.num_speculative_tokens = sp.tokens;
+    // The same rule as `kvbudget vllm --speculative-config` (src/engines/vllm.h); a draft model
+    // whose config the log does not give counts nothing here (check_drafter_layers may name it).
+    VllmSpeculative sp;
+    if (auto p = parse_vllm_speculative(f.setting("speculative_config"))) sp = p.value();
+    if (sp.num_speculative_tokens > 0) o.num_speculative_tokens = sp.num_speculative_tokens;
     if (auto v = count("num_speculative_tokens")) o.num_speculative_tokens = *v;
-    const int64_t drafter = drafter_layers_for(sp.method, m);
+    int64_t drafter = 0;
+    if (!sp.method.empty())
+        if (auto n = vllm_drafter_layers(sp, m, nullptr)) drafter = n.value();
     if (drafter > 0) {
-        m = with_drafter(m, drafter);
+        m = vllm_add_drafter_layers(m, drafter);
         if (first_run)
             rep.notes.push_back(
                 note("check_drafter_counted", {{"method", sp.method}, {"layers", std::to_string(drafter)}}));
@@ -443,9 +396,9 @@ void check_vllm_run(const LogFacts& f, const ModelSpec& base_model, const std::v
                      }});
     }
     if (drafter == 0)
-        for (int64_t k : {int64_t(1), nextn_layers(m)})
+        for (int64_t k : {int64_t(1), vllm_nextn_layers(m)})
             variants.push_back({note("check_drafter_layers", {{"layers", std::to_string(k)}}),
-                                [k](ModelSpec& mm, VllmOptions&) { mm = with_drafter(mm, k); }});
+                                [k](ModelSpec& mm, VllmOptions&) { mm = vllm_add_drafter_layers(mm, k); }});
     if (o.tensor_parallel_size == 1)
         for (int64_t t : {2, 4, 8})
             variants.push_back({note("check_tp", {{"tp", std::to_string(t)}}),
@@ -776,6 +729,74 @@ std::string match_catalog(const std::string& model_ref, const std::vector<std::s
     return found;
 }
 
+// ------------------------------------------------------------------ out of memory
+
+namespace {
+
+std::string bytes_text(double b) {
+    return format_bytes(static_cast<int64_t>(std::llround(std::max(0.0, std::min(b, 9.0e18)))));
+}
+
+// PyTorch's message names the allocation and the GPU's memory: where the rest of the GPU
+// went (PyTorch's tensors, its cache, everything outside PyTorch), then the one change that
+// would have made room, tried from the cheapest: the allocation cannot fit any GPU of this
+// size; the GPU had enough free (pieces); PyTorch's own cache holds enough (fragmentation);
+// what is outside PyTorch holds enough (other processes, CUDA context); else the shortfall.
+CheckLine explain_torch_oom(const LogLine& l) {
+    CheckLine c = printed_line(l);
+    const double tried = l.num("tried"), total = l.num("total"), free = l.num("free");
+    const bool old = l.str("wording") == "old";
+    const double allocated = std::max(0.0, l.num("allocated", 0));
+    // Reserved but unallocated: the caching allocator's idle blocks.
+    const double cached = old ? std::max(0.0, l.num("reserved", 0) - allocated) : std::max(0.0, l.num("cached", 0));
+    const double outside = std::max(0.0, total - free - allocated - cached);
+    const double shortfall = tried - free;
+    const std::string gpu = l.num("gpu") >= 0 ? std::to_string(static_cast<int64_t>(l.num("gpu"))) : "?";
+    c.cause = note("check_torch_oom", {{"tried", bytes_text(tried)},
+                                       {"gpu", gpu},
+                                       {"total", bytes_text(total)},
+                                       {"free", bytes_text(free)},
+                                       {"pytorch", bytes_text(allocated)},
+                                       {"cached", bytes_text(cached)},
+                                       {"outside", bytes_text(outside)}});
+    Message fit;
+    if (tried > total)
+        fit = note("check_oom_larger_than_gpu", {{"tried", bytes_text(tried)}, {"total", bytes_text(total)}});
+    else if (shortfall <= 0)
+        fit = note("check_oom_free_enough", {{"tried", bytes_text(tried)}, {"free", bytes_text(free)}});
+    else if (cached >= shortfall)
+        fit = note("check_oom_fragmentation", {{"cached", bytes_text(cached)}, {"short", bytes_text(shortfall)}});
+    else if (outside >= shortfall)
+        fit = note("check_oom_outside", {{"outside", bytes_text(outside)}, {"short", bytes_text(shortfall)}});
+    else
+        fit = note("check_oom_short", {{"short", bytes_text(shortfall)}});
+    c.more_causes.push_back(fit);
+    return c;
+}
+
+// ggml names the buffer's size and device; the next line says which buffer it was. The
+// device's free memory, when llama.cpp printed it at load ("using device CUDA0 (...) - N MiB
+// free"), gives the shortfall.
+CheckLine explain_llama_oom(const LogLine& l, const LogFacts& f) {
+    CheckLine c = printed_line(l);
+    const double size = l.num("bytes") >= 0 ? l.num("bytes") : l.num("mib") * 1048576.0;
+    const int64_t dev = static_cast<int64_t>(std::max(0.0, l.num("device", 0)));
+    const std::string device = "CUDA" + std::to_string(dev);
+    const std::string what = l.str("what").empty() ? "unknown" : l.str("what");
+    c.cause = note("check_llama_oom_" + what, {{"size", bytes_text(size)}, {"device", device}});
+    const std::string free_text = f.setting("cuda" + std::to_string(dev) + "_free_mib");
+    if (!free_text.empty()) {
+        const double free = std::strtod(free_text.c_str(), nullptr) * 1048576.0;
+        if (size > free)
+            c.more_causes.push_back(
+                note("check_oom_device_free",
+                     {{"free", bytes_text(free)}, {"device", device}, {"short", bytes_text(size - free)}}));
+    }
+    return c;
+}
+
+}  // namespace
+
 CheckReport check_log(const LogFacts& f, const ModelSpec* spec, const std::string& config_name,
                       const std::string& config_source) {
     CheckReport rep;
@@ -807,7 +828,7 @@ CheckReport check_log(const LogFacts& f, const ModelSpec* spec, const std::strin
     for (int r = 0; r <= max_run; ++r) {
         std::vector<const LogLine*> lines;
         for (const LogLine& l : f.lines)
-            if (l.run == r) lines.push_back(&l);
+            if (l.run == r && !l.is_oom()) lines.push_back(&l);
         if (lines.empty()) continue;
         if (!model) {
             for (const LogLine* l : lines) {
@@ -822,6 +843,16 @@ CheckReport check_log(const LogFacts& f, const ModelSpec* spec, const std::strin
         else
             check_llama_run(f, *model, lines, rep);
     }
+    // Out-of-memory errors are explained from their own numbers: no config needed.
+    bool oom = false;
+    for (const LogLine& l : f.lines)
+        if (l.is_oom()) {
+            rep.lines.push_back(l.kind == LogLineKind::TorchOom ? explain_torch_oom(l) : explain_llama_oom(l, f));
+            oom = true;
+        }
+    if (oom)
+        std::stable_sort(rep.lines.begin(), rep.lines.end(),
+                         [](const CheckLine& a, const CheckLine& b) { return a.number < b.number; });
     for (const CheckLine& c : rep.lines) {
         if (c.match)
             ++rep.matched;

@@ -113,6 +113,28 @@ std::string number_text_after(const std::string& s, const std::string& marker) {
     return s.substr(i, j - i);
 }
 
+// A size as PyTorch prints it ("350.00 MiB", "755.50 KiB", "0 bytes") at `pos`, in bytes.
+bool size_at(const std::string& s, size_t pos, double& bytes) {
+    double v = 0;
+    size_t end = 0;
+    if (!number_at(s, pos, v, &end)) return false;
+    while (end < s.size() && s[end] == ' ') ++end;
+    static const std::pair<const char*, double> units[] = {{"TiB", 1099511627776.0}, {"GiB", 1073741824.0},
+                                                           {"MiB", 1048576.0},       {"KiB", 1024.0},
+                                                           {"bytes", 1.0},           {"B", 1.0}};
+    for (const auto& [u, mult] : units)
+        if (s.compare(end, std::char_traits<char>::length(u), u) == 0) {
+            bytes = v * mult;
+            return true;
+        }
+    return false;
+}
+
+bool size_after(const std::string& s, const std::string& marker, double& bytes) {
+    const size_t p = s.find(marker);
+    return p != std::string::npos && size_at(s, p + marker.size(), bytes);
+}
+
 std::string word_after(const std::string& s, const std::string& marker) {
     const size_t p = s.find(marker);
     if (p == std::string::npos) return {};
@@ -316,8 +338,58 @@ struct Reader {
         run_has_capacity = true;
     }
 
+    // PyTorch's out-of-memory error. New wording (PyTorch 2.1 on): "Tried to allocate X. GPU 0 has
+    // a total capacity of Y of which Z is free. Including non-PyTorch memory, this process has W
+    // memory in use. Of the allocated memory A is allocated by PyTorch, and B is reserved by
+    // PyTorch but unallocated." (2.1 spells "capacty"; with NVML it lists "Process N has W memory in
+    // use" instead). Old: "Tried to allocate X (GPU 0; Y total capacity; A already allocated; Z
+    // free; R reserved in total by PyTorch)".
+    bool torch_oom(const std::string& s, int64_t n) {
+        LogLine l;
+        l.kind = LogLineKind::TorchOom;
+        l.text = from(s, "CUDA out of memory");
+        double v = 0;
+        if (!size_after(s, "Tried to allocate ", v)) return false;
+        l.nums.push_back({"tried", v});
+        const size_t paren = s.find("(GPU ", s.find("Tried to allocate "));
+        if (paren != std::string::npos && paren < s.find("Tried to allocate ") + 40) {
+            l.texts.push_back({"wording", "old"});
+            if (number_at(s, paren + 5, v)) l.nums.push_back({"gpu", v});
+            const size_t close = s.find(')', paren);
+            std::string body = s.substr(paren + 1, close == std::string::npos ? std::string::npos : close - paren - 1);
+            size_t start = 0;
+            while (start <= body.size()) {
+                size_t semi = body.find(';', start);
+                if (semi == std::string::npos) semi = body.size();
+                const std::string part = trim(body.substr(start, semi - start));
+                double b = 0;
+                if (size_at(part, 0, b)) {
+                    if (has(part, "total capacity")) l.nums.push_back({"total", b});
+                    if (has(part, "already allocated")) l.nums.push_back({"allocated", b});
+                    if (has(part, " free")) l.nums.push_back({"free", b});
+                    if (has(part, "reserved in total")) l.nums.push_back({"reserved", b});
+                }
+                start = semi + 1;
+            }
+        } else {
+            l.texts.push_back({"wording", "new"});
+            if (number_after(s, ". GPU ", v)) l.nums.push_back({"gpu", v});
+            if (size_after(s, "total capacity of ", v) || size_after(s, "total capacty of ", v))
+                l.nums.push_back({"total", v});
+            if (size_after(s, " of which ", v)) l.nums.push_back({"free", v});
+            if (size_after(s, "this process has ", v)) l.nums.push_back({"process", v});
+            if (size_after(s, "Of the allocated memory ", v)) l.nums.push_back({"allocated", v});
+            if (size_after(s, "allocated by PyTorch, and ", v)) l.nums.push_back({"cached", v});
+        }
+        if (l.num("total") < 0 || l.num("free") < 0) return false;  // cut off before the GPU's numbers
+        ++vllm_marks;
+        add(std::move(l), n);
+        return true;
+    }
+
     void vllm_line(const std::string& s, int64_t n) {
         double a = 0, b = 0;
+        if (has(s, "CUDA out of memory") && has(s, "Tried to allocate ") && torch_oom(s, n)) return;
         if (has(s, "GPU KV cache size:") && number_after(s, "GPU KV cache size:", a)) {
             ++vllm_marks;
             capacity_seen();
@@ -521,7 +593,60 @@ struct Reader {
         llama_run_has_kv = true;
     }
 
+    int64_t last_cuda_oom = -1;  // index in f.lines of the last cudaMalloc failure
+
+    // ggml's cudaMalloc failure, then the line naming the buffer: alloc_tensor_range (the
+    // weights, at load_tensors), ggml_gallocr_reserve_n / graph_reserve (the compute buffer),
+    // llama_kv_cache (the KV cache).
+    bool llama_oom(const std::string& s, int64_t n) {
+        double a = 0, b = 0;
+        if (has(s, "cudaMalloc failed") && number_after(s, "allocating ", a) && number_after(s, " on device ", b)) {
+            ++llama_marks;
+            LogLine l;
+            l.kind = LogLineKind::LlamaCudaOom;
+            l.text = from(s, has(s, "ggml_backend_cuda") ? "ggml_backend_cuda" : "allocating ");
+            l.nums = {{"mib", a}, {"device", b}};
+            add(std::move(l), n);
+            last_cuda_oom = static_cast<int64_t>(f.lines.size()) - 1;
+            return true;
+        }
+        // alloc_tensor_range allocates a context's tensors: the weights at load_tensors, or the KV
+        // cache, which the line after it names ("failed to allocate buffer for kv cache").
+        std::string what;
+        bool settled = true;
+        if (has(s, "failed to allocate CUDA") && has(s, "buffer of size")) {
+            settled = !has(s, "alloc_tensor_range");
+            what = !settled ? "weights" : has(s, "kv") ? "kv" : "compute";
+        } else if (has(s, "failed to allocate buffer for kv cache")) {
+            what = "kv";
+        } else if (has(s, "failed to allocate compute buffers")) {
+            what = "compute";
+        } else if (has(s, "llama_model_load") && has(s, "unable to allocate")) {
+            what = "weights";
+        }
+        if (what.empty()) return false;
+        ++llama_marks;
+        if (last_cuda_oom >= 0) {
+            LogLine& l = f.lines[static_cast<size_t>(last_cuda_oom)];
+            put(l.texts, "what", what);
+            if (l.num("bytes") < 0 && number_after(s, "buffer of size ", a)) l.nums.push_back({"bytes", a});
+            if (settled) last_cuda_oom = -1;
+        }
+        return true;
+    }
+
     void llama_line(const std::string& s, int64_t n) {
+        if (llama_oom(s, n)) return;
+        if (has(s, "using device CUDA") && has(s, "MiB free")) {  // llama_model_load_from_file_impl
+            ++llama_marks;
+            std::string dev = word_after(s, "using device ");
+            for (char& c : dev) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            const size_t p = s.rfind(" - ");
+            double a = 0;
+            if (!dev.empty() && p != std::string::npos && number_at(s, p + 3, a))
+                put(f.settings, dev + "_free_mib", number_text_after(s.substr(p), " - "));
+            return;
+        }
         if (has(s, "KV cache, size =") && has(s, "creating")) {
             double a = 0;
             if (!number_after(s, "KV cache, size =", a)) return;
@@ -712,6 +837,7 @@ Result<LogFacts> read_engine_log(const std::string& text) {
     }
     if (f.engine == LogEngine::Vllm && f.model.empty()) f.model = f.setting("model");
     if (f.engine == LogEngine::Llamacpp && f.model.empty()) f.model = f.setting("model_name");
+    if (f.engine == LogEngine::Llamacpp && f.model.empty()) f.model = f.setting("model");  // the command's -m FILE
     return f;
 }
 

@@ -17,18 +17,24 @@ const char* to_string(LogEngine e);
 
 // Which engine line a LogLine is; each has its own fields in `nums` / `texts`.
 enum class LogLineKind {
-    VllmTokens,         // "GPU KV cache size: N tokens" (nums: tokens; combined: + mml, concurrency)
-    VllmConcurrency,    // "Maximum concurrency for M tokens per request: X.XXx" (nums: mml, concurrency)
-    VllmGpuBlocks,      // V0 "# GPU blocks: N, # CPU blocks: C" (nums: gpu_blocks, cpu_blocks)
-    VllmNotEnough,      // "To serve at least one request ..." (nums: mml, needed_gib, available_gib, estimate)
-    VllmV0TooLong,      // V0 "The model's max seq len (M) is larger than ... (N)" (nums: mml, tokens)
-    VllmNoMemory,       // "No available memory for the cache blocks."
-    VllmSetBlock,       // "Setting attention block size to N tokens ..." (nums: block)
-    VllmPadMamba,       // "Padding mamba page size by X% ..." (nums: percent)
-    VllmPadLayers,      // "Add N padding layers, may waste at most X% KV cache memory" (nums: layers, percent)
-    LlamaKvSize,        // "<prefix>: size = ... MiB (cells, layers, seqs), K (t): ..., V (t): ..."
-    LlamaIswaCreate,    // "<prefix>: creating non-SWA|SWA KV cache, size = N cells"
-    LlamaRecurrentSize  // "llama_memory_recurrent: size = ..."
+    VllmTokens,       // "GPU KV cache size: N tokens" (nums: tokens; combined: + mml, concurrency)
+    VllmConcurrency,  // "Maximum concurrency for M tokens per request: X.XXx" (nums: mml, concurrency)
+    VllmGpuBlocks,    // V0 "# GPU blocks: N, # CPU blocks: C" (nums: gpu_blocks, cpu_blocks)
+    VllmNotEnough,    // "To serve at least one request ..." (nums: mml, needed_gib, available_gib, estimate)
+    VllmV0TooLong,    // V0 "The model's max seq len (M) is larger than ... (N)" (nums: mml, tokens)
+    VllmNoMemory,     // "No available memory for the cache blocks."
+    VllmSetBlock,     // "Setting attention block size to N tokens ..." (nums: block)
+    VllmPadMamba,     // "Padding mamba page size by X% ..." (nums: percent)
+    VllmPadLayers,    // "Add N padding layers, may waste at most X% KV cache memory" (nums: layers, percent)
+    // PyTorch's "CUDA out of memory. Tried to allocate X ..." in either wording (texts: wording new|old;
+    // nums in bytes: tried, total, free, [process, allocated, cached] new, [allocated, reserved] old; gpu)
+    TorchOom,
+    LlamaKvSize,         // "<prefix>: size = ... MiB (cells, layers, seqs), K (t): ..., V (t): ..."
+    LlamaIswaCreate,     // "<prefix>: creating non-SWA|SWA KV cache, size = N cells"
+    LlamaRecurrentSize,  // "llama_memory_recurrent: size = ..."
+    // ggml's "allocating X MiB on device N: cudaMalloc failed: out of memory" with the line after it
+    // naming the buffer (nums: mib, device, [bytes]; texts: what = weights|compute|kv)
+    LlamaCudaOom
 };
 
 struct LogLine {
@@ -41,6 +47,7 @@ struct LogLine {
     std::string available_gib;
     int run = 0;  // which start-up in a paste holding several (0, 1, ...)
     double num(const std::string& k, double def = -1) const;
+    bool is_oom() const { return kind == LogLineKind::TorchOom || kind == LogLineKind::LlamaCudaOom; }
     std::string str(const std::string& k) const;
 };
 

@@ -26,7 +26,10 @@ padding lines and its not-enough-memory errors; llama.cpp's llama_kv_cache,
 SWA-cache and recurrent-state lines. Each line is shown printed vs predicted;
 where they differ, the cause that makes them agree is named (another log format,
 block size, KV dtype, mamba cache mode, a speculative drafter's layers, another
-amount of memory, ...) or "no known cause".
+amount of memory, ...) or "no known cause". Out-of-memory errors (PyTorch's "CUDA
+out of memory. Tried to allocate ...", llama.cpp's "cudaMalloc failed") are
+explained from their own numbers, no config needed: where the GPU's memory was,
+which buffer it was, and the one change that would have made room.
 
 The model's config: --config, else the bundled catalog entry the log's model id
 or path names, else (llama.cpp) the hyper-parameters its print_info lines print.
@@ -158,9 +161,11 @@ int cmd_check(const std::vector<std::string>& argv, std::ostream& out, std::ostr
     out << "\n";
     for (const auto& [k, v] : r.settings) out << "  " << k << " = " << v << "\n";
     for (const CheckLine& c : r.lines) {
-        out << "\nline " << c.number << (c.match ? "  [match]" : "  [differs]") << "\n";
+        // An out-of-memory error is explained, not predicted: no "predicted" row.
+        const bool oom = c.kind.size() > 13 && c.kind.compare(c.kind.size() - 13, 13, "out_of_memory") == 0;
+        out << "\nline " << c.number << (c.match ? "  [match]" : oom ? "  [out of memory]" : "  [differs]") << "\n";
         out << "  printed:   " << c.printed << "\n";
-        out << "  predicted: " << (c.predicted.empty() ? "(none)" : c.predicted) << "\n";
+        if (!oom) out << "  predicted: " << (c.predicted.empty() ? "(none)" : c.predicted) << "\n";
         if (c.deviation_percent && !c.match) {
             char buf[64];
             std::snprintf(buf, sizeof buf, "%+.2f%%", *c.deviation_percent);
@@ -168,6 +173,7 @@ int cmd_check(const std::vector<std::string>& argv, std::ostream& out, std::ostr
         }
         if (!c.cause.code.empty())
             out << "  " << (c.match ? "note" : "cause") << ":     " << render_english(c.cause) << "\n";
+        for (const Message& m : c.more_causes) out << "  and:       " << render_english(m) << "\n";
     }
     out << "\n" << r.matched << " matched, " << r.explained << " explained, " << r.unexplained << " unexplained\n";
     for (const Message& n : r.notes) err << "note: " << render_english(n) << "\n";

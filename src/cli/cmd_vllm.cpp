@@ -1,6 +1,7 @@
 // kvbudget vllm: the lines vLLM v1 prints at start-up for a given KV cache memory,
 // or vLLM's own ValueError when one max_model_len request does not fit.
 #include <iostream>
+#include <optional>
 
 #include "args.h"
 #include "base/units.h"
@@ -36,6 +37,11 @@ or vLLM's ValueError when one request of --max-model-len tokens does not fit
   --mamba-cache-dtype T          conv state dtype (default auto = model dtype)
   --mamba-ssm-cache-dtype T      ssm state dtype (default auto = config mamba_ssm_dtype or conv dtype)
   --num-speculative-tokens N     extra state slots for speculative decoding
+  --speculative-config JSON      vLLM's own flag, e.g. '{"method": "eagle3", "model": "...", "num_speculative_tokens": 3}':
+                                 the drafter's attention layers take pages from the same pool (EAGLE / EAGLE-3: one
+                                 layer of the model's geometry; MTP: num_nextn_predict_layers; draft_model: all of
+                                 the draft's layers); its num_speculative_tokens as --num-speculative-tokens
+  --draft-config CONFIG          the drafter's config.json (EAGLE head or draft model): its own layers and geometry
   --disable-hybrid-kv-cache-manager   cache sliding-window layers as full attention
   --log-format F                 current (v0.26+, one line), split (v0.20-v0.25: two lines, N = int(X*M)),
                                  legacy (up to v0.19: two lines, N = blocks // groups * block size),
@@ -49,14 +55,30 @@ or vLLM's ValueError when one request of --max-model-len tokens does not fit
 
 int cmd_vllm(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
     int rc = kOk;
-    auto a = parse_command(
-        "vllm", argv,
-        ArgSpec{{"--kv-cache-memory", "--max-model-len", "--kv-cache-dtype", "--block-size", "--mla-block-size",
-                 "--tensor-parallel-size", "-tp", "--pipeline-parallel-size", "-pp", "--max-num-batched-tokens",
-                 "--mamba-cache-mode", "--mamba-cache-dtype", "--mamba-ssm-cache-dtype", "--num-speculative-tokens",
-                 "--log-format", "--swap-space", "--kernel-block-alignment", "--engine-version"},
-                {"--disable-hybrid-kv-cache-manager", "--async-scheduling", "--no-async-scheduling"}},
-        kHelp, out, err, rc);
+    auto a =
+        parse_command("vllm", argv,
+                      ArgSpec{{"--kv-cache-memory",
+                               "--max-model-len",
+                               "--kv-cache-dtype",
+                               "--block-size",
+                               "--mla-block-size",
+                               "--tensor-parallel-size",
+                               "-tp",
+                               "--pipeline-parallel-size",
+                               "-pp",
+                               "--max-num-batched-tokens",
+                               "--mamba-cache-mode",
+                               "--mamba-cache-dtype",
+                               "--mamba-ssm-cache-dtype",
+                               "--num-speculative-tokens",
+                               "--log-format",
+                               "--swap-space",
+                               "--kernel-block-alignment",
+                               "--engine-version",
+                               "--speculative-config",
+                               "--draft-config"},
+                              {"--disable-hybrid-kv-cache-manager", "--async-scheduling", "--no-async-scheduling"}},
+                      kHelp, out, err, rc);
     if (!a) return rc;
     if (!a->has("--kv-cache-memory")) {
         err << "kvbudget: error: vllm needs --kv-cache-memory SIZE (KV cache bytes per GPU)\n";
@@ -76,6 +98,29 @@ int cmd_vllm(const std::vector<std::string>& argv, std::ostream& out, std::ostre
     }
     auto loaded = load_model(a->positional[0], err);
     if (!loaded) return kRefused;
+    std::optional<VllmSpeculative> spec_cfg;
+    if (a->has("--speculative-config")) {
+        auto sc = parse_vllm_speculative(a->get("--speculative-config"));
+        if (!sc) {
+            err << "kvbudget: error: " << sc.error().message << "\n";
+            return kUsage;
+        }
+        std::optional<ModelSpec> draft;
+        if (a->has("--draft-config")) {
+            draft = load_model(a->get("--draft-config"), err);
+            if (!draft) return kRefused;
+        }
+        auto with = vllm_with_drafter(*loaded, *sc, draft ? &*draft : nullptr);
+        if (!with) {
+            err << "kvbudget: error: " << with.error().message << "\n";
+            return kRefused;
+        }
+        loaded = std::move(with.value());
+        spec_cfg = *sc;
+    } else if (a->has("--draft-config")) {
+        err << "kvbudget: error: --draft-config needs --speculative-config (which method drafts)\n";
+        return kUsage;
+    }
 
     auto mem = get_size(*a, "--kv-cache-memory", 0, err);
     auto mml = get_context(*a, "--max-model-len", 0, err);
@@ -105,6 +150,7 @@ int cmd_vllm(const std::vector<std::string>& argv, std::ostream& out, std::ostre
     o.mamba_cache_dtype = a->get("--mamba-cache-dtype", "auto");
     o.mamba_ssm_cache_dtype = a->get("--mamba-ssm-cache-dtype", "auto");
     o.num_speculative_tokens = *spec;
+    if (spec_cfg && !a->has("--num-speculative-tokens")) o.num_speculative_tokens = spec_cfg->num_speculative_tokens;
     o.disable_hybrid_kv_cache_manager = a->has("--disable-hybrid-kv-cache-manager");
     if (a->has("--async-scheduling")) o.async_scheduling = 1;
     if (a->has("--no-async-scheduling")) o.async_scheduling = 0;

@@ -6,6 +6,7 @@
 #include "engines/vllm.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include "base/arith.h"
 #include "engines/vllm_steps.h"
@@ -355,6 +356,115 @@ Result<VllmLayout> vllm_layout(const ModelSpec& m, const VllmOptions& o) {
     if (pages > static_cast<__int128>(INT64_MAX)) return overflow(m.name);
     stage_costs(p, L);
     return L;
+}
+
+namespace {
+
+// The value of "key" in a JSON object or a Python dict, as text ("" when absent).
+std::string dict_value(const std::string& raw, const std::string& key) {
+    size_t p = raw.find("'" + key + "'");
+    if (p == std::string::npos) p = raw.find("\"" + key + "\"");
+    if (p == std::string::npos) return {};
+    p = raw.find(':', p);
+    if (p == std::string::npos) return {};
+    ++p;
+    while (p < raw.size() && (raw[p] == ' ' || raw[p] == '\'' || raw[p] == '"')) ++p;
+    size_t e = p;
+    while (e < raw.size() && raw[e] != '\'' && raw[e] != '"' && raw[e] != ',' && raw[e] != '}') ++e;
+    std::string v = raw.substr(p, e - p);
+    while (!v.empty() && v.back() == ' ') v.pop_back();
+    return v == "None" || v == "null" ? std::string() : v;
+}
+
+std::string lower(std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+bool is_attention(const Layer& l) {
+    return l.kind == LayerKind::Full || l.kind == LayerKind::Sliding || l.kind == LayerKind::Chunked ||
+           l.kind == LayerKind::Mla;
+}
+
+}  // namespace
+
+Result<VllmSpeculative> parse_vllm_speculative(const std::string& text) {
+    size_t a = 0;
+    while (a < text.size() && std::isspace(static_cast<unsigned char>(text[a]))) ++a;
+    if (a == text.size() || text[a] != '{' || text.find('}') == std::string::npos)
+        return bad_value(note("vllm_spec_config_bad", {{"value", text.substr(0, 80)}}));
+    VllmSpeculative s;
+    s.method = dict_value(text, "method");
+    s.model = dict_value(text, "model");
+    const std::string n = dict_value(text, "num_speculative_tokens");
+    if (!n.empty()) {
+        if (n.size() > 3 || n.find_first_not_of("0123456789") != std::string::npos)
+            return bad_value(note("vllm_spec_tokens_range"));
+        s.num_speculative_tokens = std::stoll(n);
+    }
+    // vLLM's SpeculativeConfig: without a method, an "eagle" in the draft's name means EAGLE (or
+    // EAGLE-3), "[ngram]" n-gram lookup, anything else a draft model.
+    if (s.method.empty() && !s.model.empty()) {
+        const std::string m = lower(s.model);
+        s.method = m.find("eagle3") != std::string::npos  ? "eagle3"
+                   : m.find("eagle") != std::string::npos ? "eagle"
+                   : m == "[ngram]"                       ? "ngram"
+                                                          : "draft_model";
+    }
+    if (s.method.empty()) return bad_value(note("vllm_spec_config_bad", {{"value", text.substr(0, 80)}}));
+    return s;
+}
+
+int64_t vllm_nextn_layers(const ModelSpec& target) {
+    for (const Message& n : target.notes)
+        if (n.code == "mtp") {
+            const std::string v = n.param("n");
+            if (!v.empty() && v.size() < 4 && v.find_first_not_of("0123456789") == std::string::npos)
+                return std::stoll(v);
+        }
+    if (target.gguf && target.gguf->nextn_layers > 0) return target.gguf->nextn_layers;
+    return 1;
+}
+
+Result<int64_t> vllm_drafter_layers(const VllmSpeculative& s, const ModelSpec& target, const ModelSpec* draft) {
+    const std::string m = lower(s.method);
+    auto draft_attention = [&]() {
+        int64_t n = 0;
+        for (const Layer& l : draft->layers) n += is_attention(l);
+        return n;
+    };
+    if (m == "ngram" || m == "ngram_gpu" || m == "suffix" || m == "medusa" || m == "mlp_speculator") return 0;
+    if (m == "eagle" || m == "eagle3") return draft ? draft_attention() : 1;
+    if (m == "mtp" || (m.size() > 4 && m.compare(m.size() - 4, 4, "_mtp") == 0)) return vllm_nextn_layers(target);
+    if (m == "draft_model") {
+        if (!draft) return bad_value(note("vllm_spec_needs_draft", {{"model", s.model.empty() ? "?" : s.model}}));
+        return draft_attention();
+    }
+    return bad_value(note("vllm_spec_method_unknown", {{"method", s.method}}));
+}
+
+ModelSpec vllm_add_drafter_layers(const ModelSpec& target, int64_t layers) {
+    ModelSpec d = target;
+    for (const Layer& l : target.layers)
+        if (l.kind == LayerKind::Full || l.kind == LayerKind::Mla) {
+            const Layer copy = l;
+            for (int64_t i = 0; i < layers; ++i) d.layers.push_back(copy);
+            break;
+        }
+    return d;
+}
+
+Result<ModelSpec> vllm_with_drafter(const ModelSpec& target, const VllmSpeculative& s, const ModelSpec* draft) {
+    auto n = vllm_drafter_layers(s, target, draft);
+    if (!n) return n.error();
+    const std::string method = lower(s.method);
+    const bool own_layers = draft && (method == "eagle" || method == "eagle3" || method == "draft_model");
+    ModelSpec d = own_layers ? target : vllm_add_drafter_layers(target, *n);
+    if (own_layers)
+        for (const Layer& l : draft->layers)
+            if (is_attention(l)) d.layers.push_back(l);
+    d.notes.push_back(note("vllm_drafter_layers", {{"method", s.method}, {"layers", std::to_string(*n)}}));
+    return d;
 }
 
 }  // namespace kvb

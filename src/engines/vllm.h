@@ -186,4 +186,31 @@ Result<VllmCapacity> vllm_capacity(const ModelSpec& m, const VllmOptions& o, int
 // Formatting helpers shared with budget / wasm.
 std::string vllm_format_gib(int64_t bytes);  // vLLM's format_gib: round(bytes / 2**30, 2) as "%.2f"
 
+// Speculative decoding (vLLM's --speculative-config). The drafter is loaded into the same model
+// runner as the target, so its attention layers get KV cache specs beside the target's and take
+// pages from the same pool, in one KV cache group (vllm/v1/spec_decode/eagle.py load_model and
+// validate_same_kv_cache_group; gpu_model_runner's get_kv_cache_spec walks every attention layer).
+// EAGLE / EAGLE-3 heads add the draft config's layers (one decoder layer of the target's geometry
+// when no draft config is given); MTP methods add the target's own num_nextn_predict_layers; a
+// draft model (method draft_model) adds all of its layers with its own geometry; ngram, suffix,
+// medusa and mlp_speculator add none.
+struct VllmSpeculative {
+    std::string method;  // as given, or inferred from the draft model's name as vLLM does
+    std::string model;   // the draft model as named, "" for none
+    int64_t num_speculative_tokens = 0;
+};
+// The JSON object vLLM takes ({"method": "eagle", "model": "...", "num_speculative_tokens": 3}),
+// or the Python dict its logs print ({'method': 'eagle', ...}).
+Result<VllmSpeculative> parse_vllm_speculative(const std::string& text);
+// The attention layers the drafter adds to the pool; `draft` is the drafter's own config (EAGLE head
+// or draft model), nullptr when not given. Refused: a draft model without its config, an unknown method.
+Result<int64_t> vllm_drafter_layers(const VllmSpeculative& s, const ModelSpec& target, const ModelSpec* draft);
+// `target` with the drafter's layers appended (the draft config's attention layers, else copies of the
+// target's first attention layer) and a vllm_drafter_layers note.
+Result<ModelSpec> vllm_with_drafter(const ModelSpec& target, const VllmSpeculative& s, const ModelSpec* draft);
+// `layers` copies of the target's first full or MLA attention layer appended (an EAGLE head, MTP modules).
+ModelSpec vllm_add_drafter_layers(const ModelSpec& target, int64_t layers);
+// The target's multi-token-prediction modules (num_nextn_predict_layers; 1 when the config does not say).
+int64_t vllm_nextn_layers(const ModelSpec& target);
+
 }  // namespace kvb

@@ -49,3 +49,14 @@ test('Answer, Budget, PerGpu, KvReport and ModelSpec have exactly the typed fiel
   }
   assert.deepEqual(keys(kvb.catalog()), members('Catalog'), 'Catalog');
 });
+
+test('CheckReport, CheckLine and CheckRefusal have exactly the typed fields', () => {
+  const config = fs.readFileSync(path.join(fixturesDir, 'Qwen--Qwen3-0.6B.json'), 'utf8');
+  const log = 'vllm serve Qwen/Qwen3-0.6B --gpu-memory-utilization 0.2\n' +
+    "ValueError: To serve at least one request with the model's max seq len (40960), (4.38 GiB KV cache is needed, which is larger than the available KV cache memory (1.31 GiB). Based on the available memory, the estimated maximum model length is 12288.\n";
+  const r = kvb.checkLog(log, { text: config, name: 'Qwen/Qwen3-0.6B', source: 'catalog' });
+  assert.deepEqual(keys(r), members('CheckReport'), 'CheckReport');
+  assert.deepEqual(keys(r.lines[0]), members('CheckLine'), 'CheckLine');
+  assert.deepEqual(keys(kvb.checkLog('not a log')), members('CheckRefusal'), 'CheckRefusal');
+  assert.deepEqual(keys(kvb.checkLogModel(log, ['Qwen/Qwen3-0.6B'])), ['catalog_id', 'model']);
+});

@@ -373,6 +373,15 @@ TEST_CASE("C1 vllm#19996: an EAGLE head's layer in the KV pool explains 410,128 
     all_match(r, {""});
     REQUIRE_FALSE(r.notes.empty());
     CHECK(r.notes.back().code == "check_drafter_counted");
+    // Without a method vLLM infers EAGLE from the head's name; check reads it by the same rule as
+    // `kvbudget vllm --speculative-config`.
+    r = check(
+        "INFO 06-23 14:20:01 [utils.py:328] non-default args: {'speculative_config': {'model': "
+        "'yuhuili/EAGLE-LLaMA3.1-Instruct-8B', 'num_speculative_tokens': 3}}\n" +
+            log_block("C1"),
+        &m);
+    all_match(r, {""});
+    CHECK(r.notes.back().param("method") == "eagle");
 }
 
 TEST_CASE("C2 vllm#34076: the PP error over all 48 layers") {
@@ -530,4 +539,142 @@ TEST_CASE("hostile numbers in a paste are refused by the engines, never overflow
         CHECK_FALSE(r.lines.empty());
         for (const auto& l : r.lines) CHECK_FALSE(l.match);
     }
+}
+
+// ---------------------------------------------------------------- out-of-memory messages (O1-O7)
+
+namespace {
+
+// The one out-of-memory line of a block, explained without a config.
+CheckLine oom_line(const std::string& id, const char* kind) {
+    CheckReport r = check(log_block(id), nullptr);
+    CheckLine found;
+    int n = 0;
+    for (const auto& l : r.lines)
+        if (l.kind == kind) {
+            found = l;
+            ++n;
+        }
+    CHECK(n == 1);
+    CHECK_FALSE(found.match);
+    CHECK(found.predicted.empty());
+    CHECK(r.unexplained == 0);
+    CHECK(r.explained == 1);
+    return found;
+}
+
+}  // namespace
+
+TEST_CASE("O1 vllm#783: PyTorch's older wording; 16.08 GiB outside PyTorch covers the 1.08 GiB missing") {
+    CheckLine l = oom_line("O1", "torch_out_of_memory");
+    CHECK(l.number == 1);
+    CHECK(l.printed.rfind("CUDA out of memory. Tried to allocate 1.63 GiB (GPU 0;", 0) == 0);
+    CHECK(l.cause.code == "check_torch_oom");
+    CHECK(l.cause.param("tried") == "1.63 GiB");
+    CHECK(l.cause.param("total") == "44.56 GiB");
+    CHECK(l.cause.param("free") == "565.31 MiB");
+    CHECK(l.cause.param("pytorch") == "27.91 GiB");
+    CHECK(l.cause.param("cached") == "20.48 MiB");
+    CHECK(l.cause.param("outside") == "16.08 GiB");
+    REQUIRE(l.more_causes.size() == 1);
+    CHECK(l.more_causes[0].code == "check_oom_outside");
+    CHECK(l.more_causes[0].param("short") == "1.08 GiB");
+}
+
+TEST_CASE("O2 vllm#2140: 'capacty' (PyTorch 2.1); the 0.41 GiB missing is outside PyTorch") {
+    CheckLine l = oom_line("O2", "torch_out_of_memory");
+    CHECK(l.cause.param("total") == "23.69 GiB");
+    CHECK(l.cause.param("free") == "3.09 GiB");
+    CHECK(l.cause.param("pytorch") == "20.13 GiB");
+    CHECK(l.cause.param("cached") == "755.50 KiB");
+    CHECK(l.cause.param("outside") == "480.54 MiB");  // 0.47 GiB
+    REQUIRE(l.more_causes.size() == 1);
+    CHECK(l.more_causes[0].code == "check_oom_outside");
+    CHECK(l.more_causes[0].param("short") == "419.84 MiB");  // 0.41 GiB
+}
+
+TEST_CASE("O3 vllm#12529: 1.17 GiB free for 1.16 GiB asked is said plainly") {
+    CheckReport r = check(log_block("O3"), nullptr);
+    CHECK(r.engine == LogEngine::Vllm);
+    CheckLine l = oom_line("O3", "torch_out_of_memory");
+    CHECK(l.cause.param("gpu") == "0");
+    CHECK(l.cause.param("outside") == "1.75 GiB");
+    REQUIRE(l.more_causes.size() == 1);
+    CHECK(l.more_causes[0].code == "check_oom_free_enough");
+    CHECK(l.more_causes[0].param("free") == "1.17 GiB");
+}
+
+TEST_CASE("O4 dots.ocr#196: 74.16 GiB asked of a 44.40 GiB GPU") {
+    CheckLine l = oom_line("O4", "torch_out_of_memory");
+    REQUIRE(l.more_causes.size() == 1);
+    CHECK(l.more_causes[0].code == "check_oom_larger_than_gpu");
+    CHECK(l.more_causes[0].param("tried") == "74.16 GiB");
+    CHECK(l.more_causes[0].param("total") == "44.40 GiB");
+}
+
+TEST_CASE("O5-O7: llama.cpp's cudaMalloc failures name the buffer that did not fit") {
+    CheckReport r5 = check(log_block("O5"), nullptr);
+    CHECK(r5.engine == LogEngine::Llamacpp);
+    CheckLine w = oom_line("O5", "llama_cuda_out_of_memory");
+    CHECK(w.number == 2);
+    CHECK(w.printed ==
+          "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 144817.04 MiB on device 0: cudaMalloc failed: out of "
+          "memory");
+    CHECK(w.cause.code == "check_llama_oom_weights");
+    CHECK(w.cause.param("size") == "141.42 GiB");  // 151,851,674,624 B
+    CHECK(w.cause.param("device") == "CUDA0");
+    CheckLine c = oom_line("O6", "llama_cuda_out_of_memory");
+    CHECK(c.cause.code == "check_llama_oom_compute");
+    CHECK(c.cause.param("size") == "144.00 MiB");  // 150,995,968 B
+    CHECK(c.cause.param("device") == "CUDA4");
+    CheckLine c7 = oom_line("O7", "llama_cuda_out_of_memory");
+    CHECK(c7.cause.code == "check_llama_oom_compute");
+    CHECK(c7.cause.param("size") == "50.54 GiB");  // 54,262,464,512 B
+    CHECK(c7.cause.param("device") == "CUDA1");
+}
+
+TEST_CASE("O8 llama-cpp-python#1944: the line after the failure names the KV cache") {
+    CheckLine kv = oom_line("O8", "llama_cuda_out_of_memory");
+    CHECK(kv.cause.code == "check_llama_oom_kv");
+    CHECK(kv.cause.param("size") == "200.00 GiB");
+    CHECK(kv.more_causes.empty());  // the paste does not hold the device's free memory
+}
+
+TEST_CASE("the free memory llama.cpp printed at load gives the shortfall; alloc_tensor_range of a KV cache") {
+    // llama.cpp's own lines (llama_model_load_from_file_impl's device line, the KV allocation through
+    // alloc_tensor_range as in O5, then the KV error of O8), numbers of a 24 GB card asked for 32 GiB.
+    CheckReport r = check(
+        "llama_model_load_from_file_impl: using device CUDA0 (NVIDIA GeForce RTX 3090) - 23287 MiB free\n"
+        "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 32768.00 MiB on device 0: cudaMalloc failed: out of "
+        "memory\n"
+        "alloc_tensor_range: failed to allocate CUDA0 buffer of size 34359738368\n"
+        "llama_init_from_model: failed to initialize the context: failed to allocate buffer for kv cache\n",
+        nullptr);
+    REQUIRE(r.lines.size() == 1);
+    CHECK(r.lines[0].cause.code == "check_llama_oom_kv");
+    CHECK(r.lines[0].cause.param("size") == "32.00 GiB");
+    REQUIRE(r.lines[0].more_causes.size() == 1);
+    CHECK(r.lines[0].more_causes[0].code == "check_oom_device_free");
+    CHECK(r.lines[0].more_causes[0].param("free") == "22.74 GiB");
+    CHECK(r.lines[0].more_causes[0].param("short") == "9.26 GiB");
+}
+
+TEST_CASE("an out-of-memory line among a log's KV lines keeps its place; fragmentation is named") {
+    ModelSpec m = fixture("Qwen/Qwen3-0.6B");
+    const std::string text =
+        log_block("V7") +
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.58 "
+        "GiB of which 1.50 GiB is free. Including non-PyTorch memory, this process has 22.07 GiB memory in use. Of "
+        "the allocated memory 19.00 GiB is allocated by PyTorch, and 2.50 GiB is reserved by PyTorch but "
+        "unallocated.\n";
+    CheckReport r = check(text, &m);
+    REQUIRE(r.lines.size() == 2);
+    CHECK(r.lines[0].kind == "vllm_not_enough_memory");
+    CHECK(r.lines[0].match);
+    CHECK(r.lines[1].kind == "torch_out_of_memory");
+    CHECK(r.lines[1].number == 2);
+    REQUIRE(r.lines[1].more_causes.size() == 1);
+    CHECK(r.lines[1].more_causes[0].code == "check_oom_fragmentation");
+    CHECK(r.lines[1].more_causes[0].param("cached") == "2.50 GiB");
+    CHECK(r.lines[1].more_causes[0].param("short") == "512.00 MiB");
 }

@@ -106,3 +106,25 @@ TEST_CASE("vllm and llamacpp --json notes are Messages with the text the CLI pri
     CHECK(v["refusal"]["code"] == "vllm_kv_too_small");
     CHECK(v["error"].get<std::string>().find("max seq len (40960)") != std::string::npos);
 }
+
+TEST_CASE("vllm --speculative-config: the EAGLE head's layer in the pool, as vllm#19996 printed") {
+    const std::string base = "vllm " + config_path("meta-llama--Llama-3.1-8B-Instruct") +
+                             " --kv-cache-memory 51.63GiB --max-model-len 131072 --log-format legacy";
+    auto plain = run_cli(base, false);
+    CHECK(plain.out.find("GPU KV cache size: 422,944 tokens") != std::string::npos);
+    auto r =
+        run_cli(base + R"( --speculative-config '{"method": "eagle", "model": "yuhuili/EAGLE-LLaMA3.1-Instruct-8B", )"
+                       R"("num_speculative_tokens": 3}' --json)",
+                false);
+    REQUIRE(r.status == 0);
+    auto j = nlohmann::json::parse(r.out);
+    CHECK(j["tokens"] == 410128);
+    bool noted = false;
+    for (const auto& n : j["notes"]) noted |= n["code"] == "vllm_drafter_layers";
+    CHECK(noted);
+    CHECK(run_cli(base + " --speculative-config eagle", false).status == 2);
+    CHECK(run_cli(base + " --draft-config " + config_path("meta-llama--Llama-3.2-1B-Instruct"), false).status == 2);
+    auto need = run_cli(base + R"( --speculative-config '{"model": "meta-llama/Llama-3.2-1B-Instruct"}')");
+    CHECK(need.status == 1);
+    CHECK(need.out.find("give its config.json with --draft-config") != std::string::npos);
+}

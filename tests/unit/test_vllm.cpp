@@ -589,3 +589,73 @@ TEST_CASE("vLLM's layout notes and refusals are coded, in the same English") {
     CHECK(render_english(l.notes[0]) ==
           "config.json has no maximum length key: vLLM assumes the model's maximum length is 2048");
 }
+
+// ---------------------------------------------------------------- speculative decoding (--speculative-config)
+
+TEST_CASE("EAGLE: the head's decoder layer joins the pool; vllm#19996's 410,128 tokens from 51.63 GiB") {
+    // engine-logs.md C1: Llama-3.1-8B-Instruct, 32 layers x 8 KV heads x 128, bf16: a block is 2 MiB, with the
+    // EAGLE head's layer 33 x 65,536 = 2,162,688 B; 51.63 GiB holds 25,633 such blocks = 410,128 tokens.
+    const ModelSpec target = fixture("meta-llama/Llama-3.1-8B-Instruct");
+    auto sc = parse_vllm_speculative(
+        R"({"method": "eagle", "model": "yuhuili/EAGLE-LLaMA3.1-Instruct-8B", "num_speculative_tokens": 3})");
+    REQUIRE(sc.ok());
+    CHECK(sc->method == "eagle");
+    CHECK(sc->num_speculative_tokens == 3);
+    auto with = vllm_with_drafter(target, *sc, nullptr);
+    REQUIRE(with.ok());
+    CHECK(with->layers.size() == 33);
+    CHECK(with->notes.back().code == "vllm_drafter_layers");
+    CHECK(with->notes.back().param("layers") == "1");
+    VllmOptions o;
+    o.log_format = VllmLogFormat::Legacy;
+    o.max_model_len = 131072;
+    const int64_t avail = static_cast<int64_t>(51.63 * double(int64_t(1) << 30));
+    auto plain = vllm_capacity(target, o, avail);
+    auto eagle = vllm_capacity(*with, o, avail);
+    REQUIRE(plain.ok());
+    REQUIRE(eagle.ok());
+    CHECK(plain->tokens == 422944);
+    CHECK(eagle->tokens == 410128);
+    CHECK(eagle->layout.layers.size() == 33);
+}
+
+TEST_CASE("speculative methods: MTP takes the model's own layers, n-gram none, a draft model its config's") {
+    const ModelSpec v3 = fixture("deepseek-ai/DeepSeek-V3");  // num_nextn_predict_layers 1
+    auto mtp = vllm_with_drafter(v3, *parse_vllm_speculative("{'method': 'deepseek_mtp', 'num_speculative_tokens': 1}"),
+                                 nullptr);
+    REQUIRE(mtp.ok());
+    CHECK(mtp->layers.size() == v3.layers.size() + 1);
+    CHECK(mtp->layers.back().kind == LayerKind::Mla);
+    const ModelSpec llama = fixture("meta-llama/Llama-3.1-8B-Instruct");
+    auto ngram = vllm_with_drafter(
+        llama, *parse_vllm_speculative(R"({"method": "ngram", "num_speculative_tokens": 5, "prompt_lookup_max": 4})"),
+        nullptr);
+    REQUIRE(ngram.ok());
+    CHECK(ngram->layers.size() == 32);
+    // A draft model: all 16 of Llama-3.2-1B's layers (8 KV heads x 64) beside the target's 32.
+    const ModelSpec small = fixture("meta-llama/Llama-3.2-1B-Instruct");
+    auto sc = parse_vllm_speculative(R"({"model": "meta-llama/Llama-3.2-1B-Instruct", "num_speculative_tokens": 4})");
+    REQUIRE(sc.ok());
+    CHECK(sc->method == "draft_model");
+    auto need = vllm_with_drafter(llama, *sc, nullptr);
+    REQUIRE_FALSE(need.ok());
+    CHECK(need.error().detail.code == "vllm_spec_needs_draft");
+    auto draft = vllm_with_drafter(llama, *sc, &small);
+    REQUIRE(draft.ok());
+    REQUIRE(draft->layers.size() == 48);
+    CHECK(draft->layers.back().k_head_dim == 64);
+    // 32 x 8 x 128 x 2 x 2 + 16 x 8 x 64 x 2 x 2 = 131,072 + 32,768 B per token, all full attention of two page
+    // sizes: one group of UniformTypeKVCacheSpecs, a block of 16 tokens is 2,621,440 B; 4 GiB holds 1,638 of them.
+    VllmOptions o;
+    o.max_model_len = 8192;
+    auto c = vllm_capacity(*draft, o, int64_t(4) << 30);
+    REQUIRE(c.ok());
+    CHECK(c->num_blocks == 1638);
+    CHECK(c->tokens == 26208);
+    // Bad input is refused with its own message.
+    CHECK(parse_vllm_speculative("eagle").error().detail.code == "vllm_spec_config_bad");
+    CHECK(parse_vllm_speculative("{}").error().detail.code == "vllm_spec_config_bad");
+    auto unknown = vllm_with_drafter(llama, *parse_vllm_speculative(R"({"method": "lookahead"})"), nullptr);
+    REQUIRE_FALSE(unknown.ok());
+    CHECK(unknown.error().detail.code == "vllm_spec_method_unknown");
+}

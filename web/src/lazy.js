@@ -1,6 +1,6 @@
 // What the first answer does not need, loaded just after it is painted (issue 13): the
-// chart library (uPlot, with chart.js) and the simulator view (sim-view.js, which
-// shares uPlot). esbuild puts each in its own chunk of the same build; these stand-ins
+// chart library (uPlot, with chart.js), the simulator view (sim-view.js, which
+// shares uPlot) and the log check panel (check-view.js). esbuild puts each in its own chunk of the same build; these stand-ins
 // have the interface of the real thing and hand over to it once it is here.
 import { h } from './dom.js';
 
@@ -19,6 +19,7 @@ function once(load) {
 
 const chartModule = once(() => import('./chart.js'));
 const simModule = once(() => import('./sim-view.js'));
+const checkModule = once(() => import('./check-view.js'));
 
 // KvChart (chart.js) before uPlot has arrived: keeps the last data and draws it on arrival.
 // `plot` and `ro` are the real chart's (null until then); whenReady() gives the real chart.
@@ -67,6 +68,10 @@ export class KvChart {
 // latest build is then replaced and synced (which starts a sim=1 link's run).
 let simHolder = null; // {holder, app, opts}
 let simWanted = false;
+// Settles once the simulator's chunk is in (or failed): the log check panel, further down the
+// page, is fetched after it so the two never compete for the frames after the first answer.
+let simSettled;
+const simArrived = new Promise((resolve) => (simSettled = resolve));
 
 export function buildSimView(app, opts) {
   if (simModule.module) return simModule.module.buildSimView(app, opts);
@@ -88,5 +93,19 @@ export function simSync(app) {
     if (!p?.holder.isConnected) return;
     p.holder.replaceWith(m.buildSimView(p.app, p.opts));
     m.simSync(p.app);
-  }));
+  }).finally(() => simSettled()));
+}
+
+// check-view.js's panel ("Compare with your log", issue 12): below the simulator, so it
+// arrives after the simulator's chunk (or 2 s after the first paint when no model shows one)
+// and takes the placeholder's place.
+export function buildCheckPanel(app) {
+  if (checkModule.module) return checkModule.module.buildCheckPanel(app);
+  const holder = h('section', { class: 'panel log-check', 'data-lazy': 'check', 'aria-busy': 'true' });
+  afterPaint(() => Promise.race([simArrived, new Promise((resolve) => setTimeout(resolve, 2000))])
+    .then(() => checkModule())
+    .then((m) => {
+      if (holder.isConnected) holder.replaceWith(m.buildCheckPanel(app));
+    }));
+  return holder;
 }

@@ -13,8 +13,8 @@ import { buildControls, syncControls } from './controls.js';
 import { renderResults, answerCard } from './render.js';
 import { bytes } from './format.js';
 import { initTheme } from './theme.js';
-// The simulator view arrives just after the first answer (lazy.js).
-import { buildSimView, simSync } from './lazy.js';
+// The simulator view and the log check panel arrive just after the first answer (lazy.js).
+import { buildSimView, simSync, buildCheckPanel } from './lazy.js';
 import { loadGgufModel } from './gguf-hub.js';
 import { quantPicker, syncQuantPicker, ggufSourceText } from './gguf-view.js';
 import { buildOffloadControls, syncOffload } from './offload-view.js';
@@ -314,6 +314,7 @@ export function computeInput(s) {
 }
 
 app.recompute = () => recompute();
+app.fetchCatalogConfig = (id) => fetchCatalogConfig(id);
 
 export function recompute() {
   if (!app.model) return;
@@ -483,7 +484,8 @@ function buildPage() {
       els.answer,
       h('div', { class: 'inputs' }, modelPanel, els.controls, buildOffloadControls(app, () => recompute())),
       els.results,
-      buildSimView(app, { onState: writeUrl, computeInput })),
+      buildSimView(app, { onState: writeUrl, computeInput }),
+      buildCheckPanel(app)),
     h('footer', null, h('p', { class: 'muted' }, t('footer.text'))));
   applyThemeParam(app.state);
 }
