@@ -21,6 +21,15 @@ json opt(const std::optional<T>& v) {
     return v ? json(*v) : json(nullptr);
 }
 
+bool same_layer(const Layer& a, const Layer& b) {
+    return a.kind == b.kind && a.kv_heads == b.kv_heads && a.k_head_dim == b.k_head_dim &&
+           a.v_head_dim == b.v_head_dim && a.window == b.window && a.kv_lora_rank == b.kv_lora_rank &&
+           a.qk_rope_head_dim == b.qk_rope_head_dim && a.state.conv_kernel == b.state.conv_kernel &&
+           a.state.d_inner == b.state.d_inner && a.state.n_groups == b.state.n_groups &&
+           a.state.d_state == b.state.d_state && a.state.heads == b.state.heads &&
+           a.state.conv_elems() == b.state.conv_elems() && a.state.ssm_elems() == b.state.ssm_elems();
+}
+
 json layer_json(const Layer& l) {
     json j = {{"kind", to_string(l.kind)}};
     switch (l.kind) {
@@ -91,8 +100,18 @@ json model_json(const ModelSpec& m) {
     for (LayerKind k : {LayerKind::Full, LayerKind::Sliding, LayerKind::Chunked, LayerKind::Mla, LayerKind::Linear,
                         LayerKind::Mamba, LayerKind::None})
         if (m.count(k)) counts[to_string(k)] = m.count(k);
+    // One object per layer, and consecutive equal layers share the first one's
+    // (a 100,000-layer config builds a handful, not 100,000).
     json layers = json::array();
-    for (const Layer& l : m.layers) layers.push_back(layer_json(l));
+    layers.get_ref<json::array_t&>().reserve(m.layers.size());
+    const Layer* prev = nullptr;
+    for (const Layer& l : m.layers) {
+        if (prev && same_layer(*prev, l))
+            layers.push_back(layers.back());
+        else
+            layers.push_back(layer_json(l));
+        prev = &l;
+    }
     json groups = json::array();
     for (const LayerGroup& g : layer_groups(m, KvDtypes{})) {
         json j = layer_json(g.layer);
@@ -100,7 +119,7 @@ json model_json(const ModelSpec& m) {
         j["first_layer"] = static_cast<int64_t>(g.first_layer);
         groups.push_back(std::move(j));
     }
-    return {
+    json out = {
         {"name", m.name},
         {"model_type", m.model_type},
         {"architecture", m.architecture},
@@ -114,8 +133,6 @@ json model_json(const ModelSpec& m) {
         {"rope_scaling", m.rope_scaling ? rope_json(*m.rope_scaling) : json(nullptr)},
         {"num_layers", static_cast<int64_t>(m.layers.size())},
         {"layer_counts", counts},
-        {"layer_groups", groups},
-        {"layers", layers},
         {"hidden_size", m.dims.hidden_size},
         {"num_attention_heads", m.dims.num_attention_heads},
         {"vocab_size", m.dims.vocab_size},
@@ -126,6 +143,10 @@ json model_json(const ModelSpec& m) {
         {"gguf", m.gguf ? gguf_json(*m.gguf) : json(nullptr)},
         {"notes", notes_json(m.notes)},
     };
+    // Moved in, not listed above: an initializer list copies every element it holds.
+    out["layer_groups"] = std::move(groups);
+    out["layers"] = std::move(layers);
+    return out;
 }
 
 json kv_type_json(const KvType& t) {
