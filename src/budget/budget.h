@@ -166,6 +166,8 @@ struct LlamaFit {
     int64_t n_ctx = 0;                   // cells llama.cpp allocates after fitting (all sequences)
     int64_t context = 0;                 // per sequence: n_ctx / seqs
     int64_t n_gpu_layers = 0;            // -ngl after fitting (n_layer + 1: every layer)
+    int64_t overflow_layers = 0;         // of those, MoE slots with FFN tensors in system RAM (-ot), as
+                                         // llama.cpp counts them: the output slot (no experts) included
     int64_t used_bytes = 0;              // device use at the fitted -c and -ngl
     std::string flags;                   // "-c N -ngl M": the same choice made explicit
     std::vector<std::string> log_lines;  // what llama-server prints while fitting

@@ -36,9 +36,56 @@ std::string mib(int64_t bytes) {
     return std::to_string(bytes / MiB);
 }
 
+// -ot overrides that reproduce a split on one device (set_ngl_tensor_split_tbo and
+// get_overflow_pattern in common/fit.cpp): the first partial layer loses its `overflow`
+// fraction, the later ones their routed experts; slot n_layer is the output layer.
+std::string moe_overrides(const MoeSplit& s, int64_t n_layer) {
+    const int64_t first = n_layer + 1 - s.n_layer + (s.n_layer - s.n_part);
+    std::string out, rest;
+    for (int64_t il = first; il < n_layer; ++il) {
+        if (il == first && s.overflow != FitFraction::Moe) {
+            const char* frac = s.overflow == FitFraction::Attn ? "ffn_(gate|up|gate_up|down).*"
+                               : s.overflow == FitFraction::Up ? "ffn_(gate|gate_up|down).*"
+                                                               : "ffn_down.*";
+            out += " -ot \"blk\\." + std::to_string(il) + "\\." + frac + "=CPU\"";
+            continue;
+        }
+        rest += (rest.empty() ? "" : "|") + std::to_string(il);
+    }
+    if (!rest.empty()) out += " -ot \"blk\\.(" + rest + ")\\.ffn_(up|down|gate_up|gate)_(ch|)exps=CPU\"";
+    return out;
+}
+
+// The false position of common_params_fit_impl: from a fitting `lo` toward a `hi` over
+// the target, stepping by the interpolated share of the headroom, at least one and short of
+// `hi`; returns the last fitting split. `count` is what the search moves (slots or full ones).
+template <typename Make, typename Count>
+MoeSplit false_position(MoeSplit lo, int64_t& mem_lo, MoeSplit hi, int64_t mem_hi, int64_t target,
+                        const std::function<int64_t(const MoeSplit&)>& mem_of, Make make, Count count) {
+    int64_t delta = count(hi) - count(lo);
+    while (delta > 1) {
+        const int64_t headroom = mem_hi - mem_lo;
+        // A negative share wraps to a huge uint32_t there, i.e. the largest step.
+        int64_t step = headroom > 0 ? delta * (target - mem_lo) / headroom : delta - 1;
+        if (step < 0) step = delta - 1;
+        step = std::min(std::max<int64_t>(step, 1), delta - 1);
+        const MoeSplit test = make(lo, step);
+        const int64_t mem = mem_of(test);
+        if (mem <= target) {
+            lo = test;
+            mem_lo = mem;
+        } else {
+            hi = test;
+            mem_hi = mem;
+        }
+        delta = count(hi) - count(lo);
+    }
+    return lo;
+}
+
 }  // namespace
 
-LlamaFit llamacpp_fit(const FitArgs& a, const std::function<int64_t(int64_t, int64_t)>& used) {
+LlamaFit llamacpp_fit(const FitArgs& a, const std::function<int64_t(int64_t, int64_t)>& used, const MoeUse& used_moe) {
     LlamaFit f;
     f.free_bytes = a.free_bytes;
     f.target_bytes = a.target_bytes;
@@ -120,7 +167,100 @@ LlamaFit llamacpp_fit(const FitArgs& a, const std::function<int64_t(int64_t, int
                       std::to_string(a.ngl_user) + ", abort");
         return finish("failed");
     }
-    if (a.moe) return finish("not_predicted");
+    if (a.moe && !used_moe) return finish("not_predicted");
+    if (a.moe) {
+        // Steps 3 and 4 for a MoE on one device (common_params_fit_impl).
+        const int64_t target = sat_sub(a.free_bytes, a.target_bytes);
+        const std::function<int64_t(const MoeSplit&)> mem_of = [&](const MoeSplit& s) { return used_moe(f.n_ctx, s); };
+        // Every layer with only its dense tensors on the device: the surplus decides step 4.
+        const int64_t surplus_moe = sat_sub(target, mem_of(MoeSplit{all_layers, all_layers, FitFraction::Moe}));
+        out.push_back(kImpl + std::string("with only dense weights in device memory there is ") +
+                      (surplus_moe > 0 ? "a total surplus of " + mib(surplus_moe)
+                                       : "still a total deficit of " + mib(-surplus_moe)) +
+                      " MiB");
+        // Step 3: dense-only layers back to front; the output slot (the first filled) stays whole.
+        out.push_back(kImpl + std::string("filling dense-only layers back-to-front:"));
+        MoeSplit cur;
+        int64_t mem = mem_of(cur);
+        const MoeSplit high{all_layers, all_layers - 1, FitFraction::Moe};
+        const int64_t mem_high = mem_of(high);
+        if (mem_high > target) {
+            cur = false_position(
+                cur, mem, high, mem_high, target, mem_of,
+                [](MoeSplit s, int64_t step) {
+                    s.n_layer += step;
+                    s.n_part += s.n_part == 0 ? step - 1 : step;
+                    return s;
+                },
+                [](const MoeSplit& s) { return s.n_layer; });
+        } else {
+            cur = high;
+            mem = mem_high;
+        }
+        char line[200];
+        std::snprintf(line, sizeof line, "%s  - GPU0: %2lld layers, %6lld MiB used, %6lld MiB free", kImpl,
+                      static_cast<long long>(cur.n_layer), static_cast<long long>(mem / MiB),
+                      static_cast<long long>(sat_sub(a.free_bytes, mem) / MiB));
+        out.push_back(line);
+        if (surplus_moe > 0 && cur.n_layer > 0) {
+            // Step 4: partial layers back to full ones front to back, then one more fraction.
+            out.push_back(kImpl + std::string("converting dense-only layers to full layers and filling them "
+                                              "front-to-back with overflow to next device/system memory:"));
+            const MoeSplit full{cur.n_layer, 0, FitFraction::Moe};
+            const int64_t mem_full = mem_of(full);
+            if (mem_full > target) {
+                cur = false_position(
+                    cur, mem, full, mem_full, target, mem_of,
+                    [](MoeSplit s, int64_t step) {
+                        s.n_part -= std::min(step, s.n_part);
+                        return s;
+                    },
+                    [](const MoeSplit& s) { return s.n_layer - s.n_part; });
+            } else {
+                cur = full;
+                mem = mem_full;
+            }
+            // "try to fit at least part of one more layer": on one device the first partial
+            // layer keeps its up (then also its gate) projections, else loses every FFN matrix.
+            // Strictly below the target, unlike the searches.
+            if (cur.n_layer > 1) {
+                MoeSplit test = cur;
+                test.overflow = FitFraction::Up;
+                int64_t m = mem_of(test);
+                if (m < target) {
+                    cur = test;
+                    mem = m;
+                    test.overflow = FitFraction::Gate;
+                    m = mem_of(test);
+                    if (m < target) {
+                        cur = test;
+                        mem = m;
+                    }
+                } else {
+                    test.overflow = FitFraction::Attn;
+                    m = mem_of(test);
+                    if (m < target) {
+                        cur = test;
+                        mem = m;
+                    }
+                }
+            }
+            std::snprintf(line, sizeof line,
+                          "%s  - GPU0: %2lld layers (%2lld overflowing), %6lld MiB used, %6lld MiB free", kImpl,
+                          static_cast<long long>(cur.n_layer), static_cast<long long>(cur.n_part),
+                          static_cast<long long>(mem / MiB), static_cast<long long>(sat_sub(a.free_bytes, mem) / MiB));
+            out.push_back(line);
+        }
+        out.push_back(kOuter + std::string("successfully fit params to free device memory"));
+        f.outcome = "layers";
+        f.n_gpu_layers = cur.n_layer;
+        f.overflow_layers = cur.n_part;
+        f.context = f.n_ctx / std::max<int64_t>(1, a.seqs);
+        f.used_bytes = mem;
+        f.flags =
+            "-c " + std::to_string(f.n_ctx) + " -ngl " + std::to_string(f.n_gpu_layers) + moe_overrides(cur, a.n_layer);
+        return f;
+    }
     const int64_t target = sat_sub(a.free_bytes, a.target_bytes);
     // False position between 0 layers (the low bound, kept even when it does not fit) and
     // all of them ends on the largest count within the target: use grows with each layer.

@@ -59,6 +59,14 @@ void fit_notes(BudgetResult& r, int64_t n_layer) {
                                                         {"margin", format_bytes(f.target_bytes)},
                                                         {"free", format_bytes(f.free_bytes)},
                                                         {"flags", f.flags}}));
+    // llama.cpp counts the output slot among the overflowing ones (it has no experts).
+    else if (f.outcome == "layers" && f.overflow_layers > 1)
+        r.notes.push_back(note("llamacpp_fit_moe_layers", {{"ngl", std::to_string(f.n_gpu_layers)},
+                                                           {"n", std::to_string(n_layer + 1)},
+                                                           {"ctx", with_commas(f.context)},
+                                                           {"part", std::to_string(f.overflow_layers - 1)},
+                                                           {"margin", format_bytes(f.target_bytes)},
+                                                           {"flags", f.flags}}));
     else if (f.outcome == "layers")
         r.notes.push_back(note("llamacpp_fit_layers", {{"ngl", std::to_string(f.n_gpu_layers)},
                                                        {"n", std::to_string(n_layer + 1)},
@@ -198,7 +206,7 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
         fa.seqs = r.seqs;
         fa.n_devices = n;
         fa.moe = m.dims.num_experts > 0;
-        r.fit = llamacpp_fit(fa, [&](int64_t n_ctx, int64_t layers) -> int64_t {
+        auto used = [&](int64_t n_ctx, int64_t layers) -> int64_t {
             LlamaOptions p = o;
             p.n_seq_max = r.seqs;
             p.n_ctx = n_ctx;
@@ -206,7 +214,20 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
             if (!l) return INT64_MAX;
             auto pl = llamacpp_place(m, lw.value(), p, layers, off.kv_offload, l->total_bytes);
             return pl ? gpu_need(pl.value()) - r.overhead_bytes : INT64_MAX;
-        });
+        };
+        // A GGUF names its expert tensors, so --fit's tensor patterns can be followed.
+        MoeUse used_moe;
+        if (!lw->ffn.empty() && n == 1)
+            used_moe = [&](int64_t n_ctx, const MoeSplit& s) -> int64_t {
+                LlamaOptions p = o;
+                p.n_seq_max = r.seqs;
+                p.n_ctx = n_ctx;
+                auto l = llamacpp_layout(m, p);
+                if (!l) return INT64_MAX;
+                auto pl = llamacpp_place(m, lw.value(), p, s.n_layer, off.kv_offload, l->total_bytes, &s);
+                return pl ? gpu_need(pl.value()) - r.overhead_bytes : INT64_MAX;
+            };
+        r.fit = llamacpp_fit(fa, used, used_moe);
         fit_notes(r, n_layer);
     }
 
