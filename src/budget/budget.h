@@ -169,6 +169,7 @@ struct LlamaFit {
     int64_t overflow_layers = 0;         // of those, MoE slots with FFN tensors in system RAM (-ot), as
                                          // llama.cpp counts them: the output slot (no experts) included
     int64_t used_bytes = 0;              // device use at the fitted -c and -ngl
+    std::vector<int64_t> device_layers;  // several GPUs: slots per device after fitting (-ts)
     std::string flags;                   // "-c N -ngl M": the same choice made explicit
     std::vector<std::string> log_lines;  // what llama-server prints while fitting
 };

@@ -99,12 +99,23 @@ struct FitArgs {
     int64_t seqs = 1;
     int64_t n_devices = 1;
     bool moe = false;
+    int64_t total_bytes = 0;  // per device, as the backend reports it (several devices' lines)
 };
 // `used_moe(n_ctx, split)`: the GPU's bytes with a MoE split (empty: a MoE's layer split is
 // not predicted).
 using MoeUse = std::function<int64_t(int64_t, const MoeSplit&)>;
+// `device_use(n_ctx, above, count)`: one of several identical devices holding `count` slots
+// right below the top `above` ones (weights, KV and its compute buffer); empty: what several
+// devices change is not predicted.
+struct DeviceMem {
+    int64_t model = 0, total = 0;  // weights; weights + KV + compute buffer
+};
+using DeviceUse = std::function<DeviceMem(int64_t, int64_t, int64_t)>;
 LlamaFit llamacpp_fit(const FitArgs& a, const std::function<int64_t(int64_t, int64_t)>& used,
-                      const MoeUse& used_moe = {});
+                      const MoeUse& used_moe = {}, const DeviceUse& device_use = {});
+// llama_model::load_tensors' default split over `n` devices with equal free memory: slots
+// per device (the last one holds the output layer).
+std::vector<int64_t> llamacpp_even_split(int64_t n_devices, int64_t ngl);
 
 std::string fraction_text(double v);  // 0.9 -> "0.9", as a flag value
 // One GPU's parts from what the engine step resolved, with `kv_bytes` the KV that GPU holds

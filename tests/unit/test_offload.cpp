@@ -374,25 +374,78 @@ TEST_CASE("--fit: -ngl given, llama.cpp stops fitting (and the context it had re
     bool said = false;
     for (const Message& n : r.notes) said = said || n.code == "llamacpp_fit_failed";
     CHECK(said);
-    // Several GPUs: per-device targets; what must change is not predicted.
-    BudgetInputs two = fit_inputs(5000000);
+}
+
+namespace {
+ModelSpec tiny_moe();
+}  // namespace
+
+TEST_CASE("--fit on 2 GPUs: per-device targets, context over the sum less half a layer per device, -ts") {
+    // llama_model::load_tensors' default split of 5 slots over 2 equal devices: slot j / 5
+    // below 0.5 on GPU0 (layers 0-2), the rest on GPU1 (layer 3 and the output layer).
+    CHECK(budget_steps::llamacpp_even_split(2, 5) == std::vector<int64_t>{3, 2});
+    CHECK(budget_steps::llamacpp_even_split(2, 33) == std::vector<int64_t>{17, 16});
+    // 2 x 64 MiB: GPU0 3 x 1,181,696 + 3 x 2,097,152 KV = 9,836,544, GPU1 1,707,008 +
+    // 2,097,152 = 3,804,160; both keep 1 MiB free.
+    BudgetInputs two = fit_inputs(64 * MiB);
     two.gpu_count = 2;
-    auto m = run(tiny(), two);
-    CHECK(m.fit.outcome == "not_predicted");
-    CHECK(m.fit.log_lines.empty());
-    bool multi = false;
-    for (const Message& n : m.notes) multi = multi || n.code == "llamacpp_fit_multi";
-    CHECK(multi);
-    // ... but "nothing to change" is: each of 2 x 64 MiB holds half of 13,640,704 bytes.
-    two.gpu_memory_bytes = 64 * MiB;
     auto ok = run(tiny(), two);
     CHECK(ok.fit.outcome == "unchanged");
-    CHECK(ok.fit.projected_bytes == 13640704 / 2);
+    CHECK(ok.fit.projected_bytes == 13640704);
+    CHECK(ok.fit.device_layers == std::vector<int64_t>{3, 2});
+    CHECK(ok.fit.flags == "-c 4096 -ngl 5");
     CHECK(ok.fit.log_lines ==
           std::vector<std::string>{
+              "common_params_fit_impl: projected memory use with initial parameters [MiB]:",
+              "common_params_fit_impl:   - GPU0:     64 total,      9 used,     54 free vs. target of      1",
+              "common_params_fit_impl:   - GPU1:     64 total,      3 used,     60 free vs. target of      1",
               "common_params_fit_impl: projected to use 13 MiB of device memory vs. 128 MiB of free device memory",
               "common_params_fit_impl: targets for free memory can be met on all devices, no changes needed",
               "common_fit_params: successfully fit params to free device memory"});
+
+    // 2 x 5,000,000 bytes, 3,951,424 allowed on each. Step 2: the summed target 7,902,848 less
+    // (2 + 1) x 1,313,024 / 2 (5,252,096 bytes of weights over 4 layers) = 5,933,312; at 256
+    // cells 5,776,384, at 4,096 13,640,704: 256 + 3,840 x 156,928 / 7,864,320 = 332, rounded
+    // down to 256. Step 3, GPU1 first: all 5 slots 5,776,384 (over); false position 3
+    // (output + layers 3, 2: 3,150,848, fits), then 4 (4,463,616, over). GPU0: the 2 left,
+    // 2,625,536, fit.
+    two.gpu_memory_bytes = 5000000;
+    auto m = run(tiny(), two);
+    const LlamaFit& f = m.fit;
+    CHECK(f.outcome == "layers");
+    CHECK(f.n_ctx == 256);
+    CHECK(f.n_gpu_layers == 5);
+    CHECK(f.device_layers == std::vector<int64_t>{2, 3});
+    CHECK(f.used_bytes == 5776384);
+    CHECK(f.flags == "-c 256 -ngl 5 -ts 2,3");
+    CHECK(f.log_lines ==
+          std::vector<std::string>{
+              "common_params_fit_impl: projected memory use with initial parameters [MiB]:",
+              "common_params_fit_impl:   - GPU0:      4 total,      9 used,     -4 free vs. target of      1",
+              "common_params_fit_impl:   - GPU1:      4 total,      3 used,      1 free vs. target of      1",
+              "common_params_fit_impl: projected to use 13 MiB of device memory vs. 9 MiB of free device memory",
+              "common_params_fit_impl: cannot meet free memory targets on all devices, need to use 5 MiB less in total",
+              "common_params_fit_impl: context size reduced from 4096 to 256 -> need 7 MiB less memory in total",
+              "common_params_fit_impl: entire model should be fit across devices by reducing context",
+              "common_params_fit_impl: filling dense layers back-to-front:",
+              "common_params_fit_impl:   - GPU1:  3 layers,      3 MiB used,      1 MiB free",
+              "common_params_fit_impl:   - GPU0:  2 layers,      2 MiB used,      2 MiB free",
+              "common_fit_params: successfully fit params to free device memory"});
+    bool said = false;
+    for (const Message& n : m.notes)
+        if (n.code == "llamacpp_fit_devices") {
+            said = true;
+            CHECK(n.param("ts") == "2,3");
+        }
+    CHECK(said);
+    // A MoE on several GPUs stays unpredicted.
+    BudgetInputs moe2 = fit_inputs(5000000);
+    moe2.gpu_count = 2;
+    auto mm = run(tiny_moe(), moe2);
+    CHECK(mm.fit.outcome == "not_predicted");
+    bool multi = false;
+    for (const Message& n : mm.notes) multi = multi || n.code == "llamacpp_fit_multi";
+    CHECK(multi);
 }
 
 namespace {
