@@ -151,14 +151,14 @@ struct LlamaOffload {
 };
 
 // What llama.cpp's automatic fitting (common_params_fit_impl in common/fit.cpp; before
-// 2026 llama_params_fit_impl in src/llama.cpp) chooses on its own for one GPU: with no -c
-// it shrinks the context (linearly between -fitc and the training context) until the
-// device keeps -fitt MiB free; if even -fitc does not fit and no -ngl was given, it fills
-// dense layers back to front (the output layer first) as far as they fit.
+// 2026 llama_params_fit_impl in src/llama.cpp) chooses on its own: with no -c it shrinks the
+// context (linearly between -fitc and the training context) until the device keeps -fitt MiB
+// free; if even -fitc does not fit and no -ngl was given, it fills layers back to front (the
+// output layer first; a MoE's experts in system RAM first; several GPUs from the last).
 struct LlamaFit {
     // "unchanged" (fits as asked), "context" (a smaller -c), "layers" (-fitc and fewer
     // layers on the GPU), "failed" (-ngl was given: llama.cpp stops fitting and loads as
-    // asked), "not_predicted" (what several GPUs change, or a MoE whose experts it moves by tensor).
+    // asked), "not_predicted" (a MoE on several GPUs, or a MoE from a config: no tensor names).
     std::string outcome;
     int64_t free_bytes = 0;              // free device memory at start: usable minus the runtime
     int64_t target_bytes = 0;            // -fitt

@@ -11,11 +11,17 @@
 //   3. -ngl given: stop ("n_gpu_layers already set by user", a warning; the load goes on
 //      as asked). Else fill layers back to front by false position: the most of the
 //      n_layer + 1 slots (the output layer first) whose use stays within the target.
-// MoE models first move every expert tensor to the CPU and then convert layers back to
-// full ones by tensor patterns (-ot): kvbudget predicts their context, not that split. With
-// several devices the targets are per device and context is reduced over their sum with a
-// margin for whole layers: only "no changes needed" is predicted there. Since ggml-org/llama.cpp#27496 the
-// starting context with -np N and no unified cache is N x the training context.
+// MoE (read from a GGUF, whose tensor names the patterns need), one device: after step 2
+// the surplus with every routed expert in system RAM is measured; step 3 fills "dense-only"
+// slots back to front (set_ngl_tensor_split_tbo keeps the lowest GPU slot whole and counts
+// the output slot among the partial ones); with a surplus, step 4 turns partial slots back
+// into whole ones front to back and gives the first partial layer the UP, then GATE, else
+// ATTN fraction (get_overflow_pattern). Several devices, dense: per-device targets, the
+// context reduced over their sum less (nd + 1) / 2 layers' weights, then each device from the
+// last filled by the same false position; -ts carries the counts. Not predicted: a MoE on
+// several devices (partial layers overflow into the next device there).
+// Since ggml-org/llama.cpp#27496 the starting context with -np N and no unified cache is
+// N x the training context.
 // The lines are printed as common/fit.cpp prints them (MiB = bytes / 2^20, truncated).
 #include <algorithm>
 #include <cstdio>
