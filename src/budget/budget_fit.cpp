@@ -317,7 +317,9 @@ LlamaFit llamacpp_fit(const FitArgs& a, const std::function<int64_t(int64_t, int
         if (used_target > used_min && used_full > used_min) {
             const __int128 step = __int128(span) * (used_target - used_min) / (used_full - used_min);
             f.n_ctx = a.n_ctx_min + static_cast<int64_t>(step);
-            f.n_ctx = std::max(f.n_ctx - f.n_ctx % 256, a.n_ctx_min);  // "round down context for CUDA backend"
+            // "round down context for CUDA backend, keep it divisible by the number of streams"
+            const int64_t align = 256 * std::max<int64_t>(1, a.seqs);
+            f.n_ctx = std::max(f.n_ctx - f.n_ctx % align, a.n_ctx_min);
             const int64_t per_ctx = (used_full - used_min) / span;
             out.push_back(kImpl + std::string("context size reduced from ") + std::to_string(a.n_ctx_train) + " to " +
                           std::to_string(f.n_ctx) + " -> need " + mib(sat_mul(a.n_ctx_train - f.n_ctx, per_ctx)) +

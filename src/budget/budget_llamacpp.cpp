@@ -209,7 +209,7 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
         fa.target_bytes = sat_mul(in.fit_target_mb, MiB);
         fa.n_ctx_user = in.context > 0 ? sat_mul(in.context, r.seqs) : 0;
         fa.n_ctx_train = sat_mul(r.n_ctx_train > 0 ? r.n_ctx_train : limit, r.seqs);
-        fa.n_ctx_min = in.fit_ctx;
+        fa.n_ctx_min = sat_mul(in.fit_ctx, r.seqs);  // n_ctx_min_total: -fitc per stream
         fa.ngl_user = in.n_gpu_layers;
         fa.n_layer = n_layer;
         fa.seqs = r.seqs;

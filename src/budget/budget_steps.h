@@ -93,7 +93,7 @@ struct FitArgs {
     int64_t free_bytes = 0, target_bytes = 0;
     int64_t n_ctx_user = 0;   // -c as given (all sequences); 0 = none
     int64_t n_ctx_train = 0;  // the most fitting starts from (all sequences)
-    int64_t n_ctx_min = 0;    // -fitc
+    int64_t n_ctx_min = 0;    // -fitc x streams (all sequences)
     int64_t ngl_user = -1;    // -ngl as given; -1 = none
     int64_t n_layer = 0;
     int64_t seqs = 1;

@@ -334,6 +334,9 @@ TEST_CASE("--fit: no -c, the context shrinks linearly between -fitc and the trai
     CHECK(r2.fit.outcome == "context");
     CHECK(r2.fit.log_lines[2].find("context size reduced from 8192 to ") != std::string::npos);
     CHECK(r2.fit.context == r2.fit.n_ctx / 2);
+    // From -fitc x 2 = 512 cells (n_ctx_min_total): 512 + 7,680 x 2,650,752 / 15,728,640 =
+    // 1,806, rounded down to a multiple of 256 x 2 streams: 1,536.
+    CHECK(r2.fit.n_ctx == 1536);
 }
 
 TEST_CASE("--fit: even -fitc does not fit, so it keeps -fitc and fills layers back to front") {
