@@ -210,7 +210,7 @@ export interface LlamaOffload {
 export interface LlamaFit {
   /** "unchanged" | "context" (a smaller -c) | "layers" (-fitc and fewer layers; a MoE from a GGUF: its experts in system RAM) | "failed" (-ngl given) | "not_predicted" (a MoE on several GPUs, or from a config). */
   outcome: string;
-  /** Free device memory at start (usable minus the runtime) and the -fitt margin. */
+  /** Free device memory at start (usable minus the runtime; several GPUs: summed, like used_bytes) and the -fitt margin (per device). */
   free_bytes: number; target_bytes: number;
   /** Device use with the asked (or default) -c and -ngl. */
   projected_bytes: number;

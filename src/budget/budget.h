@@ -160,7 +160,8 @@ struct LlamaFit {
     // layers on the GPU), "failed" (-ngl was given: llama.cpp stops fitting and loads as
     // asked), "not_predicted" (a MoE on several GPUs, or a MoE from a config: no tensor names).
     std::string outcome;
-    int64_t free_bytes = 0;              // free device memory at start: usable minus the runtime
+    int64_t free_bytes = 0;              // free device memory at start: usable minus the runtime (summed
+                                         // over several GPUs, as used_bytes and projected_bytes are)
     int64_t target_bytes = 0;            // -fitt
     int64_t projected_bytes = 0;         // device use with the asked (or default) -c and -ngl
     int64_t n_ctx = 0;                   // cells llama.cpp allocates after fitting (all sequences)

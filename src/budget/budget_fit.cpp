@@ -142,6 +142,7 @@ LlamaFit fit_devices(const FitArgs& a, const DeviceUse& use, LlamaFit f) {
         f.device_layers = counts;
         f.n_gpu_layers = sum(counts);
         f.used_bytes = sum(mems(f.n_ctx, counts));
+        f.free_bytes = sum_free;  // used and free of all devices together; the margin is per device
         f.flags = "-c " + std::to_string(f.n_ctx) + " -ngl " + std::to_string(f.n_gpu_layers);
         if (outcome == "layers") {
             f.flags += " -ts ";
