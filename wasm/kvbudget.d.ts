@@ -208,16 +208,20 @@ export interface LlamaOffload {
 
 /** What llama.cpp's --fit (on by default) chooses by itself for one GPU (common/fit.cpp). */
 export interface LlamaFit {
-  /** "unchanged" | "context" (a smaller -c) | "layers" (-fitc and fewer layers) | "failed" (-ngl given) | "not_predicted" (what several GPUs change, a MoE layer split). */
+  /** "unchanged" | "context" (a smaller -c) | "layers" (-fitc and fewer layers; a MoE from a GGUF: its experts in system RAM) | "failed" (-ngl given) | "not_predicted" (a MoE on several GPUs, or from a config). */
   outcome: string;
-  /** Free device memory at start (usable minus the runtime) and the -fitt margin. */
+  /** Free device memory at start (usable minus the runtime; several GPUs: summed, like used_bytes) and the -fitt margin (per device). */
   free_bytes: number; target_bytes: number;
   /** Device use with the asked (or default) -c and -ngl. */
   projected_bytes: number;
   /** Cells after fitting (all sequences), per sequence, and -ngl (n_layer + 1 = all). */
   n_ctx: number; context: number; n_gpu_layers: number;
+  /** Of those, MoE slots --fit marks "overflowing" (FFN tensors in system RAM), the output slot (no experts) included as llama.cpp counts it. */
+  overflow_layers: number;
+  /** Several GPUs: slots per device after fitting (-ts), the last device holding the output layer; [] otherwise. */
+  device_layers: number[];
   used_bytes: number;
-  /** "-c N -ngl M": the same choice made explicit. */
+  /** "-c N -ngl M [-ot PATTERN=CPU]": the same choice made explicit. */
   flags: string;
   /** What llama-server prints while fitting. */
   log_lines: string[];

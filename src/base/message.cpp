@@ -312,10 +312,19 @@ const std::vector<MessageTemplate>& message_templates() {
          "(n_gpu_layers already set by user) and loads as asked; leave out -ngl to let it fit with {margin} free"},
         {"llamacpp_fit_multi",
          "with {n} GPUs llama.cpp's automatic fit chooses the layers per device: kvbudget does not predict that "
-         "split; -c and -ngl (and -ts) fix it"},
+         "split for a MoE model; -c and -ngl (and -ts) fix it"},
         {"llamacpp_fit_moe",
          "llama.cpp's automatic fit takes {ctx} tokens per sequence and moves this MoE model's expert tensors to "
-         "system RAM layer by layer: kvbudget does not predict that split"},
+         "system RAM layer by layer: kvbudget does not predict that split from a config (a GGUF file names its "
+         "tensors)"},
+        {"llamacpp_fit_devices",
+         "with no -ngl, llama.cpp's automatic fit fills the GPUs from the last (which holds the output layer) "
+         "and keeps {ngl} of {n} layers on them, {ts} per GPU, at {ctx} tokens per sequence, leaving {margin} "
+         "free on each; {flags} asks for it explicitly"},
+        {"llamacpp_fit_moe_layers",
+         "with no -ngl, llama.cpp's automatic fit keeps {ngl} of {n} layers (the output layer counts as one) "
+         "on the GPU at {ctx} tokens per sequence, {part} of them with their expert tensors in system RAM, "
+         "leaving {margin} free; {flags} asks for it explicitly"},
         {"bad_ram_bandwidth", "--ram-bandwidth must be between 0 and 100,000 GB/s, got {value} bytes/s"},
         {"nofit_llamacpp",
          "llama.cpp would need {need} (weights {weights}, KV {kv}, compute {compute}, runtime {runtime}) but has "

@@ -151,22 +151,26 @@ struct LlamaOffload {
 };
 
 // What llama.cpp's automatic fitting (common_params_fit_impl in common/fit.cpp; before
-// 2026 llama_params_fit_impl in src/llama.cpp) chooses on its own for one GPU: with no -c
-// it shrinks the context (linearly between -fitc and the training context) until the
-// device keeps -fitt MiB free; if even -fitc does not fit and no -ngl was given, it fills
-// dense layers back to front (the output layer first) as far as they fit.
+// 2026 llama_params_fit_impl in src/llama.cpp) chooses on its own: with no -c it shrinks the
+// context (linearly between -fitc and the training context) until the device keeps -fitt MiB
+// free; if even -fitc does not fit and no -ngl was given, it fills layers back to front (the
+// output layer first; a MoE's experts in system RAM first; several GPUs from the last).
 struct LlamaFit {
     // "unchanged" (fits as asked), "context" (a smaller -c), "layers" (-fitc and fewer
     // layers on the GPU), "failed" (-ngl was given: llama.cpp stops fitting and loads as
-    // asked), "not_predicted" (what several GPUs change, or a MoE whose experts it moves by tensor).
+    // asked), "not_predicted" (a MoE on several GPUs, or a MoE from a config: no tensor names).
     std::string outcome;
-    int64_t free_bytes = 0;              // free device memory at start: usable minus the runtime
+    int64_t free_bytes = 0;              // free device memory at start: usable minus the runtime (summed
+                                         // over several GPUs, as used_bytes and projected_bytes are)
     int64_t target_bytes = 0;            // -fitt
     int64_t projected_bytes = 0;         // device use with the asked (or default) -c and -ngl
     int64_t n_ctx = 0;                   // cells llama.cpp allocates after fitting (all sequences)
     int64_t context = 0;                 // per sequence: n_ctx / seqs
     int64_t n_gpu_layers = 0;            // -ngl after fitting (n_layer + 1: every layer)
+    int64_t overflow_layers = 0;         // of those, MoE slots with FFN tensors in system RAM (-ot), as
+                                         // llama.cpp counts them: the output slot (no experts) included
     int64_t used_bytes = 0;              // device use at the fitted -c and -ngl
+    std::vector<int64_t> device_layers;  // several GPUs: slots per device after fitting (-ts)
     std::string flags;                   // "-c N -ngl M": the same choice made explicit
     std::vector<std::string> log_lines;  // what llama-server prints while fitting
 };

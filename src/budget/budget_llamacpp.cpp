@@ -59,7 +59,24 @@ void fit_notes(BudgetResult& r, int64_t n_layer) {
                                                         {"margin", format_bytes(f.target_bytes)},
                                                         {"free", format_bytes(f.free_bytes)},
                                                         {"flags", f.flags}}));
-    else if (f.outcome == "layers")
+    // llama.cpp counts the output slot among the overflowing ones (it has no experts).
+    else if (f.outcome == "layers" && f.overflow_layers > 1)
+        r.notes.push_back(note("llamacpp_fit_moe_layers", {{"ngl", std::to_string(f.n_gpu_layers)},
+                                                           {"n", std::to_string(n_layer + 1)},
+                                                           {"ctx", with_commas(f.context)},
+                                                           {"part", std::to_string(f.overflow_layers - 1)},
+                                                           {"margin", format_bytes(f.target_bytes)},
+                                                           {"flags", f.flags}}));
+    else if (f.outcome == "layers" && f.device_layers.size() > 1) {
+        std::string ts;
+        for (size_t i = 0; i < f.device_layers.size(); ++i) ts += (i ? "," : "") + std::to_string(f.device_layers[i]);
+        r.notes.push_back(note("llamacpp_fit_devices", {{"ngl", std::to_string(f.n_gpu_layers)},
+                                                        {"n", std::to_string(n_layer + 1)},
+                                                        {"ts", ts},
+                                                        {"ctx", with_commas(f.context)},
+                                                        {"margin", format_bytes(f.target_bytes)},
+                                                        {"flags", f.flags}}));
+    } else if (f.outcome == "layers")
         r.notes.push_back(note("llamacpp_fit_layers", {{"ngl", std::to_string(f.n_gpu_layers)},
                                                        {"n", std::to_string(n_layer + 1)},
                                                        {"ctx", with_commas(f.context)},
@@ -192,13 +209,13 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
         fa.target_bytes = sat_mul(in.fit_target_mb, MiB);
         fa.n_ctx_user = in.context > 0 ? sat_mul(in.context, r.seqs) : 0;
         fa.n_ctx_train = sat_mul(r.n_ctx_train > 0 ? r.n_ctx_train : limit, r.seqs);
-        fa.n_ctx_min = in.fit_ctx;
+        fa.n_ctx_min = sat_mul(in.fit_ctx, r.seqs);  // n_ctx_min_total: -fitc per stream
         fa.ngl_user = in.n_gpu_layers;
         fa.n_layer = n_layer;
         fa.seqs = r.seqs;
         fa.n_devices = n;
         fa.moe = m.dims.num_experts > 0;
-        r.fit = llamacpp_fit(fa, [&](int64_t n_ctx, int64_t layers) -> int64_t {
+        auto used = [&](int64_t n_ctx, int64_t layers) -> int64_t {
             LlamaOptions p = o;
             p.n_seq_max = r.seqs;
             p.n_ctx = n_ctx;
@@ -206,7 +223,37 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
             if (!l) return INT64_MAX;
             auto pl = llamacpp_place(m, lw.value(), p, layers, off.kv_offload, l->total_bytes);
             return pl ? gpu_need(pl.value()) - r.overhead_bytes : INT64_MAX;
-        });
+        };
+        // A GGUF names its expert tensors, so --fit's tensor patterns can be followed.
+        MoeUse used_moe;
+        if (!lw->ffn.empty() && n == 1)
+            used_moe = [&](int64_t n_ctx, const MoeSplit& s) -> int64_t {
+                LlamaOptions p = o;
+                p.n_seq_max = r.seqs;
+                p.n_ctx = n_ctx;
+                auto l = llamacpp_layout(m, p);
+                if (!l) return INT64_MAX;
+                auto pl = llamacpp_place(m, lw.value(), p, s.n_layer, off.kv_offload, l->total_bytes, &s);
+                return pl ? gpu_need(pl.value()) - r.overhead_bytes : INT64_MAX;
+            };
+        // Several GPUs: a device's slots are the difference of two top-k placements; each
+        // device has its own compute buffer (the per-GPU estimate of this budget).
+        DeviceUse device_use;
+        if (n > 1)
+            device_use = [&](int64_t n_ctx, int64_t above, int64_t count) -> DeviceMem {
+                LlamaOptions p = o;
+                p.n_seq_max = r.seqs;
+                p.n_ctx = n_ctx;
+                auto l = llamacpp_layout(m, p);
+                if (!l) return {INT64_MAX, INT64_MAX};
+                auto hi = llamacpp_place(m, lw.value(), p, above + count, off.kv_offload, l->total_bytes);
+                auto lo = llamacpp_place(m, lw.value(), p, above, off.kv_offload, l->total_bytes);
+                if (!hi || !lo) return {INT64_MAX, INT64_MAX};
+                const int64_t model = sat_sub(hi->gpu_weights, lo->gpu_weights);
+                return {model, sat_add(sat_add(model, sat_sub(hi->gpu_kv, lo->gpu_kv)), r.activation_bytes)};
+            };
+        fa.total_bytes = r.gpu_total_bytes;
+        r.fit = llamacpp_fit(fa, used, used_moe, device_use);
         fit_notes(r, n_layer);
     }
 

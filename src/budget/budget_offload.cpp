@@ -30,6 +30,8 @@ Result<LayerWeights> llamacpp_layer_weights(const ModelSpec& m, const WeightByte
         }
         lw.input = sat_add(lw.input, g.input_bytes);
         lw.output = g.output_bytes;
+        lw.ffn = g.block_ffn;
+        lw.ffn.resize(n_layer);
         if (g.tied_output) lw.output = sat_add(lw.output, g.token_embd_bytes);
         return lw;
     }
@@ -55,7 +57,7 @@ Result<LayerWeights> llamacpp_layer_weights(const ModelSpec& m, const WeightByte
 }
 
 Result<Placement> llamacpp_place(const ModelSpec& m, const LayerWeights& lw, const LlamaOptions& o, int64_t ngl,
-                                 bool kv_offload, int64_t kv_total) {
+                                 bool kv_offload, int64_t kv_total, const MoeSplit* moe) {
     Placement p;
     const auto n_layer = static_cast<int64_t>(m.layers.size());
     p.n_gpu_layers = std::clamp<int64_t>(ngl, 0, n_layer + 1);
@@ -67,6 +69,22 @@ Result<Placement> llamacpp_place(const ModelSpec& m, const LayerWeights& lw, con
             p.gpu_weights = sat_add(p.gpu_weights, b);
         else
             p.cpu_weights = sat_add(p.cpu_weights, b);
+    }
+    if (moe && !lw.ffn.empty()) {
+        // set_ngl_tensor_split_tbo (common/fit.cpp): the partial slots are the last n_part of the
+        // GPU's; slot n_layer (the output layer) matches no pattern.
+        const int64_t first_part = first_gpu + std::max<int64_t>(0, p.n_gpu_layers - moe->n_part);
+        for (int64_t i = std::max(first_gpu, first_part); i < n_layer; ++i) {
+            const GgufWeights::BlockFfn& f = lw.ffn[static_cast<size_t>(i)];
+            int64_t moved = f.exps;
+            if (i == first_part) {
+                if (moe->overflow == FitFraction::Attn) moved = f.ffn;
+                if (moe->overflow == FitFraction::Up) moved = f.no_up;
+                if (moe->overflow == FitFraction::Gate) moved = f.down;
+            }
+            p.gpu_weights = sat_sub(p.gpu_weights, moved);
+            p.cpu_weights = sat_add(p.cpu_weights, moved);
+        }
     }
     p.cpu_weights = sat_add(p.cpu_weights, lw.input);
     if (p.output_on_gpu)

@@ -62,7 +62,19 @@ int64_t physical_max(int64_t limit, int64_t step, Pred fits) {
 struct LayerWeights {
     std::vector<int64_t> layers;  // by layer index, m.layers.size() entries
     int64_t input = 0, output = 0;
-    bool estimated = false;  // split by parameter shares (a config, not a GGUF's tensors)
+    bool estimated = false;                  // split by parameter shares (a config, not a GGUF's tensors)
+    std::vector<GgufWeights::BlockFfn> ffn;  // a GGUF's FFN tensors by layer (empty for a config)
+};
+// Which FFN tensors of a layer --fit moves to system RAM (common_layer_fraction_t in
+// common/fit.cpp): Attn = every FFN matrix, Up = all but the up projections, Gate = only
+// the down projections, Moe = the routed experts.
+enum class FitFraction { Attn = 1, Up = 2, Gate = 3, Moe = 4 };
+// One device's share as common_params_fit_impl counts it (its ngl_t): `n_layer` slots of the
+// n_layer + 1 (the output layer is slot n_layer), the last `n_part` of them "partial": the
+// first partial one loses the `overflow` fraction, the others their routed experts.
+struct MoeSplit {
+    int64_t n_layer = 0, n_part = 0;
+    FitFraction overflow = FitFraction::Moe;
 };
 Result<LayerWeights> llamacpp_layer_weights(const ModelSpec& m, const WeightBytes& w);
 struct Placement {
@@ -71,8 +83,9 @@ struct Placement {
     int64_t gpu_weights = 0, cpu_weights = 0, gpu_kv = 0, cpu_kv = 0;  // all GPUs together
 };
 // `kv_total`: the whole cache at `o` (every layer).
+// `moe`: FFN tensors of GPU layers kept in system RAM by --fit's overrides (ngl = moe->n_layer).
 Result<Placement> llamacpp_place(const ModelSpec& m, const LayerWeights& lw, const LlamaOptions& o, int64_t ngl,
-                                 bool kv_offload, int64_t kv_total);
+                                 bool kv_offload, int64_t kv_total, const MoeSplit* moe = nullptr);
 
 // llama.cpp's automatic fitting for one GPU (budget_fit.cpp). `used(n_ctx, ngl)`: the bytes
 // that GPU holds (weights, KV and compute buffer of the placement) at n_ctx cells.
@@ -80,14 +93,29 @@ struct FitArgs {
     int64_t free_bytes = 0, target_bytes = 0;
     int64_t n_ctx_user = 0;   // -c as given (all sequences); 0 = none
     int64_t n_ctx_train = 0;  // the most fitting starts from (all sequences)
-    int64_t n_ctx_min = 0;    // -fitc
+    int64_t n_ctx_min = 0;    // -fitc x streams (all sequences)
     int64_t ngl_user = -1;    // -ngl as given; -1 = none
     int64_t n_layer = 0;
     int64_t seqs = 1;
     int64_t n_devices = 1;
     bool moe = false;
+    int64_t total_bytes = 0;  // per device, as the backend reports it (several devices' lines)
 };
-LlamaFit llamacpp_fit(const FitArgs& a, const std::function<int64_t(int64_t, int64_t)>& used);
+// `used_moe(n_ctx, split)`: the GPU's bytes with a MoE split (empty: a MoE's layer split is
+// not predicted).
+using MoeUse = std::function<int64_t(int64_t, const MoeSplit&)>;
+// `device_use(n_ctx, above, count)`: one of several identical devices holding `count` slots
+// right below the top `above` ones (weights, KV and its compute buffer); empty: what several
+// devices change is not predicted.
+struct DeviceMem {
+    int64_t model = 0, total = 0;  // weights; weights + KV + compute buffer
+};
+using DeviceUse = std::function<DeviceMem(int64_t, int64_t, int64_t)>;
+LlamaFit llamacpp_fit(const FitArgs& a, const std::function<int64_t(int64_t, int64_t)>& used,
+                      const MoeUse& used_moe = {}, const DeviceUse& device_use = {});
+// llama_model::load_tensors' default split over `n` devices with equal free memory: slots
+// per device (the last one holds the output layer).
+std::vector<int64_t> llamacpp_even_split(int64_t n_devices, int64_t ngl);
 
 std::string fraction_text(double v);  // 0.9 -> "0.9", as a flag value
 // One GPU's parts from what the engine step resolved, with `kv_bytes` the KV that GPU holds

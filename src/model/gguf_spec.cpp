@@ -195,6 +195,31 @@ struct Reader {
 // output layer, the rest input layer. Block indices past kMaxBlockIndex (no real model) count
 // with the input layer rather than sizing a vector from a hostile name.
 constexpr int64_t kMaxBlockIndex = 1 << 16;
+
+bool starts(const std::string& s, const char* p) {
+    return s.rfind(p, 0) == 0;
+}
+
+// `rest`: the name after "blk.N.", matched as common/fit.cpp's regexes match it (a search
+// anchored at "blk.N.", so any suffix such as ".weight" or ".bias" counts).
+void place_ffn(GgufWeights& w, size_t idx, const std::string& rest, int64_t bytes) {
+    if (!starts(rest, "ffn_")) return;
+    if (w.block_ffn.size() <= idx) w.block_ffn.resize(idx + 1);
+    GgufWeights::BlockFfn& f = w.block_ffn[idx];
+    const bool gate = starts(rest, "ffn_gate"), up = starts(rest, "ffn_up"), down = starts(rest, "ffn_down");
+    if (gate || up || down) f.ffn = sat_add(f.ffn, bytes);
+    if (gate || down) f.no_up = sat_add(f.no_up, bytes);
+    if (down) f.down = sat_add(f.down, bytes);
+    for (const char* p : {"ffn_up_", "ffn_down_", "ffn_gate_up_", "ffn_gate_"}) {
+        if (!starts(rest, p)) continue;
+        const std::string tail = rest.substr(std::char_traits<char>::length(p));
+        if (starts(tail, "exps") || starts(tail, "chexps")) {
+            f.exps = sat_add(f.exps, bytes);
+            break;
+        }
+    }
+}
+
 void place_tensor(GgufWeights& w, const GgufTensorInfo& t) {
     const std::string& n = t.name;
     if (n.rfind("blk.", 0) == 0) {
@@ -205,6 +230,7 @@ void place_tensor(GgufWeights& w, const GgufTensorInfo& t) {
             if (static_cast<int64_t>(w.block_bytes.size()) <= idx)
                 w.block_bytes.resize(static_cast<size_t>(idx) + 1, 0);
             w.block_bytes[static_cast<size_t>(idx)] = sat_add(w.block_bytes[static_cast<size_t>(idx)], t.bytes);
+            place_ffn(w, static_cast<size_t>(idx), n.substr(i + 1), t.bytes);
             return;
         }
     }

@@ -109,6 +109,15 @@ struct GgufWeights {
     // which always stays on the CPU. Without output.weight the output layer holds its own copy of
     // token_embd (TENSOR_DUPLICATED).
     std::vector<int64_t> block_bytes;  // by blk index
+    // The FFN tensors of each block that --fit's tensor patterns move to system RAM
+    // (get_overflow_pattern in llama.cpp's common/fit.cpp), by blk index.
+    struct BlockFfn {
+        int64_t exps = 0;   // ffn_(up|down|gate_up|gate)_(ch|)exps*: the routed experts
+        int64_t ffn = 0;    // ffn_(gate|up|gate_up|down)*: every FFN matrix, router and shared experts too
+        int64_t no_up = 0;  // ffn_(gate|gate_up|down)*: all but the up projections
+        int64_t down = 0;   // ffn_down*
+    };
+    std::vector<BlockFfn> block_ffn;
     int64_t input_bytes = 0;
     int64_t output_bytes = 0;  // output.weight (when present) + output_norm
     int64_t token_embd_bytes = 0;

@@ -361,6 +361,8 @@ json budget_json(const BudgetResult& r) {
                            {"n_ctx", r.fit.n_ctx},
                            {"context", r.fit.context},
                            {"n_gpu_layers", r.fit.n_gpu_layers},
+                           {"overflow_layers", r.fit.overflow_layers},
+                           {"device_layers", r.fit.device_layers},
                            {"used_bytes", r.fit.used_bytes},
                            {"flags", r.fit.flags},
                            {"log_lines", r.fit.log_lines}}}};

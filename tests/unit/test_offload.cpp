@@ -334,6 +334,9 @@ TEST_CASE("--fit: no -c, the context shrinks linearly between -fitc and the trai
     CHECK(r2.fit.outcome == "context");
     CHECK(r2.fit.log_lines[2].find("context size reduced from 8192 to ") != std::string::npos);
     CHECK(r2.fit.context == r2.fit.n_ctx / 2);
+    // From -fitc x 2 = 512 cells (n_ctx_min_total): 512 + 7,680 x 2,650,752 / 15,728,640 =
+    // 1,806, rounded down to a multiple of 256 x 2 streams: 1,536.
+    CHECK(r2.fit.n_ctx == 1536);
 }
 
 TEST_CASE("--fit: even -fitc does not fit, so it keeps -fitc and fills layers back to front") {
@@ -374,25 +377,192 @@ TEST_CASE("--fit: -ngl given, llama.cpp stops fitting (and the context it had re
     bool said = false;
     for (const Message& n : r.notes) said = said || n.code == "llamacpp_fit_failed";
     CHECK(said);
-    // Several GPUs: per-device targets; what must change is not predicted.
-    BudgetInputs two = fit_inputs(5000000);
+}
+
+namespace {
+ModelSpec tiny_moe();
+}  // namespace
+
+TEST_CASE("--fit on 2 GPUs: per-device targets, context over the sum less half a layer per device, -ts") {
+    // llama_model::load_tensors' default split of 5 slots over 2 equal devices: slot j / 5
+    // below 0.5 on GPU0 (layers 0-2), the rest on GPU1 (layer 3 and the output layer).
+    CHECK(budget_steps::llamacpp_even_split(2, 5) == std::vector<int64_t>{3, 2});
+    CHECK(budget_steps::llamacpp_even_split(2, 33) == std::vector<int64_t>{17, 16});
+    // 2 x 64 MiB: GPU0 3 x 1,181,696 + 3 x 2,097,152 KV = 9,836,544, GPU1 1,707,008 +
+    // 2,097,152 = 3,804,160; both keep 1 MiB free.
+    BudgetInputs two = fit_inputs(64 * MiB);
     two.gpu_count = 2;
-    auto m = run(tiny(), two);
-    CHECK(m.fit.outcome == "not_predicted");
-    CHECK(m.fit.log_lines.empty());
-    bool multi = false;
-    for (const Message& n : m.notes) multi = multi || n.code == "llamacpp_fit_multi";
-    CHECK(multi);
-    // ... but "nothing to change" is: each of 2 x 64 MiB holds half of 13,640,704 bytes.
-    two.gpu_memory_bytes = 64 * MiB;
     auto ok = run(tiny(), two);
     CHECK(ok.fit.outcome == "unchanged");
-    CHECK(ok.fit.projected_bytes == 13640704 / 2);
+    CHECK(ok.fit.projected_bytes == 13640704);
+    CHECK(ok.fit.device_layers == std::vector<int64_t>{3, 2});
+    CHECK(ok.fit.flags == "-c 4096 -ngl 5");
     CHECK(ok.fit.log_lines ==
           std::vector<std::string>{
+              "common_params_fit_impl: projected memory use with initial parameters [MiB]:",
+              "common_params_fit_impl:   - GPU0:     64 total,      9 used,     54 free vs. target of      1",
+              "common_params_fit_impl:   - GPU1:     64 total,      3 used,     60 free vs. target of      1",
               "common_params_fit_impl: projected to use 13 MiB of device memory vs. 128 MiB of free device memory",
               "common_params_fit_impl: targets for free memory can be met on all devices, no changes needed",
               "common_fit_params: successfully fit params to free device memory"});
+
+    // 2 x 5,000,000 bytes, 3,951,424 allowed on each. Step 2: the summed target 7,902,848 less
+    // (2 + 1) x 1,313,024 / 2 (5,252,096 bytes of weights over 4 layers) = 5,933,312; at 256
+    // cells 5,776,384, at 4,096 13,640,704: 256 + 3,840 x 156,928 / 7,864,320 = 332, rounded
+    // down to 256. Step 3, GPU1 first: all 5 slots 5,776,384 (over); false position 3
+    // (output + layers 3, 2: 3,150,848, fits), then 4 (4,463,616, over). GPU0: the 2 left,
+    // 2,625,536, fit.
+    two.gpu_memory_bytes = 5000000;
+    auto m = run(tiny(), two);
+    const LlamaFit& f = m.fit;
+    CHECK(f.outcome == "layers");
+    CHECK(f.n_ctx == 256);
+    CHECK(f.n_gpu_layers == 5);
+    CHECK(f.device_layers == std::vector<int64_t>{2, 3});
+    CHECK(f.used_bytes == 5776384);
+    CHECK(f.flags == "-c 256 -ngl 5 -ts 2,3");
+    CHECK(f.log_lines ==
+          std::vector<std::string>{
+              "common_params_fit_impl: projected memory use with initial parameters [MiB]:",
+              "common_params_fit_impl:   - GPU0:      4 total,      9 used,     -4 free vs. target of      1",
+              "common_params_fit_impl:   - GPU1:      4 total,      3 used,      1 free vs. target of      1",
+              "common_params_fit_impl: projected to use 13 MiB of device memory vs. 9 MiB of free device memory",
+              "common_params_fit_impl: cannot meet free memory targets on all devices, need to use 5 MiB less in total",
+              "common_params_fit_impl: context size reduced from 4096 to 256 -> need 7 MiB less memory in total",
+              "common_params_fit_impl: entire model should be fit across devices by reducing context",
+              "common_params_fit_impl: filling dense layers back-to-front:",
+              "common_params_fit_impl:   - GPU1:  3 layers,      3 MiB used,      1 MiB free",
+              "common_params_fit_impl:   - GPU0:  2 layers,      2 MiB used,      2 MiB free",
+              "common_fit_params: successfully fit params to free device memory"});
+    bool said = false;
+    for (const Message& n : m.notes)
+        if (n.code == "llamacpp_fit_devices") {
+            said = true;
+            CHECK(n.param("ts") == "2,3");
+        }
+    CHECK(said);
+    // A MoE on several GPUs stays unpredicted.
+    BudgetInputs moe2 = fit_inputs(5000000);
+    moe2.gpu_count = 2;
+    auto mm = run(tiny_moe(), moe2);
+    CHECK(mm.fit.outcome == "not_predicted");
+    bool multi = false;
+    for (const Message& n : mm.notes) multi = multi || n.code == "llamacpp_fit_multi";
+    CHECK(multi);
+}
+
+namespace {
+
+// The same 4 layers as a MoE (llama arch with llama.expert_count, as Mixtral's GGUFs): per
+// layer 399,360 bytes of attention, norms and the f32 router (ffn_gate_inp 4,096) plus 3
+// expert tensors of 1,048,576 (4 experts x 256 x 512 f16) = 3,545,088; output 525,312.
+ModelSpec tiny_moe() {
+    GgufBuilder b;
+    b.str("general.architecture", "llama")
+        .u32("llama.block_count", 4)
+        .u32("llama.context_length", 4096)
+        .u32("llama.embedding_length", 256)
+        .u32("llama.feed_forward_length", 512)
+        .u32("llama.expert_count", 4)
+        .u32("llama.expert_used_count", 2)
+        .u32("llama.attention.head_count", 4)
+        .u32("llama.attention.head_count_kv", 2)
+        .u32("llama.vocab_size", 1024)
+        .f32("llama.rope.freq_base", 10000.0f)
+        .f32("llama.attention.layer_norm_rms_epsilon", 1e-5f)
+        .u32("general.file_type", 1);
+    b.tensor("token_embd.weight", {256, 1024}, gt::F16)
+        .tensor("output_norm.weight", {256}, gt::F32)
+        .tensor("output.weight", {256, 1024}, gt::F16);
+    for (int il = 0; il < 4; ++il) {
+        const std::string p = "blk." + std::to_string(il) + ".";
+        b.tensor(p + "attn_norm.weight", {256}, gt::F32)
+            .tensor(p + "attn_q.weight", {256, 256}, gt::F16)
+            .tensor(p + "attn_k.weight", {256, 128}, gt::F16)
+            .tensor(p + "attn_v.weight", {256, 128}, gt::F16)
+            .tensor(p + "attn_output.weight", {256, 256}, gt::F16)
+            .tensor(p + "ffn_norm.weight", {256}, gt::F32)
+            .tensor(p + "ffn_gate_inp.weight", {256, 4}, gt::F32)
+            .tensor(p + "ffn_gate_exps.weight", {256, 512, 4}, gt::F16)
+            .tensor(p + "ffn_up_exps.weight", {256, 512, 4}, gt::F16)
+            .tensor(p + "ffn_down_exps.weight", {512, 256, 4}, gt::F16);
+    }
+    auto bytes = b.bytes();
+    auto p = parse_gguf(bytes.data(), bytes.size(), "moe.gguf");
+    REQUIRE_MESSAGE(p.ok(), p.error.message);
+    auto m = spec_from_gguf(p.header, "moe.gguf");
+    REQUIRE_MESSAGE(m.ok(), (m.ok() ? "" : m.error().message));
+    return m.value();
+}
+
+}  // namespace
+
+TEST_CASE("--fit, MoE: the FFN tensors common/fit.cpp's patterns move, by layer") {
+    ModelSpec m = tiny_moe();
+    REQUIRE(m.gguf->block_ffn.size() == 4);
+    const GgufWeights::BlockFfn& f = m.gguf->block_ffn[2];
+    CHECK(f.exps == 3145728);   // ffn_(up|down|gate_up|gate)_(ch|)exps
+    CHECK(f.ffn == 3149824);    // ffn_(gate|up|gate_up|down).*: the router too
+    CHECK(f.no_up == 2101248);  // ffn_(gate|gate_up|down).*
+    CHECK(f.down == 1048576);   // ffn_down.*
+    CHECK(m.gguf->block_bytes[2] == 3545088);
+}
+
+TEST_CASE("--fit, MoE on one GPU: dense-only layers back to front, then full layers front to back") {
+    // 12 MiB free, 11,534,336 allowed. At -fitc 256 every layer whole needs 4 x 3,545,088 +
+    // 525,312 + 4 x 131,072 KV = 15,229,952: the context stays at 256.
+    // Experts all in RAM: 4 x 399,360 + 525,312 + 524,288 = 2,647,040, a surplus of 8,887,296.
+    // Step 3, slots 0..4 with the last 4 partial: set_ngl_tensor_split_tbo keeps the lowest GPU
+    // slot (layer 0) whole and marks the output slot partial, so 5,792,768 fit at once.
+    // Step 4 by false position from 1 to 5 whole slots: step 4 x 5,741,568 / 9,437,184 = 2
+    // (3 whole, 12,084,224: over), then 1 (2 whole: layers 2 and 3 partial, 8,938,496: fits).
+    // The first partial layer (2) then keeps its up experts (UP, 9,982,976 < target) and its
+    // gate experts too (GATE: only ffn_down.* in RAM, 11,035,648 < target).
+    auto r = run(tiny_moe(), fit_inputs(12 * MiB));
+    const LlamaFit& f = r.fit;
+    CHECK(f.outcome == "layers");
+    CHECK(f.n_ctx == 256);
+    CHECK(f.n_gpu_layers == 5);
+    CHECK(f.overflow_layers == 3);
+    CHECK(f.used_bytes == 11035648);
+    CHECK(
+        f.flags ==
+        "-c 256 -ngl 5 -ot \"blk\\.2\\.ffn_down.*=CPU\" -ot \"blk\\.(3)\\.ffn_(up|down|gate_up|gate)_(ch|)exps=CPU\"");
+    CHECK(f.log_lines ==
+          std::vector<std::string>{
+              "common_params_fit_impl: projected to use 22 MiB of device memory vs. 12 MiB of free device memory",
+              "common_params_fit_impl: cannot meet free memory target of 1 MiB, need to reduce device memory by 11 "
+              "MiB",
+              "common_params_fit_impl: context size reduced from 4096 to 256 -> need 7 MiB less memory in total",
+              "common_params_fit_impl: with only dense weights in device memory there is a total surplus of 8 MiB",
+              "common_params_fit_impl: filling dense-only layers back-to-front:",
+              "common_params_fit_impl:   - GPU0:  5 layers,      5 MiB used,      6 MiB free",
+              "common_params_fit_impl: converting dense-only layers to full layers and filling them front-to-back "
+              "with overflow to next device/system memory:",
+              "common_params_fit_impl:   - GPU0:  5 layers ( 3 overflowing),     10 MiB used,      1 MiB free",
+              "common_fit_params: successfully fit params to free device memory"});
+    bool said = false;
+    for (const Message& n : r.notes)
+        if (n.code == "llamacpp_fit_moe_layers") {
+            said = true;
+            CHECK(n.param("part") == "2");  // layers 2 and 3; the output slot has no experts
+            CHECK(n.param("ngl") == "5");
+        }
+    CHECK(said);
+
+    // 2 MiB free, 1,048,576 allowed: even the dense tensors alone are 1,598,464 over. Step 3
+    // from 0 slots: step 5 x 1,048,576 / 5,792,768 -> 1 (the output layer, 525,312: fits),
+    // then 1 more slot (layer 3 whole with the output, 4,201,472: over). No step 4.
+    auto d = run(tiny_moe(), fit_inputs(2 * MiB));
+    CHECK(d.fit.outcome == "layers");
+    CHECK(d.fit.n_gpu_layers == 1);
+    CHECK(d.fit.overflow_layers == 0);
+    CHECK(d.fit.used_bytes == 525312);
+    CHECK(d.fit.flags == "-c 256 -ngl 1");
+    CHECK(d.fit.log_lines[3] ==
+          "common_params_fit_impl: with only dense weights in device memory there is still a total deficit of 1 MiB");
+    CHECK(d.fit.log_lines[5] == "common_params_fit_impl:   - GPU0:  1 layers,      0 MiB used,      1 MiB free");
+    CHECK(d.fit.log_lines.size() == 7);
 }
 
 TEST_CASE("--fit on a Mac: Metal's free memory is the whole wired limit") {
