@@ -20,7 +20,7 @@ template <class T>
 class Result {
 public:
     // Two overloads, not one by value: `return m;` of a local then moves it (C++17 moves
-    // a returned local only into an rvalue-reference parameter); a 100,000-layer model
+    // a returned local only into an rvalue-reference parameter); a 10,000-layer model
     // was copied whole on its way out of the parser.
     Result(const T& value) : v_(value) {}
     Result(T&& value) : v_(std::move(value)) {}

@@ -16,7 +16,8 @@
 namespace kvb {
 namespace {
 
-constexpr int64_t kMaxLayers = 100000;
+constexpr int64_t kMaxLayers = 10000;  // real models have at most a few hundred: 50x headroom, and every pass over the
+                                       // layers stays well under a second, WASM included
 constexpr int64_t kMaxHeads = 65536;
 constexpr int64_t kMaxDim = 65536;
 constexpr int64_t kMaxHidden = 1 << 20;

@@ -38,7 +38,8 @@ namespace {
 // int64 (2^20 vision layers x 4 x (2^20)^2 does not fit): the vision tower and the recurrent
 // state are also bounded as totals (kMaxVisionParams, kMaxStateElems, checked in 128 bits),
 // and the engines sum bytes x tokens with checked or 128-bit arithmetic.
-constexpr int64_t kMaxLayers = 100000;
+constexpr int64_t kMaxLayers = 10000;  // real models have at most a few hundred: 50x headroom, and every pass over the
+                                       // layers stays well under a second, WASM included
 constexpr int64_t kMaxHeads = 65536;
 constexpr int64_t kMaxDim = 65536;
 constexpr int64_t kMaxHidden = 1 << 20;
@@ -191,7 +192,7 @@ struct Builder {
 
     Result<bool> read_core() {
         if (auto ok = need(n_layers, kLayersKeys, 1, kMaxLayers); !ok) return ok;
-        m.layers.reserve(static_cast<size_t>(n_layers));  // 100,000 layers: no regrowth
+        m.layers.reserve(static_cast<size_t>(n_layers));  // 10,000 layers: no regrowth
         if (auto ok = need(heads, kHeadsKeys, 1, kMaxHeads); !ok) return ok;
         if (auto ok = maybe(hidden, kHiddenKeys, 1, kMaxHidden); !ok) return ok;
 
@@ -534,7 +535,7 @@ struct Builder {
         heads = 8, kv_heads = 4, head_dim = 256, hidden = 2304;
         m.dims.vocab_size = 262208;
         if (auto ok = need(n_layers, kLayersKeys, 1, kMaxLayers); !ok) return ok;
-        m.layers.reserve(static_cast<size_t>(n_layers));  // 100,000 layers: no regrowth
+        m.layers.reserve(static_cast<size_t>(n_layers));  // 10,000 layers: no regrowth
         if (auto ok = maybe(heads, {"num_attention_heads"}, 1, kMaxHeads); !ok) return ok;
         if (const json* kl = r.find({"num_key_value_heads"}); kl && kl->is_array()) {
             if (auto ok = read_kv_list(*kl, "num_key_value_heads"); !ok) return ok;
@@ -670,7 +671,7 @@ struct Builder {
     Result<bool> nemotron_nas() {
         m.family = "nemotron_nas";
         if (auto ok = need(n_layers, kLayersKeys, 1, kMaxLayers); !ok) return ok;
-        m.layers.reserve(static_cast<size_t>(n_layers));  // 100,000 layers: no regrowth
+        m.layers.reserve(static_cast<size_t>(n_layers));  // 10,000 layers: no regrowth
         if (auto ok = need(heads, kHeadsKeys, 1, kMaxHeads); !ok) return ok;
         if (auto ok = need(hidden, kHiddenKeys, 1, kMaxHidden); !ok) return ok;
         head_dim = hidden / heads;
@@ -840,7 +841,7 @@ struct Builder {
     Result<bool> pure_mamba() {
         m.family = type;
         if (auto ok = need(n_layers, kLayersKeys, 1, kMaxLayers); !ok) return ok;
-        m.layers.reserve(static_cast<size_t>(n_layers));  // 100,000 layers: no regrowth
+        m.layers.reserve(static_cast<size_t>(n_layers));  // 10,000 layers: no regrowth
         if (auto ok = need(hidden, kHiddenKeys, 1, kMaxHidden); !ok) return ok;
         auto st = type == "mamba2" ? mamba2_state() : mamba1_state();
         if (!st) return st.error();

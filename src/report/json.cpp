@@ -101,7 +101,7 @@ json model_json(const ModelSpec& m) {
                         LayerKind::Mamba, LayerKind::None})
         if (m.count(k)) counts[to_string(k)] = m.count(k);
     // One object per layer, and consecutive equal layers share the first one's
-    // (a 100,000-layer config builds a handful, not 100,000).
+    // (a 10,000-layer config builds a handful, not 10,000).
     json layers = json::array();
     layers.get_ref<json::array_t&>().reserve(m.layers.size());
     const Layer* prev = nullptr;

@@ -55,15 +55,15 @@ TEST_CASE("unknown model_type without the generic fields is unsupported") {
 TEST_CASE("zero, negative and absurd values") {
     auto e = refuse(std::string("{") + kLlama + R"(,"num_hidden_layers":0})");
     CHECK(e.code == "out_of_range");
-    CHECK(e.message == "acme/bad: num_hidden_layers = 0 is out of range (1 to 100000)");
+    CHECK(e.message == "acme/bad: num_hidden_layers = 0 is out of range (1 to 10000)");
     CHECK(refuse(std::string("{") + kLlama + R"(,"num_hidden_layers":-4})").message ==
-          "acme/bad: num_hidden_layers = -4 is out of range (1 to 100000)");
+          "acme/bad: num_hidden_layers = -4 is out of range (1 to 10000)");
     CHECK(refuse(std::string("{") + kLlama + R"(,"num_hidden_layers":1e12})").message ==
-          "acme/bad: num_hidden_layers = 1000000000000.0 is out of range (1 to 100000)");
+          "acme/bad: num_hidden_layers = 1000000000000.0 is out of range (1 to 10000)");
     CHECK(refuse(std::string("{") + kLlama + R"(,"num_hidden_layers":32,"head_dim":0})").message ==
           "acme/bad: head_dim = 0 is out of range (1 to 65536)");
     CHECK(refuse(std::string("{") + kLlama + R"(,"num_hidden_layers":18446744073709551615})").message ==
-          "acme/bad: num_hidden_layers = 18446744073709551615 is out of range (1 to 100000)");
+          "acme/bad: num_hidden_layers = 18446744073709551615 is out of range (1 to 10000)");
     CHECK(
         refuse(
             R"({"model_type":"mistral","num_hidden_layers":2,"num_attention_heads":4,"hidden_size":256,"sliding_window":-1})")

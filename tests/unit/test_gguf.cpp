@@ -503,7 +503,7 @@ TEST_CASE("GGUF -> ModelSpec: refusals name the key") {
     CHECK(gguf_spec(GgufBuilder().str("general.architecture", "llama")).error().message ==
           "m: llama.block_count is missing");
     CHECK(gguf_spec(GgufBuilder().u32("general.architecture", 3)).error().detail.code == "gguf_bad_key");
-    CHECK(gguf_spec(base("llama", 0)).error().message == "m: llama.block_count must be an integer in 1..100000, got 0");
+    CHECK(gguf_spec(base("llama", 0)).error().message == "m: llama.block_count must be an integer in 1..10000, got 0");
     CHECK(gguf_spec(base("llama", 2).str("llama.attention.key_length", "128")).error().message ==
           "m: llama.attention.key_length must be an integer in 1..65536, got '128'");
     CHECK(gguf_spec(base("llama", 3, 8, 0).num_array("llama.attention.head_count_kv", GgufType::I32, 2, {2}))
