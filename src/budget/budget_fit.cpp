@@ -42,6 +42,21 @@ std::string mib(int64_t bytes) {
     return std::to_string(bytes / MiB);
 }
 
+// The lines common_params_fit_impl / common_fit_params print at the context step and
+// at a user-set -ngl, shared by the one-device and the several-device paths.
+std::string ctx_reduced_line(int64_t from, int64_t to, int64_t less_bytes) {
+    return kImpl + std::string("context size reduced from ") + std::to_string(from) + " to " + std::to_string(to) +
+           " -> need " + mib(less_bytes) + " MiB less memory in total";
+}
+std::string ctx_unchanged_line(int64_t train, int64_t min) {
+    return kImpl + std::string("default model context size is ") + std::to_string(train) +
+           " which is <= the min. context size of " + std::to_string(min) + " -> no change";
+}
+std::string ngl_abort_line(int64_t ngl) {
+    return kOuter + std::string("failed to fit params to free device memory: n_gpu_layers already set by user to ") +
+           std::to_string(ngl) + ", abort";
+}
+
 // -ot overrides that reproduce a split on one device (set_ngl_tensor_split_tbo and
 // get_overflow_pattern in common/fit.cpp): the first partial layer loses its `overflow`
 // fraction, the later ones their routed experts; slot n_layer is the output layer.
@@ -184,25 +199,17 @@ LlamaFit fit_devices(const FitArgs& a, const DeviceUse& use, LlamaFit f) {
                 f.n_ctx = a.n_ctx_min + static_cast<int64_t>(step);
                 f.n_ctx = std::max(f.n_ctx - f.n_ctx % align, a.n_ctx_min);
                 const int64_t per_ctx = (sum_used - used_min) / span;
-                out.push_back(kImpl + std::string("context size reduced from ") + std::to_string(a.n_ctx_train) +
-                              " to " + std::to_string(f.n_ctx) + " -> need " +
-                              mib(sat_mul(a.n_ctx_train - f.n_ctx, per_ctx)) + " MiB less memory in total");
+                out.push_back(ctx_reduced_line(a.n_ctx_train, f.n_ctx, sat_mul(a.n_ctx_train - f.n_ctx, per_ctx)));
                 out.push_back(kImpl + std::string("entire model should be fit across devices by reducing context"));
             } else {
-                out.push_back(kImpl + std::string("context size reduced from ") + std::to_string(a.n_ctx_train) +
-                              " to " + std::to_string(f.n_ctx) + " -> need " + mib(sat_sub(sum_used, used_min)) +
-                              " MiB less memory in total");
+                out.push_back(ctx_reduced_line(a.n_ctx_train, f.n_ctx, sat_sub(sum_used, used_min)));
             }
         } else {
-            out.push_back(kImpl + std::string("default model context size is ") + std::to_string(a.n_ctx_train) +
-                          " which is <= the min. context size of " + std::to_string(a.n_ctx_min) + " -> no change");
+            out.push_back(ctx_unchanged_line(a.n_ctx_train, a.n_ctx_min));
         }
     }
     if (a.ngl_user >= 0) {
-        out.push_back(kOuter +
-                      std::string("failed to fit params to free device memory: n_gpu_layers already set by "
-                                  "user to ") +
-                      std::to_string(a.ngl_user) + ", abort");
+        out.push_back(ngl_abort_line(a.ngl_user));
         return finish("failed", split0);
     }
     // Step 3: back to front, one device at a time, by false position.
@@ -322,27 +329,19 @@ LlamaFit llamacpp_fit(const FitArgs& a, const std::function<int64_t(int64_t, int
             const int64_t align = 256 * std::max<int64_t>(1, a.seqs);
             f.n_ctx = std::max(f.n_ctx - f.n_ctx % align, a.n_ctx_min);
             const int64_t per_ctx = (used_full - used_min) / span;
-            out.push_back(kImpl + std::string("context size reduced from ") + std::to_string(a.n_ctx_train) + " to " +
-                          std::to_string(f.n_ctx) + " -> need " + mib(sat_mul(a.n_ctx_train - f.n_ctx, per_ctx)) +
-                          " MiB less memory in total");
+            out.push_back(ctx_reduced_line(a.n_ctx_train, f.n_ctx, sat_mul(a.n_ctx_train - f.n_ctx, per_ctx)));
             out.push_back(kImpl + std::string("entire model can be fit by reducing context"));
             out.push_back(kOuter + std::string("successfully fit params to free device memory"));
             return finish("context");
         }
-        out.push_back(kImpl + std::string("context size reduced from ") + std::to_string(a.n_ctx_train) + " to " +
-                      std::to_string(f.n_ctx) + " -> need " + mib(sat_sub(used_full, used_min)) +
-                      " MiB less memory in total");
+        out.push_back(ctx_reduced_line(a.n_ctx_train, f.n_ctx, sat_sub(used_full, used_min)));
     } else {
-        out.push_back(kImpl + std::string("default model context size is ") + std::to_string(a.n_ctx_train) +
-                      " which is <= the min. context size of " + std::to_string(a.n_ctx_min) + " -> no change");
+        out.push_back(ctx_unchanged_line(a.n_ctx_train, a.n_ctx_min));
     }
 
     // Step 3: fewer layers on the GPU.
     if (a.ngl_user >= 0) {
-        out.push_back(kOuter +
-                      std::string("failed to fit params to free device memory: n_gpu_layers already set by "
-                                  "user to ") +
-                      std::to_string(a.ngl_user) + ", abort");
+        out.push_back(ngl_abort_line(a.ngl_user));
         return finish("failed");
     }
     if (a.moe && !used_moe) return finish("not_predicted");

@@ -436,6 +436,21 @@ LineRead next_line(const TraceSource& src, std::string& chunk, size_t& pos, int6
     return LineRead::Line;
 }
 
+// The next non-blank line, counting every line in *line_no (a BOM before line 1 dropped):
+// what the scan, read_all and a streamed trace all step by.
+LineRead next_text_line(const TraceSource& src, std::string& chunk, size_t& pos, int64_t& at, int64_t* line_no,
+                        std::string* line) {
+    for (;;) {
+        const LineRead r = next_line(src, chunk, pos, at, line);
+        if (r != LineRead::Line) return r;
+        ++*line_no;
+        if (*line_no == 1 && line->size() >= 3 && static_cast<unsigned char>((*line)[0]) == 0xEF &&
+            static_cast<unsigned char>((*line)[1]) == 0xBB && static_cast<unsigned char>((*line)[2]) == 0xBF)
+            line->erase(0, 3);
+        if (!trim(*line).empty()) return r;
+    }
+}
+
 // One data row of a scanned trace, its time left absolute (seconds, or *ns for raw
 // timestamps); "" or what is wrong with it.
 std::string parse_row(const TraceScan& h, const std::string& line, Request* q, __int128* ns) {
@@ -490,11 +505,9 @@ Result<std::vector<Request>> read_all(const TraceScan& h) {
     size_t pos = 0;
     int64_t at = h.data_offset, line_no = h.header_line;
     for (;;) {
-        const LineRead r = next_line(h.source, chunk, pos, at, &line);
+        const LineRead r = next_text_line(h.source, chunk, pos, at, &line_no, &line);
         if (r == LineRead::End) break;
         if (r != LineRead::Line) return bad(read_failure(r, h.name, line_no));
-        ++line_no;
-        if (trim(line).empty()) continue;
         Request q;
         __int128 ns = 0;
         const std::string e = parse_row(h, line, &q, &ns);
@@ -530,17 +543,7 @@ Result<std::shared_ptr<const TraceScan>> scan_trace(TraceSource source, const st
     std::string chunk, line;
     size_t pos = 0;
     int64_t at = 0, line_no = 0;
-    auto read = [&]() {  // the next non-blank line, counting every line
-        for (;;) {
-            const LineRead r = next_line(h->source, chunk, pos, at, &line);
-            if (r != LineRead::Line) return r;
-            ++line_no;
-            if (line_no == 1 && line.size() >= 3 && static_cast<unsigned char>(line[0]) == 0xEF &&
-                static_cast<unsigned char>(line[1]) == 0xBB && static_cast<unsigned char>(line[2]) == 0xBF)
-                line.erase(0, 3);
-            if (!trim(line).empty()) return r;
-        }
-    };
+    auto read = [&]() { return next_text_line(h->source, chunk, pos, at, &line_no, &line); };
 
     LineRead r = read();
     if (r == LineRead::End) return bad(name + " is empty (expected a CSV header and one request per line)");
@@ -611,19 +614,15 @@ Result<std::vector<Request>> parse_trace_csv(const std::string& text, const std:
 bool RequestStream::next_trace_row(Request* q) {
     const TraceScan& h = *spec_->trace_file;
     std::string line;
-    for (;;) {
-        const LineRead r = next_line(h.source, chunk_, chunk_pos_, read_at_, &line);
-        if (r == LineRead::End) {
-            error_ = h.name + " ended at line " + std::to_string(line_no_) + " before its " + std::to_string(count_) +
-                     " requests: it changed since it was read";
-            return false;
-        }
-        if (r != LineRead::Line) {
-            error_ = read_failure(r, h.name, line_no_);
-            return false;
-        }
-        ++line_no_;
-        if (!trim(line).empty()) break;
+    const LineRead r = next_text_line(h.source, chunk_, chunk_pos_, read_at_, &line_no_, &line);
+    if (r == LineRead::End) {
+        error_ = h.name + " ended at line " + std::to_string(line_no_) + " before its " + std::to_string(count_) +
+                 " requests: it changed since it was read";
+        return false;
+    }
+    if (r != LineRead::Line) {
+        error_ = read_failure(r, h.name, line_no_);
+        return false;
     }
     __int128 ns = 0;
     const std::string e = parse_row(h, line, q, &ns);
