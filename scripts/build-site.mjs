@@ -69,7 +69,9 @@ const defaultConfig = 'catalog/' + catalogFileName(DEFAULT_MODEL);
 const appOut = Object.entries(built.metafile.outputs).find(([, o]) => o.entryPoint === 'web/src/main.js');
 const chunks = appOut[1].imports.filter((i) => i.kind === 'import-statement').map((i) => path.basename(i.path));
 const preloads = [...chunks.map((c) => `<link rel="modulepreload" href="${c}">`),
-  `<link rel="preload" href="${defaultConfig}" as="fetch" crossorigin>`];
+  `<link rel="preload" href="${defaultConfig}" as="fetch" crossorigin>`,
+  // Asked for with the core (main.js boot): without this it starts only once app.js runs.
+  '<link rel="preload" href="kvbudget.config.json" as="fetch" crossorigin>'];
 // KVB_HUB_URL: the hub this site talks to (default the Hugging Face Hub); it goes into
 // kvbudget.config.json and into the CSP's connect-src, which allows nothing else off-site.
 const hubUrl = process.env.KVB_HUB_URL || DEFAULT_HUB;
