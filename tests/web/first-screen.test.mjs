@@ -181,6 +181,8 @@ test('result changes are announced once to screen readers', async () => {
 
 test('phone: wide tables say they scroll; labels never break inside a word', async () => {
   const { page, context } = await openPage(env, 'engine=vllm', { viewport: PHONE });
+  // The hint is set after layout (a ResizeObserver), before the frame is painted.
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => r())));
   const tables = await page.$$eval('.table-block', (bs) => bs.map((b) => {
     const w = b.querySelector('.table-wrap');
     const hint = b.querySelector('.scroll-hint');

@@ -90,11 +90,13 @@ export class KvChart {
     const yMin = ticks[0], yMax = ticks[ticks.length - 1];
     this.container.dataset.yTicks = ticks.join(',');
     // The legend shows the values at the chosen context until the pointer picks another.
+    // The point is read when the legend is drawn, so a new context alone (a slider step)
+    // only redraws the legend, never the plot.
     const xs = this.data.series[0];
-    let at = xs.length - 1;
-    for (let i = 0; i < xs.length; i++) if (xs[i] <= this.data.context) at = i;
+    this.at = xs.length - 1;
+    for (let i = 0; i < xs.length; i++) if (xs[i] <= this.data.context) this.at = i;
     const legendValue = (fmt) => (u, v, si, idx) => {
-      const val = idx == null ? u.data[si]?.[at] : v;
+      const val = idx == null ? u.data[si]?.[self.at] : v;
       return val == null ? '' : fmt(val);
     };
     const yLabelWidth = Math.max(...ticks.map((v) => binaryLabel(v).length));
@@ -164,12 +166,19 @@ export class KvChart {
       },
     };
     // Same series and size: only the data changed (a control moved), so keep the plot.
-    const shape = `${width}x${height}:${this.data.labels.join('|')}:${colors.join('|')}:${ticks.join(',')}:${at}:${this.data.memoryLimit}`;
+    const shape = `${width}x${height}:${this.data.labels.join('|')}:${colors.join('|')}:${ticks.join(',')}:${this.data.memoryLimit}:${this.data.crossover}`;
     if (this.plot && this.shape === shape && this.plot.root.isConnected) {
-      this.plot.setData(this.data.series);
+      // Redrawing the canvas is most of a slider step's cost; the curves move only when
+      // the model or the settings that scale them change.
+      const key = this.data.series.map((s) => s.join(',')).join(';');
+      if (key !== this.drawn) {
+        this.drawn = key;
+        this.plot.setData(this.data.series);
+      }
       this.plot.setLegend({ idx: null });
       return;
     }
+    this.drawn = this.data.series.map((s) => s.join(',')).join(';');
     this.shape = shape;
     if (this.plot) this.plot.destroy();
     this.plot = new uPlot(opts, this.data.series, this.container);

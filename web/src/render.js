@@ -338,10 +338,6 @@ export function renderResults(app, view) {
 
   patchChildren(body, out, { chart: app.chartBox });
   markScrollable(body);
-  if (!app.scrollWatch) {
-    app.scrollWatch = true;
-    window.addEventListener('resize', () => markScrollable(document.body));
-  }
   // After insertion, so the chart takes the width its card really has.
   app.chart.update(chart);
 }

@@ -29,20 +29,36 @@ export function renderTable(spec) {
   return h('div', { class: 'table-block' }, hint, wrap, id ? tableToolbar(spec) : null);
 }
 
-// After layout: flags every table that is wider than its box (and its scroll position).
+// Flags every table that is wider than its box (and its scroll position). Measured in a
+// ResizeObserver, which runs after layout: measuring right after a render would force a
+// layout of the whole page in the middle of every slider step (16 ms of it, issue 13).
+// The table is observed as well as its box: new rows widen it inside a box that keeps
+// its size.
+let observer = null;
+
+function updateScroll(wrap) {
+  const over = wrap.scrollWidth > wrap.clientWidth + 1;
+  wrap.classList.toggle('scrolls', over);
+  wrap.classList.toggle('at-end', wrap.scrollLeft + wrap.clientWidth >= wrap.scrollWidth - 1);
+  wrap.parentElement?.classList.toggle('scrolls', over);
+}
+
 export function markScrollable(root) {
+  observer ||= new ResizeObserver((entries) => {
+    for (const e of entries) updateScroll(e.target.closest('.table-wrap'));
+  });
   for (const wrap of root.querySelectorAll('.table-wrap')) {
-    const update = () => {
-      const over = wrap.scrollWidth > wrap.clientWidth + 1;
-      wrap.classList.toggle('scrolls', over);
-      wrap.classList.toggle('at-end', wrap.scrollLeft + wrap.clientWidth >= wrap.scrollWidth - 1);
-      wrap.parentElement?.classList.toggle('scrolls', over);
-    };
     if (!wrap.dataset.scrollWatch) {
       wrap.dataset.scrollWatch = '1';
-      wrap.addEventListener('scroll', update, { passive: true });
+      wrap.addEventListener('scroll', () => updateScroll(wrap), { passive: true });
+      observer.observe(wrap);
     }
-    update();
+    const table = wrap.firstElementChild;
+    if (table && wrap.__kvbObserved !== table) {
+      if (wrap.__kvbObserved) observer.unobserve(wrap.__kvbObserved);
+      wrap.__kvbObserved = table;
+      observer.observe(table);
+    }
   }
 }
 
