@@ -22,6 +22,8 @@ try {
   await page.goto(server.url + (query ? '?' + query : ''));
   await page.waitForSelector('body[data-state="ready"], body[data-state="error"]', { timeout: 20000 });
   await page.waitForTimeout(200);
+  // Off-screen cards skip rendering until scrolled to (styles.css); a whole-page picture needs them all.
+  await page.addStyleTag({ content: 'section.card, .sim, .log-check { content-visibility: visible !important; }' });
   fs.mkdirSync(path.dirname(out), { recursive: true });
   await page.screenshot({ path: out, fullPage: true });
   console.log(`screenshot: ${out} (state ${await page.getAttribute('body', 'data-state')})`);

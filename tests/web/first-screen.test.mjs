@@ -181,13 +181,20 @@ test('result changes are announced once to screen readers', async () => {
 
 test('phone: wide tables say they scroll; labels never break inside a word', async () => {
   const { page, context } = await openPage(env, 'engine=vllm', { viewport: PHONE });
-  // The hint is set after layout (a ResizeObserver), before the frame is painted.
-  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => r())));
-  const tables = await page.$$eval('.table-block', (bs) => bs.map((b) => {
-    const w = b.querySelector('.table-wrap');
-    const hint = b.querySelector('.scroll-hint');
-    return { over: w.scrollWidth > w.clientWidth + 1, hint: !!hint && getComputedStyle(hint).display !== 'none' };
-  }));
+  // Off-screen cards are not laid out (content-visibility); the hint is set by a
+  // ResizeObserver once a table is, before that frame is painted. So each table is looked
+  // at as a reader does: scrolled to, then one frame later.
+  const tables = await page.evaluate(async () => {
+    const out = [];
+    for (const b of document.querySelectorAll('.table-block')) {
+      b.scrollIntoView();
+      await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+      const w = b.querySelector('.table-wrap');
+      const hint = b.querySelector('.scroll-hint');
+      out.push({ over: w.scrollWidth > w.clientWidth + 1, hint: !!hint && getComputedStyle(hint).display !== 'none' });
+    }
+    return out;
+  });
   assert.ok(tables.length >= 3);
   for (const tb of tables) assert.equal(tb.hint, tb.over, 'hint shown exactly when the table is wider than its box');
   const broken = await page.evaluate(() => {
