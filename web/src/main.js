@@ -487,7 +487,39 @@ function buildPage() {
       buildSimView(app, { onState: writeUrl, computeInput }),
       buildCheckPanel(app)),
     h('footer', null, h('p', { class: 'muted' }, t('footer.text'))));
+  stickyWhileCalculating(els.answer, els.results);
   applyThemeParam(app.state);
+}
+
+// The answer stays in view while the calculator's controls and results are; past the
+// results (the simulator, the log check) it would only cover what the reader is working
+// on, so it goes back to its place. While it is stuck, a field scrolled or focused into
+// view lands below it, not under it (scroll-padding). Read once a frame at most.
+function stickyWhileCalculating(wrap, results) {
+  let pending = false;
+  const update = () => {
+    pending = false;
+    if (!wrap.isConnected) return;
+    const height = wrap.offsetHeight;
+    const unstuck = results.getBoundingClientRect().bottom < height;
+    wrap.classList.toggle('unstuck', unstuck);
+    document.documentElement.style.scrollPaddingTop = unstuck ? '' : `${height + 8}px`;
+  };
+  const later = () => {
+    if (!pending) {
+      pending = true;
+      requestAnimationFrame(update);
+    }
+  };
+  // A language switch builds the page anew: the old page's watchers go with it.
+  app.stopSticky?.();
+  addEventListener('scroll', later, { passive: true });
+  const ro = typeof ResizeObserver !== 'undefined' ? new ResizeObserver(later) : null;
+  ro?.observe(wrap);
+  app.stopSticky = () => {
+    removeEventListener('scroll', later);
+    ro?.disconnect();
+  };
 }
 
 // Catalog ids whose name part is `name` or contains it (case-insensitive), exact first.
