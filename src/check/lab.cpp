@@ -448,7 +448,7 @@ Result<LabReport> lab_table(const LabInput& in, const ModelSpec& m, const LabSet
         r.deviation_percent = (b - fb) / fb * 100.0;
     else if (b <= 0)
         r.notes.push_back(note("lab_slope_not_positive"));
-    if (in.weights) {
+    if (in.weights && std::fabs(a) < 9.0e18) {  // llround of an extrapolated intercept past int64 is undefined
         r.runtime = static_cast<int64_t>(std::llround(a)) - *in.weights;
         if (*r.runtime < 0)
             r.notes.push_back(note("lab_intercept_below_weights", {{"intercept", format_bytes(std::llround(a))},

@@ -157,13 +157,14 @@ int cmd_lab(const std::vector<std::string>& argv, std::ostream& out, std::ostrea
         out << buf;
     }
     auto per_token = [](double v) {
-        const int64_t b = std::llround(v);
+        const int64_t b = std::fabs(v) < 9.0e18 ? std::llround(v) : 0;
         return with_commas(b) + " B (" + format_bytes(b) + ")";
     };
     out << "\nfitted per token:  " << per_token(L.slope);
     out << "\nformula per token: " << per_token(L.formula_slope) << " KV cache";
     if (L.deviation_percent) out << "\ndeviation:         " << two(*L.deviation_percent);
-    out << "\nfixed part (intercept): " << format_bytes(std::llround(L.intercept)) << " (weights + runtime)";
+    if (std::fabs(L.intercept) < 9.0e18)
+        out << "\nfixed part (intercept): " << format_bytes(std::llround(L.intercept)) << " (weights + runtime)";
     if (L.weights)
         out << "\nweight file: " << format_bytes(*L.weights)
             << ", runtime (intercept - weights): " << format_bytes(*L.runtime);

@@ -35,10 +35,11 @@ std::string to_json_text(const LabReport& r) {
                         {"increment_bytes", opt_int(row.increment)},
                         {"formula_increment_bytes", opt_int(row.formula_increment)},
                         {"deviation_percent", two_decimals(row.deviation_percent)}});
-    const json fit = {{"slope_bytes_per_token", two_decimals(r.slope)},
-                      {"intercept_bytes", std::isfinite(r.intercept) ? json(std::llround(r.intercept)) : json(nullptr)},
-                      {"formula_bytes_per_token", two_decimals(r.formula_slope)},
-                      {"deviation_percent", two_decimals(r.deviation_percent)}};
+    const json fit = {
+        {"slope_bytes_per_token", two_decimals(r.slope)},
+        {"intercept_bytes", std::fabs(r.intercept) < 9.0e18 ? json(std::llround(r.intercept)) : json(nullptr)},
+        {"formula_bytes_per_token", two_decimals(r.formula_slope)},
+        {"deviation_percent", two_decimals(r.deviation_percent)}};
     return dump({{"engine", r.engine},
                  {"model", r.model},
                  {"measure", r.measure},

@@ -239,3 +239,11 @@ TEST_CASE("the page's settings JSON") {
     CHECK(lab_request_from_json(R"({"n_seq_max":0})").error().message ==
           "lab settings: n_seq_max must be a whole number from 1 to 4096");
 }
+
+TEST_CASE("sizes near the int64 limit give no NaN and no undefined rounding") {
+    const LabReport r = lab("measure: rss\n1 8000000 TB\n2 1 B\n");
+    CHECK(std::isfinite(r.slope));
+    CHECK(r.notes.back().code == "lab_slope_not_positive");
+    const LabReport far = lab("measure: rss\n1000000 1 B\n1000001 8000000 TB\n");
+    CHECK(to_json_text(far).find("\"intercept_bytes\":null") != std::string::npos);
+}
