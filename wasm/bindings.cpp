@@ -205,8 +205,10 @@ EMSCRIPTEN_BINDINGS(kvbudget) {
 #include <optional>
 
 #include "check/check.h"
+#include "check/lab.h"
 #include "check/log_reader.h"
 #include "report/check_json.h"
+#include "report/lab_json.h"
 #include "report/sim_json.h"
 #include "sim/session.h"
 
@@ -306,9 +308,28 @@ std::string check_log(const std::string& text, const std::string& config_text, c
     return ok_raw(kvb::to_json_text(r));
 }
 
+// kvbudget lab (issue 12 item 2), the page's lab panel: the runs pasted, the config of the
+// model the page shows, the settings as JSON (lab_request_from_json). The answer is what
+// `kvbudget lab RUNS --config CONFIG --json` prints, its {"error": ...} included.
+std::string lab_table(const std::string& text, const std::string& config_text, const std::string& config_name,
+                      const std::string& settings_text) {
+    auto q = kvb::lab_request_from_json(settings_text);
+    if (!q) return fail(q.error());
+    auto in = kvb::read_lab_paste(text, q->measure);
+    if (!in) return ok_raw(kvb::check_error_json(in.error()));
+    auto m = kvb::parse_config(config_text, config_name);
+    if (!m) return ok_raw(kvb::check_error_json(m.error()));
+    auto r = kvb::lab_table(in.value(), m.value(), q->settings);
+    return ok_raw(r ? kvb::to_json_text(r.value()) : kvb::check_error_json(r.error()));
+}
+
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(kvbudget_check) {
+    emscripten::function(
+        "labTable", +[](std::string text, std::string config, std::string name, std::string settings) {
+            return guarded([&] { return lab_table(text, config, name, settings); });
+        });
     emscripten::function(
         "checkLogModel",
         +[](std::string text, std::string ids) { return guarded([&] { return check_log_model(text, ids); }); });

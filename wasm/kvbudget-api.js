@@ -127,6 +127,12 @@ class Kvbudget {
   checkLog(text, config = null) {
     return call(this.m.checkLog, String(text), String(config?.text ?? ''), String(config?.name ?? ''), String(config?.source ?? ''));
   }
+  // kvbudget lab (issue 12): peak memory measured at several contexts against the formula,
+  // what `kvbudget lab RUNS --config CONFIG --json` prints: a LabReport, or {error} for runs
+  // or a config it refuses. config: {text, name}; settings: LabSettings.
+  labTable(text, config, settings = {}) {
+    return call(this.m.labTable, String(text), String(config?.text ?? ''), String(config?.name ?? ''), JSON.stringify(settings ?? {}));
+  }
   // traceReader (optional): (at, n) => Uint8Array of at most n bytes from byte `at` of
   // the trace CSV (empty at its end), for a trace read in pieces instead of input.trace
   // (the worker reads a File's slices). A reader that throws counts as unreadable.

@@ -304,6 +304,9 @@ export interface Kvbudget {
   /** `kvbudget check LOG --json` for the same log and config, byte for byte: the report, or
    *  {error} when the paste is not a log kvbudget can read. Only in the whole module. */
   checkLog(text: string, config?: CheckConfig | null): CheckReport | CheckRefusal;
+  /** `kvbudget lab RUNS --config CONFIG --json` for the same runs, config and settings, byte for
+   *  byte: the table, or {error} for runs or a config it refuses. Only in the whole module. */
+  labTable(text: string, config: { text: string; name: string }, settings?: LabSettings): LabReport | CheckRefusal;
 }
 
 // ---------- kvbudget check (issue 12) ----------
@@ -358,6 +361,60 @@ export interface CheckReport {
 export interface CheckRefusal {
   /** check_empty, check_too_large, check_binary, check_markup_only, check_not_engine_log, check_truncated. */
   error: { code: string; message: string; detail: Message | null };
+}
+
+// ---------- kvbudget lab (issue 12) ----------
+// src/check/lab.h, JSON by src/report/lab_json.cpp.
+
+export interface LabSettings {
+  /** llamacpp (default) or transformers; vllm is refused (its pool does not follow the context). */
+  engine?: string;
+  /** rss, footprint, nvidia-smi, memory_allocated, max_memory_allocated, memory_reserved, max_memory_reserved; "" = as the runs name it. */
+  measure?: string;
+  type_k?: string;
+  type_v?: string;
+  n_seq_max?: number;
+  kv_unified?: boolean;
+  swa_full?: boolean;
+  /** transformers: the cache dtype ("" = the config's). */
+  dtype?: string;
+}
+
+export interface LabRow {
+  /** 1-based line of the paste. */
+  line: number;
+  context: number;
+  measured_bytes: number;
+  /** The engine's KV cache (and recurrent state) at this context. */
+  formula_kv_bytes: number;
+  /** Growth since the previous row; null on the first. */
+  increment_bytes: number | null;
+  formula_increment_bytes: number | null;
+  /** (increment - formula increment) / formula increment, two decimals. */
+  deviation_percent: number | null;
+}
+
+export interface LabReport {
+  engine: 'llamacpp' | 'transformers';
+  model: string;
+  /** A measure id: rss, footprint, nvidia_smi, torch_allocated, torch_max_allocated, torch_reserved, torch_max_reserved. */
+  measure: string;
+  settings: Record<string, string>;
+  rows: LabRow[];
+  fit: {
+    /** Least squares over the rows, two decimals. */
+    slope_bytes_per_token: number | null;
+    /** The fixed part: weights and runtime. */
+    intercept_bytes: number | null;
+    formula_bytes_per_token: number | null;
+    /** null when the fitted slope is not positive. */
+    deviation_percent: number | null;
+  };
+  baseline_bytes: number | null;
+  weights_bytes: number | null;
+  /** intercept - weights. */
+  runtime_bytes: number | null;
+  notes: Message[];
 }
 
 // ---------- paging simulator (issue 4) ----------

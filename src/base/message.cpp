@@ -533,6 +533,51 @@ const std::vector<MessageTemplate>& message_templates() {
         {"check_llama_oom_unknown", "llama.cpp could not allocate {size} on {device} (cudaMalloc: out of memory)"},
         {"check_oom_device_free",
          "llama.cpp found {free} free on {device} when it started: the allocation is {short} more than that"},
+        {"lab_too_large", "the paste is larger than {limit}: a lab table is one line per run"},
+        {"lab_unknown_measure",
+         "\"{measure}\" is not a measure kvbudget knows: rss, footprint, nvidia-smi, memory_allocated, "
+         "max_memory_allocated, memory_reserved or max_memory_reserved"},
+        {"lab_no_value", "line {line}: a context with no measured size after it: write \"4096 5.31 GiB\""},
+        {"lab_bad_size",
+         "line {line}: \"{value}\" is not a size: write a number with its unit (5.31 GiB, 5300 MB, 5.2G)"},
+        {"lab_no_unit", "line {line}: {value} has no unit: write GiB, MiB, GB, MB or G (5.31 GiB, 5300 MB, 5.2G)"},
+        {"lab_bad_line",
+         "line {line}: \"{text}\" is not a run: write the context and the measured peak (\"4096 5.31 GiB\")"},
+        {"lab_no_context",
+         "line {line}: the memory of a run whose context is not given: paste the command line (with -c N) before "
+         "/usr/bin/time's output"},
+        {"lab_bad_context", "line {line}: \"{value}\" is not a context length: a whole number of tokens (4096, 32k)"},
+        {"lab_mixed_measures",
+         "one table takes one measure, and this one holds both {first} and {second}: they count different memory, so "
+         "measure every run the same way or make two tables"},
+        {"lab_no_measure",
+         "the paste does not say what was measured: name it (a line \"measure: rss\", or rss, nvidia-smi, "
+         "max_memory_reserved ... after each size)"},
+        {"lab_two_baselines", "line {line}: a second -n 0 baseline: give one"},
+        {"lab_same_context",
+         "context {context} is measured twice (lines {first} and {second}): keep one run per context"},
+        {"lab_empty",
+         "the paste holds no runs: write one line per run, the context and the measured peak (\"4096 5.31 GiB\")"},
+        {"lab_too_few", "only one run (context {context}): a slope needs runs at two contexts or more"},
+        {"lab_vllm_preallocates",
+         "vLLM reserves its KV pool up front (gpu_memory_utilization), so its memory does not follow the context: "
+         "measure llama.cpp or transformers runs"},
+        {"lab_unknown_engine", "engine \"{engine}\": the lab compares llama.cpp or transformers runs"},
+        {"lab_not_increasing",
+         "memory did not grow from context {from} to {to} ({change}): llama.cpp maps the weight file (mmap, always on "
+         "a Mac), and resident set size counts only the weight pages touched, so it can leave weights out and differ "
+         "from run to run; cross-check with another measure (peak memory footprint, nvidia-smi), never mixed in one "
+         "table"},
+        {"lab_slope_not_positive",
+         "the fitted memory per token is not positive: the runs do not show the KV cache growing with the context, so "
+         "no deviation is given (see the note on mmap)"},
+        {"lab_intercept_below_weights",
+         "the fixed part ({intercept}) is smaller than the weight file ({weights}): the measure leaves weight pages "
+         "out (mmap), so it is not weights plus runtime"},
+        {"check_oom_short_vllm",
+         "{short} more than the GPU had free was needed: vLLM was given {util} of the GPU (gpu_memory_utilization = "
+         "{fraction}); --gpu-memory-utilization {lower} leaves {short} more for the rest, or a lower --max-model-len "
+         "needs less"},
     };
     return t;
 }

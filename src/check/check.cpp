@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -737,12 +738,32 @@ std::string bytes_text(double b) {
     return format_bytes(static_cast<int64_t>(std::llround(std::max(0.0, std::min(b, 9.0e18)))));
 }
 
+// The shortfall as a vLLM setting when the log gives gpu_memory_utilization: vLLM takes that
+// fraction of the GPU (weights, activations, KV pool), so lowering it by the shortfall's share
+// of the GPU leaves the missing bytes to the rest; else the generic advice.
+Message vllm_short(const LogFacts& f, double total, double shortfall) {
+    const std::string u_text = f.setting("gpu_memory_utilization");
+    const double u = u_text.empty() ? 0 : std::strtod(u_text.c_str(), nullptr);
+    if (f.engine == LogEngine::Vllm && u > 0 && u <= 1 && total > 0) {
+        const double lower = std::floor((u * total - shortfall) / total * 100.0) / 100.0;
+        if (lower > 0) {
+            char buf[32];
+            std::snprintf(buf, sizeof buf, "%.2f", lower);
+            return note("check_oom_short_vllm", {{"short", bytes_text(shortfall)},
+                                                 {"util", bytes_text(u * total)},
+                                                 {"fraction", u_text},
+                                                 {"lower", buf}});
+        }
+    }
+    return note("check_oom_short", {{"short", bytes_text(shortfall)}});
+}
+
 // PyTorch's message names the allocation and the GPU's memory: where the rest of the GPU
 // went (PyTorch's tensors, its cache, everything outside PyTorch), then the one change that
 // would have made room, tried from the cheapest: the allocation cannot fit any GPU of this
 // size; the GPU had enough free (pieces); PyTorch's own cache holds enough (fragmentation);
 // what is outside PyTorch holds enough (other processes, CUDA context); else the shortfall.
-CheckLine explain_torch_oom(const LogLine& l) {
+CheckLine explain_torch_oom(const LogLine& l, const LogFacts& f) {
     CheckLine c = printed_line(l);
     const double tried = l.num("tried"), total = l.num("total"), free = l.num("free");
     const bool old = l.str("wording") == "old";
@@ -769,7 +790,7 @@ CheckLine explain_torch_oom(const LogLine& l) {
     else if (outside >= shortfall)
         fit = note("check_oom_outside", {{"outside", bytes_text(outside)}, {"short", bytes_text(shortfall)}});
     else
-        fit = note("check_oom_short", {{"short", bytes_text(shortfall)}});
+        fit = vllm_short(f, total, shortfall);
     c.more_causes.push_back(fit);
     return c;
 }
@@ -847,7 +868,7 @@ CheckReport check_log(const LogFacts& f, const ModelSpec* spec, const std::strin
     bool oom = false;
     for (const LogLine& l : f.lines)
         if (l.is_oom()) {
-            rep.lines.push_back(l.kind == LogLineKind::TorchOom ? explain_torch_oom(l) : explain_llama_oom(l, f));
+            rep.lines.push_back(l.kind == LogLineKind::TorchOom ? explain_torch_oom(l, f) : explain_llama_oom(l, f));
             oom = true;
         }
     if (oom)

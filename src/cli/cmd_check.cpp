@@ -93,6 +93,12 @@ bool read_log(const std::string& path, std::string* text, bool* too_big) {
 
 }  // namespace
 
+std::string catalog_file(const std::string& id) {
+    for (const auto& [cid, file] : catalog())
+        if (cid == id) return file;
+    return {};
+}
+
 int cmd_check(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
     int rc = kOk;
     auto a = parse_args(argv, ArgSpec{{"--config"}, {}}, err);

@@ -14,6 +14,10 @@ int cmd_vllm(const std::vector<std::string>& argv, std::ostream& out, std::ostre
 int cmd_llamacpp(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
 int cmd_budget(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
 int cmd_check(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
+int cmd_lab(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
 int cmd_simulate(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err);
+
+// The bundled catalog's config file for a Hub id ("org/name"); "" when it has none (cmd_check.cpp).
+std::string catalog_file(const std::string& id);
 
 }  // namespace kvb::cli

@@ -20,6 +20,7 @@ Commands:
   budget    the whole GPU budget: weights + KV + activations + overhead; what fits
   simulate  replay a workload through paged and contiguous KV allocation
   check     an engine's start-up log (vLLM, llama.cpp), line by line against the prediction
+  lab       memory measured at several contexts: fitted bytes per token vs the formula's KV
 
 Every command takes --json and --help. Sizes take bytes or units (8GiB, 24GB, 512MiB).
 Exit status: 0 success, 1 the input was refused (stderr says why), 2 usage error.
@@ -46,7 +47,7 @@ int main(int argc, char** argv) {
     const Entry commands[] = {
         {"inspect", cmd_inspect},   {"kv", cmd_kv},         {"vllm", cmd_vllm},
         {"llamacpp", cmd_llamacpp}, {"budget", cmd_budget}, {"simulate", cmd_simulate},
-        {"check", cmd_check},
+        {"check", cmd_check},       {"lab", cmd_lab},
     };
     for (const auto& c : commands) {
         if (args[0] == c.name) {

@@ -60,3 +60,12 @@ test('CheckReport, CheckLine and CheckRefusal have exactly the typed fields', ()
   assert.deepEqual(keys(kvb.checkLog('not a log')), members('CheckRefusal'), 'CheckRefusal');
   assert.deepEqual(keys(kvb.checkLogModel(log, ['Qwen/Qwen3-0.6B'])), ['catalog_id', 'model']);
 });
+
+test('LabReport and LabRow have exactly the typed fields', () => {
+  const config = fs.readFileSync(path.join(fixturesDir, 'meta-llama--Llama-3.1-8B-Instruct.json'), 'utf8');
+  const r = kvb.labTable('measure: rss\nweights 4 GiB\nbaseline 4.5 GiB\n4096 5 GiB\n8192 5.5 GiB\n', { text: config, name: 'm' });
+  assert.deepEqual(keys(r), members('LabReport'), 'LabReport');
+  assert.deepEqual(keys(r.rows[0]), members('LabRow'), 'LabRow');
+  assert.deepEqual(keys(r.fit), ['deviation_percent', 'formula_bytes_per_token', 'intercept_bytes', 'slope_bytes_per_token']);
+  assert.deepEqual(keys(kvb.labTable('', { text: config, name: 'm' })), members('CheckRefusal'), 'refusal');
+});

@@ -39,3 +39,10 @@ test('the page names its controls where the CLI names a flag, with the same plac
 test('no coreNote.* keys are left', () => {
   for (const cat of [en, zh]) assert.deepEqual(Object.keys(cat).filter((k) => k.startsWith('coreNote.')), []);
 });
+
+test('the page words a log without a config for its model box, the CLI for --config', () => {
+  const m = { code: 'check_no_config', params: { model: 'Qwen/Qwen3-8B' } };
+  assert.equal(renderMessage(m, en), 'no config for Qwen/Qwen3-8B: enter the model in the model box above (a Hub id, or paste its config.json) and compare again');
+  assert.equal(renderMessage(m, zh), '找不到 Qwen/Qwen3-8B 的配置：请在上方的模型框中输入该模型（Hub ID，或粘贴它的 config.json），然后重新比较');
+  for (const cat of [en, zh]) assert.ok(!cat['msg.check_no_config'].includes('--config'));
+});

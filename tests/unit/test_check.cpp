@@ -678,3 +678,29 @@ TEST_CASE("an out-of-memory line among a log's KV lines keeps its place; fragmen
     CHECK(r.lines[1].more_causes[0].param("cached") == "2.50 GiB");
     CHECK(r.lines[1].more_causes[0].param("short") == "512.00 MiB");
 }
+
+TEST_CASE("PyTorch OOM in a vLLM log that gives gpu_memory_utilization: the shortfall as a lower fraction") {
+    // O3's wording (vLLM V1) with numbers where neither PyTorch's cache nor what is outside it
+    // covers the shortfall, after vLLM's non-default args: 2.50 GiB short of a 23.57 GiB GPU,
+    // vLLM given 0.95 x 23.57 = 22.39 GiB; (22.39 - 2.50) / 23.57 = 0.8439 -> 0.84.
+    const std::string oom =
+        "ERROR 03-13 09:00:43 [core.py:330] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB. "
+        "GPU 0 has a total capacity of 23.57 GiB of which 1.50 GiB is free. Including non-PyTorch memory, this "
+        "process has 22.05 GiB memory in use. Of the allocated memory 21.00 GiB is allocated by PyTorch, and 100.00 "
+        "MiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting "
+        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.\n";
+    CheckReport r = check(
+        "INFO 03-13 08:59:58 [api_server.py:1043] non-default args: {'model': 'Qwen/Qwen3-8B', "
+        "'gpu_memory_utilization': 0.95}\n" +
+            oom,
+        nullptr);
+    REQUIRE(r.lines.size() == 1);
+    REQUIRE(r.lines[0].more_causes.size() == 1);
+    CHECK(render_english(r.lines[0].more_causes[0]) ==
+          "2.50 GiB more than the GPU had free was needed: vLLM was given 22.39 GiB of the GPU "
+          "(gpu_memory_utilization = 0.95); --gpu-memory-utilization 0.84 leaves 2.50 GiB more for the rest, or a "
+          "lower --max-model-len needs less");
+    // Without the setting, the general advice.
+    CheckReport plain = check(oom, nullptr);
+    CHECK(plain.lines[0].more_causes[0].code == "check_oom_short");
+}

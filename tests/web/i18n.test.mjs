@@ -42,6 +42,8 @@ const ALLOWED = new Set([
   'TTFT', 'TPOT', 'p50', 'p90', 'p99',
   // RoPE scaling methods by their papers' names
   'YaRN', 'NTK', 'Mac', 'Apple',
+  // the lab's paste syntax (keywords kvbudget reads) and the commands whose output it reads
+  'baseline', 'weights', 'llama-completion', 'usr/bin/time',
 ]);
 // Regions that show engine output verbatim: log lines, the command, the engine's own
 // refusal. The core's notes are shown through their msg.<code> translations (tMsg).

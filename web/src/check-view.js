@@ -9,7 +9,8 @@ import { t, tMsg } from './i18n.js';
 
 let corePromise = null;
 
-function loadCheckCore() {
+// Also the lab panel's (lab-view.js): one module for both.
+export function loadCheckCore() {
   corePromise ||= import('../../wasm/kvbudget.js')
     .then((m) => m.loadKvbudget({ wasmUrl: new URL('kvbudget.wasm', import.meta.url).href }))
     .catch((e) => {

@@ -92,6 +92,8 @@ export function format(kind, v) {
     case 'ratio': return fixed(v, 2) + '×';
     case 'percent': return percent(v);
     case 'fixed1': return fixed(v, 1);
+    // A deviation the core gives in percent, signed (the lab's measured vs formula).
+    case 'deviation': return v === null || v === undefined || !Number.isFinite(v) ? t('value.none') : (v > 0 ? '+' : '') + fixed(v, 2) + ' %';
     // Simulated latencies (seconds from the core; time per output token shown in ms).
     case 'seconds': return t('unit.seconds', { value: fixed(v, Math.abs(v) < 10 ? 3 : 1) });
     case 'millis': return t('unit.millis', { value: fixed(v * 1000, 1) });

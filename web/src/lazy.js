@@ -20,6 +20,7 @@ function once(load) {
 const chartModule = once(() => import('./chart.js'));
 const simModule = once(() => import('./sim-view.js'));
 const checkModule = once(() => import('./check-view.js'));
+const labModule = once(() => import('./lab-view.js'));
 
 // KvChart (chart.js) before uPlot has arrived: keeps the last data and draws it on arrival.
 // `plot` and `ro` are the real chart's (null until then); whenReady() gives the real chart.
@@ -106,6 +107,20 @@ export function buildCheckPanel(app) {
     .then(() => checkModule())
     .then((m) => {
       if (holder.isConnected) holder.replaceWith(m.buildCheckPanel(app));
+    }));
+  return holder;
+}
+
+// lab-view.js's panel ("Measured vs formula", issue 12): right after the log check's chunk,
+// whose module it shares.
+export function buildLabPanel(app) {
+  if (labModule.module) return labModule.module.buildLabPanel(app);
+  const holder = h('section', { class: 'panel lab', 'data-lazy': 'lab', 'aria-busy': 'true' });
+  afterPaint(() => Promise.race([simArrived, new Promise((resolve) => setTimeout(resolve, 2000))])
+    .then(() => checkModule())
+    .then(() => labModule())
+    .then((m) => {
+      if (holder.isConnected) holder.replaceWith(m.buildLabPanel(app));
     }));
   return holder;
 }

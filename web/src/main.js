@@ -14,7 +14,7 @@ import { renderResults, answerCard } from './render.js';
 import { bytes } from './format.js';
 import { initTheme } from './theme.js';
 // The simulator view and the log check panel arrive just after the first answer (lazy.js).
-import { buildSimView, simSync, buildCheckPanel } from './lazy.js';
+import { buildSimView, simSync, buildCheckPanel, buildLabPanel } from './lazy.js';
 import { loadGgufModel } from './gguf-hub.js';
 import { quantPicker, syncQuantPicker, ggufSourceText } from './gguf-view.js';
 import { buildOffloadControls, syncOffload } from './offload-view.js';
@@ -485,7 +485,8 @@ function buildPage() {
       h('div', { class: 'inputs' }, modelPanel, els.controls, buildOffloadControls(app, () => recompute())),
       els.results,
       buildSimView(app, { onState: writeUrl, computeInput }),
-      buildCheckPanel(app)),
+      buildCheckPanel(app),
+      buildLabPanel(app)),
     h('footer', null, h('p', { class: 'muted' }, t('footer.text'))));
   stickyWhileCalculating(els.answer, els.results);
   applyThemeParam(app.state);
