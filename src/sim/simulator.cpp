@@ -234,7 +234,7 @@ struct Simulator::Impl {
         return "";
     }
 
-    void setup(const SimConfig& c, RequestStream reqs) {
+    void setup(const SimConfig& c, RequestStream reqs, bool allocate = true) {
         cfg = c;
         auto bad = [&](const std::string& m) { fail("bad_value", m); };
         if (c.kv_bytes_per_token < 1) return bad("KV bytes per token must be at least 1");
@@ -286,10 +286,13 @@ struct Simulator::Impl {
                            std::to_string(need) + " one sequence of max model length " +
                            std::to_string(c.max_model_len) + " needs (the null block is not usable)");
             capacity = num_blocks * c.block_size;
-            pool.init(static_cast<int32_t>(num_blocks));
-            if (simple) alloc_phase.assign(static_cast<size_t>(bs), {});
-            cnt.assign(static_cast<size_t>(num_blocks) + 1, 0);
-            local_id.assign(static_cast<size_t>(num_blocks) + 1, -1);
+            if (allocate) {
+                pool.init(static_cast<int32_t>(num_blocks));
+                if (simple)
+                    alloc_phase.assign(static_cast<size_t>(bs), {});
+                else
+                    cnt.assign(static_cast<size_t>(num_blocks) + 1, 0);  // shared blocks only
+            }
             swap_cap_blocks = c.swap_space_bytes / block_bytes;
             if (c.preemption == Preemption::V0) watermark_blocks = num_blocks / 100;
         } else {
@@ -518,6 +521,7 @@ struct Simulator::Impl {
             const Seq& q = g.seqs[static_cast<size_t>(k)];
             if (takes[static_cast<size_t>(k)] == 0 || q.computed % bs == 0) continue;
             const int32_t b = q.table.back();
+            if (pool.ref(b) <= 1) continue;  // never counted (cnt is made only where blocks are shared)
             const int32_t w = cnt[static_cast<size_t>(b)];
             if (w == 0) continue;  // counted already
             need += pool.ref(b) > w ? w : w - 1;
@@ -645,6 +649,7 @@ struct Simulator::Impl {
     }
 
     bool try_swap_out(Group& g) {
+        if (local_id.empty()) local_id.assign(static_cast<size_t>(num_blocks) + 1, -1);  // first swap
         int32_t unique = 0;
         const int32_t a = g.active();
         for (int32_t k = 0; k < a; ++k)
@@ -1484,6 +1489,7 @@ struct Simulator::Impl {
         sn.time_s = now;
         sn.block_size = paged ? bs : 1;
         sn.capacity_tokens = capacity;
+        if (paged && pool.num_blocks() == 0) return sn;  // CheckOnly: no pool
         if (paged) {
             const size_t n = static_cast<size_t>(num_blocks);
             sn.owner.assign(n, -1);
@@ -1528,6 +1534,7 @@ struct Simulator::Impl {
     }
 
     std::string check() const {
+        if (paged && pool.num_blocks() == 0) return "";  // CheckOnly: no pool
         if (paged) {
             std::string e = pool.check();
             if (!e.empty()) return e;
@@ -1606,6 +1613,10 @@ Simulator::Simulator(const SimConfig& config, const std::vector<Request>& reques
 }
 Simulator::Simulator(const SimConfig& config, RequestStream requests) : impl_(new Impl) {
     impl_->setup(config, std::move(requests));
+}
+Simulator::Simulator(const SimConfig& config, CheckOnly) : impl_(new Impl) {
+    impl_->setup(config, RequestStream::of({}), false);
+    impl_->is_done = true;
 }
 Simulator::~Simulator() = default;
 Simulator::Simulator(Simulator&&) noexcept = default;
