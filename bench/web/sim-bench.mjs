@@ -12,6 +12,7 @@
 // every run after the first measures the simulation. Best of RUNS (default 5).
 // Needs build/kvbudget (or KVB_CLI) and a built site/ (npm run build; KVB_SITE_DIR).
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -64,7 +65,7 @@ async function wasmNode() {
       cpu.push((c.user + c.system) / 1000);
       if (r.summary.policies[0].finished !== 19366) throw new Error('unexpected result');
     }
-    console.log(`WASM in node, ${snapshots} snapshots (trace parse, run, result JSON): best ${ms(best(wall))} wall, ${ms(best(cpu))} CPU`);
+    console.log(`WASM in node, ${snapshots} snapshots (trace parse, run, result JSON): best ${ms(best(wall))}, median ${ms(med(wall))} wall; best ${ms(best(cpu))} CPU`);
     out[snapshots] = best(wall);
   }
   model.release();
@@ -102,9 +103,11 @@ async function chromium() {
   return b;
 }
 
-console.log(`paging simulator, Azure conversation trace (19,366 requests), paged, Llama-3.1-8B / A100-80GB, best of ${RUNS}`);
+const load = () => os.loadavg().map((x) => x.toFixed(2)).join(' ');
+console.log(`paging simulator, Azure conversation trace (19,366 requests), paged, Llama-3.1-8B / A100-80GB, best of ${RUNS}; load average ${load()}`);
 const n = native();
 const w = await wasmNode();
 const c = await chromium();
 console.log(`native ${ms(n)} | WASM in node ${ms(w[0])} = ${(w[0] / n).toFixed(2)}x native (goal <= 1.3x)` +
-  (c ? ` | page, Run -> drawn result ${ms(c.ms + c.render)} = ${((c.ms + c.render) / n).toFixed(2)}x native (goal <= 2x)` : ''));
+  (c ? ` | page, Run -> drawn result ${ms(c.ms + c.render)} = ${((c.ms + c.render) / n).toFixed(2)}x native (goal <= 2x)` : '') +
+  ` (best against best; load average ${load()})`);

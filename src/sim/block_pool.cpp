@@ -6,57 +6,25 @@ void BlockPool::init(int32_t num_blocks) {
     num_blocks_ = num_blocks;
     const size_t n = static_cast<size_t>(num_blocks) + 1;
     blk_.assign(n, Block{});
-    hash_.assign(n, 0);
+    hash_.clear();
     const int32_t s = num_blocks_;
     blk_[static_cast<size_t>(s)].prev = blk_[static_cast<size_t>(s)].next = s;
     num_free_ = 0;
     num_cached_free_ = 0;
+    hashed_ = false;
     used_filled_ = 0;
     // Block 0 is the null block: never free, never handed out (vLLM pops it first).
     blk_[0].ref = 1;
     for (int32_t b = 1; b < num_blocks; ++b) push_back(b);
-    size_t cap = 16;
-    while (cap < 2 * n) cap <<= 1;
-    map_keys_.assign(cap, 0);
-    map_vals_.assign(cap, kNone);
-    map_mask_ = cap - 1;
+    map_keys_.assign(1, 0);  // lookup() finds nothing until set_hash() makes the map
+    map_vals_.assign(1, kNone);
+    map_mask_ = 0;
 }
 
-void BlockPool::unlink(int32_t b) {
+void BlockPool::uncache(int32_t b) {
     const size_t i = static_cast<size_t>(b);
-    blk_[static_cast<size_t>(blk_[i].prev)].next = blk_[i].next;
-    blk_[static_cast<size_t>(blk_[i].next)].prev = blk_[i].prev;
-    blk_[i].in_queue = 0;
-    --num_free_;
-    if (blk_[i].cached) --num_cached_free_;
-}
-
-void BlockPool::push_back(int32_t b) {
-    const int32_t s = num_blocks_;
-    const size_t i = static_cast<size_t>(b);
-    const int32_t last = blk_[static_cast<size_t>(s)].prev;
-    blk_[i].prev = last;
-    blk_[i].next = s;
-    blk_[static_cast<size_t>(last)].next = b;
-    blk_[static_cast<size_t>(s)].prev = b;
-    blk_[i].in_queue = 1;
-    ++num_free_;
-    if (blk_[i].cached) ++num_cached_free_;
-}
-
-int32_t BlockPool::alloc() {
-    const int32_t b = blk_[static_cast<size_t>(num_blocks_)].next;
-    if (b == num_blocks_) return kNone;
-    unlink(b);
-    const size_t i = static_cast<size_t>(b);
-    if (blk_[i].cached) {
-        map_erase(hash_[i]);
-        blk_[i].cached = 0;
-    }
-    hash_[i] = 0;
-    blk_[i].fill = 0;
-    blk_[i].ref = 1;
-    return b;
+    map_erase(hash_[i]);
+    blk_[i].cached = 0;
 }
 
 void BlockPool::incref(int32_t b) {
@@ -68,17 +36,18 @@ void BlockPool::incref(int32_t b) {
     ++blk_[i].ref;
 }
 
-void BlockPool::decref(int32_t b) {
-    const size_t i = static_cast<size_t>(b);
-    if (--blk_[i].ref == 0) {
-        used_filled_ -= blk_[i].fill;
-        push_back(b);
-    }
-}
-
 void BlockPool::set_hash(int32_t b, uint64_t h) {
     const size_t i = static_cast<size_t>(b);
     if (h == 0) h = 1;
+    if (!hashed_) {
+        hashed_ = true;
+        hash_.assign(blk_.size(), 0);
+        size_t cap = 16;
+        while (cap < 2 * blk_.size()) cap <<= 1;
+        map_keys_.assign(cap, 0);
+        map_vals_.assign(cap, kNone);
+        map_mask_ = cap - 1;
+    }
     hash_[i] = h;
     if (!blk_[i].cached && lookup(h) == kNone) {
         map_insert(h, b);

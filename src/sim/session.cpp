@@ -170,7 +170,7 @@ Result<SimSession> SimSession::create(const ModelSpec& m, const SimInputs& in) {
         sim::SimConfig pc = c;
         pc.policy = p;
         pc.prefix_caching = in.prefix_caching && p == sim::Policy::Paged;
-        sim::Simulator probe(pc, std::vector<sim::Request>{});
+        sim::Simulator probe(pc, sim::Simulator::CheckOnly{});
         if (!probe.ok())
             return make_error(
                 probe.error().code.empty() ? "bad_value" : probe.error().code,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <functional>
 #include <limits>
 
 #include "sim/block_pool.h"
@@ -80,7 +81,10 @@ struct Group {
     int32_t live = 1;       // sequences not finished
     int32_t generated = 0;  // output tokens sampled so far (same for every live sequence)
     bool forked = false;    // the prompt has been shared out to all sequences
+    bool lazy = false;      // a decoder whose progress is kept implicitly (Impl::join_decoders)
     GState state = GState::Pending;
+    int64_t rank = 0;          // order of entry into the running list (admission, swap-in)
+    int64_t d0 = 0;            // lazy: tokens computed = Impl::D + d0
     int64_t output_total = 0;  // output tokens of all samples
     double arrival = 0;
     double first_token = -1, finish = -1;
@@ -144,7 +148,33 @@ struct Simulator::Impl {
     Group& G(int32_t id) { return groups[static_cast<size_t>(id - base)]; }
     const Group& G(int32_t id) const { return groups[static_cast<size_t>(id - base)]; }
     std::deque<int32_t> waiting;
+    // running: in order of entry (rank increasing), with the ranks alongside for
+    // finding a request by binary search.
     std::vector<int32_t> running, swapped, scheduled;
+    std::vector<int64_t> running_rank;
+    int64_t next_rank = 0;
+
+    // Lazy decoders (simple mode). Most steps of a busy run only add one token to
+    // every running request; such a request is kept implicitly: it has computed
+    // D + d0 tokens, where D counts the steps in which every lazy decoder decoded,
+    // and is touched only when something happens to it: it needs a new block
+    // (paged: every block_size steps, at a fixed phase of D), or it finishes (at a
+    // D known when it joins). A step costs the requests that change state, not all
+    // of them. Its stored `computed` (and the fill of its last block) is brought up
+    // to date by sync(); the sums below account for the tokens not yet written.
+    // Steps where anything else could happen (a preemption, a budget that does not
+    // reach every decoder) make every decoder explicit and run the general path.
+    int64_t D = 0;
+    int64_t n_lazy = 0, lazy_sum_d0 = 0, lazy_sum_stored = 0;
+    std::vector<std::vector<std::pair<int64_t, int32_t>>> alloc_phase;  // paged: (rank, id) by (-d0) mod bs
+    struct FinishAt {
+        int64_t d, rank;
+        int32_t id;
+        bool operator>(const FinishAt& o) const { return d != o.d ? d > o.d : rank > o.rank; }
+    };
+    std::vector<FinishAt> finish_heap;  // min-heap on (D of the finishing step, rank)
+    std::vector<int32_t> pending;       // running and not lazy (prefilling), in rank order
+    std::vector<int32_t> done_ids;      // scratch: requests finished this step
     const std::vector<int32_t> no_ids{};
     int64_t running_seqs = 0;
     double now = 0;
@@ -156,7 +186,10 @@ struct Simulator::Impl {
     // (sample() is O(1) instead of a pass over every running request each step),
     // and a decoding request takes the short path in step().
     bool simple = false;
-    int64_t sum_reserved = 0;  // paged: slots of last blocks the running requests will still fill
+    // Paged: slots of last blocks that will never hold a token (the request ends
+    // inside its last block): changes only when a block is taken or returned, and
+    // gives the reserved slots as used - token states - this (internal_of()).
+    int64_t sum_internal = 0;
     // Contiguous: over running sequences, tokens stored, final lengths, reservations
     // and buddy blocks.
     int64_t sum_stored = 0, sum_length = 0, sum_reserve = 0, sum_alloc = 0;
@@ -201,7 +234,7 @@ struct Simulator::Impl {
         return "";
     }
 
-    void setup(const SimConfig& c, RequestStream reqs) {
+    void setup(const SimConfig& c, RequestStream reqs, bool allocate = true) {
         cfg = c;
         auto bad = [&](const std::string& m) { fail("bad_value", m); };
         if (c.kv_bytes_per_token < 1) return bad("KV bytes per token must be at least 1");
@@ -253,9 +286,13 @@ struct Simulator::Impl {
                            std::to_string(need) + " one sequence of max model length " +
                            std::to_string(c.max_model_len) + " needs (the null block is not usable)");
             capacity = num_blocks * c.block_size;
-            pool.init(static_cast<int32_t>(num_blocks));
-            cnt.assign(static_cast<size_t>(num_blocks) + 1, 0);
-            local_id.assign(static_cast<size_t>(num_blocks) + 1, -1);
+            if (allocate) {
+                pool.init(static_cast<int32_t>(num_blocks));
+                if (simple)
+                    alloc_phase.assign(static_cast<size_t>(bs), {});
+                else
+                    cnt.assign(static_cast<size_t>(num_blocks) + 1, 0);  // shared blocks only
+            }
             swap_cap_blocks = c.swap_space_bytes / block_bytes;
             if (c.preemption == Preemption::V0) watermark_blocks = num_blocks / 100;
         } else {
@@ -484,6 +521,7 @@ struct Simulator::Impl {
             const Seq& q = g.seqs[static_cast<size_t>(k)];
             if (takes[static_cast<size_t>(k)] == 0 || q.computed % bs == 0) continue;
             const int32_t b = q.table.back();
+            if (pool.ref(b) <= 1) continue;  // never counted (cnt is made only where blocks are shared)
             const int32_t w = cnt[static_cast<size_t>(b)];
             if (w == 0) continue;  // counted already
             need += pool.ref(b) > w ? w : w - 1;
@@ -492,12 +530,22 @@ struct Simulator::Impl {
         return need;
     }
 
-    // Paged, simple: slots of the last block that the sequence will still fill (its
-    // unshared last block holds computed % bs tokens); what sample() counts as reserved.
-    int64_t reserved_of(const Group& g, const Seq& q) const {
-        const int32_t r = q.computed % bs;
-        if (r == 0) return 0;
-        return std::min<int64_t>(bs - r, std::max<int64_t>(static_cast<int64_t>(final_stored(g, q)) - q.computed, 0));
+    // Paged, simple: slots of a table of `blocks` blocks that will never hold a
+    // token: the rest of the sequence's final block once it holds that block. With
+    // no sharing, a sequence's reserved slots (the rest of its last block it will
+    // still fill) are then blocks * bs - computed - this, so the split needs only
+    // the sum of this, which changes when a block is taken or returned.
+    int64_t internal_of(const Group& g, const Seq& q, size_t blocks) const {
+        const int64_t f = final_stored(g, q);
+        const int64_t last = (f + bs - 1) / bs;
+        return static_cast<int64_t>(blocks) == last ? last * bs - f : 0;
+    }
+
+    // Simple, paged: block nb appended to the sequence's table.
+    void grow(const Group& g, Seq& q, int32_t nb) {
+        sum_internal -= internal_of(g, q, q.table.size());
+        q.table.push_back(nb);
+        sum_internal += internal_of(g, q, q.table.size());
     }
 
     void write_tokens(Group& g, int32_t k, int32_t take) {
@@ -505,7 +553,7 @@ struct Simulator::Impl {
         int32_t pos = q.computed;
         if (simple) {
             if (paged)
-                sum_reserved -= reserved_of(g, q);
+                sum_internal -= internal_of(g, q, q.table.size());
             else
                 sum_stored += take;
         }
@@ -546,7 +594,7 @@ struct Simulator::Impl {
             pos += take;
         }
         q.computed = pos;
-        if (simple && paged) sum_reserved += reserved_of(g, q);
+        if (simple && paged) sum_internal += internal_of(g, q, q.table.size());
     }
 
     void free_table(std::vector<int32_t>& t) {
@@ -557,8 +605,11 @@ struct Simulator::Impl {
 
     void release(Group& g) {
         if (paged) {
-            for (int32_t k = static_cast<int32_t>(g.seqs.size()); k-- > 0;)
-                free_table(g.seqs[static_cast<size_t>(k)].table);
+            for (int32_t k = static_cast<int32_t>(g.seqs.size()); k-- > 0;) {
+                Seq& q = g.seqs[static_cast<size_t>(k)];
+                if (simple) sum_internal -= internal_of(g, q, q.table.size());
+                free_table(q.table);
+            }
         } else {
             for (Seq& q : g.seqs)
                 if (q.offset >= 0) {
@@ -573,7 +624,6 @@ struct Simulator::Impl {
     // single sequence is recomputed; v1 only recomputes. A swap that does not fit
     // the swap space falls back to recompute (v0 would abort the request).
     void preempt(Group& g) {
-        if (simple && paged) sum_reserved -= reserved_of(g, g.seqs[0]);
         ++s.preemptions;
         ++pending_preempt;
         running_seqs -= g.live;
@@ -599,6 +649,7 @@ struct Simulator::Impl {
     }
 
     bool try_swap_out(Group& g) {
+        if (local_id.empty()) local_id.assign(static_cast<size_t>(num_blocks) + 1, -1);  // first swap
         int32_t unique = 0;
         const int32_t a = g.active();
         for (int32_t k = 0; k < a; ++k)
@@ -658,7 +709,7 @@ struct Simulator::Impl {
         }
         swap_used -= unique;
         step_swap_bytes += static_cast<double>(unique) * bs * static_cast<double>(cfg.kv_bytes_per_token);
-        if (simple) sum_reserved += reserved_of(g, g.seqs[0]);
+        if (simple) sum_internal += internal_of(g, g.seqs[0], g.seqs[0].table.size());
         g.swap_fill.clear();
         g.swap_tables.clear();
         g.swap_lens.clear();
@@ -695,19 +746,13 @@ struct Simulator::Impl {
         const int32_t c0 = q.computed;
         if (target - c0 != 1) return false;
         if (paged) {
-            const int32_t r = c0 % bs;
-            sum_reserved -= reserved_of(g, q);
-            if (r == 0) {
+            if (c0 % bs == 0) {
                 const int32_t nb = pool.alloc();
-                if (nb < 0) {
-                    sum_reserved += reserved_of(g, q);
-                    return false;
-                }
-                q.table.push_back(nb);
+                if (nb < 0) return false;
+                grow(g, q, nb);
             }
             pool.add_fill(q.table.back(), 1);
             q.computed = c0 + 1;
-            sum_reserved += reserved_of(g, q);
         } else {
             q.computed = c0 + 1;
             ++sum_stored;
@@ -789,10 +834,187 @@ struct Simulator::Impl {
         account_tokens(g, 0, take);
         budget -= take;
         g.state = GState::Running;
-        running.push_back(g.id);
+        run_push(g);
         running_seqs += g.live;
         scheduled.push_back(g.id);
         return true;
+    }
+
+    // ------------------------------------------------------------ running list, lazy decoders
+    void run_push(Group& g) {
+        g.rank = next_rank++;
+        running.push_back(g.id);
+        running_rank.push_back(g.rank);
+        if (simple) pending.push_back(g.id);
+    }
+
+    void run_pop_back() {
+        running.pop_back();
+        running_rank.pop_back();
+    }
+
+    void run_erase(const Group& g) {
+        const auto it = std::lower_bound(running_rank.begin(), running_rank.end(), g.rank);
+        running.erase(running.begin() + (it - running_rank.begin()));
+        running_rank.erase(it);
+    }
+
+    // Tokens the lazy decoders have computed and not yet stored.
+    int64_t lazy_unwritten() const { return n_lazy * D + lazy_sum_d0 - lazy_sum_stored; }
+
+    // A lazy decoder's implicit tokens written into its sequence (and last block).
+    void sync(Group& g) {
+        Seq& q = g.seqs[0];
+        const int32_t c = static_cast<int32_t>(D + g.d0);
+        const int32_t delta = c - q.computed;
+        if (delta == 0) return;
+        if (paged)
+            pool.add_fill(q.table.back(), delta);
+        else
+            sum_stored += delta;
+        lazy_sum_stored += delta;
+        q.computed = c;
+    }
+
+    void sync_all() {
+        for (int32_t id : running) {
+            Group& g = G(id);
+            if (g.lazy) sync(g);
+        }
+    }
+
+    // Has its first token and decodes one token a step from now on.
+    bool decode_ready(const Group& g) const {
+        return g.state == GState::Running && g.generated >= 1 && g.target() - g.seqs[0].computed == 1;
+    }
+
+    size_t phase_of(int64_t d0) const {
+        const int64_t m = (-d0) % bs;
+        return static_cast<size_t>(m < 0 ? m + bs : m);
+    }
+
+    void join(Group& g) {
+        const Seq& q = g.seqs[0];
+        g.lazy = true;
+        g.d0 = q.computed - D;
+        ++n_lazy;
+        lazy_sum_d0 += g.d0;
+        lazy_sum_stored += q.computed;
+        if (paged) {
+            auto& v = alloc_phase[phase_of(g.d0)];
+            const std::pair<int64_t, int32_t> e{g.rank, g.id};
+            v.insert(std::upper_bound(v.begin(), v.end(), e), e);
+        }
+        // It finishes in the step that starts with D + d0 = final_stored - 1.
+        finish_heap.push_back(FinishAt{final_stored(g, q) - 1 - g.d0, g.rank, g.id});
+        std::push_heap(finish_heap.begin(), finish_heap.end(), std::greater<FinishAt>());
+    }
+
+    // Explicit again (its finish entry is already off the heap).
+    void leave(Group& g) {
+        sync(g);
+        const Seq& q = g.seqs[0];
+        g.generated = q.computed - g.prompt + 1;
+        g.lazy = false;
+        --n_lazy;
+        lazy_sum_d0 -= g.d0;
+        lazy_sum_stored -= q.computed;
+        if (paged) {
+            auto& v = alloc_phase[phase_of(g.d0)];
+            v.erase(std::lower_bound(v.begin(), v.end(), std::pair<int64_t, int32_t>{g.rank, -1}));
+        }
+    }
+
+    // Every running request explicit, for the general path.
+    void unlazy_all() {
+        if (n_lazy > 0) {
+            for (int32_t id : running) {
+                Group& g = G(id);
+                if (!g.lazy) continue;
+                sync(g);
+                g.generated = g.seqs[0].computed - g.prompt + 1;
+                g.lazy = false;
+            }
+            n_lazy = lazy_sum_d0 = lazy_sum_stored = 0;
+            for (auto& v : alloc_phase) v.clear();
+            finish_heap.clear();
+        }
+        pending.clear();
+    }
+
+    // After a general step: decoders lazy again, the rest pending.
+    void relazify() {
+        pending.clear();
+        for (int32_t id : running) {
+            Group& g = G(id);
+            if (decode_ready(g))
+                join(g);
+            else
+                pending.push_back(id);
+        }
+    }
+
+    // A step the lazy path does exactly as the general one: the budget reaches every
+    // decoder (the prefilling requests all come after them, as they do unless a
+    // general step left it otherwise) and no one is preempted (the free blocks
+    // cover every block the step takes).
+    bool lazy_step_ok(int64_t budget) {
+        if (n_lazy > budget) return false;
+        if (!pending.empty() && running[running.size() - pending.size()] != pending.front()) return false;
+        if (!paged) return true;
+        int64_t need = static_cast<int64_t>(alloc_phase[static_cast<size_t>(D % bs)].size());
+        int64_t left = budget - n_lazy;
+        for (int32_t id : pending) {
+            if (left <= 0) break;
+            const Group& g = G(id);
+            const int32_t c = g.seqs[0].computed;
+            const int64_t t = std::min<int64_t>(g.target() - c, left);
+            const int32_t r = c % bs;
+            const int64_t room = r == 0 ? 0 : bs - r;
+            if (t > room) need += (t - room + bs - 1) / bs;
+            left -= t;
+        }
+        return need <= pool.num_free();
+    }
+
+    // Every lazy decoder computes one token: new blocks for those at a block
+    // boundary (in running order, as the general path takes them), the step's work
+    // from the sums.
+    void decode_lazy() {
+        if (paged)
+            for (const auto& e : alloc_phase[static_cast<size_t>(D % bs)]) {
+                Group& g = G(e.second);
+                sync(g);
+                const int32_t nb = pool.alloc();
+                if (nb < 0) return fail("internal", "no free block after the scheduler counted enough");
+                grow(g, g.seqs[0], nb);
+            }
+        const double n = static_cast<double>(n_lazy);
+        const double c0 = static_cast<double>(n_lazy * D + lazy_sum_d0);
+        step_new_tokens += n;
+        step_seqs += n;
+        step_kv_read += c0 + n;
+        step_pairs += c0 + n;
+        ++D;
+    }
+
+    // After a step's outputs: a sequence that caught up samples a token; true when
+    // the request finished.
+    bool output(Group& g) {
+        if (!g.forked && g.seqs[0].computed == g.prompt) fork(g);
+        if (!g.forked) return false;
+        for (int32_t k = 0; k < g.live; ++k)
+            if (g.seqs[static_cast<size_t>(k)].computed != g.target()) return false;
+        if (g.generated == 0) g.first_token = now;
+        ++g.generated;
+        for (int32_t k = g.live; k-- > 0;)
+            if (g.seqs[static_cast<size_t>(k)].out <= g.generated) finish_seq(g, k);
+        if (g.live == 0) {
+            finish(g);
+            return true;
+        }
+        if (cfg.beam_width > 1) reparent_beams(g);
+        return false;
     }
 
     void step() {
@@ -818,7 +1040,26 @@ struct Simulator::Impl {
         next_copy_bytes = 0;
 
         // 1. Running requests, oldest first, under the token budget.
-        for (size_t i = 0; i < running.size() && budget > 0;) {
+        const bool lazy = simple && lazy_step_ok(budget);
+        if (simple && !lazy) unlazy_all();
+        int64_t lazy_decoded = 0;
+        if (lazy) {
+            lazy_decoded = n_lazy;
+            decode_lazy();
+            if (failed) return;
+            budget -= lazy_decoded;
+            for (int32_t id : pending) {  // after every decoder
+                if (budget <= 0) break;
+                Group& g = G(id);
+                const int32_t t = static_cast<int32_t>(std::min<int64_t>(g.target() - g.seqs[0].computed, budget));
+                write_tokens(g, 0, t);
+                account_tokens(g, 0, t);
+                if (failed) return;
+                budget -= t;
+                scheduled.push_back(id);
+            }
+        }
+        for (size_t i = 0; !lazy && i < running.size() && budget > 0;) {
             Group& g = G(running[i]);
             const int32_t a = g.active(), target = g.target();
             if (simple && decode_one(g, target)) {
@@ -843,7 +1084,7 @@ struct Simulator::Impl {
                 while (blocks_needed(g) > pool.num_free()) {
                     // FCFS: the most recently admitted running request goes first.
                     const int32_t victim = running.back();
-                    running.pop_back();
+                    run_pop_back();
                     preempt(G(victim));
                     preempted = true;
                     if (victim == g.id) {
@@ -873,7 +1114,7 @@ struct Simulator::Impl {
                 if (running_seqs + g.live > cfg.max_num_seqs || !try_swap_in(g)) break;
                 swapped.erase(swapped.begin());
                 g.state = GState::Running;
-                running.push_back(g.id);
+                run_push(g);
                 running_seqs += g.live;
                 swapped_in = true;
             }
@@ -892,7 +1133,7 @@ struct Simulator::Impl {
         if (failed) return;
 
         double dt;
-        if (scheduled.empty()) {
+        if (scheduled.empty() && lazy_decoded == 0) {
             if (!swapped_in && !preempted)
                 return fail("internal", "scheduler made no progress at t=" + std::to_string(now) + " s");
             StepWork idle;
@@ -917,36 +1158,51 @@ struct Simulator::Impl {
         ++s.steps;
         record(t0, now);
 
-        // 3. Outputs: fork the prompt to all sequences, sample, finish.
-        bool any_finished = false;
-        for (int32_t id : scheduled) {
-            Group& g = G(id);
-            if (!g.forked && g.seqs[0].computed == g.prompt) fork(g);
-            if (!g.forked) continue;
-            bool caught_up = true;
-            for (int32_t k = 0; k < g.live; ++k)
-                if (g.seqs[static_cast<size_t>(k)].computed != g.target()) caught_up = false;
-            if (!caught_up) continue;
-            if (g.generated == 0) g.first_token = now;
-            ++g.generated;
-            for (int32_t k = g.live; k-- > 0;)
-                if (g.seqs[static_cast<size_t>(k)].out <= g.generated) finish_seq(g, k);
-            if (g.live == 0) {
+        // 3. Outputs: fork the prompt to all sequences, sample, finish. Lazy decoders
+        // that finish come first: they precede every pending request.
+        if (lazy) {
+            done_ids.clear();
+            while (!finish_heap.empty() && finish_heap.front().d == D - 1) {
+                std::pop_heap(finish_heap.begin(), finish_heap.end(), std::greater<FinishAt>());
+                Group& g = G(finish_heap.back().id);
+                finish_heap.pop_back();
+                leave(g);
+                finish_seq(g, 0);
                 finish(g);
-                any_finished = true;
-            } else if (cfg.beam_width > 1) {
-                reparent_beams(g);
+                done_ids.push_back(g.id);
             }
-        }
-        if (any_finished) {
+            for (int32_t id : scheduled)
+                if (output(G(id))) done_ids.push_back(id);
+            for (int32_t id : done_ids) run_erase(G(id));
             size_t w = 0;
-            for (size_t r = 0; r < running.size(); ++r)
-                if (G(running[r]).state == GState::Running) running[w++] = running[r];
-            running.resize(w);
+            for (int32_t id : pending) {
+                Group& g = G(id);
+                if (g.state != GState::Running) continue;
+                if (decode_ready(g))
+                    join(g);
+                else
+                    pending[w++] = id;
+            }
+            pending.resize(w);
+        } else {
+            bool any_finished = false;
+            for (int32_t id : scheduled) any_finished |= output(G(id));
+            if (any_finished) {
+                size_t w = 0;
+                for (size_t r = 0; r < running.size(); ++r)
+                    if (G(running[r]).state == GState::Running) {
+                        running_rank[w] = running_rank[r];
+                        running[w++] = running[r];
+                    }
+                running.resize(w);
+                running_rank.resize(w);
+            }
+            if (simple) relazify();
         }
         series.event(now, pending_preempt, pending_finish);
         pending_preempt = pending_finish = 0;
         if (snap_every > 0 && step_no % snap_every == 0) {
+            sync_all();
             snaps.push_back(make_snapshot());
             if (static_cast<int32_t>(snaps.size()) > cfg.max_snapshots) {
                 size_t w = 0;
@@ -1011,7 +1267,7 @@ struct Simulator::Impl {
         g.output_total += q.out;
         if (simple) {
             if (paged) {
-                sum_reserved -= reserved_of(g, q);
+                sum_internal -= internal_of(g, q, q.table.size());
             } else {
                 sum_stored -= q.computed;
                 sum_length -= static_cast<int64_t>(g.prompt) + q.out;
@@ -1056,8 +1312,9 @@ struct Simulator::Impl {
         if (simple && paged) {
             // No sharing: every used block is in exactly one running table.
             const double used = static_cast<double>(pool.num_used()) * bs;
-            x.token = static_cast<double>(pool.used_filled());
-            x.reserved = static_cast<double>(sum_reserved);
+            const int64_t token = pool.used_filled() + lazy_unwritten();
+            x.token = static_cast<double>(token);
+            x.reserved = static_cast<double>(int64_t{pool.num_used()} * bs - token - sum_internal);
             x.internal = used - x.token - x.reserved;
             x.null_block = bs;
             x.cached = static_cast<double>(pool.num_cached_free()) * bs;
@@ -1091,8 +1348,9 @@ struct Simulator::Impl {
             x.saved = logical - static_cast<double>(pool.num_used());
         } else {
             if (simple) {
-                x.token = static_cast<double>(sum_stored);
-                x.reserved = static_cast<double>(sum_length - sum_stored);
+                const int64_t stored = sum_stored + lazy_unwritten();
+                x.token = static_cast<double>(stored);
+                x.reserved = static_cast<double>(sum_length - stored);
                 x.internal = static_cast<double>(sum_reserve - sum_length);
                 x.external = static_cast<double>(sum_alloc - sum_reserve);
             }
@@ -1231,6 +1489,7 @@ struct Simulator::Impl {
         sn.time_s = now;
         sn.block_size = paged ? bs : 1;
         sn.capacity_tokens = capacity;
+        if (paged && pool.num_blocks() == 0) return sn;  // CheckOnly: no pool
         if (paged) {
             const size_t n = static_cast<size_t>(num_blocks);
             sn.owner.assign(n, -1);
@@ -1275,6 +1534,7 @@ struct Simulator::Impl {
     }
 
     std::string check() const {
+        if (paged && pool.num_blocks() == 0) return "";  // CheckOnly: no pool
         if (paged) {
             std::string e = pool.check();
             if (!e.empty()) return e;
@@ -1317,6 +1577,17 @@ struct Simulator::Impl {
             }
             if (held + buddy.free_slots() != capacity) return "regions and free slots do not add up to the capacity";
         }
+        if (simple) {
+            int64_t lazy_count = 0;
+            for (int32_t id : running) lazy_count += G(id).lazy ? 1 : 0;
+            if (lazy_count != n_lazy ||
+                n_lazy + static_cast<int64_t>(pending.size()) != static_cast<int64_t>(running.size()))
+                return "lazy decoders out of step with the running list";
+            if (lazy_unwritten() != 0) return "lazy decoders' tokens not all written";
+            if (!finish_heap.empty() && finish_heap.front().d < D) return "a lazy decoder missed its finish";
+        }
+        if (!std::is_sorted(running_rank.begin(), running_rank.end()) || running_rank.size() != running.size())
+            return "running list out of order";
         int64_t seqs = 0;
         for (int32_t id : running) seqs += G(id).live;
         if (seqs != running_seqs) return "running sequence count out of step";
@@ -1342,6 +1613,10 @@ Simulator::Simulator(const SimConfig& config, const std::vector<Request>& reques
 }
 Simulator::Simulator(const SimConfig& config, RequestStream requests) : impl_(new Impl) {
     impl_->setup(config, std::move(requests));
+}
+Simulator::Simulator(const SimConfig& config, CheckOnly) : impl_(new Impl) {
+    impl_->setup(config, RequestStream::of({}), false);
+    impl_->is_done = true;
 }
 Simulator::~Simulator() = default;
 Simulator::Simulator(Simulator&&) noexcept = default;
@@ -1398,12 +1673,14 @@ std::vector<BlockSnapshot> Simulator::snapshots() const {
     return impl_->snaps;
 }
 BlockSnapshot Simulator::snapshot() const {
+    impl_->sync_all();  // the lazy decoders' tokens into their blocks: the state is the same
     return impl_->make_snapshot();
 }
 SimResult Simulator::result() const {
     return SimResult{summary(), series(), snapshots()};
 }
 std::string Simulator::check_invariants() const {
+    impl_->sync_all();
     return impl_->check();
 }
 

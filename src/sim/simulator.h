@@ -169,6 +169,10 @@ public:
     Simulator(const SimConfig& config, const std::vector<Request>& requests);
     // Draws the requests as they arrive: memory follows the requests in flight.
     Simulator(const SimConfig& config, RequestStream requests);
+    // The config checked as the others check it (ok(), error()), with no pool made
+    // and nothing to run: what a face asks before it reads a trace.
+    struct CheckOnly {};
+    Simulator(const SimConfig& config, CheckOnly);
     ~Simulator();
     Simulator(Simulator&&) noexcept;
     Simulator& operator=(Simulator&&) noexcept;
