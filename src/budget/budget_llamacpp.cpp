@@ -254,8 +254,10 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
             };
         // Several GPUs: each device's slots, weights less what its partial layers leave in
         // RAM or pass to the next device, the KV of its layers, and its own compute buffer
-        // (the per-GPU estimate of this budget). The KV of layers i.. per context is kept,
-        // since the searches ask for the same suffixes again.
+        // (the per-GPU estimate of this budget) when it holds a slot or is the first device:
+        // the measurements in ggml-org/llama.cpp#25487 (2 x MI60) show 3128 MiB of compute on
+        // ROCm0 with no layers and 0 MiB on ROCm1 until it gets some. The KV of layers i..
+        // per context is kept, since the searches ask for the same suffixes again.
         DevicesUse devices_use;
         std::map<std::pair<int64_t, int64_t>, int64_t> kv_cache;
         if (n > 1)
@@ -290,7 +292,8 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
                 for (size_t i = 0; i < sp.size(); ++i) {
                     const RangeUse u = llamacpp_range(m, lw.value(), first, sp[i], kv_suffix);
                     out[i].model = sat_add(u.weights, spill);
-                    out[i].total = sat_add(sat_add(out[i].model, u.kv), r.activation_bytes);
+                    const bool computes = i == 0 || sp[i].n_layer > 0;
+                    out[i].total = sat_add(sat_add(out[i].model, u.kv), computes ? r.activation_bytes : 0);
                     spill = i < next.size() && next[i] ? u.spill : 0;
                     first += sp[i].n_layer;
                 }

@@ -490,6 +490,16 @@ TEST_CASE("--fit on 2 GPUs with different memory: the default split and the targ
             CHECK(n.param("min") == "3.81 MiB");
         }
     CHECK(said);
+    // A compute buffer of 500,000 bytes on 2,000,000 + 64 MiB: the large card takes all 5
+    // slots at 4,096 cells (4 x 1,181,696 + 525,312 + 4 x 2,097,152 + 500,000 = 14,140,704);
+    // the first device keeps its compute buffer with no layers, as llama.cpp#25487's ROCm0.
+    BudgetInputs c = in;
+    c.gpu_memory_each = {2000000, 64 * MiB};
+    c.activation_bytes = 500000;
+    auto rc = run(tiny(), c);
+    CHECK(rc.fit.device_layers == std::vector<int64_t>{0, 5});
+    CHECK(rc.fit.device_used == std::vector<int64_t>{500000, 14140704});
+    CHECK(rc.fit.flags == "-c 4096 -ngl 5 -ts 0,5");
     // One size per GPU, or a refusal naming the mismatch.
     in.gpu_count = 3;
     auto bad = compute_budget(tiny(), in);
