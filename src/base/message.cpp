@@ -311,8 +311,8 @@ const std::vector<MessageTemplate>& message_templates() {
          "this needs {need} of the GPU's {free} free and -ngl is set, so llama.cpp's automatic fit gives up "
          "(n_gpu_layers already set by user) and loads as asked; leave out -ngl to let it fit with {margin} free"},
         {"llamacpp_fit_multi",
-         "with {n} GPUs llama.cpp's automatic fit chooses the layers per device: kvbudget does not predict that "
-         "split for a MoE model; -c and -ngl (and -ts) fix it"},
+         "with {n} GPUs, more than the 16 devices llama.cpp splits a model over, kvbudget does not predict the "
+         "layers its automatic fit gives each device; -c and -ngl (and -ts) fix them"},
         {"llamacpp_fit_moe",
          "llama.cpp's automatic fit takes {ctx} tokens per sequence and moves this MoE model's expert tensors to "
          "system RAM layer by layer: kvbudget does not predict that split from a config (a GGUF file names its "

@@ -17,6 +17,8 @@ namespace kvb::budget_steps {
 
 namespace {
 
+constexpr int64_t kLlamaMaxDevices = 16;  // llama_max_devices() in src/llama.cpp
+
 // "Qwen/Qwen3-8B" + Q4_K_M -> "Qwen3-8B-Q4_K_M.gguf" (the usual naming of GGUF uploads).
 std::string gguf_file(const ModelSpec& m, const std::string& fmt) {
     std::string base = m.name;
@@ -260,7 +262,9 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
         // per context is kept, since the searches ask for the same suffixes again.
         DevicesUse devices_use;
         std::map<std::pair<int64_t, int64_t>, int64_t> kv_cache;
-        if (n > 1)
+        // llama.cpp splits over at most llama_max_devices() (16) devices; past that the split
+        // is not predicted (and its cost here grows with the square of the count).
+        if (n > 1 && n <= kLlamaMaxDevices)
             devices_use = [&](int64_t n_ctx, const std::vector<MoeSplit>& sp,
                               const std::vector<bool>& next) -> std::vector<DeviceMem> {
                 LlamaOptions p = o;
@@ -302,8 +306,9 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
                 return out;
             };
         fa.total_bytes = r.gpu_total_bytes;
-        // GPUs that differ: each one's free memory, as the backend reports it.
-        for (int64_t each : in.gpu_memory_each) {
+        // GPUs that differ: each one's free memory, as the backend reports it (a Mac's size is
+        // its RAM, never a list).
+        for (int64_t each : r.mac_ram_bytes > 0 ? std::vector<int64_t>{} : in.gpu_memory_each) {
             const auto usable = static_cast<int64_t>(std::floor(double(each) * r.gpu_memory_utilization));
             fa.device_total.push_back(each);
             fa.device_free.push_back(sat_sub(usable, r.overhead_bytes));
