@@ -500,6 +500,20 @@ TEST_CASE("--fit on 2 GPUs with different memory: the default split and the targ
     CHECK(rc.fit.device_layers == std::vector<int64_t>{0, 5});
     CHECK(rc.fit.device_used == std::vector<int64_t>{500000, 14140704});
     CHECK(rc.fit.flags == "-c 4096 -ngl 5 -ts 0,5");
+    // Past llama.cpp's 16 devices the split is not predicted, and the answer says so.
+    BudgetInputs many = fit_inputs(1000000);
+    many.gpu_count = 17;
+    auto rm = run(tiny(), many);
+    CHECK(rm.fit.outcome == "not_predicted");
+    bool multi = false;
+    for (const Message& n : rm.notes)
+        if (n.code == "llamacpp_fit_multi") {
+            multi = true;
+            CHECK(render_english(n) ==
+                  "with 17 GPUs, more than the 16 devices llama.cpp splits a model over, kvbudget does not predict the "
+                  "layers its automatic fit gives each device; -c and -ngl (and -ts) fix them");
+        }
+    CHECK(multi);
     // One size per GPU, or a refusal naming the mismatch.
     in.gpu_count = 3;
     auto bad = compute_budget(tiny(), in);
