@@ -121,6 +121,8 @@ export interface BudgetInputs {
   fit_target_mb?: number;
   /** llama.cpp -fitc: the smallest context --fit shrinks to (default 4096). */
   fit_ctx?: number;
+  /** GPUs that differ: each one's total memory (gpu_count of them); [] = gpu_count alike. */
+  gpu_memory_each?: number[];
   /** System RAM bandwidth in bytes/s for layers on the CPU; 0 = 89.6e9 assumed (dual-channel DDR5-5600). */
   ram_bandwidth_bytes_per_s?: number;
 }
@@ -187,7 +189,8 @@ export interface Budget {
   };
   notes: Message[];
   vllm?: { num_blocks: number; tokens: number; max_concurrency: number; request_bytes: number; estimated_max_model_len: number };
-  llamacpp?: { kv_bytes: number; n_ctx: number; n_seq_max: number; offload: LlamaOffload; fit: LlamaFit };
+  /** fit: with this answer's -c / -ngl; fit_default: with neither (`llama-server -m X` alone). */
+  llamacpp?: { kv_bytes: number; n_ctx: number; n_seq_max: number; offload: LlamaOffload; fit: LlamaFit; fit_default: LlamaFit };
   transformers?: { cache_bytes: number; cache_transient_bytes: number };
 }
 
@@ -208,7 +211,7 @@ export interface LlamaOffload {
 
 /** What llama.cpp's --fit (on by default) chooses by itself for one GPU (common/fit.cpp). */
 export interface LlamaFit {
-  /** "unchanged" | "context" (a smaller -c) | "layers" (-fitc and fewer layers; a MoE from a GGUF: its experts in system RAM) | "failed" (-ngl given) | "not_predicted" (a MoE on several GPUs, or from a config). */
+  /** "unchanged" | "context" (a smaller -c) | "layers" (-fitc and fewer layers; a MoE: its experts in system RAM, estimated from a config's sizes when there is no GGUF) | "failed" (-ngl given) | "not_predicted" (not reached by current inputs). */
   outcome: string;
   /** Free device memory at start (usable minus the runtime; several GPUs: summed, like used_bytes) and the -fitt margin (per device). */
   free_bytes: number; target_bytes: number;
@@ -220,6 +223,10 @@ export interface LlamaFit {
   overflow_layers: number;
   /** Several GPUs: slots per device after fitting (-ts), the last device holding the output layer; [] otherwise. */
   device_layers: number[];
+  /** Several GPUs: of device_layers, the MoE slots with FFN tensors in system RAM or on the next GPU. */
+  device_overflow_layers: number[];
+  /** Several GPUs: each one's free memory at start and its use after fitting; [] otherwise. */
+  device_free_bytes: number[]; device_used_bytes: number[];
   used_bytes: number;
   /** "-c N -ngl M [-ot PATTERN=CPU]": the same choice made explicit. */
   flags: string;

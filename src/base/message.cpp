@@ -311,8 +311,8 @@ const std::vector<MessageTemplate>& message_templates() {
          "this needs {need} of the GPU's {free} free and -ngl is set, so llama.cpp's automatic fit gives up "
          "(n_gpu_layers already set by user) and loads as asked; leave out -ngl to let it fit with {margin} free"},
         {"llamacpp_fit_multi",
-         "with {n} GPUs llama.cpp's automatic fit chooses the layers per device: kvbudget does not predict that "
-         "split for a MoE model; -c and -ngl (and -ts) fix it"},
+         "with {n} GPUs, more than the 16 devices llama.cpp splits a model over, kvbudget does not predict the "
+         "layers its automatic fit gives each device; -c and -ngl (and -ts) fix them"},
         {"llamacpp_fit_moe",
          "llama.cpp's automatic fit takes {ctx} tokens per sequence and moves this MoE model's expert tensors to "
          "system RAM layer by layer: kvbudget does not predict that split from a config (a GGUF file names its "
@@ -325,6 +325,18 @@ const std::vector<MessageTemplate>& message_templates() {
          "with no -ngl, llama.cpp's automatic fit keeps {ngl} of {n} layers (the output layer counts as one) "
          "on the GPU at {ctx} tokens per sequence, {part} of them with their expert tensors in system RAM, "
          "leaving {margin} free; {flags} asks for it explicitly"},
+        {"gpu_memory_list_count", "--gpu-memory lists {n} sizes but there are {count} GPUs: give one size per GPU"},
+        {"gpus_uneven",
+         "GPUs of {each}: llama.cpp's automatic fit and its default split use each one's memory; the rest of this "
+         "budget assumes alike GPUs and counts the smallest, {min}, for each"},
+        {"llamacpp_fit_moe_devices",
+         "with no -ngl, llama.cpp's automatic fit keeps {ngl} of {n} layers on the GPUs, {ts} per GPU, at {ctx} tokens "
+         "per sequence, {part} of them with expert tensors (or part of their FFN) in system RAM or on the next GPU, "
+         "leaving {margin} free on each; {flags} asks for it explicitly"},
+        {"llamacpp_fit_estimated",
+         "the expert tensors llama.cpp's automatic fit moves are estimated from the config ({experts} experts per "
+         "layer at the format's bytes per weight), not read from a GGUF file; the file's own tensors may differ a "
+         "little"},
         {"bad_ram_bandwidth", "--ram-bandwidth must be between 0 and 100,000 GB/s, got {value} bytes/s"},
         {"nofit_llamacpp",
          "llama.cpp would need {need} (weights {weights}, KV {kv}, compute {compute}, runtime {runtime}) but has "

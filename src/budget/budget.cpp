@@ -122,7 +122,21 @@ Result<bool> validate(const BudgetInputs& in) {
     }
     if (!(in.gpu_memory_utilization == 0 || (in.gpu_memory_utilization > 0.0 && in.gpu_memory_utilization <= 1.0)))
         return make_error("bad_value", note("bad_utilization", {{"value", fraction_text(in.gpu_memory_utilization)}}));
-    if (in.gpu.empty() && in.gpu_memory_bytes <= 0) return make_error("bad_value", note("no_gpu"));
+    if (in.gpu.empty() && in.gpu_memory_bytes <= 0 && in.gpu_memory_each.empty())
+        return make_error("bad_value", note("no_gpu"));
+    if (!in.gpu_memory_each.empty()) {
+        if (static_cast<int64_t>(in.gpu_memory_each.size()) != in.gpu_count)
+            return make_error("bad_value",
+                              note("gpu_memory_list_count", {{"n", std::to_string(in.gpu_memory_each.size())},
+                                                             {"count", std::to_string(in.gpu_count)}}));
+        for (int64_t b : in.gpu_memory_each)
+            if (b <= 0 || b > (int64_t{1} << 50))
+                return make_error("bad_value", note("input_out_of_range", {{"field", "gpu_memory_each"},
+                                                                           {"flag", "--gpu-memory"},
+                                                                           {"min", "1"},
+                                                                           {"max", with_commas(int64_t{1} << 50)},
+                                                                           {"value", with_commas(b)}}));
+    }
     // Up to 100 TB/s: past any memory system built; NaN fails both comparisons.
     if (!(in.ram_bandwidth_bytes_per_s >= 0 && in.ram_bandwidth_bytes_per_s <= 1e14))
         return make_error("bad_value",
@@ -181,6 +195,13 @@ Result<const Gpu*> resolve_hardware(const BudgetInputs& in, BudgetResult& r) {
             r.notes.push_back(note("unified_memory", {{"pct", ram <= 32 * GiB ? "2/3" : "3/4"},
                                                       {"wired", format_bytes(r.gpu_total_bytes)},
                                                       {"ram", format_bytes(ram)}}));
+    } else if (!in.gpu_memory_each.empty()) {
+        r.gpu_total_bytes = *std::min_element(in.gpu_memory_each.begin(), in.gpu_memory_each.end());
+        r.gpu_name = gpu ? gpu->name + " (memory overridden)" : "custom";
+        if (gpu) r.gpu_id = gpu->id;
+        std::string each;
+        for (int64_t b : in.gpu_memory_each) each += (each.empty() ? "" : ", ") + format_bytes(b);
+        r.notes.push_back(note("gpus_uneven", {{"each", each}, {"min", format_bytes(r.gpu_total_bytes)}}));
     } else if (in.gpu_memory_bytes > 0) {
         r.gpu_total_bytes = in.gpu_memory_bytes;
         r.gpu_name = gpu ? gpu->name + " (memory overridden)" : "custom";

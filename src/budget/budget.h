@@ -35,6 +35,10 @@ struct BudgetInputs {
     std::string gpu;               // catalog id or alias ("rtx-4090", "h100")
     int64_t gpu_memory_bytes = 0;  // per GPU total as the engine sees it
     int64_t gpu_count = 1;
+    // GPUs that differ: each one's total memory (gpu_count of them; empty: gpu_count alike).
+    // llama.cpp's --fit and its default split use each; the rest of the budget, which assumes
+    // alike GPUs, uses the smallest.
+    std::vector<int64_t> gpu_memory_each;
     double gpu_memory_utilization = 0;  // 0 = engine default (vLLM 0.9; llama.cpp and transformers 1.0)
     // Weights
     std::string weights = "auto";  // see weight_format()
@@ -158,21 +162,26 @@ struct LlamaOffload {
 struct LlamaFit {
     // "unchanged" (fits as asked), "context" (a smaller -c), "layers" (-fitc and fewer
     // layers on the GPU), "failed" (-ngl was given: llama.cpp stops fitting and loads as
-    // asked), "not_predicted" (a MoE on several GPUs, or a MoE from a config: no tensor names).
+    // asked), "not_predicted" (kept for a model whose layer split cannot be measured; current
+    // inputs always reach one of the others).
     std::string outcome;
-    int64_t free_bytes = 0;              // free device memory at start: usable minus the runtime (summed
-                                         // over several GPUs, as used_bytes and projected_bytes are)
-    int64_t target_bytes = 0;            // -fitt
-    int64_t projected_bytes = 0;         // device use with the asked (or default) -c and -ngl
-    int64_t n_ctx = 0;                   // cells llama.cpp allocates after fitting (all sequences)
-    int64_t context = 0;                 // per sequence: n_ctx / seqs
-    int64_t n_gpu_layers = 0;            // -ngl after fitting (n_layer + 1: every layer)
-    int64_t overflow_layers = 0;         // of those, MoE slots with FFN tensors in system RAM (-ot), as
-                                         // llama.cpp counts them: the output slot (no experts) included
-    int64_t used_bytes = 0;              // device use at the fitted -c and -ngl
-    std::vector<int64_t> device_layers;  // several GPUs: slots per device after fitting (-ts)
-    std::string flags;                   // "-c N -ngl M": the same choice made explicit
-    std::vector<std::string> log_lines;  // what llama-server prints while fitting
+    int64_t free_bytes = 0;                // free device memory at start: usable minus the runtime (summed
+                                           // over several GPUs, as used_bytes and projected_bytes are)
+    int64_t target_bytes = 0;              // -fitt
+    int64_t projected_bytes = 0;           // device use with the asked (or default) -c and -ngl
+    int64_t n_ctx = 0;                     // cells llama.cpp allocates after fitting (all sequences)
+    int64_t context = 0;                   // per sequence: n_ctx / seqs
+    int64_t n_gpu_layers = 0;              // -ngl after fitting (n_layer + 1: every layer)
+    int64_t overflow_layers = 0;           // of those, MoE slots with FFN tensors in system RAM (-ot), as
+                                           // llama.cpp counts them: the output slot (no experts) included
+    int64_t used_bytes = 0;                // device use at the fitted -c and -ngl
+    std::vector<int64_t> device_layers;    // several GPUs: slots per device after fitting (-ts)
+    std::vector<int64_t> device_overflow;  // several GPUs: of device_layers, the MoE slots with FFN tensors
+                                           // in system RAM or on the next GPU (output slot included)
+    std::vector<int64_t> device_free;      // several GPUs: each one's free memory at start
+    std::vector<int64_t> device_used;      // several GPUs: each one's use at the fitted -c and -ngl
+    std::string flags;                     // "-c N -ngl M": the same choice made explicit
+    std::vector<std::string> log_lines;    // what llama-server prints while fitting
 };
 
 struct BudgetResult {
@@ -209,7 +218,8 @@ struct BudgetResult {
     // llama.cpp
     LlamaLayout llama;  // KV layout at the resolved context / sequences (all GPUs)
     LlamaOffload offload;
-    LlamaFit fit;  // what --fit (on by default) would choose by itself
+    LlamaFit fit;          // what --fit (on by default) would choose by itself, with the asked -c / -ngl
+    LlamaFit fit_default;  // what it chooses with neither -c nor -ngl (`llama-server -m X` alone)
     // transformers (generate() with the default DynamicCache, batch = seqs)
     int64_t cache_bytes = 0;            // DynamicCache at the context for the batch (all GPUs)
     int64_t cache_transient_bytes = 0;  // one layer's torch.cat copy while the cache grows

@@ -4,6 +4,7 @@
 // fullest GPU's, against its memory.
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "base/arith.h"
 #include "base/units.h"
@@ -15,6 +16,8 @@
 namespace kvb::budget_steps {
 
 namespace {
+
+constexpr int64_t kLlamaMaxDevices = 16;  // llama_max_devices() in src/llama.cpp
 
 // "Qwen/Qwen3-8B" + Q4_K_M -> "Qwen3-8B-Q4_K_M.gguf" (the usual naming of GGUF uploads).
 std::string gguf_file(const ModelSpec& m, const std::string& fmt) {
@@ -59,6 +62,20 @@ void fit_notes(BudgetResult& r, int64_t n_layer) {
                                                         {"margin", format_bytes(f.target_bytes)},
                                                         {"free", format_bytes(f.free_bytes)},
                                                         {"flags", f.flags}}));
+    // Several GPUs with a MoE's slots split: the output slot (no experts) is partial when the
+    // last device has partial slots.
+    else if (f.outcome == "layers" && f.device_layers.size() > 1 && f.overflow_layers > 0) {
+        std::string ts;
+        for (size_t i = 0; i < f.device_layers.size(); ++i) ts += (i ? "," : "") + std::to_string(f.device_layers[i]);
+        const int64_t part = f.overflow_layers - (f.device_overflow.back() > 0 ? 1 : 0);
+        r.notes.push_back(note("llamacpp_fit_moe_devices", {{"ngl", std::to_string(f.n_gpu_layers)},
+                                                            {"n", std::to_string(n_layer + 1)},
+                                                            {"ts", ts},
+                                                            {"ctx", with_commas(f.context)},
+                                                            {"part", std::to_string(part)},
+                                                            {"margin", format_bytes(f.target_bytes)},
+                                                            {"flags", f.flags}}));
+    }
     // llama.cpp counts the output slot among the overflowing ones (it has no experts).
     else if (f.outcome == "layers" && f.overflow_layers > 1)
         r.notes.push_back(note("llamacpp_fit_moe_layers", {{"ngl", std::to_string(f.n_gpu_layers)},
@@ -224,7 +241,8 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
             auto pl = llamacpp_place(m, lw.value(), p, layers, off.kv_offload, l->total_bytes);
             return pl ? gpu_need(pl.value()) - r.overhead_bytes : INT64_MAX;
         };
-        // A GGUF names its expert tensors, so --fit's tensor patterns can be followed.
+        // A GGUF names its expert tensors, so --fit's tensor patterns can be followed; for a
+        // config the expert bytes are estimated from its expert counts and FFN sizes.
         MoeUse used_moe;
         if (!lw->ffn.empty() && n == 1)
             used_moe = [&](int64_t n_ctx, const MoeSplit& s) -> int64_t {
@@ -236,25 +254,78 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
                 auto pl = llamacpp_place(m, lw.value(), p, s.n_layer, off.kv_offload, l->total_bytes, &s);
                 return pl ? gpu_need(pl.value()) - r.overhead_bytes : INT64_MAX;
             };
-        // Several GPUs: a device's slots are the difference of two top-k placements; each
-        // device has its own compute buffer (the per-GPU estimate of this budget).
-        DeviceUse device_use;
-        if (n > 1)
-            device_use = [&](int64_t n_ctx, int64_t above, int64_t count) -> DeviceMem {
+        // Several GPUs: each device's slots, weights less what its partial layers leave in
+        // RAM or pass to the next device, the KV of its layers, and its own compute buffer
+        // (the per-GPU estimate of this budget) when it holds a slot or is the first device:
+        // the measurements in ggml-org/llama.cpp#25487 (2 x MI60) show 3128 MiB of compute on
+        // ROCm0 with no layers and 0 MiB on ROCm1 until it gets some. The KV of layers i..
+        // per context is kept, since the searches ask for the same suffixes again.
+        DevicesUse devices_use;
+        std::map<std::pair<int64_t, int64_t>, int64_t> kv_cache;
+        // llama.cpp splits over at most llama_max_devices() (16) devices; past that the split
+        // is not predicted (and its cost here grows with the square of the count).
+        if (n > 1 && n <= kLlamaMaxDevices)
+            devices_use = [&](int64_t n_ctx, const std::vector<MoeSplit>& sp,
+                              const std::vector<bool>& next) -> std::vector<DeviceMem> {
                 LlamaOptions p = o;
                 p.n_seq_max = r.seqs;
                 p.n_ctx = n_ctx;
-                auto l = llamacpp_layout(m, p);
-                if (!l) return {INT64_MAX, INT64_MAX};
-                auto hi = llamacpp_place(m, lw.value(), p, above + count, off.kv_offload, l->total_bytes);
-                auto lo = llamacpp_place(m, lw.value(), p, above, off.kv_offload, l->total_bytes);
-                if (!hi || !lo) return {INT64_MAX, INT64_MAX};
-                const int64_t model = sat_sub(hi->gpu_weights, lo->gpu_weights);
-                return {model, sat_add(sat_add(model, sat_sub(hi->gpu_kv, lo->gpu_kv)), r.activation_bytes)};
+                bool bad = false;
+                auto kv_suffix = [&](int64_t first) -> int64_t {
+                    if (!off.kv_offload || first >= n_layer) return 0;
+                    auto key = std::make_pair(n_ctx, first);
+                    if (auto it = kv_cache.find(key); it != kv_cache.end()) return it->second;
+                    ModelSpec sub = m;
+                    sub.layers.assign(m.layers.begin() + first, m.layers.end());
+                    const bool cached = std::any_of(sub.layers.begin(), sub.layers.end(),
+                                                    [](const Layer& ly) { return ly.kind != LayerKind::None; });
+                    int64_t v = 0;
+                    if (cached) {
+                        auto l = llamacpp_layout(first == 0 ? m : sub, p);
+                        if (l)
+                            v = l->total_bytes;
+                        else
+                            bad = true;
+                    }
+                    return kv_cache[key] = v;
+                };
+                int64_t slots = 0;
+                for (const MoeSplit& d : sp) slots += d.n_layer;
+                std::vector<DeviceMem> out(sp.size());
+                int64_t first = n_layer + 1 - slots, spill = 0;
+                for (size_t i = 0; i < sp.size(); ++i) {
+                    const RangeUse u = llamacpp_range(m, lw.value(), first, sp[i], kv_suffix);
+                    out[i].model = sat_add(u.weights, spill);
+                    const bool computes = i == 0 || sp[i].n_layer > 0;
+                    out[i].total = sat_add(sat_add(out[i].model, u.kv), computes ? r.activation_bytes : 0);
+                    spill = i < next.size() && next[i] ? u.spill : 0;
+                    first += sp[i].n_layer;
+                }
+                if (bad)
+                    for (DeviceMem& d : out) d = {INT64_MAX, INT64_MAX};
+                return out;
             };
         fa.total_bytes = r.gpu_total_bytes;
-        r.fit = llamacpp_fit(fa, used, used_moe, device_use);
+        // GPUs that differ: each one's free memory, as the backend reports it (a Mac's size is
+        // its RAM, never a list).
+        for (int64_t each : r.mac_ram_bytes > 0 ? std::vector<int64_t>{} : in.gpu_memory_each) {
+            const auto usable = static_cast<int64_t>(std::floor(double(each) * r.gpu_memory_utilization));
+            fa.device_total.push_back(each);
+            fa.device_free.push_back(sat_sub(usable, r.overhead_bytes));
+        }
+        r.fit = llamacpp_fit(fa, used, used_moe, devices_use);
         fit_notes(r, n_layer);
+        // What `llama-server -m X` alone picks: no -c (the training context, shrunk to fit)
+        // and no -ngl, whatever this answer's context is.
+        if (fa.n_ctx_user > 0 || fa.ngl_user >= 0) {
+            fa.n_ctx_user = 0;
+            fa.ngl_user = -1;
+            r.fit_default = llamacpp_fit(fa, used, used_moe, devices_use);
+        } else {
+            r.fit_default = r.fit;
+        }
+        if (fa.moe && lw->estimated && (r.fit.outcome == "layers" || r.fit_default.outcome == "layers"))
+            r.notes.push_back(note("llamacpp_fit_estimated", {{"experts", std::to_string(m.dims.num_experts)}}));
     }
 
     // The most layers the GPU(s) hold at this context: -ngl 0 keeps only the buffers there.

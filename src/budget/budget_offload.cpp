@@ -53,7 +53,58 @@ Result<LayerWeights> llamacpp_layer_weights(const ModelSpec& m, const WeightByte
     lw.output = pc->output > 0 ? static_cast<int64_t>(double(pc->output) * per_param) : embd;  // tied: a copy
     // What is neither a layer nor the output (embeddings, final norm) is the input layer.
     lw.input = std::max<int64_t>(0, w.bytes - placed - (pc->output > 0 ? lw.output : 0));
+    // A MoE's FFN tensors by the parts --fit's patterns match, from the config's expert
+    // counts and FFN sizes at the same bytes per parameter (the GGUF's tensor names are
+    // what llama.cpp matches; a config only lets us estimate their bytes).
+    if (m.dims.num_experts > 0) {
+        lw.ffn.assign(n_layer, GgufWeights::BlockFfn{});
+        for (const TensorGroup& t : pc->tensors) {
+            if (t.layer < 0 || static_cast<size_t>(t.layer) >= n_layer) continue;
+            const auto b = static_cast<int64_t>(double(t.params()) * per_param);
+            GgufWeights::BlockFfn& f = lw.ffn[static_cast<size_t>(t.layer)];
+            const bool expert =
+                t.role == TensorRole::ExpertGate || t.role == TensorRole::ExpertUp || t.role == TensorRole::ExpertDown;
+            const bool dense =
+                t.role == TensorRole::FfnGate || t.role == TensorRole::FfnUp || t.role == TensorRole::FfnDown;
+            if (expert) f.exps = sat_add(f.exps, b);
+            if (expert || dense || t.role == TensorRole::Router) f.ffn = sat_add(f.ffn, b);  // ffn_gate_inp too
+            if ((expert || dense) && t.role != TensorRole::ExpertUp && t.role != TensorRole::FfnUp)
+                f.no_up = sat_add(f.no_up, b);
+            if (t.role == TensorRole::Router) f.no_up = sat_add(f.no_up, b);
+            if (t.role == TensorRole::ExpertDown || t.role == TensorRole::FfnDown) f.down = sat_add(f.down, b);
+        }
+    }
     return lw;
+}
+
+RangeUse llamacpp_range(const ModelSpec& m, const LayerWeights& lw, int64_t first, const MoeSplit& s,
+                        const std::function<int64_t(int64_t)>& kv_suffix) {
+    RangeUse u;
+    const auto n_layer = static_cast<int64_t>(m.layers.size());
+    const int64_t end = std::min(first + s.n_layer, n_layer + 1);
+    const int64_t first_part = end - s.n_part;
+    for (int64_t i = std::max<int64_t>(first, 0); i < end; ++i) {
+        if (i == n_layer) {
+            u.weights = sat_add(u.weights, lw.output);
+            continue;
+        }
+        u.weights = sat_add(u.weights, lw.layers[static_cast<size_t>(i)]);
+        if (i < first_part || lw.ffn.empty()) continue;
+        // set_ngl_tensor_split_tbo: the first partial slot loses its `overflow` fraction, the
+        // later ones their routed experts.
+        const GgufWeights::BlockFfn& f = lw.ffn[static_cast<size_t>(i)];
+        int64_t moved = f.exps;
+        if (i == first_part) {
+            if (s.overflow == FitFraction::Attn) moved = f.ffn;
+            if (s.overflow == FitFraction::Up) moved = f.no_up;
+            if (s.overflow == FitFraction::Gate) moved = f.down;
+            u.spill = moved;
+        }
+        u.weights = sat_sub(u.weights, moved);
+    }
+    const int64_t lo = std::clamp<int64_t>(first, 0, n_layer), hi = std::clamp<int64_t>(end, 0, n_layer);
+    if (hi > lo) u.kv = sat_sub(kv_suffix(lo), kv_suffix(hi));
+    return u;
 }
 
 Result<Placement> llamacpp_place(const ModelSpec& m, const LayerWeights& lw, const LlamaOptions& o, int64_t ngl,

@@ -100,22 +100,39 @@ struct FitArgs {
     int64_t n_devices = 1;
     bool moe = false;
     int64_t total_bytes = 0;  // per device, as the backend reports it (several devices' lines)
+    // Several devices with their own memory: free and total bytes of each (empty: every
+    // device has free_bytes and total_bytes).
+    std::vector<int64_t> device_free, device_total;
 };
 // `used_moe(n_ctx, split)`: the GPU's bytes with a MoE split (empty: a MoE's layer split is
 // not predicted).
 using MoeUse = std::function<int64_t(int64_t, const MoeSplit&)>;
-// `device_use(n_ctx, above, count)`: one of several identical devices holding `count` slots
-// right below the top `above` ones (weights, KV and its compute buffer); empty: what several
-// devices change is not predicted.
+// One device's bytes as get_memory_for_layers reports them.
 struct DeviceMem {
     int64_t model = 0, total = 0;  // weights; weights + KV + compute buffer
 };
-using DeviceUse = std::function<DeviceMem(int64_t, int64_t, int64_t)>;
+// Several devices as common_params_fit_impl's get_memory_for_layers measures them: each
+// device's share (its ngl_t, device 0 holding the lowest slots), and for each device whether
+// the first partial layer's fraction goes to the next device instead of system RAM
+// (overflow_bufts); returns every device's weights and total.
+using DevicesUse =
+    std::function<std::vector<DeviceMem>(int64_t, const std::vector<MoeSplit>&, const std::vector<bool>&)>;
 LlamaFit llamacpp_fit(const FitArgs& a, const std::function<int64_t(int64_t, int64_t)>& used,
-                      const MoeUse& used_moe = {}, const DeviceUse& device_use = {});
+                      const MoeUse& used_moe = {}, const DevicesUse& devices_use = {});
 // llama_model::load_tensors' default split over `n` devices with equal free memory: slots
 // per device (the last one holds the output layer).
 std::vector<int64_t> llamacpp_even_split(int64_t n_devices, int64_t ngl);
+// The same split with each device's share its free memory ("default split, by free memory").
+std::vector<int64_t> llamacpp_free_split(const std::vector<int64_t>& free_bytes, int64_t ngl);
+// One device's slots [first, first + s.n_layer) of the n_layer + 1 (slot n_layer: the output
+// layer), the last s.n_part partial: its weights, the KV of its layers, and the bytes of the
+// first partial layer's fraction (`spill`, moved off the device; the caller says where).
+struct RangeUse {
+    int64_t weights = 0, kv = 0, spill = 0;
+};
+// `kv_suffix(i)`: the KV bytes of layers i.. (i = n_layer: none).
+RangeUse llamacpp_range(const ModelSpec& m, const LayerWeights& lw, int64_t first, const MoeSplit& s,
+                        const std::function<int64_t(int64_t)>& kv_suffix);
 
 std::string fraction_text(double v);  // 0.9 -> "0.9", as a flag value
 // One GPU's parts from what the engine step resolved, with `kv_bytes` the KV that GPU holds

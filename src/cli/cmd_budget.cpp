@@ -21,7 +21,9 @@ const char* kHelp =
     "\n"
     "Where the GPU memory goes when an engine serves this model, and what fits.\n"
     "  --gpu NAME                     catalog GPU (rtx-4090, a100-80gb, h100, mi300x, m4-max-128gb, ...)\n"
-    "  --gpu-memory SIZE              memory per GPU as the engine sees it (overrides the catalog size)\n"
+    "  --gpu-memory SIZE              memory per GPU as the engine sees it (overrides the catalog size);\n"
+    "                                 SIZE,SIZE,...: GPUs that differ, one size each (llama.cpp's --fit\n"
+    "                                 and default split use each; the rest takes the smallest)\n"
     "  --gpu-count N                  GPUs (default 1)\n"
     "  --gpu-memory-utilization F     fraction of TOTAL memory vLLM may use (default 0.9; llama.cpp 1.0)\n"
     "  --engine vllm|llamacpp|transformers  default vllm\n"
@@ -136,6 +138,10 @@ void print_human(const BudgetResult& r, std::ostream& out) {
                     << ")";
             out << "\n";
             for (const std::string& l : f.log_lines) out << "  llama.cpp: " << l << "\n";
+            const LlamaFit& d = r.fit_default;
+            if (d.flags != f.flags && d.outcome != "not_predicted")
+                out << "  no -c, no -ngl        " << d.outcome << ": " << d.flags << " (" << with_commas(d.context)
+                    << " tokens x " << r.seqs << ", " << gib(d.used_bytes) << " of " << gib(d.free_bytes) << " free)\n";
         }
     }
     out << "verdict: " << (r.fits ? "FITS" : "DOES NOT FIT") << " (" << with_commas(r.context) << " tokens x " << r.seqs
@@ -225,8 +231,29 @@ int cmd_budget(const std::vector<std::string>& argv, std::ostream& out, std::ost
     }
     in.engine = engine.value();
     in.gpu = a->get("--gpu");
-    auto gmem = get_size(*a, "--gpu-memory", 0, err);
-    auto count = get_count(*a, "--gpu-count", 1, err);
+    // --gpu-memory 24GB,16GB: GPUs that differ, one size each (their count is the GPU count).
+    const std::string gmem_text = a->get("--gpu-memory");
+    std::optional<int64_t> gmem = 0;
+    if (gmem_text.find(',') != std::string::npos) {
+        size_t from = 0;
+        while (gmem) {
+            const size_t comma = gmem_text.find(',', from);
+            auto v = parse_size(gmem_text.substr(from, comma == std::string::npos ? std::string::npos : comma - from));
+            if (!v || v.value() <= 0) {
+                err << "kvbudget: error: --gpu-memory: "
+                    << (v ? std::string("each size must be positive") : v.error().message) << "\n";
+                gmem.reset();
+                break;
+            }
+            in.gpu_memory_each.push_back(v.value());
+            if (comma == std::string::npos) break;
+            from = comma + 1;
+        }
+    } else {
+        gmem = get_size(*a, "--gpu-memory", 0, err);
+    }
+    auto count =
+        get_count(*a, "--gpu-count", static_cast<int64_t>(std::max<size_t>(1, in.gpu_memory_each.size())), err);
     auto util = get_fraction(*a, "--gpu-memory-utilization", 0.0, err);
     auto params = get_count(*a, "--params", 0, err);
     auto mml = get_context(*a, "--max-model-len", 0, err);
@@ -267,7 +294,7 @@ int cmd_budget(const std::vector<std::string>& argv, std::ostream& out, std::ost
         }
         in.ram_bandwidth_bytes_per_s = gbs * 1e9;
     }
-    if (a->has("--gpu-memory") && *gmem <= 0) {
+    if (a->has("--gpu-memory") && in.gpu_memory_each.empty() && *gmem <= 0) {
         err << "kvbudget: error: --gpu-memory must be a positive size\n";
         return kRefused;
     }

@@ -220,6 +220,7 @@ json inputs_json(const BudgetInputs& in) {
         {"gpu", in.gpu},
         {"gpu_memory_bytes", in.gpu_memory_bytes},
         {"gpu_count", in.gpu_count},
+        {"gpu_memory_each", in.gpu_memory_each},
         {"gpu_memory_utilization", in.gpu_memory_utilization},
         {"weights", in.weights},
         {"params", in.params},
@@ -248,6 +249,25 @@ json inputs_json(const BudgetInputs& in) {
         {"fit_ctx", in.fit_ctx},
         {"ram_bandwidth_bytes_per_s", in.ram_bandwidth_bytes_per_s},
     };
+}
+
+// llama.cpp's --fit choice (LlamaFit), the same form for the asked and the default flags.
+json fit_json(const LlamaFit& f) {
+    return {{"outcome", f.outcome},
+            {"free_bytes", f.free_bytes},
+            {"target_bytes", f.target_bytes},
+            {"projected_bytes", f.projected_bytes},
+            {"n_ctx", f.n_ctx},
+            {"context", f.context},
+            {"n_gpu_layers", f.n_gpu_layers},
+            {"overflow_layers", f.overflow_layers},
+            {"device_layers", f.device_layers},
+            {"device_overflow_layers", f.device_overflow},
+            {"device_free_bytes", f.device_free},
+            {"device_used_bytes", f.device_used},
+            {"used_bytes", f.used_bytes},
+            {"flags", f.flags},
+            {"log_lines", f.log_lines}};
 }
 
 json budget_json(const BudgetResult& r) {
@@ -353,19 +373,8 @@ json budget_json(const BudgetResult& r) {
                            {"ram_need_bytes", o.ram_need_bytes},
                            {"ram_fits", o.ram_fits},
                            {"max_gpu_layers", o.max_gpu_layers}}},
-                         {"fit",
-                          {{"outcome", r.fit.outcome},
-                           {"free_bytes", r.fit.free_bytes},
-                           {"target_bytes", r.fit.target_bytes},
-                           {"projected_bytes", r.fit.projected_bytes},
-                           {"n_ctx", r.fit.n_ctx},
-                           {"context", r.fit.context},
-                           {"n_gpu_layers", r.fit.n_gpu_layers},
-                           {"overflow_layers", r.fit.overflow_layers},
-                           {"device_layers", r.fit.device_layers},
-                           {"used_bytes", r.fit.used_bytes},
-                           {"flags", r.fit.flags},
-                           {"log_lines", r.fit.log_lines}}}};
+                         {"fit", fit_json(r.fit)},
+                         {"fit_default", fit_json(r.fit_default)}};
     } else
         j["transformers"] = {{"cache_bytes", r.cache_bytes}, {"cache_transient_bytes", r.cache_transient_bytes}};
     return j;
@@ -476,7 +485,12 @@ Result<BudgetInputs> budget_inputs_from_json(const std::string& text) {
             e = count(in.gpu_memory_bytes);
         else if (k == "gpu_count")
             e = count(in.gpu_count);
-        else if (k == "params")
+        else if (k == "gpu_memory_each") {
+            // At most 4096 GPUs (gpu_count's bound); validate() checks each size.
+            if (!v.is_array() || v.size() > 4096) return field_error(k, "list of sizes", v);
+            in.gpu_memory_each.assign(v.size(), 0);
+            for (size_t i = 0; i < v.size() && !e; ++i) e = read_count(k, v[i], in.gpu_memory_each[i]);
+        } else if (k == "params")
             e = count(in.params);
         else if (k == "context")
             e = count(in.context);

@@ -128,3 +128,29 @@ TEST_CASE("vllm --speculative-config: the EAGLE head's layer in the pool, as vll
     CHECK(need.status == 1);
     CHECK(need.out.find("give its config.json with --draft-config") != std::string::npos);
 }
+
+TEST_CASE("budget --gpu-memory A,B: GPUs that differ, one size each, into llama.cpp's --fit") {
+    // Qwen3-8B Q4_K_M over a 24 GB and a 12 GB card: the fit sees each one's free memory, the
+    // default split follows it (more slots on the larger card), the rest counts 12 GB each.
+    auto r = run_cli("budget " + config_path("Qwen--Qwen3-8B") +
+                         " --engine llamacpp --gpu-memory 24GB,12GB --max-model-len 32768 --json",
+                     false);
+    REQUIRE(r.status == 0);
+    auto j = nlohmann::json::parse(r.out);
+    CHECK(j["inputs"]["gpu_count"] == 2);
+    CHECK(j["inputs"]["gpu_memory_each"] == nlohmann::json::array({24000000000LL, 12000000000LL}));
+    CHECK(j["budget"]["gpu"]["total_bytes"] == 12000000000LL);
+    const auto& f = j["budget"]["llamacpp"]["fit"];
+    // 512 MiB of runtime off each card's usable memory.
+    CHECK(f["device_free_bytes"] == nlohmann::json::array({24000000000LL - 536870912, 12000000000LL - 536870912}));
+    CHECK(f["log_lines"][1].get<std::string>().rfind("common_params_fit_impl:   - GPU0:  22888 total,", 0) == 0);
+    CHECK(f["log_lines"][2].get<std::string>().rfind("common_params_fit_impl:   - GPU1:  11444 total,", 0) == 0);
+    // A count that disagrees with the list, and a bad size, are refused by name.
+    auto bad =
+        run_cli("budget " + config_path("Qwen--Qwen3-8B") + " --engine llamacpp --gpu-memory 24GB,12GB --gpu-count 3");
+    CHECK(bad.status == 1);
+    CHECK(bad.out.find("--gpu-memory lists 2 sizes but there are 3 GPUs") != std::string::npos);
+    auto junk = run_cli("budget " + config_path("Qwen--Qwen3-8B") + " --engine llamacpp --gpu-memory 24GB,lots");
+    CHECK(junk.status == 1);
+    CHECK(junk.out.find("kvbudget: error: --gpu-memory: ") == 0);
+}

@@ -441,14 +441,84 @@ TEST_CASE("--fit on 2 GPUs: per-device targets, context over the sum less half a
             CHECK(n.param("ts") == "2,3");
         }
     CHECK(said);
-    // A MoE on several GPUs stays unpredicted.
-    BudgetInputs moe2 = fit_inputs(5000000);
-    moe2.gpu_count = 2;
-    auto mm = run(tiny_moe(), moe2);
-    CHECK(mm.fit.outcome == "not_predicted");
+}
+
+TEST_CASE("--fit on 2 GPUs with different memory: the default split and the targets follow each one's free memory") {
+    // 4,000,000 and 8,000,000 bytes (--gpu-memory 4000000,8000000), 1 MiB kept free on each:
+    // targets 2,951,424 and 6,951,424. llama_model::load_tensors splits by free memory: shares
+    // 1/3 and 1, slots j / 5 = 0, 0.2 on GPU0, 0.4, 0.6, 0.8 on GPU1, so {2, 3}.
+    CHECK(budget_steps::llamacpp_free_split({4000000, 8000000}, 5) == std::vector<int64_t>{2, 3});
+    BudgetInputs in = fit_inputs(0);
+    in.gpu_memory_bytes = 0;
+    in.gpu_count = 2;
+    in.gpu_memory_each = {4000000, 8000000};
+    auto r = run(tiny(), in);
+    const LlamaFit& f = r.fit;
+    // At 4,096 cells GPU0 holds 2 x 1,181,696 + 2 x 2,097,152 = 6,557,696 (-2,557,696 free),
+    // GPU1 2 layers + the output layer 525,312 + their KV = 7,083,008 (916,992 free): 3,737,856
+    // short of the two targets. Step 2: 12,000,000 - 2 MiB - 3 x 1,313,024 / 2 = 7,933,312 to
+    // use; at 256 cells 5,776,384: 256 + 3,840 x 2,156,928 / 7,864,320 = 1,309, down to 1,280.
+    // Step 3 at 1,280 cells (655,360 KV per layer): GPU1, all 5 slots 7,873,536 (over), step
+    // 5 x 6,951,424 / 7,873,536 = 4: 6,036,480, fits. GPU0: layer 0, 1,837,056, fits.
+    CHECK(f.outcome == "layers");
+    CHECK(f.n_ctx == 1280);
+    CHECK(f.device_layers == std::vector<int64_t>{1, 4});
+    CHECK(f.device_free == std::vector<int64_t>{4000000, 8000000});
+    CHECK(f.device_used == std::vector<int64_t>{1837056, 6036480});
+    CHECK(f.used_bytes == 7873536);
+    CHECK(f.free_bytes == 12000000);
+    CHECK(f.flags == "-c 1280 -ngl 5 -ts 1,4");
+    CHECK(f.log_lines ==
+          std::vector<std::string>{
+              "common_params_fit_impl: projected memory use with initial parameters [MiB]:",
+              "common_params_fit_impl:   - GPU0:      3 total,      6 used,     -2 free vs. target of      1",
+              "common_params_fit_impl:   - GPU1:      7 total,      6 used,      0 free vs. target of      1",
+              "common_params_fit_impl: projected to use 13 MiB of device memory vs. 11 MiB of free device memory",
+              "common_params_fit_impl: cannot meet free memory targets on all devices, need to use 3 MiB less in total",
+              "common_params_fit_impl: context size reduced from 4096 to 1280 -> need 5 MiB less memory in total",
+              "common_params_fit_impl: entire model should be fit across devices by reducing context",
+              "common_params_fit_impl: filling dense layers back-to-front:",
+              "common_params_fit_impl:   - GPU1:  4 layers,      5 MiB used,      1 MiB free",
+              "common_params_fit_impl:   - GPU0:  1 layers,      1 MiB used,      2 MiB free",
+              "common_fit_params: successfully fit params to free device memory"});
+    // The rest of the budget takes the smaller GPU for both, and says so.
+    CHECK(r.gpu_total_bytes == 4000000);
+    bool said = false;
+    for (const Message& n : r.notes)
+        if (n.code == "gpus_uneven") {
+            said = true;
+            CHECK(n.param("min") == "3.81 MiB");
+        }
+    CHECK(said);
+    // A compute buffer of 500,000 bytes on 2,000,000 + 64 MiB: the large card takes all 5
+    // slots at 4,096 cells (4 x 1,181,696 + 525,312 + 4 x 2,097,152 + 500,000 = 14,140,704);
+    // the first device keeps its compute buffer with no layers, as llama.cpp#25487's ROCm0.
+    BudgetInputs c = in;
+    c.gpu_memory_each = {2000000, 64 * MiB};
+    c.activation_bytes = 500000;
+    auto rc = run(tiny(), c);
+    CHECK(rc.fit.device_layers == std::vector<int64_t>{0, 5});
+    CHECK(rc.fit.device_used == std::vector<int64_t>{500000, 14140704});
+    CHECK(rc.fit.flags == "-c 4096 -ngl 5 -ts 0,5");
+    // Past llama.cpp's 16 devices the split is not predicted, and the answer says so.
+    BudgetInputs many = fit_inputs(1000000);
+    many.gpu_count = 17;
+    auto rm = run(tiny(), many);
+    CHECK(rm.fit.outcome == "not_predicted");
     bool multi = false;
-    for (const Message& n : mm.notes) multi = multi || n.code == "llamacpp_fit_multi";
+    for (const Message& n : rm.notes)
+        if (n.code == "llamacpp_fit_multi") {
+            multi = true;
+            CHECK(render_english(n) ==
+                  "with 17 GPUs, more than the 16 devices llama.cpp splits a model over, kvbudget does not predict the "
+                  "layers its automatic fit gives each device; -c and -ngl (and -ts) fix them");
+        }
     CHECK(multi);
+    // One size per GPU, or a refusal naming the mismatch.
+    in.gpu_count = 3;
+    auto bad = compute_budget(tiny(), in);
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error().message == "--gpu-memory lists 2 sizes but there are 3 GPUs: give one size per GPU");
 }
 
 namespace {
@@ -563,6 +633,116 @@ TEST_CASE("--fit, MoE on one GPU: dense-only layers back to front, then full lay
           "common_params_fit_impl: with only dense weights in device memory there is still a total deficit of 1 MiB");
     CHECK(d.fit.log_lines[5] == "common_params_fit_impl:   - GPU0:  1 layers,      0 MiB used,      1 MiB free");
     CHECK(d.fit.log_lines.size() == 7);
+}
+
+TEST_CASE("--fit, MoE on 2 GPUs: dense-only slots on the last GPU, then full layers front to back with overflow") {
+    // 2 x 8 MiB, targets 7,340,032 each. A layer is 3,545,088 = 399,360 dense + 3,145,728 of
+    // experts; the output layer 525,312; KV 512 bytes per cell and layer.
+    // Step 1, split {3, 2} at 4,096 cells: GPU0 3 x 3,545,088 + 3 x 2,097,152 = 16,926,720,
+    // GPU1 3,545,088 + 525,312 + 2,097,152 = 6,167,552: 8,414,208 short of the targets.
+    // Step 2: the summed target less (2 + 1) x 3,676,416 / 6 (a MoE: a third of a layer) is
+    // 12,841,856, below the 15,229,952 used at 256 cells, so -fitc.
+    // Experts all in RAM at 256 cells: GPU0 1,591,296, GPU1 1,055,744, a surplus of 12,033,024.
+    // Step 3: GPU1 takes all 5 slots dense-only (layer 0 whole): 5,792,768.
+    // Step 4, GPU0: 4 full slots would be 14,704,640; false position 1 full (3,676,160, fits),
+    // then 2 (7,352,320, over). One more layer with its up and gate experts kept, only ffn_down
+    // on GPU1: GPU0 6,303,744, GPU1 5,780,480, both within. GPU1: layer 3 whole as well would
+    // be 8,926,208 (over); layer 3 keeping its up experts, 6,824,960, fits; keeping its gate
+    // experts too, 7,877,632, does not.
+    BudgetInputs in = fit_inputs(8 * MiB);
+    in.gpu_count = 2;
+    auto r = run(tiny_moe(), in);
+    const LlamaFit& f = r.fit;
+    CHECK(f.outcome == "layers");
+    CHECK(f.n_ctx == 256);
+    CHECK(f.n_gpu_layers == 5);
+    CHECK(f.overflow_layers == 3);
+    CHECK(f.device_layers == std::vector<int64_t>{2, 3});
+    CHECK(f.device_overflow == std::vector<int64_t>{1, 2});
+    CHECK(f.device_used == std::vector<int64_t>{6303744, 6824960});
+    CHECK(f.used_bytes == 13128704);
+    CHECK(f.flags ==
+          "-c 256 -ngl 5 -ts 2,3 -ot \"blk\\.1\\.ffn_down.*=CUDA1\" -ot \"blk\\.3\\.ffn_(gate|gate_up|down).*=CPU\"");
+    CHECK(f.log_lines ==
+          std::vector<std::string>{
+              "common_params_fit_impl: projected memory use with initial parameters [MiB]:",
+              "common_params_fit_impl:   - GPU0:      8 total,     16 used,     -8 free vs. target of      1",
+              "common_params_fit_impl:   - GPU1:      8 total,      5 used,      2 free vs. target of      1",
+              "common_params_fit_impl: projected to use 22 MiB of device memory vs. 16 MiB of free device memory",
+              "common_params_fit_impl: cannot meet free memory targets on all devices, need to use 8 MiB less in total",
+              "common_params_fit_impl: context size reduced from 4096 to 256 -> need 7 MiB less memory in total",
+              "common_params_fit_impl: with only dense weights in device memory there is a total surplus of 11 MiB",
+              "common_params_fit_impl: filling dense-only layers back-to-front:",
+              "common_params_fit_impl:   - GPU1:  5 layers,      5 MiB used,      2 MiB free",
+              "common_params_fit_impl:   - GPU0:  0 layers,      0 MiB used,      8 MiB free",
+              "common_params_fit_impl: converting dense-only layers to full layers and filling them front-to-back "
+              "with overflow to next device/system memory:",
+              "common_params_fit_impl:   - GPU0:  2 layers ( 1 overflowing),      6 MiB used,      1 MiB free",
+              "common_params_fit_impl:   - GPU1:  3 layers ( 2 overflowing),      6 MiB used,      1 MiB free",
+              "common_fit_params: successfully fit params to free device memory"});
+    bool said = false;
+    for (const Message& n : r.notes)
+        if (n.code == "llamacpp_fit_moe_devices") {
+            said = true;
+            CHECK(n.param("ts") == "2,3");
+            CHECK(n.param("part") == "2");  // layers 1 and 3; GPU1's output slot has no experts
+        }
+    CHECK(said);
+}
+
+TEST_CASE("--fit, MoE from a config: expert bytes estimated from the experts and FFN sizes") {
+    // Qwen3-30B-A3B in bf16: every tensor at 2 bytes, so a layer's routed experts are
+    // 128 x 3 x 2,048 x 768 x 2 = 1,207,959,552 bytes, ffn_down_exps a third of that, and
+    // the router (ffn_gate_inp, 2,048 x 128) 524,288 more for the fractions that match it.
+    ModelSpec m = fixture("Qwen/Qwen3-30B-A3B");
+    auto fmt = weight_format("bf16", m);
+    REQUIRE(fmt.ok());
+    auto w = weight_bytes(m, fmt.value());
+    REQUIRE(w.ok());
+    auto lw = budget_steps::llamacpp_layer_weights(m, w.value());
+    REQUIRE(lw.ok());
+    CHECK(lw->estimated);
+    REQUIRE(lw->ffn.size() == 48);
+    CHECK(lw->ffn[7].exps == 1207959552);
+    CHECK(lw->ffn[7].ffn == 1207959552 + 524288);
+    CHECK(lw->ffn[7].no_up == 805306368 + 524288);
+    CHECK(lw->ffn[7].down == 402653184);
+    // On a 12 GB card at Q4_K_M and 32,768 tokens the fit now runs (no "not predicted"): every
+    // slot on the GPU, the experts of layers 20-47 and the whole FFN of layer 19 in system RAM
+    // (30 partial slots with the output slot), and the answer says its expert bytes come from
+    // the config.
+    BudgetInputs in;
+    in.engine = BudgetEngine::LlamaCpp;
+    in.gpu = "rtx-3060-12gb";
+    in.context = 32768;
+    auto r = run(m, in);
+    CHECK(r.fit.outcome == "layers");
+    CHECK(r.fit.n_gpu_layers == 49);
+    CHECK(r.fit.overflow_layers == 30);
+    CHECK(r.fit.flags.rfind("-c 32768 -ngl 49 -ot \"blk\\.19\\.ffn_(gate|up|gate_up|down).*=CPU\" -ot \"blk\\.(20|21|",
+                            0) == 0);
+    // With neither -c nor -ngl it keeps -fitc (4,096) and the same kind of split.
+    CHECK(r.fit_default.n_ctx == 4096);
+    CHECK(r.fit_default.outcome == "layers");
+    bool said = false;
+    for (const Message& n : r.notes) said = said || n.code == "llamacpp_fit_estimated";
+    CHECK(said);
+}
+
+TEST_CASE("--fit with -c given: the answer also carries llama-server's own choice with neither -c nor -ngl") {
+    // -c 2048 at 10,000,000 bytes: the asked context keeps every layer (step 3 by layers), while
+    // with no -c the context shrinks to 1,792 tokens and every layer stays (the test above).
+    auto r = run(tiny(), fit_inputs(10000000, 2048));
+    CHECK(r.fit.outcome == "layers");
+    CHECK(r.fit.n_ctx == 2048);
+    CHECK(r.fit_default.outcome == "context");
+    CHECK(r.fit_default.n_ctx == 1792);
+    CHECK(r.fit_default.n_gpu_layers == 5);
+    CHECK(r.fit_default.flags == "-c 1792 -ngl 5");
+    // With neither given, both are the same choice.
+    auto d = run(tiny(), fit_inputs(10000000));
+    CHECK(d.fit_default.flags == d.fit.flags);
+    CHECK(d.fit_default.log_lines == d.fit.log_lines);
 }
 
 TEST_CASE("--fit on a Mac: Metal's free memory is the whole wired limit") {

@@ -78,3 +78,23 @@ test('a Mac of another size: its RAM keeps the wired-memory rule, as the CLI com
   await page.waitForFunction(() => document.querySelector('#ctl-mac-ram')?.closest('.field').hidden === true);
   await context.close();
 });
+
+test('the page sends a context, so it also shows what llama-server picks with neither -c nor -ngl, as the CLI does', async () => {
+  // Qwen3-8B Q8_0 on a 12 GB card at 8,192 tokens: --fit keeps the asked context; with no -c
+  // llama.cpp starts from the 40,960-token training context and shrinks it (or the layers).
+  const q = 'model=Qwen/Qwen3-8B&engine=llamacpp&gpu=rtx-3060-12gb&ctx=8192&weights=Q8_0';
+  const want = cli(['--gpu', 'rtx-3060-12gb', '--max-model-len', '8192', '--weights', 'Q8_0']);
+  const d = want.budget.llamacpp.fit_default;
+  assert.equal(want.budget.llamacpp.fit.n_ctx, 8192);
+  assert.notEqual(d.flags, want.budget.llamacpp.fit.flags);
+  assert.ok(d.n_ctx < 40960 || d.n_gpu_layers < 37, d.flags);
+  const { page, context, errors } = await openPage(env, q);
+  assert.deepEqual(errors, []);
+  const text = await page.textContent('[data-role="fit-default"]');
+  assert.equal(text, `Started with neither -c nor -ngl, llama-server's automatic fit picks ${d.context.toLocaleString('en-US')} tokens per sequence and ${d.n_gpu_layers} of 37 layers on the GPU: ${d.flags}.`);
+  await context.close();
+  const zh = await openPage(env, 'lang=zh-CN&' + q);
+  assert.equal(await zh.page.textContent('[data-role="fit-default"]'),
+    `不指定 -c 和 -ngl 直接启动 llama.cpp 服务时，其自动适配会选用每个序列 ${d.context.toLocaleString('en-US')} 个 token 的上下文，并把 37 层中的 ${d.n_gpu_layers} 层放在 GPU 上：${d.flags}。`);
+  await zh.context.close();
+});

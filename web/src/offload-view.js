@@ -81,4 +81,12 @@ export function syncOffload(app, answer) {
     })));
     if (fit.log_lines.length) o.out.append(h('pre', { class: 'log', 'data-role': 'fit-log' }, fit.log_lines.join('\n')));
   }
+  // The page always sends a context, so the fit above is for it; what `llama-server -hf X`
+  // picks with neither -c nor -ngl is the core's second prediction (fit_default).
+  const dflt = answer.budget.llamacpp.fit_default;
+  if (dflt?.outcome && dflt.outcome !== 'not_predicted' && dflt.outcome !== 'failed') {
+    o.out.append(h('p', { 'data-role': 'fit-default' }, t('offload.fitDefault', {
+      ctx: int(dflt.context), ngl: int(dflt.n_gpu_layers), all: int(off.n_layer + 1), flags: dflt.flags,
+    })));
+  }
 }
