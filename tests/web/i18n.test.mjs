@@ -42,6 +42,8 @@ const ALLOWED = new Set([
   'TTFT', 'TPOT', 'p50', 'p90', 'p99',
   // RoPE scaling methods by their papers' names
   'YaRN', 'NTK', 'Mac', 'Apple',
+  // vLLM's MLA attention backends by their own names (the note vllm_mla_backend)
+  'FLASHINFER_MLA', 'CUTLASS_MLA', 'FLASH_ATTN_MLA', 'FLASHMLA', 'TRITON_MLA',
 ]);
 // Regions that show engine output verbatim: log lines, the command, the engine's own
 // refusal. The core's notes are shown through their msg.<code> translations (tMsg).
