@@ -105,6 +105,10 @@ export interface BudgetInputs {
   /** RoPE scaling to serve with, "TYPE:FACTOR[:ORIGINAL]" ("" = as config.json says). */
   rope_scaling?: string;
   tensor_parallel_size?: number; pipeline_parallel_size?: number;
+  /** vLLM VLLM_PP_LAYER_PARTITION: layers per pipeline stage ("15,17"; "" = vLLM's even split). */
+  pp_layer_partition?: string;
+  /** vLLM --speculative-config JSON: the drafter's attention layers share the KV pool ("" = none). */
+  speculative_config?: string;
   max_num_batched_tokens?: number; block_size?: number; enforce_eager?: boolean;
   activation_bytes?: number; overhead_bytes?: number; cudagraph_bytes?: number; n_ubatch?: number;
   /** llama.cpp -ngl: the last N layers on the GPU; -1 = all (the default). */
@@ -188,7 +192,9 @@ export interface Budget {
     ram_bandwidth_assumed: boolean;
   };
   notes: Message[];
-  vllm?: { num_blocks: number; tokens: number; max_concurrency: number; request_bytes: number; estimated_max_model_len: number };
+  /** block_size: tokens per attention block; mla_backend: the MLA backend vLLM picks for the GPU ("" = none picked). */
+  vllm?: { num_blocks: number; block_size: number; mla_backend: string; tokens: number; max_concurrency: number;
+    request_bytes: number; estimated_max_model_len: number };
   /** fit: with this answer's -c / -ngl; fit_default: with neither (`llama-server -m X` alone). */
   llamacpp?: { kv_bytes: number; n_ctx: number; n_seq_max: number; offload: LlamaOffload; fit: LlamaFit; fit_default: LlamaFit };
   transformers?: { cache_bytes: number; cache_transient_bytes: number };

@@ -147,6 +147,10 @@ const std::vector<MessageTemplate>& message_templates() {
         {"vllm_pp_range", "--pipeline-parallel-size must be between 1 and 4096, got {value}"},
         {"vllm_block_size_range", "--block-size must be a positive number of tokens, got {value}"},
         {"vllm_mla_block_size_range", "MLA block size must be positive, got {value}"},
+        {"vllm_compute_capability_range", "GPU compute capability must be like 90 (9.0) or 100 (10.0), got {value}"},
+        {"vllm_mla_backend",
+         "On a GPU of compute capability {capability} vLLM picks the {backend} attention backend for MLA, and its "
+         "KV cache blocks hold {block} tokens (--block-size changes it)"},
         {"vllm_lengths_negative", "--max-model-len and --max-num-batched-tokens must not be negative"},
         {"vllm_kernel_alignment_range", "kernel block alignment must be between 1 and 4096 tokens"},
         {"vllm_spec_tokens_range", "num_speculative_tokens must be between 0 and 64"},
@@ -157,6 +161,12 @@ const std::vector<MessageTemplate>& message_templates() {
         {"vllm_state_sizes_differ", "state layers of {model} differ in size; vLLM pads all to one page"},
         {"vllm_empty_page", "layer {layer} of {model} has an empty KV page"},
         // vLLM's own start-up refusals, in vLLM's words (vllm.cpp, vllm_groups.cpp)
+        {"vllm_drafter_weights",
+         "speculative decoding ({method}): the drafter's own weights load beside the model's and are not in the "
+         "weights counted here"},
+        {"vllm_pp_partition_invalid", "Invalid partition string: {value}"},
+        {"vllm_pp_partition_count", "len(partitions)={count} does not match pp_size={pp}."},
+        {"vllm_pp_partition_sum", "sum(partitions)={sum} does not match num_hidden_layers={layers}."},
         {"vllm_pp_over_layers", "Pipeline parallel size ({pp}) is larger than the number of hidden layers ({layers})."},
         {"vllm_max_model_len_over",
          "User-specified max_model_len ({max_model_len}) is greater than the derived max_model_len ({key}={derived} or "

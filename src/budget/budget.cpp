@@ -249,7 +249,13 @@ Result<WeightFormat> resolve_weights(const ModelSpec& m, const BudgetInputs& in,
     if (!vllm && !hf && !fmt->gguf && fmt->kind != WeightKind::Float)
         return make_error("bad_value", note("llamacpp_not_gguf", {{"format", wname}}));
     if (vllm && fmt->gguf) r.notes.push_back(note("vllm_gguf", {{"format", fmt->name}}));
-    auto wb = weight_bytes(m, fmt.value(), in.params, r.tp, r.pp, in.params_from_hub);
+    std::vector<int64_t> stage_layers;
+    if (vllm && !in.pp_layer_partition.empty()) {
+        auto parts = vllm_pp_parts(static_cast<int64_t>(m.layers.size()), r.pp, in.pp_layer_partition);
+        if (!parts) return parts.error();
+        stage_layers = std::move(parts.value());
+    }
+    auto wb = weight_bytes(m, fmt.value(), in.params, r.tp, r.pp, in.params_from_hub, stage_layers);
     if (!wb) return wb.error();
     r.weights = std::move(wb.value());
     if (gguf_file) {
@@ -338,7 +344,7 @@ void decode_bound(const Gpu* gpu, const BudgetInputs& in, BudgetResult& r) {
 
 }  // namespace
 
-Result<BudgetResult> compute_budget(const ModelSpec& model, const BudgetInputs& in) {
+Result<BudgetResult> compute_budget(const ModelSpec& model, const BudgetInputs& in, const ModelSpec* draft) {
     if (auto v = validate(in); !v) return v.error();
     // The user's RoPE scaling replaces the config's: every engine step then derives its
     // limit from the scaled model.
@@ -372,7 +378,7 @@ Result<BudgetResult> compute_budget(const ModelSpec& model, const BudgetInputs& 
     auto fmt = resolve_weights(m, in, r);
     if (!fmt) return fmt.error();
 
-    const Ctx c{m, in, gpu.value(), fmt.value()};
+    const Ctx c{m, in, gpu.value(), fmt.value(), draft};
     Result<bool> step = in.engine == BudgetEngine::Vllm       ? budget_steps::vllm(c, r)
                         : in.engine == BudgetEngine::LlamaCpp ? budget_steps::llamacpp(c, r)
                                                               : budget_steps::transformers(c, r);

@@ -58,6 +58,10 @@ struct BudgetInputs {
     std::string kv_cache_dtype_v;      // llama.cpp -ctv when it differs from -ctk ("" = same)
     int64_t tensor_parallel_size = 0;  // 0 = gpu_count / pipeline_parallel_size (vLLM)
     int64_t pipeline_parallel_size = 1;
+    std::string pp_layer_partition;  // vLLM's VLLM_PP_LAYER_PARTITION ("15,17"); "" = get_pp_indices' split
+    // vLLM --speculative-config (its JSON, or the Python dict its logs print): the drafter's attention layers
+    // take pages from the same KV pool (vllm_with_drafter); a draft_model method needs the draft's config.
+    std::string speculative_config;
     int64_t max_num_batched_tokens = 0;
     int64_t block_size = 0;
     bool enforce_eager = false;  // no CUDA graphs
@@ -240,6 +244,7 @@ struct BudgetResult {
     std::vector<Message> notes;
 };
 
-Result<BudgetResult> compute_budget(const ModelSpec& m, const BudgetInputs& in);
+// `draft`: the drafter's own config (an EAGLE head or a draft model) for in.speculative_config; nullptr = none.
+Result<BudgetResult> compute_budget(const ModelSpec& m, const BudgetInputs& in, const ModelSpec* draft = nullptr);
 
 }  // namespace kvb

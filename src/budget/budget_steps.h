@@ -17,6 +17,7 @@ struct Ctx {
     const BudgetInputs& in;
     const Gpu* gpu;  // nullptr for a custom memory size
     const WeightFormat& fmt;
+    const ModelSpec* draft = nullptr;  // the drafter's config for in.speculative_config (vLLM)
 };
 
 Result<bool> vllm(const Ctx& c, BudgetResult& r);

@@ -3,6 +3,7 @@
 // memory and (newer releases) CUDA graphs, is the KV pool of each rank; the engine
 // then cuts it into blocks (engines/vllm_capacity.cpp).
 #include <algorithm>
+#include <optional>
 
 #include "base/arith.h"
 #include "base/text.h"
@@ -133,9 +134,29 @@ std::string command(const Ctx& c, const BudgetResult& r, const std::string& kv_c
     if (kv_cache_dtype != "auto") cmd += " --kv-cache-dtype " + kv_cache_dtype;
     if (r.tp > 1) cmd += " --tensor-parallel-size " + std::to_string(r.tp);
     if (r.pp > 1) cmd += " --pipeline-parallel-size " + std::to_string(r.pp);
+    if (!c.in.pp_layer_partition.empty()) {
+        std::string parts;
+        for (int64_t n : r.capacity.layout.stage_layers) parts += (parts.empty() ? "" : ",") + std::to_string(n);
+        cmd = "VLLM_PP_LAYER_PARTITION=" + parts + " " + cmd;
+    }
     if (in.max_num_batched_tokens > 0) cmd += " --max-num-batched-tokens " + std::to_string(in.max_num_batched_tokens);
     if (in.block_size > 0) cmd += " --block-size " + std::to_string(in.block_size);
     if (in.enforce_eager) cmd += " --enforce-eager";
+    if (!in.speculative_config.empty()) {
+        // Rebuilt from what was understood, so nothing the user typed reaches the shell line verbatim.
+        auto sc = parse_vllm_speculative(in.speculative_config);
+        if (sc) {
+            std::string js = "{\"method\": \"" + sc->method + "\"";
+            const bool plain =
+                !sc->model.empty() &&
+                sc->model.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-/") ==
+                    std::string::npos;
+            if (plain) js += ", \"model\": \"" + sc->model + "\"";
+            js += ", \"num_speculative_tokens\": " + std::to_string(sc->num_speculative_tokens) + "}";
+            if (sc->method.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") == std::string::npos)
+                cmd += " --speculative-config '" + js + "'";
+        }
+    }
     const std::string qm = lower(c.m.quant.method);
     if (c.fmt.kind == WeightKind::Fp8 && qm != "fp8" && qm != "fbgemm_fp8") cmd += " --quantization fp8";
     return cmd;
@@ -153,14 +174,31 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
     o.kv_cache_dtype = c.in.kv_cache_dtype.empty() ? "auto" : c.in.kv_cache_dtype;
     o.tensor_parallel_size = r.tp;
     o.pipeline_parallel_size = r.pp;
+    o.pp_layer_partition = c.in.pp_layer_partition;
     o.max_model_len = c.in.context;
     o.allow_long_max_model_len = r.over_model_max;
     o.max_num_batched_tokens = r.max_num_batched_tokens;
     o.block_size = c.in.block_size;
-    auto cap = vllm_capacity(m, o, pool);
+    o.gpu_compute_capability = c.gpu ? c.gpu->compute_capability : 0;
+    // A drafter's attention layers share the pool (its weights are not counted: noted).
+    std::optional<ModelSpec> with_drafter;
+    if (!c.in.speculative_config.empty()) {
+        auto sc = parse_vllm_speculative(c.in.speculative_config);
+        if (!sc) return sc.error();
+        auto w = vllm_with_drafter(m, sc.value(), c.draft);
+        if (!w) return w.error();
+        with_drafter = std::move(w.value());
+        o.num_speculative_tokens = sc->num_speculative_tokens;
+        for (const Message& n : with_drafter->notes)
+            if (n.code == "vllm_drafter_layers") r.notes.push_back(n);
+        r.notes.push_back(note("vllm_drafter_weights", {{"method", sc->method}}));
+    }
+    auto cap = vllm_capacity(with_drafter ? *with_drafter : m, o, pool);
     if (!cap) return cap.error();
     r.capacity = std::move(cap.value());
     const VllmLayout& L = r.capacity.layout;
+    for (const Message& n : L.notes)
+        if (n.code == "vllm_mla_backend") r.notes.push_back(n);
     r.context = L.max_model_len;
     r.kv_cache_dtype = L.kv_cache_dtype;
     r.fits = r.capacity.fits && pool > 0;

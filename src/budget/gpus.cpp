@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <utility>
 
 namespace kvb {
 
@@ -167,6 +168,39 @@ std::vector<Gpu> build() {
         g.unified_memory = true;
         v.push_back(g);
     }
+    // Compute capability per NVIDIA entry (developer.nvidia.com/cuda-gpus).
+    const std::pair<const char*, int> cc[] = {{"rtx-3060-12gb", 86},
+                                              {"rtx-3080", 86},
+                                              {"rtx-3090", 86},
+                                              {"rtx-3090-ti", 86},
+                                              {"rtx-4060-ti-16gb", 89},
+                                              {"rtx-4070-ti-super", 89},
+                                              {"rtx-4080", 89},
+                                              {"rtx-4090", 89},
+                                              {"rtx-5080", 120},
+                                              {"rtx-5090", 120},
+                                              {"rtx-a6000", 86},
+                                              {"rtx-6000-ada", 89},
+                                              {"rtx-pro-6000", 120},
+                                              {"t4", 75},
+                                              {"v100-32gb", 70},
+                                              {"a10", 86},
+                                              {"a10g", 86},
+                                              {"l4", 89},
+                                              {"l40", 89},
+                                              {"l40s", 89},
+                                              {"a100-40gb", 80},
+                                              {"a100-80gb", 80},
+                                              {"a100-80gb-pcie", 80},
+                                              {"h100-sxm", 90},
+                                              {"h100-pcie", 90},
+                                              {"h100-nvl", 90},
+                                              {"h200", 90},
+                                              {"b200", 100},
+                                              {"dgx-spark", 121}};
+    for (Gpu& g : v)
+        for (const auto& e : cc)
+            if (g.id == e.first) g.compute_capability = e.second;
     return v;
 }
 

@@ -18,6 +18,9 @@ struct Gpu {
     double bandwidth_bytes_per_s = 0;  // peak DRAM bandwidth, decimal (1 TB/s = 1e12 B/s)
     double bf16_flops = 0;             // dense tensor-core bf16 (fp16 where bf16 is missing), no sparsity
     bool unified_memory = false;       // CPU and GPU share the memory (Apple silicon, GB10)
+    // CUDA compute capability x 10 (80 A100, 89 RTX 4090, 90 H100, 100 B200, 120 RTX 5090), from
+    // NVIDIA's CUDA GPU table; 0 for AMD and Apple. vLLM picks attention backends by it.
+    int compute_capability = 0;
     // What torch.cuda.mem_get_info() typically reports as total on this card: less than the
     // marketed size (ECC, driver reservations). 0 when no public measurement was found.
     // vLLM multiplies THIS by --gpu-memory-utilization.

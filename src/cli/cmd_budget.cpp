@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <sstream>
 
 #include "args.h"
@@ -41,6 +42,9 @@ const char* kHelp =
     "  -ctk T, -ctv T                 llama.cpp: K and V cache types separately (-ctk is --kv-cache-dtype)\n"
     "  --tensor-parallel-size N, -tp  default: --gpu-count / pipeline size\n"
     "  --pipeline-parallel-size N, -pp\n"
+    "  --pp-layer-partition L,L,...   vLLM's VLLM_PP_LAYER_PARTITION: layers per stage (\"15,17\")\n"
+    "  --speculative-config JSON      vLLM's own flag: the drafter's attention layers share the KV pool\n"
+    "  --draft-config CONFIG          the drafter's config.json (EAGLE head or draft model)\n"
     "  --max-num-batched-tokens N     vLLM (default 2048, or 8192 on >= 70 GiB GPUs other than A100)\n"
     "  --block-size N                 vLLM block size\n"
     "  --activation-memory SIZE       override the activation-peak estimate (llama.cpp: compute buffer)\n"
@@ -194,6 +198,9 @@ int cmd_budget(const std::vector<std::string>& argv, std::ostream& out, std::ost
                        "-tp",
                        "--pipeline-parallel-size",
                        "-pp",
+                       "--pp-layer-partition",
+                       "--speculative-config",
+                       "--draft-config",
                        "--engine",
                        "--max-num-batched-tokens",
                        "--block-size",
@@ -321,6 +328,8 @@ int cmd_budget(const std::vector<std::string>& argv, std::ostream& out, std::ost
     }
     in.tensor_parallel_size = *tp;
     in.pipeline_parallel_size = *pp;
+    in.pp_layer_partition = a->get("--pp-layer-partition", "");
+    in.speculative_config = a->get("--speculative-config", "");
     in.max_num_batched_tokens = *mnbt;
     in.block_size = *block;
     in.activation_bytes = *act;
@@ -338,7 +347,16 @@ int cmd_budget(const std::vector<std::string>& argv, std::ostream& out, std::ost
 
     auto m = load_model(a->positional[0], err);
     if (!m) return kRefused;
-    auto answer = compute_answer(*m, in);
+    std::optional<ModelSpec> draft;
+    if (a->has("--draft-config")) {
+        if (in.speculative_config.empty()) {
+            err << "kvbudget: error: --draft-config needs --speculative-config (which method drafts)\n";
+            return kUsage;
+        }
+        draft = load_model(a->get("--draft-config"), err);
+        if (!draft) return kRefused;
+    }
+    auto answer = compute_answer(*m, in, draft ? &*draft : nullptr);
     if (!answer) {
         err << "kvbudget: error: " << answer.error().message << "\n";
         return kRefused;

@@ -5,6 +5,7 @@
 
 #include "args.h"
 #include "base/units.h"
+#include "budget/gpus.h"
 #include "commands.h"
 #include "engines/vllm.h"
 #include "report/engine_json.h"
@@ -26,9 +27,13 @@ or vLLM's ValueError when one request of --max-model-len tokens does not fit
   --kv-cache-dtype T             auto bfloat16 float16 float32 fp8 fp8_e4m3 fp8_e5m2 (default auto)
   --block-size N                 tokens per block (default 16; hybrid mamba models grow it)
   --mla-block-size N             MLA block size when --block-size is not given (16; 64 FlashMLA, 128 CUTLASS MLA)
+  --gpu ID                       the GPU (h100, b200, rtx-5090 ...): an MLA model gets the block size of the
+                                 MLA backend vLLM picks for it (--engine-version before 0.17: the forced sizes)
   --kernel-block-alignment N     backend's smallest kernel block, hybrid models round to it (16; CPU 128)
   --tensor-parallel-size N       KV heads split across N GPUs (replicated when N > KV heads)
   --pipeline-parallel-size N     layers split across N stages (num_blocks = min over stages)
+  --pp-layer-partition L,L,...   VLLM_PP_LAYER_PARTITION: layers per stage ("15,17"); default: even, the
+                                 remainder on the stages before the last (vLLM's get_pp_indices)
   --max-num-batched-tokens N     scheduler token budget; sizes sliding/chunked layers (default 8192, as
                                  `vllm serve` on >= 70 GiB GPUs; `vllm serve` below 70 GiB uses 2048)
   --[no-]async-scheduling        two batches in flight: sliding/chunked layers reserve 2 x the budget
@@ -76,7 +81,9 @@ int cmd_vllm(const std::vector<std::string>& argv, std::ostream& out, std::ostre
                                "--kernel-block-alignment",
                                "--engine-version",
                                "--speculative-config",
-                               "--draft-config"},
+                               "--draft-config",
+                               "--gpu",
+                               "--pp-layer-partition"},
                               {"--disable-hybrid-kv-cache-manager", "--async-scheduling", "--no-async-scheduling"}},
                       kHelp, out, err, rc);
     if (!a) return rc;
@@ -144,6 +151,7 @@ int cmd_vllm(const std::vector<std::string>& argv, std::ostream& out, std::ostre
     o.mla_block_size = *mbs;
     o.tensor_parallel_size = *tp;
     o.pipeline_parallel_size = *pp;
+    o.pp_layer_partition = a->get("--pp-layer-partition", "");
     o.max_model_len = *mml;
     o.max_num_batched_tokens = *mnbt;
     o.mamba_cache_mode = *mode;
@@ -157,6 +165,15 @@ int cmd_vllm(const std::vector<std::string>& argv, std::ostream& out, std::ostre
     o.log_format = *fmt;
     o.swap_space_bytes = *swap;
     o.kernel_block_alignment = *kba;
+    if (a->has("--gpu")) {
+        const Gpu* g = find_gpu(a->get("--gpu"));
+        if (!g) {
+            err << "kvbudget: error: unknown GPU '" << a->get("--gpu") << "' (kvbudget gpus lists them)\n";
+            return kRefused;
+        }
+        o.gpu_compute_capability = g->compute_capability;
+    }
+    if (a->has("--engine-version")) o.mla_forced_block_sizes = vllm_mla_forced_for_version(a->get("--engine-version"));
 
     auto r = vllm_capacity(*loaded, o, *mem);
     if (!r) {

@@ -42,13 +42,16 @@ Result<VllmLogFormat> parse_vllm_log_format(const std::string& s) {
     return make_error("bad_value", note("vllm_bad_log_format", {{"value", s}}));
 }
 
-Result<VllmLogFormat> vllm_log_format_for_version(const std::string& version) {
+namespace {
+
+// "0.20.1", "v0.24.0rc1", "0.9.1.dev705+g01220ce89" -> {0, 20, 1}; false when it does not start with a number.
+bool parse_release(const std::string& version, int64_t part[3]) {
     std::string v = version;
     if (!v.empty() && (v[0] == 'v' || v[0] == 'V')) v = v.substr(1);
-    int64_t part[3] = {0, 0, 0};
-    int k = 0;
+    part[0] = part[1] = part[2] = 0;
+    if (v.empty() || v[0] < '0' || v[0] > '9') return false;
     size_t i = 0;
-    for (; k < 3 && i < v.size(); ++k) {
+    for (int k = 0; k < 3 && i < v.size(); ++k) {
         size_t n = 0;
         int64_t x = 0;
         while (i < v.size() && n < 6 && v[i] >= '0' && v[i] <= '9') x = x * 10 + (v[i++] - '0'), ++n;
@@ -59,11 +62,23 @@ Result<VllmLogFormat> vllm_log_format_for_version(const std::string& version) {
         else
             break;
     }
-    if (k < 1 || v.empty() || v[0] < '0' || v[0] > '9' || (k == 0))
+    return true;
+}
+
+}  // namespace
+
+Result<VllmLogFormat> vllm_log_format_for_version(const std::string& version) {
+    int64_t part[3];
+    if (!parse_release(version, part))
         return make_error("bad_value", note("engine_version_bad", {{"engine", "vLLM"}, {"value", version}}));
     if (part[0] > 0 || part[1] >= 26) return VllmLogFormat::Current;
     if (part[1] > 20 || (part[1] == 20 && part[2] >= 2)) return VllmLogFormat::Split;
     return VllmLogFormat::Legacy;
+}
+
+bool vllm_mla_forced_for_version(const std::string& version) {
+    int64_t part[3];
+    return parse_release(version, part) && part[0] == 0 && part[1] < 17;
 }
 
 int64_t vllm_spec_max_memory(const VllmLayerSpec& s, int64_t tokens, const VllmLayout& l) {
@@ -106,6 +121,8 @@ Result<bool> check_options(const ModelSpec& m, const VllmOptions& o) {
         return bad_value(note("vllm_block_size_range", {{"value", to_string(o.block_size)}}));
     if (o.mla_block_size < 0 || o.mla_block_size > (1 << 20))
         return bad_value(note("vllm_mla_block_size_range", {{"value", to_string(o.mla_block_size)}}));
+    if (o.gpu_compute_capability < 0 || o.gpu_compute_capability > 999)
+        return bad_value(note("vllm_compute_capability_range", {{"value", to_string(o.gpu_compute_capability)}}));
     if (o.max_model_len < 0 || o.max_num_batched_tokens < 0) return bad_value(note("vllm_lengths_negative"));
     if (o.kernel_block_alignment < 0 || o.kernel_block_alignment > 4096)
         return bad_value(note("vllm_kernel_alignment_range"));
@@ -194,16 +211,50 @@ Result<bool> state_dtypes(const ModelSpec& m, const VllmOptions& o, const KvType
     return true;
 }
 
-// vllm/model_executor/models/utils.py get_pp_indices: the remainder goes to the
-// stages just before the last one.
-std::vector<int> pp_ranks(int64_t n_layers, int64_t pp) {
-    std::vector<int64_t> parts(pp, n_layers / pp);
-    const int64_t rem = n_layers % pp;
-    for (int64_t i = 2; i < rem + 2; ++i) parts[pp - i] += 1;
-    std::vector<int> rank(n_layers, 0);
-    int64_t idx = 0;
-    for (int64_t r = 0; r < pp; ++r)
-        for (int64_t k = 0; k < parts[r]; ++k) rank[idx++] = static_cast<int>(r);
+// vllm/distributed/utils.py get_pp_indices: VLLM_PP_LAYER_PARTITION's counts, checked as vLLM checks
+// them (same ValueError texts), else the even split with the remainder on the stages just before the last.
+}  // namespace
+
+Result<std::vector<int64_t>> vllm_pp_parts(int64_t n_layers, int64_t pp, const std::string& partition) {
+    std::vector<int64_t> parts;
+    if (partition.empty()) {
+        parts.assign(static_cast<size_t>(pp), n_layers / pp);
+        const int64_t rem = n_layers % pp;
+        for (int64_t i = 2; i < rem + 2; ++i) parts[static_cast<size_t>(pp - i)] += 1;
+        return parts;
+    }
+    // Python's int() per comma-separated item: blanks around digits, an optional sign. A negative count
+    // passes vLLM's checks and fails later; kvbudget calls it invalid here.
+    size_t i = 0;
+    while (i <= partition.size()) {
+        const size_t end = std::min(partition.find(',', i), partition.size());
+        std::string item = partition.substr(i, end - i);
+        const size_t a = item.find_first_not_of(" \t"), b = item.find_last_not_of(" \t");
+        item = a == std::string::npos ? "" : item.substr(a, b - a + 1);
+        if (!item.empty() && item[0] == '+') item = item.substr(1);
+        if (item.empty() || item.size() > 9 || item.find_first_not_of("0123456789") != std::string::npos ||
+            parts.size() > 4096)
+            return vllm_steps::refuse(note("vllm_pp_partition_invalid", {{"value", partition}}));
+        parts.push_back(std::stoll(item));
+        i = end + 1;
+    }
+    int64_t sum = 0;
+    for (int64_t x : parts) sum += x;
+    if (static_cast<int64_t>(parts.size()) != pp)
+        return vllm_steps::refuse(
+            note("vllm_pp_partition_count", {{"count", std::to_string(parts.size())}, {"pp", std::to_string(pp)}}));
+    if (sum != n_layers)
+        return vllm_steps::refuse(
+            note("vllm_pp_partition_sum", {{"sum", std::to_string(sum)}, {"layers", std::to_string(n_layers)}}));
+    return parts;
+}
+
+namespace {
+
+std::vector<int> pp_ranks(const std::vector<int64_t>& parts) {
+    std::vector<int> rank;
+    for (size_t r = 0; r < parts.size(); ++r)
+        rank.insert(rank.end(), static_cast<size_t>(parts[r]), static_cast<int>(r));
     return rank;
 }
 
@@ -217,6 +268,16 @@ void plan_attention(const ModelSpec& m, const VllmOptions& o, const KvType& kvt,
     p.fp8_ds_mla = p.ds_sparse && kvt.name.rfind("fp8", 0) == 0;
     p.attn_block =
         o.block_size > 0 ? o.block_size : (is_mla && o.mla_block_size > 0 ? o.mla_block_size : (p.ds_sparse ? 64 : 16));
+    if (is_mla && !p.ds_sparse && o.block_size == 0 && o.mla_block_size == 0 && o.gpu_compute_capability > 0) {
+        const VllmMlaBackend b = vllm_mla_backend(o.gpu_compute_capability, kvt.name.rfind("fp8", 0) == 0,
+                                                  m.dims.qk_nope_head_dim, o.mla_forced_block_sizes);
+        p.attn_block = b.block_size;
+        L.mla_backend = b.backend;
+        const int cc = o.gpu_compute_capability;
+        L.notes.push_back(note("vllm_mla_backend", {{"backend", b.backend},
+                                                    {"block", to_string(b.block_size)},
+                                                    {"capability", to_string(cc / 10) + "." + to_string(cc % 10)}}));
+    }
     // Chunked local attention (Llama 4): vLLM disables the hybrid manager by default
     // (VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE unset), so chunked layers are full.
     const bool chunked_as_full = m.has(LayerKind::Chunked) && !o.chunked_local_hybrid;
@@ -342,7 +403,10 @@ Result<VllmLayout> vllm_layout(const ModelSpec& m, const VllmOptions& o) {
     unify_hybrid_block(m, o, p, L);
     L.attn_block_size = p.attn_block;
 
-    p.rank = pp_ranks(p.n_layers, p.pp);
+    auto parts = vllm_pp_parts(p.n_layers, p.pp, o.pp_layer_partition);
+    if (!parts) return parts.error();
+    L.stage_layers = parts.value();
+    p.rank = pp_ranks(L.stage_layers);
     if (auto ok = layer_specs(m, p, L); !ok) return ok.error();
     if (L.layers.empty()) {
         L.notes.push_back(note("vllm_attention_free"));

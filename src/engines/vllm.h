@@ -13,6 +13,25 @@
 
 namespace kvb {
 
+// The MLA attention backend vLLM picks on a CUDA GPU and the KV block size that follows from it,
+// when the user gives neither --block-size nor --attention-backend.
+//  forced (releases before 0.17, CudaPlatform.check_and_update_config): Blackwell (10.x) forces
+//    FlashInfer MLA's 64 when qk_nope_head_dim is 128, else CUTLASS MLA's 128; Hopper (9.x, FlashMLA
+//    dense built) FlashMLA's 64; every other GPU keeps 16 (Triton MLA).
+//  preferred (0.17 on, update_block_size_for_backend after the selector): the first valid backend of
+//    _get_backend_priorities gives its preferred size, 16 when its kernels take 16, else its smallest:
+//    10.x FLASHINFER_MLA [32, 64] -> 32 (qk_nope_head_dim 64/128/192), else CUTLASS_MLA [128] -> 128;
+//    9.x FLASH_ATTN_MLA (16 x n, no fp8 cache) -> 16, with an fp8 cache FLASHMLA [64] -> 64;
+//    12.x and older GPUs TRITON_MLA -> 16.
+// Sparse MLA (DeepSeek-V3.2) is not chosen here: its pages are always 64 tokens.
+struct VllmMlaBackend {
+    std::string backend;
+    int64_t block_size = 16;
+};
+VllmMlaBackend vllm_mla_backend(int compute_capability, bool fp8_kv_cache, int64_t qk_nope_head_dim, bool forced);
+// True for a vLLM release before 0.17 (MLA block sizes forced by the platform); an unreadable version: false.
+bool vllm_mla_forced_for_version(const std::string& version);
+
 // Which start-up line format to print.
 //  Current: vLLM ~v0.26 and later (seen in v0.27..v0.29 logs): one line
 //    "GPU KV cache size: N tokens, Maximum concurrency for M tokens per request: X.XXx"
@@ -47,13 +66,22 @@ Result<MambaCacheMode> parse_mamba_cache_mode(const std::string& s);
 struct VllmOptions {
     std::string kv_cache_dtype = "auto";  // auto|bfloat16|float16|float32|fp8|fp8_e4m3|fp8_e5m2
     int64_t block_size = 0;               // 0 = engine default (16; MLA: mla_block_size)
-    int64_t mla_block_size = 0;           // 0 = 16 when block_size is 0 (64 with FlashMLA, 128 with CUTLASS MLA)
+    int64_t mla_block_size = 0;           // 0 = the GPU's MLA backend's (vllm_mla_backend), 16 without a GPU
+    // CUDA compute capability x 10 of the GPU (90 H100, 100 B200, 120 RTX 5090); 0 = not given. With an
+    // MLA model and neither block size given, it picks the MLA backend and its block size.
+    int gpu_compute_capability = 0;
+    // Releases before 0.17 forced MLA block sizes in CudaPlatform.check_and_update_config; later ones
+    // take the selected backend's preferred size (PR #35122). See vllm_mla_backend.
+    bool mla_forced_block_sizes = false;
     // Smallest kernel block size of the attention backend, which hybrid attention+mamba models
     // round their attention block to: 0 = 16 (FlashAttention / FlashInfer / Triton on CUDA);
     // 128 on the CPU backend; 32 on Blackwell with head size 256.
     int64_t kernel_block_alignment = 0;
     int64_t tensor_parallel_size = 1;
     int64_t pipeline_parallel_size = 1;
+    // VLLM_PP_LAYER_PARTITION: layers per stage, comma-separated ("15,17"); "" = get_pp_indices' default
+    // split (the remainder to the stages before the last).
+    std::string pp_layer_partition;
     int64_t max_model_len = 0;           // 0 = vLLM's default (the derived length; LongRoPE: the original)
     int64_t max_num_batched_tokens = 0;  // 0 = 8192 (LLM class below 70 GiB, `vllm serve` at or above 70 GiB;
                                          // `vllm serve` below 70 GiB uses 2048, the LLM class above 16384)
@@ -131,15 +159,22 @@ struct VllmLayout {
     MambaCacheMode mamba_cache_mode = MambaCacheMode::None;
     std::string kv_cache_dtype;   // resolved name ("bfloat16", "fp8", ...)
     int64_t attn_block_size = 0;  // block size of attention layers (after hybrid adjustment)
+    std::string mla_backend;      // MLA backend picked for the GPU ("FLASHMLA", ...); "" = none picked
     int64_t num_speculative_tokens = 0;
     int64_t max_in_flight_tokens = 0;  // what sliding / chunked layers reserve beyond their window
     VllmLogFormat log_format = VllmLogFormat::Current;
     // Per pipeline stage: bytes one block id costs on that stage (uniform_type: sum of its pages;
     // else page * group_size of the projected groups). num_blocks = min over stages.
     std::vector<int64_t> stage_bytes_per_block;
+    std::vector<int64_t> stage_layers;  // hidden layers per pipeline stage, as split
 };
 
 Result<VllmLayout> vllm_layout(const ModelSpec& m, const VllmOptions& o);
+
+// Hidden layers per pipeline stage (vllm/distributed/utils.py get_pp_indices): VLLM_PP_LAYER_PARTITION's
+// counts when `partition` is given, checked as vLLM checks them (its ValueError texts, code vllm_refused),
+// else the even split with the remainder on the stages just before the last.
+Result<std::vector<int64_t>> vllm_pp_parts(int64_t n_layers, int64_t pp, const std::string& partition);
 
 // max_memory_usage_bytes of one layer spec for one request of `tokens` tokens
 // (Full: cdiv(n, block)*page; Sliding: (cdiv(min(W-1+in_flight, n), block)+1)*page;

@@ -408,7 +408,7 @@ std::pair<int64_t, int64_t> pp_layer_range(int64_t num_layers, int64_t rank, int
 }
 
 Result<WeightBytes> weight_bytes(const ModelSpec& m, const WeightFormat& format, int64_t given_params, int64_t tp,
-                                 int64_t pp, bool given_is_advisory) {
+                                 int64_t pp, bool given_is_advisory, const std::vector<int64_t>& stage_layers) {
     if (given_params < 0)
         return make_error("bad_value", note("weights_params_negative", {{"value", std::to_string(given_params)}}));
     if (given_params > (int64_t(1) << 50))
@@ -431,7 +431,15 @@ Result<WeightBytes> weight_bytes(const ModelSpec& m, const WeightFormat& format,
 
     std::vector<i128> stage(static_cast<size_t>(pp), 0);
     std::vector<std::pair<int64_t, int64_t>> ranges;
-    for (int64_t r = 0; r < pp; ++r) ranges.push_back(pp_layer_range(num_layers, r, pp));
+    if (static_cast<int64_t>(stage_layers.size()) == pp) {
+        int64_t start = 0;
+        for (int64_t n : stage_layers) {
+            ranges.emplace_back(start, start + n);
+            start += n;
+        }
+    } else {
+        for (int64_t r = 0; r < pp; ++r) ranges.push_back(pp_layer_range(num_layers, r, pp));
+    }
     auto stage_of = [&](int layer) -> int64_t {
         if (layer == -1) return 0;
         if (layer == -2) return pp - 1;

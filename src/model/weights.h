@@ -123,8 +123,11 @@ struct WeightBytes {
 // refused (params_implausible), or, when `given_is_advisory` (the Hub's safetensors total,
 // not the user's word), set aside with a note (params_hub_implausible).
 constexpr int64_t kParamsPlausibleFactor = 2;
+// `stage_layers`: decoder layers per stage when the split is not get_pp_indices' default (vLLM's
+// VLLM_PP_LAYER_PARTITION, already checked to sum to the layers); empty = the default split.
 Result<WeightBytes> weight_bytes(const ModelSpec& m, const WeightFormat& format, int64_t given_params = 0,
-                                 int64_t tp = 1, int64_t pp = 1, bool given_is_advisory = false);
+                                 int64_t tp = 1, int64_t pp = 1, bool given_is_advisory = false,
+                                 const std::vector<int64_t>& stage_layers = {});
 
 // vLLM's get_pp_indices: [start, end) decoder layers of pipeline stage `rank`.
 std::pair<int64_t, int64_t> pp_layer_range(int64_t num_layers, int64_t rank, int64_t pp);

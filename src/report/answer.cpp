@@ -5,12 +5,12 @@
 
 namespace kvb {
 
-Result<Answer> compute_answer(const ModelSpec& m, const BudgetInputs& in) {
+Result<Answer> compute_answer(const ModelSpec& m, const BudgetInputs& in, const ModelSpec* draft) {
     if (auto v = validate(in); !v) return v.error();
     Answer a;
     a.inputs = in;
     a.rope_offer = documented_rope_scaling(m);
-    auto budget = compute_budget(m, in);
+    auto budget = compute_budget(m, in, draft);
     if (budget)
         a.budget = std::move(budget.value());
     else

@@ -35,6 +35,7 @@ struct Answer {
 
 // Error when the inputs themselves are refused (validate()); an engine refusing this
 // model at these settings is part of the Answer, beside the KV numbers.
-Result<Answer> compute_answer(const ModelSpec& m, const BudgetInputs& in);
+// `draft`: the drafter's config for in.speculative_config (compute_budget), nullptr = none.
+Result<Answer> compute_answer(const ModelSpec& m, const BudgetInputs& in, const ModelSpec* draft = nullptr);
 
 }  // namespace kvb

@@ -233,6 +233,8 @@ json inputs_json(const BudgetInputs& in) {
         {"rope_scaling", in.rope_scaling},
         {"tensor_parallel_size", in.tensor_parallel_size},
         {"pipeline_parallel_size", in.pipeline_parallel_size},
+        {"pp_layer_partition", in.pp_layer_partition},
+        {"speculative_config", in.speculative_config},
         {"max_num_batched_tokens", in.max_num_batched_tokens},
         {"block_size", in.block_size},
         {"enforce_eager", in.enforce_eager},
@@ -348,6 +350,8 @@ json budget_json(const BudgetResult& r) {
     };
     if (r.engine == BudgetEngine::Vllm)
         j["vllm"] = {{"num_blocks", r.capacity.num_blocks},
+                     {"block_size", r.capacity.layout.attn_block_size},
+                     {"mla_backend", r.capacity.layout.mla_backend},
                      {"tokens", r.capacity.tokens},
                      {"max_concurrency", r.vllm_concurrency},
                      {"request_bytes", r.capacity.request_bytes},
@@ -481,6 +485,10 @@ Result<BudgetInputs> budget_inputs_from_json(const std::string& text) {
             e = text_field(in.kv_cache_dtype_v);
         else if (k == "rope_scaling")
             e = text_field(in.rope_scaling);
+        else if (k == "pp_layer_partition")
+            e = text_field(in.pp_layer_partition);
+        else if (k == "speculative_config")
+            e = text_field(in.speculative_config);
         else if (k == "gpu_memory_bytes")
             e = count(in.gpu_memory_bytes);
         else if (k == "gpu_count")

@@ -118,6 +118,65 @@ TEST_CASE("vLLM budget: tensor and pipeline parallel") {
     CHECK(p.command.find("--tensor-parallel-size 2 --pipeline-parallel-size 2") != std::string::npos);
 }
 
+TEST_CASE("vLLM budget: VLLM_PP_LAYER_PARTITION moves whole layers' weights between stages") {
+    kvb::BudgetInputs in;
+    in.gpu = "a100-80gb";
+    in.gpu_count = 2;
+    in.pipeline_parallel_size = 2;
+    in.context = 32768;
+    auto even = budget("meta-llama/Llama-3.1-8B", in);
+    in.pp_layer_partition = "15,17";
+    auto uneven = budget("meta-llama/Llama-3.1-8B", in);
+    REQUIRE(uneven.weights.stage_bytes.size() == 2);
+    // One decoder layer of Llama-3.1-8B: 218,112,000 bf16 parameters.
+    CHECK(even.weights.stage_bytes[0] - uneven.weights.stage_bytes[0] == 436224000);
+    CHECK(uneven.weights.stage_bytes[1] - even.weights.stage_bytes[1] == 436224000);
+    CHECK(uneven.capacity.layout.stage_layers == std::vector<int64_t>{15, 17});
+    CHECK(uneven.command.rfind("VLLM_PP_LAYER_PARTITION=15,17 vllm serve ", 0) == 0);
+    in.pp_layer_partition = "16,15";
+    CHECK(refused("meta-llama/Llama-3.1-8B", in).message == "sum(partitions)=31 does not match num_hidden_layers=32.");
+}
+
+TEST_CASE("vLLM budget with a speculative drafter: its layer joins the pool (vllm_with_drafter)") {
+    kvb::BudgetInputs in;
+    in.gpu_memory_bytes = 24 * GiB;
+    in.activation_bytes = 1 * GiB;
+    in.overhead_bytes = 512 * MiB;
+    in.cudagraph_bytes = 0;
+    in.context = 32768;
+    in.speculative_config =
+        R"({"method": "eagle", "model": "yuhuili/EAGLE-LLaMA3.1-Instruct-8B", "num_speculative_tokens": 3})";
+    auto r = budget("meta-llama/Llama-3.1-8B", in);
+    // The same 5,488,133,734-byte pool as without a drafter; a block is now 33 layers x 65,536 B.
+    CHECK(r.kv_pool_bytes == 5488133734LL);
+    CHECK(r.capacity.num_blocks == 5488133734LL / 2162688);
+    CHECK(r.capacity.num_blocks == 2537);
+    bool layers = false, weights = false;
+    for (const auto& n : r.notes) {
+        layers = layers || n.code == "vllm_drafter_layers";
+        weights = weights || n.code == "vllm_drafter_weights";
+    }
+    CHECK(layers);
+    CHECK(weights);
+    CHECK(
+        r.command.find(
+            R"( --speculative-config '{"method": "eagle", "model": "yuhuili/EAGLE-LLaMA3.1-Instruct-8B", "num_speculative_tokens": 3}')") !=
+        std::string::npos);
+    in.speculative_config =
+        R"({"method": "draft_model", "model": "meta-llama/Llama-3.2-1B", "num_speculative_tokens": 4})";
+    CHECK(refused("meta-llama/Llama-3.1-8B", in).detail.code == "vllm_spec_needs_draft");
+    in.speculative_config = "{not json";
+    CHECK_FALSE(kvb::compute_budget(fixture("meta-llama/Llama-3.1-8B"), in).ok());
+
+    auto cli = run_cli("budget " + cfg("meta-llama--Llama-3.1-8B") +
+                       " --gpu-memory 24GiB --activation-memory 1GiB --overhead-memory 512MiB --cudagraph-memory 0"
+                       " --max-model-len 32768 --speculative-config '{\"method\": \"eagle\", \"model\": "
+                       "\"yuhuili/EAGLE-LLaMA3.1-Instruct-8B\", \"num_speculative_tokens\": 3}'"
+                       " --json");
+    CHECK(cli.status == 0);
+    CHECK(cli.out.find("\"num_blocks\":2537") != std::string::npos);
+}
+
 TEST_CASE("vLLM budget that does not fit carries vLLM's own error and its estimate") {
     kvb::BudgetInputs in;
     in.gpu = "rtx-4090";

@@ -77,3 +77,18 @@ TEST_CASE("lookup is case-insensitive and accepts obvious spellings") {
     CHECK(kvb::find_gpu("") == nullptr);
     CHECK(kvb::find_gpu("rtx-9999") == nullptr);
 }
+
+TEST_CASE("compute capability: every NVIDIA entry has one, AMD and Apple none") {
+    for (const kvb::Gpu& g : kvb::gpu_catalog()) {
+        if (g.vendor == "nvidia")
+            CHECK_MESSAGE(g.compute_capability >= 70, g.id);
+        else
+            CHECK_MESSAGE(g.compute_capability == 0, g.id);
+    }
+    CHECK(kvb::find_gpu("h100")->compute_capability == 90);
+    CHECK(kvb::find_gpu("b200")->compute_capability == 100);
+    CHECK(kvb::find_gpu("rtx-5090")->compute_capability == 120);
+    CHECK(kvb::find_gpu("a100")->compute_capability == 80);
+    CHECK(kvb::find_gpu("4090")->compute_capability == 89);
+    CHECK(kvb::find_gpu("gb10")->compute_capability == 121);
+}

@@ -225,6 +225,71 @@ TEST_CASE("MLA: one latent head of 576, not split by TP") {
     CHECK(per_token(layout(fixture("deepseek-ai/DeepSeek-V3"))) == 61 * 1152);
 }
 
+TEST_CASE("MLA block size follows the backend vLLM picks for the GPU (cuda.py, the MLA backends' block sizes)") {
+    // Current releases: the first valid backend of _get_backend_priorities, its preferred size.
+    CHECK(vllm_mla_backend(100, false, 128, false).backend == "FLASHINFER_MLA");  // B200: [32, 64] -> 32
+    CHECK(vllm_mla_backend(100, false, 128, false).block_size == 32);
+    CHECK(vllm_mla_backend(100, false, 0, false).backend == "CUTLASS_MLA");  // qk_nope_head_dim not 64/128/192
+    CHECK(vllm_mla_backend(100, false, 0, false).block_size == 128);
+    CHECK(vllm_mla_backend(90, false, 128, false).backend == "FLASH_ATTN_MLA");  // H100: 16 x n -> 16
+    CHECK(vllm_mla_backend(90, false, 128, false).block_size == 16);
+    CHECK(vllm_mla_backend(90, true, 128, false).backend == "FLASHMLA");  // fp8 cache: FA MLA refuses it
+    CHECK(vllm_mla_backend(90, true, 128, false).block_size == 64);
+    CHECK(vllm_mla_backend(120, false, 128, false).backend == "TRITON_MLA");  // RTX 5090
+    CHECK(vllm_mla_backend(80, false, 128, false).block_size == 16);          // A100
+    // Before 0.17: check_and_update_config forced the size.
+    CHECK(vllm_mla_backend(100, false, 128, true).block_size == 64);
+    CHECK(vllm_mla_backend(100, false, 0, true).block_size == 128);
+    CHECK(vllm_mla_backend(90, false, 128, true).block_size == 64);
+    CHECK(vllm_mla_backend(90, true, 128, true).block_size == 64);
+    CHECK(vllm_mla_backend(120, false, 128, true).block_size == 16);
+    CHECK(vllm_mla_forced_for_version("0.16.0"));
+    CHECK(vllm_mla_forced_for_version("v0.11.2"));
+    CHECK_FALSE(vllm_mla_forced_for_version("0.17.0"));
+    CHECK_FALSE(vllm_mla_forced_for_version("1.0.0"));
+    CHECK_FALSE(vllm_mla_forced_for_version("nightly"));
+
+    // DeepSeek-V3 (61 MLA layers x 1152 B/token) in 40 GiB: the blocks change, the tokens barely.
+    const ModelSpec v3 = fixture("deepseek-ai/DeepSeek-V3");
+    const int64_t avail = int64_t(40) << 30;
+    VllmOptions o;
+    o.max_model_len = 32768;
+    o.gpu_compute_capability = 100;
+    VllmCapacity b200 = capacity(v3, o, avail);
+    CHECK(b200.layout.mla_backend == "FLASHINFER_MLA");
+    CHECK(b200.layout.attn_block_size == 32);
+    CHECK(b200.num_blocks == 19099);
+    REQUIRE(b200.layout.notes.size() >= 1);
+    CHECK(b200.layout.notes.back().code == "vllm_mla_backend");
+    CHECK(render_english(b200.layout.notes.back()) ==
+          "On a GPU of compute capability 10.0 vLLM picks the FLASHINFER_MLA attention backend for MLA, and its KV "
+          "cache blocks hold 32 tokens (--block-size changes it)");
+    o.mla_forced_block_sizes = true;
+    CHECK(capacity(v3, o, avail).num_blocks == 9549);  // 64-token blocks
+    o.gpu_compute_capability = 90;
+    CHECK(capacity(v3, o, avail).layout.mla_backend == "FLASHMLA");
+    o.mla_forced_block_sizes = false;
+    VllmCapacity h100 = capacity(v3, o, avail);
+    CHECK(h100.layout.mla_backend == "FLASH_ATTN_MLA");
+    CHECK(h100.num_blocks == 38199);
+    // The user's block size wins, and no backend is named.
+    o.block_size = 128;
+    VllmCapacity user = capacity(v3, o, avail);
+    CHECK(user.num_blocks == 4774);
+    CHECK(user.layout.mla_backend.empty());
+    // Hand-built MLA without qk_nope_head_dim on Blackwell: CUTLASS MLA's 128.
+    o.block_size = 0;
+    o.gpu_compute_capability = 100;
+    CHECK(layout(mla("no qk_nope (hand-built)", 4, 16), o).attn_block_size == 128);
+    // A dense model is untouched by the GPU.
+    CHECK(layout(fixture("meta-llama/Llama-3.1-8B"), o).attn_block_size == 16);
+    CHECK(layout(fixture("meta-llama/Llama-3.1-8B"), o).mla_backend.empty());
+    o.gpu_compute_capability = 1000;
+    auto bad = vllm_layout(v3, o);
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error().message == "GPU compute capability must be like 90 (9.0) or 100 (10.0), got 1000");
+}
+
 TEST_CASE("gpt-oss-20b: 2 groups of 12 layers, tokens = num_blocks // 2 * 16") {
     ModelSpec m = fixture("openai/gpt-oss-20b");
     VllmLayout l = layout(m);
@@ -382,6 +447,42 @@ TEST_CASE("pipeline parallel: layers split like get_pp_indices, num_blocks = min
     CHECK(c.log_lines[1] == "Maximum concurrency for 1,024 tokens per request: 788.86x");
 }
 
+TEST_CASE("VLLM_PP_LAYER_PARTITION: per-stage layers from the given split, vLLM's ValueError texts") {
+    const ModelSpec llama = fixture("meta-llama/Llama-3.1-8B");  // 32 layers, 65,536 B per layer per block
+    VllmOptions o;
+    o.pipeline_parallel_size = 2;
+    o.max_model_len = 32768;
+    VllmLayout even = layout(llama, o);
+    CHECK(even.stage_layers == std::vector<int64_t>{16, 16});
+    CHECK(capacity(llama, o, 8 * GiB).num_blocks == 8192);
+    o.pp_layer_partition = "15,17";
+    VllmLayout uneven = layout(llama, o);
+    CHECK(uneven.stage_layers == std::vector<int64_t>{15, 17});
+    CHECK(uneven.stage_bytes_per_block == std::vector<int64_t>{15 * 65536, 17 * 65536});
+    CHECK(capacity(llama, o, 8 * GiB).num_blocks == 7710);  // the 17-layer stage limits: 8 GiB // 1,114,112
+    o.pp_layer_partition = " 17 , 15";                      // Python's int() takes blanks
+    CHECK(layout(llama, o).stage_layers == std::vector<int64_t>{17, 15});
+    // Without it, get_pp_indices: 32 over 3 stages is 10 each, the 2 left over go to the stages before the last.
+    o.pp_layer_partition = "";
+    o.pipeline_parallel_size = 3;
+    CHECK(layout(llama, o).stage_layers == std::vector<int64_t>{11, 11, 10});
+
+    auto refused = [&](const std::string& part, int64_t pp) {
+        VllmOptions x = o;
+        x.pipeline_parallel_size = pp;
+        x.pp_layer_partition = part;
+        auto r = vllm_layout(llama, x);
+        REQUIRE_FALSE(r.ok());
+        CHECK(r.error().code == "vllm_refused");
+        return r.error().message;
+    };
+    CHECK(refused("15,16", 2) == "sum(partitions)=31 does not match num_hidden_layers=32.");
+    CHECK(refused("10,10,12", 2) == "len(partitions)=3 does not match pp_size=2.");
+    CHECK(refused("15,x", 2) == "Invalid partition string: 15,x");
+    CHECK(refused("16,", 2) == "Invalid partition string: 16,");
+    CHECK(refused("-1,33", 2) == "Invalid partition string: -1,33");
+}
+
 TEST_CASE("bad options are errors naming the option") {
     ModelSpec m = fixture("Qwen/Qwen3-8B");
     VllmOptions o;
@@ -462,6 +563,21 @@ TEST_CASE("kvbudget vllm prints vLLM's lines, its ValueError (exit 1), usage err
     CHECK(run_cli("vllm " + cfg("Qwen--Qwen3-8B") + " --kv-cache-memory lots").status == 1);
     CHECK(run_cli("vllm /nonexistent/config.json --kv-cache-memory 8GiB").status == 1);
     CHECK(run_cli("vllm --help").status == 0);
+
+    // --gpu picks the MLA backend's block size; --engine-version before 0.17 the forced one.
+    r = run_cli("vllm " + cfg("deepseek-ai--DeepSeek-V3") +
+                " --kv-cache-memory 40GiB --max-model-len 32768 --gpu b200 --json");
+    CHECK(r.status == 0);
+    CHECK(r.out.find("\"block_size\":32,") != std::string::npos);
+    CHECK(r.out.find("\"mla_backend\":\"FLASHINFER_MLA\"") != std::string::npos);
+    CHECK(r.out.find("\"num_blocks\":19099") != std::string::npos);
+    r = run_cli("vllm " + cfg("deepseek-ai--DeepSeek-V3") +
+                " --kv-cache-memory 40GiB --max-model-len 32768 --gpu h100 --engine-version 0.11.0 --json");
+    CHECK(r.out.find("\"mla_backend\":\"FLASHMLA\"") != std::string::npos);
+    CHECK(r.out.find("\"num_blocks\":9549") != std::string::npos);
+    r = run_cli("vllm " + cfg("deepseek-ai--DeepSeek-V3") + " --kv-cache-memory 40GiB --gpu nope", true);
+    CHECK(r.status == 1);
+    CHECK(r.out == "kvbudget: error: unknown GPU 'nope' (kvbudget gpus lists them)\n");
 }
 
 TEST_CASE("estimate and num_blocks helpers for the budget") {
@@ -658,4 +774,16 @@ TEST_CASE("speculative methods: MTP takes the model's own layers, n-gram none, a
     auto unknown = vllm_with_drafter(llama, *parse_vllm_speculative(R"({"method": "lookahead"})"), nullptr);
     REQUIRE_FALSE(unknown.ok());
     CHECK(unknown.error().detail.code == "vllm_spec_method_unknown");
+}
+
+TEST_CASE("kvbudget vllm --pp-layer-partition") {
+    Run r = run_cli("vllm " + cfg("meta-llama--Llama-3.1-8B") +
+                    " --kv-cache-memory 8GiB --max-model-len 32768 -pp 2 --pp-layer-partition 15,17 --json");
+    CHECK(r.status == 0);
+    CHECK(r.out.find("\"stage_layers\":[15,17]") != std::string::npos);
+    CHECK(r.out.find("\"num_blocks\":7710") != std::string::npos);
+    r = run_cli("vllm " + cfg("meta-llama--Llama-3.1-8B") + " --kv-cache-memory 8GiB -pp 2 --pp-layer-partition 15,16",
+                true);
+    CHECK(r.status == 1);
+    CHECK(r.out.find("ValueError: sum(partitions)=31 does not match num_hidden_layers=32.") != std::string::npos);
 }

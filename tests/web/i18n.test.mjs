@@ -44,6 +44,8 @@ const ALLOWED = new Set([
   'YaRN', 'NTK', 'Mac', 'Apple',
   // the lab's paste syntax (keywords kvbudget reads) and the commands whose output it reads
   'baseline', 'weights', 'llama-completion', 'usr/bin/time',
+  // vLLM's MLA attention backends by their own names (the note vllm_mla_backend)
+  'FLASHINFER_MLA', 'CUTLASS_MLA', 'FLASH_ATTN_MLA', 'FLASHMLA', 'TRITON_MLA',
 ]);
 // Regions that show engine output verbatim: log lines, the command, the engine's own
 // refusal. The core's notes are shown through their msg.<code> translations (tMsg).

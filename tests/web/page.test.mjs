@@ -182,6 +182,23 @@ test('tensor parallel: the bar is per GPU, as kvbudget budget splits it', async 
   await context.close();
 });
 
+test('speculative decoding control: the drafter layer shares the pool, as kvbudget budget --speculative-config', async () => {
+  const { page, context } = await open('gpu=h100-sxm&ctx=32768&spec=eagle3');
+  const args = ['budget', path.join(fixturesDir, 'meta-llama--Llama-3.1-8B.json'), '--gpu', 'h100-sxm', '--max-model-len', '32768'];
+  const a = cliJson([...args, '--speculative-config', '{"method":"eagle3","num_speculative_tokens":3}']);
+  const plain = cliJson(args);
+  assert.ok(a.budget.vllm.num_blocks < plain.budget.vllm.num_blocks, 'a 33rd layer makes blocks dearer');
+  for (const name of METRICS) assert.equal(await metric(page, name), a.metrics[name], name);
+  assert.equal(await page.textContent('[data-role="command"]'), a.budget.command);
+  assert.equal(await page.inputValue('#ctl-spec'), 'eagle3');
+  await page.selectOption('#ctl-spec', '');
+  await page.waitForFunction(() => !new URL(location.href).searchParams.has('spec'));
+  for (const name of METRICS) assert.equal(await metric(page, name), plain.metrics[name], name);
+  await page.selectOption('#ctl-engine', 'llamacpp');
+  assert.equal(await page.isVisible('#ctl-spec'), false);
+  await context.close();
+});
+
 test('controls recompute: context, sequences, KV dtype', async () => {
   const { page, context } = await open();
   await page.fill('#ctl-ctx', '8192');

@@ -3,6 +3,7 @@
 import { h } from './dom.js';
 import { t, tMsg } from './i18n.js';
 import { bytes, tokens, int } from './format.js';
+import { SPEC_METHODS } from './state.js';
 
 const ENGINES = ['vllm', 'llamacpp', 'transformers'];
 const TP_SIZES = [0, 1, 2, 4, 8, 16, 32]; // 0: all the GPUs (vLLM's default is 1; the page sizes one engine over every GPU)
@@ -146,6 +147,9 @@ export function buildControls(app, onChange) {
   });
   c.maxNumSeqs = numberInput('ctl-max-num-seqs', 0, 1);
   c.maxNumSeqs.addEventListener('change', () => setCount('maxNumSeqs', c.maxNumSeqs));
+  // vLLM speculative decoding: the drafter's layers take pages from the same KV pool.
+  c.spec = h('select', { id: 'ctl-spec' }, ['', ...SPEC_METHODS].map((m) => h('option', { value: m }, m ? t('controls.spec_' + m) : t('controls.specNone'))));
+  c.spec.addEventListener('change', () => set('spec', c.spec.value));
 
   c.gpuMemField = field('ctl-gpu-mem', t('controls.gpuMem'), c.gpuMem, t('controls.gpuMemHint'));
   c.macRamField = field('ctl-mac-ram', t('controls.macRam'), c.macRam, t('controls.macRamHint'));
@@ -167,7 +171,8 @@ export function buildControls(app, onChange) {
       c.kvField, c.ctkField, c.ctvField,
       field('ctl-tp', t('controls.tp'), c.tp),
       field('ctl-seqs', t('controls.seqs'), c.seqs, t('controls.seqsHint')),
-      (c.maxNumSeqsField = field('ctl-max-num-seqs', t('controls.maxNumSeqs'), c.maxNumSeqs, t('controls.maxNumSeqsHint')))),
+      (c.maxNumSeqsField = field('ctl-max-num-seqs', t('controls.maxNumSeqs'), c.maxNumSeqs, t('controls.maxNumSeqsHint'))),
+      (c.specField = field('ctl-spec', t('controls.spec'), c.spec, t('controls.specHint')))),
     h('div', { class: 'field ctx' },
       h('label', { for: 'ctl-ctx' }, t('controls.ctx')),
       h('div', { class: 'row' }, c.ctxSlider, c.ctx),
@@ -264,6 +269,9 @@ export function syncControls(app) {
   c.seqs.value = String(s.seqs);
   c.maxNumSeqsField.hidden = s.engine !== 'vllm';
   c.maxNumSeqs.value = String(s.maxNumSeqs);
+  c.specField.hidden = s.engine !== 'vllm';
+  // A URL's METHOD:TOKENS keeps its tokens; the select shows the method.
+  c.spec.value = s.spec.split(':')[0];
   // Bounds from the core's own limits table (the same check refuses out-of-range values).
   const lim = cat.limits;
   for (const [input, name] of [[c.ctx, 'context'], [c.seqs, 'seqs'], [c.gpuCount, 'gpu_count'], [c.maxNumSeqs, 'max_num_seqs']]) {

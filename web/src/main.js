@@ -8,7 +8,7 @@ import { buildEmbed, embedRendered } from './embed.js';
 import { h, $, clear } from './dom.js';
 import { Hub, HubError, MAX_CONFIG_BYTES, loadSiteConfig } from './hub.js';
 import { parseModelRef, catalogFileName, validId } from './hubid.js';
-import { defaultState, stateFromParams, stateToParams } from './state.js';
+import { defaultState, specConfig, stateFromParams, stateToParams } from './state.js';
 import { buildControls, syncControls } from './controls.js';
 import { renderResults, answerCard } from './render.js';
 import { bytes } from './format.js';
@@ -303,6 +303,7 @@ export function computeInput(s) {
     weights: s.weights,
     tensor_parallel_size: vllm ? s.tp : 0,
     max_num_seqs: vllm ? s.maxNumSeqs : 0,
+    speculative_config: vllm ? specConfig(s.spec) : '',
     rope_scaling: s.rope,
     params: exactHubParameters(),
     params_from_hub: exactHubParameters() > 0, // a far-off Hub total is set aside with a note, not refused

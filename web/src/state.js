@@ -24,6 +24,7 @@ export function defaultState() {
     weights: 'auto', // weight format id
     tp: 0, // tensor parallel size; 0 = every GPU
     maxNumSeqs: 0, // vLLM --max-num-seqs; 0 = vLLM's default for the GPU (raised to seqs)
+    spec: '', // vLLM speculative decoding: METHOD[:TOKENS] (eagle, eagle3, mtp, ngram); '' = none
     rope: '', // RoPE scaling TYPE:FACTOR[:ORIGINAL] ('' = as config.json says), e.g. yarn:4:32768
     ngl: -1, // llama.cpp -ngl; -1 = every layer
     ram: 0, // llama.cpp: system RAM bytes for what stays on the CPU; 0 = not checked
@@ -39,6 +40,18 @@ export const EMBED_PANELS = ['controls', 'bar', 'metrics', 'formula', 'context',
 export const EMBED_DEFAULT_PANELS = ['controls', 'bar', 'metrics'];
 
 const ENGINES = new Set(['vllm', 'llamacpp', 'transformers']);
+
+// vLLM speculative methods the page offers (the drafter's KV: EAGLE / EAGLE-3 one layer of the model's
+// geometry, MTP the model's own next-token layers, n-gram none) and their token count (1-64).
+export const SPEC_METHODS = ['eagle', 'eagle3', 'mtp', 'ngram'];
+const SPEC_RE = /^(eagle|eagle3|mtp|ngram)(:([1-9]|[1-5][0-9]|6[0-4]))?$/;
+
+// The page's spec as vLLM's --speculative-config JSON ('' = none); 3 draft tokens unless given.
+export function specConfig(spec) {
+  if (!spec || !SPEC_RE.test(spec)) return '';
+  const [method, n] = spec.split(':');
+  return JSON.stringify({ method, num_speculative_tokens: n ? Number(n) : 3 });
+}
 
 // Reads the parameters it knows; returns {state, ignored: [names]} so the page can
 // say what it ignored (issue 5) instead of failing.
@@ -97,6 +110,9 @@ export function stateFromParams(params, base = defaultState()) {
       case 'rope':
         if (/^(yarn|linear|dynamic):\d{1,4}(\.\d{1,6})?(:\d{1,10})?$/.test(v)) s.rope = v; else ignored.push(key);
         break;
+      case 'spec':
+        if (SPEC_RE.test(v)) s.spec = v; else ignored.push(key);
+        break;
       case 'lang':
         if (v === 'en' || v === 'zh-CN') s.lang = v; else ignored.push(key);
         break;
@@ -127,7 +143,7 @@ export function stateToParams(s, base = defaultState()) {
   if (s.model !== base.model || s.revision || s.quant) {
     p.set('model', (s.revision ? `${s.model}@${s.revision}` : s.model) + (s.quant ? ':' + s.quant : ''));
   }
-  for (const key of ['engine', 'ctx', 'seqs', 'kv', 'ctk', 'ctv', 'gpu', 'gpuMem', 'macRam', 'gpuCount', 'util', 'weights', 'tp', 'maxNumSeqs', 'rope', 'ngl', 'ram', 'lang']) {
+  for (const key of ['engine', 'ctx', 'seqs', 'kv', 'ctk', 'ctv', 'gpu', 'gpuMem', 'macRam', 'gpuCount', 'util', 'weights', 'tp', 'maxNumSeqs', 'spec', 'rope', 'ngl', 'ram', 'lang']) {
     if (key === 'gpuMem' && s.gpu !== '') continue;
     if (s[key] !== base[key]) p.set(key, String(s[key]));
   }
