@@ -422,13 +422,16 @@ LlamaFit fit_devices(const FitArgs& a, const DevicesUse& use, LlamaFit f) {
 
 }  // namespace
 
-std::vector<int64_t> llamacpp_even_split(int64_t n_devices, int64_t ngl) {
-    // splits[] = cumulative equal shares as floats; slot j goes to the first device whose
-    // share exceeds j / ngl (std::upper_bound in llama_model::load_tensors).
-    std::vector<int64_t> counts(static_cast<size_t>(std::max<int64_t>(1, n_devices)), 0);
-    std::vector<float> splits(counts.size());
+namespace {
+
+// llama_model::load_tensors: splits[] = the devices' weights as floats, cumulated and
+// normalized; layer slot j goes to the first device whose share exceeds j / ngl
+// (std::upper_bound).
+std::vector<int64_t> split_by_weight(const std::vector<float>& weight, int64_t ngl) {
+    std::vector<int64_t> counts(weight.size(), 0);
+    std::vector<float> splits(weight.size());
     float run = 0.0f;
-    for (float& sp : splits) sp = (run += 1.0f);
+    for (size_t i = 0; i < weight.size(); ++i) splits[i] = (run += weight[i]);
     for (float& sp : splits) sp /= run;
     for (int64_t j = 0; j < ngl; ++j) {
         const float x = float(j) / float(ngl);
@@ -438,22 +441,19 @@ std::vector<int64_t> llamacpp_even_split(int64_t n_devices, int64_t ngl) {
     return counts;
 }
 
+}  // namespace
+
+std::vector<int64_t> llamacpp_even_split(int64_t n_devices, int64_t ngl) {
+    return split_by_weight(std::vector<float>(static_cast<size_t>(std::max<int64_t>(1, n_devices)), 1.0f), ngl);
+}
+
 std::vector<int64_t> llamacpp_free_split(const std::vector<int64_t>& free_bytes, int64_t ngl) {
-    // splits[i] = free memory as a float, cumulated and normalized; slot j goes to the first
-    // device whose share exceeds j / ngl.
-    std::vector<int64_t> counts(std::max<size_t>(1, free_bytes.size()), 0);
-    std::vector<float> splits(counts.size(), 1.0f);
-    float run = 0.0f;
-    for (size_t i = 0; i < splits.size(); ++i)
-        splits[i] = (run += i < free_bytes.size() ? float(std::max<int64_t>(0, free_bytes[i])) : 0.0f);
-    if (run <= 0.0f) return llamacpp_even_split(static_cast<int64_t>(counts.size()), ngl);
-    for (float& sp : splits) sp /= run;
-    for (int64_t j = 0; j < ngl; ++j) {
-        const float x = float(j) / float(ngl);
-        const auto d = std::upper_bound(splits.begin(), splits.end(), x) - splits.begin();
-        ++counts[static_cast<size_t>(std::min<std::ptrdiff_t>(d, static_cast<std::ptrdiff_t>(counts.size()) - 1))];
-    }
-    return counts;
+    // Without -ts, each device's share is its free memory.
+    std::vector<float> weight(std::max<size_t>(1, free_bytes.size()), 0.0f);
+    float total = 0.0f;
+    for (size_t i = 0; i < free_bytes.size(); ++i) total += (weight[i] = float(std::max<int64_t>(0, free_bytes[i])));
+    if (total <= 0.0f) return llamacpp_even_split(static_cast<int64_t>(weight.size()), ngl);
+    return split_by_weight(weight, ngl);
 }
 
 LlamaFit llamacpp_fit(const FitArgs& a, const std::function<int64_t(int64_t, int64_t)>& used, const MoeUse& used_moe,
