@@ -34,7 +34,10 @@ std::string gguf_file(const ModelSpec& m, const std::string& fmt) {
 // A file from the Hub is named the way llama-server downloads it (-hf org/repo:QUANT).
 std::string command(const ModelSpec& m, const WeightFormat& fmt, const BudgetResult& r, bool v_quantized,
                     const std::string& hf_ref) {
-    const int64_t ctx = r.fits ? r.context : r.max_context;
+    // Past what fits: the longest context that does; when none does, the asked one (the
+    // answer says it does not fit). Never -c 0: llama.cpp reads that as the model's whole
+    // training context, another setting than the page shows.
+    const int64_t ctx = r.fits || r.max_context <= 0 ? r.context : r.max_context;
     std::string cmd = "llama-server " + (hf_ref.empty() ? "-m " + gguf_file(m, fmt.name) : "-hf " + hf_ref);
     cmd += " -c " + std::to_string(sat_mul(std::max<int64_t>(ctx, 0), r.seqs));
     cmd += " -np " + std::to_string(r.seqs);

@@ -289,6 +289,21 @@ TEST_CASE("llama.cpp budget: weights + KV + compute buffer + runtime") {
     CHECK(q.command == "llama-server -m Llama-3.1-8B-Q4_K_M.gguf -c 32768 -np 4 -ctk q8_0 -ctv q8_0 -fa on -ngl 99");
 }
 
+// Nothing fits at any context (the weights alone exceed the card): the command keeps the
+// asked -c. llama.cpp reads -c 0 as the model's whole training context (40,960 here), a
+// setting the answer never showed.
+TEST_CASE("llama.cpp budget: a model that does not fit keeps the asked -c in its command, never -c 0") {
+    kvb::BudgetInputs in;
+    in.engine = kvb::BudgetEngine::LlamaCpp;
+    in.gpu_memory_bytes = 12LL * 1000 * 1000 * 1000;
+    in.weights = "Q4_K_M";
+    in.context = 32768;
+    auto r = budget("Qwen/Qwen3-30B-A3B", in);
+    CHECK_FALSE(r.fits);
+    CHECK(r.max_context == 0);
+    CHECK(r.command == "llama-server -m Qwen3-30B-A3B-Q4_K_M.gguf -c 32768 -np 1 -ngl 99");
+}
+
 TEST_CASE("transformers budget: weights + DynamicCache + prefill + runtime") {
     kvb::BudgetInputs in;
     in.engine = kvb::BudgetEngine::Transformers;
