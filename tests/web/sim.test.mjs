@@ -25,7 +25,10 @@ after(async () => {
   await env?.close();
 });
 
+// The simulator view is a lazy chunk that arrives after the first answer: wait for it
+// rather than read a placeholder that is not there yet (a loaded machine delays it).
 async function simState(page) {
+  await page.waitForSelector('#sim', { state: 'attached', timeout: 30000 });
   return page.$eval('#sim', (e) => e.dataset.simState);
 }
 
