@@ -270,6 +270,8 @@ export function syncControls(app) {
   c.maxNumSeqsField.hidden = s.engine !== 'vllm';
   c.maxNumSeqs.value = String(s.maxNumSeqs);
   c.specField.hidden = s.engine !== 'vllm';
+  // The print sheet leaves out a speculative-decoding field that says "none".
+  c.specField.classList.toggle('unset', !s.spec);
   // A URL's METHOD:TOKENS keeps its tokens; the select shows the method.
   c.spec.value = s.spec.split(':')[0];
   // Bounds from the core's own limits table (the same check refuses out-of-range values).
