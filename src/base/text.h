@@ -11,4 +11,12 @@ inline std::string lower(std::string s) {
     return s;
 }
 
+// Without leading and trailing white space (std::isspace in the C locale).
+inline std::string trim(const std::string& s) {
+    size_t a = 0, b = s.size();
+    while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
+    while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
+    return s.substr(a, b - a);
+}
+
 }  // namespace kvb

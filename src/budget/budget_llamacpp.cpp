@@ -235,28 +235,23 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
         fa.seqs = r.seqs;
         fa.n_devices = n;
         fa.moe = m.dims.num_experts > 0;
-        auto used = [&](int64_t n_ctx, int64_t layers) -> int64_t {
+        // GPU bytes --fit would see at n_ctx with `layers` on the GPU (a MoE's split: some
+        // expert tensors left in system RAM).
+        auto need = [&](int64_t n_ctx, int64_t layers, const MoeSplit* moe) -> int64_t {
             LlamaOptions p = o;
             p.n_seq_max = r.seqs;
             p.n_ctx = n_ctx;
             auto l = llamacpp_layout(m, p);
             if (!l) return INT64_MAX;
-            auto pl = llamacpp_place(m, lw.value(), p, layers, off.kv_offload, l->total_bytes);
+            auto pl = llamacpp_place(m, lw.value(), p, layers, off.kv_offload, l->total_bytes, moe);
             return pl ? gpu_need(pl.value()) - r.overhead_bytes : INT64_MAX;
         };
+        auto used = [&](int64_t n_ctx, int64_t layers) { return need(n_ctx, layers, nullptr); };
         // A GGUF names its expert tensors, so --fit's tensor patterns can be followed; for a
         // config the expert bytes are estimated from its expert counts and FFN sizes.
         MoeUse used_moe;
         if (!lw->ffn.empty() && n == 1)
-            used_moe = [&](int64_t n_ctx, const MoeSplit& s) -> int64_t {
-                LlamaOptions p = o;
-                p.n_seq_max = r.seqs;
-                p.n_ctx = n_ctx;
-                auto l = llamacpp_layout(m, p);
-                if (!l) return INT64_MAX;
-                auto pl = llamacpp_place(m, lw.value(), p, s.n_layer, off.kv_offload, l->total_bytes, &s);
-                return pl ? gpu_need(pl.value()) - r.overhead_bytes : INT64_MAX;
-            };
+            used_moe = [&](int64_t n_ctx, const MoeSplit& s) { return need(n_ctx, s.n_layer, &s); };
         // Several GPUs: each device's slots, weights less what its partial layers leave in
         // RAM or pass to the next device, the KV of its layers, and its own compute buffer
         // (the per-GPU estimate of this budget) when it holds a slot or is the first device:

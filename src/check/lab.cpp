@@ -6,24 +6,13 @@
 #include <cstdlib>
 #include <regex>
 
+#include "base/text.h"
 #include "base/units.h"
 #include "engines/transformers_cache.h"
 
 namespace kvb {
 
 namespace {
-
-std::string lower(std::string s) {
-    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
-
-std::string trim(const std::string& s) {
-    size_t a = 0, b = s.size();
-    while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
-    while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
-    return s.substr(a, b - a);
-}
 
 std::vector<std::string> words(const std::string& s) {
     std::vector<std::string> out;

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdlib>
 
+#include "base/text.h"
 #include "base/units.h"
 
 namespace kvb {
@@ -43,13 +44,6 @@ void put(std::vector<std::pair<std::string, std::string>>& kv, const std::string
 
 void put_if_absent(std::vector<std::pair<std::string, std::string>>& kv, const std::string& k, const std::string& v) {
     if (lookup(kv, k).empty() && !v.empty()) kv.emplace_back(k, v);
-}
-
-std::string trim(const std::string& s) {
-    size_t a = 0, b = s.size();
-    while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
-    while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
-    return s.substr(a, b - a);
 }
 
 // Drops ANSI colour escapes (ESC [ ... letter) and a trailing CR.

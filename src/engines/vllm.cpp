@@ -9,6 +9,7 @@
 #include <cctype>
 
 #include "base/arith.h"
+#include "base/text.h"
 #include "engines/vllm_steps.h"
 #include "kv/kv.h"
 #include "model/dtype.h"
@@ -438,11 +439,6 @@ std::string dict_value(const std::string& raw, const std::string& key) {
     std::string v = raw.substr(p, e - p);
     while (!v.empty() && v.back() == ' ') v.pop_back();
     return v == "None" || v == "null" ? std::string() : v;
-}
-
-std::string lower(std::string s) {
-    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
 }
 
 bool is_attention(const Layer& l) {
