@@ -487,6 +487,8 @@ const std::vector<MessageTemplate>& message_templates() {
          "\"GPU KV cache size\" or \"llama_kv_cache: size\""},
         {"check_markup_ignored", "the paste holds markup (HTML): it was read as plain text and nothing in it was run"},
         {"check_no_config", "no config for {model}: give --config CONFIG (config.json or .gguf) to compare this line"},
+        {"check_no_model",
+         "the log does not name its model: give --config CONFIG (config.json or .gguf) to compare this line"},
         {"check_no_hparams", "the log's print_info lines do not describe the model's layers: give --config"},
         {"check_recurrent_needs_config",
          "{arch} keeps recurrent state whose shape print_info does not print: give --config with the model's "

@@ -854,7 +854,7 @@ CheckReport check_log(const LogFacts& f, const ModelSpec* spec, const std::strin
         if (!model) {
             for (const LogLine* l : lines) {
                 CheckLine c = printed_line(*l);
-                c.cause = note("check_no_config", {{"model", f.model.empty() ? "?" : f.model}});
+                c.cause = f.model.empty() ? note("check_no_model", {}) : note("check_no_config", {{"model", f.model}});
                 rep.lines.push_back(std::move(c));
             }
             continue;
@@ -878,7 +878,8 @@ CheckReport check_log(const LogFacts& f, const ModelSpec* spec, const std::strin
         if (c.match)
             ++rep.matched;
         else if (c.cause.code == "check_no_known_cause" || c.cause.code == "check_not_predicted" ||
-                 c.cause.code == "check_no_config" || c.cause.code == "check_engine_refused")
+                 c.cause.code == "check_no_config" || c.cause.code == "check_no_model" ||
+                 c.cause.code == "check_engine_refused")
             ++rep.unexplained;
         else
             ++rep.explained;

@@ -44,5 +44,8 @@ test('the page words a log without a config for its model box, the CLI for --con
   const m = { code: 'check_no_config', params: { model: 'Qwen/Qwen3-8B' } };
   assert.equal(renderMessage(m, en), 'no config for Qwen/Qwen3-8B: enter the model in the model box above (a Hub id, or paste its config.json) and compare again');
   assert.equal(renderMessage(m, zh), '找不到 Qwen/Qwen3-8B 的配置：请在上方的模型框中输入该模型（Hub ID，或粘贴它的 config.json），然后重新比较');
-  for (const cat of [en, zh]) assert.ok(!cat['msg.check_no_config'].includes('--config'));
+  // Every message the log check can show on the page speaks of the model box.
+  for (const cat of [en, zh])
+    for (const k of ['check_no_config', 'check_no_model', 'check_no_hparams', 'check_recurrent_needs_config', 'check_swa_pattern_unknown'])
+      assert.ok(!cat['msg.' + k].includes('--config'), k);
 });

@@ -142,10 +142,10 @@ test('a log that names no bundled model: compared with the model the page shows,
   // C1 (vllm#19996): EAGLE decoding on Llama-3.1-8B-Instruct, the paste does not name the model.
   const c1 = fixtureLog('C1', '').trimStart();
   await compare(page, c1);
-  assert.equal((await rows(page))[0].cause, 'check_no_config');
+  assert.equal((await rows(page))[0].cause, 'check_no_model');
   // The page's own wording: its model box, not the CLI's --config.
   assert.equal((await rows(page))[0].cells[4],
-    'no config for ?: enter the model in the model box above (a Hub id, or paste its config.json) and compare again');
+    'the log does not name its model: compare with the model this page shows, or enter the model in the model box above and compare again');
   await page.click('[data-role="check-page-model"]');
   await page.waitForFunction(() => document.querySelector('[data-role="check-table"] tbody tr')?.dataset.cause === 'check_drafter_layers');
   const want = cliCheck(c1, ['--config', path.join(fixturesDir, 'meta-llama--Llama-3.1-8B-Instruct.json')]);
