@@ -143,9 +143,13 @@ function renderAnswer(app, view) {
 
 // The verdict sentence with the GPU's name as its own element ([data-role="gpu"]), so
 // the name is said once, inside the sentence it qualifies.
+// A colon or comma right after the name goes inside its element, so it never starts a line
+// when a long name wraps on its own (styles.css .gpu-name).
 function withGpu(key, params) {
   const [before, ...rest] = t(key, { ...params, gpu: '\u0000' }).split('\u0000');
-  return [before, h('span', { class: 'gpu-name', 'data-role': 'gpu' }, params.gpu), rest.join(params.gpu)];
+  const after = rest.join(params.gpu);
+  const stick = /^[:：,，]/.exec(after)?.[0] || '';
+  return [before, h('span', { class: 'gpu-name' }, h('span', { 'data-role': 'gpu' }, params.gpu), stick), after.slice(stick.length)];
 }
 
 // The answer card (renderAnswer fills it) and the polite live region that reads each new
