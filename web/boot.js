@@ -1,0 +1,27 @@
+// Runs while index.html is parsed, before the style sheet and app.js are here
+// (scripts/build-site.mjs inlines it ahead of them and allows it by its hash in the CSP):
+// the calculator's WebAssembly is fetched and compiled as its bytes stream in, and a
+// link's bundled model config is asked for, so neither waits until app.js is fetched,
+// parsed and run (issue 13). main.js takes both from self.kvbBoot and does the work
+// itself wherever this could not (no streaming compile, a server without application/wasm).
+(() => {
+  const boot = (self.kvbBoot = {});
+  try {
+    boot.calcWasm = WebAssembly.compileStreaming(fetch('kvbudget-calc.wasm', { credentials: 'same-origin' }));
+    boot.calcWasm.catch(() => {});
+  } catch {
+    boot.calcWasm = null;
+  }
+  // The catalog's index is in the page (#kvb-catalog); the default model's config too
+  // (#kvb-config). A ?model= naming another bundled model: its file, asked for now.
+  try {
+    const id = new URLSearchParams(location.search).get('model');
+    const inline = document.getElementById('kvb-config');
+    const entry = id && id !== inline?.dataset.id && JSON.parse(document.getElementById('kvb-catalog').textContent).models.find((m) => m.id === id);
+    if (entry) {
+      boot.config = { id, text: fetch('catalog/' + entry.file, { credentials: 'same-origin' }).then((r) => (r.ok ? r.text() : null)).catch(() => null) };
+    }
+  } catch {
+    // main.js asks for it
+  }
+})();
