@@ -12,6 +12,13 @@
   } catch {
     boot.calcWasm = null;
   }
+  // The theme chosen on an earlier visit (theme.js): the first read of localStorage waits
+  // on the browser process, which costs nothing while the page waits for its files.
+  try {
+    boot.theme = localStorage.getItem('kvbudget-theme') || 'auto';
+  } catch {
+    boot.theme = 'auto';
+  }
   // The catalog's index is in the page (#kvb-catalog); the default model's config too
   // (#kvb-config). A ?model= naming another bundled model: its file, asked for now.
   try {
