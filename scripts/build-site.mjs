@@ -29,15 +29,8 @@ for (const f of WASM_FILES) {
 fs.rmSync(site, { recursive: true, force: true });
 fs.mkdirSync(site, { recursive: true });
 
-const built = await esbuild.build({
-  // The simulator runs in its own module worker (site/sim-worker.js) with its own WASM instance.
-  entryPoints: { app: path.join(root, 'web/src/main.js'), 'sim-worker': path.join(root, 'web/src/sim-worker.js') },
+const common = {
   bundle: true,
-  // What the first answer does not need (the chart library, the simulator view, other
-  // languages) is imported dynamically and lands in chunks next to app.js (not in a
-  // folder: sim-view.js finds sim-worker.js next to itself).
-  splitting: true,
-  chunkNames: '[name]-[hash]',
   format: 'esm',
   target: ['es2020'],
   minify: true,
@@ -46,10 +39,32 @@ const built = await esbuild.build({
   legalComments: 'none',
   loader: { '.json': 'json' },
   logLevel: 'warning',
-  metafile: true,
   // The Emscripten glue mentions node modules behind ENVIRONMENT checks it never takes in a browser.
   external: ['fs', 'path', 'url', 'crypto', 'module', 'worker_threads'],
+};
+// check-view.js's import('../../wasm/kvbudget.js') is the separately built kvbudget-full.js.
+const fullModuleApart = {
+  name: 'full-module-apart',
+  setup(b) {
+    b.onResolve({ filter: /\/wasm\/kvbudget\.js$/ }, (args) => (args.kind === 'dynamic-import' ? { path: './kvbudget-full.js', external: true } : undefined));
+  },
+};
+const built = await esbuild.build({
+  ...common,
+  entryPoints: { app: path.join(root, 'web/src/main.js') },
+  // What the first answer does not need (views.js: the chart library, the simulator view,
+  // the log check and lab panels; other languages) is imported dynamically and lands in
+  // chunks next to app.js (not in a folder: sim-view.js finds sim-worker.js next to itself).
+  splitting: true,
+  chunkNames: '[name]-[hash]',
+  metafile: true,
+  plugins: [fullModuleApart],
 });
+// The simulator runs in its own module worker with its own WASM instance, and the log
+// check loads the whole module on first use (kvbudget-full.js). Both are built on their
+// own, so the wrapper they share with the page (wasm/kvbudget-api.js) is not one more
+// chunk before the first answer.
+await esbuild.build({ ...common, entryPoints: { 'sim-worker': path.join(root, 'web/src/sim-worker.js'), 'kvbudget-full': path.join(root, 'wasm/kvbudget.js') } });
 
 // uPlot's style sheet first (chart.js is a lazy chunk, so esbuild would not put it in
 // app.css), then the page's, so the page can restyle the chart.
