@@ -49,6 +49,24 @@ const fullModuleApart = {
     b.onResolve({ filter: /\/wasm\/kvbudget\.js$/ }, (args) => (args.kind === 'dynamic-import' ? { path: './kvbudget-full.js', external: true } : undefined));
   },
 };
+// web/i18n/en.json in two parts: the strings of the views views.js loads after the first
+// answer (sim.*, lab.*, check.*) for its import, the rest for the page's (i18n.js).
+const VIEW_PREFIXES = ['sim.', 'lab.', 'check.'];
+const englishSplit = {
+  name: 'english-split',
+  setup(b) {
+    b.onResolve({ filter: /\/i18n\/en\.json$/ }, (args) => ({
+      path: path.resolve(args.resolveDir, args.path),
+      namespace: path.basename(args.importer) === 'views.js' ? 'en-views' : 'en-page',
+    }));
+    b.onLoad({ filter: /.*/, namespace: 'en-page' }, (args) => ({ contents: englishPart(args.path, false), loader: 'json' }));
+    b.onLoad({ filter: /.*/, namespace: 'en-views' }, (args) => ({ contents: englishPart(args.path, true), loader: 'json' }));
+  },
+};
+function englishPart(file, views) {
+  const all = JSON.parse(fs.readFileSync(file, 'utf8'));
+  return JSON.stringify(Object.fromEntries(Object.entries(all).filter(([k]) => VIEW_PREFIXES.some((p) => k.startsWith(p)) === views)));
+}
 const built = await esbuild.build({
   ...common,
   entryPoints: { app: path.join(root, 'web/src/main.js') },
@@ -58,7 +76,7 @@ const built = await esbuild.build({
   splitting: true,
   chunkNames: '[name]-[hash]',
   metafile: true,
-  plugins: [fullModuleApart],
+  plugins: [fullModuleApart, englishSplit],
 });
 // The simulator runs in its own module worker with its own WASM instance, and the log
 // check loads the whole module on first use (kvbudget-full.js). Both are built on their
