@@ -112,7 +112,11 @@ const jsonBlock = (text) => text.replace(/</g, '\\u003c');
 const defaultFile = models.find((m) => m.id === DEFAULT_MODEL)?.file;
 const bootJs = fs.readFileSync(path.join(root, 'web/boot.js'), 'utf8');
 const bootHash = crypto.createHash('sha256').update(bootJs).digest('base64');
+const languageFiles = Object.fromEntries(Object.entries(built.metafile.outputs)
+  .filter(([, o]) => /^web\/i18n\/.+\.json$/.test(o.entryPoint || ''))
+  .map(([file, o]) => [path.basename(o.entryPoint, '.json'), path.basename(file)]));
 const inline = [
+  `<script type="application/json" id="kvb-languages">${jsonBlock(JSON.stringify(languageFiles))}</script>`,
   `<script type="application/json" id="kvb-catalog">${jsonBlock(JSON.stringify({ models }))}</script>`,
   defaultFile ? `<script type="application/json" id="kvb-config" data-id="${DEFAULT_MODEL}">${jsonBlock(fs.readFileSync(path.join(site, 'catalog', defaultFile), 'utf8').trim())}</script>` : '',
   `<script>${bootJs}</script>`,

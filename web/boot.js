@@ -19,6 +19,25 @@
   } catch {
     boot.theme = 'auto';
   }
+  // Another language's strings are a chunk of their own (#kvb-languages names each file),
+  // asked for now rather than once app.js has run and found it needs them. The choice is
+  // i18n.js's detectLanguage: a valid ?lang=, else the browser's first English or Chinese.
+  try {
+    const files = JSON.parse(document.getElementById('kvb-languages').textContent);
+    const param = new URLSearchParams(location.search).get('lang');
+    let lang = param === 'en' || files[param] ? param : '';
+    for (const l of lang ? [] : navigator.languages || [navigator.language]) {
+      const low = String(l).toLowerCase();
+      if (low === 'en' || low.startsWith('en-')) break;
+      if (low === 'zh' || low.startsWith('zh-')) {
+        lang = 'zh-CN';
+        break;
+      }
+    }
+    if (files[lang]) document.head.append(Object.assign(document.createElement('link'), { rel: 'modulepreload', href: files[lang] }));
+  } catch {
+    // i18n.js loads it
+  }
   // The catalog's index is in the page (#kvb-catalog); the default model's config too
   // (#kvb-config). A ?model= naming another bundled model: its file, asked for now.
   try {
