@@ -15,7 +15,6 @@ import { bytes } from './format.js';
 import { initTheme } from './theme.js';
 // The simulator view and the log check panel arrive just after the first answer (lazy.js).
 import { buildSimView, simSync, buildCheckPanel, buildLabPanel } from './lazy.js';
-import { loadGgufModel } from './gguf-hub.js';
 import { quantPicker, syncQuantPicker, ggufSourceText } from './gguf-view.js';
 import { buildOffloadControls, syncOffload } from './offload-view.js';
 
@@ -193,6 +192,7 @@ async function loadModel(ref, { preferCatalog = false } = {}) {
 async function loadGguf(ref, ctrl) {
   let got;
   try {
+    const { loadGgufModel } = await import('./views.js');
     got = await loadGgufModel(app.hub, app.core, ref.id, ref.revision, { quant: ref.quant || '', file: ref.file || '' }, {
       signal: ctrl.signal,
       onProgress: (n, path) => setStatus(t('model.ggufReading', { file: path, bytes: bytes(n) })),

@@ -13,3 +13,6 @@ export { KvChart } from './chart.js';
 export { buildSimView, simSync } from './sim-view.js';
 export { buildCheckPanel } from './check-view.js';
 export { buildLabPanel } from './lab-view.js';
+export { chartSvg, chartPng } from './chart-export.js';
+// A GGUF repo's header over range requests: needed only for a GGUF link or quant.
+export { loadGgufModel } from './gguf-hub.js';
