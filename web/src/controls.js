@@ -106,11 +106,7 @@ export function buildControls(app, onChange) {
   c.ctv = h('select', { id: 'ctl-ctv' });
   c.ctv.addEventListener('change', () => set('ctv', c.ctv.value));
   c.ctxSlider = h('input', { id: 'ctl-ctx-slider', type: 'range', min: 0, max: 1, step: 1, 'aria-label': t('controls.ctxSlider') });
-  // A step is answered at once, in its input event, so the frame that follows paints it
-  // (deferring it to the next animation frame added up to a frame's wait to every step,
-  // issue 13). Should a drag fire more input events within one frame, the later ones wait
-  // for that frame and are answered once: at most one recompute per frame follows the first.
-  let frameBusy = false;
+  // Dragging fires many input events per frame: recompute at most once per frame.
   let pending = false;
   c.ctxSlider.addEventListener('input', () => {
     const stops = c.ctxStops || contextStops(0);
@@ -118,18 +114,12 @@ export function buildControls(app, onChange) {
     c.ctx.value = String(n);
     c.ctx.setCustomValidity('');
     app.state.ctx = n;
-    if (frameBusy) {
-      pending = true;
-      return;
-    }
-    frameBusy = true;
+    if (pending) return;
+    pending = true;
     requestAnimationFrame(() => {
-      frameBusy = false;
-      if (!pending) return;
       pending = false;
       onChange();
     });
-    onChange();
   });
   // Text, not a number field: 128K, 1M and 32,768 are how people write contexts.
   c.ctx = h('input', { id: 'ctl-ctx', type: 'text', inputmode: 'text', autocomplete: 'off', spellcheck: 'false', 'aria-describedby': 'ctl-ctx-hint ctl-ctx-max' });
