@@ -2,13 +2,13 @@
 // Assembles the deployable static site in site/: index.html, the JS + CSS bundle
 // (esbuild), the .wasm, the model catalog and the trace CSVs when present.
 // Run after the WASM build (cmake --preset wasm; npm run build does both).
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 import { generateCatalog } from './gen-catalog.mjs';
 import { DEFAULT_MODEL } from '../web/src/state.js';
-import { catalogFileName } from '../web/src/hubid.js';
 import { DEFAULT_HUB, withHubCsp } from './csp.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -29,15 +29,8 @@ for (const f of WASM_FILES) {
 fs.rmSync(site, { recursive: true, force: true });
 fs.mkdirSync(site, { recursive: true });
 
-const built = await esbuild.build({
-  // The simulator runs in its own module worker (site/sim-worker.js) with its own WASM instance.
-  entryPoints: { app: path.join(root, 'web/src/main.js'), 'sim-worker': path.join(root, 'web/src/sim-worker.js') },
+const common = {
   bundle: true,
-  // What the first answer does not need (the chart library, the simulator view, other
-  // languages) is imported dynamically and lands in chunks next to app.js (not in a
-  // folder: sim-view.js finds sim-worker.js next to itself).
-  splitting: true,
-  chunkNames: '[name]-[hash]',
   format: 'esm',
   target: ['es2020'],
   minify: true,
@@ -46,10 +39,50 @@ const built = await esbuild.build({
   legalComments: 'none',
   loader: { '.json': 'json' },
   logLevel: 'warning',
-  metafile: true,
   // The Emscripten glue mentions node modules behind ENVIRONMENT checks it never takes in a browser.
   external: ['fs', 'path', 'url', 'crypto', 'module', 'worker_threads'],
+};
+// check-view.js's import('../../wasm/kvbudget.js') is the separately built kvbudget-full.js.
+const fullModuleApart = {
+  name: 'full-module-apart',
+  setup(b) {
+    b.onResolve({ filter: /\/wasm\/kvbudget\.js$/ }, (args) => (args.kind === 'dynamic-import' ? { path: './kvbudget-full.js', external: true } : undefined));
+  },
+};
+// web/i18n/en.json in two parts: the strings of the views views.js loads after the first
+// answer (sim.*, lab.*, check.*) for its import, the rest for the page's (i18n.js).
+const VIEW_PREFIXES = ['sim.', 'lab.', 'check.'];
+const englishSplit = {
+  name: 'english-split',
+  setup(b) {
+    b.onResolve({ filter: /\/i18n\/en\.json$/ }, (args) => ({
+      path: path.resolve(args.resolveDir, args.path),
+      namespace: path.basename(args.importer) === 'views.js' ? 'en-views' : 'en-page',
+    }));
+    b.onLoad({ filter: /.*/, namespace: 'en-page' }, (args) => ({ contents: englishPart(args.path, false), loader: 'json' }));
+    b.onLoad({ filter: /.*/, namespace: 'en-views' }, (args) => ({ contents: englishPart(args.path, true), loader: 'json' }));
+  },
+};
+function englishPart(file, views) {
+  const all = JSON.parse(fs.readFileSync(file, 'utf8'));
+  return JSON.stringify(Object.fromEntries(Object.entries(all).filter(([k]) => VIEW_PREFIXES.some((p) => k.startsWith(p)) === views)));
+}
+const built = await esbuild.build({
+  ...common,
+  entryPoints: { app: path.join(root, 'web/src/main.js') },
+  // What the first answer does not need (views.js: the chart library, the simulator view,
+  // the log check and lab panels; other languages) is imported dynamically and lands in
+  // chunks next to app.js (not in a folder: sim-view.js finds sim-worker.js next to itself).
+  splitting: true,
+  chunkNames: '[name]-[hash]',
+  metafile: true,
+  plugins: [fullModuleApart, englishSplit],
 });
+// The simulator runs in its own module worker with its own WASM instance, and the log
+// check loads the whole module on first use (kvbudget-full.js). Both are built on their
+// own, so the wrapper they share with the page (wasm/kvbudget-api.js) is not one more
+// chunk before the first answer.
+await esbuild.build({ ...common, entryPoints: { 'sim-worker': path.join(root, 'web/src/sim-worker.js'), 'kvbudget-full': path.join(root, 'wasm/kvbudget.js') } });
 
 // uPlot's style sheet first (chart.js is a lazy chunk, so esbuild would not put it in
 // app.css), then the page's, so the page can restyle the chart.
@@ -62,23 +95,44 @@ fs.appendFileSync(path.join(site, 'app.css'), '\n' + fs.readFileSync(path.join(r
 fs.appendFileSync(path.join(site, 'app.css'), '\n' + fs.readFileSync(path.join(root, 'web/print.css'), 'utf8'));
 fs.copyFileSync(path.join(root, 'web/embed-host.js'), path.join(site, 'embed-host.js'));
 
-// The default model's bundled config is asked for with the HTML (a link without ?model=
-// needs it for the first answer); the file name follows from the id as in hubid.js.
-const defaultConfig = 'catalog/' + catalogFileName(DEFAULT_MODEL);
-// app.js's static chunks too, or they would be found only once app.js is parsed.
+// app.js's static chunks are asked for with the HTML, or they would be found only once app.js is parsed.
 const appOut = Object.entries(built.metafile.outputs).find(([, o]) => o.entryPoint === 'web/src/main.js');
 const chunks = appOut[1].imports.filter((i) => i.kind === 'import-statement').map((i) => path.basename(i.path));
 const preloads = [...chunks.map((c) => `<link rel="modulepreload" href="${c}">`),
-  `<link rel="preload" href="${defaultConfig}" as="fetch" crossorigin>`,
-  // Asked for with the core (main.js boot): without this it starts only once app.js runs.
+  // Asked for with the core; the first answer does not wait for it (main.js boot).
   '<link rel="preload" href="kvbudget.config.json" as="fetch" crossorigin>'];
+// What the first answer needs and is small goes into the page itself (issue 13): the
+// catalog's index, the default model's config (a link without ?model= needs it) and
+// web/boot.js, which starts the calculator's WebAssembly and a link's model config while
+// the page is still being parsed. The CSP allows that one inline script by its hash; the
+// JSON blocks are data, never run. Ahead of the style sheet: a script after a pending
+// style sheet would wait for it.
+const models = generateCatalog(site);
+const jsonBlock = (text) => text.replace(/</g, '\\u003c');
+const defaultFile = models.find((m) => m.id === DEFAULT_MODEL)?.file;
+const bootJs = fs.readFileSync(path.join(root, 'web/boot.js'), 'utf8');
+const bootHash = crypto.createHash('sha256').update(bootJs).digest('base64');
+const languageFiles = Object.fromEntries(Object.entries(built.metafile.outputs)
+  .filter(([, o]) => /^web\/i18n\/.+\.json$/.test(o.entryPoint || ''))
+  .map(([file, o]) => [path.basename(o.entryPoint, '.json'), path.basename(file)]));
+const inline = [
+  `<script type="application/json" id="kvb-languages">${jsonBlock(JSON.stringify(languageFiles))}</script>`,
+  `<script type="application/json" id="kvb-catalog">${jsonBlock(JSON.stringify({ models }))}</script>`,
+  defaultFile ? `<script type="application/json" id="kvb-config" data-id="${DEFAULT_MODEL}">${jsonBlock(fs.readFileSync(path.join(site, 'catalog', defaultFile), 'utf8').trim())}</script>` : '',
+  `<script>${bootJs}</script>`,
+].filter(Boolean);
 // KVB_HUB_URL: the hub this site talks to (default the Hugging Face Hub); it goes into
 // kvbudget.config.json and into the CSP's connect-src, which allows nothing else off-site.
 const hubUrl = process.env.KVB_HUB_URL || DEFAULT_HUB;
-const html = fs.readFileSync(path.join(root, 'web/index.html'), 'utf8').replace('</head>', preloads.join('\n') + '\n</head>');
+let html = fs.readFileSync(path.join(root, 'web/index.html'), 'utf8');
+for (const [marker, text] of [['<link rel="stylesheet"', inline.join('\n') + '\n'], ['</head>', preloads.join('\n') + '\n']]) {
+  if (!html.includes(marker)) throw new Error(`web/index.html has no ${marker}`);
+  html = html.replace(marker, text + marker);
+}
+html = html.replace("script-src 'self'", `script-src 'self' 'sha256-${bootHash}'`);
+if (!html.includes(bootHash)) throw new Error("web/index.html's CSP has no script-src 'self'");
 fs.writeFileSync(path.join(site, 'index.html'), withHubCsp(html, hubUrl));
 for (const f of WASM_FILES) fs.copyFileSync(path.join(wasmDir, f), path.join(site, f));
-const models = generateCatalog(site);
 
 const traces = path.join(root, 'data/traces');
 let traceCount = 0;

@@ -27,6 +27,12 @@ export function setCatalog(code, catalog) {
   catalogs[code] = catalog;
 }
 
+// More strings for a loaded catalog: the page's bundle carries the English the first
+// answer needs, and views.js brings the rest with the views that use it.
+export function addStrings(code, strings) {
+  if (catalogs[code]) Object.assign(catalogs[code], strings);
+}
+
 // Resolves to `code` once its catalog is here (English when it cannot be loaded).
 export async function loadLanguage(code) {
   if (catalogs[code]) return code;

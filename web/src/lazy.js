@@ -1,7 +1,7 @@
 // What the first answer does not need, loaded just after it is painted (issue 13): the
-// chart library (uPlot, with chart.js), the simulator view (sim-view.js, which
-// shares uPlot) and the log check panel (check-view.js). esbuild puts each in its own chunk of the same build; these stand-ins
-// have the interface of the real thing and hand over to it once it is here.
+// chart library (uPlot, with chart.js), the simulator view (sim-view.js, which shares
+// uPlot), the log check and lab panels, all in views.js's chunk. These stand-ins have the
+// interface of the real thing and hand over to it once it is here.
 import { h } from './dom.js';
 
 // After the frame that shows the first answer: the chunks' requests and parsing never
@@ -17,10 +17,12 @@ function once(load) {
   return get;
 }
 
-const chartModule = once(() => import('./chart.js'));
-const simModule = once(() => import('./sim-view.js'));
-const checkModule = once(() => import('./check-view.js'));
-const labModule = once(() => import('./lab-view.js'));
+// One chunk holds them all (views.js); each stand-in below waits for it in its own time.
+const views = once(() => import('./views.js'));
+const chartModule = views;
+const simModule = views;
+const checkModule = views;
+const labModule = views;
 
 // KvChart (chart.js) before uPlot has arrived: keeps the last data and draws it on arrival.
 // `plot` and `ro` are the real chart's (null until then); whenReady() gives the real chart.

@@ -15,18 +15,25 @@ import { bytes } from './format.js';
 import { initTheme } from './theme.js';
 // The simulator view and the log check panel arrive just after the first answer (lazy.js).
 import { buildSimView, simSync, buildCheckPanel, buildLabPanel } from './lazy.js';
-import { loadGgufModel } from './gguf-hub.js';
 import { quantPicker, syncQuantPicker, ggufSourceText } from './gguf-view.js';
 import { buildOffloadControls, syncOffload } from './offload-view.js';
 
-// Compiling the calculator starts as soon as this script runs, before the page is built:
-// its bytes are already on their way (<link rel="preload"> in index.html) and compile as
-// they stream in. A server that does not send application/wasm still gets a compile.
+// The calculator's compile started while the HTML was parsed (web/boot.js); where it could
+// not, it starts as soon as this script runs. A server that does not send
+// application/wasm still gets a compile.
+const early = self.kvbBoot || {};
 const calcWasmUrl = new URL('kvbudget-calc.wasm', import.meta.url).href;
-const calcWasm = (typeof WebAssembly.compileStreaming === 'function'
+const compileCalc = () => (typeof WebAssembly.compileStreaming === 'function'
   ? WebAssembly.compileStreaming(fetch(calcWasmUrl, { credentials: 'same-origin' }))
   : Promise.reject(new Error('no streaming compile'))
 ).catch(() => fetch(calcWasmUrl, { credentials: 'same-origin' }).then((r) => r.arrayBuffer()).then((b) => WebAssembly.compile(b)));
+const calcWasm = early.calcWasm ? early.calcWasm.catch(compileCalc) : compileCalc();
+
+// A JSON block the build put into the page (scripts/build-site.mjs), or null.
+function pageData(id) {
+  const el = document.getElementById(id);
+  return el ? { text: el.textContent, data: el.dataset } : null;
+}
 
 const app = {
   core: null,
@@ -128,6 +135,7 @@ async function loadModel(ref, { preferCatalog = false } = {}) {
       }
     }
     setBusy(true, t('model.fetching', { id: ref.id }));
+    await app.hubReady;
     if (ref.quant || ref.file) {
       await loadGguf(ref, ctrl);
       return;
@@ -184,6 +192,7 @@ async function loadModel(ref, { preferCatalog = false } = {}) {
 async function loadGguf(ref, ctrl) {
   let got;
   try {
+    const { loadGgufModel } = await import('./views.js');
     got = await loadGgufModel(app.hub, app.core, ref.id, ref.revision, { quant: ref.quant || '', file: ref.file || '' }, {
       signal: ctrl.signal,
       onProgress: (n, path) => setStatus(t('model.ggufReading', { file: path, bytes: bytes(n) })),
@@ -587,25 +596,40 @@ async function boot() {
   setStatus(t('app.loadingCore'));
 
 
-  // The first model's bundled config is fetched alongside the core and the index
-  // (its file name follows from the id), saving a round trip before the first paint.
-  if (!state.revision && validId(state.model)) {
+  // The first model's bundled config: in the page for the default model, asked for by
+  // web/boot.js for a link's, else fetched now alongside the core (its file name follows
+  // from the id), saving a round trip before the first paint.
+  const inlineConfig = pageData('kvb-config');
+  if (state.revision || !validId(state.model)) {
+    app.prefetched = null;
+  } else if (inlineConfig?.data.id === state.model) {
+    app.prefetched = { id: state.model, text: Promise.resolve(inlineConfig.text) };
+  } else if (early.config?.id === state.model) {
+    app.prefetched = early.config;
+  } else {
     app.prefetched = {
       id: state.model,
       text: fetch('catalog/' + catalogFileName(state.model)).then((r) => (r.ok ? r.text() : null)).catch(() => null),
     };
   }
-  const [core, siteCfg, catalog] = await Promise.all([
+  // The hub's address is needed only once a model is asked of the hub (loadModel waits
+  // for it there): the first answer from a bundled config does not wait for it.
+  app.hub = new Hub({});
+  app.hubReady = loadSiteConfig().then((cfg) => {
+    app.hub.baseUrl = cfg.hubUrl;
+    app.hub.timeoutMs = cfg.hubTimeoutMs;
+  });
+  const inlineCatalog = pageData('kvb-catalog');
+  const [core, catalog] = await Promise.all([
     loadKvbudget({ wasmUrl: calcWasmUrl, wasmModule: calcWasm }).catch((e) => e),
-    loadSiteConfig(),
-    fetch('catalog/index.json').then((r) => (r.ok ? r.json() : { models: [] })).catch(() => ({ models: [] })),
+    inlineCatalog ? JSON.parse(inlineCatalog.text)
+      : fetch('catalog/index.json').then((r) => (r.ok ? r.json() : { models: [] })).catch(() => ({ models: [] })),
   ]);
   if (core instanceof Error) {
     failWith(t('app.coreFailed', { message: core.message }));
     return;
   }
   app.core = core;
-  app.hub = new Hub({ baseUrl: siteCfg.hubUrl, timeoutMs: siteCfg.hubTimeoutMs });
   app.catalog = Array.isArray(catalog.models) ? catalog.models : [];
   for (const m of app.catalog) app.els.modelList.append(h('option', { value: m.id }));
   setStatus('');

@@ -10,17 +10,27 @@ function apply(mode) {
   else delete document.documentElement.dataset.theme;
 }
 
-export function initTheme() {
-  let mode = 'auto';
+// The mode in force: read once, by web/boot.js while the page was still parsed (the
+// first read of localStorage waits on the browser process, up to 35 ms on a loaded
+// machine), or here; then kept as the user changes it.
+let current = null;
+
+function stored() {
   try {
-    mode = localStorage.getItem(KEY) || 'auto';
+    return localStorage.getItem(KEY) || 'auto';
   } catch {
-    // storage blocked (sandboxed iframe): stay on auto
+    return 'auto'; // storage blocked (sandboxed iframe)
   }
+}
+
+export function initTheme() {
+  current ??= (typeof self !== 'undefined' && self.kvbBoot?.theme) || stored();
+  const mode = current;
   apply(mode);
   const sel = h('select', { id: 'theme' }, ['auto', 'light', 'dark'].map((m) => h('option', { value: m }, t('theme.' + m))));
   sel.value = mode;
   sel.addEventListener('change', () => {
+    current = sel.value;
     apply(sel.value);
     try {
       localStorage.setItem(KEY, sel.value);

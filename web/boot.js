@@ -1,0 +1,53 @@
+// Runs while index.html is parsed, before the style sheet and app.js are here
+// (scripts/build-site.mjs inlines it ahead of them and allows it by its hash in the CSP):
+// the calculator's WebAssembly is fetched and compiled as its bytes stream in, and a
+// link's bundled model config is asked for, so neither waits until app.js is fetched,
+// parsed and run (issue 13). main.js takes both from self.kvbBoot and does the work
+// itself wherever this could not (no streaming compile, a server without application/wasm).
+(() => {
+  const boot = (self.kvbBoot = {});
+  try {
+    boot.calcWasm = WebAssembly.compileStreaming(fetch('kvbudget-calc.wasm', { credentials: 'same-origin' }));
+    boot.calcWasm.catch(() => {});
+  } catch {
+    boot.calcWasm = null;
+  }
+  // The theme chosen on an earlier visit (theme.js): the first read of localStorage waits
+  // on the browser process, which costs nothing while the page waits for its files.
+  try {
+    boot.theme = localStorage.getItem('kvbudget-theme') || 'auto';
+  } catch {
+    boot.theme = 'auto';
+  }
+  // Another language's strings are a chunk of their own (#kvb-languages names each file),
+  // asked for now rather than once app.js has run and found it needs them. The choice is
+  // i18n.js's detectLanguage: a valid ?lang=, else the browser's first English or Chinese.
+  try {
+    const files = JSON.parse(document.getElementById('kvb-languages').textContent);
+    const param = new URLSearchParams(location.search).get('lang');
+    let lang = param === 'en' || files[param] ? param : '';
+    for (const l of lang ? [] : navigator.languages || [navigator.language]) {
+      const low = String(l).toLowerCase();
+      if (low === 'en' || low.startsWith('en-')) break;
+      if (low === 'zh' || low.startsWith('zh-')) {
+        lang = 'zh-CN';
+        break;
+      }
+    }
+    if (files[lang]) document.head.append(Object.assign(document.createElement('link'), { rel: 'modulepreload', href: files[lang] }));
+  } catch {
+    // i18n.js loads it
+  }
+  // The catalog's index is in the page (#kvb-catalog); the default model's config too
+  // (#kvb-config). A ?model= naming another bundled model: its file, asked for now.
+  try {
+    const id = new URLSearchParams(location.search).get('model');
+    const inline = document.getElementById('kvb-config');
+    const entry = id && id !== inline?.dataset.id && JSON.parse(document.getElementById('kvb-catalog').textContent).models.find((m) => m.id === id);
+    if (entry) {
+      boot.config = { id, text: fetch('catalog/' + entry.file, { credentials: 'same-origin' }).then((r) => (r.ok ? r.text() : null)).catch(() => null) };
+    }
+  } catch {
+    // main.js asks for it
+  }
+})();
