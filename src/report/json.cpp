@@ -470,7 +470,7 @@ std::string catalog_json_text() {
 }
 
 Result<BudgetInputs> budget_inputs_from_json(const std::string& text) {
-    json j = json::parse(text, nullptr, false);
+    json j = parse_json_dom(text);
     if (j.is_discarded() || !j.is_object()) return make_error("not_json", note("inputs_not_object"));
     BudgetInputs in;
     for (auto it = j.begin(); it != j.end(); ++it) {

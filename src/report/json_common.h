@@ -8,6 +8,7 @@
 
 #include "base/message.h"
 #include "base/result.h"
+#include "model/config_reader.h"
 #include "report/json_writer.h"
 
 namespace kvb::report_json {
@@ -22,15 +23,15 @@ inline std::string dump(const json& j) {
 // The shared forms as DOM values, for the writers that still build one (check, lab,
 // sim): parsed from json_writer's text, so a Message or an Error has one JSON form.
 inline json message_json(const Message& m) {
-    return json::parse(message_text(m));
+    return parse_json_dom(message_text(m));
 }
 
 inline json notes_json(const std::vector<Message>& notes) {
-    return json::parse(notes_text(notes));
+    return parse_json_dom(notes_text(notes));
 }
 
 inline json error_json(const Error& e) {
-    return json::parse(error_text(e));
+    return parse_json_dom(error_text(e));
 }
 
 // A wrong JSON type for an inputs field, named by its key.
