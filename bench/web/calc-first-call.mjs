@@ -2,6 +2,7 @@
 // the first parseConfig and the first compute (V8 compiles each wasm function on its
 // first call, so a first call pays for the code it reaches), against a warm compute.
 // Each sample runs in a fresh node process. Usage: node bench/web/calc-first-call.mjs [runs] [wasm]
+// (another .wasm only from a build whose glue matches build-wasm/kvbudget-calc.mjs: it is loaded with that glue).
 import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
