@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "base/units.h"
+#include "model/config_reader.h"
 #include "model/gguf.h"
 #include "model/gguf_spec.h"
 #include "model/model.h"
@@ -113,7 +114,7 @@ std::string gguf_read(const std::string& bytes, const std::string& name, double 
 
 // ids: a JSON array of header ids, shards in order; they are released either way.
 std::string gguf_model(const std::string& ids_text, const std::string& name) {
-    json ids = json::parse(ids_text, nullptr, false);
+    json ids = kvb::parse_json_dom(ids_text);
     if (!ids.is_array() || ids.empty()) return fail("bad_value", "ggufModel needs a list of header ids");
     std::vector<kvb::GgufHeader> shards;
     std::string missing;
@@ -283,7 +284,7 @@ std::string sim_release(int id) {
 // checkLog answers with exactly what `kvbudget check LOG --json` prints for the same
 // log and config, its {"error": ...} for a log it cannot read included.
 std::string check_log_model(const std::string& text, const std::string& ids_text) {
-    json ids = json::parse(ids_text, nullptr, false);
+    json ids = kvb::parse_json_dom(ids_text);
     if (!ids.is_array()) return fail("bad_value", "checkLogModel needs a list of catalog ids");
     std::vector<std::string> names;
     for (const auto& v : ids)

@@ -16,6 +16,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <initializer_list>
+#include <string>
 #include <utility>
 
 namespace kvb {
@@ -31,28 +33,31 @@ int64_t torch_gib(double gib) {
     return int64_t(std::llround(gib * 1024.0)) * (int64_t(1) << 20);
 }
 
-Gpu gpu(std::string id, std::string name, std::string vendor, int64_t gib, double bw, double flops, std::string source,
-        std::vector<std::string> aliases = {}, int64_t reported = 0) {
+// Plain pointers and an initializer_list of them: each of the ~50 rows below is then a
+// handful of constants, not std::string and std::vector temporaries built at the call
+// (that was ~10 KB of the page's calculator module).
+Gpu gpu(const char* id, const char* name, const char* vendor, int64_t gib, double bw, double flops,
+        const std::string& source, std::initializer_list<const char*> aliases = {}, int64_t reported = 0) {
     Gpu g;
-    g.id = std::move(id);
-    g.name = std::move(name);
-    g.vendor = std::move(vendor);
+    g.id = id;
+    g.name = name;
+    g.vendor = vendor;
     g.memory_bytes = gib * kGiB;
     g.bandwidth_bytes_per_s = bw;
     g.bf16_flops = flops;
-    g.source = std::move(source);
-    g.aliases = std::move(aliases);
+    g.source = source;
+    g.aliases.assign(aliases.begin(), aliases.end());
     g.reported_bytes = reported;
     return g;
 }
 
-Gpu apple(std::string id, std::string name, int64_t gib, double bw, double flops, std::vector<std::string> aliases,
-          const std::string& note = "") {
-    Gpu g = gpu(std::move(id), std::move(name), "apple", gib, bw, flops,
-                "Apple tech specs (unified memory bandwidth, GPU FP32 TFLOPS" + note +
+Gpu apple(const char* id, const char* name, int64_t gib, double bw, double flops,
+          std::initializer_list<const char*> aliases, const char* note = "") {
+    Gpu g = gpu(id, name, "apple", gib, bw, flops,
+                std::string("Apple tech specs (unified memory bandwidth, GPU FP32 TFLOPS") + note +
                     "); Metal may wire 2/3 of RAM up to 32 GB, 3/4 above (recommendedMaxWorkingSetSize; raise with "
                     "sysctl iogpu.wired_limit_mb)",
-                std::move(aliases));
+                aliases);
     g.unified_memory = true;
     g.gpu_usable_fraction = double(apple_wired_bytes(g.memory_bytes)) / double(g.memory_bytes);
     return g;
@@ -139,7 +144,7 @@ std::vector<Gpu> build() {
     // Apple silicon (unified memory): one machine for each RAM size people buy (16 to 512 GB).
     // Apple's "16GB" is 16 GiB of DRAM (Metal's 2/3 limit on it is 10922.67 MiB). FP32 TFLOPS of
     // the binned GPUs Apple does not quote are scaled from the full chip by core count.
-    const std::string per_core = ", scaled by GPU cores";
+    const char* per_core = ", scaled by GPU cores";
     v.push_back(
         apple("m4-16gb", "Apple M4 16GB (10-core GPU)", 16, 0.120 * TB, 4.6 * TF, {"m4", "mac-16gb"}, per_core));
     v.push_back(apple("m4-pro-24gb", "Apple M4 Pro 24GB (20-core GPU)", 24, 0.273 * TB, 9.2 * TF,

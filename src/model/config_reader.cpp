@@ -63,45 +63,66 @@ Result<std::string> sanitize(const std::string& in, const std::string& model, in
 
 }  // namespace
 
+namespace {
+
+// nlohmann's DOM builder, also noting where the first error is. One SAX type for every
+// parse in the core: json::parse would add a second parser (the one with callbacks) and
+// a second pass to find the error, code the page's calculator module downloads.
+struct DomSax {
+    using Json = nlohmann::json;
+    nlohmann::detail::json_sax_dom_parser<Json> dom;
+    size_t pos = 0;
+    std::string too_large;
+    explicit DomSax(Json& out) : dom(out, /*allow_exceptions=*/false) {}
+    bool null() { return dom.null(); }
+    bool boolean(bool v) { return dom.boolean(v); }
+    bool number_integer(Json::number_integer_t v) { return dom.number_integer(v); }
+    bool number_unsigned(Json::number_unsigned_t v) { return dom.number_unsigned(v); }
+    bool number_float(Json::number_float_t v, const Json::string_t& s) { return dom.number_float(v, s); }
+    bool string(Json::string_t& v) { return dom.string(v); }
+    bool binary(Json::binary_t& v) { return dom.binary(v); }
+    bool start_object(std::size_t n) { return dom.start_object(n); }
+    bool key(Json::string_t& v) { return dom.key(v); }
+    bool end_object() { return dom.end_object(); }
+    bool start_array(std::size_t n) { return dom.start_array(n); }
+    bool end_array() { return dom.end_array(); }
+    template <class Exception>
+    bool parse_error(std::size_t p, const std::string& token, const Exception& e) {
+        pos = p;
+        // out_of_range.406: a number literal beyond double's range (1e999) is valid
+        // JSON syntax that no parser can hold: say that, not "syntax error".
+        if (e.id == 406) too_large = token;
+        return dom.parse_error(p, token, e);
+    }
+};
+
+// false when the text is not JSON (the DOM is then unspecified).
+bool parse_into(const std::string& text, DomSax& sax) {
+    return nlohmann::json::sax_parse(text, &sax) && !sax.dom.is_errored();
+}
+
+}  // namespace
+
+nlohmann::json parse_json_dom(const std::string& text) {
+    nlohmann::json j;
+    DomSax sax(j);
+    if (!parse_into(text, sax)) return nlohmann::json(nlohmann::json::value_t::discarded);
+    return j;
+}
+
 Result<nlohmann::json> parse_json_text(const std::string& text, const std::string& model, int max_depth) {
     auto clean = sanitize(text, model, max_depth);
     if (!clean) return clean.error();
-    nlohmann::json j = nlohmann::json::parse(clean.value(), nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) {
-        // A second, SAX pass only to learn where the syntax error is. It reports the
-        // error through the handler instead of throwing, so it is safe in WASM builds
-        // without exception support.
-        struct Locate : nlohmann::json_sax<nlohmann::json> {
-            size_t pos = 0;
-            bool null() override { return true; }
-            bool boolean(bool) override { return true; }
-            bool number_integer(number_integer_t) override { return true; }
-            bool number_unsigned(number_unsigned_t) override { return true; }
-            bool number_float(number_float_t, const string_t&) override { return true; }
-            bool string(string_t&) override { return true; }
-            bool binary(binary_t&) override { return true; }
-            bool start_object(std::size_t) override { return true; }
-            bool key(string_t&) override { return true; }
-            bool end_object() override { return true; }
-            bool start_array(std::size_t) override { return true; }
-            bool end_array() override { return true; }
-            bool parse_error(std::size_t p, const std::string& token, const nlohmann::detail::exception& e) override {
-                pos = p;
-                // out_of_range.406: a number literal beyond double's range (1e999) is valid
-                // JSON syntax that no parser can hold: say that, not "syntax error".
-                if (e.id == 406) too_large = token;
-                return false;
-            }
-            std::string too_large;
-        } locate;
-        nlohmann::json::sax_parse(clean.value(), &locate);
-        if (!locate.too_large.empty())
+    nlohmann::json j;
+    DomSax sax(j);
+    if (!parse_into(clean.value(), sax)) {
+        if (!sax.too_large.empty())
             return make_error("bad_value", note("config_number_too_large", {{"model", model},
-                                                                            {"value", locate.too_large.substr(0, 40)},
-                                                                            {"byte", std::to_string(locate.pos)}}));
-        if (!locate.pos) return make_error("not_json", note("config_not_json", {{"model", model}}));
+                                                                            {"value", sax.too_large.substr(0, 40)},
+                                                                            {"byte", std::to_string(sax.pos)}}));
+        if (!sax.pos) return make_error("not_json", note("config_not_json", {{"model", model}}));
         return make_error("not_json",
-                          note("config_not_json_at", {{"model", model}, {"byte", std::to_string(locate.pos)}}));
+                          note("config_not_json_at", {{"model", model}, {"byte", std::to_string(sax.pos)}}));
     }
     return j;
 }

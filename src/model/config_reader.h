@@ -15,6 +15,9 @@ namespace kvb {
 // e.g. Nemotron-H's time_step_limit); nlohmann rejects them. Replace them with null
 // outside strings. Also refuses nesting deeper than max_depth.
 Result<nlohmann::json> parse_json_text(const std::string& text, const std::string& model, int max_depth = 256);
+// Any other JSON text (the page's requests): a discarded value when it is not JSON.
+// Use this, not json::parse, so the core holds one parser.
+nlohmann::json parse_json_dom(const std::string& text);
 
 class ConfigReader {
 public:

@@ -7,6 +7,7 @@
 #include "model/rope.h"
 #include "model/weights.h"
 #include "report/json_common.h"
+#include "report/json_writer.h"
 #include "sim/session.h"
 
 namespace kvb {
@@ -15,11 +16,6 @@ using nlohmann::json;
 using namespace report_json;
 
 namespace {
-
-template <class T>
-json opt(const std::optional<T>& v) {
-    return v ? json(*v) : json(nullptr);
-}
 
 bool same_layer(const Layer& a, const Layer& b) {
     return a.kind == b.kind && a.kv_heads == b.kv_heads && a.k_head_dim == b.k_head_dim &&
@@ -30,435 +26,451 @@ bool same_layer(const Layer& a, const Layer& b) {
            a.state.conv_elems() == b.state.conv_elems() && a.state.ssm_elems() == b.state.ssm_elems();
 }
 
-json layer_json(const Layer& l) {
-    json j = {{"kind", to_string(l.kind)}};
+JsonObject layer_json(const Layer& l) {
+    JsonObject j;
+    j.set("kind", to_string(l.kind));
     switch (l.kind) {
         case LayerKind::Full:
         case LayerKind::Sliding:
         case LayerKind::Chunked:
-            j["kv_heads"] = l.kv_heads;
-            j["k_head_dim"] = l.k_head_dim;
-            j["v_head_dim"] = l.v_head_dim;
-            if (l.kind != LayerKind::Full) j["window"] = l.window;
+            j.set("kv_heads", l.kv_heads);
+            j.set("k_head_dim", l.k_head_dim);
+            j.set("v_head_dim", l.v_head_dim);
+            if (l.kind != LayerKind::Full) j.set("window", l.window);
             break;
         case LayerKind::Mla:
-            j["kv_lora_rank"] = l.kv_lora_rank;
-            j["qk_rope_head_dim"] = l.qk_rope_head_dim;
-            j["kv_heads"] = l.kv_heads;
-            j["k_head_dim"] = l.k_head_dim;
-            j["v_head_dim"] = l.v_head_dim;
+            j.set("kv_lora_rank", l.kv_lora_rank);
+            j.set("qk_rope_head_dim", l.qk_rope_head_dim);
+            j.set("kv_heads", l.kv_heads);
+            j.set("k_head_dim", l.k_head_dim);
+            j.set("v_head_dim", l.v_head_dim);
             break;
         case LayerKind::Linear:
         case LayerKind::Mamba:
-            j["conv_kernel"] = l.state.conv_kernel;
-            j["d_inner"] = l.state.d_inner;
-            j["n_groups"] = l.state.n_groups;
-            j["d_state"] = l.state.d_state;
-            j["heads"] = l.state.heads;
-            j["conv_elems"] = l.state.conv_elems();
-            j["ssm_elems"] = l.state.ssm_elems();
+            j.set("conv_kernel", l.state.conv_kernel);
+            j.set("d_inner", l.state.d_inner);
+            j.set("n_groups", l.state.n_groups);
+            j.set("d_state", l.state.d_state);
+            j.set("heads", l.state.heads);
+            j.set("conv_elems", l.state.conv_elems());
+            j.set("ssm_elems", l.state.ssm_elems());
             break;
         case LayerKind::None: break;
     }
     return j;
 }
 
-json group_json(const LayerGroup& g) {
-    json j = layer_json(g.layer);
-    j["layers"] = g.layers;
-    j["first_layer"] = static_cast<int64_t>(g.first_layer);
-    j["bytes_per_token_per_layer"] = g.bytes_per_token_per_layer;
-    j["bytes_per_token"] = g.bytes_per_token;
-    j["state_bytes_per_layer"] = g.state_bytes_per_layer;
-    j["state_bytes"] = g.state_bytes;
-    return j;
+std::string group_json(const LayerGroup& g) {
+    return layer_json(g.layer)
+        .set("layers", g.layers)
+        .set("first_layer", static_cast<int64_t>(g.first_layer))
+        .set("bytes_per_token_per_layer", g.bytes_per_token_per_layer)
+        .set("bytes_per_token", g.bytes_per_token)
+        .set("state_bytes_per_layer", g.state_bytes_per_layer)
+        .set("state_bytes", g.state_bytes)
+        .text();
 }
 
 // Exactly what llama.cpp's loader counts in the file: tensor bytes, elements, types.
-json gguf_json(const GgufWeights& g) {
-    json types = json::object();
-    for (const auto& [type, n] : g.type_counts) types[type] = n;
-    return {{"tensor_bytes", g.tensor_bytes}, {"params", g.params},
-            {"tensors", g.n_tensors},         {"shards", g.shards},
-            {"file_type", g.file_type},       {"nextn_layers", g.nextn_layers},
-            {"split_mla", g.split_mla},       {"type_counts", types}};
+std::string gguf_json(const GgufWeights& g) {
+    JsonObject types;
+    for (const auto& [type, n] : g.type_counts) types.set(type.c_str(), n);
+    return JsonObject()
+        .set("tensor_bytes", g.tensor_bytes)
+        .set("params", g.params)
+        .set("tensors", g.n_tensors)
+        .set("shards", g.shards)
+        .set("file_type", g.file_type)
+        .set("nextn_layers", g.nextn_layers)
+        .set("split_mla", g.split_mla)
+        .set("type_counts", types)
+        .text();
 }
 
 // A RoPE scaling with the lengths it gives: `text` is the spelling --rope-scaling and the
 // page's `rope` parameter take.
-json rope_json(const RopeScaling& r) {
-    return {{"type", r.type},
-            {"factor", r.factor},
-            {"original_max_position_embeddings", r.original_max_position_embeddings},
-            {"source", r.source},
-            {"max_len", r.max_len},
-            {"text", r.factor > 0 ? rope_scaling_text(r) : std::string()}};
+std::string rope_json(const RopeScaling& r) {
+    return JsonObject()
+        .set("type", r.type)
+        .set("factor", r.factor)
+        .set("original_max_position_embeddings", r.original_max_position_embeddings)
+        .set("source", r.source)
+        .set("max_len", r.max_len)
+        .set("text", r.factor > 0 ? rope_scaling_text(r) : std::string())
+        .text();
 }
 
-json model_json(const ModelSpec& m) {
-    json counts = json::object();
+template <class T>
+std::string rope_or_null(const T& r) {
+    return r ? rope_json(*r) : jv(nullptr);
+}
+
+std::string model_json(const ModelSpec& m) {
+    JsonObject counts;
     for (LayerKind k : {LayerKind::Full, LayerKind::Sliding, LayerKind::Chunked, LayerKind::Mla, LayerKind::Linear,
                         LayerKind::Mamba, LayerKind::None})
-        if (m.count(k)) counts[to_string(k)] = m.count(k);
-    // One object per layer, and consecutive equal layers share the first one's
-    // (a 10,000-layer config builds a handful, not 10,000).
-    json layers = json::array();
-    layers.get_ref<json::array_t&>().reserve(m.layers.size());
+        if (m.count(k)) counts.set(to_string(k), m.count(k));
+    // One object per layer, and consecutive equal layers share the first one's text
+    // (a 10,000-layer config writes a handful, not 10,000).
+    JsonArray layers;
     const Layer* prev = nullptr;
+    std::string prev_text;
     for (const Layer& l : m.layers) {
-        if (prev && same_layer(*prev, l))
-            layers.push_back(layers.back());
-        else
-            layers.push_back(layer_json(l));
+        if (!prev || !same_layer(*prev, l)) prev_text = layer_json(l).text();
+        layers.add_raw(prev_text);
         prev = &l;
     }
-    json groups = json::array();
-    for (const LayerGroup& g : layer_groups(m, KvDtypes{})) {
-        json j = layer_json(g.layer);
-        j["layers"] = g.layers;
-        j["first_layer"] = static_cast<int64_t>(g.first_layer);
-        groups.push_back(std::move(j));
-    }
-    json out = {
-        {"name", m.name},
-        {"model_type", m.model_type},
-        {"architecture", m.architecture},
-        {"family", m.family},
-        {"generic", m.generic},
-        {"multimodal", m.multimodal},
-        {"dtype", m.dtype},
-        {"ssm_dtype", m.ssm_dtype},
-        {"max_position_embeddings", m.max_position_embeddings},
-        {"original_max_position_embeddings", m.original_max_position_embeddings},
-        {"rope_scaling", m.rope_scaling ? rope_json(*m.rope_scaling) : json(nullptr)},
-        {"num_layers", static_cast<int64_t>(m.layers.size())},
-        {"layer_counts", counts},
-        {"hidden_size", m.dims.hidden_size},
-        {"num_attention_heads", m.dims.num_attention_heads},
-        {"vocab_size", m.dims.vocab_size},
-        {"num_experts", m.dims.num_experts},
-        {"experts_per_token", m.dims.experts_per_token},
-        {"quantization", {{"method", m.quant.method}, {"bits", m.quant.bits}, {"group_size", m.quant.group_size}}},
-        {"source", m.source},
-        {"gguf", m.gguf ? gguf_json(*m.gguf) : json(nullptr)},
-        {"notes", notes_json(m.notes)},
-    };
-    // Moved in, not listed above: an initializer list copies every element it holds.
-    out["layer_groups"] = std::move(groups);
-    out["layers"] = std::move(layers);
-    return out;
+    JsonArray groups;
+    for (const LayerGroup& g : layer_groups(m, KvDtypes{}))
+        groups.add(layer_json(g.layer).set("layers", g.layers).set("first_layer", static_cast<int64_t>(g.first_layer)));
+    return JsonObject()
+        .set("name", m.name)
+        .set("model_type", m.model_type)
+        .set("architecture", m.architecture)
+        .set("family", m.family)
+        .set("generic", m.generic)
+        .set("multimodal", m.multimodal)
+        .set("dtype", m.dtype)
+        .set("ssm_dtype", m.ssm_dtype)
+        .set("max_position_embeddings", m.max_position_embeddings)
+        .set("original_max_position_embeddings", m.original_max_position_embeddings)
+        .set_raw("rope_scaling", rope_or_null(m.rope_scaling))
+        .set("num_layers", static_cast<int64_t>(m.layers.size()))
+        .set("layer_counts", counts)
+        .set("hidden_size", m.dims.hidden_size)
+        .set("num_attention_heads", m.dims.num_attention_heads)
+        .set("vocab_size", m.dims.vocab_size)
+        .set("num_experts", m.dims.num_experts)
+        .set("experts_per_token", m.dims.experts_per_token)
+        .set("quantization",
+             JsonObject().set("method", m.quant.method).set("bits", m.quant.bits).set("group_size", m.quant.group_size))
+        .set("source", m.source)
+        .set_raw("gguf", m.gguf ? gguf_json(*m.gguf) : jv(nullptr))
+        .set_raw("notes", notes_text(m.notes))
+        .set("layer_groups", groups)
+        .set("layers", layers)
+        .text();
 }
 
-json kv_type_json(const KvType& t) {
-    return {{"name", t.name}, {"block_values", t.block_values}, {"block_bytes", t.block_bytes}};
+JsonObject kv_type_json(const KvType& t) {
+    return JsonObject().set("name", t.name).set("block_values", t.block_values).set("block_bytes", t.block_bytes);
 }
 
-json kv_report_json(const KvReport& r) {
-    json kinds = json::array();
+std::string kv_report_json(const KvReport& r) {
+    JsonArray kinds;
     for (const KindSummary& k : r.ideal.kinds)
-        kinds.push_back({{"kind", to_string(k.kind)},
-                         {"layers", k.layers},
-                         {"bytes_per_token", k.bytes_per_token},
-                         {"window", k.window},
-                         {"state_bytes", k.state_bytes}});
-    json formula = json::array();
-    for (const LayerGroup& g : r.formula) formula.push_back(group_json(g));
-    json table = json::array();
+        kinds.add(JsonObject()
+                      .set("kind", to_string(k.kind))
+                      .set("layers", k.layers)
+                      .set("bytes_per_token", k.bytes_per_token)
+                      .set("window", k.window)
+                      .set("state_bytes", k.state_bytes));
+    JsonArray formula;
+    for (const LayerGroup& g : r.formula) formula.add_raw(group_json(g));
+    JsonArray table;
     for (const ContextReportRow& c : r.context_table)
-        table.push_back({{"context", c.row.context},
-                         {"is_model_max", c.row.is_model_max},
-                         {"bytes_per_seq", c.row.bytes_per_seq},
-                         {"bytes_total", c.row.bytes_total},
-                         {"vs_weights", c.vs_weights}});
-    json variants = json::array();
+        table.add(JsonObject()
+                      .set("context", c.row.context)
+                      .set("is_model_max", c.row.is_model_max)
+                      .set("bytes_per_seq", c.row.bytes_per_seq)
+                      .set("bytes_total", c.row.bytes_total)
+                      .set("vs_weights", c.vs_weights));
+    JsonArray variants;
     for (const HeadVariant& h : r.head_variants)
-        variants.push_back({{"variant", h.variant},
-                            {"kv_heads", h.kv_heads},
-                            {"bytes_per_token", h.bytes_per_token},
-                            {"bytes_total", opt(h.bytes_total)}});
-    json ladder = json::array();
+        variants.add(JsonObject()
+                         .set("variant", h.variant)
+                         .set("kv_heads", h.kv_heads)
+                         .set("bytes_per_token", h.bytes_per_token)
+                         .set("bytes_total", h.bytes_total));
+    JsonArray ladder;
     for (const LadderRow& l : r.ladder)
-        ladder.push_back({{"step", l.step},
-                          {"detail", l.detail},
-                          {"bytes_per_token", opt(l.bytes_per_token)},
-                          {"kv_bytes", l.kv_bytes},
-                          {"saving", l.saving}});
-    json xs = json::array(), ys = json::array();
+        ladder.add(JsonObject()
+                       .set("step", l.step)
+                       .set("detail", l.detail)
+                       .set("bytes_per_token", l.bytes_per_token)
+                       .set("kv_bytes", l.kv_bytes)
+                       .set("saving", l.saving));
+    JsonArray xs, ys;
     for (const CurvePoint& p : r.curve) {
-        xs.push_back(p.context);
-        ys.push_back(p.bytes);
+        xs.add(p.context);
+        ys.add(p.bytes);
     }
-    return {
-        {"model", r.model},
-        {"engine", r.engine},
-        {"k_type", kv_type_json(r.dtypes.k)},
-        {"v_type", kv_type_json(r.dtypes.v)},
-        {"conv_state_bytes", r.dtypes.conv_state_bytes},
-        {"ssm_state_bytes", r.dtypes.ssm_state_bytes},
-        {"context", r.context},
-        {"seqs", r.seqs},
-        {"bytes_per_token", r.ideal.bytes_per_token},
-        {"windowed_bytes_per_token", r.ideal.windowed_bytes_per_token},
-        {"state_bytes_per_seq", r.ideal.state_bytes_per_seq},
-        {"bytes_per_seq", r.bytes_per_seq},
-        {"bytes_total", r.bytes_total},
-        {"kinds", kinds},
-        {"formula", formula},
-        {"context_table", table},
-        {"head_variants", variants},
-        {"ladder", ladder},
-        {"curve", {{"contexts", xs}, {"bytes", ys}}},
-        {"weights_bytes", r.weights_bytes},
-        {"crossover_context", r.crossover_context},
-        {"notes", notes_json(r.notes)},
-    };
+    return JsonObject()
+        .set("model", r.model)
+        .set("engine", r.engine)
+        .set("k_type", kv_type_json(r.dtypes.k))
+        .set("v_type", kv_type_json(r.dtypes.v))
+        .set("conv_state_bytes", r.dtypes.conv_state_bytes)
+        .set("ssm_state_bytes", r.dtypes.ssm_state_bytes)
+        .set("context", r.context)
+        .set("seqs", r.seqs)
+        .set("bytes_per_token", r.ideal.bytes_per_token)
+        .set("windowed_bytes_per_token", r.ideal.windowed_bytes_per_token)
+        .set("state_bytes_per_seq", r.ideal.state_bytes_per_seq)
+        .set("bytes_per_seq", r.bytes_per_seq)
+        .set("bytes_total", r.bytes_total)
+        .set("kinds", kinds)
+        .set("formula", formula)
+        .set("context_table", table)
+        .set("head_variants", variants)
+        .set("ladder", ladder)
+        .set("curve", JsonObject().set("contexts", xs).set("bytes", ys))
+        .set("weights_bytes", r.weights_bytes)
+        .set("crossover_context", r.crossover_context)
+        .set_raw("notes", notes_text(r.notes))
+        .text();
 }
 
-json inputs_json(const BudgetInputs& in) {
-    return {
-        {"engine", to_string(in.engine)},
-        {"gpu", in.gpu},
-        {"gpu_memory_bytes", in.gpu_memory_bytes},
-        {"gpu_count", in.gpu_count},
-        {"gpu_memory_each", in.gpu_memory_each},
-        {"gpu_memory_utilization", in.gpu_memory_utilization},
-        {"weights", in.weights},
-        {"params", in.params},
-        {"params_from_hub", in.params_from_hub},
-        {"context", in.context},
-        {"seqs", in.seqs},
-        {"max_num_seqs", in.max_num_seqs},
-        {"kv_cache_dtype", in.kv_cache_dtype},
-        {"kv_cache_dtype_v", in.kv_cache_dtype_v},
-        {"rope_scaling", in.rope_scaling},
-        {"tensor_parallel_size", in.tensor_parallel_size},
-        {"pipeline_parallel_size", in.pipeline_parallel_size},
-        {"pp_layer_partition", in.pp_layer_partition},
-        {"speculative_config", in.speculative_config},
-        {"max_num_batched_tokens", in.max_num_batched_tokens},
-        {"block_size", in.block_size},
-        {"enforce_eager", in.enforce_eager},
-        {"activation_bytes", in.activation_bytes},
-        {"overhead_bytes", in.overhead_bytes},
-        {"cudagraph_bytes", in.cudagraph_bytes},
-        {"n_ubatch", in.n_ubatch},
-        {"n_gpu_layers", in.n_gpu_layers},
-        {"ram_bytes", in.ram_bytes},
-        {"no_kv_offload", in.no_kv_offload},
-        {"wired_limit_mb", in.wired_limit_mb},
-        {"hf_ref", in.hf_ref},
-        {"fit_target_mb", in.fit_target_mb},
-        {"fit_ctx", in.fit_ctx},
-        {"ram_bandwidth_bytes_per_s", in.ram_bandwidth_bytes_per_s},
-    };
+std::string inputs_json(const BudgetInputs& in) {
+    return JsonObject()
+        .set("engine", to_string(in.engine))
+        .set("gpu", in.gpu)
+        .set("gpu_memory_bytes", in.gpu_memory_bytes)
+        .set("gpu_count", in.gpu_count)
+        .set("gpu_memory_each", in.gpu_memory_each)
+        .set("gpu_memory_utilization", in.gpu_memory_utilization)
+        .set("weights", in.weights)
+        .set("params", in.params)
+        .set("params_from_hub", in.params_from_hub)
+        .set("context", in.context)
+        .set("seqs", in.seqs)
+        .set("max_num_seqs", in.max_num_seqs)
+        .set("kv_cache_dtype", in.kv_cache_dtype)
+        .set("kv_cache_dtype_v", in.kv_cache_dtype_v)
+        .set("rope_scaling", in.rope_scaling)
+        .set("tensor_parallel_size", in.tensor_parallel_size)
+        .set("pipeline_parallel_size", in.pipeline_parallel_size)
+        .set("pp_layer_partition", in.pp_layer_partition)
+        .set("speculative_config", in.speculative_config)
+        .set("max_num_batched_tokens", in.max_num_batched_tokens)
+        .set("block_size", in.block_size)
+        .set("enforce_eager", in.enforce_eager)
+        .set("activation_bytes", in.activation_bytes)
+        .set("overhead_bytes", in.overhead_bytes)
+        .set("cudagraph_bytes", in.cudagraph_bytes)
+        .set("n_ubatch", in.n_ubatch)
+        .set("n_gpu_layers", in.n_gpu_layers)
+        .set("ram_bytes", in.ram_bytes)
+        .set("no_kv_offload", in.no_kv_offload)
+        .set("wired_limit_mb", in.wired_limit_mb)
+        .set("hf_ref", in.hf_ref)
+        .set("fit_target_mb", in.fit_target_mb)
+        .set("fit_ctx", in.fit_ctx)
+        .set("ram_bandwidth_bytes_per_s", in.ram_bandwidth_bytes_per_s)
+        .text();
 }
 
 // llama.cpp's --fit choice (LlamaFit), the same form for the asked and the default flags.
-json fit_json(const LlamaFit& f) {
-    return {{"outcome", f.outcome},
-            {"free_bytes", f.free_bytes},
-            {"target_bytes", f.target_bytes},
-            {"projected_bytes", f.projected_bytes},
-            {"n_ctx", f.n_ctx},
-            {"context", f.context},
-            {"n_gpu_layers", f.n_gpu_layers},
-            {"overflow_layers", f.overflow_layers},
-            {"device_layers", f.device_layers},
-            {"device_overflow_layers", f.device_overflow},
-            {"device_free_bytes", f.device_free},
-            {"device_used_bytes", f.device_used},
-            {"used_bytes", f.used_bytes},
-            {"flags", f.flags},
-            {"log_lines", f.log_lines}};
+JsonObject fit_json(const LlamaFit& f) {
+    return JsonObject()
+        .set("outcome", f.outcome)
+        .set("free_bytes", f.free_bytes)
+        .set("target_bytes", f.target_bytes)
+        .set("projected_bytes", f.projected_bytes)
+        .set("n_ctx", f.n_ctx)
+        .set("context", f.context)
+        .set("n_gpu_layers", f.n_gpu_layers)
+        .set("overflow_layers", f.overflow_layers)
+        .set("device_layers", f.device_layers)
+        .set("device_overflow_layers", f.device_overflow)
+        .set("device_free_bytes", f.device_free)
+        .set("device_used_bytes", f.device_used)
+        .set("used_bytes", f.used_bytes)
+        .set("flags", f.flags)
+        .set("log_lines", f.log_lines);
 }
 
-json budget_json(const BudgetResult& r) {
+std::string budget_json(const BudgetResult& r) {
     const WeightBytes& w = r.weights;
     const PerGpu& g = r.per_gpu;
-    json j = {
-        {"engine", to_string(r.engine)},
-        {"gpu",
-         {{"id", r.gpu_id},
-          {"name", r.gpu_name},
-          {"total_bytes", r.gpu_total_bytes},
-          {"count", r.gpu_count},
-          {"mac_ram_bytes", r.mac_ram_bytes}}},
-        {"tensor_parallel_size", r.tp},
-        {"pipeline_parallel_size", r.pp},
-        {"gpu_memory_utilization", r.gpu_memory_utilization},
-        {"requested_bytes", r.requested_bytes},
-        {"weights",
-         {{"format", w.format.name},
-          {"params", w.params},
-          {"bytes", w.bytes},
-          {"per_gpu_bytes", r.weights_per_gpu_bytes},
-          {"active_bytes", w.active_bytes},
-          {"vision_bytes", w.vision_bytes},
-          {"bits_per_weight", w.bits_per_weight}}},
-        {"activation_bytes", r.activation_bytes},
-        {"activation_estimated", r.activation_estimated},
-        {"overhead_bytes", r.overhead_bytes},
-        {"overhead_estimated", r.overhead_estimated},
-        {"cudagraph_bytes", r.cudagraph_bytes},
-        {"cudagraph_estimated", r.cudagraph_estimated},
-        {"kv_pool_bytes", r.kv_pool_bytes},
-        {"kv_cache_dtype", r.kv_cache_dtype},
-        {"kv_cache_dtype_v", r.kv_cache_dtype_v},
-        {"context", r.context},
-        {"model_max_len", r.model_max_len},
-        {"native_max_len", r.native_max_len},
-        {"n_ctx_train", r.n_ctx_train},
-        {"over_model_max", r.over_model_max},
-        {"rope_scaling", r.rope_scaling ? rope_json(*r.rope_scaling) : json(nullptr)},
-        {"seqs", r.seqs},
-        {"max_num_seqs", r.max_num_seqs},
-        {"max_num_seqs_default", r.max_num_seqs_default},
-        {"max_num_batched_tokens", r.max_num_batched_tokens},
-        {"per_gpu",
-         {{"capacity_bytes", g.capacity_bytes},
-          {"usable_bytes", g.usable_bytes},
-          {"weights_bytes", g.weights_bytes},
-          {"kv_bytes", g.kv_bytes},
-          {"activation_bytes", g.activation_bytes},
-          {"overhead_bytes", g.overhead_bytes},
-          {"total_bytes", g.total_bytes},
-          {"free_bytes", g.free_bytes},
-          {"over_usable_bytes", g.over_usable_bytes}}},
-        {"fits", r.fits},
-        {"all_seqs_fit", r.all_seqs_fit},
-        {"max_context", r.max_context},
-        {"max_context_capped", r.max_context_capped},
-        {"max_context_physical", r.max_context_physical},
-        {"max_concurrency", r.max_concurrency},
-        {"log_lines", r.log_lines},
-        {"command", r.command},
-        {"engine_error", r.engine_error},
-        {"verdict_reason", r.verdict_reason.code.empty() ? json(nullptr) : message_json(r.verdict_reason)},
-        {"decode",
-         {{"context", r.decode.context},
-          {"weight_bytes_per_token", r.decode.weight_bytes_per_token},
-          {"kv_bytes_per_token", r.decode.kv_bytes_per_token},
-          {"bandwidth_bytes_per_s", r.decode.bandwidth_bytes_per_s},
-          {"tokens_per_s_single", r.decode.tokens_per_s_single},
-          {"batch", r.decode.batch},
-          {"tokens_per_s_batch", r.decode.tokens_per_s_batch},
-          {"cpu_weight_bytes_per_token", r.decode.cpu_weight_bytes_per_token},
-          {"cpu_kv_bytes_per_token", r.decode.cpu_kv_bytes_per_token},
-          {"ram_bandwidth_bytes_per_s", r.decode.ram_bandwidth_bytes_per_s},
-          {"ram_bandwidth_assumed", r.decode.ram_bandwidth_assumed}}},
-        {"notes", notes_json(r.notes)},
-    };
+    JsonObject j;
+    j.set("engine", to_string(r.engine))
+        .set("gpu", JsonObject()
+                        .set("id", r.gpu_id)
+                        .set("name", r.gpu_name)
+                        .set("total_bytes", r.gpu_total_bytes)
+                        .set("count", r.gpu_count)
+                        .set("mac_ram_bytes", r.mac_ram_bytes))
+        .set("tensor_parallel_size", r.tp)
+        .set("pipeline_parallel_size", r.pp)
+        .set("gpu_memory_utilization", r.gpu_memory_utilization)
+        .set("requested_bytes", r.requested_bytes)
+        .set("weights", JsonObject()
+                            .set("format", w.format.name)
+                            .set("params", w.params)
+                            .set("bytes", w.bytes)
+                            .set("per_gpu_bytes", r.weights_per_gpu_bytes)
+                            .set("active_bytes", w.active_bytes)
+                            .set("vision_bytes", w.vision_bytes)
+                            .set("bits_per_weight", w.bits_per_weight))
+        .set("activation_bytes", r.activation_bytes)
+        .set("activation_estimated", r.activation_estimated)
+        .set("overhead_bytes", r.overhead_bytes)
+        .set("overhead_estimated", r.overhead_estimated)
+        .set("cudagraph_bytes", r.cudagraph_bytes)
+        .set("cudagraph_estimated", r.cudagraph_estimated)
+        .set("kv_pool_bytes", r.kv_pool_bytes)
+        .set("kv_cache_dtype", r.kv_cache_dtype)
+        .set("kv_cache_dtype_v", r.kv_cache_dtype_v)
+        .set("context", r.context)
+        .set("model_max_len", r.model_max_len)
+        .set("native_max_len", r.native_max_len)
+        .set("n_ctx_train", r.n_ctx_train)
+        .set("over_model_max", r.over_model_max)
+        .set_raw("rope_scaling", rope_or_null(r.rope_scaling))
+        .set("seqs", r.seqs)
+        .set("max_num_seqs", r.max_num_seqs)
+        .set("max_num_seqs_default", r.max_num_seqs_default)
+        .set("max_num_batched_tokens", r.max_num_batched_tokens)
+        .set("per_gpu", JsonObject()
+                            .set("capacity_bytes", g.capacity_bytes)
+                            .set("usable_bytes", g.usable_bytes)
+                            .set("weights_bytes", g.weights_bytes)
+                            .set("kv_bytes", g.kv_bytes)
+                            .set("activation_bytes", g.activation_bytes)
+                            .set("overhead_bytes", g.overhead_bytes)
+                            .set("total_bytes", g.total_bytes)
+                            .set("free_bytes", g.free_bytes)
+                            .set("over_usable_bytes", g.over_usable_bytes))
+        .set("fits", r.fits)
+        .set("all_seqs_fit", r.all_seqs_fit)
+        .set("max_context", r.max_context)
+        .set("max_context_capped", r.max_context_capped)
+        .set("max_context_physical", r.max_context_physical)
+        .set("max_concurrency", r.max_concurrency)
+        .set("log_lines", r.log_lines)
+        .set("command", r.command)
+        .set("engine_error", r.engine_error)
+        .set_raw("verdict_reason", r.verdict_reason.code.empty() ? jv(nullptr) : message_text(r.verdict_reason))
+        .set("decode", JsonObject()
+                           .set("context", r.decode.context)
+                           .set("weight_bytes_per_token", r.decode.weight_bytes_per_token)
+                           .set("kv_bytes_per_token", r.decode.kv_bytes_per_token)
+                           .set("bandwidth_bytes_per_s", r.decode.bandwidth_bytes_per_s)
+                           .set("tokens_per_s_single", r.decode.tokens_per_s_single)
+                           .set("batch", r.decode.batch)
+                           .set("tokens_per_s_batch", r.decode.tokens_per_s_batch)
+                           .set("cpu_weight_bytes_per_token", r.decode.cpu_weight_bytes_per_token)
+                           .set("cpu_kv_bytes_per_token", r.decode.cpu_kv_bytes_per_token)
+                           .set("ram_bandwidth_bytes_per_s", r.decode.ram_bandwidth_bytes_per_s)
+                           .set("ram_bandwidth_assumed", r.decode.ram_bandwidth_assumed))
+        .set_raw("notes", notes_text(r.notes));
     if (r.engine == BudgetEngine::Vllm)
-        j["vllm"] = {{"num_blocks", r.capacity.num_blocks},
-                     {"block_size", r.capacity.layout.attn_block_size},
-                     {"mla_backend", r.capacity.layout.mla_backend},
-                     {"tokens", r.capacity.tokens},
-                     {"max_concurrency", r.vllm_concurrency},
-                     {"request_bytes", r.capacity.request_bytes},
-                     {"estimated_max_model_len", r.capacity.estimated_max_model_len}};
+        j.set("vllm", JsonObject()
+                          .set("num_blocks", r.capacity.num_blocks)
+                          .set("block_size", r.capacity.layout.attn_block_size)
+                          .set("mla_backend", r.capacity.layout.mla_backend)
+                          .set("tokens", r.capacity.tokens)
+                          .set("max_concurrency", r.vllm_concurrency)
+                          .set("request_bytes", r.capacity.request_bytes)
+                          .set("estimated_max_model_len", r.capacity.estimated_max_model_len));
     else if (r.engine == BudgetEngine::LlamaCpp) {
         const LlamaOffload& o = r.offload;
-        j["llamacpp"] = {{"kv_bytes", r.llama.total_bytes},
-                         {"n_ctx", r.llama.n_ctx},
-                         {"n_seq_max", r.llama.n_seq_max},
-                         {"offload",
-                          {{"active", o.active},
-                           {"n_layer", o.n_layer},
-                           {"n_gpu_layers", o.n_gpu_layers},
-                           {"output_on_gpu", o.output_on_gpu},
-                           {"kv_offload", o.kv_offload},
-                           {"estimated", o.estimated},
-                           {"gpu_weights_bytes", o.gpu_weights_bytes},
-                           {"cpu_weights_bytes", o.cpu_weights_bytes},
-                           {"cpu_read_weights_bytes", o.cpu_read_weights_bytes},
-                           {"gpu_kv_bytes", o.gpu_kv_bytes},
-                           {"cpu_kv_bytes", o.cpu_kv_bytes},
-                           {"ram_bytes", o.ram_bytes},
-                           {"ram_need_bytes", o.ram_need_bytes},
-                           {"ram_fits", o.ram_fits},
-                           {"max_gpu_layers", o.max_gpu_layers}}},
-                         {"fit", fit_json(r.fit)},
-                         {"fit_default", fit_json(r.fit_default)}};
+        j.set("llamacpp", JsonObject()
+                              .set("kv_bytes", r.llama.total_bytes)
+                              .set("n_ctx", r.llama.n_ctx)
+                              .set("n_seq_max", r.llama.n_seq_max)
+                              .set("offload", JsonObject()
+                                                  .set("active", o.active)
+                                                  .set("n_layer", o.n_layer)
+                                                  .set("n_gpu_layers", o.n_gpu_layers)
+                                                  .set("output_on_gpu", o.output_on_gpu)
+                                                  .set("kv_offload", o.kv_offload)
+                                                  .set("estimated", o.estimated)
+                                                  .set("gpu_weights_bytes", o.gpu_weights_bytes)
+                                                  .set("cpu_weights_bytes", o.cpu_weights_bytes)
+                                                  .set("cpu_read_weights_bytes", o.cpu_read_weights_bytes)
+                                                  .set("gpu_kv_bytes", o.gpu_kv_bytes)
+                                                  .set("cpu_kv_bytes", o.cpu_kv_bytes)
+                                                  .set("ram_bytes", o.ram_bytes)
+                                                  .set("ram_need_bytes", o.ram_need_bytes)
+                                                  .set("ram_fits", o.ram_fits)
+                                                  .set("max_gpu_layers", o.max_gpu_layers))
+                              .set("fit", fit_json(r.fit))
+                              .set("fit_default", fit_json(r.fit_default)));
     } else
-        j["transformers"] = {{"cache_bytes", r.cache_bytes}, {"cache_transient_bytes", r.cache_transient_bytes}};
-    return j;
+        j.set("transformers",
+              JsonObject().set("cache_bytes", r.cache_bytes).set("cache_transient_bytes", r.cache_transient_bytes));
+    return j.text();
 }
 
-json answer_json(const Answer& a) {
+std::string answer_json(const Answer& a) {
     const AnswerMetrics& m = a.metrics;
-    return {
-        {"inputs", inputs_json(a.inputs)},
-        {"metrics",
-         {{"kv-bytes-per-token", m.kv_bytes_per_token},
-          {"kv-bytes-total", m.kv_bytes_total},
-          {"weights-bytes", opt(m.weights_bytes)},
-          {"total-bytes", opt(m.total_bytes)},
-          {"max-context", opt(m.max_context)},
-          {"max-context-physical", opt(m.max_context_physical)},
-          {"max-concurrency", opt(m.max_concurrency)}}},
-        {"budget", a.budget ? budget_json(*a.budget) : json(nullptr)},
-        {"refusal", a.refusal ? error_json(*a.refusal) : json(nullptr)},
-        {"chart_capacity_bytes", a.chart_capacity_bytes},
-        {"rope_offer", a.rope_offer ? rope_json(*a.rope_offer) : json(nullptr)},
-        {"kv", kv_report_json(a.kv)},
-    };
+    return JsonObject()
+        .set_raw("inputs", inputs_json(a.inputs))
+        .set("metrics", JsonObject()
+                            .set("kv-bytes-per-token", m.kv_bytes_per_token)
+                            .set("kv-bytes-total", m.kv_bytes_total)
+                            .set("weights-bytes", m.weights_bytes)
+                            .set("total-bytes", m.total_bytes)
+                            .set("max-context", m.max_context)
+                            .set("max-context-physical", m.max_context_physical)
+                            .set("max-concurrency", m.max_concurrency))
+        .set_raw("budget", a.budget ? budget_json(*a.budget) : jv(nullptr))
+        .set_raw("refusal", a.refusal ? error_text(*a.refusal) : jv(nullptr))
+        .set("chart_capacity_bytes", a.chart_capacity_bytes)
+        .set_raw("rope_offer", rope_or_null(a.rope_offer))
+        .set_raw("kv", kv_report_json(a.kv))
+        .text();
+}
+
+JsonObject limit_json(int64_t min, int64_t max, const std::string& flag) {
+    return JsonObject().set("min", min).set("max", max).set("flag", flag);
 }
 
 }  // namespace
 
 std::string to_json_text(const ModelSpec& m) {
-    return dump(model_json(m));
+    return model_json(m);
 }
 std::string to_json_text(const KvReport& r) {
-    return dump(kv_report_json(r));
+    return kv_report_json(r);
 }
 std::string to_json_text(const Answer& a) {
-    return dump(answer_json(a));
+    return answer_json(a);
 }
 std::string to_json_text(const Error& e) {
-    return dump(error_json(e));
+    return error_text(e);
 }
 std::string to_json_text(const Message& m) {
-    return dump(message_json(m));
+    return message_text(m);
 }
 
 std::string catalog_json_text() {
-    json limits = json::object();
-    for (const InputLimit& l : budget_input_limits())
-        limits[l.name] = {{"min", l.min}, {"max", l.max}, {"flag", l.flag}};
-    json gpus = json::array();
+    JsonObject limits;
+    for (const InputLimit& l : budget_input_limits()) limits.set(l.name, limit_json(l.min, l.max, l.flag));
+    JsonArray gpus;
     for (const Gpu& g : gpu_catalog())
-        gpus.push_back({{"id", g.id},
-                        {"name", g.name},
-                        {"vendor", g.vendor},
-                        {"memory_bytes", g.memory_bytes},
-                        // The maker's "24 GB" (GDDR/HBM come in binary densities: 24 GB = 24 GiB of DRAM).
-                        {"marketed_gb", g.memory_bytes / (int64_t(1) << 30)},
-                        {"total_bytes", g.total_bytes()},
-                        {"bandwidth_bytes_per_s", g.bandwidth_bytes_per_s},
-                        {"unified_memory", g.unified_memory}});
-    json formats = json::array();
-    for (const std::string& n : weight_format_names()) formats.push_back(n);
-    json messages = json::array();
-    for (const MessageTemplate& t : message_templates()) messages.push_back({{"code", t.code}, {"english", t.english}});
-    json sim_limits = json::object();
-    for (const SimInputLimit& l : sim_input_limits())
-        sim_limits[l.name] = {{"min", l.min}, {"max", l.max}, {"flag", l.flag}};
-    return dump({
-        {"limits", limits},
-        {"sim_limits", sim_limits},
-        {"kv_types",
-         {{"vllm", vllm_kv_type_names()},
-          {"transformers", vllm_kv_type_names()},
-          {"llamacpp", llamacpp_kv_type_names()}}},
-        {"gpus", gpus},
-        {"weight_formats", formats},
-        {"messages", messages},
-    });
+        gpus.add(JsonObject()
+                     .set("id", g.id)
+                     .set("name", g.name)
+                     .set("vendor", g.vendor)
+                     .set("memory_bytes", g.memory_bytes)
+                     // The maker's "24 GB" (GDDR/HBM come in binary densities: 24 GB = 24 GiB of DRAM).
+                     .set("marketed_gb", g.memory_bytes / (int64_t(1) << 30))
+                     .set("total_bytes", g.total_bytes())
+                     .set("bandwidth_bytes_per_s", g.bandwidth_bytes_per_s)
+                     .set("unified_memory", g.unified_memory));
+    JsonArray messages;
+    for (const MessageTemplate& t : message_templates())
+        messages.add(JsonObject().set("code", t.code).set("english", t.english));
+    JsonObject sim_limits;
+    for (const SimInputLimit& l : sim_input_limits()) sim_limits.set(l.name, limit_json(l.min, l.max, l.flag));
+    return JsonObject()
+        .set("limits", limits)
+        .set("sim_limits", sim_limits)
+        .set("kv_types", JsonObject()
+                             .set("vllm", vllm_kv_type_names())
+                             .set("transformers", vllm_kv_type_names())
+                             .set("llamacpp", llamacpp_kv_type_names()))
+        .set("gpus", gpus)
+        .set("weight_formats", weight_format_names())
+        .set("messages", messages)
+        .text();
 }
 
 Result<BudgetInputs> budget_inputs_from_json(const std::string& text) {
-    json j = json::parse(text, nullptr, false);
+    json j = parse_json_dom(text);
     if (j.is_discarded() || !j.is_object()) return make_error("not_json", note("inputs_not_object"));
     BudgetInputs in;
     for (auto it = j.begin(); it != j.end(); ++it) {

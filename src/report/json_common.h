@@ -8,6 +8,8 @@
 
 #include "base/message.h"
 #include "base/result.h"
+#include "model/config_reader.h"
+#include "report/json_writer.h"
 
 namespace kvb::report_json {
 
@@ -18,24 +20,18 @@ inline std::string dump(const json& j) {
     return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-// {"code", "params", "text"}
+// The shared forms as DOM values, for the writers that still build one (check, lab,
+// sim): parsed from json_writer's text, so a Message or an Error has one JSON form.
 inline json message_json(const Message& m) {
-    json params = json::object();
-    for (const auto& [k, v] : m.params) params[k] = v;
-    return {{"code", m.code}, {"params", params}, {"text", render_english(m)}};
+    return parse_json_dom(message_text(m));
 }
 
 inline json notes_json(const std::vector<Message>& notes) {
-    json a = json::array();
-    for (const auto& n : notes) a.push_back(message_json(n));
-    return a;
+    return parse_json_dom(notes_text(notes));
 }
 
-// {"code", "message", "detail"}
 inline json error_json(const Error& e) {
-    json j = {{"code", e.code}, {"message", e.message}};
-    j["detail"] = e.detail.code.empty() ? json(nullptr) : message_json(e.detail);
-    return j;
+    return parse_json_dom(error_text(e));
 }
 
 // A wrong JSON type for an inputs field, named by its key.

@@ -53,7 +53,7 @@ std::string to_json_text(const LabReport& r) {
 }
 
 Result<LabRequest> lab_request_from_json(const std::string& text) {
-    const json j = json::parse(text.empty() ? std::string("{}") : text, nullptr, false);
+    const json j = parse_json_dom(text.empty() ? std::string("{}") : text);
     auto bad = [](const std::string& what) { return make_error("bad_value", "lab settings: " + what); };
     if (!j.is_object()) return bad("a JSON object is needed");
     LabRequest q;

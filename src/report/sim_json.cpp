@@ -295,7 +295,7 @@ std::string sim_result_json_text(const SimSession& s, bool series, bool snapshot
 }
 
 Result<SimInputs> sim_inputs_from_json(const std::string& text, sim::TraceSource trace_source) {
-    json j = json::parse(text, nullptr, false);
+    json j = parse_json_dom(text);
     if (j.is_discarded() || !j.is_object()) return make_error("not_json", note("inputs_not_object"));
     SimInputs in;
     for (auto it = j.begin(); it != j.end(); ++it) {
@@ -401,7 +401,7 @@ Result<SimInputs> sim_inputs_from_json(const std::string& text, sim::TraceSource
 }
 
 Result<SimResultOptions> sim_result_options_from_json(const std::string& text) {
-    json j = json::parse(text.empty() ? "{}" : text, nullptr, false);
+    json j = parse_json_dom(text.empty() ? "{}" : text);
     if (j.is_discarded() || !j.is_object()) return make_error("not_json", note("inputs_not_object"));
     SimResultOptions o;
     for (auto it = j.begin(); it != j.end(); ++it) {
