@@ -278,6 +278,34 @@ std::string sim_release(int id) {
     return sim_sessions().erase(id) ? ok(true) : no_sim(id);
 }
 
+// The block maps' packed form (src/report/sim_json.h): simPack() writes it here and
+// answers its sizes as usual; simPacked(0 | 1) then hands its f64 / i32 array to JS as
+// a view of this memory (numbers, not text: the one exception to strings-only, as the
+// arrays are millions of numbers), which the wrapper copies out before anything else
+// runs, and simPackFree() lets it go.
+kvb::SimPackedSnapshots& packed_snapshots() {
+    static kvb::SimPackedSnapshots p;
+    return p;
+}
+
+std::string sim_pack(int id) {
+    kvb::SimSession* s = find_sim(id);
+    if (!s) return no_sim(id);
+    kvb::SimPackedSnapshots& p = packed_snapshots();
+    p = kvb::sim_snapshots_packed(*s);
+    return ok(json{{"f64", p.f64.size()}, {"i32", p.i32.size()}});
+}
+
+emscripten::val sim_packed(int which) {
+    const kvb::SimPackedSnapshots& p = packed_snapshots();
+    return which == 0 ? emscripten::val(emscripten::typed_memory_view(p.f64.size(), p.f64.data()))
+                      : emscripten::val(emscripten::typed_memory_view(p.i32.size(), p.i32.data()));
+}
+
+void sim_pack_free() {
+    packed_snapshots() = {};
+}
+
 // kvbudget check (issue 12), the page's "Compare with your log". Two steps because the
 // config comes from the page: checkLogModel says which bundled config the log names
 // (the catalog ids are the page's catalog/index.json), the page fetches it, and
@@ -351,5 +379,9 @@ EMSCRIPTEN_BINDINGS(kvbudget_sim) {
         "simResult", +[](int id, std::string opts) { return guarded([&] { return sim_result(id, opts); }); });
     emscripten::function(
         "simRelease", +[](int id) { return guarded([&] { return sim_release(id); }); });
+    emscripten::function(
+        "simPack", +[](int id) { return guarded([&] { return sim_pack(id); }); });
+    emscripten::function("simPacked", &sim_packed);
+    emscripten::function("simPackFree", &sim_pack_free);
 }
 #endif  // KVB_WASM_CALC_ONLY

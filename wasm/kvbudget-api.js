@@ -67,6 +67,18 @@ class Simulation {
   result(options = {}) {
     return call(this.core.m.simResult, this.id, JSON.stringify(options));
   }
+  // The block maps in their packed form ({f64: Float64Array, i32: Int32Array}, copies
+  // that own their buffers, so a worker can transfer them to the page); unpackSnapshots()
+  // reads them as result().snapshots.
+  packedSnapshots() {
+    call(this.core.m.simPack, this.id);
+    try {
+      // Views of the module's memory: copied before anything else can grow (move) it.
+      return { f64: this.core.m.simPacked(0).slice(), i32: this.core.m.simPacked(1).slice() };
+    } finally {
+      this.core.m.simPackFree();
+    }
+  }
   release() {
     if (this.id) call(this.core.m.simRelease, this.id);
     this.id = 0;
@@ -147,6 +159,35 @@ class Kvbudget {
     const r = call(this.m.simCreate, model.handle, JSON.stringify(input ?? {}), reader);
     return new Simulation(this, r.sim, r.run);
   }
+}
+
+// Simulation.packedSnapshots()'s arrays as result().snapshots: per policy, per snapshot,
+// the same fields and numbers, with owner, shared and partial as Int32Array views of
+// `i32` (no copy) and regions as [request, seq, offset, allocated, reserved, length,
+// stored] lists. The layout is src/report/sim_json.h's (sim_snapshots_packed).
+const SNAPSHOT_HEADER = 13;
+export function unpackSnapshots({ f64, i32 }) {
+  const policies = f64[0];
+  let at = 1 + policies;
+  const out = [];
+  for (let p = 0; p < policies; p++) {
+    const list = [];
+    for (let k = f64[1 + p]; k > 0; k--, at += SNAPSHOT_HEADER) {
+      const hd = f64.subarray(at, at + SNAPSHOT_HEADER);
+      const sn = { step: hd[0], time_s: hd[1], block_size: hd[2], capacity_tokens: hd[3], num_blocks: hd[4] };
+      if (sn.num_blocks > 0) {
+        sn.owner = i32.subarray(hd[5], hd[5] + hd[6]);
+        sn.shared = i32.subarray(hd[7], hd[7] + hd[8]);
+        sn.partial = i32.subarray(hd[9], hd[9] + hd[10]);
+      } else {
+        sn.regions = [];
+        for (let r = hd[11], end = hd[11] + hd[12]; r < end; r += 7) sn.regions.push(Array.from(f64.subarray(r, r + 7)));
+      }
+      list.push(sn);
+    }
+    out.push(list);
+  }
+  return out;
 }
 
 // A loadKvbudget for one Emscripten factory; the module is created once.

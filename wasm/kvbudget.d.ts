@@ -540,11 +540,11 @@ export interface SimSnapshot {
   /** Paged: blocks in the pool (incl. the null block 0); 0 for contiguous policies. */
   num_blocks: number;
   /** Paged: run-length owners [owner, run, ...]; owner = request id, -1 free, -2 free but cached, -3 null block. */
-  owner?: number[];
+  owner?: number[] | Int32Array;
   /** Paged: [block, refcount, ...] for blocks held by more than one sequence. */
-  shared?: number[];
+  shared?: number[] | Int32Array;
   /** Paged: [block, tokens, ...] for held blocks not full. */
-  partial?: number[];
+  partial?: number[] | Int32Array;
   /** Contiguous: [request, seq, offset, allocated, reserved, length, stored] per region, by offset. */
   regions?: number[][];
 }
@@ -556,6 +556,19 @@ export interface SimResult {
   snapshots?: SimSnapshot[][];
 }
 
+/**
+ * The block maps in the packed form of src/report/sim_json.h (sim_snapshots_packed):
+ * the numbers of SimResult.snapshots in two flat arrays that own their buffers, so a
+ * Web Worker transfers them instead of copying millions of numbers.
+ */
+export interface SimPackedSnapshots {
+  f64: Float64Array;
+  i32: Int32Array;
+}
+
+/** SimPackedSnapshots read back as SimResult.snapshots: the same fields and numbers; owner, shared and partial are Int32Array views of `i32`. */
+export function unpackSnapshots(packed: SimPackedSnapshots): SimSnapshot[][];
+
 export interface Simulation {
   readonly id: number;
   readonly info: SimRunInfo;
@@ -563,5 +576,7 @@ export interface Simulation {
   run(maxSteps?: number): SimProgress;
   /** Summary so far (final once done), series and snapshots unless turned off. */
   result(options?: { series?: boolean; snapshots?: boolean }): SimResult;
+  /** The snapshots kept so far in the packed form (read them with unpackSnapshots). */
+  packedSnapshots(): SimPackedSnapshots;
   release(): void;
 }

@@ -190,7 +190,40 @@ void write_series(Writer& w, const std::vector<sim::TimePoint>& ts) {
 // owners are run-length coded ([owner, run, owner, run, ...]); blocks held by more
 // than one sequence and partly filled blocks are listed apart. Contiguous policies
 // list their regions as [request, seq, offset, allocated, reserved, length, stored].
+// Both forms (the JSON and the packed one, sim_snapshots_packed) list them through
+// these, so they hold the same numbers.
+template <class F>
+void each_owner_run(const sim::BlockSnapshot& sn, F&& f) {
+    size_t i = 0;
+    while (i < sn.owner.size()) {
+        size_t k = i + 1;
+        while (k < sn.owner.size() && sn.owner[k] == sn.owner[i]) ++k;
+        f(sn.owner[i], static_cast<int32_t>(k - i));
+        i = k;
+    }
+}
+template <class F>
+void each_shared(const sim::BlockSnapshot& sn, F&& f) {
+    for (size_t b = 0; b < sn.refcount.size(); ++b)
+        if (sn.refcount[b] > 1) f(static_cast<int32_t>(b), sn.refcount[b]);
+}
+template <class F>
+void each_partial(const sim::BlockSnapshot& sn, F&& f) {
+    for (size_t b = 0; b < sn.fill.size(); ++b)
+        if (sn.fill[b] > 0 && sn.fill[b] < sn.block_size && sn.owner[b] != -1) f(static_cast<int32_t>(b), sn.fill[b]);
+}
+template <class F>
+void each_region_value(const sim::Region& g, F&& f) {
+    for (int64_t v : {static_cast<int64_t>(g.request), static_cast<int64_t>(g.seq), g.offset, g.allocated, g.reserved,
+                      g.length, g.stored})
+        f(v);
+}
+
 void write_snapshot(Writer& w, const sim::BlockSnapshot& sn) {
+    auto pair = [&](int32_t a, int32_t b) {
+        w.num(static_cast<int64_t>(a));
+        w.num(static_cast<int64_t>(b));
+    };
     w.open('{');
     w.key("step");
     w.num(sn.step);
@@ -205,39 +238,22 @@ void write_snapshot(Writer& w, const sim::BlockSnapshot& sn) {
     if (!sn.owner.empty()) {
         w.key("owner");
         w.open('[');
-        size_t i = 0;
-        while (i < sn.owner.size()) {
-            size_t k = i + 1;
-            while (k < sn.owner.size() && sn.owner[k] == sn.owner[i]) ++k;
-            w.num(static_cast<int64_t>(sn.owner[i]));
-            w.num(static_cast<int64_t>(k - i));
-            i = k;
-        }
+        each_owner_run(sn, pair);
         w.close(']');
         w.key("shared");
         w.open('[');
-        for (size_t b = 0; b < sn.refcount.size(); ++b)
-            if (sn.refcount[b] > 1) {
-                w.num(static_cast<int64_t>(b));
-                w.num(static_cast<int64_t>(sn.refcount[b]));
-            }
+        each_shared(sn, pair);
         w.close(']');
         w.key("partial");
         w.open('[');
-        for (size_t b = 0; b < sn.fill.size(); ++b)
-            if (sn.fill[b] > 0 && sn.fill[b] < sn.block_size && sn.owner[b] != -1) {
-                w.num(static_cast<int64_t>(b));
-                w.num(static_cast<int64_t>(sn.fill[b]));
-            }
+        each_partial(sn, pair);
         w.close(']');
     } else {
         w.key("regions");
         w.open('[');
         for (const auto& g : sn.regions) {
             w.open('[');
-            for (int64_t v : {static_cast<int64_t>(g.request), static_cast<int64_t>(g.seq), g.offset, g.allocated,
-                              g.reserved, g.length, g.stored})
-                w.num(v);
+            each_region_value(g, [&](int64_t v) { w.num(v); });
             w.close(']');
         }
         w.close(']');
@@ -292,6 +308,61 @@ std::string sim_result_json_text(const SimSession& s, bool series, bool snapshot
     if (w.out.back() == ',') w.out.pop_back();
     w.out += '}';
     return std::move(w.out);
+}
+
+SimPackedSnapshots sim_snapshots_packed(const SimSession& s) {
+    SimPackedSnapshots p;
+    const auto& sims = s.simulators();
+    size_t headers = 1 + sims.size();
+    for (const sim::Simulator& sim : sims) headers += kSnapshotHeader * sim.snapshots().size();
+    p.f64.reserve(headers);
+    p.f64.push_back(static_cast<double>(sims.size()));
+    for (const sim::Simulator& sim : sims) p.f64.push_back(static_cast<double>(sim.snapshots().size()));
+    // Headers first, all at known places; the regions follow them in the same array.
+    size_t at = p.f64.size();
+    p.f64.resize(headers);
+    auto span = [&](size_t& field, size_t begin, size_t end) {
+        p.f64[field++] = static_cast<double>(begin);
+        p.f64[field++] = static_cast<double>(end - begin);
+    };
+    // Counted first, so the array is made once at its size (it can be tens of MB).
+    size_t i32_size = 0;
+    auto count = [&](int32_t, int32_t) { i32_size += 2; };
+    for (const sim::Simulator& sim : sims)
+        for (const sim::BlockSnapshot& sn : sim.snapshots()) {
+            each_owner_run(sn, count);
+            each_shared(sn, count);
+            each_partial(sn, count);
+        }
+    p.i32.reserve(i32_size);
+    auto push_i32 = [&](int32_t a, int32_t b) {
+        p.i32.push_back(a);
+        p.i32.push_back(b);
+    };
+    for (const sim::Simulator& sim : sims)
+        for (const sim::BlockSnapshot& sn : sim.snapshots()) {
+            size_t h = at;
+            at += kSnapshotHeader;
+            p.f64[h++] = static_cast<double>(sn.step);
+            p.f64[h++] = sn.time_s;
+            p.f64[h++] = sn.block_size;
+            p.f64[h++] = static_cast<double>(sn.capacity_tokens);
+            p.f64[h++] = static_cast<double>(sn.owner.size());
+            size_t b = p.i32.size();
+            each_owner_run(sn, push_i32);
+            span(h, b, p.i32.size());
+            b = p.i32.size();
+            each_shared(sn, push_i32);
+            span(h, b, p.i32.size());
+            b = p.i32.size();
+            each_partial(sn, push_i32);
+            span(h, b, p.i32.size());
+            b = p.f64.size();
+            for (const auto& g : sn.regions)
+                each_region_value(g, [&](int64_t v) { p.f64.push_back(static_cast<double>(v)); });
+            span(h, b, p.f64.size());
+        }
+    return p;
 }
 
 Result<SimInputs> sim_inputs_from_json(const std::string& text, sim::TraceSource trace_source) {

@@ -4,7 +4,9 @@
 // names are the C++ member names; the summary keeps the flat *_fraction names of the
 // memory split.
 #pragma once
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "base/result.h"
 #include "sim/session.h"
@@ -18,6 +20,26 @@ std::string to_json_text(const SimProgress& p);  // simRun()
 // simResult(): {"summary": <SimReport>, "series": [per policy], "snapshots": [[per policy]]};
 // series and snapshots only when asked (block maps are large).
 std::string sim_result_json_text(const SimSession& s, bool series, bool snapshots);
+
+// The block maps in a packed form, for the page: the same numbers as
+// sim_result_json_text()'s "snapshots" (written by the same code), in two flat arrays
+// a Web Worker hands to the page without copying or parsing them (60 maps of a busy
+// 28K-block pool are millions of numbers: as JSON, most of the time from Run to the
+// drawn result). Layout, all counts and offsets in elements:
+//   f64: [P, S_1 .. S_P,  then per policy, per snapshot, kSnapshotHeader values:
+//         step, time_s, block_size, capacity_tokens, num_blocks,
+//         owner offset, owner length, shared offset, shared length (into i32),
+//         partial offset, partial length (into i32), regions offset, regions length (into f64),
+//         then every snapshot's regions, 7 values each as in the JSON]
+//   i32: the owner runs, shared and partial lists, [a, b, a, b, ...] as in the JSON.
+// Every value is a whole number below 2^53 or the double the JSON writes, so the
+// doubles hold them exactly; wasm/kvbudget-api.js unpackSnapshots() reads it back.
+inline constexpr size_t kSnapshotHeader = 13;
+struct SimPackedSnapshots {
+    std::vector<double> f64;
+    std::vector<int32_t> i32;
+};
+SimPackedSnapshots sim_snapshots_packed(const SimSession& s);
 
 // The page's request: a JSON object whose keys are SimInputs' member names. Unknown
 // keys and wrong types are refused by name; values are checked by validate().

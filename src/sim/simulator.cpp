@@ -213,6 +213,7 @@ struct Simulator::Impl {
     Quantiles ttft, tpot, e2e;  // bounded however many requests finish
     double norm_latency_sum = 0;
     std::vector<BlockSnapshot> snaps;
+    std::vector<BlockSnapshot> spare_snaps;  // dropped by thinning; their arrays are reused
     int64_t snap_every = 0;
 
     void fail(const std::string& code, const std::string& msg) {
@@ -1203,12 +1204,19 @@ struct Simulator::Impl {
         pending_preempt = pending_finish = 0;
         if (snap_every > 0 && step_no % snap_every == 0) {
             sync_all();
-            snaps.push_back(make_snapshot());
+            snaps.emplace_back();
+            if (!spare_snaps.empty()) {
+                snaps.back() = std::move(spare_snaps.back());
+                spare_snaps.pop_back();
+            }
+            fill_snapshot(snaps.back());
             if (static_cast<int32_t>(snaps.size()) > cfg.max_snapshots) {
+                // Every other one is kept; the dropped ones end up past w (swapped, never
+                // self-moved) and their arrays are reused for the next snapshots.
                 size_t w = 0;
-                // r == w at the first: a self-move would empty that snapshot's vectors.
                 for (size_t r = 0; r < snaps.size(); r += 2, ++w)
-                    if (r != w) snaps[w] = std::move(snaps[r]);
+                    if (r != w) std::swap(snaps[w], snaps[r]);
+                for (size_t r = w; r < snaps.size(); ++r) spare_snaps.push_back(std::move(snaps[r]));
                 snaps.resize(w);
                 snap_every *= 2;
             }
@@ -1485,19 +1493,32 @@ struct Simulator::Impl {
 
     BlockSnapshot make_snapshot() const {
         BlockSnapshot sn;
+        fill_snapshot(sn);
+        return sn;
+    }
+
+    // The block map now, into `sn`, whose vectors may hold an older map of this pool
+    // (a thinned snapshot's, kept for reuse: a map is three arrays the size of the pool,
+    // taken up to a few hundred times a run).
+    void fill_snapshot(BlockSnapshot& sn) const {
         sn.step = step_no;
         sn.time_s = now;
         sn.block_size = paged ? bs : 1;
         sn.capacity_tokens = capacity;
-        if (paged && pool.num_blocks() == 0) return sn;  // CheckOnly: no pool
+        sn.owner.clear();
+        sn.refcount.clear();
+        sn.fill.clear();
+        sn.regions.clear();
+        if (paged && pool.num_blocks() == 0) return;  // CheckOnly: no pool
         if (paged) {
             const size_t n = static_cast<size_t>(num_blocks);
             sn.owner.assign(n, -1);
-            sn.refcount.assign(n, 0);
-            sn.fill.assign(n, 0);
+            sn.refcount.resize(n);  // every entry is written below
+            sn.fill.resize(n);
             for (size_t b = 0; b < n; ++b) {
-                sn.refcount[b] = pool.ref(static_cast<int32_t>(b));
-                const bool idle = pool.ref(static_cast<int32_t>(b)) == 0;
+                const int32_t ref = pool.ref(static_cast<int32_t>(b));
+                sn.refcount[b] = ref;
+                const bool idle = ref == 0;
                 const bool cached = idle && pool.cached(static_cast<int32_t>(b));
                 // A free block's old contents are garbage; a cached one still holds its tokens.
                 sn.fill[b] = idle && !cached ? 0 : pool.fill(static_cast<int32_t>(b));
@@ -1530,7 +1551,6 @@ struct Simulator::Impl {
             std::sort(sn.regions.begin(), sn.regions.end(),
                       [](const Region& a, const Region& b) { return a.offset < b.offset; });
         }
-        return sn;
     }
 
     std::string check() const {
@@ -1638,6 +1658,7 @@ int64_t Simulator::run(int64_t max_steps) {
         impl_->step();
         ++k;
     }
+    if (impl_->is_done) impl_->spare_snaps = {};  // no more snapshots to take
     return k;
 }
 bool Simulator::done() const {
@@ -1669,7 +1690,7 @@ Summary Simulator::summary() const {
 std::vector<TimePoint> Simulator::series() const {
     return impl_->time_series();
 }
-std::vector<BlockSnapshot> Simulator::snapshots() const {
+const std::vector<BlockSnapshot>& Simulator::snapshots() const {
     return impl_->snaps;
 }
 BlockSnapshot Simulator::snapshot() const {

@@ -197,8 +197,8 @@ public:
 
     Summary summary() const;  // so far; final once done()
     std::vector<TimePoint> series() const;
-    std::vector<BlockSnapshot> snapshots() const;
-    BlockSnapshot snapshot() const;  // current block map
+    const std::vector<BlockSnapshot>& snapshots() const;  // kept so far (a reference: they are large)
+    BlockSnapshot snapshot() const;                       // current block map
     SimResult result() const;
 
     // Empty when every invariant holds (O(pool) — for tests): blocks free,

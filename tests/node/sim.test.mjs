@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { core, cli, cliPath, fixturesDir, root } from './helpers.mjs';
-import { KvbudgetError } from '../../wasm/kvbudget.js';
+import { KvbudgetError, unpackSnapshots } from '../../wasm/kvbudget.js';
 
 const kvb = await core();
 const traces = path.join(root, 'data/traces');
@@ -199,6 +199,40 @@ test('series and block-map snapshots are well formed', () => {
     assert.ok(sawShared, 'n=2 shares prompt blocks');
     assert.ok(maxSnaps.some((sn) => sn.regions.length > 0));
     for (const sn of maxSnaps) for (const g of sn.regions) assert.equal(g.length, 7);
+  } finally {
+    model.release();
+  }
+});
+
+// The page takes the block maps in the packed form (the worker transfers two arrays
+// instead of millions of numbers as JSON): read back, the same snapshots as the JSON,
+// number for number, for paged (shared and partial blocks, prefix caching) and
+// contiguous policies.
+test('packed block-map snapshots read back as the JSON ones', () => {
+  const model = loadModel('facebook--opt-1.3b');
+  try {
+    const cases = [
+      { kv_cache_memory: 2 ** 30, requests: 200, seed: 1, n: 2, policies: 'all', snapshots: 60 },
+      { kv_cache_memory: 2 ** 30, workload: 'alpaca', shared_prefix: 341, prefix_caching: true, requests: 150, policies: 'paged', snapshots: 7 },
+      { kv_cache_memory: 2 ** 30, requests: 20, policies: ['max', 'paged'], snapshots: 0 },
+    ];
+    for (const input of cases) {
+      withSim(model, input, (sim) => {
+        runToEnd(sim, 20000);
+        const json = sim.result({ series: false }).snapshots;
+        const packed = sim.packedSnapshots();
+        assert.ok(packed.f64.buffer.byteLength === packed.f64.byteLength, 'owns its buffer (transferable)');
+        const plain = unpackSnapshots(packed).map((list) => list.map((sn) => Object.fromEntries(
+          Object.entries(sn).map(([k, v]) => [k, v instanceof Int32Array ? Array.from(v) : v]))));
+        assert.deepEqual(plain, json, JSON.stringify(input));
+        if (input.snapshots) assert.ok(json.every((list) => list.length > 0));
+      });
+    }
+    // After a simPack the next one starts afresh (the module keeps no stale arrays).
+    withSim(model, cases[2], (sim) => {
+      runToEnd(sim, 20000);
+      assert.deepEqual(unpackSnapshots(sim.packedSnapshots()), [[], []]);
+    });
   } finally {
     model.release();
   }

@@ -9,6 +9,7 @@ import { t, tMsg } from './i18n.js';
 import { bytes, int, fixed, percent } from './format.js';
 import { renderTable } from './tables.js';
 import { chartToolbar } from './export.js';
+import { unpackSnapshots } from '../../wasm/kvbudget-api.js';
 import { SIM_WORKLOADS, SIM_POLICIES, simInputFromState, simRunsOnLoad } from './sim-state.js';
 
 const TRACE_FILES = { 'azure-conv': 'traces/azure-llm-2023-conv.csv', 'azure-code': 'traces/azure-llm-2023-code.csv' };
@@ -490,6 +491,7 @@ export function runSim(app) {
       els.progress.dataset.value = String(m.progress);
       els.status.textContent = t('sim.running', { policy: m.policy ? t('sim.policy.' + m.policy) : '', pct: percent(m.progress, 0) });
     } else if (m.type === 'done') {
+      if (m.packed) m.result.snapshots = unpackSnapshots(m.packed);
       sv.worker = null; // kept: its module and traces are loaded
       if (sv.spare) worker.terminate();
       else sv.spare = worker;

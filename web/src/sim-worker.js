@@ -9,7 +9,7 @@
 //      again here as the page read them: the same model without config.json; traceFile:
 //      the user's File, read a slice at a time, so a trace of any size fits)
 // out: {type: 'started', run} {type: 'progress', progress, policy, policy_index} ... then
-//      {type: 'done', result, timing} or {type: 'error', code, message, detail}
+//      {type: 'done', result (without snapshots), packed (the snapshots: Simulation.packedSnapshots()), timing} or {type: 'error', code, message, detail}
 import { loadKvbudget } from '../../wasm/kvbudget.js';
 
 const CHUNK_MS = 30;
@@ -18,7 +18,7 @@ const CHUNK_MS = 30;
 // so Run pays for the simulation, not for compiling the module or fetching a trace:
 // both are loaded once and kept here.
 let corePromise = null;
-const traces = new Map(); // url -> Promise<text>
+const traces = new Map(); // url -> Promise<Uint8Array>
 
 function loadCore() {
   corePromise ||= loadKvbudget({ wasmUrl: new URL('kvbudget.wasm', self.location.href).href });
@@ -29,7 +29,9 @@ function loadTrace(url) {
   if (!traces.has(url)) {
     const p = fetch(url).then((res) => {
       if (!res.ok) throw Object.assign(new Error(`${url}: HTTP ${res.status}`), { code: 'trace_fetch' });
-      return res.text();
+      // Bytes, read by the core through a reader: as text inside the input JSON the
+      // trace (1.7 MB for Azure's) was escaped, converted and lexed a character at a time.
+      return res.arrayBuffer().then((b) => new Uint8Array(b));
     });
     p.catch(() => traces.delete(url)); // a failed fetch is tried again on the next run
     traces.set(url, p);
@@ -50,8 +52,8 @@ async function run(msg) {
   const t0 = performance.now();
   const core = await loadCore();
   const tLoaded = performance.now();
-  let trace = msg.traceText;
-  if (!trace && msg.traceUrl) trace = await loadTrace(msg.traceUrl);
+  const trace = msg.traceText;
+  const traceBytes = !trace && msg.traceUrl ? await loadTrace(msg.traceUrl) : null;
   const model = msg.gguf ? ggufModel(core, msg.gguf) : core.parseConfig(msg.configText, msg.configName || 'config.json');
   let sim;
   try {
@@ -60,6 +62,8 @@ async function run(msg) {
       const file = msg.traceFile;
       const reader = new FileReaderSync();
       sim = core.simulate(model, msg.input, (at, n) => new Uint8Array(reader.readAsArrayBuffer(file.slice(at, at + n))));
+    } else if (traceBytes) {
+      sim = core.simulate(model, msg.input, (at, n) => traceBytes.subarray(at, at + n));
     } else {
       sim = core.simulate(model, trace ? { ...msg.input, trace } : msg.input);
     }
@@ -76,11 +80,14 @@ async function run(msg) {
       steps = Math.max(100, Math.min(1_000_000, Math.round(steps * (dt > 0 ? Math.min(4, CHUNK_MS / dt) : 4))));
     }
     const tDone = performance.now();
-    const result = sim.result();
+    // The block maps go packed (millions of numbers): transferred, never parsed or
+    // copied; the page reads them with unpackSnapshots().
+    const result = sim.result({ snapshots: false });
+    const packed = msg.input.snapshots > 0 ? sim.packedSnapshots() : null;
     // Where the time went, for bench/web/sim-bench.mjs: module load, trace fetch +
     // parse + workload, the simulation itself, and reading the result.
     const timing = { loadMs: tLoaded - t0, prepareMs: tRun - tLoaded, runMs: tDone - tRun, resultMs: performance.now() - tDone };
-    self.postMessage({ type: 'done', result, timing });
+    self.postMessage({ type: 'done', result, packed, timing }, packed ? [packed.f64.buffer, packed.i32.buffer] : []);
   } finally {
     sim?.release();
     model.release();
