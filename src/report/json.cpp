@@ -235,6 +235,7 @@ json inputs_json(const BudgetInputs& in) {
         {"pipeline_parallel_size", in.pipeline_parallel_size},
         {"pp_layer_partition", in.pp_layer_partition},
         {"speculative_config", in.speculative_config},
+        {"engine_version", in.engine_version},
         {"max_num_batched_tokens", in.max_num_batched_tokens},
         {"block_size", in.block_size},
         {"enforce_eager", in.enforce_eager},
@@ -355,7 +356,9 @@ json budget_json(const BudgetResult& r) {
                      {"tokens", r.capacity.tokens},
                      {"max_concurrency", r.vllm_concurrency},
                      {"request_bytes", r.capacity.request_bytes},
-                     {"estimated_max_model_len", r.capacity.estimated_max_model_len}};
+                     {"estimated_max_model_len", r.capacity.estimated_max_model_len},
+                     {"drafter_params", r.drafter_params},
+                     {"drafter_weight_bytes", r.drafter_weight_bytes}};
     else if (r.engine == BudgetEngine::LlamaCpp) {
         const LlamaOffload& o = r.offload;
         j["llamacpp"] = {{"kv_bytes", r.llama.total_bytes},
@@ -489,6 +492,8 @@ Result<BudgetInputs> budget_inputs_from_json(const std::string& text) {
             e = text_field(in.pp_layer_partition);
         else if (k == "speculative_config")
             e = text_field(in.speculative_config);
+        else if (k == "engine_version")
+            e = text_field(in.engine_version);
         else if (k == "gpu_memory_bytes")
             e = count(in.gpu_memory_bytes);
         else if (k == "gpu_count")
