@@ -109,6 +109,8 @@ export interface BudgetInputs {
   pp_layer_partition?: string;
   /** vLLM --speculative-config JSON: the drafter's attention layers share the KV pool ("" = none). */
   speculative_config?: string;
+  /** The engine's release ("0.20.1", "vllm=0.20.1"; llama.cpp "b6500"); "" = the newest. */
+  engine_version?: string;
   max_num_batched_tokens?: number; block_size?: number; enforce_eager?: boolean;
   activation_bytes?: number; overhead_bytes?: number; cudagraph_bytes?: number; n_ubatch?: number;
   /** llama.cpp -ngl: the last N layers on the GPU; -1 = all (the default). */
@@ -194,7 +196,9 @@ export interface Budget {
   notes: Message[];
   /** block_size: tokens per attention block; mla_backend: the MLA backend vLLM picks for the GPU ("" = none picked). */
   vllm?: { num_blocks: number; block_size: number; mla_backend: string; tokens: number; max_concurrency: number;
-    request_bytes: number; estimated_max_model_len: number };
+    request_bytes: number; estimated_max_model_len: number;
+    /** A speculative drafter's own weights (its shared embedding and lm_head left out); in weights.bytes. */
+    drafter_params: number; drafter_weight_bytes: number };
   /** fit: with this answer's -c / -ngl; fit_default: with neither (`llama-server -m X` alone). */
   llamacpp?: { kv_bytes: number; n_ctx: number; n_seq_max: number; offload: LlamaOffload; fit: LlamaFit; fit_default: LlamaFit };
   transformers?: { cache_bytes: number; cache_transient_bytes: number };

@@ -457,6 +457,26 @@ const std::vector<MessageTemplate>& message_templates() {
         {"engine_version_bad",
          "{value} is not a {engine} version: give a release such as 0.20.1 (vLLM) or a build such as b6699 "
          "(llama.cpp)"},
+        // --- issue 12, vLLM side: engine versions in budget and check, drafter weights ---
+        {"engine_version_transformers",
+         "transformers has no version-dependent format in kvbudget: leave the engine version ({value}) empty"},
+        {"check_pp_all_layers",
+         "vLLM 0.14 and 0.15 checked one request's memory as if every pipeline stage held all {layers} layers "
+         "(vllm-project/vllm#32105, #34076; fixed by PR #33698): the log's not-enough-memory figures count them "
+         "all"},
+        {"vllm_drafter_weights_mtp",
+         "{method}: the model's MTP module(s) add {params} parameters ({bytes}) on the last pipeline stage; vLLM "
+         "shares the token embedding and lm_head with them"},
+        {"vllm_drafter_weights_draft_config",
+         "{method}: the draft head adds {params} parameters ({bytes}) on the last pipeline stage: its layers and "
+         "fc, its embedding and lm_head taken as the target's, which vLLM shares when the head has none or the same"},
+        {"vllm_drafter_weights_target_layer",
+         "{method}: the draft head, counted as one decoder layer of the model and its fc (no --draft-config), adds "
+         "{params} parameters ({bytes}) on the last pipeline stage"},
+        {"vllm_drafter_weights_draft_model",
+         "{method}: the draft model adds its {params} parameters ({bytes}) on the last pipeline stage"},
+        {"check_version_from_log",
+         "the log prints its own version, {printed}: it is used, not the --engine-version given ({given})"},
         // --- vLLM speculative decoding (src/engines/vllm.cpp) ---
         {"vllm_spec_config_bad",
          "--speculative-config must be a JSON object with a \"method\" (eagle, eagle3, mtp, draft_model, ngram, ...) "

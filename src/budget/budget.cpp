@@ -9,6 +9,7 @@
 #include "base/text.h"
 #include "base/units.h"
 #include "budget/budget_steps.h"
+#include "engines/engine_version.h"
 #include "model/rope.h"
 
 namespace kvb {
@@ -150,6 +151,12 @@ Result<bool> validate(const BudgetInputs& in) {
             ok = ok && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '/' || ch == ':' || ch == '-' ||
                         ch == '_' || ch == '.');
         if (!ok) return make_error("bad_value", note("bad_hf_ref", {{"value", in.hf_ref}}));
+    }
+    if (!in.engine_version.empty()) {
+        if (in.engine == BudgetEngine::Transformers)
+            return make_error("bad_value", note("engine_version_transformers", {{"value", in.engine_version}}));
+        auto ev = parse_engine_version(in.engine_version, in.engine == BudgetEngine::Vllm ? "vllm" : "llamacpp");
+        if (!ev) return ev.error();
     }
     if (in.engine == BudgetEngine::Vllm) {
         const int64_t pp = in.pipeline_parallel_size;

@@ -62,6 +62,9 @@ struct BudgetInputs {
     // vLLM --speculative-config (its JSON, or the Python dict its logs print): the drafter's attention layers
     // take pages from the same KV pool (vllm_with_drafter); a draft_model method needs the draft's config.
     std::string speculative_config;
+    // The engine's release ("0.20.1", "vllm=0.20.1"; llama.cpp "b6500"): every version-dependent format and
+    // number follows it (engines/engine_version.h; vllm_release, llama_log_format_for_version); "" = the newest.
+    std::string engine_version;
     int64_t max_num_batched_tokens = 0;
     int64_t block_size = 0;
     bool enforce_eager = false;  // no CUDA graphs
@@ -218,7 +221,9 @@ struct BudgetResult {
     std::string kv_cache_dtype;               // resolved name (llama.cpp: the K type)
     std::string kv_cache_dtype_v;             // llama.cpp: the V type
     // vLLM
-    VllmCapacity capacity;  // blocks, tokens, concurrency, start-up lines, vLLM's error
+    int64_t drafter_params = 0;        // the speculative drafter's own weights (shared embedding and head left out)
+    int64_t drafter_weight_bytes = 0;  // in weights.bytes and on the last stage's per-GPU weights
+    VllmCapacity capacity;             // blocks, tokens, concurrency, start-up lines, vLLM's error
     // llama.cpp
     LlamaLayout llama;  // KV layout at the resolved context / sequences (all GPUs)
     LlamaOffload offload;

@@ -12,6 +12,7 @@
 #include "kv/kv.h"
 #include "model/dtype.h"
 #include "model/rope.h"
+#include "model/weights.h"
 
 namespace kvb::budget_steps {
 
@@ -113,6 +114,90 @@ int64_t answers(const ModelSpec& m, BudgetResult& r, int64_t pool) {
     return one(limit) ? limit : largest_true(1, limit, one);
 }
 
+// The parameters of the drafter's own weights, as vLLM loads them (vllm/v1/spec_decode/eagle.py
+// load_model): an MTP module and an EAGLE head use the target's token embedding and lm_head
+// ("Sharing target model embedding weights / lm_head weights with the draft model"; a head whose
+// checkpoint carries identical ones is shared too), so they add their decoder layers and the fc that
+// feeds the target's hidden states in: EAGLE fc 2h x h (llama_eagle.py), EAGLE-3 fc 3h x h
+// (llama_eagle3.py's combine_hidden_states), an MTP module eh_proj 2h x h with its enorm, hnorm and
+// final norm. A draft model (method draft_model) is a whole model of its own. Without a draft config
+// an EAGLE head is one decoder layer of the target's geometry.
+// Returns {params, how} ("" how: none); `bytes_per_param` the rate to store them at.
+double dtype_or_bf16(const std::string& dtype) {
+    const int b = dtype_size(dtype);
+    return b > 0 ? b : 2;
+}
+
+struct DrafterWeights {
+    int64_t params = 0;
+    double bytes_per_param = 2;
+    std::string how;
+};
+Result<DrafterWeights> drafter_weights(const VllmSpeculative& sc, const ModelSpec& target, const ModelSpec* draft,
+                                       const WeightBytes& target_weights) {
+    DrafterWeights d;
+    const std::string m = lower(sc.method);
+    const bool mtp = m == "mtp" || (m.size() > 4 && m.compare(m.size() - 4, 4, "_mtp") == 0);
+    const bool eagle = m == "eagle" || m == "eagle3";
+    if (!mtp && !eagle && m != "draft_model") return d;
+    if (m == "draft_model") {
+        if (!draft) return d;  // vllm_with_drafter already refused it
+        auto pc = count_params(*draft);
+        if (!pc) return pc.error();
+        d.params = pc->total;
+        d.bytes_per_param = dtype_or_bf16(draft->dtype);
+        d.how = "draft_model";
+        return d;
+    }
+    const int64_t h = target.dims.hidden_size;
+    // One decoder layer's tensors of `spec`: the last attention layer (an MoE one in an MoE model,
+    // as MTP modules are), its norms included.
+    auto one_layer = [](const ModelSpec& spec, const ParamCount& pc) {
+        int layer = -1;
+        for (size_t i = 0; i < spec.layers.size(); ++i)
+            if (spec.layers[i].kind == LayerKind::Full || spec.layers[i].kind == LayerKind::Mla)
+                layer = static_cast<int>(i);
+        int64_t n = 0;
+        for (const TensorGroup& t : pc.tensors)
+            if (t.layer == layer) n += t.params();
+        return n;
+    };
+    if (mtp) {
+        auto pc = count_params(target);
+        if (!pc) return pc.error();
+        const int64_t n = vllm_nextn_layers(target);
+        d.params = n * (one_layer(target, *pc) + 2 * h * h + 3 * h);
+        // Stored as the checkpoint stores the model's layers (an fp8 model's MTP layer is fp8 too).
+        d.bytes_per_param =
+            target_weights.params > 0 ? double(target_weights.bytes) / double(target_weights.params) : 2.0;
+        d.how = "mtp";
+        return d;
+    }
+    const int64_t fc =
+        (m == "eagle3" ? 3 : 2) * h * (draft && draft->dims.hidden_size > 0 ? draft->dims.hidden_size : h);
+    if (draft) {
+        auto pc = count_params(*draft);
+        if (!pc) return pc.error();
+        d.params = pc->total - pc->embedding - pc->output + fc;
+        d.bytes_per_param = dtype_or_bf16(draft->dtype);
+        d.how = "draft_config";
+    } else {
+        auto pc = count_params(target);
+        if (!pc) return pc.error();
+        int64_t first = 0;  // the first attention layer: a dense one, as EAGLE heads are
+        for (size_t i = 0; i < target.layers.size(); ++i)
+            if (target.layers[i].kind == LayerKind::Full || target.layers[i].kind == LayerKind::Mla) {
+                for (const TensorGroup& t : pc->tensors)
+                    if (t.layer == static_cast<int>(i)) first += t.params();
+                break;
+            }
+        d.params = first + fc;
+        d.bytes_per_param = dtype_or_bf16(target.dtype);
+        d.how = "target_layer";
+    }
+    return d;
+}
+
 // Only the flags the answer needs or the user chose: run as printed, vLLM serves what the page promises.
 std::string command(const Ctx& c, const BudgetResult& r, const std::string& kv_cache_dtype, int64_t one_max) {
     const BudgetInputs& in = c.in;
@@ -168,6 +253,34 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
     const ModelSpec& m = c.m;
     resolve_scheduler(c, r);
     resolve_overheads(c, r);
+    int64_t num_spec = 0;
+    // A drafter's attention layers share the pool, and its weights sit on the last stage beside the target's.
+    std::optional<ModelSpec> with_drafter;
+    if (!c.in.speculative_config.empty()) {
+        auto sc = parse_vllm_speculative(c.in.speculative_config);
+        if (!sc) return sc.error();
+        auto w = vllm_with_drafter(m, sc.value(), c.draft);
+        if (!w) return w.error();
+        with_drafter = std::move(w.value());
+        num_spec = sc->num_speculative_tokens;
+        for (const Message& n : with_drafter->notes)
+            if (n.code == "vllm_drafter_layers") r.notes.push_back(n);
+        // The drafter's weights live on the last pipeline stage, split by tensor parallelism.
+        auto dw = drafter_weights(sc.value(), m, c.draft, r.weights);
+        if (!dw) return dw.error();
+        r.drafter_params = dw->params;
+        r.drafter_weight_bytes = static_cast<int64_t>(double(dw->params) * dw->bytes_per_param);
+        if (r.drafter_weight_bytes > 0) {
+            r.weights.bytes = sat_add(r.weights.bytes, r.drafter_weight_bytes);
+            if (r.weights.stage_bytes.empty()) r.weights.stage_bytes = {r.weights.per_gpu_bytes};
+            r.weights.stage_bytes.back() = sat_add(r.weights.stage_bytes.back(), cdiv(r.drafter_weight_bytes, r.tp));
+            r.weights.per_gpu_bytes = *std::max_element(r.weights.stage_bytes.begin(), r.weights.stage_bytes.end());
+            r.notes.push_back(
+                note("vllm_drafter_weights_" + dw->how, {{"method", sc->method},
+                                                         {"params", with_commas(dw->params)},
+                                                         {"bytes", format_bytes(r.drafter_weight_bytes)}}));
+        }
+    }
     const int64_t pool = kv_pool(m, r);
 
     VllmOptions o;
@@ -180,19 +293,14 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
     o.max_num_batched_tokens = r.max_num_batched_tokens;
     o.block_size = c.in.block_size;
     o.gpu_compute_capability = c.gpu ? c.gpu->compute_capability : 0;
-    // A drafter's attention layers share the pool (its weights are not counted: noted).
-    std::optional<ModelSpec> with_drafter;
-    if (!c.in.speculative_config.empty()) {
-        auto sc = parse_vllm_speculative(c.in.speculative_config);
-        if (!sc) return sc.error();
-        auto w = vllm_with_drafter(m, sc.value(), c.draft);
-        if (!w) return w.error();
-        with_drafter = std::move(w.value());
-        o.num_speculative_tokens = sc->num_speculative_tokens;
-        for (const Message& n : with_drafter->notes)
-            if (n.code == "vllm_drafter_layers") r.notes.push_back(n);
-        r.notes.push_back(note("vllm_drafter_weights", {{"method", sc->method}}));
-    }
+    o.num_speculative_tokens = num_spec;
+    // The release gives the start-up lines, the error wordings and (before 0.17) the MLA block sizes.
+    auto rel = vllm_release(c.in.engine_version);
+    if (!rel) return rel.error();
+    o.log_format = rel->log_format;
+    o.error_wording = rel->error_wording;
+    o.mla_forced_block_sizes = rel->mla_forced_block_sizes;
+    o.pp_check_all_layers = rel->pp_check_all_layers;
     auto cap = vllm_capacity(with_drafter ? *with_drafter : m, o, pool);
     if (!cap) return cap.error();
     r.capacity = std::move(cap.value());

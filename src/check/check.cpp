@@ -261,6 +261,19 @@ Eval eval_vllm(const ModelSpec& m, const VllmOptions& o, const std::vector<const
     return best;
 }
 
+// Which wording a printed not-enough-memory error is in (VllmErrorWording): "model's" and the CPU
+// backend clause are current; "%.2f" shows as a figure ending in 0 ("24.00 GiB"), format_gib's
+// str() never prints one ("24.0"); the oldest has no "See ..." sentence.
+VllmErrorWording wording_in(const std::string& t) {
+    const bool see = t.find("See https://docs.vllm.ai") != std::string::npos;
+    if (t.find("also controls CPU memory") != std::string::npos) return VllmErrorWording::Current;
+    if (!see) return VllmErrorWording::NoDocs2f;
+    for (size_t i = t.find(" GiB"); i != std::string::npos; i = t.find(" GiB", i + 1))
+        if (i >= 4 && t[i - 1] == '0' && std::isdigit(static_cast<unsigned char>(t[i - 2])) && t[i - 3] == '.')
+            return VllmErrorWording::SeeDocs2f;
+    return VllmErrorWording::SeeDocsGib;
+}
+
 struct Variant {
     Message cause;
     std::function<void(ModelSpec&, VllmOptions&)> apply;
@@ -284,6 +297,7 @@ void check_vllm_run(const LogFacts& f, const ModelSpec& base_model, const std::v
     auto count = [&](const char* k) { return to_int(f.setting(k)); };
     if (auto v = count("tensor_parallel_size")) o.tensor_parallel_size = *v;
     if (auto v = count("pipeline_parallel_size")) o.pipeline_parallel_size = *v;
+    o.pp_layer_partition = f.setting("pp_layer_partition");
     if (auto v = count("block_size")) o.block_size = *v;
     if (auto v = count("max_num_batched_tokens")) o.max_num_batched_tokens = *v;
     if (auto v = count("max_model_len")) o.max_model_len = *v;
@@ -300,6 +314,7 @@ void check_vllm_run(const LogFacts& f, const ModelSpec& base_model, const std::v
     if (dt == "half") m.dtype = "float16";
     // The request length the lines themselves print wins over the arguments.
     bool combined = false, two_line = false, v0 = false, models_s = false, also_controls = false;
+    std::optional<VllmErrorWording> printed_wording;
     for (const LogLine* l : lines) {
         if (l->num("mml") > 0 && l->num("mml") < 1e15) o.max_model_len = static_cast<int64_t>(l->num("mml"));
         if (l->kind == LogLineKind::VllmTokens) (l->str("combined") == "1" ? combined : two_line) = true;
@@ -308,6 +323,8 @@ void check_vllm_run(const LogFacts& f, const ModelSpec& base_model, const std::v
             models_s = l->text.find("models's") != std::string::npos;
             also_controls = l->text.find("(which also controls") != std::string::npos;
         }
+        if (l->kind == LogLineKind::VllmNotEnough || l->kind == LogLineKind::VllmNoMemory)
+            printed_wording = wording_in(l->text);
     }
     // Speculative decoding: the drafter's layers join the pool, its tokens the mamba slots.
     // The same rule as `kvbudget vllm --speculative-config` (src/engines/vllm.h); a draft model
@@ -343,6 +360,16 @@ void check_vllm_run(const LogFacts& f, const ModelSpec& base_model, const std::v
         formats = {VllmLogFormat::Current};
     }
     o.log_format = formats[0];
+    // The log's own release gives the error wordings and the MLA block sizes, as it does for
+    // `kvbudget vllm --engine-version`; without one, the wording is read off the printed error
+    // (the releases between the known boundaries are not settled: engines/vllm.cpp).
+    if (auto rel = vllm_release_of(f.version)) {
+        o.error_wording = rel->error_wording;
+        o.mla_forced_block_sizes = rel->mla_forced_block_sizes;
+        o.pp_check_all_layers = rel->pp_check_all_layers;
+    } else if (printed_wording) {
+        o.error_wording = *printed_wording;
+    }
 
     Eval base = eval_vllm(m, o, lines, Memory::FromLog);
     std::vector<CheckLine> out;
@@ -400,6 +427,9 @@ void check_vllm_run(const LogFacts& f, const ModelSpec& base_model, const std::v
         for (int64_t k : {int64_t(1), vllm_nextn_layers(m)})
             variants.push_back({note("check_drafter_layers", {{"layers", std::to_string(k)}}),
                                 [k](ModelSpec& mm, VllmOptions&) { mm = vllm_add_drafter_layers(mm, k); }});
+    if (o.pipeline_parallel_size > 1 && !o.pp_check_all_layers)
+        variants.push_back({note("check_pp_all_layers", {{"layers", std::to_string(m.layers.size())}}),
+                            [](ModelSpec&, VllmOptions& x) { x.pp_check_all_layers = true; }});
     if (o.tensor_parallel_size == 1)
         for (int64_t t : {2, 4, 8})
             variants.push_back({note("check_tp", {{"tp", std::to_string(t)}}),
@@ -626,10 +656,16 @@ std::string squash(const std::string& s) {
 }  // namespace
 
 std::optional<VllmLogFormat> vllm_format_for_version(const std::string& version) {
-    if (version.empty() || version[0] == 'b') return std::nullopt;  // a llama.cpp build
-    auto f = vllm_log_format_for_version(version);
-    if (!f) return std::nullopt;
-    return f.value();
+    auto r = vllm_release_of(version);
+    if (!r) return std::nullopt;
+    return r->log_format;
+}
+
+std::optional<VllmRelease> vllm_release_of(const std::string& version) {
+    if (version.empty()) return std::nullopt;
+    auto r = vllm_release(version);  // a llama.cpp build ("b6699") is no vLLM release
+    if (!r) return std::nullopt;
+    return r.value();
 }
 
 Result<ModelSpec> spec_from_print_info(const LogFacts& f) {

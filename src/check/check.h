@@ -59,5 +59,7 @@ std::string match_catalog(const std::string& model_ref, const std::vector<std::s
 
 // vLLM's log format for a version string ("0.20.1", "v0.24.0rc1"); nullopt when not a version.
 std::optional<VllmLogFormat> vllm_format_for_version(const std::string& version);
+// Everything derived from a log's vLLM version (vllm_release); nullopt when it is none.
+std::optional<VllmRelease> vllm_release_of(const std::string& version);
 
 }  // namespace kvb

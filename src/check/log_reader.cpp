@@ -299,6 +299,9 @@ void take_command(const std::string& line, LogFacts& f, bool llama) {
             for (const auto& [flag, name] : kLlama)
                 if (k == flag && !v.empty()) put_if_absent(f.settings, name, v);
         } else {
+            // VLLM_PP_LAYER_PARTITION=16,32 in front of the command (or exported in the same paste).
+            if (k.rfind("VLLM_PP_LAYER_PARTITION=", 0) == 0 && k.size() > 24)
+                put_if_absent(f.settings, "pp_layer_partition", k.substr(24));
             if (k == "serve" && i + 1 < w.size() && w[i + 1].rfind("-", 0) != 0 && i > 0 &&
                 w[i - 1].find("vllm") != std::string::npos)
                 put_if_absent(f.settings, "model", w[i + 1]);

@@ -45,6 +45,8 @@ const char* kHelp =
     "  --pp-layer-partition L,L,...   vLLM's VLLM_PP_LAYER_PARTITION: layers per stage (\"15,17\")\n"
     "  --speculative-config JSON      vLLM's own flag: the drafter's attention layers share the KV pool\n"
     "  --draft-config CONFIG          the drafter's config.json (EAGLE head or draft model)\n"
+    "  --engine-version V             the engine's release: vLLM 0.20.1 (or vllm=0.20.1), llama.cpp b6500;\n"
+    "                                 its log lines, error wordings and MLA block sizes (default: the newest)\n"
     "  --max-num-batched-tokens N     vLLM (default 2048, or 8192 on >= 70 GiB GPUs other than A100)\n"
     "  --block-size N                 vLLM block size\n"
     "  --activation-memory SIZE       override the activation-peak estimate (llama.cpp: compute buffer)\n"
@@ -200,6 +202,7 @@ int cmd_budget(const std::vector<std::string>& argv, std::ostream& out, std::ost
                        "-pp",
                        "--pp-layer-partition",
                        "--speculative-config",
+                       "--engine-version",
                        "--draft-config",
                        "--engine",
                        "--max-num-batched-tokens",
@@ -330,6 +333,7 @@ int cmd_budget(const std::vector<std::string>& argv, std::ostream& out, std::ost
     in.pipeline_parallel_size = *pp;
     in.pp_layer_partition = a->get("--pp-layer-partition", "");
     in.speculative_config = a->get("--speculative-config", "");
+    in.engine_version = a->get("--engine-version", "");
     in.max_num_batched_tokens = *mnbt;
     in.block_size = *block;
     in.activation_bytes = *act;

@@ -11,6 +11,7 @@
 #include "base/units.h"
 #include "check/check.h"
 #include "commands.h"
+#include "engines/engine_version.h"
 #include "report/check_json.h"
 
 namespace kvb::cli {
@@ -35,6 +36,8 @@ The model's config: --config, else the bundled catalog entry the log's model id
 or path names, else (llama.cpp) the hyper-parameters its print_info lines print.
 
   --config CONFIG    config.json or .gguf of the model the log is from
+  --engine-version V the engine's release when the paste does not print it (vLLM 0.15.2, llama.cpp
+                     b6500): its log formats, error wordings and pipeline-parallel check are predicted
   --json             {"engine", "settings", "lines": [{"printed", "predicted", "match", "cause"}], ...}
 
 Exit status: 0 the log was understood (differences included), 1 it is not a log
@@ -101,7 +104,7 @@ std::string catalog_file(const std::string& id) {
 
 int cmd_check(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
     int rc = kOk;
-    auto a = parse_args(argv, ArgSpec{{"--config"}, {}}, err);
+    auto a = parse_args(argv, ArgSpec{{"--config", "--engine-version"}, {}}, err);
     if (!a) return kUsage;
     if (a->has("--help")) {
         out << kHelp;
@@ -129,6 +132,22 @@ int cmd_check(const std::vector<std::string>& argv, std::ostream& out, std::ostr
         err << "kvbudget: error: " << facts.error().message << "\n";
         return kRefused;
     }
+    // A fragment without its version banner: the version the user names sets the formats and
+    // wordings predicted; a banner in the log wins (it is what ran).
+    std::optional<Message> version_note;
+    if (a->has("--engine-version")) {
+        const bool vllm = facts->engine == LogEngine::Vllm;
+        auto ev = parse_engine_version(a->get("--engine-version"), vllm ? "vllm" : "llamacpp");
+        if (!ev) {
+            err << "kvbudget: error: " << ev.error().message << "\n";
+            return kUsage;
+        }
+        const std::string given = vllm ? ev->text : "b" + std::to_string(ev->build);
+        if (facts->version.empty())
+            facts.value().version = given;
+        else if (facts->version != given && facts->version != "v" + given)
+            version_note = note("check_version_from_log", {{"given", given}, {"printed", facts->version}});
+    }
     std::optional<ModelSpec> spec;
     std::string config, source;
     if (a->has("--config")) {
@@ -154,7 +173,8 @@ int cmd_check(const std::vector<std::string>& argv, std::ostream& out, std::ostr
                 }
             }
     }
-    const CheckReport r = check_log(*facts, spec ? &*spec : nullptr, config, source);
+    CheckReport r = check_log(*facts, spec ? &*spec : nullptr, config, source);
+    if (version_note) r.notes.insert(r.notes.begin(), *version_note);
     if (json) {
         out << to_json_text(r) << "\n";
         return kOk;

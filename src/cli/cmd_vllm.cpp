@@ -51,8 +51,9 @@ or vLLM's ValueError when one request of --max-model-len tokens does not fit
   --log-format F                 current (v0.26+, one line), split (v0.20-v0.25: two lines, N = int(X*M)),
                                  legacy (up to v0.19: two lines, N = blocks // groups * block size),
                                  v0 (the V0 engine: "# GPU blocks" and its own error)
-  --engine-version V             the vLLM release the lines are for (0.20.1, 0.24.0, ...): sets --log-format
-                                 (up to 0.20.1 legacy, 0.20.2-0.25 split, 0.26 on current)
+  --engine-version V             the vLLM release the lines are for (0.20.1, 0.24.0, vllm=0.15.2, ...):
+                                 sets --log-format (up to 0.20.1 legacy, 0.20.2-0.25 split, 0.26 on current),
+                                 the error wordings and, before 0.17, the forced MLA block sizes
   --swap-space SIZE              v0 only: CPU swap space for the "# CPU blocks" count (default 4GiB)
 )";
 
@@ -91,9 +92,13 @@ int cmd_vllm(const std::vector<std::string>& argv, std::ostream& out, std::ostre
         err << "kvbudget: error: vllm needs --kv-cache-memory SIZE (KV cache bytes per GPU)\n";
         return kUsage;
     }
-    auto fmt = a->has("--engine-version") && !a->has("--log-format")
-                   ? vllm_log_format_for_version(a->get("--engine-version"))
-                   : parse_vllm_log_format(a->get("--log-format", "current"));
+    // One reading of the version gives the format, the error wordings and the MLA block sizes.
+    auto rel = vllm_release(a->get("--engine-version", ""));
+    if (!rel) {
+        err << "kvbudget: error: " << rel.error().message << "\n";
+        return kUsage;
+    }
+    auto fmt = a->has("--log-format") ? parse_vllm_log_format(a->get("--log-format")) : Result(rel->log_format);
     if (!fmt) {
         err << "kvbudget: error: " << fmt.error().message << "\n";
         return kUsage;
@@ -173,7 +178,9 @@ int cmd_vllm(const std::vector<std::string>& argv, std::ostream& out, std::ostre
         }
         o.gpu_compute_capability = g->compute_capability;
     }
-    if (a->has("--engine-version")) o.mla_forced_block_sizes = vllm_mla_forced_for_version(a->get("--engine-version"));
+    o.mla_forced_block_sizes = rel->mla_forced_block_sizes;
+    o.pp_check_all_layers = rel->pp_check_all_layers;
+    if (a->has("--engine-version")) o.error_wording = rel->error_wording;
 
     auto r = vllm_capacity(*loaded, o, *mem);
     if (!r) {

@@ -10,6 +10,7 @@
 #include <cstdio>
 
 #include "base/arith.h"
+#include "engines/engine_version.h"
 #include "engines/llamacpp_steps.h"
 
 namespace kvb {
@@ -45,16 +46,10 @@ Result<LlamaLogFormat> parse_llama_log_format(const std::string& s) {
 }
 
 Result<LlamaLogFormat> llama_log_format_for_version(const std::string& version) {
-    std::string v = version;
-    if (!v.empty() && (v[0] == 'b' || v[0] == 'B')) v = v.substr(1);
-    size_t n = 0;
-    while (n < v.size() && n < 9 && v[n] >= '0' && v[n] <= '9') ++n;
-    // "6699" or "6699 (c08002a1)"; not "66x" nor a ten-digit number.
-    if (n == 0 || (n < v.size() && std::isalnum(static_cast<unsigned char>(v[n]))))
-        return make_error("bad_value", note("engine_version_bad", {{"engine", "llama.cpp"}, {"value", version}}));
-    const long build = std::stol(v.substr(0, n));
-    if (build < 6100) return LlamaLogFormat::Unified;
-    if (build <= 6600) return LlamaLogFormat::UnifiedStreams;
+    auto ev = parse_engine_version(version, "llamacpp");
+    if (!ev) return ev.error();
+    if (ev->build < 6100) return LlamaLogFormat::Unified;
+    if (ev->build <= 6600) return LlamaLogFormat::UnifiedStreams;
     return LlamaLogFormat::Y2025;
 }
 

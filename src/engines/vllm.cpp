@@ -7,9 +7,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <utility>
 
 #include "base/arith.h"
 #include "base/text.h"
+#include "engines/engine_version.h"
 #include "engines/vllm_steps.h"
 #include "kv/kv.h"
 #include "model/dtype.h"
@@ -45,41 +47,59 @@ Result<VllmLogFormat> parse_vllm_log_format(const std::string& s) {
 
 namespace {
 
-// "0.20.1", "v0.24.0rc1", "0.9.1.dev705+g01220ce89" -> {0, 20, 1}; false when it does not start with a number.
-bool parse_release(const std::string& version, int64_t part[3]) {
-    std::string v = version;
-    if (!v.empty() && (v[0] == 'v' || v[0] == 'V')) v = v.substr(1);
-    part[0] = part[1] = part[2] = 0;
-    if (v.empty() || v[0] < '0' || v[0] > '9') return false;
-    size_t i = 0;
-    for (int k = 0; k < 3 && i < v.size(); ++k) {
-        size_t n = 0;
-        int64_t x = 0;
-        while (i < v.size() && n < 6 && v[i] >= '0' && v[i] <= '9') x = x * 10 + (v[i++] - '0'), ++n;
-        if (n == 0) break;
-        part[k] = x;
-        if (i < v.size() && v[i] == '.')
-            ++i;
-        else
-            break;
-    }
-    return true;
-}
+// The releases from which vLLM's not-enough-KV-memory errors read as VllmErrorWording says. The
+// vLLM repository's history was out of reach (its snapshot is larger than the mirror takes), so
+// these come from dated logs and PRs; each says how firm it is.
+//  See the docs: PR #28051 ("fix confusing OOM errors during v1 init", reviewed 2025-11-17) rewrote
+//    check_enough_kv_cache_memory; a 0.11-era log of 2025-10-25 (vllm#27508) still ends "... when
+//    initializing the engine." and the TPU log of 2025-07-17 (tpu-inference#223) has no "See ...".
+//    First release after the merge: 0.12.0. Not settled for 0.11.1 / 0.11.2.
+constexpr std::pair<int64_t, int64_t> kVllmSeeDocs = {12, 0};
+//  format_gib (str(round(x, 2)): "24.0") in the error: seen in 0.15.2rc1.dev93 (vllm#34076, 2026-02-08);
+//    "%.2f" with the "See" sentence seen in a late-2025 log of unknown version. Not settled between
+//    0.12 and 0.15.1: check matches both.
+constexpr std::pair<int64_t, int64_t> kVllmFormatGib = {15, 0};
+//  "model's" and "(which also controls CPU memory on the CPU backend)": "models's" in 0.15.2rc1
+//    (vllm#34076), "model's" in 0.22 (vllm#44376); kept with the token-count change (0.20.2), the
+//    boundary kvbudget used before. Not settled between 0.15.2 and 0.22: check matches both.
+constexpr std::pair<int64_t, int64_t> kVllmModelsFixed = {20, 2};
 
 }  // namespace
 
+Result<VllmRelease> vllm_release(const std::string& version) {
+    VllmRelease r;
+    if (trim(version).empty()) return r;
+    auto ev = parse_engine_version(version, "vllm");
+    if (!ev) return ev.error();
+    r.version = ev->text;
+    auto before = [&](int64_t minor, int64_t patch) {
+        return ev->major == 0 && (ev->minor < minor || (ev->minor == minor && ev->patch < patch));
+    };
+    // The token count: N = int(X * M) from PR #40694, first shipped in 0.20.2; one line from 0.26.
+    r.log_format =
+        !before(20, 2) ? (before(26, 0) ? VllmLogFormat::Split : VllmLogFormat::Current) : VllmLogFormat::Legacy;
+    // MLA block sizes forced by CudaPlatform.check_and_update_config until PR #35122 (0.17).
+    r.mla_forced_block_sizes = before(17, 0);
+    // PR #29431 (in 0.14.0, as PR #33698 says) checked the memory of a request on a unified spec of
+    // all layers; PR #33698 (opened 2026-02-03) projects it per worker again. 0.15.2rc1.dev93 still
+    // had the bug (vllm#34076); the first release with the fix is taken to be 0.16.0 (not settled).
+    r.pp_check_all_layers = !before(14, 0) && before(16, 0);
+    r.error_wording = before(kVllmSeeDocs.first, kVllmSeeDocs.second)           ? VllmErrorWording::NoDocs2f
+                      : before(kVllmFormatGib.first, kVllmFormatGib.second)     ? VllmErrorWording::SeeDocs2f
+                      : before(kVllmModelsFixed.first, kVllmModelsFixed.second) ? VllmErrorWording::SeeDocsGib
+                                                                                : VllmErrorWording::Current;
+    return r;
+}
+
 Result<VllmLogFormat> vllm_log_format_for_version(const std::string& version) {
-    int64_t part[3];
-    if (!parse_release(version, part))
-        return make_error("bad_value", note("engine_version_bad", {{"engine", "vLLM"}, {"value", version}}));
-    if (part[0] > 0 || part[1] >= 26) return VllmLogFormat::Current;
-    if (part[1] > 20 || (part[1] == 20 && part[2] >= 2)) return VllmLogFormat::Split;
-    return VllmLogFormat::Legacy;
+    auto r = vllm_release(version);
+    if (!r) return r.error();
+    return r->log_format;
 }
 
 bool vllm_mla_forced_for_version(const std::string& version) {
-    int64_t part[3];
-    return parse_release(version, part) && part[0] == 0 && part[1] < 17;
+    auto r = vllm_release(version);
+    return r && r->mla_forced_block_sizes;
 }
 
 int64_t vllm_spec_max_memory(const VllmLayerSpec& s, int64_t tokens, const VllmLayout& l) {
@@ -381,6 +401,9 @@ Result<VllmLayout> vllm_layout(const ModelSpec& m, const VllmOptions& o) {
     p.n_layers = static_cast<int64_t>(m.layers.size());
     p.num_spec = L.num_speculative_tokens = o.num_speculative_tokens;
     L.log_format = o.log_format;
+    L.error_wording = o.error_wording != VllmErrorWording::FromFormat ? o.error_wording
+                      : o.log_format == VllmLogFormat::Legacy         ? VllmErrorWording::SeeDocsGib
+                                                                      : VllmErrorWording::Current;
 
     auto kvt = vllm_kv_type(o.kv_cache_dtype, m.dtype);
     if (!kvt) return kvt.error();
@@ -404,10 +427,15 @@ Result<VllmLayout> vllm_layout(const ModelSpec& m, const VllmOptions& o) {
     unify_hybrid_block(m, o, p, L);
     L.attn_block_size = p.attn_block;
 
-    auto parts = vllm_pp_parts(p.n_layers, p.pp, o.pp_layer_partition);
+    // Only the target's layers are split (get_pp_indices, VLLM_PP_LAYER_PARTITION); the drafter is
+    // built by the last stage's model runner ("we put the entire draft model on the last PP rank",
+    // vllm/v1/worker/gpu_model_runner.py), so its layers join that stage.
+    const int64_t drafter = std::clamp<int64_t>(m.drafter_layers, 0, p.n_layers - 1);
+    auto parts = vllm_pp_parts(p.n_layers - drafter, p.pp, o.pp_layer_partition);
     if (!parts) return parts.error();
     L.stage_layers = parts.value();
     p.rank = pp_ranks(L.stage_layers);
+    p.rank.insert(p.rank.end(), static_cast<size_t>(drafter), p.rank.empty() ? 0 : p.rank.back());
     if (auto ok = layer_specs(m, p, L); !ok) return ok.error();
     if (L.layers.empty()) {
         L.notes.push_back(note("vllm_attention_free"));
@@ -509,6 +537,7 @@ ModelSpec vllm_add_drafter_layers(const ModelSpec& target, int64_t layers) {
         if (l.kind == LayerKind::Full || l.kind == LayerKind::Mla) {
             const Layer copy = l;
             for (int64_t i = 0; i < layers; ++i) d.layers.push_back(copy);
+            d.drafter_layers += layers;
             break;
         }
     return d;
@@ -522,7 +551,10 @@ Result<ModelSpec> vllm_with_drafter(const ModelSpec& target, const VllmSpeculati
     ModelSpec d = own_layers ? target : vllm_add_drafter_layers(target, *n);
     if (own_layers)
         for (const Layer& l : draft->layers)
-            if (is_attention(l)) d.layers.push_back(l);
+            if (is_attention(l)) {
+                d.layers.push_back(l);
+                ++d.drafter_layers;
+            }
     d.notes.push_back(note("vllm_drafter_layers", {{"method", s.method}, {"layers", std::to_string(*n)}}));
     return d;
 }

@@ -52,6 +52,30 @@ Result<VllmLogFormat> parse_vllm_log_format(const std::string& s);  // current|s
 // Current. The V0 engine is not a version (it ran beside V1 until ~0.10): give --log-format v0.
 Result<VllmLogFormat> vllm_log_format_for_version(const std::string& version);
 
+// The wording of vLLM's "not enough KV cache memory" refusals (_check_enough_kv_cache_memory and its
+// "No available memory for the cache blocks" sibling), which changed within one log format:
+//  FromFormat: follow log_format (Legacy: SeeDocs2f, Split and Current: Current); what --log-format gives.
+//  NoDocs2f:   mid 2025 (check_enough_kv_cache_memory): "models's", GiB as "%.2f" ("16.00"), no "See ..." sentence.
+//  SeeDocs2f:  "models's", "%.2f", then " See https://docs.vllm.ai/.../conserving_memory/ for more details."
+//  SeeDocsGib: "models's", GiB as format_gib prints it (round(x, 2) through str(): "24.0", "3.18"), "See ...".
+//  Current:    "model's", format_gib, "`gpu_memory_utilization` (which also controls CPU memory on the CPU
+//              backend)", "See ..."; the no-memory text adds "(this flag also controls CPU memory reservation ...)".
+enum class VllmErrorWording { FromFormat, NoDocs2f, SeeDocs2f, SeeDocsGib, Current };
+
+// Everything kvbudget derives from a vLLM release (engines/engine_version.h reads the text).
+struct VllmRelease {
+    VllmLogFormat log_format = VllmLogFormat::Current;
+    bool mla_forced_block_sizes = false;  // before 0.17
+    VllmErrorWording error_wording = VllmErrorWording::Current;
+    // 0.14 and 0.15: the not-enough-memory check (get_kv_cache_configs' unified spec, PR #29431) counts
+    // every layer of the model on each pipeline stage (vllm#32105, vllm#34076; fixed by PR #33698).
+    bool pp_check_all_layers = false;
+    std::string version;  // as given; "" = the newest release kvbudget knows
+};
+// "" = the newest; otherwise parse_engine_version(version, "vllm") and the boundaries above
+// (engine_version_bad when it is not a vLLM release).
+Result<VllmRelease> vllm_release(const std::string& version);
+
 // How much state memory one request of a hybrid attention + mamba/linear model holds.
 enum class MambaCacheMode {
     Default,  // as current vLLM with prefix caching on: Align for gated-delta-net hybrids (Qwen3-Next,
@@ -98,6 +122,8 @@ struct VllmOptions {
     // VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1 (then chunked layers get their own groups).
     bool chunked_local_hybrid = false;
     VllmLogFormat log_format = VllmLogFormat::Current;
+    VllmErrorWording error_wording = VllmErrorWording::FromFormat;
+    bool pp_check_all_layers = false;             // see VllmRelease
     int64_t swap_space_bytes = int64_t(4) << 30;  // V0 only: --swap-space (CPU blocks line)
     // VLLM_ALLOW_LONG_MAX_MODEL_LEN=1: a max_model_len past the derived one is laid out
     // (the refusal vLLM would raise without it goes to VllmLayout::over_max_model_len).
@@ -163,6 +189,7 @@ struct VllmLayout {
     int64_t num_speculative_tokens = 0;
     int64_t max_in_flight_tokens = 0;  // what sliding / chunked layers reserve beyond their window
     VllmLogFormat log_format = VllmLogFormat::Current;
+    VllmErrorWording error_wording = VllmErrorWording::Current;  // resolved (never FromFormat)
     // Per pipeline stage: bytes one block id costs on that stage (uniform_type: sum of its pages;
     // else page * group_size of the projected groups). num_blocks = min over stages.
     std::vector<int64_t> stage_bytes_per_block;
@@ -219,7 +246,7 @@ struct VllmCapacity {
 Result<VllmCapacity> vllm_capacity(const ModelSpec& m, const VllmOptions& o, int64_t kv_cache_memory_bytes_per_gpu);
 
 // Formatting helpers shared with budget / wasm.
-std::string vllm_format_gib(int64_t bytes);  // vLLM's format_gib: round(bytes / 2**30, 2) as "%.2f"
+std::string vllm_format_gib(int64_t bytes);  // vLLM's format_gib: str(round(bytes / 2**30, 2)): "1.0", "4.38"
 
 // Speculative decoding (vLLM's --speculative-config). The drafter is loaded into the same model
 // runner as the target, so its attention layers get KV cache specs beside the target's and take

@@ -241,7 +241,17 @@ Result<VllmCapacity> vllm_capacity(const ModelSpec& m, const VllmOptions& o, int
     }
     const VllmLayout& L = c.layout;
     c.available_bytes = avail;
-    const bool current = L.log_format != VllmLogFormat::Legacy;  // Split shares the current error texts
+    const VllmErrorWording w = L.error_wording;
+    const bool current = w == VllmErrorWording::Current;
+    const bool see_docs = w != VllmErrorWording::NoDocs2f;
+    // GiB as "%.2f" before format_gib, as format_gib's str(round(x, 2)) after.
+    auto gib = [&](int64_t b) {
+        if (w != VllmErrorWording::NoDocs2f && w != VllmErrorWording::SeeDocs2f) return vllm_format_gib(b);
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%.2f", double(b) / double(GiB));
+        return std::string(buf);
+    };
+    const std::string see = " See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details.";
     const int64_t mml = L.max_model_len;
 
     for (const auto& s : L.vllm_lines) c.log_lines.push_back(s);
@@ -254,20 +264,47 @@ Result<VllmCapacity> vllm_capacity(const ModelSpec& m, const VllmOptions& o, int
     }
 
     if (avail <= 0) {
-        c.error_text =
-            current
-                ? "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
-                  "initializing the engine (this flag also controls CPU memory reservation on the CPU backend, "
-                  "despite its name). See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more "
-                  "details."
-                : "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
-                  "initializing the engine. See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for "
-                  "more details.";
+        c.error_text = std::string(
+                           "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
+                           "initializing the engine") +
+                       (current ? " (this flag also controls CPU memory reservation on the CPU backend, despite its "
+                                  "name)."
+                                : ".") +
+                       (see_docs ? see : "");
         c.refusal = no_memory(avail);
         return c;
     }
 
+    // vLLM's ValueError for a request that needs `need` bytes where `avail` holds `est` tokens.
+    auto refuse_request = [&](int64_t need, int64_t est) {
+        c.estimated_max_model_len = est;
+        std::string est_msg = est > 0 ? "Based on the available memory, the estimated maximum model length is " +
+                                            std::to_string(est) + ". "
+                                      : "";
+        // The mid-2025 f-string put a space of its own after the estimate: two when there is none.
+        if (est <= 0 && w == VllmErrorWording::NoDocs2f) est_msg = " ";
+        c.error_text = std::string("To serve at least one request with the ") + (current ? "model's" : "models's") +
+                       " max seq len (" + std::to_string(mml) + "), (" + gib(need) +
+                       " GiB KV cache is needed, which is larger than the available KV cache memory (" + gib(avail) +
+                       " GiB). " + est_msg + "Try increasing `gpu_memory_utilization`" +
+                       (current ? " (which also controls CPU memory on the CPU backend)" : "") +
+                       " or decreasing `max_model_len` when initializing the engine." + (see_docs ? see : "");
+        c.request_bytes = need;
+        c.refusal = too_small(mml, need, avail, est);
+        return c;
+    };
+
     c.request_bytes = vllm_request_bytes(L, mml);
+    if (o.pp_check_all_layers && L.pp > 1) {
+        // 0.14 / 0.15 checked the request on one spec of all the model's layers (VllmRelease).
+        VllmOptions one = o;
+        one.pipeline_parallel_size = 1;
+        one.pp_layer_partition.clear();
+        if (auto whole = vllm_layout(m, one)) {
+            const int64_t need = vllm_request_bytes(whole.value(), mml);
+            if (need > avail) return refuse_request(need, vllm_estimate_max_model_len(whole.value(), avail));
+        }
+    }
     const Stages stages = stages_of(L);
     const int64_t blocks = L.uniform_type ? 0 : group_blocks(L, stages, mml);  // the same on every stage
     for (size_t r = 0; r < stages.has_kv.size(); ++r) {
@@ -276,21 +313,7 @@ Result<VllmCapacity> vllm_capacity(const ModelSpec& m, const VllmOptions& o, int
                                             : sat_mul(sat_mul(stages.gs[r], L.page_size_bytes), blocks);
         if (need <= avail) continue;
         // estimate_max_model_len: binary search over [1, max_model_len] on the failing stage.
-        const int64_t est = estimate_stage(L, stages, r, avail);
-        c.estimated_max_model_len = est;
-        const std::string est_msg = est > 0 ? "Based on the available memory, the estimated maximum model length is " +
-                                                  std::to_string(est) + ". "
-                                            : "";
-        c.error_text = std::string("To serve at least one request with the ") + (current ? "model's" : "models's") +
-                       " max seq len (" + std::to_string(mml) + "), (" + vllm_format_gib(need) +
-                       " GiB KV cache is needed, which is larger than the available KV cache memory (" +
-                       vllm_format_gib(avail) + " GiB). " + est_msg + "Try increasing `gpu_memory_utilization`" +
-                       (current ? " (which also controls CPU memory on the CPU backend)" : "") +
-                       " or decreasing `max_model_len` when initializing the engine. See "
-                       "https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details.";
-        c.request_bytes = need;
-        c.refusal = too_small(mml, need, avail, est);
-        return c;
+        return refuse_request(need, estimate_stage(L, stages, r, avail));
     }
 
     const int64_t nb = vllm_num_blocks(L, avail);

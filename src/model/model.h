@@ -149,6 +149,9 @@ struct ModelSpec {
     std::optional<RopeScaling> rope_scaling;
     int64_t original_max_position_embeddings = 0;  // top-level key (Phi-3 LongRoPE), 0 = absent
     std::vector<Layer> layers;
+    // The last `drafter_layers` of `layers` are a speculative drafter's (vllm_with_drafter): vLLM puts
+    // the whole drafter on the last pipeline stage, so only the layers before them are split.
+    int64_t drafter_layers = 0;
     WeightDims dims;
     Quantization quant;
     std::vector<Message> notes;       // defaults filled, fields ignored, ...

@@ -1,6 +1,9 @@
 #include "report/answer.h"
 
+#include <optional>
+
 #include "base/arith.h"
+#include "engines/vllm.h"
 #include "model/rope.h"
 
 namespace kvb {
@@ -28,7 +31,12 @@ Result<Answer> compute_answer(const ModelSpec& m, const BudgetInputs& in, const 
     }
     k.weights_bytes = a.budget ? a.budget->weights.bytes : 0;
     k.model_max = a.budget ? a.budget->model_max_len : context_limits(m).max_len;
-    auto kv = compute_kv_report(m, k);
+    // vLLM's pool holds the drafter's layers too: "KV per token" is what one more token takes of it.
+    std::optional<ModelSpec> with_drafter;
+    if (in.engine == BudgetEngine::Vllm && !in.speculative_config.empty())
+        if (auto sc = parse_vllm_speculative(in.speculative_config))
+            if (auto w = vllm_with_drafter(m, sc.value(), draft)) with_drafter = std::move(w.value());
+    auto kv = compute_kv_report(with_drafter ? *with_drafter : m, k);
     if (!kv) return kv.error();
     a.kv = std::move(kv.value());
 

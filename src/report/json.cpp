@@ -242,6 +242,7 @@ std::string inputs_json(const BudgetInputs& in) {
         .set("pipeline_parallel_size", in.pipeline_parallel_size)
         .set("pp_layer_partition", in.pp_layer_partition)
         .set("speculative_config", in.speculative_config)
+        .set("engine_version", in.engine_version)
         .set("max_num_batched_tokens", in.max_num_batched_tokens)
         .set("block_size", in.block_size)
         .set("enforce_eager", in.enforce_eager)
@@ -363,7 +364,9 @@ std::string budget_json(const BudgetResult& r) {
                           .set("tokens", r.capacity.tokens)
                           .set("max_concurrency", r.vllm_concurrency)
                           .set("request_bytes", r.capacity.request_bytes)
-                          .set("estimated_max_model_len", r.capacity.estimated_max_model_len));
+                          .set("estimated_max_model_len", r.capacity.estimated_max_model_len)
+                          .set("drafter_params", r.drafter_params)
+                          .set("drafter_weight_bytes", r.drafter_weight_bytes));
     else if (r.engine == BudgetEngine::LlamaCpp) {
         const LlamaOffload& o = r.offload;
         j.set("llamacpp", JsonObject()
@@ -501,6 +504,8 @@ Result<BudgetInputs> budget_inputs_from_json(const std::string& text) {
             e = text_field(in.pp_layer_partition);
         else if (k == "speculative_config")
             e = text_field(in.speculative_config);
+        else if (k == "engine_version")
+            e = text_field(in.engine_version);
         else if (k == "gpu_memory_bytes")
             e = count(in.gpu_memory_bytes);
         else if (k == "gpu_count")

@@ -37,6 +37,8 @@ const GRID = [
   // llama.cpp only: --fit's knobs with no -c on a small GPU, and partial offload read at a given RAM bandwidth.
   { gpu: '', gpu_memory_bytes: 8 * 2 ** 30, gpu_count: 1, context: 0, seqs: 1, llama: { fitt: 512, fitc: 8192 } },
   { gpu: 'rtx-4090', gpu_count: 1, context: 16384, seqs: 2, llama: { ngl: 20, ramBw: 60 } },
+  // An engine version (issue 12): vLLM 0.20.1's two lines and legacy count, llama.cpp b6500's unified prefix.
+  { gpu: 'h100-sxm', gpu_count: 2, context: 32768, seqs: 1, version: { vllm: '0.20.1', llamacpp: 'b6500' } },
 ];
 
 function flags(engine, g) {
@@ -47,6 +49,7 @@ function flags(engine, g) {
   if (engine === 'vllm' && g.util) a.push('--gpu-memory-utilization', String(g.util));
   if (engine === 'vllm' && g.max_num_seqs) a.push('--max-num-seqs', String(g.max_num_seqs));
   if (g.rope?.[engine]) a.push('--rope-scaling', g.rope[engine]);
+  if (g.version?.[engine]) a.push('--engine-version', g.version[engine]);
   if (engine === 'llamacpp' && g.llama) {
     if (g.llama.fitt) a.push('--fit-target', String(g.llama.fitt), '--fit-ctx', String(g.llama.fitc));
     if (g.llama.ngl) a.push('--ngl', String(g.llama.ngl), '--ram-bandwidth', String(g.llama.ramBw));
@@ -62,6 +65,7 @@ function input(engine, g) {
   if (engine === 'vllm' && g.util) i.gpu_memory_utilization = g.util;
   if (engine === 'vllm' && g.max_num_seqs) i.max_num_seqs = g.max_num_seqs;
   if (g.rope?.[engine]) i.rope_scaling = g.rope[engine];
+  if (g.version?.[engine]) i.engine_version = g.version[engine];
   if (engine === 'llamacpp' && g.llama) {
     if (g.llama.fitt) Object.assign(i, { fit_target_mb: g.llama.fitt, fit_ctx: g.llama.fitc });
     if (g.llama.ngl) Object.assign(i, { n_gpu_layers: g.llama.ngl, ram_bandwidth_bytes_per_s: g.llama.ramBw * 1e9 });

@@ -147,14 +147,18 @@ TEST_CASE("vLLM budget with a speculative drafter: its layer joins the pool (vll
     in.speculative_config =
         R"({"method": "eagle", "model": "yuhuili/EAGLE-LLaMA3.1-Instruct-8B", "num_speculative_tokens": 3})";
     auto r = budget("meta-llama/Llama-3.1-8B", in);
-    // The same 5,488,133,734-byte pool as without a drafter; a block is now 33 layers x 65,536 B.
-    CHECK(r.kv_pool_bytes == 5488133734LL);
-    CHECK(r.capacity.num_blocks == 5488133734LL / 2162688);
-    CHECK(r.capacity.num_blocks == 2537);
+    // Without a draft config the EAGLE head is one decoder layer of the model (218,112,000 parameters) and
+    // its fc (2 x 4,096 x 4,096): 251,666,432 bf16 parameters, 503,332,864 B, taken from the 5,488,133,734-byte
+    // pool the model alone leaves; a block is now 33 layers x 65,536 B.
+    CHECK(r.drafter_params == 251666432);
+    CHECK(r.drafter_weight_bytes == 503332864);
+    CHECK(r.kv_pool_bytes == 5488133734LL - 503332864);
+    CHECK(r.capacity.num_blocks == (5488133734LL - 503332864) / 2162688);
+    CHECK(r.capacity.num_blocks == 2304);
     bool layers = false, weights = false;
     for (const auto& n : r.notes) {
         layers = layers || n.code == "vllm_drafter_layers";
-        weights = weights || n.code == "vllm_drafter_weights";
+        weights = weights || (n.code == "vllm_drafter_weights_target_layer" && n.param("params") == "251,666,432");
     }
     CHECK(layers);
     CHECK(weights);
@@ -174,7 +178,32 @@ TEST_CASE("vLLM budget with a speculative drafter: its layer joins the pool (vll
                        "\"yuhuili/EAGLE-LLaMA3.1-Instruct-8B\", \"num_speculative_tokens\": 3}'"
                        " --json");
     CHECK(cli.status == 0);
-    CHECK(cli.out.find("\"num_blocks\":2537") != std::string::npos);
+    CHECK(cli.out.find("\"num_blocks\":2304") != std::string::npos);
+    CHECK(cli.out.find("\"drafter_weight_bytes\":503332864") != std::string::npos);
+}
+
+// vLLM builds the drafter on the last pipeline stage only ("we put the entire draft model on the last PP
+// rank", vllm/v1/worker/gpu_model_runner.py): the split is the target's 32 layers, the head's KV layer and
+// its weights join stage 1.
+TEST_CASE("vLLM budget with a drafter and pipeline parallelism: only the target's layers are split") {
+    kvb::BudgetInputs in;
+    in.gpu = "a100-80gb";
+    in.gpu_count = 2;
+    in.pipeline_parallel_size = 2;
+    in.context = 32768;
+    auto plain = budget("meta-llama/Llama-3.1-8B", in);
+    in.speculative_config = R"({"method": "eagle", "num_speculative_tokens": 3})";
+    auto r = budget("meta-llama/Llama-3.1-8B", in);
+    CHECK(r.capacity.layout.stage_layers == std::vector<int64_t>{16, 16});
+    CHECK(r.capacity.layout.stage_bytes_per_block == std::vector<int64_t>{16 * 65536, 17 * 65536});
+    CHECK(r.weights.stage_bytes[0] == plain.weights.stage_bytes[0]);
+    CHECK(r.weights.stage_bytes[1] - plain.weights.stage_bytes[1] == 503332864);
+    CHECK(r.weights.bytes - plain.weights.bytes == 503332864);
+    in.pp_layer_partition = "15,17";
+    r = budget("meta-llama/Llama-3.1-8B", in);
+    CHECK(r.capacity.layout.stage_layers == std::vector<int64_t>{15, 17});
+    CHECK(r.capacity.layout.stage_bytes_per_block == std::vector<int64_t>{15 * 65536, 18 * 65536});
+    CHECK(r.command.rfind("VLLM_PP_LAYER_PARTITION=15,17 vllm serve ", 0) == 0);
 }
 
 TEST_CASE("vLLM budget that does not fit carries vLLM's own error and its estimate") {

@@ -394,6 +394,44 @@ TEST_CASE("C2 vllm#34076: the PP error over all 48 layers") {
     CHECK(r.lines[0].predicted.find("estimated maximum model length is 34736") != std::string::npos);
 }
 
+// With the launch command: PP 2 and VLLM_PP_LAYER_PARTITION=16,32 are read; a per-stage check would print
+// the 16-layer first stage's 8.0 GiB and 104,208, so without a version the all-layer check of 0.14 / 0.15 is the named
+// cause, and with the build's version (the environment) the prediction is the printed line, word for word.
+TEST_CASE("C2 vllm#34076 with its command: the uneven split, and 0.15's all-layer check") {
+    ModelSpec m = dense("Qwen/Qwen3-Coder-30B-A3B-Instruct-FP8 (hand-built)", 48, 4, 128, 32, 262144);
+    auto f = read_engine_log(log_block("C2", 1));
+    REQUIRE(f.ok());
+    CHECK(f->setting("pp_layer_partition") == "16,32");
+    CHECK(f->setting("pipeline_parallel_size") == "2");
+    CheckReport r = check_log(*f, &m, m.name, "argument");
+    REQUIRE(r.lines.size() == 1);
+    CHECK_FALSE(r.lines[0].match);
+    CHECK(r.lines[0].predicted.find("(8.0 GiB KV cache is needed") != std::string::npos);
+    CHECK(r.lines[0].cause.code == "check_pp_all_layers");
+    CHECK(r.lines[0].cause.param("layers") == "48");
+    CHECK(r.explained == 1);
+    CHECK(r.unexplained == 0);
+
+    LogFacts with_version = f.value();
+    with_version.version = "0.15.2rc1.dev93+g11a4c9d30";
+    r = check_log(with_version, &m, m.name, "argument");
+    all_match(r, {""});
+    CHECK(r.lines[0].predicted == r.lines[0].printed);
+
+    // A log claiming a release with the fix: the per-stage check is predicted, and the all-layer check is
+    // named as what makes the printed figures agree.
+    with_version.version = "0.16.0";
+    r = check_log(with_version, &m, m.name, "argument");
+    REQUIRE(r.lines.size() == 1);
+    CAPTURE(r.lines[0].predicted);
+    CHECK(r.lines[0].predicted.find("(8.0 GiB KV cache is needed") != std::string::npos);
+    // From the least memory that prints as 3.18 GiB (3.175 GiB: 6,502 blocks of the 16-layer stage).
+    CHECK(r.lines[0].predicted.find("estimated maximum model length is 104032") != std::string::npos);
+    CHECK_FALSE(r.lines[0].match);
+    CHECK(r.lines[0].deviation_percent.has_value());
+    CHECK(r.lines[0].cause.code == "check_pp_all_layers");
+}
+
 TEST_CASE("C3 vllm#5248: the pasted command's TP 2 gives 1,024 CPU blocks") {
     ModelSpec m = dense("deepseek-coder-6.7b-instruct (hand-built)", 32, 32, 128, 32, 16384, "float16");
     CheckReport r = check(log_block("C3"), &m);

@@ -96,7 +96,13 @@ export function buildControls(app, onChange) {
     if (f > 0 && f <= 1) set('util', f);
   });
   c.engine = h('select', { id: 'ctl-engine' }, ENGINES.map((e) => h('option', { value: e }, t('controls.engine.' + e))));
-  c.engine.addEventListener('change', () => set('engine', c.engine.value));
+  c.engine.addEventListener('change', () => {
+    // A version names one engine's release: another engine starts from its newest.
+    if (c.engine.value !== app.state.engine) app.state.engineVersion = '';
+    set('engine', c.engine.value);
+  });
+  c.engineVersion = h('input', { id: 'ctl-engine-version', type: 'text', autocomplete: 'off', spellcheck: 'false', placeholder: t('controls.engineVersionPlaceholder'), 'aria-describedby': 'ctl-engine-version-hint' });
+  c.engineVersion.addEventListener('change', () => set('engineVersion', c.engineVersion.value.trim()));
   c.weights = h('select', { id: 'ctl-weights' });
   c.weights.addEventListener('change', () => set('weights', c.weights.value));
   c.kv = h('select', { id: 'ctl-kv' });
@@ -167,6 +173,7 @@ export function buildControls(app, onChange) {
       field('ctl-gpu-count', t('controls.gpuCount'), c.gpuCount),
       (c.utilField = field('ctl-util', t('controls.util'), c.util)),
       field('ctl-engine', t('controls.engine'), c.engine),
+      (c.engineVersionField = field('ctl-engine-version', t('controls.engineVersion'), c.engineVersion, t('controls.engineVersionHint'))),
       field('ctl-weights', t('controls.weights'), c.weights),
       c.kvField, c.ctkField, c.ctvField,
       field('ctl-tp', t('controls.tp'), c.tp),
@@ -243,6 +250,9 @@ export function syncControls(app) {
   c.gpuCount.value = String(s.gpuCount);
   c.util.value = String(s.util);
   c.engine.value = s.engine;
+  c.engineVersionField.hidden = s.engine === 'transformers';
+  c.engineVersionField.classList.toggle('unset', !s.engineVersion); // the print sheet leaves an empty one out
+  if (document.activeElement !== c.engineVersion) c.engineVersion.value = s.engineVersion;
 
   const formats = cat.weight_formats.map((w) => ({ value: w, label: w }));
   if (!formats.some((f) => f.value === s.weights)) s.weights = formats.length ? formats[0].value : 'auto';

@@ -313,6 +313,7 @@ export function computeInput(s) {
     tensor_parallel_size: vllm ? s.tp : 0,
     max_num_seqs: vllm ? s.maxNumSeqs : 0,
     speculative_config: vllm ? specConfig(s.spec) : '',
+    engine_version: vllm || llama ? s.engineVersion : '',
     rope_scaling: s.rope,
     params: exactHubParameters(),
     params_from_hub: exactHubParameters() > 0, // a far-off Hub total is set aside with a note, not refused

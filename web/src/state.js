@@ -25,6 +25,7 @@ export function defaultState() {
     tp: 0, // tensor parallel size; 0 = every GPU
     maxNumSeqs: 0, // vLLM --max-num-seqs; 0 = vLLM's default for the GPU (raised to seqs)
     spec: '', // vLLM speculative decoding: METHOD[:TOKENS] (eagle, eagle3, mtp, ngram); '' = none
+    engineVersion: '', // the engine's release (vLLM 0.20.1, llama.cpp b6500); '' = the newest (the core checks it)
     rope: '', // RoPE scaling TYPE:FACTOR[:ORIGINAL] ('' = as config.json says), e.g. yarn:4:32768
     ngl: -1, // llama.cpp -ngl; -1 = every layer
     ram: 0, // llama.cpp: system RAM bytes for what stays on the CPU; 0 = not checked
@@ -113,6 +114,10 @@ export function stateFromParams(params, base = defaultState()) {
       case 'spec':
         if (SPEC_RE.test(v)) s.spec = v; else ignored.push(key);
         break;
+      // Its form is the core's to judge (parse_engine_version names what is wrong); only harmless characters pass.
+      case 'engineVersion':
+        if (/^[A-Za-z0-9_.+=-]{1,64}$/.test(v)) s.engineVersion = v; else ignored.push(key);
+        break;
       case 'lang':
         if (v === 'en' || v === 'zh-CN') s.lang = v; else ignored.push(key);
         break;
@@ -143,7 +148,7 @@ export function stateToParams(s, base = defaultState()) {
   if (s.model !== base.model || s.revision || s.quant) {
     p.set('model', (s.revision ? `${s.model}@${s.revision}` : s.model) + (s.quant ? ':' + s.quant : ''));
   }
-  for (const key of ['engine', 'ctx', 'seqs', 'kv', 'ctk', 'ctv', 'gpu', 'gpuMem', 'macRam', 'gpuCount', 'util', 'weights', 'tp', 'maxNumSeqs', 'spec', 'rope', 'ngl', 'ram', 'lang']) {
+  for (const key of ['engine', 'engineVersion', 'ctx', 'seqs', 'kv', 'ctk', 'ctv', 'gpu', 'gpuMem', 'macRam', 'gpuCount', 'util', 'weights', 'tp', 'maxNumSeqs', 'spec', 'rope', 'ngl', 'ram', 'lang']) {
     if (key === 'gpuMem' && s.gpu !== '') continue;
     if (s[key] !== base[key]) p.set(key, String(s[key]));
   }
