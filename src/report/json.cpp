@@ -235,6 +235,10 @@ json inputs_json(const BudgetInputs& in) {
         {"pipeline_parallel_size", in.pipeline_parallel_size},
         {"pp_layer_partition", in.pp_layer_partition},
         {"speculative_config", in.speculative_config},
+        {"spec_type", in.spec_type},
+        {"spec_draft_n_max", in.spec_draft_n_max},
+        {"spec_draft_type_k", in.spec_draft_type_k},
+        {"spec_draft_type_v", in.spec_draft_type_v},
         {"max_num_batched_tokens", in.max_num_batched_tokens},
         {"block_size", in.block_size},
         {"enforce_eager", in.enforce_eager},
@@ -326,6 +330,7 @@ json budget_json(const BudgetResult& r) {
           {"over_usable_bytes", g.over_usable_bytes}}},
         {"fits", r.fits},
         {"all_seqs_fit", r.all_seqs_fit},
+        {"fits_offload", r.fits_offload},
         {"max_context", r.max_context},
         {"max_context_capped", r.max_context_capped},
         {"max_context_physical", r.max_context_physical},
@@ -358,13 +363,24 @@ json budget_json(const BudgetResult& r) {
                      {"estimated_max_model_len", r.capacity.estimated_max_model_len}};
     else if (r.engine == BudgetEngine::LlamaCpp) {
         const LlamaOffload& o = r.offload;
+        const LlamaDraft& d = r.llama_draft;
         j["llamacpp"] = {{"kv_bytes", r.llama.total_bytes},
                          {"n_ctx", r.llama.n_ctx},
                          {"n_seq_max", r.llama.n_seq_max},
+                         {"n_rs_seq", r.llama.recurrent.n_rs_seq},
+                         {"draft",
+                          {{"spec_type", to_string(d.type)},
+                           {"contexts", d.contexts},
+                           {"n_ctx", d.contexts > 0 ? d.layout.n_ctx : 0},
+                           {"n_seq_max", d.contexts > 0 ? d.layout.n_seq_max : 0},
+                           {"bytes", d.total_bytes},
+                           {"log_lines", d.layout.log_lines}}},
                          {"offload",
                           {{"active", o.active},
                            {"n_layer", o.n_layer},
+                           {"n_slots", o.n_slots},
                            {"n_gpu_layers", o.n_gpu_layers},
+                           {"gpu_repeating_layers", o.gpu_repeating_layers},
                            {"output_on_gpu", o.output_on_gpu},
                            {"kv_offload", o.kv_offload},
                            {"estimated", o.estimated},
@@ -489,6 +505,14 @@ Result<BudgetInputs> budget_inputs_from_json(const std::string& text) {
             e = text_field(in.pp_layer_partition);
         else if (k == "speculative_config")
             e = text_field(in.speculative_config);
+        else if (k == "spec_type")
+            e = text_field(in.spec_type);
+        else if (k == "spec_draft_type_k")
+            e = text_field(in.spec_draft_type_k);
+        else if (k == "spec_draft_type_v")
+            e = text_field(in.spec_draft_type_v);
+        else if (k == "spec_draft_n_max")
+            e = count(in.spec_draft_n_max);
         else if (k == "gpu_memory_bytes")
             e = count(in.gpu_memory_bytes);
         else if (k == "gpu_count")
