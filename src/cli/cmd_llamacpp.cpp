@@ -123,17 +123,6 @@ int cmd_llamacpp(const std::vector<std::string>& argv, std::ostream& out, std::o
     o.log_format = *fmt;
     o.n_rs_seq = llamacpp_n_rs_seq(d);
 
-    auto r = llamacpp_layout(*loaded, o);
-    if (!r) {
-        err << "kvbudget: error: " << r.error().message << "\n";
-        return kRefused;
-    }
-    const LlamaLayout& L = r.value();
-    if (a->has("--json")) {
-        out << to_json_text(*loaded, L) << "\n";
-        return kOk;
-    }
-    for (const auto& line : L.log_lines) out << line << "\n";
     // The draft context's own cache: a draft model's, or the model's MTP layers.
     std::optional<ModelSpec> draft;
     if (d.type == LlamaSpecType::DraftMtp) {
@@ -151,6 +140,17 @@ int cmd_llamacpp(const std::vector<std::string>& argv, std::ostream& out, std::o
         draft = load_model(a->get(a->has("-md") ? "-md" : "--model-draft"), err);
         if (!draft) return kRefused;
     }
+    auto r = llamacpp_layout(*loaded, o);
+    if (!r) {
+        err << "kvbudget: error: " << r.error().message << "\n";
+        return kRefused;
+    }
+    const LlamaLayout& L = r.value();
+    if (a->has("--json")) {
+        out << to_json_text(*loaded, L) << "\n";
+        return kOk;
+    }
+    for (const auto& line : L.log_lines) out << line << "\n";
     if (draft) {
         auto dr = llamacpp_draft(*draft, L, o, d);
         if (!dr) {

@@ -225,3 +225,30 @@ TEST_CASE("budget CLI: -md and --spec-draft-n-max, llama.cpp's own flags") {
     CHECK(v.status == 2);
     CHECK(v.out.find("--spec-type, -md, --spec-draft-n-max, -ctkd and -ctvd are llama.cpp's") != std::string::npos);
 }
+
+TEST_CASE("llamacpp CLI: the draft context's lines follow the target's; a model without MTP is refused first") {
+    const std::string v3 = kvb::test::config_path("deepseek-ai--DeepSeek-V3");
+    auto r = kvb::test::run_cli("llamacpp " + v3 + " -c 4096 --spec-type draft-mtp", false);
+    CHECK(r.status == 0);
+    CHECK(r.out ==
+          "llama_kv_cache: size =  274.50 MiB (  4096 cells,  61 layers,  1/1 seqs), K (f16):  274.50 MiB, V (f16):    "
+          "0.00 MiB\n"
+          "llama_kv_cache: size =    4.50 MiB (  4096 cells,   1 layers,  1/1 seqs), K (f16):    4.50 MiB, V (f16):    "
+          "0.00 MiB\n");
+    // Builds before ggml-org/llama.cpp#22787: one draft context per slot, each the slot's 8,192 cells.
+    auto s = kvb::test::run_cli("llamacpp " + kvb::test::config_path("Qwen--Qwen3-8B") + " -c 32768 -np 4 -md " +
+                                    kvb::test::config_path("Qwen--Qwen3-0.6B") + " --draft-per-slot",
+                                false);
+    CHECK(s.status == 0);
+    size_t n = 0;
+    for (size_t p = s.out.find(" 896.00 MiB (  8192 cells,  28 layers,  1/1 seqs)"); p != std::string::npos;
+         p = s.out.find(" 896.00 MiB (  8192 cells,  28 layers,  1/1 seqs)", p + 1))
+        ++n;
+    CHECK(n == 4);
+    auto next = kvb::test::run_cli("llamacpp " + kvb::test::config_path("Qwen--Qwen3-Next-80B-A3B-Thinking") +
+                                   " -c 4096 --spec-type draft-mtp");
+    CHECK(next.status == 1);
+    CHECK(next.out ==
+          "kvbudget: error: Qwen/Qwen3-Next-80B-A3B-Thinking carries no multi-token-prediction block "
+          "(nextn_predict_layers): --spec-type draft-mtp needs a GGUF or config that has one\n");
+}
