@@ -118,3 +118,16 @@ test('the page sends a context, so it also shows what llama-server picks with ne
     `不指定 -c 和 -ngl 直接启动 llama.cpp 服务时，其自动适配会选用每个序列 ${d.context.toLocaleString('en-US')} 个 token 的上下文，并把 37 层中的 ${d.n_gpu_layers} 层放在 GPU 上：${d.flags}。`);
   await zh.context.close();
 });
+
+test('llama.cpp speculative decoding on the page: spec=mtp:2 is --spec-type draft-mtp --spec-draft-n-max 2', async () => {
+  const dsv3 = path.join(root, 'tests/fixtures/configs/deepseek-ai--DeepSeek-V3.json');
+  const want = JSON.parse(execFileSync(cliPath, ['budget', dsv3, '--engine', 'llamacpp', '--gpu', 'h200', '--gpu-count', '8', '--max-model-len', '8192', '--weights', 'Q4_K_M', '--spec-type', 'draft-mtp', '--spec-draft-n-max', '2', '--json'], { encoding: 'utf8' }));
+  assert.equal(want.budget.llamacpp.draft.bytes, 8192 * 576 * 2); // one MLA layer, K only
+  const { page, context, errors } = await openPage(env, 'model=deepseek-ai/DeepSeek-V3&engine=llamacpp&gpu=h200&gpuCount=8&ctx=8192&weights=Q4_K_M&spec=mtp:2');
+  assert.deepEqual(errors, []);
+  assert.equal(await page.isVisible('#ctl-spec'), true);
+  assert.equal(await page.textContent('[data-field="ctl-spec"] label'), 'llama.cpp speculative decoding');
+  const m = await metrics(page);
+  for (const k of ['total-bytes', 'max-context', 'max-concurrency']) assert.equal(Number(m[k]), want.metrics[k], k);
+  await context.close();
+});
