@@ -111,6 +111,12 @@ export interface BudgetInputs {
   speculative_config?: string;
   /** The engine's release ("0.20.1", "vllm=0.20.1"; llama.cpp "b6500"); "" = the newest. */
   engine_version?: string;
+  /** llama.cpp --spec-type: draft-simple | draft-eagle3 (need the draft's config) | draft-mtp (the model's MTP block) | ngram-* ("" = none). */
+  spec_type?: string;
+  /** llama.cpp --spec-draft-n-max (3): MTP / EAGLE-3 keep as many recurrent rollback snapshots per sequence. */
+  spec_draft_n_max?: number;
+  /** llama.cpp -ctkd / -ctvd: the draft context's cache types ("" = f16). */
+  spec_draft_type_k?: string; spec_draft_type_v?: string;
   max_num_batched_tokens?: number; block_size?: number; enforce_eager?: boolean;
   activation_bytes?: number; overhead_bytes?: number; cudagraph_bytes?: number; n_ubatch?: number;
   /** llama.cpp -ngl: the last N layers on the GPU; -1 = all (the default). */
@@ -175,6 +181,8 @@ export interface Budget {
   max_num_seqs: number; max_num_seqs_default: number; max_num_batched_tokens: number;
   per_gpu: PerGpu;
   fits: boolean; all_seqs_fit: boolean; max_context: number; max_context_capped: boolean;
+  /** llama.cpp: fits only as --fit places it (no -ngl given): layers or a MoE's experts in system RAM (llamacpp.fit); fits, max_context and max_concurrency are that placement's. */
+  fits_offload: boolean;
   /** Longest context memory holds for `seqs` sequences, past the model's limit (up to 2^24). */
   max_context_physical: number; max_concurrency: number;
   /** What the engine prints at start-up, exactly (none for transformers). */
@@ -200,8 +208,16 @@ export interface Budget {
     /** A speculative drafter's own weights (its shared embedding and lm_head left out); in weights.bytes. */
     drafter_params: number; drafter_weight_bytes: number };
   /** fit: with this answer's -c / -ngl; fit_default: with neither (`llama-server -m X` alone). */
-  llamacpp?: { kv_bytes: number; n_ctx: number; n_seq_max: number; offload: LlamaOffload; fit: LlamaFit; fit_default: LlamaFit };
+  /** kv_bytes includes the speculative draft context's (draft.bytes); n_rs_seq: recurrent rollback snapshots per sequence. */
+  llamacpp?: { kv_bytes: number; n_ctx: number; n_seq_max: number; n_rs_seq: number; draft: LlamaDraft; offload: LlamaOffload; fit: LlamaFit; fit_default: LlamaFit };
   transformers?: { cache_bytes: number; cache_transient_bytes: number };
+}
+
+/** llama.cpp --spec-type's draft context(s): "none" / "ngram" have none (contexts 0). */
+export interface LlamaDraft {
+  spec_type: string; contexts: number; n_ctx: number; n_seq_max: number; bytes: number;
+  /** The draft context's own "llama_kv_cache: size = ..." lines. */
+  log_lines: string[];
 }
 
 /** llama.cpp -ngl: what sits on the GPU(s) and what in system RAM (all GPUs together). */
@@ -209,6 +225,8 @@ export interface LlamaOffload {
   /** -ngl, --ram or --no-kv-offload was asked for; otherwise every layer is on the GPU. */
   active: boolean;
   n_layer: number; n_gpu_layers: number; output_on_gpu: boolean; kv_offload: boolean;
+  /** The slots -ngl counts (n_layer repeating layers + the output layer), and the repeating layers -ngl puts on the GPU. */
+  n_slots: number; gpu_repeating_layers: number;
   /** Per-layer split estimated from parameter counts (a config, not a GGUF's tensors). */
   estimated: boolean;
   gpu_weights_bytes: number; cpu_weights_bytes: number; gpu_kv_bytes: number; cpu_kv_bytes: number;

@@ -622,6 +622,62 @@ const std::vector<MessageTemplate>& message_templates() {
          "{short} more than the GPU had free was needed: vLLM was given {util} of the GPU (gpu_memory_utilization = "
          "{fraction}); --gpu-memory-utilization {lower} leaves {short} more for the rest, or a lower --max-model-len "
          "needs less"},
+        // --- issue 12, llama.cpp side (speculative drafts, --fit offload, out-of-memory advice) ---
+        {"llamacpp_fit_offload",
+         "not all on the GPU, but with no -ngl llama.cpp's automatic fit starts it with {ngl} of {n} layers (the "
+         "output layer counts as one) on the GPU, {used} of {have} usable, and {ram} of weights and KV in system RAM; "
+         "{flags} asks for it explicitly"},
+        {"llamacpp_fit_offload_moe",
+         "not all on the GPU, but with no -ngl llama.cpp's automatic fit starts it with {ngl} of {n} layers (the "
+         "output layer counts as one) on the GPU, {part} of them with their expert tensors in system RAM: {used} of "
+         "{have} usable on the GPU, {ram} of weights and KV in system RAM; {flags} asks for it explicitly"},
+        {"llama_rs_seq_range", "n_rs_seq {value} is out of range (0 to 1024 rollback snapshots per sequence)"},
+        {"llama_rs_seq_old_build",
+         "recurrent rollback snapshots (n_rs_seq {value}) exist only in 2026 builds, whose recurrent line prints "
+         "rs_seq; this log format has none"},
+        {"llama_spec_type_bad",
+         "--spec-type {value} is not one of llama.cpp's: draft-simple, draft-eagle3, draft-mtp, ngram-simple, "
+         "ngram-map-k, ngram-map-k4v, ngram-mod, ngram-cache"},
+        {"llama_spec_no_mtp",
+         "{model} carries no multi-token-prediction block (nextn_predict_layers): --spec-type draft-mtp needs a GGUF "
+         "or config that has one"},
+        {"llama_draft_max_range", "--spec-draft-n-max {value} is out of range (0 to 1024)"},
+        {"llama_spec_needs_draft",
+         "--spec-type {type} drafts with a separate model: give its config with -md (--model-draft)"},
+        {"llamacpp_draft_kv",
+         "the {type} draft context caches {layers} layers of its own: {bytes} in {contexts} context(s), counted with "
+         "the KV cache"},
+        {"llamacpp_draft_weights", "the draft model's weights are not counted: add them to the weights"},
+        {"llamacpp_rs_seq",
+         "the draft keeps {n} rollback snapshots per sequence of the recurrent state: {bytes} of R and S, 1 + {n} "
+         "times what one state takes"},
+        {"check_draft_mtp",
+         "the draft context caches the model's {layers} multi-token-prediction layer(s) (--spec-type draft-mtp), "
+         "predicted as such"},
+        {"check_draft_context",
+         "a speculative draft model's own context ({model}): its cache follows the draft's config, not this one"},
+        {"check_llama_oom_no_free",
+         "the log does not print {device}'s free memory: give it to kvbudget budget CONFIG --engine llamacpp "
+         "--gpu-memory FREE --max-model-len {ctx} to get the -ngl and -c that fit"},
+        {"check_llama_oom_nothing_fits",
+         "{free} free on {device} does not even hold the compute buffer ({compute}): no -ngl or -c fits; a smaller -ub "
+         "shrinks the buffer, or use another GPU"},
+        {"check_llama_oom_fit_ngl",
+         "with {free} free on {device}, about -ngl {ngl} of the {slots} layers fits ({per_layer} of weights and KV per "
+         "layer)"},
+        {"check_llama_oom_fit_ngl_weights",
+         "with {free} free on {device}, the weights of about -ngl {ngl} of the {slots} layers fit ({per_layer} per "
+         "layer); the KV cache and compute buffer still to come need fewer"},
+        {"check_llama_oom_fit_ctx",
+         "with {free} free on {device}, every layer fits at about -c {ctx} ({per_token} of KV per token)"},
+        {"check_llama_oom_fit_both",
+         "with {free} free on {device}: about -ngl {ngl} of the {slots} layers fits at this context ({per_layer} of "
+         "weights and KV per layer), or every layer at about -c {ctx} ({per_token} of KV per token)"},
+        {"check_llama_oom_few_numbers",
+         "the paste does not say how many layers were offloaded or how large the context was: give {device}'s {free} "
+         "to kvbudget budget CONFIG --engine llamacpp --gpu-memory {free} --max-model-len {ctx} for the -ngl and -c "
+         "that fit"},
+        // --- end issue 12 llama.cpp ---
     };
     return t;
 }

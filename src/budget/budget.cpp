@@ -80,6 +80,7 @@ const std::vector<InputLimit>& budget_input_limits() {
         {"wired_limit_mb", "--wired-limit-mb", 0, kI31},
         {"fit_target_mb", "--fit-target", 0, kI31},
         {"fit_ctx", "--fit-ctx", 1, int64_t{1} << 30},
+        {"spec_draft_n_max", "--spec-draft-n-max", 0, 1024},
     };
     return t;
 }
@@ -89,6 +90,7 @@ namespace {
 int64_t field_value(const BudgetInputs& in, const std::string& name) {
     if (name == "context") return in.context;
     if (name == "seqs") return in.seqs;
+    if (name == "spec_draft_n_max") return in.spec_draft_n_max;
     if (name == "gpu_count") return in.gpu_count;
     if (name == "gpu_memory_bytes") return in.gpu_memory_bytes;
     if (name == "params") return in.params;

@@ -65,6 +65,13 @@ struct BudgetInputs {
     // The engine's release ("0.20.1", "vllm=0.20.1"; llama.cpp "b6500"): every version-dependent format and
     // number follows it (engines/engine_version.h; vllm_release, llama_log_format_for_version); "" = the newest.
     std::string engine_version;
+    // llama.cpp speculative decoding (llama-server's own flags): --spec-type (draft-simple and
+    // draft-eagle3 need the draft model's config, compute_budget's `draft`; draft-mtp uses the
+    // model's own MTP block; ngram-* caches nothing), --spec-draft-n-max (the target's recurrent
+    // rollback snapshots for MTP / EAGLE-3) and -ctkd / -ctvd ("" = f16).
+    std::string spec_type;
+    int64_t spec_draft_n_max = 3;
+    std::string spec_draft_type_k, spec_draft_type_v;
     int64_t max_num_batched_tokens = 0;
     int64_t block_size = 0;
     bool enforce_eager = false;  // no CUDA graphs
@@ -145,6 +152,10 @@ struct LlamaOffload {
     bool active = false;       // partial offload asked for (-ngl, --ram, --no-kv-offload)
     int64_t n_layer = 0;       // repeating layers (block_count)
     int64_t n_gpu_layers = 0;  // resolved -ngl, at most n_layer + 1 (the output layer)
+    // The slots -ngl counts: the repeating layers and the output layer (llama_model::load_tensors
+    // offloads the output layer first), and of the repeating layers how many -ngl puts on the GPU.
+    int64_t n_slots = 0;
+    int64_t gpu_repeating_layers = 0;
     bool output_on_gpu = false;
     bool kv_offload = true;
     bool estimated = false;         // per-layer split by parameter shares (config, not a GGUF file)
@@ -189,6 +200,11 @@ struct LlamaFit {
     std::vector<int64_t> device_used;      // several GPUs: each one's use at the fitted -c and -ngl
     std::string flags;                     // "-c N -ngl M": the same choice made explicit
     std::vector<std::string> log_lines;    // what llama-server prints while fitting
+    // Not in the JSON: the split as chosen, so the budget can measure it at other contexts. Per
+    // device, which fraction its first partial layer loses (budget_steps::FitFraction as an int)
+    // and whether that fraction goes to the next device instead of system RAM.
+    std::vector<int> device_fraction;
+    std::vector<bool> device_next;
 };
 
 struct BudgetResult {
@@ -225,7 +241,9 @@ struct BudgetResult {
     int64_t drafter_weight_bytes = 0;  // in weights.bytes and on the last stage's per-GPU weights
     VllmCapacity capacity;             // blocks, tokens, concurrency, start-up lines, vLLM's error
     // llama.cpp
-    LlamaLayout llama;  // KV layout at the resolved context / sequences (all GPUs)
+    LlamaLayout llama;       // KV layout at the resolved context / sequences (all GPUs); total_bytes
+                             // includes the speculative draft context's (llama_draft)
+    LlamaDraft llama_draft;  // --spec-type's draft context(s), contexts 0 when none
     LlamaOffload offload;
     LlamaFit fit;          // what --fit (on by default) would choose by itself, with the asked -c / -ngl
     LlamaFit fit_default;  // what it chooses with neither -c nor -ngl (`llama-server -m X` alone)
@@ -234,8 +252,11 @@ struct BudgetResult {
     int64_t cache_transient_bytes = 0;  // one layer's torch.cat copy while the cache grows
     // Answers
     PerGpu per_gpu;
-    bool fits = false;                 // one request of `context` fits (vLLM starts)
-    bool all_seqs_fit = false;         // `seqs` requests of `context` fit at once
+    bool fits = false;          // one request of `context` fits (vLLM starts)
+    bool all_seqs_fit = false;  // `seqs` requests of `context` fit at once
+    // llama.cpp: not all on the GPU, but --fit (no -ngl given) starts it with layers or a MoE's
+    // experts in system RAM (r.fit); fits, max_context and max_concurrency are that placement's.
+    bool fits_offload = false;
     int64_t max_context = 0;           // longest context that fits for `seqs` sequences at once
     int64_t max_context_physical = 0;  // the same ignoring the model's limit (up to 2^24): what memory holds
     bool max_context_capped = false;   // stopped at the model's limit, not at memory

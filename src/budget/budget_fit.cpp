@@ -201,6 +201,9 @@ LlamaFit fit_devices(const FitArgs& a, const DevicesUse& use, LlamaFit f) {
             f.overflow_layers += d.n_part;
         }
         f.device_used = mem;
+        f.device_fraction.clear();
+        for (const MoeSplit& d : sp) f.device_fraction.push_back(static_cast<int>(d.overflow));
+        f.device_next = nx;
         f.used_bytes = sum(mem);
         f.free_bytes = sum_free;  // used and free of all devices together; the margin is per device
         f.flags = "-c " + std::to_string(f.n_ctx) + " -ngl " + std::to_string(f.n_gpu_layers);
@@ -622,6 +625,8 @@ LlamaFit llamacpp_fit(const FitArgs& a, const std::function<int64_t(int64_t, int
         f.outcome = "layers";
         f.n_gpu_layers = cur.n_layer;
         f.overflow_layers = cur.n_part;
+        f.device_fraction = {static_cast<int>(cur.overflow)};
+        f.device_next = {false};
         f.context = f.n_ctx / std::max<int64_t>(1, a.seqs);
         f.used_bytes = mem;
         f.flags = "-c " + std::to_string(f.n_ctx) + " -ngl " + std::to_string(f.n_gpu_layers) +
@@ -641,6 +646,8 @@ LlamaFit llamacpp_fit(const FitArgs& a, const std::function<int64_t(int64_t, int
             hi = mid;
     }
     f.n_gpu_layers = lo;
+    f.device_fraction = {static_cast<int>(FitFraction::Moe)};  // whole layers: no fraction moves
+    f.device_next = {false};
     out.push_back(kImpl + std::string("filling dense layers back-to-front:"));
     const int64_t u = used(f.n_ctx, lo);
     char line[160];

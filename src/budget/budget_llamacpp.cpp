@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
+#include <tuple>
 
 #include "base/arith.h"
 #include "base/units.h"
@@ -52,6 +54,13 @@ std::string command(const ModelSpec& m, const WeightFormat& fmt, const BudgetRes
         if (rs.type == "yarn") cmd += " --yarn-orig-ctx " + std::to_string(rs.original_max_position_embeddings);
     }
     const LlamaOffload& o = r.offload;
+    // --fit's offload: the -ngl (and -ts / -ot) it chose, made explicit (-ngl 99 would stop it).
+    if (r.fits_offload) {
+        const std::string& fl = r.fit.flags;
+        const size_t at = fl.find(" -ngl ");
+        cmd += at == std::string::npos ? " " + fl : fl.substr(at);
+        return cmd;
+    }
     cmd += " -ngl " + std::to_string(o.active ? o.n_gpu_layers : 99);
     if (o.active && !o.kv_offload) cmd += " --no-kv-offload";
     return cmd;
@@ -148,16 +157,68 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
     o.type_k = r.kv_cache_dtype;
     o.type_v = r.kv_cache_dtype_v;
     o.n_ubatch = in.n_ubatch;
+    // Speculative decoding (llamacpp_draft.cpp): the target keeps rollback snapshots of its
+    // recurrent state, and the draft context's cache sits beside it. The draft's bytes are
+    // counted with the target's KV (kv_bytes; the placement spreads them over the layers like
+    // the target's); its weights are not counted (a note says so).
+    LlamaDraftOptions dopt;
+    auto st = parse_llama_spec_type(in.spec_type);
+    if (!st) return st.error();
+    dopt.type = st.value();
+    dopt.n_max = in.spec_draft_n_max;
+    dopt.type_k = in.spec_draft_type_k.empty() ? "f16" : in.spec_draft_type_k;
+    dopt.type_v = in.spec_draft_type_v.empty() ? "f16" : in.spec_draft_type_v;
+    std::optional<ModelSpec> draft_model;
+    if (dopt.type == LlamaSpecType::DraftMtp) {
+        auto mm = llamacpp_mtp_model(m);
+        if (!mm) return mm.error();
+        draft_model = std::move(mm.value());
+    } else if (dopt.type == LlamaSpecType::DraftSimple || dopt.type == LlamaSpecType::DraftEagle3) {
+        if (!c.draft) return make_error("bad_value", note("llama_spec_needs_draft", {{"type", to_string(dopt.type)}}));
+        draft_model = *c.draft;
+    }
+    o.n_rs_seq = llamacpp_n_rs_seq(dopt);
+    // The target's layout with the draft context's bytes in total_bytes.
+    auto target_layout = [&](const LlamaOptions& p) -> Result<LlamaLayout> {
+        auto l = llamacpp_layout(m, p);
+        if (!l || !draft_model) return l;
+        auto d = llamacpp_draft(*draft_model, l.value(), p, dopt);
+        if (!d) return d.error();
+        LlamaLayout out = std::move(l.value());
+        out.total_bytes = sat_add(out.total_bytes, d->total_bytes);
+        return out;
+    };
     auto layout_at = [&](int64_t ctx, int64_t seqs) -> Result<LlamaLayout> {
         LlamaOptions p = o;
         p.n_seq_max = seqs;
         p.n_ctx = sat_mul(ctx, seqs);
-        return llamacpp_layout(m, p);
+        return target_layout(p);
     };
     auto lay = layout_at(r.context, r.seqs);
     if (!lay) return lay.error();
     r.llama = std::move(lay.value());
     r.log_lines = r.llama.log_lines;
+    if (draft_model) {
+        LlamaOptions p = o;
+        p.n_seq_max = r.seqs;
+        p.n_ctx = sat_mul(r.context, r.seqs);
+        auto tl = llamacpp_layout(m, p);
+        if (!tl) return tl.error();
+        auto d = llamacpp_draft(*draft_model, tl.value(), p, dopt);
+        if (!d) return d.error();
+        r.llama_draft = std::move(d.value());
+        for (const std::string& ln : r.llama_draft.layout.log_lines) r.log_lines.push_back(ln);
+        r.notes.push_back(note("llamacpp_draft_kv", {{"type", to_string(dopt.type)},
+                                                     {"bytes", format_bytes(r.llama_draft.total_bytes)},
+                                                     {"contexts", std::to_string(r.llama_draft.contexts)},
+                                                     {"layers", std::to_string(draft_model->layers.size())}}));
+        if (dopt.type != LlamaSpecType::DraftMtp) r.notes.push_back(note("llamacpp_draft_weights"));
+    }
+    r.llama_draft.type = dopt.type;
+    if (o.n_rs_seq > 0 && r.llama.recurrent.present)
+        r.notes.push_back(
+            note("llamacpp_rs_seq", {{"n", std::to_string(o.n_rs_seq)},
+                                     {"bytes", format_bytes(r.llama.recurrent.r_bytes + r.llama.recurrent.s_bytes)}}));
     for (const Message& ln : r.llama.notes)
         if (ln.code == "llama_ctx_over_train") r.notes.push_back(ln);
 
@@ -165,6 +226,7 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
     LlamaOffload& off = r.offload;
     off.active = in.n_gpu_layers >= 0 || in.no_kv_offload || in.ram_bytes > 0;
     off.n_layer = n_layer;
+    off.n_slots = n_layer + 1;
     off.kv_offload = !in.no_kv_offload;
     off.ram_bytes = in.ram_bytes;
     auto lw = llamacpp_layer_weights(m, r.weights);
@@ -187,6 +249,7 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
         auto p = place_at(r.context, r.seqs, ngl, r.llama.total_bytes);
         if (!p) return p.error();
         off.n_gpu_layers = p->n_gpu_layers;
+        off.gpu_repeating_layers = std::max<int64_t>(0, p->n_gpu_layers - 1);
         off.output_on_gpu = p->output_on_gpu;
         off.gpu_weights_bytes = p->gpu_weights;
         off.cpu_weights_bytes = p->cpu_weights;
@@ -226,7 +289,10 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
 
     // What --fit (on by default) would choose by itself for this GPU, from the same
     // placement arithmetic: free device memory is what is usable after the runtime.
+    bool by_fit = false;  // the answer is --fit's offload (r.fits_offload), its numbers already set
     {
+        // Streams the placement lambdas measure: the asked sequences, or a count tried for concurrency.
+        int64_t seqs_now = r.seqs;
         FitArgs fa;
         // Metal reports recommendedMaxWorkingSetSize as free (an M5's log: 18185 MiB free with
         // recommendedMaxWorkingSetSize = 19069.67 MB), so a Mac's whole wired limit is free.
@@ -244,9 +310,9 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
         // expert tensors left in system RAM).
         auto need = [&](int64_t n_ctx, int64_t layers, const MoeSplit* moe) -> int64_t {
             LlamaOptions p = o;
-            p.n_seq_max = r.seqs;
+            p.n_seq_max = seqs_now;
             p.n_ctx = n_ctx;
-            auto l = llamacpp_layout(m, p);
+            auto l = target_layout(p);
             if (!l) return INT64_MAX;
             auto pl = llamacpp_place(m, lw.value(), p, layers, off.kv_offload, l->total_bytes, moe);
             return pl ? gpu_need(pl.value()) - r.overhead_bytes : INT64_MAX;
@@ -264,19 +330,19 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
         // ROCm0 with no layers and 0 MiB on ROCm1 until it gets some. The KV of layers i..
         // per context is kept, since the searches ask for the same suffixes again.
         DevicesUse devices_use;
-        std::map<std::pair<int64_t, int64_t>, int64_t> kv_cache;
+        std::map<std::tuple<int64_t, int64_t, int64_t>, int64_t> kv_cache;
         // llama.cpp splits over at most llama_max_devices() (16) devices; past that the split
         // is not predicted (and its cost here grows with the square of the count).
         if (n > 1 && n <= kLlamaMaxDevices)
             devices_use = [&](int64_t n_ctx, const std::vector<MoeSplit>& sp,
                               const std::vector<bool>& next) -> std::vector<DeviceMem> {
                 LlamaOptions p = o;
-                p.n_seq_max = r.seqs;
+                p.n_seq_max = seqs_now;
                 p.n_ctx = n_ctx;
                 bool bad = false;
                 auto kv_suffix = [&](int64_t first) -> int64_t {
                     if (!off.kv_offload || first >= n_layer) return 0;
-                    auto key = std::make_pair(n_ctx, first);
+                    auto key = std::make_tuple(n_ctx, seqs_now, first);
                     if (auto it = kv_cache.find(key); it != kv_cache.end()) return it->second;
                     ModelSpec sub = m;
                     sub.layers.assign(m.layers.begin() + first, m.layers.end());
@@ -284,7 +350,7 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
                                                     [](const Layer& ly) { return ly.kind != LayerKind::None; });
                     int64_t v = 0;
                     if (cached) {
-                        auto l = llamacpp_layout(first == 0 ? m : sub, p);
+                        auto l = first == 0 ? target_layout(p) : llamacpp_layout(sub, p);
                         if (l)
                             v = l->total_bytes;
                         else
@@ -329,6 +395,114 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
         }
         if (fa.moe && lw->estimated && (r.fit.outcome == "layers" || r.fit_default.outcome == "layers"))
             r.notes.push_back(note("llamacpp_fit_estimated", {{"experts", std::to_string(m.dims.num_experts)}}));
+
+        // No -ngl and not all on the GPU: llama-server does not refuse, --fit starts it with layers
+        // (a MoE: routed experts) in system RAM. The answer is that placement, held fixed: it fits
+        // the asked context, and the longest context and the most sequences are what it holds on
+        // the GPU (past them --fit would move still more to system RAM).
+        const LlamaFit& f = r.fit;
+        // A Mac's answer stays the wired-memory sysctl (its "system RAM" is the same memory), and
+        // --fit with no layer left on the GPU runs on the CPU: neither is an offload verdict.
+        if (!r.fits && in.n_gpu_layers < 0 && f.outcome == "layers" && !f.device_fraction.empty() &&
+            f.n_gpu_layers >= 1 && r.mac_ram_bytes == 0) {
+            const auto split_of = [&](size_t i) {
+                return MoeSplit{i < f.device_layers.size() ? f.device_layers[i] : f.n_gpu_layers,
+                                i < f.device_overflow.size() ? f.device_overflow[i] : f.overflow_layers,
+                                static_cast<FitFraction>(f.device_fraction[i])};
+            };
+            std::vector<MoeSplit> splits;
+            for (size_t i = 0; i < f.device_fraction.size(); ++i) splits.push_back(split_of(i));
+            // Device bytes of the split at ctx x seqs, each against its own free memory.
+            auto split_use = [&](int64_t ctx, int64_t seqs) -> std::vector<DeviceMem> {
+                seqs_now = seqs;
+                std::vector<DeviceMem> d;
+                const int64_t n_ctx = sat_mul(ctx, seqs);
+                if (n == 1) {
+                    const MoeSplit s = splits[0];
+                    const int64_t u = need(n_ctx, s.n_layer, fa.moe && s.n_part > 0 ? &s : nullptr);
+                    d.push_back({0, u});
+                } else if (devices_use) {
+                    d = devices_use(n_ctx, splits, f.device_next);
+                }
+                seqs_now = r.seqs;
+                return d;
+            };
+            auto split_fits = [&](int64_t ctx, int64_t seqs) {
+                const std::vector<DeviceMem> d = split_use(ctx, seqs);
+                if (d.empty()) return false;
+                for (size_t i = 0; i < d.size(); ++i)
+                    if (d[i].total > (i < f.device_free.size() ? f.device_free[i] : fa.free_bytes)) return false;
+                return true;
+            };
+            if (split_fits(r.context, r.seqs)) {
+                by_fit = true;
+                // What the bar shows: one GPU's share of the placement (several GPUs: the fullest one).
+                // System RAM the placement needs: the weights and KV not on a GPU.
+                int64_t cpu_weights = 0, cpu_kv = 0;
+                if (n == 1) {
+                    const MoeSplit s = splits[0];
+                    LlamaOptions p = o;
+                    p.n_seq_max = r.seqs;
+                    p.n_ctx = sat_mul(r.context, r.seqs);
+                    auto pl = llamacpp_place(m, lw.value(), p, s.n_layer, off.kv_offload, r.llama.total_bytes,
+                                             fa.moe && s.n_part > 0 ? &s : nullptr);
+                    if (pl) {
+                        r.weights_per_gpu_bytes = pl->gpu_weights;
+                        fill_per_gpu(r, pl->gpu_kv);
+                        cpu_weights = pl->cpu_weights;
+                        cpu_kv = pl->cpu_kv;
+                    }
+                } else {
+                    // Several GPUs: the fullest one; what no GPU holds is in system RAM.
+                    DeviceMem top;
+                    int64_t gpu_w = 0, gpu_kv = 0;
+                    const std::vector<DeviceMem> d = split_use(r.context, r.seqs);
+                    for (size_t i = 0; i < d.size(); ++i) {
+                        const bool computes = i == 0 || splits[i].n_layer > 0;
+                        const int64_t kv =
+                            std::max<int64_t>(0, d[i].total - d[i].model - (computes ? r.activation_bytes : 0));
+                        gpu_w = sat_add(gpu_w, d[i].model);
+                        gpu_kv = sat_add(gpu_kv, kv);
+                        if (d[i].total >= top.total) {
+                            top = d[i];
+                            top.total = d[i].total;
+                        }
+                    }
+                    r.weights_per_gpu_bytes = top.model;
+                    fill_per_gpu(r, std::max<int64_t>(0, top.total - top.model - r.activation_bytes));
+                    cpu_weights = std::max<int64_t>(0, r.weights.bytes - gpu_w);
+                    cpu_kv = off.kv_offload ? std::max<int64_t>(0, r.llama.total_bytes - gpu_kv) : r.llama.total_bytes;
+                }
+                const int64_t cpu_bytes = sat_add(cpu_weights, cpu_kv);
+                r.fits = r.all_seqs_fit = in.ram_bytes <= 0 || cpu_bytes <= in.ram_bytes;
+                r.fits_offload = r.fits;
+                const int64_t part = std::max<int64_t>(0, f.overflow_layers - 1);  // the output slot has no experts
+                r.verdict_reason = !r.fits ? note("nofit_ram", {{"need", format_bytes(cpu_bytes)},
+                                                                {"weights", format_bytes(cpu_weights)},
+                                                                {"kv", format_bytes(cpu_kv)},
+                                                                {"have", format_bytes(in.ram_bytes)}})
+                                           : note(part > 0 ? "llamacpp_fit_offload_moe" : "llamacpp_fit_offload",
+                                                  {{"ngl", std::to_string(f.n_gpu_layers)},
+                                                   {"n", std::to_string(n_layer + 1)},
+                                                   {"part", std::to_string(part)},
+                                                   {"used", format_bytes(r.per_gpu.total_bytes)},
+                                                   {"have", format_bytes(r.requested_bytes)},
+                                                   {"ram", format_bytes(cpu_bytes)},
+                                                   {"flags", f.flags}});
+                if (r.fits) {
+                    r.max_context_capped = split_fits(limit, r.seqs);
+                    r.max_context = r.max_context_capped ? limit : largest_true(1, limit / 256, [&](int64_t x) {
+                                                                       return split_fits(x * 256, r.seqs);
+                                                                   }) * 256;
+                    r.max_context = std::max(r.max_context, r.context);
+                    r.max_context_physical = r.max_context;
+                    if (r.max_context_capped)
+                        r.max_context_physical =
+                            physical_max(limit, 256, [&](int64_t x) { return split_fits(x, r.seqs); });
+                    r.max_concurrency = most_that_fit(65536, [&](int64_t x) { return split_fits(r.context, x); });
+                }
+            }
+        }
     }
 
     // The most layers the GPU(s) hold at this context: -ngl 0 keeps only the buffers there.
@@ -356,17 +530,17 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
         return p && gpu_need(p.value()) <= r.requested_bytes &&
                (in.ram_bytes <= 0 || sat_add(p->cpu_weights, p->cpu_kv) <= in.ram_bytes);
     };
-    if ((off.active || r.kv_pool_bytes > 0) && kv_fits(256, r.seqs)) {
+    if (!by_fit && (off.active || r.kv_pool_bytes > 0) && kv_fits(256, r.seqs)) {
         r.max_context_capped = kv_fits(limit, r.seqs);
         // llama.cpp pads the context to 256 cells
         r.max_context = r.max_context_capped
                             ? limit
                             : largest_true(1, limit / 256, [&](int64_t x) { return kv_fits(x * 256, r.seqs); }) * 256;
     }
-    r.max_context_physical = r.max_context;
-    if (r.max_context_capped)
+    if (!by_fit) r.max_context_physical = r.max_context;
+    if (!by_fit && r.max_context_capped)
         r.max_context_physical = physical_max(limit, 256, [&](int64_t x) { return kv_fits(x, r.seqs); });
-    if ((off.active || r.kv_pool_bytes > 0) && kv_fits(r.context, 1))
+    if (!by_fit && (off.active || r.kv_pool_bytes > 0) && kv_fits(r.context, 1))
         r.max_concurrency = most_that_fit(65536, [&](int64_t x) { return kv_fits(r.context, x); });
 
     r.command = command(m, c.fmt, r, vt->block_values > 1, in.hf_ref);

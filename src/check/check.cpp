@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <map>
 
 #include "base/units.h"
@@ -558,6 +559,15 @@ void check_llama_run(const LogFacts& f, const ModelSpec& m, const std::vector<co
     else if (kv && kv->num("streams") < 0 && o.n_seq_max > 1)
         o.kv_unified = true;  // mid-2025 builds: one stream for every sequence
     if (auto v = to_int(ctx("n_ubatch"))) o.n_ubatch = *v;
+    // The target of an MTP / EAGLE-3 draft keeps rollback snapshots (llama_context's n_rs_seq line,
+    // or the recurrent line's rs_seq count).
+    if (auto v = to_int(ctx("n_rs_seq"))) {
+        o.n_rs_seq = *v;
+    } else {
+        for (const LogLine* l : lines)
+            if (l->kind == LogLineKind::LlamaRecurrentSize && l->num("rs_seq") > 0 && l->num("rs_seq") <= 1024)
+                o.n_rs_seq = static_cast<int64_t>(l->num("rs_seq"));
+    }
     if (ctx("swa_full") == "true" || ctx("swa_full") == "1") o.swa_full = true;
     if (!ctx("type_k").empty()) o.type_k = ctx("type_k");
     if (!ctx("type_v").empty()) o.type_v = ctx("type_v");
@@ -628,6 +638,46 @@ void check_llama_run(const LogFacts& f, const ModelSpec& m, const std::vector<co
         if (!c.match && c.cause.code.empty())
             c.cause = note(c.predicted.empty() ? "check_not_predicted" : "check_no_known_cause");
     for (auto& c : out) rep.lines.push_back(std::move(c));
+}
+
+// A speculative draft context's lines. An MTP draft caches the target's nextn layers
+// (llamacpp_mtp_model; when the model does not say how many, the draft line's layer count, each
+// with the target's last full-attention geometry); a separate draft model's config is not the
+// target's, so its lines are named, not predicted.
+void check_llama_draft_run(const LogFacts& f, const ModelSpec& m, const std::vector<const LogLine*>& lines,
+                           CheckReport& rep) {
+    if (f.setting("draft_kind") == "mtp") {
+        auto mtp = llamacpp_mtp_model(m);
+        if (!mtp) {
+            int64_t n = 0;
+            for (const LogLine* l : lines)
+                if (l->kind == LogLineKind::LlamaKvSize && l->num("layers") > 0 && l->num("layers") < 64) {
+                    n = static_cast<int64_t>(l->num("layers"));
+                    break;
+                }
+            const Layer* geometry = nullptr;
+            for (const Layer& l : m.layers)
+                if (l.kind == LayerKind::Full || l.kind == LayerKind::Mla) geometry = &l;
+            if (n > 0 && geometry) {
+                ModelSpec d = m;
+                d.name = m.name + " (MTP)";
+                d.layers.assign(static_cast<size_t>(n), *geometry);
+                d.gguf.reset();
+                mtp = std::move(d);
+            }
+        }
+        if (mtp) {
+            rep.notes.push_back(note("check_draft_mtp", {{"layers", std::to_string(mtp.value().layers.size())}}));
+            check_llama_run(f, mtp.value(), lines, rep);
+            return;
+        }
+    }
+    for (const LogLine* l : lines) {
+        CheckLine c = printed_line(*l);
+        c.cause =
+            note("check_draft_context", {{"model", f.setting("draft_model").empty() ? "?" : f.setting("draft_model")}});
+        rep.lines.push_back(std::move(c));
+    }
 }
 
 std::vector<int64_t> int_list(const std::string& v) {
@@ -831,9 +881,73 @@ CheckLine explain_torch_oom(const LogLine& l, const LogFacts& f) {
     return c;
 }
 
+// Which -ngl or -c would have fit the device, from the log's own numbers: its free memory at
+// load, and what the device held or asked for (the weights of the offloaded layers, their KV
+// cells, the compute buffer; the failing allocation is one of them). Layers hold weights and
+// KV about evenly (a layer's share is their sum over the offloaded slots), so -ngl k needs k
+// shares plus the compute buffer; the KV grows with the context, so every layer at -c c needs
+// the weights, c cells of KV and the compute buffer. Without the free memory, what to give
+// kvbudget budget instead.
+Message llama_oom_fit(const LogFacts& f, double size, int64_t dev, const std::string& device, const std::string& what) {
+    const std::string d = "cuda" + std::to_string(dev);
+    auto mib = [&](const std::string& k) {
+        const std::string v = f.setting(d + k);
+        return v.empty() ? -1.0 : std::strtod(v.c_str(), nullptr) * 1048576.0;
+    };
+    const std::string n_ctx_text = f.setting("n_ctx");
+    const std::string free_text = f.setting(d + "_free_mib");
+    if (free_text.empty())
+        return note("check_llama_oom_no_free", {{"device", device}, {"ctx", n_ctx_text.empty() ? "N" : n_ctx_text}});
+    const double free = std::strtod(free_text.c_str(), nullptr) * 1048576.0;
+    const double weights = what == "weights" ? size : std::max(0.0, mib("_model_mib"));
+    const double kv = what == "kv" ? size : std::max(0.0, mib("_kv_mib"));
+    const double compute = what == "compute" ? size : std::max(0.0, mib("_compute_mib"));
+    // Slots on the device: the offloaded line, else -ngl from the command, else every layer.
+    int64_t slots = to_int(f.setting("ngl_slots")).value_or(0);
+    if (slots <= 0) {
+        const auto n_layer = int_list(f.hparam("n_layer"));
+        if (!n_layer.empty()) slots = n_layer[0] + 1;
+    }
+    int64_t on_gpu = to_int(f.setting("ngl_offloaded")).value_or(slots);
+    if (auto ngl = to_int(f.setting("n_gpu_layers")); ngl && *ngl >= 0 && f.setting("ngl_offloaded").empty())
+        on_gpu = std::min<int64_t>(*ngl, slots);
+    if (free <= compute)
+        return note("check_llama_oom_nothing_fits",
+                    {{"free", bytes_text(free)}, {"device", device}, {"compute", bytes_text(compute)}});
+    std::vector<std::pair<std::string, std::string>> p = {{"free", bytes_text(free)}, {"device", device}};
+    int64_t ngl = -1;
+    if (on_gpu > 0 && weights + kv > 0) {
+        const double per_slot = (weights + kv) / static_cast<double>(on_gpu);
+        ngl = std::min<int64_t>(on_gpu - 1, static_cast<int64_t>(std::floor((free - compute) / per_slot)));
+        p.push_back({"ngl", std::to_string(std::max<int64_t>(0, ngl))});
+        p.push_back({"slots", std::to_string(slots)});
+        p.push_back({"per_layer", bytes_text(per_slot)});
+    }
+    // -c: only when the KV cache's size is known (it failed, or was allocated before the failure).
+    const auto n_ctx = to_int(n_ctx_text);
+    int64_t ctx = -1;
+    if (kv > 0 && n_ctx && *n_ctx > 0 && what != "weights") {
+        const double per_cell = kv / static_cast<double>(*n_ctx);
+        const double room = free - weights - compute;
+        ctx = room <= 0 ? 0 : static_cast<int64_t>(std::floor(room / per_cell)) / 256 * 256;
+        ctx = std::min<int64_t>(ctx, (*n_ctx - 1) / 256 * 256);  // below the -c that failed
+        p.push_back({"ctx", with_commas(ctx)});
+        p.push_back({"per_token", bytes_text(per_cell)});
+    }
+    const bool ngl_ok = ngl >= 1, ctx_ok = ctx >= 256;
+    if (ngl_ok && ctx_ok) return note("check_llama_oom_fit_both", p);
+    if (ngl_ok) return note(what == "weights" ? "check_llama_oom_fit_ngl_weights" : "check_llama_oom_fit_ngl", p);
+    if (ctx_ok) return note("check_llama_oom_fit_ctx", p);
+    if (ngl < 0 && ctx < 0)  // neither the offloaded layers nor the context are in the paste
+        return note("check_llama_oom_few_numbers",
+                    {{"free", bytes_text(free)}, {"device", device}, {"ctx", n_ctx_text.empty() ? "N" : n_ctx_text}});
+    return note("check_llama_oom_nothing_fits",
+                {{"free", bytes_text(free)}, {"device", device}, {"compute", bytes_text(compute)}});
+}
+
 // ggml names the buffer's size and device; the next line says which buffer it was. The
 // device's free memory, when llama.cpp printed it at load ("using device CUDA0 (...) - N MiB
-// free"), gives the shortfall.
+// free"), gives the shortfall and which -ngl or -c would fit (llama_oom_fit).
 CheckLine explain_llama_oom(const LogLine& l, const LogFacts& f) {
     CheckLine c = printed_line(l);
     const double size = l.num("bytes") >= 0 ? l.num("bytes") : l.num("mib") * 1048576.0;
@@ -849,6 +963,7 @@ CheckLine explain_llama_oom(const LogLine& l, const LogFacts& f) {
                 note("check_oom_device_free",
                      {{"free", bytes_text(free)}, {"device", device}, {"short", bytes_text(size - free)}}));
     }
+    c.more_causes.push_back(llama_oom_fit(f, size, dev, device, what));
     return c;
 }
 
@@ -882,17 +997,30 @@ CheckReport check_log(const LogFacts& f, const ModelSpec* spec, const std::strin
 
     int max_run = 0;
     for (const LogLine& l : f.lines) max_run = std::max(max_run, l.run);
+    // Runs from a speculative draft context on (log_reader: "loading draft model", "creating MTP
+    // draft context") are the draft's.
+    int draft_from = std::numeric_limits<int>::max();
+    if (auto v = to_int(f.setting("draft_from_run")); v && *v >= 0 && *v < 1000000) draft_from = static_cast<int>(*v);
     for (int r = 0; r <= max_run; ++r) {
         std::vector<const LogLine*> lines;
         for (const LogLine& l : f.lines)
             if (l.run == r && !l.is_oom()) lines.push_back(&l);
         if (lines.empty()) continue;
+        // A separate draft model's context needs the draft's config, not the target's.
+        if (f.engine == LogEngine::Llamacpp && r >= draft_from && (!model || f.setting("draft_kind") != "mtp")) {
+            check_llama_draft_run(f, model ? *model : ModelSpec{}, lines, rep);
+            continue;
+        }
         if (!model) {
             for (const LogLine* l : lines) {
                 CheckLine c = printed_line(*l);
                 c.cause = f.model.empty() ? note("check_no_model", {}) : note("check_no_config", {{"model", f.model}});
                 rep.lines.push_back(std::move(c));
             }
+            continue;
+        }
+        if (f.engine == LogEngine::Llamacpp && r >= draft_from) {
+            check_llama_draft_run(f, *model, lines, rep);
             continue;
         }
         if (f.engine == LogEngine::Vllm)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 
 #include "base/text.h"
@@ -278,10 +279,21 @@ void take_command(const std::string& line, LogFacts& f, bool llama) {
                                                                 {"--speculative_config", "speculative_config"},
                                                                 {"--mamba-cache-mode", "mamba_cache_mode"},
                                                                 {"--max-num-seqs", "max_num_seqs"}};
-    static const std::pair<const char*, const char*> kLlama[] = {
-        {"-c", "n_ctx"},     {"--ctx-size", "n_ctx"},       {"-np", "n_seq_max"}, {"--parallel", "n_seq_max"},
-        {"-ctk", "type_k"},  {"--cache-type-k", "type_k"},  {"-ctv", "type_v"},   {"--cache-type-v", "type_v"},
-        {"-ub", "n_ubatch"}, {"--ubatch-size", "n_ubatch"}, {"-m", "model"},      {"--model", "model"}};
+    static const std::pair<const char*, const char*> kLlama[] = {{"-c", "n_ctx"},
+                                                                 {"--ctx-size", "n_ctx"},
+                                                                 {"-np", "n_seq_max"},
+                                                                 {"--parallel", "n_seq_max"},
+                                                                 {"-ctk", "type_k"},
+                                                                 {"--cache-type-k", "type_k"},
+                                                                 {"-ctv", "type_v"},
+                                                                 {"--cache-type-v", "type_v"},
+                                                                 {"-ub", "n_ubatch"},
+                                                                 {"--ubatch-size", "n_ubatch"},
+                                                                 {"-m", "model"},
+                                                                 {"--model", "model"},
+                                                                 {"-ngl", "n_gpu_layers"},
+                                                                 {"--n-gpu-layers", "n_gpu_layers"},
+                                                                 {"--gpu-layers", "n_gpu_layers"}};
     for (size_t i = 0; i < w.size(); ++i) {
         std::string k = w[i], v;
         const size_t eq = k.find('=');
@@ -578,6 +590,14 @@ struct Reader {
         const size_t kp = s.find(k_label, sz), vp = s.find(v_label, sz);
         if (kp != std::string::npos && number_after(s, "):", a, kp)) l.nums.push_back({"k_mib", a});
         if (vp != std::string::npos && number_after(s, "):", a, vp)) l.nums.push_back({"v_mib", a});
+        // 2026 builds: "(%6u cells, %3d layers, %2u seqs %2u rs_seq)", the target's rollback snapshots.
+        if (const size_t rs = s.find(" rs_seq", sz); recurrent && rs != std::string::npos) {
+            size_t d = rs;
+            while (d > sz && s[d - 1] == ' ') --d;
+            size_t b0 = d;
+            while (b0 > sz && std::isdigit(static_cast<unsigned char>(s[b0 - 1]))) --b0;
+            if (b0 < d && d - b0 < 6) l.nums.push_back({"rs_seq", std::stod(s.substr(b0, d - b0))});
+        }
         if (l.num("layers") < 0 || l.num("cells") < 0) return;  // cut off mid-line
         ++llama_marks;
         if (!recurrent && lookup(ctx, "iswa").empty()) capacity_seen_llama();
@@ -634,6 +654,52 @@ struct Reader {
 
     void llama_line(const std::string& s, int64_t n) {
         if (llama_oom(s, n)) return;
+        // What each device holds, for an out-of-memory line's advice: "offloaded N/M layers to GPU",
+        // "CUDA0 model buffer size = X MiB" (load_tensors), "CUDA0 KV buffer size" (each cache),
+        // "CUDA0 compute buffer size" (llama_context / sched_reserve). Read on, not consumed.
+        if (has(s, "offloaded ") && has(s, " layers to GPU")) {
+            double a = 0, b = 0;
+            const size_t p = s.find("offloaded ");
+            size_t e = 0;
+            if (number_at(s, p + 10, a, &e) && e < s.size() && s[e] == '/' && number_at(s, e + 1, b)) {
+                put(f.settings, "ngl_offloaded", std::to_string(static_cast<int64_t>(a)));
+                put(f.settings, "ngl_slots", std::to_string(static_cast<int64_t>(b)));
+            }
+        }
+        for (const char* what : {" model buffer size =", " KV buffer size =", " compute buffer size ="}) {
+            const size_t p = s.find(what);
+            if (p == std::string::npos) continue;
+            size_t d0 = p;
+            while (d0 > 0 && !std::isspace(static_cast<unsigned char>(s[d0 - 1]))) --d0;
+            std::string dev = s.substr(d0, p - d0);
+            for (char& c : dev) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            double a = 0;
+            if (dev.rfind("cuda", 0) != 0 || dev.size() > 8 || !number_after(s, "=", a, p)) continue;
+            const std::string key = dev + (what[1] == 'm' ? "_model_mib" : what[1] == 'K' ? "_kv_mib" : "_compute_mib");
+            // A cache in two parts (SWA) prints two KV buffers: their sum.
+            const std::string prev = what[1] == 'K' ? lookup(f.settings, key) : std::string();
+            const double sum = a + (prev.empty() ? 0.0 : std::strtod(prev.c_str(), nullptr));
+            char buf[64];
+            std::snprintf(buf, sizeof buf, "%.2f", sum);
+            put(f.settings, key, buf);
+        }
+        // A speculative draft context (common_speculative_init_result; older servers' load_model):
+        // the contexts from here on are the draft's, checked against the draft's model. PR-era MTP
+        // builds (ggml-org/llama.cpp#22673) say so only after the draft context's own lines.
+        if (has(s, "loading draft model") || has(s, "creating MTP draft context") ||
+            has(s, "MTP draft head registered")) {
+            ++llama_marks;
+            const bool after = has(s, "MTP draft head registered");
+            if (lookup(f.settings, "draft_from_run").empty())
+                put(f.settings, "draft_from_run", std::to_string(after ? run : run + (llama_run_has_kv ? 1 : 0)));
+            put(f.settings, "draft_kind", has(s, "loading draft model") ? "model" : "mtp");
+            if (has(s, "loading draft model")) {
+                const size_t q = s.find('\'');
+                const size_t e = q == std::string::npos ? q : s.find('\'', q + 1);
+                if (e != std::string::npos) put(f.settings, "draft_model", s.substr(q + 1, e - q - 1));
+            }
+            return;
+        }
         if (has(s, "using device CUDA") && has(s, "MiB free")) {  // llama_model_load_from_file_impl
             ++llama_marks;
             std::string dev = word_after(s, "using device ");
@@ -690,7 +756,7 @@ struct Reader {
             const std::string v = trim(rest.substr(eq + 1));
             if (k == "n_ctx_per_seq") k = "n_ctx_seq";
             for (const char* key : {"n_seq_max", "n_ctx", "n_ctx_seq", "n_batch", "n_ubatch", "flash_attn",
-                                    "kv_unified", "causal_attn", "swa_full"}) {
+                                    "kv_unified", "causal_attn", "swa_full", "n_rs_seq"}) {
                 if (k == key) {
                     if (k == "n_ctx" && llama_run_has_kv) {  // a second context (draft model, another load)
                         ++run;

@@ -47,6 +47,12 @@ const char* kHelp =
     "  --draft-config CONFIG          the drafter's config.json (EAGLE head or draft model)\n"
     "  --engine-version V             the engine's release: vLLM 0.20.1 (or vllm=0.20.1), llama.cpp b6500;\n"
     "                                 its log lines, error wordings and MLA block sizes (default: the newest)\n"
+    "  --spec-type T                  llama.cpp: draft-simple|draft-eagle3 (need -md)|draft-mtp (the model's\n"
+    "                                 MTP block)|ngram-...: the draft context's own KV cache\n"
+    "  -md CONFIG, --model-draft CONFIG  llama.cpp: the draft model (config.json or .gguf)\n"
+    "  --spec-draft-n-max N           llama.cpp: tokens drafted (default 3); MTP / EAGLE-3 keep as many\n"
+    "                                 recurrent-state rollback snapshots per sequence\n"
+    "  -ctkd T, -ctvd T               llama.cpp: the draft context's K and V cache types (default f16)\n"
     "  --max-num-batched-tokens N     vLLM (default 2048, or 8192 on >= 70 GiB GPUs other than A100)\n"
     "  --block-size N                 vLLM block size\n"
     "  --activation-memory SIZE       override the activation-peak estimate (llama.cpp: compute buffer)\n"
@@ -150,8 +156,14 @@ void print_human(const BudgetResult& r, std::ostream& out) {
                     << " tokens x " << r.seqs << ", " << gib(d.used_bytes) << " of " << gib(d.free_bytes) << " free)\n";
         }
     }
-    out << "verdict: " << (r.fits ? "FITS" : "DOES NOT FIT") << " (" << with_commas(r.context) << " tokens x " << r.seqs
-        << (r.seqs == 1 ? " request)" : " requests)") << "\n";
+    out << "verdict: "
+        << (!r.fits          ? "DOES NOT FIT"
+            : r.fits_offload ? "FITS WITH PART IN SYSTEM RAM"
+                             : "FITS")
+        << " (" << with_commas(r.context) << " tokens x " << r.seqs << (r.seqs == 1 ? " request)" : " requests)")
+        << "\n";
+    if (r.fits && r.fits_offload && !r.verdict_reason.code.empty())
+        out << "  " << render_english(r.verdict_reason) << "\n";
     if (!r.fits) {
         if (!r.verdict_reason.code.empty()) out << "  " << render_english(r.verdict_reason) << "\n";
         if (!r.engine_error.empty()) out << "  vLLM: " << r.engine_error << "\n";
@@ -204,6 +216,12 @@ int cmd_budget(const std::vector<std::string>& argv, std::ostream& out, std::ost
                        "--speculative-config",
                        "--engine-version",
                        "--draft-config",
+                       "--spec-type",
+                       "-md",
+                       "--model-draft",
+                       "--spec-draft-n-max",
+                       "-ctkd",
+                       "-ctvd",
                        "--engine",
                        "--max-num-batched-tokens",
                        "--block-size",
@@ -278,12 +296,13 @@ int cmd_budget(const std::vector<std::string>& argv, std::ostream& out, std::ost
     auto cg = get_size(*a, "--cudagraph-memory", -1, err);
     auto ub = get_count(*a, "-ub", 512, err);
     auto ngl = get_count(*a, a->has("-ngl") ? "-ngl" : "--ngl", -1, err);
+    auto draft_max = get_count(*a, "--spec-draft-n-max", 3, err);
     auto ram = get_size(*a, "--ram", 0, err);
     auto wired = get_count(*a, "--wired-limit-mb", 0, err);
     auto fitt = get_count(*a, a->has("-fitt") ? "-fitt" : "--fit-target", 1024, err);
     auto fitc = get_count(*a, a->has("-fitc") ? "-fitc" : "--fit-ctx", 4096, err);
     if (!gmem || !count || !util || !params || !mml || !seqs || !mns || !tp || !pp || !mnbt || !block || !act || !ovh ||
-        !cg || !ub || !ngl || !ram || !wired || !fitt || !fitc)
+        !cg || !ub || !ngl || !ram || !wired || !fitt || !fitc || !draft_max)
         return kRefused;
     const bool offload_flags = a->has("--ngl") || a->has("-ngl") || a->has("--ram") || a->has("--no-kv-offload") ||
                                a->has("-nkvo") || a->has("--hf") || a->has("--fit-target") || a->has("-fitt") ||
@@ -348,11 +367,29 @@ int cmd_budget(const std::vector<std::string>& argv, std::ostream& out, std::ost
     in.fit_target_mb = *fitt;
     in.fit_ctx = *fitc;
     in.hf_ref = a->get("--hf");
+    in.spec_type = a->get("--spec-type");
+    in.spec_draft_n_max = *draft_max;
+    in.spec_draft_type_k = a->get("-ctkd");
+    in.spec_draft_type_v = a->get("-ctvd");
+    const bool llama_spec = a->has("--spec-type") || a->has("-md") || a->has("--model-draft") ||
+                            a->has("--spec-draft-n-max") || a->has("-ctkd") || a->has("-ctvd");
+    if (llama_spec && in.engine != BudgetEngine::LlamaCpp) {
+        err << "kvbudget: error: --spec-type, -md, --spec-draft-n-max, -ctkd and -ctvd are llama.cpp's; use "
+               "--speculative-config for "
+            << to_string(in.engine) << "\n";
+        return kUsage;
+    }
+    // -md alone still gets its draft context (common_speculative_init_result runs whenever a draft
+    // model is given; since ggml-org/llama.cpp#23988 it drafts only with --spec-type draft-simple).
+    if ((a->has("-md") || a->has("--model-draft")) && in.spec_type.empty()) in.spec_type = "draft-simple";
 
     auto m = load_model(a->positional[0], err);
     if (!m) return kRefused;
     std::optional<ModelSpec> draft;
-    if (a->has("--draft-config")) {
+    if (a->has("-md") || a->has("--model-draft")) {
+        draft = load_model(a->get(a->has("-md") ? "-md" : "--model-draft"), err);
+        if (!draft) return kRefused;
+    } else if (a->has("--draft-config")) {
         if (in.speculative_config.empty()) {
             err << "kvbudget: error: --draft-config needs --speculative-config (which method drafts)\n";
             return kUsage;

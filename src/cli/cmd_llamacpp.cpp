@@ -1,6 +1,7 @@
 // kvbudget llamacpp: the llama_kv_cache / llama_memory_recurrent lines llama.cpp
 // prints for -c / -np / -ctk / -ctv, including the separate sliding-window cache.
 #include <iostream>
+#include <optional>
 
 #include "args.h"
 #include "base/units.h"
@@ -34,17 +35,46 @@ plus its sliding-window cache and recurrent state (llama_memory_recurrent, alway
                         rs_seq), unified-streams (b6100-b6600: llama_kv_cache_unified: with
                         "1/1 seqs"), legacy (up to b6099: llama_kv_cache_unified: "1 seqs")
   --engine-version B    the llama.cpp build the lines are for (b5712, b6500, b6699): sets --log-format
+
+Speculative decoding (llama-server's flags; the draft context's lines follow the target's):
+  --spec-type T         draft-simple | draft-eagle3 (need -md) | draft-mtp (the model's MTP layers) |
+                        ngram-simple | ngram-map-k | ngram-map-k4v | ngram-mod | ngram-cache
+  -md, --model-draft CONFIG   the draft model (config.json or .gguf); alone it means draft-simple
+  --spec-draft-n-max N  tokens drafted (default 3); MTP and EAGLE-3 keep as many recurrent-state
+                        rollback snapshots per sequence (n_rs_seq; --log-format current or rs-seq)
+  -ctkd T, -ctvd T      the draft context's K and V cache types (default f16)
+  --draft-per-slot      builds before ggml-org/llama.cpp#22787 (May 2026): one draft context per slot
+  -cd, --ctx-size-draft N   with --draft-per-slot: each draft context's cells (0 = the slot's)
 )";
 
 }  // namespace
 
 int cmd_llamacpp(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
     int rc = kOk;
-    auto a = parse_command("llamacpp", argv,
-                           ArgSpec{{"-c", "--ctx-size", "-np", "--parallel", "-ctk", "--cache-type-k", "-ctv",
-                                    "--cache-type-v", "-ub", "--ubatch-size", "--log-format", "--engine-version"},
-                                   {"--kv-unified", "-kvu", "--swa-full", "--mla-v", "--no-fa-padding"}},
-                           kHelp, out, err, rc);
+    auto a =
+        parse_command("llamacpp", argv,
+                      ArgSpec{{"-c",
+                               "--ctx-size",
+                               "-np",
+                               "--parallel",
+                               "-ctk",
+                               "--cache-type-k",
+                               "-ctv",
+                               "--cache-type-v",
+                               "-ub",
+                               "--ubatch-size",
+                               "--log-format",
+                               "--engine-version",
+                               "--spec-type",
+                               "-md",
+                               "--model-draft",
+                               "--spec-draft-n-max",
+                               "-ctkd",
+                               "-ctvd",
+                               "-cd",
+                               "--ctx-size-draft"},
+                              {"--kv-unified", "-kvu", "--swa-full", "--mla-v", "--no-fa-padding", "--draft-per-slot"}},
+                      kHelp, out, err, rc);
     if (!a) return rc;
     auto pick = [&](const char* s, const char* l) { return a->has(s) ? std::string(s) : std::string(l); };
     if (!a->has("-c") && !a->has("--ctx-size")) {
@@ -63,7 +93,22 @@ int cmd_llamacpp(const std::vector<std::string>& argv, std::ostream& out, std::o
     auto c = get_context(*a, pick("-c", "--ctx-size"), 0, err);
     auto np = get_count(*a, pick("-np", "--parallel"), 1, err);
     auto ub = get_count(*a, pick("-ub", "--ubatch-size"), 512, err);
-    if (!c || !np || !ub) return kRefused;
+    auto n_max = get_count(*a, "--spec-draft-n-max", 3, err);
+    auto cd = get_count(*a, pick("-cd", "--ctx-size-draft"), 0, err);
+    if (!c || !np || !ub || !n_max || !cd) return kRefused;
+    LlamaDraftOptions d;
+    const bool has_md = a->has("-md") || a->has("--model-draft");
+    auto st = parse_llama_spec_type(a->get("--spec-type", has_md ? "draft-simple" : ""));
+    if (!st) {
+        err << "kvbudget: error: " << st.error().message << "\n";
+        return kUsage;
+    }
+    d.type = st.value();
+    d.n_max = *n_max;
+    d.type_k = a->get("-ctkd", "f16");
+    d.type_v = a->get("-ctvd", "f16");
+    d.per_slot = a->has("--draft-per-slot");
+    d.n_ctx = *cd;
 
     LlamaOptions o;
     o.n_ctx = *c;
@@ -76,7 +121,25 @@ int cmd_llamacpp(const std::vector<std::string>& argv, std::ostream& out, std::o
     o.mla_v_cache = a->has("--mla-v");
     o.n_pad = a->has("--no-fa-padding") ? 32 : 256;
     o.log_format = *fmt;
+    o.n_rs_seq = llamacpp_n_rs_seq(d);
 
+    // The draft context's own cache: a draft model's, or the model's MTP layers.
+    std::optional<ModelSpec> draft;
+    if (d.type == LlamaSpecType::DraftMtp) {
+        auto mm = llamacpp_mtp_model(*loaded);
+        if (!mm) {
+            err << "kvbudget: error: " << mm.error().message << "\n";
+            return kRefused;
+        }
+        draft = std::move(mm.value());
+    } else if (d.type == LlamaSpecType::DraftSimple || d.type == LlamaSpecType::DraftEagle3) {
+        if (!has_md) {
+            err << "kvbudget: error: --spec-type " << to_string(d.type) << " needs the draft model: -md CONFIG\n";
+            return kUsage;
+        }
+        draft = load_model(a->get(a->has("-md") ? "-md" : "--model-draft"), err);
+        if (!draft) return kRefused;
+    }
     auto r = llamacpp_layout(*loaded, o);
     if (!r) {
         err << "kvbudget: error: " << r.error().message << "\n";
@@ -88,6 +151,15 @@ int cmd_llamacpp(const std::vector<std::string>& argv, std::ostream& out, std::o
         return kOk;
     }
     for (const auto& line : L.log_lines) out << line << "\n";
+    if (draft) {
+        auto dr = llamacpp_draft(*draft, L, o, d);
+        if (!dr) {
+            err << "kvbudget: error: " << dr.error().message << "\n";
+            return kRefused;
+        }
+        for (int64_t i = 0; i < dr->contexts; ++i)
+            for (const auto& line : dr->layout.log_lines) out << line << "\n";
+    }
     for (const auto& n : loaded->notes) err << "note: " << render_english(n) << "\n";
     for (const Message& n : L.notes) err << "note: " << render_english(n) << "\n";
     return kOk;

@@ -78,6 +78,11 @@ Result<bool> check_options(const ModelSpec& m, const LlamaOptions& o, Ctx& c) {
         return bad_value(note("llama_ub_range", {{"value", to_string(o.n_ubatch)}}));
     if (o.n_pad < 1 || o.n_pad > 4096) return bad_value(note("llama_pad_range"));
     if (o.n_ctx < 0) return bad_value(note("llama_ctx_negative", {{"value", to_string(o.n_ctx)}}));
+    if (o.n_rs_seq < 0 || o.n_rs_seq > 1024)
+        return bad_value(note("llama_rs_seq_range", {{"value", to_string(o.n_rs_seq)}}));
+    // Rollback snapshots came with the recurrent line's "rs_seq" field (2026 builds).
+    if (o.n_rs_seq > 0 && o.log_format != LlamaLogFormat::Current && o.log_format != LlamaLogFormat::RsSeq)
+        return bad_value(note("llama_rs_seq_old_build", {{"value", to_string(o.n_rs_seq)}}));
     if (m.layers.empty()) return bad_value(note("engine_no_layers", {{"model", m.name}}));
     c.tk = std::move(tk.value());
     c.tv = std::move(tv.value());

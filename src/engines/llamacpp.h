@@ -37,6 +37,10 @@ struct LlamaOptions {
     int64_t n_ubatch = 512;      // -ub
     int64_t n_pad = 256;         // context padding (older builds: 32 without flash attention)
     bool mla_v_cache = false;    // older builds also cached a kv_lora_rank-wide V for MLA models
+    // Recurrent-state rollback snapshots per sequence (cparams.n_rs_seq): a speculative draft's
+    // rejected tokens are undone from them, so each sequence keeps 1 + n_rs_seq rows of R and S.
+    // Only builds whose recurrent line prints "rs_seq" have them (LlamaLogFormat Current / RsSeq).
+    int64_t n_rs_seq = 0;
     LlamaLogFormat log_format = LlamaLogFormat::Current;
 };
 
@@ -56,6 +60,7 @@ struct LlamaKvCache {
 struct LlamaRecurrent {
     bool present = false;
     int64_t cells = 0;          // mem_size = max(1, n_seq_max)
+    int64_t n_rs_seq = 0;       // rollback snapshots per sequence: rows = cells x (1 + n_rs_seq)
     int64_t layers_logged = 0;  // the line counts every layer of the model
     int64_t state_layers = 0;   // layers that really hold state
     int64_t n_seq_max = 1;
@@ -82,5 +87,46 @@ Result<LlamaLayout> llamacpp_layout(const ModelSpec& m, const LlamaOptions& o);
 
 // llama.cpp's float formatting of a byte count in MiB: (float)bytes / (1024.0f * 1024.0f) with %7.2f.
 std::string llamacpp_mib(int64_t bytes);
+
+// ---- Speculative decoding (llamacpp_draft.cpp) ----
+// llama-server's --spec-type (common/speculative.cpp common_speculative_type_from_name_map):
+// draft-simple (a draft model, -md), draft-eagle3 (an EAGLE-3 draft model), draft-mtp (the
+// model's own multi-token-prediction block), ngram-* (no model, no cache).
+enum class LlamaSpecType { None, DraftSimple, DraftEagle3, DraftMtp, Ngram };
+Result<LlamaSpecType> parse_llama_spec_type(const std::string& s);
+const char* to_string(LlamaSpecType t);
+
+struct LlamaDraftOptions {
+    LlamaSpecType type = LlamaSpecType::None;
+    int64_t n_max = 3;           // --spec-draft-n-max (common_params_speculative_draft::n_max)
+    std::string type_k = "f16";  // -ctkd
+    std::string type_v = "f16";  // -ctvd
+    // Builds before ggml-org/llama.cpp#22787 (May 2026): one draft context per server slot, each
+    // of one sequence and -cd cells (0: the slot's n_ctx_seq), instead of one shared context.
+    bool per_slot = false;
+    int64_t n_ctx = 0;  // -cd (per_slot builds; later builds size the draft like the target)
+};
+
+// need_n_rs_seq() in common/common.h: a target drafted by MTP, EAGLE-3 (or DFlash) keeps n_max
+// rollback snapshots per sequence; draft-simple and ngram none.
+int64_t llamacpp_n_rs_seq(const LlamaDraftOptions& d);
+
+// The model an MTP draft context caches: the target's nextn layers (GGUF nextn_predict_layers,
+// config num_nextn_predict_layers), each with the geometry of the
+// target's last full-attention layer. Refused when the model carries no MTP block.
+Result<ModelSpec> llamacpp_mtp_model(const ModelSpec& target);
+
+struct LlamaDraft {
+    LlamaSpecType type = LlamaSpecType::None;
+    int64_t contexts = 0;     // draft contexts (per_slot builds: one per slot)
+    LlamaLayout layout;       // one draft context
+    int64_t total_bytes = 0;  // all draft contexts
+};
+// The draft context(s) llama-server creates next to the target (common_speculative_init_result:
+// n_ctx = the target's n_ctx, n_seq_max and kv_unified as the target's, -ctkd / -ctvd, no
+// rollback snapshots). `draft`: the draft model (draft-simple / draft-eagle3) or
+// llamacpp_mtp_model(target) (draft-mtp). Ngram types have none (contexts 0).
+Result<LlamaDraft> llamacpp_draft(const ModelSpec& draft, const LlamaLayout& target, const LlamaOptions& target_options,
+                                  const LlamaDraftOptions& d);
 
 }  // namespace kvb

@@ -242,6 +242,10 @@ std::string inputs_json(const BudgetInputs& in) {
         .set("pipeline_parallel_size", in.pipeline_parallel_size)
         .set("pp_layer_partition", in.pp_layer_partition)
         .set("speculative_config", in.speculative_config)
+        .set("spec_type", in.spec_type)
+        .set("spec_draft_n_max", in.spec_draft_n_max)
+        .set("spec_draft_type_k", in.spec_draft_type_k)
+        .set("spec_draft_type_v", in.spec_draft_type_v)
         .set("engine_version", in.engine_version)
         .set("max_num_batched_tokens", in.max_num_batched_tokens)
         .set("block_size", in.block_size)
@@ -335,6 +339,7 @@ std::string budget_json(const BudgetResult& r) {
                             .set("over_usable_bytes", g.over_usable_bytes))
         .set("fits", r.fits)
         .set("all_seqs_fit", r.all_seqs_fit)
+        .set("fits_offload", r.fits_offload)
         .set("max_context", r.max_context)
         .set("max_context_capped", r.max_context_capped)
         .set("max_context_physical", r.max_context_physical)
@@ -369,14 +374,25 @@ std::string budget_json(const BudgetResult& r) {
                           .set("drafter_weight_bytes", r.drafter_weight_bytes));
     else if (r.engine == BudgetEngine::LlamaCpp) {
         const LlamaOffload& o = r.offload;
+        const LlamaDraft& d = r.llama_draft;
         j.set("llamacpp", JsonObject()
                               .set("kv_bytes", r.llama.total_bytes)
                               .set("n_ctx", r.llama.n_ctx)
                               .set("n_seq_max", r.llama.n_seq_max)
+                              .set("n_rs_seq", r.llama.recurrent.n_rs_seq)
+                              .set("draft", JsonObject()
+                                                .set("spec_type", to_string(d.type))
+                                                .set("contexts", d.contexts)
+                                                .set("n_ctx", d.contexts > 0 ? d.layout.n_ctx : 0)
+                                                .set("n_seq_max", d.contexts > 0 ? d.layout.n_seq_max : 0)
+                                                .set("bytes", d.total_bytes)
+                                                .set("log_lines", d.layout.log_lines))
                               .set("offload", JsonObject()
                                                   .set("active", o.active)
                                                   .set("n_layer", o.n_layer)
+                                                  .set("n_slots", o.n_slots)
                                                   .set("n_gpu_layers", o.n_gpu_layers)
+                                                  .set("gpu_repeating_layers", o.gpu_repeating_layers)
                                                   .set("output_on_gpu", o.output_on_gpu)
                                                   .set("kv_offload", o.kv_offload)
                                                   .set("estimated", o.estimated)
@@ -506,6 +522,14 @@ Result<BudgetInputs> budget_inputs_from_json(const std::string& text) {
             e = text_field(in.speculative_config);
         else if (k == "engine_version")
             e = text_field(in.engine_version);
+        else if (k == "spec_type")
+            e = text_field(in.spec_type);
+        else if (k == "spec_draft_type_k")
+            e = text_field(in.spec_draft_type_k);
+        else if (k == "spec_draft_type_v")
+            e = text_field(in.spec_draft_type_v);
+        else if (k == "spec_draft_n_max")
+            e = count(in.spec_draft_n_max);
         else if (k == "gpu_memory_bytes")
             e = count(in.gpu_memory_bytes);
         else if (k == "gpu_count")

@@ -318,19 +318,64 @@ TEST_CASE("llama.cpp budget: weights + KV + compute buffer + runtime") {
     CHECK(q.command == "llama-server -m Llama-3.1-8B-Q4_K_M.gguf -c 32768 -np 4 -ctk q8_0 -ctv q8_0 -fa on -ngl 99");
 }
 
-// Nothing fits at any context (the weights alone exceed the card): the command keeps the
-// asked -c. llama.cpp reads -c 0 as the model's whole training context (40,960 here), a
-// setting the answer never showed.
+// Nothing fits at any context with every layer on the GPU (-ngl given: --fit leaves it): the
+// command keeps the asked -c. llama.cpp reads -c 0 as the model's whole training context
+// (40,960 here), a setting the answer never showed.
 TEST_CASE("llama.cpp budget: a model that does not fit keeps the asked -c in its command, never -c 0") {
     kvb::BudgetInputs in;
     in.engine = kvb::BudgetEngine::LlamaCpp;
     in.gpu_memory_bytes = 12LL * 1000 * 1000 * 1000;
     in.weights = "Q4_K_M";
     in.context = 32768;
+    in.n_gpu_layers = 49;
     auto r = budget("Qwen/Qwen3-30B-A3B", in);
     CHECK_FALSE(r.fits);
+    CHECK_FALSE(r.fits_offload);
     CHECK(r.max_context == 0);
-    CHECK(r.command == "llama-server -m Qwen3-30B-A3B-Q4_K_M.gguf -c 32768 -np 1 -ngl 99");
+    CHECK(r.command == "llama-server -m Qwen3-30B-A3B-Q4_K_M.gguf -c 32768 -np 1 -ngl 49");
+}
+
+// Issue 12: with no -ngl, llama-server's --fit (on by default) runs Qwen3-30B-A3B Q4_K_M on a 12 GB
+// card with the routed experts of 32 layers (and part of one more) in system RAM. The verdict is
+// that placement, not "does not fit": its GPU share at 32,768 tokens, the longest context and the
+// most sequences it holds, and the flags that ask for it.
+TEST_CASE("llama.cpp budget: --fit's offload is the verdict when not all fits on the GPU") {
+    kvb::BudgetInputs in;
+    in.engine = kvb::BudgetEngine::LlamaCpp;
+    in.gpu_memory_bytes = 12LL * 1000 * 1000 * 1000;
+    in.weights = "Q4_K_M";
+    in.context = 32768;
+    auto r = budget("Qwen/Qwen3-30B-A3B", in);
+    CHECK(r.fits);
+    CHECK(r.all_seqs_fit);
+    CHECK(r.fits_offload);
+    CHECK(r.fit.outcome == "layers");
+    CHECK(r.fit.n_gpu_layers == 49);
+    CHECK(r.fit.overflow_layers == 33);
+    CHECK(r.per_gpu.weights_bytes == 6740901217);  // dense tensors + the experts of 16 layers and part of one
+    CHECK(r.per_gpu.kv_bytes == 3221225472);       // every layer's KV stays on the GPU
+    CHECK(r.per_gpu.total_bytes == 10818551137);
+    CHECK(r.max_context == 40960);  // the model's limit; memory alone would hold 44,544 with this split
+    CHECK(r.max_context_capped);
+    CHECK(r.max_context_physical == 44544);
+    CHECK(r.max_concurrency == 1);
+    CHECK(r.verdict_reason.code == "llamacpp_fit_offload_moe");
+    CHECK(r.verdict_reason.param("part") == "32");
+    CHECK(r.verdict_reason.param("used") == "10.08 GiB");
+    CHECK(r.verdict_reason.param("have") == "11.18 GiB");
+    CHECK(r.verdict_reason.param("ram") == "11.00 GiB");
+    CHECK(
+        r.command ==
+        "llama-server -m Qwen3-30B-A3B-Q4_K_M.gguf -c 32768 -np 1 -ngl 49 -ot "
+        "\"blk\\.16\\.ffn_(gate|gate_up|down).*=CPU\" -ot "
+        "\"blk\\.(17|18|19|20|21|22|23|24|25|26|27|28|29|30|31|32|33|34|35|36|37|38|39|40|41|42|43|44|45|46|47)\\.ffn_"
+        "(up|down|gate_up|gate)_(ch|)exps=CPU\"");
+    // With the RAM given and too small for what stays on the CPU, it does not fit, and says why.
+    in.ram_bytes = 8LL << 30;
+    auto small = budget("Qwen/Qwen3-30B-A3B", in);
+    CHECK_FALSE(small.fits);
+    CHECK(small.verdict_reason.code == "nofit_ram");
+    CHECK(small.verdict_reason.param("need") == "11.00 GiB");
 }
 
 TEST_CASE("transformers budget: weights + DynamicCache + prefill + runtime") {

@@ -677,7 +677,10 @@ TEST_CASE("O8 llama-cpp-python#1944: the line after the failure names the KV cac
     CheckLine kv = oom_line("O8", "llama_cuda_out_of_memory");
     CHECK(kv.cause.code == "check_llama_oom_kv");
     CHECK(kv.cause.param("size") == "200.00 GiB");
-    CHECK(kv.more_causes.empty());  // the paste does not hold the device's free memory
+    // The paste does not hold the device's free memory: what to give kvbudget budget instead.
+    REQUIRE(kv.more_causes.size() == 1);
+    CHECK(kv.more_causes[0].code == "check_llama_oom_no_free");
+    CHECK(kv.more_causes[0].param("device") == "CUDA0");
 }
 
 TEST_CASE("the free memory llama.cpp printed at load gives the shortfall; alloc_tensor_range of a KV cache") {
@@ -693,10 +696,109 @@ TEST_CASE("the free memory llama.cpp printed at load gives the shortfall; alloc_
     REQUIRE(r.lines.size() == 1);
     CHECK(r.lines[0].cause.code == "check_llama_oom_kv");
     CHECK(r.lines[0].cause.param("size") == "32.00 GiB");
-    REQUIRE(r.lines[0].more_causes.size() == 1);
+    REQUIRE(r.lines[0].more_causes.size() == 2);
     CHECK(r.lines[0].more_causes[0].code == "check_oom_device_free");
     CHECK(r.lines[0].more_causes[0].param("free") == "22.74 GiB");
     CHECK(r.lines[0].more_causes[0].param("short") == "9.26 GiB");
+    // No layer count and no context in the paste: which -ngl or -c fits is budget's to say.
+    CHECK(r.lines[0].more_causes[1].code == "check_llama_oom_few_numbers");
+    CHECK(r.lines[0].more_causes[1].param("free") == "22.74 GiB");
+}
+
+TEST_CASE("O9 ik_llama.cpp#749: a 272.81 GiB compute buffer, no free memory printed") {
+    CheckLine c = oom_line("O9", "llama_cuda_out_of_memory");
+    CHECK(c.cause.code == "check_llama_oom_compute");
+    CHECK(c.cause.param("size") == "272.81 GiB");  // 292,926,534,144 B
+    REQUIRE(c.more_causes.size() == 1);
+    CHECK(c.more_causes[0].code == "check_llama_oom_no_free");
+    CHECK(render_english(c.more_causes[0]) ==
+          "the log does not print CUDA0's free memory: give it to kvbudget budget CONFIG --engine llamacpp "
+          "--gpu-memory FREE --max-model-len N to get the -ngl and -c that fit");
+}
+
+// Which -ngl or -c would fit, from the numbers llama.cpp printed before the failure. Constructed
+// from llama.cpp's own line formats (llama_model_load_from_file_impl's device line, load_tensors,
+// llama_context, the KV allocation of the O8 / "free memory" cases) with Qwen3-8B's KV at 65,536
+// cells (36 layers x 147,456 B per token = 9216 MiB) and a 4455.35 MiB weights buffer.
+TEST_CASE("llama.cpp out of memory: the -ngl and -c that fit the free memory the log printed") {
+    const std::string head =
+        "llama_model_load_from_file_impl: using device CUDA0 (NVIDIA GeForce RTX 4070) - 11805 MiB free\n"
+        "load_tensors: offloaded 37/37 layers to GPU\n"
+        "load_tensors:        CUDA0 model buffer size =  4455.35 MiB\n"
+        "llama_context: n_ctx         = 65536\n";
+    CheckReport r = check(head +
+                              "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 9216.00 MiB on device 0: "
+                              "cudaMalloc failed: out of memory\n"
+                              "alloc_tensor_range: failed to allocate CUDA0 buffer of size 9663676416\n"
+                              "llama_init_from_model: failed to initialize the context: failed to allocate buffer for "
+                              "kv cache\n",
+                          nullptr);
+    REQUIRE(r.lines.size() == 1);
+    CHECK(r.lines[0].cause.code == "check_llama_oom_kv");
+    REQUIRE(r.lines[0].more_causes.size() == 1);  // 9216 MiB asked of 11805 free: no shortfall line
+    const Message& fit = r.lines[0].more_causes[0];
+    CHECK(fit.code == "check_llama_oom_fit_both");
+    // A layer's share: (4455.35 + 9216) MiB / 37 slots = 369.50 MiB; 11805 / 369.50 -> 31 slots.
+    CHECK(fit.param("ngl") == "31");
+    CHECK(fit.param("slots") == "37");
+    CHECK(fit.param("per_layer") == "369.50 MiB");
+    // Every layer: (11805 - 4455.35) MiB / 144 KiB per token = 52,263 -> 52,224 (256-aligned).
+    CHECK(fit.param("ctx") == "52,224");
+    CHECK(fit.param("per_token") == "144.00 KiB");
+    // The same weights failing at load: only -ngl can be said, and the KV and compute buffer are still to come.
+    CheckReport w = check(
+        "llama_model_load_from_file_impl: using device CUDA0 (NVIDIA GeForce RTX 3050) - 3811 MiB free\n"
+        "print_info: arch             = qwen3\n"
+        "print_info: n_layer          = 36\n"
+        "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 4455.35 MiB on device 0: cudaMalloc failed: out of "
+        "memory\n"
+        "alloc_tensor_range: failed to allocate CUDA0 buffer of size 4671713280\n"
+        "llama_model_load: error loading model: unable to allocate CUDA0 buffer\n",
+        nullptr);
+    REQUIRE(w.lines.size() == 1);
+    CHECK(w.lines[0].cause.code == "check_llama_oom_weights");
+    REQUIRE(w.lines[0].more_causes.size() == 2);
+    CHECK(w.lines[0].more_causes[1].code == "check_llama_oom_fit_ngl_weights");
+    CHECK(w.lines[0].more_causes[1].param("ngl") == "31");  // 3811 / (4455.35 / 37) = 31.65
+    CHECK(w.lines[0].more_causes[1].param("slots") == "37");
+}
+
+TEST_CASE("S1 llama.cpp PR #23269: an MTP target keeps 2 rollback snapshots of its recurrent state") {
+    ModelSpec m = qwen35_like("Qwen3.6-35B-A3B (hand-built)", 40, 2, 32);
+    Layer mtp;
+    mtp.kind = LayerKind::None;  // the MTP layer the GGUF counts in block_count: "41 layers"
+    m.layers.push_back(mtp);
+    CheckReport r = check(log_block("S1"), &m);
+    all_match(r, {"", ""});
+    CHECK(r.lines[1].kind == "llama_recurrent");
+    CHECK(r.lines[1].predicted ==
+          "llama_memory_recurrent: size =  188.44 MiB (     1 cells,  41 layers,  1 seqs  2 rs_seq), R (f32):    8.44 "
+          "MiB, S (f32):  180.00 MiB");
+}
+
+TEST_CASE("S2 llama.cpp PR #22673: the MTP draft context caches one layer") {
+    ModelSpec m = qwen35_like("Qwen3.5-4B (hand-built)", 32, 4, 32);
+    CheckReport r = check(log_block("S2"), &m);
+    all_match(r, {""});
+    bool noted = false;
+    for (const Message& n : r.notes)
+        if (n.code == "check_draft_mtp") {
+            noted = true;
+            CHECK(n.param("layers") == "1");
+        }
+    CHECK(noted);
+}
+
+TEST_CASE("S3 llama.cpp PR #24125: a separate draft model's context is named, not compared with the target") {
+    CheckReport r = check(log_block("S3"), nullptr);
+    REQUIRE(r.lines.size() == 2);
+    for (const CheckLine& l : r.lines) {
+        CHECK_FALSE(l.match);
+        CHECK(l.cause.code == "check_draft_context");
+        CHECK(l.cause.param("model") == "/xxx/Step3.7-flash-mtp-Q8_0.gguf");
+    }
+    CHECK(r.explained == 2);
+    CHECK(r.unexplained == 0);
 }
 
 TEST_CASE("an out-of-memory line among a log's KV lines keeps its place; fragmentation is named") {

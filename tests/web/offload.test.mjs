@@ -42,13 +42,33 @@ test('-ngl and RAM from the URL and the controls: the split, the command, the CL
   assert.ok(want.budget.decode.cpu_weight_bytes_per_token > 0);
   assert.match(await page.textContent('[data-role="decode"]'), /come from system RAM, assumed at 89\.6 GB\/s/);
   assert.equal(await page.textContent('[data-role="fit-log"]'), want.budget.llamacpp.fit.log_lines.join('\n'));
-  // Clearing -ngl: every layer again (36 + the output layer, RAM still checked), and the most that fit.
+  // Clearing -ngl: not every layer fits, so llama-server's --fit (on by default) keeps some on
+  // the CPU: the verdict says it runs that way, and the command asks for --fit's -ngl (issue 12).
   await page.fill('[data-role="ngl"]', '');
   await page.press('[data-role="ngl"]', 'Tab');
-  await page.waitForFunction(() => / -ngl 37$/.test(document.querySelector('[data-role="command"]')?.textContent || ''));
-  assert.equal(new URL(page.url()).searchParams.get('ngl'), null);
   const all = cli(['--gpu', 'rtx-3060-12gb', '--max-model-len', '32768', '--weights', 'Q8_0', '--ram', '16GiB']);
+  assert.equal(all.budget.fits_offload, true);
+  await page.waitForFunction((cmd) => document.querySelector('[data-role="command"]')?.textContent === cmd, all.budget.command);
+  assert.match(all.budget.command, new RegExp(` -ngl ${all.budget.llamacpp.fit.n_gpu_layers}$`));
+  assert.equal(new URL(page.url()).searchParams.get('ngl'), null);
+  assert.equal(await page.getAttribute('[data-role="verdict"]', 'data-verdict'), 'offload');
+  assert.match(await page.textContent('[data-role="verdict"]'), /^Runs on .* with part in system RAM: one sequence of 32K tokens, [\d.]+ GiB of [\d.]+ GiB usable on the GPU$/);
+  assert.equal(Number((await metrics(page))['max-context']), all.metrics['max-context']);
   assert.match(await page.textContent('[data-role="offload"]'), new RegExp(`at most -ngl ${all.budget.llamacpp.offload.max_gpu_layers} fits`));
+  await context.close();
+});
+
+test('--fit\'s offload is the verdict in zh-CN too, with the CLI\'s numbers', async () => {
+  const { page, context, errors } = await openPage(env, 'model=Qwen/Qwen3-8B&engine=llamacpp&gpu=rtx-3060-12gb&ctx=32768&weights=Q8_0&lang=zh-CN');
+  assert.deepEqual(errors, []);
+  const want = cli(['--gpu', 'rtx-3060-12gb', '--max-model-len', '32768', '--weights', 'Q8_0']);
+  assert.equal(want.budget.fits_offload, true);
+  assert.equal(await page.getAttribute('[data-role="verdict"]', 'data-verdict'), 'offload');
+  assert.match(await page.textContent('[data-role="verdict"]'), /上可以运行，部分放在系统内存：1 个 32K token 的序列在 GPU 上占用 [\d.]+ GiB，可用 [\d.]+ GiB$/);
+  assert.match(await page.textContent('[data-role="verdict-reason"]'), /自动适配会把 37 层中的 \d+ 层（输出层算一层）放在 GPU 上启动/);
+  const m = await metrics(page);
+  for (const k of ['total-bytes', 'max-context', 'max-concurrency']) assert.equal(Number(m[k]), want.metrics[k], k);
+  assert.equal(await page.textContent('[data-role="command"]'), want.budget.command);
   await context.close();
 });
 
@@ -97,4 +117,17 @@ test('the page sends a context, so it also shows what llama-server picks with ne
   assert.equal(await zh.page.textContent('[data-role="fit-default"]'),
     `不指定 -c 和 -ngl 直接启动 llama.cpp 服务时，其自动适配会选用每个序列 ${d.context.toLocaleString('en-US')} 个 token 的上下文，并把 37 层中的 ${d.n_gpu_layers} 层放在 GPU 上：${d.flags}。`);
   await zh.context.close();
+});
+
+test('llama.cpp speculative decoding on the page: spec=mtp:2 is --spec-type draft-mtp --spec-draft-n-max 2', async () => {
+  const dsv3 = path.join(root, 'tests/fixtures/configs/deepseek-ai--DeepSeek-V3.json');
+  const want = JSON.parse(execFileSync(cliPath, ['budget', dsv3, '--engine', 'llamacpp', '--gpu', 'h200', '--gpu-count', '8', '--max-model-len', '8192', '--weights', 'Q4_K_M', '--spec-type', 'draft-mtp', '--spec-draft-n-max', '2', '--json'], { encoding: 'utf8' }));
+  assert.equal(want.budget.llamacpp.draft.bytes, 8192 * 576 * 2); // one MLA layer, K only
+  const { page, context, errors } = await openPage(env, 'model=deepseek-ai/DeepSeek-V3&engine=llamacpp&gpu=h200&gpuCount=8&ctx=8192&weights=Q4_K_M&spec=mtp:2');
+  assert.deepEqual(errors, []);
+  assert.equal(await page.isVisible('#ctl-spec'), true);
+  assert.equal(await page.textContent('[data-field="ctl-spec"] label'), 'llama.cpp speculative decoding');
+  const m = await metrics(page);
+  for (const k of ['total-bytes', 'max-context', 'max-concurrency']) assert.equal(Number(m[k]), want.metrics[k], k);
+  await context.close();
 });

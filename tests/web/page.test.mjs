@@ -194,8 +194,11 @@ test('speculative decoding control: the drafter layer shares the pool, as kvbudg
   await page.selectOption('#ctl-spec', '');
   await page.waitForFunction(() => !new URL(location.href).searchParams.has('spec'));
   for (const name of METRICS) assert.equal(await metric(page, name), plain.metrics[name], name);
+  // llama.cpp has its own speculative control (MTP, n-gram: issue 12); transformers has none.
   await page.selectOption('#ctl-engine', 'llamacpp');
-  assert.equal(await page.isVisible('#ctl-spec'), false);
+  await page.waitForFunction(() => document.querySelector('[data-field="ctl-spec"] label')?.textContent === 'llama.cpp speculative decoding');
+  await page.selectOption('#ctl-engine', 'transformers');
+  await page.waitForFunction(() => document.querySelector('[data-field="ctl-spec"]')?.hidden === true);
   await context.close();
 });
 

@@ -279,7 +279,13 @@ export function syncControls(app) {
   c.seqs.value = String(s.seqs);
   c.maxNumSeqsField.hidden = s.engine !== 'vllm';
   c.maxNumSeqs.value = String(s.maxNumSeqs);
-  c.specField.hidden = s.engine !== 'vllm';
+  // llama.cpp drafts here from the model's own MTP block or from n-grams (--spec-type draft-mtp /
+  // ngram-mod): an EAGLE-3 draft model's config is not on the page.
+  const llamaSpec = s.engine === 'llamacpp';
+  c.specField.hidden = s.engine !== 'vllm' && !llamaSpec;
+  for (const o of c.spec.options) o.hidden = llamaSpec && (o.value === 'eagle' || o.value === 'eagle3');
+  c.specField.querySelector('label').textContent = t(llamaSpec ? 'controls.specLlama' : 'controls.spec');
+  c.specField.querySelector('.hint').textContent = t(llamaSpec ? 'controls.specLlamaHint' : 'controls.specHint');
   // The print sheet leaves out a speculative-decoding field that says "none".
   c.specField.classList.toggle('unset', !s.spec);
   // A URL's METHOD:TOKENS keeps its tokens; the select shows the method.

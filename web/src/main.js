@@ -314,6 +314,9 @@ export function computeInput(s) {
     max_num_seqs: vllm ? s.maxNumSeqs : 0,
     speculative_config: vllm ? specConfig(s.spec) : '',
     engine_version: vllm || llama ? s.engineVersion : '',
+    // llama.cpp: --spec-type draft-mtp (the model's MTP layers, and as many recurrent rollback
+    // snapshots as draft tokens) or ngram-mod (no cache); the core refuses a model without MTP.
+    ...llamaSpec(llama ? s.spec : ''),
     rope_scaling: s.rope,
     params: exactHubParameters(),
     params_from_hub: exactHubParameters() > 0, // a far-off Hub total is set aside with a note, not refused
@@ -322,6 +325,13 @@ export function computeInput(s) {
     n_gpu_layers: llama ? s.ngl : -1,
     ram_bytes: llama ? s.ram : 0,
   };
+}
+
+// The page's spec (METHOD[:TOKENS]) as llama-server's --spec-type and --spec-draft-n-max.
+function llamaSpec(spec) {
+  const [method, n] = (spec || '').split(':');
+  const type = method === 'mtp' ? 'draft-mtp' : method === 'ngram' ? 'ngram-mod' : '';
+  return type ? { spec_type: type, spec_draft_n_max: n ? Number(n) : 3 } : {};
 }
 
 app.recompute = () => recompute();

@@ -57,9 +57,9 @@ export function syncOffload(app, answer) {
   if (!llama || !off) return;
   const lines = [];
   if (off.active) {
-    const all = off.n_gpu_layers > off.n_layer;
+    const all = off.n_gpu_layers >= off.n_slots;
     lines.push(t(all ? 'offload.placedOutput' : off.output_on_gpu ? 'offload.placed' : 'offload.placedNone', {
-      ngl: int(off.n_gpu_layers), layers: int(Math.max(0, off.n_gpu_layers - 1)), n: int(off.n_layer),
+      ngl: int(off.n_gpu_layers), layers: int(off.gpu_repeating_layers), n: int(off.n_layer),
       gpuWeights: bytes(off.gpu_weights_bytes), gpuKv: bytes(off.gpu_kv_bytes),
     }));
     lines.push(t(off.ram_bytes > 0 ? (off.ram_fits ? 'offload.ramFits' : 'offload.ramShort') : 'offload.ramNeed', {
@@ -68,7 +68,7 @@ export function syncOffload(app, answer) {
     if (off.estimated) lines.push(t('offload.estimated'));
   }
   lines.push(off.max_gpu_layers >= 0
-    ? t('offload.most', { ngl: int(off.max_gpu_layers), n: int(off.n_layer), all: int(off.n_layer + 1) })
+    ? t('offload.most', { ngl: int(off.max_gpu_layers), n: int(off.n_layer), all: int(off.n_slots) })
     : t('offload.none'));
   for (const l of lines) o.out.append(h('p', null, l));
   // What llama.cpp's --fit (on by default) does when -c / -ngl are left out: the core's
@@ -76,7 +76,7 @@ export function syncOffload(app, answer) {
   const fit = answer.budget.llamacpp.fit;
   if (fit?.outcome) {
     o.out.append(h('p', { 'data-role': 'fit' }, t('offload.fit.' + fit.outcome, {
-      ctx: int(fit.context), ngl: int(fit.n_gpu_layers), all: int(off.n_layer + 1), flags: fit.flags,
+      ctx: int(fit.context), ngl: int(fit.n_gpu_layers), all: int(off.n_slots), flags: fit.flags,
       used: bytes(fit.used_bytes), free: bytes(fit.free_bytes), margin: bytes(fit.target_bytes),
     })));
     if (fit.log_lines.length) o.out.append(h('pre', { class: 'log', 'data-role': 'fit-log' }, fit.log_lines.join('\n')));
@@ -86,7 +86,7 @@ export function syncOffload(app, answer) {
   const dflt = answer.budget.llamacpp.fit_default;
   if (dflt?.outcome && dflt.outcome !== 'not_predicted' && dflt.outcome !== 'failed') {
     o.out.append(h('p', { 'data-role': 'fit-default' }, t('offload.fitDefault', {
-      ctx: int(dflt.context), ngl: int(dflt.n_gpu_layers), all: int(off.n_layer + 1), flags: dflt.flags,
+      ctx: int(dflt.context), ngl: int(dflt.n_gpu_layers), all: int(off.n_slots), flags: dflt.flags,
     })));
   }
 }

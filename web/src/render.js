@@ -83,11 +83,12 @@ function stackedBar(g, verdict, ask) {
   return [h('p', { class: 'bar-title muted' }, t('bar.title', ask)), bar, legend];
 }
 
-// fits: every asked sequence fits; partial: vLLM starts and serves fewer at once;
+// fits: every asked sequence fits; offload: llama.cpp's --fit runs them with part in system RAM
+// (the core's fits_offload); partial: vLLM starts and serves fewer at once;
 // fewer: llama.cpp / transformers allocate all sequences up front, so asking too many
 // fails although fewer would fit; nofit: not even one sequence of this context fits.
 export function verdictOf(b) {
-  if (b.fits) return b.all_seqs_fit ? 'fits' : 'partial';
+  if (b.fits) return b.all_seqs_fit ? (b.fits_offload ? 'offload' : 'fits') : 'partial';
   if (b.engine !== 'vllm' && b.seqs > 1 && b.max_concurrency >= 1) return 'fewer';
   return 'nofit';
 }
@@ -114,10 +115,11 @@ function renderAnswer(app, view) {
     if (overLimit) params.max = int(b.model_max_len);
     const textKey = overLimit ? 'verdict.overLimit'
       : key === 'fits' ? (seqs === 1 ? 'verdict.fits.one' : 'verdict.fits')
+      : key === 'offload' ? (seqs === 1 ? 'verdict.fitsOffload.one' : 'verdict.fitsOffload')
       : key === 'partial' ? (mns ? 'verdict.partialMaxNumSeqs' : 'verdict.partial')
         : key === 'fewer' ? 'verdict.fewer'
           : seqs === 1 || b.engine === 'vllm' ? 'verdict.nofit' : 'verdict.nofitAll';
-    verdictEl = h('p', { class: 'verdict ' + (key === 'fewer' ? 'nofit' : key), 'data-role': 'verdict', 'data-verdict': key }, withGpu(textKey, params));
+    verdictEl = h('p', { class: 'verdict ' + (key === 'fewer' ? 'nofit' : key === 'offload' ? 'fits' : key), 'data-role': 'verdict', 'data-verdict': key }, withGpu(textKey, params));
   } else {
     verdictEl = h('p', { class: 'verdict nofit', 'data-role': 'verdict', 'data-verdict': 'refused' }, withGpu('verdict.refused.on', { gpu: gpuName }));
   }

@@ -1,0 +1,100 @@
+// Speculative decoding in llama-server: the draft context's own KV cache and the target's
+// recurrent rollback snapshots. Read in ggml-org/llama.cpp at 001d906a (common/speculative.cpp
+// common_speculative_init_result and common_base_params_to_speculative, common/common.h
+// need_n_rs_seq, src/llama-memory-recurrent.cpp) and in the PRs that changed them:
+//   - #10455 (Nov 2024) put draft models into llama-server: one draft context per slot, of -cd
+//     cells (0: the slot's share of -c; later builds llama_n_ctx_seq of the target), one
+//     sequence, its KV forced to f16 and later -ctkd / -ctvd. #17017 (Nov 2025) keeps a server
+//     with a draft model at one slot by default, "a separate draft llama_context for each slot".
+//   - #22787 (May 2026) "a single unified draft llama_context for all sequences": n_ctx =
+//     llama_n_ctx(ctx_tgt), n_seq_max and kv_unified as the target's, n_rs_seq = 0.
+//   - #22673 (MTP): the draft-mtp context runs on the target's own model and caches only its
+//     nextn layers (the per-context layer filter; #24125 added it for step35, #28626 reports
+//     deepseek2 / glm4moe / cohere2moe builds, around b10820, caching every layer).
+//   - need_n_rs_seq(): a target drafted by MTP / EAGLE-3 (and DFlash) keeps --spec-draft-n-max
+//     snapshot rows per sequence of its recurrent state (rows = mem_size x (1 + n_rs_seq)); a
+//     real log (ggml-org/llama.cpp PR #23269): "(1 cells, 41 layers, 1 seqs  2 rs_seq)".
+#include <algorithm>
+
+#include "base/arith.h"
+#include "engines/llamacpp.h"
+#include "engines/vllm.h"
+
+namespace kvb {
+
+Result<LlamaSpecType> parse_llama_spec_type(const std::string& s) {
+    if (s.empty() || s == "none") return LlamaSpecType::None;
+    if (s == "draft-simple" || s == "draft") return LlamaSpecType::DraftSimple;
+    if (s == "draft-eagle3" || s == "eagle3") return LlamaSpecType::DraftEagle3;
+    if (s == "draft-mtp" || s == "draft-mtp-adaptive" || s == "mtp") return LlamaSpecType::DraftMtp;
+    if (s.rfind("ngram-", 0) == 0 &&
+        (s == "ngram-simple" || s == "ngram-map-k" || s == "ngram-map-k4v" || s == "ngram-mod" || s == "ngram-cache"))
+        return LlamaSpecType::Ngram;
+    return make_error("bad_value", note("llama_spec_type_bad", {{"value", s}}));
+}
+
+const char* to_string(LlamaSpecType t) {
+    switch (t) {
+        case LlamaSpecType::DraftSimple: return "draft-simple";
+        case LlamaSpecType::DraftEagle3: return "draft-eagle3";
+        case LlamaSpecType::DraftMtp: return "draft-mtp";
+        case LlamaSpecType::Ngram: return "ngram";
+        default: return "none";
+    }
+}
+
+int64_t llamacpp_n_rs_seq(const LlamaDraftOptions& d) {
+    const bool snapshots = d.type == LlamaSpecType::DraftMtp || d.type == LlamaSpecType::DraftEagle3;
+    return snapshots ? std::max<int64_t>(0, d.n_max) : 0;
+}
+
+Result<ModelSpec> llamacpp_mtp_model(const ModelSpec& target) {
+    int64_t n = target.gguf ? target.gguf->nextn_layers : 0;
+    if (n <= 0)
+        for (const Message& m : target.notes)
+            if (m.code == "mtp") n = vllm_nextn_layers(target);
+    if (n <= 0) return make_error("unsupported", note("llama_spec_no_mtp", {{"model", target.name}}));
+    const Layer* geometry = nullptr;
+    for (const Layer& l : target.layers)
+        if (l.kind == LayerKind::Full || l.kind == LayerKind::Mla) geometry = &l;
+    if (!geometry) return make_error("unsupported", note("llama_spec_no_mtp", {{"model", target.name}}));
+    ModelSpec m = target;
+    m.name = target.name + " (MTP)";
+    m.layers.assign(static_cast<size_t>(n), *geometry);
+    m.gguf.reset();
+    return m;
+}
+
+Result<LlamaDraft> llamacpp_draft(const ModelSpec& draft, const LlamaLayout& target, const LlamaOptions& target_options,
+                                  const LlamaDraftOptions& d) {
+    LlamaDraft out;
+    out.type = d.type;
+    if (d.type == LlamaSpecType::None || d.type == LlamaSpecType::Ngram) return out;
+    if (d.n_max < 0 || d.n_max > 1024)
+        return make_error("bad_value", note("llama_draft_max_range", {{"value", std::to_string(d.n_max)}}));
+    if (d.n_ctx < 0) return make_error("bad_value", note("llama_ctx_negative", {{"value", std::to_string(d.n_ctx)}}));
+    LlamaOptions o = target_options;
+    o.type_k = d.type_k;
+    o.type_v = d.type_v;
+    o.n_rs_seq = 0;  // "the draft context is built with n_rs_seq = 0"
+    o.swa_full = false;
+    if (d.per_slot) {
+        o.n_seq_max = 1;
+        o.kv_unified = false;
+        o.n_ctx = d.n_ctx > 0 ? d.n_ctx : target.n_ctx_seq;
+        out.contexts = target.n_seq_max;
+    } else {
+        o.n_seq_max = target.n_seq_max;
+        o.kv_unified = target.unified;
+        o.n_ctx = target.n_ctx;
+        out.contexts = 1;
+    }
+    auto lay = llamacpp_layout(draft, o);
+    if (!lay) return lay.error();
+    out.layout = std::move(lay.value());
+    if (mul_overflows(out.layout.total_bytes, out.contexts, &out.total_bytes))
+        return make_error("overflow", note("engine_kv_overflow", {{"model", draft.name}}));
+    return out;
+}
+
+}  // namespace kvb

@@ -1,0 +1,254 @@
+// llama.cpp speculative decoding: the target's recurrent rollback snapshots (n_rs_seq), the
+// draft context's own KV cache (a draft model, or the model's MTP layers), and the budget
+// that counts both (llamacpp_draft.cpp, budget_llamacpp.cpp).
+#include <doctest/doctest.h>
+
+#include "budget/budget.h"
+#include "engines/llamacpp.h"
+#include "fixtures.h"
+
+using namespace kvb;
+using kvb::test::fixture;
+using kvb::test::full;
+using kvb::test::gdn;
+
+namespace {
+
+constexpr int64_t MiB = 1024 * 1024;
+
+LlamaLayout lay(const ModelSpec& m, const LlamaOptions& o) {
+    auto r = llamacpp_layout(m, o);
+    REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.error().message));
+    return r.value();
+}
+
+// Qwen3.6-35B-A3B as its MTP GGUF holds it (the geometry of S1 in engine-logs.md): 40 layers,
+// full attention every 4th (2 KV heads x 256), gated delta net 16 / 32 heads x 128, kernel 4,
+// and the MTP layer the GGUF counts in block_count (no cache in the target context).
+ModelSpec qwen36_mtp() {
+    ModelSpec m;
+    m.name = "Qwen3.6-35B-A3B (hand-built)";
+    m.dtype = "bfloat16";
+    m.ssm_dtype = "float32";
+    m.max_position_embeddings = 262144;
+    m.dims.num_attention_heads = 16;
+    m.dims.hidden_size = 2048;  // the budget's estimates need the model's widths
+    m.dims.vocab_size = 248320;
+    m.dims.intermediate_size = 512;
+    for (int i = 0; i < 40; ++i) m.layers.push_back(i % 4 == 3 ? full(2, 256) : gdn(16, 32, 128));
+    Layer mtp;
+    mtp.kind = LayerKind::None;
+    m.layers.push_back(mtp);
+    m.notes.push_back(note("mtp", {{"n", "1"}}));
+    return m;
+}
+
+BudgetResult budget(const ModelSpec& m, const BudgetInputs& in, const ModelSpec* draft = nullptr) {
+    auto r = compute_budget(m, in, draft);
+    REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.error().message));
+    return r.value();
+}
+
+}  // namespace
+
+TEST_CASE("n_rs_seq: every sequence keeps 1 + n_rs_seq rows of recurrent state (PR #23269's line)") {
+    LlamaOptions o;
+    o.n_ctx = 65536;
+    o.n_rs_seq = 2;
+    o.log_format = LlamaLogFormat::RsSeq;
+    const LlamaLayout L = lay(qwen36_mtp(), o);
+    CHECK(L.recurrent.n_rs_seq == 2);
+    CHECK(L.recurrent.r_bytes == 30 * 98304 * 3);
+    CHECK(L.recurrent.s_bytes == 30 * 2097152LL * 3);
+    REQUIRE(L.log_lines.size() == 2);
+    CHECK(L.log_lines[0] ==
+          "llama_kv_cache: size = 1280.00 MiB ( 65536 cells,  10 layers,  1/1 seqs), K (f16):  640.00 MiB, V (f16):  "
+          "640.00 MiB");
+    CHECK(L.log_lines[1] ==
+          "llama_memory_recurrent: size =  188.44 MiB (     1 cells,  41 layers,  1 seqs  2 rs_seq), R (f32):    8.44 "
+          "MiB, S (f32):  180.00 MiB");
+    o.n_rs_seq = 0;
+    CHECK(lay(qwen36_mtp(), o).log_lines[1] ==
+          "llama_memory_recurrent: size =   62.81 MiB (     1 cells,  41 layers,  1 seqs  0 rs_seq), R (f32):    2.81 "
+          "MiB, S (f32):   60.00 MiB");
+}
+
+TEST_CASE("n_rs_seq: refused out of range and in builds without rollback snapshots") {
+    LlamaOptions o;
+    o.n_ctx = 4096;
+    o.n_rs_seq = 1025;
+    auto r = llamacpp_layout(qwen36_mtp(), o);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().message == "n_rs_seq 1025 is out of range (0 to 1024 rollback snapshots per sequence)");
+    o.n_rs_seq = 3;
+    o.log_format = LlamaLogFormat::Y2025;
+    r = llamacpp_layout(qwen36_mtp(), o);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().message ==
+          "recurrent rollback snapshots (n_rs_seq 3) exist only in 2026 builds, whose recurrent line prints rs_seq; "
+          "this log format has none");
+}
+
+TEST_CASE("--spec-type names and need_n_rs_seq") {
+    CHECK(parse_llama_spec_type("draft-mtp").value() == LlamaSpecType::DraftMtp);
+    CHECK(parse_llama_spec_type("ngram-mod").value() == LlamaSpecType::Ngram);
+    CHECK(parse_llama_spec_type("").value() == LlamaSpecType::None);
+    auto bad = parse_llama_spec_type("eagle");
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error().message ==
+          "--spec-type eagle is not one of llama.cpp's: draft-simple, draft-eagle3, draft-mtp, ngram-simple, "
+          "ngram-map-k, ngram-map-k4v, ngram-mod, ngram-cache");
+    LlamaDraftOptions d;
+    d.n_max = 5;
+    d.type = LlamaSpecType::DraftMtp;
+    CHECK(llamacpp_n_rs_seq(d) == 5);
+    d.type = LlamaSpecType::DraftEagle3;
+    CHECK(llamacpp_n_rs_seq(d) == 5);
+    d.type = LlamaSpecType::DraftSimple;  // a draft model rolls back by checkpoints, not snapshots
+    CHECK(llamacpp_n_rs_seq(d) == 0);
+}
+
+TEST_CASE("an MTP draft context caches only the nextn layers, as the target's last full-attention layer") {
+    // DeepSeek-V3: num_nextn_predict_layers 1, an MLA layer: K 512 + 64 wide, no V.
+    const ModelSpec v3 = fixture("deepseek-ai/DeepSeek-V3");
+    auto mtp = llamacpp_mtp_model(v3);
+    REQUIRE(mtp.ok());
+    REQUIRE(mtp->layers.size() == 1);
+    CHECK(mtp->layers[0].kind == LayerKind::Mla);
+    LlamaOptions o;
+    o.n_ctx = 4096;
+    const LlamaLayout target = lay(v3, o);
+    LlamaDraftOptions d;
+    d.type = LlamaSpecType::DraftMtp;
+    auto dr = llamacpp_draft(mtp.value(), target, o, d);
+    REQUIRE(dr.ok());
+    CHECK(dr->contexts == 1);
+    CHECK(dr->total_bytes == 4096 * 576 * 2);
+    REQUIRE(dr->layout.log_lines.size() == 1);
+    CHECK(dr->layout.log_lines[0] ==
+          "llama_kv_cache: size =    4.50 MiB (  4096 cells,   1 layers,  1/1 seqs), K (f16):    4.50 MiB, V (f16):    "
+          "0.00 MiB");
+    auto none = llamacpp_mtp_model(fixture("Qwen/Qwen3-8B"));
+    REQUIRE_FALSE(none.ok());
+    CHECK(none.error().message ==
+          "Qwen/Qwen3-8B carries no multi-token-prediction block (nextn_predict_layers): --spec-type draft-mtp needs a "
+          "GGUF or config that has one");
+}
+
+TEST_CASE(
+    "a draft model's context: the target's n_ctx and sequences (one shared context), or one per slot before #22787") {
+    const ModelSpec target = fixture("Qwen/Qwen3-8B");
+    const ModelSpec draft = fixture("Qwen/Qwen3-0.6B");  // 28 layers, 8 KV heads x 128
+    LlamaOptions o;
+    o.n_ctx = 32768;
+    o.n_seq_max = 4;
+    const LlamaLayout t = lay(target, o);
+    CHECK(t.n_ctx_seq == 8192);
+    LlamaDraftOptions d;
+    d.type = LlamaSpecType::DraftSimple;
+    auto shared = llamacpp_draft(draft, t, o, d);
+    REQUIRE(shared.ok());
+    CHECK(shared->contexts == 1);
+    CHECK(shared->total_bytes == 28LL * 32768 * 4096);  // 3584 MiB
+    CHECK(shared->layout.log_lines[0] ==
+          "llama_kv_cache: size = 3584.00 MiB (  8192 cells,  28 layers,  4/4 seqs), K (f16): 1792.00 MiB, V (f16): "
+          "1792.00 MiB");
+    d.per_slot = true;
+    auto slots = llamacpp_draft(draft, t, o, d);
+    REQUIRE(slots.ok());
+    CHECK(slots->contexts == 4);
+    CHECK(slots->layout.n_ctx == 8192);
+    CHECK(slots->total_bytes == 4 * 28LL * 8192 * 4096);
+    d.n_ctx = 4096;  // -cd
+    CHECK(llamacpp_draft(draft, t, o, d)->total_bytes == 4 * 28LL * 4096 * 4096);
+    d.per_slot = false;
+    d.n_ctx = 0;
+    d.type_k = d.type_v = "q8_0";  // -ctkd / -ctvd
+    CHECK(llamacpp_draft(draft, t, o, d)->total_bytes == 28LL * 32768 * 2 * 1088);
+}
+
+TEST_CASE("budget: the draft's KV joins the target's, MTP keeps rollback snapshots") {
+    BudgetInputs in;
+    in.engine = BudgetEngine::LlamaCpp;
+    in.gpu_memory_bytes = 24LL * 1000 * 1000 * 1000;
+    in.weights = "Q4_K_M";
+    in.context = 65536;
+    in.spec_type = "draft-mtp";
+    in.spec_draft_n_max = 2;
+    const BudgetResult r = budget(qwen36_mtp(), in);
+    CHECK(r.llama.recurrent.n_rs_seq == 2);
+    CHECK(r.llama_draft.contexts == 1);
+    CHECK(r.llama_draft.total_bytes == 128 * MiB);  // 1 layer x 65,536 cells x 2,048 B
+    CHECK(r.llama.total_bytes == 1280 * MiB + 30 * (98304 + 2097152LL) * 3 + 128 * MiB);
+    REQUIRE(r.log_lines.size() == 3);
+    CHECK(r.log_lines[2] ==
+          "llama_kv_cache: size =  128.00 MiB ( 65536 cells,   1 layers,  1/1 seqs), K (f16):   64.00 MiB, V (f16):   "
+          "64.00 MiB");
+    bool kv_note = false, rs_note = false;
+    for (const Message& n : r.notes) {
+        if (n.code == "llamacpp_draft_kv") {
+            kv_note = true;
+            CHECK(n.param("bytes") == "128.00 MiB");
+            CHECK(n.param("layers") == "1");
+        }
+        if (n.code == "llamacpp_rs_seq") {
+            rs_note = true;
+            CHECK(n.param("bytes") == "188.44 MiB");
+        }
+    }
+    CHECK(kv_note);
+    CHECK(rs_note);
+
+    // A draft model needs its config.
+    in.spec_type = "draft-simple";
+    auto refused = compute_budget(qwen36_mtp(), in, nullptr);
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.error().message ==
+          "--spec-type draft-simple drafts with a separate model: give its config with -md (--model-draft)");
+    // ngram drafting caches nothing and keeps no snapshots.
+    in.spec_type = "ngram-mod";
+    const BudgetResult ng = budget(qwen36_mtp(), in);
+    CHECK(ng.llama_draft.contexts == 0);
+    CHECK(ng.llama.recurrent.n_rs_seq == 0);
+}
+
+TEST_CASE("budget CLI: -md and --spec-draft-n-max, llama.cpp's own flags") {
+    const std::string cfg = kvb::test::config_path("Qwen--Qwen3-8B");
+    const std::string dft = kvb::test::config_path("Qwen--Qwen3-0.6B");
+    auto r = kvb::test::run_cli("budget " + cfg +
+                                " --engine llamacpp --gpu-memory 24GB --weights Q4_K_M --max-model-len 8192 -md " +
+                                dft + " --json");
+    CHECK(r.status == 0);
+    CHECK(r.out.find("\"draft\":{\"bytes\":939524096,\"contexts\":1,") != std::string::npos);  // 28 x 8192 x 4096
+    CHECK(r.out.find("\"spec_type\":\"draft-simple\"") != std::string::npos);
+    auto v = kvb::test::run_cli("budget " + cfg + " --gpu-memory 24GB --spec-type draft-mtp");
+    CHECK(v.status == 2);
+    CHECK(v.out.find("--spec-type, -md, --spec-draft-n-max, -ctkd and -ctvd are llama.cpp's") != std::string::npos);
+}
+
+TEST_CASE("llamacpp CLI: the draft context's lines follow the target's; a model without MTP is refused first") {
+    const std::string v3 = kvb::test::config_path("deepseek-ai--DeepSeek-V3");
+    auto r = kvb::test::run_cli("llamacpp " + v3 + " -c 4096 --spec-type draft-mtp", false);
+    CHECK(r.status == 0);
+    CHECK(r.out ==
+          "llama_kv_cache: size =  274.50 MiB (  4096 cells,  61 layers,  1/1 seqs), K (f16):  274.50 MiB, V (f16):    "
+          "0.00 MiB\n"
+          "llama_kv_cache: size =    4.50 MiB (  4096 cells,   1 layers,  1/1 seqs), K (f16):    4.50 MiB, V (f16):    "
+          "0.00 MiB\n");
+    // Builds before ggml-org/llama.cpp#22787: one draft context per slot, each the slot's 8,192 cells.
+    auto s = kvb::test::run_cli("llamacpp " + kvb::test::config_path("Qwen--Qwen3-8B") + " -c 32768 -np 4 -md " +
+                                    kvb::test::config_path("Qwen--Qwen3-0.6B") + " --draft-per-slot",
+                                false);
+    CHECK(s.status == 0);
+    size_t n = 0;
+    for (size_t p = s.out.find(" 896.00 MiB (  8192 cells,  28 layers,  1/1 seqs)"); p != std::string::npos;
+         p = s.out.find(" 896.00 MiB (  8192 cells,  28 layers,  1/1 seqs)", p + 1))
+        ++n;
+    CHECK(n == 4);
+    auto next = kvb::test::run_cli("llamacpp " + kvb::test::config_path("Qwen--Qwen3-Next-80B-A3B-Thinking") +
+                                   " -c 4096 --spec-type draft-mtp");
+    CHECK(next.status == 1);
+    CHECK(next.out ==
+          "kvbudget: error: Qwen/Qwen3-Next-80B-A3B-Thinking carries no multi-token-prediction block "
+          "(nextn_predict_layers): --spec-type draft-mtp needs a GGUF or config that has one\n");
+}
