@@ -1,6 +1,6 @@
 // The control panel. Controls write into app.state and call onChange; syncControls
 // writes the state back (after a model change clamps the context, for instance).
-import { h } from './dom.js';
+import { h, unbrokenFlags } from './dom.js';
 import { t, tMsg } from './i18n.js';
 import { bytes, tokens, int } from './format.js';
 import { SPEC_METHODS } from './state.js';
@@ -32,7 +32,7 @@ function stopIndex(stops, ctx) {
 function field(id, label, control, hint) {
   const longWord = label.split(/\s+/).some((w) => w.length > 16);
   return h('div', { class: 'field' + (longWord ? ' wide' : ''), 'data-field': id },
-    h('label', { for: id }, label),
+    h('label', { for: id }, unbrokenFlags(label)),
     control,
     hint ? h('p', { class: 'muted hint', id: id + '-hint' }, hint) : null);
 }

@@ -4,7 +4,7 @@
 // the memory split over time per policy, running/waiting, latency, and a block map
 // with a scrubber over the snapshots. Every number comes from the WASM core.
 import uPlot from 'uplot';
-import { h, clear } from './dom.js';
+import { h, clear, unbrokenFlags } from './dom.js';
 import { t, tMsg } from './i18n.js';
 import { bytes, int, fixed, percent } from './format.js';
 import { renderTable } from './tables.js';
@@ -72,7 +72,7 @@ function cssVar(name, fallback) {
 
 function field(id, label, control, hint) {
   return h('div', { class: 'field', 'data-field': id },
-    h('label', { for: id }, label), control,
+    h('label', { for: id }, unbrokenFlags(label)), control,
     hint ? h('p', { class: 'muted hint' }, hint) : null);
 }
 
