@@ -16,10 +16,10 @@ export function h(tag, attrs, ...children) {
   return el;
 }
 
-// A label's text with each command-line flag (--max-num-seqs) kept on one line: a
-// narrow field would otherwise break it at its hyphens.
+// A label's text with each command-line flag (--max-num-seqs, with its parentheses) kept
+// together: a narrow field would otherwise break it at its hyphens.
 export function unbrokenFlags(text) {
-  return String(text).split(/((?<=^|[\s(])--?[a-z][\w-]*)/).map((part, i) => (i % 2 ? h('span', { class: 'flag' }, part) : part));
+  return String(text).split(/((?<=^|\s)\(?--?[a-z][\w-]*\)?)/).map((part, i) => (i % 2 ? h('span', { class: 'flag' }, part) : part));
 }
 
 export function append(el, children) {
