@@ -29,7 +29,7 @@ function fixtureLogs() {
   for (const line of md) {
     if (block !== null) {
       if (line.startsWith('```')) {
-        if (/^## (vLLM logs|llama\.cpp logs|More real logs|Out-of-memory messages)/.test(section)) {
+        if (/^## (vLLM logs|llama\.cpp logs|More real logs|Out-of-memory messages|Speculative decoding in llama\.cpp logs)/.test(section)) {
           const text = block.join('\n') + '\n';
           out.push({ name: `${heading} #${k}`, text });
           if (command) out.push({ name: `${heading} #${k} with its command`, text: command + '\n' + text });
@@ -76,7 +76,7 @@ const logs = fixtureLogs();
 
 test('engine-logs.md holds the logs this test walks', () => {
   const names = new Set(logs.map((l) => l.name.split(' ')[0]));
-  for (const n of ['V1', 'V2', 'V6', 'V11', 'L1-L3', 'L4', 'L11', 'C1', 'C5', 'C9', 'C10']) assert.ok(names.has(n), n);
+  for (const n of ['V1', 'V2', 'V6', 'V11', 'L1-L3', 'L4', 'L11', 'C1', 'C5', 'C9', 'C10', 'O1', 'O9', 'S1', 'S3']) assert.ok(names.has(n), n);
   assert.ok(logs.length >= 30, `${logs.length} logs`);
 });
 
@@ -92,6 +92,8 @@ test('WASM checkLog == kvbudget check --json, byte for byte, for every fixture l
     assert.equal(want.status, v.error ? 1 : 0, name);
     if (v.error) refusals++;
     else reports++;
+    // Issue 12: each line of a log it reads is matched or has its cause named.
+    for (const l of v.lines || []) assert.ok(l.match || l.cause?.code, `${name}, line ${l.number}: neither matched nor explained`);
     if (v.config_source === 'catalog') catalogued++;
   }
   // Both kinds of answer and the catalog path are exercised, not only refusals.
