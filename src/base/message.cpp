@@ -161,9 +161,6 @@ const std::vector<MessageTemplate>& message_templates() {
         {"vllm_state_sizes_differ", "state layers of {model} differ in size; vLLM pads all to one page"},
         {"vllm_empty_page", "layer {layer} of {model} has an empty KV page"},
         // vLLM's own start-up refusals, in vLLM's words (vllm.cpp, vllm_groups.cpp)
-        {"vllm_drafter_weights",
-         "speculative decoding ({method}): the drafter's own weights load beside the model's and are not in the "
-         "weights counted here"},
         {"vllm_pp_partition_invalid", "Invalid partition string: {value}"},
         {"vllm_pp_partition_count", "len(partitions)={count} does not match pp_size={pp}."},
         {"vllm_pp_partition_sum", "sum(partitions)={sum} does not match num_hidden_layers={layers}."},
