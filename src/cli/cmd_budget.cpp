@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "args.h"
+#include "base/arith.h"
 #include "base/units.h"
 #include "budget/budget.h"
 #include "commands.h"
@@ -98,7 +99,8 @@ void print_human(const BudgetResult& r, std::ostream& out) {
         out << "  requested per GPU     " << gib(r.requested_bytes) << " (" << gib(r.gpu_total_bytes) << " x "
             << num(r.gpu_memory_utilization, "%g") << ")\n";
         out << "  weights per GPU       " << gib(r.weights_per_gpu_bytes) << " (" << r.weights.format.name << ", "
-            << with_commas(r.weights.params) << " params, " << gib(r.weights.bytes) << " in all)\n";
+            << with_commas(r.weights.params) << " params" << (r.weights.vision_bytes ? " + vision tower" : "") << ", "
+            << gib(sat_add(r.weights.bytes, r.weights.vision_bytes)) << " in all)\n";
         out << "  activation peak       " << gib(r.activation_bytes) << est(r.activation_estimated) << ", "
             << with_commas(r.max_num_batched_tokens) << " batched tokens\n";
         out << "  non-torch overhead    " << gib(r.overhead_bytes) << est(r.overhead_estimated) << "\n";
