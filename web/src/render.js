@@ -2,7 +2,7 @@
 // prints). Layout and text only: every number shown is a field of `view`.
 // Built afresh each time, then patched into the live tree (dom.js patchChildren): a
 // slider step rewrites only the values that changed.
-import { h, on, setText, keepSlot, patchChildren } from './dom.js';
+import { h, on, setText, keepSlot, patchChildren, unbrokenFlags } from './dom.js';
 import { t, tMsg } from './i18n.js';
 import { bytes, int, tokens, fixed, format, decimalBytes, percent } from './format.js';
 import { renderTable, markScrollable } from './tables.js';
@@ -134,8 +134,11 @@ function renderAnswer(app, view) {
     fact(t('metric.max-concurrency', { ctx: ctxText }), num('max-concurrency', maxConc), maxConc !== null && maxConc !== undefined ? t(maxConc === 1 ? 'answer.requests.one' : 'answer.requests') : null));
   // Screen readers hear the new answer once per change, not on every re-render. Read
   // before patching: patchChildren moves new child nodes out of these fresh elements.
-  const spoken = [verdictEl.textContent, ...[...facts.querySelectorAll('.fact')].map((f) => f.querySelector('dt').textContent + ': ' + f.querySelector('dd').textContent)].join('. ');
-  patchChildren(el, [verdictEl, facts]);
+  // Why it does not fit (or how llama.cpp's --fit runs it), in the core's words, on the
+  // first screen: "does not fit" alone leaves the reader to find the cause below.
+  const why = b?.verdict_reason ? h('p', { class: 'verdict-why', 'data-role': 'verdict-reason' }, unbrokenFlags(tMsg(b.verdict_reason))) : null;
+  const spoken = [verdictEl.textContent, ...(why ? [why.textContent] : []), ...[...facts.querySelectorAll('.fact')].map((f) => f.querySelector('dt').textContent + ': ' + f.querySelector('dd').textContent)].join('. ');
+  patchChildren(el, [verdictEl, why, facts].filter(Boolean));
   app.els.answer.classList.remove('stale');
   if (app.els.announce && app.lastSpoken !== spoken) {
     app.lastSpoken = spoken;
@@ -224,7 +227,6 @@ export function renderResults(app, view) {
   const top = [summary];
   if (b) {
     const g = b.per_gpu;
-    if (b.verdict_reason) top.push(h('p', { class: 'muted', 'data-role': 'verdict-reason' }, tMsg(b.verdict_reason)));
     const rope = ropeLine(app, view);
     if (rope) top.push(rope);
     top.push(...stackedBar(g, verdictOf(b), { seqs: seqText, ctx: ctxText }));
