@@ -39,7 +39,7 @@ TEST_CASE("the random streams are pinned") {
         CHECK(a.value()[i].prompt_tokens == b.value()[i].prompt_tokens);
         CHECK(a.value()[i].output_tokens == b.value()[i].output_tokens);
     }
-    const std::vector<std::pair<int, int>> pinned = {{183, 416}, {220, 232}, {116, 311}};
+    const std::vector<std::pair<int, int>> pinned = {{209, 631}, {6, 35}, {694, 304}};
     for (size_t i = 0; i < 3; ++i) {
         CHECK(a.value()[i].prompt_tokens == pinned[i].first);
         CHECK(a.value()[i].output_tokens == pinned[i].second);
@@ -60,8 +60,10 @@ TEST_CASE("uniform integers are unbiased and in range") {
 }
 
 // The presets must reproduce the published means (161 / 338 ShareGPT, 19 / 58
-// Alpaca). With 100,000 pairs the standard error of the mean is about 0.4% for
-// these lognormals (sigma <= 1, cv ~ 1.3), so 2% is a > 4-sigma band.
+// Alpaca). With 100,000 pairs the standard error of the mean is at most about 0.5%
+// (the ShareGPT prompts' coefficient of variation is ~1.7, the rest ~1.3), so 2% is
+// a band of more than 3.5 standard errors; the ShareGPT quantile tables themselves
+// give 162.4 / 336.8 over 300,000 draws (src/sim/sharegpt_lengths.cpp).
 TEST_CASE("preset length fits reproduce the published means") {
     struct Case {
         Lengths l;
