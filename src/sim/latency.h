@@ -29,7 +29,9 @@
 //    time rather than by memory. By Little's law those imply ~45 ms per output token
 //    at batch 30 and ~76 ms at batch 132, against ~21 ms for the weight read alone.
 //    A grid over 0.5-0.8 x 0.2-0.35 ms picked 0.55 and 0.3 ms (the Fig. 13 test in
-//    tests/unit/test_sim_published.cpp holds the result): a paged-attention kernel at
+//    tests/unit/test_sim_published.cpp holds the result; fitted while ShareGPT was
+//    drawn from lognormal fits of its means, not refitted for the paper's length
+//    statistics, which give 31.9 at 2 req/s): a paged-attention kernel at
 //    ~half of peak bandwidth (the paper,
 //    Sec. 7.1 / Fig. 18a: its kernel is 20-26% slower than FasterTransformer's on
 //    the attention itself, and short contexts in small blocks read inefficiently) and

@@ -1253,10 +1253,11 @@ struct Simulator::Impl {
             if (i >= j) ++i;
             if (!paged) {
                 // Orca keeps each beam in its own region: taking over another beam's
-                // history copies that beam's output K/V into it (the prompt is the
-                // same in both), the copy PagedAttention's block sharing avoids
-                // (Kwon et al. 2023, Sec. 4.4 and Fig. 9).
-                next_copy_bytes += static_cast<double>(g.seqs[static_cast<size_t>(i)].computed - g.prompt) *
+                // history copies that beam's K/V into it, the copy PagedAttention's
+                // block sharing avoids (Kwon et al. 2023, Sec. 4.4 and Fig. 9). The
+                // paper's Orca (its artifact's BuddyBlockSpaceManager.fork) copies the
+                // whole buddy block of the other beam, written or not.
+                next_copy_bytes += static_cast<double>(int64_t{1} << g.seqs[static_cast<size_t>(i)].order) *
                                    static_cast<double>(cfg.kv_bytes_per_token);
                 continue;
             }

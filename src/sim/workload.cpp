@@ -6,30 +6,25 @@
 
 #include "base/text.h"
 #include "sim/rng.h"
+#include "sim/sharegpt_lengths.h"
 
 namespace kvb::sim {
 
 // Preset length distributions.
 //
-// The paper (Kwon et al. 2023, Fig. 11) publishes only the means of its two
-// datasets after filtering to the 2048-token OPT context: ShareGPT 161.31 input /
-// 337.99 output tokens, Alpaca 19.31 / 58.45, and shows long right-skewed
-// histograms. A lognormal is the usual fit for such token-length histograms (a
-// multiplicative spread, never negative, one heavy tail) and needs just a median
-// and a spread. We fix the spread (sigma of ln length) from the histogram shapes:
-// ShareGPT conversations span ~2 orders of magnitude in both directions (sigma 1.0
-// for prompts and outputs: middle 68% within e^±1, i.e. 37..275 prompt tokens),
-// Alpaca instructions are short and uniform (prompt sigma 0.6) while the answers
-// vary more (output sigma 0.9). Then mu is solved so that the means of the
-// *discretised, filtered* distribution (round to nearest, at least 1 token, pairs
-// with prompt + output > 2048 redrawn like the paper's filter) match the published
-// means; the calibration was done by Monte Carlo with 400k pairs and is checked by
-// test_sim_workload (sample means within 2% of 161 / 338 and 19 / 58).
-// Resulting medians: ShareGPT 102 in / 235 out, Alpaca 16 in / 39 out.
-const LengthFit& sharegpt_fit() {
-    static const LengthFit f{4.6206, 1.0, 5.4586, 1.0, 2048};
-    return f;
-}
+// ShareGPT: the paper's own lengths, as statistics of the file its evaluation read
+// (src/sim/sharegpt_lengths.cpp).
+//
+// Alpaca: the paper (Kwon et al. 2023, Fig. 11) publishes only the means after
+// filtering to the 2048-token OPT context, 19.31 input / 58.45 output tokens, and
+// its artifact does not carry the Alpaca file, so these are lognormal fits: a
+// multiplicative spread, never negative, one heavy tail. The instructions are short
+// and uniform (prompt sigma 0.6 of ln length) while the answers vary more (output
+// sigma 0.9); mu is solved so that the means of the *discretised, filtered*
+// distribution (round to nearest, at least 1 token, pairs with prompt + output >
+// 2048 redrawn like the paper's filter) match the published means (Monte Carlo,
+// 400k pairs; test_sim_workload holds the sample means within 2% of 19 / 58).
+// Medians: 16 in / 39 out.
 const LengthFit& alpaca_fit() {
     static const LengthFit f{2.7644, 0.6, 3.6572, 0.9, 2048};
     return f;
@@ -201,9 +196,9 @@ bool RequestStream::next(Request* out) {
             q.prompt_tokens = static_cast<int32_t>(lengths_.uniform_int(s.min_prompt, s.max_prompt));
             q.output_tokens = static_cast<int32_t>(lengths_.uniform_int(s.min_output, s.max_output));
             break;
-        case Lengths::ShareGpt:
+        case Lengths::ShareGpt: draw_sharegpt_lengths(lengths_, &q.prompt_tokens, &q.output_tokens); break;
         case Lengths::Alpaca: {
-            const LengthFit& f = s.lengths == Lengths::ShareGpt ? sharegpt_fit() : alpaca_fit();
+            const LengthFit& f = alpaca_fit();
             do {
                 q.prompt_tokens = draw_lognormal(lengths_, f.mu_prompt, f.sigma_prompt);
                 q.output_tokens = draw_lognormal(lengths_, f.mu_output, f.sigma_output);

@@ -64,12 +64,12 @@ struct WorkloadSpec {
     uint64_t seed = 0;
 };
 
-// Lognormal length fits for the presets (see workload.cpp for why these).
+// The lognormal length fit of the Alpaca preset (see workload.cpp for why; ShareGPT
+// draws the paper's own length statistics, sim/sharegpt_lengths.h).
 struct LengthFit {
     double mu_prompt, sigma_prompt, mu_output, sigma_output;
     int32_t max_total;  // pairs with prompt + output above this are redrawn
 };
-const LengthFit& sharegpt_fit();
 const LengthFit& alpaca_fit();
 
 // Checks a spec without drawing anything (cheap: what make_workload refuses).
