@@ -136,7 +136,7 @@ function renderAnswer(app, view) {
   // before patching: patchChildren moves new child nodes out of these fresh elements.
   const spoken = [verdictEl.textContent, ...[...facts.querySelectorAll('.fact')].map((f) => f.querySelector('dt').textContent + ': ' + f.querySelector('dd').textContent)].join('. ');
   patchChildren(el, [verdictEl, facts]);
-  app.els.answer.classList.remove('stale');
+  if (app.els.answer.classList.contains('stale')) app.els.answer.classList.remove('stale');
   if (app.els.announce && app.lastSpoken !== spoken) {
     app.lastSpoken = spoken;
     app.els.announce.textContent = spoken;
