@@ -135,6 +135,13 @@ export function patchChildren(el, next, keep = {}) {
 function patchInto(el, want, keep) {
   let live = el.firstChild;
   for (const n of want) {
+    // A node that is no longer wanted (an engine's error once the answer fits): removed,
+    // so the nodes after it are patched in place instead of all being built anew.
+    while (live && live !== n && !keep.nodes.has(live) && !sameKind(live, n) && live.nextSibling && sameKind(live.nextSibling, n)) {
+      const gone = live;
+      live = live.nextSibling;
+      el.removeChild(gone);
+    }
     if (live === n) {
       live = live.nextSibling;
     } else if (live && !keep.nodes.has(live) && sameKind(live, n)) {
