@@ -41,6 +41,34 @@ test('a slider step keeps the result nodes and shows the new answer', async () =
   await context.close();
 });
 
+// A drag fires several input events in one frame: the first is answered at once, the rest
+// wait for the next frame, which answers the latest value only; the page never ends on a
+// stale answer, and the address follows once the slider is still.
+test('a drag of many input events in one frame ends on the last value', async () => {
+  const { page, context, errors } = await openPage(env, '');
+  await page.waitForSelector('#sec-chart .uplot');
+  const answers = await page.evaluate(async () => {
+    const slider = document.querySelector('#ctl-ctx-slider');
+    const seen = [];
+    const watch = new MutationObserver(() => seen.push(document.querySelector('[data-metric="kv-bytes-total"]').dataset.value));
+    watch.observe(document.querySelector('.results-body'), { subtree: true, attributes: true, attributeFilter: ['data-value'] });
+    for (const v of ['3', '4', '5', '6']) {
+      slider.value = v;
+      slider.dispatchEvent(new Event('input', { bubbles: true }));
+    }
+    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    await new Promise((r) => setTimeout(r, 0));
+    watch.disconnect();
+    return { seen: [...new Set(seen)], ctx: document.querySelector('#ctl-ctx').value };
+  });
+  // Stops from 256: index 3 is 2,048 tokens, 6 is 16,384. Two answers: the first event's, then the last one's.
+  assert.equal(answers.ctx, '16384');
+  assert.deepEqual(answers.seen, [String(2048 * 131072), String(16384 * 131072)]);
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('ctx') === '16384');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('the simulator view and the chart arrive after the first answer', async () => {
   const { page, context, errors } = await openPage(env, '');
   await page.waitForSelector('#sim [data-action="sim-run"]');

@@ -88,7 +88,7 @@ export class KvChart {
     const lines = this.data.series.slice(2).map((x) => x[0]).filter((v) => v > 0);
     const ticks = binaryTicks(Math.min(...all), Math.max(...all), height < 260 ? 6 : 8, lines.length ? Math.min(...lines) : Math.max(...all));
     const yMin = ticks[0], yMax = ticks[ticks.length - 1];
-    this.container.dataset.yTicks = ticks.join(',');
+    if (this.container.dataset.yTicks !== ticks.join(',')) this.container.dataset.yTicks = ticks.join(',');
     // The legend shows the values at the chosen context until the pointer picks another.
     // The point is read when the legend is drawn, so a new context alone (a slider step)
     // only redraws the legend, never the plot.

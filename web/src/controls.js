@@ -1,6 +1,6 @@
 // The control panel. Controls write into app.state and call onChange; syncControls
 // writes the state back (after a model change clamps the context, for instance).
-import { h, unbrokenFlags } from './dom.js';
+import { h, unbrokenFlags, setText } from './dom.js';
 import { t, tMsg } from './i18n.js';
 import { bytes, tokens, int } from './format.js';
 import { SPEC_METHODS } from './state.js';
@@ -112,20 +112,34 @@ export function buildControls(app, onChange) {
   c.ctv = h('select', { id: 'ctl-ctv' });
   c.ctv.addEventListener('change', () => set('ctv', c.ctv.value));
   c.ctxSlider = h('input', { id: 'ctl-ctx-slider', type: 'range', min: 0, max: 1, step: 1, 'aria-label': t('controls.ctxSlider') });
-  // Dragging fires many input events per frame: recompute at most once per frame.
-  let pending = false;
+  // A step is answered at once, so its answer is in the very next frame (waiting for an
+  // animation frame first cost up to a frame of latency per key press). A drag fires
+  // several input events per frame: after one answer the next waits for the following
+  // frame, which answers once with the latest value, so the last position is always shown.
+  let frameBusy = false;
+  let dirty = false;
+  const nextFrame = () => {
+    if (!dirty) {
+      frameBusy = false;
+      return;
+    }
+    dirty = false;
+    requestAnimationFrame(nextFrame);
+    onChange();
+  };
   c.ctxSlider.addEventListener('input', () => {
     const stops = c.ctxStops || contextStops(0);
     const n = stops[Math.min(stops.length - 1, Math.max(0, Number(c.ctxSlider.value)))];
     c.ctx.value = String(n);
     c.ctx.setCustomValidity('');
     app.state.ctx = n;
-    if (pending) return;
-    pending = true;
-    requestAnimationFrame(() => {
-      pending = false;
-      onChange();
-    });
+    if (frameBusy) {
+      dirty = true;
+      return;
+    }
+    frameBusy = true;
+    requestAnimationFrame(nextFrame);
+    onChange();
   });
   // Text, not a number field: 128K, 1M and 32,768 are how people write contexts.
   c.ctx = h('input', { id: 'ctl-ctx', type: 'text', inputmode: 'text', autocomplete: 'off', spellcheck: 'false', 'aria-describedby': 'ctl-ctx-hint ctl-ctx-max' });
@@ -216,7 +230,7 @@ function fillSelect(sel, options, value) {
     sel.replaceChildren(...nodes);
     sel.dataset.key = key;
   }
-  sel.value = value;
+  setValue(sel, value);
 }
 
 // The GPU list grouped by maker: the group says "NVIDIA", so each option can drop it
@@ -230,6 +244,28 @@ function gpuOptions(gpus) {
   });
 }
 
+// syncControls runs on every answer (each slider step): a write of an unchanged value
+// still queues DOM work (attribute records, style invalidation), so only changes are written.
+function setValue(el, value) {
+  if (el.value !== value) el.value = value;
+}
+
+function setHidden(el, hidden) {
+  if (el.hidden !== hidden) el.hidden = hidden;
+}
+
+function setAttr(el, name, value) {
+  if (el.getAttribute(name) !== value) el.setAttribute(name, value);
+}
+
+// A label's text with its flags kept whole (unbrokenFlags), rebuilt only when it changes.
+function setLabel(el, text) {
+  if (el.__kvbText !== text) {
+    el.__kvbText = text;
+    el.replaceChildren(...unbrokenFlags(text));
+  }
+}
+
 // Writes the state into the controls; corrects state values the core does not know.
 export function syncControls(app) {
   const c = app.ctl;
@@ -241,28 +277,28 @@ export function syncControls(app) {
   // '' is the custom size; an id the catalog does not know falls back to the default GPU.
   if (s.gpu !== '' && !gpus.some((g) => g.value === s.gpu)) s.gpu = gpus.length ? (gpus.find((g) => g.value === 'rtx-4090') || gpus[0]).value : '';
   fillSelect(c.gpu, [...gpus, { value: '', label: t('controls.gpuCustom') }], s.gpu);
-  c.gpuMemField.hidden = s.gpu !== '';
+  setHidden(c.gpuMemField, s.gpu !== '');
   const mac = cat.gpus.find((g) => g.id === s.gpu)?.vendor === 'apple';
-  c.macRamField.hidden = !mac;
+  setHidden(c.macRamField, !mac);
   if (!mac) s.macRam = 0;
-  if (document.activeElement !== c.macRam) c.macRam.value = s.macRam > 0 ? bytes(s.macRam).replace(/[\s,]/g, '').replace('.00', '') : '';
-  if (document.activeElement !== c.gpuMem) c.gpuMem.value = bytes(s.gpuMem).replace(/[\s,]/g, '').replace('.00', '');
-  c.gpuCount.value = String(s.gpuCount);
-  c.util.value = String(s.util);
-  c.engine.value = s.engine;
-  c.engineVersionField.hidden = s.engine === 'transformers';
+  if (document.activeElement !== c.macRam) setValue(c.macRam, s.macRam > 0 ? bytes(s.macRam).replace(/[\s,]/g, '').replace('.00', '') : '');
+  if (document.activeElement !== c.gpuMem) setValue(c.gpuMem, bytes(s.gpuMem).replace(/[\s,]/g, '').replace('.00', ''));
+  setValue(c.gpuCount, String(s.gpuCount));
+  setValue(c.util, String(s.util));
+  setValue(c.engine, s.engine);
+  setHidden(c.engineVersionField, s.engine === 'transformers');
   c.engineVersionField.classList.toggle('unset', !s.engineVersion); // the print sheet leaves an empty one out
-  if (document.activeElement !== c.engineVersion) c.engineVersion.value = s.engineVersion;
+  if (document.activeElement !== c.engineVersion) setValue(c.engineVersion, s.engineVersion);
 
   const formats = cat.weight_formats.map((w) => ({ value: w, label: w }));
   if (!formats.some((f) => f.value === s.weights)) s.weights = formats.length ? formats[0].value : 'auto';
   fillSelect(c.weights, formats.length ? formats : [{ value: 'auto', label: 'auto' }], s.weights);
 
   const llama = s.engine === 'llamacpp';
-  c.utilField.hidden = s.engine !== 'vllm';
-  c.kvField.hidden = llama;
-  c.ctkField.hidden = !llama;
-  c.ctvField.hidden = !llama;
+  setHidden(c.utilField, s.engine !== 'vllm');
+  setHidden(c.kvField, llama);
+  setHidden(c.ctkField, !llama);
+  setHidden(c.ctvField, !llama);
   if (llama) {
     const names = core.kvTypeNames('llamacpp');
     if (!names.includes(s.ctk)) s.ctk = 'f16';
@@ -275,27 +311,27 @@ export function syncControls(app) {
     fillSelect(c.kv, names.map((n) => ({ value: n, label: n })), s.kv);
   }
   if (!TP_SIZES.includes(s.tp)) s.tp = 0;
-  c.tp.value = String(s.tp);
-  c.seqs.value = String(s.seqs);
-  c.maxNumSeqsField.hidden = s.engine !== 'vllm';
-  c.maxNumSeqs.value = String(s.maxNumSeqs);
+  setValue(c.tp, String(s.tp));
+  setValue(c.seqs, String(s.seqs));
+  setHidden(c.maxNumSeqsField, s.engine !== 'vllm');
+  setValue(c.maxNumSeqs, String(s.maxNumSeqs));
   // llama.cpp drafts here from the model's own MTP block or from n-grams (--spec-type draft-mtp /
   // ngram-mod): an EAGLE-3 draft model's config is not on the page.
   const llamaSpec = s.engine === 'llamacpp';
-  c.specField.hidden = s.engine !== 'vllm' && !llamaSpec;
-  for (const o of c.spec.options) o.hidden = llamaSpec && (o.value === 'eagle' || o.value === 'eagle3');
-  c.specField.querySelector('label').textContent = t(llamaSpec ? 'controls.specLlama' : 'controls.spec');
-  c.specField.querySelector('.hint').textContent = t(llamaSpec ? 'controls.specLlamaHint' : 'controls.specHint');
+  setHidden(c.specField, s.engine !== 'vllm' && !llamaSpec);
+  for (const o of c.spec.options) setHidden(o, llamaSpec && (o.value === 'eagle' || o.value === 'eagle3'));
+  setLabel(c.specField.querySelector('label'), t(llamaSpec ? 'controls.specLlama' : 'controls.spec'));
+  setText(c.specField.querySelector('.hint'), t(llamaSpec ? 'controls.specLlamaHint' : 'controls.specHint'));
   // The print sheet leaves out a speculative-decoding field that says "none".
   c.specField.classList.toggle('unset', !s.spec);
   // A URL's METHOD:TOKENS keeps its tokens; the select shows the method.
-  c.spec.value = s.spec.split(':')[0];
+  setValue(c.spec, s.spec.split(':')[0]);
   // Bounds from the core's own limits table (the same check refuses out-of-range values).
   const lim = cat.limits;
   for (const [input, name] of [[c.ctx, 'context'], [c.seqs, 'seqs'], [c.gpuCount, 'gpu_count'], [c.maxNumSeqs, 'max_num_seqs']]) {
     if (input.type !== 'number') continue;
-    input.min = String(Math.max(lim[name].min, name === 'context' ? 1 : lim[name].min));
-    input.max = String(lim[name].max);
+    setAttr(input, 'min', String(Math.max(lim[name].min, name === 'context' ? 1 : lim[name].min)));
+    setAttr(input, 'max', String(lim[name].max));
   }
 
   // With a RoPE scaling chosen the model's limit is what the core derived (YaRN: original x
@@ -305,11 +341,11 @@ export function syncControls(app) {
   const max = derived || native;
   const stops = contextStops(max);
   c.ctxStops = stops;
-  c.ctxSlider.max = String(stops.length - 1);
-  c.ctxSlider.value = String(stopIndex(stops, s.ctx));
-  c.ctxSlider.setAttribute('aria-valuetext', t('controls.ctxTokens', { n: int(s.ctx) }));
-  if (document.activeElement !== c.ctx) c.ctx.value = String(s.ctx);
-  c.ctxMax.textContent = app.ctxCapped ? t('controls.ctxCapped', { asked: tokens(app.ctxCapped.asked), max: tokens(app.ctxCapped.max) })
+  setAttr(c.ctxSlider, 'max', String(stops.length - 1));
+  setValue(c.ctxSlider, String(stopIndex(stops, s.ctx)));
+  setAttr(c.ctxSlider, 'aria-valuetext', t('controls.ctxTokens', { n: int(s.ctx) }));
+  if (document.activeElement !== c.ctx) setValue(c.ctx, String(s.ctx));
+  setText(c.ctxMax, app.ctxCapped ? t('controls.ctxCapped', { asked: tokens(app.ctxCapped.asked), max: tokens(app.ctxCapped.max) })
     : derived && derived !== native ? t('controls.ctxModelMaxScaled', { ctx: int(max), native: int(native) })
-      : max ? t('controls.ctxModelMax', { ctx: int(max) }) : '';
+      : max ? t('controls.ctxModelMax', { ctx: int(max) }) : '');
 }

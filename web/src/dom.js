@@ -73,9 +73,30 @@ function sameKind(a, b) {
   return a.nodeType !== 1 || (a.id || '') === (b.id || '');
 }
 
+// Classes another module sets on a live node after rendering (tables.js: whether a table
+// scrolls) are its own: listed in live.__kvbOwnClasses, a patch keeps them, so they are
+// not taken off and put back (restyling the table) on every step.
+function withOwnClasses(live, value) {
+  const tokens = value.split(/\s+/).filter(Boolean);
+  for (const c of live.__kvbOwnClasses) if (live.classList.contains(c) && !tokens.includes(c)) tokens.push(c);
+  return tokens.join(' ');
+}
+
 function patchAttributes(live, next) {
-  for (const { name } of [...live.attributes]) if (!next.hasAttribute(name)) live.removeAttribute(name);
-  for (const { name, value } of next.attributes) if (live.getAttribute(name) !== value) live.setAttribute(name, value);
+  // Most nodes of a re-render have the same attributes in the same order (h() writes them
+  // in the order it is given): compared pairwise first, without building any list.
+  const la = live.attributes;
+  const na = next.attributes;
+  let same = la.length === na.length;
+  for (let i = 0; same && i < na.length; i++) same = la[i].name === na[i].name && la[i].value === na[i].value;
+  if (!same) {
+    const own = !!live.__kvbOwnClasses;
+    for (const { name } of [...la]) if (!next.hasAttribute(name) && !(own && name === 'class')) live.removeAttribute(name);
+    for (const { name, value } of na) {
+      const v = own && name === 'class' ? withOwnClasses(live, value) : value;
+      if (live.getAttribute(name) !== v) live.setAttribute(name, v);
+    }
+  }
   if (live.__kvbOn || next.__kvbOn) {
     for (const [type, fn] of live.__kvbOn || []) live.removeEventListener(type, fn);
     for (const [type, fn] of next.__kvbOn || []) live.addEventListener(type, fn);
@@ -83,26 +104,60 @@ function patchAttributes(live, next) {
   }
 }
 
+// The nodes `next` stands for: arrays flattened, strings as text nodes, keep slots as
+// the kept nodes.
+function wanted(next, keep, out = []) {
+  for (const c of next) {
+    if (c === null || c === undefined || c === false) continue;
+    if (Array.isArray(c)) {
+      wanted(c, keep, out);
+      continue;
+    }
+    out.push(c instanceof Node ? kept(c, keep) : document.createTextNode(String(c)));
+  }
+  return out;
+}
+
+function kept(n, keep) {
+  if (keep.none || n.nodeType !== 1) return n;
+  const name = n.getAttribute('data-keep');
+  return name && keep.map[name] ? keep.map[name] : n;
+}
+
 // Makes el's children equal to `next` (freshly built nodes, not in the document).
 export function patchChildren(el, next, keep = {}) {
-  const want = next.flat(Infinity).filter((c) => c !== null && c !== undefined && c !== false)
-    .map((c) => (c instanceof Node ? c : document.createTextNode(String(c))))
-    .map((c) => (c.nodeType === 1 && c.dataset.keep && keep[c.dataset.keep] ? keep[c.dataset.keep] : c));
+  const map = keep;
+  const nodes = new Set(Object.values(map));
+  patchInto(el, wanted(next, { map, none: nodes.size === 0 }), { map, nodes, none: nodes.size === 0 });
+  return el;
+}
+
+function patchInto(el, want, keep) {
   let live = el.firstChild;
   for (const n of want) {
+    // A node that is no longer wanted (an engine's error once the answer fits): removed,
+    // so the nodes after it are patched in place instead of all being built anew.
+    while (live && live !== n && !keep.nodes.has(live) && !sameKind(live, n) && live.nextSibling && sameKind(live.nextSibling, n)) {
+      const gone = live;
+      live = live.nextSibling;
+      el.removeChild(gone);
+    }
     if (live === n) {
       live = live.nextSibling;
-    } else if (live && !Object.values(keep).includes(live) && sameKind(live, n)) {
+    } else if (live && !keep.nodes.has(live) && sameKind(live, n)) {
       if (n.nodeType === 1) {
         patchAttributes(live, n);
-        patchChildren(live, [...n.childNodes], keep);
+        // A snapshot: patching moves new children out of n into live.
+        const kids = [];
+        for (let c = n.firstChild; c; c = c.nextSibling) kids.push(kept(c, keep));
+        patchInto(live, kids, keep);
       } else if (live.data !== n.data) {
         live.data = n.data;
       }
       live = live.nextSibling;
     } else {
-      if (n.nodeType === 1) {
-        for (const slot of n.querySelectorAll('[data-keep]')) if (keep[slot.dataset.keep]) slot.replaceWith(keep[slot.dataset.keep]);
+      if (n.nodeType === 1 && !keep.none) {
+        for (const slot of n.querySelectorAll('[data-keep]')) if (keep.map[slot.dataset.keep]) slot.replaceWith(keep.map[slot.dataset.keep]);
       }
       el.insertBefore(n, live);
     }
@@ -112,5 +167,4 @@ export function patchChildren(el, next, keep = {}) {
     el.removeChild(live);
     live = rest;
   }
-  return el;
 }

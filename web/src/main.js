@@ -49,11 +49,14 @@ const app = {
 };
 
 function setPageState(s) {
-  document.body.dataset.state = s;
+  if (document.body.dataset.state !== s) document.body.dataset.state = s;
 }
 
 function showError(text) {
   const el = app.els.error;
+  // Cleared after every answer (each slider step): an empty one is left alone. A message
+  // is written again even when the same, so the alert is read again.
+  if (!text && el.hidden && !el.textContent) return;
   el.textContent = text || '';
   el.hidden = !text;
 }
@@ -348,7 +351,7 @@ export function recompute() {
     return;
   }
   showError('');
-  app.els.results.classList.remove('stale');
+  if (app.els.results.classList.contains('stale')) app.els.results.classList.remove('stale');
   renderResults(app, view);
   if (app.state.rope) syncControls(app); // the slider ends at the limit this answer derived
   if (app.gguf) app.els.source.textContent = ggufSourceText(app);
@@ -360,21 +363,33 @@ export function recompute() {
 }
 
 // history.replaceState is a synchronous round trip to the browser process (1-50 ms, at
-// times 200, on a loaded machine: most of a slider step's time) and Chromium throttles
-// pages that call it too often. So the address is written after the frame that shows the
-// answer, and while the state changes every frame (a slider drag) at most every
-// URL_INTERVAL_MS; the write reads the state when it runs, so it always ends on the last one.
-const URL_INTERVAL_MS = 250;
-let urlPending = false;
-let urlWrittenAt = -Infinity;
+// times 200, on a loaded machine) and Chromium throttles pages that call it too often.
+// Written during a drag (even every 250 ms) it blocked the main thread between slider
+// steps: the slow steps of issue 13's profile. So a change after a still moment is
+// written just after the frame that shows its answer, and changes in quick succession
+// (a drag, keys held down) once the state has been still for URL_QUIET_MS. The write
+// reads the state when it runs, so it always ends on the last one.
+const URL_QUIET_MS = 300;
+let urlTimer = 0;
+let urlChangedAt = -Infinity;
 
 function writeUrl() {
-  if (urlPending) return;
-  urlPending = true;
-  requestAnimationFrame(() => setTimeout(() => {
-    urlPending = false;
+  const now = performance.now();
+  const still = now - urlChangedAt >= URL_QUIET_MS;
+  urlChangedAt = now;
+  clearTimeout(urlTimer);
+  urlTimer = 0;
+  const write = () => {
+    urlTimer = 0;
     writeUrlNow();
-  }, Math.max(0, urlWrittenAt + URL_INTERVAL_MS - performance.now())));
+  };
+  if (still) {
+    requestAnimationFrame(() => {
+      if (urlChangedAt === now) urlTimer = setTimeout(write, 0);
+    });
+  } else {
+    urlTimer = setTimeout(write, URL_QUIET_MS);
+  }
 }
 
 function writeUrlNow() {
@@ -383,7 +398,6 @@ function writeUrlNow() {
   const url = location.pathname + (p ? '?' + p : '') + location.hash;
   if (url !== location.pathname + location.search + location.hash) {
     history.replaceState(null, '', url);
-    urlWrittenAt = performance.now();
   }
 }
 

@@ -1,7 +1,7 @@
 // llama.cpp partial offload on the page: the -ngl and system-RAM controls (shown for the
 // llama.cpp engine) and what the core's answer says about them (budget.llamacpp.offload):
 // layers on the GPU, what stays in RAM, the most layers that fit. Numbers come from the core.
-import { h, clear } from './dom.js';
+import { h, patchChildren } from './dom.js';
 import { t } from './i18n.js';
 import { bytes, int } from './format.js';
 
@@ -49,10 +49,18 @@ export function syncOffload(app, answer) {
   const o = app.els.offload;
   if (!o) return;
   const llama = app.state.engine === 'llamacpp';
-  o.box.hidden = !llama;
-  if (document.activeElement !== o.ngl) o.ngl.value = app.state.ngl >= 0 ? String(app.state.ngl) : '';
-  if (document.activeElement !== o.ram) o.ram.value = app.state.ram > 0 ? bytes(app.state.ram).replace(/[\s,]/g, '') : '';
-  clear(o.out);
+  if (o.box.hidden !== !llama) o.box.hidden = !llama;
+  const ngl = app.state.ngl >= 0 ? String(app.state.ngl) : '';
+  const ram = app.state.ram > 0 ? bytes(app.state.ram).replace(/[\s,]/g, '') : '';
+  if (document.activeElement !== o.ngl && o.ngl.value !== ngl) o.ngl.value = ngl;
+  if (document.activeElement !== o.ram && o.ram.value !== ram) o.ram.value = ram;
+  // Patched, not rebuilt: a slider step changes a few numbers in these lines.
+  const nodes = [];
+  offloadLines(answer, llama, nodes);
+  patchChildren(o.out, nodes);
+}
+
+function offloadLines(answer, llama, out) {
   const off = answer?.budget?.llamacpp?.offload;
   if (!llama || !off) return;
   const lines = [];
@@ -70,22 +78,22 @@ export function syncOffload(app, answer) {
   lines.push(off.max_gpu_layers >= 0
     ? t('offload.most', { ngl: int(off.max_gpu_layers), n: int(off.n_layer), all: int(off.n_slots) })
     : t('offload.none'));
-  for (const l of lines) o.out.append(h('p', null, l));
+  for (const l of lines) out.push(h('p', null, l));
   // What llama.cpp's --fit (on by default) does when -c / -ngl are left out: the core's
   // prediction (budget.llamacpp.fit), the flags that say it, and the lines it prints.
   const fit = answer.budget.llamacpp.fit;
   if (fit?.outcome) {
-    o.out.append(h('p', { 'data-role': 'fit' }, t('offload.fit.' + fit.outcome, {
+    out.push(h('p', { 'data-role': 'fit' }, t('offload.fit.' + fit.outcome, {
       ctx: int(fit.context), ngl: int(fit.n_gpu_layers), all: int(off.n_slots), flags: fit.flags,
       used: bytes(fit.used_bytes), free: bytes(fit.free_bytes), margin: bytes(fit.target_bytes),
     })));
-    if (fit.log_lines.length) o.out.append(h('pre', { class: 'log', 'data-role': 'fit-log' }, fit.log_lines.join('\n')));
+    if (fit.log_lines.length) out.push(h('pre', { class: 'log', 'data-role': 'fit-log' }, fit.log_lines.join('\n')));
   }
   // The page always sends a context, so the fit above is for it; what `llama-server -hf X`
   // picks with neither -c nor -ngl is the core's second prediction (fit_default).
   const dflt = answer.budget.llamacpp.fit_default;
   if (dflt?.outcome && dflt.outcome !== 'not_predicted' && dflt.outcome !== 'failed') {
-    o.out.append(h('p', { 'data-role': 'fit-default' }, t('offload.fitDefault', {
+    out.push(h('p', { 'data-role': 'fit-default' }, t('offload.fitDefault', {
       ctx: int(dflt.context), ngl: int(dflt.n_gpu_layers), all: int(off.n_slots), flags: dflt.flags,
     })));
   }

@@ -139,7 +139,7 @@ function renderAnswer(app, view) {
   const why = b?.verdict_reason ? h('p', { class: 'verdict-why', 'data-role': 'verdict-reason' }, unbrokenFlags(tMsg(b.verdict_reason))) : null;
   const spoken = [verdictEl.textContent, ...(why ? [why.textContent] : []), ...[...facts.querySelectorAll('.fact')].map((f) => f.querySelector('dt').textContent + ': ' + f.querySelector('dd').textContent)].join('. ');
   patchChildren(el, [verdictEl, why, facts].filter(Boolean));
-  app.els.answer.classList.remove('stale');
+  if (app.els.answer.classList.contains('stale')) app.els.answer.classList.remove('stale');
   if (app.els.announce && app.lastSpoken !== spoken) {
     app.lastSpoken = spoken;
     app.els.announce.textContent = spoken;

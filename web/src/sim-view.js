@@ -4,7 +4,7 @@
 // the memory split over time per policy, running/waiting, latency, and a block map
 // with a scrubber over the snapshots. Every number comes from the WASM core.
 import uPlot from 'uplot';
-import { h, clear, unbrokenFlags } from './dom.js';
+import { h, clear, unbrokenFlags, setText } from './dom.js';
 import { t, tMsg } from './i18n.js';
 import { bytes, int, fixed, percent } from './format.js';
 import { renderTable } from './tables.js';
@@ -323,8 +323,9 @@ function applySimLimits(app) {
   for (const [el, name] of Object.entries(LIMITED)) {
     const l = limits[name];
     if (!l || !e[el]) continue;
-    e[el].min = String(l.min);
-    e[el].max = String(l.max);
+    // On every answer: written only when they differ (an equal write still queues DOM work).
+    if (e[el].min !== String(l.min)) e[el].min = String(l.min);
+    if (e[el].max !== String(l.max)) e[el].max = String(l.max);
   }
 }
 
@@ -355,7 +356,7 @@ function runKey(app) {
 function markStale(app) {
   const sv = app.sim;
   if (!sv?.els) return;
-  sv.els.uses.textContent = usesText(app);
+  setText(sv.els.uses, usesText(app));
   const stale = !!sv.result && sv.runKey !== runKey(app);
   sv.els.out.classList.toggle('stale', stale);
   // Said in words at the top of the results, not only greyed out.

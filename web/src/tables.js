@@ -36,20 +36,34 @@ export function renderTable(spec) {
 // its size.
 let observer = null;
 
-function updateScroll(wrap) {
+// Reads every box first, then writes: a class toggled between two reads would make the
+// second read lay the page out again (a forced style recalc on every slider step).
+function measureScroll(wrap) {
   const over = wrap.scrollWidth > wrap.clientWidth + 1;
+  return [wrap, over, wrap.scrollLeft + wrap.clientWidth >= wrap.scrollWidth - 1];
+}
+
+function markScroll([wrap, over, atEnd]) {
+  wrap.__kvbOwnClasses = ['scrolls', 'at-end'];
+  if (wrap.parentElement) wrap.parentElement.__kvbOwnClasses = ['scrolls'];
   wrap.classList.toggle('scrolls', over);
-  wrap.classList.toggle('at-end', wrap.scrollLeft + wrap.clientWidth >= wrap.scrollWidth - 1);
+  wrap.classList.toggle('at-end', atEnd);
   wrap.parentElement?.classList.toggle('scrolls', over);
+}
+
+function updateScroll(wrap) {
+  markScroll(measureScroll(wrap));
 }
 
 export function markScrollable(root) {
   observer ||= new ResizeObserver((entries) => {
-    for (const e of entries) updateScroll(e.target.closest('.table-wrap'));
+    const wraps = new Set(entries.map((e) => e.target.closest('.table-wrap')).filter(Boolean));
+    for (const m of [...wraps].map(measureScroll)) markScroll(m);
   });
   for (const wrap of root.querySelectorAll('.table-wrap')) {
-    if (!wrap.dataset.scrollWatch) {
-      wrap.dataset.scrollWatch = '1';
+    // A property, not an attribute: the next render's patch would take an attribute off.
+    if (!wrap.__kvbScrollWatch) {
+      wrap.__kvbScrollWatch = true;
       wrap.addEventListener('scroll', () => updateScroll(wrap), { passive: true });
       observer.observe(wrap);
     }
