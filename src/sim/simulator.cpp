@@ -290,7 +290,7 @@ struct Simulator::Impl {
                            std::to_string(c.max_model_len) + " needs (the null block is not usable)");
             capacity = num_blocks * c.block_size;
             if (allocate) {
-                pool.init(static_cast<int32_t>(num_blocks));
+                pool.init(static_cast<int32_t>(num_blocks), !c.prefix_caching);
                 if (simple)
                     alloc_phase.assign(static_cast<size_t>(bs), {});
                 else
