@@ -6,8 +6,9 @@
 //   2. WASM in node: the same run through wasm/kvbudget.js (wall and CPU time), as the
 //      worker makes it (the trace read through a reader, the block maps packed),
 //      without snapshots and with the page's 60 block-map snapshots
-//   3. Chromium: the page's simulator view, Run -> result in the main thread, with
-//      the worker's split (module load, trace fetch + workload, simulation, result)
+//   3. Chromium: the page's simulator view, Run -> result in the main thread and to
+//      the first frame after it (the drawn result), with the worker's split (module
+//      load, trace fetch + workload, simulation, result)
 // Goals (issue 13): WASM / native <= 1.3x; the page, Run to the drawn result, <= 2x
 // native. The page keeps a warm worker (module and trace loaded) between runs, so
 // every run after the first measures the simulation. Best of RUNS (default 5).
@@ -41,7 +42,16 @@ function native() {
     wall.push(Number(process.hrtime.bigint() - t0) / 1e6);
   }
   const p = JSON.parse(out).policies[0];
-  console.log(`native CLI (process start, trace parse, run): best ${ms(best(wall))}, median ${ms(med(wall))}  [${p.finished} finished, ${p.steps} steps]`);
+  // What node's execFileSync costs for a program that does nothing (fork of this
+  // process, exec, the pipe): part of the wall time above, none of it the CLI's.
+  const floor = [];
+  for (let i = 0; i < RUNS; i++) {
+    const t0 = process.hrtime.bigint();
+    execFileSync('/bin/true');
+    floor.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  console.log(`native CLI (process start, trace parse, run): best ${ms(best(wall))}, median ${ms(med(wall))}  [${p.finished} finished, ${p.steps} steps]` +
+    `; node's execFileSync of /bin/true alone: best ${ms(best(floor))}, median ${ms(med(floor))}`);
   return best(wall);
 }
 
@@ -90,9 +100,22 @@ async function chromium() {
     await page.goto(server.url + '?model=meta-llama/Llama-3.1-8B&gpu=a100-80gb&ctx=16384&simWl=azure-conv&simPol=paged');
     await page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 30000 });
     for (let i = 0; i < RUNS; i++) {
-      await page.click('[data-action="sim-run"]');
-      await page.waitForFunction(() => ['done', 'error'].includes(document.querySelector('#sim').dataset.simState), null, { timeout: 60000 });
-      const r = await page.$eval('#sim', (e) => ({ state: e.dataset.simState, ms: Number(e.dataset.simMs), render: Number(e.dataset.simRenderMs), timing: JSON.parse(e.dataset.simTiming || '{}') }));
+      // Clicked and watched from inside the page, to the first frame after the result
+      // is in the DOM: the charts' layout and paint come after renderSimResult returns.
+      const r = await page.evaluate(() => new Promise((resolve) => {
+        const sec = document.querySelector('#sim');
+        const t0 = performance.now();
+        const obs = new MutationObserver(() => {
+          if (!['done', 'error'].includes(sec.dataset.simState)) return;
+          obs.disconnect();
+          requestAnimationFrame(() => setTimeout(() => resolve({
+            state: sec.dataset.simState, ms: Number(sec.dataset.simMs), render: Number(sec.dataset.simRenderMs),
+            drawn: performance.now() - t0, timing: JSON.parse(sec.dataset.simTiming || '{}'),
+          }), 0));
+        });
+        obs.observe(sec, { attributes: true, attributeFilter: ['data-sim-state'] });
+        document.querySelector('[data-action="sim-run"]').click();
+      }));
       if (r.state !== 'done') throw new Error('simulation failed in the page');
       rows.push(r);
     }
@@ -100,10 +123,11 @@ async function chromium() {
     await browser.close();
     await server.close();
   }
-  const b = rows.reduce((a, r) => (r.ms < a.ms ? r : a));
+  const b = rows.reduce((a, r) => (r.drawn < a.drawn ? r : a));
   const tm = b.timing;
   console.log(`Chromium worker, Run -> result in the page: best ${ms(b.ms)}, median ${ms(med(rows.map((r) => r.ms)))}` +
-    ` (worker: module load ${ms(tm.loadMs)}, trace fetch + workload ${ms(tm.prepareMs)}, simulation ${ms(tm.runMs)}, result ${ms(tm.resultMs)}); render ${ms(b.render)}`);
+    ` (worker: module load ${ms(tm.loadMs)}, trace fetch + workload ${ms(tm.prepareMs)}, simulation ${ms(tm.runMs)}, result ${ms(tm.resultMs)}); render ${ms(b.render)};` +
+    ` first frame after it ${ms(b.drawn)} (best), ${ms(med(rows.map((r) => r.drawn)))} (median)`);
   console.log(`Chromium worker, simulation loop alone: best ${ms(best(rows.map((r) => r.timing.runMs)))}`);
   return b;
 }
@@ -114,5 +138,5 @@ const n = native();
 const w = await wasmNode();
 const c = await chromium();
 console.log(`native ${ms(n)} | WASM in node ${ms(w[0])} = ${(w[0] / n).toFixed(2)}x native (goal <= 1.3x)` +
-  (c ? ` | page, Run -> drawn result ${ms(c.ms + c.render)} = ${((c.ms + c.render) / n).toFixed(2)}x native (goal <= 2x)` : '') +
+  (c ? ` | page, Run -> drawn result (first frame after it) ${ms(c.drawn)} = ${(c.drawn / n).toFixed(2)}x native (goal <= 2x)` : '') +
   ` (best against best; load average ${load()})`);

@@ -2,8 +2,14 @@
 
 namespace kvb::sim {
 
-void BlockPool::init(int32_t num_blocks) {
+void BlockPool::init(int32_t num_blocks, bool fifo) {
     num_blocks_ = num_blocks;
+    fifo_ = fifo;
+    uint32_t cap = 1;
+    while (fifo && cap < static_cast<uint32_t>(num_blocks)) cap <<= 1;
+    ring_.assign(fifo ? cap : 0, 0);
+    ring_mask_ = cap - 1;
+    head_ = tail_ = 0;
     const size_t n = static_cast<size_t>(num_blocks) + 1;
     blk_.assign(n, Block{});
     hash_.clear();
@@ -27,9 +33,25 @@ void BlockPool::uncache(int32_t b) {
     blk_[i].cached = 0;
 }
 
+void BlockPool::ring_to_list() {
+    const int32_t s = num_blocks_;
+    int32_t last = s;
+    for (uint32_t j = head_; j != tail_; ++j) {
+        const int32_t b = ring_[j & ring_mask_];
+        blk_[static_cast<size_t>(last)].next = b;
+        blk_[static_cast<size_t>(b)].prev = last;
+        last = b;
+    }
+    blk_[static_cast<size_t>(last)].next = s;
+    blk_[static_cast<size_t>(s)].prev = last;
+    fifo_ = false;
+    std::vector<int32_t>().swap(ring_);
+}
+
 void BlockPool::incref(int32_t b) {
     const size_t i = static_cast<size_t>(b);
     if (blk_[i].ref == 0) {
+        if (fifo_) ring_to_list();
         unlink(b);
         used_filled_ += blk_[i].fill;
     }
@@ -99,6 +121,10 @@ void BlockPool::map_erase(uint64_t h) {
 
 std::vector<int32_t> BlockPool::free_queue() const {
     std::vector<int32_t> q;
+    if (fifo_) {
+        for (uint32_t j = head_; j != tail_; ++j) q.push_back(ring_[j & ring_mask_]);
+        return q;
+    }
     for (int32_t b = blk_[static_cast<size_t>(num_blocks_)].next; b != num_blocks_;
          b = blk_[static_cast<size_t>(b)].next)
         q.push_back(b);
@@ -127,9 +153,14 @@ std::string BlockPool::check() const {
     if (cached_free != num_cached_free_) return "cached-free count out of step";
     if (filled != used_filled_) return "filled-slot count out of step";
     int32_t walked = 0;
-    for (int32_t b = blk_[static_cast<size_t>(num_blocks_)].next; b != num_blocks_;
-         b = blk_[static_cast<size_t>(b)].next) {
-        if (!blk_[static_cast<size_t>(b)].in_queue || ++walked > num_free_) return "free queue is corrupt";
+    if (fifo_) {
+        for (int32_t b : free_queue())
+            if (!blk_[static_cast<size_t>(b)].in_queue || ++walked > num_free_) return "free queue is corrupt";
+    } else {
+        for (int32_t b = blk_[static_cast<size_t>(num_blocks_)].next; b != num_blocks_;
+             b = blk_[static_cast<size_t>(b)].next) {
+            if (!blk_[static_cast<size_t>(b)].in_queue || ++walked > num_free_) return "free queue is corrupt";
+        }
     }
     if (walked != num_free_) return "free queue length out of step";
     size_t entries = 0;

@@ -223,15 +223,17 @@ struct Simulator::Impl {
     }
 
     // ------------------------------------------------------------ setup
-    // A request's values, checked as it is drawn.
+    // A request's values, checked as it is drawn (every request passes here: the
+    // message's prefix is made only for a bad one).
     std::string check_request(int64_t i, const Request& q, double last) const {
-        const std::string at = "request " + std::to_string(i) + ": ";
-        if (!(std::isfinite(q.arrival_s) && q.arrival_s >= 0)) return at + "arrival time must be a finite number >= 0";
-        if (q.arrival_s < last) return at + "arrival times must not go back";
-        if (q.prompt_tokens < 1) return at + "prompt must have at least 1 token";
-        if (q.output_tokens < 1) return at + "output must have at least 1 token";
+        const auto at = [i]() { return "request " + std::to_string(i) + ": "; };
+        if (!(std::isfinite(q.arrival_s) && q.arrival_s >= 0))
+            return at() + "arrival time must be a finite number >= 0";
+        if (q.arrival_s < last) return at() + "arrival times must not go back";
+        if (q.prompt_tokens < 1) return at() + "prompt must have at least 1 token";
+        if (q.output_tokens < 1) return at() + "output must have at least 1 token";
         if (q.prefix_tokens < 0 || q.prefix_tokens > q.prompt_tokens)
-            return at + "shared prefix longer than the prompt";
+            return at() + "shared prefix longer than the prompt";
         return "";
     }
 
@@ -288,7 +290,7 @@ struct Simulator::Impl {
                            std::to_string(c.max_model_len) + " needs (the null block is not usable)");
             capacity = num_blocks * c.block_size;
             if (allocate) {
-                pool.init(static_cast<int32_t>(num_blocks));
+                pool.init(static_cast<int32_t>(num_blocks), !c.prefix_caching);
                 if (simple)
                     alloc_phase.assign(static_cast<size_t>(bs), {});
                 else

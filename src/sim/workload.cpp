@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <string_view>
 
 #include "base/text.h"
 #include "sim/rng.h"
@@ -231,7 +232,10 @@ Result<std::vector<Request>> make_workload(const WorkloadSpec& s) {
 
 namespace {
 
-std::string trim(const std::string& s) {
+// Views into the line being read, not copies: a trace is read twice (scan, then
+// stream) and each of its rows went through a vector of strings, a copy per field
+// and one for the line (a third of a whole Azure run's instructions).
+std::string_view trim(std::string_view s) {
     size_t b = 0, e = s.size();
     while (b < e && (s[b] == ' ' || s[b] == '\t')) ++b;
     while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t')) --e;
@@ -244,19 +248,19 @@ std::string lower(std::string s) {
     return s;
 }
 
-std::vector<std::string> split_commas(const std::string& line) {
+std::vector<std::string> split_commas(std::string_view line) {
     std::vector<std::string> f;
     size_t start = 0;
     for (;;) {
         size_t p = line.find(',', start);
-        f.push_back(trim(line.substr(start, p == std::string::npos ? std::string::npos : p - start)));
-        if (p == std::string::npos) break;
+        f.emplace_back(trim(line.substr(start, p == std::string_view::npos ? std::string_view::npos : p - start)));
+        if (p == std::string_view::npos) break;
         start = p + 1;
     }
     return f;
 }
 
-bool parse_uint(const std::string& s, int64_t max, int64_t* out) {
+bool parse_uint(std::string_view s, int64_t max, int64_t* out) {
     if (s.empty() || s.size() > 18) return false;
     int64_t v = 0;
     for (char c : s) {
@@ -272,7 +276,7 @@ bool parse_uint(const std::string& s, int64_t max, int64_t* out) {
 // from_chars (missing for doubles in the wasm toolchain's libc++). Exactly rounded
 // for up to 15 significant digits and exponents within 10^±22, which covers any
 // timestamp in seconds; beyond that still deterministic on every platform.
-bool parse_decimal(const std::string& s, double* out) {
+bool parse_decimal(std::string_view s, double* out) {
     size_t i = 0;
     uint64_t mant = 0;
     int digits = 0, exp10 = 0;
@@ -341,7 +345,7 @@ int64_t days_from_civil(int64_t y, int64_t m, int64_t d) {
 }
 
 // "2023-11-16 18:15:46.6805900" (also with 'T', 'Z' or a ±HH:MM offset) -> ns since 1970.
-bool parse_timestamp(const std::string& s, __int128* ns) {
+bool parse_timestamp(std::string_view s, __int128* ns) {
     auto num = [&](size_t pos, size_t len, int64_t* v) {
         if (pos + len > s.size()) return false;
         int64_t x = 0;
@@ -400,14 +404,15 @@ constexpr size_t kMaxLineBytes = size_t{1} << 16;
 
 enum class LineRead { Line, End, Unreadable, TooLong };
 
-// The next line of `src` (its \r dropped) into *line. `chunk` holds bytes read ahead
-// from [pos, size), and `at` is the source offset just past them.
-LineRead next_line(const TraceSource& src, std::string& chunk, size_t& pos, int64_t& at, std::string* line) {
+// The next line of `src` (its \r dropped) into *line, a view into `chunk` valid until
+// the next call. `chunk` holds bytes read ahead from [pos, size), and `at` is the
+// source offset just past them.
+LineRead next_line(const TraceSource& src, std::string& chunk, size_t& pos, int64_t& at, std::string_view* line) {
     for (;;) {
         const size_t e = chunk.find('\n', pos);
         if (e != std::string::npos) {
             if (e - pos > kMaxLineBytes) return LineRead::TooLong;
-            line->assign(chunk, pos, e - pos);
+            *line = std::string_view(chunk).substr(pos, e - pos);
             pos = e + 1;
             break;
         }
@@ -422,53 +427,62 @@ LineRead next_line(const TraceSource& src, std::string& chunk, size_t& pos, int6
         at += got;
         if (got == 0) {
             if (chunk.empty()) return LineRead::End;
-            line->assign(chunk);
+            *line = chunk;
             pos = chunk.size();
             break;
         }
     }
-    if (!line->empty() && line->back() == '\r') line->pop_back();
+    if (!line->empty() && line->back() == '\r') line->remove_suffix(1);
     return LineRead::Line;
 }
 
 // The next non-blank line, counting every line in *line_no (a BOM before line 1 dropped):
 // what the scan, read_all and a streamed trace all step by.
 LineRead next_text_line(const TraceSource& src, std::string& chunk, size_t& pos, int64_t& at, int64_t* line_no,
-                        std::string* line) {
+                        std::string_view* line) {
     for (;;) {
         const LineRead r = next_line(src, chunk, pos, at, line);
         if (r != LineRead::Line) return r;
         ++*line_no;
         if (*line_no == 1 && line->size() >= 3 && static_cast<unsigned char>((*line)[0]) == 0xEF &&
             static_cast<unsigned char>((*line)[1]) == 0xBB && static_cast<unsigned char>((*line)[2]) == 0xBF)
-            line->erase(0, 3);
+            line->remove_prefix(3);
         if (!trim(*line).empty()) return r;
     }
 }
 
 // One data row of a scanned trace, its time left absolute (seconds, or *ns for raw
 // timestamps); "" or what is wrong with it.
-std::string parse_row(const TraceScan& h, const std::string& line, Request* q, __int128* ns) {
-    const std::vector<std::string> f = split_commas(line);
-    if (static_cast<int>(f.size()) != h.fields)
-        return "expected " + std::to_string(h.fields) + " fields, found " + std::to_string(f.size());
-    const std::string& ft = f[static_cast<size_t>(h.col_t)];
+std::string parse_row(const TraceScan& h, std::string_view line, Request* q, __int128* ns) {
+    // The three fields read, as trimmed views; the others only counted.
+    std::string_view ft, fp, fo;
+    int fields = 0;
+    for (size_t start = 0;; ++fields) {
+        const size_t p = line.find(',', start);
+        const std::string_view f = line.substr(start, p == std::string_view::npos ? std::string_view::npos : p - start);
+        if (fields == h.col_t) ft = trim(f);
+        if (fields == h.col_p) fp = trim(f);
+        if (fields == h.col_o) fo = trim(f);
+        if (p == std::string_view::npos) break;
+        start = p + 1;
+    }
+    ++fields;
+    if (fields != h.fields) return "expected " + std::to_string(h.fields) + " fields, found " + std::to_string(fields);
+    const auto quoted = [](std::string_view f) { return " \"" + std::string(f) + "\" "; };
     if (h.raw) {
         if (!parse_timestamp(ft, ns))
-            return h.t_name + " \"" + ft + "\" is not a timestamp like 2023-11-16 18:15:46.6805900";
+            return h.t_name + quoted(ft) + "is not a timestamp like 2023-11-16 18:15:46.6805900";
     } else {
         double v;
-        if (!parse_decimal(ft, &v)) return h.t_name + " \"" + ft + "\" is not a non-negative number of seconds";
-        if (!(v <= 1e300)) return h.t_name + " \"" + ft + "\" is too large (at most 1e300 seconds)";
+        if (!parse_decimal(ft, &v)) return h.t_name + quoted(ft) + "is not a non-negative number of seconds";
+        if (!(v <= 1e300)) return h.t_name + quoted(ft) + "is too large (at most 1e300 seconds)";
         q->arrival_s = v;
     }
     int64_t p, o;
-    const std::string& fp = f[static_cast<size_t>(h.col_p)];
-    const std::string& fo = f[static_cast<size_t>(h.col_o)];
     if (!parse_uint(fp, kMaxTokens, &p))
-        return h.p_name + " \"" + fp + "\" is not a token count (an integer from 1 to 10,000,000)";
+        return h.p_name + quoted(fp) + "is not a token count (an integer from 1 to 10,000,000)";
     if (!parse_uint(fo, kMaxTokens, &o))
-        return h.o_name + " \"" + fo + "\" is not a token count (an integer from 1 to 10,000,000)";
+        return h.o_name + quoted(fo) + "is not a token count (an integer from 1 to 10,000,000)";
     if (p < 1) return h.p_name + " must be at least 1 (an engine refuses an empty prompt)";
     if (o < 1) return h.o_name + " must be at least 1 (a request generates at least one token)";
     q->prompt_tokens = static_cast<int32_t>(p);
@@ -496,7 +510,8 @@ std::string read_failure(LineRead r, const std::string& name, int64_t line_no) {
 Result<std::vector<Request>> read_all(const TraceScan& h) {
     std::vector<Request> out;
     out.reserve(static_cast<size_t>(h.requests));
-    std::string chunk, line;
+    std::string chunk;
+    std::string_view line;
     size_t pos = 0;
     int64_t at = h.data_offset, line_no = h.header_line;
     for (;;) {
@@ -535,7 +550,8 @@ Result<std::shared_ptr<const TraceScan>> scan_trace(TraceSource source, const st
     auto h = std::make_shared<TraceScan>();
     h->source = std::move(source);
     h->name = name;
-    std::string chunk, line;
+    std::string chunk;
+    std::string_view line;
     size_t pos = 0;
     int64_t at = 0, line_no = 0;
     auto read = [&]() { return next_text_line(h->source, chunk, pos, at, &line_no, &line); };
@@ -556,7 +572,7 @@ Result<std::shared_ptr<const TraceScan>> scan_trace(TraceSource source, const st
             h->col_o = k;
     }
     if (h->col_t < 0 || h->col_p < 0 || h->col_o < 0)
-        return bad(name + ": unrecognized header \"" + line +
+        return bad(name + ": unrecognized header \"" + std::string(line) +
                    "\" (expected TIMESTAMP,ContextTokens,GeneratedTokens or "
                    "arrived_at,num_prefill_tokens,num_decode_tokens)");
     h->fields = static_cast<int>(header.size());
@@ -608,7 +624,7 @@ Result<std::vector<Request>> parse_trace_csv(const std::string& text, const std:
 // stops the stream with error_ set (the simulator reports it).
 bool RequestStream::next_trace_row(Request* q) {
     const TraceScan& h = *spec_->trace_file;
-    std::string line;
+    std::string_view line;
     const LineRead r = next_text_line(h.source, chunk_, chunk_pos_, read_at_, &line_no_, &line);
     if (r == LineRead::End) {
         error_ = h.name + " ended at line " + std::to_string(line_no_) + " before its " + std::to_string(count_) +

@@ -35,6 +35,40 @@ TEST_CASE("block pool: null block, FIFO allocation, freed blocks go to the back"
     CHECK(p.check() == "");
 }
 
+TEST_CASE("block pool: the ring kept without prefix caching hands out the same blocks as the linked queue") {
+    BlockPool list, ring;
+    list.init(40);
+    ring.init(40, true);
+    Rng r(5);
+    std::vector<int32_t> held;
+    for (int i = 0; i < 2000; ++i) {
+        if (!held.empty() && (r.chance(0.45) || list.num_free() == 0)) {
+            const size_t k = static_cast<size_t>(r.uniform_int(0, static_cast<int64_t>(held.size()) - 1));
+            list.decref(held[k]);
+            ring.decref(held[k]);
+            held.erase(held.begin() + static_cast<std::ptrdiff_t>(k));
+        } else {
+            const int32_t b = list.alloc();
+            REQUIRE(ring.alloc() == b);
+            list.add_fill(b, 3);
+            ring.add_fill(b, 3);
+            held.push_back(b);
+        }
+        REQUIRE(ring.free_queue() == list.free_queue());
+    }
+    CHECK(ring.used_filled() == list.used_filled());
+    CHECK(ring.check() == "");
+    // A free block taken from the middle (a cache hit) turns the ring into the linked queue.
+    const std::vector<int32_t> q = ring.free_queue();
+    REQUIRE(q.size() >= 3);
+    ring.incref(q[1]);
+    list.incref(q[1]);
+    CHECK(ring.free_queue() == list.free_queue());
+    CHECK(ring.alloc() == q[0]);
+    CHECK(ring.alloc() == q[2]);
+    CHECK(ring.check() == "");
+}
+
 TEST_CASE("block pool: cached blocks stay findable until evicted in LRU order") {
     BlockPool p;
     p.init(4);
