@@ -19,8 +19,6 @@
 
 #include "base/units.h"
 #include "model/config_reader.h"
-#include "model/gguf.h"
-#include "model/gguf_spec.h"
 #include "model/model.h"
 #include "report/answer.h"
 #include "report/json.h"
@@ -81,8 +79,84 @@ std::string parse_config(const std::string& text, const std::string& name) {
     return ok_raw("{\"handle\":" + std::to_string(handle) + ",\"spec\":" + spec + "}");
 }
 
-// GGUF headers read from a prefix of the file (the page's range requests). A header is
-// kept until ggufModel() turns one file, or every shard of a split file, into a model.
+std::string release_model(int handle) {
+    return models().erase(handle) ? ok(true)
+                                  : fail("bad_handle", "no model loaded under handle " + std::to_string(handle));
+}
+
+std::string compute(int handle, const std::string& inputs) {
+    const kvb::ModelSpec* m = find_model(handle);
+    if (!m) return fail("bad_handle", "no model loaded under handle " + std::to_string(handle));
+    auto in = kvb::budget_inputs_from_json(inputs);
+    if (!in) return fail(in.error());
+    auto a = kvb::compute_answer(*m, in.value());
+    if (!a) return fail(a.error());
+    return ok_raw(kvb::to_json_text(a.value()));
+}
+
+std::string parse_size(const std::string& text) {
+    auto r = kvb::parse_size(text);
+    return r ? ok(r.value()) : fail(r.error());
+}
+
+std::string parse_context(const std::string& text) {
+    auto r = kvb::parse_context(text, "context");
+    return r ? ok(r.value()) : fail(r.error());
+}
+
+std::string format_bytes(double bytes) {
+    if (!(bytes >= -9.2e18 && bytes <= 9.2e18)) return fail("bad_value", "bytes out of range");
+    return ok(kvb::format_bytes(static_cast<int64_t>(bytes)));
+}
+
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(kvbudget) {
+    emscripten::function(
+        "parseConfig",
+        +[](std::string text, std::string name) { return guarded([&] { return parse_config(text, name); }); });
+    emscripten::function(
+        "releaseModel", +[](int handle) { return guarded([&] { return release_model(handle); }); });
+    emscripten::function(
+        "compute", +[](int handle, std::string inputs) { return guarded([&] { return compute(handle, inputs); }); });
+    emscripten::function(
+        "parseSize", +[](std::string text) { return guarded([&] { return parse_size(text); }); });
+    emscripten::function(
+        "parseContext", +[](std::string text) { return guarded([&] { return parse_context(text); }); });
+    emscripten::function(
+        "catalog", +[]() { return guarded([&] { return ok_raw(kvb::catalog_json_text()); }); });
+    emscripten::function(
+        "formatBytes", +[](double b) { return guarded([&] { return format_bytes(b); }); });
+}
+
+// The page's calculator module (kvbudget-calc, built for size) stops here: without the
+// bindings below the linker drops the simulator, the GGUF reader and the log check from it
+// (wasm/CMakeLists.txt); the page loads the whole module for those.
+#ifndef KVB_WASM_CALC_ONLY
+// ======================================================================
+// Paging simulator (issue 4) and the log check (issue 12, below). The session lives in
+// the core (src/sim/session.h), its JSON in src/report/sim_json.h; here only the handles. simCreate takes SimInputs as
+// JSON (the member names), simRun runs a chunk (a Web Worker calls it between progress
+// reports and stops calling to cancel), simResult's "summary" is byte for byte
+// `kvbudget simulate --json` for the same settings (tests/node/sim.test.mjs).
+// ======================================================================
+#include <optional>
+
+#include "check/check.h"
+#include "check/lab.h"
+#include "check/log_reader.h"
+#include "model/gguf.h"
+#include "model/gguf_spec.h"
+#include "report/check_json.h"
+#include "report/lab_json.h"
+#include "report/sim_json.h"
+#include "sim/session.h"
+
+namespace {
+
+// GGUF headers (only in the whole module: a GGUF link loads it, the first answer from a
+// config.json never waits for the reader's bytes) read from a prefix of the file (the page's range requests). A header
+// is kept until ggufModel() turns one file, or every shard of a split file, into a model.
 std::map<int, kvb::GgufHeader>& gguf_headers() {
     static std::map<int, kvb::GgufHeader> h;
     return h;
@@ -136,84 +210,6 @@ std::string gguf_model(const std::string& ids_text, const std::string& name) {
     models().emplace(handle, std::move(r.value()));
     return ok_raw("{\"handle\":" + std::to_string(handle) + ",\"spec\":" + spec + "}");
 }
-
-std::string release_model(int handle) {
-    return models().erase(handle) ? ok(true)
-                                  : fail("bad_handle", "no model loaded under handle " + std::to_string(handle));
-}
-
-std::string compute(int handle, const std::string& inputs) {
-    const kvb::ModelSpec* m = find_model(handle);
-    if (!m) return fail("bad_handle", "no model loaded under handle " + std::to_string(handle));
-    auto in = kvb::budget_inputs_from_json(inputs);
-    if (!in) return fail(in.error());
-    auto a = kvb::compute_answer(*m, in.value());
-    if (!a) return fail(a.error());
-    return ok_raw(kvb::to_json_text(a.value()));
-}
-
-std::string parse_size(const std::string& text) {
-    auto r = kvb::parse_size(text);
-    return r ? ok(r.value()) : fail(r.error());
-}
-
-std::string parse_context(const std::string& text) {
-    auto r = kvb::parse_context(text, "context");
-    return r ? ok(r.value()) : fail(r.error());
-}
-
-std::string format_bytes(double bytes) {
-    if (!(bytes >= -9.2e18 && bytes <= 9.2e18)) return fail("bad_value", "bytes out of range");
-    return ok(kvb::format_bytes(static_cast<int64_t>(bytes)));
-}
-
-}  // namespace
-
-EMSCRIPTEN_BINDINGS(kvbudget) {
-    emscripten::function(
-        "parseConfig",
-        +[](std::string text, std::string name) { return guarded([&] { return parse_config(text, name); }); });
-    emscripten::function(
-        "ggufRead", +[](std::string bytes, std::string name, double file_size) {
-            return guarded([&] { return gguf_read(bytes, name, file_size); });
-        });
-    emscripten::function(
-        "ggufModel", +[](std::string ids, std::string name) { return guarded([&] { return gguf_model(ids, name); }); });
-    emscripten::function(
-        "releaseModel", +[](int handle) { return guarded([&] { return release_model(handle); }); });
-    emscripten::function(
-        "compute", +[](int handle, std::string inputs) { return guarded([&] { return compute(handle, inputs); }); });
-    emscripten::function(
-        "parseSize", +[](std::string text) { return guarded([&] { return parse_size(text); }); });
-    emscripten::function(
-        "parseContext", +[](std::string text) { return guarded([&] { return parse_context(text); }); });
-    emscripten::function(
-        "catalog", +[]() { return guarded([&] { return ok_raw(kvb::catalog_json_text()); }); });
-    emscripten::function(
-        "formatBytes", +[](double b) { return guarded([&] { return format_bytes(b); }); });
-}
-
-// The page's calculator module (kvbudget-calc, built for size) stops here: without the
-// bindings below the linker drops the simulator from it (wasm/CMakeLists.txt).
-#ifndef KVB_WASM_CALC_ONLY
-// ======================================================================
-// Paging simulator (issue 4) and the log check (issue 12, below). The session lives in
-// the core (src/sim/session.h), its JSON in src/report/sim_json.h; here only the handles. simCreate takes SimInputs as
-// JSON (the member names), simRun runs a chunk (a Web Worker calls it between progress
-// reports and stops calling to cancel), simResult's "summary" is byte for byte
-// `kvbudget simulate --json` for the same settings (tests/node/sim.test.mjs).
-// ======================================================================
-#include <optional>
-
-#include "check/check.h"
-#include "check/lab.h"
-#include "check/log_reader.h"
-#include "report/check_json.h"
-#include "report/lab_json.h"
-#include "report/sim_json.h"
-#include "sim/session.h"
-
-namespace {
 
 std::map<int, kvb::SimSession>& sim_sessions() {
     static std::map<int, kvb::SimSession> s;
@@ -353,6 +349,15 @@ std::string lab_table(const std::string& text, const std::string& config_text, c
 }
 
 }  // namespace
+
+EMSCRIPTEN_BINDINGS(kvbudget_gguf) {
+    emscripten::function(
+        "ggufRead", +[](std::string bytes, std::string name, double file_size) {
+            return guarded([&] { return gguf_read(bytes, name, file_size); });
+        });
+    emscripten::function(
+        "ggufModel", +[](std::string ids, std::string name) { return guarded([&] { return gguf_model(ids, name); }); });
+}
 
 EMSCRIPTEN_BINDINGS(kvbudget_check) {
     emscripten::function(

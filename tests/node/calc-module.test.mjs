@@ -46,9 +46,13 @@ test('the calculator module answers byte for byte as the whole module', () => {
   for (const s of ['24GB', '80 GiB', 'lots']) assert.equal(calc.m.parseSize(s), full.m.parseSize(s));
 });
 
-test('the calculator module has no simulator; errors are the same KvbudgetError class', () => {
-  assert.equal(typeof calc.m.simCreate, 'undefined');
-  assert.equal(typeof full.m.simCreate, 'function');
+test('the calculator module has no simulator, GGUF reader, log check or lab; errors are the same KvbudgetError class', () => {
+  // The page loads the whole module for these (web/src/views.js loadFullCore): their code
+  // would otherwise be bytes every first answer waits for.
+  for (const f of ['simCreate', 'ggufRead', 'ggufModel', 'checkLog', 'checkLogModel', 'labTable']) {
+    assert.equal(typeof calc.m[f], 'undefined', f);
+    assert.equal(typeof full.m[f], 'function', f);
+  }
   assert.equal(KvbudgetError, FullError);
   assert.throws(() => calc.parseConfig('{', 'bad.json'), (e) => e instanceof KvbudgetError && e.code !== 'internal');
 });
