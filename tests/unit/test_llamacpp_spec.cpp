@@ -282,6 +282,13 @@ TEST_CASE("Qwen3.5-27B: mtp_num_hidden_layers is its MTP block (llama.cpp draft-
     CHECK(r.llama_draft.contexts == 1);
     CHECK(r.llama_draft.total_bytes == 256 * MiB);
     CHECK(r.llama.recurrent.n_rs_seq == 3);  // --spec-draft-n-max's default
+    // draft-mtp needs a GGUF with the MTP block, which the converter counts in block_count: the recurrent
+    // line prints 64 + 1 layers (as PR #23269's 40 + 1); 48 gated-delta-net layers x (1 + 3) rows.
+    REQUIRE(r.llama.log_lines.size() == 2);
+    CHECK(r.llama.log_lines[1] ==
+          "llama_memory_recurrent: size =  598.50 MiB (     1 cells,  65 layers,  1 seqs  3 rs_seq), R (f32):   22.50 "
+          "MiB, S (f32):  576.00 MiB, P (f32):    0.00 MiB");
+    CHECK(r.offload.n_slots == 66);
     REQUIRE_FALSE(r.llama_draft.layout.log_lines.empty());
     CHECK(r.llama_draft.layout.log_lines[0] ==
           "llama_kv_cache: size =  256.00 MiB ( 65536 cells,   1 layers,  1/1 seqs), K (f16):  128.00 MiB, V (f16):  "
