@@ -206,11 +206,21 @@ export interface Budget {
   vllm?: { num_blocks: number; block_size: number; mla_backend: string; tokens: number; max_concurrency: number;
     request_bytes: number; estimated_max_model_len: number;
     /** A speculative drafter's own weights (its shared embedding and lm_head left out); in weights.bytes. */
-    drafter_params: number; drafter_weight_bytes: number };
+    drafter_params: number; drafter_weight_bytes: number;
+    /** One GPU of each pipeline stage (one entry without pipeline parallelism), as its own worker profiles it. */
+    stages: VllmStage[] };
   /** fit: with this answer's -c / -ngl; fit_default: with neither (`llama-server -m X` alone). */
   /** kv_bytes includes the speculative draft context's (draft.bytes); n_rs_seq: recurrent rollback snapshots per sequence. */
   llamacpp?: { kv_bytes: number; n_ctx: number; n_seq_max: number; n_rs_seq: number; draft: LlamaDraft; offload: LlamaOffload; fit: LlamaFit; fit_default: LlamaFit };
   transformers?: { cache_bytes: number; cache_transient_bytes: number };
+}
+
+/** One pipeline stage's GPU in vLLM: every worker cuts its own KV memory (kv_available_bytes) into blocks
+ *  (num_blocks) and the engine keeps the fewest over stages (limiting: this stage's); kv_bytes is what the
+ *  stage then allocates, used_bytes weights + activation + overhead (non-torch and CUDA graphs) + kv_bytes. */
+export interface VllmStage {
+  layers: number; weights_bytes: number; activation_bytes: number; overhead_bytes: number;
+  kv_available_bytes: number; num_blocks: number; kv_bytes: number; used_bytes: number; limiting: boolean;
 }
 
 /** llama.cpp --spec-type's draft context(s): "none" / "ngram" have none (contexts 0). */

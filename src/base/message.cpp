@@ -30,7 +30,7 @@ const std::vector<MessageTemplate>& message_templates() {
         {"mha_assumed",
          "num_key_value_heads is not set: multi-head attention assumed ({n} KV heads, one per attention head)"},
         {"mtp",
-         "num_nextn_predict_layers = {n}: the multi-token-prediction layer is not counted (engines only cache it with "
+         "{field} = {n}: the multi-token-prediction layer is not counted (engines only cache it with "
          "speculative decoding)"},
         {"window_unused", "sliding_window = {w} is set but not used by {type}: every layer is full attention"},
         {"window_off", "sliding_window is set but use_sliding_window is false: every layer is full attention"},
@@ -644,7 +644,9 @@ const std::vector<MessageTemplate>& message_templates() {
         {"llamacpp_draft_kv",
          "the {type} draft context caches {layers} layers of its own: {bytes} in {contexts} context(s), counted with "
          "the KV cache"},
-        {"llamacpp_draft_weights", "the draft model's weights are not counted: add them to the weights"},
+        {"llamacpp_draft_weights_counted",
+         "the draft model's weights are counted: {bytes}, {gpu} of them on the GPU(s) (-ngld: every layer, split as "
+         "the target's) and {cpu} of token embeddings in system RAM"},
         {"llamacpp_rs_seq",
          "the draft keeps {n} rollback snapshots per sequence of the recurrent state: {bytes} of R and S, 1 + {n} "
          "times what one state takes"},

@@ -41,13 +41,17 @@ std::string fraction_text(double v) {
 }
 
 void fill_per_gpu(BudgetResult& r, int64_t kv_bytes) {
+    fill_per_gpu(r, kv_bytes, r.weights_per_gpu_bytes, r.activation_bytes, r.overhead_bytes + r.cudagraph_bytes);
+}
+
+void fill_per_gpu(BudgetResult& r, int64_t kv_bytes, int64_t weights, int64_t activation, int64_t overhead) {
     PerGpu& p = r.per_gpu;
     p.capacity_bytes = r.gpu_total_bytes;
     p.usable_bytes = r.requested_bytes;
-    p.weights_bytes = r.weights_per_gpu_bytes;
+    p.weights_bytes = weights;
     p.kv_bytes = kv_bytes;
-    p.activation_bytes = r.activation_bytes;
-    p.overhead_bytes = r.overhead_bytes + r.cudagraph_bytes;
+    p.activation_bytes = activation;
+    p.overhead_bytes = overhead;
     p.total_bytes = sat_add(sat_add(p.weights_bytes, p.kv_bytes), sat_add(p.activation_bytes, p.overhead_bytes));
     p.free_bytes = p.total_bytes == INT64_MAX ? INT64_MIN : p.capacity_bytes - p.total_bytes;
     const int64_t limit = p.usable_bytes > 0 ? p.usable_bytes : p.capacity_bytes;

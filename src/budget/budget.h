@@ -129,7 +129,8 @@ struct DecodeBound {
     bool ram_bandwidth_assumed = false;    // kDefaultRamBandwidth, not the user's
 };
 
-// One GPU's memory as the bar shows it. vLLM: the heaviest rank; llama.cpp and
+// One GPU's memory as the bar shows it. vLLM: the rank that holds the most for the asked
+// context (with pipeline parallelism, the stage with the largest total); llama.cpp and
 // transformers: an even share of the layers (weights and KV) plus what every device
 // holds whole (compute buffer, runtime).
 struct PerGpu {
@@ -144,6 +145,21 @@ struct PerGpu {
     // What the engine may not use: total - usable when positive (vLLM: past capacity x
     // gpu_memory_utilization), else 0. The bar says this, not "free", when it is above 0.
     int64_t over_usable_bytes = 0;
+};
+
+// vLLM: one pipeline stage's GPU as its own worker sees it (gpu_worker.determine_available_memory runs
+// on every worker: the weights differ by stage, and only the last stage runs the sampler), and what it
+// holds once the engine keeps the fewest blocks over workers (kv_cache_utils.get_kv_cache_configs).
+struct VllmStage {
+    int64_t layers = 0;              // decoder layers of the target (a drafter's join the last stage)
+    int64_t weights_bytes = 0;       // one GPU of the stage: its layers' share, the rotary cache, a drafter's
+    int64_t activation_bytes = 0;    // profile peak (the sampler's logits on the last stage only)
+    int64_t overhead_bytes = 0;      // non-torch + CUDA graphs (its own layers' graphs)
+    int64_t kv_available_bytes = 0;  // what its profile leaves for the KV cache (<= 0: none)
+    int64_t num_blocks = 0;          // the blocks that memory alone would hold
+    int64_t kv_bytes = 0;            // what it allocates: the engine's num_blocks x its bytes per block
+    int64_t used_bytes = 0;          // weights + activation + overhead + kv_bytes (saturating)
+    bool limiting = false;           // its blocks are the engine's num_blocks
 };
 
 // llama.cpp with -ngl / --no-kv-offload / a RAM budget: what sits on the GPU(s) and what in
@@ -219,11 +235,11 @@ struct BudgetResult {
     int64_t requested_bytes = 0;  // per GPU: total * utilization
     WeightBytes weights;
     int64_t weights_per_gpu_bytes = 0;  // heaviest rank (vLLM: incl. its rotary cache)
-    int64_t activation_bytes = 0;       // per GPU (llama.cpp: the compute buffer)
+    int64_t activation_bytes = 0;       // per GPU (llama.cpp: the compute buffer; vLLM: the last stage's)
     int64_t overhead_bytes = 0;         // per GPU (non-torch: CUDA/NCCL buffers; llama.cpp: runtime)
-    int64_t cudagraph_bytes = 0;        // per GPU
+    int64_t cudagraph_bytes = 0;        // per GPU (vLLM: the stage with the most layers)
     bool activation_estimated = true, overhead_estimated = true, cudagraph_estimated = true;
-    int64_t kv_pool_bytes = 0;  // per GPU, may be <= 0 (then nothing fits)
+    int64_t kv_pool_bytes = 0;  // per GPU, may be <= 0 (then nothing fits); vLLM: the smallest stage's
     int64_t max_num_batched_tokens = 0;
     int64_t max_num_seqs = 0;                 // vLLM: resolved --max-num-seqs
     int64_t max_num_seqs_default = 0;         // vLLM's own default for this GPU
@@ -240,6 +256,7 @@ struct BudgetResult {
     int64_t drafter_params = 0;        // the speculative drafter's own weights (shared embedding and head left out)
     int64_t drafter_weight_bytes = 0;  // in weights.bytes and on the last stage's per-GPU weights
     VllmCapacity capacity;             // blocks, tokens, concurrency, start-up lines, vLLM's error
+    std::vector<VllmStage> stages;     // one per pipeline stage (one without pipeline parallelism)
     // llama.cpp
     LlamaLayout llama;       // KV layout at the resolved context / sequences (all GPUs); total_bytes
                              // includes the speculative draft context's (llama_draft)

@@ -124,7 +124,21 @@ void fit_notes(BudgetResult& r, int64_t n_layer) {
 }  // namespace
 
 Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
-    const ModelSpec& m = c.m;
+    // draft-mtp needs a GGUF that carries the MTP block: llama.cpp's converter adds the config's MTP
+    // layers to block_count (nextn_predict_layers), cache-less layers that -ngl counts and the recurrent
+    // line prints ("41 layers" for 40 + 1). From a config, the target is read with them appended.
+    std::optional<ModelSpec> with_nextn;
+    if (!c.m.gguf &&
+        (c.in.spec_type == "draft-mtp" || c.in.spec_type == "draft-mtp-adaptive" || c.in.spec_type == "mtp")) {
+        for (const Message& n : c.m.notes)
+            if (n.code == "mtp" && !with_nextn) {
+                with_nextn = c.m;
+                Layer nextn;
+                nextn.kind = LayerKind::None;
+                with_nextn->layers.insert(with_nextn->layers.end(), static_cast<size_t>(vllm_nextn_layers(c.m)), nextn);
+            }
+    }
+    const ModelSpec& m = with_nextn ? *with_nextn : c.m;
     const BudgetInputs& in = c.in;
     const int64_t n = in.gpu_count;
     r.activation_estimated = in.activation_bytes < 0;
@@ -160,7 +174,8 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
     // Speculative decoding (llamacpp_draft.cpp): the target keeps rollback snapshots of its
     // recurrent state, and the draft context's cache sits beside it. The draft's bytes are
     // counted with the target's KV (kv_bytes; the placement spreads them over the layers like
-    // the target's); its weights are not counted (a note says so).
+    // the target's). A separate draft model's weights are loaded beside the target's
+    // (draft_weights below); an MTP draft runs on the target's own.
     LlamaDraftOptions dopt;
     auto st = parse_llama_spec_type(in.spec_type);
     if (!st) return st.error();
@@ -178,6 +193,32 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
         draft_model = *c.draft;
     }
     o.n_rs_seq = llamacpp_n_rs_seq(dopt);
+    // -md's weights: llama-server loads the draft with -ngld (default -1: llama.cpp's own default,
+    // every layer) over -devd (default: the target's devices, split by layer as the target is);
+    // its token embeddings stay in system RAM as every model's input layer does.
+    int64_t draft_gpu_weights = 0, draft_cpu_weights = 0, draft_weight_bytes = 0;
+    if (draft_model && dopt.type != LlamaSpecType::DraftMtp) {
+        WeightBytes dw;
+        if (draft_model->gguf) {
+            dw.format.name = "gguf";
+            dw.bytes = draft_model->gguf->tensor_bytes;
+        } else {
+            auto wb = weight_bytes(*draft_model, c.fmt, 0, 1, 1, false);
+            if (!wb) return wb.error();
+            dw = std::move(wb.value());
+        }
+        auto dlw = llamacpp_layer_weights(*draft_model, dw);
+        if (!dlw) return dlw.error();
+        // On the GPU(s): every layer and the output layer (a tied model's a copy of its embeddings,
+        // as llama.cpp's loader duplicates token_embd for it); in system RAM: the input layer.
+        draft_cpu_weights = dlw->input;
+        draft_gpu_weights = dlw->output;
+        for (int64_t b : dlw->layers) draft_gpu_weights = sat_add(draft_gpu_weights, b);
+        draft_weight_bytes = dw.bytes;
+        r.notes.push_back(note("llamacpp_draft_weights_counted", {{"bytes", format_bytes(dw.bytes)},
+                                                                  {"gpu", format_bytes(draft_gpu_weights)},
+                                                                  {"cpu", format_bytes(draft_cpu_weights)}}));
+    }
     // The target's layout with the draft context's bytes in total_bytes.
     auto target_layout = [&](const LlamaOptions& p) -> Result<LlamaLayout> {
         auto l = llamacpp_layout(m, p);
@@ -212,7 +253,6 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
                                                      {"bytes", format_bytes(r.llama_draft.total_bytes)},
                                                      {"contexts", std::to_string(r.llama_draft.contexts)},
                                                      {"layers", std::to_string(draft_model->layers.size())}}));
-        if (dopt.type != LlamaSpecType::DraftMtp) r.notes.push_back(note("llamacpp_draft_weights"));
     }
     r.llama_draft.type = dopt.type;
     if (o.n_rs_seq > 0 && r.llama.recurrent.present)
@@ -231,12 +271,14 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
     off.ram_bytes = in.ram_bytes;
     auto lw = llamacpp_layer_weights(m, r.weights);
     if (!lw) return lw.error();
+    // In all, after the target's layers took their shares of the target's bytes.
+    r.weights.bytes = sat_add(r.weights.bytes, draft_weight_bytes);
     off.estimated = lw->estimated;
     const int64_t ngl = in.n_gpu_layers >= 0 ? in.n_gpu_layers : n_layer + 1;
     // One GPU's share of a placement: the offloaded layers' weights and KV spread over the
     // GPUs, plus each GPU's own compute buffer and runtime.
     auto gpu_need = [&](const Placement& p) {
-        return sat_add(sat_add(cdiv(p.gpu_weights, n), cdiv(p.gpu_kv, n)),
+        return sat_add(sat_add(cdiv(sat_add(p.gpu_weights, draft_gpu_weights), n), cdiv(p.gpu_kv, n)),
                        sat_add(r.activation_bytes, r.overhead_bytes));
     };
     auto place_at = [&](int64_t ctx, int64_t seqs, int64_t layers, int64_t kv_total) {
@@ -251,14 +293,14 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
         off.n_gpu_layers = p->n_gpu_layers;
         off.gpu_repeating_layers = std::max<int64_t>(0, p->n_gpu_layers - 1);
         off.output_on_gpu = p->output_on_gpu;
-        off.gpu_weights_bytes = p->gpu_weights;
-        off.cpu_weights_bytes = p->cpu_weights;
+        off.gpu_weights_bytes = sat_add(p->gpu_weights, draft_gpu_weights);
+        off.cpu_weights_bytes = sat_add(p->cpu_weights, draft_cpu_weights);
         off.cpu_read_weights_bytes = std::max<int64_t>(0, p->cpu_weights - lw->input);
         off.gpu_kv_bytes = p->gpu_kv;
         off.cpu_kv_bytes = p->cpu_kv;
-        off.ram_need_bytes = sat_add(p->cpu_weights, p->cpu_kv);
+        off.ram_need_bytes = sat_add(off.cpu_weights_bytes, p->cpu_kv);
         off.ram_fits = in.ram_bytes <= 0 || off.ram_need_bytes <= in.ram_bytes;
-        r.weights_per_gpu_bytes = cdiv(p->gpu_weights, n);
+        r.weights_per_gpu_bytes = cdiv(off.gpu_weights_bytes, n);
         r.kv_pool_bytes = r.requested_bytes - r.weights_per_gpu_bytes - r.activation_bytes - r.overhead_bytes;
         fill_per_gpu(r, cdiv(p->gpu_kv, n));
     } else {
@@ -266,7 +308,7 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
         // system RAM: llama.cpp's loader never offloads it ("CPU_Mapped model buffer size").
         auto p = place_at(r.context, r.seqs, n_layer + 1, r.llama.total_bytes);
         if (!p) return p.error();
-        r.weights_per_gpu_bytes = cdiv(p->gpu_weights, n);
+        r.weights_per_gpu_bytes = cdiv(sat_add(p->gpu_weights, draft_gpu_weights), n);
         r.kv_pool_bytes =
             sat_sub(sat_sub(r.requested_bytes, r.weights_per_gpu_bytes), sat_add(r.activation_bytes, r.overhead_bytes));
         fill_per_gpu(r, cdiv(r.llama.total_bytes, n));
@@ -447,9 +489,9 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
                     auto pl = llamacpp_place(m, lw.value(), p, s.n_layer, off.kv_offload, r.llama.total_bytes,
                                              fa.moe && s.n_part > 0 ? &s : nullptr);
                     if (pl) {
-                        r.weights_per_gpu_bytes = pl->gpu_weights;
+                        r.weights_per_gpu_bytes = sat_add(pl->gpu_weights, draft_gpu_weights);
                         fill_per_gpu(r, pl->gpu_kv);
-                        cpu_weights = pl->cpu_weights;
+                        cpu_weights = sat_add(pl->cpu_weights, draft_cpu_weights);
                         cpu_kv = pl->cpu_kv;
                     }
                 } else {

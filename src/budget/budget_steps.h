@@ -139,5 +139,7 @@ std::string fraction_text(double v);  // 0.9 -> "0.9", as a flag value
 // One GPU's parts from what the engine step resolved, with `kv_bytes` the KV that GPU holds
 // for the asked context and requests; total and free summed.
 void fill_per_gpu(BudgetResult& r, int64_t kv_bytes);
+// The same with the GPU's own weights, activation and overhead (+ CUDA graphs): a vLLM pipeline stage's.
+void fill_per_gpu(BudgetResult& r, int64_t kv_bytes, int64_t weights, int64_t activation, int64_t overhead);
 
 }  // namespace kvb::budget_steps

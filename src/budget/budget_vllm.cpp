@@ -32,58 +32,79 @@ void resolve_scheduler(const Ctx& c, BudgetResult& r) {
                                {{"max_num_seqs", with_commas(r.max_num_seqs)}, {"seqs", with_commas(c.in.seqs)}}));
 }
 
-void resolve_overheads(const Ctx& c, BudgetResult& r) {
+// The profile of every pipeline stage's workers: the same batch, the sampler on the last stage only,
+// CUDA graphs of its own layers. r's single figures are the last stage's activation (the largest)
+// and the CUDA graphs of the stage with the most layers.
+Result<bool> resolve_overheads(const Ctx& c, BudgetResult& r) {
     const BudgetInputs& in = c.in;
     r.activation_estimated = in.activation_bytes < 0;
     r.overhead_estimated = in.overhead_bytes < 0;
     r.cudagraph_estimated = in.cudagraph_bytes < 0 && !in.enforce_eager;
-    r.activation_bytes = in.activation_bytes >= 0
-                             ? in.activation_bytes
-                             : estimate_vllm_activation_bytes(c.m, r.max_num_batched_tokens,
-                                                              std::min(r.max_num_seqs, r.max_num_batched_tokens), r.tp);
+    auto parts = vllm_pp_parts(static_cast<int64_t>(c.m.layers.size()), r.pp, in.pp_layer_partition);
+    if (!parts) return parts.error();
+    const int64_t seqs = std::min(r.max_num_seqs, r.max_num_batched_tokens);
     r.overhead_bytes = in.overhead_bytes >= 0 ? in.overhead_bytes : estimate_vllm_overhead_bytes(r.tp, r.pp);
-    r.cudagraph_bytes = in.enforce_eager ? 0
-                        : in.cudagraph_bytes >= 0
-                            ? in.cudagraph_bytes
-                            : estimate_vllm_cudagraph_bytes(c.m, r.pp, r.max_num_seqs, r.max_num_batched_tokens);
+    r.stages.clear();
+    for (size_t s = 0; s < parts->size(); ++s) {
+        VllmStage st;
+        st.layers = (*parts)[s];
+        const bool last = s + 1 == parts->size();
+        st.activation_bytes = in.activation_bytes >= 0
+                                  ? in.activation_bytes
+                                  : estimate_vllm_activation_bytes(c.m, r.max_num_batched_tokens, seqs, r.tp, last);
+        const int64_t graphs = in.enforce_eager          ? 0
+                               : in.cudagraph_bytes >= 0 ? in.cudagraph_bytes
+                                                         : estimate_vllm_cudagraph_bytes_for_layers(
+                                                               st.layers, r.max_num_seqs, r.max_num_batched_tokens);
+        r.cudagraph_bytes = std::max(r.cudagraph_bytes, graphs);
+        st.overhead_bytes = sat_add(r.overhead_bytes, graphs);
+        r.stages.push_back(st);
+    }
+    r.activation_bytes = r.stages.back().activation_bytes;
+    return true;
 }
 
-// Every (tp, pp) rank computes its own pool; vLLM takes the fewest blocks over ranks.
-// Ranks of one stage are alike, so the pool is the smallest stage pool.
-int64_t kv_pool(const ModelSpec& m, BudgetResult& r) {
+// Every (tp, pp) rank computes its own pool from its own weights and profile
+// (determine_available_memory); ranks of one stage are alike. Returns each stage's pool;
+// r.kv_pool_bytes is the smallest.
+std::vector<int64_t> kv_pools(const ModelSpec& m, BudgetResult& r) {
     const int64_t rotary = vllm_rotary_cache_bytes(m);
-    int64_t pool = INT64_MAX, heaviest = 0;
-    // Saturating: an activation estimate of INT64_MAX (see estimates.cpp) must leave no pool, not wrap into one.
-    auto left = [&](int64_t w) {
-        return sat_sub(sat_sub(sat_sub(r.requested_bytes, w), sat_add(r.activation_bytes, r.overhead_bytes)),
-                       r.cudagraph_bytes);
-    };
-    for (int64_t s : r.weights.stage_bytes) {
-        const int64_t w = sat_add(s, rotary);
-        heaviest = std::max(heaviest, w);
-        pool = std::min(pool, left(w));
-    }
-    if (r.weights.stage_bytes.empty()) {
-        heaviest = sat_add(r.weights.per_gpu_bytes, rotary);
-        pool = left(heaviest);
+    if (r.weights.stage_bytes.empty()) r.weights.stage_bytes = {r.weights.per_gpu_bytes};
+    std::vector<int64_t> pools;
+    int64_t heaviest = 0;
+    for (size_t s = 0; s < r.stages.size(); ++s) {
+        VllmStage& st = r.stages[s];
+        st.weights_bytes = sat_add(r.weights.stage_bytes[std::min(s, r.weights.stage_bytes.size() - 1)], rotary);
+        heaviest = std::max(heaviest, st.weights_bytes);
+        // Saturating: an activation estimate of INT64_MAX (see estimates.cpp) must leave no pool, not wrap into one.
+        st.kv_available_bytes =
+            sat_sub(sat_sub(r.requested_bytes, st.weights_bytes), sat_add(st.activation_bytes, st.overhead_bytes));
+        pools.push_back(st.kv_available_bytes);
     }
     r.weights_per_gpu_bytes = heaviest;
-    r.kv_pool_bytes = pool;
-    return pool;
+    r.kv_pool_bytes = *std::min_element(pools.begin(), pools.end());
+    return pools;
+}
+
+// Each stage's blocks and what it allocates once the engine keeps the fewest; the used memory of each.
+void fill_stages(BudgetResult& r) {
+    const VllmCapacity& cap = r.capacity;
+    for (size_t s = 0; s < r.stages.size(); ++s) {
+        VllmStage& st = r.stages[s];
+        st.num_blocks = s < cap.stage_num_blocks.size() ? cap.stage_num_blocks[s] : 0;
+        st.kv_bytes = s < cap.stage_kv_bytes.size() ? cap.stage_kv_bytes[s] : 0;
+        st.limiting = r.fits && static_cast<int64_t>(s) == cap.limiting_stage;
+        st.used_bytes =
+            sat_add(sat_add(st.weights_bytes, st.activation_bytes), sat_add(st.overhead_bytes, st.kv_bytes));
+    }
 }
 
 // Longest context for `seqs` requests at once and most requests of `context` tokens,
 // counted in whole blocks the pool holds (one is the null block) whether or not vLLM starts.
 // Returns the longest context one request alone can be given (0: none).
-int64_t answers(const ModelSpec& m, BudgetResult& r, int64_t pool) {
+int64_t answers(const ModelSpec& m, BudgetResult& r, const std::vector<int64_t>& pools) {
     const VllmLayout& L = r.capacity.layout;
-    int64_t nb = 0;
-    if (pool > 0 && !L.groups.empty()) {
-        nb = INT64_MAX;
-        for (int64_t per : L.stage_bytes_per_block)
-            if (per > 0) nb = std::min(nb, pool / per);
-        if (nb == INT64_MAX) nb = 0;
-    }
+    const int64_t nb = L.groups.empty() ? 0 : vllm_num_blocks(L, pools);
     const int64_t usable = nb > 0 ? nb - 1 : 0;
     const int64_t limit = m.max_position_embeddings > 0 ? r.model_max_len : (int64_t(1) << 24);
     auto fits_ctx = [&](int64_t len) {
@@ -252,7 +273,7 @@ std::string command(const Ctx& c, const BudgetResult& r, const std::string& kv_c
 Result<bool> vllm(const Ctx& c, BudgetResult& r) {
     const ModelSpec& m = c.m;
     resolve_scheduler(c, r);
-    resolve_overheads(c, r);
+    if (auto ok = resolve_overheads(c, r); !ok) return ok.error();
     int64_t num_spec = 0;
     // A drafter's attention layers share the pool, and its weights sit on the last stage beside the target's.
     std::optional<ModelSpec> with_drafter;
@@ -281,7 +302,7 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
                                                          {"bytes", format_bytes(r.drafter_weight_bytes)}}));
         }
     }
-    const int64_t pool = kv_pool(m, r);
+    const std::vector<int64_t> pools = kv_pools(m, r);
 
     VllmOptions o;
     o.kv_cache_dtype = c.in.kv_cache_dtype.empty() ? "auto" : c.in.kv_cache_dtype;
@@ -301,7 +322,7 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
     o.error_wording = rel->error_wording;
     o.mla_forced_block_sizes = rel->mla_forced_block_sizes;
     o.pp_check_all_layers = rel->pp_check_all_layers;
-    auto cap = vllm_capacity(with_drafter ? *with_drafter : m, o, pool);
+    auto cap = vllm_capacity(with_drafter ? *with_drafter : m, o, pools);
     if (!cap) return cap.error();
     r.capacity = std::move(cap.value());
     const VllmLayout& L = r.capacity.layout;
@@ -309,7 +330,7 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
         if (n.code == "vllm_mla_backend") r.notes.push_back(n);
     r.context = L.max_model_len;
     r.kv_cache_dtype = L.kv_cache_dtype;
-    r.fits = r.capacity.fits && pool > 0;
+    r.fits = r.capacity.fits && r.kv_pool_bytes > 0;
     r.engine_error = r.capacity.error_text;
     if (L.over_max_model_len) {
         // vLLM stops at its config check, before any memory is counted or printed.
@@ -319,7 +340,7 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
     }
     r.vllm_concurrency = r.capacity.max_concurrency;
     r.log_lines = r.capacity.log_lines;
-    const int64_t one_max = answers(m, r, pool);
+    const int64_t one_max = answers(m, r, pools);
     if (L.over_max_model_len)
         r.capacity.refusal = note("over_model_max_vllm", {{"context", with_commas(r.context)},
                                                           {"max", with_commas(r.model_max_len)},
@@ -342,10 +363,21 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
                                                    {"block", std::to_string(r.capacity.layout.min_block_size)}}));
     }
 
-    // One request's KV as vLLM lays it out, even when no pool is left, so the bar shows what it would need.
-    int64_t per_request = r.capacity.request_bytes;
-    if (per_request == 0) per_request = vllm_request_bytes(L, r.context);
-    fill_per_gpu(r, sat_mul(per_request, r.seqs));
+    fill_stages(r);
+    // One request's KV as vLLM lays it out, even when no pool is left, so the bar shows what it would need:
+    // on the stage whose GPU then holds the most.
+    const std::vector<int64_t> per_request = vllm_stage_request_bytes(L, r.context);
+    size_t bar = 0;
+    int64_t bar_total = -1;
+    for (size_t s = 0; s < r.stages.size(); ++s) {
+        const VllmStage& st = r.stages[s];
+        const int64_t kv = sat_mul(s < per_request.size() ? per_request[s] : 0, r.seqs);
+        const int64_t total = sat_add(sat_add(st.weights_bytes, st.activation_bytes), sat_add(st.overhead_bytes, kv));
+        if (total > bar_total) bar = s, bar_total = total;
+    }
+    const VllmStage& st = r.stages[bar];
+    fill_per_gpu(r, sat_mul(bar < per_request.size() ? per_request[bar] : 0, r.seqs), st.weights_bytes,
+                 st.activation_bytes, st.overhead_bytes);
 
     if (auto kt = vllm_kv_type(o.kv_cache_dtype, m.dtype.empty() ? "bfloat16" : m.dtype)) {
         if (auto kvb = kv_bytes_at(m, uniform_kv_dtypes(m, kt.value()), std::max<int64_t>(1, r.context), 1))

@@ -70,12 +70,12 @@ i128 forward_bytes(const ModelSpec& m, i128 tokens, int64_t tp) {
 
 }  // namespace
 
-int64_t estimate_vllm_activation_bytes(const ModelSpec& m, int64_t tokens, int64_t seqs, int64_t tp) {
+int64_t estimate_vllm_activation_bytes(const ModelSpec& m, int64_t tokens, int64_t seqs, int64_t tp, bool sampler) {
     // Sampler of the dummy run: logits of every request row over the full vocabulary
     // (gathered on every rank), then about four fp32 copies (logits, probabilities,
     // the exponential noise of random sampling, logprobs).
-    const i128 sampler = i128(seqs) * m.dims.vocab_size * (model_dtype_bytes(m) + 16);
-    return clamp_i64(forward_bytes(m, tokens, tp) + sampler);
+    const i128 logits = sampler ? i128(seqs) * m.dims.vocab_size * (model_dtype_bytes(m) + 16) : 0;
+    return clamp_i64(forward_bytes(m, tokens, tp) + logits);
 }
 
 int64_t estimate_transformers_activation_bytes(const ModelSpec& m, int64_t batch, int64_t tokens) {
@@ -105,9 +105,14 @@ int64_t estimate_vllm_cudagraph_bytes(const ModelSpec& m, int64_t pp, int64_t ma
                                       int64_t max_num_batched_tokens) {
     const int64_t layers = static_cast<int64_t>(m.layers.size());
     if (pp < 1) pp = 1;
+    return estimate_vllm_cudagraph_bytes_for_layers(cdiv(layers, pp), max_num_seqs, max_num_batched_tokens);
+}
+
+int64_t estimate_vllm_cudagraph_bytes_for_layers(int64_t stage_layers, int64_t max_num_seqs,
+                                                 int64_t max_num_batched_tokens) {
     // Half a MiB per captured size per decoder layer: fits vLLM's own numbers for a
     // 64-layer model with 51 sizes (1.59 GiB) and with 3 sizes (0.09 GiB actual, 0.13 estimated).
-    return clamp_i64(i128(vllm_cudagraph_capture_sizes(max_num_seqs, max_num_batched_tokens)) * cdiv(layers, pp) * 512 *
+    return clamp_i64(i128(vllm_cudagraph_capture_sizes(max_num_seqs, max_num_batched_tokens)) * stage_layers * 512 *
                      KiB);
 }
 

@@ -10,15 +10,19 @@ namespace kvb {
 
 // Activation peak of vLLM's profile_run for one GPU: the dummy forward over
 // max_num_batched_tokens tokens plus the dummy sampler over min(max_num_seqs, tokens)
-// rows of logits.
+// rows of logits. Only the last pipeline stage runs the sampler (profile_run: "if
+// get_pp_group().is_last_rank"): `sampler` false for the stages before it.
 int64_t estimate_vllm_activation_bytes(const ModelSpec& m, int64_t max_num_batched_tokens, int64_t max_num_seqs,
-                                       int64_t tp);
+                                       int64_t tp, bool sampler = true);
 // Non-torch memory vLLM measures during profiling (cuBLAS/NCCL buffers, custom all-reduce).
 int64_t estimate_vllm_overhead_bytes(int64_t tp, int64_t pp);
 // CUDA graph memory newer vLLM subtracts (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS):
 // 0.5 MiB per captured batch size per decoder layer of the heaviest stage.
 int64_t estimate_vllm_cudagraph_bytes(const ModelSpec& m, int64_t pp, int64_t max_num_seqs,
                                       int64_t max_num_batched_tokens);
+// The same for a stage of `stage_layers` decoder layers (each pipeline stage captures its own).
+int64_t estimate_vllm_cudagraph_bytes_for_layers(int64_t stage_layers, int64_t max_num_seqs,
+                                                 int64_t max_num_batched_tokens);
 // How many batch sizes vLLM captures by default (CompilationConfig capture sizes).
 int64_t vllm_cudagraph_capture_sizes(int64_t max_num_seqs, int64_t max_num_batched_tokens);
 // vLLM's rotary cos/sin cache (counted in "Model loading took"): max_position x rotary_dim in the model dtype.

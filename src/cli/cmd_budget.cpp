@@ -107,8 +107,17 @@ void print_human(const BudgetResult& r, std::ostream& out) {
         out << "  CUDA graphs           " << gib(r.cudagraph_bytes)
             << (r.cudagraph_bytes ? est(r.cudagraph_estimated) : "") << " (--max-num-seqs " << r.max_num_seqs << ")\n";
         out << "  KV cache pool         "
-            << (r.kv_pool_bytes > 0 ? gib(r.kv_pool_bytes) : "none (" + gib(-r.kv_pool_bytes) + " short)")
-            << " per GPU, " << r.kv_cache_dtype << "\n";
+            << (r.kv_pool_bytes > 0 ? gib(r.kv_pool_bytes) : "none (" + gib(-r.kv_pool_bytes) + " short)") << " per GPU"
+            << (r.pp > 1 ? " (the smallest stage's)" : "") << ", " << r.kv_cache_dtype << "\n";
+        // Each stage's GPU profiles and cuts its own memory; the engine keeps the fewest blocks.
+        if (r.stages.size() > 1)
+            for (size_t s = 0; s < r.stages.size(); ++s) {
+                const VllmStage& st = r.stages[s];
+                out << "  stage " << s << " (" << st.layers << " layers)  weights " << gib(st.weights_bytes)
+                    << ", activation " << gib(st.activation_bytes) << ", overhead " << gib(st.overhead_bytes) << ", KV "
+                    << gib(st.kv_bytes) << " of " << gib(st.kv_available_bytes) << " (" << with_commas(st.num_blocks)
+                    << " blocks" << (st.limiting ? ", the fewest" : "") << "), used " << gib(st.used_bytes) << "\n";
+            }
         for (const std::string& l : r.log_lines) out << "  vLLM: " << l << "\n";
     } else {
         const std::string per = r.gpu_count > 1 ? " per GPU" : "";

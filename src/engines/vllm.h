@@ -218,9 +218,23 @@ int64_t vllm_request_blocks(const VllmLayout& l, int64_t tokens);
 int64_t vllm_estimate_max_model_len(const VllmLayout& l, int64_t avail);
 // num_blocks for `avail` bytes per GPU (min over pipeline stages), before the null block.
 int64_t vllm_num_blocks(const VllmLayout& l, int64_t avail);
+// The same when each pipeline stage's workers have their own KV memory (`stage_avail`, one per stage):
+// every worker cuts its own memory into blocks of its own cost and the engine keeps the fewest
+// (get_kv_cache_configs: "Change the num_blocks of each rank to the smallest among all ranks").
+int64_t vllm_num_blocks(const VllmLayout& l, const std::vector<int64_t>& stage_avail);
+// Blocks each stage's memory alone would hold (0 for a stage without KV layers, or no memory).
+std::vector<int64_t> vllm_stage_num_blocks(const VllmLayout& l, const std::vector<int64_t>& stage_avail);
+// KV bytes one request of `tokens` tokens needs on each pipeline stage (0 where a stage holds no KV layer).
+std::vector<int64_t> vllm_stage_request_bytes(const VllmLayout& l, int64_t tokens);
 
 struct VllmCapacity {
-    int64_t available_bytes = 0;          // KV memory per GPU given
+    int64_t available_bytes = 0;  // KV memory per GPU given (per stage: the stage that limits or refuses)
+    // Pipeline parallelism: each stage's KV memory as given, the blocks it alone would hold, and what it
+    // allocates once the engine keeps the fewest (num_blocks x its bytes per block). One entry per stage.
+    std::vector<int64_t> stage_available_bytes;
+    std::vector<int64_t> stage_num_blocks;
+    std::vector<int64_t> stage_kv_bytes;
+    int64_t limiting_stage = 0;           // the stage whose memory gives num_blocks (or whose check refused)
     int64_t num_blocks = 0;               // min over workers, as logged by vLLM ("num_gpu_blocks")
     int64_t usable_blocks = 0;            // num_blocks - 1 (the null block)
     int64_t blocks_per_request = 0;       // for a max_model_len request
@@ -244,6 +258,12 @@ struct VllmCapacity {
 // to what vLLM logs. An unfit request is not an Error: fits=false with vLLM's error_text.
 // Errors are for bad input (bad dtype, tp not dividing heads, max_model_len > model limit, ...).
 Result<VllmCapacity> vllm_capacity(const ModelSpec& m, const VllmOptions& o, int64_t kv_cache_memory_bytes_per_gpu);
+// Each pipeline stage's workers with their own KV memory (what each one's determine_available_memory
+// leaves: their weights differ, and only the last stage runs the sampler). `stage_avail` has one entry
+// per stage (one entry: every stage alike). Each worker checks its own memory, in stage order, against
+// its own layers (_check_enough_kv_cache_memory): the first that cannot hold a request refuses with its
+// own figures; num_blocks is the fewest over stages.
+Result<VllmCapacity> vllm_capacity(const ModelSpec& m, const VllmOptions& o, const std::vector<int64_t>& stage_avail);
 
 // Formatting helpers shared with budget / wasm.
 std::string vllm_format_gib(int64_t bytes);  // vLLM's format_gib: str(round(bytes / 2**30, 2)): "1.0", "4.38"
@@ -272,7 +292,8 @@ Result<int64_t> vllm_drafter_layers(const VllmSpeculative& s, const ModelSpec& t
 Result<ModelSpec> vllm_with_drafter(const ModelSpec& target, const VllmSpeculative& s, const ModelSpec* draft);
 // `layers` copies of the target's first full or MLA attention layer appended (an EAGLE head, MTP modules).
 ModelSpec vllm_add_drafter_layers(const ModelSpec& target, int64_t layers);
-// The target's multi-token-prediction modules (num_nextn_predict_layers; 1 when the config does not say).
+// The target's multi-token-prediction modules (num_nextn_predict_layers, Qwen3.5's mtp_num_hidden_layers, a GGUF's
+// nextn_predict_layers; 1 when the config does not say, as for Qwen3-Next).
 int64_t vllm_nextn_layers(const ModelSpec& target);
 
 }  // namespace kvb

@@ -4,6 +4,7 @@
 // (kv_cache_utils.get_kv_cache_configs / _check_enough_kv_cache_memory).
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -160,12 +161,45 @@ int64_t vllm_estimate_max_model_len(const VllmLayout& l, int64_t avail) {
 }
 
 int64_t vllm_num_blocks(const VllmLayout& l, int64_t avail) {
+    return vllm_num_blocks(l, std::vector<int64_t>{avail});
+}
+
+namespace {
+
+// Stage r's KV memory: one entry stands for every stage; a short list repeats its last.
+int64_t stage_avail_at(const std::vector<int64_t>& avail, size_t r) {
+    if (avail.empty()) return 0;
+    return avail[std::min(r, avail.size() - 1)];
+}
+
+}  // namespace
+
+std::vector<int64_t> vllm_stage_num_blocks(const VllmLayout& l, const std::vector<int64_t>& stage_avail) {
+    std::vector<int64_t> nb;
+    for (size_t r = 0; r < l.stage_bytes_per_block.size(); ++r) {
+        const int64_t per = l.stage_bytes_per_block[r], a = stage_avail_at(stage_avail, r);
+        nb.push_back(per > 0 && a > 0 ? a / per : 0);
+    }
+    return nb;
+}
+
+int64_t vllm_num_blocks(const VllmLayout& l, const std::vector<int64_t>& stage_avail) {
     if (l.groups.empty()) return 1;
-    if (avail <= 0) return 0;
+    const std::vector<int64_t> each = vllm_stage_num_blocks(l, stage_avail);
     int64_t nb = INT64_MAX;
-    for (int64_t per : l.stage_bytes_per_block)
-        if (per > 0) nb = std::min(nb, avail / per);
+    for (size_t r = 0; r < each.size(); ++r)
+        if (l.stage_bytes_per_block[r] > 0) nb = std::min(nb, each[r]);
     return nb == INT64_MAX ? 0 : nb;
+}
+
+std::vector<int64_t> vllm_stage_request_bytes(const VllmLayout& l, int64_t tokens) {
+    const size_t pp = static_cast<size_t>(std::max<int64_t>(l.pp, 1));
+    std::vector<int64_t> out(pp, 0);
+    if (l.groups.empty()) return out;
+    const Stages v = stages_of(l);
+    for (size_t r = 0; r < pp; ++r)
+        if (v.has_kv[r]) out[r] = stage_request_bytes(l, v, r, tokens);
+    return out;
 }
 
 namespace {
@@ -187,16 +221,31 @@ Message too_small(int64_t mml, int64_t need, int64_t avail, int64_t est) {
 }
 
 // The V0 engine (CacheEngine.get_cache_block_size / raise_if_cache_size_invalid): one block of
-// block_size tokens across every attention layer of the stage, no groups, no sliding windows.
-VllmCapacity v0_capacity(VllmCapacity c, int64_t avail, int64_t swap) {
+// block_size tokens across every attention layer of the stage, no groups, no sliding windows;
+// each worker counts its own blocks (determine_num_available_blocks) and the engine keeps the fewest.
+VllmCapacity v0_capacity(VllmCapacity c, const std::vector<int64_t>& avail, int64_t swap) {
     const VllmLayout& L = c.layout;
     // One pass over the layers (the sum of all pages is bounded by vllm_layout).
     std::vector<int64_t> stage(static_cast<size_t>(std::max<int64_t>(L.pp, 1)), 0);
     for (const auto& s : L.layers)
         if (s.spec_type != "MambaSpec") stage[static_cast<size_t>(s.pp_rank)] += s.real_page_size_bytes;
     const int64_t per_block = *std::max_element(stage.begin(), stage.end());
+    int64_t nb = INT64_MAX;
+    c.stage_num_blocks.assign(stage.size(), 0);
+    for (size_t r = 0; r < stage.size(); ++r) {
+        const int64_t a = stage_avail_at(avail, r);
+        if (stage[r] <= 0) continue;
+        c.stage_num_blocks[r] = a > 0 ? a / stage[r] : 0;
+        if (c.stage_num_blocks[r] < nb) {
+            nb = c.stage_num_blocks[r];
+            c.limiting_stage = static_cast<int64_t>(r);
+        }
+    }
+    if (nb == INT64_MAX) nb = 0;
+    c.available_bytes = stage_avail_at(avail, static_cast<size_t>(c.limiting_stage));
     const int64_t block = L.attn_block_size, mml = L.max_model_len;
-    c.num_blocks = per_block > 0 && avail > 0 ? avail / per_block : 0;
+    c.num_blocks = nb;
+    for (size_t r = 0; r < stage.size(); ++r) c.stage_kv_bytes.push_back(sat_mul(nb, stage[r]));
     c.cpu_blocks = per_block > 0 ? swap / per_block : 0;
     c.usable_blocks = c.num_blocks;
     c.tokens = c.legacy_tokens = sat_mul(c.num_blocks, block);
@@ -207,7 +256,7 @@ VllmCapacity v0_capacity(VllmCapacity c, int64_t avail, int64_t swap) {
         c.error_text =
             "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
             "initializing the engine.";
-        c.refusal = no_memory(avail);
+        c.refusal = no_memory(c.available_bytes);
         return c;
     }
     char conc[64];
@@ -223,7 +272,7 @@ VllmCapacity v0_capacity(VllmCapacity c, int64_t avail, int64_t swap) {
                        std::to_string(c.tokens) +
                        "). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing "
                        "the engine.";
-        c.refusal = too_small(mml, c.request_bytes, avail, c.estimated_max_model_len);
+        c.refusal = too_small(mml, c.request_bytes, c.available_bytes, c.estimated_max_model_len);
     }
     return c;
 }
@@ -231,16 +280,23 @@ VllmCapacity v0_capacity(VllmCapacity c, int64_t avail, int64_t swap) {
 }  // namespace
 
 Result<VllmCapacity> vllm_capacity(const ModelSpec& m, const VllmOptions& o, int64_t avail) {
+    return vllm_capacity(m, o, std::vector<int64_t>{avail});
+}
+
+Result<VllmCapacity> vllm_capacity(const ModelSpec& m, const VllmOptions& o, const std::vector<int64_t>& stage_avail) {
     auto lay = vllm_layout(m, o);
     if (!lay) return lay.error();
     VllmCapacity c;
     c.layout = std::move(lay.value());
+    const size_t n_stages = static_cast<size_t>(std::max<int64_t>(c.layout.pp, 1));
+    for (size_t r = 0; r < n_stages; ++r) c.stage_available_bytes.push_back(stage_avail_at(stage_avail, r));
+    int64_t avail = c.stage_available_bytes[0];
+    c.available_bytes = avail;
     if (c.layout.log_format == VllmLogFormat::V0) {
-        c.available_bytes = avail;
-        return v0_capacity(std::move(c), avail, o.swap_space_bytes);
+        const std::vector<int64_t> each = c.stage_available_bytes;
+        return v0_capacity(std::move(c), each, o.swap_space_bytes);
     }
     const VllmLayout& L = c.layout;
-    c.available_bytes = avail;
     const VllmErrorWording w = L.error_wording;
     const bool current = w == VllmErrorWording::Current;
     const bool see_docs = w != VllmErrorWording::NoDocs2f;
@@ -263,7 +319,8 @@ Result<VllmCapacity> vllm_capacity(const ModelSpec& m, const VllmOptions& o, int
         return c;
     }
 
-    if (avail <= 0) {
+    // vLLM's ValueError when a worker has no memory left for its cache.
+    auto refuse_memory = [&]() {
         c.error_text = std::string(
                            "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
                            "initializing the engine") +
@@ -273,7 +330,7 @@ Result<VllmCapacity> vllm_capacity(const ModelSpec& m, const VllmOptions& o, int
                        (see_docs ? see : "");
         c.refusal = no_memory(avail);
         return c;
-    }
+    };
 
     // vLLM's ValueError for a request that needs `need` bytes where `avail` holds `est` tokens.
     auto refuse_request = [&](int64_t need, int64_t est) {
@@ -295,20 +352,27 @@ Result<VllmCapacity> vllm_capacity(const ModelSpec& m, const VllmOptions& o, int
     };
 
     c.request_bytes = vllm_request_bytes(L, mml);
+    // 0.14 / 0.15 checked the request on one spec of all the model's layers (VllmRelease).
+    std::optional<VllmLayout> whole;
     if (o.pp_check_all_layers && L.pp > 1) {
-        // 0.14 / 0.15 checked the request on one spec of all the model's layers (VllmRelease).
         VllmOptions one = o;
         one.pipeline_parallel_size = 1;
         one.pp_layer_partition.clear();
-        if (auto whole = vllm_layout(m, one)) {
-            const int64_t need = vllm_request_bytes(whole.value(), mml);
-            if (need > avail) return refuse_request(need, vllm_estimate_max_model_len(whole.value(), avail));
-        }
+        if (auto w1 = vllm_layout(m, one)) whole = std::move(w1.value());
     }
     const Stages stages = stages_of(L);
     const int64_t blocks = L.uniform_type ? 0 : group_blocks(L, stages, mml);  // the same on every stage
+    // Every worker checks its own memory against its own layers, in rank order: the first that falls
+    // short refuses, with its own figures.
     for (size_t r = 0; r < stages.has_kv.size(); ++r) {
         if (!stages.has_kv[r]) continue;
+        avail = c.available_bytes = c.stage_available_bytes[r];
+        c.limiting_stage = static_cast<int64_t>(r);
+        if (avail <= 0) return refuse_memory();
+        if (whole) {
+            const int64_t need = vllm_request_bytes(*whole, mml);
+            if (need > avail) return refuse_request(need, vllm_estimate_max_model_len(*whole, avail));
+        }
         const int64_t need = L.uniform_type ? stage_request_bytes(L, stages, r, mml)
                                             : sat_mul(sat_mul(stages.gs[r], L.page_size_bytes), blocks);
         if (need <= avail) continue;
@@ -316,7 +380,17 @@ Result<VllmCapacity> vllm_capacity(const ModelSpec& m, const VllmOptions& o, int
         return refuse_request(need, estimate_stage(L, stages, r, avail));
     }
 
-    const int64_t nb = vllm_num_blocks(L, avail);
+    c.stage_num_blocks = vllm_stage_num_blocks(L, c.stage_available_bytes);
+    int64_t nb = INT64_MAX;
+    for (size_t r = 0; r < c.stage_num_blocks.size(); ++r)
+        if (L.stage_bytes_per_block[r] > 0 && c.stage_num_blocks[r] < nb) {
+            nb = c.stage_num_blocks[r];
+            c.limiting_stage = static_cast<int64_t>(r);
+        }
+    if (nb == INT64_MAX) nb = 0;
+    c.available_bytes = c.stage_available_bytes[static_cast<size_t>(c.limiting_stage)];
+    // Each worker's tensors shrink to the fewest blocks ("shrink tensor size proportionally").
+    for (int64_t per : L.stage_bytes_per_block) c.stage_kv_bytes.push_back(sat_mul(nb, per));
     c.num_blocks = nb;
     c.usable_blocks = nb > 0 ? nb - 1 : 0;
     c.blocks_per_request = vllm_request_blocks(L, mml);

@@ -510,7 +510,7 @@ struct Builder {
         m.dims.v_head_dim = v.value();
         if (auto mtp = r.find({"num_nextn_predict_layers"});
             mtp && mtp->is_number_integer() && mtp->get<int64_t>() > 0) {
-            note("mtp", {{"n", std::to_string(mtp->get<int64_t>())}});
+            note("mtp", {{"field", "num_nextn_predict_layers"}, {"n", std::to_string(mtp->get<int64_t>())}});
         }
         if (r.has("index_head_dim")) {
             note("indexer");
@@ -573,6 +573,11 @@ struct Builder {
         if (type == "qwen3_next" || type == "qwen3_5_text" || type == "qwen3_5_moe_text" || type == "qwen3_5" ||
             type == "qwen3_5_moe") {
             m.family = "hybrid_linear";
+            // Qwen3.5's MTP block (vLLM's qwen3_5_mtp reads mtp_num_hidden_layers; llama.cpp's converter
+            // adds them to block_count and writes nextn_predict_layers).
+            if (auto mtp = r.find({"mtp_num_hidden_layers"});
+                mtp && mtp->is_number_integer() && mtp->get<int64_t>() > 0)
+                note("mtp", {{"field", "mtp_num_hidden_layers"}, {"n", std::to_string(mtp->get<int64_t>())}});
             if (lt) return from_layer_types(*lt, window, chunk);
             auto every = r.required_int({"full_attention_interval"}, 1, kMaxLayers);
             if (!every) return every.error();

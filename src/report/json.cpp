@@ -361,7 +361,19 @@ std::string budget_json(const BudgetResult& r) {
                            .set("ram_bandwidth_bytes_per_s", r.decode.ram_bandwidth_bytes_per_s)
                            .set("ram_bandwidth_assumed", r.decode.ram_bandwidth_assumed))
         .set_raw("notes", notes_text(r.notes));
-    if (r.engine == BudgetEngine::Vllm)
+    if (r.engine == BudgetEngine::Vllm) {
+        JsonArray stages;
+        for (const VllmStage& st : r.stages)
+            stages.add(JsonObject()
+                           .set("layers", st.layers)
+                           .set("weights_bytes", st.weights_bytes)
+                           .set("activation_bytes", st.activation_bytes)
+                           .set("overhead_bytes", st.overhead_bytes)
+                           .set("kv_available_bytes", st.kv_available_bytes)
+                           .set("num_blocks", st.num_blocks)
+                           .set("kv_bytes", st.kv_bytes)
+                           .set("used_bytes", st.used_bytes)
+                           .set("limiting", st.limiting));
         j.set("vllm", JsonObject()
                           .set("num_blocks", r.capacity.num_blocks)
                           .set("block_size", r.capacity.layout.attn_block_size)
@@ -371,8 +383,9 @@ std::string budget_json(const BudgetResult& r) {
                           .set("request_bytes", r.capacity.request_bytes)
                           .set("estimated_max_model_len", r.capacity.estimated_max_model_len)
                           .set("drafter_params", r.drafter_params)
-                          .set("drafter_weight_bytes", r.drafter_weight_bytes));
-    else if (r.engine == BudgetEngine::LlamaCpp) {
+                          .set("drafter_weight_bytes", r.drafter_weight_bytes)
+                          .set("stages", stages));
+    } else if (r.engine == BudgetEngine::LlamaCpp) {
         const LlamaOffload& o = r.offload;
         const LlamaDraft& d = r.llama_draft;
         j.set("llamacpp", JsonObject()

@@ -45,6 +45,7 @@ test('Answer, Budget, PerGpu, KvReport and ModelSpec have exactly the typed fiel
     assert.deepEqual(keys(a.budget), typed, `Budget (${engine})`);
     assert.deepEqual(keys(model.spec), members('ModelSpec'), 'ModelSpec');
     assert.deepEqual(keys(model.spec.notes[0] ?? a.budget.notes[0]), members('Message'), 'Message');
+    if (engine === 'vllm') assert.deepEqual(keys(a.budget.vllm.stages[0]), members('VllmStage'), 'VllmStage');
     model.release();
   }
   assert.deepEqual(keys(kvb.catalog()), members('Catalog'), 'Catalog');

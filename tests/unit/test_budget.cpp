@@ -137,6 +137,66 @@ TEST_CASE("vLLM budget: VLLM_PP_LAYER_PARTITION moves whole layers' weights betw
     CHECK(refused("meta-llama/Llama-3.1-8B", in).message == "sum(partitions)=31 does not match num_hidden_layers=32.");
 }
 
+// Each stage's workers profile their own memory (gpu_worker.determine_available_memory) and vLLM keeps the
+// fewest blocks over workers (kv_cache_utils.get_kv_cache_configs), shrinking every worker's KV to that count.
+TEST_CASE("vLLM budget with pipeline parallelism: one pool per stage, the fewest blocks, per-stage memory") {
+    kvb::BudgetInputs in;
+    in.gpu = "a100-80gb";
+    in.gpu_count = 2;
+    in.pipeline_parallel_size = 2;
+    in.pp_layer_partition = "15,17";
+    in.activation_bytes = 2 * GiB;
+    in.overhead_bytes = 1 * GiB;
+    in.cudagraph_bytes = 0;
+    in.context = 32768;
+    auto r = budget("meta-llama/Llama-3.1-8B", in);
+    CHECK(r.requested_bytes == 76584635596LL);
+    REQUIRE(r.stages.size() == 2);
+    // Stage 0: 15 layers (218,112,000 bf16 parameters each) + the embeddings 1,050,673,152 + rotary 33,554,432;
+    // stage 1: 17 layers + lm_head and final norm 1,050,681,344 + rotary.
+    CHECK(r.stages[0].layers == 15);
+    CHECK(r.stages[1].layers == 17);
+    CHECK(r.stages[0].weights_bytes == 7627587584LL);
+    CHECK(r.stages[1].weights_bytes == 8500043776LL);
+    CHECK(r.weights_per_gpu_bytes == 8500043776LL);
+    // requested - weights - 2 GiB - 1 GiB on each stage.
+    CHECK(r.stages[0].kv_available_bytes == 65735822540LL);
+    CHECK(r.stages[1].kv_available_bytes == 64863366348LL);
+    CHECK(r.kv_pool_bytes == 64863366348LL);
+    // 65,735,822,540 // (15 x 65,536) = 66,869; 64,863,366,348 // (17 x 65,536) = 58,219: vLLM keeps 58,219.
+    CHECK(r.stages[0].num_blocks == 66869);
+    CHECK(r.stages[1].num_blocks == 58219);
+    CHECK(r.capacity.num_blocks == 58219);
+    CHECK_FALSE(r.stages[0].limiting);
+    CHECK(r.stages[1].limiting);
+    CHECK(r.stages[0].kv_bytes == 58219LL * 15 * 65536);  // 57,231,605,760: stage 0 shrinks to the fewest
+    CHECK(r.stages[1].kv_bytes == 58219LL * 17 * 65536);  // 64,862,486,528
+    CHECK(r.stages[0].used_bytes == 68080418816LL);
+    CHECK(r.stages[1].used_bytes == 76583755776LL);  // within the 76,584,635,596 requested
+    CHECK(r.capacity.log_lines.back() ==
+          "GPU KV cache size: 931,504 tokens, Maximum concurrency for 32,768 tokens per request: 28.43x");
+    // The bar is the stage whose GPU holds the most for the asked context: stage 1.
+    CHECK(r.per_gpu.weights_bytes == 8500043776LL);
+    CHECK(r.per_gpu.kv_bytes == 17LL * 2048 * 65536);
+
+    auto cli = run_cli("budget " + cfg("meta-llama--Llama-3.1-8B") +
+                       " --gpu a100-80gb --gpu-count 2 -pp 2 --pp-layer-partition 15,17 --activation-memory 2GiB"
+                       " --overhead-memory 1GiB --cudagraph-memory 0 --max-model-len 32768");
+    CHECK(cli.status == 0);
+    CHECK(cli.out.find("  stage 0 (15 layers)  weights 7.10 GiB, activation 2.00 GiB, overhead 1.00 GiB, KV 53.30 GiB "
+                       "of 61.22 GiB (66,869 blocks), used 63.40 GiB\n") != std::string::npos);
+    CHECK(cli.out.find("  stage 1 (17 layers)  weights 7.92 GiB, activation 2.00 GiB, overhead 1.00 GiB, KV 60.41 GiB "
+                       "of 60.41 GiB (58,219 blocks, the fewest), used 71.32 GiB\n") != std::string::npos);
+
+    // Estimated activations: only the last stage runs the sampler over min(max_num_seqs, batched tokens) = 256
+    // rows of the 128,256-token vocabulary (2 + 16 bytes each).
+    in.activation_bytes = -1;
+    in.pp_layer_partition = "";
+    r = budget("meta-llama/Llama-3.1-8B", in);
+    CHECK(r.stages[1].activation_bytes - r.stages[0].activation_bytes == 256LL * 128256 * 18);
+    CHECK(r.activation_bytes == r.stages[1].activation_bytes);
+}
+
 TEST_CASE("vLLM budget with a speculative drafter: its layer joins the pool (vllm_with_drafter)") {
     kvb::BudgetInputs in;
     in.gpu_memory_bytes = 24 * GiB;

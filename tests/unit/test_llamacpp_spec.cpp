@@ -39,7 +39,7 @@ ModelSpec qwen36_mtp() {
     Layer mtp;
     mtp.kind = LayerKind::None;
     m.layers.push_back(mtp);
-    m.notes.push_back(note("mtp", {{"n", "1"}}));
+    m.notes.push_back(note("mtp", {{"field", "num_nextn_predict_layers"}, {"n", "1"}}));
     return m;
 }
 
@@ -251,4 +251,102 @@ TEST_CASE("llamacpp CLI: the draft context's lines follow the target's; a model 
     CHECK(next.out ==
           "kvbudget: error: Qwen/Qwen3-Next-80B-A3B-Thinking carries no multi-token-prediction block "
           "(nextn_predict_layers): --spec-type draft-mtp needs a GGUF or config that has one\n");
+}
+
+// Qwen3.5's config names its MTP block mtp_num_hidden_layers (vLLM's qwen3_5_mtp reads it; llama.cpp's
+// converter adds it to block_count and writes nextn_predict_layers): it is the model's MTP, as
+// DeepSeek's num_nextn_predict_layers is.
+TEST_CASE("Qwen3.5-27B: mtp_num_hidden_layers is its MTP block (llama.cpp draft-mtp, vLLM mtp)") {
+    const ModelSpec m = fixture("Qwen/Qwen3.5-27B");
+    bool noted = false;
+    for (const Message& n : m.notes)
+        if (n.code == "mtp") {
+            noted = true;
+            CHECK(n.param("field") == "mtp_num_hidden_layers");
+            CHECK(n.param("n") == "1");
+            CHECK(render_english(n) ==
+                  "mtp_num_hidden_layers = 1: the multi-token-prediction layer is not counted (engines only cache it "
+                  "with speculative decoding)");
+        }
+    CHECK(noted);
+    CHECK(vllm_nextn_layers(m) == 1);
+
+    BudgetInputs in;
+    in.engine = BudgetEngine::LlamaCpp;
+    in.gpu_memory_bytes = 80LL * 1024 * 1024 * 1024;
+    in.weights = "Q4_K_M";
+    in.context = 65536;
+    in.spec_type = "draft-mtp";
+    const BudgetResult r = budget(m, in);
+    // The MTP layer has a full-attention layer's geometry: 4 KV heads x 256, f16 K and V: 4,096 B per cell.
+    CHECK(r.llama_draft.contexts == 1);
+    CHECK(r.llama_draft.total_bytes == 256 * MiB);
+    CHECK(r.llama.recurrent.n_rs_seq == 3);  // --spec-draft-n-max's default
+    // draft-mtp needs a GGUF with the MTP block, which the converter counts in block_count: the recurrent
+    // line prints 64 + 1 layers (as PR #23269's 40 + 1); 48 gated-delta-net layers x (1 + 3) rows.
+    REQUIRE(r.llama.log_lines.size() == 2);
+    CHECK(r.llama.log_lines[1] ==
+          "llama_memory_recurrent: size =  598.50 MiB (     1 cells,  65 layers,  1 seqs  3 rs_seq), R (f32):   22.50 "
+          "MiB, S (f32):  576.00 MiB, P (f32):    0.00 MiB");
+    CHECK(r.offload.n_slots == 66);
+    REQUIRE_FALSE(r.llama_draft.layout.log_lines.empty());
+    CHECK(r.llama_draft.layout.log_lines[0] ==
+          "llama_kv_cache: size =  256.00 MiB ( 65536 cells,   1 layers,  1/1 seqs), K (f16):  128.00 MiB, V (f16):  "
+          "128.00 MiB");
+
+    // vLLM's MTP drafter: one layer of the target's full-attention geometry joins the pool.
+    in = BudgetInputs{};
+    in.gpu = "h100";
+    in.context = 32768;
+    in.speculative_config = R"({"method": "qwen3_5_mtp", "num_speculative_tokens": 1})";
+    const BudgetResult v = budget(m, in);
+    CHECK(v.drafter_params > 0);
+    bool layers_note = false;
+    for (const Message& n : v.notes)
+        if (n.code == "vllm_drafter_layers") {
+            layers_note = true;
+            CHECK(n.param("layers") == "1");
+        }
+    CHECK(layers_note);
+}
+
+// llama-server loads a -md draft model beside the target: -ngld (default: every layer) over -devd (default: the
+// target's devices, split by layer), its token embeddings in system RAM like every model's input layer.
+TEST_CASE("budget: a draft model's own weights are counted, on the GPU as llama-server places them") {
+    BudgetInputs in;
+    in.engine = BudgetEngine::LlamaCpp;
+    in.gpu_memory_bytes = 24LL * 1024 * 1024 * 1024;
+    in.weights = "Q4_K_M";
+    in.context = 8192;
+    const ModelSpec target = fixture("Qwen/Qwen3-8B");
+    const ModelSpec draft = fixture("Qwen/Qwen3-0.6B");
+    const BudgetResult plain = budget(target, in);
+    const BudgetResult alone = budget(draft, in);  // the draft served by itself: the same file, the same placement
+    in.spec_type = "draft-simple";
+    const BudgetResult r = budget(target, in, &draft);
+    // Qwen3-0.6B at Q4_K_M: 390,753,280 bytes in the file; on the GPU its 28 layers and the output layer (tied:
+    // a copy of the token embeddings), 390,752,469 bytes, as when it is served alone.
+    CHECK(alone.weights.bytes == 390753280);
+    CHECK(alone.per_gpu.weights_bytes == 390752469);
+    CHECK(r.weights.bytes - plain.weights.bytes == 390753280);
+    CHECK(r.per_gpu.weights_bytes - plain.per_gpu.weights_bytes == 390752469);
+    // Its KV (28 layers x 8,192 cells x 4,096 B = 896 MiB) was already counted.
+    CHECK(r.per_gpu.kv_bytes - plain.per_gpu.kv_bytes == 896 * MiB);
+    bool noted = false;
+    for (const Message& n : r.notes)
+        if (n.code == "llamacpp_draft_weights_counted") {
+            noted = true;
+            CHECK(n.param("bytes") == "372.65 MiB");
+            CHECK(n.param("gpu") == "372.65 MiB");
+        }
+    CHECK(noted);
+    // Two GPUs: the draft's layers are split as the target's.
+    in.gpu_count = 2;
+    in.spec_type = "";
+    const BudgetResult plain2 = budget(target, in);
+    in.spec_type = "draft-simple";
+    const BudgetResult two = budget(target, in, &draft);
+    const int64_t gpu_target = plain.per_gpu.weights_bytes;  // the target's GPU weights, one GPU
+    CHECK(plain2.per_gpu.weights_bytes == (gpu_target + 1) / 2);
+    CHECK(two.per_gpu.weights_bytes == (gpu_target + 390752469 + 1) / 2);
 }

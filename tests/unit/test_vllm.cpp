@@ -483,6 +483,60 @@ TEST_CASE("VLLM_PP_LAYER_PARTITION: per-stage layers from the given split, vLLM'
     CHECK(refused("-1,33", 2) == "Invalid partition string: -1,33");
 }
 
+// kv_cache_utils.get_kv_cache_configs: every worker cuts its own memory into blocks of its own cost and
+// the engine keeps the fewest; each worker checks one request against its own memory, in rank order.
+TEST_CASE("pipeline stages with their own KV memory: the fewest blocks over workers, each worker's own refusal") {
+    const ModelSpec llama = fixture("meta-llama/Llama-3.1-8B");  // 32 layers, 65,536 B per layer per block
+    VllmOptions o;
+    o.pipeline_parallel_size = 2;
+    o.pp_layer_partition = "15,17";
+    o.max_model_len = 32768;
+    auto each = [&](int64_t a0, int64_t a1) {
+        auto c = vllm_capacity(llama, o, std::vector<int64_t>{a0, a1});
+        REQUIRE(c.ok());
+        return c.value();
+    };
+    // 9 GiB // 983,040 = 9,830 on the 15-layer stage, 8 GiB // 1,114,112 = 7,710 on the 17-layer one.
+    VllmCapacity c = each(9 * GiB, 8 * GiB);
+    CHECK(c.stage_num_blocks == std::vector<int64_t>{9830, 7710});
+    CHECK(c.num_blocks == 7710);
+    CHECK(c.limiting_stage == 1);
+    CHECK(c.available_bytes == 8 * GiB);
+    // Each worker's tensors shrink to the fewest blocks.
+    CHECK(c.stage_kv_bytes == std::vector<int64_t>{7710LL * 983040, 7710LL * 1114112});
+    // The stage with fewer layers can be the one that limits: 7 GiB // 983,040 = 7,645 blocks, where the
+    // smallest memory over the largest block cost (7 GiB // 1,114,112 = 6,746) would undercount.
+    c = each(7 * GiB, 9 * GiB);
+    CHECK(c.stage_num_blocks == std::vector<int64_t>{7645, 8673});
+    CHECK(c.num_blocks == 7645);
+    CHECK(c.limiting_stage == 0);
+    CHECK(c.log_lines[0] ==
+          "GPU KV cache size: 122,320 tokens, Maximum concurrency for 32,768 tokens per request: 3.73x");
+    // One value stands for every stage.
+    CHECK(vllm_capacity(llama, o, 8 * GiB)->num_blocks == 7710);
+
+    // A 131,072-token request needs 7.5 GiB on the 15-layer stage and 8.5 GiB on the 17-layer one:
+    // the first worker short of its own need refuses, with its own figures and estimate.
+    o.max_model_len = 131072;
+    c = each(7 * GiB, 9 * GiB);
+    CHECK_FALSE(c.fits);
+    CHECK(c.limiting_stage == 0);
+    CHECK(c.error_text ==
+          "To serve at least one request with the model's max seq len (131072), (7.5 GiB KV cache is needed, which is "
+          "larger than the available KV cache memory (7.0 GiB). Based on the available memory, the estimated maximum "
+          "model length is 122320. Try increasing `gpu_memory_utilization` (which also controls CPU memory on the CPU "
+          "backend) or decreasing `max_model_len` when initializing the engine. See "
+          "https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details.");
+    c = each(9 * GiB, 8 * GiB);
+    CHECK(c.limiting_stage == 1);
+    CHECK(c.estimated_max_model_len == 123360);
+    CHECK(c.error_text.find("(8.5 GiB KV cache is needed, which is larger than the available KV cache memory (8.0 "
+                            "GiB)") != std::string::npos);
+    // A worker left with nothing refuses first.
+    c = each(0, 9 * GiB);
+    CHECK(c.error_text.rfind("No available memory for the cache blocks.", 0) == 0);
+}
+
 TEST_CASE("bad options are errors naming the option") {
     ModelSpec m = fixture("Qwen/Qwen3-8B");
     VllmOptions o;
