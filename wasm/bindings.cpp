@@ -19,8 +19,6 @@
 
 #include "base/units.h"
 #include "model/config_reader.h"
-#include "model/gguf.h"
-#include "model/gguf_spec.h"
 #include "model/model.h"
 #include "report/answer.h"
 #include "report/json.h"
@@ -131,15 +129,34 @@ EMSCRIPTEN_BINDINGS(kvbudget) {
         "formatBytes", +[](double b) { return guarded([&] { return format_bytes(b); }); });
 }
 
+// The page's calculator module (kvbudget-calc, built for size) stops here: without the
+// bindings below the linker drops the simulator, the GGUF reader and the log check from it
+// (wasm/CMakeLists.txt); the page loads the whole module for those.
+#ifndef KVB_WASM_CALC_ONLY
 // ======================================================================
-// GGUF files (issue 10): the model from a file's header, without config.json.
+// Paging simulator (issue 4) and the log check (issue 12, below). The session lives in
+// the core (src/sim/session.h), its JSON in src/report/sim_json.h; here only the handles. simCreate takes SimInputs as
+// JSON (the member names), simRun runs a chunk (a Web Worker calls it between progress
+// reports and stops calling to cancel), simResult's "summary" is byte for byte
+// `kvbudget simulate --json` for the same settings (tests/node/sim.test.mjs).
 // ======================================================================
+#include <optional>
+
+#include "check/check.h"
+#include "check/lab.h"
+#include "check/log_reader.h"
+#include "model/gguf.h"
+#include "model/gguf_spec.h"
+#include "report/check_json.h"
+#include "report/lab_json.h"
+#include "report/sim_json.h"
+#include "sim/session.h"
+
 namespace {
 
-// GGUF headers read from a prefix of the file (the page's range requests). A header is
-// kept until ggufModel() turns one file, or every shard of a split file, into a model.
-// In the calculator module too: a GGUF link's first answer would otherwise wait for the
-// whole module (421 KB gzip) to save the reader's few KB for everyone else.
+// GGUF headers (only in the whole module: a GGUF link loads it, the first answer from a
+// config.json never waits for the reader's bytes) read from a prefix of the file (the page's range requests). A header
+// is kept until ggufModel() turns one file, or every shard of a split file, into a model.
 std::map<int, kvb::GgufHeader>& gguf_headers() {
     static std::map<int, kvb::GgufHeader> h;
     return h;
@@ -193,40 +210,6 @@ std::string gguf_model(const std::string& ids_text, const std::string& name) {
     models().emplace(handle, std::move(r.value()));
     return ok_raw("{\"handle\":" + std::to_string(handle) + ",\"spec\":" + spec + "}");
 }
-
-}  // namespace
-
-EMSCRIPTEN_BINDINGS(kvbudget_gguf) {
-    emscripten::function(
-        "ggufRead", +[](std::string bytes, std::string name, double file_size) {
-            return guarded([&] { return gguf_read(bytes, name, file_size); });
-        });
-    emscripten::function(
-        "ggufModel", +[](std::string ids, std::string name) { return guarded([&] { return gguf_model(ids, name); }); });
-}
-
-// The page's calculator module (kvbudget-calc, built for size) stops here: without the
-// bindings below the linker drops the simulator, the log check and the lab from it
-// (wasm/CMakeLists.txt); the page loads the whole module for those.
-#ifndef KVB_WASM_CALC_ONLY
-// ======================================================================
-// Paging simulator (issue 4) and the log check (issue 12, below). The session lives in
-// the core (src/sim/session.h), its JSON in src/report/sim_json.h; here only the handles. simCreate takes SimInputs as
-// JSON (the member names), simRun runs a chunk (a Web Worker calls it between progress
-// reports and stops calling to cancel), simResult's "summary" is byte for byte
-// `kvbudget simulate --json` for the same settings (tests/node/sim.test.mjs).
-// ======================================================================
-#include <optional>
-
-#include "check/check.h"
-#include "check/lab.h"
-#include "check/log_reader.h"
-#include "report/check_json.h"
-#include "report/lab_json.h"
-#include "report/sim_json.h"
-#include "sim/session.h"
-
-namespace {
 
 std::map<int, kvb::SimSession>& sim_sessions() {
     static std::map<int, kvb::SimSession> s;
@@ -366,6 +349,15 @@ std::string lab_table(const std::string& text, const std::string& config_text, c
 }
 
 }  // namespace
+
+EMSCRIPTEN_BINDINGS(kvbudget_gguf) {
+    emscripten::function(
+        "ggufRead", +[](std::string bytes, std::string name, double file_size) {
+            return guarded([&] { return gguf_read(bytes, name, file_size); });
+        });
+    emscripten::function(
+        "ggufModel", +[](std::string ids, std::string name) { return guarded([&] { return gguf_model(ids, name); }); });
+}
 
 EMSCRIPTEN_BINDINGS(kvbudget_check) {
     emscripten::function(

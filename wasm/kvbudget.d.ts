@@ -328,7 +328,8 @@ export type GgufRead =
 export interface Kvbudget {
   /** Parses config.json text; `name` (the Hub id) appears in error messages. */
   parseConfig(text: string, name?: string): Model;
-  /** A GGUF header from a prefix of the file; throws KvbudgetError (bad_gguf, truncated_gguf, not_gguf, ...). */
+  /** A GGUF header from a prefix of the file; throws KvbudgetError (bad_gguf, truncated_gguf, not_gguf, ...).
+   *  Only in the whole module (kvbudget.js): the calculator module (kvbudget-calc.js) has no GGUF reader. */
   readGguf(bytes: Uint8Array, name?: string, fileSize?: number): GgufRead;
   /** The model of one GGUF file or of every shard (header ids in order); the headers are released. */
   ggufModel(headerIds: number | number[], name?: string): Model;

@@ -46,12 +46,10 @@ test('the calculator module answers byte for byte as the whole module', () => {
   for (const s of ['24GB', '80 GiB', 'lots']) assert.equal(calc.m.parseSize(s), full.m.parseSize(s));
 });
 
-test('the calculator module has no simulator, log check or lab; errors are the same KvbudgetError class', () => {
-  // The page loads the whole module for these (web/src/check-view.js loadCheckCore): their
-  // code would otherwise be bytes every first answer waits for. The GGUF reader stays: a
-  // GGUF link's first answer needs it.
-  for (const f of ['ggufRead', 'ggufModel']) assert.equal(typeof calc.m[f], 'function', f);
-  for (const f of ['simCreate', 'checkLog', 'checkLogModel', 'labTable']) {
+test('the calculator module has no simulator, GGUF reader, log check or lab; errors are the same KvbudgetError class', () => {
+  // The page loads the whole module for these (web/src/views.js loadFullCore): their code
+  // would otherwise be bytes every first answer waits for.
+  for (const f of ['simCreate', 'ggufRead', 'ggufModel', 'checkLog', 'checkLogModel', 'labTable']) {
     assert.equal(typeof calc.m[f], 'undefined', f);
     assert.equal(typeof full.m[f], 'function', f);
   }

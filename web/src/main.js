@@ -195,8 +195,11 @@ async function loadModel(ref, { preferCatalog = false } = {}) {
 async function loadGguf(ref, ctrl) {
   let got;
   try {
-    const { loadGgufModel } = await import('./views.js');
-    got = await loadGgufModel(app.hub, app.core, ref.id, ref.revision, { quant: ref.quant || '', file: ref.file || '' }, {
+    // The GGUF reader is in the whole module only (the calculator module is what every
+    // first answer waits on): the model it builds computes in that module too.
+    const { loadGgufModel, loadFullCore } = await import('./views.js');
+    const core = await loadFullCore();
+    got = await loadGgufModel(app.hub, core, ref.id, ref.revision, { quant: ref.quant || '', file: ref.file || '' }, {
       signal: ctrl.signal,
       onProgress: (n, path) => setStatus(t('model.ggufReading', { file: path, bytes: bytes(n) })),
     });

@@ -11,7 +11,7 @@ import { addStrings } from './i18n.js';
 addStrings('en', en);
 export { KvChart } from './chart.js';
 export { buildSimView, simSync } from './sim-view.js';
-export { buildCheckPanel } from './check-view.js';
+export { buildCheckPanel, loadCheckCore as loadFullCore } from './check-view.js';
 export { buildLabPanel } from './lab-view.js';
 export { chartSvg, chartPng } from './chart-export.js';
 // A GGUF repo's header over range requests: needed only for a GGUF link or quant.
