@@ -204,7 +204,7 @@ export async function readGgufHeader(hub, core, { id, revision, path, size = 0, 
       }
       // The core refuses a header that would run past the file's end, so a short read ends here.
       const fileSize = ended ? buf.byteLength : size > 0 ? size : -1;
-      const r = core.readGguf(buf.view(), name, fileSize);
+      const r = (await core).readGguf(buf.view(), name, fileSize);
       // The header's own bytes are kept: the simulator's worker reads them again in its own
       // copy of the core (sim-worker.js), so both answer from the same file.
       if (r.status === 'ok') return { ...r, requests, bytes: buf.view().slice(0, r.header_bytes), name, fileSize };
@@ -241,7 +241,8 @@ export async function fetchGgufInfo(hub, id, revision, { signal } = {}) {
 }
 
 // One GGUF model from a repo: the choices, the chosen one, and the core's Model built from
-// its header(s). `want`: {quant, file} from the reference the user gave.
+// its header(s). `want`: {quant, file} from the reference the user gave. `core` may be a
+// promise of it: the whole module loads while the listing and the header are fetched.
 export async function loadGgufModel(hub, core, id, revision, want, { signal, onProgress } = {}) {
   const info = await fetchGgufInfo(hub, id, revision, { signal });
   const choices = ggufChoices(info);
@@ -279,6 +280,6 @@ export async function loadGgufModel(hub, core, id, revision, want, { signal, onP
   }
   // Named as the CLI names a local file: without .gguf and the first shard's -00001-of-0000N.
   const modelName = choice.path.split('/').pop().replace(/\.gguf$/i, '').replace(/-00001-of-\d{5}$/, '');
-  const model = core.ggufModel(ids, modelName);
+  const model = (await core).ggufModel(ids, modelName);
   return { model, choices, choice, requests, ignoredRange, headers, modelName };
 }

@@ -196,9 +196,11 @@ async function loadGguf(ref, ctrl) {
   let got;
   try {
     // The GGUF reader is in the whole module only (the calculator module is what every
-    // first answer waits on): the model it builds computes in that module too.
+    // first answer waits on): the model it builds computes in that module too. The module
+    // loads while the file's listing and header come over the network (half a MB and up).
     const { loadGgufModel, loadFullCore } = await import('./views.js');
-    const core = await loadFullCore();
+    const core = loadFullCore();
+    core.catch(() => {}); // awaited where the header is read; a failure surfaces there
     got = await loadGgufModel(app.hub, core, ref.id, ref.revision, { quant: ref.quant || '', file: ref.file || '' }, {
       signal: ctrl.signal,
       onProgress: (n, path) => setStatus(t('model.ggufReading', { file: path, bytes: bytes(n) })),
