@@ -115,8 +115,9 @@ void print_human(const BudgetResult& r, std::ostream& out) {
                 const VllmStage& st = r.stages[s];
                 out << "  stage " << s << " (" << st.layers << " layers)  weights " << gib(st.weights_bytes)
                     << ", activation " << gib(st.activation_bytes) << ", overhead " << gib(st.overhead_bytes) << ", KV "
-                    << gib(st.kv_bytes) << " of " << gib(st.kv_available_bytes) << " (" << with_commas(st.num_blocks)
-                    << " blocks" << (st.limiting ? ", the fewest" : "") << "), used " << gib(st.used_bytes) << "\n";
+                    << gib(st.kv_bytes) << " of " << gib(st.kv_available_bytes) << " (room for "
+                    << with_commas(st.num_blocks) << " blocks" << (st.limiting ? ", the fewest" : "") << "), used "
+                    << gib(st.used_bytes) << "\n";
             }
         for (const std::string& l : r.log_lines) out << "  vLLM: " << l << "\n";
     } else {

@@ -184,9 +184,9 @@ TEST_CASE("vLLM budget with pipeline parallelism: one pool per stage, the fewest
                        " --overhead-memory 1GiB --cudagraph-memory 0 --max-model-len 32768");
     CHECK(cli.status == 0);
     CHECK(cli.out.find("  stage 0 (15 layers)  weights 7.10 GiB, activation 2.00 GiB, overhead 1.00 GiB, KV 53.30 GiB "
-                       "of 61.22 GiB (66,869 blocks), used 63.40 GiB\n") != std::string::npos);
+                       "of 61.22 GiB (room for 66,869 blocks), used 63.40 GiB\n") != std::string::npos);
     CHECK(cli.out.find("  stage 1 (17 layers)  weights 7.92 GiB, activation 2.00 GiB, overhead 1.00 GiB, KV 60.41 GiB "
-                       "of 60.41 GiB (58,219 blocks, the fewest), used 71.32 GiB\n") != std::string::npos);
+                       "of 60.41 GiB (room for 58,219 blocks, the fewest), used 71.32 GiB\n") != std::string::npos);
 
     // Estimated activations: only the last stage runs the sampler over min(max_num_seqs, batched tokens) = 256
     // rows of the 128,256-token vocabulary (2 + 16 bytes each).
