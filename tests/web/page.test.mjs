@@ -218,6 +218,9 @@ test('controls recompute: context, sequences, KV dtype', async () => {
   const cl2 = cliJson(['kv', path.join(fixturesDir, 'meta-llama--Llama-3.1-8B.json'), '--context', '8192', '--seqs', '4', '--engine', 'llamacpp', '--kv-dtype', 'q8_0']);
   assert.equal(await metric(page, 'kv-bytes-per-token'), cl2.bytes_per_token);
   assert.equal(await metric(page, 'kv-bytes-total'), cl2.bytes_total);
+  // A burst of changes writes the address once it has been still for a moment (main.js),
+  // not on every change: wait for it.
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('engine') === 'llamacpp', null, { timeout: 5000 });
   const url = new URL(page.url());
   assert.equal(url.searchParams.get('ctx'), '8192');
   assert.equal(url.searchParams.get('engine'), 'llamacpp');
