@@ -17,6 +17,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { startStaticServer } from '../../tests/web/static-server.mjs';
 import { launch } from '../../tests/web/browser.mjs';
+import { installFrameProbe, installSliderProbe } from './probes.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const site = path.resolve(root, process.env.KVB_SITE_DIR || 'site');
@@ -71,38 +72,13 @@ async function coldLoad(browser, url, kind) {
   return { wall: r.wall - t0, inPage: r.inPage, bytes: files.reduce((a, f) => a + f.bytes, 0), files, after };
 }
 
-// The end of the frame that paints what a handler changed: requestAnimationFrame callbacks run
-// in registration order, and a message posted from one runs after that frame's style, layout
-// and paint. Installed once in the page; measures from the given event's time stamp.
-function installFrameProbe() {
-  window.__kvbFrameEnd = () => new Promise((resolve) => {
-    requestAnimationFrame(() => {
-      const ch = new MessageChannel();
-      ch.port1.onmessage = () => resolve(performance.now());
-      ch.port2.postMessage(0);
-    });
-  });
-}
-
 async function interaction(browser, url) {
   const context = await browser.newContext();
   const page = await context.newPage();
   await page.goto(url);
   await page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 30000 });
   await page.evaluate(installFrameProbe);
-  // Slider: each key press is a real input event; its keydown time stamp is when the browser
-  // received it. The probe is registered in a capture listener, before the page's own handler.
-  await page.evaluate(() => {
-    window.__kvbSteps = [];
-    const slider = document.querySelector('#ctl-ctx-slider');
-    let t0 = 0;
-    slider.addEventListener('keydown', (e) => (t0 = e.timeStamp), true);
-    slider.addEventListener('input', () => {
-      const start = t0;
-      window.__kvbPending = window.__kvbFrameEnd().then((t1) => window.__kvbSteps.push(t1 - start));
-    }, true);
-    slider.focus();
-  });
+  await page.evaluate(installSliderProbe);
   for (let i = 0; i < STEPS; i++) {
     await page.keyboard.press(Math.floor(i / 4) % 2 === 0 ? 'ArrowRight' : 'ArrowLeft');
     await page.evaluate(() => window.__kvbPending);

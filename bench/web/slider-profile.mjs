@@ -17,6 +17,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startStaticServer } from '../../tests/web/static-server.mjs';
 import { launch } from '../../tests/web/browser.mjs';
+import { installFrameProbe, installSliderProbe } from './probes.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const site = path.resolve(root, process.env.KVB_SITE_DIR || 'site');
@@ -55,21 +56,9 @@ try {
         }
       }
     }).observe(document.body, { subtree: true, childList: true, attributes: true, characterData: true });
-    window.__kvbFrameEnd = () => new Promise((resolve) => requestAnimationFrame(() => {
-      const ch = new MessageChannel();
-      ch.port1.onmessage = () => resolve(performance.now());
-      ch.port2.postMessage(0);
-    }));
-    window.__kvbSteps = [];
-    const slider = document.querySelector('#ctl-ctx-slider');
-    let t0 = 0;
-    slider.addEventListener('keydown', (e) => (t0 = e.timeStamp), true);
-    slider.addEventListener('input', () => {
-      const start = t0;
-      window.__kvbPending = window.__kvbFrameEnd().then((t1) => window.__kvbSteps.push(t1 - start));
-    }, true);
-    slider.focus();
   });
+  await page.evaluate(installFrameProbe);
+  await page.evaluate(installSliderProbe);
   const cdp = await context.newCDPSession(page);
   await cdp.send('Profiler.enable');
   await cdp.send('Profiler.setSamplingInterval', { interval: 100 });
