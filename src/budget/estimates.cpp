@@ -101,13 +101,6 @@ int64_t vllm_cudagraph_capture_sizes(int64_t max_num_seqs, int64_t max_num_batch
     return n;
 }
 
-int64_t estimate_vllm_cudagraph_bytes(const ModelSpec& m, int64_t pp, int64_t max_num_seqs,
-                                      int64_t max_num_batched_tokens) {
-    const int64_t layers = static_cast<int64_t>(m.layers.size());
-    if (pp < 1) pp = 1;
-    return estimate_vllm_cudagraph_bytes_for_layers(cdiv(layers, pp), max_num_seqs, max_num_batched_tokens);
-}
-
 int64_t estimate_vllm_cudagraph_bytes_for_layers(int64_t stage_layers, int64_t max_num_seqs,
                                                  int64_t max_num_batched_tokens) {
     // Half a MiB per captured size per decoder layer: fits vLLM's own numbers for a

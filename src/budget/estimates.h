@@ -16,11 +16,9 @@ int64_t estimate_vllm_activation_bytes(const ModelSpec& m, int64_t max_num_batch
                                        int64_t tp, bool sampler = true);
 // Non-torch memory vLLM measures during profiling (cuBLAS/NCCL buffers, custom all-reduce).
 int64_t estimate_vllm_overhead_bytes(int64_t tp, int64_t pp);
-// CUDA graph memory newer vLLM subtracts (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS):
-// 0.5 MiB per captured batch size per decoder layer of the heaviest stage.
-int64_t estimate_vllm_cudagraph_bytes(const ModelSpec& m, int64_t pp, int64_t max_num_seqs,
-                                      int64_t max_num_batched_tokens);
-// The same for a stage of `stage_layers` decoder layers (each pipeline stage captures its own).
+// CUDA graph memory newer vLLM subtracts (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS): 0.5 MiB
+// per captured batch size per decoder layer of a stage of `stage_layers` layers (each pipeline
+// stage captures its own).
 int64_t estimate_vllm_cudagraph_bytes_for_layers(int64_t stage_layers, int64_t max_num_seqs,
                                                  int64_t max_num_batched_tokens);
 // How many batch sizes vLLM captures by default (CompilationConfig capture sizes).
