@@ -1,6 +1,6 @@
 // The control panel. Controls write into app.state and call onChange; syncControls
 // writes the state back (after a model change clamps the context, for instance).
-import { h, unbrokenFlags, setText } from './dom.js';
+import { h, unbrokenFlags, setText, setHidden } from './dom.js';
 import { t, tMsg } from './i18n.js';
 import { bytes, tokens, int } from './format.js';
 import { SPEC_METHODS } from './state.js';
@@ -248,10 +248,6 @@ function gpuOptions(gpus) {
 // still queues DOM work (attribute records, style invalidation), so only changes are written.
 function setValue(el, value) {
   if (el.value !== value) el.value = value;
-}
-
-function setHidden(el, hidden) {
-  if (el.hidden !== hidden) el.hidden = hidden;
 }
 
 function setAttr(el, name, value) {

@@ -60,6 +60,16 @@ export function setText(el, value) {
   return el;
 }
 
+// The same for `hidden` and a class: writing the value already there still queues an
+// attribute record and a style invalidation, on every slider step.
+export function setHidden(el, hidden) {
+  if (el.hidden !== hidden) el.hidden = hidden;
+}
+
+export function dropClass(el, name) {
+  if (el.classList.contains(name)) el.classList.remove(name);
+}
+
 // A stand-in for a live node the caller owns and keeps (a chart's box): patchChildren
 // leaves keep[name] where it is, or puts it there.
 export function keepSlot(name) {

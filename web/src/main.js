@@ -5,7 +5,7 @@ import { loadKvbudget, KvbudgetError } from '../../wasm/kvbudget-calc.js';
 import { t, tMsg, setLanguage, detectLanguage, loadLanguage, hasLanguage } from './i18n.js';
 import { shareBar, shareRendered, ignoredNote, languageSwitcher, applyThemeParam } from './share.js';
 import { buildEmbed, embedRendered } from './embed.js';
-import { h, $, clear } from './dom.js';
+import { h, $, clear, dropClass } from './dom.js';
 import { Hub, HubError, MAX_CONFIG_BYTES, loadSiteConfig } from './hub.js';
 import { parseModelRef, catalogFileName, validId } from './hubid.js';
 import { defaultState, specConfig, stateFromParams, stateToParams } from './state.js';
@@ -356,7 +356,7 @@ export function recompute() {
     return;
   }
   showError('');
-  if (app.els.results.classList.contains('stale')) app.els.results.classList.remove('stale');
+  dropClass(app.els.results, 'stale');
   renderResults(app, view);
   if (app.state.rope) syncControls(app); // the slider ends at the limit this answer derived
   if (app.gguf) app.els.source.textContent = ggufSourceText(app);

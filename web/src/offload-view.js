@@ -1,7 +1,7 @@
 // llama.cpp partial offload on the page: the -ngl and system-RAM controls (shown for the
 // llama.cpp engine) and what the core's answer says about them (budget.llamacpp.offload):
 // layers on the GPU, what stays in RAM, the most layers that fit. Numbers come from the core.
-import { h, patchChildren } from './dom.js';
+import { h, patchChildren, setHidden } from './dom.js';
 import { t } from './i18n.js';
 import { bytes, int } from './format.js';
 
@@ -49,7 +49,7 @@ export function syncOffload(app, answer) {
   const o = app.els.offload;
   if (!o) return;
   const llama = app.state.engine === 'llamacpp';
-  if (o.box.hidden !== !llama) o.box.hidden = !llama;
+  setHidden(o.box, !llama);
   const ngl = app.state.ngl >= 0 ? String(app.state.ngl) : '';
   const ram = app.state.ram > 0 ? bytes(app.state.ram).replace(/[\s,]/g, '') : '';
   if (document.activeElement !== o.ngl && o.ngl.value !== ngl) o.ngl.value = ngl;

@@ -2,7 +2,7 @@
 // prints). Layout and text only: every number shown is a field of `view`.
 // Built afresh each time, then patched into the live tree (dom.js patchChildren): a
 // slider step rewrites only the values that changed.
-import { h, on, setText, keepSlot, patchChildren, unbrokenFlags } from './dom.js';
+import { h, on, setText, keepSlot, patchChildren, unbrokenFlags, dropClass } from './dom.js';
 import { t, tMsg } from './i18n.js';
 import { bytes, int, tokens, fixed, format, decimalBytes, percent } from './format.js';
 import { renderTable, markScrollable } from './tables.js';
@@ -139,7 +139,7 @@ function renderAnswer(app, view) {
   const why = b?.verdict_reason ? h('p', { class: 'verdict-why', 'data-role': 'verdict-reason' }, unbrokenFlags(tMsg(b.verdict_reason))) : null;
   const spoken = [verdictEl.textContent, ...(why ? [why.textContent] : []), ...[...facts.querySelectorAll('.fact')].map((f) => f.querySelector('dt').textContent + ': ' + f.querySelector('dd').textContent)].join('. ');
   patchChildren(el, [verdictEl, why, facts].filter(Boolean));
-  if (app.els.answer.classList.contains('stale')) app.els.answer.classList.remove('stale');
+  dropClass(app.els.answer, 'stale');
   if (app.els.announce && app.lastSpoken !== spoken) {
     app.lastSpoken = spoken;
     app.els.announce.textContent = spoken;

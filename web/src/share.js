@@ -1,7 +1,7 @@
 // Sharing (issue 5): "Copy link" (the URL carries the whole state), "Copy embed
 // code" (an <iframe> snippet for this view with theme and panel choices), the
 // language switcher, and the note that lists URL parameters the page ignored.
-import { h, setText } from './dom.js';
+import { h, setText, setHidden } from './dom.js';
 import { t, language, LANGUAGES } from './i18n.js';
 import { stateToParams, defaultState, EMBED_PANELS, EMBED_DEFAULT_PANELS } from './state.js';
 import { copyText, flash, exportContext } from './export.js';
@@ -84,7 +84,7 @@ function showIgnored(app) {
   const list = (app.ignored || []).map(([k, v]) => (v === '' ? k : `${k}=${v.length > 40 ? v.slice(0, 40) + '…' : v}`));
   // On every answer (each slider step): unchanged, it is left alone.
   setText(el, list.length ? t('share.ignored', { list: list.join(', ') }) : '');
-  if (el.hidden !== !list.length) el.hidden = !list.length;
+  setHidden(el, !list.length);
 }
 
 export function updateIgnored(app) {
@@ -170,6 +170,6 @@ export function shareBar(app) {
 export function shareRendered(app) {
   exportContext.model = app.state.model && app.modelSource?.kind !== 'paste' ? app.state.model : (app.view?.kv?.model || '');
   const note = app.els.sharePasteNote;
-  if (note && note.hidden !== (app.modelSource?.kind !== 'paste')) note.hidden = app.modelSource?.kind !== 'paste';
+  if (note) setHidden(note, app.modelSource?.kind !== 'paste');
   updateIgnored(app);
 }
