@@ -4,16 +4,15 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { startStaticServer } from './static-server.mjs';
 import { launch } from './browser.mjs';
+import { siteDir } from './harness.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 let site, browser;
 
 before(async () => {
-  if (!fs.existsSync(path.join(root, 'site/index.html'))) throw new Error('site/ is not built: run npm run build');
-  site = await startStaticServer({ root: path.join(root, 'site') });
+  if (!fs.existsSync(path.join(siteDir, 'index.html'))) throw new Error(`${siteDir} is not built: run npm run build`);
+  site = await startStaticServer({ root: siteDir });
   browser = await launch();
 });
 after(async () => {

@@ -10,6 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { startStaticServer } from './static-server.mjs';
 import { startFakeHub, GOOD_TOKEN, XSS } from './fake-hub.mjs';
 import { launch } from './browser.mjs';
+import { siteDir } from './harness.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const fixturesDir = path.join(root, 'tests/fixtures/configs');
@@ -28,10 +29,10 @@ function cliJson(args) {
 let site, hub, browser;
 
 before(async () => {
-  if (!fs.existsSync(path.join(root, 'site/index.html'))) throw new Error('site/ is not built: run npm run build');
+  if (!fs.existsSync(path.join(siteDir, 'index.html'))) throw new Error(`${siteDir} is not built: run npm run build`);
   hub = await startFakeHub({ fixturesDir });
   site = await startStaticServer({
-    root: path.join(root, 'site'),
+    root: siteDir,
     extra: { '/kvbudget.config.json': JSON.stringify({ hubUrl: hub.url, hubTimeoutMs: TIMEOUT_MS }) },
     hubUrl: hub.url,
   });
@@ -318,7 +319,7 @@ test('issue 14.12: after a language switch the held token shows as set and can b
 
 test('issue 14.13: connect-src allows the page and its hub only; another origin is blocked', async () => {
   // The built page names the Hugging Face Hub and its download hosts, nothing else.
-  const built = fs.readFileSync(path.join(root, 'site/index.html'), 'utf8');
+  const built = fs.readFileSync(path.join(siteDir, 'index.html'), 'utf8');
   const builtSrc = built.match(/connect-src ([^;"]*)/)[1].split(' ');
   assert.deepEqual(builtSrc.slice(0, 2), ["'self'", 'https://huggingface.co']);
   assert.ok(builtSrc.includes('https://cas-bridge.xethub.hf.co') && builtSrc.includes('https://cdn-lfs.huggingface.co'));
