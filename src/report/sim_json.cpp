@@ -1,5 +1,6 @@
 #include "report/sim_json.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -325,22 +326,39 @@ SimPackedSnapshots sim_snapshots_packed(const SimSession& s) {
         p.f64[field++] = static_cast<double>(begin);
         p.f64[field++] = static_cast<double>(end - begin);
     };
-    // Counted first, so the array is made once at its size (it can be tens of MB).
-    size_t i32_size = 0;
-    auto count = [&](int32_t, int32_t) { i32_size += 2; };
-    for (const sim::Simulator& sim : sims)
-        for (const sim::BlockSnapshot& sn : sim.snapshots()) {
-            each_owner_run(sn, count);
-            each_shared(sn, count);
-            each_partial(sn, count);
-        }
-    p.i32.reserve(i32_size);
-    auto push_i32 = [&](int32_t a, int32_t b) {
-        p.i32.push_back(a);
-        p.i32.push_back(b);
+    // Each map's lists into a buffer of its own, in one pass over its blocks (the
+    // page waits on this: a count pass first, so the array was made once at its size,
+    // read every map twice), then the array made once at the sum (it can be tens of MB).
+    struct MapLists {
+        std::vector<int32_t> v;
+        size_t owner_end = 0, shared_end = 0;
     };
+    std::vector<MapLists> lists;
+    size_t i32_size = 0;
+    std::vector<int32_t> shared, partial;
     for (const sim::Simulator& sim : sims)
         for (const sim::BlockSnapshot& sn : sim.snapshots()) {
+            MapLists& m = lists.emplace_back();
+            shared.clear();
+            partial.clear();
+            auto push = [](std::vector<int32_t>& v, int32_t a, int32_t b) {
+                v.push_back(a);
+                v.push_back(b);
+            };
+            each_owner_run(sn, [&](int32_t a, int32_t b) { push(m.v, a, b); });
+            each_shared(sn, [&](int32_t a, int32_t b) { push(shared, a, b); });
+            each_partial(sn, [&](int32_t a, int32_t b) { push(partial, a, b); });
+            m.owner_end = m.v.size();
+            m.v.insert(m.v.end(), shared.begin(), shared.end());
+            m.shared_end = m.v.size();
+            m.v.insert(m.v.end(), partial.begin(), partial.end());
+            i32_size += m.v.size();
+        }
+    p.i32.resize(i32_size);
+    size_t k = 0, out = 0;
+    for (const sim::Simulator& sim : sims)
+        for (const sim::BlockSnapshot& sn : sim.snapshots()) {
+            MapLists& m = lists[k++];
             size_t h = at;
             at += kSnapshotHeader;
             p.f64[h++] = static_cast<double>(sn.step);
@@ -348,16 +366,13 @@ SimPackedSnapshots sim_snapshots_packed(const SimSession& s) {
             p.f64[h++] = sn.block_size;
             p.f64[h++] = static_cast<double>(sn.capacity_tokens);
             p.f64[h++] = static_cast<double>(sn.owner.size());
-            size_t b = p.i32.size();
-            each_owner_run(sn, push_i32);
-            span(h, b, p.i32.size());
-            b = p.i32.size();
-            each_shared(sn, push_i32);
-            span(h, b, p.i32.size());
-            b = p.i32.size();
-            each_partial(sn, push_i32);
-            span(h, b, p.i32.size());
-            b = p.f64.size();
+            std::copy(m.v.begin(), m.v.end(), p.i32.begin() + static_cast<std::ptrdiff_t>(out));
+            span(h, out, out + m.owner_end);
+            span(h, out + m.owner_end, out + m.shared_end);
+            span(h, out + m.shared_end, out + m.v.size());
+            out += m.v.size();
+            m.v = {};
+            const size_t b = p.f64.size();
             for (const auto& g : sn.regions)
                 each_region_value(g, [&](int64_t v) { p.f64.push_back(static_cast<double>(v)); });
             span(h, b, p.f64.size());

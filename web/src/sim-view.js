@@ -482,9 +482,30 @@ export function runSim(app) {
   els.status.textContent = t('sim.starting');
   setSimState(app, 'running');
   const t0 = performance.now();
+  // A finished run's worker is kept as the next spare, once it has sent the maps.
+  const keep = () => {
+    if (sv.spare) worker.terminate();
+    else sv.spare = worker;
+  };
+  let result = null;
   worker.onmessage = (ev) => {
-    if (sv.worker !== worker) return;
     const m = ev.data;
+    if (m.type === 'maps') {
+      keep();
+      // Drawn unless another run or a cancel replaced this result meanwhile.
+      if (result && sv.result === result) {
+        result.snapshots = unpackSnapshots(m.packed);
+        sv.mapsPending = false;
+        sv.els.section.dataset.simPackMs = String(Math.round(m.packMs));
+        showBlockMap(app, result);
+      }
+      return;
+    }
+    if (sv.worker !== worker) {
+      // Packing the maps failed after the result was drawn: the map stays empty.
+      if (m.type === 'error' && result) worker.terminate();
+      return;
+    }
     if (m.type === 'started') {
       els.status.textContent = t('sim.running', { policy: t('sim.policy.' + input.policies[0]), pct: percent(0, 0) });
     } else if (m.type === 'progress') {
@@ -492,12 +513,12 @@ export function runSim(app) {
       els.progress.dataset.value = String(m.progress);
       els.status.textContent = t('sim.running', { policy: m.policy ? t('sim.policy.' + m.policy) : '', pct: percent(m.progress, 0) });
     } else if (m.type === 'done') {
-      if (m.packed) m.result.snapshots = unpackSnapshots(m.packed);
       sv.worker = null; // kept: its module and traces are loaded
-      if (sv.spare) worker.terminate();
-      else sv.spare = worker;
+      if (!m.maps) keep();
       cancelSim(app, false);
+      result = m.result;
       sv.result = m.result;
+      sv.mapsPending = !!m.maps;
       sv.runKey = key;
       sv.lastMs = performance.now() - t0;
       // Test and benchmark hooks: wall time from Run to the result, and the worker's split.
@@ -604,7 +625,15 @@ function renderSimResult(app, result) {
   out.append(h('h3', null, t('sim.latency.heading')), latencyTable,
     h('details', { class: 'sim-more' }, h('summary', null, t('sim.table.all')), latencyAll));
 
-  out.append(blockMap(app, policies));
+  out.append(blockMap(app, policies, sv.mapsPending));
+}
+
+// The block maps arrived after the result was drawn: the map's place filled in.
+function showBlockMap(app, result) {
+  const old = app.sim.els.out.querySelector('[data-role="sim-blockmap-wrap"]');
+  if (!old) return;
+  const policies = result.summary.policies.map((summary, i) => ({ summary, snapshots: result.snapshots?.[i] }));
+  old.replaceWith(blockMap(app, policies, false));
 }
 
 // Draws once the box has a width, redraws when it changes; destroy() on re-render.
@@ -719,13 +748,15 @@ function mix(c, to, f) {
   return [0, 1, 2].map((i) => Math.round(c[i] + (to[i] - c[i]) * f));
 }
 
-function blockMap(app, all) {
+// pending: the maps are on their way from the worker (showBlockMap draws them).
+function blockMap(app, all, pending) {
   const sv = app.sim;
   const policies = all.filter((p) => p.snapshots?.length);
   const wrap = h('div', { class: 'sim-blockmap', 'data-role': 'sim-blockmap-wrap' });
   wrap.append(h('h3', null, t('sim.map.heading')));
   if (!policies.length) {
-    wrap.append(h('p', { class: 'muted' }, t('sim.map.none')));
+    if (pending) wrap.setAttribute('aria-busy', 'true');
+    else wrap.append(h('p', { class: 'muted' }, t('sim.map.none')));
     return wrap;
   }
   const sel = h('select', { id: 'sim-map-policy' }, policies.map((p) => h('option', { value: p.summary.policy }, policyLabel(p.summary.policy))));
@@ -828,26 +859,32 @@ function drawSnapshot(canvas, sn, summary) {
   for (let i = 0; i < cells; i++) put(i, free);
   const marks = [];
   if (paged) {
+    // A request's colour worked out once per run of its blocks, not once per block.
+    const nul = rgb(cssVar('--fg', '#16181d'));
+    const cached = [139, 146, 158];
+    const colors = new Map();
+    const colorOf = (o) => {
+      let c = colors.get(o);
+      if (!c) colors.set(o, (c = requestColor(o)));
+      return c;
+    };
     const owner = new Int32Array(cells);
     let b = 0;
     for (let k = 0; k < sn.owner.length; k += 2) {
       const o = sn.owner[k];
-      const run = sn.owner[k + 1];
-      for (let j = 0; j < run; j++) owner[b++] = o;
-    }
-    const nul = rgb(cssVar('--fg', '#16181d'));
-    const cached = [139, 146, 158];
-    for (let i = 0; i < cells; i++) {
-      const o = owner[i];
-      put(i, o >= 0 ? requestColor(o) : o === -2 ? cached : o === -3 ? nul : free);
+      const c = o >= 0 ? colorOf(o) : o === -2 ? cached : o === -3 ? nul : free;
+      for (let end = Math.min(cells, b + sn.owner[k + 1]); b < end; b++) {
+        owner[b] = o;
+        put(b, c);
+      }
     }
     for (let k = 0; k < sn.partial.length; k += 2) {
       const i = sn.partial[k];
-      if (owner[i] >= 0) put(i, mix(requestColor(owner[i]), [255, 255, 255], 0.55));
+      if (owner[i] >= 0) put(i, mix(colorOf(owner[i]), [255, 255, 255], 0.55));
     }
     for (let k = 0; k < sn.shared.length; k += 2) {
       const i = sn.shared[k];
-      if (owner[i] >= 0) put(i, mix(requestColor(owner[i]), [0, 0, 0], 0.45));
+      if (owner[i] >= 0) put(i, mix(colorOf(owner[i]), [0, 0, 0], 0.45));
       marks.push(i);
     }
   } else {

@@ -9,7 +9,8 @@
 //      again here as the page read them: the same model without config.json; traceFile:
 //      the user's File, read a slice at a time, so a trace of any size fits)
 // out: {type: 'started', run} {type: 'progress', progress, policy, policy_index} ... then
-//      {type: 'done', result (without snapshots), packed (the snapshots: Simulation.packedSnapshots()), timing} or {type: 'error', code, message, detail}
+//      {type: 'done', result (without snapshots), maps (whether maps follow), timing}, then when maps:
+//      {type: 'maps', packed (the snapshots: Simulation.packedSnapshots()), packMs}; or {type: 'error', code, message, detail}
 import { loadKvbudget } from '../../wasm/kvbudget.js';
 
 const CHUNK_MS = 30;
@@ -80,14 +81,21 @@ async function run(msg) {
       steps = Math.max(100, Math.min(1_000_000, Math.round(steps * (dt > 0 ? Math.min(4, CHUNK_MS / dt) : 4))));
     }
     const tDone = performance.now();
-    // The block maps go packed (millions of numbers): transferred, never parsed or
-    // copied; the page reads them with unpackSnapshots().
+    // The result first, so the page draws the tables and charts while the block maps
+    // are packed here (on the machine's other core); the maps follow in their own
+    // message, packed (millions of numbers): transferred, never parsed or copied
+    // again; the page reads them with unpackSnapshots().
     const result = sim.result({ snapshots: false });
-    const packed = msg.input.snapshots > 0 ? sim.packedSnapshots() : null;
+    const maps = msg.input.snapshots > 0;
     // Where the time went, for bench/web/sim-bench.mjs: module load, trace fetch +
     // parse + workload, the simulation itself, and reading the result.
     const timing = { loadMs: tLoaded - t0, prepareMs: tRun - tLoaded, runMs: tDone - tRun, resultMs: performance.now() - tDone };
-    self.postMessage({ type: 'done', result, packed, timing }, packed ? [packed.f64.buffer, packed.i32.buffer] : []);
+    self.postMessage({ type: 'done', result, maps, timing });
+    if (maps) {
+      const p0 = performance.now();
+      const packed = sim.packedSnapshots();
+      self.postMessage({ type: 'maps', packed, packMs: performance.now() - p0 }, [packed.f64.buffer, packed.i32.buffer]);
+    }
   } finally {
     sim?.release();
     model.release();
