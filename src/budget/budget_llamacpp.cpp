@@ -124,21 +124,9 @@ void fit_notes(BudgetResult& r, int64_t n_layer) {
 }  // namespace
 
 Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
-    // draft-mtp needs a GGUF that carries the MTP block: llama.cpp's converter adds the config's MTP
-    // layers to block_count (nextn_predict_layers), cache-less layers that -ngl counts and the recurrent
-    // line prints ("41 layers" for 40 + 1). From a config, the target is read with them appended.
-    std::optional<ModelSpec> with_nextn;
-    if (!c.m.gguf &&
-        (c.in.spec_type == "draft-mtp" || c.in.spec_type == "draft-mtp-adaptive" || c.in.spec_type == "mtp")) {
-        for (const Message& n : c.m.notes)
-            if (n.code == "mtp" && !with_nextn) {
-                with_nextn = c.m;
-                Layer nextn;
-                nextn.kind = LayerKind::None;
-                with_nextn->layers.insert(with_nextn->layers.end(), static_cast<size_t>(vllm_nextn_layers(c.m)), nextn);
-            }
-    }
-    const ModelSpec& m = with_nextn ? *with_nextn : c.m;
+    // compute_budget gave the target as llama.cpp loads it (llamacpp_target: a config's MTP block
+    // appended for draft-mtp).
+    const ModelSpec& m = c.m;
     const BudgetInputs& in = c.in;
     const int64_t n = in.gpu_count;
     r.activation_estimated = in.activation_bytes < 0;

@@ -294,13 +294,39 @@ TEST_CASE("Qwen3.5-27B: mtp_num_hidden_layers is its MTP block (llama.cpp draft-
           "llama_kv_cache: size =  256.00 MiB ( 65536 cells,   1 layers,  1/1 seqs), K (f16):  128.00 MiB, V (f16):  "
           "128.00 MiB");
 
+    // The same block's weights, loaded with the target's (load_block_mtp in llama.cpp's qwen35 loader): a gated
+    // full-attention layer (q 5,120 x 12,288, k and v 5,120 x 1,024, o 6,144 x 5,120, q/k norms 256 each), its two
+    // norms, the MLP (3 x 5,120 x 17,408), eh_proj 10,240 x 5,120 and enorm, hnorm, shared_head_norm:
+    // 424,673,280 matrix and 26,112 vector elements. At Q8_0 (34 B per 32) with F32 vectors: 451,319,808 B.
+    in.weights = "Q8_0";
+    in.spec_type = "";
+    const BudgetResult plain = budget(m, in);
+    in.spec_type = "draft-mtp";
+    const BudgetResult q8 = budget(m, in);
+    CHECK(q8.weights.params - plain.weights.params == 424699392);
+    CHECK(q8.weights.bytes - plain.weights.bytes == 451319808);
+    CHECK(plain.offload.n_slots == 65);
+    CHECK(q8.offload.n_slots == 66);
+    // Every layer on the GPU, the MTP layer too: from a config the bytes are shared out over the layers by their
+    // parameters (offload.estimated), so the GPU's share grows by the block's share of the total.
+    CHECK(q8.offload.estimated);
+    CHECK(q8.per_gpu.weights_bytes - plain.per_gpu.weights_bytes == 451321995);
+
+    // kvbudget llamacpp says what budget says: 64 + 1 layers in the recurrent line, then the draft's one layer.
+    auto cli = kvb::test::run_cli("llamacpp " + kvb::test::config_path("Qwen--Qwen3.5-27B") +
+                                  " -c 65536 --spec-type draft-mtp");
+    CHECK(cli.status == 0);
+    CHECK(cli.out.find(r.llama.log_lines[1] + "\n") != std::string::npos);
+    CHECK(cli.out.find(r.llama_draft.layout.log_lines[0] + "\n") != std::string::npos);
+    CHECK(cli.out.find(" 65 layers,  1 seqs  3 rs_seq") != std::string::npos);
+
     // vLLM's MTP drafter: one layer of the target's full-attention geometry joins the pool.
     in = BudgetInputs{};
     in.gpu = "h100";
     in.context = 32768;
     in.speculative_config = R"({"method": "qwen3_5_mtp", "num_speculative_tokens": 1})";
     const BudgetResult v = budget(m, in);
-    CHECK(v.drafter_params > 0);
+    CHECK(v.drafter_params == 424699392);  // the block llama.cpp loads, counted the same way
     bool layers_note = false;
     for (const Message& n : v.notes)
         if (n.code == "vllm_drafter_layers") {
