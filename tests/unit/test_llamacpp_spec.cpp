@@ -376,3 +376,31 @@ TEST_CASE("budget: a draft model's own weights are counted, on the GPU as llama-
     CHECK(plain2.per_gpu.weights_bytes == (gpu_target + 1) / 2);
     CHECK(two.per_gpu.weights_bytes == (gpu_target + 390752469 + 1) / 2);
 }
+
+// Several GPUs under --fit: llama-server loads the -md draft with the target's tensor_split (the per-device slot
+// counts --fit chose, or each device's free memory) and -ngld (every slot); the draft context's KV lives with its
+// layers. Qwen3-8B on 2 x 8 GiB keeps its 37 slots split 19 / 18; the draft's 29 slots (28 layers and the output
+// layer) split in that proportion: slot j on device 0 while j / 29 < 19 / 37, so layers 0-14 there, layers 15-27
+// and the output layer on device 1. Its KV: 32 MiB per layer (8,192 cells x 4,096 B).
+TEST_CASE("budget: two GPUs under --fit hold the draft model's slots and KV as the target's split places them") {
+    BudgetInputs in;
+    in.engine = BudgetEngine::LlamaCpp;
+    in.gpu_memory_bytes = 8LL * 1024 * 1024 * 1024;
+    in.gpu_count = 2;
+    in.weights = "Q4_K_M";
+    in.context = 8192;
+    const ModelSpec target = fixture("Qwen/Qwen3-8B");
+    const ModelSpec draft = fixture("Qwen/Qwen3-0.6B");
+    const BudgetResult plain = budget(target, in);
+    in.spec_type = "draft-simple";
+    const BudgetResult two = budget(target, in, &draft);
+    REQUIRE(plain.fit.device_used.size() == 2);
+    REQUIRE(two.fit.device_used.size() == 2);
+    CHECK(two.fit.outcome == "unchanged");
+    CHECK(plain.fit.device_layers == std::vector<int64_t>{19, 18});
+    CHECK(two.fit.device_layers == std::vector<int64_t>{19, 18});
+    const int64_t w0 = 154691280, w1 = 236061189;  // layers 0-14; layers 15-27 and the output layer
+    CHECK(w0 + w1 == 390752469);                   // all of the draft's GPU weights, as on one GPU
+    CHECK(two.fit.device_used[0] - plain.fit.device_used[0] == w0 + 15 * 32 * MiB);
+    CHECK(two.fit.device_used[1] - plain.fit.device_used[1] == w1 + 13 * 32 * MiB);
+}
