@@ -363,13 +363,14 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
         // per context is kept, since the searches ask for the same suffixes again.
         DevicesUse devices_use;
         std::map<std::tuple<int64_t, int64_t, int64_t>, int64_t> kv_cache;
-        // A -md draft model on each device. llama-server loads it with the target's tensor_split
-        // (common_base_params_to_speculative copies the params --fit wrote its split into) and
-        // -ngld (every slot), so its slots follow the target's per-device slot counts
-        // (llama_model::load_tensors: slot j on the first device whose cumulated share exceeds
-        // j / slots); with no -ts at all, each device's free memory. common_fit_params measures the
-        // draft (its extra model) with that same split at every placement it tries. The draft
-        // context's KV lives with its layers, as the target's does.
+        // A -md draft model on each device, -ngld (every slot) of it. common_fit_params measures it
+        // as its extra model with the params made before fitting (common_base_params_to_speculative
+        // copies them, tensor_split still unset), so while --fit searches, the draft's slots split
+        // by each device's free memory (llama_model::load_tensors: slot j on the first device whose
+        // cumulated share exceeds j / slots). llama-server then loads it with the params --fit wrote
+        // its tensor_split into: as loaded, the draft's slots follow the target's per-device slot
+        // counts. The draft context's KV lives with its layers, as the target's does.
+        bool draft_as_loaded = false;
         std::map<std::tuple<int64_t, int64_t, int64_t>, int64_t> draft_kv_cache;
         auto draft_split = [&](const std::vector<MoeSplit>& sp) {
             std::vector<int64_t> share, free_each;
@@ -379,7 +380,8 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
                 total += sp[i].n_layer;
                 free_each.push_back(i < fa.device_free.size() ? fa.device_free[i] : fa.free_bytes);
             }
-            return llamacpp_free_split(total > 0 ? share : free_each, static_cast<int64_t>(draft_slots.size()));
+            return llamacpp_free_split(draft_as_loaded && total > 0 ? share : free_each,
+                                       static_cast<int64_t>(draft_slots.size()));
         };
         // The draft context's KV of its layers first.. at n_ctx (0 when they hold none).
         auto draft_kv_suffix = [&](int64_t n_ctx, int64_t first, bool& bad) -> int64_t {
@@ -480,6 +482,7 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
         } else {
             r.fit_default = r.fit;
         }
+        draft_as_loaded = true;  // what follows measures the split --fit chose, as llama-server loads it
         if (fa.moe && lw->estimated && (r.fit.outcome == "layers" || r.fit_default.outcome == "layers"))
             r.notes.push_back(note("llamacpp_fit_estimated", {{"experts", std::to_string(m.dims.num_experts)}}));
 

@@ -403,4 +403,15 @@ TEST_CASE("budget: two GPUs under --fit hold the draft model's slots and KV as t
     CHECK(w0 + w1 == 390752469);                   // all of the draft's GPU weights, as on one GPU
     CHECK(two.fit.device_used[0] - plain.fit.device_used[0] == w0 + 15 * 32 * MiB);
     CHECK(two.fit.device_used[1] - plain.fit.device_used[1] == w1 + 13 * 32 * MiB);
+
+    // 2 x 4 GiB: --fit offloads. While it searches, the draft is measured as made before fitting (no tensor_split:
+    // even halves, 15 / 14 slots); it settles on 11 / 9 target slots (29 without the draft), and llama-server then
+    // loads the draft in that proportion (slots 0-15 on GPU 0, 16-28 on GPU 1).
+    in.gpu_memory_bytes = 4LL * 1024 * 1024 * 1024;
+    const BudgetResult small = budget(target, in, &draft);
+    CHECK(small.fit.outcome == "layers");
+    CHECK(small.fit.device_layers == std::vector<int64_t>{11, 9});
+    CHECK(small.fit.flags == "-c 8192 -ngl 20 -ts 11,9");
+    CHECK(small.fit.device_used == std::vector<int64_t>{2656321233, 2596583522});
+    CHECK(small.per_gpu.total_bytes == 3237059329);  // GPU 0 as loaded: 11 target slots, 16 draft slots
 }
