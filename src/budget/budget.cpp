@@ -4,12 +4,14 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 #include "base/arith.h"
 #include "base/text.h"
 #include "base/units.h"
 #include "budget/budget_steps.h"
 #include "engines/engine_version.h"
+#include "engines/llamacpp.h"
 #include "model/rope.h"
 
 namespace kvb {
@@ -388,10 +390,19 @@ Result<BudgetResult> compute_budget(const ModelSpec& model, const BudgetInputs& 
     r.gpu_memory_utilization = util;
     r.requested_bytes = static_cast<int64_t>(std::floor(double(r.gpu_total_bytes) * util));
     resolve_parallelism(in, r);
-    auto fmt = resolve_weights(m, in, r);
+    // llama.cpp's target for its speculative type (a config's MTP block appended for draft-mtp):
+    // its weights and layers are what the steps below count.
+    std::optional<ModelSpec> llama_target;
+    if (in.engine == BudgetEngine::LlamaCpp) {
+        auto st = parse_llama_spec_type(in.spec_type);
+        if (!st) return st.error();
+        if (st.value() == LlamaSpecType::DraftMtp) llama_target = llamacpp_target(m, st.value());
+    }
+    const ModelSpec& target = llama_target ? *llama_target : m;
+    auto fmt = resolve_weights(target, in, r);
     if (!fmt) return fmt.error();
 
-    const Ctx c{m, in, gpu.value(), fmt.value(), draft};
+    const Ctx c{target, in, gpu.value(), fmt.value(), draft};
     Result<bool> step = in.engine == BudgetEngine::Vllm       ? budget_steps::vllm(c, r)
                         : in.engine == BudgetEngine::LlamaCpp ? budget_steps::llamacpp(c, r)
                                                               : budget_steps::transformers(c, r);

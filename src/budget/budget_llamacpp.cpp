@@ -124,21 +124,9 @@ void fit_notes(BudgetResult& r, int64_t n_layer) {
 }  // namespace
 
 Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
-    // draft-mtp needs a GGUF that carries the MTP block: llama.cpp's converter adds the config's MTP
-    // layers to block_count (nextn_predict_layers), cache-less layers that -ngl counts and the recurrent
-    // line prints ("41 layers" for 40 + 1). From a config, the target is read with them appended.
-    std::optional<ModelSpec> with_nextn;
-    if (!c.m.gguf &&
-        (c.in.spec_type == "draft-mtp" || c.in.spec_type == "draft-mtp-adaptive" || c.in.spec_type == "mtp")) {
-        for (const Message& n : c.m.notes)
-            if (n.code == "mtp" && !with_nextn) {
-                with_nextn = c.m;
-                Layer nextn;
-                nextn.kind = LayerKind::None;
-                with_nextn->layers.insert(with_nextn->layers.end(), static_cast<size_t>(vllm_nextn_layers(c.m)), nextn);
-            }
-    }
-    const ModelSpec& m = with_nextn ? *with_nextn : c.m;
+    // compute_budget gave the target as llama.cpp loads it (llamacpp_target: a config's MTP block
+    // appended for draft-mtp).
+    const ModelSpec& m = c.m;
     const BudgetInputs& in = c.in;
     const int64_t n = in.gpu_count;
     r.activation_estimated = in.activation_bytes < 0;
@@ -197,6 +185,7 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
     // every layer) over -devd (default: the target's devices, split by layer as the target is);
     // its token embeddings stay in system RAM as every model's input layer does.
     int64_t draft_gpu_weights = 0, draft_cpu_weights = 0, draft_weight_bytes = 0;
+    std::vector<int64_t> draft_slots;  // the draft's GPU slots in load order: its layers, then its output layer
     if (draft_model && dopt.type != LlamaSpecType::DraftMtp) {
         WeightBytes dw;
         if (draft_model->gguf) {
@@ -212,8 +201,9 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
         // On the GPU(s): every layer and the output layer (a tied model's a copy of its embeddings,
         // as llama.cpp's loader duplicates token_embd for it); in system RAM: the input layer.
         draft_cpu_weights = dlw->input;
-        draft_gpu_weights = dlw->output;
-        for (int64_t b : dlw->layers) draft_gpu_weights = sat_add(draft_gpu_weights, b);
+        draft_slots = dlw->layers;
+        draft_slots.push_back(dlw->output);
+        for (int64_t b : draft_slots) draft_gpu_weights = sat_add(draft_gpu_weights, b);
         draft_weight_bytes = dw.bytes;
         r.notes.push_back(note("llamacpp_draft_weights_counted", {{"bytes", format_bytes(dw.bytes)},
                                                                   {"gpu", format_bytes(draft_gpu_weights)},
@@ -373,6 +363,49 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
         // per context is kept, since the searches ask for the same suffixes again.
         DevicesUse devices_use;
         std::map<std::tuple<int64_t, int64_t, int64_t>, int64_t> kv_cache;
+        // A -md draft model on each device, -ngld (every slot) of it. common_fit_params measures it
+        // as its extra model with the params made before fitting (common_base_params_to_speculative
+        // copies them, tensor_split still unset), so while --fit searches, the draft's slots split
+        // by each device's free memory (llama_model::load_tensors: slot j on the first device whose
+        // cumulated share exceeds j / slots). llama-server then loads it with the params --fit wrote
+        // its tensor_split into: as loaded, the draft's slots follow the target's per-device slot
+        // counts. The draft context's KV lives with its layers, as the target's does.
+        bool draft_as_loaded = false;
+        std::map<std::tuple<int64_t, int64_t, int64_t>, int64_t> draft_kv_cache;
+        auto draft_split = [&](const std::vector<MoeSplit>& sp) {
+            std::vector<int64_t> share, free_each;
+            int64_t total = 0;
+            for (size_t i = 0; i < sp.size(); ++i) {
+                share.push_back(sp[i].n_layer);
+                total += sp[i].n_layer;
+                free_each.push_back(i < fa.device_free.size() ? fa.device_free[i] : fa.free_bytes);
+            }
+            return llamacpp_free_split(draft_as_loaded && total > 0 ? share : free_each,
+                                       static_cast<int64_t>(draft_slots.size()));
+        };
+        // The draft context's KV of its layers first.. at n_ctx (0 when they hold none).
+        auto draft_kv_suffix = [&](int64_t n_ctx, int64_t first, bool& bad) -> int64_t {
+            const auto n_d = static_cast<int64_t>(draft_model->layers.size());
+            if (!off.kv_offload || first >= n_d) return 0;
+            const auto key = std::make_tuple(n_ctx, seqs_now, first);
+            if (auto it = draft_kv_cache.find(key); it != draft_kv_cache.end()) return it->second;
+            ModelSpec sub = *draft_model;
+            sub.layers.assign(draft_model->layers.begin() + first, draft_model->layers.end());
+            int64_t v = 0;
+            if (std::any_of(sub.layers.begin(), sub.layers.end(),
+                            [](const Layer& ly) { return ly.kind != LayerKind::None; })) {
+                LlamaOptions p = o;
+                p.n_seq_max = seqs_now;
+                p.n_ctx = n_ctx;
+                auto tl = llamacpp_layout(m, p);
+                auto d = tl ? llamacpp_draft(sub, tl.value(), p, dopt) : Result<LlamaDraft>(tl.error());
+                if (d)
+                    v = d->total_bytes;
+                else
+                    bad = true;
+            }
+            return draft_kv_cache[key] = v;
+        };
         // llama.cpp splits over at most llama_max_devices() (16) devices; past that the split
         // is not predicted (and its cost here grows with the square of the count).
         if (n > 1 && n <= kLlamaMaxDevices)
@@ -392,7 +425,8 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
                                                     [](const Layer& ly) { return ly.kind != LayerKind::None; });
                     int64_t v = 0;
                     if (cached) {
-                        auto l = first == 0 ? target_layout(p) : llamacpp_layout(sub, p);
+                        // A -md draft's KV is placed with its own layers below.
+                        auto l = first == 0 && draft_slots.empty() ? target_layout(p) : llamacpp_layout(sub, p);
                         if (l)
                             v = l->total_bytes;
                         else
@@ -402,13 +436,26 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
                 };
                 int64_t slots = 0;
                 for (const MoeSplit& d : sp) slots += d.n_layer;
+                std::vector<DeviceMem> draft_on(sp.size());
+                if (!draft_slots.empty()) {
+                    const std::vector<int64_t> counts = draft_split(sp);
+                    const auto n_d = static_cast<int64_t>(draft_model->layers.size());
+                    int64_t j = 0;
+                    for (size_t i = 0; i < sp.size() && i < counts.size(); ++i) {
+                        for (int64_t k = 0; k < counts[i]; ++k, ++j)
+                            draft_on[i].model = sat_add(draft_on[i].model, draft_slots[static_cast<size_t>(j)]);
+                        draft_on[i].total = sat_sub(draft_kv_suffix(n_ctx, j - counts[i], bad),
+                                                    draft_kv_suffix(n_ctx, std::min(j, n_d), bad));
+                    }
+                }
                 std::vector<DeviceMem> out(sp.size());
                 int64_t first = n_layer + 1 - slots, spill = 0;
                 for (size_t i = 0; i < sp.size(); ++i) {
                     const RangeUse u = llamacpp_range(m, lw.value(), first, sp[i], kv_suffix);
-                    out[i].model = sat_add(u.weights, spill);
+                    out[i].model = sat_add(sat_add(u.weights, spill), draft_on[i].model);
                     const bool computes = i == 0 || sp[i].n_layer > 0;
-                    out[i].total = sat_add(sat_add(out[i].model, u.kv), computes ? r.activation_bytes : 0);
+                    out[i].total = sat_add(sat_add(sat_add(out[i].model, u.kv), draft_on[i].total),
+                                           computes ? r.activation_bytes : 0);
                     spill = i < next.size() && next[i] ? u.spill : 0;
                     first += sp[i].n_layer;
                 }
@@ -435,6 +482,7 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
         } else {
             r.fit_default = r.fit;
         }
+        draft_as_loaded = true;  // what follows measures the split --fit chose, as llama-server loads it
         if (fa.moe && lw->estimated && (r.fit.outcome == "layers" || r.fit_default.outcome == "layers"))
             r.notes.push_back(note("llamacpp_fit_estimated", {{"experts", std::to_string(m.dims.num_experts)}}));
 

@@ -88,8 +88,8 @@ int cmd_llamacpp(const std::vector<std::string>& argv, std::ostream& out, std::o
         err << "kvbudget: error: " << fmt.error().message << "\n";
         return kUsage;
     }
-    auto loaded = load_model(a->positional[0], err);
-    if (!loaded) return kRefused;
+    auto read = load_model(a->positional[0], err);
+    if (!read) return kRefused;
     auto c = get_context(*a, pick("-c", "--ctx-size"), 0, err);
     auto np = get_count(*a, pick("-np", "--parallel"), 1, err);
     auto ub = get_count(*a, pick("-ub", "--ubatch-size"), 512, err);
@@ -104,6 +104,8 @@ int cmd_llamacpp(const std::vector<std::string>& argv, std::ostream& out, std::o
         return kUsage;
     }
     d.type = st.value();
+    // The target as llama.cpp loads it: a config's MTP block counts among its layers with draft-mtp.
+    const std::optional<ModelSpec> loaded = llamacpp_target(*read, d.type);
     d.n_max = *n_max;
     d.type_k = a->get("-ctkd", "f16");
     d.type_v = a->get("-ctvd", "f16");

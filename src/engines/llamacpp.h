@@ -116,6 +116,14 @@ int64_t llamacpp_n_rs_seq(const LlamaDraftOptions& d);
 // target's last full-attention layer. Refused when the model carries no MTP block.
 Result<ModelSpec> llamacpp_mtp_model(const ModelSpec& target);
 
+// The target as llama.cpp loads it for `spec`: with draft-mtp, a config's MTP block is appended as
+// the GGUF that draft-mtp needs holds it (llama.cpp's converter, conversion/qwen.py _Qwen35MtpMixin,
+// adds mtp_num_hidden_layers to block_count): cache-less layers (kind None, Layer::nextn) that
+// -ngl and the recurrent line count and whose weights are loaded with the target's. A GGUF already
+// carries them; other spec types get the model as it is. Every face (kvbudget llamacpp, budget)
+// takes its layer count from here.
+ModelSpec llamacpp_target(const ModelSpec& m, LlamaSpecType spec);
+
 struct LlamaDraft {
     LlamaSpecType type = LlamaSpecType::None;
     int64_t contexts = 0;     // draft contexts (per_slot builds: one per slot)

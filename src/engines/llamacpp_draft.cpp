@@ -65,6 +65,22 @@ Result<ModelSpec> llamacpp_mtp_model(const ModelSpec& target) {
     return m;
 }
 
+ModelSpec llamacpp_target(const ModelSpec& m, LlamaSpecType spec) {
+    if (spec != LlamaSpecType::DraftMtp || m.gguf) return m;
+    const bool has_mtp = std::any_of(m.notes.begin(), m.notes.end(), [](const Message& n) { return n.code == "mtp"; });
+    const Layer* geometry = nullptr;
+    for (const Layer& l : m.layers)
+        if (l.kind == LayerKind::Full || l.kind == LayerKind::Mla) geometry = &l;
+    if (!has_mtp || !geometry) return m;  // llamacpp_mtp_model refuses it
+    Layer nextn = *geometry;
+    nextn.kind = LayerKind::None;
+    nextn.window = 0;
+    nextn.nextn = true;
+    ModelSpec out = m;
+    out.layers.insert(out.layers.end(), static_cast<size_t>(vllm_nextn_layers(m)), nextn);
+    return out;
+}
+
 Result<LlamaDraft> llamacpp_draft(const ModelSpec& draft, const LlamaLayout& target, const LlamaOptions& target_options,
                                   const LlamaDraftOptions& d) {
     LlamaDraft out;

@@ -48,6 +48,11 @@ struct Layer {
     int64_t qk_rope_head_dim = 0;
     // Linear / Mamba
     StateGeometry state;
+    // llama.cpp's MTP block appended to a config's layers (llamacpp_target): kind None, as it holds no
+    // cache in the target's context, yet its weights are counted: an attention layer of the geometry
+    // above (MLA when kv_lora_rank > 0), its norms and MLP, eh_proj and the enorm, hnorm and
+    // shared_head_norm vectors (load_block_mtp in llama.cpp's qwen35 loader).
+    bool nextn = false;
 };
 
 struct Quantization {

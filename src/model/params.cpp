@@ -295,7 +295,18 @@ struct Counter {
                 break;
             case LayerKind::Linear: linear(li, L); break;
             case LayerKind::Mamba: mamba(li, L); break;
-            case LayerKind::None: has_attention_norm = false; break;
+            case LayerKind::None:
+                if (L.nextn) {
+                    auto ok = L.kv_lora_rank > 0 ? mla(li, L) : attention(li, L);
+                    if (!ok) return ok;
+                    // eh_proj folds the token's embedding and the hidden state (2h) into h; enorm,
+                    // hnorm and shared_head_norm are one h-vector each.
+                    b.add(TensorRole::NextnProj, li, h, 2 * h);
+                    b.vec(li, 3 * h);
+                } else {
+                    has_attention_norm = false;
+                }
+                break;
         }
         norms(li, has_attention_norm);
         // Nemotron-H: a block with a mixer has no MLP.
@@ -326,7 +337,8 @@ int breakdown_slot(const ModelSpec& m, const TensorGroup& g) {
         case TensorRole::MlaQa:
         case TensorRole::MlaQb:
         case TensorRole::MlaKva:
-        case TensorRole::MlaKvb: slot = 2; break;
+        case TensorRole::MlaKvb:
+        case TensorRole::NextnProj: slot = 2; break;
         case TensorRole::FfnGate:
         case TensorRole::FfnUp:
         case TensorRole::FfnDown: slot = 3; break;

@@ -39,6 +39,7 @@ const char* to_string(TensorRole r) {
         case TensorRole::StateIn: return "state_in";
         case TensorRole::StateOut: return "state_out";
         case TensorRole::StateConv: return "state_conv";
+        case TensorRole::NextnProj: return "nextn_eh_proj";
         case TensorRole::Vector: return "vector";
     }
     return "?";

@@ -39,6 +39,7 @@ enum class TensorRole {
     StateIn,
     StateOut,   // linear-attention / Mamba in and out projections
     StateConv,  // depthwise conv1d weight (never quantized)
+    NextnProj,  // an MTP block's eh_proj (embedding and hidden state, 2h in, h out)
     Vector,     // norms, biases, A_log, dt_bias, sinks: 1-D, kept in high precision
 };
 const char* to_string(TensorRole r);

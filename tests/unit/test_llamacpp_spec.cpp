@@ -294,13 +294,39 @@ TEST_CASE("Qwen3.5-27B: mtp_num_hidden_layers is its MTP block (llama.cpp draft-
           "llama_kv_cache: size =  256.00 MiB ( 65536 cells,   1 layers,  1/1 seqs), K (f16):  128.00 MiB, V (f16):  "
           "128.00 MiB");
 
+    // The same block's weights, loaded with the target's (load_block_mtp in llama.cpp's qwen35 loader): a gated
+    // full-attention layer (q 5,120 x 12,288, k and v 5,120 x 1,024, o 6,144 x 5,120, q/k norms 256 each), its two
+    // norms, the MLP (3 x 5,120 x 17,408), eh_proj 10,240 x 5,120 and enorm, hnorm, shared_head_norm:
+    // 424,673,280 matrix and 26,112 vector elements. At Q8_0 (34 B per 32) with F32 vectors: 451,319,808 B.
+    in.weights = "Q8_0";
+    in.spec_type = "";
+    const BudgetResult plain = budget(m, in);
+    in.spec_type = "draft-mtp";
+    const BudgetResult q8 = budget(m, in);
+    CHECK(q8.weights.params - plain.weights.params == 424699392);
+    CHECK(q8.weights.bytes - plain.weights.bytes == 451319808);
+    CHECK(plain.offload.n_slots == 65);
+    CHECK(q8.offload.n_slots == 66);
+    // Every layer on the GPU, the MTP layer too: from a config the bytes are shared out over the layers by their
+    // parameters (offload.estimated), so the GPU's share grows by the block's share of the total.
+    CHECK(q8.offload.estimated);
+    CHECK(q8.per_gpu.weights_bytes - plain.per_gpu.weights_bytes == 451321995);
+
+    // kvbudget llamacpp says what budget says: 64 + 1 layers in the recurrent line, then the draft's one layer.
+    auto cli = kvb::test::run_cli("llamacpp " + kvb::test::config_path("Qwen--Qwen3.5-27B") +
+                                  " -c 65536 --spec-type draft-mtp");
+    CHECK(cli.status == 0);
+    CHECK(cli.out.find(r.llama.log_lines[1] + "\n") != std::string::npos);
+    CHECK(cli.out.find(r.llama_draft.layout.log_lines[0] + "\n") != std::string::npos);
+    CHECK(cli.out.find(" 65 layers,  1 seqs  3 rs_seq") != std::string::npos);
+
     // vLLM's MTP drafter: one layer of the target's full-attention geometry joins the pool.
     in = BudgetInputs{};
     in.gpu = "h100";
     in.context = 32768;
     in.speculative_config = R"({"method": "qwen3_5_mtp", "num_speculative_tokens": 1})";
     const BudgetResult v = budget(m, in);
-    CHECK(v.drafter_params > 0);
+    CHECK(v.drafter_params == 424699392);  // the block llama.cpp loads, counted the same way
     bool layers_note = false;
     for (const Message& n : v.notes)
         if (n.code == "vllm_drafter_layers") {
@@ -349,4 +375,43 @@ TEST_CASE("budget: a draft model's own weights are counted, on the GPU as llama-
     const int64_t gpu_target = plain.per_gpu.weights_bytes;  // the target's GPU weights, one GPU
     CHECK(plain2.per_gpu.weights_bytes == (gpu_target + 1) / 2);
     CHECK(two.per_gpu.weights_bytes == (gpu_target + 390752469 + 1) / 2);
+}
+
+// Several GPUs under --fit: llama-server loads the -md draft with the target's tensor_split (the per-device slot
+// counts --fit chose, or each device's free memory) and -ngld (every slot); the draft context's KV lives with its
+// layers. Qwen3-8B on 2 x 8 GiB keeps its 37 slots split 19 / 18; the draft's 29 slots (28 layers and the output
+// layer) split in that proportion: slot j on device 0 while j / 29 < 19 / 37, so layers 0-14 there, layers 15-27
+// and the output layer on device 1. Its KV: 32 MiB per layer (8,192 cells x 4,096 B).
+TEST_CASE("budget: two GPUs under --fit hold the draft model's slots and KV as the target's split places them") {
+    BudgetInputs in;
+    in.engine = BudgetEngine::LlamaCpp;
+    in.gpu_memory_bytes = 8LL * 1024 * 1024 * 1024;
+    in.gpu_count = 2;
+    in.weights = "Q4_K_M";
+    in.context = 8192;
+    const ModelSpec target = fixture("Qwen/Qwen3-8B");
+    const ModelSpec draft = fixture("Qwen/Qwen3-0.6B");
+    const BudgetResult plain = budget(target, in);
+    in.spec_type = "draft-simple";
+    const BudgetResult two = budget(target, in, &draft);
+    REQUIRE(plain.fit.device_used.size() == 2);
+    REQUIRE(two.fit.device_used.size() == 2);
+    CHECK(two.fit.outcome == "unchanged");
+    CHECK(plain.fit.device_layers == std::vector<int64_t>{19, 18});
+    CHECK(two.fit.device_layers == std::vector<int64_t>{19, 18});
+    const int64_t w0 = 154691280, w1 = 236061189;  // layers 0-14; layers 15-27 and the output layer
+    CHECK(w0 + w1 == 390752469);                   // all of the draft's GPU weights, as on one GPU
+    CHECK(two.fit.device_used[0] - plain.fit.device_used[0] == w0 + 15 * 32 * MiB);
+    CHECK(two.fit.device_used[1] - plain.fit.device_used[1] == w1 + 13 * 32 * MiB);
+
+    // 2 x 4 GiB: --fit offloads. While it searches, the draft is measured as made before fitting (no tensor_split:
+    // even halves, 15 / 14 slots); it settles on 11 / 9 target slots (29 without the draft), and llama-server then
+    // loads the draft in that proportion (slots 0-15 on GPU 0, 16-28 on GPU 1).
+    in.gpu_memory_bytes = 4LL * 1024 * 1024 * 1024;
+    const BudgetResult small = budget(target, in, &draft);
+    CHECK(small.fit.outcome == "layers");
+    CHECK(small.fit.device_layers == std::vector<int64_t>{11, 9});
+    CHECK(small.fit.flags == "-c 8192 -ngl 20 -ts 11,9");
+    CHECK(small.fit.device_used == std::vector<int64_t>{2656321233, 2596583522});
+    CHECK(small.per_gpu.total_bytes == 3237059329);  // GPU 0 as loaded: 11 target slots, 16 draft slots
 }
