@@ -60,7 +60,9 @@ async function coldLoad(browser, url, kind) {
     new MutationObserver((_, obs) => {
       const b = document.body;
       if (!sent.ready && b?.dataset.state === 'ready') report((sent.ready = 'ready'));
-      if (!sent.live && b?.dataset.core === 'live') report((sent.live = 'live'));
+      // A build from before data-core (issue 13's "before" numbers): interactive when ready.
+      const live = b?.dataset.core === 'live' || (b && !('core' in b.dataset) && b.dataset.state === 'ready');
+      if (!sent.live && live) report((sent.live = 'live'));
       if (sent.ready && sent.live) obs.disconnect();
     }).observe(document, { attributes: true, subtree: true, attributeFilter: ['data-state', 'data-core'] });
   }, kind);
@@ -88,7 +90,7 @@ async function interaction(browser, url) {
   const context = await browser.newContext();
   const page = await context.newPage();
   await page.goto(url);
-  await page.waitForFunction(() => document.body.dataset.state === 'ready' && document.body.dataset.core === 'live', null, { timeout: 30000 });
+  await page.waitForFunction(() => document.body.dataset.state === 'ready' && (document.body.dataset.core || 'live') === 'live', null, { timeout: 30000 });
   await page.evaluate(installFrameProbe);
   await page.evaluate(installSliderProbe);
   for (let i = 0; i < STEPS; i++) {

@@ -32,7 +32,7 @@ try {
         }
       }).observe(document, { attributes: true, subtree: true, attributeFilter: ['data-state', 'data-core'] });
     });
-    if (trace) await browser.startTracing(page, { categories: ['devtools.timeline', 'v8.wasm', 'blink.user_timing', 'loading'] });
+    if (trace) await browser.startTracing(page, { categories: ['toplevel', 'devtools.timeline', 'v8.wasm', 'blink.user_timing', 'loading'] });
     await page.goto(server.url + query);
     await page.waitForFunction(() => document.body.dataset.state === 'ready' && document.body.dataset.core !== 'loading', null, { timeout: 30000 });
     await page.waitForTimeout(300);
@@ -67,6 +67,9 @@ try {
       else if (/^wasm\.|^v8\.wasm\./.test(e.name) && dur > 1) rows.push([e.ts, `${e.name} ${at(e.ts)} +${dur.toFixed(1)} ms`]);
       else if (e.name === 'ParseHTML' && dur > 1) rows.push([e.ts, `ParseHTML ${at(e.ts)} +${dur.toFixed(1)} ms`]);
       else if (e.name === 'RunTask' && e.tid === main && dur > 8) rows.push([e.ts, `main-thread task ${at(e.ts)} +${dur.toFixed(1)} ms`]);
+      else if (['FunctionCall', 'Layout', 'UpdateLayoutTree', 'Paint', 'ParseAuthorStyleSheet'].includes(e.name) && e.tid === main && dur > 4) {
+        rows.push([e.ts, `  ${e.name} ${at(e.ts)} +${dur.toFixed(1)} ms`]);
+      }
       else if (['firstPaint', 'firstContentfulPaint', 'domContentLoadedEventEnd'].includes(e.name)) rows.push([e.ts, `${e.name} ${at(e.ts)}`]);
     }
     rows.sort((a, b) => a[0] - b[0]);
