@@ -116,15 +116,10 @@ const bootHash = crypto.createHash('sha256').update(bootJs).digest('base64');
 const languageFiles = Object.fromEntries(Object.entries(built.metafile.outputs)
   .filter(([, o]) => /^web\/i18n\/.+\.json$/.test(o.entryPoint || ''))
   .map(([file, o]) => [path.basename(o.entryPoint, '.json'), path.basename(file)]));
-// The calculator module's glue (main.js imports it dynamically): boot.js asks for it with the
-// module's WebAssembly when the link's answer is not in the page.
-const calcGlue = Object.entries(built.metafile.outputs).find(([, o]) => o.entryPoint === 'wasm/kvbudget-calc.js');
-if (!calcGlue) throw new Error('build-site: no chunk for wasm/kvbudget-calc.js (main.js imports it dynamically)');
 if (!defaultFile) throw new Error(`build-site: the default model ${DEFAULT_MODEL} is not in the catalog (data/), so the page has no first answer to prerender`);
 const defaultConfig = fs.readFileSync(path.join(site, 'catalog', defaultFile), 'utf8').trim();
 const inline = [
   `<script type="application/json" id="kvb-languages">${jsonBlock(JSON.stringify(languageFiles))}</script>`,
-  `<script type="application/json" id="kvb-chunks">${jsonBlock(JSON.stringify({ calc: path.basename(calcGlue[0]) }))}</script>`,
   `<script type="application/json" id="kvb-catalog">${jsonBlock(JSON.stringify({ models }))}</script>`,
   `<script type="application/json" id="kvb-config" data-id="${DEFAULT_MODEL}">${jsonBlock(defaultConfig)}</script>`,
   `<script type="application/json" id="kvb-answer">${jsonBlock(await prerenderDefault(defaultConfig))}</script>`,

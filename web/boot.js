@@ -17,9 +17,6 @@
     if (preset || !document.getElementById('kvb-answer')) {
       boot.calcWasm = WebAssembly.compileStreaming(fetch('kvbudget-calc.wasm', { credentials: 'same-origin' }));
       boot.calcWasm.catch(() => {});
-      // Its glue, a chunk app.js imports when it needs the module (#kvb-chunks names it).
-      const glue = JSON.parse(document.getElementById('kvb-chunks').textContent).calc;
-      document.head.append(Object.assign(document.createElement('link'), { rel: 'modulepreload', href: glue }));
     }
   } catch {
     boot.calcWasm = null;

@@ -2,8 +2,10 @@
 // and re-renders from one state object whenever a control changes.
 // The calculator module (linked for size, no simulator): the simulator's worker loads the whole one.
 // The calculator module's Emscripten glue is a chunk of its own (kvbudget-calc-*.js): the
-// default link's first answer does not need it (prerender.js), any other link's boot.js
-// asks for it with the module's WebAssembly.
+// default link's first answer does not need it (prerender.js); any other link asks for it as
+// soon as this script runs (loadCore in boot), while the WebAssembly boot.js started is still
+// compiling. Not preloaded by boot.js: over HTTP/1.1 its request took one of the six
+// connections the page's own chunks need first (bench/web/load-trace.mjs on a preset embed).
 import { KvbudgetError } from '../../wasm/kvbudget-api.js';
 import { prerenderedCore, CoreNotYet } from './prerender.js';
 import { t, tMsg, setLanguage, detectLanguage, loadLanguage, hasLanguage } from './i18n.js';
@@ -38,6 +40,9 @@ const loadCore = () => {
   calcWasm ||= early.calcWasm ? early.calcWasm.catch(compileCalc) : compileCalc();
   return import('../../wasm/kvbudget-calc.js').then(({ loadKvbudget }) => loadKvbudget({ wasmUrl: calcWasmUrl, wasmModule: calcWasm }));
 };
+// boot.js started the module's compile: this link's answer needs the module, so its glue is
+// asked for now, not after the page is built (loadKvbudget loads once; boot awaits the same).
+if (early.calcWasm) loadCore().catch(() => {});
 
 // A JSON block the build put into the page (scripts/build-site.mjs), or null.
 function pageData(id) {
