@@ -8,7 +8,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 import { generateCatalog } from './gen-catalog.mjs';
-import { DEFAULT_MODEL } from '../web/src/state.js';
+import { DEFAULT_MODEL, defaultState } from '../web/src/state.js';
+import { budgetInputs } from '../web/src/budget-inputs.js';
 import { DEFAULT_HUB, withHubCsp } from './csp.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -98,9 +99,9 @@ fs.copyFileSync(path.join(root, 'web/embed-host.js'), path.join(site, 'embed-hos
 // app.js's static chunks are asked for with the HTML, or they would be found only once app.js is parsed.
 const appOut = Object.entries(built.metafile.outputs).find(([, o]) => o.entryPoint === 'web/src/main.js');
 const chunks = appOut[1].imports.filter((i) => i.kind === 'import-statement').map((i) => path.basename(i.path));
-const preloads = [...chunks.map((c) => `<link rel="modulepreload" href="${c}">`),
-  // Asked for with the core; the first answer does not wait for it (main.js boot).
-  '<link rel="preload" href="kvbudget.config.json" as="fetch" crossorigin>'];
+// kvbudget.config.json is not among them: a first model from the bundled catalog does not
+// wait for it, and main.js asks for it after that answer is painted (issue 13).
+const preloads = chunks.map((c) => `<link rel="modulepreload" href="${c}">`);
 // What the first answer needs and is small goes into the page itself (issue 13): the
 // catalog's index, the default model's config (a link without ?model= needs it) and
 // web/boot.js, which starts the calculator's WebAssembly and a link's model config while
@@ -115,12 +116,39 @@ const bootHash = crypto.createHash('sha256').update(bootJs).digest('base64');
 const languageFiles = Object.fromEntries(Object.entries(built.metafile.outputs)
   .filter(([, o]) => /^web\/i18n\/.+\.json$/.test(o.entryPoint || ''))
   .map(([file, o]) => [path.basename(o.entryPoint, '.json'), path.basename(file)]));
+if (!defaultFile) throw new Error(`build-site: the default model ${DEFAULT_MODEL} is not in the catalog (data/), so the page has no first answer to prerender`);
+const defaultConfig = fs.readFileSync(path.join(site, 'catalog', defaultFile), 'utf8').trim();
 const inline = [
   `<script type="application/json" id="kvb-languages">${jsonBlock(JSON.stringify(languageFiles))}</script>`,
   `<script type="application/json" id="kvb-catalog">${jsonBlock(JSON.stringify({ models }))}</script>`,
-  defaultFile ? `<script type="application/json" id="kvb-config" data-id="${DEFAULT_MODEL}">${jsonBlock(fs.readFileSync(path.join(site, 'catalog', defaultFile), 'utf8').trim())}</script>` : '',
+  `<script type="application/json" id="kvb-config" data-id="${DEFAULT_MODEL}">${jsonBlock(defaultConfig)}</script>`,
+  `<script type="application/json" id="kvb-answer">${jsonBlock(await prerenderDefault(defaultConfig))}</script>`,
   `<script>${bootJs}</script>`,
-].filter(Boolean);
+];
+
+// The default link's answer, computed now by the core itself: the calculator module the
+// page loads, run under node on the config the page holds (#kvb-config), asked exactly what
+// the page asks for the default state (budget-inputs.js). The page shows it before the
+// module has arrived (web/src/prerender.js); the module answers everything after. The
+// Answer goes in as the bytes the core wrote (what `kvbudget budget --json` prints for these
+// settings; tests/node/prerender.test.mjs), last in the block. No answer, no site: an
+// exception here (a refusal included) stops the build.
+async function prerenderDefault(configText) {
+  const { loadKvbudget } = await import('../wasm/kvbudget-calc.js');
+  const core = await loadKvbudget({ wasmBinary: fs.readFileSync(path.join(wasmDir, 'kvbudget-calc.wasm')) });
+  const model = core.parseConfig(configText, DEFAULT_MODEL);
+  const input = budgetInputs(defaultState());
+  const raw = core.m.compute(model.handle, JSON.stringify(input));
+  const prefix = '{"ok":true,"value":';
+  if (!raw.startsWith(prefix) || !raw.endsWith('}')) throw new Error(`build-site: the core gave no answer for the default link (${DEFAULT_MODEL}, ${JSON.stringify(input)}): ${raw}`);
+  const spec = model.spec;
+  model.release();
+  // The message table (messages) is for other faces; the page never reads it.
+  const catalog = { ...core.catalog() };
+  delete catalog.messages;
+  const head = JSON.stringify({ model: DEFAULT_MODEL, input, catalog, spec });
+  return head.slice(0, -1) + ',"answer":' + raw.slice(prefix.length, -1) + '}';
+}
 // KVB_HUB_URL: the hub this site talks to (default the Hugging Face Hub); it goes into
 // kvbudget.config.json and into the CSP's connect-src, which allows nothing else off-site.
 const hubUrl = process.env.KVB_HUB_URL || DEFAULT_HUB;

@@ -1,14 +1,23 @@
 // Runs while index.html is parsed, before the style sheet and app.js are here
 // (scripts/build-site.mjs inlines it ahead of them and allows it by its hash in the CSP):
-// the calculator's WebAssembly is fetched and compiled as its bytes stream in, and a
-// link's bundled model config is asked for, so neither waits until app.js is fetched,
-// parsed and run (issue 13). main.js takes both from self.kvbBoot and does the work
-// itself wherever this could not (no streaming compile, a server without application/wasm).
+// for a link whose answer is not in the page, the calculator's WebAssembly is fetched and
+// compiled as its bytes stream in, and a link's bundled model config is asked for, so
+// neither waits until app.js is fetched, parsed and run (issue 13). main.js takes both from
+// self.kvbBoot and does the work itself wherever this could not (no streaming compile, a
+// server without application/wasm).
 (() => {
   const boot = (self.kvbBoot = {});
+  // A link that sets nothing the answer depends on (only the language, theme, embed card
+  // and its panels) gets the build's answer (#kvb-answer): nothing before it waits for the
+  // module, which main.js asks for once that answer is painted. Any other parameter may
+  // change the answer: the module is needed first, so it is asked for now.
+  const PRESENTATION = ['lang', 'theme', 'embed', 'panels'];
+  const preset = [...new URLSearchParams(location.search).keys()].some((k) => !PRESENTATION.includes(k));
   try {
-    boot.calcWasm = WebAssembly.compileStreaming(fetch('kvbudget-calc.wasm', { credentials: 'same-origin' }));
-    boot.calcWasm.catch(() => {});
+    if (preset || !document.getElementById('kvb-answer')) {
+      boot.calcWasm = WebAssembly.compileStreaming(fetch('kvbudget-calc.wasm', { credentials: 'same-origin' }));
+      boot.calcWasm.catch(() => {});
+    }
   } catch {
     boot.calcWasm = null;
   }

@@ -13,13 +13,15 @@ export const fixturesDir = path.join(root, 'tests/fixtures/configs');
 // Same variable as scripts/build-site.mjs, so a private build can be tested.
 export const siteDir = path.resolve(root, process.env.KVB_SITE_DIR || 'site');
 
-export async function startAll({ hubTimeoutMs = 1500, refuse = [] } = {}) {
+// hold: the static server's (static-server.mjs), to serve a file late.
+export async function startAll({ hubTimeoutMs = 1500, refuse = [], hold = null } = {}) {
   if (!fs.existsSync(path.join(siteDir, 'index.html'))) throw new Error(`${siteDir} is not built: run npm run build`);
   const hub = await startFakeHub({ fixturesDir, refuse });
   const site = await startStaticServer({
     root: siteDir,
     extra: { '/kvbudget.config.json': JSON.stringify({ hubUrl: hub.url, hubTimeoutMs }) },
     hubUrl: hub.url,
+    hold,
   });
   const browser = await launch();
   return {
@@ -32,8 +34,11 @@ export async function startAll({ hubTimeoutMs = 1500, refuse = [] } = {}) {
   };
 }
 
+// Ready with the calculator module running (data-core="live"): the default link's first
+// answer is painted from the build (prerender.js) before the module is there, and a test
+// that changes a control wants the module's answer at once.
 export async function waitSettled(page) {
-  await page.waitForFunction(() => document.body.dataset.state === 'ready' || document.body.dataset.state === 'error', null, { timeout: 15000 });
+  await page.waitForFunction(() => (document.body.dataset.state === 'ready' && document.body.dataset.core !== 'loading') || document.body.dataset.state === 'error', null, { timeout: 15000 });
 }
 
 // A fresh context (own clipboard permissions, locale) and page, settled.

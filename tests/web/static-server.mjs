@@ -25,13 +25,16 @@ function gzipped(file, data) {
 }
 
 // root: folder to serve; extra: {'/kvbudget.config.json': '{...}'} served from memory;
-// hubUrl: serve HTML pages with the CSP a build with KVB_HUB_URL=hubUrl writes (the fake hub).
-export function startStaticServer({ root, port = 0, host = '127.0.0.1', extra = {}, hubUrl = null, log = null } = {}) {
+// hubUrl: serve HTML pages with the CSP a build with KVB_HUB_URL=hubUrl writes (the fake hub);
+// hold(path): a promise to wait for before answering that path, or null (tests that need a
+// file late: the calculator module arriving after the first answer).
+export function startStaticServer({ root, port = 0, host = '127.0.0.1', extra = {}, hubUrl = null, log = null, hold = null } = {}) {
   const base = path.resolve(root);
-  const server = http.createServer((req, res) => {
+  const server = http.createServer(async (req, res) => {
     const url = new URL(req.url, 'http://x');
     let p = decodeURIComponent(url.pathname);
     log?.(req.method, p);
+    await hold?.(p);
     if (extra[p] !== undefined) {
       res.writeHead(200, { 'content-type': TYPES[path.extname(p)] || 'application/octet-stream', 'cache-control': 'no-store' });
       res.end(extra[p]);

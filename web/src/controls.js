@@ -57,7 +57,8 @@ export function buildControls(app, onChange) {
       const n = app.core.parseSize(c.gpuMem.value);
       c.gpuMem.setCustomValidity('');
       if (n > 0) set('gpuMem', n);
-    } catch {
+    } catch (e) {
+      if (app.waitForCore?.(e, c.gpuMem)) return; // read again once the calculator module is here
       c.gpuMem.setCustomValidity(t('controls.badSize', { text: c.gpuMem.value }));
       c.gpuMem.reportValidity();
     }
@@ -71,7 +72,8 @@ export function buildControls(app, onChange) {
       const n = text === '' ? 0 : app.core.parseSize(text);
       c.macRam.setCustomValidity('');
       set('macRam', n > 0 ? n : 0);
-    } catch {
+    } catch (e) {
+      if (app.waitForCore?.(e, c.macRam)) return;
       c.macRam.setCustomValidity(t('controls.badSize', { text: c.macRam.value }));
       c.macRam.reportValidity();
     }
@@ -148,6 +150,7 @@ export function buildControls(app, onChange) {
     try {
       n = app.core.parseContext(c.ctx.value);
     } catch (e) {
+      if (app.waitForCore?.(e, c.ctx)) return;
       c.ctx.setCustomValidity(e.detail ? tMsg({ ...e.detail, params: { ...e.detail.params, flag: t('controls.ctxShort') } }) : e.message);
       c.ctx.reportValidity();
       return;

@@ -37,7 +37,7 @@ export function buildEmbed(app, onChange, onLanguage) {
   els.tokenBox = h('details');
   els.token = h('input', { type: 'password' });
   els.progress = h('progress', { hidden: true, 'aria-label': t('model.load') });
-  els.status = h('p', { class: 'status', role: 'status', 'aria-live': 'polite' });
+  els.status = h('p', { class: 'status', role: 'status', 'aria-live': 'polite', 'data-role': 'status' });
   els.error = h('p', { class: 'error', 'data-role': 'error', role: 'alert', hidden: true });
   els.source = h('p', { class: 'source muted', hidden: true });
   els.fullLink = h('a', { href: shareUrl(app.state), target: '_blank', rel: 'noopener', 'data-role': 'full-page' },

@@ -1,33 +1,48 @@
 // Page entry: builds the DOM, loads the WASM core, the catalog and the model,
 // and re-renders from one state object whenever a control changes.
 // The calculator module (linked for size, no simulator): the simulator's worker loads the whole one.
-import { loadKvbudget, KvbudgetError } from '../../wasm/kvbudget-calc.js';
+// The calculator module's Emscripten glue is a chunk of its own (kvbudget-calc-*.js): the
+// default link's first answer does not need it (prerender.js); any other link asks for it as
+// soon as this script runs (loadCore in boot), while the WebAssembly boot.js started is still
+// compiling. Not preloaded by boot.js: over HTTP/1.1 its request took one of the six
+// connections the page's own chunks need first (bench/web/load-trace.mjs on a preset embed).
+import { KvbudgetError } from '../../wasm/kvbudget-api.js';
+import { prerenderedCore, CoreNotYet } from './prerender.js';
 import { t, tMsg, setLanguage, detectLanguage, loadLanguage, hasLanguage } from './i18n.js';
 import { shareBar, shareRendered, ignoredNote, languageSwitcher, applyThemeParam } from './share.js';
 import { buildEmbed, embedRendered } from './embed.js';
 import { h, $, clear, dropClass } from './dom.js';
 import { Hub, HubError, MAX_CONFIG_BYTES, loadSiteConfig } from './hub.js';
 import { parseModelRef, catalogFileName, validId } from './hubid.js';
-import { defaultState, specConfig, stateFromParams, stateToParams } from './state.js';
+import { defaultState, stateFromParams, stateToParams } from './state.js';
+import { budgetInputs } from './budget-inputs.js';
 import { buildControls, syncControls } from './controls.js';
 import { renderResults, answerCard } from './render.js';
 import { bytes } from './format.js';
 import { initTheme } from './theme.js';
 // The simulator view and the log check panel arrive just after the first answer (lazy.js).
-import { buildSimView, simSync, buildCheckPanel, buildLabPanel } from './lazy.js';
+import { buildSimView, simSync, buildCheckPanel, buildLabPanel, afterPaint } from './lazy.js';
 import { quantPicker, syncQuantPicker, ggufSourceText } from './gguf-view.js';
 import { buildOffloadControls, syncOffload } from './offload-view.js';
 
-// The calculator's compile started while the HTML was parsed (web/boot.js); where it could
-// not, it starts as soon as this script runs. A server that does not send
-// application/wasm still gets a compile.
+// The calculator's compile started while the HTML was parsed (web/boot.js) for a link whose
+// answer is not in the page; the default link's answer is (#kvb-answer, prerender.js), and
+// its module is asked for once that answer is painted (boot below). A server that does not
+// send application/wasm still gets a compile.
 const early = self.kvbBoot || {};
 const calcWasmUrl = new URL('kvbudget-calc.wasm', import.meta.url).href;
 const compileCalc = () => (typeof WebAssembly.compileStreaming === 'function'
   ? WebAssembly.compileStreaming(fetch(calcWasmUrl, { credentials: 'same-origin' }))
   : Promise.reject(new Error('no streaming compile'))
 ).catch(() => fetch(calcWasmUrl, { credentials: 'same-origin' }).then((r) => r.arrayBuffer()).then((b) => WebAssembly.compile(b)));
-const calcWasm = early.calcWasm ? early.calcWasm.catch(compileCalc) : compileCalc();
+let calcWasm = null;
+const loadCore = () => {
+  calcWasm ||= early.calcWasm ? early.calcWasm.catch(compileCalc) : compileCalc();
+  return import('../../wasm/kvbudget-calc.js').then(({ loadKvbudget }) => loadKvbudget({ wasmUrl: calcWasmUrl, wasmModule: calcWasm }));
+};
+// boot.js started the module's compile: this link's answer needs the module, so its glue is
+// asked for now, not after the page is built (loadKvbudget loads once; boot awaits the same).
+if (early.calcWasm) loadCore().catch(() => {});
 
 // A JSON block the build put into the page (scripts/build-site.mjs), or null.
 function pageData(id) {
@@ -125,6 +140,13 @@ async function loadModel(ref, { preferCatalog = false } = {}) {
   app.fetchCtrl = ctrl;
   showError('');
   setPageState('loading');
+  // Before the calculator module is here only the first model (the page's prerendered
+  // default) has an answer: another one waits for the module.
+  if (app.core?.standIn && app.model) {
+    setBusy(true, t('app.loadingCore'));
+    await app.coreLive;
+    if (ctrl.signal.aborted) return;
+  }
   const inCatalog = !ref.revision && app.catalog.some((c) => c.id === ref.id);
   let cancelled = false;
   try {
@@ -276,7 +298,8 @@ function setBusy(busy, text) {
   else if (!busy) setStatus('');
 }
 
-function usePasted(text, name) {
+async function usePasted(text, name) {
+  if (app.core?.standIn) await app.coreLive;
   showError('');
   try {
     app.hubInfo = null;
@@ -301,45 +324,9 @@ function exactHubParameters() {
   return dtypes.length && dtypes.every((d) => d === 'BF16' || d === 'F16' || d === 'F32') ? info.parameters : 0;
 }
 
-// The page's state as the core's BudgetInputs (src/budget/budget.h): the same names
-// the CLI's flags fill, so `kvbudget budget` with the copied settings gives this answer.
+// The page's state as the core's BudgetInputs (budget-inputs.js), with the Hub's count.
 export function computeInput(s) {
-  const vllm = s.engine === 'vllm';
-  const llama = s.engine === 'llamacpp';
-  return {
-    engine: s.engine,
-    context: s.ctx,
-    seqs: s.seqs,
-    kv_cache_dtype: llama ? s.ctk : s.kv,
-    kv_cache_dtype_v: llama ? s.ctv : '',
-    gpu: s.gpu,
-    gpu_memory_bytes: s.gpu ? s.macRam : s.gpuMem, // macRam: only ever set for a Mac (controls.js)
-    gpu_count: s.gpuCount,
-    // gpu_memory_utilization is vLLM's knob; llama.cpp and transformers budget against the whole GPU.
-    gpu_memory_utilization: vllm ? s.util : 0,
-    weights: s.weights,
-    tensor_parallel_size: vllm ? s.tp : 0,
-    max_num_seqs: vllm ? s.maxNumSeqs : 0,
-    speculative_config: vllm ? specConfig(s.spec) : '',
-    engine_version: vllm || llama ? s.engineVersion : '',
-    // llama.cpp: --spec-type draft-mtp (the model's MTP layers, and as many recurrent rollback
-    // snapshots as draft tokens) or ngram-mod (no cache); the core refuses a model without MTP.
-    ...llamaSpec(llama ? s.spec : ''),
-    rope_scaling: s.rope,
-    params: exactHubParameters(),
-    params_from_hub: exactHubParameters() > 0, // a far-off Hub total is set aside with a note, not refused
-    // A Hub GGUF: the command downloads it the way the user named it (llama-server -hf org/repo:QUANT).
-    hf_ref: llama && s.quant ? `${s.model}:${s.quant}` : '',
-    n_gpu_layers: llama ? s.ngl : -1,
-    ram_bytes: llama ? s.ram : 0,
-  };
-}
-
-// The page's spec (METHOD[:TOKENS]) as llama-server's --spec-type and --spec-draft-n-max.
-function llamaSpec(spec) {
-  const [method, n] = (spec || '').split(':');
-  const type = method === 'mtp' ? 'draft-mtp' : method === 'ngram' ? 'ngram-mod' : '';
-  return type ? { spec_type: type, spec_draft_n_max: n ? Number(n) : 3 } : {};
+  return budgetInputs(s, exactHubParameters());
 }
 
 app.recompute = () => recompute();
@@ -347,15 +334,28 @@ app.fetchCatalogConfig = (id) => fetchCatalogConfig(id);
 
 export function recompute() {
   if (!app.model) return;
+  // A field the stand-in could not read is still to be applied: no answer until it is.
+  if (app.waitingInputs.size) {
+    showComputing();
+    return;
+  }
   syncControls(app);
   let view;
   try {
     view = app.model.compute(computeInput(app.state));
   } catch (e) {
+    if (e instanceof CoreNotYet) {
+      showComputing();
+      return;
+    }
     failWith(t('core.controlError', { message: e.detail ? tMsg(e.detail) : e.message }));
     return;
   }
   showError('');
+  if (app.computing) {
+    app.computing = false;
+    setStatus('');
+  }
   dropClass(app.els.results, 'stale');
   renderResults(app, view);
   if (app.state.rope) syncControls(app); // the slider ends at the limit this answer derived
@@ -365,6 +365,49 @@ export function recompute() {
   writeUrl();
   simSync(app);
   setPageState('ready');
+}
+
+// A change made before the calculator module has arrived: the answer on screen is marked
+// as no longer the settings' (stale, and a status line says it is computing; data-state
+// "computing") and the module is asked for now if it was not yet. goLive answers it.
+function showComputing() {
+  app.computing = true;
+  setPageState('computing');
+  app.els.answer?.classList.add('stale');
+  app.els.results.classList.add('stale');
+  setStatus(t('app.computing'));
+  app.wantCore?.();
+}
+
+// A text field that needs the core to read it (a size, a context: parseSize, parseContext)
+// changed before the module arrived: its change event is dispatched again once it has.
+app.waitForCore = (e, input) => {
+  if (!(e instanceof CoreNotYet)) return false;
+  app.waitingInputs.add(input);
+  showComputing();
+  return true;
+};
+app.waitingInputs = new Set();
+
+// The calculator module has arrived (data-core="live"): it takes over from the prerendered
+// stand-in, answers the current settings itself (the same bytes as the build's answer for
+// the default ones, and its code compiled before the first real change), then reads the
+// fields that waited for it, in the order they were changed.
+function goLive(core) {
+  app.core = core;
+  document.body.dataset.core = 'live';
+  if (app.model?.standIn) {
+    try {
+      app.model = core.parseConfig(app.configText, app.configName);
+    } catch (e) {
+      failWith(errorText(e, app.configName));
+      return;
+    }
+  }
+  const waiting = [...app.waitingInputs];
+  app.waitingInputs.clear();
+  recompute();
+  for (const input of waiting) input.dispatchEvent(new Event('change'));
 }
 
 // history.replaceState is a synchronous round trip to the browser process (1-50 ms, at
@@ -422,7 +465,7 @@ function buildPage() {
   els.loadBtn = h('button', { type: 'submit', class: 'primary' }, t('model.load'));
   els.cancelBtn = h('button', { type: 'button', hidden: true, onclick: () => app.fetchCtrl?.abort() }, t('model.cancel'));
   els.progress = h('progress', { hidden: true, 'aria-label': t('model.load') });
-  els.status = h('p', { class: 'status', role: 'status', 'aria-live': 'polite' });
+  els.status = h('p', { class: 'status', role: 'status', 'aria-live': 'polite', 'data-role': 'status' });
   els.error = h('p', { class: 'error', 'data-role': 'error', role: 'alert', hidden: true });
   els.source = h('p', { class: 'source muted', 'data-role': 'source' });
 
@@ -642,24 +685,48 @@ async function boot() {
       text: fetch('catalog/' + catalogFileName(state.model)).then((r) => (r.ok ? r.text() : null)).catch(() => null),
     };
   }
+  const inlineCatalog = pageData('kvb-catalog');
+  const inlineModels = inlineCatalog ? JSON.parse(inlineCatalog.text) : null;
   // The hub's address is needed only once a model is asked of the hub (loadModel waits
-  // for it there): the first answer from a bundled config does not wait for it.
+  // for it there): for a first model from the bundled catalog it is asked for after that
+  // answer is painted, so it takes no request slot from what the answer needs.
   app.hub = new Hub({});
-  app.hubReady = loadSiteConfig().then((cfg) => {
+  const siteConfig = () => loadSiteConfig().then((cfg) => {
     app.hub.baseUrl = cfg.hubUrl;
     app.hub.timeoutMs = cfg.hubTimeoutMs;
   });
-  const inlineCatalog = pageData('kvb-catalog');
-  const [core, catalog] = await Promise.all([
-    loadKvbudget({ wasmUrl: calcWasmUrl, wasmModule: calcWasm }).catch((e) => e),
-    inlineCatalog ? JSON.parse(inlineCatalog.text)
-      : fetch('catalog/index.json').then((r) => (r.ok ? r.json() : { models: [] })).catch(() => ({ models: [] })),
-  ]);
+  const bundledFirst = !state.revision && !state.quant && !!inlineModels?.models?.some((m) => m.id === state.model);
+  app.hubReady = bundledFirst ? new Promise((resolve) => afterPaint(resolve)).then(siteConfig) : siteConfig();
+  // The default link (its settings give exactly the inputs the build computed): the build's
+  // answer is painted first, and the module is asked for after that frame (or at once, when a
+  // control is changed before then). Any other link waits for the module, as before.
+  const answerBlock = pageData('kvb-answer');
+  const pre = answerBlock && inlineConfig && app.prefetched?.id === inlineConfig.data.id ? JSON.parse(answerBlock.text) : null;
+  const prerendered = pre && pre.model === state.model && JSON.stringify(budgetInputs(state)) === JSON.stringify(pre.input);
+  const catalogP = inlineModels
+    || fetch('catalog/index.json').then((r) => (r.ok ? r.json() : { models: [] })).catch(() => ({ models: [] }));
+  let core;
+  if (prerendered) {
+    core = prerenderedCore(pre, inlineConfig.text);
+    let asked = null;
+    app.wantCore = () => (asked ||= loadCore().then(goLive, (e) => {
+      document.body.dataset.core = 'error';
+      if (app.computing) failWith(t('app.coreFailed', { message: e.message }));
+      else showError(t('app.coreFailed', { message: e.message }));
+      return new Promise(() => {}); // whatever waited for the module keeps waiting; the error says why
+    }));
+    app.coreLive = new Promise((resolve) => afterPaint(() => resolve(app.wantCore())));
+  } else {
+    core = await loadCore().catch((e) => e);
+  }
+  const catalog = await catalogP;
   if (core instanceof Error) {
+    document.body.dataset.core = 'error';
     failWith(t('app.coreFailed', { message: core.message }));
     return;
   }
   app.core = core;
+  if (!prerendered) document.body.dataset.core = 'live';
   app.catalog = Array.isArray(catalog.models) ? catalog.models : [];
   for (const m of app.catalog) app.els.modelList.append(h('option', { value: m.id }));
   setStatus('');

@@ -27,7 +27,8 @@ export function buildOffloadControls(app, onChange) {
       ram.setCustomValidity('');
       app.state.ram = n > 0 ? n : 0;
       onChange();
-    } catch {
+    } catch (e) {
+      if (app.waitForCore?.(e, ram)) return; // read again once the calculator module is here
       ram.setCustomValidity(t('controls.badSize', { text: v }));
       ram.reportValidity();
     }

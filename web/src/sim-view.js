@@ -413,7 +413,9 @@ function traceUrlFor(workload) {
 
 function warmSpare(app) {
   const sv = app.sim;
-  if (!sv || sv.spare || sv.warmPending) return;
+  // Not while the page's first answer is the build's (prerender.js): the calculator module,
+  // which every control waits for, comes first; the next answer (goLive's) calls this again.
+  if (!sv || sv.spare || sv.warmPending || app.core?.standIn) return;
   sv.warmPending = true;
   const start = () => {
     sv.warmPending = false;
