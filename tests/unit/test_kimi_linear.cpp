@@ -92,6 +92,12 @@ TEST_CASE("Kimi K3 (kimi_k3, text model kimi_linear under text_config): 24 MLA +
     const IdealKv kv = ideal_kv(m, d);
     CHECK(kv.bytes_per_token == 24 * 1152);
     CHECK(kv.state_bytes_per_seq == 69 * (3 * 3 * 12288 * 2 + 96 * 128 * 128 * 4));
+    // Its weights are not counted as the checkpoint holds them (1,503,647,073,024 with the vision tower):
+    // a note says so; Kimi Linear has none.
+    bool noted = false;
+    for (const Message& n : m.notes) noted = noted || n.code == "kimi_k3_weights";
+    CHECK(noted);
+    for (const Message& n : fixture(kLinear).notes) CHECK(n.code != "kimi_k3_weights");
 }
 
 TEST_CASE("vLLM: Kimi Linear's attention block holds one KDA state, aligned to the MLA backend of the GPU") {
