@@ -68,6 +68,13 @@ const std::vector<MessageTemplate>& message_templates() {
         {"head_dim_not_derivable",
          "{model}: hidden_size ({hidden}) is not a multiple of num_attention_heads ({heads}) and head_dim is not "
          "given"},
+        {"kimi_k3_weights",
+         "Kimi K3's latent routed experts (routed_expert_hidden_size), full-rank KDA gates and attention-residual "
+         "blocks are not in kvbudget's parameter count: the weights shown are not the checkpoint's (its "
+         "safetensors hold about 1.5 trillion parameters); the KV cache and state are exact"},
+        {"kimi_layer_both",
+         "{model}: layer {layer} is listed in both linear_attn_config.kda_layers and "
+         "linear_attn_config.full_attn_layers"},
         {"kv_heads_above_heads", "{model}: {field} ({kv_heads}) is greater than num_attention_heads ({heads})"},
         {"heads_not_multiple_of_kv_heads",
          "{model}: num_attention_heads ({heads}) is not a multiple of {field} ({kv_heads})"},

@@ -229,6 +229,9 @@ Result<bool> state_dtypes(const ModelSpec& m, const VllmOptions& o, const KvType
         p.ssm_b = dtype_size(o.mamba_ssm_cache_dtype);
         if (p.ssm_b <= 0) return bad_value(note("vllm_mamba_ssm_dtype_unknown", {{"value", o.mamba_ssm_cache_dtype}}));
     }
+    // KDA (mamba_utils kda_state_dtype): the conv states follow mamba_cache_dtype, the recurrent state is
+    // float32 whatever either option says.
+    if (m.family == "kimi_linear") p.ssm_b = 4;
     return true;
 }
 

@@ -97,6 +97,8 @@ const std::set<std::string> kKnownTypes = {"llama",
                                            "deepseek_v3",
                                            "deepseek_v32",
                                            "kimi_k2",
+                                           "kimi_linear",
+                                           "kimi_k3",
                                            "llama4",
                                            "llama4_text",
                                            "minimax",
@@ -518,6 +520,77 @@ struct Builder {
         return true;
     }
 
+    // Kimi Linear / Kimi K3's text model (vLLM models/kimi_linear.py, llama.cpp LLM_ARCH_KIMI_LINEAR): MLA
+    // layers plus KDA (Kimi Delta Attention) layers. linear_attn_config lists the KDA layers 1-based
+    // (KimiLinearConfig.is_kda_layer: layer_idx + 1 in kda_layers); every other layer is MLA. A KDA layer
+    // keeps short-conv state for q, k and v (3 x (kernel - 1) x heads x head_dim) and a heads x head_dim x
+    // head_dim recurrent state: the gated delta net geometry with as many key as value heads.
+    Result<bool> kimi_linear() {
+        // No layer uses head_dim; KimiLinearConfig floors hidden_size / num_attention_heads when it is
+        // absent (Kimi K3: 7168 / 96).
+        if (auto ok = need(n_layers, kLayersKeys, 1, kMaxLayers); !ok) return ok;
+        m.layers.reserve(static_cast<size_t>(n_layers));
+        if (auto ok = need(heads, kHeadsKeys, 1, kMaxHeads); !ok) return ok;
+        if (auto ok = need(hidden, kHiddenKeys, 1, kMaxHidden); !ok) return ok;
+        head_dim = std::max<int64_t>(1, hidden / heads);
+        if (auto ok = maybe(head_dim, {"head_dim"}, 1, kMaxDim); !ok) return ok;
+        if (auto ok = read_kv_heads(); !ok) return ok;
+        if (auto ok = mla(); !ok) return ok;
+        m.family = "kimi_linear";
+        const json* lac = r.find({"linear_attn_config"});
+        if (!lac) return r.missing({"linear_attn_config"});
+        if (!lac->is_object())
+            return err("bad_value", "not_object", {{"field", "linear_attn_config"}, {"got", json_type_name(*lac)}});
+        auto entry = [&](const char* key) -> const json* {
+            auto it = lac->find(key);
+            return it == lac->end() || it->is_null() ? nullptr : &*it;
+        };
+        auto need_int = [&](const char* key, int64_t lo, int64_t hi) -> Result<int64_t> {
+            const std::string field = std::string("linear_attn_config.") + key;
+            const json* v = entry(key);
+            if (!v) return err("missing_field", "missing_field", {{"field", field}});
+            return r.int_value(*v, field, lo, hi);
+        };
+        auto heads_r = need_int("num_heads", 1, kMaxHeads);
+        if (!heads_r) return heads_r.error();
+        auto dim_r = need_int("head_dim", 1, kMaxDim);
+        if (!dim_r) return dim_r.error();
+        auto conv_r = need_int("short_conv_kernel_size", 1, 64);
+        if (!conv_r) return conv_r.error();
+        std::vector<int8_t> kind(static_cast<size_t>(n_layers), 0);  // 1 KDA, 2 full attention (MLA)
+        for (const auto& [key, mark] : {std::pair<const char*, int8_t>{"kda_layers", 1}, {"full_attn_layers", 2}}) {
+            const std::string field = std::string("linear_attn_config.") + key;
+            const json* list = entry(key);
+            if (!list) return err("missing_field", "missing_field", {{"field", field}});
+            if (!list->is_array())
+                return err("bad_value", "not_array", {{"field", field}, {"got", json_type_name(*list)}});
+            for (size_t i = 0; i < list->size(); ++i) {
+                auto v = r.int_value((*list)[i], field + "[" + std::to_string(i) + "]", 1, n_layers);
+                if (!v) return v.error();
+                int8_t& k = kind[static_cast<size_t>(v.value() - 1)];
+                if (k != 0 && k != mark)
+                    return err("contradictory_fields", "kimi_layer_both", {{"layer", std::to_string(v.value())}});
+                k = mark;
+            }
+        }
+        Layer kda;
+        kda.kind = LayerKind::Linear;
+        kda.state.conv_kernel = conv_r.value();
+        kda.state.d_inner = heads_r.value() * dim_r.value();
+        kda.state.n_groups = heads_r.value();
+        kda.state.d_state = dim_r.value();
+        kda.state.heads = heads_r.value();
+        for (size_t i = 0; i < kind.size(); ++i)
+            if (kind[i] == 1) m.layers[i] = kda;
+        // Kimi K3 adds a latent routed-expert space, full-rank KDA gates and attention-residual blocks, which
+        // the parameter count does not follow: say so rather than print its count as the checkpoint's.
+        if (r.has("routed_expert_hidden_size") || bool_at(*lac, "use_full_rank_gate")) note("kimi_k3_weights");
+        // vLLM's kda_state_dtype keeps the recurrent state in float32 whatever the cache dtypes say;
+        // llama.cpp keeps all recurrent state in f32.
+        m.ssm_dtype = "float32";
+        return true;
+    }
+
     Result<bool> gemma3() {
         // Minimal nested Gemma 3 configs (gemma-3-4b-it's text_config) omit fields that
         // transformers' Gemma3TextConfig fills in; fill the same defaults and say so.
@@ -902,7 +975,8 @@ struct Builder {
         if (!ne) return ne.error();
         d.num_experts = ne.value().value_or(0);
         if (d.num_experts > 0) {
-            auto k = r.optional_int({"num_experts_per_tok", "experts_per_token", "moe_topk", "top_k"}, 1, 1 << 20);
+            auto k = r.optional_int(
+                {"num_experts_per_tok", "num_experts_per_token", "experts_per_token", "moe_topk", "top_k"}, 1, 1 << 20);
             if (!k) return k.error();
             d.experts_per_token = k.value().value_or(1);
             if (d.experts_per_token > d.num_experts) {
@@ -912,7 +986,7 @@ struct Builder {
             auto mi = r.optional_int({"moe_intermediate_size"}, 1, kMaxHidden * 16);
             if (!mi) return mi.error();
             d.moe_intermediate_size = mi.value().value_or(d.intermediate_size);
-            auto se = r.optional_int({"n_shared_experts"}, 0, 1024);
+            auto se = r.optional_int({"n_shared_experts", "num_shared_experts"}, 0, 1024);
             if (!se) return se.error();
             d.shared_experts = se.value().value_or(0);
             auto si = r.optional_int(
@@ -1101,7 +1175,9 @@ Result<ModelSpec> parse_config(const std::string& text, const std::string& name_
     Builder b{r, m, lower(m.model_type)};
     const std::string& t = b.type;
     Result<bool> built = true;
-    if (r.has("kv_lora_rank")) {
+    if (t == "kimi_linear") {
+        built = b.kimi_linear();
+    } else if (r.has("kv_lora_rank")) {
         built = b.read_core();
         if (built) built = b.mla();
     } else if (t == "gemma3_text" || t == "gemma3") {

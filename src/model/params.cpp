@@ -66,7 +66,8 @@ Family family_of(const ModelSpec& m) {
     }
     if (t == "mpt") f.fused_qkv = true;
     if (t == "phi3") f.fused_qkv = true;  // qkv_proj / gate_up_proj fused in the checkpoint
-    if (is_one_of(t, {"deepseek_v3", "deepseek_v32", "kimi_k2", "glm4_moe"})) f.score_bias = true;
+    if (is_one_of(t, {"deepseek_v3", "deepseek_v32", "kimi_k2", "glm4_moe", "kimi_linear"})) f.score_bias = true;
+    if (t == "kimi_linear") f.kda = true;
     if (t == "nemotron_h") {
         f.block_kinds = true;
         f.norms_per_layer = 1;
@@ -200,6 +201,21 @@ struct Counter {
         }
         if (s.d_inner <= 0 || s.heads <= 0 || s.conv_kernel <= 0) {
             saw_unknown_state = true;
+            return;
+        }
+        if (f.kda) {
+            // KimiDeltaAttention (Kimi-Linear-48B's safetensors): q/k/v projections and their depthwise
+            // convs, the low-rank decay (f_a, f_b) and output-gate (g_a, g_b) projections, beta (b_proj),
+            // A_log, dt_bias, the head-wide output norm and o_proj.
+            const int64_t w = s.d_inner, rank = s.d_state;
+            b.add(TensorRole::AttnQ, li, w, h);
+            b.add(TensorRole::AttnK, li, w, h);
+            b.add(TensorRole::AttnV, li, w, h);
+            b.add(TensorRole::StateConv, li, 3 * w, s.conv_kernel, 1, -1, false);
+            b.add(TensorRole::StateIn, li, 2 * rank + s.heads, h);  // f_a, g_a, b_proj
+            b.add(TensorRole::StateIn, li, 2 * w, rank);            // f_b, g_b
+            b.vec(li, s.heads + w + s.d_state);                     // A_log, dt_bias, o_norm
+            b.add(TensorRole::StateOut, li, h, w);
             return;
         }
         const int64_t conv_dim = s.conv_dim();

@@ -25,6 +25,7 @@ struct Family {
     int64_t pos_rows = 0;      // learned absolute position embeddings
     bool block_kinds = false;  // Nemotron-H: every block is either a mixer or an MLP
     bool falcon = false;       // llama.cpp's LLM_ARCH_FALCON (output tensor type rule)
+    bool kda = false;          // Kimi Linear: linear layers are KDA (q/k/v convs, low-rank f and g gates)
 };
 
 Family family_of(const ModelSpec& m);

@@ -1,0 +1,245 @@
+// Kimi Linear (moonshotai/Kimi-Linear-48B-A3B-Instruct) and Kimi K3's text model: MLA layers plus KDA
+// layers, read from linear_attn_config; vLLM's hybrid block size with the MLA backend of the GPU, before
+// and after 0.17; llama.cpp's KV cache and recurrent state; bad linear_attn_config input.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "engines/llamacpp.h"
+#include "engines/vllm.h"
+#include "fixtures.h"
+#include "kv/kv.h"
+#include "model/dtype.h"
+#include "model/weights.h"
+
+using namespace kvb;
+using kvb::test::fixture;
+using kvb::test::fixture_text;
+
+namespace {
+
+const char* kLinear = "moonshotai/Kimi-Linear-48B-A3B-Instruct";
+
+VllmLayout layout(const ModelSpec& m, const VllmOptions& o) {
+    auto r = vllm_layout(m, o);
+    REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.error().message));
+    return r.value();
+}
+
+VllmCapacity capacity(const ModelSpec& m, const VllmOptions& o, int64_t avail) {
+    auto r = vllm_capacity(m, o, avail);
+    REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.error().message));
+    return r.value();
+}
+
+const VllmLayerSpec& first(const VllmLayout& l, const char* spec_type) {
+    for (const auto& s : l.layers)
+        if (s.spec_type == spec_type) return s;
+    FAIL("no layer of spec " << spec_type);
+    return l.layers.front();
+}
+
+// The real config with one edit to linear_attn_config.
+Error refuse_edit(void (*edit)(nlohmann::json&)) {
+    nlohmann::json j = nlohmann::json::parse(fixture_text(kLinear));
+    edit(j["linear_attn_config"]);
+    auto r = parse_config(j.dump(), "acme/kimi");
+    REQUIRE_FALSE(r.ok());
+    return r.error();
+}
+
+}  // namespace
+
+TEST_CASE("Kimi-Linear-48B: 7 MLA layers where full_attn_layers says (1-based), 20 KDA layers") {
+    const ModelSpec m = fixture(kLinear);
+    CHECK(m.family == "kimi_linear");
+    REQUIRE(m.layers.size() == 27);
+    for (int i : {3, 7, 11, 15, 19, 23, 26}) CHECK(m.layers[size_t(i)].kind == LayerKind::Mla);
+    CHECK(m.layers[0].kind == LayerKind::Linear);
+    CHECK(m.layers[25].kind == LayerKind::Linear);
+    const Layer& mla = m.layers[3];
+    CHECK(mla.kv_lora_rank == 512);
+    CHECK(mla.qk_rope_head_dim == 64);
+    // KDA: q, k and v each keep (4 - 1) conv taps over 32 x 128 channels; the state is 32 x 128 x 128.
+    const StateGeometry& s = m.layers[0].state;
+    CHECK(s.conv_elems() == 3 * 3 * 4096);
+    CHECK(s.ssm_elems() == 32 * 128 * 128);
+    CHECK(s.heads == 32);
+    CHECK(m.ssm_dtype == "float32");
+    CHECK(m.max_position_embeddings == 1048576);  // model_max_length
+
+    // Ideal KV: 7 x 576 x 2 B per token; per sequence 20 x (36,864 x 2 + 524,288 x 4) B of state.
+    const KvDtypes d = uniform_kv_dtypes(m, vllm_kv_type("auto", m.dtype).value());
+    const IdealKv kv = ideal_kv(m, d);
+    CHECK(kv.bytes_per_token == 8064);
+    CHECK(kv.state_bytes_per_seq == 43417600);
+
+    // Weights: the sum of the checkpoint's 20 safetensors shards, 49,122,681,728 parameters.
+    CHECK(count_params(m).value().total == 49122681728);
+}
+
+TEST_CASE("Kimi K3 (kimi_k3, text model kimi_linear under text_config): 24 MLA + 69 KDA layers of 96 heads") {
+    const ModelSpec m = fixture("moonshotai/Kimi-K3");
+    CHECK(m.model_type == "kimi_linear");
+    CHECK(m.multimodal);
+    REQUIRE(m.layers.size() == 93);
+    CHECK(m.layers[91].kind == LayerKind::Mla);  // 92 and 93 (1-based) are both full attention
+    CHECK(m.layers[92].kind == LayerKind::Mla);
+    CHECK(m.layers[90].kind == LayerKind::Linear);
+    CHECK(m.dims.experts_per_token == 16);  // num_experts_per_token, not the generation top_k of 50
+    CHECK(m.dims.shared_experts == 2);
+    const KvDtypes d = uniform_kv_dtypes(m, vllm_kv_type("auto", m.dtype).value());
+    const IdealKv kv = ideal_kv(m, d);
+    CHECK(kv.bytes_per_token == 24 * 1152);
+    CHECK(kv.state_bytes_per_seq == 69 * (3 * 3 * 12288 * 2 + 96 * 128 * 128 * 4));
+    // Its weights are not counted as the checkpoint holds them (1,503,647,073,024 with the vision tower):
+    // a note says so; Kimi Linear has none.
+    bool noted = false;
+    for (const Message& n : m.notes) noted = noted || n.code == "kimi_k3_weights";
+    CHECK(noted);
+    for (const Message& n : fixture(kLinear).notes) CHECK(n.code != "kimi_k3_weights");
+}
+
+TEST_CASE("vLLM: Kimi Linear's attention block holds one KDA state, aligned to the MLA backend of the GPU") {
+    const ModelSpec m = fixture(kLinear);
+    VllmOptions o;
+    o.gpu_compute_capability = 90;  // H100: FLASH_ATTN_MLA, 16-token kernels
+    VllmLayout h100 = layout(m, o);
+    CHECK(h100.mla_backend == "FLASH_ATTN_MLA");
+    CHECK(h100.mamba_cache_mode == MambaCacheMode::Align);
+    // KDA page 73,728 + 2,097,152 = 2,170,880 B; MLA 1,152 B/token: 16 x cdiv(2170880, 16 x 1152) = 1888.
+    CHECK(h100.attn_block_size == 1888);
+    const VllmLayerSpec& state = first(h100, "MambaSpec");
+    CHECK(state.state_conv_bytes == 73728);
+    CHECK(state.state_ssm_bytes == 2097152);
+    CHECK(state.real_page_size_bytes == 2170880);
+    CHECK(state.page_size_bytes == 1888 * 1152);
+    CHECK(first(h100, "MLAAttentionSpec").page_size_bytes == 1888 * 1152);
+    REQUIRE(h100.vllm_lines.size() == 2);
+    CHECK(h100.vllm_lines[0] ==
+          "Setting attention block size to 1888 tokens to ensure that attention page size is >= mamba page size.");
+    CHECK(h100.vllm_lines[1] ==
+          "Padding mamba page size by 0.19% to ensure that mamba page size and attention page size are exactly equal.");
+    // 7 MLA layers, 20 KDA layers: groups of 7, so 3 KDA groups (one padding layer) and one MLA group.
+    CHECK(h100.group_size == 7);
+    CHECK(h100.groups.size() == 4);
+    CHECK(h100.padding_layers == 1);
+
+    // B200: FLASHINFER_MLA's 32-token kernels. TP 1 lands on the same 1888 (59 x 32); TP 2 and 8 do not.
+    o.gpu_compute_capability = 100;
+    VllmLayout b200 = layout(m, o);
+    CHECK(b200.mla_backend == "FLASHINFER_MLA");
+    CHECK(b200.attn_block_size == 1888);
+    o.tensor_parallel_size = 2;                  // KDA state halves to 1,085,440 B
+    CHECK(layout(m, o).attn_block_size == 960);  // 32 x cdiv(1085440, 36864)
+    o.gpu_compute_capability = 90;
+    CHECK(layout(m, o).attn_block_size == 944);  // 16 x cdiv(1085440, 18432)
+    o.tensor_parallel_size = 8;
+    CHECK(layout(m, o).attn_block_size == 240);  // 16 x cdiv(271360, 18432)
+    o.gpu_compute_capability = 100;
+    CHECK(layout(m, o).attn_block_size == 256);  // 32 x cdiv(271360, 36864)
+
+    // An fp8 cache on an H100 takes FlashMLA (64): half the bytes per token, 64-token alignment.
+    o.tensor_parallel_size = 1;
+    o.gpu_compute_capability = 90;
+    o.kv_cache_dtype = "fp8";
+    VllmLayout fp8 = layout(m, o);
+    CHECK(fp8.mla_backend == "FLASHMLA");
+    CHECK(fp8.attn_block_size == 3776);  // 64 x cdiv(2170880, 64 x 576)
+    // The KDA recurrent state stays float32 whatever the mamba dtypes say; the conv state follows them.
+    o.kv_cache_dtype = "auto";
+    o.mamba_cache_dtype = "float32";
+    o.mamba_ssm_cache_dtype = "bfloat16";
+    const VllmLayerSpec& f32 = first(layout(m, o), "MambaSpec");
+    CHECK(f32.state_conv_bytes == 147456);
+    CHECK(f32.state_ssm_bytes == 2097152);
+}
+
+TEST_CASE("vLLM before 0.17: an MLA hybrid aligns to 64 whatever the GPU, and the forced MLA size keeps it") {
+    const ModelSpec m = fixture(kLinear);
+    VllmOptions o;
+    o.mla_forced_block_sizes = true;  // --engine-version 0.16.x
+    for (int cc : {0, 80, 90, 100}) {
+        CAPTURE(cc);
+        o.gpu_compute_capability = cc;
+        CHECK(layout(m, o).attn_block_size == 1920);  // 64 x cdiv(2170880, 64 x 1152)
+    }
+    o.gpu_compute_capability = 100;
+    CHECK(layout(m, o).mla_backend == "FLASHINFER_MLA");
+    o.tensor_parallel_size = 8;
+    CHECK(layout(m, o).attn_block_size == 256);  // 64 x cdiv(271360, 73728)
+    // 0.17 on without a GPU: the default 16-token block aligns to 16.
+    o.mla_forced_block_sizes = false;
+    o.gpu_compute_capability = 0;
+    o.tensor_parallel_size = 1;
+    CHECK(layout(m, o).attn_block_size == 1888);
+}
+
+TEST_CASE("vLLM capacity of Kimi Linear on an H100 and a B200, TP 2") {
+    const ModelSpec m = fixture(kLinear);
+    VllmOptions o;
+    o.tensor_parallel_size = 2;
+    o.max_model_len = 131072;
+    const int64_t avail = int64_t(40) << 30;
+    o.gpu_compute_capability = 90;
+    VllmCapacity h100 = capacity(m, o, avail);
+    // Page 944 x 1152 = 1,087,488 B, 7 layers per block id.
+    CHECK(h100.num_blocks == avail / (944 * 1152) / 7);
+    CHECK(h100.blocks_per_request == 139 + 3 * 2);  // cdiv(131072, 944) MLA blocks + 2 per KDA group (align)
+    o.gpu_compute_capability = 100;
+    VllmCapacity b200 = capacity(m, o, avail);
+    CHECK(b200.num_blocks == avail / (960 * 1152) / 7);
+    CHECK(b200.blocks_per_request == 137 + 3 * 2);
+}
+
+TEST_CASE("llama.cpp: the MLA latent for 7 layers, f32 R and S rows for 20 KDA layers") {
+    const ModelSpec m = fixture(kLinear);
+    LlamaOptions o;
+    o.n_ctx = 4096;
+    auto r = llamacpp_layout(m, o);
+    REQUIRE(r.ok());
+    const LlamaLayout& l = r.value();
+    CHECK(l.kv_bytes == int64_t(7) * 576 * 2 * 4096);  // K only, V 0 (llama.cpp caches the MLA latent once)
+    CHECK(l.recurrent.state_layers == 20);
+    CHECK(l.recurrent.r_bytes == int64_t(20) * 3 * 3 * 4096 * 4);  // n_embd_r = 3 x (d_conv - 1) x n_head x 128
+    CHECK(l.recurrent.s_bytes == int64_t(20) * 128 * 128 * 32 * 4);
+    bool saw = false;
+    for (const std::string& line : l.log_lines) {
+        if (line.rfind("llama_memory_recurrent:", 0) != 0) continue;
+        saw = true;
+        CHECK(line ==
+              "llama_memory_recurrent: size =   42.81 MiB (     1 cells,  27 layers,  1 seqs  0 rs_seq), R (f32):    "
+              "2.81 MiB, S (f32):   40.00 MiB, P (f32):    0.00 MiB");
+    }
+    CHECK(saw);
+}
+
+TEST_CASE("a kimi_linear config without its linear_attn_config fields is refused, the field named") {
+    auto missing = [](const char* key) {
+        static std::string k;
+        k = key;
+        return refuse_edit([](nlohmann::json& lac) { lac.erase(k); });
+    };
+    for (const char* key : {"num_heads", "head_dim", "short_conv_kernel_size", "kda_layers", "full_attn_layers"}) {
+        CAPTURE(key);
+        Error e = missing(key);
+        CHECK(e.code == "missing_field");
+        CHECK(e.message == std::string("acme/kimi: missing field linear_attn_config.") + key);
+    }
+    {
+        nlohmann::json j = nlohmann::json::parse(fixture_text(kLinear));
+        j.erase("linear_attn_config");
+        auto r = parse_config(j.dump(), "acme/kimi");
+        REQUIRE_FALSE(r.ok());
+        CHECK(r.error().message == "acme/kimi: missing field linear_attn_config");
+    }
+    Error e = refuse_edit([](nlohmann::json& lac) { lac["kda_layers"].push_back(28); });
+    CHECK(e.message == "acme/kimi: linear_attn_config.kda_layers[20] = 28 is out of range (1 to 27)");
+    e = refuse_edit([](nlohmann::json& lac) { lac["full_attn_layers"] = 4; });
+    CHECK(e.message == "acme/kimi: linear_attn_config.full_attn_layers must be an array, got a number");
+    e = refuse_edit([](nlohmann::json& lac) { lac["kda_layers"].push_back(4); });
+    CHECK(e.message ==
+          "acme/kimi: layer 4 is listed in both linear_attn_config.kda_layers and linear_attn_config.full_attn_layers");
+    e = refuse_edit([](nlohmann::json& lac) { lac["num_heads"] = "32"; });
+    CHECK(e.message.find("linear_attn_config.num_heads") != std::string::npos);
+}
