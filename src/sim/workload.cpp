@@ -18,7 +18,8 @@ namespace kvb::sim {
 //
 // Alpaca: the paper (Kwon et al. 2023, Fig. 11) publishes only the means after
 // filtering to the 2048-token OPT context, 19.31 input / 58.45 output tokens, and
-// its artifact does not carry the Alpaca file, so these are lognormal fits: a
+// its artifact's Alpaca file (datasets/alpaca_opt_text_completion.pkl, in its tree)
+// is missing from the repository snapshot we could read, so these are lognormal fits: a
 // multiplicative spread, never negative, one heavy tail. The instructions are short
 // and uniform (prompt sigma 0.6 of ln length) while the answers vary more (output
 // sigma 0.9); mu is solved so that the means of the *discretised, filtered*
