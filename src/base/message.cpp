@@ -69,9 +69,10 @@ const std::vector<MessageTemplate>& message_templates() {
          "{model}: hidden_size ({hidden}) is not a multiple of num_attention_heads ({heads}) and head_dim is not "
          "given"},
         {"kimi_k3_weights",
-         "Kimi K3's latent routed experts (routed_expert_hidden_size), full-rank KDA gates and attention-residual "
-         "blocks are not in kvbudget's parameter count: the weights shown are not the checkpoint's (its "
-         "safetensors hold about 1.5 trillion parameters); the KV cache and state are exact"},
+         "{model}: Kimi K3's latent routed experts (routed_expert_hidden_size), full-rank KDA gates and "
+         "attention-residual "
+         "blocks are not modelled yet, so kvbudget cannot count its weights (its safetensors hold about 1.5 "
+         "trillion parameters) and gives no budget built on a wrong count"},
         {"kimi_layer_both",
          "{model}: layer {layer} is listed in both linear_attn_config.kda_layers and "
          "linear_attn_config.full_attn_layers"},

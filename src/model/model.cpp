@@ -583,8 +583,10 @@ struct Builder {
         for (size_t i = 0; i < kind.size(); ++i)
             if (kind[i] == 1) m.layers[i] = kda;
         // Kimi K3 adds a latent routed-expert space, full-rank KDA gates and attention-residual blocks, which
-        // the parameter count does not follow: say so rather than print its count as the checkpoint's.
-        if (r.has("routed_expert_hidden_size") || bool_at(*lac, "use_full_rank_gate")) note("kimi_k3_weights");
+        // the parameter count does not follow (it came out 5.49 T against the checkpoint's 1.50 T): every
+        // verdict rests on the weights, so refuse rather than answer from a count known to be wrong.
+        if (r.has("routed_expert_hidden_size") || bool_at(*lac, "use_full_rank_gate"))
+            return err("unsupported_architecture", "kimi_k3_weights", {});
         // vLLM's kda_state_dtype keeps the recurrent state in float32 whatever the cache dtypes say;
         // llama.cpp keeps all recurrent state in f32.
         m.ssm_dtype = "float32";

@@ -69,7 +69,6 @@ const Expect kAll[] = {
     {"mistralai/Mixtral-8x7B-v0.1", {{LayerKind::Full, 32}}, 8, 128, 0, 32768},
     {"moonshotai/Kimi-K2-Instruct", {{LayerKind::Mla, 61}}, 0, 0, 0, 131072},
     {"moonshotai/Kimi-Linear-48B-A3B-Instruct", {{LayerKind::Mla, 7}, {LayerKind::Linear, 20}}, 0, 0, 0, 1048576},
-    {"moonshotai/Kimi-K3", {{LayerKind::Mla, 24}, {LayerKind::Linear, 69}}, 0, 0, 0, 1048576},
     {"mosaicml/mpt-7b-instruct", {{LayerKind::Full, 32}}, 32, 128, 0, 2048},
     {"nvidia/Llama-3_3-Nemotron-Super-49B-v1", {{LayerKind::Full, 49}, {LayerKind::None, 31}}, 8, 128, 0, 131072},
     {"nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16",
