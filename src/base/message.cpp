@@ -159,6 +159,10 @@ const std::vector<MessageTemplate>& message_templates() {
         {"vllm_mla_backend",
          "On a GPU of compute capability {capability} vLLM picks the {backend} attention backend for MLA, and its "
          "KV cache blocks hold {block} tokens (--block-size changes it)"},
+        {"vllm_mla_backend_hybrid",
+         "On a GPU of compute capability {capability} vLLM picks the {backend} attention backend for MLA; its "
+         "kernels take blocks in multiples of {align} tokens, and the linear-attention state raises the blocks "
+         "to {block} tokens"},
         {"vllm_lengths_negative", "--max-model-len and --max-num-batched-tokens must not be negative"},
         {"vllm_kernel_alignment_range", "kernel block alignment must be between 1 and 4096 tokens"},
         {"vllm_spec_tokens_range", "num_speculative_tokens must be between 0 and 64"},

@@ -327,7 +327,7 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
     r.capacity = std::move(cap.value());
     const VllmLayout& L = r.capacity.layout;
     for (const Message& n : L.notes)
-        if (n.code == "vllm_mla_backend") r.notes.push_back(n);
+        if (n.code == "vllm_mla_backend" || n.code == "vllm_mla_backend_hybrid") r.notes.push_back(n);
     r.context = L.max_model_len;
     r.kv_cache_dtype = L.kv_cache_dtype;
     r.fits = r.capacity.fits && r.kv_pool_bytes > 0;

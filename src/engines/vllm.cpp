@@ -427,8 +427,20 @@ Result<VllmLayout> vllm_layout(const ModelSpec& m, const VllmOptions& o) {
     L.mamba_cache_mode = p.has_state ? p.mode : MambaCacheMode::None;
 
     plan_attention(m, o, *kvt, p, L);
+    const int64_t kernel_block = p.attn_block;
     unify_hybrid_block(m, o, p, L);
     L.attn_block_size = p.attn_block;
+    // A hybrid's state page raises the block (Kimi Linear: 1888 tokens); the backend's size is then only
+    // the alignment, and a note saying blocks "hold 16 tokens" would contradict vLLM's own line.
+    if (p.attn_block != kernel_block)
+        for (Message& n : L.notes)
+            if (n.code == "vllm_mla_backend") {
+                MessageParams params = n.params;  // backend, block, capability
+                params.emplace_back("align", to_string(kernel_block));
+                for (auto& kv : params)
+                    if (kv.first == "block") kv.second = to_string(p.attn_block);
+                n = note("vllm_mla_backend_hybrid", std::move(params));
+            }
 
     // Only the target's layers are split (get_pp_indices, VLLM_PP_LAYER_PARTITION); the drafter is
     // built by the last stage's model runner ("we put the entire draft model on the last PP rank",

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/message.h"
 #include "engines/llamacpp.h"
 #include "engines/vllm.h"
 #include "fixtures.h"
@@ -123,6 +124,11 @@ TEST_CASE("vLLM: Kimi Linear's attention block holds one KDA state, aligned to t
     CHECK(h100.group_size == 7);
     CHECK(h100.groups.size() == 4);
     CHECK(h100.padding_layers == 1);
+    // The backend's 16 tokens are only the alignment here, so the note says so rather than "blocks hold 16".
+    REQUIRE_FALSE(h100.notes.empty());
+    CHECK(render_english(h100.notes.back()) ==
+          "On a GPU of compute capability 9.0 vLLM picks the FLASH_ATTN_MLA attention backend for MLA; its kernels "
+          "take blocks in multiples of 16 tokens, and the linear-attention state raises the blocks to 1888 tokens");
 
     // B200: FLASHINFER_MLA's 32-token kernels. TP 1 lands on the same 1888 (59 x 32); TP 2 and 8 do not.
     o.gpu_compute_capability = 100;
