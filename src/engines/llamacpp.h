@@ -113,8 +113,15 @@ int64_t llamacpp_n_rs_seq(const LlamaDraftOptions& d);
 
 // The model an MTP draft context caches: the target's nextn layers (GGUF nextn_predict_layers,
 // config num_nextn_predict_layers), each with the geometry of the
-// target's last full-attention layer. Refused when the model carries no MTP block.
+// target's last full-attention layer. Refused when the model carries no MTP block, or when it is a
+// config whose block llama.cpp's converter drops (llamacpp_config_mtp).
 Result<ModelSpec> llamacpp_mtp_model(const ModelSpec& target);
+
+// Whether a config's declared MTP block survives llama.cpp's converter (convert_hf_to_gguf.py keeps
+// it for Qwen3.5 / Qwen3.5-MoE, DeepSeek-V3.2, GLM-4.7-Flash and GLM-5; DeepSeek-V2/V3, Kimi K2 and
+// Qwen3-Next GGUFs have none): true for those, for a GGUF and for a model that declares none;
+// otherwise the refusal (llama_spec_mtp_dropped, or llama_spec_mtp_unknown for other model_types).
+Result<bool> llamacpp_config_mtp(const ModelSpec& m);
 
 // The target as llama.cpp loads it for `spec`: with draft-mtp, a config's MTP block is appended as
 // the GGUF that draft-mtp needs holds it (llama.cpp's converter, conversion/qwen.py _Qwen35MtpMixin,

@@ -14,9 +14,12 @@
 //   - need_n_rs_seq(): a target drafted by MTP / EAGLE-3 (and DFlash) keeps --spec-draft-n-max
 //     snapshot rows per sequence of its recurrent state (rows = mem_size x (1 + n_rs_seq)); a
 //     real log (ggml-org/llama.cpp PR #23269): "(1 cells, 41 layers, 1 seqs  2 rs_seq)".
+//   - A config's MTP block reaches llama-server only if the converter writes it into the GGUF
+//     (llamacpp_config_mtp below).
 #include <algorithm>
 
 #include "base/arith.h"
+#include "base/text.h"
 #include "engines/llamacpp.h"
 #include "engines/vllm.h"
 
@@ -48,7 +51,35 @@ int64_t llamacpp_n_rs_seq(const LlamaDraftOptions& d) {
     return snapshots ? std::max<int64_t>(0, d.n_max) : 0;
 }
 
+namespace {
+
+bool declares_mtp(const ModelSpec& m) {
+    return std::any_of(m.notes.begin(), m.notes.end(), [](const Message& n) { return n.code == "mtp"; });
+}
+
+}  // namespace
+
+// llama.cpp's converter keeps a config's MTP block only for some model families (read in
+// ggml-org/llama.cpp conversion/): qwen.py's _Qwen35MtpMixin (Qwen3_5 / Qwen3_5Moe, unless
+// --no-mtp) and deepseek.py's DeepseekV32Model (skip_mtp = False, PR #23346) add it to block_count
+// and write nextn_predict_layers, as glm.py does for Glm4MoeLite and GlmMoeDsa (unless --no-mtp).
+// DeepseekV2Model (DeepseekV2/V3ForCausalLM, so Kimi K2 too) has skip_mtp = True and drops every
+// layer past num_hidden_layers; Qwen3NextModel's filter_tensors drops mtp.*. Other types: unknown.
+Result<bool> llamacpp_config_mtp(const ModelSpec& m) {
+    if (m.gguf || !declares_mtp(m)) return true;  // a GGUF's own nextn_predict_layers decides
+    const std::string t = lower(m.model_type);
+    for (const char* kept :
+         {"qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text", "deepseek_v32", "glm4_moe_lite", "glm_moe_dsa"})
+        if (t == kept) return true;
+    for (const char* dropped : {"deepseek_v2", "deepseek_v3", "kimi_k2", "qwen3_next"})
+        if (t == dropped)
+            return make_error("unsupported", note("llama_spec_mtp_dropped", {{"model", m.name}, {"type", t}}));
+    return make_error("unsupported",
+                      note("llama_spec_mtp_unknown", {{"model", m.name}, {"type", t.empty() ? "?" : t}}));
+}
+
 Result<ModelSpec> llamacpp_mtp_model(const ModelSpec& target) {
+    if (auto kept = llamacpp_config_mtp(target); !kept) return kept.error();
     int64_t n = target.gguf ? target.gguf->nextn_layers : 0;
     if (n <= 0)
         for (const Message& m : target.notes)
@@ -67,11 +98,11 @@ Result<ModelSpec> llamacpp_mtp_model(const ModelSpec& target) {
 
 ModelSpec llamacpp_target(const ModelSpec& m, LlamaSpecType spec) {
     if (spec != LlamaSpecType::DraftMtp || m.gguf) return m;
-    const bool has_mtp = std::any_of(m.notes.begin(), m.notes.end(), [](const Message& n) { return n.code == "mtp"; });
     const Layer* geometry = nullptr;
     for (const Layer& l : m.layers)
         if (l.kind == LayerKind::Full || l.kind == LayerKind::Mla) geometry = &l;
-    if (!has_mtp || !geometry) return m;  // llamacpp_mtp_model refuses it
+    // llamacpp_mtp_model refuses these: no block, or one the converter does not write into the GGUF.
+    if (!declares_mtp(m) || !geometry || !llamacpp_config_mtp(m)) return m;
     Layer nextn = *geometry;
     nextn.kind = LayerKind::None;
     nextn.window = 0;

@@ -28,6 +28,7 @@ LlamaLayout lay(const ModelSpec& m, const LlamaOptions& o) {
 ModelSpec qwen36_mtp() {
     ModelSpec m;
     m.name = "Qwen3.6-35B-A3B (hand-built)";
+    m.model_type = "qwen3_5_moe_text";  // a family whose converter keeps the MTP block
     m.dtype = "bfloat16";
     m.ssm_dtype = "float32";
     m.max_position_embeddings = 262144;
@@ -109,8 +110,9 @@ TEST_CASE("--spec-type names and need_n_rs_seq") {
 }
 
 TEST_CASE("an MTP draft context caches only the nextn layers, as the target's last full-attention layer") {
-    // DeepSeek-V3: num_nextn_predict_layers 1, an MLA layer: K 512 + 64 wide, no V.
-    const ModelSpec v3 = fixture("deepseek-ai/DeepSeek-V3");
+    // DeepSeek-V3.2 (deepseek.py's DeepseekV32Model keeps its MTP layer): num_nextn_predict_layers 1,
+    // an MLA layer: K 512 + 64 wide, no V.
+    const ModelSpec v3 = fixture("deepseek-ai/DeepSeek-V3.2");
     auto mtp = llamacpp_mtp_model(v3);
     REQUIRE(mtp.ok());
     REQUIRE(mtp->layers.size() == 1);
@@ -227,7 +229,7 @@ TEST_CASE("budget CLI: -md and --spec-draft-n-max, llama.cpp's own flags") {
 }
 
 TEST_CASE("llamacpp CLI: the draft context's lines follow the target's; a model without MTP is refused first") {
-    const std::string v3 = kvb::test::config_path("deepseek-ai--DeepSeek-V3");
+    const std::string v3 = kvb::test::config_path("deepseek-ai--DeepSeek-V3.2");
     auto r = kvb::test::run_cli("llamacpp " + v3 + " -c 4096 --spec-type draft-mtp", false);
     CHECK(r.status == 0);
     CHECK(r.out ==
@@ -251,6 +253,79 @@ TEST_CASE("llamacpp CLI: the draft context's lines follow the target's; a model 
     CHECK(next.out ==
           "kvbudget: error: Qwen/Qwen3-Next-80B-A3B-Thinking carries no multi-token-prediction block "
           "(nextn_predict_layers): --spec-type draft-mtp needs a GGUF or config that has one\n");
+}
+
+// A config's MTP block reaches llama-server only if llama.cpp's converter writes it into the GGUF:
+// deepseek.py's DeepseekV2Model (DeepseekV2/V3ForCausalLM) has skip_mtp = True and drops every layer past
+// num_hidden_layers; qwen.py's Qwen3NextModel drops mtp.*; _Qwen35MtpMixin keeps Qwen3.5's.
+TEST_CASE("draft-mtp from a config: refused when llama.cpp's converter drops the MTP layers") {
+    const std::string dropped =
+        "deepseek-ai/DeepSeek-V3 (deepseek_v3): llama.cpp's converter drops its multi-token-prediction layers, so "
+        "its GGUF has no nextn_predict_layers and llama-server cannot run --spec-type draft-mtp on it";
+    const ModelSpec v3 = fixture("deepseek-ai/DeepSeek-V3");
+    auto mtp = llamacpp_mtp_model(v3);
+    REQUIRE_FALSE(mtp.ok());
+    CHECK(mtp.error().code == "unsupported");
+    CHECK(mtp.error().detail.code == "llama_spec_mtp_dropped");
+    CHECK(mtp.error().message == dropped);
+    // No MTP layer is appended to the target either: 61 layers, as its GGUF holds them.
+    CHECK(llamacpp_target(v3, LlamaSpecType::DraftMtp).layers.size() == 61);
+    // vLLM runs DeepSeek's MTP from the checkpoint itself: its drafter still has the one layer.
+    CHECK(vllm_nextn_layers(v3) == 1);
+
+    // budget: refused, not 11.6 B parameters of MTP weights that no GGUF carries.
+    BudgetInputs in;
+    in.engine = BudgetEngine::LlamaCpp;
+    in.gpu_memory_bytes = 8 * 80LL * 1024 * 1024 * 1024;
+    in.weights = "Q4_K_M";
+    in.context = 4096;
+    in.spec_type = "draft-mtp";
+    auto b = compute_budget(v3, in);
+    REQUIRE_FALSE(b.ok());
+    CHECK(b.error().message == dropped);
+    auto r1 = llamacpp_mtp_model(fixture("deepseek-ai/DeepSeek-R1"));
+    REQUIRE_FALSE(r1.ok());
+    CHECK(r1.error().detail.code == "llama_spec_mtp_dropped");
+    CHECK(r1.error().detail.param("type") == "deepseek_v3");
+
+    auto cli = kvb::test::run_cli("llamacpp " + kvb::test::config_path("deepseek-ai--DeepSeek-V3") +
+                                  " -c 4096 --spec-type draft-mtp");
+    CHECK(cli.status == 1);
+    CHECK(cli.out == "kvbudget: error: " + dropped + "\n");
+
+    // Qwen3-Next's config may declare mtp_num_hidden_layers; its converter ignores the mtp.* tensors.
+    std::string next_text = kvb::test::fixture_text("Qwen/Qwen3-Next-80B-A3B-Thinking");
+    next_text.insert(next_text.find('{') + 1, "\"mtp_num_hidden_layers\": 1,");
+    auto next = parse_config(next_text, "Qwen/Qwen3-Next-80B-A3B-Thinking");
+    REQUIRE(next.ok());
+    CHECK(vllm_nextn_layers(next.value()) == 1);
+    auto nm = llamacpp_mtp_model(next.value());
+    REQUIRE_FALSE(nm.ok());
+    CHECK(nm.error().message ==
+          "Qwen/Qwen3-Next-80B-A3B-Thinking (qwen3_next): llama.cpp's converter drops its multi-token-prediction "
+          "layers, so its GGUF has no nextn_predict_layers and llama-server cannot run --spec-type draft-mtp on it");
+
+    // A model_type whose conversion kvbudget has not read: refused, pointing at the GGUF.
+    std::string other = kvb::test::fixture_text("deepseek-ai/DeepSeek-V3");
+    other.replace(other.find("\"deepseek_v3\""), 13, "\"mla_future\"");
+    auto om = parse_config(other, "example/MLA-Future");
+    REQUIRE(om.ok());
+    auto unknown = llamacpp_mtp_model(om.value());
+    REQUIRE_FALSE(unknown.ok());
+    CHECK(unknown.error().message ==
+          "example/MLA-Future (mla_future): kvbudget does not know whether llama.cpp's converter keeps its "
+          "multi-token-prediction layers (it does for Qwen3.5, DeepSeek-V3.2, GLM-4.7-Flash and GLM-5): read its "
+          "GGUF, whose nextn_predict_layers says");
+
+    // Families whose converter keeps the block: Qwen3.5 (64 + 1 layers) and DeepSeek-V3.2 (61 + 1).
+    const ModelSpec q35 = fixture("Qwen/Qwen3.5-27B");
+    CHECK(llamacpp_config_mtp(q35).ok());
+    CHECK(llamacpp_target(q35, LlamaSpecType::DraftMtp).layers.size() == 65);
+    REQUIRE(llamacpp_mtp_model(q35).ok());
+    const ModelSpec v32 = fixture("deepseek-ai/DeepSeek-V3.2");
+    CHECK(llamacpp_target(v32, LlamaSpecType::DraftMtp).layers.size() == 62);
+    // A model without any MTP block keeps its own refusal.
+    CHECK(llamacpp_config_mtp(fixture("Qwen/Qwen3-8B")).ok());
 }
 
 // Qwen3.5's config names its MTP block mtp_num_hidden_layers (vLLM's qwen3_5_mtp reads it; llama.cpp's

@@ -120,10 +120,11 @@ test('the page sends a context, so it also shows what llama-server picks with ne
 });
 
 test('llama.cpp speculative decoding on the page: spec=mtp:2 is --spec-type draft-mtp --spec-draft-n-max 2', async () => {
-  const dsv3 = path.join(root, 'tests/fixtures/configs/deepseek-ai--DeepSeek-V3.json');
+  // DeepSeek-V3.2: its converter keeps the MTP layer (DeepSeek-V3's drops it, so the page refuses draft-mtp there).
+  const dsv3 = path.join(root, 'tests/fixtures/configs/deepseek-ai--DeepSeek-V3.2.json');
   const want = JSON.parse(execFileSync(cliPath, ['budget', dsv3, '--engine', 'llamacpp', '--gpu', 'h200', '--gpu-count', '8', '--max-model-len', '8192', '--weights', 'Q4_K_M', '--spec-type', 'draft-mtp', '--spec-draft-n-max', '2', '--json'], { encoding: 'utf8' }));
   assert.equal(want.budget.llamacpp.draft.bytes, 8192 * 576 * 2); // one MLA layer, K only
-  const { page, context, errors } = await openPage(env, 'model=deepseek-ai/DeepSeek-V3&engine=llamacpp&gpu=h200&gpuCount=8&ctx=8192&weights=Q4_K_M&spec=mtp:2');
+  const { page, context, errors } = await openPage(env, 'model=deepseek-ai/DeepSeek-V3.2&engine=llamacpp&gpu=h200&gpuCount=8&ctx=8192&weights=Q4_K_M&spec=mtp:2');
   assert.deepEqual(errors, []);
   assert.equal(await page.isVisible('#ctl-spec'), true);
   assert.equal(await page.textContent('[data-field="ctl-spec"] label'), 'llama.cpp speculative decoding');
