@@ -158,6 +158,20 @@ Layer no_cache_layer() {
     return l;
 }
 
+// A gated-delta-net layer's fixed state (Qwen3-Next, Qwen3.5, Kimi's KDA): a short convolution over
+// q, k and v, and one key x value matrix per value head.
+Layer gated_delta_layer(int64_t conv_kernel, int64_t key_heads, int64_t key_dim, int64_t value_heads,
+                        int64_t value_dim) {
+    Layer l;
+    l.kind = LayerKind::Linear;
+    l.state.conv_kernel = conv_kernel;
+    l.state.d_inner = value_heads * value_dim;
+    l.state.n_groups = key_heads;
+    l.state.d_state = key_dim;
+    l.state.heads = value_heads;
+    return l;
+}
+
 struct Builder {
     const ConfigReader& r;
     ModelSpec& m;
@@ -419,14 +433,7 @@ struct Builder {
         if (!Dv) return Dv.error();
         auto Hv = r.required_int({"linear_num_value_heads"}, 1, kMaxHeads);
         if (!Hv) return Hv.error();
-        Layer l;
-        l.kind = LayerKind::Linear;
-        l.state.conv_kernel = K.value();
-        l.state.d_inner = Hv.value() * Dv.value();
-        l.state.n_groups = Hk.value();
-        l.state.d_state = Dk.value();
-        l.state.heads = Hv.value();
-        return l;
+        return gated_delta_layer(K.value(), Hk.value(), Dk.value(), Hv.value(), Dv.value());
     }
 
     // Mamba-2 (Nemotron-H, Granite 4, Falcon-H1 and plain mamba2 configs): the field
@@ -573,13 +580,9 @@ struct Builder {
                 k = mark;
             }
         }
-        Layer kda;
-        kda.kind = LayerKind::Linear;
-        kda.state.conv_kernel = conv_r.value();
-        kda.state.d_inner = heads_r.value() * dim_r.value();
-        kda.state.n_groups = heads_r.value();
-        kda.state.d_state = dim_r.value();
-        kda.state.heads = heads_r.value();
+        // KDA's state is gated delta net's with as many key heads as value heads.
+        const Layer kda =
+            gated_delta_layer(conv_r.value(), heads_r.value(), dim_r.value(), heads_r.value(), dim_r.value());
         for (size_t i = 0; i < kind.size(); ++i)
             if (kind[i] == 1) m.layers[i] = kda;
         // Kimi K3 adds a latent routed-expert space, full-rank KDA gates and attention-residual blocks, which
