@@ -1,12 +1,13 @@
 // Page entry: builds the DOM, loads the WASM core, the catalog and the model,
 // and re-renders from one state object whenever a control changes.
 // The calculator module (linked for size, no simulator): the simulator's worker loads the whole one.
-// The calculator module's Emscripten glue is a chunk of its own (kvbudget-calc-*.js): the
-// default link's first answer does not need it (prerender.js); any other link asks for it as
-// soon as this script runs (loadCore in boot), while the WebAssembly boot.js started is still
-// compiling. Not preloaded by boot.js: over HTTP/1.1 its request took one of the six
-// connections the page's own chunks need first (bench/web/load-trace.mjs on a preset embed).
+// The calculator module's Emscripten glue (about 7 KB gzip) is bundled here, not a chunk of its
+// own: as a chunk, a preset link (an embed) asked for it only once this script ran, one more
+// round trip before its first answer (708 against 438 ms, bench/web/bench.mjs); the default
+// link, whose first answer does not need it (prerender.js), pays those bytes and stays far
+// under the 150 KB before its first answer.
 import { KvbudgetError } from '../../wasm/kvbudget-api.js';
+import { loadKvbudget } from '../../wasm/kvbudget-calc.js';
 import { prerenderedCore, CoreNotYet } from './prerender.js';
 import { t, tMsg, setLanguage, detectLanguage, loadLanguage, hasLanguage } from './i18n.js';
 import { shareBar, shareRendered, ignoredNote, languageSwitcher, applyThemeParam } from './share.js';
@@ -38,10 +39,10 @@ const compileCalc = () => (typeof WebAssembly.compileStreaming === 'function'
 let calcWasm = null;
 const loadCore = () => {
   calcWasm ||= early.calcWasm ? early.calcWasm.catch(compileCalc) : compileCalc();
-  return import('../../wasm/kvbudget-calc.js').then(({ loadKvbudget }) => loadKvbudget({ wasmUrl: calcWasmUrl, wasmModule: calcWasm }));
+  return loadKvbudget({ wasmUrl: calcWasmUrl, wasmModule: calcWasm });
 };
-// boot.js started the module's compile: this link's answer needs the module, so its glue is
-// asked for now, not after the page is built (loadKvbudget loads once; boot awaits the same).
+// boot.js started the module's compile: this link's answer needs the module, so it is
+// instantiated now, not after the page is built (loadKvbudget loads once; boot awaits the same).
 if (early.calcWasm) loadCore().catch(() => {});
 
 // A JSON block the build put into the page (scripts/build-site.mjs), or null.
