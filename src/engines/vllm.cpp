@@ -297,10 +297,6 @@ void plan_attention(const ModelSpec& m, const VllmOptions& o, const KvType& kvt,
                                                   m.dims.qk_nope_head_dim, o.mla_forced_block_sizes);
         p.attn_block = b.block_size;
         L.mla_backend = b.backend;
-        const int cc = o.gpu_compute_capability;
-        L.notes.push_back(note("vllm_mla_backend", {{"backend", b.backend},
-                                                    {"block", to_string(b.block_size)},
-                                                    {"capability", to_string(cc / 10) + "." + to_string(cc % 10)}}));
     }
     // Chunked local attention (Llama 4): vLLM disables the hybrid manager by default
     // (VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE unset), so chunked layers are full.
@@ -430,17 +426,20 @@ Result<VllmLayout> vllm_layout(const ModelSpec& m, const VllmOptions& o) {
     const int64_t kernel_block = p.attn_block;
     unify_hybrid_block(m, o, p, L);
     L.attn_block_size = p.attn_block;
-    // A hybrid's state page raises the block (Kimi Linear: 1888 tokens); the backend's size is then only
-    // the alignment, and a note saying blocks "hold 16 tokens" would contradict vLLM's own line.
-    if (p.attn_block != kernel_block)
-        for (Message& n : L.notes)
-            if (n.code == "vllm_mla_backend") {
-                MessageParams params = n.params;  // backend, block, capability
-                params.emplace_back("align", to_string(kernel_block));
-                for (auto& kv : params)
-                    if (kv.first == "block") kv.second = to_string(p.attn_block);
-                n = note("vllm_mla_backend_hybrid", std::move(params));
-            }
+    if (!L.mla_backend.empty()) {
+        // Said once the block is final: a hybrid's state page raises it (Kimi Linear: 1888 tokens), and the
+        // backend's size is then only the alignment beside vLLM's own "Setting attention block size" line.
+        const int cc = o.gpu_compute_capability;
+        MessageParams params = {{"backend", L.mla_backend},
+                                {"block", to_string(p.attn_block)},
+                                {"capability", to_string(cc / 10) + "." + to_string(cc % 10)}};
+        if (p.attn_block == kernel_block) {
+            L.notes.push_back(note("vllm_mla_backend", std::move(params)));
+        } else {
+            params.emplace_back("align", to_string(kernel_block));
+            L.notes.push_back(note("vllm_mla_backend_hybrid", std::move(params)));
+        }
+    }
 
     // Only the target's layers are split (get_pp_indices, VLLM_PP_LAYER_PARTITION); the drafter is
     // built by the last stage's model runner ("we put the entire draft model on the last PP rank",
