@@ -57,6 +57,14 @@ bool declares_mtp(const ModelSpec& m) {
     return std::any_of(m.notes.begin(), m.notes.end(), [](const Message& n) { return n.code == "mtp"; });
 }
 
+// The MTP block is one more attention layer shaped like the model's last one.
+const Layer* mtp_geometry(const ModelSpec& m) {
+    const Layer* geometry = nullptr;
+    for (const Layer& l : m.layers)
+        if (l.kind == LayerKind::Full || l.kind == LayerKind::Mla) geometry = &l;
+    return geometry;
+}
+
 }  // namespace
 
 // llama.cpp's converter keeps a config's MTP block only for some model families (read in
@@ -81,13 +89,9 @@ Result<bool> llamacpp_config_mtp(const ModelSpec& m) {
 Result<ModelSpec> llamacpp_mtp_model(const ModelSpec& target) {
     if (auto kept = llamacpp_config_mtp(target); !kept) return kept.error();
     int64_t n = target.gguf ? target.gguf->nextn_layers : 0;
-    if (n <= 0)
-        for (const Message& m : target.notes)
-            if (m.code == "mtp") n = vllm_nextn_layers(target);
+    if (n <= 0 && declares_mtp(target)) n = vllm_nextn_layers(target);
     if (n <= 0) return make_error("unsupported", note("llama_spec_no_mtp", {{"model", target.name}}));
-    const Layer* geometry = nullptr;
-    for (const Layer& l : target.layers)
-        if (l.kind == LayerKind::Full || l.kind == LayerKind::Mla) geometry = &l;
+    const Layer* geometry = mtp_geometry(target);
     if (!geometry) return make_error("unsupported", note("llama_spec_no_mtp", {{"model", target.name}}));
     ModelSpec m = target;
     m.name = target.name + " (MTP)";
@@ -98,9 +102,7 @@ Result<ModelSpec> llamacpp_mtp_model(const ModelSpec& target) {
 
 ModelSpec llamacpp_target(const ModelSpec& m, LlamaSpecType spec) {
     if (spec != LlamaSpecType::DraftMtp || m.gguf) return m;
-    const Layer* geometry = nullptr;
-    for (const Layer& l : m.layers)
-        if (l.kind == LayerKind::Full || l.kind == LayerKind::Mla) geometry = &l;
+    const Layer* geometry = mtp_geometry(m);
     // llamacpp_mtp_model refuses these: no block, or one the converter does not write into the GGUF.
     if (!declares_mtp(m) || !geometry || !llamacpp_config_mtp(m)) return m;
     Layer nextn = *geometry;
