@@ -11,7 +11,7 @@
 #
 #   scripts/sim-sustainable-rate.sh WORKLOAD POLICY DURATION [simulate flags...]
 #   scripts/sim-sustainable-rate.sh sharegpt paged 600
-#   scripts/sim-sustainable-rate.sh alpaca oracle 120 --beam 6
+#   scripts/sim-sustainable-rate.sh alpaca oracle 600 --beam 6
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 kvb=${KVB_CLI:-$here/build/kvbudget}

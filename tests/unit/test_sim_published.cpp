@@ -209,12 +209,12 @@ const Rates& rates() {
         x.share_paged = sustainable_rate(opt13b_a100(Policy::Paged), Lengths::ShareGpt, 600);
         x.share_oracle = sustainable_rate(opt13b_a100(Policy::Oracle), Lengths::ShareGpt, 600);
         x.share_max = sustainable_rate(opt13b_a100(Policy::Max), Lengths::ShareGpt, 600);
-        x.alp_paged = sustainable_rate(opt13b_a100(Policy::Paged), Lengths::Alpaca, 120);
-        x.alp_oracle = sustainable_rate(opt13b_a100(Policy::Oracle), Lengths::Alpaca, 120);
+        x.alp_paged = sustainable_rate(opt13b_a100(Policy::Paged), Lengths::Alpaca, 600);
+        x.alp_oracle = sustainable_rate(opt13b_a100(Policy::Oracle), Lengths::Alpaca, 600);
         SimConfig pb = opt13b_a100(Policy::Paged), ob = opt13b_a100(Policy::Oracle);
         pb.beam_width = ob.beam_width = 6;
-        x.beam_paged = sustainable_rate(pb, Lengths::Alpaca, 120);
-        x.beam_oracle = sustainable_rate(ob, Lengths::Alpaca, 120);
+        x.beam_paged = sustainable_rate(pb, Lengths::Alpaca, 600);
+        x.beam_oracle = sustainable_rate(ob, Lengths::Alpaca, 600);
         return x;
     }();
     return r;
@@ -229,8 +229,13 @@ const Rates& rates() {
 // rate). Tolerance: the paper prints one decimal, so 1.3x is [1.25, 1.35) and a
 // range 1.7-2.7 is [1.65, 2.75); the measurement itself is within +-0.3% (above).
 // Measured (ten seeds): ShareGPT 2.627 / 1.561 / 0.956 req/s (paged / Oracle / Max:
-// 1.68x, 2.75x), Alpaca 43.56 / 33.19 (1.31x), beam width 6 8.28 / 5.48 (1.51x);
-// scripts/sim-sustainable-rate.sh prints the same rates. ShareGPT paged / Oracle
+// 1.68x, 2.75x), Alpaca 32.14 / 24.70 (1.30x), beam width 6 5.91 / 3.90 (1.51x);
+// scripts/sim-sustainable-rate.sh prints the same rates. Every run lasts 600 s, as
+// the artifact's did (experiments/fig12-*.sh, fig14-beam.sh; an hour in the paper).
+// Alpaca ran 120 s before, which gave the same ratios (1.31x, 1.51x) but rates
+// 35-40% higher (43.56 / 33.19, 8.28 / 5.48): a 120 s run tolerates queues a 600 s
+// one does not (an Alpaca request may wait ~58 s at 1 s/token, half of 120 s), and
+// only the 600 s rates can be set beside the artifact's sweeps. ShareGPT paged / Oracle
 // over single seeds 5-14: 1.62-1.75; an hour of requests (the paper's duration,
 // seeds 5-7) gives 1.68x too (2.07 / 1.23 req/s). (With lognormal ShareGPT lengths
 // vLLM / Max was 2.61x, under the floor: the paper's lengths, more short prompts,
@@ -255,13 +260,9 @@ TEST_CASE("Fig. 12 / 14: sustainable-rate ratios of vLLM over the Orca baselines
 
 // KNOWN GAP, at the issue's bound: doctest reports this failure but it does not
 // fail the run (may_fail), so the distance stays visible in every test log.
-// Beam width 6, vLLM / Orca (Oracle): 1.51x (8.28 / 5.48 req/s), not 2.3x.
-// These runs last 120 s; the artifact's lasted 600 s (experiments/fig14-beam.sh),
-// and a 120 s run tolerates queues a 600 s one does not (an Alpaca request may wait
-// ~58 s at 1 s/token), so its rates sit 35-40% higher while the ratios hold: at 600 s
-// (scripts/sim-sustainable-rate.sh, same seeds) 5.91 / 3.90 req/s, 1.51x, and basic
-// sampling 32.14 / 24.70, 1.30x (width 2: 17.18 / 11.96, width 4: 8.79 / 5.92).
-// Only the 600 s rates compare with the artifact's sweeps (top rates vLLM / Orca
+// Beam width 6, vLLM / Orca (Oracle): 1.51x (5.91 / 3.90 req/s), not 2.3x
+// (width 2: 17.18 / 11.96, 1.44x; width 4: 8.79 / 5.92, 1.49x, from the script).
+// Against the artifact's sweeps (600 s; top rates vLLM / Orca
 // (Oracle): basic 31.5 / 24, width 2 19 / 11, width 4 11 / 6, width 6 8.5 / 4.5).
 // Ours land 2-3% above both tops for basic sampling; with beams our Orca (Oracle)
 // stays within -13% to +9% of its top with no trend, our vLLM falls further under
