@@ -10,6 +10,7 @@ import * as esbuild from 'esbuild';
 import { generateCatalog } from './gen-catalog.mjs';
 import { DEFAULT_MODEL, defaultState } from '../web/src/state.js';
 import { budgetInputs } from '../web/src/budget-inputs.js';
+import { contextStops } from '../web/src/context-stops.js';
 import { DEFAULT_HUB, withHubCsp } from './csp.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -111,18 +112,32 @@ const preloads = chunks.map((c) => `<link rel="modulepreload" href="${c}">`);
 const models = generateCatalog(site);
 const jsonBlock = (text) => text.replace(/</g, '\\u003c');
 const defaultFile = models.find((m) => m.id === DEFAULT_MODEL)?.file;
-const bootJs = fs.readFileSync(path.join(root, 'web/boot.js'), 'utf8');
+// Minified: every page carries it, and its comments are for this repository.
+const bootJs = (await esbuild.transform(fs.readFileSync(path.join(root, 'web/boot.js'), 'utf8'), { minify: true, target: 'es2020', legalComments: 'none' })).code.trim();
 const bootHash = crypto.createHash('sha256').update(bootJs).digest('base64');
 const languageFiles = Object.fromEntries(Object.entries(built.metafile.outputs)
   .filter(([, o]) => /^web\/i18n\/.+\.json$/.test(o.entryPoint || ''))
   .map(([file, o]) => [path.basename(o.entryPoint, '.json'), path.basename(file)]));
 if (!defaultFile) throw new Error(`build-site: the default model ${DEFAULT_MODEL} is not in the catalog (data/), so the page has no first answer to prerender`);
 const defaultConfig = fs.readFileSync(path.join(site, 'catalog', defaultFile), 'utf8').trim();
+// The calculator module the page loads, run under node: the build's answers are its bytes.
+const { loadKvbudget } = await import('../wasm/kvbudget-calc.js');
+const calc = await loadKvbudget({ wasmBinary: fs.readFileSync(path.join(wasmDir, 'kvbudget-calc.wasm')) });
+const ANSWER_PREFIX = '{"ok":true,"value":';
+// The core's Answer for `input` as the bytes it wrote, or null with what it said instead.
+function coreAnswer(model, input) {
+  const raw = calc.m.compute(model.handle, JSON.stringify(input));
+  return raw.startsWith(ANSWER_PREFIX) && raw.endsWith('}') ? { text: raw.slice(ANSWER_PREFIX.length, -1) } : { text: null, raw };
+}
+const answersStart = performance.now();
+const answerFiles = writeCatalogAnswers();
+const answersMs = performance.now() - answersStart;
 const inline = [
   `<script type="application/json" id="kvb-languages">${jsonBlock(JSON.stringify(languageFiles))}</script>`,
+  // Each bundled model's contexts with an answer in answers/ (web/boot.js decides by them whether a link needs the module first).
   `<script type="application/json" id="kvb-catalog">${jsonBlock(JSON.stringify({ models }))}</script>`,
   `<script type="application/json" id="kvb-config" data-id="${DEFAULT_MODEL}">${jsonBlock(defaultConfig)}</script>`,
-  `<script type="application/json" id="kvb-answer">${jsonBlock(await prerenderDefault(defaultConfig))}</script>`,
+  `<script type="application/json" id="kvb-answer" data-ctx="${defaultState().ctx}">${jsonBlock(prerenderDefault(defaultConfig))}</script>`,
   `<script>${bootJs}</script>`,
 ];
 
@@ -133,21 +148,60 @@ const inline = [
 // Answer goes in as the bytes the core wrote (what `kvbudget budget --json` prints for these
 // settings; tests/node/prerender.test.mjs), last in the block. No answer, no site: an
 // exception here (a refusal included) stops the build.
-async function prerenderDefault(configText) {
-  const { loadKvbudget } = await import('../wasm/kvbudget-calc.js');
-  const core = await loadKvbudget({ wasmBinary: fs.readFileSync(path.join(wasmDir, 'kvbudget-calc.wasm')) });
-  const model = core.parseConfig(configText, DEFAULT_MODEL);
+function prerenderDefault(configText) {
+  const model = calc.parseConfig(configText, DEFAULT_MODEL);
   const input = budgetInputs(defaultState());
-  const raw = core.m.compute(model.handle, JSON.stringify(input));
-  const prefix = '{"ok":true,"value":';
-  if (!raw.startsWith(prefix) || !raw.endsWith('}')) throw new Error(`build-site: the core gave no answer for the default link (${DEFAULT_MODEL}, ${JSON.stringify(input)}): ${raw}`);
+  const got = coreAnswer(model, input);
+  if (got.text === null) throw new Error(`build-site: the core gave no answer for the default link (${DEFAULT_MODEL}, ${JSON.stringify(input)}): ${got.raw}`);
   const spec = model.spec;
   model.release();
-  // The message table (messages) is for other faces; the page never reads it.
-  const catalog = { ...core.catalog() };
+  // The message table (messages) is for other faces; the page never reads it. The catalog
+  // here is also what a bundled model's answers (answers/) are shown with.
+  const catalog = { ...calc.catalog() };
   delete catalog.messages;
   const head = JSON.stringify({ model: DEFAULT_MODEL, input, catalog, spec });
-  return head.slice(0, -1) + ',"answer":' + raw.slice(prefix.length, -1) + '}';
+  return head.slice(0, -1) + ',"answer":' + got.text + '}';
+}
+
+// A link that presets a bundled model (an embed in a post about it) and, at most, a context
+// the page's slider offers for it or the page's default one: its answer is computed now too,
+// so it needs no calculator module first either (issue 13). answers/<its catalog file>:
+// its config (the page's copy, one request for both), its spec and, one a line, the
+// BudgetInputs the page asks for the default settings at each of those contexts with the
+// Answer the core wrote for them, byte for byte (`kvbudget budget --json`;
+// tests/node/catalog-answers.test.mjs). Each model's entry in the page's catalog gets the
+// contexts answered (ctx), so web/boot.js knows at once which file, if any, a link needs.
+// A bundled model the core cannot read stops the build, as the default does; a context the
+// core refuses to answer is left out (the module then says why).
+function writeCatalogAnswers() {
+  const dir = path.join(site, 'answers');
+  fs.mkdirSync(dir, { recursive: true });
+  let total = 0;
+  for (const entry of models) {
+    // Trimmed as #kvb-config is: the default model's file then holds the page's own copy.
+    const configText = fs.readFileSync(path.join(site, 'catalog', entry.file), 'utf8').trim();
+    const model = calc.parseConfig(configText, entry.id);
+    const max = model.spec.max_position_embeddings;
+    const contexts = [...new Set([...contextStops(max), defaultState().ctx])].sort((a, b) => a - b);
+    const lines = [];
+    entry.ctx = [];
+    for (const ctx of contexts) {
+      const input = budgetInputs({ ...defaultState(), model: entry.id, ctx });
+      const got = coreAnswer(model, input);
+      if (got.text === null) {
+        console.warn(`build-site: no answer for ${entry.id} at context ${ctx} (the module will say why): ${got.raw.slice(0, 200)}`);
+        continue;
+      }
+      lines.push(`{"input":${JSON.stringify(input)},"answer":${got.text}}`);
+      entry.ctx.push(ctx);
+    }
+    const head = JSON.stringify({ model: entry.id, config: configText, spec: model.spec });
+    model.release();
+    const text = head.slice(0, -1) + ',"answers":[\n' + lines.join(',\n') + '\n]}\n';
+    fs.writeFileSync(path.join(dir, entry.file), text);
+    total += text.length;
+  }
+  return { count: models.length, bytes: total };
 }
 // KVB_HUB_URL: the hub this site talks to (default the Hugging Face Hub); it goes into
 // kvbudget.config.json and into the CSP's connect-src, which allows nothing else off-site.
@@ -182,3 +236,4 @@ fs.writeFileSync(path.join(site, '.nojekyll'), '');
 const size = (f) => fs.statSync(path.join(site, f)).size;
 console.log(`site/: app.js ${size('app.js')} B, app.css ${size('app.css')} B, kvbudget-calc.wasm ${size('kvbudget-calc.wasm')} B, kvbudget.wasm ${size('kvbudget.wasm')} B, ` +
   `${models.length} catalog configs, ${traceCount} traces`);
+console.log(`site/answers/: ${answerFiles.count} files, ${answerFiles.bytes} B, computed in ${Math.round(answersMs)} ms`);

@@ -1,20 +1,46 @@
 // Runs while index.html is parsed, before the style sheet and app.js are here
 // (scripts/build-site.mjs inlines it ahead of them and allows it by its hash in the CSP):
-// for a link whose answer is not in the page, the calculator's WebAssembly is fetched and
-// compiled as its bytes stream in, and a link's bundled model config is asked for, so
-// neither waits until app.js is fetched, parsed and run (issue 13). main.js takes both from
+// for a link whose answer the build did not compute, the calculator's WebAssembly is fetched
+// and compiled as its bytes stream in, and a link's bundled model config (or its answers
+// file) is asked for, so neither waits until app.js is fetched, parsed and run (issue 13). main.js takes both from
 // self.kvbBoot and does the work itself wherever this could not (no streaming compile, a
 // server without application/wasm).
 (() => {
   const boot = (self.kvbBoot = {});
   // A link that sets nothing the answer depends on (only the language, theme, embed card
   // and its panels) gets the build's answer (#kvb-answer): nothing before it waits for the
-  // module, which main.js asks for once that answer is painted. Any other parameter may
-  // change the answer: the module is needed first, so it is asked for now.
+  // module, which main.js asks for once that answer is painted. So does a link that sets
+  // only a bundled model and a context the build answered for it (the catalog's ctx; none:
+  // the page's default, #kvb-answer's data-ctx): its answers file (answers/, with the
+  // model's config) is asked for now instead. Any other parameter may change the answer:
+  // the module is needed first, so it is asked for now.
   const PRESENTATION = ['lang', 'theme', 'embed', 'panels'];
-  const preset = [...new URLSearchParams(location.search).keys()].some((k) => !PRESENTATION.includes(k));
+  const params = new URLSearchParams(location.search);
+  const preset = [...params.keys()].some((k) => !PRESENTATION.includes(k));
+  let answered = null; // the catalog entry whose answers file has this link's answer
+  let inlineAnswer = !preset;
   try {
-    if (preset || !document.getElementById('kvb-answer')) {
+    const inline = document.getElementById('kvb-config').dataset.id;
+    const defaultCtx = Number(document.getElementById('kvb-answer').dataset.ctx);
+    const id = params.get('model') ?? inline;
+    const ctxParam = params.get('ctx');
+    const ctx = ctxParam === null ? defaultCtx : /^\d{1,15}$/.test(ctxParam) ? Number(ctxParam) : NaN;
+    const onlyThese = [...params.keys()].every((k) => PRESENTATION.includes(k) || k === 'model' || k === 'ctx');
+    const entry = onlyThese && JSON.parse(document.getElementById('kvb-catalog').textContent).models.find((m) => m.id === id);
+    if (entry?.ctx?.includes(ctx)) {
+      if (id === inline && ctx === defaultCtx) inlineAnswer = true;
+      else answered = entry;
+    }
+  } catch {
+    answered = null;
+  }
+  try {
+    if (answered) {
+      const data = fetch('answers/' + answered.file, { credentials: 'same-origin' }).then((r) => (r.ok ? r.json() : null)).catch(() => null);
+      boot.answers = { id: answered.id, data };
+      // The model's config is in the same file: one request for both.
+      boot.config = { id: answered.id, text: data.then((d) => d?.config ?? fetch('catalog/' + answered.file, { credentials: 'same-origin' }).then((r) => (r.ok ? r.text() : null)).catch(() => null)) };
+    } else if (!inlineAnswer || !document.getElementById('kvb-answer')) {
       boot.calcWasm = WebAssembly.compileStreaming(fetch('kvbudget-calc.wasm', { credentials: 'same-origin' }));
       boot.calcWasm.catch(() => {});
     }
@@ -33,7 +59,7 @@
   // i18n.js's detectLanguage: a valid ?lang=, else the browser's first English or Chinese.
   try {
     const files = JSON.parse(document.getElementById('kvb-languages').textContent);
-    const param = new URLSearchParams(location.search).get('lang');
+    const param = params.get('lang');
     let lang = param === 'en' || files[param] ? param : '';
     for (const l of lang ? [] : navigator.languages || [navigator.language]) {
       const low = String(l).toLowerCase();
@@ -48,11 +74,12 @@
     // i18n.js loads it
   }
   // The catalog's index is in the page (#kvb-catalog); the default model's config too
-  // (#kvb-config). A ?model= naming another bundled model: its file, asked for now.
+  // (#kvb-config). A ?model= naming another bundled model: its file, asked for now (with
+  // its answers above when the build has this link's).
   try {
-    const id = new URLSearchParams(location.search).get('model');
+    const id = params.get('model');
     const inline = document.getElementById('kvb-config');
-    const entry = id && id !== inline?.dataset.id && JSON.parse(document.getElementById('kvb-catalog').textContent).models.find((m) => m.id === id);
+    const entry = !boot.config && id && id !== inline?.dataset.id && JSON.parse(document.getElementById('kvb-catalog').textContent).models.find((m) => m.id === id);
     if (entry) {
       boot.config = { id, text: fetch('catalog/' + entry.file, { credentials: 'same-origin' }).then((r) => (r.ok ? r.text() : null)).catch(() => null) };
     }

@@ -108,10 +108,61 @@ test('controls changed before the module arrives: "computing", then applied when
   await context.close();
 });
 
-test('a link with presets waits for the module (its answer is not the build\'s) and asks for it at once', async () => {
+// The page's own record of when it first showed an answer and when it first asked for the
+// calculator module (fetch or a streaming compile), on its clock: "before" is in the page.
+function recordOrder() {
+  const seen = (window.__kvbOrder = []);
+  const note = (what) => seen.includes(what) || seen.push(what);
+  const wasm = (u) => String(u?.url ?? u).includes('kvbudget-calc.wasm');
+  const fetch0 = window.fetch;
+  window.fetch = function (u, ...rest) {
+    if (wasm(u)) note('module');
+    if (String(u?.url ?? u).includes('answers/')) note('answers');
+    return fetch0.call(this, u, ...rest);
+  };
+  new MutationObserver(() => {
+    if (document.body?.dataset.state === 'ready') note('ready');
+  }).observe(document, { attributes: true, subtree: true, attributeFilter: ['data-state'] });
+}
+
+test('a preset embed of a bundled model at a context the page offers: the build\'s answer before the module is asked for', async () => {
+  holdWasm();
+  const context = await env.browser.newContext({ viewport: { width: 1280, height: 900 } });
+  await context.addInitScript(recordOrder);
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(env.site.url + '?embed=1&model=Qwen/Qwen3-8B&ctx=32768');
+  await page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 15000 });
+  assert.equal((await bodyData(page)).core, 'loading');
+  const order = await page.evaluate(() => window.__kvbOrder);
+  assert.deepEqual(order.slice(0, 2), ['answers', 'ready'], `the answers file, then the answer, then the module: ${order}`);
+  const shown = await metrics(page);
+  const verdict = await page.textContent('[data-role="verdict"]');
+  assert.equal(await page.inputValue('#ctl-ctx'), '32768');
+  assert.match(await page.textContent('body'), /Qwen3-8B/);
+  // Qwen3-8B: 36 layers x 8 KV heads x 128 x (K + V) x 2 bytes.
+  assert.equal(shown['kv-bytes-per-token'], String(36 * 8 * 128 * 2 * 2));
+  // The module, once here, answers the same settings itself: the same numbers and words.
+  release();
+  await page.waitForFunction(() => document.body.dataset.core === 'live', null, { timeout: 15000 });
+  assert.deepEqual(await bodyData(page), { state: 'ready', core: 'live' });
+  assert.deepEqual(await metrics(page), shown);
+  assert.equal(await page.textContent('[data-role="verdict"]'), verdict);
+  assert.ok((await page.evaluate(() => window.__kvbOrder)).includes('module'), 'the module was asked for after the answer');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('a preset embed at a context the build did not answer waits for the module and asks for it at once', async () => {
   holdWasm();
   const asked = wasmAsked;
-  const { page, context, errors } = await openHeld('?embed=1&model=Qwen/Qwen3-8B&ctx=32768');
+  const context = await env.browser.newContext({ viewport: { width: 1280, height: 900 } });
+  await context.addInitScript(recordOrder);
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(env.site.url + '?embed=1&model=Qwen/Qwen3-8B&ctx=30000');
   for (let i = 0; i < 300 && wasmAsked === asked; i++) await new Promise((r) => setTimeout(r, 50));
   await page.waitForTimeout(300);
   assert.equal(wasmAsked, asked + 1, 'the module was asked for while the page loaded');
@@ -119,7 +170,9 @@ test('a link with presets waits for the module (its answer is not the build\'s) 
   release();
   await page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 15000 });
   assert.equal((await bodyData(page)).core, 'live');
+  assert.equal(await page.inputValue('#ctl-ctx'), '30000');
   assert.match(await page.textContent('body'), /Qwen3-8B/);
+  assert.ok(!(await page.evaluate(() => window.__kvbOrder)).includes('answers'), 'no answers file for a context it does not hold');
   assert.deepEqual(errors, []);
   await context.close();
 });

@@ -4,21 +4,10 @@ import { h, unbrokenFlags, setText, setHidden } from './dom.js';
 import { t, tMsg } from './i18n.js';
 import { bytes, tokens, int } from './format.js';
 import { SPEC_METHODS } from './state.js';
+import { contextStops } from './context-stops.js';
 
 const ENGINES = ['vllm', 'llamacpp', 'transformers'];
 const TP_SIZES = [0, 1, 2, 4, 8, 16, 32]; // 0: all the GPUs (vLLM's default is 1; the page sizes one engine over every GPU)
-// The context slider moves between the lengths people use (powers of two from 256: 4K,
-// 8K, 16K, 32K, 64K, 128K, ...) and ends at the model's own maximum; typing gives any length.
-const SLIDER_FIRST = 256;
-const SLIDER_LAST_NO_MAX = 1 << 20;
-
-export function contextStops(max) {
-  const top = max > 0 ? max : SLIDER_LAST_NO_MAX;
-  const stops = [];
-  for (let c = SLIDER_FIRST; c < top; c *= 2) stops.push(c);
-  stops.push(top);
-  return stops;
-}
 
 // The stop at or just below `ctx` (a typed length between stops sits on the lower one).
 function stopIndex(stops, ctx) {

@@ -8,7 +8,7 @@
 // under the 150 KB before its first answer.
 import { KvbudgetError } from '../../wasm/kvbudget-api.js';
 import { loadKvbudget } from '../../wasm/kvbudget-calc.js';
-import { prerenderedCore, CoreNotYet } from './prerender.js';
+import { prerenderedCore, firstAnswers, CoreNotYet } from './prerender.js';
 import { t, tMsg, setLanguage, detectLanguage, loadLanguage, hasLanguage } from './i18n.js';
 import { shareBar, shareRendered, ignoredNote, languageSwitcher, applyThemeParam } from './share.js';
 import { buildEmbed, embedRendered } from './embed.js';
@@ -27,8 +27,9 @@ import { quantPicker, syncQuantPicker, ggufSourceText } from './gguf-view.js';
 import { buildOffloadControls, syncOffload } from './offload-view.js';
 
 // The calculator's compile started while the HTML was parsed (web/boot.js) for a link whose
-// answer is not in the page; the default link's answer is (#kvb-answer, prerender.js), and
-// its module is asked for once that answer is painted (boot below). A server that does not
+// answer the build did not compute; the default link's answer is in the page (#kvb-answer,
+// prerender.js), a bundled model's at the page's contexts in its answers file (answers/,
+// asked for by boot.js), and their module is asked for once that answer is painted (boot below). A server that does not
 // send application/wasm still gets a compile.
 const early = self.kvbBoot || {};
 const calcWasmUrl = new URL('kvbudget-calc.wasm', import.meta.url).href;
@@ -698,17 +699,23 @@ async function boot() {
   });
   const bundledFirst = !state.revision && !state.quant && !!inlineModels?.models?.some((m) => m.id === state.model);
   app.hubReady = bundledFirst ? new Promise((resolve) => afterPaint(resolve)).then(siteConfig) : siteConfig();
-  // The default link (its settings give exactly the inputs the build computed): the build's
-  // answer is painted first, and the module is asked for after that frame (or at once, when a
-  // control is changed before then). Any other link waits for the module, as before.
+  // The default link (its settings give exactly the inputs the build computed), or a link
+  // presetting a bundled model at a context the build answered (its answers file, asked for
+  // by web/boot.js): the build's answer is painted first, and the module is asked for after
+  // that frame (or at once, when a control is changed before then). Any other link waits
+  // for the module, as before.
   const answerBlock = pageData('kvb-answer');
-  const pre = answerBlock && inlineConfig && app.prefetched?.id === inlineConfig.data.id ? JSON.parse(answerBlock.text) : null;
-  const prerendered = pre && pre.model === state.model && JSON.stringify(budgetInputs(state)) === JSON.stringify(pre.input);
+  const first = firstAnswers(state, JSON.stringify(budgetInputs(state)), {
+    inline: answerBlock ? JSON.parse(answerBlock.text) : null,
+    inlineConfig: inlineConfig?.data.id === state.model ? inlineConfig.text : null,
+    file: early.answers?.id === state.model ? await early.answers.data : null,
+  });
+  const prerendered = !!first;
   const catalogP = inlineModels
     || fetch('catalog/index.json').then((r) => (r.ok ? r.json() : { models: [] })).catch(() => ({ models: [] }));
   let core;
   if (prerendered) {
-    core = prerenderedCore(pre, inlineConfig.text);
+    core = prerenderedCore(first.data, first.configText);
     let asked = null;
     app.wantCore = () => (asked ||= loadCore().then(goLive, (e) => {
       document.body.dataset.core = 'error';
