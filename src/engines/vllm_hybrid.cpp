@@ -33,7 +33,7 @@ void state_bytes_per_gpu(const Layer& l, int64_t tp, int64_t num_spec, int conv_
     // Mamba-2 replicates a group that cannot be split (extra_groups_for_head_shards).
     if (l.kind == LayerKind::Mamba && groups > 0 && groups % tp != 0) groups = tp;
     const int64_t conv_dim = g.d_inner + 2 * groups * g.d_state;
-    const int64_t taps = g.conv_kernel > 0 ? g.conv_kernel - 1 + num_spec : 0;
+    const int64_t taps = g.conv_kernel > 0 ? g.conv_kernel - 1 + (g.conv_spec_taps ? num_spec : 0) : 0;
     *conv = taps * (conv_dim / tp) * conv_b;
     *ssm = (g.d_inner / tp) * g.d_state * ssm_b;
 }

@@ -580,9 +580,10 @@ struct Builder {
                 k = mark;
             }
         }
-        // KDA's state is gated delta net's with as many key heads as value heads.
-        const Layer kda =
-            gated_delta_layer(conv_r.value(), heads_r.value(), dim_r.value(), heads_r.value(), dim_r.value());
+        // KDA's state is gated delta net's with as many key heads as value heads, but vLLM's
+        // kda_state_shape gives its conv state no speculative columns.
+        Layer kda = gated_delta_layer(conv_r.value(), heads_r.value(), dim_r.value(), heads_r.value(), dim_r.value());
+        kda.state.conv_spec_taps = false;
         for (size_t i = 0; i < kind.size(); ++i)
             if (kind[i] == 1) m.layers[i] = kda;
         // Kimi K3 adds a latent routed-expert space, full-rank KDA gates and attention-residual blocks, which
