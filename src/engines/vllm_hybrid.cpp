@@ -12,17 +12,18 @@ namespace kvb::vllm_steps {
 
 MambaCacheMode resolve_mamba_cache_mode(const ModelSpec& m, const VllmOptions& o, bool has_attn) {
     if (o.mamba_cache_mode != MambaCacheMode::Default) return o.mamba_cache_mode;
+    // MambaModelConfig.verify_and_update_config: without prefix caching every mode is "none". Hybrids
+    // have it on by default from 0.28.0 (VllmRelease::hybrid_prefix_caching), else only when asked.
+    const bool prefix_caching = o.enable_prefix_caching >= 0 ? o.enable_prefix_caching == 1 : o.hybrid_prefix_caching;
+    if (!prefix_caching || !has_attn) return MambaCacheMode::None;
     bool has_gdn = false;  // gated delta net (conv + recurrent state), not MiniMax's conv-less lightning attention
     for (const Layer& l : m.layers)
         if (l.kind == LayerKind::Linear && l.state.conv_kernel > 0) has_gdn = true;
-    // Models declaring SupportsMambaPrefixCaching (Mamba-2 hybrids such as Nemotron-H) get "all".
-    const bool mamba2_prefix = m.model_type == "nemotron_h";
-    // MambaModelConfig.verify_and_update_config with prefix caching on (the default in current
-    // releases): "all" when the model supports mamba prefix caching, else "align". Older
-    // releases ran hybrids without prefix caching ("none"); Qwen3.5 / Qwen3-Next logs of
-    // v0.24+ show "align".
-    if (has_gdn && has_attn) return MambaCacheMode::Align;
-    if (mamba2_prefix && has_attn && o.log_format == VllmLogFormat::Current) return MambaCacheMode::All;
+    // With prefix caching on, "none" becomes "all" for models declaring SupportsMambaPrefixCaching
+    // (Mamba-2 hybrids such as Nemotron-H) and "align" for the rest (Qwen3.5 / Qwen3-Next logs of 0.24,
+    // 0.27 with --enable-prefix-caching, and 0.29 by default show "align").
+    if (has_gdn) return o.mamba_align_mode ? MambaCacheMode::Align : MambaCacheMode::None;
+    if (m.model_type == "nemotron_h") return MambaCacheMode::All;
     return MambaCacheMode::None;
 }
 
