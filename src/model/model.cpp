@@ -640,6 +640,12 @@ struct Builder {
     Result<bool> standard_attention() {
         auto core = read_core();
         if (!core) return core;
+        // GLM-4.5 / 4.5-Air / 4.6's MTP layer (vLLM's Glm4MoeMTP reads num_nextn_predict_layers; llama.cpp's
+        // converter, conversion/glm.py Glm4MoeModel, adds it to block_count and writes nextn_predict_layers).
+        if (type == "glm4_moe")
+            if (auto mtp = r.find({"num_nextn_predict_layers"});
+                mtp && mtp->is_number_integer() && mtp->get<int64_t>() > 0)
+                note("mtp", {{"field", "num_nextn_predict_layers"}, {"n", std::to_string(mtp->get<int64_t>())}});
 
         const json* lt = r.find({"layer_types"});
         auto sw = r.optional_int({"sliding_window"}, 1, kMaxTokens);
