@@ -655,7 +655,7 @@ const std::vector<MessageTemplate>& message_templates() {
          "nextn_predict_layers and llama-server cannot run --spec-type draft-mtp on it"},
         {"llama_spec_mtp_unknown",
          "{model} ({type}): kvbudget does not know whether llama.cpp's converter keeps its multi-token-prediction "
-         "layers (it does for Qwen3.5, DeepSeek-V3.2, GLM-4.7-Flash and GLM-5): read its GGUF, whose "
+         "layers (it does for Qwen3.5, DeepSeek-V3.2, GLM-4.5 / 4.6, GLM-4.7-Flash and GLM-5): read its GGUF, whose "
          "nextn_predict_layers says"},
         {"llama_draft_max_range", "--spec-draft-n-max {value} is out of range (0 to 1024)"},
         {"llama_spec_needs_draft",

@@ -322,6 +322,8 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
     o.error_wording = rel->error_wording;
     o.mla_forced_block_sizes = rel->mla_forced_block_sizes;
     o.pp_check_all_layers = rel->pp_check_all_layers;
+    o.hybrid_prefix_caching = rel->hybrid_prefix_caching;
+    o.mamba_align_mode = rel->mamba_align_mode;
     auto cap = vllm_capacity(with_drafter ? *with_drafter : m, o, pools);
     if (!cap) return cap.error();
     r.capacity = std::move(cap.value());

@@ -305,9 +305,9 @@ void check_vllm_run(const LogFacts& f, const ModelSpec& base_model, const std::v
     if (!f.setting("kv_cache_dtype").empty()) o.kv_cache_dtype = f.setting("kv_cache_dtype");
     if (!f.setting("mamba_cache_mode").empty()) {
         if (auto mm = parse_mamba_cache_mode(f.setting("mamba_cache_mode"))) o.mamba_cache_mode = *mm;
-    } else if (f.setting("enable_prefix_caching") == "False") {
-        o.mamba_cache_mode = MambaCacheMode::None;
     }
+    if (f.setting("enable_prefix_caching") == "False") o.enable_prefix_caching = 0;
+    if (f.setting("enable_prefix_caching") == "True") o.enable_prefix_caching = 1;
     if (!f.setting("async_scheduling").empty()) o.async_scheduling = truthy(f.setting("async_scheduling")) ? 1 : 0;
     o.disable_hybrid_kv_cache_manager = truthy(f.setting("disable_hybrid_kv_cache_manager"));
     const std::string dt = f.setting("dtype");
@@ -368,6 +368,8 @@ void check_vllm_run(const LogFacts& f, const ModelSpec& base_model, const std::v
         o.error_wording = rel->error_wording;
         o.mla_forced_block_sizes = rel->mla_forced_block_sizes;
         o.pp_check_all_layers = rel->pp_check_all_layers;
+        o.hybrid_prefix_caching = rel->hybrid_prefix_caching;
+        o.mamba_align_mode = rel->mamba_align_mode;
     } else if (printed_wording) {
         o.error_wording = *printed_wording;
     }

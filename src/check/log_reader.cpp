@@ -314,6 +314,8 @@ void take_command(const std::string& line, LogFacts& f, bool llama) {
             // VLLM_PP_LAYER_PARTITION=16,32 in front of the command (or exported in the same paste).
             if (k.rfind("VLLM_PP_LAYER_PARTITION=", 0) == 0 && k.size() > 24)
                 put_if_absent(f.settings, "pp_layer_partition", k.substr(24));
+            if (k == "--enable-prefix-caching") put_if_absent(f.settings, "enable_prefix_caching", "True");
+            if (k == "--no-enable-prefix-caching") put_if_absent(f.settings, "enable_prefix_caching", "False");
             if (k == "serve" && i + 1 < w.size() && w[i + 1].rfind("-", 0) != 0 && i > 0 &&
                 w[i - 1].find("vllm") != std::string::npos)
                 put_if_absent(f.settings, "model", w[i + 1]);
@@ -521,6 +523,14 @@ struct Reader {
         if (has(s, "Loading model weights took ")) {
             ++vllm_marks;
             put(f.settings, "model_loading_gib", number_text_after(s, "Loading model weights took "));
+            return;
+        }
+        // MambaModelConfig.verify_and_update_config says which mode it picked (or forced) for a hybrid.
+        if (has(s, "Mamba cache mode is set to '")) {
+            ++vllm_marks;
+            const size_t q = s.find("Mamba cache mode is set to '") + 28;
+            const size_t e = s.find('\'', q);
+            if (e != std::string::npos) put_if_absent(f.settings, "mamba_cache_mode", s.substr(q, e - q));
             return;
         }
         if (has(s, "non-default args:")) {

@@ -38,7 +38,10 @@ or vLLM's ValueError when one request of --max-model-len tokens does not fit
                                  `vllm serve` on >= 70 GiB GPUs; `vllm serve` below 70 GiB uses 2048)
   --[no-]async-scheduling        two batches in flight: sliding/chunked layers reserve 2 x the budget
                                  (default: on with --log-format current, off for the older formats)
-  --mamba-cache-mode M           none, align or all (default: align for gated-delta-net hybrids, else none)
+  --[no-]enable-prefix-caching   prefix caching (default: the release's; hybrid models have it from 0.28.0):
+                                 it sets the default --mamba-cache-mode
+  --mamba-cache-mode M           none, align or all (default: with prefix caching, align for gated-delta-net
+                                 hybrids and all for Nemotron-H; none without it)
   --mamba-cache-dtype T          conv state dtype (default auto = model dtype)
   --mamba-ssm-cache-dtype T      ssm state dtype (default auto = config mamba_ssm_dtype or conv dtype)
   --num-speculative-tokens N     extra state slots for speculative decoding
@@ -53,7 +56,8 @@ or vLLM's ValueError when one request of --max-model-len tokens does not fit
                                  v0 (the V0 engine: "# GPU blocks" and its own error)
   --engine-version V             the vLLM release the lines are for (0.20.1, 0.24.0, vllm=0.15.2, ...):
                                  sets --log-format (up to 0.20.1 legacy, 0.20.2-0.25 split, 0.26 on current),
-                                 the error wordings and, before 0.17, the forced MLA block sizes
+                                 the error wordings, before 0.17 the forced MLA block sizes and, before
+                                 0.28, no prefix caching for hybrid models (mamba cache mode none)
   --swap-space SIZE              v0 only: CPU swap space for the "# CPU blocks" count (default 4GiB)
 )";
 
@@ -61,32 +65,32 @@ or vLLM's ValueError when one request of --max-model-len tokens does not fit
 
 int cmd_vllm(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
     int rc = kOk;
-    auto a =
-        parse_command("vllm", argv,
-                      ArgSpec{{"--kv-cache-memory",
-                               "--max-model-len",
-                               "--kv-cache-dtype",
-                               "--block-size",
-                               "--mla-block-size",
-                               "--tensor-parallel-size",
-                               "-tp",
-                               "--pipeline-parallel-size",
-                               "-pp",
-                               "--max-num-batched-tokens",
-                               "--mamba-cache-mode",
-                               "--mamba-cache-dtype",
-                               "--mamba-ssm-cache-dtype",
-                               "--num-speculative-tokens",
-                               "--log-format",
-                               "--swap-space",
-                               "--kernel-block-alignment",
-                               "--engine-version",
-                               "--speculative-config",
-                               "--draft-config",
-                               "--gpu",
-                               "--pp-layer-partition"},
-                              {"--disable-hybrid-kv-cache-manager", "--async-scheduling", "--no-async-scheduling"}},
-                      kHelp, out, err, rc);
+    auto a = parse_command("vllm", argv,
+                           ArgSpec{{"--kv-cache-memory",
+                                    "--max-model-len",
+                                    "--kv-cache-dtype",
+                                    "--block-size",
+                                    "--mla-block-size",
+                                    "--tensor-parallel-size",
+                                    "-tp",
+                                    "--pipeline-parallel-size",
+                                    "-pp",
+                                    "--max-num-batched-tokens",
+                                    "--mamba-cache-mode",
+                                    "--mamba-cache-dtype",
+                                    "--mamba-ssm-cache-dtype",
+                                    "--num-speculative-tokens",
+                                    "--log-format",
+                                    "--swap-space",
+                                    "--kernel-block-alignment",
+                                    "--engine-version",
+                                    "--speculative-config",
+                                    "--draft-config",
+                                    "--gpu",
+                                    "--pp-layer-partition"},
+                                   {"--disable-hybrid-kv-cache-manager", "--async-scheduling", "--no-async-scheduling",
+                                    "--enable-prefix-caching", "--no-enable-prefix-caching"}},
+                           kHelp, out, err, rc);
     if (!a) return rc;
     if (!a->has("--kv-cache-memory")) {
         err << "kvbudget: error: vllm needs --kv-cache-memory SIZE (KV cache bytes per GPU)\n";
@@ -180,6 +184,10 @@ int cmd_vllm(const std::vector<std::string>& argv, std::ostream& out, std::ostre
     }
     o.mla_forced_block_sizes = rel->mla_forced_block_sizes;
     o.pp_check_all_layers = rel->pp_check_all_layers;
+    o.hybrid_prefix_caching = rel->hybrid_prefix_caching;
+    o.mamba_align_mode = rel->mamba_align_mode;
+    if (a->has("--enable-prefix-caching")) o.enable_prefix_caching = 1;
+    if (a->has("--no-enable-prefix-caching")) o.enable_prefix_caching = 0;
     if (a->has("--engine-version")) o.error_wording = rel->error_wording;
 
     auto r = vllm_capacity(*loaded, o, *mem);

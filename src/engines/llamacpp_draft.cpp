@@ -70,14 +70,15 @@ const Layer* mtp_geometry(const ModelSpec& m) {
 // llama.cpp's converter keeps a config's MTP block only for some model families (read in
 // ggml-org/llama.cpp conversion/): qwen.py's _Qwen35MtpMixin (Qwen3_5 / Qwen3_5Moe, unless
 // --no-mtp) and deepseek.py's DeepseekV32Model (skip_mtp = False, PR #23346) add it to block_count
-// and write nextn_predict_layers, as glm.py does for Glm4MoeLite and GlmMoeDsa (unless --no-mtp).
+// and write nextn_predict_layers, as glm.py does for Glm4Moe (GLM-4.5 / 4.6), Glm4MoeLite and GlmMoeDsa
+// (unless --no-mtp).
 // DeepseekV2Model (DeepseekV2/V3ForCausalLM, so Kimi K2 too) has skip_mtp = True and drops every
 // layer past num_hidden_layers; Qwen3NextModel's filter_tensors drops mtp.*. Other types: unknown.
 Result<bool> llamacpp_config_mtp(const ModelSpec& m) {
     if (m.gguf || !declares_mtp(m)) return true;  // a GGUF's own nextn_predict_layers decides
     const std::string t = lower(m.model_type);
-    for (const char* kept :
-         {"qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text", "deepseek_v32", "glm4_moe_lite", "glm_moe_dsa"})
+    for (const char* kept : {"qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text", "deepseek_v32", "glm4_moe",
+                             "glm4_moe_lite", "glm_moe_dsa"})
         if (t == kept) return true;
     for (const char* dropped : {"deepseek_v2", "deepseek_v3", "kimi_k2", "qwen3_next"})
         if (t == dropped)

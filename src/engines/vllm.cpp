@@ -84,6 +84,11 @@ Result<VllmRelease> vllm_release(const std::string& version) {
     // all layers; PR #33698 (opened 2026-02-03) projects it per worker again. 0.15.2rc1.dev93 still
     // had the bug (vllm#34076); the first release with the fix is taken to be 0.16.0 (not settled).
     r.pp_check_all_layers = !before(14, 0) && before(16, 0);
+    // PR #50991 (merged 2026-08-04) turned prefix caching on for hybrid models and with it the mamba
+    // cache mode to "align"; first in 0.28.0 (vllm-metal PR #645: "a plain vllm serve that worked on
+    // 0.27.1"). vllm#40691 (0.19.0) ran Qwen3.5-27B with one state block per request.
+    r.hybrid_prefix_caching = !before(28, 0);
+    r.mamba_align_mode = !before(14, 0);
     r.error_wording = before(kVllmSeeDocs.first, kVllmSeeDocs.second)           ? VllmErrorWording::NoDocs2f
                       : before(kVllmFormatGib.first, kVllmFormatGib.second)     ? VllmErrorWording::SeeDocs2f
                       : before(kVllmModelsFixed.first, kVllmModelsFixed.second) ? VllmErrorWording::SeeDocsGib

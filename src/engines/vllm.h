@@ -70,6 +70,13 @@ struct VllmRelease {
     // 0.14 and 0.15: the not-enough-memory check (get_kv_cache_configs' unified spec, PR #29431) counts
     // every layer of the model on each pipeline stage (vllm#32105, vllm#34076; fixed by PR #33698).
     bool pp_check_all_layers = false;
+    // Prefix caching on by default for hybrid attention + mamba models: from 0.28.0 (PR #50991); before,
+    // is_prefix_caching_supported or arg_utils left it off for them unless --enable-prefix-caching.
+    bool hybrid_prefix_caching = true;
+    // Mamba cache mode "align" (PR #30877, reviewed 2025-12-17; first release taken to be 0.14.0, not
+    // settled): before it, prefix caching asked for a model without SupportsMambaPrefixCaching (gated
+    // delta net, KDA) was switched off ("...without support for prefix caching: disabling").
+    bool mamba_align_mode = true;
     std::string version;  // as given; "" = the newest release kvbudget knows
 };
 // "" = the newest; otherwise parse_engine_version(version, "vllm") and the boundaries above
@@ -78,8 +85,9 @@ Result<VllmRelease> vllm_release(const std::string& version);
 
 // How much state memory one request of a hybrid attention + mamba/linear model holds.
 enum class MambaCacheMode {
-    Default,  // as current vLLM with prefix caching on: Align for gated-delta-net hybrids (Qwen3-Next,
-              // Qwen3.5); None otherwise (v0.10..v0.19 ran every hybrid with None)
+    Default,  // what vLLM picks: with prefix caching on (hybrids' default from 0.28.0, or
+              // --enable-prefix-caching) Align for gated-delta-net hybrids (Qwen3-Next, Qwen3.5, Kimi's
+              // KDA) and All for Nemotron-H; None otherwise (every hybrid before 0.28.0 by default)
     None,     // 1 state block per request
     Align,    // 2 state blocks per request (prefix caching of states at block boundaries)
     All,      // a state block per attention block of the request (cdiv(len, block))
@@ -124,6 +132,9 @@ struct VllmOptions {
     VllmLogFormat log_format = VllmLogFormat::Current;
     VllmErrorWording error_wording = VllmErrorWording::FromFormat;
     bool pp_check_all_layers = false;             // see VllmRelease
+    bool hybrid_prefix_caching = true;            // see VllmRelease
+    bool mamba_align_mode = true;                 // see VllmRelease
+    int enable_prefix_caching = -1;               // --enable-prefix-caching: 1 on, 0 off, -1 the release's default
     int64_t swap_space_bytes = int64_t(4) << 30;  // V0 only: --swap-space (CPU blocks line)
     // VLLM_ALLOW_LONG_MAX_MODEL_LEN=1: a max_model_len past the derived one is laid out
     // (the refusal vLLM would raise without it goes to VllmLayout::over_max_model_len).

@@ -12,17 +12,18 @@ namespace kvb::vllm_steps {
 
 MambaCacheMode resolve_mamba_cache_mode(const ModelSpec& m, const VllmOptions& o, bool has_attn) {
     if (o.mamba_cache_mode != MambaCacheMode::Default) return o.mamba_cache_mode;
+    // MambaModelConfig.verify_and_update_config: without prefix caching every mode is "none". Hybrids
+    // have it on by default from 0.28.0 (VllmRelease::hybrid_prefix_caching), else only when asked.
+    const bool prefix_caching = o.enable_prefix_caching >= 0 ? o.enable_prefix_caching == 1 : o.hybrid_prefix_caching;
+    if (!prefix_caching || !has_attn) return MambaCacheMode::None;
     bool has_gdn = false;  // gated delta net (conv + recurrent state), not MiniMax's conv-less lightning attention
     for (const Layer& l : m.layers)
         if (l.kind == LayerKind::Linear && l.state.conv_kernel > 0) has_gdn = true;
-    // Models declaring SupportsMambaPrefixCaching (Mamba-2 hybrids such as Nemotron-H) get "all".
-    const bool mamba2_prefix = m.model_type == "nemotron_h";
-    // MambaModelConfig.verify_and_update_config with prefix caching on (the default in current
-    // releases): "all" when the model supports mamba prefix caching, else "align". Older
-    // releases ran hybrids without prefix caching ("none"); Qwen3.5 / Qwen3-Next logs of
-    // v0.24+ show "align".
-    if (has_gdn && has_attn) return MambaCacheMode::Align;
-    if (mamba2_prefix && has_attn && o.log_format == VllmLogFormat::Current) return MambaCacheMode::All;
+    // With prefix caching on, "none" becomes "all" for models declaring SupportsMambaPrefixCaching
+    // (Mamba-2 hybrids such as Nemotron-H) and "align" for the rest (Qwen3.5 / Qwen3-Next logs of 0.24,
+    // 0.27 with --enable-prefix-caching, and 0.29 by default show "align").
+    if (has_gdn) return o.mamba_align_mode ? MambaCacheMode::Align : MambaCacheMode::None;
+    if (m.model_type == "nemotron_h") return MambaCacheMode::All;
     return MambaCacheMode::None;
 }
 
@@ -33,7 +34,7 @@ void state_bytes_per_gpu(const Layer& l, int64_t tp, int64_t num_spec, int conv_
     // Mamba-2 replicates a group that cannot be split (extra_groups_for_head_shards).
     if (l.kind == LayerKind::Mamba && groups > 0 && groups % tp != 0) groups = tp;
     const int64_t conv_dim = g.d_inner + 2 * groups * g.d_state;
-    const int64_t taps = g.conv_kernel > 0 ? g.conv_kernel - 1 + num_spec : 0;
+    const int64_t taps = g.conv_kernel > 0 ? g.conv_kernel - 1 + (g.conv_spec_taps ? num_spec : 0) : 0;
     *conv = taps * (conv_dim / tp) * conv_b;
     *ssm = (g.d_inner / tp) * g.d_state * ssm_b;
 }

@@ -580,9 +580,10 @@ struct Builder {
                 k = mark;
             }
         }
-        // KDA's state is gated delta net's with as many key heads as value heads.
-        const Layer kda =
-            gated_delta_layer(conv_r.value(), heads_r.value(), dim_r.value(), heads_r.value(), dim_r.value());
+        // KDA's state is gated delta net's with as many key heads as value heads, but vLLM's
+        // kda_state_shape gives its conv state no speculative columns.
+        Layer kda = gated_delta_layer(conv_r.value(), heads_r.value(), dim_r.value(), heads_r.value(), dim_r.value());
+        kda.state.conv_spec_taps = false;
         for (size_t i = 0; i < kind.size(); ++i)
             if (kind[i] == 1) m.layers[i] = kda;
         // Kimi K3 adds a latent routed-expert space, full-rank KDA gates and attention-residual blocks, which
@@ -639,6 +640,12 @@ struct Builder {
     Result<bool> standard_attention() {
         auto core = read_core();
         if (!core) return core;
+        // GLM-4.5 / 4.5-Air / 4.6's MTP layer (vLLM's Glm4MoeMTP reads num_nextn_predict_layers; llama.cpp's
+        // converter, conversion/glm.py Glm4MoeModel, adds it to block_count and writes nextn_predict_layers).
+        if (type == "glm4_moe")
+            if (auto mtp = r.find({"num_nextn_predict_layers"});
+                mtp && mtp->is_number_integer() && mtp->get<int64_t>() > 0)
+                note("mtp", {{"field", "num_nextn_predict_layers"}, {"n", std::to_string(mtp->get<int64_t>())}});
 
         const json* lt = r.find({"layer_types"});
         auto sw = r.optional_int({"sliding_window"}, 1, kMaxTokens);

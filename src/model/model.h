@@ -30,6 +30,10 @@ struct StateGeometry {
     int64_t n_groups = 0;  // key groups (Hk for gated delta net, n_groups for Mamba-2, 0 for Mamba-1)
     int64_t d_state = 0;   // Dk for gated delta net, ssm_state_size for Mamba
     int64_t heads = 0;     // value heads / mamba heads (the tensor-parallel split axis)
+    // vLLM widens the conv state by num_speculative_tokens columns for gated delta net and Mamba-2
+    // (gated_delta_net_state_shape, mamba2_state_shape); Kimi's KDA takes num_spec but keeps
+    // conv_kernel - 1 columns (kda_state_shape in mamba_utils.py).
+    bool conv_spec_taps = true;
     int64_t conv_dim() const { return d_inner + 2 * n_groups * d_state; }
     // Lightning attention (MiniMax) has no conv kernel: no conv state, not a negative one.
     int64_t conv_elems() const { return conv_kernel > 0 ? (conv_kernel - 1) * conv_dim() : 0; }

@@ -93,6 +93,30 @@ TEST_CASE("V2 vllm#40691: Qwen3.5-27B 290,864 tokens, 33.04x") {
     CHECK(c.log_lines[3] == "Maximum concurrency for 32,768 tokens per request: 33.04x");
 }
 
+// The same run through the release alone: before 0.28 vLLM left prefix caching off for hybrid models unless
+// asked (arg_utils / is_prefix_caching_supported), so the mode is "none" without --mamba-cache-mode; with
+// --enable-prefix-caching it is "align", two state blocks per group: 1487 / (42 + 3 x 2) = 30.98x.
+TEST_CASE("V2 by its release: vLLM 0.19.0 runs Qwen3.5 with mamba cache mode none unless prefix caching is on") {
+    ModelSpec m = fixture("Qwen/Qwen3.5-27B");
+    auto rel = vllm_release("0.19.0");
+    REQUIRE(rel.ok());
+    CHECK_FALSE(rel->hybrid_prefix_caching);
+    VllmOptions o;
+    o.max_model_len = 32768;
+    o.max_num_batched_tokens = 16384;
+    o.log_format = rel->log_format;
+    o.hybrid_prefix_caching = rel->hybrid_prefix_caching;
+    VllmCapacity c = vcap(m, o, int64_t(1487) * 16 * 3211264);
+    CHECK(c.layout.mamba_cache_mode == MambaCacheMode::None);
+    CHECK(c.blocks_per_request == 42 + 3);
+    CHECK(c.log_lines[3] == "Maximum concurrency for 32,768 tokens per request: 33.04x");
+    o.enable_prefix_caching = 1;
+    c = vcap(m, o, int64_t(1487) * 16 * 3211264);
+    CHECK(c.layout.mamba_cache_mode == MambaCacheMode::Align);
+    CHECK(c.blocks_per_request == 42 + 6);
+    CHECK(c.log_lines[3] == "Maximum concurrency for 32,768 tokens per request: 30.98x");
+}
+
 // V3. mitchross/talos-argocd-proxmox PR #1995 (2026-08-16), vLLM 0.27.x, Qwen3.8-27B-FP8 = the Qwen3.5-27B
 // geometry (fixture), TP 2, --kv-cache-dtype fp8_e4m3, --max-model-len 131072, --max-num-batched-tokens 8192,
 // prefix caching on (mamba cache mode align). The PR states block 1568 and a ~4.99 GiB pool per GPU.

@@ -160,6 +160,27 @@ TEST_CASE("vLLM: Kimi Linear's attention block holds one KDA state, aligned to t
     CHECK(f32.state_ssm_bytes == 2097152);
 }
 
+TEST_CASE("vLLM: speculative tokens widen gated delta net's conv state, not KDA's") {
+    // mamba_utils.py: gated_delta_net_state_shape has conv_kernel_size - 1 + num_spec columns,
+    // kda_state_shape takes num_spec and keeps conv_kernel_size - 1.
+    const ModelSpec m = fixture(kLinear);
+    VllmOptions o;
+    o.gpu_compute_capability = 90;
+    o.num_speculative_tokens = 3;
+    VllmLayout l = layout(m, o);
+    const VllmLayerSpec& kda = first(l, "MambaSpec");
+    CHECK(kda.state_conv_bytes == 73728);  // 3 x 12,288 x 2 B, as without drafting
+    CHECK(kda.state_ssm_bytes == 2097152);
+    CHECK(kda.real_page_size_bytes == 2170880);
+    CHECK(l.attn_block_size == 1888);
+    // Qwen3.5-27B's gated delta net: (3 + 3) x 10,240 x 2 B = 122,880 B against 61,440 B without drafting.
+    const ModelSpec q = fixture("Qwen/Qwen3.5-27B");
+    VllmOptions qo;
+    CHECK(first(layout(q, qo), "MambaSpec").state_conv_bytes == 61440);
+    qo.num_speculative_tokens = 3;
+    CHECK(first(layout(q, qo), "MambaSpec").state_conv_bytes == 122880);
+}
+
 TEST_CASE("vLLM before 0.17: an MLA hybrid aligns to 64 whatever the GPU, and the forced MLA size keeps it") {
     const ModelSpec m = fixture(kLinear);
     VllmOptions o;

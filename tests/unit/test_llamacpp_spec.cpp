@@ -6,6 +6,7 @@
 #include "budget/budget.h"
 #include "engines/llamacpp.h"
 #include "fixtures.h"
+#include "model/weights.h"
 
 using namespace kvb;
 using kvb::test::fixture;
@@ -314,7 +315,9 @@ TEST_CASE("draft-mtp from a config: refused when llama.cpp's converter drops the
     REQUIRE_FALSE(unknown.ok());
     CHECK(unknown.error().message ==
           "example/MLA-Future (mla_future): kvbudget does not know whether llama.cpp's converter keeps its "
-          "multi-token-prediction layers (it does for Qwen3.5, DeepSeek-V3.2, GLM-4.7-Flash and GLM-5): read its "
+          "multi-token-prediction layers (it does for Qwen3.5, DeepSeek-V3.2, GLM-4.5 / 4.6, GLM-4.7-Flash and GLM-5): "
+          "read "
+          "its "
           "GGUF, whose nextn_predict_layers says");
 
     // Families whose converter keeps the block: Qwen3.5 (64 + 1 layers) and DeepSeek-V3.2 (61 + 1).
@@ -409,6 +412,91 @@ TEST_CASE("Qwen3.5-27B: mtp_num_hidden_layers is its MTP block (llama.cpp draft-
             CHECK(n.param("layers") == "1");
         }
     CHECK(layers_note);
+}
+
+// GLM-4.5 / 4.5-Air / 4.6 (glm4_moe) carry num_nextn_predict_layers = 1: llama.cpp's converter keeps the block
+// (conversion/glm.py Glm4MoeModel: block_count = num_hidden_layers + num_nextn_predict_layers, always), vLLM runs
+// it as its Glm4MoeMTP drafter (method "mtp" / "glm4_moe_mtp"). Runs without drafting do not change.
+TEST_CASE("GLM-4.5-Air: num_nextn_predict_layers is its MTP block (llama.cpp draft-mtp, vLLM mtp)") {
+    const ModelSpec m = fixture("zai-org/GLM-4.5-Air");
+    REQUIRE(m.layers.size() == 46);
+    bool noted = false;
+    for (const Message& n : m.notes)
+        if (n.code == "mtp") {
+            noted = true;
+            CHECK(render_english(n) ==
+                  "num_nextn_predict_layers = 1: the multi-token-prediction layer is not counted (engines only cache "
+                  "it with speculative decoding)");
+        }
+    CHECK(noted);
+    CHECK(vllm_nextn_layers(m) == 1);
+    CHECK(llamacpp_config_mtp(m).ok());
+    CHECK(llamacpp_target(m, LlamaSpecType::DraftMtp).layers.size() == 47);
+
+    // Reading the field changes nothing without drafting: the same config without it gives the same numbers.
+    std::string text = kvb::test::fixture_text("zai-org/GLM-4.5-Air");
+    const std::string field = "\"num_nextn_predict_layers\": 1,";
+    text.erase(text.find(field), field.size());
+    auto bare = parse_config(text, "zai-org/GLM-4.5-Air");
+    REQUIRE(bare.ok());
+    CHECK(vllm_nextn_layers(bare.value()) == 1);  // vLLM's default when the config says nothing
+    auto pm = count_params(m), pb = count_params(bare.value());
+    REQUIRE(pm.ok());
+    REQUIRE(pb.ok());
+    CHECK(pm->total == pb->total);
+    BudgetInputs in;
+    in.engine = BudgetEngine::LlamaCpp;
+    in.gpu_memory_bytes = 80LL * 1024 * 1024 * 1024;
+    in.weights = "Q8_0";
+    in.context = 65536;
+    const BudgetResult plain = budget(m, in), plain_bare = budget(bare.value(), in);
+    CHECK(plain.weights.bytes == plain_bare.weights.bytes);
+    CHECK(plain.llama.kv_bytes == plain_bare.llama.kv_bytes);
+    CHECK(plain.llama.kv_bytes == int64_t(46) * 4096 * 65536);  // 8 KV heads x 128, f16 K and V: 4,096 B per cell
+    CHECK(plain.offload.n_slots == 47);
+    BudgetInputs vin;
+    vin.gpu = "h100";
+    vin.gpu_count = 4;  // TP 4: 220 GB of bf16 weights over four 80 GB GPUs
+    vin.context = 32768;
+    const BudgetResult v_plain = budget(m, vin), v_bare = budget(bare.value(), vin);
+    CHECK(v_plain.capacity.num_blocks > 0);
+    CHECK(v_plain.capacity.num_blocks == v_bare.capacity.num_blocks);
+    CHECK(v_plain.drafter_params == 0);
+
+    // llama.cpp draft-mtp: the draft context caches the one nextn layer (4,096 B per cell, 256 MiB at 65,536).
+    in.spec_type = "draft-mtp";
+    const BudgetResult q8 = budget(m, in);
+    CHECK(q8.llama_draft.contexts == 1);
+    CHECK(q8.llama_draft.total_bytes == 256 * MiB);
+    REQUIRE_FALSE(q8.llama_draft.layout.log_lines.empty());
+    CHECK(q8.llama_draft.layout.log_lines[0] ==
+          "llama_kv_cache: size =  256.00 MiB ( 65536 cells,   1 layers,  1/1 seqs), K (f16):  128.00 MiB, V (f16):  "
+          "128.00 MiB");
+    CHECK(q8.llama.kv_bytes == plain.llama.kv_bytes);  // the target caches its 46 layers only
+    // The block's weights as llama.cpp's glm4moe loader reads blk.46, counted as kvbudget counts the other 46:
+    // q 4,096 x 12,288, k and v 4,096 x 1,024, o 12,288 x 4,096, two norms, an MoE FFN (router 128 x 4,096 and
+    // its bias, 128 experts x 3 x 4,096 x 1,408, one shared expert), eh_proj 8,192 x 4,096 and enorm, hnorm,
+    // shared_head_norm: 2,375,024,640 matrix and 20,608 vector elements. At Q8_0 (34 B per 32), the router F32
+    // as llama-quantize keeps it, F32 vectors: 2,525,086,208 B. (The q/k/v biases of attention_bias, 14,336 per
+    // layer, are not counted for glm4_moe in any layer.)
+    CHECK(q8.weights.params - plain.weights.params == 2375045248);
+    CHECK(q8.weights.bytes - plain.weights.bytes == 2525086208);
+    CHECK(q8.offload.n_slots == 48);
+
+    // vLLM's Glm4MoeMTP: one layer of the target's geometry joins the pool; its weights are the same block.
+    for (const char* method : {"mtp", "glm4_moe_mtp"}) {
+        CAPTURE(method);
+        vin.speculative_config = std::string(R"({"method": ")") + method + R"(", "num_speculative_tokens": 1})";
+        const BudgetResult v = budget(m, vin);
+        CHECK(v.drafter_params == 2375045248);
+        bool layers_note = false;
+        for (const Message& n : v.notes)
+            if (n.code == "vllm_drafter_layers") {
+                layers_note = true;
+                CHECK(n.param("layers") == "1");
+            }
+        CHECK(layers_note);
+    }
 }
 
 // llama-server loads a -md draft model beside the target: -ngld (default: every layer) over -devd (default: the

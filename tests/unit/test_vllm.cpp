@@ -696,7 +696,7 @@ TEST_CASE("Llama 4 chunked local attention: cached as full attention unless the 
     CHECK(vllm_request_blocks(l, 131072) == 8192 + 3 * 1536);
 }
 
-TEST_CASE("Nemotron-H: Mamba-2 hybrid; current releases default to mamba cache mode 'all'") {
+TEST_CASE("Nemotron-H: Mamba-2 hybrid; with prefix caching (0.28 on) mamba cache mode 'all'") {
     ModelSpec m = fixture("nvidia/Nemotron-H-56B-Base-8K");  // 10 attention (8 KV x 128), 54 Mamba-2, 54 MLP-only
     VllmLayout cur = layout(m);
     CHECK(cur.mamba_cache_mode == MambaCacheMode::All);
@@ -704,10 +704,69 @@ TEST_CASE("Nemotron-H: Mamba-2 hybrid; current releases default to mamba cache m
     // attention 4096 B/token -> 2078 tokens -> rounded to the 128-token SSD chunk: 2176.
     CHECK(cur.attn_block_size == 2176);
     VllmOptions o;
-    o.log_format = VllmLogFormat::Legacy;
+    o.hybrid_prefix_caching = false;  // --engine-version before 0.28: hybrids ran without prefix caching
     VllmLayout old = layout(m, o);
     CHECK(old.mamba_cache_mode == MambaCacheMode::None);
     CHECK(old.attn_block_size == 16 * 130);  // 16 x cdiv(8,511,488, 16 x 4096)
+}
+
+TEST_CASE("the default mamba cache mode follows the release: none before 0.28, align for gated delta net from it") {
+    // PR #50991 (merged 2026-08-04, first in 0.28.0) turned prefix caching on for hybrid models.
+    for (const char* v : {"0.10.0", "0.19.0", "0.24.0", "0.26.1", "0.27.1"}) {
+        CAPTURE(v);
+        auto r = vllm_release(v);
+        REQUIRE(r.ok());
+        CHECK_FALSE(r->hybrid_prefix_caching);
+    }
+    for (const char* v : {"", "0.28.0", "v0.29.0rc1", "1.0.0"}) {
+        CAPTURE(v);
+        auto r = vllm_release(v);
+        REQUIRE(r.ok());
+        CHECK(r->hybrid_prefix_caching);
+    }
+    const ModelSpec q = fixture("Qwen/Qwen3.5-27B");
+    const ModelSpec kimi = fixture("moonshotai/Kimi-Linear-48B-A3B-Instruct");
+    const ModelSpec nemo = fixture("nvidia/Nemotron-H-56B-Base-8K");
+    VllmOptions o;
+    o.max_model_len = 32768;
+    CHECK(layout(q, o).mamba_cache_mode == MambaCacheMode::Align);
+    CHECK(layout(kimi, o).mamba_cache_mode == MambaCacheMode::Align);
+    CHECK(vllm_request_blocks(layout(q, o), 32768) == 42 + 3 * 2);  // block 784
+    o.hybrid_prefix_caching = false;                                // 0.27.1
+    for (const ModelSpec* m : {&q, &kimi}) CHECK(layout(*m, o).mamba_cache_mode == MambaCacheMode::None);
+    CHECK(vllm_request_blocks(layout(q, o), 32768) == 42 + 3);
+    VllmOptions n;  // Nemotron-H-56B-Base-8K: 8,192 tokens
+    n.hybrid_prefix_caching = false;
+    CHECK(layout(nemo, n).mamba_cache_mode == MambaCacheMode::None);
+    // --enable-prefix-caching on an older release, --no-enable-prefix-caching on a newer one.
+    o.enable_prefix_caching = 1;
+    n.enable_prefix_caching = 1;
+    CHECK(layout(q, o).mamba_cache_mode == MambaCacheMode::Align);
+    CHECK(layout(nemo, n).mamba_cache_mode == MambaCacheMode::All);
+    // Before 0.14 (no "align" yet) prefix caching asked for a gated-delta-net model was switched off.
+    o.mamba_align_mode = false;
+    CHECK(layout(q, o).mamba_cache_mode == MambaCacheMode::None);
+    o.mamba_align_mode = true;
+    o.hybrid_prefix_caching = true;
+    o.enable_prefix_caching = 0;
+    CHECK(layout(q, o).mamba_cache_mode == MambaCacheMode::None);
+    // An explicit --mamba-cache-mode wins over both.
+    o.mamba_cache_mode = MambaCacheMode::Align;
+    CHECK(layout(q, o).mamba_cache_mode == MambaCacheMode::Align);
+
+    // The CLI: --engine-version gives the default, the vLLM flags override it.
+    const std::string cfg = kvb::test::config_path("Qwen--Qwen3.5-27B");
+    auto blocks = [&](const std::string& flags) {
+        auto r = kvb::test::run_cli("vllm " + cfg + " --kv-cache-memory 40GiB --max-model-len 32768 --json " + flags);
+        REQUIRE(r.status == 0);
+        return r.out;
+    };
+    CHECK(blocks("--engine-version 0.27.1").find("\"mamba_cache_mode\":\"none\"") != std::string::npos);
+    CHECK(blocks("--engine-version 0.28.0").find("\"mamba_cache_mode\":\"align\"") != std::string::npos);
+    CHECK(blocks("").find("\"mamba_cache_mode\":\"align\"") != std::string::npos);
+    CHECK(blocks("--engine-version 0.27.1 --enable-prefix-caching").find("\"mamba_cache_mode\":\"align\"") !=
+          std::string::npos);
+    CHECK(blocks("--no-enable-prefix-caching").find("\"mamba_cache_mode\":\"none\"") != std::string::npos);
 }
 
 TEST_CASE("a vLLM refusal carries kvbudget's coded lead beside vLLM's own text") {
