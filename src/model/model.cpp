@@ -981,6 +981,8 @@ struct Builder {
         // text config defaults it to false.
         const bool tie_default = !(type == "llama4_text" || type == "llama4");
         d.tie_word_embeddings = tie && tie->is_boolean() ? tie->get<bool>() : tie_default;
+        const json* bias = r.find_anywhere("attention_bias");
+        d.attention_bias = bias && bias->is_boolean() && bias->get<bool>();
 
         auto ne =
             r.optional_int({"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"}, 0, 1 << 20);

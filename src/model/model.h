@@ -75,6 +75,7 @@ struct WeightDims {
     int64_t intermediate_size = 0;  // dense MLP width
     bool gated_mlp = true;          // SwiGLU-style 3 matrices vs 2 (GPT-2, OPT, Falcon, MPT, Bloom)
     bool tie_word_embeddings = false;
+    bool attention_bias = false;  // the config's attention_bias; which projections carry it is the family's rule
     // MoE
     int64_t num_experts = 0;
     int64_t experts_per_token = 0;

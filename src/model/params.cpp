@@ -43,6 +43,8 @@ Family family_of(const ModelSpec& m) {
         f.qkv_bias = true;
         f.norms_per_layer = 4;
     }
+    // Glm4MoeAttention gives q, k and v (not o) bias=config.attention_bias; GLM-4.5, 4.5-Air and 4.6 set it.
+    if (t == "glm4_moe" && m.dims.attention_bias) f.qkv_bias = true;
     if (t == "internlm") f.qkv_bias = f.o_bias = true;
     if (t == "gpt_oss") {
         f.qkv_bias = f.o_bias = f.mlp_bias = true;

@@ -444,6 +444,8 @@ TEST_CASE("GLM-4.5-Air: num_nextn_predict_layers is its MTP block (llama.cpp dra
     REQUIRE(pm.ok());
     REQUIRE(pb.ok());
     CHECK(pm->total == pb->total);
+    // 46 layers with attention_bias's q/k/v biases (14,336 each): 106,852,251,264 without the MTP block.
+    CHECK(pm->total == 106852251264);
     BudgetInputs in;
     in.engine = BudgetEngine::LlamaCpp;
     in.gpu_memory_bytes = 80LL * 1024 * 1024 * 1024;
@@ -476,11 +478,11 @@ TEST_CASE("GLM-4.5-Air: num_nextn_predict_layers is its MTP block (llama.cpp dra
     // The block's weights as llama.cpp's glm4moe loader reads blk.46, counted as kvbudget counts the other 46:
     // q 4,096 x 12,288, k and v 4,096 x 1,024, o 12,288 x 4,096, two norms, an MoE FFN (router 128 x 4,096 and
     // its bias, 128 experts x 3 x 4,096 x 1,408, one shared expert), eh_proj 8,192 x 4,096 and enorm, hnorm,
-    // shared_head_norm: 2,375,024,640 matrix and 20,608 vector elements. At Q8_0 (34 B per 32), the router F32
-    // as llama-quantize keeps it, F32 vectors: 2,525,086,208 B. (The q/k/v biases of attention_bias, 14,336 per
-    // layer, are not counted for glm4_moe in any layer.)
-    CHECK(q8.weights.params - plain.weights.params == 2375045248);
-    CHECK(q8.weights.bytes - plain.weights.bytes == 2525086208);
+    // shared_head_norm: 2,375,024,640 matrix and 20,608 vector elements, plus the q/k/v biases of attention_bias
+    // (12,288 + 1,024 + 1,024 = 14,336, as in every layer). At Q8_0 (34 B per 32), the router F32 as llama-quantize
+    // keeps it, F32 vectors: 2,525,143,552 B.
+    CHECK(q8.weights.params - plain.weights.params == 2375059584);
+    CHECK(q8.weights.bytes - plain.weights.bytes == 2525143552);
     CHECK(q8.offload.n_slots == 48);
 
     // vLLM's Glm4MoeMTP: one layer of the target's geometry joins the pool; its weights are the same block.
@@ -488,7 +490,7 @@ TEST_CASE("GLM-4.5-Air: num_nextn_predict_layers is its MTP block (llama.cpp dra
         CAPTURE(method);
         vin.speculative_config = std::string(R"({"method": ")") + method + R"(", "num_speculative_tokens": 1})";
         const BudgetResult v = budget(m, vin);
-        CHECK(v.drafter_params == 2375045248);
+        CHECK(v.drafter_params == 2375059584);
         bool layers_note = false;
         for (const Message& n : v.notes)
             if (n.code == "vllm_drafter_layers") {
