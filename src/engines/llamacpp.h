@@ -118,8 +118,8 @@ int64_t llamacpp_n_rs_seq(const LlamaDraftOptions& d);
 Result<ModelSpec> llamacpp_mtp_model(const ModelSpec& target);
 
 // Whether a config's declared MTP block survives llama.cpp's converter (convert_hf_to_gguf.py keeps
-// it for Qwen3.5 / Qwen3.5-MoE, DeepSeek-V3.2, GLM-4.7-Flash and GLM-5; DeepSeek-V2/V3, Kimi K2 and
-// Qwen3-Next GGUFs have none): true for those, for a GGUF and for a model that declares none;
+// it for Qwen3.5 / Qwen3.5-MoE, DeepSeek-V3.2, GLM-4.7-Flash and GLM-5; DeepSeek-V2/V3, Kimi K2 / K2.5
+// and Qwen3-Next GGUFs have none): true for those, for a GGUF and for a model that declares none;
 // otherwise the refusal (llama_spec_mtp_dropped, or llama_spec_mtp_unknown for other model_types).
 Result<bool> llamacpp_config_mtp(const ModelSpec& m);
 
