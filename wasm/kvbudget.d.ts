@@ -223,9 +223,11 @@ export interface VllmStage {
   kv_available_bytes: number; num_blocks: number; kv_bytes: number; used_bytes: number; limiting: boolean;
 }
 
-/** llama.cpp --spec-type's draft context(s): "none" / "ngram" have none (contexts 0). */
+/** llama.cpp --spec-type's draft context(s): "none" / "ngram" have none (contexts 0). n_ctx and n_seq_max are one
+ *  context's, bytes all contexts' KV; layers: the draft model's (draft-mtp: the nextn layers it caches). The same form
+ *  is `draft` in `kvbudget llamacpp --json`. */
 export interface LlamaDraft {
-  spec_type: string; contexts: number; n_ctx: number; n_seq_max: number; bytes: number;
+  spec_type: string; contexts: number; layers: number; n_ctx: number; n_seq_max: number; bytes: number;
   /** The draft context's own "llama_kv_cache: size = ..." lines. */
   log_lines: string[];
 }

@@ -657,6 +657,9 @@ const std::vector<MessageTemplate>& message_templates() {
          "{model} ({type}): kvbudget does not know whether llama.cpp's converter keeps its multi-token-prediction "
          "layers (it does for Qwen3.5, DeepSeek-V3.2, GLM-4.5 / 4.6, GLM-4.7-Flash and GLM-5): read its GGUF, whose "
          "nextn_predict_layers says"},
+        {"llama_spec_mtp_build",
+         "{model}: llama.cpp runs --spec-type draft-mtp on {family} from build b{first} ({pr}); build {build} has no "
+         "multi-token-prediction graph for it"},
         {"llama_draft_max_range", "--spec-draft-n-max {value} is out of range (0 to 1024)"},
         {"llama_spec_needs_draft",
          "--spec-type {type} drafts with a separate model: give its config with -md (--model-draft)"},

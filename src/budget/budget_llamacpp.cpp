@@ -161,9 +161,10 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
     o.n_ubatch = in.n_ubatch;
     // Speculative decoding (llamacpp_draft.cpp): the target keeps rollback snapshots of its
     // recurrent state, and the draft context's cache sits beside it. The draft's bytes are
-    // counted with the target's KV (kv_bytes; the placement spreads them over the layers like
-    // the target's). A separate draft model's weights are loaded beside the target's
-    // (draft_weights below); an MTP draft runs on the target's own.
+    // counted with the target's KV (kv_bytes); the placement puts them with the layers they
+    // cache (a -md draft's own layers, an MTP draft's nextn layers: the target's last). A
+    // separate draft model's weights are loaded beside the target's (draft_weights below); an
+    // MTP draft runs on the target's own.
     LlamaDraftOptions dopt;
     auto st = parse_llama_spec_type(in.spec_type);
     if (!st) return st.error();
@@ -175,6 +176,7 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
     if (dopt.type == LlamaSpecType::DraftMtp) {
         auto mm = llamacpp_mtp_model(m);
         if (!mm) return mm.error();
+        if (auto ok = llamacpp_mtp_build_ok(m, in.engine_version); !ok) return ok.error();
         draft_model = std::move(mm.value());
     } else if (dopt.type == LlamaSpecType::DraftSimple || dopt.type == LlamaSpecType::DraftEagle3) {
         if (!c.draft) return make_error("bad_value", note("llama_spec_needs_draft", {{"type", to_string(dopt.type)}}));
@@ -218,6 +220,28 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
         LlamaLayout out = std::move(l.value());
         out.total_bytes = sat_add(out.total_bytes, d->total_bytes);
         return out;
+    };
+    // An MTP draft context caches the target's nextn layers, its last ones (draft layer j is target
+    // layer n_layer - n_mtp + j); llama_kv_cache puts each layer's cells on model.dev_layer(il), so
+    // its KV sits with those layers, whatever device or system RAM holds them. Its bytes of the
+    // layers first.. at p (0 with no MTP draft).
+    const bool mtp_draft = dopt.type == LlamaSpecType::DraftMtp;
+    auto mtp_kv_from = [&](const LlamaOptions& p, int64_t first) -> Result<int64_t> {
+        if (!mtp_draft) return int64_t(0);
+        const auto n_d = static_cast<int64_t>(draft_model->layers.size());
+        const int64_t skip = std::clamp<int64_t>(first - (static_cast<int64_t>(m.layers.size()) - n_d), 0, n_d);
+        if (skip >= n_d) return int64_t(0);
+        ModelSpec sub = *draft_model;
+        sub.layers.erase(sub.layers.begin(), sub.layers.begin() + skip);
+        auto tl = llamacpp_layout(m, p);
+        if (!tl) return tl.error();
+        auto d = llamacpp_draft(sub, tl.value(), p, dopt);
+        if (!d) return d.error();
+        return d->total_bytes;
+    };
+    auto mtp_kv_at = [&](const LlamaOptions& p) -> KvFrom {
+        if (!mtp_draft) return {};
+        return [&mtp_kv_from, p](int64_t first) { return mtp_kv_from(p, first); };
     };
     auto layout_at = [&](int64_t ctx, int64_t seqs) -> Result<LlamaLayout> {
         LlamaOptions p = o;
@@ -275,7 +299,7 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
         LlamaOptions p = o;
         p.n_seq_max = seqs;
         p.n_ctx = sat_mul(ctx, seqs);
-        return llamacpp_place(m, lw.value(), p, layers, off.kv_offload, kv_total);
+        return llamacpp_place(m, lw.value(), p, layers, off.kv_offload, kv_total, nullptr, mtp_kv_at(p));
     };
     if (off.active) {
         auto p = place_at(r.context, r.seqs, ngl, r.llama.total_bytes);
@@ -346,7 +370,7 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
             p.n_ctx = n_ctx;
             auto l = target_layout(p);
             if (!l) return INT64_MAX;
-            auto pl = llamacpp_place(m, lw.value(), p, layers, off.kv_offload, l->total_bytes, moe);
+            auto pl = llamacpp_place(m, lw.value(), p, layers, off.kv_offload, l->total_bytes, moe, mtp_kv_at(p));
             return pl ? gpu_need(pl.value()) - r.overhead_bytes : INT64_MAX;
         };
         auto used = [&](int64_t n_ctx, int64_t layers) { return need(n_ctx, layers, nullptr); };
@@ -426,12 +450,17 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
                     int64_t v = 0;
                     if (cached) {
                         // A -md draft's KV is placed with its own layers below.
-                        auto l = first == 0 && draft_slots.empty() ? target_layout(p) : llamacpp_layout(sub, p);
+                        auto l = llamacpp_layout(sub, p);
                         if (l)
                             v = l->total_bytes;
                         else
                             bad = true;
                     }
+                    // An MTP draft's KV: with the nextn layers among these.
+                    if (auto d = mtp_kv_from(p, first))
+                        v = sat_add(v, d.value());
+                    else
+                        bad = true;
                     return kv_cache[key] = v;
                 };
                 int64_t slots = 0;
@@ -535,7 +564,7 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
                     p.n_seq_max = r.seqs;
                     p.n_ctx = sat_mul(r.context, r.seqs);
                     auto pl = llamacpp_place(m, lw.value(), p, s.n_layer, off.kv_offload, r.llama.total_bytes,
-                                             fa.moe && s.n_part > 0 ? &s : nullptr);
+                                             fa.moe && s.n_part > 0 ? &s : nullptr, mtp_kv_at(p));
                     if (pl) {
                         r.weights_per_gpu_bytes = sat_add(pl->gpu_weights, draft_gpu_weights);
                         fill_per_gpu(r, pl->gpu_kv);

@@ -5,8 +5,10 @@
 // n_layer + 1, or the usual 99, is full offload). The input layer (token_embd) always
 // stays on the CPU ("very little benefit to offloading the input layer"). The KV cache of
 // a layer lives on that layer's device unless --no-kv-offload (llama_kv_cache:
-// offload ? model.dev_layer(il) : cpu). Builds before 2026 counted from n_layer - N and
-// moved the output layer only at N > n_layer.
+// offload ? model.dev_layer(il) : cpu), in every context: an MTP draft context's cache of
+// the nextn layers (the last of block_count, dev_layer assigned over all n_layer) sits
+// with those layers' weights, on the device of the target's last layers. Builds before 2026 counted from n_layer - N
+// and moved the output layer only at N > n_layer.
 #include <algorithm>
 
 #include "base/arith.h"
@@ -108,7 +110,7 @@ RangeUse llamacpp_range(const ModelSpec& m, const LayerWeights& lw, int64_t firs
 }
 
 Result<Placement> llamacpp_place(const ModelSpec& m, const LayerWeights& lw, const LlamaOptions& o, int64_t ngl,
-                                 bool kv_offload, int64_t kv_total, const MoeSplit* moe) {
+                                 bool kv_offload, int64_t kv_total, const MoeSplit* moe, const KvFrom& draft_kv_from) {
     Placement p;
     const auto n_layer = static_cast<int64_t>(m.layers.size());
     p.n_gpu_layers = std::clamp<int64_t>(ngl, 0, n_layer + 1);
@@ -147,15 +149,21 @@ Result<Placement> llamacpp_place(const ModelSpec& m, const LayerWeights& lw, con
     int64_t gpu_kv = 0;
     const bool cached = std::any_of(m.layers.begin() + std::min(first_gpu, n_layer), m.layers.end(),
                                     [](const Layer& l) { return l.kind != LayerKind::None; });
-    if (kv_offload && cached) {  // MTP / no-op layers alone hold no cells
-        if (first_gpu == 0) {
-            gpu_kv = kv_total;
-        } else {
+    if (kv_offload && first_gpu == 0) {
+        gpu_kv = kv_total;
+    } else if (kv_offload) {
+        if (cached) {  // MTP / no-op layers alone hold no cells of the target's cache
             ModelSpec sub = m;
             sub.layers.assign(m.layers.begin() + first_gpu, m.layers.end());
             auto l = llamacpp_layout(sub, o);
             if (!l) return l.error();
             gpu_kv = l->total_bytes;
+        }
+        // An MTP draft context caches the nextn layers, the model's last: on the GPU with them.
+        if (draft_kv_from) {
+            auto d = draft_kv_from(first_gpu);
+            if (!d) return d.error();
+            gpu_kv = sat_add(gpu_kv, d.value());
         }
     }
     p.gpu_kv = gpu_kv;

@@ -83,10 +83,15 @@ struct Placement {
     bool output_on_gpu = false;
     int64_t gpu_weights = 0, cpu_weights = 0, gpu_kv = 0, cpu_kv = 0;  // all GPUs together
 };
-// `kv_total`: the whole cache at `o` (every layer).
+// The KV bytes another context keeps for the model's layers i.. (an MTP draft context caches the
+// target's own nextn layers, on their devices); 0 past them.
+using KvFrom = std::function<Result<int64_t>(int64_t)>;
+// `kv_total`: the whole cache at `o` (every layer, a draft context's too).
 // `moe`: FFN tensors of GPU layers kept in system RAM by --fit's overrides (ngl = moe->n_layer).
+// `draft_kv_from`: an MTP draft context's cache of layers i.. (empty: none).
 Result<Placement> llamacpp_place(const ModelSpec& m, const LayerWeights& lw, const LlamaOptions& o, int64_t ngl,
-                                 bool kv_offload, int64_t kv_total, const MoeSplit* moe = nullptr);
+                                 bool kv_offload, int64_t kv_total, const MoeSplit* moe = nullptr,
+                                 const KvFrom& draft_kv_from = {});
 
 // llama.cpp's automatic fitting for one GPU (budget_fit.cpp). `used(n_ctx, ngl)`: the bytes
 // that GPU holds (weights, KV and compute buffer of the placement) at n_ctx cells.

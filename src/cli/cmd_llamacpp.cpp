@@ -129,6 +129,9 @@ int cmd_llamacpp(const std::vector<std::string>& argv, std::ostream& out, std::o
     std::optional<ModelSpec> draft;
     if (d.type == LlamaSpecType::DraftMtp) {
         auto mm = llamacpp_mtp_model(*loaded);
+        if (mm) {
+            if (auto ok = llamacpp_mtp_build_ok(*loaded, a->get("--engine-version", "")); !ok) mm = ok.error();
+        }
         if (!mm) {
             err << "kvbudget: error: " << mm.error().message << "\n";
             return kRefused;
@@ -148,20 +151,23 @@ int cmd_llamacpp(const std::vector<std::string>& argv, std::ostream& out, std::o
         return kRefused;
     }
     const LlamaLayout& L = r.value();
+    LlamaDraft dr;
+    dr.type = d.type;
+    if (draft) {
+        auto made = llamacpp_draft(*draft, L, o, d);
+        if (!made) {
+            err << "kvbudget: error: " << made.error().message << "\n";
+            return kRefused;
+        }
+        dr = std::move(made.value());
+    }
     if (a->has("--json")) {
-        out << to_json_text(*loaded, L) << "\n";
+        out << to_json_text(*loaded, L, dr) << "\n";
         return kOk;
     }
     for (const auto& line : L.log_lines) out << line << "\n";
-    if (draft) {
-        auto dr = llamacpp_draft(*draft, L, o, d);
-        if (!dr) {
-            err << "kvbudget: error: " << dr.error().message << "\n";
-            return kRefused;
-        }
-        for (int64_t i = 0; i < dr->contexts; ++i)
-            for (const auto& line : dr->layout.log_lines) out << line << "\n";
-    }
+    for (int64_t i = 0; i < dr.contexts; ++i)
+        for (const auto& line : dr.layout.log_lines) out << line << "\n";
     for (const auto& n : loaded->notes) err << "note: " << render_english(n) << "\n";
     for (const Message& n : L.notes) err << "note: " << render_english(n) << "\n";
     return kOk;

@@ -5,6 +5,7 @@
 // state (llamacpp_recurrent.cpp).
 #include "engines/llamacpp.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdarg>
 #include <cstdio>
@@ -80,8 +81,12 @@ Result<bool> check_options(const ModelSpec& m, const LlamaOptions& o, Ctx& c) {
     if (o.n_ctx < 0) return bad_value(note("llama_ctx_negative", {{"value", to_string(o.n_ctx)}}));
     if (o.n_rs_seq < 0 || o.n_rs_seq > 1024)
         return bad_value(note("llama_rs_seq_range", {{"value", to_string(o.n_rs_seq)}}));
-    // Rollback snapshots came with the recurrent line's "rs_seq" field (2026 builds).
-    if (o.n_rs_seq > 0 && o.log_format != LlamaLogFormat::Current && o.log_format != LlamaLogFormat::RsSeq)
+    // Rollback snapshots came with the recurrent line's "rs_seq" field (2026 builds); a model without
+    // recurrent state has no rows to snapshot and no such line, whatever the build.
+    const bool recurrent = std::any_of(m.layers.begin(), m.layers.end(), [](const Layer& l) {
+        return !is_attention(l.kind) && l.kind != LayerKind::None;
+    });
+    if (recurrent && o.n_rs_seq > 0 && o.log_format != LlamaLogFormat::Current && o.log_format != LlamaLogFormat::RsSeq)
         return bad_value(note("llama_rs_seq_old_build", {{"value", to_string(o.n_rs_seq)}}));
     if (m.layers.empty()) return bad_value(note("engine_no_layers", {{"model", m.name}}));
     c.tk = std::move(tk.value());

@@ -118,10 +118,16 @@ int64_t llamacpp_n_rs_seq(const LlamaDraftOptions& d);
 Result<ModelSpec> llamacpp_mtp_model(const ModelSpec& target);
 
 // Whether a config's declared MTP block survives llama.cpp's converter (convert_hf_to_gguf.py keeps
-// it for Qwen3.5 / Qwen3.5-MoE, DeepSeek-V3.2, GLM-4.5 / 4.6, GLM-4.7-Flash and GLM-5; DeepSeek-V2/V3, Kimi K2 and
-// Qwen3-Next GGUFs have none): true for those, for a GGUF and for a model that declares none;
+// it for Qwen3.5 / Qwen3.5-MoE, DeepSeek-V3.2, GLM-4.5 / 4.6, GLM-4.7-Flash and GLM-5; DeepSeek-V2/V3,
+// Kimi K2 / K2.5 and Qwen3-Next GGUFs have none): true for those, for a GGUF and for a model that declares none;
 // otherwise the refusal (llama_spec_mtp_dropped, or llama_spec_mtp_unknown for other model_types).
 Result<bool> llamacpp_config_mtp(const ModelSpec& m);
+
+// Whether the llama.cpp build `version` (--engine-version: "b10237", "10237"; "" = the newest)
+// runs draft-mtp on `m`: DeepSeek-V3.2's MTP graph (llama_model_deepseek32, ggml-org/llama.cpp
+// #26457) arrived in b10237, and an older build refuses (llama_spec_mtp_build). Families whose
+// first MTP build is not pinned are let through.
+Result<bool> llamacpp_mtp_build_ok(const ModelSpec& m, const std::string& version);
 
 // The target as llama.cpp loads it for `spec`: with draft-mtp, a config's MTP block is appended as
 // the GGUF that draft-mtp needs holds it (llama.cpp's converter, conversion/qwen.py _Qwen35MtpMixin,
@@ -134,6 +140,7 @@ ModelSpec llamacpp_target(const ModelSpec& m, LlamaSpecType spec);
 struct LlamaDraft {
     LlamaSpecType type = LlamaSpecType::None;
     int64_t contexts = 0;     // draft contexts (per_slot builds: one per slot)
+    int64_t layers = 0;       // the draft model's layers (draft-mtp: the nextn layers it caches)
     LlamaLayout layout;       // one draft context
     int64_t total_bytes = 0;  // all draft contexts
 };

@@ -20,6 +20,7 @@
 
 #include "base/arith.h"
 #include "base/text.h"
+#include "engines/engine_version.h"
 #include "engines/llamacpp.h"
 #include "engines/vllm.h"
 
@@ -72,15 +73,17 @@ const Layer* mtp_geometry(const ModelSpec& m) {
 // --no-mtp) and deepseek.py's DeepseekV32Model (skip_mtp = False, PR #23346) add it to block_count
 // and write nextn_predict_layers, as glm.py does for Glm4Moe (GLM-4.5 / 4.6), Glm4MoeLite and GlmMoeDsa
 // (unless --no-mtp).
-// DeepseekV2Model (DeepseekV2/V3ForCausalLM, so Kimi K2 too) has skip_mtp = True and drops every
-// layer past num_hidden_layers; Qwen3NextModel's filter_tensors drops mtp.*. Other types: unknown.
+// DeepseekV2Model (DeepseekV2/V3ForCausalLM, so Kimi K2 too, and KimiK25ForConditionalGeneration:
+// Kimi K2.5, whose text_config is DeepSeek-V3's and declares no MTP layers anyway) has skip_mtp =
+// True and drops every layer past num_hidden_layers; Qwen3NextModel's filter_tensors drops mtp.*.
+// Other types: unknown.
 Result<bool> llamacpp_config_mtp(const ModelSpec& m) {
     if (m.gguf || !declares_mtp(m)) return true;  // a GGUF's own nextn_predict_layers decides
     const std::string t = lower(m.model_type);
     for (const char* kept : {"qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text", "deepseek_v32", "glm4_moe",
                              "glm4_moe_lite", "glm_moe_dsa"})
         if (t == kept) return true;
-    for (const char* dropped : {"deepseek_v2", "deepseek_v3", "kimi_k2", "qwen3_next"})
+    for (const char* dropped : {"deepseek_v2", "deepseek_v3", "kimi_k2", "kimi_k25", "qwen3_next"})
         if (t == dropped)
             return make_error("unsupported", note("llama_spec_mtp_dropped", {{"model", m.name}, {"type", t}}));
     return make_error("unsupported",
@@ -99,6 +102,24 @@ Result<ModelSpec> llamacpp_mtp_model(const ModelSpec& target) {
     m.layers.assign(static_cast<size_t>(n), *geometry);
     m.gguf.reset();
     return m;
+}
+
+Result<bool> llamacpp_mtp_build_ok(const ModelSpec& m, const std::string& version) {
+    if (version.empty()) return true;
+    auto ev = parse_engine_version(version, "llamacpp");
+    if (!ev) return ev.error();
+    // b10237 is ggml-org/llama.cpp#26457 "llama : MTP support for DeepSeek V3.2" (merged 2026-08-02,
+    // commit 2b63e061): the converter kept V3.2's MTP block before (#23346), but no graph ran it.
+    const std::string t = lower(m.model_type);
+    const bool ds32 = t == "deepseek_v32" || t == "deepseek32" || (m.gguf && m.gguf->arch == "deepseek32");
+    constexpr int64_t kDeepseek32Mtp = 10237;
+    if (ds32 && ev->build < kDeepseek32Mtp)
+        return make_error("unsupported", note("llama_spec_mtp_build", {{"model", m.name},
+                                                                       {"family", "DeepSeek-V3.2"},
+                                                                       {"first", std::to_string(kDeepseek32Mtp)},
+                                                                       {"pr", "ggml-org/llama.cpp#26457"},
+                                                                       {"build", "b" + std::to_string(ev->build)}}));
+    return true;
 }
 
 ModelSpec llamacpp_target(const ModelSpec& m, LlamaSpecType spec) {
@@ -142,6 +163,7 @@ Result<LlamaDraft> llamacpp_draft(const ModelSpec& draft, const LlamaLayout& tar
     auto lay = llamacpp_layout(draft, o);
     if (!lay) return lay.error();
     out.layout = std::move(lay.value());
+    out.layers = static_cast<int64_t>(draft.layers.size());
     if (mul_overflows(out.layout.total_bytes, out.contexts, &out.total_bytes))
         return make_error("overflow", note("engine_kv_overflow", {{"model", draft.name}}));
     return out;

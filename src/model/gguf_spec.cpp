@@ -88,6 +88,7 @@ const std::map<std::string, std::string>& arch_model_types() {
         {"ernie4_5-moe", "ernie4_5_moe"},
         {"smollm3", "smollm3"},
         {"minimax-m2", "minimax_m2"},
+        {"kimi-linear", "kimi_linear"},
     };
     return t;
 }
@@ -421,6 +422,28 @@ Result<ModelSpec> build(const GgufHeader& h, const std::vector<const GgufHeader*
         l.state = *geo;
         return l;
     };
+    // Kimi Linear (llama_model_kimi_linear::load_arch_hparams): a KDA layer is one whose
+    // head_count_kv is 0 (conversion/kimi_linear.py writes 0 for every layer not in full_attn_layers);
+    // its state is sized by ssm.conv_kernel, kda.head_dim and head_count (llama_hparams::n_embd_r:
+    // 3 x (d_conv - 1) x n_head x head_dim; n_embd_s: head_dim^2 x n_head), the gated delta net
+    // geometry with as many key heads as value heads, as the config's linear_attn_config gives it.
+    const bool kda = arch == "kimi-linear";
+    std::optional<Layer> kda_layer;
+    if (kda) {
+        auto K = r.req_int("ssm.conv_kernel", 1, 64);
+        if (!K) return K.error();
+        auto hd = r.req_int("kda.head_dim", 1, kMaxDim);
+        if (!hd) return hd.error();
+        if (head0 <= 0) return r.missing(arch + ".attention.head_count");
+        Layer l;
+        l.kind = LayerKind::Linear;
+        l.state.conv_kernel = K.value();
+        l.state.d_inner = head0 * hd.value();
+        l.state.n_groups = head0;
+        l.state.d_state = hd.value();
+        l.state.heads = head0;
+        kda_layer = l;
+    }
     std::vector<int64_t> n_ff;
     if (arch == "nemotron_h" || arch == "nemotron_h_moe") {
         auto ff = r.per_layer("feed_forward_length", 0, kMaxHidden * 16, int64_t(0));
@@ -502,6 +525,8 @@ Result<ModelSpec> build(const GgufHeader& h, const std::vector<const GgufHeader*
             } else {
                 m.layers.push_back(recurrent(LayerKind::Mamba));
             }
+        } else if (kda && kv_heads[i] == 0) {
+            m.layers.push_back(*kda_layer);
         } else if (kv_heads[i] == 0) {
             Layer none;  // Nemotron-NAS (deci) no-op attention
             none.kind = LayerKind::None;
@@ -525,6 +550,10 @@ Result<ModelSpec> build(const GgufHeader& h, const std::vector<const GgufHeader*
         }
     }
     if (arch == "falcon-h1") m.notes.push_back(note("falcon_h1"));
+    if (kda) {
+        m.family = "kimi_linear";
+        m.ssm_dtype = "float32";  // llama.cpp keeps every recurrent state in f32, as vLLM's kda_state_dtype does
+    }
     if (n_nextn > 0) m.notes.push_back(note("gguf_nextn", {{"arch", arch}, {"n", std::to_string(n_nextn)}}));
     if (!std::any_of(m.layers.begin(), m.layers.end(), [](const Layer& l) { return l.kind != LayerKind::None; }))
         return make_error("bad_value", name + ": no layer of this model holds a KV cache or state");

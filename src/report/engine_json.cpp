@@ -62,7 +62,7 @@ std::string to_json_text(const ModelSpec& m, const VllmCapacity& c) {
     });
 }
 
-std::string to_json_text(const ModelSpec& m, const LlamaLayout& L) {
+std::string to_json_text(const ModelSpec& m, const LlamaLayout& L, const LlamaDraft& draft) {
     json caches = json::array();
     for (const LlamaKvCache& k : L.caches)
         caches.push_back({{"role", k.role},
@@ -93,6 +93,7 @@ std::string to_json_text(const ModelSpec& m, const LlamaLayout& L) {
         {"kv_bytes", L.kv_bytes},
         {"total_bytes", L.total_bytes},
         {"bytes_per_token", L.bytes_per_token},
+        {"draft", parse_json_dom(llama_draft_json(draft).text())},
         {"log_lines", L.log_lines},
         {"notes", all_notes(m, L.notes)},
     });

@@ -12,6 +12,8 @@
 namespace kvb {
 
 std::string to_json_text(const ModelSpec& m, const VllmCapacity& c);  // kvbudget vllm --json
-std::string to_json_text(const ModelSpec& m, const LlamaLayout& l);   // kvbudget llamacpp --json
+// kvbudget llamacpp --json: the target's layout and its speculative draft context(s) (`draft`:
+// spec_type "none" and no contexts without one).
+std::string to_json_text(const ModelSpec& m, const LlamaLayout& l, const LlamaDraft& draft);
 
 }  // namespace kvb

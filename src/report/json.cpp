@@ -15,6 +15,18 @@ namespace kvb {
 using nlohmann::json;
 using namespace report_json;
 
+// The draft context(s) of one answer: n_ctx and n_seq_max of one context, bytes of all of them.
+JsonObject report_json::llama_draft_json(const LlamaDraft& d) {
+    return JsonObject()
+        .set("spec_type", to_string(d.type))
+        .set("contexts", d.contexts)
+        .set("layers", d.contexts > 0 ? d.layers : 0)
+        .set("n_ctx", d.contexts > 0 ? d.layout.n_ctx : 0)
+        .set("n_seq_max", d.contexts > 0 ? d.layout.n_seq_max : 0)
+        .set("bytes", d.total_bytes)
+        .set("log_lines", d.layout.log_lines);
+}
+
 namespace {
 
 bool same_layer(const Layer& a, const Layer& b) {
@@ -393,13 +405,7 @@ std::string budget_json(const BudgetResult& r) {
                               .set("n_ctx", r.llama.n_ctx)
                               .set("n_seq_max", r.llama.n_seq_max)
                               .set("n_rs_seq", r.llama.recurrent.n_rs_seq)
-                              .set("draft", JsonObject()
-                                                .set("spec_type", to_string(d.type))
-                                                .set("contexts", d.contexts)
-                                                .set("n_ctx", d.contexts > 0 ? d.layout.n_ctx : 0)
-                                                .set("n_seq_max", d.contexts > 0 ? d.layout.n_seq_max : 0)
-                                                .set("bytes", d.total_bytes)
-                                                .set("log_lines", d.layout.log_lines))
+                              .set("draft", llama_draft_json(d))
                               .set("offload", JsonObject()
                                                   .set("active", o.active)
                                                   .set("n_layer", o.n_layer)

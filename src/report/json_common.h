@@ -8,6 +8,7 @@
 
 #include "base/message.h"
 #include "base/result.h"
+#include "engines/llamacpp.h"
 #include "model/config_reader.h"
 #include "report/json_writer.h"
 
@@ -33,6 +34,10 @@ inline json notes_json(const std::vector<Message>& notes) {
 inline json error_json(const Error& e) {
     return parse_json_dom(error_text(e));
 }
+
+// llama.cpp's speculative draft context(s), as both `kvbudget llamacpp --json` and the budget's
+// llamacpp member carry them (json.cpp).
+JsonObject llama_draft_json(const LlamaDraft& d);
 
 // A wrong JSON type for an inputs field, named by its key.
 inline Error field_error(const std::string& field, const std::string& want, const json& got) {

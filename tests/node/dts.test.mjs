@@ -46,6 +46,7 @@ test('Answer, Budget, PerGpu, KvReport and ModelSpec have exactly the typed fiel
     assert.deepEqual(keys(model.spec), members('ModelSpec'), 'ModelSpec');
     assert.deepEqual(keys(model.spec.notes[0] ?? a.budget.notes[0]), members('Message'), 'Message');
     if (engine === 'vllm') assert.deepEqual(keys(a.budget.vllm.stages[0]), members('VllmStage'), 'VllmStage');
+    if (engine === 'llamacpp') assert.deepEqual(keys(a.budget.llamacpp.draft), members('LlamaDraft'), 'LlamaDraft');
     model.release();
   }
   assert.deepEqual(keys(kvb.catalog()), members('Catalog'), 'Catalog');

@@ -1,16 +1,21 @@
 // Kimi Linear (moonshotai/Kimi-Linear-48B-A3B-Instruct): MLA layers plus KDA
-// layers, read from linear_attn_config; vLLM's hybrid block size with the MLA backend of the GPU, before
-// and after 0.17; llama.cpp's KV cache and recurrent state; bad linear_attn_config input; Kimi K3's weights refused.
+// layers, read from linear_attn_config (or a kimi-linear GGUF header); vLLM's hybrid block size with the MLA backend of
+// the GPU, before and after 0.17; llama.cpp's KV cache and recurrent state; bad linear_attn_config input; Kimi K3's
+// weights refused.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "base/message.h"
 #include "engines/llamacpp.h"
 #include "engines/vllm.h"
 #include "fixtures.h"
+#include "gguf_builder.h"
 #include "kv/kv.h"
 #include "model/dtype.h"
+#include "model/gguf.h"
+#include "model/gguf_spec.h"
 #include "model/weights.h"
 
 using namespace kvb;
@@ -268,4 +273,104 @@ TEST_CASE("a kimi_linear config without its linear_attn_config fields is refused
           "acme/kimi: layer 4 is listed in both linear_attn_config.kda_layers and linear_attn_config.full_attn_layers");
     e = refuse_edit([](nlohmann::json& lac) { lac["num_heads"] = "32"; });
     CHECK(e.message.find("linear_attn_config.num_heads") != std::string::npos);
+}
+
+// Kimi-Linear-48B as llama.cpp's conversion/kimi_linear.py writes its GGUF header: head_count_kv per layer,
+// 0 for a KDA layer and 1 for an MLA layer (MLA converted to MQA), ssm.conv_kernel and kda.head_dim from
+// linear_attn_config, the MLA keys as deepseek2's (key_length = kv_lora_rank + rope dims). Tensors: a few, the
+// reader only needs some.
+namespace {
+
+Result<ModelSpec> kimi_linear_gguf(bool with_kda_head_dim = true) {
+    const std::vector<int> full = {4, 8, 12, 16, 20, 24, 27};  // 1-based, as linear_attn_config lists them
+    std::vector<double> kv;
+    for (int il = 1; il <= 27; ++il) kv.push_back(std::find(full.begin(), full.end(), il) != full.end() ? 1 : 0);
+    kvb::test::GgufBuilder b;
+    b.str("general.architecture", "kimi-linear")
+        .u32("kimi-linear.block_count", 27)
+        .u32("kimi-linear.context_length", 1048576)
+        .u32("kimi-linear.embedding_length", 2304)
+        .u32("kimi-linear.feed_forward_length", 9216)
+        .u32("kimi-linear.attention.head_count", 32)
+        .num_array("kimi-linear.attention.head_count_kv", GgufType::I32, 27, kv)
+        .u32("kimi-linear.attention.key_length", 576)
+        .u32("kimi-linear.attention.value_length", 72)
+        .u32("kimi-linear.attention.kv_lora_rank", 512)
+        .u32("kimi-linear.attention.key_length_mla", 192)
+        .u32("kimi-linear.attention.value_length_mla", 128)
+        .u32("kimi-linear.rope.dimension_count", 64)
+        .u32("kimi-linear.ssm.conv_kernel", 4)
+        .u32("kimi-linear.vocab_size", 163840)
+        .u32("kimi-linear.expert_count", 256)
+        .u32("kimi-linear.expert_used_count", 8)
+        .u32("kimi-linear.expert_feed_forward_length", 1024)
+        .u32("kimi-linear.expert_shared_count", 1)
+        .u32("kimi-linear.leading_dense_block_count", 1)
+        .tensor("token_embd.weight", {2304, 163840}, kvb::test::ggml::BF16)
+        .tensor("blk.0.attn_norm.weight", {2304}, kvb::test::ggml::F32)
+        .tensor("output.weight", {2304, 163840}, kvb::test::ggml::BF16);
+    if (with_kda_head_dim) b.u32("kimi-linear.kda.head_dim", 128);
+    const std::vector<uint8_t> bytes = b.bytes();
+    GgufParse p = parse_gguf(bytes.data(), bytes.size(), "Kimi-Linear-48B-A3B-Instruct.gguf");
+    REQUIRE(p.status == GgufParse::Status::Ok);
+    return spec_from_gguf(p.header, "Kimi-Linear-48B-A3B-Instruct.gguf");
+}
+
+}  // namespace
+
+TEST_CASE("GGUF kimi-linear: the same 7 MLA and 20 KDA layers as the config, the same llama.cpp cache and state") {
+    auto g = kimi_linear_gguf();
+    REQUIRE_MESSAGE(g.ok(), (g.ok() ? "" : g.error().message));
+    const ModelSpec& m = g.value();
+    const ModelSpec c = fixture(kLinear);
+    CHECK(m.model_type == "kimi_linear");
+    CHECK(m.family == "kimi_linear");
+    CHECK(m.ssm_dtype == "float32");
+    CHECK(m.max_position_embeddings == c.max_position_embeddings);
+    REQUIRE(m.layers.size() == c.layers.size());
+    for (size_t i = 0; i < m.layers.size(); ++i) {
+        CAPTURE(i);
+        const Layer &a = m.layers[i], &b = c.layers[i];
+        CHECK(a.kind == b.kind);
+        CHECK(a.kv_lora_rank == b.kv_lora_rank);
+        CHECK(a.qk_rope_head_dim == b.qk_rope_head_dim);
+        CHECK(a.kv_heads == b.kv_heads);
+        CHECK(a.k_head_dim == b.k_head_dim);
+        CHECK(a.v_head_dim == b.v_head_dim);
+        CHECK(a.state.conv_elems() == b.state.conv_elems());
+        CHECK(a.state.ssm_elems() == b.state.ssm_elems());
+        CHECK(a.state.heads == b.state.heads);
+    }
+    CHECK(m.layers[3].kind == LayerKind::Mla);
+    CHECK(m.layers[0].state.conv_elems() == 3 * 3 * 4096);
+    CHECK(m.layers[0].state.ssm_elems() == 32 * 128 * 128);
+
+    // llama.cpp at 4,096 cells: the MLA latent of 7 layers, f32 R and S rows of 20 KDA layers; the same lines.
+    LlamaOptions o;
+    o.n_ctx = 4096;
+    auto lg = llamacpp_layout(m, o);
+    auto lc = llamacpp_layout(c, o);
+    REQUIRE(lg.ok());
+    REQUIRE(lc.ok());
+    CHECK(lg->kv_bytes == int64_t(7) * 576 * 2 * 4096);
+    CHECK(lg->kv_bytes == lc->kv_bytes);
+    CHECK(lg->recurrent.state_layers == 20);
+    CHECK(lg->recurrent.r_bytes == int64_t(20) * 3 * 3 * 4096 * 4);
+    CHECK(lg->recurrent.s_bytes == int64_t(20) * 128 * 128 * 32 * 4);
+    CHECK(lg->recurrent.r_bytes == lc->recurrent.r_bytes);
+    CHECK(lg->recurrent.s_bytes == lc->recurrent.s_bytes);
+    CHECK(lg->log_lines == lc->log_lines);
+
+    // And the ideal per-token and per-sequence bytes kvbudget reports.
+    const KvDtypes dg = uniform_kv_dtypes(m, vllm_kv_type("auto", "bfloat16").value());
+    const KvDtypes dc = uniform_kv_dtypes(c, vllm_kv_type("auto", c.dtype).value());
+    CHECK(ideal_kv(m, dg).bytes_per_token == 8064);
+    CHECK(ideal_kv(m, dg).state_bytes_per_seq == ideal_kv(c, dc).state_bytes_per_seq);
+}
+
+TEST_CASE("GGUF kimi-linear without kda.head_dim is refused, the key named") {
+    auto g = kimi_linear_gguf(false);
+    REQUIRE_FALSE(g.ok());
+    CHECK(g.error().code == "missing_field");
+    CHECK(g.error().message == "Kimi-Linear-48B-A3B-Instruct.gguf: kimi-linear.kda.head_dim is missing");
 }

@@ -3,6 +3,8 @@
 // that counts both (llamacpp_draft.cpp, budget_llamacpp.cpp).
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "budget/budget.h"
 #include "engines/llamacpp.h"
 #include "fixtures.h"
@@ -89,6 +91,8 @@ TEST_CASE("n_rs_seq: refused out of range and in builds without rollback snapsho
     CHECK(r.error().message ==
           "recurrent rollback snapshots (n_rs_seq 3) exist only in 2026 builds, whose recurrent line prints rs_seq; "
           "this log format has none");
+    // A model without recurrent state has nothing to snapshot: any build runs it (DeepSeek-V3.2 with draft-mtp).
+    CHECK(llamacpp_layout(fixture("deepseek-ai/DeepSeek-V3.2"), o).ok());
 }
 
 TEST_CASE("--spec-type names and need_n_rs_seq") {
@@ -579,4 +583,162 @@ TEST_CASE("budget: two GPUs under --fit hold the draft model's slots and KV as t
     CHECK(small.fit.flags == "-c 8192 -ngl 20 -ts 11,9");
     CHECK(small.fit.device_used == std::vector<int64_t>{2656321233, 2596583522});
     CHECK(small.per_gpu.total_bytes == 3237059329);  // GPU 0 as loaded: 11 target slots, 16 draft slots
+}
+
+// llama.cpp's MTP (nextn) layers are the model's last of block_count, and llama_model::load_tensors assigns
+// dev_layer over all n_layer of them; llama_kv_cache puts each layer's cells on model.dev_layer(il). So the
+// draft-mtp context's cache sits on the device of the target's last layers, with the nextn layer's weights.
+// Qwen3.5-27B with draft-mtp: 65 layers (64 + the nextn layer) and the output layer, 66 slots.
+TEST_CASE("budget: two GPUs under --fit keep the MTP draft's KV with the nextn layer, on the last device") {
+    const ModelSpec m = fixture("Qwen/Qwen3.5-27B");
+    BudgetInputs in;
+    in.engine = BudgetEngine::LlamaCpp;
+    in.gpu_memory_bytes = 24LL * 1024 * 1024 * 1024;
+    in.gpu_count = 2;
+    in.weights = "Q4_K_M";
+    in.context = 65536;
+    in.spec_type = "draft-mtp";
+    const BudgetResult f16 = budget(m, in);
+    // The same run with the draft context's cache in q4_0 (-ctkd / -ctvd): 256 MiB -> 72 MiB (18 B per 32).
+    in.spec_draft_type_k = in.spec_draft_type_v = "q4_0";
+    const BudgetResult q4 = budget(m, in);
+    CHECK(f16.llama_draft.total_bytes == 256 * MiB);
+    CHECK(q4.llama_draft.total_bytes == 72 * MiB);
+    REQUIRE(f16.fit.device_used.size() == 2);
+    REQUIRE(q4.fit.device_used.size() == 2);
+    CHECK(f16.fit.outcome == "unchanged");
+    CHECK(f16.fit.device_layers == q4.fit.device_layers);
+    CHECK(f16.fit.device_layers == std::vector<int64_t>{33, 33});  // slots 0-32; layers 33-64 and the output
+    // Device 0 holds no nextn layer: the same bytes whatever the draft's cache type.
+    CHECK(f16.fit.device_used[0] == q4.fit.device_used[0]);
+    // Device 1 holds layers 33..64 (the nextn layer last) and the output layer, and the draft's whole cache.
+    CHECK(f16.fit.device_used[1] - q4.fit.device_used[1] == 184 * MiB);
+    // (kvbudget had put the 256 MiB with layer 0: 10,995,477,754 and 11,272,482,171 bytes.)
+    CHECK(f16.fit.device_used == std::vector<int64_t>{10727042298, 11540917627});
+}
+
+// One GPU, -ngl N: the output layer first, then the last repeating layers; the nextn layer is the last of
+// them, so -ngl 2 puts the output and the nextn layer on the GPU, and the MTP context's cache with it.
+TEST_CASE("budget -ngl: the MTP draft's KV is on the GPU once the nextn layer is") {
+    const ModelSpec m = fixture("Qwen/Qwen3.5-27B");
+    BudgetInputs in;
+    in.engine = BudgetEngine::LlamaCpp;
+    in.gpu_memory_bytes = 24LL * 1024 * 1024 * 1024;
+    in.weights = "Q4_K_M";
+    in.context = 65536;
+    in.spec_type = "draft-mtp";
+    in.n_gpu_layers = 1;  // the output layer alone
+    const BudgetResult one = budget(m, in);
+    CHECK(one.offload.gpu_kv_bytes == 0);
+    CHECK(one.offload.cpu_kv_bytes == one.llama.total_bytes);
+    in.n_gpu_layers = 2;  // and the nextn layer: no cell of the target's cache, the draft's 256 MiB
+    const BudgetResult two = budget(m, in);
+    CHECK(two.offload.gpu_kv_bytes == 256 * MiB);
+    CHECK(two.offload.cpu_kv_bytes == two.llama.total_bytes - 256 * MiB);
+}
+
+// `kvbudget llamacpp --json` carries the draft context as the budget's answer does (one JSON form).
+TEST_CASE("llamacpp --json: the draft context's n_ctx, layers and bytes") {
+    auto r = kvb::test::run_cli(
+        "llamacpp " + kvb::test::config_path("Qwen--Qwen3.5-27B") + " -c 65536 --spec-type draft-mtp --json", false);
+    CHECK(r.status == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    const auto& d = j.at("draft");
+    CHECK(d.at("spec_type") == "draft-mtp");
+    CHECK(d.at("contexts") == 1);
+    CHECK(d.at("layers") == 1);
+    CHECK(d.at("n_ctx") == 65536);
+    CHECK(d.at("n_seq_max") == 1);
+    CHECK(d.at("bytes") == 256 * MiB);
+    REQUIRE(d.at("log_lines").size() == 1);
+    CHECK(d.at("log_lines")[0] ==
+          "llama_kv_cache: size =  256.00 MiB ( 65536 cells,   1 layers,  1/1 seqs), K (f16):  128.00 MiB, V (f16):  "
+          "128.00 MiB");
+    // A draft model: its 28 layers, per slot with --draft-per-slot (4 contexts of 8,192 cells).
+    auto s = kvb::test::run_cli("llamacpp " + kvb::test::config_path("Qwen--Qwen3-8B") + " -c 32768 -np 4 -md " +
+                                    kvb::test::config_path("Qwen--Qwen3-0.6B") + " --draft-per-slot --json",
+                                false);
+    CHECK(s.status == 0);
+    const auto sd = nlohmann::json::parse(s.out).at("draft");
+    CHECK(sd.at("spec_type") == "draft-simple");
+    CHECK(sd.at("contexts") == 4);
+    CHECK(sd.at("layers") == 28);
+    CHECK(sd.at("n_ctx") == 8192);
+    CHECK(sd.at("bytes") == 4 * 896 * MiB);
+    // No draft: spec_type none, no contexts.
+    auto n = kvb::test::run_cli("llamacpp " + kvb::test::config_path("Qwen--Qwen3-8B") + " -c 4096 --json", false);
+    const auto nd = nlohmann::json::parse(n.out).at("draft");
+    CHECK(nd.at("spec_type") == "none");
+    CHECK(nd.at("contexts") == 0);
+    CHECK(nd.at("layers") == 0);
+    CHECK(nd.at("bytes") == 0);
+}
+
+// DeepSeek-V3.2's GGUF has kept its MTP block since ggml-org/llama.cpp#23346, but llama.cpp built a graph for it
+// (llama_model_deepseek32's MTP) only with #26457, merged as b10237: older builds are refused with --engine-version.
+TEST_CASE("draft-mtp on DeepSeek-V3.2 needs llama.cpp b10237 (#26457)") {
+    const ModelSpec v32 = fixture("deepseek-ai/DeepSeek-V3.2");
+    const std::string refused =
+        "deepseek-ai/DeepSeek-V3.2: llama.cpp runs --spec-type draft-mtp on DeepSeek-V3.2 from build b10237 "
+        "(ggml-org/llama.cpp#26457); build b10236 has no multi-token-prediction graph for it";
+    auto old_build = llamacpp_mtp_build_ok(v32, "b10236");
+    REQUIRE_FALSE(old_build.ok());
+    CHECK(old_build.error().code == "unsupported");
+    CHECK(old_build.error().detail.code == "llama_spec_mtp_build");
+    CHECK(old_build.error().message == refused);
+    CHECK(llamacpp_mtp_build_ok(v32, "b10237").ok());
+    CHECK(llamacpp_mtp_build_ok(v32, "").ok());
+    CHECK(llamacpp_mtp_build_ok(fixture("Qwen/Qwen3.5-27B"), "b10236").ok());  // not pinned: let through
+
+    BudgetInputs in;
+    in.engine = BudgetEngine::LlamaCpp;
+    in.gpu_memory_bytes = 8 * 80LL * 1024 * 1024 * 1024;
+    in.weights = "Q4_K_M";
+    in.context = 4096;
+    in.spec_type = "draft-mtp";
+    in.engine_version = "b10236";
+    auto b = compute_budget(v32, in);
+    REQUIRE_FALSE(b.ok());
+    CHECK(b.error().message == refused);
+    in.engine_version = "b10237";
+    CHECK(compute_budget(v32, in).ok());
+
+    const std::string cfg = kvb::test::config_path("deepseek-ai--DeepSeek-V3.2");
+    auto cli = kvb::test::run_cli("llamacpp " + cfg + " -c 4096 --spec-type draft-mtp --engine-version b10236");
+    CHECK(cli.status == 1);
+    CHECK(cli.out == "kvbudget: error: " + refused + "\n");
+    CHECK(kvb::test::run_cli("llamacpp " + cfg + " -c 4096 --spec-type draft-mtp --engine-version b10237", false)
+              .status == 0);
+}
+
+// Kimi K2.5 (KimiK25ForConditionalGeneration, model_type kimi_k25) wraps a DeepSeek-V3 text_config; llama.cpp's
+// conversion/deepseek.py registers it on DeepseekV2Model (skip_mtp = True). Its released config declares no MTP
+// layers (num_nextn_predict_layers 0); a kimi_k25 config that declared some would still lose them.
+TEST_CASE("Kimi K2.5: no MTP layers, and a kimi_k25 config's would be dropped by the converter") {
+    auto k25 = [](int nextn) {
+        nlohmann::json text = nlohmann::json::parse(kvb::test::fixture_text("moonshotai/Kimi-K2-Instruct"));
+        text.erase("model_type");  // the wrapper's model_type is then the model's
+        text.erase("architectures");
+        text.erase("auto_map");
+        text["num_nextn_predict_layers"] = nextn;
+        nlohmann::json root = {{"architectures", {"KimiK25ForConditionalGeneration"}},
+                               {"model_type", "kimi_k25"},
+                               {"text_config", text},
+                               {"vision_config", {{"model_type", "moonvit3d"}}}};
+        auto r = parse_config(root.dump(), "moonshotai/Kimi-K2.5");
+        REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.error().message));
+        return r.value();
+    };
+    const ModelSpec released = k25(0);
+    CHECK(released.model_type == "kimi_k25");
+    CHECK(released.layers.size() == 61);
+    auto none = llamacpp_mtp_model(released);
+    REQUIRE_FALSE(none.ok());
+    CHECK(none.error().detail.code == "llama_spec_no_mtp");
+    auto dropped = llamacpp_mtp_model(k25(1));
+    REQUIRE_FALSE(dropped.ok());
+    CHECK(dropped.error().message ==
+          "moonshotai/Kimi-K2.5 (kimi_k25): llama.cpp's converter drops its multi-token-prediction layers, so its "
+          "GGUF has no nextn_predict_layers and llama-server cannot run --spec-type draft-mtp on it");
+    CHECK(llamacpp_target(k25(1), LlamaSpecType::DraftMtp).layers.size() == 61);
 }
