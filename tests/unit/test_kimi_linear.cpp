@@ -160,7 +160,7 @@ TEST_CASE("vLLM: Kimi Linear's attention block holds one KDA state, aligned to t
     CHECK(f32.state_ssm_bytes == 2097152);
 }
 
-TEST_CASE("vLLM before 0.17: an MLA hybrid aligns to 64 whatever the GPU, and the forced MLA size keeps it") {
+TEST_CASE("vLLM before 0.18: an MLA hybrid aligns to 64 whatever the GPU, and the forced MLA size keeps it") {
     const ModelSpec m = fixture(kLinear);
     VllmOptions o;
     o.mla_forced_block_sizes = true;  // --engine-version 0.16.x

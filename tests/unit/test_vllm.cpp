@@ -237,7 +237,8 @@ TEST_CASE("MLA block size follows the backend vLLM picks for the GPU (cuda.py, t
     CHECK(vllm_mla_backend(90, true, 128, false).block_size == 64);
     CHECK(vllm_mla_backend(120, false, 128, false).backend == "TRITON_MLA");  // RTX 5090
     CHECK(vllm_mla_backend(80, false, 128, false).block_size == 16);          // A100
-    // Before 0.17: check_and_update_config forced the size.
+    // Before 0.18 (v0.17.1's cuda.py still forces them; PR #35122 is in 0.18.0): check_and_update_config
+    // forced the size.
     CHECK(vllm_mla_backend(100, false, 128, true).block_size == 64);
     CHECK(vllm_mla_backend(100, false, 0, true).block_size == 128);
     CHECK(vllm_mla_backend(90, false, 128, true).block_size == 64);
@@ -245,7 +246,8 @@ TEST_CASE("MLA block size follows the backend vLLM picks for the GPU (cuda.py, t
     CHECK(vllm_mla_backend(120, false, 128, true).block_size == 16);
     CHECK(vllm_mla_forced_for_version("0.16.0"));
     CHECK(vllm_mla_forced_for_version("v0.11.2"));
-    CHECK_FALSE(vllm_mla_forced_for_version("0.17.0"));
+    CHECK(vllm_mla_forced_for_version("0.17.1"));
+    CHECK_FALSE(vllm_mla_forced_for_version("0.18.0"));
     CHECK_FALSE(vllm_mla_forced_for_version("1.0.0"));
     CHECK_FALSE(vllm_mla_forced_for_version("nightly"));
 
@@ -618,7 +620,7 @@ TEST_CASE("kvbudget vllm prints vLLM's lines, its ValueError (exit 1), usage err
     CHECK(run_cli("vllm /nonexistent/config.json --kv-cache-memory 8GiB").status == 1);
     CHECK(run_cli("vllm --help").status == 0);
 
-    // --gpu picks the MLA backend's block size; --engine-version before 0.17 the forced one.
+    // --gpu picks the MLA backend's block size; --engine-version before 0.18 the forced one.
     r = run_cli("vllm " + cfg("deepseek-ai--DeepSeek-V3") +
                 " --kv-cache-memory 40GiB --max-model-len 32768 --gpu b200 --json");
     CHECK(r.status == 0);
