@@ -315,10 +315,11 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
     o.block_size = c.in.block_size;
     o.gpu_compute_capability = c.gpu ? c.gpu->compute_capability : 0;
     o.num_speculative_tokens = num_spec;
-    // The release gives the start-up lines, the error wordings and (before 0.17) the MLA block sizes.
+    // The release gives the start-up lines, the error wordings and (before 0.18) the MLA block sizes.
     auto rel = vllm_release(c.in.engine_version);
     if (!rel) return rel.error();
     o.log_format = rel->log_format;
+    o.one_line_capacity = rel->one_line_capacity ? 1 : 0;
     o.error_wording = rel->error_wording;
     o.mla_forced_block_sizes = rel->mla_forced_block_sizes;
     o.pp_check_all_layers = rel->pp_check_all_layers;

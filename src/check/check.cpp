@@ -268,6 +268,8 @@ Eval eval_vllm(const ModelSpec& m, const VllmOptions& o, const std::vector<const
 VllmErrorWording wording_in(const std::string& t) {
     const bool see = t.find("See https://docs.vllm.ai") != std::string::npos;
     if (t.find("also controls CPU memory") != std::string::npos) return VllmErrorWording::Current;
+    // Up to 0.8.3 no estimate: "Try" straight after the memory (later ones leave two spaces when it is 0).
+    if (!see && t.find(" GiB). Try increasing") != std::string::npos) return VllmErrorWording::NoEstimate2f;
     if (!see) return VllmErrorWording::NoDocs2f;
     for (size_t i = t.find(" GiB"); i != std::string::npos; i = t.find(" GiB", i + 1))
         if (i >= 4 && t[i - 1] == '0' && std::isdigit(static_cast<unsigned char>(t[i - 2])) && t[i - 3] == '.')
@@ -361,17 +363,20 @@ void check_vllm_run(const LogFacts& f, const ModelSpec& base_model, const std::v
         formats = {VllmLogFormat::Current};
     }
     o.log_format = formats[0];
-    // The log's own release gives the error wordings and the MLA block sizes, as it does for
-    // `kvbudget vllm --engine-version`; without one, the wording is read off the printed error
-    // (the releases between the known boundaries are not settled: engines/vllm.cpp).
+    const int shape = combined ? 1 : two_line ? 0 : -1;  // the capacity lines as printed (-1: none)
+    // The log's own release gives the line shape, the error wordings and the MLA block sizes, as it
+    // does for `kvbudget vllm --engine-version`; without one, they are read off the printed lines.
     if (auto rel = vllm_release_of(f.version)) {
+        o.one_line_capacity = rel->one_line_capacity ? 1 : 0;
         o.error_wording = rel->error_wording;
         o.mla_forced_block_sizes = rel->mla_forced_block_sizes;
         o.pp_check_all_layers = rel->pp_check_all_layers;
         o.hybrid_prefix_caching = rel->hybrid_prefix_caching;
         o.mamba_align_mode = rel->mamba_align_mode;
-    } else if (printed_wording) {
-        o.error_wording = *printed_wording;
+    } else {
+        // Without a release the capacity is predicted in the shape it was printed in.
+        o.one_line_capacity = shape;
+        if (printed_wording) o.error_wording = *printed_wording;
     }
 
     Eval base = eval_vllm(m, o, lines, Memory::FromLog);
@@ -397,8 +402,11 @@ void check_vllm_run(const LogFacts& f, const ModelSpec& base_model, const std::v
     std::vector<Variant> variants;
     for (VllmLogFormat fm : {VllmLogFormat::Legacy, VllmLogFormat::Split, VllmLogFormat::Current, VllmLogFormat::V0})
         if (fm != o.log_format && !v0)
-            variants.push_back({note("check_log_format", {{"format", format_name(fm)}}),
-                                [fm](ModelSpec&, VllmOptions& x) { x.log_format = fm; }});
+            variants.push_back(
+                {note("check_log_format", {{"format", format_name(fm)}}), [fm, shape](ModelSpec&, VllmOptions& x) {
+                     x.log_format = fm;
+                     x.one_line_capacity = shape;  // as printed
+                 }});
     const bool hybrid = m.has_state();
     if (hybrid)
         for (MambaCacheMode mm : {MambaCacheMode::None, MambaCacheMode::Align, MambaCacheMode::All})

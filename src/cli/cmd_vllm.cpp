@@ -28,7 +28,7 @@ or vLLM's ValueError when one request of --max-model-len tokens does not fit
   --block-size N                 tokens per block (default 16; hybrid mamba models grow it)
   --mla-block-size N             MLA block size when --block-size is not given (16; 64 FlashMLA, 128 CUTLASS MLA)
   --gpu ID                       the GPU (h100, b200, rtx-5090 ...): an MLA model gets the block size of the
-                                 MLA backend vLLM picks for it (--engine-version before 0.17: the forced sizes)
+                                 MLA backend vLLM picks for it (--engine-version before 0.18: the forced sizes)
   --kernel-block-alignment N     backend's smallest kernel block, hybrid models round to it (16; CPU 128)
   --tensor-parallel-size N       KV heads split across N GPUs (replicated when N > KV heads)
   --pipeline-parallel-size N     layers split across N stages (num_blocks = min over stages)
@@ -51,13 +51,15 @@ or vLLM's ValueError when one request of --max-model-len tokens does not fit
                                  the draft's layers); its num_speculative_tokens as --num-speculative-tokens
   --draft-config CONFIG          the drafter's config.json (EAGLE head or draft model): its own layers and geometry
   --disable-hybrid-kv-cache-manager   cache sliding-window layers as full attention
-  --log-format F                 current (v0.26+, one line), split (v0.20-v0.25: two lines, N = int(X*M)),
-                                 legacy (up to v0.19: two lines, N = blocks // groups * block size),
+  --log-format F                 current (v0.26+: N = int(X*M), sliding layers reserve the batches in
+                                 flight; one line), split (v0.20.1-v0.25: two lines, N = int(X*M)),
+                                 legacy (up to v0.20.0: two lines, N = blocks // groups * block size),
                                  v0 (the V0 engine: "# GPU blocks" and its own error)
-  --engine-version V             the vLLM release the lines are for (0.20.1, 0.24.0, vllm=0.15.2, ...):
-                                 sets --log-format (up to 0.20.1 legacy, 0.20.2-0.25 split, 0.26 on current),
-                                 the error wordings, before 0.17 the forced MLA block sizes and, before
-                                 0.28, no prefix caching for hybrid models (mamba cache mode none)
+  --engine-version V             the vLLM release or build the lines are for (0.20.1, 0.24.0, vllm=0.15.2,
+                                 0.26.1rc1.dev457+g...): sets --log-format (up to 0.20.0 legacy, 0.20.1-0.25
+                                 split, 0.26 on current; two lines up to 0.27), the error wordings,
+                                 before 0.18 the forced MLA block sizes and, before 0.28, no prefix
+                                 caching for hybrid models (mamba cache mode none)
   --swap-space SIZE              v0 only: CPU swap space for the "# CPU blocks" count (default 4GiB)
 )";
 
@@ -172,6 +174,8 @@ int cmd_vllm(const std::vector<std::string>& argv, std::ostream& out, std::ostre
     if (a->has("--async-scheduling")) o.async_scheduling = 1;
     if (a->has("--no-async-scheduling")) o.async_scheduling = 0;
     o.log_format = *fmt;
+    // A release's own line shape; --log-format alone gives its format's (current: one line).
+    if (!a->has("--log-format")) o.one_line_capacity = rel->one_line_capacity ? 1 : 0;
     o.swap_space_bytes = *swap;
     o.kernel_block_alignment = *kba;
     if (a->has("--gpu")) {

@@ -1,6 +1,7 @@
 #include "engines/engine_version.h"
 
 #include <cctype>
+#include <string>
 
 #include "base/text.h"
 
@@ -60,6 +61,16 @@ Result<EngineVersion> parse_engine_version(const std::string& text, const std::s
     if (i < v.size() && v[i] == '.' && i + 1 < v.size() && digit(v[i + 1])) {
         ++i;
         if (!read_number(v, i, ev.patch)) return bad(engine, text);
+    }
+    // "rc1", ".dev93" (what follows them, "+g11a4c9d30" or ".post1", says nothing kvbudget uses).
+    auto at = [&](const char* w) { return v.compare(i, std::char_traits<char>::length(w), w) == 0; };
+    if (at("rc") && i + 2 < v.size() && digit(v[i + 2])) {
+        i += 2;
+        if (!read_number(v, i, ev.rc)) return bad(engine, text);
+    }
+    if (at(".dev") && i + 4 < v.size() && digit(v[i + 4])) {
+        i += 4;
+        if (!read_number(v, i, ev.dev)) return bad(engine, text);
     }
     return ev;
 }

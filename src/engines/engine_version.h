@@ -16,6 +16,11 @@ struct EngineVersion {
     std::string text;    // as given, without an engine prefix ("0.20.1", "b6500")
     // vLLM: the release's first three numbers ("0.9.1.dev705+g01220ce89" -> 0, 9, 1).
     int64_t major = 0, minor = 0, patch = 0;
+    // vLLM: the pre-release and dev numbers setuptools-scm writes ("0.15.2rc1.dev93" -> rc 1, dev 93;
+    // -1 when absent). A dev build is a commit of vLLM's main branch `dev` commits after the tag
+    // before it (rc N - 1, or the previous patch release when there is no rc), which is how
+    // vllm_release places it against a change that landed between two releases.
+    int64_t rc = -1, dev = -1;
     // llama.cpp: the build number ("b6500", "6500", "version: 6500 (c08002a1)" -> 6500).
     int64_t build = 0;
 };

@@ -47,22 +47,75 @@ Result<VllmLogFormat> parse_vllm_log_format(const std::string& s) {
 
 namespace {
 
-// The releases from which vLLM's not-enough-KV-memory errors read as VllmErrorWording says. The
-// vLLM repository's history was out of reach (its snapshot is larger than the mirror takes), so
-// these come from dated logs and PRs; each says how firm it is.
-//  See the docs: PR #28051 ("fix confusing OOM errors during v1 init", reviewed 2025-11-17) rewrote
-//    check_enough_kv_cache_memory; a 0.11-era log of 2025-10-25 (vllm#27508) still ends "... when
-//    initializing the engine." and the TPU log of 2025-07-17 (tpu-inference#223) has no "See ...".
-//    First release after the merge: 0.12.0. Not settled for 0.11.1 / 0.11.2.
-constexpr std::pair<int64_t, int64_t> kVllmSeeDocs = {12, 0};
-//  format_gib (str(round(x, 2)): "24.0") in the error: seen in 0.15.2rc1.dev93 (vllm#34076, 2026-02-08);
-//    "%.2f" with the "See" sentence seen in a late-2025 log of unknown version. Not settled between
-//    0.12 and 0.15.1: check matches both.
-constexpr std::pair<int64_t, int64_t> kVllmFormatGib = {15, 0};
-//  "model's" and "(which also controls CPU memory on the CPU backend)": "models's" in 0.15.2rc1
-//    (vllm#34076), "model's" in 0.22 (vllm#44376); kept with the token-count change (0.20.2), the
-//    boundary kvbudget used before. Not settled between 0.15.2 and 0.22: check matches both.
-constexpr std::pair<int64_t, int64_t> kVllmModelsFixed = {20, 2};
+// A change to what vLLM prints or checks, placed twice: in the first release that ships it, and on the
+// main branch (the setuptools-scm tag before its commit and the commits after that tag), so that a
+// nightly or source build ("0.20.2rc1.dev400+g...") is placed as exactly as a release. Every entry was
+// read from vLLM's own history: its tags and the commit that made the change (a fork carrying the tags,
+// github.com/gabewillen/vllm, fetched 2026-12; `git tag --contains`, `git describe`, and the file at each
+// tag, e.g. `git show v0.13.0:vllm/v1/core/kv_cache_utils.py`).
+struct VllmChange {
+    int64_t minor, patch;                         // first release 0.minor.patch
+    int64_t tag_minor, tag_patch, tag_rc, after;  // main: `after` commits past tag v0.tag_minor.tag_patch rc tag_rc
+};
+// Release branches cut from main with the fix or not: tags on main (v0.13.0rc1, v0.14.0rc0, v0.20.2rc0 …).
+//  "Based on the available memory, the estimated maximum model length is N." in the error: PR #16168,
+//    2025-04-09 (4716377fb, v0.8.3rc1-79); v0.8.3 has none, v0.8.4 has it (vllm#16118 quotes the text before).
+constexpr VllmChange kVllmEstimate = {8, 4, 8, 3, 1, 79};
+//  " See https://docs.vllm.ai/.../conserving_memory/ ..." in both errors: PR #28051, merged 2025-12-10
+//    (8580919ac, v0.13.0rc1-25); v0.12.0 (branched 2025-12-02) has none, v0.13.0 has it.
+constexpr VllmChange kVllmSeeDocs = {13, 0, 13, 0, 1, 25};
+//  format_gib (str(round(x, 2)): "24.0") for "%.2f" in the error: PR #31865, 2026-01-08 (c907d2215,
+//    v0.14.0rc0-346); v0.13.0 prints "%.2f", v0.14.0 format_gib.
+constexpr VllmChange kVllmFormatGib = {14, 0, 14, 0, 0, 346};
+//  "model's" and "(which also controls CPU memory on the CPU backend)": PR #42479, 2026-05-15 (27b85d208,
+//    v0.20.2rc0-373); v0.21.0 (branched 2026-05-11) still "models's", v0.22.0 has it.
+constexpr VllmChange kVllmModelsFixed = {22, 0, 20, 2, 0, 373};
+//  "GPU KV cache size: N" with N = int(max_concurrency * max_model_len): PR #41069, 2026-04-28 (e68fa1b90,
+//    v0.20.1rc0-31), cherry-picked into v0.20.1 (a076bd1e6); v0.20.0 prints num_blocks // groups x block.
+constexpr VllmChange kVllmTokensFromConcurrency = {20, 1, 20, 1, 0, 31};
+//  Sliding-window / chunked-local layers reserve max_in_flight_tokens (async scheduling's batches in
+//    flight): PR #47728, 2026-07-08 (cd0de48d0, v0.23.1rc0-946); first in v0.26.0.
+constexpr VllmChange kVllmInFlightWindow = {26, 0, 23, 1, 0, 946};
+//  One line "GPU KV cache size: N tokens, Maximum concurrency for M tokens per request: X.XXx": PR #50462,
+//    2026-08-04 (5f2ee2fa8, v0.26.1rc0-316), after v0.27 branched (2026-08-03): v0.27.0 and v0.27.1 print two
+//    lines; taken to ship in 0.28.0, the next release cut from main.
+constexpr VllmChange kVllmOneLine = {28, 0, 26, 1, 0, 316};
+//  PR #29431 (`--max-model-len auto`, 2025-12-24, 8ee90c83f, v0.14.0rc0-104) checked one request on a spec of
+//    every layer; PR #33698 (2026-02-11, c5a66d169, v0.16.0rc1-52) projects it per worker again: 0.14.0 to 0.16.x.
+constexpr VllmChange kVllmPpAllLayers = {14, 0, 14, 0, 0, 104};
+constexpr VllmChange kVllmPpPerWorker = {17, 0, 16, 0, 1, 52};
+//  MLA block sizes forced in CudaPlatform.check_and_update_config until PR #35122 (reapplied 2026-03-09,
+//    77a73458e, v0.17.0rc0-174): v0.17.1's cuda.py still forces them, v0.18.0's does not.
+constexpr VllmChange kVllmMlaPreferred = {18, 0, 17, 0, 0, 174};
+
+//  Mamba prefix caching in "align" mode: PR #30877, 2026-01-23 (5206e5e28, v0.14.0rc1-285); first in v0.15.0.
+//    Before it, prefix caching asked for on a gated-delta-net or KDA hybrid was switched off (mode none).
+constexpr VllmChange kVllmMambaAlign = {15, 0, 14, 0, 1, 285};
+//  Prefix caching on by default for hybrid models, so mamba cache mode "align": PR #50991, 2026-08-04
+//    (f9c74b4b9, v0.26.1rc0-321), after v0.27 branched; taken to ship in 0.28.0 (vllm-metal PR #645: "a
+//    plain vllm serve that worked on 0.27.1"). vllm#40691 (0.19.0) ran Qwen3.5-27B with mode none.
+constexpr VllmChange kVllmHybridPrefixCaching = {28, 0, 26, 1, 0, 321};
+
+constexpr int64_t kFinal = 1000;  // a final release sorts after its rc tags
+
+bool has_change(const EngineVersion& v, const VllmChange& c) {
+    if (v.major > 0) return true;
+    if (v.dev < 0)  // a release or a release candidate: what its release ships
+        return v.minor > c.minor || (v.minor == c.minor && v.patch >= c.patch);
+    // A dev build: `dev` commits past rc (N - 1), or past the previous patch release when there is no rc.
+    int64_t minor = v.minor, patch = v.patch, rank = v.rc >= 1 ? v.rc - 1 : kFinal;
+    if (v.rc < 1) {
+        if (patch > 0)
+            --patch;
+        else
+            rank = -1;  // "0.10.0.dev5": before every tag of 0.10
+    }
+    const int64_t a[4] = {minor, patch, rank, v.dev};
+    const int64_t b[4] = {c.tag_minor, c.tag_patch, c.tag_rc, c.after};
+    for (int k = 0; k < 4; ++k)
+        if (a[k] != b[k]) return a[k] > b[k];
+    return true;
+}
 
 }  // namespace
 
@@ -72,27 +125,20 @@ Result<VllmRelease> vllm_release(const std::string& version) {
     auto ev = parse_engine_version(version, "vllm");
     if (!ev) return ev.error();
     r.version = ev->text;
-    auto before = [&](int64_t minor, int64_t patch) {
-        return ev->major == 0 && (ev->minor < minor || (ev->minor == minor && ev->patch < patch));
-    };
-    // The token count: N = int(X * M) from PR #40694, first shipped in 0.20.2; one line from 0.26.
-    r.log_format =
-        !before(20, 2) ? (before(26, 0) ? VllmLogFormat::Split : VllmLogFormat::Current) : VllmLogFormat::Legacy;
-    // MLA block sizes forced by CudaPlatform.check_and_update_config until PR #35122 (0.17).
-    r.mla_forced_block_sizes = before(17, 0);
-    // PR #29431 (in 0.14.0, as PR #33698 says) checked the memory of a request on a unified spec of
-    // all layers; PR #33698 (opened 2026-02-03) projects it per worker again. 0.15.2rc1.dev93 still
-    // had the bug (vllm#34076); the first release with the fix is taken to be 0.16.0 (not settled).
-    r.pp_check_all_layers = !before(14, 0) && before(16, 0);
-    // PR #50991 (merged 2026-08-04) turned prefix caching on for hybrid models and with it the mamba
-    // cache mode to "align"; first in 0.28.0 (vllm-metal PR #645: "a plain vllm serve that worked on
-    // 0.27.1"). vllm#40691 (0.19.0) ran Qwen3.5-27B with one state block per request.
-    r.hybrid_prefix_caching = !before(28, 0);
-    r.mamba_align_mode = !before(14, 0);
-    r.error_wording = before(kVllmSeeDocs.first, kVllmSeeDocs.second)           ? VllmErrorWording::NoDocs2f
-                      : before(kVllmFormatGib.first, kVllmFormatGib.second)     ? VllmErrorWording::SeeDocs2f
-                      : before(kVllmModelsFixed.first, kVllmModelsFixed.second) ? VllmErrorWording::SeeDocsGib
-                                                                                : VllmErrorWording::Current;
+    auto has = [&](const VllmChange& c) { return has_change(*ev, c); };
+    r.log_format = !has(kVllmTokensFromConcurrency) ? VllmLogFormat::Legacy
+                   : !has(kVllmInFlightWindow)      ? VllmLogFormat::Split
+                                                    : VllmLogFormat::Current;
+    r.one_line_capacity = has(kVllmOneLine);
+    r.mla_forced_block_sizes = !has(kVllmMlaPreferred);
+    r.pp_check_all_layers = has(kVllmPpAllLayers) && !has(kVllmPpPerWorker);
+    r.hybrid_prefix_caching = has(kVllmHybridPrefixCaching);
+    r.mamba_align_mode = has(kVllmMambaAlign);
+    r.error_wording = !has(kVllmEstimate)      ? VllmErrorWording::NoEstimate2f
+                      : !has(kVllmSeeDocs)     ? VllmErrorWording::NoDocs2f
+                      : !has(kVllmFormatGib)   ? VllmErrorWording::SeeDocs2f
+                      : !has(kVllmModelsFixed) ? VllmErrorWording::SeeDocsGib
+                                               : VllmErrorWording::Current;
     return r;
 }
 
@@ -405,6 +451,7 @@ Result<VllmLayout> vllm_layout(const ModelSpec& m, const VllmOptions& o) {
     p.n_layers = static_cast<int64_t>(m.layers.size());
     p.num_spec = L.num_speculative_tokens = o.num_speculative_tokens;
     L.log_format = o.log_format;
+    L.one_line_capacity = o.one_line_capacity >= 0 ? o.one_line_capacity != 0 : o.log_format == VllmLogFormat::Current;
     L.error_wording = o.error_wording != VllmErrorWording::FromFormat ? o.error_wording
                       : o.log_format == VllmLogFormat::Legacy         ? VllmErrorWording::SeeDocsGib
                                                                       : VllmErrorWording::Current;

@@ -15,10 +15,10 @@ namespace kvb {
 
 // The MLA attention backend vLLM picks on a CUDA GPU and the KV block size that follows from it,
 // when the user gives neither --block-size nor --attention-backend.
-//  forced (releases before 0.17, CudaPlatform.check_and_update_config): Blackwell (10.x) forces
+//  forced (releases before 0.18, CudaPlatform.check_and_update_config): Blackwell (10.x) forces
 //    FlashInfer MLA's 64 when qk_nope_head_dim is 128, else CUTLASS MLA's 128; Hopper (9.x, FlashMLA
 //    dense built) FlashMLA's 64; every other GPU keeps 16 (Triton MLA).
-//  preferred (0.17 on, update_block_size_for_backend after the selector): the first valid backend of
+//  preferred (0.18 on, update_block_size_for_backend after the selector): the first valid backend of
 //    _get_backend_priorities gives its preferred size, 16 when its kernels take 16, else its smallest:
 //    10.x FLASHINFER_MLA [32, 64] -> 32 (qk_nope_head_dim 64/128/192), else CUTLASS_MLA [128] -> 128;
 //    9.x FLASH_ATTN_MLA (16 x n, no fp8 cache) -> 16, with an fp8 cache FLASHMLA [64] -> 64;
@@ -29,53 +29,59 @@ struct VllmMlaBackend {
     int64_t block_size = 16;
 };
 VllmMlaBackend vllm_mla_backend(int compute_capability, bool fp8_kv_cache, int64_t qk_nope_head_dim, bool forced);
-// True for a vLLM release before 0.17 (MLA block sizes forced by the platform); an unreadable version: false.
+// True for a vLLM release before 0.18 (MLA block sizes forced by the platform); an unreadable version: false.
 bool vllm_mla_forced_for_version(const std::string& version);
 
-// Which start-up line format to print.
-//  Current: vLLM ~v0.26 and later (seen in v0.27..v0.29 logs): one line
-//    "GPU KV cache size: N tokens, Maximum concurrency for M tokens per request: X.XXx"
-//    with N = int(X * M); error text says "the model's max seq len ... (which also controls
-//    CPU memory on the CPU backend)"; sliding/chunked layers reserve max_in_flight_tokens.
-//  Split:   vLLM ~v0.20..v0.25 (after PR #40694, seen in v0.24.0 logs): the same two lines
-//    as Legacy but N = int(X * M) already.
-//  Legacy:  vLLM V1 engine up to v0.19 (2025 .. April 2026): two lines
+// Which start-up line format to print (the releases are pinned in engines/vllm.cpp from vLLM's history).
+//  Current: vLLM 0.26 on: N = int(X * M) and sliding / chunked layers reserve max_in_flight_tokens
+//    (async scheduling's batches in flight); printed on one line
+//    "GPU KV cache size: N tokens, Maximum concurrency for M tokens per request: X.XXx" from the release after
+//    0.27 (PR #50462; main builds past v0.26.1rc0+316), on the two lines of Split before that
+//    (VllmRelease::one_line_capacity).
+//  Split:   vLLM 0.20.1 .. 0.25: the same two lines as Legacy but N = int(X * M) (PR #41069).
+//  Legacy:  vLLM V1 engine up to 0.20.0 (2025 .. April 2026): two lines
 //    "GPU KV cache size: N tokens" (N = num_blocks // groups * min block size) and
-//    "Maximum concurrency for M tokens per request: X.XXx"; error text says "models's".
+//    "Maximum concurrency for M tokens per request: X.XXx".
 //  V0:      the V0 engine (up to ~v0.9): "# GPU blocks: N, # CPU blocks: C" and
 //    "Maximum concurrency for M tokens per request: X.XXx" with X = N * block / M; every layer
 //    caches the full context (no groups); error "The model's max seq len (M) is larger than ...".
 enum class VllmLogFormat { Current, Split, Legacy, V0 };
 Result<VllmLogFormat> parse_vllm_log_format(const std::string& s);  // current|split|legacy|v0
-// The log format of a vLLM release ("0.20.1", "v0.24.0rc1", "0.9.1.dev705+g01220ce89"): up to 0.20.1
-// Legacy (the N = int(X*M) change, PR #40694, first shipped in 0.20.2), 0.20.2..0.25 Split, 0.26 on
-// Current. The V0 engine is not a version (it ran beside V1 until ~0.10): give --log-format v0.
+// The log format of a vLLM release ("0.20.1", "v0.24.0rc1", "0.9.1.dev705+g01220ce89"): up to 0.20.0
+// Legacy, 0.20.1..0.25 Split, 0.26 on Current. The V0 engine is not a version (it ran beside V1 until
+// ~0.10): give --log-format v0.
 Result<VllmLogFormat> vllm_log_format_for_version(const std::string& version);
 
 // The wording of vLLM's "not enough KV cache memory" refusals (_check_enough_kv_cache_memory and its
-// "No available memory for the cache blocks" sibling), which changed within one log format:
-//  FromFormat: follow log_format (Legacy: SeeDocs2f, Split and Current: Current); what --log-format gives.
-//  NoDocs2f:   mid 2025 (check_enough_kv_cache_memory): "models's", GiB as "%.2f" ("16.00"), no "See ..." sentence.
-//  SeeDocs2f:  "models's", "%.2f", then " See https://docs.vllm.ai/.../conserving_memory/ for more details."
-//  SeeDocsGib: "models's", GiB as format_gib prints it (round(x, 2) through str(): "24.0", "3.18"), "See ...".
-//  Current:    "model's", format_gib, "`gpu_memory_utilization` (which also controls CPU memory on the CPU
-//              backend)", "See ..."; the no-memory text adds "(this flag also controls CPU memory reservation ...)".
-enum class VllmErrorWording { FromFormat, NoDocs2f, SeeDocs2f, SeeDocsGib, Current };
+// "No available memory for the cache blocks" sibling), which changed within one log format (releases
+// read from vLLM's tags, engines/vllm.cpp):
+//  FromFormat: follow log_format (Legacy: SeeDocsGib, Split and Current: Current); what --log-format gives.
+//  NoEstimate2f: up to 0.8.3: "models's", "%.2f", no estimated maximum model length, no "See ..." sentence.
+//  NoDocs2f:   0.8.4 to 0.12: "models's", GiB as "%.2f" ("16.00"), the estimate, no "See ..." sentence.
+//  SeeDocs2f:  0.13: "models's", "%.2f", then " See https://docs.vllm.ai/.../conserving_memory/ for more details."
+//  SeeDocsGib: 0.14 .. 0.21: "models's", GiB as format_gib prints it (round(x, 2) through str(): "24.0",
+//              "3.18"), "See ...".
+//  Current:    0.22 on: "model's", format_gib, "`gpu_memory_utilization` (which also controls CPU memory on the
+//              CPU backend)", "See ..."; the no-memory text adds "(this flag also controls CPU memory
+//              reservation ...)".
+enum class VllmErrorWording { FromFormat, NoEstimate2f, NoDocs2f, SeeDocs2f, SeeDocsGib, Current };
 
 // Everything kvbudget derives from a vLLM release (engines/engine_version.h reads the text).
 struct VllmRelease {
     VllmLogFormat log_format = VllmLogFormat::Current;
-    bool mla_forced_block_sizes = false;  // before 0.17
+    bool mla_forced_block_sizes = false;  // before 0.18
     VllmErrorWording error_wording = VllmErrorWording::Current;
-    // 0.14 and 0.15: the not-enough-memory check (get_kv_cache_configs' unified spec, PR #29431) counts
-    // every layer of the model on each pipeline stage (vllm#32105, vllm#34076; fixed by PR #33698).
+    // The capacity on one line (after 0.27); two lines before, whatever the log format.
+    bool one_line_capacity = true;
+    // 0.14 to 0.16: the not-enough-memory check (get_kv_cache_configs' unified spec, PR #29431) counts
+    // every layer of the model on each pipeline stage (vllm#32105, vllm#34076; fixed by PR #33698 in 0.17).
     bool pp_check_all_layers = false;
     // Prefix caching on by default for hybrid attention + mamba models: from 0.28.0 (PR #50991); before,
     // is_prefix_caching_supported or arg_utils left it off for them unless --enable-prefix-caching.
     bool hybrid_prefix_caching = true;
-    // Mamba cache mode "align" (PR #30877, reviewed 2025-12-17; first release taken to be 0.14.0, not
-    // settled): before it, prefix caching asked for a model without SupportsMambaPrefixCaching (gated
-    // delta net, KDA) was switched off ("...without support for prefix caching: disabling").
+    // Mamba cache mode "align" (PR #30877, first in 0.15.0): before it, prefix caching asked for a model without
+    // SupportsMambaPrefixCaching (gated delta net, KDA) was switched off ("...without support for prefix caching:
+    // disabling").
     bool mamba_align_mode = true;
     std::string version;  // as given; "" = the newest release kvbudget knows
 };
@@ -102,7 +108,7 @@ struct VllmOptions {
     // CUDA compute capability x 10 of the GPU (90 H100, 100 B200, 120 RTX 5090); 0 = not given. With an
     // MLA model and neither block size given, it picks the MLA backend and its block size.
     int gpu_compute_capability = 0;
-    // Releases before 0.17 forced MLA block sizes in CudaPlatform.check_and_update_config; later ones
+    // Releases before 0.18 forced MLA block sizes in CudaPlatform.check_and_update_config; later ones
     // take the selected backend's preferred size (PR #35122). See vllm_mla_backend.
     bool mla_forced_block_sizes = false;
     // Smallest kernel block size of the attention backend, which hybrid attention+mamba models
@@ -130,6 +136,8 @@ struct VllmOptions {
     // VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1 (then chunked layers get their own groups).
     bool chunked_local_hybrid = false;
     VllmLogFormat log_format = VllmLogFormat::Current;
+    // The capacity lines on one line (1) or two (0); -1 = one line exactly when log_format is Current.
+    int one_line_capacity = -1;
     VllmErrorWording error_wording = VllmErrorWording::FromFormat;
     bool pp_check_all_layers = false;             // see VllmRelease
     bool hybrid_prefix_caching = true;            // see VllmRelease
@@ -200,6 +208,7 @@ struct VllmLayout {
     int64_t num_speculative_tokens = 0;
     int64_t max_in_flight_tokens = 0;  // what sliding / chunked layers reserve beyond their window
     VllmLogFormat log_format = VllmLogFormat::Current;
+    bool one_line_capacity = true;                               // resolved
     VllmErrorWording error_wording = VllmErrorWording::Current;  // resolved (never FromFormat)
     // Per pipeline stage: bytes one block id costs on that stage (uniform_type: sum of its pages;
     // else page * group_size of the projected groups). num_blocks = min over stages.

@@ -299,10 +299,10 @@ Result<VllmCapacity> vllm_capacity(const ModelSpec& m, const VllmOptions& o, con
     const VllmLayout& L = c.layout;
     const VllmErrorWording w = L.error_wording;
     const bool current = w == VllmErrorWording::Current;
-    const bool see_docs = w != VllmErrorWording::NoDocs2f;
+    const bool see_docs = w != VllmErrorWording::NoDocs2f && w != VllmErrorWording::NoEstimate2f;
     // GiB as "%.2f" before format_gib, as format_gib's str(round(x, 2)) after.
     auto gib = [&](int64_t b) {
-        if (w != VllmErrorWording::NoDocs2f && w != VllmErrorWording::SeeDocs2f) return vllm_format_gib(b);
+        if (w == VllmErrorWording::SeeDocsGib || w == VllmErrorWording::Current) return vllm_format_gib(b);
         char buf[64];
         std::snprintf(buf, sizeof buf, "%.2f", double(b) / double(GiB));
         return std::string(buf);
@@ -338,8 +338,10 @@ Result<VllmCapacity> vllm_capacity(const ModelSpec& m, const VllmOptions& o, con
         std::string est_msg = est > 0 ? "Based on the available memory, the estimated maximum model length is " +
                                             std::to_string(est) + ". "
                                       : "";
-        // The mid-2025 f-string put a space of its own after the estimate: two when there is none.
-        if (est <= 0 && w == VllmErrorWording::NoDocs2f) est_msg = " ";
+        // Up to 0.13 the f-string put a space of its own after the estimate (which had none): two
+        // spaces when there is no estimate.
+        if (est <= 0 && (w == VllmErrorWording::NoDocs2f || w == VllmErrorWording::SeeDocs2f)) est_msg = " ";
+        if (w == VllmErrorWording::NoEstimate2f) est_msg.clear();  // up to 0.8.3: never an estimate
         c.error_text = std::string("To serve at least one request with the ") + (current ? "model's" : "models's") +
                        " max seq len (" + std::to_string(mml) + "), (" + gib(need) +
                        " GiB KV cache is needed, which is larger than the available KV cache memory (" + gib(avail) +
@@ -402,8 +404,9 @@ Result<VllmCapacity> vllm_capacity(const ModelSpec& m, const VllmOptions& o, con
     const double cur = c.max_concurrency * double(mml);
     const int64_t cur_tokens = cur >= 9.223372036854775807e18 ? INT64_MAX : static_cast<int64_t>(cur);
     c.legacy_tokens = sat_mul(nb / static_cast<int64_t>(L.groups.size()), L.min_block_size);
-    c.tokens = current ? cur_tokens : c.legacy_tokens;
-    const bool one_line = L.log_format == VllmLogFormat::Current;
+    // N = int(X * M) from 0.20.1 (Split and Current), num_blocks // groups x block before.
+    c.tokens = L.log_format != VllmLogFormat::Legacy ? cur_tokens : c.legacy_tokens;
+    const bool one_line = L.one_line_capacity;
 
     char conc[64];
     std::snprintf(conc, sizeof conc, "%.2fx", c.max_concurrency);

@@ -69,7 +69,7 @@ int64_t largest_state_page(const ModelSpec& m, const Plan& p) {
 int64_t block_for_state(const ModelSpec& m, const VllmOptions& o, const Plan& p, int64_t attn_1tok,
                         int64_t mamba_page) {
     int64_t align = std::max<int64_t>(o.kernel_block_alignment > 0 ? o.kernel_block_alignment : 16, p.attn_block);
-    // Before 0.17 (HybridAttentionMambaModelConfig) an MLA hybrid aligned to 64 whatever the GPU, 128 when
+    // Before 0.18 (HybridAttentionMambaModelConfig) an MLA hybrid aligned to 64 whatever the GPU, 128 when
     // CUTLASS MLA was the backend; the platform then forced the MLA backend's size only onto a block that
     // was not a multiple of it (FlashMLA 64, FlashInfer MLA 64, CUTLASS MLA 128), which a multiple of the
     // alignment already is.

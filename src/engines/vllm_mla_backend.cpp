@@ -1,5 +1,5 @@
 // vLLM's MLA backend choice on CUDA and the KV block size it brings (vllm.h, vllm_mla_backend).
-// From vllm/platforms/cuda.py (_get_backend_priorities, check_and_update_config before 0.17,
+// From vllm/platforms/cuda.py (_get_backend_priorities, check_and_update_config before 0.18,
 // update_block_size_for_backend after) and each backend's get_supported_kernel_block_sizes and
 // supports_compute_capability in vllm/v1/attention/backends/mla/.
 #include "engines/vllm.h"

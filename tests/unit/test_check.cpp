@@ -299,9 +299,11 @@ TEST_CASE("settings, version and model from a log's own lines") {
     CHECK(f->lines[0].number == 3);
 }
 
-TEST_CASE("vLLM versions to log formats: 0.20.0 and 0.20.1 still print the legacy count") {
+// vLLM's tags: v0.20.0 prints num_blocks // groups x block, v0.20.1 int(X x M) (PR #41069 cherry-picked).
+TEST_CASE("vLLM versions to log formats: 0.20.0 still prints the legacy count, 0.20.1 int(X x M)") {
     CHECK(vllm_format_for_version("0.19.0") == VllmLogFormat::Legacy);
-    CHECK(vllm_format_for_version("0.20.1") == VllmLogFormat::Legacy);
+    CHECK(vllm_format_for_version("0.20.0") == VllmLogFormat::Legacy);
+    CHECK(vllm_format_for_version("0.20.1") == VllmLogFormat::Split);
     CHECK(vllm_format_for_version("v0.20.2") == VllmLogFormat::Split);
     CHECK(vllm_format_for_version("0.24.0rc1") == VllmLogFormat::Split);
     CHECK(vllm_format_for_version("0.27.1") == VllmLogFormat::Current);
@@ -420,7 +422,7 @@ TEST_CASE("C2 vllm#34076 with its command: the uneven split, and 0.15's all-laye
 
     // A log claiming a release with the fix: the per-stage check is predicted, and the all-layer check is
     // named as what makes the printed figures agree.
-    with_version.version = "0.16.0";
+    with_version.version = "0.17.0";
     r = check_log(with_version, &m, m.name, "argument");
     REQUIRE(r.lines.size() == 1);
     CAPTURE(r.lines[0].predicted);
@@ -545,7 +547,7 @@ TEST_CASE("falcon-40b RefinedWeb config: 8 KV heads, as vLLM and llama.cpp cache
 
 TEST_CASE("--engine-version: vLLM releases and llama.cpp builds to their log formats") {
     CHECK(vllm_log_format_for_version("0.20.0").value() == VllmLogFormat::Legacy);
-    CHECK(vllm_log_format_for_version("0.20.1").value() == VllmLogFormat::Legacy);
+    CHECK(vllm_log_format_for_version("0.20.1").value() == VllmLogFormat::Split);
     CHECK(vllm_log_format_for_version("0.20.2").value() == VllmLogFormat::Split);
     CHECK(vllm_log_format_for_version("0.26.1rc1.dev457+gc810e5ee9").value() == VllmLogFormat::Current);
     auto bad = vllm_log_format_for_version("latest");
@@ -558,14 +560,17 @@ TEST_CASE("--engine-version: vLLM releases and llama.cpp builds to their log for
     CHECK(llama_log_format_for_version("b6699").value() == LlamaLogFormat::Y2025);
     CHECK_FALSE(llama_log_format_for_version("b66x").ok());
 
-    // V10's Qwen3-8B numbers (22,900 blocks): 0.20.1 prints the legacy two lines, 0.27 one line.
+    // V10's Qwen3-8B numbers (22,900 blocks): 0.20.0 prints the legacy two lines, 0.27.1 still two, 0.28 one line.
     const std::string cfg = kvb::test::config_path("Qwen--Qwen3-8B");
     const std::string mem = std::to_string(int64_t(22900) * 16 * 147456);
-    auto r = kvb::test::run_cli("vllm " + cfg + " --kv-cache-memory " + mem + " --engine-version 0.20.1");
+    auto r = kvb::test::run_cli("vllm " + cfg + " --kv-cache-memory " + mem + " --engine-version 0.20.0");
     CHECK(r.status == 0);
     CHECK(r.out.find("GPU KV cache size: 366,400 tokens\nMaximum concurrency for 40,960 tokens per request: 8.95x\n") !=
           std::string::npos);
     r = kvb::test::run_cli("vllm " + cfg + " --kv-cache-memory " + mem + " --engine-version 0.27.1");
+    CHECK(r.out.find("GPU KV cache size: 366,400 tokens\nMaximum concurrency for 40,960 tokens per request: 8.95x\n") !=
+          std::string::npos);
+    r = kvb::test::run_cli("vllm " + cfg + " --kv-cache-memory " + mem + " --engine-version 0.28.0");
     CHECK(r.out.find("GPU KV cache size: 366,400 tokens, Maximum concurrency for 40,960 tokens per request: 8.95x") !=
           std::string::npos);
     r = kvb::test::run_cli("vllm " + cfg + " --kv-cache-memory " + mem + " --engine-version nightly");
@@ -871,4 +876,26 @@ TEST_CASE("PyTorch OOM in a vLLM log that gives gpu_memory_utilization: the shor
     // Without the setting, the general advice.
     CheckReport plain = check(oom, nullptr);
     CHECK(plain.lines[0].more_causes[0].code == "check_oom_short");
+}
+
+// ---------------------------------------------------------------- the not-enough-memory error by release (W1-W6)
+// Every era's wording as a user pasted it: read as vLLM's error, and each line matched or its cause named
+// (none of these logs names a model kvbudget has, so the cause is the missing config).
+TEST_CASE("W1-W6: vLLM's not-enough-memory error in each release's wording, read and explained") {
+    for (const char* id : {"W1", "W2", "W3", "W4", "W5", "W6"}) {
+        CAPTURE(id);
+        const std::string text = log_block(id);
+        auto f = read_engine_log(text);
+        REQUIRE_MESSAGE(f.ok(), (f.ok() ? "" : f.error().message));
+        CheckReport r = check(text, nullptr);
+        CHECK(r.engine == LogEngine::Vllm);
+        REQUIRE_FALSE(r.lines.empty());
+        bool error_line = false;
+        for (const auto& l : r.lines) {
+            CAPTURE(l.printed);
+            CHECK((l.match || !l.cause.code.empty()));
+            if (l.kind == "vllm_not_enough_memory") error_line = true;
+        }
+        CHECK(error_line);
+    }
 }

@@ -46,9 +46,18 @@ TEST_CASE("parse_engine_version: vLLM releases and llama.cpp builds, each for it
     CHECK(v->major == 0);
     CHECK(v->minor == 9);
     CHECK(v->patch == 1);
+    CHECK(v->rc == -1);
+    CHECK(v->dev == 705);
     v = parse_engine_version("v0.24.0rc1", "vllm");
     REQUIRE(v.ok());
     CHECK(v->minor == 24);
+    CHECK(v->rc == 1);
+    CHECK(v->dev == -1);
+    v = parse_engine_version("0.15.2rc1.dev93+g11a4c9d30", "vllm");
+    REQUIRE(v.ok());
+    CHECK(v->patch == 2);
+    CHECK(v->rc == 1);
+    CHECK(v->dev == 93);
     v = parse_engine_version(" vllm=0.20.1 ", "vllm");
     REQUIRE(v.ok());
     CHECK(v->text == "0.20.1");
@@ -82,35 +91,65 @@ TEST_CASE("vllm_release: every boundary, and the newest when no version is given
     auto r = vllm_release("");
     REQUIRE(r.ok());
     CHECK(r->log_format == VllmLogFormat::Current);
+    CHECK(r->one_line_capacity);
     CHECK(r->error_wording == VllmErrorWording::Current);
     CHECK_FALSE(r->mla_forced_block_sizes);
     CHECK_FALSE(r->pp_check_all_layers);
+    using F = VllmLogFormat;
+    using W = VllmErrorWording;
     struct Row {
         const char* version;
-        VllmLogFormat format;
-        VllmErrorWording wording;
+        F format;
+        bool one_line;
+        W wording;
         bool mla_forced, pp_all;
     };
+    // Each boundary at the last release without the change and the first with it (vLLM's tags), and main
+    // builds on either side of the commit that made it ("0.13.0rc2.dev25" = 25 commits past v0.13.0rc1).
     const Row rows[] = {
-        {"0.10.1", VllmLogFormat::Legacy, VllmErrorWording::NoDocs2f, true, false},
-        {"0.11.2", VllmLogFormat::Legacy, VllmErrorWording::NoDocs2f, true, false},
-        {"0.12.0", VllmLogFormat::Legacy, VllmErrorWording::SeeDocs2f, true, false},
-        {"0.13.0", VllmLogFormat::Legacy, VllmErrorWording::SeeDocs2f, true, false},
-        {"0.14.0", VllmLogFormat::Legacy, VllmErrorWording::SeeDocs2f, true, true},
-        {"0.15.2rc1.dev93+g11a4c9d30", VllmLogFormat::Legacy, VllmErrorWording::SeeDocsGib, true, true},
-        {"0.16.0", VllmLogFormat::Legacy, VllmErrorWording::SeeDocsGib, true, false},
-        {"0.17.0", VllmLogFormat::Legacy, VllmErrorWording::SeeDocsGib, false, false},
-        {"0.20.1", VllmLogFormat::Legacy, VllmErrorWording::SeeDocsGib, false, false},
-        {"0.20.2", VllmLogFormat::Split, VllmErrorWording::Current, false, false},
-        {"0.25.9", VllmLogFormat::Split, VllmErrorWording::Current, false, false},
-        {"0.26.0", VllmLogFormat::Current, VllmErrorWording::Current, false, false},
-        {"1.0.0", VllmLogFormat::Current, VllmErrorWording::Current, false, false},
+        {"0.8.3", F::Legacy, false, W::NoEstimate2f, true, false},
+        {"0.8.3rc2.dev78", F::Legacy, false, W::NoEstimate2f, true, false},
+        {"0.8.3rc2.dev79+g4716377fb", F::Legacy, false, W::NoDocs2f, true, false},
+        {"0.8.4", F::Legacy, false, W::NoDocs2f, true, false},
+        {"0.10.1", F::Legacy, false, W::NoDocs2f, true, false},
+        {"0.11.2", F::Legacy, false, W::NoDocs2f, true, false},
+        {"0.12.0", F::Legacy, false, W::NoDocs2f, true, false},
+        {"0.13.0rc2.dev24+g166ac3c94", F::Legacy, false, W::NoDocs2f, true, false},
+        {"0.13.0rc2.dev25+g8580919ac", F::Legacy, false, W::SeeDocs2f, true, false},
+        {"0.13.0", F::Legacy, false, W::SeeDocs2f, true, false},
+        {"0.14.0rc1.dev103", F::Legacy, false, W::SeeDocs2f, true, false},
+        {"0.14.0rc1.dev104", F::Legacy, false, W::SeeDocs2f, true, true},
+        {"0.14.0rc1.dev346+gc907d2215", F::Legacy, false, W::SeeDocsGib, true, true},
+        {"0.14.0", F::Legacy, false, W::SeeDocsGib, true, true},
+        {"0.15.2rc1.dev93+g11a4c9d30", F::Legacy, false, W::SeeDocsGib, true, true},
+        {"0.16.0", F::Legacy, false, W::SeeDocsGib, true, true},
+        {"0.16.0rc2.dev52+gc5a66d169", F::Legacy, false, W::SeeDocsGib, true, false},
+        {"0.17.0", F::Legacy, false, W::SeeDocsGib, true, false},
+        {"0.17.1", F::Legacy, false, W::SeeDocsGib, true, false},
+        {"0.18.0", F::Legacy, false, W::SeeDocsGib, false, false},
+        {"0.20.0", F::Legacy, false, W::SeeDocsGib, false, false},
+        {"0.20.1rc1.dev30", F::Legacy, false, W::SeeDocsGib, false, false},
+        {"0.20.1rc1.dev31+ge68fa1b90", F::Split, false, W::SeeDocsGib, false, false},
+        {"0.20.1", F::Split, false, W::SeeDocsGib, false, false},
+        {"0.20.2rc1.dev372", F::Split, false, W::SeeDocsGib, false, false},
+        {"0.20.2rc1.dev373+g27b85d208", F::Split, false, W::Current, false, false},
+        {"0.21.0", F::Split, false, W::SeeDocsGib, false, false},
+        {"0.21.1rc1.dev5", F::Split, false, W::Current, false, false},
+        {"0.22.0", F::Split, false, W::Current, false, false},
+        {"0.25.1", F::Split, false, W::Current, false, false},
+        {"0.26.0", F::Current, false, W::Current, false, false},
+        {"0.27.1", F::Current, false, W::Current, false, false},
+        {"0.26.1rc1.dev315", F::Current, false, W::Current, false, false},
+        {"0.26.1rc1.dev457+gc810e5ee9", F::Current, true, W::Current, false, false},
+        {"0.28.0", F::Current, true, W::Current, false, false},
+        {"1.0.0", F::Current, true, W::Current, false, false},
     };
     for (const Row& row : rows) {
         CAPTURE(row.version);
         auto x = vllm_release(row.version);
         REQUIRE(x.ok());
         CHECK(x->log_format == row.format);
+        CHECK(x->one_line_capacity == row.one_line);
         CHECK(x->error_wording == row.wording);
         CHECK(x->mla_forced_block_sizes == row.mla_forced);
         CHECK(x->pp_check_all_layers == row.pp_all);
@@ -125,56 +164,101 @@ TEST_CASE("vllm_release: every boundary, and the newest when no version is given
 }
 
 // V9's numbers (Qwen2.5-14B, 24 GiB needed for 131,072 tokens, 3,724 blocks = 10.91 GiB, estimate 59,584) in
-// each wording vLLM printed them in: the release picks one.
+// each wording vLLM printed them in, at the releases either side of each change (read from vLLM's tags).
 TEST_CASE("vLLM's not-enough-memory error in the wording of each release") {
     ModelSpec m = dense("Qwen/Qwen2.5-14B (hand-built)", 48, 8, 128, 40, 131072);
     const int64_t avail = int64_t(3724) * 48 * 65536;
     const std::string see = " See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details.";
-    // mid 2025 (tpu-inference#223's log): "%.2f", no link.
-    CHECK(cap_for(m, "0.10.1", avail).error_text ==
+    const std::string no_docs =
+        "To serve at least one request with the models's max seq len (131072), (24.00 GiB KV cache is needed, "
+        "which is larger than the available KV cache memory (10.91 GiB). Based on the available memory, the "
+        "estimated maximum model length is 59584. Try increasing `gpu_memory_utilization` or decreasing "
+        "`max_model_len` when initializing the engine.";
+    // Up to 0.8.3 (vllm#16118's quote): no estimate either.
+    CHECK(cap_for(m, "0.8.3", avail).error_text ==
           "To serve at least one request with the models's max seq len (131072), (24.00 GiB KV cache is needed, "
-          "which is larger than the available KV cache memory (10.91 GiB). Based on the available memory, the "
-          "estimated maximum model length is 59584. Try increasing `gpu_memory_utilization` or decreasing "
-          "`max_model_len` when initializing the engine.");
-    // With the link (V9's own wording, late 2025).
-    CHECK(cap_for(m, "0.13.0", avail).error_text ==
-          "To serve at least one request with the models's max seq len (131072), (24.00 GiB KV cache is needed, "
-          "which is larger than the available KV cache memory (10.91 GiB). Based on the available memory, the "
-          "estimated maximum model length is 59584. Try increasing `gpu_memory_utilization` or decreasing "
-          "`max_model_len` when initializing the engine." +
-              see);
-    // format_gib's "24.0" (C2's 0.15.2rc1).
-    CHECK(cap_for(m, "0.15.2", avail).error_text ==
-          "To serve at least one request with the models's max seq len (131072), (24.0 GiB KV cache is needed, "
-          "which is larger than the available KV cache memory (10.91 GiB). Based on the available memory, the "
-          "estimated maximum model length is 59584. Try increasing `gpu_memory_utilization` or decreasing "
-          "`max_model_len` when initializing the engine." +
-              see);
-    // "model's" and the CPU-backend clause (C5's 0.22).
-    CHECK(cap_for(m, "0.22.0", avail).error_text ==
-          "To serve at least one request with the model's max seq len (131072), (24.0 GiB KV cache is needed, "
-          "which is larger than the available KV cache memory (10.91 GiB). Based on the available memory, the "
-          "estimated maximum model length is 59584. Try increasing `gpu_memory_utilization` (which also controls "
-          "CPU memory on the CPU backend) or decreasing `max_model_len` when initializing the engine." +
-              see);
-    // No memory at all: vllm#27508's 0.11-era text, then the link, then the CPU-backend clause.
-    CHECK(cap_for(m, "0.11.0", 0).error_text ==
-          "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the "
-          "engine.");
-    CHECK(cap_for(m, "0.12.0", 0).error_text ==
-          "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the "
-          "engine." +
-              see);
-    CHECK(cap_for(m, "", 0).error_text ==
+          "which is larger than the available KV cache memory (10.91 GiB). Try increasing `gpu_memory_utilization` "
+          "or decreasing `max_model_len` when initializing the engine.");
+    // 0.8.4 to 0.12 (tpu-inference#223's log, vllm#27508's 0.11.0): "%.2f", the estimate, no link.
+    CHECK(cap_for(m, "0.10.1", avail).error_text == no_docs);
+    CHECK(cap_for(m, "0.12.0", avail).error_text == no_docs);
+    // 0.13 adds the link (V9's own wording, late 2025).
+    CHECK(cap_for(m, "0.13.0", avail).error_text == no_docs + see);
+    // 0.14 to 0.21: format_gib's "24.0" (C2's 0.15.2rc1, the ROCm log of 0.20.1/0.20.2).
+    const std::string gib =
+        "To serve at least one request with the models's max seq len (131072), (24.0 GiB KV cache is needed, "
+        "which is larger than the available KV cache memory (10.91 GiB). Based on the available memory, the "
+        "estimated maximum model length is 59584. Try increasing `gpu_memory_utilization` or decreasing "
+        "`max_model_len` when initializing the engine." +
+        see;
+    CHECK(cap_for(m, "0.14.0", avail).error_text == gib);
+    CHECK(cap_for(m, "0.21.0", avail).error_text == gib);
+    CHECK(cap_for(m, "0.20.2rc1.dev372", avail).error_text == gib);
+    // 0.22 on: "model's" and the CPU-backend clause (C5's 0.22); main builds from PR #42479 on too.
+    const std::string cur =
+        "To serve at least one request with the model's max seq len (131072), (24.0 GiB KV cache is needed, "
+        "which is larger than the available KV cache memory (10.91 GiB). Based on the available memory, the "
+        "estimated maximum model length is 59584. Try increasing `gpu_memory_utilization` (which also controls "
+        "CPU memory on the CPU backend) or decreasing `max_model_len` when initializing the engine." +
+        see;
+    CHECK(cap_for(m, "0.22.0", avail).error_text == cur);
+    CHECK(cap_for(m, "0.20.2rc1.dev373+g27b85d208", avail).error_text == cur);
+    CHECK(cap_for(m, "0.21.1rc1.dev5", avail).error_text == cur);
+
+    // Less than one block: no estimate. Up to 0.13 the f-string's own space after the (empty) estimate
+    // leaves two; from 0.14 the estimate carries its space and there is one.
+    const int64_t tiny = 48 * 65536 - 1;
+    CHECK(cap_for(m, "0.13.0", tiny).error_text.find("memory (0.00 GiB).  Try increasing") != std::string::npos);
+    CHECK(cap_for(m, "0.12.0", tiny).error_text.find("memory (0.00 GiB).  Try increasing") != std::string::npos);
+    CHECK(cap_for(m, "0.14.0", tiny).error_text.find("memory (0.0 GiB). Try increasing") != std::string::npos);
+
+    // No memory at all: vllm#27508's 0.11-era text up to 0.12, then the link, then the CPU-backend clause.
+    const std::string none =
+        "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the "
+        "engine.";
+    CHECK(cap_for(m, "0.11.0", 0).error_text == none);
+    CHECK(cap_for(m, "0.12.0", 0).error_text == none);
+    CHECK(cap_for(m, "0.13.0", 0).error_text == none + see);
+    CHECK(cap_for(m, "0.21.0", 0).error_text == none + see);
+    CHECK(cap_for(m, "0.22.0", 0).error_text ==
           "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the "
           "engine (this flag also controls CPU memory reservation on the CPU backend, despite its name)." +
               see);
+    CHECK(cap_for(m, "", 0).error_text == cap_for(m, "0.22.0", 0).error_text);
 }
 
-// C2 (vllm#34076): 48 layers split 16,32 over two stages. 0.14 and 0.15 check one request as if a stage held
+// W3 (vllm#27508, v0.11.0 by its traceback's line numbers): gpt-oss-120b (gpt-oss-20b's layers, 36 of them)
+// with --max-num-batched-tokens 1024 needs 18 full layers x 131,072 tokens (4.5 GiB) and 18 sliding layers x
+// 73 blocks (41.06 MiB) = 4.54 GiB in "%.2f", no link; 0.14 would have printed the same figure through format_gib.
+TEST_CASE("W3 vllm#27508: gpt-oss-120b's 4.54 GiB in 0.11.0's wording") {
+    ModelSpec m20 = fixture("openai/gpt-oss-20b");
+    ModelSpec m = m20;
+    m.name = "openai/gpt-oss-120b (gpt-oss-20b's layers, 36)";
+    m.layers.clear();
+    for (int i = 0; i < 36; ++i) m.layers.push_back(m20.layers[i % 2]);
+    REQUIRE(m.layers[0].kind != m.layers[1].kind);
+    auto rel = vllm_release("0.11.0");
+    REQUIRE(rel.ok());
+    VllmOptions o;
+    o.log_format = rel->log_format;
+    o.error_wording = rel->error_wording;
+    o.max_num_batched_tokens = 1024;
+    o.max_model_len = 131072;
+    auto c = vllm_capacity(m, o, int64_t(1836) << 20);  // 1.79 GiB: less than one request
+    REQUIRE(c.ok());
+    CHECK(c->request_bytes == int64_t(18) * 131072 * 2048 + int64_t(18) * 73 * 16 * 2048);
+    CHECK(
+        c->error_text.rfind("To serve at least one request with the models's max seq len (131072), (4.54 GiB KV cache "
+                            "is needed, which is larger than the available KV cache memory (1.79 GiB). Based on the "
+                            "available memory, the estimated maximum model length is ",
+                            0) == 0);
+    CHECK(c->error_text.find("See https") == std::string::npos);
+}
+
+// C2 (vllm#34076): 48 layers split 16,32 over two stages. 0.14 to 0.16 check one request as if a stage held
 // all 48 (24.0 GiB, estimate 34,736 from 3.18 GiB); the other releases check each stage in turn against the
 // memory given, and the 16-layer first one already fails (8.0 GiB, 6,513 blocks of 16 x 16 x 2,048 B).
-TEST_CASE("the pipeline-parallel memory check of 0.14 / 0.15 counts every layer") {
+TEST_CASE("the pipeline-parallel memory check of 0.14 to 0.16 counts every layer") {
     ModelSpec m = dense("Qwen/Qwen3-Coder-30B-A3B-Instruct-FP8 (hand-built)", 48, 4, 128, 32, 262144);
     const int64_t avail = int64_t(2171) * 16 * 48 * 2048;  // 2,171 blocks of all 48 layers: "3.18 GiB"
     VllmCapacity old = cap_for(m, "0.15.2rc1.dev93", avail, 2, "16,32");
@@ -182,7 +266,8 @@ TEST_CASE("the pipeline-parallel memory check of 0.14 / 0.15 counts every layer"
     CHECK(old.estimated_max_model_len == 34736);
     CHECK(old.error_text.find("(24.0 GiB KV cache is needed, which is larger than the available KV cache memory "
                               "(3.18 GiB)") != std::string::npos);
-    VllmCapacity fixed = cap_for(m, "0.16.0", avail, 2, "16,32");
+    CHECK(cap_for(m, "0.16.0", avail, 2, "16,32").request_bytes == 24 * GiB);  // PR #33698 is in 0.17
+    VllmCapacity fixed = cap_for(m, "0.17.0", avail, 2, "16,32");
     CHECK(fixed.layout.stage_layers == std::vector<int64_t>{16, 32});
     CHECK(fixed.request_bytes == 8 * GiB);
     CHECK(fixed.estimated_max_model_len == 104208);
@@ -200,29 +285,34 @@ BudgetResult budget_at(const std::string& id, BudgetInputs in) {
 
 }  // namespace
 
-// gpt-oss-20b (12 sliding + 12 full layers, two groups) on an H100 at 32K, 145,067 blocks: 0.20.1 counts
-// blocks // groups x 16, 0.20.2 int(X x M) in the same two lines, 0.26 on one line with async scheduling's
-// two batches in flight for the sliding layers (fewer requests fit).
+// gpt-oss-20b (12 sliding + 12 full layers, two groups) on an H100 at 32K, 145,067 blocks: 0.20.0 counts
+// blocks // groups x 16, 0.20.1 int(X x M) in the same two lines (PR #41069, cherry-picked into 0.20.1), 0.26
+// reserves async scheduling's two batches in flight for the sliding layers (fewer requests fit), still on two
+// lines up to 0.27, on one line after.
 TEST_CASE("budget --engine-version: gpt-oss-20b's start-up lines and numbers per vLLM release") {
     BudgetInputs in;
     in.gpu = "h100-sxm";
     in.context = 32768;
-    in.engine_version = "0.20.1";
+    in.engine_version = "0.20.0";
     BudgetResult r = budget_at("openai/gpt-oss-20b", in);
     CHECK(r.capacity.num_blocks == 145067);
     CHECK(r.log_lines == std::vector<std::string>{"GPU KV cache size: 1,160,528 tokens",
                                                   "Maximum concurrency for 32,768 tokens per request: 56.47x"});
     CHECK(r.max_concurrency == 56);
-    in.engine_version = "vllm=0.20.2";
+    in.engine_version = "vllm=0.20.1";
     r = budget_at("openai/gpt-oss-20b", in);
     CHECK(r.log_lines == std::vector<std::string>{"GPU KV cache size: 1,850,352 tokens",
                                                   "Maximum concurrency for 32,768 tokens per request: 56.47x"});
-    in.engine_version = "0.26.0";
+    in.engine_version = "0.27.1";
+    r = budget_at("openai/gpt-oss-20b", in);
+    CHECK(r.log_lines == std::vector<std::string>{"GPU KV cache size: 1,542,861 tokens",
+                                                  "Maximum concurrency for 32,768 tokens per request: 47.08x"});
+    CHECK(r.max_concurrency == 47);
+    in.engine_version = "0.28.0";
     r = budget_at("openai/gpt-oss-20b", in);
     CHECK(r.log_lines ==
           std::vector<std::string>{
               "GPU KV cache size: 1,542,861 tokens, Maximum concurrency for 32,768 tokens per request: 47.08x"});
-    CHECK(r.max_concurrency == 47);
     in.engine_version = "";
     CHECK(budget_at("openai/gpt-oss-20b", in).log_lines == r.log_lines);  // the newest by default
 

@@ -186,7 +186,7 @@ TEST_CASE("vLLM: speculative tokens widen gated delta net's conv state, not KDA'
     CHECK(first(layout(q, qo), "MambaSpec").state_conv_bytes == 122880);
 }
 
-TEST_CASE("vLLM before 0.17: an MLA hybrid aligns to 64 whatever the GPU, and the forced MLA size keeps it") {
+TEST_CASE("vLLM before 0.18: an MLA hybrid aligns to 64 whatever the GPU, and the forced MLA size keeps it") {
     const ModelSpec m = fixture(kLinear);
     VllmOptions o;
     o.mla_forced_block_sizes = true;  // --engine-version 0.16.x

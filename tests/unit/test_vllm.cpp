@@ -237,7 +237,8 @@ TEST_CASE("MLA block size follows the backend vLLM picks for the GPU (cuda.py, t
     CHECK(vllm_mla_backend(90, true, 128, false).block_size == 64);
     CHECK(vllm_mla_backend(120, false, 128, false).backend == "TRITON_MLA");  // RTX 5090
     CHECK(vllm_mla_backend(80, false, 128, false).block_size == 16);          // A100
-    // Before 0.17: check_and_update_config forced the size.
+    // Before 0.18 (v0.17.1's cuda.py still forces them; PR #35122 is in 0.18.0): check_and_update_config
+    // forced the size.
     CHECK(vllm_mla_backend(100, false, 128, true).block_size == 64);
     CHECK(vllm_mla_backend(100, false, 0, true).block_size == 128);
     CHECK(vllm_mla_backend(90, false, 128, true).block_size == 64);
@@ -245,7 +246,8 @@ TEST_CASE("MLA block size follows the backend vLLM picks for the GPU (cuda.py, t
     CHECK(vllm_mla_backend(120, false, 128, true).block_size == 16);
     CHECK(vllm_mla_forced_for_version("0.16.0"));
     CHECK(vllm_mla_forced_for_version("v0.11.2"));
-    CHECK_FALSE(vllm_mla_forced_for_version("0.17.0"));
+    CHECK(vllm_mla_forced_for_version("0.17.1"));
+    CHECK_FALSE(vllm_mla_forced_for_version("0.18.0"));
     CHECK_FALSE(vllm_mla_forced_for_version("1.0.0"));
     CHECK_FALSE(vllm_mla_forced_for_version("nightly"));
 
@@ -618,7 +620,7 @@ TEST_CASE("kvbudget vllm prints vLLM's lines, its ValueError (exit 1), usage err
     CHECK(run_cli("vllm /nonexistent/config.json --kv-cache-memory 8GiB").status == 1);
     CHECK(run_cli("vllm --help").status == 0);
 
-    // --gpu picks the MLA backend's block size; --engine-version before 0.17 the forced one.
+    // --gpu picks the MLA backend's block size; --engine-version before 0.18 the forced one.
     r = run_cli("vllm " + cfg("deepseek-ai--DeepSeek-V3") +
                 " --kv-cache-memory 40GiB --max-model-len 32768 --gpu b200 --json");
     CHECK(r.status == 0);
@@ -743,7 +745,7 @@ TEST_CASE("the default mamba cache mode follows the release: none before 0.28, a
     n.enable_prefix_caching = 1;
     CHECK(layout(q, o).mamba_cache_mode == MambaCacheMode::Align);
     CHECK(layout(nemo, n).mamba_cache_mode == MambaCacheMode::All);
-    // Before 0.14 (no "align" yet) prefix caching asked for a gated-delta-net model was switched off.
+    // Before 0.15 (no "align" yet) prefix caching asked for a gated-delta-net model was switched off.
     o.mamba_align_mode = false;
     CHECK(layout(q, o).mamba_cache_mode == MambaCacheMode::None);
     o.mamba_align_mode = true;
@@ -766,6 +768,17 @@ TEST_CASE("the default mamba cache mode follows the release: none before 0.28, a
     CHECK(blocks("").find("\"mamba_cache_mode\":\"align\"") != std::string::npos);
     CHECK(blocks("--engine-version 0.27.1 --enable-prefix-caching").find("\"mamba_cache_mode\":\"align\"") !=
           std::string::npos);
+    // "align" came with PR #30877, first in 0.15.0 (v0.14.0rc1-285 on main).
+    CHECK(blocks("--engine-version 0.14.1 --enable-prefix-caching").find("\"mamba_cache_mode\":\"none\"") !=
+          std::string::npos);
+    CHECK(blocks("--engine-version 0.15.0 --enable-prefix-caching").find("\"mamba_cache_mode\":\"align\"") !=
+          std::string::npos);
+    CHECK(
+        blocks("--engine-version 0.14.0rc1.dev284+g0 --enable-prefix-caching").find("\"mamba_cache_mode\":\"none\"") !=
+        std::string::npos);
+    CHECK(
+        blocks("--engine-version 0.14.0rc1.dev285+g0 --enable-prefix-caching").find("\"mamba_cache_mode\":\"align\"") !=
+        std::string::npos);
     CHECK(blocks("--no-enable-prefix-caching").find("\"mamba_cache_mode\":\"none\"") != std::string::npos);
 }
 
