@@ -335,6 +335,7 @@ void session(const std::string& fixtures, const std::string& trace_path) {
     const SimPackedSnapshots packed = sim_snapshots_packed(s);
     for (double v : packed.f64) md(v);
     for (int32_t v : packed.i32) mi(v);
+    for (uint16_t v : packed.u16) mi(v);
     std::printf("session result, packed %016" PRIx64 "\n", h);
 }
 

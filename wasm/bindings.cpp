@@ -275,7 +275,7 @@ std::string sim_release(int id) {
 }
 
 // The block maps' packed form (src/report/sim_json.h): simPack() writes it here and
-// answers its sizes as usual; simPacked(0 | 1) then hands its f64 / i32 array to JS as
+// answers its sizes as usual; simPacked(0 | 1 | 2) then hands its f64 / i32 / u16 array to JS as
 // a view of this memory (numbers, not text: the one exception to strings-only, as the
 // arrays are millions of numbers), which the wrapper copies out before anything else
 // runs, and simPackFree() lets it go.
@@ -289,13 +289,14 @@ std::string sim_pack(int id) {
     if (!s) return no_sim(id);
     kvb::SimPackedSnapshots& p = packed_snapshots();
     p = kvb::sim_snapshots_packed(*s);
-    return ok(json{{"f64", p.f64.size()}, {"i32", p.i32.size()}});
+    return ok(json{{"f64", p.f64.size()}, {"i32", p.i32.size()}, {"u16", p.u16.size()}});
 }
 
 emscripten::val sim_packed(int which) {
     const kvb::SimPackedSnapshots& p = packed_snapshots();
-    return which == 0 ? emscripten::val(emscripten::typed_memory_view(p.f64.size(), p.f64.data()))
-                      : emscripten::val(emscripten::typed_memory_view(p.i32.size(), p.i32.data()));
+    if (which == 0) return emscripten::val(emscripten::typed_memory_view(p.f64.size(), p.f64.data()));
+    if (which == 1) return emscripten::val(emscripten::typed_memory_view(p.i32.size(), p.i32.data()));
+    return emscripten::val(emscripten::typed_memory_view(p.u16.size(), p.u16.data()));
 }
 
 void sim_pack_free() {

@@ -67,14 +67,14 @@ class Simulation {
   result(options = {}) {
     return call(this.core.m.simResult, this.id, JSON.stringify(options));
   }
-  // The block maps in their packed form ({f64: Float64Array, i32: Int32Array}, copies
-  // that own their buffers, so a worker can transfer them to the page); unpackSnapshots()
-  // reads them as result().snapshots.
+  // The block maps in their packed form ({f64: Float64Array, i32: Int32Array,
+  // u16: Uint16Array}, copies that own their buffers, so a worker can transfer them to
+  // the page); unpackSnapshots() reads them.
   packedSnapshots() {
     call(this.core.m.simPack, this.id);
     try {
       // Views of the module's memory: copied before anything else can grow (move) it.
-      return { f64: this.core.m.simPacked(0).slice(), i32: this.core.m.simPacked(1).slice() };
+      return { f64: this.core.m.simPacked(0).slice(), i32: this.core.m.simPacked(1).slice(), u16: this.core.m.simPacked(2).slice() };
     } finally {
       this.core.m.simPackFree();
     }
@@ -161,12 +161,16 @@ class Kvbudget {
   }
 }
 
-// Simulation.packedSnapshots()'s arrays as result().snapshots: per policy, per snapshot,
-// the same fields and numbers, with owner, shared and partial as Int32Array views of
-// `i32` (no copy) and regions as [request, seq, offset, allocated, reserved, length,
-// stored] lists. The layout is src/report/sim_json.h's (sim_snapshots_packed).
-const SNAPSHOT_HEADER = 13;
-export function unpackSnapshots({ f64, i32 }) {
+// Simulation.packedSnapshots()'s arrays, per policy, per snapshot: result().snapshots'
+// fields and numbers, except that a paged map's owners come as `owners` (each owner
+// once, an Int32Array view of `i32`) and `owner_index` (each block's position in
+// owners, a Uint16Array view of `u16`; null when the map had too many owners for it,
+// and owners then holds every block's owner) instead of runs: a request's blocks lie
+// scattered, so runs were nearly two numbers a block. shared and partial are Int32Array
+// views; regions [request, seq, offset, allocated, reserved, length, stored] lists.
+// ownerRuns() gives the JSON's runs back. The layout is src/report/sim_json.h's.
+const SNAPSHOT_HEADER = 14;
+export function unpackSnapshots({ f64, i32, u16 }) {
   const policies = f64[0];
   let at = 1 + policies;
   const out = [];
@@ -176,18 +180,34 @@ export function unpackSnapshots({ f64, i32 }) {
       const hd = f64.subarray(at, at + SNAPSHOT_HEADER);
       const sn = { step: hd[0], time_s: hd[1], block_size: hd[2], capacity_tokens: hd[3], num_blocks: hd[4] };
       if (sn.num_blocks > 0) {
-        sn.owner = i32.subarray(hd[5], hd[5] + hd[6]);
-        sn.shared = i32.subarray(hd[7], hd[7] + hd[8]);
-        sn.partial = i32.subarray(hd[9], hd[9] + hd[10]);
+        sn.owners = i32.subarray(hd[5], hd[5] + hd[6]);
+        sn.owner_index = hd[7] >= 0 ? u16.subarray(hd[7], hd[7] + sn.num_blocks) : null;
+        sn.shared = i32.subarray(hd[8], hd[8] + hd[9]);
+        sn.partial = i32.subarray(hd[10], hd[10] + hd[11]);
       } else {
         sn.regions = [];
-        for (let r = hd[11], end = hd[11] + hd[12]; r < end; r += 7) sn.regions.push(Array.from(f64.subarray(r, r + 7)));
+        for (let r = hd[12], end = hd[12] + hd[13]; r < end; r += 7) sn.regions.push(Array.from(f64.subarray(r, r + 7)));
       }
       list.push(sn);
     }
     out.push(list);
   }
   return out;
+}
+
+// An unpacked paged map's owners as the JSON's runs, [owner, run, owner, run, ...].
+export function ownerRuns(sn) {
+  const runs = [];
+  const { owners, owner_index: idx } = sn;
+  const at = idx ? (b) => owners[idx[b]] : (b) => owners[b];
+  for (let b = 0; b < sn.num_blocks;) {
+    const o = at(b);
+    let e = b + 1;
+    while (e < sn.num_blocks && at(e) === o) e++;
+    runs.push(o, e - b);
+    b = e;
+  }
+  return runs;
 }
 
 // A loadKvbudget for one Emscripten factory; the module is created once.

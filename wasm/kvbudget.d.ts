@@ -593,16 +593,32 @@ export interface SimResult {
 
 /**
  * The block maps in the packed form of src/report/sim_json.h (sim_snapshots_packed):
- * the numbers of SimResult.snapshots in two flat arrays that own their buffers, so a
+ * the numbers of SimResult.snapshots in three flat arrays that own their buffers, so a
  * Web Worker transfers them instead of copying millions of numbers.
  */
 export interface SimPackedSnapshots {
   f64: Float64Array;
   i32: Int32Array;
+  u16: Uint16Array;
 }
 
-/** SimPackedSnapshots read back as SimResult.snapshots: the same fields and numbers; owner, shared and partial are Int32Array views of `i32`. */
-export function unpackSnapshots(packed: SimPackedSnapshots): SimSnapshot[][];
+/** A SimSnapshot read from the packed form: a paged map's owners as a table and an index per block instead of runs. */
+export interface SimUnpackedSnapshot {
+  step: number; time_s: number; block_size: number; capacity_tokens: number;
+  num_blocks: number;
+  /** Paged: each owner of the map once (request id, -1 free, -2 free but cached, -3 null block); every block's owner when owner_index is null. */
+  owners?: Int32Array;
+  /** Paged: each block's position in owners; null when the map has more owners than a Uint16 indexes. */
+  owner_index?: Uint16Array | null;
+  shared?: Int32Array;
+  partial?: Int32Array;
+  regions?: number[][];
+}
+
+/** SimPackedSnapshots read back, per policy, per snapshot; views of its arrays, no copies. */
+export function unpackSnapshots(packed: SimPackedSnapshots): SimUnpackedSnapshot[][];
+/** An unpacked paged map's owners as SimSnapshot.owner's runs [owner, run, ...]. */
+export function ownerRuns(snapshot: SimUnpackedSnapshot): number[];
 
 export interface Simulation {
   readonly id: number;

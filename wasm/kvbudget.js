@@ -4,5 +4,5 @@
 import createKvbudgetModule from '../build-wasm/kvbudget.mjs';
 import { makeLoader } from './kvbudget-api.js';
 
-export { KvbudgetError, unpackSnapshots } from './kvbudget-api.js';
+export { KvbudgetError, unpackSnapshots, ownerRuns } from './kvbudget-api.js';
 export const loadKvbudget = makeLoader(createKvbudgetModule);

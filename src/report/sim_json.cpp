@@ -191,8 +191,9 @@ void write_series(Writer& w, const std::vector<sim::TimePoint>& ts) {
 // owners are run-length coded ([owner, run, owner, run, ...]); blocks held by more
 // than one sequence and partly filled blocks are listed apart. Contiguous policies
 // list their regions as [request, seq, offset, allocated, reserved, length, stored].
-// Both forms (the JSON and the packed one, sim_snapshots_packed) list them through
-// these, so they hold the same numbers.
+// The JSON lists them through these; the packed form (sim_snapshots_packed) writes
+// owners as a table and an index per block, which tests/node/sim.test.mjs reads back
+// as these runs.
 template <class F>
 void each_owner_run(const sim::BlockSnapshot& sn, F&& f) {
     size_t i = 0;
@@ -314,68 +315,91 @@ std::string sim_result_json_text(const SimSession& s, bool series, bool snapshot
 SimPackedSnapshots sim_snapshots_packed(const SimSession& s) {
     SimPackedSnapshots p;
     const auto& sims = s.simulators();
-    size_t headers = 1 + sims.size();
-    for (const sim::Simulator& sim : sims) headers += kSnapshotHeader * sim.snapshots().size();
+    size_t headers = 1 + sims.size(), blocks = 0;
+    for (const sim::Simulator& sim : sims) {
+        headers += kSnapshotHeader * sim.snapshots().size();
+        for (const sim::BlockSnapshot& sn : sim.snapshots()) blocks += sn.owner.size();
+    }
     p.f64.reserve(headers);
     p.f64.push_back(static_cast<double>(sims.size()));
     for (const sim::Simulator& sim : sims) p.f64.push_back(static_cast<double>(sim.snapshots().size()));
     // Headers first, all at known places; the regions follow them in the same array.
     size_t at = p.f64.size();
     p.f64.resize(headers);
+    p.u16.resize(blocks);
     auto span = [&](size_t& field, size_t begin, size_t end) {
         p.f64[field++] = static_cast<double>(begin);
         p.f64[field++] = static_cast<double>(end - begin);
     };
-    // Each map's lists into a buffer of its own, in one pass over its blocks (the
-    // page waits on this: a count pass first, so the array was made once at its size,
-    // read every map twice), then the array made once at the sum (it can be tens of MB).
-    struct MapLists {
-        std::vector<int32_t> v;
-        size_t owner_end = 0, shared_end = 0;
-    };
-    std::vector<MapLists> lists;
-    size_t i32_size = 0;
-    std::vector<int32_t> shared, partial;
+    // A map's owners in one pass over its blocks: each block's position in the map's
+    // table of owners (a few hundred requests at most in flight) rather than runs of
+    // owners, as a request's blocks lie scattered over the pool (on the Azure trace a
+    // run averages 1.5 blocks, so the runs were nearly two numbers a block).
+    // slot[o + 3]: owner o's position in the current map's table, -1 when not in it.
+    std::vector<int32_t> slot, table, shared, partial;
+    size_t u = 0;
     for (const sim::Simulator& sim : sims)
         for (const sim::BlockSnapshot& sn : sim.snapshots()) {
-            MapLists& m = lists.emplace_back();
-            shared.clear();
-            partial.clear();
-            auto push = [](std::vector<int32_t>& v, int32_t a, int32_t b) {
-                v.push_back(a);
-                v.push_back(b);
-            };
-            each_owner_run(sn, [&](int32_t a, int32_t b) { push(m.v, a, b); });
-            each_shared(sn, [&](int32_t a, int32_t b) { push(shared, a, b); });
-            each_partial(sn, [&](int32_t a, int32_t b) { push(partial, a, b); });
-            m.owner_end = m.v.size();
-            m.v.insert(m.v.end(), shared.begin(), shared.end());
-            m.shared_end = m.v.size();
-            m.v.insert(m.v.end(), partial.begin(), partial.end());
-            i32_size += m.v.size();
-        }
-    p.i32.resize(i32_size);
-    size_t k = 0, out = 0;
-    for (const sim::Simulator& sim : sims)
-        for (const sim::BlockSnapshot& sn : sim.snapshots()) {
-            MapLists& m = lists[k++];
             size_t h = at;
             at += kSnapshotHeader;
+            const size_t n = sn.owner.size();
             p.f64[h++] = static_cast<double>(sn.step);
             p.f64[h++] = sn.time_s;
             p.f64[h++] = sn.block_size;
             p.f64[h++] = static_cast<double>(sn.capacity_tokens);
-            p.f64[h++] = static_cast<double>(sn.owner.size());
-            std::copy(m.v.begin(), m.v.end(), p.i32.begin() + static_cast<std::ptrdiff_t>(out));
-            span(h, out, out + m.owner_end);
-            span(h, out + m.owner_end, out + m.shared_end);
-            span(h, out + m.shared_end, out + m.v.size());
-            out += m.v.size();
-            m.v = {};
-            const size_t b = p.f64.size();
+            p.f64[h++] = static_cast<double>(n);
+            table.clear();
+            shared.clear();
+            partial.clear();
+            const int32_t* owner = sn.owner.data();
+            const int32_t* ref = sn.refcount.data();
+            const int32_t* fill = sn.fill.data();
+            uint16_t* index = p.u16.data() + u;
+            bool wide = false;  // more owners than a Uint16 can index: owners listed per block
+            for (size_t b = 0; b < n; ++b) {
+                const int32_t o = owner[b];
+                const size_t key = static_cast<size_t>(static_cast<int64_t>(o) + 3);
+                if (key >= slot.size()) slot.resize(std::max(key + 1, slot.size() * 2), -1);
+                int32_t& k = slot[key];
+                if (k < 0) {
+                    k = static_cast<int32_t>(table.size());
+                    table.push_back(o);
+                }
+                if (k > kMaxOwnerIndex) wide = true;
+                index[b] = static_cast<uint16_t>(k);
+                if (ref[b] > 1) {
+                    shared.push_back(static_cast<int32_t>(b));
+                    shared.push_back(ref[b]);
+                }
+                if (fill[b] > 0 && fill[b] < sn.block_size && o != -1) {
+                    partial.push_back(static_cast<int32_t>(b));
+                    partial.push_back(fill[b]);
+                }
+            }
+            for (int32_t o : table) slot[static_cast<size_t>(static_cast<int64_t>(o) + 3)] = -1;
+            const size_t t0 = p.i32.size();
+            if (wide) {
+                p.i32.insert(p.i32.end(), owner, owner + n);
+                p.f64[h++] = static_cast<double>(t0);
+                p.f64[h++] = static_cast<double>(n);
+                p.f64[h++] = -1;
+            } else {
+                p.i32.insert(p.i32.end(), table.begin(), table.end());
+                p.f64[h++] = static_cast<double>(t0);
+                p.f64[h++] = static_cast<double>(table.size());
+                p.f64[h++] = static_cast<double>(u);
+            }
+            u += n;
+            const size_t s0 = p.i32.size();
+            p.i32.insert(p.i32.end(), shared.begin(), shared.end());
+            span(h, s0, p.i32.size());
+            const size_t q0 = p.i32.size();
+            p.i32.insert(p.i32.end(), partial.begin(), partial.end());
+            span(h, q0, p.i32.size());
+            const size_t r0 = p.f64.size();
             for (const auto& g : sn.regions)
                 each_region_value(g, [&](int64_t v) { p.f64.push_back(static_cast<double>(v)); });
-            span(h, b, p.f64.size());
+            span(h, r0, p.f64.size());
         }
     return p;
 }

@@ -27,6 +27,22 @@ void BlockPool::init(int32_t num_blocks, bool fifo) {
     map_mask_ = 0;
 }
 
+int32_t BlockPool::alloc_listed() {
+    const int32_t b = blk_[static_cast<size_t>(num_blocks_)].next;
+    if (b == num_blocks_) return kNone;
+    unlink(b);
+    Block& k = blk_[static_cast<size_t>(b)];
+    if (hashed_) forget_hash(b);
+    k.fill = 0;
+    k.ref = 1;
+    return b;
+}
+
+void BlockPool::forget_hash(int32_t b) {
+    if (blk_[static_cast<size_t>(b)].cached) uncache(b);
+    hash_[static_cast<size_t>(b)] = 0;
+}
+
 void BlockPool::uncache(int32_t b) {
     const size_t i = static_cast<size_t>(b);
     map_erase(hash_[i]);

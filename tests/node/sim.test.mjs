@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { core, cli, cliPath, fixturesDir, root } from './helpers.mjs';
-import { KvbudgetError, unpackSnapshots } from '../../wasm/kvbudget.js';
+import { KvbudgetError, unpackSnapshots, ownerRuns } from '../../wasm/kvbudget.js';
 
 const kvb = await core();
 const traces = path.join(root, 'data/traces');
@@ -204,10 +204,10 @@ test('series and block-map snapshots are well formed', () => {
   }
 });
 
-// The page takes the block maps in the packed form (the worker transfers two arrays
-// instead of millions of numbers as JSON): read back, the same snapshots as the JSON,
-// number for number, for paged (shared and partial blocks, prefix caching) and
-// contiguous policies.
+// The page takes the block maps in the packed form (the worker transfers three arrays
+// instead of millions of numbers as JSON; owners as a table and a Uint16 index per
+// block): read back, the same snapshots as the JSON, number for number, for paged
+// (shared and partial blocks, prefix caching) and contiguous policies.
 test('packed block-map snapshots read back as the JSON ones', () => {
   const model = loadModel('facebook--opt-1.3b');
   try {
@@ -221,9 +221,21 @@ test('packed block-map snapshots read back as the JSON ones', () => {
         runToEnd(sim, 20000);
         const json = sim.result({ series: false }).snapshots;
         const packed = sim.packedSnapshots();
-        assert.ok(packed.f64.buffer.byteLength === packed.f64.byteLength, 'owns its buffer (transferable)');
-        const plain = unpackSnapshots(packed).map((list) => list.map((sn) => Object.fromEntries(
-          Object.entries(sn).map(([k, v]) => [k, v instanceof Int32Array ? Array.from(v) : v]))));
+        for (const a of [packed.f64, packed.i32, packed.u16]) assert.ok(a.buffer.byteLength === a.byteLength, 'owns its buffer (transferable)');
+        const plain = unpackSnapshots(packed).map((list) => list.map((sn) => {
+          const out = {};
+          for (const [k, v] of Object.entries(sn)) {
+            if (k === 'owner_index') continue;
+            if (k === 'owners') {
+              assert.ok(sn.owner_index, 'a Uint16 index for a map of a few owners');
+              assert.equal(new Set(v).size, v.length, 'each owner once in the table');
+              out.owner = ownerRuns(sn);
+            } else {
+              out[k] = v instanceof Int32Array ? Array.from(v) : v;
+            }
+          }
+          return out;
+        }));
         assert.deepEqual(plain, json, JSON.stringify(input));
         if (input.snapshots) assert.ok(json.every((list) => list.length > 0));
       });

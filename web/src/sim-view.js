@@ -861,7 +861,7 @@ function drawSnapshot(canvas, sn, summary) {
   for (let i = 0; i < cells; i++) put(i, free);
   const marks = [];
   if (paged) {
-    // A request's colour worked out once per run of its blocks, not once per block.
+    // A request's colour worked out once per map, not once per block.
     const nul = rgb(cssVar('--fg', '#16181d'));
     const cached = [139, 146, 158];
     const colors = new Map();
@@ -870,23 +870,27 @@ function drawSnapshot(canvas, sn, summary) {
       if (!c) colors.set(o, (c = requestColor(o)));
       return c;
     };
-    const owner = new Int32Array(cells);
-    let b = 0;
-    for (let k = 0; k < sn.owner.length; k += 2) {
-      const o = sn.owner[k];
-      const c = o >= 0 ? colorOf(o) : o === -2 ? cached : o === -3 ? nul : free;
-      for (let end = Math.min(cells, b + sn.owner[k + 1]); b < end; b++) {
-        owner[b] = o;
-        put(b, c);
-      }
+    const paint = (o) => (o >= 0 ? colorOf(o) : o === -2 ? cached : o === -3 ? nul : free);
+    // Owners come as a table and each block's position in it (the packed form), or,
+    // when a map has more owners than a Uint16 indexes, one per block.
+    const { owners, owner_index: idx } = sn;
+    const ownerAt = idx ? (b) => owners[idx[b]] : (b) => owners[b];
+    const n = Math.min(cells, sn.num_blocks);
+    if (idx) {
+      const tableColor = Array.from(owners, paint);
+      for (let b = 0; b < n; b++) put(b, tableColor[idx[b]]);
+    } else {
+      for (let b = 0; b < n; b++) put(b, paint(owners[b]));
     }
     for (let k = 0; k < sn.partial.length; k += 2) {
       const i = sn.partial[k];
-      if (owner[i] >= 0) put(i, mix(colorOf(owner[i]), [255, 255, 255], 0.55));
+      const o = ownerAt(i);
+      if (o >= 0) put(i, mix(colorOf(o), [255, 255, 255], 0.55));
     }
     for (let k = 0; k < sn.shared.length; k += 2) {
       const i = sn.shared[k];
-      if (owner[i] >= 0) put(i, mix(colorOf(owner[i]), [0, 0, 0], 0.45));
+      const o = ownerAt(i);
+      if (o >= 0) put(i, mix(colorOf(o), [0, 0, 0], 0.45));
       marks.push(i);
     }
   } else {

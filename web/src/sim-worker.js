@@ -94,7 +94,7 @@ async function run(msg) {
     if (maps) {
       const p0 = performance.now();
       const packed = sim.packedSnapshots();
-      self.postMessage({ type: 'maps', packed, packMs: performance.now() - p0 }, [packed.f64.buffer, packed.i32.buffer]);
+      self.postMessage({ type: 'maps', packed, packMs: performance.now() - p0 }, [packed.f64.buffer, packed.i32.buffer, packed.u16.buffer]);
     }
   } finally {
     sim?.release();
