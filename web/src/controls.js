@@ -201,7 +201,13 @@ export function gpuLabel(g) {
 }
 
 // Options with a `group` go under an <optgroup> of that label, in first-seen order.
+// The same list as the last time (gpuList's, on every answer) is not compared again.
 function fillSelect(sel, options, value) {
+  if (sel.__kvbOptions === options) {
+    setValue(sel, value);
+    return;
+  }
+  sel.__kvbOptions = options;
   const key = options.map((o) => o.value + '\t' + o.label).join('\n');
   if (sel.dataset.key !== key) {
     const nodes = [];
@@ -236,6 +242,19 @@ function gpuOptions(gpus) {
   });
 }
 
+// The GPU select's options, made once per catalog and language, not on every answer (each
+// slider step): 60-odd labels, each matched against a regular expression, then joined into
+// fillSelect's key (issue 13).
+let gpuListMemo = null;
+function gpuList(gpus) {
+  const label = t('controls.gpuCustom');
+  if (gpuListMemo?.gpus !== gpus || gpuListMemo.label !== label) {
+    gpuListMemo = { gpus, label, options: gpuOptions(gpus), list: null };
+    gpuListMemo.list = [...gpuListMemo.options, { value: '', label }];
+  }
+  return gpuListMemo;
+}
+
 // syncControls runs on every answer (each slider step): a write of an unchanged value
 // still queues DOM work (attribute records, style invalidation), so only changes are written.
 function setValue(el, value) {
@@ -261,10 +280,10 @@ export function syncControls(app) {
   const core = app.core;
   const cat = core.catalog();
 
-  const gpus = gpuOptions(cat.gpus);
+  const { options: gpus, list: gpuChoices } = gpuList(cat.gpus);
   // '' is the custom size; an id the catalog does not know falls back to the default GPU.
   if (s.gpu !== '' && !gpus.some((g) => g.value === s.gpu)) s.gpu = gpus.length ? (gpus.find((g) => g.value === 'rtx-4090') || gpus[0]).value : '';
-  fillSelect(c.gpu, [...gpus, { value: '', label: t('controls.gpuCustom') }], s.gpu);
+  fillSelect(c.gpu, gpuChoices, s.gpu);
   setHidden(c.gpuMemField, s.gpu !== '');
   const mac = cat.gpus.find((g) => g.id === s.gpu)?.vendor === 'apple';
   setHidden(c.macRamField, !mac);
