@@ -121,6 +121,10 @@ try {
     if (f.url === '' && f.functionName && !f.functionName.startsWith('(')) return 'DOM calls (native)';
     return 'other: ' + (f.functionName || '(anon)');
   };
+  // Inclusive time per function (TOPI): each sample counts once for every function on its stack.
+  const parentOf = new Map();
+  for (const nd of profile.nodes) for (const c of nd.children || []) parentOf.set(c, nd.id);
+  const inclMs = new Map();
   const profT0 = profile.startTime;
   const selfMs = new Map();
   const fnMs = new Map();
@@ -135,6 +139,14 @@ try {
     selfMs.set(k, (selfMs.get(k) || 0) + dt);
     const name = `${nd.callFrame.functionName || '(anon)'} ${path.basename(nd.callFrame.url || '')}:${nd.callFrame.lineNumber}`;
     fnMs.set(name, (fnMs.get(name) || 0) + dt);
+    const seen = new Set();
+    for (let p = nd.id; p !== undefined; p = parentOf.get(p)) {
+      const f = byId.get(p).callFrame;
+      const k = `${f.functionName || '(anon)'} ${path.basename(f.url || '')}:${f.lineNumber}`;
+      if (seen.has(k)) continue;
+      seen.add(k);
+      inclMs.set(k, (inclMs.get(k) || 0) + dt);
+    }
   }
 
   console.log(`slider step profile, ${windows.length} steps (${site}); load ${(await import('node:os')).loadavg().map((x) => x.toFixed(2)).join(' ')}`);
@@ -193,6 +205,10 @@ try {
   if (process.env.MUT) {
     console.log('  DOM mutations by place (per step):');
     for (const [k, v] of Object.entries(mut.where).sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.MUT))) console.log(`    ${per(v).padStart(6)}  ${k}`);
+  }
+  if (process.env.TOPI) {
+    console.log('  top functions (inclusive, per step):');
+    for (const [k, v] of [...inclMs].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.TOPI))) console.log(`    ${per(v).padStart(6)} ms  ${k}`);
   }
   if (process.env.TOP) {
     console.log('  top functions (self, per step):');
