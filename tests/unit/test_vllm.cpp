@@ -774,10 +774,10 @@ TEST_CASE("the default mamba cache mode follows the release: none before 0.28, a
     CHECK(blocks("--engine-version 0.15.0 --enable-prefix-caching").find("\"mamba_cache_mode\":\"align\"") !=
           std::string::npos);
     CHECK(
-        blocks("--engine-version 0.14.0rc1.dev284+g0 --enable-prefix-caching").find("\"mamba_cache_mode\":\"none\"") !=
+        blocks("--engine-version 0.14.0rc2.dev284+g0 --enable-prefix-caching").find("\"mamba_cache_mode\":\"none\"") !=
         std::string::npos);
     CHECK(
-        blocks("--engine-version 0.14.0rc1.dev285+g0 --enable-prefix-caching").find("\"mamba_cache_mode\":\"align\"") !=
+        blocks("--engine-version 0.14.0rc2.dev285+g0 --enable-prefix-caching").find("\"mamba_cache_mode\":\"align\"") !=
         std::string::npos);
     CHECK(blocks("--no-enable-prefix-caching").find("\"mamba_cache_mode\":\"none\"") != std::string::npos);
 }
