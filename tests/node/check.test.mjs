@@ -29,7 +29,7 @@ function fixtureLogs() {
   for (const line of md) {
     if (block !== null) {
       if (line.startsWith('```')) {
-        if (/^## (vLLM logs|llama\.cpp logs|More real logs|Out-of-memory messages|Speculative decoding in llama\.cpp logs)/.test(section)) {
+        if (/^## (vLLM logs|llama\.cpp logs|More real logs|Out-of-memory messages|Speculative decoding in llama\.cpp logs|vLLM's not-enough-memory error by release)/.test(section)) {
           const text = block.join('\n') + '\n';
           out.push({ name: `${heading} #${k}`, text });
           if (command) out.push({ name: `${heading} #${k} with its command`, text: command + '\n' + text });

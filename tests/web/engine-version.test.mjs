@@ -29,7 +29,7 @@ async function sameAsCli(page, want) {
   assert.equal(await page.textContent('[data-role="command"]'), want.budget.command);
 }
 
-test('vLLM 0.20.1 from the URL: the legacy two lines, as the CLI prints them; clearing it gives the newest', async () => {
+test('vLLM 0.20.1 from the URL: two lines, as the CLI prints them; clearing it gives the newest', async () => {
   const { page, context, errors } = await openPage(env, 'gpu=h100-sxm&ctx=32768&engineVersion=0.20.1');
   assert.deepEqual(errors, []);
   const old = cli(['--gpu', 'h100-sxm', '--max-model-len', '32768', '--engine-version', '0.20.1']);
