@@ -413,8 +413,11 @@ const std::vector<MessageTemplate>& message_templates() {
         {"gguf_split_tensors",
          "{file}: the shards hold {have} tensors, the first shard says split.tensors.count = {expected}"},
         {"gguf_nextn",
-         "{arch}.nextn_predict_layers = {n}: llama.cpp keeps the multi-token-prediction layer's weights but gives it "
-         "no KV cache"},
+         "{arch}.nextn_predict_layers = {n}: the multi-token-prediction layers get no KV cache, and llama.cpp loads "
+         "their weights only for --spec-type draft-mtp"},
+        {"gguf_nextn_unloaded",
+         "llama.cpp skips the file's multi-token-prediction layers without --spec-type draft-mtp (\"model has unused "
+         "tensor ... -- ignoring\"): {bytes} of the file are not loaded"},
         {"gguf_legacy_mla",
          "{file} was converted without the split MLA tensors (attn_k_b / attn_v_b): llama.cpp caches full K and V per "
          "head ({heads} heads x {k} + {v}), not the {latent}-wide latent"},

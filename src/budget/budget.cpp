@@ -276,16 +276,21 @@ Result<WeightFormat> resolve_weights(const ModelSpec& m, const BudgetInputs& in,
     if (gguf_file) {
         // Active bytes keep the counted share (routed experts are read per token, not all of them).
         const double active = r.weights.bytes > 0 ? double(r.weights.active_bytes) / double(r.weights.bytes) : 1.0;
-        r.weights.bytes = r.weights.per_gpu_bytes = m.gguf->tensor_bytes;
-        r.weights.stage_bytes = {m.gguf->tensor_bytes};
+        auto st = parse_llama_spec_type(in.spec_type);
+        const bool mtp_draft = st.ok() && st.value() == LlamaSpecType::DraftMtp;
+        const int64_t unloaded = budget_steps::llamacpp_unloaded_nextn_bytes(m, mtp_draft);
+        const int64_t loaded = m.gguf->tensor_bytes - unloaded;
+        r.weights.bytes = r.weights.per_gpu_bytes = loaded;
+        r.weights.stage_bytes = {loaded};
         r.weights.params = m.gguf->params;
-        r.weights.active_bytes = static_cast<int64_t>(double(m.gguf->tensor_bytes) * active);
+        r.weights.active_bytes = static_cast<int64_t>(double(loaded) * active);
         r.weights.bits_per_weight =
             m.gguf->params > 0 ? double(m.gguf->tensor_bytes) * 8.0 / double(m.gguf->params) : 0;
         r.weights.format.name = "gguf";
         r.weights.notes.clear();
         r.notes.push_back(note("gguf_file_weights", {{"bytes", format_bytes(m.gguf->tensor_bytes)},
                                                      {"params", with_commas(m.gguf->params)}}));
+        if (unloaded > 0) r.notes.push_back(note("gguf_nextn_unloaded", {{"bytes", format_bytes(unloaded)}}));
     }
     for (const auto& n : r.weights.notes) r.notes.push_back(n);
     return fmt;

@@ -192,7 +192,7 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
         WeightBytes dw;
         if (draft_model->gguf) {
             dw.format.name = "gguf";
-            dw.bytes = draft_model->gguf->tensor_bytes;
+            dw.bytes = draft_model->gguf->tensor_bytes - llamacpp_unloaded_nextn_bytes(*draft_model, false);
         } else {
             auto wb = weight_bytes(*draft_model, c.fmt, 0, 1, 1, false);
             if (!wb) return wb.error();
@@ -283,7 +283,7 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
     off.n_slots = n_layer + 1;
     off.kv_offload = !in.no_kv_offload;
     off.ram_bytes = in.ram_bytes;
-    auto lw = llamacpp_layer_weights(m, r.weights);
+    auto lw = llamacpp_layer_weights(m, r.weights, dopt.type == LlamaSpecType::DraftMtp);
     if (!lw) return lw.error();
     // In all, after the target's layers took their shares of the target's bytes.
     r.weights.bytes = sat_add(r.weights.bytes, draft_weight_bytes);

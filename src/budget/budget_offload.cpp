@@ -17,14 +17,31 @@
 
 namespace kvb::budget_steps {
 
-Result<LayerWeights> llamacpp_layer_weights(const ModelSpec& m, const WeightBytes& w) {
+namespace {
+// The nextn layers llama.cpp does not load: the last nextn_layers of block_count, unless drafting with them.
+bool skipped_nextn(const ModelSpec& m, size_t i, bool mtp_draft) {
+    const int64_t n = m.gguf ? m.gguf->nextn_layers : 0;
+    return !mtp_draft && n > 0 && i < m.layers.size() && int64_t(i) >= int64_t(m.layers.size()) - n;
+}
+}  // namespace
+
+int64_t llamacpp_unloaded_nextn_bytes(const ModelSpec& m, bool mtp_draft) {
+    int64_t bytes = 0;
+    if (!m.gguf) return 0;
+    for (size_t i = 0; i < m.gguf->block_bytes.size(); ++i)
+        if (skipped_nextn(m, i, mtp_draft)) bytes = sat_add(bytes, m.gguf->block_bytes[i]);
+    return bytes;
+}
+
+Result<LayerWeights> llamacpp_layer_weights(const ModelSpec& m, const WeightBytes& w, bool mtp_draft) {
     LayerWeights lw;
     const size_t n_layer = m.layers.size();
     lw.layers.assign(n_layer, 0);
     if (m.gguf && w.format.name == "gguf") {
-        // The file's own tensors, exactly.
+        // The file's own tensors, exactly, less the nextn layers llama.cpp skips.
         const GgufWeights& g = *m.gguf;
         for (size_t i = 0; i < g.block_bytes.size(); ++i) {
+            if (skipped_nextn(m, i, mtp_draft)) continue;
             if (i < n_layer)
                 lw.layers[i] = g.block_bytes[i];
             else
@@ -34,6 +51,8 @@ Result<LayerWeights> llamacpp_layer_weights(const ModelSpec& m, const WeightByte
         lw.output = g.output_bytes;
         lw.ffn = g.block_ffn;
         lw.ffn.resize(n_layer);
+        for (size_t i = 0; i < n_layer; ++i)
+            if (skipped_nextn(m, i, mtp_draft)) lw.ffn[i] = {};
         if (g.tied_output) lw.output = sat_add(lw.output, g.token_embd_bytes);
         return lw;
     }

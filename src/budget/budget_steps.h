@@ -77,7 +77,11 @@ struct MoeSplit {
     int64_t n_layer = 0, n_part = 0;
     FitFraction overflow = FitFraction::Moe;
 };
-Result<LayerWeights> llamacpp_layer_weights(const ModelSpec& m, const WeightBytes& w);
+// llama.cpp creates a GGUF's nextn (MTP) layers' tensors with TENSOR_SKIP unless it runs them as an MTP
+// draft: the loader prints "model has unused tensor ... -- ignoring", takes their bytes off size_data and
+// allocates nothing for them. `mtp_draft`: --spec-type draft-mtp, which loads them.
+int64_t llamacpp_unloaded_nextn_bytes(const ModelSpec& m, bool mtp_draft);
+Result<LayerWeights> llamacpp_layer_weights(const ModelSpec& m, const WeightBytes& w, bool mtp_draft = false);
 struct Placement {
     int64_t n_gpu_layers = 0;  // clamped to [0, n_layer + 1]
     bool output_on_gpu = false;

@@ -605,6 +605,46 @@ TEST_CASE("GGUF Qwen3.6-27B with nextn_predict_layers = 1: 65 blocks, the last h
     CHECK(noted);
 }
 
+// The file's MTP block is loaded only for an MTP draft: llama.cpp creates the nextn layers' tensors with
+// TENSOR_SKIP otherwise ("model has unused tensor blk.64.* -- ignoring", their bytes taken off size_data).
+// Here the 65th block carries a full set of tensors, as a GGUF converted with the MTP block does.
+TEST_CASE("GGUF with nextn_predict_layers: llama.cpp loads the MTP block's weights only for draft-mtp") {
+    auto h = build(
+        [](GgufBuilder& b) {
+            qwen35_meta(b, 65, 5120, 17408, 24, 4, 48, 6144);
+            b.u32("qwen35.nextn_predict_layers", 1);
+        },
+        qwen35_tensors(65, 5120, 24, 4, 256, 17408, 248320, 128, 16, 48, 4, 4), q8_0_rule);
+    ModelSpec m = spec(h, "Qwen3.6-27B");
+    REQUIRE(m.layers.size() == 65);
+    REQUIRE(m.gguf->block_bytes.size() == 65);
+    const int64_t mtp = m.gguf->block_bytes[64];
+    CHECK(mtp > 0);
+    BudgetInputs in;
+    in.engine = BudgetEngine::LlamaCpp;
+    in.gpu_memory_bytes = 80LL * 1024 * 1024 * 1024;
+    in.context = 16384;
+    auto plain = compute_budget(m, in);
+    REQUIRE(plain.ok());
+    CHECK(plain->weights.bytes == m.gguf->tensor_bytes - mtp);
+    CHECK(plain->per_gpu.weights_bytes + m.gguf->input_bytes == m.gguf->tensor_bytes - mtp);
+    bool noted = false;
+    for (const auto& n : plain->notes)
+        if (n.code == "gguf_nextn_unloaded") {
+            noted = true;
+            CHECK(render_english(n) ==
+                  "llama.cpp skips the file's multi-token-prediction layers without --spec-type draft-mtp (\"model "
+                  "has unused tensor ... -- ignoring\"): " +
+                      format_bytes(mtp) + " of the file are not loaded");
+        }
+    CHECK(noted);
+    in.spec_type = "draft-mtp";
+    auto drafting = compute_budget(m, in);
+    REQUIRE(drafting.ok());
+    CHECK(drafting->weights.bytes == m.gguf->tensor_bytes);
+    CHECK(drafting->per_gpu.weights_bytes - plain->per_gpu.weights_bytes == mtp);
+}
+
 // The same model read from its config.json and from its GGUF gives llama.cpp the same cache.
 TEST_CASE("GGUF and config.json agree on llama.cpp's KV lines") {
     struct Case {
