@@ -19,6 +19,8 @@
   const preset = [...params.keys()].some((k) => !PRESENTATION.includes(k));
   let answered = null; // the catalog entry whose answers file has this link's answer
   let inlineAnswer = !preset;
+  let catalog = null; // #kvb-catalog's models, parsed once for both blocks below
+  const bundled = (id) => (catalog ||= JSON.parse(document.getElementById('kvb-catalog').textContent).models).find((m) => m.id === id);
   try {
     const inline = document.getElementById('kvb-config').dataset.id;
     const defaultCtx = Number(document.getElementById('kvb-answer').dataset.ctx);
@@ -26,7 +28,7 @@
     const ctxParam = params.get('ctx');
     const ctx = ctxParam === null ? defaultCtx : /^\d{1,15}$/.test(ctxParam) ? Number(ctxParam) : NaN;
     const onlyThese = [...params.keys()].every((k) => PRESENTATION.includes(k) || k === 'model' || k === 'ctx');
-    const entry = onlyThese && JSON.parse(document.getElementById('kvb-catalog').textContent).models.find((m) => m.id === id);
+    const entry = onlyThese && bundled(id);
     if (entry?.ctx?.includes(ctx)) {
       if (id === inline && ctx === defaultCtx) inlineAnswer = true;
       else answered = entry;
@@ -79,7 +81,7 @@
   try {
     const id = params.get('model');
     const inline = document.getElementById('kvb-config');
-    const entry = !boot.config && id && id !== inline?.dataset.id && JSON.parse(document.getElementById('kvb-catalog').textContent).models.find((m) => m.id === id);
+    const entry = !boot.config && id && id !== inline?.dataset.id && bundled(id);
     if (entry) {
       boot.config = { id, text: fetch('catalog/' + entry.file, { credentials: 'same-origin' }).then((r) => (r.ok ? r.text() : null)).catch(() => null) };
     }
