@@ -276,6 +276,10 @@ const std::vector<MessageTemplate>& message_templates() {
         {"vllm_null_block",
          "vLLM's \"GPU KV cache size: {printed} tokens\" counts the one {block}-token block it keeps in reserve (the "
          "null block): one request can hold at most {usable} tokens, the longest context shown here"},
+        {"vllm_rope_cache",
+         "vLLM: weights per GPU include the RoPE cos/sin cache the model builds at load ({bytes}: "
+         "max_position_embeddings "
+         "x rotary dimension, in the model dtype), which vLLM counts in \"Model loading took\""},
         {"rope_scaling_syntax",
          "RoPE scaling '{value}' is not TYPE:FACTOR[:ORIGINAL] with TYPE yarn, linear or dynamic (e.g. yarn:4:32768)"},
         {"rope_scaling_factor", "RoPE scaling factor '{value}' is not a number above 1 and at most 1024"},

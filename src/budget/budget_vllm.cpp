@@ -83,6 +83,8 @@ std::vector<int64_t> kv_pools(const ModelSpec& m, BudgetResult& r) {
     }
     r.weights_per_gpu_bytes = heaviest;
     r.kv_pool_bytes = *std::min_element(pools.begin(), pools.end());
+    // Said aloud because it makes "weights per GPU" exceed the checkpoint's bytes at TP 1.
+    if (rotary > 0) r.notes.push_back(note("vllm_rope_cache", {{"bytes", format_bytes(rotary)}}));
     return pools;
 }
 

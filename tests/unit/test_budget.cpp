@@ -4,6 +4,7 @@
 // themselves are models (docs/budget-model.md) and are only checked for shape.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <memory>
@@ -53,6 +54,15 @@ TEST_CASE("vLLM budget with explicit overheads, checked by hand") {
     char gib[32];
     std::snprintf(gib, sizeof gib, "%.4f", double(r.weights_per_gpu_bytes) / double(GiB));
     CHECK(std::string(gib) == "14.9888");
+    // The page shows the checkpoint (weights.bytes) beside the weights per GPU; the note says why they differ.
+    CHECK(r.weights.bytes == 16060522496LL);
+    auto rope =
+        std::find_if(r.notes.begin(), r.notes.end(), [](const kvb::Message& n) { return n.code == "vllm_rope_cache"; });
+    REQUIRE(rope != r.notes.end());
+    CHECK(
+        kvb::render_english(*rope) ==
+        "vLLM: weights per GPU include the RoPE cos/sin cache the model builds at load (32.00 MiB: "
+        "max_position_embeddings x rotary dimension, in the model dtype), which vLLM counts in \"Model loading took\"");
     CHECK(r.kv_pool_bytes == 23192823398LL - 16094076928LL - GiB - 512 * MiB);
     // 16 tokens x 32 layers x 8 heads x 128 x 2 (K,V) x 2 bytes = 2 MiB per block
     CHECK(r.capacity.num_blocks == 2616);
@@ -686,8 +696,10 @@ TEST_CASE("concurrent requests are not vLLM's --max-num-seqs") {
     auto capped = budget("meta-llama/Llama-3.1-70B", in);
     CHECK(capped.max_num_seqs == 8);
     CHECK_FALSE(capped.all_seqs_fit);
-    CHECK(kvb::render_english(capped.notes.back()) ==
-          "--max-num-seqs 8 lets vLLM run only 8 of the 16 requests at once");
+    auto below = std::find_if(capped.notes.begin(), capped.notes.end(),
+                              [](const kvb::Message& n) { return n.code == "max_num_seqs_below_seqs"; });
+    REQUIRE(below != capped.notes.end());
+    CHECK(kvb::render_english(*below) == "--max-num-seqs 8 lets vLLM run only 8 of the 16 requests at once");
 }
 
 TEST_CASE("vLLM: the longest context and the GPU KV cache size line differ by the null block, and a note says so") {
