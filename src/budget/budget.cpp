@@ -249,7 +249,8 @@ void resolve_parallelism(const BudgetInputs& in, BudgetResult& r) {
 
 // The weights format each engine loads: llama.cpp a GGUF (Q4_K_M unless chosen),
 // transformers a safetensors checkpoint, vLLM either.
-Result<WeightFormat> resolve_weights(const ModelSpec& m, const BudgetInputs& in, BudgetResult& r) {
+Result<WeightFormat> resolve_weights(const ModelSpec& m, const BudgetInputs& in, LlamaSpecType llama_spec,
+                                     BudgetResult& r) {
     const bool vllm = in.engine == BudgetEngine::Vllm, hf = in.engine == BudgetEngine::Transformers;
     std::string wname = in.weights.empty() ? "auto" : in.weights;
     // A GGUF file is its own weights: llama.cpp loads exactly its tensors.
@@ -276,9 +277,7 @@ Result<WeightFormat> resolve_weights(const ModelSpec& m, const BudgetInputs& in,
     if (gguf_file) {
         // Active bytes keep the counted share (routed experts are read per token, not all of them).
         const double active = r.weights.bytes > 0 ? double(r.weights.active_bytes) / double(r.weights.bytes) : 1.0;
-        auto st = parse_llama_spec_type(in.spec_type);
-        const bool mtp_draft = st.ok() && st.value() == LlamaSpecType::DraftMtp;
-        const int64_t unloaded = budget_steps::llamacpp_unloaded_nextn_bytes(m, mtp_draft);
+        const int64_t unloaded = budget_steps::llamacpp_unloaded_nextn_bytes(m, llama_spec == LlamaSpecType::DraftMtp);
         const int64_t loaded = m.gguf->tensor_bytes - unloaded;
         r.weights.bytes = r.weights.per_gpu_bytes = loaded;
         r.weights.stage_bytes = {loaded};
@@ -398,16 +397,18 @@ Result<BudgetResult> compute_budget(const ModelSpec& model, const BudgetInputs& 
     // llama.cpp's target for its speculative type (a config's MTP block appended for draft-mtp):
     // its weights and layers are what the steps below count.
     std::optional<ModelSpec> llama_target;
+    LlamaSpecType llama_spec = LlamaSpecType::None;
     if (in.engine == BudgetEngine::LlamaCpp) {
         auto st = parse_llama_spec_type(in.spec_type);
         if (!st) return st.error();
-        if (st.value() == LlamaSpecType::DraftMtp) llama_target = llamacpp_target(m, st.value());
+        llama_spec = st.value();
+        if (llama_spec == LlamaSpecType::DraftMtp) llama_target = llamacpp_target(m, llama_spec);
     }
     const ModelSpec& target = llama_target ? *llama_target : m;
-    auto fmt = resolve_weights(target, in, r);
+    auto fmt = resolve_weights(target, in, llama_spec, r);
     if (!fmt) return fmt.error();
 
-    const Ctx c{target, in, gpu.value(), fmt.value(), draft};
+    const Ctx c{target, in, gpu.value(), fmt.value(), draft, llama_spec};
     Result<bool> step = in.engine == BudgetEngine::Vllm       ? budget_steps::vllm(c, r)
                         : in.engine == BudgetEngine::LlamaCpp ? budget_steps::llamacpp(c, r)
                                                               : budget_steps::transformers(c, r);

@@ -166,22 +166,13 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
     // separate draft model's weights are loaded beside the target's (draft_weights below); an
     // MTP draft runs on the target's own.
     LlamaDraftOptions dopt;
-    auto st = parse_llama_spec_type(in.spec_type);
-    if (!st) return st.error();
-    dopt.type = st.value();
+    dopt.type = c.llama_spec;
     dopt.n_max = in.spec_draft_n_max;
     dopt.type_k = in.spec_draft_type_k.empty() ? "f16" : in.spec_draft_type_k;
     dopt.type_v = in.spec_draft_type_v.empty() ? "f16" : in.spec_draft_type_v;
-    std::optional<ModelSpec> draft_model;
-    if (dopt.type == LlamaSpecType::DraftMtp) {
-        auto mm = llamacpp_mtp_model(m);
-        if (!mm) return mm.error();
-        if (auto ok = llamacpp_mtp_build_ok(m, in.engine_version); !ok) return ok.error();
-        draft_model = std::move(mm.value());
-    } else if (dopt.type == LlamaSpecType::DraftSimple || dopt.type == LlamaSpecType::DraftEagle3) {
-        if (!c.draft) return make_error("bad_value", note("llama_spec_needs_draft", {{"type", to_string(dopt.type)}}));
-        draft_model = *c.draft;
-    }
+    auto dm = llamacpp_draft_model(m, dopt.type, c.draft, in.engine_version);
+    if (!dm) return dm.error();
+    std::optional<ModelSpec> draft_model = std::move(dm.value());
     o.n_rs_seq = llamacpp_n_rs_seq(dopt);
     // -md's weights: llama-server loads the draft with -ngld (default -1: llama.cpp's own default,
     // every layer) over -devd (default: the target's devices, split by layer as the target is);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "budget/budget.h"
+#include "engines/llamacpp.h"
 
 namespace kvb::budget_steps {
 
@@ -18,6 +19,8 @@ struct Ctx {
     const Gpu* gpu;  // nullptr for a custom memory size
     const WeightFormat& fmt;
     const ModelSpec* draft = nullptr;  // the drafter's config for in.speculative_config (vLLM)
+    // in.spec_type, parsed once by compute_budget (llama.cpp; None for the other engines).
+    LlamaSpecType llama_spec = LlamaSpecType::None;
 };
 
 Result<bool> vllm(const Ctx& c, BudgetResult& r);

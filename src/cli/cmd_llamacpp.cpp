@@ -126,25 +126,21 @@ int cmd_llamacpp(const std::vector<std::string>& argv, std::ostream& out, std::o
     o.n_rs_seq = llamacpp_n_rs_seq(d);
 
     // The draft context's own cache: a draft model's, or the model's MTP layers.
-    std::optional<ModelSpec> draft;
-    if (d.type == LlamaSpecType::DraftMtp) {
-        auto mm = llamacpp_mtp_model(*loaded);
-        if (mm) {
-            if (auto ok = llamacpp_mtp_build_ok(*loaded, a->get("--engine-version", "")); !ok) mm = ok.error();
-        }
-        if (!mm) {
-            err << "kvbudget: error: " << mm.error().message << "\n";
-            return kRefused;
-        }
-        draft = std::move(mm.value());
-    } else if (d.type == LlamaSpecType::DraftSimple || d.type == LlamaSpecType::DraftEagle3) {
+    std::optional<ModelSpec> md;
+    if (d.type == LlamaSpecType::DraftSimple || d.type == LlamaSpecType::DraftEagle3) {
         if (!has_md) {
             err << "kvbudget: error: --spec-type " << to_string(d.type) << " needs the draft model: -md CONFIG\n";
             return kUsage;
         }
-        draft = load_model(a->get(a->has("-md") ? "-md" : "--model-draft"), err);
-        if (!draft) return kRefused;
+        md = load_model(a->get(a->has("-md") ? "-md" : "--model-draft"), err);
+        if (!md) return kRefused;
     }
+    auto dm = llamacpp_draft_model(*loaded, d.type, md ? &*md : nullptr, a->get("--engine-version", ""));
+    if (!dm) {
+        err << "kvbudget: error: " << dm.error().message << "\n";
+        return kRefused;
+    }
+    const std::optional<ModelSpec>& draft = dm.value();
     auto r = llamacpp_layout(*loaded, o);
     if (!r) {
         err << "kvbudget: error: " << r.error().message << "\n";

@@ -129,6 +129,13 @@ Result<bool> llamacpp_config_mtp(const ModelSpec& m);
 // first MTP build is not pinned are let through.
 Result<bool> llamacpp_mtp_build_ok(const ModelSpec& m, const std::string& version);
 
+// The draft context's model for speculative type `type`: the target's own MTP block (draft-mtp;
+// refused where the converter drops it or before the build that runs it), the -md model `md`
+// (draft-simple, draft-eagle3: llama_spec_needs_draft without one), or none (n-gram, no drafting).
+// `target` is llamacpp_target's. The budget and `kvbudget llamacpp` both ask here.
+Result<std::optional<ModelSpec>> llamacpp_draft_model(const ModelSpec& target, LlamaSpecType type, const ModelSpec* md,
+                                                      const std::string& engine_version);
+
 // The target as llama.cpp loads it for `spec`: with draft-mtp, a config's MTP block is appended as
 // the GGUF that draft-mtp needs holds it (llama.cpp's converter, conversion/qwen.py _Qwen35MtpMixin,
 // adds mtp_num_hidden_layers to block_count): cache-less layers (kind None, Layer::nextn) that

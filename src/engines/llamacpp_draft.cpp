@@ -122,6 +122,21 @@ Result<bool> llamacpp_mtp_build_ok(const ModelSpec& m, const std::string& versio
     return true;
 }
 
+Result<std::optional<ModelSpec>> llamacpp_draft_model(const ModelSpec& target, LlamaSpecType type, const ModelSpec* md,
+                                                      const std::string& engine_version) {
+    if (type == LlamaSpecType::DraftMtp) {
+        auto mm = llamacpp_mtp_model(target);
+        if (!mm) return mm.error();
+        if (auto ok = llamacpp_mtp_build_ok(target, engine_version); !ok) return ok.error();
+        return std::optional<ModelSpec>(std::move(mm.value()));
+    }
+    if (type == LlamaSpecType::DraftSimple || type == LlamaSpecType::DraftEagle3) {
+        if (!md) return make_error("bad_value", note("llama_spec_needs_draft", {{"type", to_string(type)}}));
+        return std::optional<ModelSpec>(*md);
+    }
+    return std::optional<ModelSpec>();
+}
+
 ModelSpec llamacpp_target(const ModelSpec& m, LlamaSpecType spec) {
     if (spec != LlamaSpecType::DraftMtp || m.gguf) return m;
     const Layer* geometry = mtp_geometry(m);
