@@ -29,7 +29,12 @@ double middle_of(size_t bin) {
 
 }  // namespace
 
+void Quantiles::reserve(int64_t n) {
+    if (bins_.empty() && n > 0) exact_.reserve(static_cast<size_t>(std::min<int64_t>(n, kExactSamples + 1)));
+}
+
 void Quantiles::add(double x) {
+    sorted_ = false;
     sum_ += x;
     min_ = n_ ? std::min(min_, x) : x;
     max_ = n_ ? std::max(max_, x) : x;
@@ -61,9 +66,11 @@ double Quantiles::at(double p) const {
     auto k = static_cast<int64_t>(std::ceil(p * static_cast<double>(n_)));
     k = std::clamp<int64_t>(k, 1, n_);
     if (bins_.empty()) {
-        std::vector<double> v = exact_;
-        std::nth_element(v.begin(), v.begin() + (k - 1), v.end());
-        return v[static_cast<size_t>(k - 1)];
+        if (!sorted_) {
+            std::sort(exact_.begin(), exact_.end());
+            sorted_ = true;
+        }
+        return exact_[static_cast<size_t>(k - 1)];
     }
     if (k == n_) return max_;
     int64_t seen = zeros_;

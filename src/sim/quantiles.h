@@ -16,6 +16,10 @@ public:
     static constexpr int64_t kExactSamples = int64_t{1} << 16;
 
     void add(double x);  // x >= 0 and finite (a latency in seconds)
+    // Room for the samples a run will add (at most kExactSamples + 1 are kept): grown by
+    // doubling, the samples were copied a dozen times into memory touched for the
+    // first time, each page of it a fault (~17 us on the shared VMs).
+    void reserve(int64_t n);
     int64_t count() const { return n_; }
     // Summed in the order added, as a plain loop over the samples would.
     double mean() const { return n_ ? sum_ / static_cast<double>(n_) : 0; }
@@ -24,7 +28,11 @@ public:
 
 private:
     void fold();
-    std::vector<double> exact_;
+    // Sorted in place by the first at() after an add() (the order added matters to
+    // nothing: sum_ keeps the mean's): a summary asks for three percentiles of each of
+    // three latencies, and each used to copy all the samples into fresh memory.
+    mutable std::vector<double> exact_;
+    mutable bool sorted_ = true;
     std::vector<int64_t> bins_;  // empty until folded
     int64_t n_ = 0, zeros_ = 0;  // zeros_: samples below the smallest bin (folded)
     double sum_ = 0, min_ = 0, max_ = 0;

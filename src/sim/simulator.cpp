@@ -215,6 +215,16 @@ struct Simulator::Impl {
     std::vector<BlockSnapshot> snaps;
     std::vector<BlockSnapshot> spare_snaps;  // dropped by thinning; their arrays are reused
     int64_t snap_every = 0;
+    // Paged, simple, with snapshots: each block's owner (request id, -1 free, -3 the
+    // null block) kept as blocks are taken and returned, so a snapshot copies it
+    // instead of a pass over the pool and every running table: a run takes a few
+    // hundred and keeps at most max_snapshots (250 taken, 60 kept on the Azure trace).
+    // A snapshot taken so holds its owners and, in `fill`, the (block, fill) pairs of
+    // the running sequences' last blocks; refcount and fill, which follow from those
+    // (no block is shared: an owned block is held once and full but for a sequence's
+    // last one), are filled in by expand() when the snapshots are read.
+    bool track_owner = false;
+    std::vector<int32_t> blk_owner;
 
     void fail(const std::string& code, const std::string& msg) {
         if (!failed) err = make_error(code, msg);
@@ -291,6 +301,11 @@ struct Simulator::Impl {
             capacity = num_blocks * c.block_size;
             if (allocate) {
                 pool.init(static_cast<int32_t>(num_blocks), !c.prefix_caching);
+                track_owner = simple && c.snapshot_every_steps > 0;
+                if (track_owner) {
+                    blk_owner.assign(static_cast<size_t>(num_blocks), -1);
+                    blk_owner[0] = -3;
+                }
                 if (simple)
                     alloc_phase.assign(static_cast<size_t>(bs), {});
                 else
@@ -350,6 +365,7 @@ struct Simulator::Impl {
         }
         s.policy = policy_name(c.policy);
         s.requests = count;
+        for (Quantiles* q : {&ttft, &tpot, &e2e}) q->reserve(count);
         s.capacity_tokens = capacity;
         s.num_blocks = paged ? num_blocks : 0;
         pull();
@@ -548,6 +564,7 @@ struct Simulator::Impl {
     void grow(const Group& g, Seq& q, int32_t nb) {
         sum_internal -= internal_of(g, q, q.table.size());
         q.table.push_back(nb);
+        if (track_owner) blk_owner[static_cast<size_t>(nb)] = g.id;
         sum_internal += internal_of(g, q, q.table.size());
     }
 
@@ -578,6 +595,7 @@ struct Simulator::Impl {
                     const int32_t nb = pool.alloc();
                     if (nb < 0) return fail("internal", "no free block after the scheduler counted enough");
                     q.table.push_back(nb);
+                    if (track_owner) blk_owner[static_cast<size_t>(nb)] = g.id;
                 }
                 const int32_t w = std::min<int32_t>(left, bs - r);
                 pool.add_fill(q.table.back(), w);
@@ -603,6 +621,8 @@ struct Simulator::Impl {
     void free_table(std::vector<int32_t>& t) {
         // Tail first, so with prefix caching the tail of a request is evicted before its head.
         for (size_t i = t.size(); i-- > 0;) pool.decref(t[i]);
+        if (track_owner)  // simple: no block is shared, so each one here is free now
+            for (int32_t b : t) blk_owner[static_cast<size_t>(b)] = -1;
         t.clear();
     }
 
@@ -708,6 +728,7 @@ struct Simulator::Impl {
                 else
                     pool.incref(b);
                 t.push_back(b);
+                if (track_owner) blk_owner[static_cast<size_t>(b)] = g.id;
             }
         }
         swap_used -= unique;
@@ -1216,7 +1237,10 @@ struct Simulator::Impl {
                 snaps.back() = std::move(spare_snaps.back());
                 spare_snaps.pop_back();
             }
-            fill_snapshot(snaps.back());
+            if (track_owner)
+                capture(snaps.back());
+            else
+                fill_snapshot(snaps.back());
             if (static_cast<int32_t>(snaps.size()) > cfg.max_snapshots) {
                 // Every other one is kept; the dropped ones end up past w (swapped, never
                 // self-moved) and their arrays are reused for the next snapshots.
@@ -1502,6 +1526,49 @@ struct Simulator::Impl {
         return out;
     }
 
+    // A snapshot of a tracked run (track_owner): the owners copied, the last blocks'
+    // fills listed; expand() completes it. Proportional to the pool only by a copy.
+    void capture(BlockSnapshot& sn) const {
+        sn.step = step_no;
+        sn.time_s = now;
+        sn.block_size = bs;
+        sn.capacity_tokens = capacity;
+        sn.regions.clear();
+        sn.owner.assign(blk_owner.begin(), blk_owner.end());
+        sn.refcount.clear();
+        sn.fill.clear();
+        for (int32_t id : running) {
+            const auto& t = G(id).seqs[0].table;
+            if (t.empty()) continue;
+            const int32_t b = t.back();
+            const int32_t f = pool.fill(b);
+            if (f != bs) {
+                sn.fill.push_back(b);
+                sn.fill.push_back(f);
+            }
+        }
+        sn.refcount.push_back(-1);  // marks it as captured: refcount is never a single -1
+    }
+
+    // A captured snapshot made whole: what fill_snapshot() gives at that step.
+    void expand(BlockSnapshot& sn) const {
+        if (!(sn.refcount.size() == 1 && sn.refcount[0] == -1)) return;
+        const size_t n = sn.owner.size();
+        std::vector<int32_t> last;
+        last.swap(sn.fill);
+        sn.refcount.assign(n, 0);
+        sn.fill.assign(n, 0);
+        const int32_t* owner = sn.owner.data();
+        int32_t* ref = sn.refcount.data();
+        int32_t* fill = sn.fill.data();
+        for (size_t b = 0; b < n; ++b)
+            if (owner[b] >= 0) {
+                ref[b] = 1;
+                fill[b] = bs;
+            }
+        for (size_t i = 0; i + 1 < last.size(); i += 2) fill[static_cast<size_t>(last[i])] = last[i + 1];
+    }
+
     BlockSnapshot make_snapshot() const {
         BlockSnapshot sn;
         fill_snapshot(sn);
@@ -1713,6 +1780,7 @@ std::vector<TimePoint> Simulator::series() const {
     return impl_->time_series();
 }
 const std::vector<BlockSnapshot>& Simulator::snapshots() const {
+    for (BlockSnapshot& sn : impl_->snaps) impl_->expand(sn);  // once each: taken cheaply, completed when read
     return impl_->snaps;
 }
 BlockSnapshot Simulator::snapshot() const {
