@@ -2,7 +2,8 @@
 // shard: pass the per-GPU numbers). A step runs its kernels one after the other, so
 // the parts add up:
 //
-//   step = step_overhead + seq_overhead x sequences          (CPU: schedule, sample, detokenize)
+//   step = step_overhead + seq_overhead x (share x groups    (CPU: schedule, sample, detokenize)
+//                                + (1 - share) x sequences)
 //        + max(weights / (bandwidth x bw_eff),               (dense layers: read every weight once,
 //              2 x active_params x tokens / (FLOPs x c_eff))  or do the GEMMs, whichever is longer)
 //        + KV bytes read / (bandwidth x kv_eff)              (attention over each sequence's context)
@@ -46,6 +47,27 @@
 //    These are 2023 vLLM (v0) costs, as the paper measured; vLLM v1 took most of the
 //    per-sequence CPU work off the critical path, so for a current deployment
 //    seq_overhead_s is pessimistic.
+//  - seq_overhead_group_share 0.85: of that per-sequence CPU time, the share spent once
+//    per sequence GROUP a step (a request's n parallel samples or beams) rather than
+//    once per sequence. Fig. 13's requests are single sequences, so seq_overhead_s
+//    was fitted on the sum and cannot tell the two apart; nor can the artifact's code
+//    by itself: its per-step Python loops over both (per group: the scheduler's
+//    input record, the worker's group entry, the sampler's multinomial or top-k and
+//    its host copy; per sequence: block tables, slot mapping, one .item() in the
+//    sampler, post_step's append), and an operation count does not give their times.
+//    CALIBRATED on what no test asserts: the sustainable rates (normalized latency
+//    1 s/token, 600 s, seeds 5-14, as tests/unit/test_sim_published.cpp measures
+//    them) of Fig. 14's PARALLEL-sampling panel, Alpaca, n = 2 / 4 / 6, vLLM and Orca
+//    (Oracle), against the top rates of the artifact's sweeps for that panel
+//    (sosp-ae-39/sosp-ae-astra experiments/fig14-parallel.sh: vLLM 20 / 12 / 9,
+//    Orca (Oracle) 14 / 9 / 6 req/s; for basic sampling our rates land 2-3% above
+//    the tops of its fig12 sweep). Scored by the RMS of the six log errors:
+//    share 0: 0.351 (all six 12-38% low), 0.25: 0.264, 0.5: 0.166, 0.75: 0.076, 0.8: 0.066,
+//    0.85: 0.066 (the minimum; vLLM +8 / +7 / +1%, Oracle +7 / -8 / -6%),
+//    0.9: ~0.074, 1: 0.114 (vLLM 14-19% high). The same code paths run beam search
+//    (only the sampler's per-group call differs: a top-k over width x vocabulary
+//    instead of a multinomial), so Fig. 14's beam-search panel, which the tests do
+//    assert, is a prediction of this constant, not a fit to it.
 //  - step_overhead_s 3 ms: fixed per-step scheduling and launch cost.
 //  - swap_bytes_per_s 25 GB/s: PCIe 4.0 x16 achievable (32 GB/s peak).
 #pragma once
@@ -66,6 +88,9 @@ struct LatencyModel {
     double kv_bandwidth_efficiency = 0.75;  // calibrated (Fig. 13), see above
     double step_overhead_s = 0.003;
     double seq_overhead_s = 0.00032;  // calibrated (Fig. 13), see above
+    // Of seq_overhead_s, the share spent once per sequence group a step rather than
+    // once per sequence (a single-sequence request pays all of it either way).
+    double seq_overhead_group_share = 0.85;  // calibrated (Fig. 14, parallel sampling), see above
     double swap_bytes_per_s = 25e9;
 };
 
@@ -75,6 +100,7 @@ struct StepWork {
     double kv_bytes = 0;    // K/V bytes read by attention (each sequence's context)
     double attn_pairs = 0;  // (new token, context token) pairs
     double seqs = 0;        // sequences that computed a token
+    double groups = 0;      // sequence groups (requests) that computed a token
     double swap_bytes = 0;  // copied to or from CPU memory
     double copy_bytes = 0;  // K/V copied within the GPU (copy-on-write, Orca beam switches)
 };
@@ -96,7 +122,9 @@ inline double step_seconds(const LatencyModel& m, const StepWork& w) {
         dense_comp = 2.0 * m.active_params * w.tokens / f;
         attn += m.attn_flops_per_pair * w.attn_pairs / f;
     }
-    double t = m.step_overhead_s + m.seq_overhead_s * w.seqs + (dense_mem > dense_comp ? dense_mem : dense_comp) + attn;
+    const double cpu =
+        m.seq_overhead_s * (m.seq_overhead_group_share * w.groups + (1.0 - m.seq_overhead_group_share) * w.seqs);
+    double t = m.step_overhead_s + cpu + (dense_mem > dense_comp ? dense_mem : dense_comp) + attn;
     if (w.swap_bytes > 0 && m.swap_bytes_per_s > 0) t += w.swap_bytes / m.swap_bytes_per_s;
     return t + copy_seconds(m, w);
 }

@@ -272,7 +272,8 @@ struct Simulator::Impl {
             !finite_nonneg(L.flops_per_s) || !finite_nonneg(L.step_overhead_s) || !finite_nonneg(L.swap_bytes_per_s) ||
             !(L.bandwidth_efficiency > 0 && L.bandwidth_efficiency <= 1) ||
             !(L.compute_efficiency > 0 && L.compute_efficiency <= 1) ||
-            !(L.kv_bandwidth_efficiency > 0 && L.kv_bandwidth_efficiency <= 1) || !finite_nonneg(L.seq_overhead_s))
+            !(L.kv_bandwidth_efficiency > 0 && L.kv_bandwidth_efficiency <= 1) || !finite_nonneg(L.seq_overhead_s) ||
+            !(L.seq_overhead_group_share >= 0 && L.seq_overhead_group_share <= 1))
             return bad("latency model values must be finite and non-negative (efficiencies in (0, 1])");
         StepWork one;
         one.tokens = 1;
@@ -1177,6 +1178,7 @@ struct Simulator::Impl {
             w.kv_bytes = step_kv_read * static_cast<double>(cfg.kv_bytes_per_token);
             w.attn_pairs = step_pairs;
             w.seqs = step_seqs;
+            w.groups = static_cast<double>(scheduled.size() + static_cast<size_t>(lazy_decoded));
             w.swap_bytes = step_swap_bytes;
             w.copy_bytes = step_copy_bytes;
             dt = step_seconds(cfg.latency, w);

@@ -348,8 +348,16 @@ TEST_CASE("latency model: dense roofline plus attention, per-sequence and per-st
     w = StepWork{};
     w.tokens = 10;
     w.seqs = 10;
+    w.groups = 10;
     m.seq_overhead_s = 0.1;
-    CHECK(step_seconds(m, w) == doctest::Approx(2.5));  // + 10 sequences x 0.1 s of CPU
+    CHECK(step_seconds(m, w) == doctest::Approx(2.5));  // + 10 single-sequence requests x 0.1 s of CPU
+    // The same 10 sequences in 2 groups of 5, a quarter of the cost once a group:
+    // 0.1 x (0.25 x 2 + 0.75 x 10) = 0.8 s.
+    w.groups = 2;
+    m.seq_overhead_group_share = 0.25;
+    CHECK(step_seconds(m, w) == doctest::Approx(2.3));
+    m.seq_overhead_group_share = 1;  // all of it once a group: 2 x 0.1 s
+    CHECK(step_seconds(m, w) == doctest::Approx(1.7));
     m.seq_overhead_s = 0;
     w.copy_bytes = 0.5e9;
     CHECK(step_seconds(m, w) == doctest::Approx(2.5));  // + 0.5 GB copied on the GPU: read and written
@@ -373,6 +381,7 @@ TEST_CASE("latency model: OPT-13B step time grows with the batch and its context
         StepWork w;
         w.tokens = batch;
         w.seqs = batch;
+        w.groups = batch;  // single-sequence requests, as in Fig. 13
         w.kv_bytes = batch * context * 819200;
         return step_seconds(m, w);
     };
