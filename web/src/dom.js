@@ -23,8 +23,8 @@ export function h(tag, attrs, ...children) {
 
 // A label's text with each command-line flag (--max-num-seqs, with its parentheses) kept
 // together: a narrow field would otherwise break it at its hyphens.
-export function unbrokenFlags(text) {
-  return String(text).split(/((?<=^|\s)\(?--?[a-z][\w-]*\)?)/).map((part, i) => (i % 2 ? h('span', { class: 'flag' }, part) : part));
+export function unbrokenFlags(text, make = h) {
+  return String(text).split(/((?<=^|\s)\(?--?[a-z][\w-]*\)?)/).map((part, i) => (i % 2 ? make('span', { class: 'flag' }, part) : part));
 }
 
 // A child as h() takes it: a node, a string (a text node), an array of them at any depth,
@@ -190,4 +190,166 @@ function patchInto(el, want, keep) {
     el.removeChild(live);
     live = rest;
   }
+}
+
+// ---------- virtual nodes: the results' fast path (issue 13) ----------
+// Building ~500 elements with h() and then comparing them with the live ones (reading
+// every attribute back through the DOM) was most of a slider step's script time. v() takes
+// the same arguments as h() but makes a plain object; patchTree() compares the new tree
+// with the one the last render left on the host, in JS alone, and writes into the live
+// nodes the old tree holds only the texts and attributes that differ. A part whose shape
+// changed (a section, a row, an engine's error) is built anew and put in place; a real
+// node given as a child (a toolbar from export.js, the chart's box) is kept when it is the
+// same node, or patched like patchChildren does.
+export function v(tag, attrs, ...children) {
+  const n = { tag, attrs: null, on: null, value: undefined, kids: [], el: null };
+  if (attrs) {
+    const a = {};
+    for (const k in attrs) {
+      const x = attrs[k];
+      if (x === null || x === undefined || x === false) continue;
+      if (k === 'text') n.kids.push({ text: String(x), el: null });
+      else if (k.startsWith('on') && typeof x === 'function') (n.on ||= {})[k.slice(2)] = x;
+      else if (k === 'value') n.value = x;
+      else a[k] = x === true ? '' : String(x);
+    }
+    n.attrs = a;
+  }
+  vkids(n.kids, children);
+  return n;
+}
+
+function vkids(out, children) {
+  for (const c of children) {
+    if (c === null || c === undefined || c === false) continue;
+    if (Array.isArray(c)) vkids(out, c);
+    else if (typeof c !== 'object') out.push({ text: String(c), el: null });
+    else out.push(c.nodeType === undefined ? c : { node: c, el: null });
+  }
+}
+
+// The text a virtual node will show (textContent of what it builds).
+export function vtext(n) {
+  if (n === null || n === undefined || n === false) return '';
+  if (Array.isArray(n)) return n.map(vtext).join('');
+  if (typeof n !== 'object') return String(n);
+  if (n.nodeType !== undefined) return n.textContent;
+  if (n.text !== undefined) return n.text;
+  if (n.node) return n.node.textContent;
+  return n.kids.map(vtext).join('');
+}
+
+// A render's stamp on the real nodes it placed: an old entry whose node the new tree took
+// elsewhere (the chart's box moving) is not removed.
+let generation = 0;
+let mounted = 0;
+
+// Listeners through one dispatcher per type, reading the node's current map: a kept node
+// gets the new answer's closures without an add/removeEventListener per render.
+function listen(el, map) {
+  el.__kvbV = map || {};
+  for (const type in el.__kvbV) {
+    const seen = (el.__kvbVTypes ||= new Set());
+    if (seen.has(type)) continue;
+    seen.add(type);
+    el.addEventListener(type, function (e) {
+      return this.__kvbV[type]?.call(this, e);
+    });
+  }
+}
+
+function setAttr(el, k, value) {
+  if (k === 'class') el.className = el.__kvbOwnClasses ? withOwnClasses(el, value) : value;
+  else el.setAttribute(k, value);
+}
+
+function mount(n) {
+  if (n.text !== undefined) return (n.el = document.createTextNode(n.text));
+  if (n.node) {
+    n.node.__kvbGen = generation;
+    return (n.el = n.node);
+  }
+  mounted++;
+  const el = document.createElement(n.tag);
+  for (const k in n.attrs) setAttr(el, k, n.attrs[k]);
+  if (n.value !== undefined) el.value = n.value;
+  if (n.on) listen(el, n.on);
+  for (const c of n.kids) el.appendChild(mount(c));
+  return (n.el = el);
+}
+
+function sameShape(o, n) {
+  if (n.text !== undefined) return o.text !== undefined;
+  if (n.node) return o.node !== undefined && (o.el === n.node || (!n.node.isConnected && sameKind(o.el, n.node)));
+  return o.tag === n.tag && (o.attrs?.id || '') === (n.attrs?.id || '');
+}
+
+function update(o, n) {
+  const el = (n.el = o.el);
+  if (n.text !== undefined) {
+    if (o.text !== n.text) el.data = n.text;
+    return;
+  }
+  if (n.node) {
+    el.__kvbGen = generation;
+    if (el !== n.node) {
+      patchAttributes(el, n.node);
+      const kids = [];
+      for (let c = n.node.firstChild; c; c = c.nextSibling) kids.push(c);
+      patchInto(el, kids, { map: {}, nodes: new Set(), none: true });
+    }
+    return;
+  }
+  const oa = o.attrs;
+  const na = n.attrs;
+  if (na) for (const k in na) if (!oa || oa[k] !== na[k]) setAttr(el, k, na[k]);
+  if (oa) for (const k in oa) if (!na || na[k] === undefined) if (!(k === 'class' && el.__kvbOwnClasses)) el.removeAttribute(k);
+  if (n.value !== undefined && el.value !== n.value) el.value = n.value;
+  if (n.on || o.on) listen(el, n.on);
+  patchKids(el, o.kids, n.kids);
+}
+
+// Gone: not a child any more (someone else moved it), or taken by this render elsewhere.
+function gone(o, el) {
+  return o.el.parentNode !== el || (o.node !== undefined && o.el.__kvbGen === generation);
+}
+
+function patchKids(el, old, next) {
+  let j = 0;
+  for (const n of next) {
+    while (j < old.length && gone(old[j], el)) j++;
+    let o = old[j];
+    // An old node no longer wanted (an engine's error once the answer fits): removed, so
+    // the nodes after it are patched in place instead of all being built anew.
+    while (o && !sameShape(o, n) && j + 1 < old.length && !gone(old[j + 1], el) && sameShape(old[j + 1], n)) {
+      el.removeChild(o.el);
+      o = old[++j];
+    }
+    if (o && sameShape(o, n)) {
+      update(o, n);
+      j++;
+    } else {
+      el.insertBefore(mount(n), o ? o.el : null);
+    }
+  }
+  for (; j < old.length; j++) if (!gone(old[j], el)) el.removeChild(old[j].el);
+}
+
+// Makes host's children the tree `children` (v() nodes, strings, real nodes, arrays of
+// them) stands for, patching the tree the last call left. Returns how many elements it
+// built (0: the same shape, values patched in place).
+export function patchTree(host, children) {
+  const next = [];
+  vkids(next, children);
+  generation++;
+  mounted = 0;
+  const old = host.__kvbTree;
+  if (!old) {
+    clear(host);
+    for (const n of next) host.appendChild(mount(n));
+  } else {
+    patchKids(host, old, next);
+  }
+  host.__kvbTree = next;
+  return mounted;
 }
