@@ -9,7 +9,7 @@ export function h(tag, attrs, ...children) {
   if (attrs) {
     for (const k in attrs) {
       const v = attrs[k];
-      if (v === null || v === undefined || v === false) continue;
+      if (v === null || v === undefined || v === false || k === 'key') continue;
       if (k === 'class') el.className = v;
       else if (k === 'text') el.textContent = String(v);
       else if (k.startsWith('on') && typeof v === 'function') on(el, k.slice(2), v);
@@ -201,14 +201,17 @@ function patchInto(el, want, keep) {
 // changed (a section, a row, an engine's error) is built anew and put in place; a real
 // node given as a child (a toolbar from export.js, the chart's box) is kept when it is the
 // same node, or patched like patchChildren does.
+// `key` (a table row's label) is not an attribute: it names a child among its siblings, so a
+// row put in or taken out is built or removed alone, not by rewriting every row after it.
 export function v(tag, attrs, ...children) {
-  const n = { tag, attrs: null, on: null, value: undefined, kids: [], el: null };
+  const n = { tag, key: undefined, attrs: null, on: null, value: undefined, kids: [], el: null };
   if (attrs) {
     const a = {};
     for (const k in attrs) {
       const x = attrs[k];
       if (x === null || x === undefined || x === false) continue;
-      if (k === 'text') n.kids.push({ text: String(x), el: null });
+      if (k === 'key') n.key = String(x);
+      else if (k === 'text') n.kids.push({ text: String(x), el: null });
       else if (k.startsWith('on') && typeof x === 'function') (n.on ||= {})[k.slice(2)] = x;
       else if (k === 'value') n.value = x;
       else a[k] = x === true ? '' : String(x);
@@ -316,9 +319,22 @@ function gone(o, el) {
 
 function patchKids(el, old, next) {
   let j = 0;
+  const keyed = next.length > 0 && next[0].key !== undefined && old.length > 0 && old[0].key !== undefined;
+  const oldKeys = keyed ? new Set(old.map((o) => o.key)) : null;
+  const newKeys = keyed ? new Set(next.map((n) => n.key)) : null;
   for (const n of next) {
     while (j < old.length && gone(old[j], el)) j++;
     let o = old[j];
+    if (keyed) {
+      while (o && (gone(o, el) || !newKeys.has(o.key))) {
+        if (!gone(o, el)) el.removeChild(o.el);
+        o = old[++j];
+      }
+      if (!oldKeys.has(n.key)) {
+        el.insertBefore(mount(n), o ? o.el : null);
+        continue;
+      }
+    }
     // An old node no longer wanted (an engine's error once the answer fits): removed, so
     // the nodes after it are patched in place instead of all being built anew.
     while (o && !sameShape(o, n) && j + 1 < old.length && !gone(old[j + 1], el) && sameShape(old[j + 1], n)) {

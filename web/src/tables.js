@@ -9,7 +9,7 @@ import { t } from './i18n.js';
 export function renderTable(spec, make = h) {
   const { caption, columns, rows, id } = spec;
   const numeric = (c) => c.align === 'num' || (c.kind !== 'text' && c.kind !== undefined);
-  const body = rows.map((r) => make('tr', { class: r._class || null },
+  const body = rows.map((r) => make('tr', { class: r._class || null, key: r[columns[0].key] },
     columns.map((c, i) => {
       const v = r[c.key];
       const text = c.kind === 'text' || c.kind === undefined ? (v ?? '') : format(c.kind, v);
