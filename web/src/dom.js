@@ -53,10 +53,10 @@ export function $(sel, root = document) {
 }
 
 // ---------- incremental updates (issue 13) ----------
-// A re-render builds its nodes afresh with h() (cheap: nothing is laid out) and then
-// patchChildren() carries over only what differs into the live tree, so a slider step
-// touches the few text nodes and attributes whose values changed and the browser
-// re-lays out only those. Listeners added through h() or on() are recorded, so a kept
+// A re-render of a small view (the offload panel) builds its nodes afresh with h() and
+// then patchChildren() carries over only what differs into the live tree, so the browser
+// re-lays out only the text nodes and attributes whose values changed. The results use
+// v() and patchTree() below, which build no nodes at all. Listeners added through h() or on() are recorded, so a kept
 // node gets the new closures (a copy button must copy the new command).
 
 // addEventListener that patchChildren can move to a kept node.
@@ -81,14 +81,6 @@ export function setHidden(el, hidden) {
 
 export function dropClass(el, name) {
   if (el.classList.contains(name)) el.classList.remove(name);
-}
-
-// A stand-in for a live node the caller owns and keeps (a chart's box): patchChildren
-// leaves keep[name] where it is, or puts it there.
-export function keepSlot(name) {
-  const el = document.createElement('div');
-  el.dataset.keep = name;
-  return el;
 }
 
 function sameKind(a, b) {
@@ -127,61 +119,54 @@ function patchAttributes(live, next) {
   }
 }
 
-// The nodes `next` stands for: arrays flattened, strings as text nodes, keep slots as
-// the kept nodes.
-function wanted(next, keep, out = []) {
+// The nodes `next` stands for: arrays flattened, strings as text nodes.
+function wanted(next, out = []) {
   for (const c of next) {
     if (c === null || c === undefined || c === false) continue;
     if (Array.isArray(c)) {
-      wanted(c, keep, out);
+      wanted(c, out);
       continue;
     }
-    out.push(c instanceof Node ? kept(c, keep) : document.createTextNode(String(c)));
+    out.push(c instanceof Node ? c : document.createTextNode(String(c)));
   }
   return out;
 }
 
-function kept(n, keep) {
-  if (keep.none || n.nodeType !== 1) return n;
-  const name = n.getAttribute('data-keep');
-  return name && keep.map[name] ? keep.map[name] : n;
-}
-
 // Makes el's children equal to `next` (freshly built nodes, not in the document).
-export function patchChildren(el, next, keep = {}) {
-  const map = keep;
-  const nodes = new Set(Object.values(map));
-  patchInto(el, wanted(next, { map, none: nodes.size === 0 }), { map, nodes, none: nodes.size === 0 });
+export function patchChildren(el, next) {
+  patchInto(el, wanted(next));
   return el;
 }
 
-function patchInto(el, want, keep) {
+// Makes the live node `live` show what the fresh node `n` (of the same kind) does.
+function patchNode(live, n) {
+  if (n.nodeType === 1) {
+    patchAttributes(live, n);
+    // A snapshot: patching moves new children out of n into live.
+    const kids = [];
+    for (let c = n.firstChild; c; c = c.nextSibling) kids.push(c);
+    patchInto(live, kids);
+  } else if (live.data !== n.data) {
+    live.data = n.data;
+  }
+}
+
+function patchInto(el, want) {
   let live = el.firstChild;
   for (const n of want) {
     // A node that is no longer wanted (an engine's error once the answer fits): removed,
     // so the nodes after it are patched in place instead of all being built anew.
-    while (live && live !== n && !keep.nodes.has(live) && !sameKind(live, n) && live.nextSibling && sameKind(live.nextSibling, n)) {
+    while (live && live !== n && !sameKind(live, n) && live.nextSibling && sameKind(live.nextSibling, n)) {
       const gone = live;
       live = live.nextSibling;
       el.removeChild(gone);
     }
     if (live === n) {
       live = live.nextSibling;
-    } else if (live && !keep.nodes.has(live) && sameKind(live, n)) {
-      if (n.nodeType === 1) {
-        patchAttributes(live, n);
-        // A snapshot: patching moves new children out of n into live.
-        const kids = [];
-        for (let c = n.firstChild; c; c = c.nextSibling) kids.push(kept(c, keep));
-        patchInto(live, kids, keep);
-      } else if (live.data !== n.data) {
-        live.data = n.data;
-      }
+    } else if (live && sameKind(live, n)) {
+      patchNode(live, n);
       live = live.nextSibling;
     } else {
-      if (n.nodeType === 1 && !keep.none) {
-        for (const slot of n.querySelectorAll('[data-keep]')) if (keep.map[slot.dataset.keep]) slot.replaceWith(keep.map[slot.dataset.keep]);
-      }
       el.insertBefore(n, live);
     }
   }
@@ -295,12 +280,7 @@ function update(o, n) {
   }
   if (n.node) {
     el.__kvbGen = generation;
-    if (el !== n.node) {
-      patchAttributes(el, n.node);
-      const kids = [];
-      for (let c = n.node.firstChild; c; c = c.nextSibling) kids.push(c);
-      patchInto(el, kids, { map: {}, nodes: new Set(), none: true });
-    }
+    if (el !== n.node) patchNode(el, n.node);
     return;
   }
   const oa = o.attrs;
