@@ -268,7 +268,9 @@ function mount(n) {
 
 function sameShape(o, n) {
   if (n.text !== undefined) return o.text !== undefined;
-  if (n.node) return o.node !== undefined && (o.el === n.node || (!n.node.isConnected && sameKind(o.el, n.node)));
+  // A fresh real node (the RoPE line, built each render) is patched into the live one; a
+  // node its owner keeps (__kvbKept: a toolbar) goes in itself, so the owner's is the live one.
+  if (n.node) return o.node !== undefined && (o.el === n.node || (!n.node.isConnected && !n.node.__kvbKept && sameKind(o.el, n.node)));
   return o.tag === n.tag && (o.attrs?.id || '') === (n.attrs?.id || '');
 }
 

@@ -297,7 +297,10 @@ export function renderResults(app, view) {
   const chart = { contexts: kv.curve.contexts, kvBytes: kv.curve.bytes, weightsBytes: kv.weights_bytes, capacityBytes: view.chart_capacity_bytes, crossoverContext: crossoverInRange, context: kv.context, memoryLimit };
   // The chart's buttons read app.chart when pressed: built once per language, then kept.
   const toolsKey = t('chart.heading') + '\n' + t('export.downloadPng');
-  if (app.chartTools?.key !== toolsKey) app.chartTools = { key: toolsKey, node: chartToolbar(() => app.chart, 'kv-vs-context', t('chart.heading')) };
+  if (app.chartTools?.key !== toolsKey) {
+    app.chartTools = { key: toolsKey, node: chartToolbar(() => app.chart, 'kv-vs-context', t('chart.heading')) };
+    app.chartTools.node.__kvbKept = true;
+  }
   const chartSec = section('chart', t('chart.heading'), app.chartBox, app.chartTools.node,
     v('p', { class: 'muted', 'data-role': 'crossover', 'data-value': String(crossoverInRange) },
       crossoverInRange ? t('chart.crossover', { ctx: int(crossoverInRange) })

@@ -37,6 +37,7 @@ function keptToolbar(spec) {
   if (!kept || kept.key !== key) {
     const live = { ...spec };
     kept = { key, live, node: tableToolbar(live) };
+    kept.node.__kvbKept = true;
     toolbars.set(spec.id, kept);
   }
   Object.assign(kept.live, spec);
