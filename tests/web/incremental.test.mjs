@@ -4,7 +4,30 @@
 // The chart library and the simulator view arrive after the first answer (web/src/lazy.js).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startAll, openPage, metrics, clipboardAfter } from './harness.mjs';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { startAll, openPage, metrics, clipboardAfter, root } from './harness.mjs';
+
+const cliPath = process.env.KVB_CLI || path.join(root, 'build/kvbudget');
+// The page's default model, GPU and engine (web/src/state.js defaultState).
+const config = path.join(root, 'tests/fixtures/configs/meta-llama--Llama-3.1-8B.json');
+function cli(args) {
+  return JSON.parse(execFileSync(cliPath, ['budget', config, '--gpu', 'rtx-4090', ...args, '--json'], { encoding: 'utf8' }));
+}
+
+// The numbers of a row as its cells carry them (a cell without a number has no data-value).
+const nums = (xs) => xs.filter((x) => typeof x === 'number').map(String);
+
+// Every value-bearing node of the results as [what, value], in page order.
+async function shownValues(page) {
+  return page.evaluate(() => ({
+    legend: [...document.querySelectorAll('.legend li')].map((li) => [li.dataset.part, li.dataset.value]),
+    tables: Object.fromEntries([...document.querySelectorAll('table[data-table]')].map((t) => [t.dataset.table,
+      [...t.tBodies[0].rows].map((r) => [...r.querySelectorAll('td[data-value]')].map((td) => td.dataset.value))])),
+    command: document.querySelector('[data-role="command"]')?.textContent,
+    log: document.querySelector('[data-role="engine-log"]')?.textContent,
+  }));
+}
 
 let env;
 before(async () => {
@@ -37,6 +60,64 @@ test('a slider step keeps the result nodes and shows the new answer', async () =
   const copied = await clipboardAfter(page, '#sec-engine button.copy');
   assert.match(copied, new RegExp(`--max-model-len ${ctx}\\b`));
   assert.equal(copied, await page.textContent('[data-role="command"]'));
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+// The fast path (dom.js patchTree): between 4,096 and 8,192 tokens the answer has the same
+// shape (the same sections, rows and notes), so a step rewrites values only: every element
+// and every value's text node of the results and the answer card is the one that was there,
+// and what they show is the CLI's JSON for the new context.
+test('a slider step with the same shape replaces no node and shows the CLI\'s numbers', async () => {
+  const { page, context, errors } = await openPage(env, 'ctx=4096');
+  await page.waitForSelector('#sec-chart .uplot');
+  const before4096 = await metrics(page);
+  assert.equal(before4096['kv-bytes-total'], String(cli(['--max-model-len', '4096']).metrics['kv-bytes-total']));
+  await page.evaluate(() => {
+    window.__nodes = [...document.querySelectorAll('.results-body *, [data-role="answer"] *')];
+    window.__texts = [...document.querySelectorAll('[data-metric], td[data-value], .legend li')].map((el) => el.lastChild);
+  });
+  await page.focus('#ctl-ctx-slider');
+  await page.keyboard.press('ArrowRight');
+  await page.waitForFunction(() => document.querySelector('#ctl-ctx').value === '8192' && document.body.dataset.state === 'ready');
+  await page.waitForFunction((v) => document.querySelector('[data-metric="kv-bytes-total"]').dataset.value !== v, before4096['kv-bytes-total']);
+  const kept = await page.evaluate(() => {
+    const now = [...document.querySelectorAll('.results-body *, [data-role="answer"] *')];
+    const texts = [...document.querySelectorAll('[data-metric], td[data-value], .legend li')].map((el) => el.lastChild);
+    return { nodes: now.length === window.__nodes.length && now.every((el, i) => el === window.__nodes[i]), count: now.length,
+      texts: texts.length === window.__texts.length && texts.every((n, i) => n === window.__texts[i]) };
+  });
+  assert.ok(kept.count > 200, `${kept.count} result nodes`);
+  assert.equal(kept.nodes, true, 'no element of the results or the answer card was replaced');
+  assert.equal(kept.texts, true, 'the values\' text nodes were written in place');
+
+  const want = cli(['--max-model-len', '8192']);
+  const m = await metrics(page);
+  for (const [name, value] of Object.entries(want.metrics)) if (name in m) assert.equal(m[name], value === null ? '' : String(value), name);
+  assert.equal(m['kv-bytes-total'], String(8192 * 131072));
+  const shown = await shownValues(page);
+  const g = want.budget.per_gpu;
+  assert.deepEqual(shown.legend.slice(0, 4), [['weights', String(g.weights_bytes)], ['kv', String(g.kv_bytes)], ['activations', String(g.activation_bytes)], ['overhead', String(g.overhead_bytes)]]);
+  assert.deepEqual(shown.tables.context, want.kv.context_table.map((r) => nums([r.bytes_per_seq, r.bytes_total, r.vs_weights])));
+  assert.deepEqual(shown.tables.compare, want.kv.head_variants.map((r) => nums([r.kv_heads, r.bytes_per_token, r.bytes_total])));
+  assert.deepEqual(shown.tables.ladder, want.kv.ladder.map((r) => nums([r.bytes_per_token, r.kv_bytes])));
+  assert.equal(shown.command, want.budget.command);
+  assert.equal(shown.log, want.budget.log_lines.join('\n'));
+  assert.match(shown.command, /--max-model-len 8192\b/);
+
+  // A step that changes the shape (16,384 tokens is a row of its own in the context table):
+  // the new row is built, the rest patched, and the numbers are still the CLI's.
+  const metricNode = await page.evaluate(() => (window.__metric = document.querySelector('[data-metric="kv-bytes-total"]')) && true);
+  assert.ok(metricNode);
+  await page.keyboard.press('ArrowRight');
+  await page.waitForFunction(() => document.querySelector('#ctl-ctx').value === '16384' && document.body.dataset.state === 'ready');
+  await page.waitForFunction(() => document.querySelector('[data-metric="kv-bytes-total"]').dataset.value === String(16384 * 131072));
+  assert.equal(await page.evaluate(() => window.__metric.isConnected), true, 'an unchanged part keeps its nodes');
+  const want16 = cli(['--max-model-len', '16384']);
+  const shown16 = await shownValues(page);
+  assert.deepEqual(shown16.tables.context, want16.kv.context_table.map((r) => nums([r.bytes_per_seq, r.bytes_total, r.vs_weights])));
+  assert.deepEqual(shown16.tables.ladder, want16.kv.ladder.map((r) => nums([r.bytes_per_token, r.kv_bytes])));
+  assert.equal(shown16.command, want16.budget.command);
   assert.deepEqual(errors, []);
   await context.close();
 });

@@ -1,8 +1,8 @@
 // Renders the core's Answer (src/report/answer.h, the JSON `kvbudget budget --json`
 // prints). Layout and text only: every number shown is a field of `view`.
-// Built afresh each time, then patched into the live tree (dom.js patchChildren): a
-// slider step rewrites only the values that changed.
-import { h, on, setText, keepSlot, patchChildren, unbrokenFlags, dropClass } from './dom.js';
+// Built as a tree of plain objects each time (dom.js v) and compared with the last one
+// (dom.js patchTree): a slider step rewrites only the texts and attributes that changed.
+import { h, v, vtext, patchTree, setText, unbrokenFlags, dropClass } from './dom.js';
 import { t, tMsg } from './i18n.js';
 import { bytes, int, tokens, fixed, format, decimalBytes, percent } from './format.js';
 import { renderTable, markScrollable } from './tables.js';
@@ -13,11 +13,11 @@ import { gpuLabel } from './controls.js';
 import { ropeLine } from './rope.js';
 
 function metric(name, label, value, kind, extra) {
-  return h('div', { class: 'metric' },
-    h('dt', null, label),
-    h('dd', null,
-      h('span', { 'data-metric': name, 'data-value': value === null || value === undefined ? '' : String(value) }, format(kind, value)),
-      extra ? h('span', { class: 'sub muted' }, extra) : null));
+  return v('div', { class: 'metric' },
+    v('dt', null, label),
+    v('dd', null,
+      v('span', { 'data-metric': name, 'data-value': value === null || value === undefined ? '' : String(value) }, format(kind, value)),
+      extra ? v('span', { class: 'sub muted' }, extra) : null));
 }
 
 function elemText(type) {
@@ -27,18 +27,18 @@ function elemText(type) {
 
 function formulaLines(view) {
   const k = view.kv.k_type;
-  const v = view.kv.v_type;
+  const vt = view.kv.v_type;
   const lines = [];
   for (const g of view.kv.formula) {
     const b = bytes(g.bytes_per_token) + ` (${int(g.bytes_per_token)} B)`;
     if (g.kind === 'full' || g.kind === 'sliding' || g.kind === 'chunked') {
       let text;
-      if (k.name === v.name && g.k_head_dim === g.v_head_dim) {
+      if (k.name === vt.name && g.k_head_dim === g.v_head_dim) {
         text = t('formula.kv', { layers: g.layers, heads: g.kv_heads, dim: g.k_head_dim, elem: elemText(k), bytes: b });
-      } else if (k.name === v.name) {
+      } else if (k.name === vt.name) {
         text = t('formula.kvDiffDims', { layers: g.layers, heads: g.kv_heads, kdim: g.k_head_dim, vdim: g.v_head_dim, elem: elemText(k), bytes: b });
       } else {
-        text = t('formula.kvSplitTypes', { layers: g.layers, heads: g.kv_heads, kdim: g.k_head_dim, vdim: g.v_head_dim, kelem: elemText(k), velem: elemText(v), bytes: b });
+        text = t('formula.kvSplitTypes', { layers: g.layers, heads: g.kv_heads, kdim: g.k_head_dim, vdim: g.v_head_dim, kelem: elemText(k), velem: elemText(vt), bytes: b });
       }
       const note = g.kind === 'sliding' ? t('formula.window', { window: int(g.window) }) : g.kind === 'chunked' ? t('formula.chunk', { window: int(g.window) }) : null;
       lines.push({ kind: g.kind, text, note });
@@ -69,18 +69,19 @@ function stackedBar(g, verdict, ask) {
     : verdict === 'partial' ? t('bar.shortAll', ask) : t('bar.overUsable', { usable: bytes(g.usable_bytes) });
   const lastValue = overBy > 0 ? overBy : g.free_bytes;
   const scale = Math.max(g.capacity_bytes, g.total_bytes) || 1;
-  const bar = h('div', { class: 'bar', role: 'img', 'aria-label': t('bar.item', { label: t('bar.label'), value: [...parts.map(([k, v]) => `${t('bar.' + k)} ${bytes(v)}`), `${freeLabel} ${bytes(lastValue)}`].join(t('list.sep')) }) });
-  for (const [k, v] of parts) {
-    if (v > 0) bar.append(h('span', { class: 'seg seg-' + k, style: `width:${(100 * v) / scale}%`, title: t('bar.item', { label: t('bar.' + k), value: bytes(v) }) }));
+  const segs = [];
+  for (const [k, n] of parts) {
+    if (n > 0) segs.push(v('span', { class: 'seg seg-' + k, style: `width:${(100 * n) / scale}%`, title: t('bar.item', { label: t('bar.' + k), value: bytes(n) }) }));
   }
-  if (g.free_bytes > 0) bar.append(h('span', { class: 'seg seg-free', style: `width:${(100 * g.free_bytes) / scale}%`, title: t('bar.item', { label: t('bar.free'), value: bytes(g.free_bytes) }) }));
+  if (g.free_bytes > 0) segs.push(v('span', { class: 'seg seg-free', style: `width:${(100 * g.free_bytes) / scale}%`, title: t('bar.item', { label: t('bar.free'), value: bytes(g.free_bytes) }) }));
   if (g.usable_bytes > 0 && g.usable_bytes < scale) {
-    bar.append(h('span', { class: 'util-line', style: `left:${(100 * g.usable_bytes) / scale}%`, title: t('bar.util') }));
+    segs.push(v('span', { class: 'util-line', style: `left:${(100 * g.usable_bytes) / scale}%`, title: t('bar.util') }));
   }
-  const legend = h('ul', { class: 'legend' },
-    parts.map(([k, v]) => h('li', { 'data-part': k, 'data-value': String(v) }, h('span', { class: 'swatch seg-' + k, 'aria-hidden': 'true' }), t('bar.item', { label: t('bar.' + k), value: bytes(v) }))),
-    h('li', { 'data-part': overBy > 0 ? 'over' : 'free', 'data-value': String(lastValue) }, h('span', { class: 'swatch ' + (overBy > 0 ? 'seg-over' : 'seg-free'), 'aria-hidden': 'true' }), t('bar.item', { label: freeLabel, value: bytes(lastValue) })));
-  return [h('p', { class: 'bar-title muted' }, t('bar.title', ask)), bar, legend];
+  const bar = v('div', { class: 'bar', role: 'img', 'aria-label': t('bar.item', { label: t('bar.label'), value: [...parts.map(([k, n]) => `${t('bar.' + k)} ${bytes(n)}`), `${freeLabel} ${bytes(lastValue)}`].join(t('list.sep')) }) }, segs);
+  const legend = v('ul', { class: 'legend' },
+    parts.map(([k, n]) => v('li', { 'data-part': k, 'data-value': String(n) }, v('span', { class: 'swatch seg-' + k, 'aria-hidden': 'true' }), t('bar.item', { label: t('bar.' + k), value: bytes(n) }))),
+    v('li', { 'data-part': overBy > 0 ? 'over' : 'free', 'data-value': String(lastValue) }, v('span', { class: 'swatch ' + (overBy > 0 ? 'seg-over' : 'seg-free'), 'aria-hidden': 'true' }), t('bar.item', { label: freeLabel, value: bytes(lastValue) })));
+  return [v('p', { class: 'bar-title muted' }, t('bar.title', ask)), bar, legend];
 }
 
 // fits: every asked sequence fits; offload: llama.cpp's --fit runs them with part in system RAM
@@ -119,26 +120,25 @@ function renderAnswer(app, view) {
       : key === 'partial' ? (mns ? 'verdict.partialMaxNumSeqs' : 'verdict.partial')
         : key === 'fewer' ? 'verdict.fewer'
           : seqs === 1 || b.engine === 'vllm' ? 'verdict.nofit' : 'verdict.nofitAll';
-    verdictEl = h('p', { class: 'verdict ' + (key === 'fewer' ? 'nofit' : key === 'offload' ? 'fits' : key), 'data-role': 'verdict', 'data-verdict': key }, withGpu(textKey, params));
+    verdictEl = v('p', { class: 'verdict ' + (key === 'fewer' ? 'nofit' : key === 'offload' ? 'fits' : key), 'data-role': 'verdict', 'data-verdict': key }, withGpu(textKey, params));
   } else {
-    verdictEl = h('p', { class: 'verdict nofit', 'data-role': 'verdict', 'data-verdict': 'refused' }, withGpu('verdict.refused.on', { gpu: gpuName }));
+    verdictEl = v('p', { class: 'verdict nofit', 'data-role': 'verdict', 'data-verdict': 'refused' }, withGpu('verdict.refused.on', { gpu: gpuName }));
   }
   const maxCtx = mx['max-context'];
   const maxConc = mx['max-concurrency'];
-  const fact = (label, valueEl, unit) => h('div', { class: 'fact' }, h('dt', null, label), h('dd', null, valueEl, unit ? h('span', { class: 'unit' }, ' ' + unit) : null));
-  const num = (name, v) => h('span', { 'data-metric': name, 'data-value': v === null || v === undefined ? '' : String(v) }, format('int', v));
+  const fact = (label, valueEl, unit) => v('div', { class: 'fact' }, v('dt', null, label), v('dd', null, valueEl, unit ? v('span', { class: 'unit' }, ' ' + unit) : null));
+  const num = (name, n) => v('span', { 'data-metric': name, 'data-value': n === null || n === undefined ? '' : String(n) }, format('int', n));
   const ctxCapped = b?.max_context_capped;
-  const facts = h('dl', { class: 'facts' },
+  const facts = v('dl', { class: 'facts' },
     fact(t(seqs === 1 ? 'metric.max-context.one' : 'metric.max-context', { seqs: int(seqs) }), num('max-context', maxCtx),
       maxCtx ? t(ctxCapped ? 'answer.tokensModelMax' : 'answer.tokens') : null),
     fact(t('metric.max-concurrency', { ctx: ctxText }), num('max-concurrency', maxConc), maxConc !== null && maxConc !== undefined ? t(maxConc === 1 ? 'answer.requests.one' : 'answer.requests') : null));
-  // Screen readers hear the new answer once per change, not on every re-render. Read
-  // before patching: patchChildren moves new child nodes out of these fresh elements.
+  // Screen readers hear the new answer once per change, not on every re-render.
   // Why it does not fit (or how llama.cpp's --fit runs it), in the core's words, on the
   // first screen: "does not fit" alone leaves the reader to find the cause below.
-  const why = b?.verdict_reason ? h('p', { class: 'verdict-why', 'data-role': 'verdict-reason' }, unbrokenFlags(tMsg(b.verdict_reason))) : null;
-  const spoken = [verdictEl.textContent, ...(why ? [why.textContent] : []), ...[...facts.querySelectorAll('.fact')].map((f) => f.querySelector('dt').textContent + ': ' + f.querySelector('dd').textContent)].join('. ');
-  patchChildren(el, [verdictEl, why, facts].filter(Boolean));
+  const why = b?.verdict_reason ? v('p', { class: 'verdict-why', 'data-role': 'verdict-reason' }, unbrokenFlags(tMsg(b.verdict_reason), v)) : null;
+  const spoken = [vtext(verdictEl), ...(why ? [vtext(why)] : []), ...facts.kids.map((f) => vtext(f.kids[0]) + ': ' + vtext(f.kids[1]))].join('. ');
+  patchTree(el, [verdictEl, why, facts]);
   dropClass(app.els.answer, 'stale');
   if (app.els.announce && app.lastSpoken !== spoken) {
     app.lastSpoken = spoken;
@@ -154,7 +154,7 @@ function withGpu(key, params) {
   const [before, ...rest] = t(key, { ...params, gpu: '\u0000' }).split('\u0000');
   const after = rest.join(params.gpu);
   const stick = /^[:：,，]/.exec(after)?.[0] || '';
-  return [before, h('span', { class: 'gpu-name' }, h('span', { 'data-role': 'gpu' }, params.gpu), stick), after.slice(stick.length)];
+  return [before, v('span', { class: 'gpu-name' }, v('span', { 'data-role': 'gpu' }, params.gpu), stick), after.slice(stick.length)];
 }
 
 // The answer card (renderAnswer fills it) and the polite live region that reads each new
@@ -177,21 +177,22 @@ function gpuDisplayName(app, b) {
 }
 
 function section(id, title, ...body) {
-  return h('section', { class: 'card', id: 'sec-' + id, 'aria-labelledby': 'sec-' + id + '-h' }, h('h3', { id: 'sec-' + id + '-h' }, title), ...body);
+  return v('section', { class: 'card', id: 'sec-' + id, 'aria-labelledby': 'sec-' + id + '-h' }, v('h3', { id: 'sec-' + id + '-h' }, title), ...body);
 }
 
+// A kept button gets the new answer's getText (dom.js listen). Its label is changed on the
+// live node, so a render meanwhile leaves "Copied" alone (its text is the tree's own).
 function copyButton(getText) {
-  const btn = h('button', { type: 'button', class: 'copy' }, t('engine.copy'));
-  on(btn, 'click', async () => {
+  return v('button', { type: 'button', class: 'copy', onclick: async function () {
+    const label = this.firstChild;
     try {
       await navigator.clipboard.writeText(getText());
-      btn.textContent = t('engine.copied');
-      setTimeout(() => (btn.textContent = t('engine.copy')), 1500);
+      label.data = t('engine.copied');
+      setTimeout(() => (label.data = t('engine.copy')), 1500);
     } catch {
       // Clipboard refused (insecure context): the text stays selectable.
     }
-  });
-  return btn;
+  } }, t('engine.copy'));
 }
 
 export function renderResults(app, view) {
@@ -219,8 +220,8 @@ export function renderResults(app, view) {
   const kindCounts = Object.entries(m.layer_counts);
   const kinds = kindCounts.length === 1 ? t('model.kindsAll', { kind: t('layerKind.' + kindCounts[0][0]) })
     : kindCounts.map(([k, n]) => t('model.kindCount', { n: int(n), kind: t('layerKind.' + k) })).join(t('list.sep'));
-  const summary = h('p', { class: 'model-summary' },
-    h('strong', { 'data-role': 'model-name' }, m.name), ' — ',
+  const summary = v('p', { class: 'model-summary' },
+    v('strong', { 'data-role': 'model-name' }, m.name), ' — ',
     t('model.summary', { arch: m.architecture || m.model_type, layers: int(m.num_layers), kinds, dtype: m.dtype, maxctx: m.max_position_embeddings ? int(m.max_position_embeddings) : t('value.none') }));
 
   // The bar: what one GPU holds for the asked context and sequences.
@@ -230,18 +231,18 @@ export function renderResults(app, view) {
     const rope = ropeLine(app, view);
     if (rope) top.push(rope);
     top.push(...stackedBar(g, verdictOf(b), { seqs: seqText, ctx: ctxText }));
-    if (b.gpu.count > 1) top.push(h('p', { class: 'muted' }, t(b.engine === 'vllm' ? 'bar.perGpu' : 'bar.perGpuLayers', { n: b.gpu.count, tp: b.tensor_parallel_size, pp: b.pipeline_parallel_size })));
+    if (b.gpu.count > 1) top.push(v('p', { class: 'muted' }, t(b.engine === 'vllm' ? 'bar.perGpu' : 'bar.perGpuLayers', { n: b.gpu.count, tp: b.tensor_parallel_size, pp: b.pipeline_parallel_size })));
   } else if (view.refusal) {
     // The core's reason in this page's words; an engine's own text (vLLM's) stays verbatim beneath.
     const r = view.refusal;
-    top.push(r.detail ? h('p', { 'data-role': 'budget-error' }, tMsg(r.detail)) : h('pre', { class: 'engine-refusal', 'data-role': 'budget-error' }, r.message));
+    top.push(r.detail ? v('p', { 'data-role': 'budget-error' }, tMsg(r.detail)) : v('pre', { class: 'engine-refusal', 'data-role': 'budget-error' }, r.message));
   }
   renderAnswer(app, view);
 
   // The other headline numbers (the longest context and the concurrency are in the answer card).
   const kv = view.kv;
   const mx = view.metrics;
-  const metrics = h('dl', { class: 'metrics' },
+  const metrics = v('dl', { class: 'metrics' },
     metric('kv-bytes-per-token', t('metric.kv-bytes-per-token'), mx['kv-bytes-per-token'], 'bytes',
       kv.state_bytes_per_seq > 0 ? t('metric.state-bytes', { bytes: bytes(kv.state_bytes_per_seq) })
         : kv.windowed_bytes_per_token > 0 ? t('metric.windowed', { bytes: bytes(kv.windowed_bytes_per_token) }) : null),
@@ -254,9 +255,9 @@ export function renderResults(app, view) {
   // Formula
   const lines = formulaLines(view);
   const formula = section('formula', t('formula.heading'),
-    h('p', { class: 'muted' }, t('formula.intro')),
-    h('ul', { class: 'formula' }, lines.map((l) => h('li', { 'data-kind': l.kind }, h('code', null, l.text), l.note ? h('span', { class: 'muted' }, ' — ' + l.note) : null))),
-    h('p', null, h('strong', null, t('formula.total', { bytes: `${bytes(kv.bytes_per_token)} (${int(kv.bytes_per_token)} B)` }))));
+    v('p', { class: 'muted' }, t('formula.intro')),
+    v('ul', { class: 'formula' }, lines.map((l) => v('li', { 'data-kind': l.kind }, v('code', null, l.text), l.note ? v('span', { class: 'muted' }, ' — ' + l.note) : null))),
+    v('p', null, v('strong', null, t('formula.total', { bytes: `${bytes(kv.bytes_per_token)} (${int(kv.bytes_per_token)} B)` }))));
 
   // Context table
   const ctxTable = {
@@ -294,16 +295,22 @@ export function renderResults(app, view) {
   const crossoverInRange = kv.crossover_context > 0 && (!modelMax || kv.crossover_context <= modelMax) ? kv.crossover_context : 0;
   const memoryLimit = view.budget && view.budget.max_context_physical > 0 && view.budget.max_context_physical < (1 << 24) ? view.budget.max_context_physical : 0;
   const chart = { contexts: kv.curve.contexts, kvBytes: kv.curve.bytes, weightsBytes: kv.weights_bytes, capacityBytes: view.chart_capacity_bytes, crossoverContext: crossoverInRange, context: kv.context, memoryLimit };
-  const chartSec = section('chart', t('chart.heading'), keepSlot('chart'), chartToolbar(() => app.chart, 'kv-vs-context', t('chart.heading')),
-    h('p', { class: 'muted', 'data-role': 'crossover', 'data-value': String(crossoverInRange) },
+  // The chart's buttons read app.chart when pressed: built once per language, then kept.
+  const toolsKey = t('chart.heading') + '\n' + t('export.downloadPng');
+  if (app.chartTools?.key !== toolsKey) {
+    app.chartTools = { key: toolsKey, node: chartToolbar(() => app.chart, 'kv-vs-context', t('chart.heading')) };
+    app.chartTools.node.__kvbKept = true;
+  }
+  const chartSec = section('chart', t('chart.heading'), app.chartBox, app.chartTools.node,
+    v('p', { class: 'muted', 'data-role': 'crossover', 'data-value': String(crossoverInRange) },
       crossoverInRange ? t('chart.crossover', { ctx: int(crossoverInRange) })
         : kv.weights_bytes ? (modelMax ? t('chart.noCrossoverInRange', { max: int(modelMax) }) : t('chart.noCrossover')) : ''));
 
   // The bar's per-GPU parts and the whole checkpoint's numbers on separate cards, each
   // labelled, so no card shows two different weights figures under one name.
-  const out = [h('div', { class: 'card headline' }, ...top), h('div', { class: 'card numbers' }, metrics), formula,
-    section('context', t('table.context.heading'), renderTable(ctxTable)), chartSec,
-    section('compare', t('table.compare.heading'), renderTable(cmpTable))];
+  const out = [v('div', { class: 'card headline' }, ...top), v('div', { class: 'card numbers' }, metrics), formula,
+    section('context', t('table.context.heading'), renderTable(ctxTable, v)), chartSec,
+    section('compare', t('table.compare.heading'), renderTable(cmpTable, v))];
 
   if (kv.ladder.length) {
     out.push(section('ladder', t('table.ladder.heading'), renderTable({
@@ -319,19 +326,19 @@ export function renderResults(app, view) {
       // "4.00× more", never as a negative saving.
       rows: kv.ladder.map((r) => ({ step: t('ladder.' + r.step, { detail: r.detail }), bytesPerToken: r.bytes_per_token, kvBytes: r.kv_bytes,
         saving: r.saving >= 0 ? percent(r.saving) : t('ladder.more', { x: fixed(1 - r.saving, 2) }), _class: r.step === 'model' ? 'current' : null })),
-    })));
+    }, v)));
   }
 
   if (b) {
     const logText = b.log_lines.join('\n');
     out.push(section('engine', t('engine.heading'),
-      b.engine_error ? h('div', { class: 'engine-error' }, h('p', null, t('engine.error')), h('pre', { 'data-role': 'engine-error' }, b.engine_error)) : null,
-      logText ? [h('h4', null, t('engine.logs')), h('pre', { class: 'log', 'data-role': 'engine-log' }, logText)] : null,
-      b.command ? [h('h4', null, t('engine.command')), h('div', { class: 'cmd' }, h('pre', { 'data-role': 'command' }, b.command), copyButton(() => b.command))] : null,
-      b.notes.length ? [h('h4', null, t('engine.notes')), h('ul', null, b.notes.map((n) => h('li', null, tMsg(n))))] : null));
+      b.engine_error ? v('div', { class: 'engine-error' }, v('p', null, t('engine.error')), v('pre', { 'data-role': 'engine-error' }, b.engine_error)) : null,
+      logText ? [v('h4', null, t('engine.logs')), v('pre', { class: 'log', 'data-role': 'engine-log' }, logText)] : null,
+      b.command ? [v('h4', null, t('engine.command')), v('div', { class: 'cmd' }, v('pre', { 'data-role': 'command' }, b.command), copyButton(() => b.command))] : null,
+      b.notes.length ? [v('h4', null, t('engine.notes')), v('ul', null, b.notes.map((n) => v('li', null, tMsg(n))))] : null));
 
     const d = b.decode;
-    out.push(section('decode', t('decode.heading'), h('p', { 'data-role': 'decode' },
+    out.push(section('decode', t('decode.heading'), v('p', { 'data-role': 'decode' },
       d.bandwidth_bytes_per_s > 0
         ? t(d.batch === 1 ? 'decode.text.one' : 'decode.text', { weights: bytes(d.weight_bytes_per_token), kv: bytes(d.kv_bytes_per_token), ctx: tokens(d.context), bw: decimalBytes(d.bandwidth_bytes_per_s),
           tps: fixed(d.tokens_per_s_single, 1), batch: int(d.batch), agg: fixed(d.tokens_per_s_batch, 1) })
@@ -342,10 +349,10 @@ export function renderResults(app, view) {
 
   const notes = (m.notes || []).map(tMsg);
   if (app.hubInfo?.parameters) notes.push(t('model.hubParams', { params: int(app.hubInfo.parameters) }));
-  if (notes.length) out.push(section('notes', t('notes.heading'), h('ul', { class: 'notes' }, notes.map((n) => h('li', null, n)))));
+  if (notes.length) out.push(section('notes', t('notes.heading'), v('ul', { class: 'notes' }, notes.map((n) => v('li', null, n)))));
 
-  patchChildren(body, out, { chart: app.chartBox });
-  markScrollable(body);
+  // Tables built anew (not only patched) are watched for overflow.
+  if (patchTree(body, out)) markScrollable(body);
   // After insertion, so the chart takes the width its card really has.
   app.chart.update(chart);
 }

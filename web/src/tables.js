@@ -5,28 +5,45 @@ import { format } from './format.js';
 import { tableToolbar } from './export.js';
 import { t } from './i18n.js';
 
-export function renderTable(spec) {
+// make: h (real nodes) or v (a tree for dom.js patchTree, as the results use).
+export function renderTable(spec, make = h) {
   const { caption, columns, rows, id } = spec;
-  const table = h('table', { class: 'data', id: id ? 'table-' + id : null, 'data-table': id || null });
-  if (caption) table.append(h('caption', null, caption));
   const numeric = (c) => c.align === 'num' || (c.kind !== 'text' && c.kind !== undefined);
-  table.append(h('thead', null, h('tr', null, columns.map((c) => h('th', { scope: 'col', class: numeric(c) ? 'num' : null }, c.label)))));
-  const tbody = h('tbody');
-  for (const r of rows) {
-    tbody.append(h('tr', { class: r._class || null },
-      columns.map((c, i) => {
-        const v = r[c.key];
-        const text = c.kind === 'text' || c.kind === undefined ? (v ?? '') : format(c.kind, v);
-        return i === 0 ? h('th', { scope: 'row' }, text) : h('td', { class: numeric(c) ? 'num' : null, 'data-value': typeof v === 'number' ? String(v) : null }, text);
-      })));
-  }
-  table.append(tbody);
-  const wrap = h('div', { class: 'table-wrap', tabindex: '0', role: 'region', 'aria-label': caption || '' }, table);
+  const body = rows.map((r) => make('tr', { class: r._class || null, key: r[columns[0].key] },
+    columns.map((c, i) => {
+      const v = r[c.key];
+      const text = c.kind === 'text' || c.kind === undefined ? (v ?? '') : format(c.kind, v);
+      return i === 0 ? make('th', { scope: 'row' }, text) : make('td', { class: numeric(c) ? 'num' : null, 'data-value': typeof v === 'number' ? String(v) : null }, text);
+    })));
+  const table = make('table', { class: 'data', id: id ? 'table-' + id : null, 'data-table': id || null },
+    caption ? make('caption', null, caption) : null,
+    make('thead', null, make('tr', null, columns.map((c) => make('th', { scope: 'col', class: numeric(c) ? 'num' : null }, c.label)))),
+    make('tbody', null, body));
+  const wrap = make('div', { class: 'table-wrap', tabindex: '0', role: 'region', 'aria-label': caption || '' }, table);
   // Shown only while the table is wider than its box (markScrollable), so a phone
   // reader knows more columns are to the right.
-  const hint = h('p', { class: 'scroll-hint muted', 'aria-hidden': 'true' }, t('table.scrollHint'));
+  const hint = make('p', { class: 'scroll-hint muted', 'aria-hidden': 'true' }, t('table.scrollHint'));
   // Copy as Markdown / Download CSV read this same spec (export.js).
-  return h('div', { class: 'table-block' }, hint, wrap, id ? tableToolbar(spec) : null);
+  return make('div', { class: 'table-block' }, hint, wrap, id ? (make === h ? tableToolbar(spec) : keptToolbar(spec)) : null);
+}
+
+// The results' tables (a tree, make = v) keep their toolbar from render to render rather
+// than building and patching it on every slider step: its buttons read `live`, which
+// takes each render's rows. A new one when the caption or the language changes its label.
+const toolbars = new Map();
+function keptToolbar(spec) {
+  const key = `${spec.caption}\n${t('export.copyMarkdown')}`;
+  let kept = toolbars.get(spec.id);
+  if (!kept || kept.key !== key) {
+    const live = { ...spec };
+    kept = { key, live, node: tableToolbar(live) };
+    kept.node.__kvbKept = true;
+    toolbars.set(spec.id, kept);
+  }
+  Object.assign(kept.live, spec);
+  // A failed copy's text box (export.js showManualCopy) held the old rows: a render took it away before too.
+  while (kept.node.childElementCount > 2) kept.node.lastElementChild.remove();
+  return kept.node;
 }
 
 // Flags every table that is wider than its box (and its scroll position). Measured in a
