@@ -207,9 +207,14 @@ function writeCatalogAnswers() {
 // kvbudget.config.json and into the CSP's connect-src, which allows nothing else off-site.
 const hubUrl = process.env.KVB_HUB_URL || DEFAULT_HUB;
 let html = fs.readFileSync(path.join(root, 'web/index.html'), 'utf8');
-for (const [marker, text] of [['<link rel="stylesheet"', inline.join('\n') + '\n'], ['</head>', preloads.join('\n') + '\n']]) {
+// Every file the first answer waits for is asked for from the top of <head> (the style sheet
+// by a preload, app.js and its chunks by modulepreload), ahead of the inline blocks: the
+// parser reaches the <link>s below them only after the blocks and boot.js, and the requests
+// went out that much later (issue 13).
+const appPreload = '<link rel="modulepreload" href="app.js">\n';
+for (const [marker, text] of [['<link rel="stylesheet"', inline.join('\n') + '\n'], [appPreload, preloads.map((l) => l + '\n').join('')]]) {
   if (!html.includes(marker)) throw new Error(`web/index.html has no ${marker}`);
-  html = html.replace(marker, text + marker);
+  html = marker === appPreload ? html.replace(marker, marker + text) : html.replace(marker, text + marker);
 }
 html = html.replace("script-src 'self'", `script-src 'self' 'sha256-${bootHash}'`);
 if (!html.includes(bootHash)) throw new Error("web/index.html's CSP has no script-src 'self'");

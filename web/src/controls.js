@@ -40,6 +40,9 @@ export function buildControls(app, onChange) {
 
   c.gpu = h('select', { id: 'ctl-gpu' });
   c.gpu.addEventListener('change', () => set('gpu', c.gpu.value));
+  // The first answer's select holds the chosen GPU only (syncControls): the whole list is
+  // there before anyone can open it (pointer or keyboard) and just after that answer is painted.
+  for (const type of ['pointerdown', 'mousedown', 'focus', 'keydown']) c.gpu.addEventListener(type, () => fillGpus(app), true);
   c.gpuMem = h('input', { id: 'ctl-gpu-mem', type: 'text', inputmode: 'text', spellcheck: 'false', 'aria-describedby': 'ctl-gpu-mem-hint' });
   c.gpuMem.addEventListener('change', () => {
     try {
@@ -255,6 +258,14 @@ function gpuList(gpus) {
   return gpuListMemo;
 }
 
+// The GPU select's whole list, once (syncControls keeps it in step from then on).
+function fillGpus(app) {
+  const c = app.ctl;
+  if (c.gpuFull || !app.core) return;
+  c.gpuFull = true;
+  fillSelect(c.gpu, gpuList(app.core.catalog().gpus).list, app.state.gpu);
+}
+
 // syncControls runs on every answer (each slider step): a write of an unchanged value
 // still queues DOM work (attribute records, style invalidation), so only changes are written.
 function setValue(el, value) {
@@ -280,10 +291,22 @@ export function syncControls(app) {
   const core = app.core;
   const cat = core.catalog();
 
-  const { options: gpus, list: gpuChoices } = gpuList(cat.gpus);
   // '' is the custom size; an id the catalog does not know falls back to the default GPU.
-  if (s.gpu !== '' && !gpus.some((g) => g.value === s.gpu)) s.gpu = gpus.length ? (gpus.find((g) => g.value === 'rtx-4090') || gpus[0]).value : '';
-  fillSelect(c.gpu, gpuChoices, s.gpu);
+  if (s.gpu !== '' && !cat.gpus.some((g) => g.id === s.gpu)) s.gpu = cat.gpus.length ? (cat.gpus.find((g) => g.id === 'rtx-4090') || cat.gpus[0]).id : '';
+  if (c.gpuFull || !core.standIn) {
+    c.gpuFull = true;
+    fillSelect(c.gpu, gpuList(cat.gpus).list, s.gpu);
+  } else {
+    // The build's answer (prerender.js) is painted before the select's 60-odd labels and
+    // their <option>s are made (issue 13): until fillGpus, the select holds the chosen GPU,
+    // which is all a closed select shows.
+    const chosen = cat.gpus.find((g) => g.id === s.gpu);
+    fillSelect(c.gpu, chosen ? gpuOptions([chosen]) : [{ value: '', label: t('controls.gpuCustom') }], s.gpu);
+    if (!c.gpuQueued) {
+      c.gpuQueued = true;
+      requestAnimationFrame(() => setTimeout(() => fillGpus(app), 0));
+    }
+  }
   setHidden(c.gpuMemField, s.gpu !== '');
   const mac = cat.gpus.find((g) => g.id === s.gpu)?.vendor === 'apple';
   setHidden(c.macRamField, !mac);

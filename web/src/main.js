@@ -649,11 +649,20 @@ async function switchLanguage(code) {
   app.chart?.plot?.destroy();
   app.chart = null;
   buildView();
-  for (const m of app.catalog) app.els.modelList.append(h('option', { value: m.id }));
+  fillModelList();
   app.els.modelInput.value = input;
   if (app.model) recompute();
   // A language switch is one deliberate step, not a drag: the address bar follows at once.
   writeUrlNow();
+}
+
+// The bundled ids as the model field's suggestions (a rebuild makes a new, empty list).
+function fillModelList() {
+  const list = app.els.modelList;
+  if (!list || list.childElementCount) return;
+  const frag = document.createDocumentFragment();
+  for (const m of app.catalog) frag.append(h('option', { value: m.id }));
+  list.append(frag);
 }
 
 // ---------- boot ----------
@@ -736,7 +745,9 @@ async function boot() {
   app.core = core;
   if (!prerendered) document.body.dataset.core = 'live';
   app.catalog = Array.isArray(catalog.models) ? catalog.models : [];
-  for (const m of app.catalog) app.els.modelList.append(h('option', { value: m.id }));
+  // The model field's suggestions (a <datalist> of the 44 bundled ids) show only once someone
+  // types there: filled after the first answer is painted, not before it (issue 13).
+  afterPaint(fillModelList);
   setStatus('');
   buildControls.populate?.(app);
   await loadModel({ id: state.model, revision: state.revision, quant: state.quant }, { preferCatalog: true });
