@@ -226,7 +226,9 @@ const std::vector<MessageTemplate>& message_templates() {
          "available, not enough for a single token; free memory for the KV cache (a higher "
          "--gpu-memory-utilization, more GPUs, a smaller weights format)"},
         // llama.cpp (llamacpp*.cpp)
-        {"llama_bad_log_format", "--log-format must be current, rs-seq, 2025 or legacy, got '{value}'"},
+        {"llama_bad_log_format",
+         "--log-format must be current, rs-seq, 2025, unified-streams, unified-streams-aligned or legacy, got "
+         "'{value}'"},
         {"llama_np_range", "-np must be between 1 and 4096, got {value}"},
         {"llama_ub_range", "-ub must be between 1 and 1048576, got {value}"},
         {"llama_pad_range", "context padding must be 1..4096"},
@@ -649,8 +651,8 @@ const std::vector<MessageTemplate>& message_templates() {
          "{have} usable on the GPU, {ram} of weights and KV in system RAM; {flags} asks for it explicitly"},
         {"llama_rs_seq_range", "n_rs_seq {value} is out of range (0 to 1024 rollback snapshots per sequence)"},
         {"llama_rs_seq_old_build",
-         "recurrent rollback snapshots (n_rs_seq {value}) exist only in 2026 builds, whose recurrent line prints "
-         "rs_seq; this log format has none"},
+         "recurrent rollback snapshots (n_rs_seq {value}) exist only from build b9180 (ggml-org/llama.cpp#22673), "
+         "whose recurrent line prints rs_seq; this build or log format has none"},
         {"llama_spec_type_bad",
          "--spec-type {value} is not one of llama.cpp's: draft-simple, draft-eagle3, draft-mtp, ngram-simple, "
          "ngram-map-k, ngram-map-k4v, ngram-mod, ngram-cache"},
@@ -662,8 +664,12 @@ const std::vector<MessageTemplate>& message_templates() {
          "nextn_predict_layers and llama-server cannot run --spec-type draft-mtp on it"},
         {"llama_spec_mtp_unknown",
          "{model} ({type}): kvbudget does not know whether llama.cpp's converter keeps its multi-token-prediction "
-         "layers (it does for Qwen3.5, DeepSeek-V3.2, GLM-4.5 / 4.6, GLM-4.7-Flash and GLM-5): read its GGUF, whose "
+         "layers (it does for Qwen3.5, Qwen3-Next, DeepSeek-V3.2, GLM-4.5 / 4.6, GLM-4.7-Flash and GLM-5): read its "
+         "GGUF, whose "
          "nextn_predict_layers says"},
+        {"llama_spec_mtp_none",
+         "{model}: llama.cpp has --spec-type draft-mtp from build b{first} (ggml-org/llama.cpp#22673); build {build} "
+         "has no multi-token-prediction drafting"},
         {"llama_spec_mtp_build",
          "{model}: llama.cpp runs --spec-type draft-mtp on {family} from build b{first} ({pr}); build {build} has no "
          "multi-token-prediction graph for it"},

@@ -151,10 +151,10 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
 
     LlamaOptions o;
     o.kv_unified = false;
-    if (!in.engine_version.empty()) {
-        auto fmt = llama_log_format_for_version(in.engine_version);
-        if (!fmt) return fmt.error();
-        o.log_format = fmt.value();
+    {
+        auto build = llama_build(in.engine_version);  // "" = the newest
+        if (!build) return build.error();
+        apply_llama_build(build.value(), o);
     }
     o.type_k = r.kv_cache_dtype;
     o.type_v = r.kv_cache_dtype_v;

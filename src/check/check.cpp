@@ -585,12 +585,28 @@ void check_llama_run(const LogFacts& f, const ModelSpec& m, const std::vector<co
         if (!kv->str("type_k").empty()) o.type_k = kv->str("type_k");
         if (!kv->str("type_v").empty()) o.type_v = kv->str("type_v");
     }
+    // The build (the log's banner, or --engine-version) gives the sizing rules of its time and the
+    // wording the lines do not show; what the lines print wins (a fork counts its own commits, so its
+    // build number can sit past a change its code lacks).
+    const auto build = llama_build(f.version);  // a vLLM release here is no llama.cpp build: the newest
+    if (build) apply_llama_build(build.value(), o);
+    const LlamaLogFormat by_build = build ? build->log_format : LlamaLogFormat::Current;
     const bool unified_prefix = kv && kv->str("prefix").find("unified") != std::string::npos;
     const bool with_streams = kv && kv->num("streams") >= 0;
-    o.log_format = unified_prefix ? (with_streams ? LlamaLogFormat::UnifiedStreams : LlamaLogFormat::Unified)
-                   : p_term       ? LlamaLogFormat::Current
-                   : rs_seq       ? LlamaLogFormat::RsSeq
-                                  : LlamaLogFormat::Y2025;
+    // b5913..b6071 print "%2u/%2u seqs": a space after the slash (" 1/ 1 seqs").
+    const bool aligned = with_streams && kv->text.find("/ ") != std::string::npos;
+    const bool recurrent_line = std::any_of(
+        lines.begin(), lines.end(), [](const LogLine* l) { return l->kind == LogLineKind::LlamaRecurrentSize; });
+    const bool newer_than_2025 = by_build == LlamaLogFormat::RsSeq || by_build == LlamaLogFormat::Current;
+    o.log_format = unified_prefix                       ? (!with_streams ? LlamaLogFormat::Unified
+                                                           : aligned     ? LlamaLogFormat::UnifiedStreamsAligned
+                                                                         : LlamaLogFormat::UnifiedStreams)
+                   : p_term                             ? LlamaLogFormat::Current
+                   : rs_seq                             ? LlamaLogFormat::RsSeq
+                   : recurrent_line || !newer_than_2025 ? LlamaLogFormat::Y2025
+                                                        : by_build;
+    // An MLA line says itself whether V is cached (builds before b7832 cached it).
+    if (kv && m.has(LayerKind::Mla) && kv->num("v_mib") >= 0) o.mla_v_cache = kv->num("v_mib") > 0;
     if (auto v = to_int(ctx("n_ctx"))) {
         o.n_ctx = *v;
     } else if (nonswa && nonswa->num("cells") < 1e12) {

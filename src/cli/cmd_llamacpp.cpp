@@ -29,12 +29,14 @@ plus its sliding-window cache and recurrent state (llama_memory_recurrent, alway
   -ctv, --cache-type-v T   same choices (quantized V needs flash attention in llama.cpp)
   --swa-full            sliding-window cache as large as the context
   -ub, --ubatch-size N  physical batch (default 512): the SWA cache keeps n_swa + n_ubatch cells
-  --mla-v               older builds: also cache the kv_lora_rank-wide V of MLA models
-  --no-fa-padding       older builds without flash attention padded the context to 32
-  --log-format F        current (newest), rs-seq (mid/late 2026), 2025 (llama_kv_cache: without
-                        rs_seq), unified-streams (b6100-b6600: llama_kv_cache_unified: with
-                        "1/1 seqs"), legacy (up to b6099: llama_kv_cache_unified: "1 seqs")
-  --engine-version B    the llama.cpp build the lines are for (b5712, b6500, b6699): sets --log-format
+  --mla-v               builds before b7832: also cache the kv_lora_rank-wide V of MLA models
+  --no-fa-padding       builds before b6868 without flash attention padded the context to 32
+  --log-format F        the lines' wording only: current (b10660 on), rs-seq (b9180-b10659),
+                        2025 (b6233-b9179: llama_kv_cache:, no rs_seq), unified-streams
+                        (b6072-b6232: llama_kv_cache_unified: "1/1 seqs"), unified-streams-aligned
+                        (b5913-b6071: " 1/ 1 seqs"), legacy (up to b5912: "1 seqs", one stream)
+  --engine-version B    the llama.cpp build (b5712, b6500, b10700): sets the log format and the
+                        sizing rules of its time (context and SWA padding, MLA's V cache, rs_seq)
 
 Speculative decoding (llama-server's flags; the draft context's lines follow the target's):
   --spec-type T         draft-simple | draft-eagle3 (need -md) | draft-mtp (the model's MTP layers) |
@@ -81,9 +83,14 @@ int cmd_llamacpp(const std::vector<std::string>& argv, std::ostream& out, std::o
         err << "kvbudget: error: llamacpp needs -c N (0 = the model's training context)\n";
         return kUsage;
     }
-    auto fmt = a->has("--engine-version") && !a->has("--log-format")
-                   ? llama_log_format_for_version(a->get("--engine-version"))
-                   : parse_llama_log_format(a->get("--log-format", "current"));
+    // The build decides the line formats and the sizing rules of its time; --log-format only the format.
+    auto build = llama_build(a->get("--engine-version", ""));
+    if (!build) {
+        err << "kvbudget: error: " << build.error().message << "\n";
+        return kUsage;
+    }
+    auto fmt = a->has("--log-format") ? parse_llama_log_format(a->get("--log-format"))
+                                      : Result<LlamaLogFormat>(build->log_format);
     if (!fmt) {
         err << "kvbudget: error: " << fmt.error().message << "\n";
         return kUsage;
@@ -122,6 +129,7 @@ int cmd_llamacpp(const std::vector<std::string>& argv, std::ostream& out, std::o
     o.n_ubatch = *ub;
     o.mla_v_cache = a->has("--mla-v");
     o.n_pad = a->has("--no-fa-padding") ? 32 : 256;
+    apply_llama_build(*build, o);
     o.log_format = *fmt;
     o.n_rs_seq = llamacpp_n_rs_seq(d);
 

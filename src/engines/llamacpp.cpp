@@ -43,15 +43,42 @@ Result<LlamaLogFormat> parse_llama_log_format(const std::string& s) {
     if (s == "2025") return LlamaLogFormat::Y2025;
     if (s == "legacy" || s == "unified") return LlamaLogFormat::Unified;
     if (s == "unified-streams") return LlamaLogFormat::UnifiedStreams;
+    if (s == "unified-streams-aligned") return LlamaLogFormat::UnifiedStreamsAligned;
     return make_error("bad_value", note("llama_bad_log_format", {{"value", s}}));
 }
 
-Result<LlamaLogFormat> llama_log_format_for_version(const std::string& version) {
+// Each boundary is the first build (git rev-list --count of the commit on master) that has the
+// change, read in ggml-org/llama.cpp's history (docs/engine-kv-spec.md, "llama.cpp by build").
+Result<LlamaBuild> llama_build(const std::string& version) {
+    LlamaBuild b;
+    if (version.empty()) return b;
     auto ev = parse_engine_version(version, "llamacpp");
     if (!ev) return ev.error();
-    if (ev->build < 6100) return LlamaLogFormat::Unified;
-    if (ev->build <= 6600) return LlamaLogFormat::UnifiedStreams;
-    return LlamaLogFormat::Y2025;
+    const int64_t n = b.build = ev->build;
+    b.log_format = n >= 10660  ? LlamaLogFormat::Current                // #27742: the P (PLE conv) row
+                   : n >= 9180 ? LlamaLogFormat::RsSeq                  // #22673: MTP, n_rs_seq
+                   : n >= 6233 ? LlamaLogFormat::Y2025                  // #15467: drop the "unified" prefix
+                   : n >= 6072 ? LlamaLogFormat::UnifiedStreams         // #15040: "%2u/%u seqs"
+                   : n >= 5913 ? LlamaLogFormat::UnifiedStreamsAligned  // #14363: per-sequence streams
+                               : LlamaLogFormat::Unified;
+    b.unpadded_ctx = n >= 6868 && n < 6975;  // #16812 removed the padding, #17046 pads to 256
+    b.swa_pad_256 = n >= 6975;
+    b.mla_v_cache = n < 7832;  // #19067: V-less cache for MLA
+    b.rs_seq = n >= 9180;
+    return b;
+}
+
+Result<LlamaLogFormat> llama_log_format_for_version(const std::string& version) {
+    auto b = llama_build(version);
+    if (!b) return b.error();
+    return b->log_format;
+}
+
+void apply_llama_build(const LlamaBuild& b, LlamaOptions& o) {
+    o.log_format = b.log_format;
+    o.swa_pad_256 = b.swa_pad_256;
+    if (b.unpadded_ctx) o.n_pad = 1;
+    if (b.mla_v_cache) o.mla_v_cache = true;
 }
 
 namespace {
@@ -92,7 +119,11 @@ Result<bool> check_options(const ModelSpec& m, const LlamaOptions& o, Ctx& c) {
     c.tk = std::move(tk.value());
     c.tv = std::move(tv.value());
     c.legacy = o.log_format == LlamaLogFormat::Unified;
-    const bool old_prefix = c.legacy || o.log_format == LlamaLogFormat::UnifiedStreams;
+    const bool old_prefix = c.legacy || o.log_format == LlamaLogFormat::UnifiedStreams ||
+                            o.log_format == LlamaLogFormat::UnifiedStreamsAligned;
+    c.aligned_streams = o.log_format == LlamaLogFormat::UnifiedStreamsAligned;
+    // Every build that prints "llama_kv_cache_unified" (up to b6232) predates b6975's SWA rounding.
+    c.swa_pad_256 = o.swa_pad_256 && !old_prefix;
     c.kv_fn = old_prefix ? "llama_kv_cache_unified" : "llama_kv_cache";
     c.iswa_fn = old_prefix ? "llama_kv_cache_unified_iswa" : "llama_kv_cache_iswa";
     return true;

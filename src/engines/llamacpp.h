@@ -12,19 +12,40 @@
 
 namespace kvb {
 
-// Which build's log lines to print.
+// Which build's log lines to print. Every boundary is a build of ggml-org/llama.cpp (bNNNN = the
+// number of commits on master, `git rev-list --count`), read in its history (docs/engine-kv-spec.md).
 enum class LlamaLogFormat {
-    Current,  // newest upstream: recurrent line "... %2u seqs %2u rs_seq), R ..., S ..., P (f32): ..."
-    RsSeq,    // builds of mid/late 2026: "... %2u seqs %2u rs_seq), R ..., S ..." (no P)
-    Y2025,    // late 2025 .. mid 2026: "llama_kv_cache:" and recurrent "... %2u seqs), R ..., S ..."
-    Unified,  // mid 2025 (b5712): "llama_kv_cache_unified: ... %2u seqs)", one stream for all sequences, SWA cache
-              // GGML_PAD(n_swa*n_seq_max + n_ubatch, n_pad) capped at the context
-    UnifiedStreams,  // b6100..b6600 (Aug-Sep 2025): still "llama_kv_cache_unified:", but with per-sequence
-                     // streams and "%2u/%u seqs" ("1/1 seqs"), sized as today
+    Current,                // b10660 on (#27742): recurrent line "... %2u seqs %2u rs_seq), R ..., S ..., P (f32): ..."
+    RsSeq,                  // b9180..b10659 (#22673): "... %2u seqs %2u rs_seq), R ..., S ..." (no P)
+    Y2025,                  // b6233..b9179 (#15467): "llama_kv_cache:" and recurrent "... %2u seqs), R ..., S ..."
+    Unified,                // up to b5912: "llama_kv_cache_unified: ... %2u seqs)", one stream for all sequences
+    UnifiedStreams,         // b6072..b6232 (#15040): still "llama_kv_cache_unified:", with per-sequence streams
+                            // and "%2u/%u seqs" ("1/1 seqs")
+    UnifiedStreamsAligned,  // b5913..b6071 (#14363): per-sequence streams, "%2u/%2u seqs" (" 1/ 1 seqs")
 };
-Result<LlamaLogFormat> parse_llama_log_format(const std::string& s);  // current|rs-seq|2025|unified-streams|legacy
-// The log format of a llama.cpp build ("b6699", "6699", "version: 6699 (c08002a1)" -> 6699): up to b6099
-// Unified, b6100..b6600 UnifiedStreams, then Y2025 (the recurrent line of later builds needs --log-format).
+// current|rs-seq|2025|unified-streams|unified-streams-aligned|legacy
+Result<LlamaLogFormat> parse_llama_log_format(const std::string& s);
+
+// What one llama.cpp build prints and allocates, derived from its build number ("b6699", "6699",
+// "6699 (c08002a1)" -> 6699; "" = the newest). Forks count their own commits too, so a
+// fork's number can sit past a change its code does not have: a log's own lines win where they show it.
+struct LlamaBuild {
+    int64_t build = 0;  // 0: the newest
+    LlamaLogFormat log_format = LlamaLogFormat::Current;
+    // Context padding: up to b6867 n_ctx (and each stream's share) was padded to 256 with flash
+    // attention, 32 without (llama_kv_cache::get_padding); b6868..b6974 (#16812) not at all; from
+    // b6975 (#17046) always to 256.
+    bool unpadded_ctx = false;
+    // b6975 on (#17046): the SWA cache is GGML_PAD(min(n_ctx_seq, n_swa x seqs + n_ubatch), 256);
+    // before, min(n_ctx_seq, GGML_PAD(n_swa x seqs + n_ubatch, n_pad)).
+    bool swa_pad_256 = true;
+    // Before b7832 (#19067, V-less cache) MLA models cached a kv_lora_rank-wide V beside K.
+    bool mla_v_cache = false;
+    // From b9180 (#22673): recurrent rollback snapshots (n_rs_seq) and the "rs_seq" field.
+    bool rs_seq = true;
+};
+Result<LlamaBuild> llama_build(const std::string& version);
+// The log format of a llama.cpp build (llama_build(version).log_format).
 Result<LlamaLogFormat> llama_log_format_for_version(const std::string& version);
 
 struct LlamaOptions {
@@ -42,7 +63,16 @@ struct LlamaOptions {
     // Only builds whose recurrent line prints "rs_seq" have them (LlamaLogFormat Current / RsSeq).
     int64_t n_rs_seq = 0;
     LlamaLogFormat log_format = LlamaLogFormat::Current;
+    // The SWA cache's rounding: true from b6975 (pad the capped size to 256), false before (pad to
+    // n_pad, then cap). Builds that print "llama_kv_cache_unified" (up to b6232) round the old way
+    // whatever this says.
+    bool swa_pad_256 = true;
 };
+
+// Sets what `b` derives on top of the caller's options: the log format (a --log-format replaces it
+// afterwards), the SWA rounding, no context padding in b6868..b6974, and the MLA V cache of builds
+// before b7832 (an explicit --mla-v stays on).
+void apply_llama_build(const LlamaBuild& b, LlamaOptions& o);
 
 // One llama_kv_cache instance (the only one, or the non-SWA / SWA half of an iswa cache).
 struct LlamaKvCache {
@@ -112,21 +142,23 @@ struct LlamaDraftOptions {
 int64_t llamacpp_n_rs_seq(const LlamaDraftOptions& d);
 
 // The model an MTP draft context caches: the target's nextn layers (GGUF nextn_predict_layers,
-// config num_nextn_predict_layers), each with the geometry of the
+// config num_nextn_predict_layers / mtp_num_hidden_layers; Qwen3-Next's config names none but its
+// checkpoint holds one block, which the converter counts), each with the geometry of the
 // target's last full-attention layer. Refused when the model carries no MTP block, or when it is a
 // config whose block llama.cpp's converter drops (llamacpp_config_mtp).
 Result<ModelSpec> llamacpp_mtp_model(const ModelSpec& target);
 
-// Whether a config's declared MTP block survives llama.cpp's converter (convert_hf_to_gguf.py keeps
-// it for Qwen3.5 / Qwen3.5-MoE, DeepSeek-V3.2, GLM-4.5 / 4.6, GLM-4.7-Flash and GLM-5; DeepSeek-V2/V3,
-// Kimi K2 / K2.5 and Qwen3-Next GGUFs have none): true for those, for a GGUF and for a model that declares none;
-// otherwise the refusal (llama_spec_mtp_dropped, or llama_spec_mtp_unknown for other model_types).
+// Whether a config's MTP block survives llama.cpp's converter (convert_hf_to_gguf.py keeps
+// it for Qwen3.5 / Qwen3.5-MoE, Qwen3-Next (from b10238), DeepSeek-V3.2, GLM-4.5 / 4.6, GLM-4.7-Flash
+// and GLM-5; DeepSeek-V2/V3, Kimi K2 / K2.5 GGUFs have none): true for those, for a GGUF and for a model
+// that declares none; otherwise the refusal (llama_spec_mtp_dropped, or llama_spec_mtp_unknown for
+// other model_types).
 Result<bool> llamacpp_config_mtp(const ModelSpec& m);
 
 // Whether the llama.cpp build `version` (--engine-version: "b10237", "10237"; "" = the newest)
 // runs draft-mtp on `m`: DeepSeek-V3.2's MTP graph (llama_model_deepseek32, ggml-org/llama.cpp
-// #26457) arrived in b10237, and an older build refuses (llama_spec_mtp_build). Families whose
-// first MTP build is not pinned are let through.
+// #26457) arrived in b10237 and Qwen3-Next's (converter and graph, #25589) in b10238; an older build
+// refuses (llama_spec_mtp_build). Families whose first MTP build is not pinned are let through.
 Result<bool> llamacpp_mtp_build_ok(const ModelSpec& m, const std::string& version);
 
 // The draft context's model for speculative type `type`: the target's own MTP block (draft-mtp;

@@ -58,6 +58,20 @@ bool declares_mtp(const ModelSpec& m) {
     return std::any_of(m.notes.begin(), m.notes.end(), [](const Message& n) { return n.code == "mtp"; });
 }
 
+// Qwen3-Next's config names no MTP layer count, but its checkpoints carry one block (mtp.layers.0,
+// mtp.fc, mtp.norm, ...): llama.cpp's converter counts the mtp.layers.N tensors (conversion/qwen.py
+// _QwenMtpMixin, "Qwen-3-Next doesn't include mtp_num_hidden_layers in config", #25589), as vLLM's
+// Qwen3NextMultiTokenPredictor defaults num_nextn_predict_layers to 1.
+bool qwen3_next_config(const ModelSpec& m) {
+    return !m.gguf && lower(m.model_type) == "qwen3_next";
+}
+
+// The MTP layers a config's checkpoint holds (0: none).
+int64_t config_mtp_layers(const ModelSpec& m) {
+    if (declares_mtp(m)) return vllm_nextn_layers(m);
+    return qwen3_next_config(m) ? 1 : 0;
+}
+
 // The MTP block is one more attention layer shaped like the model's last one.
 const Layer* mtp_geometry(const ModelSpec& m) {
     const Layer* geometry = nullptr;
@@ -69,21 +83,21 @@ const Layer* mtp_geometry(const ModelSpec& m) {
 }  // namespace
 
 // llama.cpp's converter keeps a config's MTP block only for some model families (read in
-// ggml-org/llama.cpp conversion/): qwen.py's _Qwen35MtpMixin (Qwen3_5 / Qwen3_5Moe, unless
-// --no-mtp) and deepseek.py's DeepseekV32Model (skip_mtp = False, PR #23346) add it to block_count
-// and write nextn_predict_layers, as glm.py does for Glm4Moe (GLM-4.5 / 4.6), Glm4MoeLite and GlmMoeDsa
-// (unless --no-mtp).
+// ggml-org/llama.cpp conversion/): qwen.py's _QwenMtpMixin (Qwen3_5 / Qwen3_5Moe, and Qwen3-Next
+// since b10238, #25589; unless --no-mtp) and deepseek.py's DeepseekV32Model (skip_mtp = False, PR
+// #23346) add it to block_count and write nextn_predict_layers, as glm.py does for Glm4Moe (GLM-4.5 /
+// 4.6), Glm4MoeLite and GlmMoeDsa (unless --no-mtp). Builds before b10238 dropped Qwen3-Next's mtp.*
+// (Qwen3NextModel.filter_tensors) and had no graph for it: llamacpp_mtp_build_ok refuses those.
 // DeepseekV2Model (DeepseekV2/V3ForCausalLM, so Kimi K2 too, and KimiK25ForConditionalGeneration:
 // Kimi K2.5, whose text_config is DeepSeek-V3's and declares no MTP layers anyway) has skip_mtp =
-// True and drops every layer past num_hidden_layers; Qwen3NextModel's filter_tensors drops mtp.*.
-// Other types: unknown.
+// True and drops every layer past num_hidden_layers. Other types: unknown.
 Result<bool> llamacpp_config_mtp(const ModelSpec& m) {
-    if (m.gguf || !declares_mtp(m)) return true;  // a GGUF's own nextn_predict_layers decides
+    if (m.gguf || config_mtp_layers(m) == 0) return true;  // a GGUF's own nextn_predict_layers decides
     const std::string t = lower(m.model_type);
-    for (const char* kept : {"qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text", "deepseek_v32", "glm4_moe",
-                             "glm4_moe_lite", "glm_moe_dsa"})
+    for (const char* kept : {"qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text", "qwen3_next", "deepseek_v32",
+                             "glm4_moe", "glm4_moe_lite", "glm_moe_dsa"})
         if (t == kept) return true;
-    for (const char* dropped : {"deepseek_v2", "deepseek_v3", "kimi_k2", "kimi_k25", "qwen3_next"})
+    for (const char* dropped : {"deepseek_v2", "deepseek_v3", "kimi_k2", "kimi_k25"})
         if (t == dropped)
             return make_error("unsupported", note("llama_spec_mtp_dropped", {{"model", m.name}, {"type", t}}));
     return make_error("unsupported",
@@ -93,7 +107,7 @@ Result<bool> llamacpp_config_mtp(const ModelSpec& m) {
 Result<ModelSpec> llamacpp_mtp_model(const ModelSpec& target) {
     if (auto kept = llamacpp_config_mtp(target); !kept) return kept.error();
     int64_t n = target.gguf ? target.gguf->nextn_layers : 0;
-    if (n <= 0 && declares_mtp(target)) n = vllm_nextn_layers(target);
+    if (n <= 0 && !target.gguf) n = config_mtp_layers(target);
     if (n <= 0) return make_error("unsupported", note("llama_spec_no_mtp", {{"model", target.name}}));
     const Layer* geometry = mtp_geometry(target);
     if (!geometry) return make_error("unsupported", note("llama_spec_no_mtp", {{"model", target.name}}));
@@ -110,15 +124,35 @@ Result<bool> llamacpp_mtp_build_ok(const ModelSpec& m, const std::string& versio
     if (!ev) return ev.error();
     // b10237 is ggml-org/llama.cpp#26457 "llama : MTP support for DeepSeek V3.2" (merged 2026-08-02,
     // commit 2b63e061): the converter kept V3.2's MTP block before (#23346), but no graph ran it.
+    // draft-mtp itself (common_speculative's MTP type, LLAMA_CONTEXT_TYPE_MTP) arrived with #22673,
+    // merged as b9180 (commit 25558268, 2026-05-16).
+    constexpr int64_t kMtp = 9180;
+    if (ev->build < kMtp)
+        return make_error("unsupported", note("llama_spec_mtp_none", {{"model", m.name},
+                                                                      {"first", std::to_string(kMtp)},
+                                                                      {"build", "b" + std::to_string(ev->build)}}));
+    // b10238 is #25589 "model: MTP support for Qwen3-Next" (commit 4ed2b13f, 2026-08-03): the
+    // converter's _QwenMtpMixin keeps the block and llm_build_qwen3next runs it; before, the
+    // converter dropped mtp.* and no graph ran it.
     const std::string t = lower(m.model_type);
-    const bool ds32 = t == "deepseek_v32" || t == "deepseek32" || (m.gguf && m.gguf->arch == "deepseek32");
-    constexpr int64_t kDeepseek32Mtp = 10237;
-    if (ds32 && ev->build < kDeepseek32Mtp)
-        return make_error("unsupported", note("llama_spec_mtp_build", {{"model", m.name},
-                                                                       {"family", "DeepSeek-V3.2"},
-                                                                       {"first", std::to_string(kDeepseek32Mtp)},
-                                                                       {"pr", "ggml-org/llama.cpp#26457"},
-                                                                       {"build", "b" + std::to_string(ev->build)}}));
+    const std::string arch = m.gguf ? m.gguf->arch : "";
+    struct Pinned {
+        bool is;
+        const char* family;
+        int64_t first;
+        const char* pr;
+    };
+    for (const Pinned& p :
+         {Pinned{t == "deepseek_v32" || t == "deepseek32" || arch == "deepseek32", "DeepSeek-V3.2", 10237,
+                 "ggml-org/llama.cpp#26457"},
+          Pinned{t == "qwen3_next" || arch == "qwen3next", "Qwen3-Next", 10238, "ggml-org/llama.cpp#25589"}})
+        if (p.is && ev->build < p.first)
+            return make_error("unsupported",
+                              note("llama_spec_mtp_build", {{"model", m.name},
+                                                            {"family", p.family},
+                                                            {"first", std::to_string(p.first)},
+                                                            {"pr", p.pr},
+                                                            {"build", "b" + std::to_string(ev->build)}}));
     return true;
 }
 
@@ -141,13 +175,14 @@ ModelSpec llamacpp_target(const ModelSpec& m, LlamaSpecType spec) {
     if (spec != LlamaSpecType::DraftMtp || m.gguf) return m;
     const Layer* geometry = mtp_geometry(m);
     // llamacpp_mtp_model refuses these: no block, or one the converter does not write into the GGUF.
-    if (!declares_mtp(m) || !geometry || !llamacpp_config_mtp(m)) return m;
+    const int64_t n = config_mtp_layers(m);
+    if (n == 0 || !geometry || !llamacpp_config_mtp(m)) return m;
     Layer nextn = *geometry;
     nextn.kind = LayerKind::None;
     nextn.window = 0;
     nextn.nextn = true;
     ModelSpec out = m;
-    out.layers.insert(out.layers.end(), static_cast<size_t>(vllm_nextn_layers(m)), nextn);
+    out.layers.insert(out.layers.end(), static_cast<size_t>(n), nextn);
     return out;
 }
 

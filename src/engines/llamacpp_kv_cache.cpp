@@ -73,6 +73,12 @@ std::string kv_cache_line(const Ctx& c, const LlamaKvCache& kv) {
                    c.kv_fn.c_str(), static_cast<double>(mibf(kv.k_bytes + kv.v_bytes)), static_cast<unsigned>(kv.cells),
                    static_cast<int>(kv.layers), static_cast<unsigned>(kv.n_seq_max), kv.type_k.c_str(),
                    static_cast<double>(mibf(kv.k_bytes)), kv.type_v.c_str(), static_cast<double>(mibf(kv.v_bytes)));
+    if (c.aligned_streams)
+        return fmt("%s: size = %7.2f MiB (%6u cells, %3d layers, %2u/%2u seqs), K (%s): %7.2f MiB, V (%s): %7.2f MiB",
+                   c.kv_fn.c_str(), static_cast<double>(mibf(kv.k_bytes + kv.v_bytes)), static_cast<unsigned>(kv.cells),
+                   static_cast<int>(kv.layers), static_cast<unsigned>(kv.n_seq_max), static_cast<unsigned>(kv.n_stream),
+                   kv.type_k.c_str(), static_cast<double>(mibf(kv.k_bytes)), kv.type_v.c_str(),
+                   static_cast<double>(mibf(kv.v_bytes)));
     return fmt("%s: size = %7.2f MiB (%6u cells, %3d layers, %2u/%u seqs), K (%s): %7.2f MiB, V (%s): %7.2f MiB",
                c.kv_fn.c_str(), static_cast<double>(mibf(kv.k_bytes + kv.v_bytes)), static_cast<unsigned>(kv.cells),
                static_cast<int>(kv.layers), static_cast<unsigned>(kv.n_seq_max), static_cast<unsigned>(kv.n_stream),

@@ -14,10 +14,12 @@ namespace kvb::llamacpp_steps {
 
 // llama_context's sizes and the cache types, resolved once.
 struct Ctx {
-    bool legacy = false;         // LlamaLogFormat::Unified: "llama_kv_cache_unified", one stream
-    std::string kv_fn, iswa_fn;  // the function names the log lines start with
-    int64_t nseq = 1;            // n_seq_max
-    bool streams = false;        // one stream per sequence
+    bool legacy = false;           // LlamaLogFormat::Unified: "llama_kv_cache_unified", one stream
+    std::string kv_fn, iswa_fn;    // the function names the log lines start with
+    bool aligned_streams = false;  // b5913..b6071: "%2u/%2u seqs"
+    bool swa_pad_256 = true;       // b6975 on: the SWA cache padded to 256 after the cap
+    int64_t nseq = 1;              // n_seq_max
+    bool streams = false;          // one stream per sequence
     int64_t n_stream = 1;
     int64_t n_ctx_seq = 0;  // cells per stream of the context-sized cache
     KvType tk, tv;          // -ctk / -ctv

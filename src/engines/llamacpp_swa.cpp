@@ -14,9 +14,12 @@ int64_t pad(int64_t x, int64_t n) {
 
 // Cells of the SWA cache (llama_kv_cache_iswa's size_swa).
 int64_t swa_cells(const LlamaOptions& o, const Ctx& c, int64_t n_swa) {
-    if (c.legacy) return std::min(c.n_ctx_seq, pad(n_swa * c.nseq + o.n_ubatch, o.n_pad));
+    // Without per-sequence streams (all sequences in one stream) the window is kept for each sequence.
+    const int64_t want = n_swa * (c.streams ? 1 : c.nseq) + o.n_ubatch;
+    // Before b6975 (#17046): padded to the context's padding, then capped at the context.
+    if (!c.swa_pad_256) return std::min(c.n_ctx_seq, pad(want, o.n_pad));
     // note: the SWA cache is always padded to 256 (llama.cpp issue 17037)
-    return pad(std::min(c.n_ctx_seq, n_swa * (c.streams ? 1 : c.nseq) + o.n_ubatch), 256);
+    return pad(std::min(c.n_ctx_seq, want), 256);
 }
 
 }  // namespace

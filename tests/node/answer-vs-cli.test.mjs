@@ -37,8 +37,8 @@ const GRID = [
   // llama.cpp only: --fit's knobs with no -c on a small GPU, and partial offload read at a given RAM bandwidth.
   { gpu: '', gpu_memory_bytes: 8 * 2 ** 30, gpu_count: 1, context: 0, seqs: 1, llama: { fitt: 512, fitc: 8192 } },
   { gpu: 'rtx-4090', gpu_count: 1, context: 16384, seqs: 2, llama: { ngl: 20, ramBw: 60 } },
-  // An engine version (issue 12): vLLM 0.20.1's two lines and legacy count, llama.cpp b6500's unified prefix.
-  { gpu: 'h100-sxm', gpu_count: 2, context: 32768, seqs: 1, version: { vllm: '0.20.1', llamacpp: 'b6500' } },
+  // An engine version (issue 12): vLLM 0.20.1's two lines and legacy count, llama.cpp b6232's unified prefix.
+  { gpu: 'h100-sxm', gpu_count: 2, context: 32768, seqs: 1, version: { vllm: '0.20.1', llamacpp: 'b6232' } },
 ];
 
 function flags(engine, g) {

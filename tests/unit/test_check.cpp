@@ -556,7 +556,7 @@ TEST_CASE("--engine-version: vLLM releases and llama.cpp builds to their log for
           "latest is not a vLLM version: give a release such as 0.20.1 (vLLM) or a build such as b6699 (llama.cpp)");
     CHECK(llama_log_format_for_version("b5712").value() == LlamaLogFormat::Unified);
     CHECK(llama_log_format_for_version("6100").value() == LlamaLogFormat::UnifiedStreams);
-    CHECK(llama_log_format_for_version("b6600").value() == LlamaLogFormat::UnifiedStreams);
+    CHECK(llama_log_format_for_version("b6600").value() == LlamaLogFormat::Y2025);
     CHECK(llama_log_format_for_version("b6699").value() == LlamaLogFormat::Y2025);
     CHECK_FALSE(llama_log_format_for_version("b66x").ok());
 
@@ -576,24 +576,30 @@ TEST_CASE("--engine-version: vLLM releases and llama.cpp builds to their log for
     r = kvb::test::run_cli("vllm " + cfg + " --kv-cache-memory " + mem + " --engine-version nightly");
     CHECK(r.status == 2);
 
-    // llama.cpp b6100..b6600: the old prefix with streams.
-    r = kvb::test::run_cli("llamacpp " + cfg + " -c 8192 --engine-version b6500");
+    // llama.cpp b6072..b6232: the old prefix with streams.
+    r = kvb::test::run_cli("llamacpp " + cfg + " -c 8192 --engine-version b6200");
     CHECK(r.out.find("llama_kv_cache_unified: size = 1152.00 MiB (  8192 cells,  36 layers,  1/1 seqs), K (f16):  "
                      "576.00 MiB, V (f16):  576.00 MiB") != std::string::npos);
 }
 
-// The July 2025 LM Studio line quoted under L8 of engine-logs.md ("%2u/%2u seqs", Qwen3-8B geometry):
-// the b6100..b6600 reading of the same numbers, another build's spacing.
-TEST_CASE("a llama_kv_cache_unified line with streams reads as the b6100..b6600 format") {
+// The July 2025 LM Studio line quoted under L8 of engine-logs.md ("%2u/%2u seqs", Qwen3-8B geometry): the
+// format of b5913..b6071 (#14363 to #15040), read off its " 1/ 1"; b6072's "1/1" is another build's spacing.
+TEST_CASE("a llama_kv_cache_unified line with streams reads as the b5913..b6071 format") {
     ModelSpec m = fixture("Qwen/Qwen3-8B");
     CheckReport r = check(
         "llama_kv_cache_unified: size = 18432.00 MiB (131072 cells,  36 layers,  1/ 1 seqs), K (f16): "
         "9216.00 MiB, V (f16): 9216.00 MiB\n",
         &m);
-    all_match(r, {"check_wording"});
+    all_match(r, {""});
     CHECK(r.lines[0].predicted ==
-          "llama_kv_cache_unified: size = 18432.00 MiB (131072 cells,  36 layers,  1/1 seqs), K (f16): 9216.00 MiB, V "
+          "llama_kv_cache_unified: size = 18432.00 MiB (131072 cells,  36 layers,  1/ 1 seqs), K (f16): 9216.00 MiB, V "
           "(f16): 9216.00 MiB");
+    r = check(
+        "llama_kv_cache_unified: size = 18432.00 MiB (131072 cells,  36 layers,  1/1 seqs), K (f16): "
+        "9216.00 MiB, V (f16): 9216.00 MiB\n",
+        &m);
+    all_match(r, {""});
+    CHECK(r.lines[0].predicted.find(" 1/1 seqs)") != std::string::npos);
 }
 
 TEST_CASE("hostile numbers in a paste are refused by the engines, never overflow") {

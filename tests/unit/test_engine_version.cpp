@@ -156,10 +156,10 @@ TEST_CASE("vllm_release: every boundary, and the newest when no version is given
     }
     CHECK_FALSE(vllm_release("b6500").ok());
     // The llama.cpp side reads the same parser.
-    CHECK(llama_log_format_for_version("b6099").value() == LlamaLogFormat::Unified);
+    CHECK(llama_log_format_for_version("b5912").value() == LlamaLogFormat::Unified);
     CHECK(llama_log_format_for_version("llamacpp=b6100").value() == LlamaLogFormat::UnifiedStreams);
-    CHECK(llama_log_format_for_version("6600").value() == LlamaLogFormat::UnifiedStreams);
-    CHECK(llama_log_format_for_version("b6601").value() == LlamaLogFormat::Y2025);
+    CHECK(llama_log_format_for_version("6232").value() == LlamaLogFormat::UnifiedStreams);
+    CHECK(llama_log_format_for_version("b6233").value() == LlamaLogFormat::Y2025);
     CHECK_FALSE(llama_log_format_for_version("0.20.1").ok());
 }
 
@@ -316,13 +316,17 @@ TEST_CASE("budget --engine-version: gpt-oss-20b's start-up lines and numbers per
     in.engine_version = "";
     CHECK(budget_at("openai/gpt-oss-20b", in).log_lines == r.log_lines);  // the newest by default
 
-    // llama.cpp b6500: the unified prefix with streams; transformers takes no version.
+    // llama.cpp b6232: the unified prefix with streams, b6233 without it (#15467); transformers takes no version.
     in.engine = BudgetEngine::LlamaCpp;
     in.gpu = "rtx-4090";
     in.context = 8192;
-    in.engine_version = "b6500";
+    in.engine_version = "b6232";
     CHECK(budget_at("meta-llama/Llama-3.1-8B", in).log_lines ==
           std::vector<std::string>{"llama_kv_cache_unified: size = 1024.00 MiB (  8192 cells,  32 layers,  1/1 seqs), "
+                                   "K (f16):  512.00 MiB, V (f16):  512.00 MiB"});
+    in.engine_version = "b6500";
+    CHECK(budget_at("meta-llama/Llama-3.1-8B", in).log_lines ==
+          std::vector<std::string>{"llama_kv_cache: size = 1024.00 MiB (  8192 cells,  32 layers,  1/1 seqs), "
                                    "K (f16):  512.00 MiB, V (f16):  512.00 MiB"});
     in.engine = BudgetEngine::Transformers;
     auto bad = validate(in);
@@ -377,4 +381,199 @@ TEST_CASE("check --engine-version: a fragment's release, and the log's own banne
     CHECK(r.status == 2);
     CHECK(r.out.find("0.20.1 is not a llama.cpp version") != std::string::npos);
     std::remove(log.c_str());
+}
+
+// ---------------------------------------------------------------- llama.cpp by build
+
+// Every boundary of llama_build, one build either side. Each is the first build (git rev-list --count of the
+// commit on master) with the change, read in llama.cpp's history (docs/engine-kv-spec.md, "llama.cpp by build").
+TEST_CASE("llama_build: each change at its build, and the build before it") {
+    using F = LlamaLogFormat;
+    struct Row {
+        const char* version;
+        F format;
+        bool unpadded, swa_pad_256, mla_v, rs_seq;
+    };
+    const Row rows[] = {
+        {"b5912", F::Unified, false, false, true, false},                // one stream for every sequence
+        {"b5913", F::UnifiedStreamsAligned, false, false, true, false},  // #14363: streams, "%2u/%2u seqs"
+        {"b6071", F::UnifiedStreamsAligned, false, false, true, false},
+        {"b6072", F::UnifiedStreams, false, false, true, false},  // #15040: "%2u/%u seqs"
+        {"b6232", F::UnifiedStreams, false, false, true, false},
+        {"b6233", F::Y2025, false, false, true, false},  // #15467: "llama_kv_cache:"
+        {"b6867", F::Y2025, false, false, true, false},
+        {"b6868", F::Y2025, true, false, true, false},  // #16812: no padding
+        {"b6974", F::Y2025, true, false, true, false},
+        {"b6975", F::Y2025, false, true, true, false},  // #17046: padded to 256
+        {"b7831", F::Y2025, false, true, true, false},
+        {"b7832", F::Y2025, false, true, false, false},  // #19067: MLA caches K only
+        {"b9179", F::Y2025, false, true, false, false},
+        {"b9180", F::RsSeq, false, true, false, true},  // #22673: MTP, n_rs_seq
+        {"b10659", F::RsSeq, false, true, false, true},
+        {"b10660", F::Current, false, true, false, true},  // #27742: the P term
+        {"10735 (0123abcd)", F::Current, false, true, false, true},
+        {"", F::Current, false, true, false, true},  // the newest
+    };
+    for (const Row& row : rows) {
+        CAPTURE(row.version);
+        auto b = llama_build(row.version);
+        REQUIRE(b.ok());
+        CHECK(b->log_format == row.format);
+        CHECK(b->unpadded_ctx == row.unpadded);
+        CHECK(b->swa_pad_256 == row.swa_pad_256);
+        CHECK(b->mla_v_cache == row.mla_v);
+        CHECK(b->rs_seq == row.rs_seq);
+        CHECK(llama_log_format_for_version(row.version).value() == row.format);
+    }
+    CHECK(llama_build("b10660")->build == 10660);
+    CHECK(llama_build("")->build == 0);
+    auto bad = llama_build("0.20.1");
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error().detail.code == "engine_version_bad");
+}
+
+namespace {
+
+std::string llama_lines(const std::string& cfg, const std::string& args) {
+    auto r = kvb::test::run_cli("llamacpp " + kvb::test::config_path(cfg) + " " + args, false);
+    CHECK_MESSAGE(r.status == 0, r.out);
+    return r.out;
+}
+
+}  // namespace
+
+// Llama-3.1-8B at 8,192 cells: 32 layers x 8 KV heads x 128 x 2 (K, V) x 2 B = 1,024 MiB in every build; only
+// the wording moves.
+TEST_CASE("llamacpp --engine-version: the KV line in each build's wording") {
+    const std::string tail = "( 8192 cells,  32 layers, ";
+    const std::string kv = " size = 1024.00 MiB (  8192 cells,  32 layers, ";
+    const std::string kt = "), K (f16):  512.00 MiB, V (f16):  512.00 MiB\n";
+    const std::string id = "meta-llama--Llama-3.1-8B";
+    CHECK(llama_lines(id, "-c 8192 --engine-version b5912") == "llama_kv_cache_unified:" + kv + " 1 seqs" + kt);
+    CHECK(llama_lines(id, "-c 8192 --engine-version b5913") == "llama_kv_cache_unified:" + kv + " 1/ 1 seqs" + kt);
+    CHECK(llama_lines(id, "-c 8192 --engine-version b6071") == "llama_kv_cache_unified:" + kv + " 1/ 1 seqs" + kt);
+    CHECK(llama_lines(id, "-c 8192 --engine-version b6072") == "llama_kv_cache_unified:" + kv + " 1/1 seqs" + kt);
+    CHECK(llama_lines(id, "-c 8192 --engine-version b6232") == "llama_kv_cache_unified:" + kv + " 1/1 seqs" + kt);
+    CHECK(llama_lines(id, "-c 8192 --engine-version b6233") == "llama_kv_cache:" + kv + " 1/1 seqs" + kt);
+    CHECK(llama_lines(id, "-c 8192") == "llama_kv_cache:" + kv + " 1/1 seqs" + kt);
+    // --log-format overrides the wording only.
+    CHECK(llama_lines(id, "-c 8192 --engine-version b6233 --log-format unified-streams-aligned") ==
+          "llama_kv_cache_unified:" + kv + " 1/ 1 seqs" + kt);
+    auto bad = kvb::test::run_cli("llamacpp " + kvb::test::config_path(id) + " -c 8192 --log-format aligned");
+    CHECK(bad.status == 2);
+    CHECK(bad.out ==
+          "kvbudget: error: --log-format must be current, rs-seq, 2025, unified-streams, unified-streams-aligned or "
+          "legacy, got 'aligned'\n");
+}
+
+// Qwen3-Next at 4,096 cells: 36 gated-delta-net layers, R 98,304 + S 2,097,152 B each in f32 = 75.38 MiB; the
+// line counts all 48 layers. rs_seq from b9180, the P term (no PLE layer: 0.00 MiB) from b10660.
+TEST_CASE("llamacpp --engine-version: the recurrent line of b9179, b9180, b10659 and b10660") {
+    const std::string id = "Qwen--Qwen3-Next-80B-A3B-Thinking";
+    const std::string kv =
+        "llama_kv_cache: size =   96.00 MiB (  4096 cells,  12 layers,  1/1 seqs), K (f16):   48.00 MiB, V (f16):   "
+        "48.00 MiB\n";
+    const std::string head = "llama_memory_recurrent: size =   75.38 MiB (     1 cells,  48 layers,  1 seqs";
+    const std::string rs = "), R (f32):    3.38 MiB, S (f32):   72.00 MiB";
+    CHECK(llama_lines(id, "-c 4096 --engine-version b9179") == kv + head + rs + "\n");
+    CHECK(llama_lines(id, "-c 4096 --engine-version b9180") == kv + head + "  0 rs_seq" + rs + "\n");
+    CHECK(llama_lines(id, "-c 4096 --engine-version b10659") == kv + head + "  0 rs_seq" + rs + "\n");
+    const std::string now = kv + head + "  0 rs_seq" + rs + ", P (f32):    0.00 MiB\n";
+    CHECK(llama_lines(id, "-c 4096 --engine-version b10660") == now);
+    CHECK(llama_lines(id, "-c 4096") == now);
+    // A fork that counts its own commits past b10660 without the P term: --log-format rs-seq says so.
+    CHECK(llama_lines(id, "-c 4096 --engine-version b10735 --log-format rs-seq") ==
+          kv + head + "  0 rs_seq" + rs + "\n");
+    // n_rs_seq (MTP's rollback snapshots) exists from b9180 only.
+    auto old = kvb::test::run_cli("llamacpp " + kvb::test::config_path("Qwen--Qwen3.5-27B") +
+                                  " -c 4096 --spec-type draft-mtp --engine-version b9179");
+    CHECK(old.status == 1);
+    CHECK(old.out ==
+          "kvbudget: error: Qwen/Qwen3.5-27B: llama.cpp has --spec-type draft-mtp from build b9180 "
+          "(ggml-org/llama.cpp#22673); build b9179 has no multi-token-prediction drafting\n");
+
+    // The page's field goes through the same core: budget with engine_version.
+    BudgetInputs in;
+    in.engine = BudgetEngine::LlamaCpp;
+    in.gpu = "h100-sxm";
+    in.context = 4096;
+    in.engine_version = "b10659";
+    auto r = compute_budget(fixture("Qwen/Qwen3-Next-80B-A3B-Thinking"), in);
+    REQUIRE_MESSAGE(r.ok(), (r.ok() ? "" : r.error().message));
+    REQUIRE(r->log_lines.size() == 2);
+    CHECK(r->log_lines[1] + "\n" == head + "  0 rs_seq" + rs + "\n");
+    in.engine_version = "b10660";
+    r = compute_budget(fixture("Qwen/Qwen3-Next-80B-A3B-Thinking"), in);
+    REQUIRE(r.ok());
+    CHECK(r->log_lines[1] + "\n" == head + "  0 rs_seq" + rs + ", P (f32):    0.00 MiB\n");
+}
+
+// gpt-oss-20b (12 sliding layers of window 128 + 12 full, 8 KV heads x 64) at -c 4000: the context and the SWA
+// cache (n_swa + n_ubatch = 640 cells wanted) as each build pads them.
+TEST_CASE("llamacpp --engine-version: context and SWA padding of b6867, b6868, b6974 and b6975") {
+    const std::string id = "openai--gpt-oss-20b";
+    auto cells = [&](const std::string& args) {
+        const std::string out = llama_lines(id, "-c 4000 " + args);
+        std::vector<std::string> v;
+        for (size_t p = out.find("size = "); p != std::string::npos; p = out.find("size = ", p + 1)) {
+            const size_t e = out.find(" cells", p);
+            if (out.compare(p, 7, "size = ") == 0 && out.find("MiB", p) > e) v.push_back(out.substr(p + 7, e - p - 7));
+        }
+        return v;
+    };
+    // Up to b6867: n_ctx padded to 256 (flash attention; 32 without), the SWA cache to the same, then capped.
+    CHECK(cells("--engine-version b6867") == std::vector<std::string>{"4096", "768"});
+    CHECK(cells("--engine-version b6867 --no-fa-padding") == std::vector<std::string>{"4000", "640"});
+    // b6868..b6974 (#16812): nothing padded.
+    CHECK(cells("--engine-version b6868") == std::vector<std::string>{"4000", "640"});
+    CHECK(cells("--engine-version b6974") == std::vector<std::string>{"4000", "640"});
+    // b6975 (#17046): n_ctx and the SWA cache padded to 256, flash attention or not.
+    CHECK(cells("--engine-version b6975") == std::vector<std::string>{"4096", "768"});
+    CHECK(cells("") == std::vector<std::string>{"4096", "768"});
+}
+
+// DeepSeek-V3 (61 MLA layers, latent 512 + rope 64) at 4,096 cells: K 576 wide = 274.50 MiB; builds before
+// b7832 (#19067) also cached a 512-wide V, 244.00 MiB more.
+TEST_CASE("llamacpp --engine-version: MLA's V cache before b7832") {
+    const std::string id = "deepseek-ai--DeepSeek-V3";
+    CHECK(llama_lines(id, "-c 4096 --engine-version b7832") ==
+          "llama_kv_cache: size =  274.50 MiB (  4096 cells,  61 layers,  1/1 seqs), K (f16):  274.50 MiB, V (f16):    "
+          "0.00 MiB\n");
+    CHECK(llama_lines(id, "-c 4096 --engine-version b7831") ==
+          "llama_kv_cache: size =  518.50 MiB (  4096 cells,  61 layers,  1/1 seqs), K (f16):  274.50 MiB, V (f16):  "
+          "244.00 MiB\n");
+}
+
+// check: the printed lines' wording wins over a build number (a fork's count can sit past a change its code
+// lacks); the build still sizes what the lines do not show.
+TEST_CASE("check with a build: a fork's b10735 printing rs_seq without P, and b9179's line") {
+    const std::string kv =
+        "llama_kv_cache: size =   96.00 MiB (  4096 cells,  12 layers,  1/1 seqs), K (f16):   48.00 MiB, V (f16):   "
+        "48.00 MiB\n";
+    const std::string head = "llama_memory_recurrent: size =   75.38 MiB (     1 cells,  48 layers,  1 seqs";
+    const std::string rs = "), R (f32):    3.38 MiB, S (f32):   72.00 MiB";
+    ModelSpec m = fixture("Qwen/Qwen3-Next-80B-A3B-Thinking");
+    auto run = [&](const std::string& text, const std::string& version) {
+        auto read = read_engine_log(text);
+        REQUIRE_MESSAGE(read.ok(), (read.ok() ? "" : read.error().message));
+        LogFacts f = read.value();
+        if (f.version.empty()) f.version = version;  // what check's --engine-version does for a fragment
+        CHECK(f.version == version);
+        CheckReport r = check_log(f, &m, m.name, "argument");
+        REQUIRE(r.lines.size() == 2);
+        for (const auto& l : r.lines) {
+            CAPTURE(l.printed);
+            CAPTURE(l.predicted);
+            CHECK(l.match);
+            CHECK(l.cause.code == "");
+        }
+        return r;
+    };
+    CheckReport r = run("build: 10735 (0123abcd) with cc\n" + kv + head + "  0 rs_seq" + rs + "\n", "b10735");
+    CHECK(r.lines[1].predicted == head + "  0 rs_seq" + rs);
+    r = run(kv + head + rs + "\n", "b9179");
+    CHECK(r.lines[1].predicted == head + rs);
+    // b10660's own line, P term and all.
+    r = run(kv + head + "  0 rs_seq" + rs + ", P (f32):    0.00 MiB\n", "b10660");
+    CHECK(r.lines[1].predicted == head + "  0 rs_seq" + rs + ", P (f32):    0.00 MiB");
 }

@@ -89,8 +89,8 @@ TEST_CASE("n_rs_seq: refused out of range and in builds without rollback snapsho
     r = llamacpp_layout(qwen36_mtp(), o);
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().message ==
-          "recurrent rollback snapshots (n_rs_seq 3) exist only in 2026 builds, whose recurrent line prints rs_seq; "
-          "this log format has none");
+          "recurrent rollback snapshots (n_rs_seq 3) exist only from build b9180 (ggml-org/llama.cpp#22673), whose "
+          "recurrent line prints rs_seq; this build or log format has none");
     // A model without recurrent state has nothing to snapshot: any build runs it (DeepSeek-V3.2 with draft-mtp).
     CHECK(llamacpp_layout(fixture("deepseek-ai/DeepSeek-V3.2"), o).ok());
 }
@@ -252,11 +252,11 @@ TEST_CASE("llamacpp CLI: the draft context's lines follow the target's; a model 
          p = s.out.find(" 896.00 MiB (  8192 cells,  28 layers,  1/1 seqs)", p + 1))
         ++n;
     CHECK(n == 4);
-    auto next = kvb::test::run_cli("llamacpp " + kvb::test::config_path("Qwen--Qwen3-Next-80B-A3B-Thinking") +
-                                   " -c 4096 --spec-type draft-mtp");
-    CHECK(next.status == 1);
-    CHECK(next.out ==
-          "kvbudget: error: Qwen/Qwen3-Next-80B-A3B-Thinking carries no multi-token-prediction block "
+    auto plain =
+        kvb::test::run_cli("llamacpp " + kvb::test::config_path("Qwen--Qwen3-8B") + " -c 4096 --spec-type draft-mtp");
+    CHECK(plain.status == 1);
+    CHECK(plain.out ==
+          "kvbudget: error: Qwen/Qwen3-8B carries no multi-token-prediction block "
           "(nextn_predict_layers): --spec-type draft-mtp needs a GGUF or config that has one\n");
 }
 
@@ -298,17 +298,16 @@ TEST_CASE("draft-mtp from a config: refused when llama.cpp's converter drops the
     CHECK(cli.status == 1);
     CHECK(cli.out == "kvbudget: error: " + dropped + "\n");
 
-    // Qwen3-Next's config may declare mtp_num_hidden_layers; its converter ignores the mtp.* tensors.
+    // Qwen3-Next's converter keeps its block since b10238 (#25589): a config that names the count is taken at
+    // its word, as vLLM takes it.
     std::string next_text = kvb::test::fixture_text("Qwen/Qwen3-Next-80B-A3B-Thinking");
     next_text.insert(next_text.find('{') + 1, "\"mtp_num_hidden_layers\": 1,");
     auto next = parse_config(next_text, "Qwen/Qwen3-Next-80B-A3B-Thinking");
     REQUIRE(next.ok());
     CHECK(vllm_nextn_layers(next.value()) == 1);
     auto nm = llamacpp_mtp_model(next.value());
-    REQUIRE_FALSE(nm.ok());
-    CHECK(nm.error().message ==
-          "Qwen/Qwen3-Next-80B-A3B-Thinking (qwen3_next): llama.cpp's converter drops its multi-token-prediction "
-          "layers, so its GGUF has no nextn_predict_layers and llama-server cannot run --spec-type draft-mtp on it");
+    REQUIRE(nm.ok());
+    CHECK(nm->layers.size() == 1);
 
     // A model_type whose conversion kvbudget has not read: refused, pointing at the GGUF.
     std::string other = kvb::test::fixture_text("deepseek-ai/DeepSeek-V3");
@@ -319,10 +318,8 @@ TEST_CASE("draft-mtp from a config: refused when llama.cpp's converter drops the
     REQUIRE_FALSE(unknown.ok());
     CHECK(unknown.error().message ==
           "example/MLA-Future (mla_future): kvbudget does not know whether llama.cpp's converter keeps its "
-          "multi-token-prediction layers (it does for Qwen3.5, DeepSeek-V3.2, GLM-4.5 / 4.6, GLM-4.7-Flash and GLM-5): "
-          "read "
-          "its "
-          "GGUF, whose nextn_predict_layers says");
+          "multi-token-prediction layers (it does for Qwen3.5, Qwen3-Next, DeepSeek-V3.2, GLM-4.5 / 4.6, GLM-4.7-Flash "
+          "and GLM-5): read its GGUF, whose nextn_predict_layers says");
 
     // Families whose converter keeps the block: Qwen3.5 (64 + 1 layers) and DeepSeek-V3.2 (61 + 1).
     const ModelSpec q35 = fixture("Qwen/Qwen3.5-27B");
@@ -689,6 +686,14 @@ TEST_CASE("draft-mtp on DeepSeek-V3.2 needs llama.cpp b10237 (#26457)") {
     CHECK(llamacpp_mtp_build_ok(v32, "b10237").ok());
     CHECK(llamacpp_mtp_build_ok(v32, "").ok());
     CHECK(llamacpp_mtp_build_ok(fixture("Qwen/Qwen3.5-27B"), "b10236").ok());  // not pinned: let through
+    // No model drafts with MTP before #22673 (b9180), which brought --spec-type draft-mtp itself.
+    auto none = llamacpp_mtp_build_ok(fixture("Qwen/Qwen3.5-27B"), "b9179");
+    REQUIRE_FALSE(none.ok());
+    CHECK(none.error().detail.code == "llama_spec_mtp_none");
+    CHECK(none.error().message ==
+          "Qwen/Qwen3.5-27B: llama.cpp has --spec-type draft-mtp from build b9180 (ggml-org/llama.cpp#22673); build "
+          "b9179 has no multi-token-prediction drafting");
+    CHECK(llamacpp_mtp_build_ok(fixture("Qwen/Qwen3.5-27B"), "b9180").ok());
 
     BudgetInputs in;
     in.engine = BudgetEngine::LlamaCpp;
@@ -709,6 +714,82 @@ TEST_CASE("draft-mtp on DeepSeek-V3.2 needs llama.cpp b10237 (#26457)") {
     CHECK(cli.out == "kvbudget: error: " + refused + "\n");
     CHECK(kvb::test::run_cli("llamacpp " + cfg + " -c 4096 --spec-type draft-mtp --engine-version b10237", false)
               .status == 0);
+}
+
+// Qwen3-Next's config names no MTP layer count, but its checkpoint holds one block; llama.cpp's converter keeps it
+// (counting mtp.layers.N) and llm_build_qwen3next runs it from #25589, merged as b10238 (4ed2b13f, 2026-08-03).
+// Before, the converter dropped mtp.* and no graph ran it. From b10238 it is sized as the other MTP families: the
+// nextn layer joins the target (49 layers: -ngl, the recurrent line and the weights count it, no cache), the draft
+// context caches it (one layer of the last full-attention geometry), and the target keeps n_max rollback rows.
+TEST_CASE("draft-mtp on Qwen3-Next follows the build: refused before b10238 (#25589), sized from it") {
+    const ModelSpec next = fixture("Qwen/Qwen3-Next-80B-A3B-Thinking");
+    const std::string refused =
+        "Qwen/Qwen3-Next-80B-A3B-Thinking: llama.cpp runs --spec-type draft-mtp on Qwen3-Next from build b10238 "
+        "(ggml-org/llama.cpp#25589); build b10237 has no multi-token-prediction graph for it";
+    auto old_build = llamacpp_mtp_build_ok(next, "b10237");
+    REQUIRE_FALSE(old_build.ok());
+    CHECK(old_build.error().detail.code == "llama_spec_mtp_build");
+    CHECK(old_build.error().message == refused);
+    CHECK(llamacpp_mtp_build_ok(next, "b10238").ok());
+    CHECK(llamacpp_config_mtp(next).ok());
+    auto mtp = llamacpp_mtp_model(next);
+    REQUIRE(mtp.ok());
+    REQUIRE(mtp->layers.size() == 1);
+    CHECK(mtp->layers[0].kind == LayerKind::Full);
+    CHECK(mtp->layers[0].kv_heads == 2);
+    CHECK(mtp->layers[0].k_head_dim == 256);
+    const ModelSpec target = llamacpp_target(next, LlamaSpecType::DraftMtp);
+    CHECK(target.layers.size() == 49);
+    CHECK(target.layers[48].nextn);
+    CHECK(llamacpp_target(next, LlamaSpecType::Ngram).layers.size() == 48);
+
+    // 12 attention layers x 4,096 cells x 2,048 B = 96 MiB; 36 GDN layers x (1 + 3) rows: R 13.50, S 288.00 MiB;
+    // the MTP context: 1 layer x 4,096 x 2,048 B = 8 MiB.
+    const std::string cfg = kvb::test::config_path("Qwen--Qwen3-Next-80B-A3B-Thinking");
+    const std::string kv =
+        "llama_kv_cache: size =   96.00 MiB (  4096 cells,  12 layers,  1/1 seqs), K (f16):   48.00 MiB, V (f16):   "
+        "48.00 MiB\n";
+    const std::string rec =
+        "llama_memory_recurrent: size =  301.50 MiB (     1 cells,  49 layers,  1 seqs  3 rs_seq), R (f32):   13.50 "
+        "MiB, S (f32):  288.00 MiB";
+    const std::string draft =
+        "llama_kv_cache: size =    8.00 MiB (  4096 cells,   1 layers,  1/1 seqs), K (f16):    4.00 MiB, V (f16):    "
+        "4.00 MiB\n";
+    auto cli = kvb::test::run_cli("llamacpp " + cfg + " -c 4096 --spec-type draft-mtp", false);
+    CHECK(cli.status == 0);
+    CHECK(cli.out == kv + rec + ", P (f32):    0.00 MiB\n" + draft);
+    cli = kvb::test::run_cli("llamacpp " + cfg + " -c 4096 --spec-type draft-mtp --engine-version b10238", false);
+    CHECK(cli.status == 0);
+    CHECK(cli.out == kv + rec + "\n" + draft);
+    cli = kvb::test::run_cli("llamacpp " + cfg + " -c 4096 --spec-type draft-mtp --engine-version b10237");
+    CHECK(cli.status == 1);
+    CHECK(cli.out == "kvbudget: error: " + refused + "\n");
+
+    // budget: the MTP block's weights (an attention layer of the model's geometry, its MoE, eh_proj and three
+    // norms) are loaded with the target's, its KV beside the target's.
+    BudgetInputs in;
+    in.engine = BudgetEngine::LlamaCpp;
+    in.gpu_memory_bytes = 2 * 80LL * 1024 * 1024 * 1024;
+    in.weights = "Q4_K_M";
+    in.context = 4096;
+    auto plain = compute_budget(next, in);
+    REQUIRE(plain.ok());
+    in.spec_type = "draft-mtp";
+    in.engine_version = "b10237";
+    auto b = compute_budget(next, in);
+    REQUIRE_FALSE(b.ok());
+    CHECK(b.error().message == refused);
+    in.engine_version = "b10238";
+    b = compute_budget(next, in);
+    REQUIRE_MESSAGE(b.ok(), (b.ok() ? "" : b.error().message));
+    // attention 27,263,488 (gated q 2,048 x 8,192, k and v 2,048 x 512, o 4,096 x 2,048, q/k norms), 512 experts
+    // 1,610,612,736 + router 1,048,576 + shared expert 3,145,728 and its gate 2,048, two norms 4,096, eh_proj
+    // 8,388,608, enorm / hnorm / shared_head_norm 6,144.
+    CHECK(b->weights.params - plain->weights.params == 1650471424);
+    CHECK(b->llama_draft.layers == 1);
+    CHECK(b->llama_draft.total_bytes == 8 * MiB);
+    CHECK(b->llama.recurrent.n_rs_seq == 3);
+    CHECK(b->llama.recurrent.r_bytes + b->llama.recurrent.s_bytes == 4 * (36 * 98304 + 36 * 2097152LL));
 }
 
 // Kimi K2.5 (KimiK25ForConditionalGeneration, model_type kimi_k25) wraps a DeepSeek-V3 text_config; llama.cpp's

@@ -55,10 +55,10 @@ test('vLLM 0.20.1 from the URL: two lines, as the CLI prints them; clearing it g
   await context.close();
 });
 
-test('llama.cpp b6500: llama_kv_cache_unified with 1/1 seqs; another engine starts from its newest', async () => {
-  const { page, context, errors } = await openPage(env, 'engine=llamacpp&gpu=rtx-4090&ctx=8192&engineVersion=b6500');
+test('llama.cpp b6232: llama_kv_cache_unified with 1/1 seqs; another engine starts from its newest', async () => {
+  const { page, context, errors } = await openPage(env, 'engine=llamacpp&gpu=rtx-4090&ctx=8192&engineVersion=b6232');
   assert.deepEqual(errors, []);
-  const want = cli(['--engine', 'llamacpp', '--gpu', 'rtx-4090', '--max-model-len', '8192', '--engine-version', 'b6500']);
+  const want = cli(['--engine', 'llamacpp', '--gpu', 'rtx-4090', '--max-model-len', '8192', '--engine-version', 'b6232']);
   assert.equal(want.budget.log_lines[0],
     'llama_kv_cache_unified: size = 1024.00 MiB (  8192 cells,  32 layers,  1/1 seqs), K (f16):  512.00 MiB, V (f16):  512.00 MiB');
   await sameAsCli(page, want);
