@@ -5,6 +5,7 @@ import { t, tMsg } from './i18n.js';
 import { bytes, tokens, int } from './format.js';
 import { SPEC_METHODS } from './state.js';
 import { contextStops } from './context-stops.js';
+import { afterPaint } from './lazy.js';
 
 const ENGINES = ['vllm', 'llamacpp', 'transformers'];
 const TP_SIZES = [0, 1, 2, 4, 8, 16, 32]; // 0: all the GPUs (vLLM's default is 1; the page sizes one engine over every GPU)
@@ -304,7 +305,7 @@ export function syncControls(app) {
     fillSelect(c.gpu, chosen ? gpuOptions([chosen]) : [{ value: '', label: t('controls.gpuCustom') }], s.gpu);
     if (!c.gpuQueued) {
       c.gpuQueued = true;
-      requestAnimationFrame(() => setTimeout(() => fillGpus(app), 0));
+      afterPaint(() => fillGpus(app));
     }
   }
   setHidden(c.gpuMemField, s.gpu !== '');
