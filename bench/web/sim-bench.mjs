@@ -10,8 +10,10 @@
 //      the first frame after it (the drawn result), with the worker's split (module
 //      load, trace fetch + workload, simulation, result)
 // Goals (issue 13): WASM / native <= 1.3x; the page, Run to the drawn result, <= 2x
-// native. The page keeps a warm worker (module and trace loaded) between runs, so
-// every run after the first measures the simulation. Best of RUNS (default 5).
+// native. The page keeps a warm worker (module, trace and the simulator's optimized
+// code: sim-worker.js warmUp) between runs; the first Run is clicked once the page's
+// spare worker is warm, as a user reaching the Run button finds it, and each Run is
+// printed (the first one is what a visitor meets). Best of RUNS (default 5).
 // Needs build/kvbudget (or KVB_CLI) and a built site/ (npm run build; KVB_SITE_DIR).
 import fs from 'node:fs';
 import os from 'node:os';
@@ -99,6 +101,12 @@ async function chromium() {
     const page = await browser.newPage();
     await page.goto(server.url + '?model=meta-llama/Llama-3.1-8B&gpu=a100-80gb&ctx=16384&simWl=azure-conv&simPol=paged');
     await page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 30000 });
+    // As a user would meet it: the view scrolled to, the spare worker's code warmed
+    // meanwhile (web/src/sim-view.js watchIntent). A build without the warm-up waits 3 s.
+    await page.waitForSelector('#sim', { timeout: 30000 });
+    await page.evaluate(() => document.querySelector('#sim').scrollIntoView());
+    const warmMs = await page.waitForFunction(() => document.querySelector('#sim')?.dataset.simWarmMs, null, { timeout: 3000 })
+      .then((hnd) => hnd.jsonValue().then(Number), () => null);
     for (let i = 0; i < RUNS; i++) {
       // Clicked and watched from inside the page, to the first frame after the result
       // is in the DOM: the charts' layout and paint come after renderSimResult returns.
@@ -131,6 +139,7 @@ async function chromium() {
       }));
       if (r.state !== 'done') throw new Error('simulation failed in the page');
       rows.push(r);
+      console.log(`  Run ${i + 1}: simulation ${ms(r.timing.runMs)}, drawn ${ms(r.drawn)}, block map ${ms(r.map)}` + (i === 0 && warmMs != null ? ` (after a ${warmMs} ms warm-up)` : ''));
     }
   } finally {
     await browser.close();

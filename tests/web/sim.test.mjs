@@ -246,6 +246,26 @@ test('the Azure conversation trace runs whole, with its attribution shown', asyn
   await context.close();
 });
 
+// A Run in a fresh worker would spend its simulation in the browser's baseline code
+// (sim-worker.js warmUp): the spare worker warms the simulator on the view's settings,
+// but only once the visitor is about to use it (the view near the screen), never on a
+// plain page load; the warmed worker's run is still exactly the CLI's.
+test('the spare worker warms the simulator once the view is near the screen; its run is the CLI\'s', async () => {
+  const { page, context, errors } = await openPage(env, 'model=meta-llama/Llama-3.1-8B&gpu=a100-80gb&ctx=16384&simWl=azure-conv&simPol=paged');
+  await page.waitForSelector('#sim', { state: 'attached', timeout: 30000 });
+  await page.waitForFunction(() => document.body.dataset.core === 'live', null, { timeout: 30000 });
+  await page.waitForTimeout(1500);
+  assert.equal(await page.$eval('#sim', (e) => e.dataset.simWarmMs ?? null), null, 'no warm-up while the view is off screen');
+  await page.$eval('#sim', (e) => e.scrollIntoView());
+  await page.waitForFunction(() => Number(document.querySelector('#sim').dataset.simWarmMs) > 0, null, { timeout: 60000 });
+  await page.click('[data-action="sim-run"]');
+  await waitSimDone(page);
+  const cli = simulateCli('meta-llama--Llama-3.1-8B', ['--gpu', 'a100-80gb', '--max-model-len', '16384', '--workload', 'azure-conv']);
+  assertSameAsCli(await tableValues(page), cli, 'azure-conv after the warm-up');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 // A chosen file is not read into the page: the worker reads it a 64 KiB slice at a time
 // (FileReaderSync), so a trace of any size fits; the run is the CLI's on the same file.
 test('a chosen CSV file is read in pieces by the worker and gives the CLI\'s numbers', async () => {
