@@ -219,10 +219,10 @@ struct Simulator::Impl {
     // null block) kept as blocks are taken and returned, so a snapshot copies it
     // instead of a pass over the pool and every running table: a run takes a few
     // hundred and keeps at most max_snapshots (250 taken, 60 kept on the Azure trace).
-    // A snapshot taken so holds its owners and, in `fill`, the (block, fill) pairs of
-    // the running sequences' last blocks; refcount and fill, which follow from those
-    // (no block is shared: an owned block is held once and full but for a sequence's
-    // last one), are filled in by expand() when the snapshots are read.
+    // A snapshot taken so (BlockSnapshot::captured) holds its owners and the running
+    // sequences' last blocks' fills; refcount and fill, which follow from those (no
+    // block is shared: an owned block is held once and full but for a sequence's last
+    // one), are filled in by expand() when the snapshots are read.
     bool track_owner = false;
     std::vector<int32_t> blk_owner;
 
@@ -1539,25 +1539,24 @@ struct Simulator::Impl {
         sn.owner.assign(blk_owner.begin(), blk_owner.end());
         sn.refcount.clear();
         sn.fill.clear();
+        sn.last_fill.clear();
         for (int32_t id : running) {
             const auto& t = G(id).seqs[0].table;
             if (t.empty()) continue;
             const int32_t b = t.back();
             const int32_t f = pool.fill(b);
             if (f != bs) {
-                sn.fill.push_back(b);
-                sn.fill.push_back(f);
+                sn.last_fill.push_back(b);
+                sn.last_fill.push_back(f);
             }
         }
-        sn.refcount.push_back(-1);  // marks it as captured: refcount is never a single -1
+        sn.captured = true;
     }
 
     // A captured snapshot made whole: what fill_snapshot() gives at that step.
     void expand(BlockSnapshot& sn) const {
-        if (!(sn.refcount.size() == 1 && sn.refcount[0] == -1)) return;
+        if (!sn.captured) return;
         const size_t n = sn.owner.size();
-        std::vector<int32_t> last;
-        last.swap(sn.fill);
         sn.refcount.assign(n, 0);
         sn.fill.assign(n, 0);
         const int32_t* owner = sn.owner.data();
@@ -1568,7 +1567,10 @@ struct Simulator::Impl {
                 ref[b] = 1;
                 fill[b] = bs;
             }
+        const std::vector<int32_t>& last = sn.last_fill;
         for (size_t i = 0; i + 1 < last.size(); i += 2) fill[static_cast<size_t>(last[i])] = last[i + 1];
+        sn.captured = false;
+        sn.last_fill.clear();
     }
 
     BlockSnapshot make_snapshot() const {
@@ -1581,6 +1583,8 @@ struct Simulator::Impl {
     // (a thinned snapshot's, kept for reuse: a map is three arrays the size of the pool,
     // taken up to a few hundred times a run).
     void fill_snapshot(BlockSnapshot& sn) const {
+        sn.captured = false;
+        sn.last_fill.clear();
         sn.step = step_no;
         sn.time_s = now;
         sn.block_size = paged ? bs : 1;

@@ -155,6 +155,12 @@ struct BlockSnapshot {
     // -1 free, -2 free but cached, -3 the null block.
     std::vector<int32_t> owner, refcount, fill;
     std::vector<Region> regions;  // contiguous policies
+    // A paged map taken cheaply during a run (the simulator's owner tracking): owner is
+    // whole, refcount and fill are empty and follow from owner and last_fill, the
+    // (block, fill) pairs of the running sequences' last blocks. The simulator
+    // completes it before anyone reads it (Simulator::result, snapshots()).
+    bool captured = false;
+    std::vector<int32_t> last_fill;
 };
 
 struct SimResult {
