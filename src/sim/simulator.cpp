@@ -889,6 +889,18 @@ struct Simulator::Impl {
         running_rank.erase(it);
     }
 
+    // Every group no longer running taken out of the running list in one pass, in order.
+    void run_compact() {
+        size_t w = 0;
+        for (size_t r = 0; r < running.size(); ++r)
+            if (G(running[r]).state == GState::Running) {
+                running_rank[w] = running_rank[r];
+                running[w++] = running[r];
+            }
+        running.resize(w);
+        running_rank.resize(w);
+    }
+
     // Tokens the lazy decoders have computed and not yet stored.
     int64_t lazy_unwritten() const { return n_lazy * D + lazy_sum_d0 - lazy_sum_stored; }
 
@@ -940,7 +952,8 @@ struct Simulator::Impl {
         std::push_heap(finish_heap.begin(), finish_heap.end(), std::greater<FinishAt>());
     }
 
-    // Explicit again (its finish entry is already off the heap).
+    // Explicit again (its finish entry is already off the heap). Its entry in
+    // alloc_phase goes with leave_phases(), once for all who left in the step.
     void leave(Group& g) {
         sync(g);
         const Seq& q = g.seqs[0];
@@ -949,10 +962,26 @@ struct Simulator::Impl {
         --n_lazy;
         lazy_sum_d0 -= g.d0;
         lazy_sum_stored -= q.computed;
-        if (paged) {
-            auto& v = alloc_phase[phase_of(g.d0)];
-            v.erase(std::lower_bound(v.begin(), v.end(), std::pair<int64_t, int32_t>{g.rank, -1}));
+    }
+
+    // The alloc_phase entries of the groups in `left` (leave() made them explicit).
+    // A few are erased each; many in one pass over the lists: erasing each from the
+    // front moved the rest of its list every time, and 66,000 requests finishing in one
+    // step took a second.
+    void leave_phases(const std::vector<int32_t>& left) {
+        if (!paged || left.empty()) return;
+        if (left.size() <= 8) {
+            for (int32_t id : left) {
+                const Group& g = G(id);
+                auto& v = alloc_phase[phase_of(g.d0)];
+                v.erase(std::lower_bound(v.begin(), v.end(), std::pair<int64_t, int32_t>{g.rank, -1}));
+            }
+            return;
         }
+        for (auto& v : alloc_phase)
+            v.erase(std::remove_if(v.begin(), v.end(),
+                                   [&](const std::pair<int64_t, int32_t>& e) { return !G(e.second).lazy; }),
+                    v.end());
     }
 
     // Every running request explicit, for the general path.
@@ -1202,9 +1231,16 @@ struct Simulator::Impl {
                 finish(g);
                 done_ids.push_back(g.id);
             }
+            leave_phases(done_ids);
             for (int32_t id : scheduled)
                 if (output(G(id))) done_ids.push_back(id);
-            for (int32_t id : done_ids) run_erase(G(id));
+            // A few leave by erasing each; many at once (a batch of equal requests
+            // finishing together) in one pass, not one pass each: 70,000 requests
+            // finishing in one step took 1.4 s of moving the list's tail.
+            if (done_ids.size() <= 8)
+                for (int32_t id : done_ids) run_erase(G(id));
+            else
+                run_compact();
             size_t w = 0;
             for (int32_t id : pending) {
                 Group& g = G(id);
@@ -1218,16 +1254,7 @@ struct Simulator::Impl {
         } else {
             bool any_finished = false;
             for (int32_t id : scheduled) any_finished |= output(G(id));
-            if (any_finished) {
-                size_t w = 0;
-                for (size_t r = 0; r < running.size(); ++r)
-                    if (G(running[r]).state == GState::Running) {
-                        running_rank[w] = running_rank[r];
-                        running[w++] = running[r];
-                    }
-                running.resize(w);
-                running_rank.resize(w);
-            }
+            if (any_finished) run_compact();
             if (simple) relazify();
         }
         series.event(now, pending_preempt, pending_finish);

@@ -250,6 +250,40 @@ test('packed block-map snapshots read back as the JSON ones', () => {
   }
 });
 
+// A map with more owners than a Uint16 can index (kMaxOwnerIndex, src/report/sim_json.h)
+// lists every block's owner instead (owner_index null); read back, still the JSON's map.
+// 66,000 one-token requests arrive together and are all running at step 8, the first
+// snapshot: with the free, null and cached markers, more than 65,536 distinct owners.
+test('a packed map of more than 65,536 owners lists every block\'s owner and reads back as the JSON one', () => {
+  const N = 66000;
+  const trace = ['TIMESTAMP,ContextTokens,GeneratedTokens', ...Array.from({ length: N }, () => '2023-11-16 18:15:00.0000000,1,9')].join('\n') + '\n';
+  const model = loadModel('Qwen--Qwen3-0.6B');
+  try {
+    withSim(model, { kv_cache_memory: 130 * 2 ** 30, block_size: 16, max_num_seqs: 100000, max_num_batched_tokens: 100000,
+      policies: ['paged'], snapshots: 4, workload: 'csv', trace, trace_name: 'wide.csv' }, (sim) => {
+      runToEnd(sim, 100000);
+      const json = sim.result({ series: false }).snapshots;
+      const [maps] = unpackSnapshots(sim.packedSnapshots());
+      assert.equal(maps.length, json[0].length);
+      assert.ok(maps.length > 0);
+      const wide = maps.filter((sn) => sn.owner_index === null);
+      assert.ok(wide.length > 0, 'at least one map too wide for a Uint16 index');
+      for (const sn of wide) {
+        assert.equal(sn.owners.length, sn.num_blocks, 'one owner per block');
+        assert.ok(new Set(sn.owners).size > 65536);
+      }
+      maps.forEach((sn, i) => {
+        assert.deepEqual(ownerRuns(sn), json[0][i].owner, `map ${i}: owners`);
+        assert.deepEqual(Array.from(sn.shared), json[0][i].shared);
+        assert.deepEqual(Array.from(sn.partial), json[0][i].partial);
+        assert.equal(sn.step, json[0][i].step);
+      });
+    });
+  } finally {
+    model.release();
+  }
+});
+
 // The page's refusal is the CLI's for the same setting: one validate() in the core.
 test('bad settings are refused by name in the CLI\'s terms, never a crash', () => {
   const fixture = path.join(fixturesDir, 'facebook--opt-1.3b.json');
