@@ -176,3 +176,36 @@ test('a preset embed at a context the build did not answer waits for the module 
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+// What the first screen does not show is built just after the build's answer is painted
+// (render.js, controls.js, share.js), still without the module, and ends the same as the
+// module's page: the result sections with their rows, the catalog selects' whole lists.
+test('the build\'s answer shows the first screen first; the sections below and the selects\' lists follow without the module', async () => {
+  release();
+  const live = await openPage(env, '');
+  const page0 = live.page;
+  const snapshot = (p) => p.evaluate(() => ({
+    sections: [...document.querySelectorAll('section[id^="sec-"]')].map((s) => s.id),
+    rows: document.querySelectorAll('#table-context tbody tr').length,
+    gpus: document.querySelectorAll('#ctl-gpu option').length,
+    weights: [...document.querySelectorAll('#ctl-weights option')].map((o) => o.value),
+    kv: [...document.querySelectorAll('#ctl-kv option')].map((o) => o.value),
+    embedTheme: !!document.getElementById('embed-theme'),
+    log: document.querySelector('[data-role="engine-log"]')?.textContent ?? null,
+  }));
+  const want = await snapshot(page0);
+  await live.context.close();
+  assert.ok(want.sections.includes('sec-context') && want.rows > 3 && want.gpus > 40 && want.weights.length > 10 && want.log);
+
+  holdWasm();
+  const { page, context, errors } = await openHeld('');
+  await page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 15000 });
+  await page.waitForFunction(() => document.getElementById('sec-context') && document.getElementById('embed-theme'), null, { timeout: 15000 });
+  assert.deepEqual(await bodyData(page), { state: 'ready', core: 'loading' });
+  assert.deepEqual(await snapshot(page), want);
+  release();
+  await page.waitForFunction(() => document.body.dataset.core === 'live', null, { timeout: 15000 });
+  assert.deepEqual(await snapshot(page), want);
+  assert.deepEqual(errors, []);
+  await context.close();
+});

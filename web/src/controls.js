@@ -41,9 +41,6 @@ export function buildControls(app, onChange) {
 
   c.gpu = h('select', { id: 'ctl-gpu' });
   c.gpu.addEventListener('change', () => set('gpu', c.gpu.value));
-  // The first answer's select holds the chosen GPU only (syncControls): the whole list is
-  // there before anyone can open it (pointer or keyboard) and just after that answer is painted.
-  for (const type of ['pointerdown', 'mousedown', 'focus', 'keydown']) c.gpu.addEventListener(type, () => fillGpus(app), true);
   c.gpuMem = h('input', { id: 'ctl-gpu-mem', type: 'text', inputmode: 'text', spellcheck: 'false', 'aria-describedby': 'ctl-gpu-mem-hint' });
   c.gpuMem.addEventListener('change', () => {
     try {
@@ -106,6 +103,12 @@ export function buildControls(app, onChange) {
   c.ctk.addEventListener('change', () => set('ctk', c.ctk.value));
   c.ctv = h('select', { id: 'ctl-ctv' });
   c.ctv.addEventListener('change', () => set('ctv', c.ctv.value));
+  // The first answer's catalog selects hold the chosen option only (syncControls): each
+  // whole list is there before anyone can open one (pointer or keyboard) and just after
+  // that answer is painted.
+  for (const sel of [c.gpu, c.weights, c.kv, c.ctk, c.ctv]) {
+    for (const type of ['pointerdown', 'mousedown', 'focus', 'keydown']) sel.addEventListener(type, () => fillLists(app), true);
+  }
   c.ctxSlider = h('input', { id: 'ctl-ctx-slider', type: 'range', min: 0, max: 1, step: 1, 'aria-label': t('controls.ctxSlider') });
   // A step is answered at once, so its answer is in the very next frame (waiting for an
   // animation frame first cost up to a frame of latency per key press). A drag fires
@@ -259,12 +262,43 @@ function gpuList(gpus) {
   return gpuListMemo;
 }
 
-// The GPU select's whole list, once (syncControls keeps it in step from then on).
-function fillGpus(app) {
+// The catalog selects' whole lists, once (syncControls keeps them in step from then on).
+function fillLists(app) {
   const c = app.ctl;
-  if (c.gpuFull || !app.core) return;
-  c.gpuFull = true;
-  fillSelect(c.gpu, gpuList(app.core.catalog().gpus).list, app.state.gpu);
+  if (c.listsFull || !app.core) return;
+  c.listsFull = true;
+  syncLists(app);
+}
+
+// The choices a select offers: all of them, or while the build's answer is shown (before
+// fillLists) only the chosen one, which is all a closed select shows.
+function offered(c, options, value) {
+  return c.listsFull ? options : options.filter((o) => o.value === value);
+}
+
+// The GPU, weights and KV cache type selects from the catalog, after syncControls has
+// brought the state's values to ones the catalog knows.
+function syncLists(app) {
+  const c = app.ctl;
+  const s = app.state;
+  const cat = app.core.catalog();
+  if (c.listsFull) {
+    fillSelect(c.gpu, gpuList(cat.gpus).list, s.gpu);
+  } else {
+    // The build's answer (prerender.js) is painted before the select's 60-odd labels and
+    // their <option>s are made (issue 13).
+    const chosen = cat.gpus.find((g) => g.id === s.gpu);
+    fillSelect(c.gpu, chosen ? gpuOptions([chosen]) : [{ value: '', label: t('controls.gpuCustom') }], s.gpu);
+  }
+  const formats = cat.weight_formats.length ? cat.weight_formats.map((w) => ({ value: w, label: w })) : [{ value: 'auto', label: 'auto' }];
+  fillSelect(c.weights, offered(c, formats, s.weights), s.weights);
+  if (s.engine === 'llamacpp') {
+    const names = app.core.kvTypeNames('llamacpp').map((n) => ({ value: n, label: n }));
+    fillSelect(c.ctk, offered(c, names, s.ctk), s.ctk);
+    fillSelect(c.ctv, offered(c, names, s.ctv), s.ctv);
+  } else {
+    fillSelect(c.kv, offered(c, app.core.kvTypeNames(s.engine).map((n) => ({ value: n, label: n })), s.kv), s.kv);
+  }
 }
 
 // syncControls runs on every answer (each slider step): a write of an unchanged value
@@ -294,19 +328,10 @@ export function syncControls(app) {
 
   // '' is the custom size; an id the catalog does not know falls back to the default GPU.
   if (s.gpu !== '' && !cat.gpus.some((g) => g.id === s.gpu)) s.gpu = cat.gpus.length ? (cat.gpus.find((g) => g.id === 'rtx-4090') || cat.gpus[0]).id : '';
-  if (c.gpuFull || !core.standIn) {
-    c.gpuFull = true;
-    fillSelect(c.gpu, gpuList(cat.gpus).list, s.gpu);
-  } else {
-    // The build's answer (prerender.js) is painted before the select's 60-odd labels and
-    // their <option>s are made (issue 13): until fillGpus, the select holds the chosen GPU,
-    // which is all a closed select shows.
-    const chosen = cat.gpus.find((g) => g.id === s.gpu);
-    fillSelect(c.gpu, chosen ? gpuOptions([chosen]) : [{ value: '', label: t('controls.gpuCustom') }], s.gpu);
-    if (!c.gpuQueued) {
-      c.gpuQueued = true;
-      afterPaint(() => fillGpus(app));
-    }
+  if (!core.standIn) c.listsFull = true;
+  else if (!c.listsQueued) {
+    c.listsQueued = true;
+    afterPaint(() => fillLists(app));
   }
   setHidden(c.gpuMemField, s.gpu !== '');
   const mac = cat.gpus.find((g) => g.id === s.gpu)?.vendor === 'apple';
@@ -321,9 +346,8 @@ export function syncControls(app) {
   c.engineVersionField.classList.toggle('unset', !s.engineVersion); // the print sheet leaves an empty one out
   if (document.activeElement !== c.engineVersion) setValue(c.engineVersion, s.engineVersion);
 
-  const formats = cat.weight_formats.map((w) => ({ value: w, label: w }));
-  if (!formats.some((f) => f.value === s.weights)) s.weights = formats.length ? formats[0].value : 'auto';
-  fillSelect(c.weights, formats.length ? formats : [{ value: 'auto', label: 'auto' }], s.weights);
+  const formats = cat.weight_formats;
+  if (!formats.includes(s.weights)) s.weights = formats.length ? formats[0] : 'auto';
 
   const llama = s.engine === 'llamacpp';
   setHidden(c.utilField, s.engine !== 'vllm');
@@ -334,13 +358,11 @@ export function syncControls(app) {
     const names = core.kvTypeNames('llamacpp');
     if (!names.includes(s.ctk)) s.ctk = 'f16';
     if (!names.includes(s.ctv)) s.ctv = 'f16';
-    fillSelect(c.ctk, names.map((n) => ({ value: n, label: n })), s.ctk);
-    fillSelect(c.ctv, names.map((n) => ({ value: n, label: n })), s.ctv);
   } else {
     const names = core.kvTypeNames(s.engine);
     if (!names.includes(s.kv)) s.kv = names.includes('auto') ? 'auto' : names[0];
-    fillSelect(c.kv, names.map((n) => ({ value: n, label: n })), s.kv);
   }
+  syncLists(app);
   if (!TP_SIZES.includes(s.tp)) s.tp = 0;
   setValue(c.tp, String(s.tp));
   setValue(c.seqs, String(s.seqs));

@@ -48,6 +48,8 @@ export function buildEmbed(app, onChange, onLanguage) {
   els.results.append(els.resultsBody);
 
   els.answer = answerCard(app);
+  // The result sections the build's first answer shows at once (render.js): the card's own.
+  app.firstSections = new Set(embedPanels(app.state));
   root.append(h('div', { class: 'embed-card' },
     h('div', { class: 'embed-head' }, h('strong', { class: 'brand' }, t('app.name')), els.fullLink),
     els.progress, els.status, els.error,

@@ -7,7 +7,7 @@ import { t, tMsg } from './i18n.js';
 import { bytes, int, tokens, fixed, format, decimalBytes, percent } from './format.js';
 import { renderTable, markScrollable } from './tables.js';
 // The chart's stand-in: uPlot arrives just after the first answer (lazy.js).
-import { KvChart } from './lazy.js';
+import { KvChart, afterPaint } from './lazy.js';
 import { chartToolbar } from './export.js';
 import { gpuLabel } from './controls.js';
 import { ropeLine } from './rope.js';
@@ -252,12 +252,52 @@ export function renderResults(app, view) {
     mx['max-context-physical'] > mx['max-context']
       ? metric('max-context-physical', t('metric.max-context-physical', { max: tokens(view.budget.model_max_len) }), mx['max-context-physical'], 'int') : null);
 
+  const out = [v('div', { class: 'card headline' }, ...top), v('div', { class: 'card numbers' }, metrics)];
+  // The build's first answer (prerender.js) shows what the first screen holds: the cards
+  // above and, in the embed, the panels it shows (app.firstSections). The sections below
+  // (formula, tables, chart, engine, decode, notes: most of the page's elements) are built
+  // just after that frame is painted, by an answer of the same settings (issue 13).
+  const whole = !app.core?.standIn || app.resultsWhole;
+  if (!whole && !app.resultsQueued) {
+    app.resultsQueued = true;
+    afterPaint(() => {
+      app.resultsWhole = true;
+      app.recompute?.();
+    });
+  }
+  const want = (id) => whole || !!app.firstSections?.has(id);
+  out.push(...lowerSections(app, view, want));
+
+  // Tables built anew (not only patched) are watched for overflow.
+  if (patchTree(body, out)) markScrollable(body);
+  // After insertion, so the chart takes the width its card really has.
+  app.chart.update(chartData(app, view));
+}
+
+// What the chart draws for `view`.
+function chartData(app, view) {
+  const kv = view.kv;
+  const modelMax = view.budget?.model_max_len || app.model.spec.max_position_embeddings || 0;
+  const crossoverInRange = kv.crossover_context > 0 && (!modelMax || kv.crossover_context <= modelMax) ? kv.crossover_context : 0;
+  const memoryLimit = view.budget && view.budget.max_context_physical > 0 && view.budget.max_context_physical < (1 << 24) ? view.budget.max_context_physical : 0;
+  return { contexts: kv.curve.contexts, kvBytes: kv.curve.bytes, weightsBytes: kv.weights_bytes, capacityBytes: view.chart_capacity_bytes, crossoverContext: crossoverInRange, context: kv.context, memoryLimit };
+}
+
+// The result sections under the headline cards, those `want(id)` names.
+function lowerSections(app, view, want) {
+  const b = view.budget;
+  const m = app.model.spec;
+  const kv = view.kv;
+  const ctxText = tokens(view.kv.context);
+  const seqText = int(view.kv.seqs);
+  const out = [];
+
   // Formula
   const lines = formulaLines(view);
-  const formula = section('formula', t('formula.heading'),
+  if (want('formula')) out.push(section('formula', t('formula.heading'),
     v('p', { class: 'muted' }, t('formula.intro')),
     v('ul', { class: 'formula' }, lines.map((l) => v('li', { 'data-kind': l.kind }, v('code', null, l.text), l.note ? v('span', { class: 'muted' }, ' — ' + l.note) : null))),
-    v('p', null, v('strong', null, t('formula.total', { bytes: `${bytes(kv.bytes_per_token)} (${int(kv.bytes_per_token)} B)` }))));
+    v('p', null, v('strong', null, t('formula.total', { bytes: `${bytes(kv.bytes_per_token)} (${int(kv.bytes_per_token)} B)` })))));
 
   // Context table
   const ctxTable = {
@@ -293,26 +333,22 @@ export function renderResults(app, view) {
   // The crossover is quoted only inside the model's range; the chart marks where memory runs out.
   const modelMax = view.budget?.model_max_len || app.model.spec.max_position_embeddings || 0;
   const crossoverInRange = kv.crossover_context > 0 && (!modelMax || kv.crossover_context <= modelMax) ? kv.crossover_context : 0;
-  const memoryLimit = view.budget && view.budget.max_context_physical > 0 && view.budget.max_context_physical < (1 << 24) ? view.budget.max_context_physical : 0;
-  const chart = { contexts: kv.curve.contexts, kvBytes: kv.curve.bytes, weightsBytes: kv.weights_bytes, capacityBytes: view.chart_capacity_bytes, crossoverContext: crossoverInRange, context: kv.context, memoryLimit };
-  // The chart's buttons read app.chart when pressed: built once per language, then kept.
-  const toolsKey = t('chart.heading') + '\n' + t('export.downloadPng');
-  if (app.chartTools?.key !== toolsKey) {
-    app.chartTools = { key: toolsKey, node: chartToolbar(() => app.chart, 'kv-vs-context', t('chart.heading')) };
-    app.chartTools.node.__kvbKept = true;
+  if (want('context')) out.push(section('context', t('table.context.heading'), renderTable(ctxTable, v)));
+  if (want('chart')) {
+    // The chart's buttons read app.chart when pressed: built once per language, then kept.
+    const toolsKey = t('chart.heading') + '\n' + t('export.downloadPng');
+    if (app.chartTools?.key !== toolsKey) {
+      app.chartTools = { key: toolsKey, node: chartToolbar(() => app.chart, 'kv-vs-context', t('chart.heading')) };
+      app.chartTools.node.__kvbKept = true;
+    }
+    out.push(section('chart', t('chart.heading'), app.chartBox, app.chartTools.node,
+      v('p', { class: 'muted', 'data-role': 'crossover', 'data-value': String(crossoverInRange) },
+        crossoverInRange ? t('chart.crossover', { ctx: int(crossoverInRange) })
+          : kv.weights_bytes ? (modelMax ? t('chart.noCrossoverInRange', { max: int(modelMax) }) : t('chart.noCrossover')) : '')));
   }
-  const chartSec = section('chart', t('chart.heading'), app.chartBox, app.chartTools.node,
-    v('p', { class: 'muted', 'data-role': 'crossover', 'data-value': String(crossoverInRange) },
-      crossoverInRange ? t('chart.crossover', { ctx: int(crossoverInRange) })
-        : kv.weights_bytes ? (modelMax ? t('chart.noCrossoverInRange', { max: int(modelMax) }) : t('chart.noCrossover')) : ''));
+  if (want('compare')) out.push(section('compare', t('table.compare.heading'), renderTable(cmpTable, v)));
 
-  // The bar's per-GPU parts and the whole checkpoint's numbers on separate cards, each
-  // labelled, so no card shows two different weights figures under one name.
-  const out = [v('div', { class: 'card headline' }, ...top), v('div', { class: 'card numbers' }, metrics), formula,
-    section('context', t('table.context.heading'), renderTable(ctxTable, v)), chartSec,
-    section('compare', t('table.compare.heading'), renderTable(cmpTable, v))];
-
-  if (kv.ladder.length) {
+  if (want('ladder') && kv.ladder.length) {
     out.push(section('ladder', t('table.ladder.heading'), renderTable({
       id: 'ladder',
       caption: t('table.ladder.heading'),
@@ -329,14 +365,15 @@ export function renderResults(app, view) {
     }, v)));
   }
 
-  if (b) {
+  if (b && want('engine')) {
     const logText = b.log_lines.join('\n');
     out.push(section('engine', t('engine.heading'),
       b.engine_error ? v('div', { class: 'engine-error' }, v('p', null, t('engine.error')), v('pre', { 'data-role': 'engine-error' }, b.engine_error)) : null,
       logText ? [v('h4', null, t('engine.logs')), v('pre', { class: 'log', 'data-role': 'engine-log' }, logText)] : null,
       b.command ? [v('h4', null, t('engine.command')), v('div', { class: 'cmd' }, v('pre', { 'data-role': 'command' }, b.command), copyButton(() => b.command))] : null,
       b.notes.length ? [v('h4', null, t('engine.notes')), v('ul', null, b.notes.map((n) => v('li', null, tMsg(n))))] : null));
-
+  }
+  if (b && want('decode')) {
     const d = b.decode;
     out.push(section('decode', t('decode.heading'), v('p', { 'data-role': 'decode' },
       d.bandwidth_bytes_per_s > 0
@@ -347,12 +384,8 @@ export function renderResults(app, view) {
         : t('decode.none'))));
   }
 
-  const notes = (m.notes || []).map(tMsg);
-  if (app.hubInfo?.parameters) notes.push(t('model.hubParams', { params: int(app.hubInfo.parameters) }));
+  const notes = want('notes') ? (m.notes || []).map(tMsg) : [];
+  if (want('notes') && app.hubInfo?.parameters) notes.push(t('model.hubParams', { params: int(app.hubInfo.parameters) }));
   if (notes.length) out.push(section('notes', t('notes.heading'), v('ul', { class: 'notes' }, notes.map((n) => v('li', null, n)))));
-
-  // Tables built anew (not only patched) are watched for overflow.
-  if (patchTree(body, out)) markScrollable(body);
-  // After insertion, so the chart takes the width its card really has.
-  app.chart.update(chart);
+  return out;
 }

@@ -5,6 +5,7 @@ import { h, setText, setHidden } from './dom.js';
 import { t, language, LANGUAGES } from './i18n.js';
 import { stateToParams, defaultState, EMBED_PANELS, EMBED_DEFAULT_PANELS } from './state.js';
 import { copyText, flash, exportContext } from './export.js';
+import { afterPaint } from './lazy.js';
 
 // Parameters that name a value the core may later refuse (checked after the first
 // render: syncControls / the model's limits replace values they do not know).
@@ -114,16 +115,36 @@ export function shareBar(app) {
   const out = h('textarea', { id: 'share-output', class: 'share-output', readonly: true, rows: '4', spellcheck: 'false', 'aria-label': t('share.snippetLabel'), hidden: true });
   const msg = h('p', { class: 'muted', 'data-role': 'share-message', hidden: true });
   const pasteNote = h('p', { class: 'muted', 'data-role': 'share-paste-note', hidden: true }, t('share.pasteNotShareable'));
-  const theme = h('select', { id: 'embed-theme' }, ['auto', 'light', 'dark'].map((m) => h('option', { value: m }, t('theme.' + m))));
-  const lang = h('select', { id: 'embed-lang' },
-    h('option', { value: '' }, t('share.embedLangAuto')),
-    LANGUAGES.map((code) => h('option', { value: code, lang: code }, t('lang.' + code))));
-  const panels = panelChoices();
-  const options = () => ({
-    theme: theme.value,
-    lang: lang.value,
-    panels: [...panels.querySelectorAll('input[name="embed-panel"]:checked')].map((i) => i.value),
-  });
+  // The embed options are in a closed <details> below the answer: their fields (some 40
+  // elements) are made just after the first answer is painted, or at once when the snippet
+  // is asked for (issue 13).
+  const details = h('details', { class: 'embed-options' }, h('summary', null, t('share.embedOptions')));
+  let fields = null;
+  const embedFields = () => {
+    if (fields) return fields;
+    const theme = h('select', { id: 'embed-theme' }, ['auto', 'light', 'dark'].map((m) => h('option', { value: m }, t('theme.' + m))));
+    const lang = h('select', { id: 'embed-lang' },
+      h('option', { value: '' }, t('share.embedLangAuto')),
+      LANGUAGES.map((code) => h('option', { value: code, lang: code }, t('lang.' + code))));
+    const panels = panelChoices();
+    details.append(
+      h('div', { class: 'grid' },
+        h('div', { class: 'field' }, h('label', { for: 'embed-theme' }, t('share.embedTheme')), theme),
+        h('div', { class: 'field' }, h('label', { for: 'embed-lang' }, t('share.embedLang')), lang)),
+      panels,
+      h('p', { class: 'muted hint' }, t('share.embedHint')));
+    fields = { theme, lang, panels };
+    return fields;
+  };
+  afterPaint(embedFields);
+  const options = () => {
+    const { theme, lang, panels } = embedFields();
+    return {
+      theme: theme.value,
+      lang: lang.value,
+      panels: [...panels.querySelectorAll('input[name="embed-panel"]:checked')].map((i) => i.value),
+    };
+  };
 
   const show = (text, copied) => {
     out.value = text;
@@ -156,13 +177,7 @@ export function shareBar(app) {
   return h('section', { class: 'share no-print', 'aria-labelledby': 'share-h', 'data-role': 'share' },
     h('h2', { id: 'share-h', class: 'visually-hidden' }, t('share.heading')),
     h('div', { class: 'row wrap' }, linkBtn, embedBtn, printBtn),
-    h('details', { class: 'embed-options' },
-      h('summary', null, t('share.embedOptions')),
-      h('div', { class: 'grid' },
-        h('div', { class: 'field' }, h('label', { for: 'embed-theme' }, t('share.embedTheme')), theme),
-        h('div', { class: 'field' }, h('label', { for: 'embed-lang' }, t('share.embedLang')), lang)),
-      panels,
-      h('p', { class: 'muted hint' }, t('share.embedHint'))),
+    details,
     pasteNote, msg, out);
 }
 
