@@ -35,7 +35,8 @@ const common = {
   bundle: true,
   format: 'esm',
   target: ['es2020'],
-  minify: true,
+  // KVB_NO_MINIFY=1: readable function names in the profiles (bench/web/slider-profile.mjs).
+  minify: !process.env.KVB_NO_MINIFY,
   sourcemap: false,
   outdir: site,
   legalComments: 'none',

@@ -67,7 +67,8 @@ try {
   const traced = new Promise((resolve) => cdp.once('Tracing.tracingComplete', resolve));
   await cdp.send('Tracing.start', {
     transferMode: 'ReportEvents',
-    traceConfig: { includedCategories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'blink.user_timing', 'v8.execute'] },
+    traceConfig: { includedCategories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'blink.user_timing', 'v8.execute',
+      ...(process.env.INV ? ['disabled-by-default-devtools.timeline.invalidationTracking'] : [])] },
   });
   await cdp.send('Profiler.start');
   // Each step is marked in the trace, so its events can be told apart from the waits.
@@ -128,6 +129,7 @@ try {
   const profT0 = profile.startTime;
   const selfMs = new Map();
   const fnMs = new Map();
+  const underMs = new Map();
   let t = profT0;
   for (let i = 0; i < profile.samples.length; i++) {
     t += profile.timeDeltas[i];
@@ -140,6 +142,15 @@ try {
     const name = `${nd.callFrame.functionName || '(anon)'} ${path.basename(nd.callFrame.url || '')}:${nd.callFrame.lineNumber}`;
     fnMs.set(name, (fnMs.get(name) || 0) + dt);
     const seen = new Set();
+    // UNDER=name: the functions called (at any depth) by the function of that name, inclusive.
+    if (process.env.UNDER) {
+      const stack = [];
+      for (let p = nd.id; p !== undefined; p = parentOf.get(p)) stack.push(byId.get(p).callFrame);
+      const at = stack.findIndex((f) => f.functionName === process.env.UNDER);
+      const inside = new Set();
+      for (const f of stack.slice(0, Math.max(at, 0))) inside.add(`${f.functionName || '(anon)'} ${path.basename(f.url || '')}:${f.lineNumber}`);
+      if (at >= 0) for (const k of inside.size ? inside : ['(self)']) underMs.set(k, (underMs.get(k) || 0) + dt);
+    }
     for (let p = nd.id; p !== undefined; p = parentOf.get(p)) {
       const f = byId.get(p).callFrame;
       const k = `${f.functionName || '(anon)'} ${path.basename(f.url || '')}:${f.lineNumber}`;
@@ -202,6 +213,17 @@ try {
     const lay = layout.map((e) => e.args?.endData?.layoutRoots?.length ?? e.args?.endData?.root?.length);
     console.log('  layout roots/step sample:', JSON.stringify(layout.slice(0, 3).map((e) => ({ b: e.args?.beginData, roots: e.args?.endData?.layoutRoots?.length }))));
   }
+  if (process.env.INV) {
+    // INV=n: what marked layout or paint dirty, by node and reason (invalidation tracking).
+    const inv = new Map();
+    for (const e of events.filter((x) => /InvalidationTracking$/.test(x.name) && inWindow(x.ts))) {
+      const d = e.args?.data || {};
+      const k = `${e.name.replace('InvalidationTracking', '')} ${d.nodeName || ''} ${d.reason || d.changedAttribute || d.changedClass || ''}`;
+      inv.set(k, (inv.get(k) || 0) + 1);
+    }
+    console.log('  invalidations (per step):');
+    for (const [k, v] of [...inv].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.INV))) console.log(`    ${per(v).padStart(6)}  ${k}`);
+  }
   if (process.env.MUT) {
     console.log('  DOM mutations by place (per step):');
     for (const [k, v] of Object.entries(mut.where).sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.MUT))) console.log(`    ${per(v).padStart(6)}  ${k}`);
@@ -209,6 +231,10 @@ try {
   if (process.env.TOPI) {
     console.log('  top functions (inclusive, per step):');
     for (const [k, v] of [...inclMs].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.TOPI))) console.log(`    ${per(v).padStart(6)} ms  ${k}`);
+  }
+  if (process.env.UNDER) {
+    console.log(`  under ${process.env.UNDER} (inclusive, per step):`);
+    for (const [k, v] of [...underMs].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`    ${per(v).padStart(6)} ms  ${k}`);
   }
   if (process.env.TOP) {
     console.log('  top functions (self, per step):');
