@@ -588,8 +588,10 @@ function stickyWhileCalculating(wrap, results) {
     if (!wrap.isConnected) return;
     const height = wrap.offsetHeight;
     const unstuck = results.getBoundingClientRect().bottom < height;
-    wrap.classList.toggle('unstuck', unstuck);
-    document.documentElement.style.scrollPaddingTop = unstuck ? '' : `${height + 8}px`;
+    // Written only when changed: the root's inline style restyles the whole document.
+    if (wrap.classList.contains('unstuck') !== unstuck) wrap.classList.toggle('unstuck', unstuck);
+    const padding = unstuck ? '' : `${height + 8}px`;
+    if (document.documentElement.style.scrollPaddingTop !== padding) document.documentElement.style.scrollPaddingTop = padding;
   };
   const later = () => {
     if (!pending) {
