@@ -64,7 +64,7 @@ std::string ngl_abort_line(int64_t ngl) {
 // first partial layer of a device loses its `overflow` fraction (to system RAM, or to the
 // next device when `next` says so: its buffer type, CUDA<id + 1>), the later ones their
 // routed experts. Slot n_layer is the output layer, which no pattern matches.
-std::string moe_overrides(const std::vector<MoeSplit>& sp, const std::vector<bool>& next, int64_t n_layer) {
+std::string moe_overrides(const std::vector<MoeSplit>& sp, const std::vector<char>& next, int64_t n_layer) {
     int64_t ngl = 0;
     for (const MoeSplit& d : sp) ngl += d.n_layer;
     int64_t il0 = n_layer + 1 - ngl;
@@ -145,8 +145,8 @@ LlamaFit fit_devices(const FitArgs& a, const DevicesUse& use, LlamaFit f) {
     f.n_ctx = a.n_ctx_user > 0 ? a.n_ctx_user : a.n_ctx_train;
     const int64_t ngl0 = a.ngl_user >= 0 ? std::min(a.ngl_user, all_layers) : all_layers;
     using Split = std::vector<MoeSplit>;
-    std::vector<bool> next(und, false);  // overflow_bufts: false = system RAM
-    auto mems = [&](int64_t n_ctx, const Split& sp, const std::vector<bool>& nx) {
+    std::vector<char> next(und, false);  // overflow_bufts: false = system RAM
+    auto mems = [&](int64_t n_ctx, const Split& sp, const std::vector<char>& nx) {
         const std::vector<DeviceMem> d = use(n_ctx, sp, nx);
         std::vector<int64_t> m(und);
         for (size_t i = 0; i < und; ++i) m[i] = i < d.size() ? d[i].total : INT64_MAX;
@@ -187,7 +187,7 @@ LlamaFit fit_devices(const FitArgs& a, const DevicesUse& use, LlamaFit f) {
     }
     out.push_back(kImpl + std::string("projected to use ") + mib(sum_used) + " MiB of device memory vs. " +
                   mib(sum_free) + " MiB of free device memory");
-    auto finish = [&](const std::string& outcome, const Split& sp, const std::vector<bool>& nx,
+    auto finish = [&](const std::string& outcome, const Split& sp, const std::vector<char>& nx,
                       const std::vector<int64_t>& mem) {
         f.outcome = outcome;
         f.context = f.n_ctx / std::max<int64_t>(1, a.seqs);
@@ -387,7 +387,7 @@ LlamaFit fit_devices(const FitArgs& a, const DevicesUse& use, LlamaFit f) {
             test[id].n_layer++;
             test[id].n_part++;
             if (test[dense_start_test].n_part == 0) dense_start_test++;
-            std::vector<bool> next_test = next;
+            std::vector<char> next_test = next;
             if (id + 1 < und) next_test[id] = true;
             auto fits = [&](const std::vector<int64_t>& mt) {
                 return mt[id] < targets[id] && (id + 1 == und || mt[id + 1] < targets[id + 1]);

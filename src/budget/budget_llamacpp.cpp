@@ -425,7 +425,7 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
         // is not predicted (and its cost here grows with the square of the count).
         if (n > 1 && n <= kLlamaMaxDevices)
             devices_use = [&](int64_t n_ctx, const std::vector<MoeSplit>& sp,
-                              const std::vector<bool>& next) -> std::vector<DeviceMem> {
+                              const std::vector<char>& next) -> std::vector<DeviceMem> {
                 LlamaOptions p = o;
                 p.n_seq_max = seqs_now;
                 p.n_ctx = n_ctx;

@@ -129,7 +129,7 @@ struct DeviceMem {
 // the first partial layer's fraction goes to the next device instead of system RAM
 // (overflow_bufts); returns every device's weights and total.
 using DevicesUse =
-    std::function<std::vector<DeviceMem>(int64_t, const std::vector<MoeSplit>&, const std::vector<bool>&)>;
+    std::function<std::vector<DeviceMem>(int64_t, const std::vector<MoeSplit>&, const std::vector<char>&)>;
 LlamaFit llamacpp_fit(const FitArgs& a, const std::function<int64_t(int64_t, int64_t)>& used,
                       const MoeUse& used_moe = {}, const DevicesUse& devices_use = {});
 // llama_model::load_tensors' default split over `n` devices with equal free memory: slots
