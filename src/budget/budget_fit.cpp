@@ -96,7 +96,7 @@ std::string moe_overrides(const std::vector<MoeSplit>& sp, const std::vector<cha
 // `hi`; returns the last fitting split. `count` is what the search moves (slots or full ones).
 template <typename Make, typename Count>
 MoeSplit false_position(MoeSplit lo, int64_t& mem_lo, MoeSplit hi, int64_t mem_hi, int64_t target,
-                        const std::function<int64_t(const MoeSplit&)>& mem_of, Make make, Count count) {
+                        FunctionRef<int64_t(const MoeSplit&)> mem_of, Make make, Count count) {
     int64_t delta = count(hi) - count(lo);
     while (delta > 1) {
         const int64_t headroom = mem_hi - mem_lo;
@@ -133,7 +133,7 @@ std::string dev_line(const char* fmt, int64_t id, int64_t a1, int64_t a2, int64_
 // slots turn into full ones front to back, device 0 first, and each device's first partial
 // layer tries to keep part of its FFN (its fraction then goes to the next device). -ts and
 // -ot carry the split (set_ngl_tensor_split_tbo).
-LlamaFit fit_devices(const FitArgs& a, const DevicesUse& use, LlamaFit f) {
+LlamaFit fit_devices(const FitArgs& a, DevicesUse use, LlamaFit f) {
     auto& out = f.log_lines;
     const int64_t nd = a.n_devices, all_layers = a.n_layer + 1;
     const auto und = static_cast<size_t>(nd);
@@ -272,9 +272,8 @@ LlamaFit fit_devices(const FitArgs& a, const DevicesUse& use, LlamaFit f) {
     // `lo` toward a `hi` over the target, a step of the interpolated share of the headroom, at
     // least one and short of `hi`. `count` is what moves, `make(lo, step)` the next guess.
     auto search = [&](size_t id, Split& lo, std::vector<int64_t>& mem_lo, Split hi, std::vector<int64_t> mem_hi,
-                      const std::function<int64_t(const Split&)>& count,
-                      const std::function<Split(const Split&, int64_t)>& make,
-                      const std::function<void(const Split&)>& on_accept) {
+                      FunctionRef<int64_t(const Split&)> count, FunctionRef<Split(const Split&, int64_t)> make,
+                      FunctionRef<void(const Split&)> on_accept) {
         int64_t delta = count(hi) - count(lo);
         while (delta > 1) {
             const int64_t headroom = mem_hi[id] - mem_lo[id];
@@ -459,8 +458,7 @@ std::vector<int64_t> llamacpp_free_split(const std::vector<int64_t>& free_bytes,
     return split_by_weight(weight, ngl);
 }
 
-LlamaFit llamacpp_fit(const FitArgs& a, const std::function<int64_t(int64_t, int64_t)>& used, const MoeUse& used_moe,
-                      const DevicesUse& devices_use) {
+LlamaFit llamacpp_fit(const FitArgs& a, FitUse used, MoeUse used_moe, DevicesUse devices_use) {
     LlamaFit f;
     f.free_bytes = a.free_bytes;
     f.target_bytes = a.target_bytes;
@@ -541,7 +539,7 @@ LlamaFit llamacpp_fit(const FitArgs& a, const std::function<int64_t(int64_t, int
     if (a.moe) {
         // Steps 3 and 4 for a MoE on one device (common_params_fit_impl).
         const int64_t target = sat_sub(a.free_bytes, a.target_bytes);
-        const std::function<int64_t(const MoeSplit&)> mem_of = [&](const MoeSplit& s) { return used_moe(f.n_ctx, s); };
+        auto mem_of = [&](const MoeSplit& s) { return used_moe(f.n_ctx, s); };
         // Every layer with only its dense tensors on the device: the surplus decides step 4.
         const int64_t surplus_moe = sat_sub(target, mem_of(MoeSplit{all_layers, all_layers, FitFraction::Moe}));
         out.push_back(kImpl + std::string("with only dense weights in device memory there is ") +
