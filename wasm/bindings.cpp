@@ -5,7 +5,10 @@
 // same text `kvbudget ... --json` prints. Nothing throws across the boundary (a C++
 // exception would reach JS as a bare pointer number); wasm/kvbudget.js turns the error
 // objects into JS errors in one place.
+#ifndef KVB_WASM_CALC_ONLY
 #include <emscripten/bind.h>
+#endif
+#include <emscripten/emscripten.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -111,6 +114,48 @@ std::string format_bytes(double bytes) {
 
 }  // namespace
 
+#ifdef KVB_WASM_CALC_ONLY
+// The calculator module has no embind: a plain C ABI of the same calls costs the page's
+// first answer fewer bytes (embind's registrations and invokers in the .wasm, its type
+// machinery in the JS glue, issue 13). Strings come in as (UTF-8 bytes, length) in memory
+// the caller allocated and freed, and go out as a NUL-terminated UTF-8 string (a JSON
+// text, which never holds a raw NUL) valid until the next call; wasm/kvbudget-calc.js
+// gives them the embind module's interface.
+namespace {
+std::string last_answer;
+const char* answer(std::string text) {
+    last_answer = std::move(text);
+    return last_answer.c_str();
+}
+std::string str(const char* p, int n) {
+    return n > 0 ? std::string(p, static_cast<size_t>(n)) : std::string();
+}
+}  // namespace
+
+extern "C" {
+EMSCRIPTEN_KEEPALIVE const char* kvb_parse_config(const char* text, int text_n, const char* name, int name_n) {
+    return answer(guarded([&] { return parse_config(str(text, text_n), str(name, name_n)); }));
+}
+EMSCRIPTEN_KEEPALIVE const char* kvb_release_model(int handle) {
+    return answer(guarded([&] { return release_model(handle); }));
+}
+EMSCRIPTEN_KEEPALIVE const char* kvb_compute(int handle, const char* inputs, int inputs_n) {
+    return answer(guarded([&] { return compute(handle, str(inputs, inputs_n)); }));
+}
+EMSCRIPTEN_KEEPALIVE const char* kvb_parse_size(const char* text, int n) {
+    return answer(guarded([&] { return parse_size(str(text, n)); }));
+}
+EMSCRIPTEN_KEEPALIVE const char* kvb_parse_context(const char* text, int n) {
+    return answer(guarded([&] { return parse_context(str(text, n)); }));
+}
+EMSCRIPTEN_KEEPALIVE const char* kvb_catalog() {
+    return answer(guarded([&] { return ok_raw(kvb::catalog_json_text()); }));
+}
+EMSCRIPTEN_KEEPALIVE const char* kvb_format_bytes(double b) {
+    return answer(guarded([&] { return format_bytes(b); }));
+}
+}
+#else
 EMSCRIPTEN_BINDINGS(kvbudget) {
     emscripten::function(
         "parseConfig",
@@ -128,6 +173,7 @@ EMSCRIPTEN_BINDINGS(kvbudget) {
     emscripten::function(
         "formatBytes", +[](double b) { return guarded([&] { return format_bytes(b); }); });
 }
+#endif  // KVB_WASM_CALC_ONLY
 
 // The page's calculator module (kvbudget-calc, built for size) stops here: without the
 // bindings below the linker drops the simulator, the GGUF reader and the log check from it

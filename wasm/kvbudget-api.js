@@ -214,7 +214,8 @@ export function ownerRuns(sn) {
 // options: {wasmBinary} (node), {wasmUrl} (page: where the .wasm is served) and/or
 // {wasmModule}: a promise of the compiled WebAssembly.Module, when the page started
 // compiling the .wasm (streaming) before this code was loaded.
-export function makeLoader(createModule) {
+// adapt: the module's calls under the names Kvbudget uses (kvbudget-calc.js; embind's are already).
+export function makeLoader(createModule, adapt = (m) => m) {
   let loading = null;
   return function loadKvbudget(options = {}) {
     if (!loading) {
@@ -233,7 +234,7 @@ export function makeLoader(createModule) {
         moduleArgs.onAbort = (e) => reject(e);
         createModule(moduleArgs).then(resolve, reject);
       }).then(
-        (m) => new Kvbudget(m),
+        (m) => new Kvbudget(adapt(m)),
         (e) => {
           loading = null;
           throw new KvbudgetError('load_failed', 'could not load the WebAssembly core: ' + (e?.message || String(e)));

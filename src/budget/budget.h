@@ -220,7 +220,9 @@ struct LlamaFit {
     // device, which fraction its first partial layer loses (budget_steps::FitFraction as an int)
     // and whether that fraction goes to the next device instead of system RAM.
     std::vector<int> device_fraction;
-    std::vector<bool> device_next;
+    // char, not bool: vector<bool>'s bit references were ~4.5 KB of the page's calculator
+    // module (issue 13); the same goes for the fit's other per-device flags.
+    std::vector<char> device_next;
 };
 
 struct BudgetResult {

@@ -64,7 +64,7 @@ std::string ngl_abort_line(int64_t ngl) {
 // first partial layer of a device loses its `overflow` fraction (to system RAM, or to the
 // next device when `next` says so: its buffer type, CUDA<id + 1>), the later ones their
 // routed experts. Slot n_layer is the output layer, which no pattern matches.
-std::string moe_overrides(const std::vector<MoeSplit>& sp, const std::vector<bool>& next, int64_t n_layer) {
+std::string moe_overrides(const std::vector<MoeSplit>& sp, const std::vector<char>& next, int64_t n_layer) {
     int64_t ngl = 0;
     for (const MoeSplit& d : sp) ngl += d.n_layer;
     int64_t il0 = n_layer + 1 - ngl;
@@ -96,7 +96,7 @@ std::string moe_overrides(const std::vector<MoeSplit>& sp, const std::vector<boo
 // `hi`; returns the last fitting split. `count` is what the search moves (slots or full ones).
 template <typename Make, typename Count>
 MoeSplit false_position(MoeSplit lo, int64_t& mem_lo, MoeSplit hi, int64_t mem_hi, int64_t target,
-                        const std::function<int64_t(const MoeSplit&)>& mem_of, Make make, Count count) {
+                        FunctionRef<int64_t(const MoeSplit&)> mem_of, Make make, Count count) {
     int64_t delta = count(hi) - count(lo);
     while (delta > 1) {
         const int64_t headroom = mem_hi - mem_lo;
@@ -133,7 +133,7 @@ std::string dev_line(const char* fmt, int64_t id, int64_t a1, int64_t a2, int64_
 // slots turn into full ones front to back, device 0 first, and each device's first partial
 // layer tries to keep part of its FFN (its fraction then goes to the next device). -ts and
 // -ot carry the split (set_ngl_tensor_split_tbo).
-LlamaFit fit_devices(const FitArgs& a, const DevicesUse& use, LlamaFit f) {
+LlamaFit fit_devices(const FitArgs& a, DevicesUse use, LlamaFit f) {
     auto& out = f.log_lines;
     const int64_t nd = a.n_devices, all_layers = a.n_layer + 1;
     const auto und = static_cast<size_t>(nd);
@@ -145,8 +145,8 @@ LlamaFit fit_devices(const FitArgs& a, const DevicesUse& use, LlamaFit f) {
     f.n_ctx = a.n_ctx_user > 0 ? a.n_ctx_user : a.n_ctx_train;
     const int64_t ngl0 = a.ngl_user >= 0 ? std::min(a.ngl_user, all_layers) : all_layers;
     using Split = std::vector<MoeSplit>;
-    std::vector<bool> next(und, false);  // overflow_bufts: false = system RAM
-    auto mems = [&](int64_t n_ctx, const Split& sp, const std::vector<bool>& nx) {
+    std::vector<char> next(und, false);  // overflow_bufts: false = system RAM
+    auto mems = [&](int64_t n_ctx, const Split& sp, const std::vector<char>& nx) {
         const std::vector<DeviceMem> d = use(n_ctx, sp, nx);
         std::vector<int64_t> m(und);
         for (size_t i = 0; i < und; ++i) m[i] = i < d.size() ? d[i].total : INT64_MAX;
@@ -187,7 +187,7 @@ LlamaFit fit_devices(const FitArgs& a, const DevicesUse& use, LlamaFit f) {
     }
     out.push_back(kImpl + std::string("projected to use ") + mib(sum_used) + " MiB of device memory vs. " +
                   mib(sum_free) + " MiB of free device memory");
-    auto finish = [&](const std::string& outcome, const Split& sp, const std::vector<bool>& nx,
+    auto finish = [&](const std::string& outcome, const Split& sp, const std::vector<char>& nx,
                       const std::vector<int64_t>& mem) {
         f.outcome = outcome;
         f.context = f.n_ctx / std::max<int64_t>(1, a.seqs);
@@ -272,9 +272,8 @@ LlamaFit fit_devices(const FitArgs& a, const DevicesUse& use, LlamaFit f) {
     // `lo` toward a `hi` over the target, a step of the interpolated share of the headroom, at
     // least one and short of `hi`. `count` is what moves, `make(lo, step)` the next guess.
     auto search = [&](size_t id, Split& lo, std::vector<int64_t>& mem_lo, Split hi, std::vector<int64_t> mem_hi,
-                      const std::function<int64_t(const Split&)>& count,
-                      const std::function<Split(const Split&, int64_t)>& make,
-                      const std::function<void(const Split&)>& on_accept) {
+                      FunctionRef<int64_t(const Split&)> count, FunctionRef<Split(const Split&, int64_t)> make,
+                      FunctionRef<void(const Split&)> on_accept) {
         int64_t delta = count(hi) - count(lo);
         while (delta > 1) {
             const int64_t headroom = mem_hi[id] - mem_lo[id];
@@ -387,7 +386,7 @@ LlamaFit fit_devices(const FitArgs& a, const DevicesUse& use, LlamaFit f) {
             test[id].n_layer++;
             test[id].n_part++;
             if (test[dense_start_test].n_part == 0) dense_start_test++;
-            std::vector<bool> next_test = next;
+            std::vector<char> next_test = next;
             if (id + 1 < und) next_test[id] = true;
             auto fits = [&](const std::vector<int64_t>& mt) {
                 return mt[id] < targets[id] && (id + 1 == und || mt[id + 1] < targets[id + 1]);
@@ -459,8 +458,7 @@ std::vector<int64_t> llamacpp_free_split(const std::vector<int64_t>& free_bytes,
     return split_by_weight(weight, ngl);
 }
 
-LlamaFit llamacpp_fit(const FitArgs& a, const std::function<int64_t(int64_t, int64_t)>& used, const MoeUse& used_moe,
-                      const DevicesUse& devices_use) {
+LlamaFit llamacpp_fit(const FitArgs& a, FitUse used, MoeUse used_moe, DevicesUse devices_use) {
     LlamaFit f;
     f.free_bytes = a.free_bytes;
     f.target_bytes = a.target_bytes;
@@ -541,7 +539,7 @@ LlamaFit llamacpp_fit(const FitArgs& a, const std::function<int64_t(int64_t, int
     if (a.moe) {
         // Steps 3 and 4 for a MoE on one device (common_params_fit_impl).
         const int64_t target = sat_sub(a.free_bytes, a.target_bytes);
-        const std::function<int64_t(const MoeSplit&)> mem_of = [&](const MoeSplit& s) { return used_moe(f.n_ctx, s); };
+        auto mem_of = [&](const MoeSplit& s) { return used_moe(f.n_ctx, s); };
         // Every layer with only its dense tensors on the device: the surplus decides step 4.
         const int64_t surplus_moe = sat_sub(target, mem_of(MoeSplit{all_layers, all_layers, FitFraction::Moe}));
         out.push_back(kImpl + std::string("with only dense weights in device memory there is ") +

@@ -367,9 +367,10 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
         auto used = [&](int64_t n_ctx, int64_t layers) { return need(n_ctx, layers, nullptr); };
         // A GGUF names its expert tensors, so --fit's tensor patterns can be followed; for a
         // config the expert bytes are estimated from its expert counts and FFN sizes.
+        // (The fit's callbacks are references: their lambdas live in this scope.)
+        auto used_moe_fn = [&](int64_t n_ctx, const MoeSplit& s) { return need(n_ctx, s.n_layer, &s); };
         MoeUse used_moe;
-        if (!lw->ffn.empty() && n == 1)
-            used_moe = [&](int64_t n_ctx, const MoeSplit& s) { return need(n_ctx, s.n_layer, &s); };
+        if (!lw->ffn.empty() && n == 1) used_moe = used_moe_fn;
         // Several GPUs: each device's slots, weights less what its partial layers leave in
         // RAM or pass to the next device, the KV of its layers, and its own compute buffer
         // (the per-GPU estimate of this budget) when it holds a slot or is the first device:
@@ -423,66 +424,66 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
         };
         // llama.cpp splits over at most llama_max_devices() (16) devices; past that the split
         // is not predicted (and its cost here grows with the square of the count).
-        if (n > 1 && n <= kLlamaMaxDevices)
-            devices_use = [&](int64_t n_ctx, const std::vector<MoeSplit>& sp,
-                              const std::vector<bool>& next) -> std::vector<DeviceMem> {
-                LlamaOptions p = o;
-                p.n_seq_max = seqs_now;
-                p.n_ctx = n_ctx;
-                bool bad = false;
-                auto kv_suffix = [&](int64_t first) -> int64_t {
-                    if (!off.kv_offload || first >= n_layer) return 0;
-                    auto key = std::make_tuple(n_ctx, seqs_now, first);
-                    if (auto it = kv_cache.find(key); it != kv_cache.end()) return it->second;
-                    ModelSpec sub = m;
-                    sub.layers.assign(m.layers.begin() + first, m.layers.end());
-                    const bool cached = std::any_of(sub.layers.begin(), sub.layers.end(),
-                                                    [](const Layer& ly) { return ly.kind != LayerKind::None; });
-                    int64_t v = 0;
-                    if (cached) {
-                        // A -md draft's KV is placed with its own layers below.
-                        auto l = llamacpp_layout(sub, p);
-                        if (l)
-                            v = l->total_bytes;
-                        else
-                            bad = true;
-                    }
-                    // An MTP draft's KV: with the nextn layers among these.
-                    if (auto d = mtp_kv_from(p, first))
-                        v = sat_add(v, d.value());
+        auto devices_fn = [&](int64_t n_ctx, const std::vector<MoeSplit>& sp,
+                              const std::vector<char>& next) -> std::vector<DeviceMem> {
+            LlamaOptions p = o;
+            p.n_seq_max = seqs_now;
+            p.n_ctx = n_ctx;
+            bool bad = false;
+            auto kv_suffix = [&](int64_t first) -> int64_t {
+                if (!off.kv_offload || first >= n_layer) return 0;
+                auto key = std::make_tuple(n_ctx, seqs_now, first);
+                if (auto it = kv_cache.find(key); it != kv_cache.end()) return it->second;
+                ModelSpec sub = m;
+                sub.layers.assign(m.layers.begin() + first, m.layers.end());
+                const bool cached = std::any_of(sub.layers.begin(), sub.layers.end(),
+                                                [](const Layer& ly) { return ly.kind != LayerKind::None; });
+                int64_t v = 0;
+                if (cached) {
+                    // A -md draft's KV is placed with its own layers below.
+                    auto l = llamacpp_layout(sub, p);
+                    if (l)
+                        v = l->total_bytes;
                     else
                         bad = true;
-                    return kv_cache[key] = v;
-                };
-                int64_t slots = 0;
-                for (const MoeSplit& d : sp) slots += d.n_layer;
-                std::vector<DeviceMem> draft_on(sp.size());
-                if (!draft_slots.empty()) {
-                    const std::vector<int64_t> counts = draft_split(sp);
-                    const auto n_d = static_cast<int64_t>(draft_model->layers.size());
-                    int64_t j = 0;
-                    for (size_t i = 0; i < sp.size() && i < counts.size(); ++i) {
-                        for (int64_t k = 0; k < counts[i]; ++k, ++j)
-                            draft_on[i].model = sat_add(draft_on[i].model, draft_slots[static_cast<size_t>(j)]);
-                        draft_on[i].total = sat_sub(draft_kv_suffix(n_ctx, j - counts[i], bad),
-                                                    draft_kv_suffix(n_ctx, std::min(j, n_d), bad));
-                    }
                 }
-                std::vector<DeviceMem> out(sp.size());
-                int64_t first = n_layer + 1 - slots, spill = 0;
-                for (size_t i = 0; i < sp.size(); ++i) {
-                    const RangeUse u = llamacpp_range(m, lw.value(), first, sp[i], kv_suffix);
-                    out[i].model = sat_add(sat_add(u.weights, spill), draft_on[i].model);
-                    const bool computes = i == 0 || sp[i].n_layer > 0;
-                    out[i].total = sat_add(sat_add(sat_add(out[i].model, u.kv), draft_on[i].total),
-                                           computes ? r.activation_bytes : 0);
-                    spill = i < next.size() && next[i] ? u.spill : 0;
-                    first += sp[i].n_layer;
-                }
-                if (bad)
-                    for (DeviceMem& d : out) d = {INT64_MAX, INT64_MAX};
-                return out;
+                // An MTP draft's KV: with the nextn layers among these.
+                if (auto d = mtp_kv_from(p, first))
+                    v = sat_add(v, d.value());
+                else
+                    bad = true;
+                return kv_cache[key] = v;
             };
+            int64_t slots = 0;
+            for (const MoeSplit& d : sp) slots += d.n_layer;
+            std::vector<DeviceMem> draft_on(sp.size());
+            if (!draft_slots.empty()) {
+                const std::vector<int64_t> counts = draft_split(sp);
+                const auto n_d = static_cast<int64_t>(draft_model->layers.size());
+                int64_t j = 0;
+                for (size_t i = 0; i < sp.size() && i < counts.size(); ++i) {
+                    for (int64_t k = 0; k < counts[i]; ++k, ++j)
+                        draft_on[i].model = sat_add(draft_on[i].model, draft_slots[static_cast<size_t>(j)]);
+                    draft_on[i].total = sat_sub(draft_kv_suffix(n_ctx, j - counts[i], bad),
+                                                draft_kv_suffix(n_ctx, std::min(j, n_d), bad));
+                }
+            }
+            std::vector<DeviceMem> out(sp.size());
+            int64_t first = n_layer + 1 - slots, spill = 0;
+            for (size_t i = 0; i < sp.size(); ++i) {
+                const RangeUse u = llamacpp_range(m, lw.value(), first, sp[i], kv_suffix);
+                out[i].model = sat_add(sat_add(u.weights, spill), draft_on[i].model);
+                const bool computes = i == 0 || sp[i].n_layer > 0;
+                out[i].total =
+                    sat_add(sat_add(sat_add(out[i].model, u.kv), draft_on[i].total), computes ? r.activation_bytes : 0);
+                spill = i < next.size() && next[i] ? u.spill : 0;
+                first += sp[i].n_layer;
+            }
+            if (bad)
+                for (DeviceMem& d : out) d = {INT64_MAX, INT64_MAX};
+            return out;
+        };
+        if (n > 1 && n <= kLlamaMaxDevices) devices_use = devices_fn;
         fa.total_bytes = r.gpu_total_bytes;
         // GPUs that differ: each one's free memory, as the backend reports it (a Mac's size is
         // its RAM, never a list).

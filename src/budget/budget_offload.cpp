@@ -99,7 +99,7 @@ Result<LayerWeights> llamacpp_layer_weights(const ModelSpec& m, const WeightByte
 }
 
 RangeUse llamacpp_range(const ModelSpec& m, const LayerWeights& lw, int64_t first, const MoeSplit& s,
-                        const std::function<int64_t(int64_t)>& kv_suffix) {
+                        FunctionRef<int64_t(int64_t)> kv_suffix) {
     RangeUse u;
     const auto n_layer = static_cast<int64_t>(m.layers.size());
     const int64_t end = std::min(first + s.n_layer, n_layer + 1);

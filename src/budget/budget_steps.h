@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "base/function_ref.h"
 #include "budget/budget.h"
 #include "engines/llamacpp.h"
 
@@ -117,9 +118,13 @@ struct FitArgs {
     // device has free_bytes and total_bytes).
     std::vector<int64_t> device_free, device_total;
 };
+// The fit's callbacks are FunctionRefs (src/base/function_ref.h): called only during
+// llamacpp_fit, so the caller's lambdas must live until it returns.
+// `used(n_ctx, n_gpu_layers)`: the GPU's bytes.
+using FitUse = FunctionRef<int64_t(int64_t, int64_t)>;
 // `used_moe(n_ctx, split)`: the GPU's bytes with a MoE split (empty: a MoE's layer split is
 // not predicted).
-using MoeUse = std::function<int64_t(int64_t, const MoeSplit&)>;
+using MoeUse = FunctionRef<int64_t(int64_t, const MoeSplit&)>;
 // One device's bytes as get_memory_for_layers reports them.
 struct DeviceMem {
     int64_t model = 0, total = 0;  // weights; weights + KV + compute buffer
@@ -128,10 +133,8 @@ struct DeviceMem {
 // device's share (its ngl_t, device 0 holding the lowest slots), and for each device whether
 // the first partial layer's fraction goes to the next device instead of system RAM
 // (overflow_bufts); returns every device's weights and total.
-using DevicesUse =
-    std::function<std::vector<DeviceMem>(int64_t, const std::vector<MoeSplit>&, const std::vector<bool>&)>;
-LlamaFit llamacpp_fit(const FitArgs& a, const std::function<int64_t(int64_t, int64_t)>& used,
-                      const MoeUse& used_moe = {}, const DevicesUse& devices_use = {});
+using DevicesUse = FunctionRef<std::vector<DeviceMem>(int64_t, const std::vector<MoeSplit>&, const std::vector<char>&)>;
+LlamaFit llamacpp_fit(const FitArgs& a, FitUse used, MoeUse used_moe = {}, DevicesUse devices_use = {});
 // llama_model::load_tensors' default split over `n` devices with equal free memory: slots
 // per device (the last one holds the output layer).
 std::vector<int64_t> llamacpp_even_split(int64_t n_devices, int64_t ngl);
@@ -145,7 +148,7 @@ struct RangeUse {
 };
 // `kv_suffix(i)`: the KV bytes of layers i.. (i = n_layer: none).
 RangeUse llamacpp_range(const ModelSpec& m, const LayerWeights& lw, int64_t first, const MoeSplit& s,
-                        const std::function<int64_t(int64_t)>& kv_suffix);
+                        FunctionRef<int64_t(int64_t)> kv_suffix);
 
 std::string fraction_text(double v);  // 0.9 -> "0.9", as a flag value
 // One GPU's parts from what the engine step resolved, with `kv_bytes` the KV that GPU holds

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <optional>
-#include <unordered_map>
 #include <vector>
 
 #include "base/arith.h"
@@ -16,20 +15,35 @@ namespace kvb {
 namespace {
 
 // Layer id -> its spec, built once: a linear search per group layer made the capacity
-// code O(layers^2) (100,000 Gemma 3 layers took 20 s).
-std::unordered_map<int64_t, const VllmLayerSpec*> spec_index(const VllmLayout& l) {
-    std::unordered_map<int64_t, const VllmLayerSpec*> ix;
-    ix.reserve(l.layers.size());
-    for (const auto& s : l.layers) ix.emplace(s.layer, &s);
-    return ix;
-}
+// code O(layers^2) (100,000 Gemma 3 layers took 20 s). Ids are dense (0 .. 2 x layers:
+// VllmLayerSpec::layer), so a vector indexed by id; the first spec of an id wins. Not an
+// unordered_map: its hash table was ~2.6 KB of the page's calculator module (issue 13).
+class SpecIndex {
+public:
+    explicit SpecIndex(const VllmLayout& l) {
+        for (const auto& s : l.layers) {
+            if (s.layer < 0) continue;
+            const auto id = static_cast<size_t>(s.layer);
+            if (id >= by_id_.size()) by_id_.resize(id + 1, nullptr);
+            if (!by_id_[id]) by_id_[id] = &s;
+        }
+    }
+    // nullptr: no spec has that id (never for a group's layer: vllm_groups.cpp builds the
+    // groups from the layers' ids).
+    const VllmLayerSpec* find(int64_t layer) const {
+        return layer >= 0 && static_cast<size_t>(layer) < by_id_.size() ? by_id_[static_cast<size_t>(layer)] : nullptr;
+    }
+
+private:
+    std::vector<const VllmLayerSpec*> by_id_;
+};
 
 // What each pipeline stage's request cost depends on apart from the token count, for all
 // stages in one pass over the layers: a pass per stage made pipeline parallelism
 // O(pp x layers) (4,096 stages of 100,000 layers).
 struct Stages {
     std::vector<int64_t> gs;                                 // per stage: largest group's layer count there
-    std::vector<bool> has_kv;                                // per stage: any cache layer
+    std::vector<char> has_kv;                                // per stage: any cache layer
     std::vector<std::vector<const VllmLayerSpec*>> uniform;  // UniformTypeKVCacheSpecs: each stage's specs
     std::vector<const VllmLayerSpec*> firsts;                // each group's first spec (the same on every stage)
 };
@@ -45,22 +59,22 @@ Stages stages_of(const VllmLayout& l) {
         for (const auto& s : l.layers) v.uniform[static_cast<size_t>(s.pp_rank)].push_back(&s);
         return v;
     }
-    const auto ix = spec_index(l);
+    const SpecIndex ix(l);
     std::vector<int64_t> n(pp, 0);
     std::vector<size_t> touched;
     for (const auto& g : l.groups) {
         touched.clear();
         for (int64_t li : g.layers) {
-            auto it = ix.find(li);
-            if (it == ix.end()) continue;
-            const size_t r = static_cast<size_t>(it->second->pp_rank);
+            const VllmLayerSpec* spec = ix.find(li);
+            if (!spec) continue;
+            const size_t r = static_cast<size_t>(spec->pp_rank);
             if (n[r]++ == 0) touched.push_back(r);
         }
         for (size_t r : touched) {
             v.gs[r] = std::max(v.gs[r], n[r]);
             n[r] = 0;
         }
-        v.firsts.push_back(ix.at(g.layers.front()));
+        v.firsts.push_back(ix.find(g.layers.front()));
     }
     return v;
 }
@@ -121,9 +135,9 @@ int64_t vllm_request_blocks(const VllmLayout& l, int64_t tokens) {
     // The scheduler's view: one spec per group (UniformTypeKVCacheSpecs collapses to its
     // first layer), blocks = sum over groups of cdiv(max_memory_usage_bytes, page_size_bytes).
     int64_t blocks = 0;
-    const auto ix = spec_index(l);
+    const SpecIndex ix(l);
     for (const auto& g : l.groups) {
-        const VllmLayerSpec* s0 = ix.at(g.layers.front());
+        const VllmLayerSpec* s0 = ix.find(g.layers.front());
         blocks = sat_add(blocks, cdiv(vllm_spec_max_memory(*s0, tokens, l), s0->page_size_bytes));
     }
     return blocks;
