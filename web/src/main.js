@@ -751,7 +751,6 @@ async function boot() {
   // types there: filled after the first answer is painted, not before it (issue 13).
   afterPaint(fillModelList);
   setStatus('');
-  buildControls.populate?.(app);
   await loadModel({ id: state.model, revision: state.revision, quant: state.quant }, { preferCatalog: true });
 }
 

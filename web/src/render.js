@@ -266,25 +266,27 @@ export function renderResults(app, view) {
     });
   }
   const want = (id) => whole || !!app.firstSections?.has(id);
-  out.push(...lowerSections(app, view, want));
+  const chart = chartData(app, view);
+  out.push(...lowerSections(app, view, want, chart));
 
   // Tables built anew (not only patched) are watched for overflow.
   if (patchTree(body, out)) markScrollable(body);
   // After insertion, so the chart takes the width its card really has.
-  app.chart.update(chartData(app, view));
+  app.chart.update(chart);
 }
 
-// What the chart draws for `view`.
+// What the chart draws for `view`. The crossover is quoted only inside the model's range;
+// the chart marks where memory runs out.
 function chartData(app, view) {
   const kv = view.kv;
   const modelMax = view.budget?.model_max_len || app.model.spec.max_position_embeddings || 0;
   const crossoverInRange = kv.crossover_context > 0 && (!modelMax || kv.crossover_context <= modelMax) ? kv.crossover_context : 0;
   const memoryLimit = view.budget && view.budget.max_context_physical > 0 && view.budget.max_context_physical < (1 << 24) ? view.budget.max_context_physical : 0;
-  return { contexts: kv.curve.contexts, kvBytes: kv.curve.bytes, weightsBytes: kv.weights_bytes, capacityBytes: view.chart_capacity_bytes, crossoverContext: crossoverInRange, context: kv.context, memoryLimit };
+  return { contexts: kv.curve.contexts, kvBytes: kv.curve.bytes, weightsBytes: kv.weights_bytes, capacityBytes: view.chart_capacity_bytes, crossoverContext: crossoverInRange, context: kv.context, memoryLimit, modelMax };
 }
 
 // The result sections under the headline cards, those `want(id)` names.
-function lowerSections(app, view, want) {
+function lowerSections(app, view, want, chart) {
   const b = view.budget;
   const m = app.model.spec;
   const kv = view.kv;
@@ -330,9 +332,7 @@ function lowerSections(app, view, want) {
     rows: kv.head_variants.map((r) => ({ variant: t('variant.' + r.variant), kvHeads: r.kv_heads, bytesPerToken: r.bytes_per_token, bytesTotal: r.bytes_total, _class: r.variant === 'actual' ? 'current' : null })),
   };
 
-  // The crossover is quoted only inside the model's range; the chart marks where memory runs out.
-  const modelMax = view.budget?.model_max_len || app.model.spec.max_position_embeddings || 0;
-  const crossoverInRange = kv.crossover_context > 0 && (!modelMax || kv.crossover_context <= modelMax) ? kv.crossover_context : 0;
+  const { crossoverContext: crossoverInRange, modelMax } = chart;
   if (want('context')) out.push(section('context', t('table.context.heading'), renderTable(ctxTable, v)));
   if (want('chart')) {
     // The chart's buttons read app.chart when pressed: built once per language, then kept.

@@ -400,12 +400,12 @@ function showSimError(app, text) {
   e.hidden = !text;
 }
 
+const SIM_SNAPSHOTS = 60; // the block map's scrubber
+
 // A worker that has loaded its module ahead of Run (and the selected trace), so a
 // run pays for the simulation alone (issue 13: Run to the drawn result within 2x
 // the native time). Started once the page is idle after its first answer, never
 // before it; a finished run's worker is kept as the next spare.
-const SIM_SNAPSHOTS = 60; // the block map's scrubber
-
 function newWorker() {
   return new Worker(new URL('sim-worker.js', import.meta.url), { type: 'module' });
 }

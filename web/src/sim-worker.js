@@ -49,6 +49,12 @@ function ggufModel(core, gguf) {
   return core.ggufModel(ids, gguf.name);
 }
 
+// A simulation over a fetched trace's bytes (read by the core through a reader), or over
+// the input alone (a synthetic workload, or a pasted trace in input.trace).
+function simulate(core, model, input, traceBytes) {
+  return traceBytes ? core.simulate(model, input, (at, n) => traceBytes.subarray(at, at + n)) : core.simulate(model, input);
+}
+
 async function run(msg) {
   const t0 = performance.now();
   const core = await loadCore();
@@ -65,10 +71,8 @@ async function run(msg) {
       const file = msg.traceFile;
       const reader = new FileReaderSync();
       sim = core.simulate(model, msg.input, (at, n) => new Uint8Array(reader.readAsArrayBuffer(file.slice(at, at + n))));
-    } else if (traceBytes) {
-      sim = core.simulate(model, msg.input, (at, n) => traceBytes.subarray(at, at + n));
     } else {
-      sim = core.simulate(model, trace ? { ...msg.input, trace } : msg.input);
+      sim = simulate(core, model, trace ? { ...msg.input, trace } : msg.input, traceBytes);
     }
     self.postMessage({ type: 'started', run: sim.info });
     const tRun = performance.now();
@@ -111,6 +115,9 @@ async function run(msg) {
 // Chromium against 42 ms with every function optimized (--no-wasm-dynamic-tiering), and
 // only about the sixth Run was fast. So a spare worker first runs the same settings on a
 // slice of the workload, in short calls, to get the hot code optimized before the click.
+// It speeds up the Runs after the first; the first Run of the whole Azure trace is still
+// slow (150-260 ms in Dec 2026): the slice does not reach all of its hot code, and a
+// warm-up over the whole trace (2.3 s of CPU) is too much to spend on a guess.
 const WARM_REQUESTS = 2000;
 const WARM_STEPS = 250;
 const WARM_BUDGET_MS = 250;
@@ -134,7 +141,7 @@ async function warmUp(msg) {
   const going = () => !stopWarming && performance.now() - t0 < WARM_BUDGET_MS;
   try {
     while (going()) {
-      const sim = traceBytes ? core.simulate(model, input, (at, n) => traceBytes.subarray(at, at + n)) : core.simulate(model, input);
+      const sim = simulate(core, model, input, traceBytes);
       try {
         let done = false;
         while (!done && going()) {
@@ -159,7 +166,8 @@ self.onmessage = (ev) => {
     // Only for settings the worker can read itself (a config text, no user file).
     if (msg.run?.configText && !stopWarming && !warming) {
       const w0 = performance.now();
-      warming = warmUp(msg.run).catch(() => {}).then(() => self.postMessage({ type: 'warmed', ms: performance.now() - w0 }));
+      // 'warmed' only after a warm-up that ran (settings the core refuses are reported by Run).
+      warming = warmUp(msg.run).then(() => self.postMessage({ type: 'warmed', ms: performance.now() - w0 }), () => {});
     }
     return;
   }
