@@ -68,7 +68,25 @@ const englishSplit = {
 };
 function englishPart(file, views) {
   const all = JSON.parse(fs.readFileSync(file, 'utf8'));
-  return JSON.stringify(Object.fromEntries(Object.entries(all).filter(([k]) => VIEW_PREFIXES.some((p) => k.startsWith(p)) === views)));
+  return JSON.stringify(Object.fromEntries(Object.entries(all).filter(([k, v]) => VIEW_PREFIXES.some((p) => k.startsWith(p)) === views && !coreWords(k, v))));
+}
+// The calculator module the page loads, run under node: the build's answers are its bytes.
+const { loadKvbudget } = await import('../wasm/kvbudget-calc.js');
+const calc = await loadKvbudget({ wasmBinary: fs.readFileSync(path.join(wasmDir, 'kvbudget-calc.wasm')) });
+// A Message reaches the page with its English `text`, which the core rendered from its own
+// template (src/base/message.cpp), and message.js shows that text for a code the catalog
+// lacks. So English msg.<code> the core words the same way is left out of the page's bundle
+// (issue 13: ~9 KB gzip before every first answer): the page then shows the same sentence.
+// Kept: a template the page words differently, and one naming {field} or {flag}, which
+// tMsg replaces by the control's label; a brace that is not a {name} placeholder too. The
+// whole module's table: the calculator's lacks the codes only the views emit.
+const { loadKvbudget: loadWhole } = await import('../wasm/kvbudget.js');
+const whole = await loadWhole({ wasmBinary: fs.readFileSync(path.join(wasmDir, 'kvbudget.wasm')) });
+const coreTemplates = new Map(whole.catalog().messages.map((m) => [m.code, m.english]));
+function coreWords(key, english) {
+  if (!key.startsWith('msg.')) return false;
+  const core = coreTemplates.get(key.slice(4));
+  return core === english && !/\{(field|flag)\}/.test(english) && !/[{}]/.test(english.replace(/\{\w+\}/g, ''));
 }
 const built = await esbuild.build({
   ...common,
@@ -121,9 +139,6 @@ const languageFiles = Object.fromEntries(Object.entries(built.metafile.outputs)
   .map(([file, o]) => [path.basename(o.entryPoint, '.json'), path.basename(file)]));
 if (!defaultFile) throw new Error(`build-site: the default model ${DEFAULT_MODEL} is not in the catalog (data/), so the page has no first answer to prerender`);
 const defaultConfig = fs.readFileSync(path.join(site, 'catalog', defaultFile), 'utf8').trim();
-// The calculator module the page loads, run under node: the build's answers are its bytes.
-const { loadKvbudget } = await import('../wasm/kvbudget-calc.js');
-const calc = await loadKvbudget({ wasmBinary: fs.readFileSync(path.join(wasmDir, 'kvbudget-calc.wasm')) });
 const ANSWER_PREFIX = '{"ok":true,"value":';
 // The core's Answer for `input` as the bytes it wrote, or null with what it said instead.
 function coreAnswer(model, input) {

@@ -14,6 +14,7 @@
 //      event to the end of the frame that paints its answer (goal: median <= 16 ms), and a control
 //      change (select / number field) from the change event to the end of that frame (goal <= 30 ms)
 //   4. one compute() in the calculator WASM under node, for context
+// ONLY=bytes: part 2 alone, one load each (bytes are deterministic); ONLY=interaction: part 3 alone.
 // "Load" is wall time seen from the driver: page.goto() until the page reports (through an exposed
 // binding, no polling) its load event (blank) or data-state=ready (kvbudget); both pay the same
 // navigation and renderer costs. The in-page times (from navigation start) are printed beside them.
@@ -154,6 +155,12 @@ async function recompute() {
 }
 
 const kb = (b) => `${(b / 1000).toFixed(1)} KB`;
+const requestList = (run) => run.files.map((f) => `${new URL(f.url).pathname.replace(/^\//, '') || 'index.html'} ${f.bytes}`).join(', ');
+// A blog's card is preset by its link to the model the post is about: its answer is not the
+// default one, so it is measured too; at a slider stop the build answered (answers/), and at a
+// context it did not (the calculator module first), so neither case is left unmeasured.
+const PRESET = '?embed=1&model=Qwen/Qwen3-8B&ctx=32768';
+const OFF_GRID = '?embed=1&model=Qwen/Qwen3-8B&ctx=30000';
 const rc = await recompute();
 const server = await startStaticServer({ root: site, extra: { '/blank.html': BLANK } });
 const browser = await launch();
@@ -167,14 +174,17 @@ try {
   // Warm the browser process and the server once; not counted.
   await coldLoad(browser, server.url + 'blank.html', 'blank');
   await coldLoad(browser, server.url, 'page');
+  if (process.env.ONLY === 'bytes') {
+    // The bytes before each first answer alone (deterministic: one load each suffices).
+    for (const [name, q] of [['page', ''], ['embed', '?embed=1'], ['preset embed', PRESET], ['off-grid preset embed', OFF_GRID]]) {
+      const run = await coldLoad(browser, server.url + q, 'page');
+      console.log(`gzip bytes before the first answer, ${name}: ${kb(run.bytes)}  (${requestList(run)})`);
+    }
+    process.exit(0);
+  }
   const blank = [];
   const page = [];
   const embed = [];
-  // A blog's card is preset by its link to the model the post is about: its answer is not the
-  // default one, so it is measured too; at a slider stop the build answered (answers/), and at a
-  // context it did not (the calculator module first), so neither case is left unmeasured.
-  const PRESET = '?embed=1&model=Qwen/Qwen3-8B&ctx=32768';
-  const OFF_GRID = '?embed=1&model=Qwen/Qwen3-8B&ctx=30000';
   const preset = [];
   const offGrid = [];
   for (let i = 0; i < RUNS; i++) {
@@ -201,9 +211,8 @@ try {
   const files = page[0].files.map((f) => `${new URL(f.url).pathname.replace(/^\//, '') || 'index.html'} ${f.bytes}`).join(', ');
   console.log(`gzip bytes before the first answer: page ${kb(median(page.map((x) => x.bytes)))}, embed ${kb(median(embed.map((x) => x.bytes)))}, preset embed ${kb(median(preset.map((x) => x.bytes)))}, off-grid preset embed ${kb(median(offGrid.map((x) => x.bytes)))}  (goal <= 150 KB)`);
   console.log(`  page requests: ${files}`);
-  const requests = (run) => run.files.map((f) => `${new URL(f.url).pathname.replace(/^\//, '') || 'index.html'} ${f.bytes}`).join(', ');
-  console.log(`  preset embed requests: ${requests(preset[0])}`);
-  console.log(`  off-grid preset embed requests: ${requests(offGrid[0])}`);
+  console.log(`  preset embed requests: ${requestList(preset[0])}`);
+  console.log(`  off-grid preset embed requests: ${requestList(offGrid[0])}`);
   console.log(`  requested after the answer: ${page[0].after.map((p) => p.replace(/^\//, '')).join(', ') || 'none'}`);
   console.log(`slider step, key -> painted, ${steps.length} steps: median ${ms(median(steps))}, p95 ${ms(p95(steps))}  (goal: median <= 16 ms)`);
   console.log(`control change -> painted, ${changes.length} changes: median ${ms(median(changes))}, p95 ${ms(p95(changes))}  (goal <= 30 ms)`);

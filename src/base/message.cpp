@@ -12,6 +12,11 @@ Message note(std::string code, MessageParams params) {
     return Message{std::move(code), std::move(params)};
 }
 
+// The calculator module (the page's first answer, wasm/CMakeLists.txt) emits none of the
+// codes of the log check, the lab, a simulation's conclusions and setup, or the GGUF reader
+// (src/check/, src/sim/, src/model/gguf*: not among its sources). Built with
+// KVB_CALCULATOR_MESSAGES, their English stays out of it: ~5 KB gzip fewer before an answer
+// it computes (issue 13). Every other build, the CLI's and the whole module's, has them all.
 // One table, grouped by the stage that emits the code. Wording: what happened and,
 // where there is one, what to do; CLI flags may be named here (the page's catalogs
 // word the same codes in terms of its own controls).
@@ -289,6 +294,7 @@ const std::vector<MessageTemplate>& message_templates() {
         {"over_model_max_vllm",
          "{context} tokens is past the model's limit of {max}: vLLM refuses to start. Memory alone would hold "
          "{physical} tokens per sequence"},
+#ifndef KVB_CALCULATOR_MESSAGES
         // What a simulation found (sim/conclusions.cpp)
         {"sim_most_served",
          "{policy} served the most: {finished} of {requests} requests finished, {throughput} tokens/s, {running} "
@@ -303,6 +309,7 @@ const std::vector<MessageTemplate>& message_templates() {
          "overloaded: requests arrive at {offered}/s but the GPU finishes at most {served}/s ({policy}); the queue "
          "never drains, so each request waits longer than the last (median time to first token {ttft}, p99 "
          "{ttft_p99}). Lower the rate or add memory: the policies' latencies compare queues, not allocators"},
+#endif
         {"budget_overflow",
          "{model}: these settings need more than 8 EiB on one GPU, beyond what 64-bit byte counts hold"},
         {"nothing_fits", "no context length fits: free memory (more GPUs, a smaller weights format, lower overheads)"},
@@ -377,13 +384,16 @@ const std::vector<MessageTemplate>& message_templates() {
         {"no_paging",
          "{model} has no context-proportional KV cache (only sliding-window or recurrent state): paging does not "
          "apply"},
+#ifndef KVB_CALCULATOR_MESSAGES
         {"sim_unknown_gpu", "unknown GPU '{gpu}'"},
+#endif
         {"no_max_model_len", "{model} has no max_position_embeddings: give the max model length"},
         {"gpu_or_memory_needed", "a GPU or its memory size is needed"},
         {"no_kv_memory",
          "no memory is left for the KV cache on {gpu} at utilization {utilization} (weights {weights})"},
         {"unknown_workload", "unknown workload '{value}'"},
 
+#ifndef KVB_CALCULATOR_MESSAGES
         // --- gguf: GGUF header reader and metadata -> ModelSpec (src/model/gguf*.cpp) ---
         {"gguf_not_gguf", "{file} is not a GGUF file (it starts with '{magic}', not 'GGUF')"},
         {"gguf_v1", "{file} is a GGUF version 1 file, which llama.cpp no longer reads: convert it again"},
@@ -421,13 +431,16 @@ const std::vector<MessageTemplate>& message_templates() {
         {"gguf_nextn",
          "{arch}.nextn_predict_layers = {n}: the multi-token-prediction layers get no KV cache, and llama.cpp loads "
          "their weights only for --spec-type draft-mtp"},
+#endif
         {"gguf_nextn_unloaded",
          "llama.cpp skips the file's multi-token-prediction layers without --spec-type draft-mtp (\"model has unused "
          "tensor ... -- ignoring\"): {bytes} of the file are not loaded"},
+#ifndef KVB_CALCULATOR_MESSAGES
         {"gguf_legacy_mla",
          "{file} was converted without the split MLA tensors (attn_k_b / attn_v_b): llama.cpp caches full K and V per "
          "head ({heads} heads x {k} + {v}), not the {latent}-wide latent"},
         {"gguf_read", "read from the GGUF header: {tensors} tensors, {bytes} of weights"},
+#endif
         // --- simulator inputs (src/sim/session.cpp SimInputs) ---
         {"sim_bad_policy", "{flag} must be paged, max, pow2, oracle or all, got '{value}'"},
         {"sim_bad_preemption", "{flag} must be v0, recompute or swap, got '{value}'"},
@@ -478,10 +491,12 @@ const std::vector<MessageTemplate>& message_templates() {
         // --- issue 12, vLLM side: engine versions in budget and check, drafter weights ---
         {"engine_version_transformers",
          "transformers has no version-dependent format in kvbudget: leave the engine version ({value}) empty"},
+#ifndef KVB_CALCULATOR_MESSAGES
         {"check_pp_all_layers",
          "vLLM 0.14 and 0.15 checked one request's memory as if every pipeline stage held all {layers} layers "
          "(vllm-project/vllm#32105, #34076; fixed by PR #33698): the log's not-enough-memory figures count them "
          "all"},
+#endif
         {"vllm_drafter_weights_mtp",
          "{method}: the model's MTP module(s) add {params} parameters ({bytes}) on the last pipeline stage; vLLM "
          "shares the token embedding and lm_head with them"},
@@ -493,8 +508,10 @@ const std::vector<MessageTemplate>& message_templates() {
          "{params} parameters ({bytes}) on the last pipeline stage"},
         {"vllm_drafter_weights_draft_model",
          "{method}: the draft model adds its {params} parameters ({bytes}) on the last pipeline stage"},
+#ifndef KVB_CALCULATOR_MESSAGES
         {"check_version_from_log",
          "the log prints its own version, {printed}: it is used, not the --engine-version given ({given})"},
+#endif
         // --- vLLM speculative decoding (src/engines/vllm.cpp) ---
         {"vllm_spec_config_bad",
          "--speculative-config must be a JSON object with a \"method\" (eagle, eagle3, mtp, draft_model, ngram, ...) "
@@ -506,6 +523,7 @@ const std::vector<MessageTemplate>& message_templates() {
          "draft_model, ngram, suffix, medusa, mlp_speculator)"},
         {"vllm_drafter_layers",
          "speculative decoding ({method}): {layers} drafter attention layer(s) take pages from the same KV cache pool"},
+#ifndef KVB_CALCULATOR_MESSAGES
         // --- check: an engine's log against the prediction (src/check/) ---
         {"check_empty",
          "the log is empty: paste the start-up log of vLLM or llama.cpp (from the launch command to the first "
@@ -640,6 +658,7 @@ const std::vector<MessageTemplate>& message_templates() {
          "{short} more than the GPU had free was needed: vLLM was given {util} of the GPU (gpu_memory_utilization = "
          "{fraction}); --gpu-memory-utilization {lower} leaves {short} more for the rest, or a lower --max-model-len "
          "needs less"},
+#endif
         // --- issue 12, llama.cpp side (speculative drafts, --fit offload, out-of-memory advice) ---
         {"llamacpp_fit_offload",
          "not all on the GPU, but with no -ngl llama.cpp's automatic fit starts it with {ngl} of {n} layers (the "
@@ -685,6 +704,7 @@ const std::vector<MessageTemplate>& message_templates() {
         {"llamacpp_rs_seq",
          "the draft keeps {n} rollback snapshots per sequence of the recurrent state: {bytes} of R and S, 1 + {n} "
          "times what one state takes"},
+#ifndef KVB_CALCULATOR_MESSAGES
         {"check_draft_mtp",
          "the draft context caches the model's {layers} multi-token-prediction layer(s) (--spec-type draft-mtp), "
          "predicted as such"},
@@ -711,6 +731,7 @@ const std::vector<MessageTemplate>& message_templates() {
          "the paste does not say how many layers were offloaded or how large the context was: give {device}'s {free} "
          "to kvbudget budget CONFIG --engine llamacpp --gpu-memory {free} --max-model-len {ctx} for the -ngl and -c "
          "that fit"},
+#endif
         // --- end issue 12 llama.cpp ---
     };
     return t;

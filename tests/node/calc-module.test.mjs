@@ -42,7 +42,18 @@ test('the calculator module answers byte for byte as the whole module', () => {
     calc.m.releaseModel(hb);
   }
   assert.ok(compared > 100, `compared ${compared} answers`);
-  assert.equal(calc.m.catalog(), full.m.catalog());
+  // Its message table leaves out the codes only the log check, the lab, the simulator and
+  // the GGUF reader emit (src/base/message.cpp); the rest of the catalog is the same bytes.
+  const calcCatalog = JSON.parse(calc.m.catalog()).value;
+  const fullCatalog = JSON.parse(full.m.catalog()).value;
+  const viewsOnly = /^(check|lab|sim|gguf)_/;
+  assert.deepEqual(calcCatalog.messages, fullCatalog.messages.filter((m) => calcCatalog.messages.some((c) => c.code === m.code)));
+  const left = fullCatalog.messages.filter((m) => !calcCatalog.messages.some((c) => c.code === m.code));
+  assert.ok(left.length > 100, `${left.length} codes left out`);
+  for (const m of left) assert.match(m.code, viewsOnly);
+  delete calcCatalog.messages;
+  delete fullCatalog.messages;
+  assert.deepEqual(calcCatalog, fullCatalog);
   for (const s of ['24GB', '80 GiB', 'lots']) assert.equal(calc.m.parseSize(s), full.m.parseSize(s));
 });
 
