@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 
+#include "base/split.h"
 #include "sim/block_pool.h"
 #include "sim/buddy.h"
 #include "sim/quantiles.h"
@@ -429,7 +430,7 @@ struct Simulator::Impl {
     }
 
     // ------------------------------------------------------------ arrivals
-    void take_arrivals() {
+    KVB_SPLIT void take_arrivals() {
         trim();
         while (have_upcoming && upcoming.arrival_s <= now) {
             Group& g = arrive();
@@ -569,7 +570,7 @@ struct Simulator::Impl {
         sum_internal += internal_of(g, q, q.table.size());
     }
 
-    void write_tokens(Group& g, int32_t k, int32_t take) {
+    KVB_SPLIT void write_tokens(Group& g, int32_t k, int32_t take) {
         Seq& q = g.seqs[static_cast<size_t>(k)];
         int32_t pos = q.computed;
         if (simple) {
@@ -647,7 +648,7 @@ struct Simulator::Impl {
     // than one sequence (parallel samples, beams) is swapped out to CPU memory, a
     // single sequence is recomputed; v1 only recomputes. A swap that does not fit
     // the swap space falls back to recompute (v0 would abort the request).
-    void preempt(Group& g) {
+    KVB_SPLIT void preempt(Group& g) {
         ++s.preemptions;
         ++pending_preempt;
         running_seqs -= g.live;
@@ -796,7 +797,7 @@ struct Simulator::Impl {
     }
 
     // Try to admit the waiting head; false when it cannot be (memory or budget).
-    bool admit(Group& g, int64_t& budget) {
+    KVB_SPLIT bool admit(Group& g, int64_t& budget) {
         ensure_seqs(g);
         Seq& q0 = g.seqs[0];
         const int32_t target = g.target();
@@ -968,7 +969,7 @@ struct Simulator::Impl {
     // A few are erased each; many in one pass over the lists: erasing each from the
     // front moved the rest of its list every time, and 66,000 requests finishing in one
     // step took a second.
-    void leave_phases(const std::vector<int32_t>& left) {
+    KVB_SPLIT void leave_phases(const std::vector<int32_t>& left) {
         if (!paged || left.empty()) return;
         if (left.size() <= 8) {
             for (int32_t id : left) {
@@ -985,7 +986,7 @@ struct Simulator::Impl {
     }
 
     // Every running request explicit, for the general path.
-    void unlazy_all() {
+    KVB_SPLIT void unlazy_all() {
         if (n_lazy > 0) {
             for (int32_t id : running) {
                 Group& g = G(id);
@@ -1002,7 +1003,7 @@ struct Simulator::Impl {
     }
 
     // After a general step: decoders lazy again, the rest pending.
-    void relazify() {
+    KVB_SPLIT void relazify() {
         pending.clear();
         for (int32_t id : running) {
             Group& g = G(id);
@@ -1039,7 +1040,7 @@ struct Simulator::Impl {
     // Every lazy decoder computes one token: new blocks for those at a block
     // boundary (in running order, as the general path takes them), the step's work
     // from the sums.
-    void decode_lazy() {
+    KVB_SPLIT void decode_lazy() {
         if (paged)
             for (const auto& e : alloc_phase[static_cast<size_t>(D % bs)]) {
                 Group& g = G(e.second);
@@ -1059,7 +1060,7 @@ struct Simulator::Impl {
 
     // After a step's outputs: a sequence that caught up samples a token; true when
     // the request finished.
-    bool output(Group& g) {
+    KVB_SPLIT bool output(Group& g) {
         if (!g.forked && g.seqs[0].computed == g.prompt) fork(g);
         if (!g.forked) return false;
         for (int32_t k = 0; k < g.live; ++k)
@@ -1076,7 +1077,7 @@ struct Simulator::Impl {
         return false;
     }
 
-    void step() {
+    KVB_SPLIT void step() {
         take_arrivals();
         if (failed) return;
         if (running.empty() && waiting.empty() && swapped.empty()) {
@@ -1358,7 +1359,7 @@ struct Simulator::Impl {
         if (k != g.live) std::swap(g.seqs[static_cast<size_t>(k)], g.seqs[static_cast<size_t>(g.live)]);
     }
 
-    void finish(Group& g) {
+    KVB_SPLIT void finish(Group& g) {
         g.finish = now;
         g.state = GState::Finished;
         release(g);
@@ -1451,7 +1452,7 @@ struct Simulator::Impl {
         return x;
     }
 
-    void record(double t0, double t1) {
+    KVB_SPLIT void record(double t0, double t1) {
         const double w = t1 - t0;
         if (!(w > 0)) return;
         const StateSample x = sample();
@@ -1557,7 +1558,7 @@ struct Simulator::Impl {
 
     // A snapshot of a tracked run (track_owner): the owners copied, the last blocks'
     // fills listed; expand() completes it. Proportional to the pool only by a copy.
-    void capture(BlockSnapshot& sn) const {
+    KVB_SPLIT void capture(BlockSnapshot& sn) const {
         sn.step = step_no;
         sn.time_s = now;
         sn.block_size = bs;
@@ -1609,7 +1610,7 @@ struct Simulator::Impl {
     // The block map now, into `sn`, whose vectors may hold an older map of this pool
     // (a thinned snapshot's, kept for reuse: a map is three arrays the size of the pool,
     // taken up to a few hundred times a run).
-    void fill_snapshot(BlockSnapshot& sn) const {
+    KVB_SPLIT void fill_snapshot(BlockSnapshot& sn) const {
         sn.captured = false;
         sn.last_fill.clear();
         sn.step = step_no;

@@ -5,6 +5,9 @@ import { chromium } from 'playwright-core';
 
 export const CHROMIUM = process.env.KVB_CHROMIUM || '/usr/bin/chromium';
 export const LAUNCH_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'];
+// Extra flags for an experiment (e.g. KVB_CHROMIUM_FLAGS='--js-flags=--no-wasm-dynamic-tiering'),
+// never set by a test or the CI.
+const EXTRA_ARGS = (process.env.KVB_CHROMIUM_FLAGS || '').split(' ').filter(Boolean);
 
 export function ensureChromium() {
   if (fs.existsSync(CHROMIUM)) return;
@@ -18,5 +21,5 @@ export function ensureChromium() {
 
 export async function launch() {
   ensureChromium();
-  return chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS, headless: true });
+  return chromium.launch({ executablePath: CHROMIUM, args: [...LAUNCH_ARGS, ...EXTRA_ARGS], headless: true });
 }

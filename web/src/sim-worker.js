@@ -143,12 +143,12 @@ async function warmUp(msg) {
     while (going()) {
       const sim = simulate(core, model, input, traceBytes);
       try {
-        let done = false;
-        while (!done && going()) {
-          done = sim.run(WARM_STEPS).done;
-          await yieldTurn();
-        }
-        if (done) sim.result({ snapshots: false });
+        while (!sim.run(WARM_STEPS).done && going()) await yieldTurn();
+        // What a Run does after the simulation too, on what this one got to: V8 compiles a
+        // function only when it is first called, and the result's and the block maps' code
+        // (about 80 functions) was compiled during the first Run, in its way.
+        sim.result({ snapshots: false });
+        if (input.snapshots > 0) sim.packedSnapshots();
       } finally {
         sim.release();
       }
