@@ -22,6 +22,7 @@ import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { startStaticServer } from '../../tests/web/static-server.mjs';
 import { launch } from '../../tests/web/browser.mjs';
+import { openSimView } from './pages.mjs';
 import { loadKvbudget } from '../../wasm/kvbudget.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -99,14 +100,7 @@ async function chromium() {
   const rows = [];
   try {
     const page = await browser.newPage();
-    await page.goto(server.url + '?model=meta-llama/Llama-3.1-8B&gpu=a100-80gb&ctx=16384&simWl=azure-conv&simPol=paged');
-    await page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 30000 });
-    // As a user would meet it: the view scrolled to, the spare worker's code warmed
-    // meanwhile (web/src/sim-view.js watchIntent). A build without the warm-up waits 3 s.
-    await page.waitForSelector('#sim', { timeout: 30000 });
-    await page.evaluate(() => document.querySelector('#sim').scrollIntoView());
-    const warmMs = await page.waitForFunction(() => document.querySelector('#sim')?.dataset.simWarmMs, null, { timeout: 3000 })
-      .then((hnd) => hnd.jsonValue().then(Number), () => null);
+    const warmMs = await openSimView(page, server.url);
     for (let i = 0; i < RUNS; i++) {
       // Clicked and watched from inside the page, to the first frame after the result
       // is in the DOM: the charts' layout and paint come after renderSimResult returns.

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startStaticServer } from '../../tests/web/static-server.mjs';
 import { launch } from '../../tests/web/browser.mjs';
+import { openSimView } from './pages.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const site = path.resolve(root, process.env.KVB_SITE_DIR || 'site');
@@ -18,11 +19,7 @@ const server = await startStaticServer({ root: site });
 const browser = await launch();
 try {
   const page = await browser.newPage();
-  await page.goto(server.url + '?model=meta-llama/Llama-3.1-8B&gpu=a100-80gb&ctx=16384&simWl=azure-conv&simPol=paged');
-  await page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 30000 });
-  await page.waitForSelector('#sim', { timeout: 30000 });
-  await page.evaluate(() => document.querySelector('#sim').scrollIntoView());
-  await page.waitForFunction(() => document.querySelector('#sim')?.dataset.simWarmMs, null, { timeout: 5000 }).catch(() => {});
+  await openSimView(page, server.url);
   for (let run = 1; run <= RUNS; run++) {
     await browser.startTracing(page, { categories: CATEGORIES });
     const r = await page.evaluate(() => new Promise((resolve) => {

@@ -6,9 +6,8 @@
 // Usage: node bench/web/slider-ab.mjs SITE_A SITE_B [rounds]  (a round: 8 steps each).
 import path from 'node:path';
 import os from 'node:os';
-import { startStaticServer } from '../../tests/web/static-server.mjs';
 import { launch } from '../../tests/web/browser.mjs';
-import { installFrameProbe, installSliderProbe } from './probes.mjs';
+import { openSliderPage } from './pages.mjs';
 
 const [siteA, siteB] = process.argv.slice(2, 4).map((s) => path.resolve(s));
 const ROUNDS = Number(process.argv[4] || 8);
@@ -19,14 +18,7 @@ const browser = await launch();
 const sides = [];
 try {
   for (const site of [siteA, siteB]) {
-    const server = await startStaticServer({ root: site });
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    await page.goto(server.url);
-    await page.waitForFunction(() => document.body.dataset.state === 'ready' && (document.body.dataset.core || 'live') === 'live', null, { timeout: 30000 });
-    await page.waitForFunction(() => !document.querySelector('[data-lazy]') && document.querySelector('.chart canvas'), null, { timeout: 30000 });
-    await page.evaluate(installFrameProbe);
-    await page.evaluate(installSliderProbe);
+    const { server, context, page } = await openSliderPage(browser, site);
     // The page's own input handler: a capture listener starts a clock, a bubbling one on
     // the window (after the slider's own) stops it.
     await page.evaluate(() => {

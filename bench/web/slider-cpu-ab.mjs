@@ -13,9 +13,8 @@
 // each); W, H: the viewport (1280 x 720, Playwright's default, as bench.mjs).
 import path from 'node:path';
 import os from 'node:os';
-import { startStaticServer } from '../../tests/web/static-server.mjs';
 import { launch } from '../../tests/web/browser.mjs';
-import { installFrameProbe, installSliderProbe } from './probes.mjs';
+import { openSliderPage } from './pages.mjs';
 
 const args = process.argv.slice(2);
 const sites = args.filter((a) => !/^\d+$/.test(a)).map((s) => path.resolve(s));
@@ -37,14 +36,7 @@ const browser = await launch();
 const sides = [];
 try {
   for (const site of sites) {
-    const server = await startStaticServer({ root: site });
-    const context = await browser.newContext({ viewport });
-    const page = await context.newPage();
-    await page.goto(server.url);
-    await page.waitForFunction(() => document.body.dataset.state === 'ready' && (document.body.dataset.core || 'live') === 'live', null, { timeout: 30000 });
-    await page.waitForFunction(() => !document.querySelector('[data-lazy]') && document.querySelector('.chart canvas'), null, { timeout: 30000 });
-    await page.evaluate(installFrameProbe);
-    await page.evaluate(installSliderProbe);
+    const { server, context, page } = await openSliderPage(browser, site, { viewport });
     sides.push({ site, server, context, page, tag: `kvb${sides.length}`, verdicts: [], walls: [] });
   }
   // Tracing is the browser's, not a page's: one trace, each site's steps told apart by marks.
