@@ -11,6 +11,7 @@ import { generateCatalog } from './gen-catalog.mjs';
 import { DEFAULT_MODEL, defaultState } from '../web/src/state.js';
 import { budgetInputs } from '../web/src/budget-inputs.js';
 import { contextStops } from '../web/src/context-stops.js';
+import { CONTROL_PARAMS, POLICY_PARAMS } from '../web/src/message.js';
 import { DEFAULT_HUB, withHubCsp } from './csp.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -77,16 +78,18 @@ const calc = await loadKvbudget({ wasmBinary: fs.readFileSync(path.join(wasmDir,
 // template (src/base/message.cpp), and message.js shows that text for a code the catalog
 // lacks. So English msg.<code> the core words the same way is left out of the page's bundle
 // (issue 13: ~9 KB gzip before every first answer): the page then shows the same sentence.
-// Kept: a template the page words differently, and one naming {field} or {flag}, which
-// tMsg replaces by the control's label; a brace that is not a {name} placeholder too. The
-// whole module's table: the calculator's lacks the codes only the views emit.
+// Kept: a template the page words differently, and one naming a parameter the page words
+// itself (message.js: a control's label, a policy's name); a brace that is not a {name}
+// placeholder too. The whole module's table: the calculator's lacks the codes only the views emit.
+const PAGE_WORDED = [...CONTROL_PARAMS, ...POLICY_PARAMS];
 const { loadKvbudget: loadWhole } = await import('../wasm/kvbudget.js');
 const whole = await loadWhole({ wasmBinary: fs.readFileSync(path.join(wasmDir, 'kvbudget.wasm')) });
 const coreTemplates = new Map(whole.catalog().messages.map((m) => [m.code, m.english]));
 function coreWords(key, english) {
   if (!key.startsWith('msg.')) return false;
   const core = coreTemplates.get(key.slice(4));
-  return core === english && !/\{(field|flag)\}/.test(english) && !/[{}]/.test(english.replace(/\{\w+\}/g, ''));
+  const names = [...english.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
+  return core === english && !names.some((n) => PAGE_WORDED.includes(n)) && !/[{}]/.test(english.replace(/\{\w+\}/g, ''));
 }
 const built = await esbuild.build({
   ...common,

@@ -3,7 +3,7 @@
 // (no other host, work offline), loaded by loadLanguage() before they are used: a
 // visitor reading English does not download Chinese before the first answer.
 import en from '../i18n/en.json';
-import { renderMessage } from './message.js';
+import { renderMessage, CONTROL_PARAMS } from './message.js';
 
 export const LANGUAGES = ['en', 'zh-CN'];
 const catalogs = { en };
@@ -82,7 +82,7 @@ export function tMsg(message) {
   const field = message?.params?.field;
   if (field && has('field.' + field)) {
     const label = t('field.' + field);
-    message = { ...message, params: { ...message.params, field: label, flag: label } };
+    message = { ...message, params: { ...message.params, ...Object.fromEntries(CONTROL_PARAMS.map((k) => [k, label])) } };
   }
   return renderMessage(message, messages);
 }

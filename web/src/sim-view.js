@@ -6,6 +6,7 @@
 import uPlot from 'uplot';
 import { h, clear, unbrokenFlags, setText } from './dom.js';
 import { t, tMsg } from './i18n.js';
+import { POLICY_PARAMS } from './message.js';
 import { bytes, int, fixed, percent } from './format.js';
 import { renderTable } from './tables.js';
 import { chartToolbar } from './export.js';
@@ -624,7 +625,7 @@ function renderSimResult(app, result) {
 
   // What the run found, in the core's words (sim/conclusions.cpp); an overload first.
   // Policy names in the page's words ("Paged (vLLM)"), the numbers as the core wrote them.
-  const named = (m) => ({ ...m, params: Object.fromEntries(Object.entries(m.params).map(([k, v]) => [k, ['policy', 'best', 'worst'].includes(k) ? policyLabel(v) : v])) });
+  const named = (m) => ({ ...m, params: Object.fromEntries(Object.entries(m.params).map(([k, v]) => [k, POLICY_PARAMS.includes(k) ? policyLabel(v) : v])) });
   const found = (c.conclusions || []).map(named);
   const overload = found.filter((m) => m.code === 'sim_overload');
   const conclusions = h('div', { class: 'sim-conclusions', 'data-role': 'sim-conclusions' },
