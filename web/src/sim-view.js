@@ -436,7 +436,7 @@ function warmSpare(app) {
   else setTimeout(start, 200);
 }
 
-// The spare worker's simulator code is warmed (a quarter second of its CPU, sim-worker.js
+// The spare worker's simulator code is warmed (up to a second of its CPU, sim-worker.js
 // warmUp) only once the visitor is about to use it: the view near the screen, or one of
 // its controls touched. Not on every page load: most visits never run the simulator.
 function watchIntent(app) {

@@ -115,14 +115,15 @@ async function run(msg) {
 // Chromium against 42 ms with every function optimized (--no-wasm-dynamic-tiering), and
 // only about the sixth Run was fast. So a spare worker first runs the same settings on a
 // slice of the workload, in short calls, to get the hot code optimized before the click.
-// The first Run of the whole Azure trace stays the slowest: its simulation took 150-260 ms
-// while the step was one 26 KB function, whose optimization outlasted the warm-up; split
-// (src/base/split.h) 113-155 ms, against 53-96 ms for the Runs after it (Dec 2026,
-// bench/web/sim-bench.mjs; bench/web/sim-trace.mjs shows the compile jobs still running in
-// the first Run). A warm-up over the whole trace (2.3 s of CPU) is too much to spend on a guess.
+// The first Run of the whole Azure trace was still the slowest: its simulation took
+// 150-260 ms while the step was one 26 KB function whose optimization outlasted a quarter
+// second of warm-up; split (src/base/split.h) 98-155 ms, and after a second of warm-up
+// 60-75 ms, as fast as the Runs after it (Dec 2026, bench/web/sim-bench.mjs, three runs each;
+// bench/web/sim-trace.mjs shows the compile jobs still running in a Run). A second of one
+// core, once, for a visitor about to run it; a Run stops it at its next call.
 const WARM_REQUESTS = 2000;
 const WARM_STEPS = 250;
-const WARM_BUDGET_MS = 250;
+const WARM_BUDGET_MS = 1000;
 let warming = null;
 let stopWarming = false;
 
