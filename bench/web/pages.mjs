@@ -18,13 +18,14 @@ export async function openSliderPage(browser, site, contextOptions = {}) {
 }
 
 // The simulator view on the Azure conversation trace (Llama-3.1-8B, A100-80GB, paged), scrolled
-// to, with its spare worker warmed meanwhile (web/src/sim-view.js watchIntent); a build without
-// the warm-up is waited for 3 s. Returns the warm-up's milliseconds, or null.
+// to, with its spare worker warmed meanwhile (web/src/sim-view.js watchIntent: up to a second,
+// after the module's load); a build without the warm-up is waited for 10 s. Returns the
+// warm-up's milliseconds, or null.
 export async function openSimView(page, serverUrl) {
   await page.goto(serverUrl + '?model=meta-llama/Llama-3.1-8B&gpu=a100-80gb&ctx=16384&simWl=azure-conv&simPol=paged');
   await page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 30000 });
   await page.waitForSelector('#sim', { timeout: 30000 });
   await page.evaluate(() => document.querySelector('#sim').scrollIntoView());
-  return page.waitForFunction(() => document.querySelector('#sim')?.dataset.simWarmMs, null, { timeout: 3000 })
+  return page.waitForFunction(() => document.querySelector('#sim')?.dataset.simWarmMs, null, { timeout: 10000 })
     .then((hnd) => hnd.jsonValue().then(Number), () => null);
 }
