@@ -116,6 +116,8 @@ test('an id without its organisation suggests the catalog matches', async () => 
   await page.click('[data-role="suggestions"] button[data-id="Qwen/Qwen3-8B"]');
   await page.waitForFunction(() => document.querySelector('[data-role="model-name"]')?.textContent === 'Qwen/Qwen3-8B');
   assert.equal(await page.isVisible('[data-role="suggestions"]'), false);
-  assert.equal(new URL(page.url()).searchParams.get('model'), 'Qwen/Qwen3-8B');
+  // The address follows after the frame (main.js writeUrl): read at once, it raced the frame
+  // under a loaded CI.
+  await page.waitForURL((u) => u.searchParams.get('model') === 'Qwen/Qwen3-8B', { timeout: 15000 });
   await context.close();
 });
