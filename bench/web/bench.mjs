@@ -208,9 +208,8 @@ try {
   console.log('  ' + line(`preset embed -> data-core=live `, live(preset)));
   console.log('  ' + line(`off-grid embed -> data-core=live`, live(offGrid)));
   console.log(`  ratio ready / blank (medians): ${(median(w(page)) / median(w(blank))).toFixed(2)}x  (goal <= 2x)`);
-  const files = page[0].files.map((f) => `${new URL(f.url).pathname.replace(/^\//, '') || 'index.html'} ${f.bytes}`).join(', ');
   console.log(`gzip bytes before the first answer: page ${kb(median(page.map((x) => x.bytes)))}, embed ${kb(median(embed.map((x) => x.bytes)))}, preset embed ${kb(median(preset.map((x) => x.bytes)))}, off-grid preset embed ${kb(median(offGrid.map((x) => x.bytes)))}  (goal <= 150 KB)`);
-  console.log(`  page requests: ${files}`);
+  console.log(`  page requests: ${requestList(page[0])}`);
   console.log(`  preset embed requests: ${requestList(preset[0])}`);
   console.log(`  off-grid preset embed requests: ${requestList(offGrid[0])}`);
   console.log(`  requested after the answer: ${page[0].after.map((p) => p.replace(/^\//, '')).join(', ') || 'none'}`);
