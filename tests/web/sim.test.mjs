@@ -100,7 +100,9 @@ test('sharegpt preset on a small model: progress, then the CLI\'s numbers', asyn
   assert.equal(rows[0].finished, 3000);
   // The table exports like every other table.
   assert.equal(await page.$$eval('[data-export-for="sim-compare"] button', (b) => b.length), 2);
-  // Memory charts per policy and the queue chart are drawn.
+  // Memory charts per policy and the queue chart are drawn, each as it is scrolled to.
+  for (const box of await page.$$('.sim-chart')) await box.scrollIntoViewIfNeeded();
+  await page.waitForFunction(() => [...document.querySelectorAll('.sim-chart')].every((b) => b.querySelector('canvas')));
   assert.equal(await page.$$eval('.sim-chart canvas', (c) => c.length) >= 5, true);
 
   // The address bar (and so a copied link) carries the simulator settings.
@@ -352,8 +354,12 @@ test('the conclusion, the overload warning and stale results', async () => {
   assert.equal(await page.$eval('[data-table="sim-compare-all"]', (t) => t.closest('details').open), false);
   const width = await page.$eval('[data-table="sim-compare"]', (t) => t.getBoundingClientRect().right);
   assert.ok(width <= 1280, String(width));
-  // One running/waiting chart per policy, its legend filled.
+  // One running/waiting chart per policy, its legend filled once it is scrolled to
+  // (charts below the fold are drawn as they near the screen).
   assert.equal(await page.$$eval('[data-chart^="sim-queue-"]', (c) => c.length), 4);
+  assert.equal(await page.$$eval('[data-chart^="sim-"] .uplot', (u) => u.length), 0, 'no chart drawn off screen');
+  await page.$eval('[data-chart="sim-queue-paged"]', (e) => e.scrollIntoView());
+  await page.waitForSelector('[data-chart="sim-queue-paged"] .u-value');
   const legend = await page.$$eval('[data-chart="sim-queue-paged"] .u-value', (v) => v.map((e) => e.textContent));
   assert.ok(legend.slice(1).every((v) => /^\d/.test(v)), JSON.stringify(legend));
   assert.equal(await page.$$eval('[data-role="sim-stale"]', (e) => e.length), 0);

@@ -654,7 +654,7 @@ function renderSimResult(app, result) {
     const title = t('sim.memory.title', { policy: policyLabel(p.summary.policy) });
     const holder = { plot: null };
     grid.append(h('figure', { class: 'sim-figure' }, h('figcaption', null, title), box,
-      chartToolbar(() => holder.plot, 'sim-memory-' + p.summary.policy, title)));
+      chartToolbar(() => holder.ready(), 'sim-memory-' + p.summary.policy, title)));
     sv.charts.push(lazyChart(box, holder, (w) => memoryChart(p.series, w)));
   }
 
@@ -667,7 +667,7 @@ function renderSimResult(app, result) {
     const title = t('sim.queue.title', { policy: policyLabel(p.summary.policy) });
     const holder = { plot: null };
     queueGrid.append(h('figure', { class: 'sim-figure' }, h('figcaption', null, title), box,
-      chartToolbar(() => holder.plot, 'sim-queue-' + p.summary.policy, title)));
+      chartToolbar(() => holder.ready(), 'sim-queue-' + p.summary.policy, title)));
     sv.charts.push(lazyChart(box, holder, (w) => queueChart(p, w)));
   }
 
@@ -685,10 +685,17 @@ function showBlockMap(app, result) {
   old.replaceWith(blockMap(app, policies, false));
 }
 
-// Draws once the box has a width, redraws when it changes; destroy() on re-render.
+// Draws once the box nears the screen, redraws when its width changes; destroy() on
+// re-render. A Run's result opens above its charts, which sit below the fold on a phone
+// and on a 1280 x 720 screen: making both uPlots there (and the layout they force) was
+// 20-25 ms of the frame that first showed the result. The box keeps its height, so one
+// drawn a frame late on a fast scroll moves nothing. An export asks for the chart
+// itself (holder.ready), drawn then if it was not yet.
 function lazyChart(box, holder, make) {
   let last = 0;
+  let near = typeof IntersectionObserver !== 'function';
   const draw = () => {
+    if (!near) return;
     const w = Math.max(240, box.clientWidth || 320);
     if (Math.abs(w - last) < 8 && holder.plot) return;
     last = w;
@@ -697,10 +704,25 @@ function lazyChart(box, holder, make) {
     const { opts, data } = make(w);
     holder.plot = new uPlot(opts, data, box);
   };
-  requestAnimationFrame(draw);
+  const io = near ? null : new IntersectionObserver((entries) => {
+    if (!entries.some((e) => e.isIntersecting)) return;
+    near = true;
+    io.disconnect();
+    requestAnimationFrame(draw);
+  }, { rootMargin: '0px 0px 25% 0px' });
+  io?.observe(box);
+  if (near) requestAnimationFrame(draw);
+  holder.ready = () => {
+    near = true;
+    draw();
+    return holder.plot;
+  };
+  // A printout has every chart, scrolled past or not.
+  const print = () => holder.ready();
+  addEventListener('beforeprint', print);
   const ro = typeof ResizeObserver !== 'undefined' ? new ResizeObserver(() => requestAnimationFrame(draw)) : null;
   ro?.observe(box);
-  return { destroy: () => { ro?.disconnect(); holder.plot?.destroy(); } };
+  return { destroy: () => { io?.disconnect(); ro?.disconnect(); removeEventListener('beforeprint', print); holder.plot?.destroy(); } };
 }
 
 function memoryLegend() {
