@@ -61,10 +61,33 @@ void Quantiles::fold() {
     std::vector<double>().swap(exact_);
 }
 
+int64_t Quantiles::rank(double p) const {
+    const auto k = static_cast<int64_t>(std::ceil(p * static_cast<double>(n_)));
+    return std::clamp<int64_t>(k, 1, n_);
+}
+
+void Quantiles::at(const double* ps, double* out, size_t n) const {
+    if (n_ == 0 || sorted_ || !bins_.empty()) {
+        for (size_t i = 0; i < n; ++i) out[i] = at(ps[i]);
+        return;
+    }
+    // From the highest rank down: after nth_element the k - 1 samples left of the k-th
+    // are the smallest k - 1, so every lower rank is among them.
+    auto end = exact_.end();
+    for (size_t i = n; i-- > 0;) {
+        const int64_t k = rank(ps[i]);
+        const auto nth = exact_.begin() + (k - 1);
+        if (nth < end) {
+            std::nth_element(exact_.begin(), nth, end);
+            end = nth;
+        }
+        out[i] = *nth;
+    }
+}
+
 double Quantiles::at(double p) const {
     if (n_ == 0) return 0;
-    auto k = static_cast<int64_t>(std::ceil(p * static_cast<double>(n_)));
-    k = std::clamp<int64_t>(k, 1, n_);
+    const int64_t k = rank(p);
     if (bins_.empty()) {
         if (!sorted_) {
             std::sort(exact_.begin(), exact_.end());

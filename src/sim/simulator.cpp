@@ -1518,19 +1518,24 @@ struct Simulator::Impl {
             out.throughput_tokens_per_s = static_cast<double>(out.generated_tokens) / out.makespan_s;
             out.requests_per_s = static_cast<double>(out.finished) / out.makespan_s;
         }
+        static constexpr double kPercentiles[3] = {0.5, 0.9, 0.99};
+        double p[3];
         out.ttft_mean_s = ttft.mean();
-        out.ttft_p50_s = ttft.at(0.5);
-        out.ttft_p90_s = ttft.at(0.9);
-        out.ttft_p99_s = ttft.at(0.99);
+        ttft.at(kPercentiles, p, 3);
+        out.ttft_p50_s = p[0];
+        out.ttft_p90_s = p[1];
+        out.ttft_p99_s = p[2];
         out.tpot_mean_s = tpot.mean();
-        out.tpot_p50_s = tpot.at(0.5);
-        out.tpot_p90_s = tpot.at(0.9);
-        out.tpot_p99_s = tpot.at(0.99);
+        tpot.at(kPercentiles, p, 3);
+        out.tpot_p50_s = p[0];
+        out.tpot_p90_s = p[1];
+        out.tpot_p99_s = p[2];
         out.e2e_mean_s = e2e.mean();
         out.normalized_latency_s = e2e.count() == 0 ? 0 : norm_latency_sum / static_cast<double>(e2e.count());
-        out.e2e_p50_s = e2e.at(0.5);
-        out.e2e_p90_s = e2e.at(0.9);
-        out.e2e_p99_s = e2e.at(0.99);
+        e2e.at(kPercentiles, p, 3);
+        out.e2e_p50_s = p[0];
+        out.e2e_p90_s = p[1];
+        out.e2e_p99_s = p[2];
         return out;
     }
 
