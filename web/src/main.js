@@ -18,7 +18,7 @@ import { parseModelRef, catalogFileName, validId } from './hubid.js';
 import { defaultState, stateFromParams, stateToParams } from './state.js';
 import { budgetInputs } from './budget-inputs.js';
 import { buildControls, syncControls } from './controls.js';
-import { renderResults, answerCard } from './render.js';
+import { renderResults, answerCard, cardsOnScreen } from './render.js';
 import { bytes } from './format.js';
 import { initTheme } from './theme.js';
 // The simulator view and the log check panel arrive just after the first answer (lazy.js).
@@ -334,7 +334,9 @@ export function computeInput(s) {
 app.recompute = () => recompute();
 app.fetchCatalogConfig = (id) => fetchCatalogConfig(id);
 
-export function recompute() {
+// step: a context-slider step (controls.js), answered in its frame on the cards on screen
+// only (render.js renderResults), the rest of the page just after it (finishStep).
+export function recompute(step = false) {
   if (!app.model) return;
   // A field the stand-in could not read is still to be applied: no answer until it is.
   if (app.waitingInputs.size) {
@@ -359,14 +361,49 @@ export function recompute() {
     setStatus('');
   }
   dropClass(app.els.results, 'stale');
-  renderResults(app, view);
+  const whole = renderResults(app, view, step ? cardsOnScreen(app) : null);
   if (app.state.rope) syncControls(app); // the slider ends at the limit this answer derived
   if (app.gguf) app.els.source.textContent = ggufSourceText(app);
   syncOffload(app, view);
   if (app.state.embed) embedRendered(app); else shareRendered(app);
   writeUrl();
+  if (!whole) {
+    // data-state says "ready" only once everything shown is this answer's.
+    setPageState('updating');
+    finishStep();
+    return;
+  }
   simSync(app);
   setPageState('ready');
+}
+
+// The rest of a slider step's answer (the result cards off screen, the simulator's
+// settings line), just after the frame that painted the cards on screen. Steps in quick
+// succession (a key held down, a drag) share one: while a further step came in the frame
+// before it, it waits for the next (a few frames at most), and it renders the latest answer.
+let stepsSeen = 0;
+let finishQueued = false;
+function finishStep() {
+  stepsSeen++;
+  if (finishQueued) return;
+  finishQueued = true;
+  let seen = stepsSeen;
+  let waits = 0;
+  const run = () => {
+    if (stepsSeen !== seen && waits++ < 4) {
+      seen = stepsSeen;
+      afterPaint(run);
+      return;
+    }
+    finishQueued = false;
+    // Anything since (another control's answer, an error, a new model) has set the state itself.
+    if (document.body.dataset.state !== 'updating' || !app.view) return;
+    renderResults(app, app.view);
+    if (app.state.embed) embedRendered(app);
+    simSync(app);
+    setPageState('ready');
+  };
+  afterPaint(run);
 }
 
 // A change made before the calculator module has arrived: the answer on screen is marked
@@ -553,7 +590,7 @@ function buildPage() {
     usePasted(text, file.name);
   });
 
-  els.controls = buildControls(app, () => recompute());
+  els.controls = buildControls(app, (step) => recompute(step === 'step'));
   els.results = h('section', { id: 'results', class: 'results', 'aria-labelledby': 'results-h', tabindex: '-1' },
     h('h2', { id: 'results-h' }, t('results.heading')), ignoredNote(app), shareBar(app));
   els.resultsBody = h('div', { class: 'results-body' });
@@ -632,7 +669,7 @@ function showSuggestions(ids, typed) {
 }
 
 function buildView() {
-  if (app.state.embed) buildEmbed(app, () => recompute(), switchLanguage);
+  if (app.state.embed) buildEmbed(app, (step) => recompute(step === 'step'), switchLanguage);
   else buildPage();
 }
 
