@@ -378,32 +378,43 @@ export function recompute(step = false) {
 }
 
 // The rest of a slider step's answer (the result cards off screen, the simulator's
-// settings line), just after the frame that painted the cards on screen. Steps in quick
-// succession (a key held down, a drag) share one: while a further step came in the frame
-// before it, it waits for the next (a few frames at most), and it renders the latest answer.
-let stepsSeen = 0;
-let finishQueued = false;
+// settings line). A step after a still moment has it just after the frame that painted the
+// cards on screen. Steps in quick succession (a key held down repeats every 30-80 ms, a drag)
+// share one, once the slider has been still for STEP_QUIET_MS (at most STEP_MAX_WAIT_MS
+// after the first of them): each would otherwise lay out and paint the page below the
+// screen again between two steps. It renders the latest answer.
+const STEP_QUIET_MS = 100;
+const STEP_MAX_WAIT_MS = 500;
+let lastStepAt = -Infinity;
+let finishSince = 0;
+let finishPending = false;
+let finishTimer = 0;
+
 function finishStep() {
-  stepsSeen++;
-  if (finishQueued) return;
-  finishQueued = true;
-  let seen = stepsSeen;
-  let waits = 0;
-  const run = () => {
-    if (stepsSeen !== seen && waits++ < 4) {
-      seen = stepsSeen;
-      afterPaint(run);
-      return;
-    }
-    finishQueued = false;
-    // Anything since (another control's answer, an error, a new model) has set the state itself.
-    if (document.body.dataset.state !== 'updating' || !app.view) return;
-    renderResults(app, app.view);
-    if (app.state.embed) embedRendered(app);
-    simSync(app);
-    setPageState('ready');
-  };
-  afterPaint(run);
+  const now = performance.now();
+  const quick = now - lastStepAt < STEP_QUIET_MS;
+  lastStepAt = now;
+  if (!finishPending) {
+    finishPending = true;
+    finishSince = now;
+  }
+  clearTimeout(finishTimer);
+  finishTimer = 0;
+  if (quick) finishTimer = setTimeout(finishNow, Math.max(0, Math.min(STEP_QUIET_MS, finishSince + STEP_MAX_WAIT_MS - now)));
+  else afterPaint(finishNow);
+}
+
+function finishNow() {
+  if (!finishPending) return;
+  finishPending = false;
+  clearTimeout(finishTimer);
+  finishTimer = 0;
+  // Anything since (another control's answer, an error, a new model) has set the state itself.
+  if (document.body.dataset.state !== 'updating' || !app.view) return;
+  renderResults(app, app.view);
+  if (app.state.embed) embedRendered(app);
+  simSync(app);
+  setPageState('ready');
 }
 
 // A change made before the calculator module has arrived: the answer on screen is marked
