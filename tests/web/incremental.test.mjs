@@ -167,6 +167,18 @@ test('a slider step renders the cards off screen just after its frame, then data
   const shown = await shownValues(page);
   assert.deepEqual(shown.tables.ladder, want.kv.ladder.map((r) => nums([r.bytes_per_token, r.kv_bytes])));
   assert.equal(shown.command, want.budget.command);
+  // The answers of the next stops either way are the core's, computed ahead of the step
+  // (main.js computeAhead): back up a step, and on up past the last answer shown.
+  for (const [key, ctx] of [['ArrowRight', 32768], ['ArrowRight', 65536]]) {
+    await page.keyboard.press(key);
+    await page.waitForFunction((c) => document.querySelector('#ctl-ctx').value === c && document.body.dataset.state === 'ready', String(ctx));
+    const cliAt = cli(['--max-model-len', String(ctx)]);
+    const at = await metrics(page);
+    for (const [name, value] of Object.entries(cliAt.metrics)) if (name in at) assert.equal(at[name], value === null ? '' : String(value), `${name} at ${ctx}`);
+    const shownAt = await shownValues(page);
+    assert.deepEqual(shownAt.tables.ladder, cliAt.kv.ladder.map((r) => nums([r.bytes_per_token, r.kv_bytes])));
+    assert.equal(shownAt.command, cliAt.budget.command);
+  }
   assert.deepEqual(errors, []);
   await context.close();
 });

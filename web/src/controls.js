@@ -140,6 +140,8 @@ export function buildControls(app, onChange) {
     requestAnimationFrame(nextFrame);
     onChange('step');
   });
+  // The next stops' answers are computed while the slider waits for its first key (main.js).
+  c.ctxSlider.addEventListener('focus', () => app.computeAhead?.());
   // Text, not a number field: 128K, 1M and 32,768 are how people write contexts.
   c.ctx = h('input', { id: 'ctl-ctx', type: 'text', inputmode: 'text', autocomplete: 'off', spellcheck: 'false', 'aria-describedby': 'ctl-ctx-hint ctl-ctx-max' });
   c.ctx.addEventListener('change', () => {
