@@ -3,7 +3,9 @@
 // machine under load (10-20 on 2 cores) the wall times of slider-ab.mjs swing by tens of ms,
 // while the thread time the trace gives each event (tdur) moves far less. Two or more built
 // sites, one page each, their steps interleaved one by one (as slider-ab.mjs does) under one
-// browser-wide trace; prints per site, over the steps that changed the answer:
+// browser-wide trace; a step is the key to the end of the frame that paints its answer (as
+// bench.mjs times it: work a page leaves for after that frame is not the step's); prints per
+// site, over the steps that changed the answer:
 //   - thread CPU per phase (median and p90): JS (handlers, frame callbacks, timers), style,
 //     layout, pre-paint, paint, layerize, commit
 //   - the steps that flip the verdict (fits <-> does not fit) apart from the rest
@@ -37,6 +39,17 @@ const sides = [];
 try {
   for (const site of sites) {
     const { server, context, page } = await openSliderPage(browser, site, { viewport });
+    // A step's window ends at the end of the frame that paints its answer, as its wall time
+    // does: work a page leaves for after that frame (render.js: the result cards off screen)
+    // is not the step's.
+    await page.evaluate(() => {
+      const frameEnd = window.__kvbFrameEnd;
+      window.__kvbFrameEnd = () => frameEnd().then((t) => {
+        if (window.__kvbEndMark) performance.mark(window.__kvbEndMark);
+        window.__kvbEndMark = null;
+        return t;
+      });
+    });
     sides.push({ site, server, context, page, tag: `kvb${sides.length}`, verdicts: [], walls: [] });
   }
   // Tracing is the browser's, not a page's: one trace, each site's steps told apart by marks.
@@ -48,10 +61,14 @@ try {
     const key = Math.floor(i / 4) % 2 === 0 ? 'ArrowRight' : 'ArrowLeft';
     for (const s of i % 2 ? [...sides].reverse() : sides) {
       await s.page.bringToFront();
-      await s.page.evaluate((name) => performance.mark(name), `${s.tag}-step-${i}`);
+      await s.page.evaluate(([name, end]) => {
+        performance.mark(name);
+        window.__kvbEndMark = end;
+      }, [`${s.tag}-step-${i}`, `${s.tag}-end-${i}`]);
       await s.page.keyboard.press(key);
       await s.page.evaluate(() => window.__kvbPending);
-      await s.page.evaluate((name) => performance.mark(name), `${s.tag}-end-${i}`);
+      // A key at the slider's end paints nothing new: its window closes here.
+      await s.page.evaluate(() => window.__kvbEndMark && performance.mark(window.__kvbEndMark));
       // A key at the slider's end fires no input: no wall time for that step.
       const [verdict, wall] = await s.page.evaluate((n) => [document.querySelector('[data-role="verdict"]')?.dataset.verdict, window.__kvbSteps.length > n ? window.__kvbSteps.at(-1) : null], s.walls.filter((w) => w !== null).length);
       s.verdicts.push(verdict);

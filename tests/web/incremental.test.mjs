@@ -50,6 +50,8 @@ test('a slider step keeps the result nodes and shows the new answer', async () =
   // past the 24 GB card's limit would replace it with vLLM's refusal).
   await page.keyboard.press('ArrowLeft');
   await page.waitForFunction((v) => document.querySelector('[data-metric="kv-bytes-total"]').dataset.value !== v, first['kv-bytes-total']);
+  // The cards off screen follow just after the step's frame: ready once they have.
+  await page.waitForFunction(() => document.body.dataset.state === 'ready');
   const ctx = Number(await page.inputValue('#ctl-ctx'));
   assert.ok(ctx < 32768, `the slider stepped down to ${ctx}`);
   assert.equal((await metrics(page))['kv-bytes-total'], String(ctx * 131072));
@@ -118,6 +120,65 @@ test('a slider step with the same shape replaces no node and shows the CLI\'s nu
   assert.deepEqual(shown16.tables.context, want16.kv.context_table.map((r) => nums([r.bytes_per_seq, r.bytes_total, r.vs_weights])));
   assert.deepEqual(shown16.tables.ladder, want16.kv.ladder.map((r) => nums([r.bytes_per_token, r.kv_bytes])));
   assert.equal(shown16.command, want16.budget.command);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+// A step is answered in its own frame on what the screen shows (the answer card, the result
+// cards in view); the cards off screen are laid out and painted just after that frame, and
+// data-state is "updating" until they show the same answer (web/src/render.js, main.js
+// finishStep). Bench's viewport, the slider focused: the numbers card is above the screen
+// and the ladder below it.
+test('a slider step renders the cards off screen just after its frame, then data-state is ready', async () => {
+  const { page, context, errors } = await openPage(env, '', { viewport: { width: 1280, height: 720 } });
+  await page.waitForSelector('#sec-chart .uplot');
+  await page.focus('#ctl-ctx-slider');
+  // The cards' places are known once an IntersectionObserver has seen the scrolled page.
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(r, 0)))));
+  const before = await page.evaluate(() => {
+    const offScreen = (sel) => {
+      const r = document.querySelector(sel).getBoundingClientRect();
+      return r.bottom < 0 || r.top > innerHeight;
+    };
+    window.__inStep = null;
+    // After the page's own input listener (on the slider): what its frame will paint.
+    window.addEventListener('input', () => {
+      window.__inStep = {
+        state: document.body.dataset.state,
+        maxConcurrency: document.querySelector('[data-role="answer"] [data-metric="max-concurrency"]').dataset.value,
+        kvTotal: document.querySelector('[data-metric="kv-bytes-total"]').dataset.value,
+        ladder: document.querySelector('[data-table="ladder"] tr.current td[data-value]').nextElementSibling.dataset.value,
+      };
+    }, { once: true });
+    return { numbersOff: offScreen('.numbers'), ladderOff: offScreen('#sec-ladder'), answerOn: !offScreen('[data-role="answer"]') };
+  });
+  assert.deepEqual(before, { numbersOff: true, ladderOff: true, answerOn: true }, 'the bench\'s view of the page');
+  await page.keyboard.press('ArrowLeft');
+  await page.waitForFunction(() => document.body.dataset.state === 'ready');
+  assert.equal(await page.inputValue('#ctl-ctx'), '16384');
+  const want = cli(['--max-model-len', '16384']);
+  const old = cli(['--max-model-len', '32768']);
+  const inStep = await page.evaluate(() => window.__inStep);
+  const model = (a) => String(a.kv.ladder.find((r) => r.step === 'model').kv_bytes);
+  assert.deepEqual(inStep, { state: 'updating', maxConcurrency: String(want.metrics['max-concurrency']),
+    kvTotal: String(old.metrics['kv-bytes-total']), ladder: model(old) }, 'in the step: the answer card new, the cards off screen not yet');
+  const m = await metrics(page);
+  for (const [name, value] of Object.entries(want.metrics)) if (name in m) assert.equal(m[name], value === null ? '' : String(value), name);
+  const shown = await shownValues(page);
+  assert.deepEqual(shown.tables.ladder, want.kv.ladder.map((r) => nums([r.bytes_per_token, r.kv_bytes])));
+  assert.equal(shown.command, want.budget.command);
+  // The answers of the next stops either way are the core's, computed ahead of the step
+  // (main.js computeAhead): back up a step, and on up past the last answer shown.
+  for (const [key, ctx] of [['ArrowRight', 32768], ['ArrowRight', 65536]]) {
+    await page.keyboard.press(key);
+    await page.waitForFunction((c) => document.querySelector('#ctl-ctx').value === c && document.body.dataset.state === 'ready', String(ctx));
+    const cliAt = cli(['--max-model-len', String(ctx)]);
+    const at = await metrics(page);
+    for (const [name, value] of Object.entries(cliAt.metrics)) if (name in at) assert.equal(at[name], value === null ? '' : String(value), `${name} at ${ctx}`);
+    const shownAt = await shownValues(page);
+    assert.deepEqual(shownAt.tables.ladder, cliAt.kv.ladder.map((r) => nums([r.bytes_per_token, r.kv_bytes])));
+    assert.equal(shownAt.command, cliAt.budget.command);
+  }
   assert.deepEqual(errors, []);
   await context.close();
 });

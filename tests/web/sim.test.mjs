@@ -113,6 +113,9 @@ test('sharegpt preset on a small model: progress, then the CLI\'s numbers', asyn
   sharedRows = rows;
   // Switching the language re-labels the result in place, same numbers.
   await page.selectOption('#lang', 'zh-CN');
+  // The language's strings are a chunk of their own: the page is rebuilt once it is in (the
+  // old page's table matched the selector at once, under load before the new one was built).
+  await page.waitForFunction(() => document.documentElement.lang === 'zh-CN' && document.body.dataset.state !== 'loading');
   await page.waitForSelector('[data-table="sim-compare"]');
   assert.deepEqual(await tableValues(page), rows);
   assert.equal(await page.textContent('#sim-h'), '分页模拟器');

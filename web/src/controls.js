@@ -1,4 +1,5 @@
-// The control panel. Controls write into app.state and call onChange; syncControls
+// The control panel. Controls write into app.state and call onChange (with 'step' for a
+// context-slider step, which main.js answers on the cards on screen first); syncControls
 // writes the state back (after a model change clamps the context, for instance).
 import { h, unbrokenFlags, setText, setHidden } from './dom.js';
 import { t, tMsg } from './i18n.js';
@@ -123,7 +124,7 @@ export function buildControls(app, onChange) {
     }
     dirty = false;
     requestAnimationFrame(nextFrame);
-    onChange();
+    onChange('step');
   };
   c.ctxSlider.addEventListener('input', () => {
     const stops = c.ctxStops || contextStops(0);
@@ -137,8 +138,10 @@ export function buildControls(app, onChange) {
     }
     frameBusy = true;
     requestAnimationFrame(nextFrame);
-    onChange();
+    onChange('step');
   });
+  // The next stops' answers are computed while the slider waits for its first key (main.js).
+  c.ctxSlider.addEventListener('focus', () => app.computeAhead?.());
   // Text, not a number field: 128K, 1M and 32,768 are how people write contexts.
   c.ctx = h('input', { id: 'ctl-ctx', type: 'text', inputmode: 'text', autocomplete: 'off', spellcheck: 'false', 'aria-describedby': 'ctl-ctx-hint ctl-ctx-max' });
   c.ctx.addEventListener('change', () => {

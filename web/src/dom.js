@@ -275,6 +275,9 @@ function sameShape(o, n) {
 }
 
 function update(o, n) {
+  // The same tree as the last render's (a result card a slider step left for later,
+  // render.js): nothing in it changed.
+  if (o === n) return;
   const el = (n.el = o.el);
   if (n.text !== undefined) {
     if (o.text !== n.text) el.data = n.text;

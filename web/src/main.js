@@ -18,7 +18,7 @@ import { parseModelRef, catalogFileName, validId } from './hubid.js';
 import { defaultState, stateFromParams, stateToParams } from './state.js';
 import { budgetInputs } from './budget-inputs.js';
 import { buildControls, syncControls } from './controls.js';
-import { renderResults, answerCard } from './render.js';
+import { renderResults, answerCard, cardsOnScreen } from './render.js';
 import { bytes } from './format.js';
 import { initTheme } from './theme.js';
 // The simulator view and the log check panel arrive just after the first answer (lazy.js).
@@ -334,7 +334,9 @@ export function computeInput(s) {
 app.recompute = () => recompute();
 app.fetchCatalogConfig = (id) => fetchCatalogConfig(id);
 
-export function recompute() {
+// step: a context-slider step (controls.js), answered in its frame on the cards on screen
+// only (render.js renderResults), the rest of the page just after it (finishStep).
+export function recompute(step = false) {
   if (!app.model) return;
   // A field the stand-in could not read is still to be applied: no answer until it is.
   if (app.waitingInputs.size) {
@@ -344,7 +346,7 @@ export function recompute() {
   syncControls(app);
   let view;
   try {
-    view = app.model.compute(computeInput(app.state));
+    view = answerFor(computeInput(app.state));
   } catch (e) {
     if (e instanceof CoreNotYet) {
       showComputing();
@@ -359,12 +361,109 @@ export function recompute() {
     setStatus('');
   }
   dropClass(app.els.results, 'stale');
-  renderResults(app, view);
+  const whole = renderResults(app, view, step ? cardsOnScreen(app) : null);
   if (app.state.rope) syncControls(app); // the slider ends at the limit this answer derived
   if (app.gguf) app.els.source.textContent = ggufSourceText(app);
   syncOffload(app, view);
   if (app.state.embed) embedRendered(app); else shareRendered(app);
   writeUrl();
+  if (step) computeAhead();
+  if (!whole) {
+    // data-state says "ready" only once everything shown is this answer's.
+    setPageState('updating');
+    finishStep();
+    return;
+  }
+  simSync(app);
+  setPageState('ready');
+}
+
+// The core's answers for the context slider's next stops either way, computed after a step's
+// frame (or when the slider takes the focus), so the step to one of them calls no core in
+// its frame (1.3-1.8 ms of WebAssembly a step, issue 13). Kept by the exact BudgetInputs
+// text they answer, for the model they were computed with: any other setting differs in
+// that text, so only the very same question gets a kept answer.
+let ahead = { model: null, answers: new Map() };
+let aheadQueued = false;
+
+function answerFor(input) {
+  if (ahead.model === app.model && ahead.answers.size) {
+    const kept = ahead.answers.get(JSON.stringify(input));
+    if (kept) return kept;
+  }
+  return app.model.compute(input);
+}
+
+function computeAhead() {
+  if (aheadQueued) return;
+  aheadQueued = true;
+  const run = () => {
+    aheadQueued = false;
+    const model = app.model;
+    const stops = app.ctl?.ctxStops;
+    const state = document.body.dataset.state;
+    // The build's stand-in answers only its own settings.
+    if (!model || model.standIn || app.core?.standIn || !stops || (state !== 'ready' && state !== 'updating')) return;
+    const answers = new Map();
+    // The answer shown, for a step back to it.
+    if (app.view) answers.set(JSON.stringify(computeInput(app.state)), app.view);
+    const at = Number(app.ctl.ctxSlider.value);
+    for (const i of [at + 1, at - 1]) {
+      if (!(i >= 0 && i < stops.length)) continue;
+      const input = computeInput({ ...app.state, ctx: stops[i] });
+      const key = JSON.stringify(input);
+      if (answers.has(key)) continue;
+      let answer = ahead.model === model ? ahead.answers.get(key) : null;
+      try {
+        answer ||= model.compute(input);
+      } catch {
+        continue; // a setting the core refuses: the step itself says so
+      }
+      answers.set(key, answer);
+    }
+    ahead = { model, answers };
+  };
+  if (typeof requestIdleCallback === 'function') requestIdleCallback(run, { timeout: 200 });
+  else afterPaint(run);
+}
+app.computeAhead = computeAhead;
+
+// The rest of a slider step's answer (the result cards off screen, the simulator's
+// settings line). A step after a still moment has it just after the frame that painted the
+// cards on screen. Steps in quick succession (a key held down repeats every 30-80 ms, a drag)
+// share one, once the slider has been still for STEP_QUIET_MS (at most STEP_MAX_WAIT_MS
+// after the first of them): each would otherwise lay out and paint the page below the
+// screen again between two steps. It renders the latest answer.
+const STEP_QUIET_MS = 100;
+const STEP_MAX_WAIT_MS = 500;
+let lastStepAt = -Infinity;
+let finishSince = 0;
+let finishPending = false;
+let finishTimer = 0;
+
+function finishStep() {
+  const now = performance.now();
+  const quick = now - lastStepAt < STEP_QUIET_MS;
+  lastStepAt = now;
+  if (!finishPending) {
+    finishPending = true;
+    finishSince = now;
+  }
+  clearTimeout(finishTimer);
+  finishTimer = 0;
+  if (quick) finishTimer = setTimeout(finishNow, Math.max(0, Math.min(STEP_QUIET_MS, finishSince + STEP_MAX_WAIT_MS - now)));
+  else afterPaint(finishNow);
+}
+
+function finishNow() {
+  if (!finishPending) return;
+  finishPending = false;
+  clearTimeout(finishTimer);
+  finishTimer = 0;
+  // Anything since (another control's answer, an error, a new model) has set the state itself.
+  if (document.body.dataset.state !== 'updating' || !app.view) return;
+  renderResults(app, app.view);
+  if (app.state.embed) embedRendered(app);
   simSync(app);
   setPageState('ready');
 }
@@ -553,7 +652,7 @@ function buildPage() {
     usePasted(text, file.name);
   });
 
-  els.controls = buildControls(app, () => recompute());
+  els.controls = buildControls(app, (step) => recompute(step === 'step'));
   els.results = h('section', { id: 'results', class: 'results', 'aria-labelledby': 'results-h', tabindex: '-1' },
     h('h2', { id: 'results-h' }, t('results.heading')), ignoredNote(app), shareBar(app));
   els.resultsBody = h('div', { class: 'results-body' });
@@ -632,7 +731,7 @@ function showSuggestions(ids, typed) {
 }
 
 function buildView() {
-  if (app.state.embed) buildEmbed(app, () => recompute(), switchLanguage);
+  if (app.state.embed) buildEmbed(app, (step) => recompute(step === 'step'), switchLanguage);
   else buildPage();
 }
 

@@ -195,9 +195,15 @@ function copyButton(getText) {
   } }, t('engine.copy'));
 }
 
-export function renderResults(app, view) {
+// A slider step (main.js) passes `near`, the result cards on or near the screen
+// (cardsOnScreen): only those and the answer card are built and patched in the step's
+// frame; the others keep what they showed, and main.js renders the whole answer just after
+// that frame. Laying out and painting the sections off screen (the ladder, the engine's
+// log, decode: inside the browser's pre-render margin, so laid out on every step) was a
+// third of a step (issue 13). Without `near`, or when the step changes which cards the
+// answer has, everything is rendered. Returns whether the render was whole.
+export function renderResults(app, view, near = null) {
   const body = app.els.resultsBody;
-  const s = app.state;
   const b = view.budget;
   app.view = view;
   // The context and sequences the core resolved, not the ones the page asked for.
@@ -216,43 +222,47 @@ export function renderResults(app, view) {
     : src.kind === 'fallbackRefused' ? t('model.source.fallbackRefused', { id: src.id, status: src.status })
     : t('model.source.catalog', { id: src.id });
   setText(app.els.source, srcText);
-  const m = app.model.spec;
-  const kindCounts = Object.entries(m.layer_counts);
-  const kinds = kindCounts.length === 1 ? t('model.kindsAll', { kind: t('layerKind.' + kindCounts[0][0]) })
-    : kindCounts.map(([k, n]) => t('model.kindCount', { n: int(n), kind: t('layerKind.' + k) })).join(t('list.sep'));
-  const summary = v('p', { class: 'model-summary' },
-    v('strong', { 'data-role': 'model-name' }, m.name), ' — ',
-    t('model.summary', { arch: m.architecture || m.model_type, layers: int(m.num_layers), kinds, dtype: m.dtype, maxctx: m.max_position_embeddings ? int(m.max_position_embeddings) : t('value.none') }));
 
   // The bar: what one GPU holds for the asked context and sequences.
-  const top = [summary];
-  if (b) {
-    const g = b.per_gpu;
-    const rope = ropeLine(app, view);
-    if (rope) top.push(rope);
-    top.push(...stackedBar(g, verdictOf(b), { seqs: seqText, ctx: ctxText }));
-    if (b.gpu.count > 1) top.push(v('p', { class: 'muted' }, t(b.engine === 'vllm' ? 'bar.perGpu' : 'bar.perGpuLayers', { n: b.gpu.count, tp: b.tensor_parallel_size, pp: b.pipeline_parallel_size })));
-  } else if (view.refusal) {
-    // The core's reason in this page's words; an engine's own text (vLLM's) stays verbatim beneath.
-    const r = view.refusal;
-    top.push(r.detail ? v('p', { 'data-role': 'budget-error' }, tMsg(r.detail)) : v('pre', { class: 'engine-refusal', 'data-role': 'budget-error' }, r.message));
-  }
+  const headline = () => {
+    const m = app.model.spec;
+    const kindCounts = Object.entries(m.layer_counts);
+    const kinds = kindCounts.length === 1 ? t('model.kindsAll', { kind: t('layerKind.' + kindCounts[0][0]) })
+      : kindCounts.map(([k, n]) => t('model.kindCount', { n: int(n), kind: t('layerKind.' + k) })).join(t('list.sep'));
+    const summary = v('p', { class: 'model-summary' },
+      v('strong', { 'data-role': 'model-name' }, m.name), ' — ',
+      t('model.summary', { arch: m.architecture || m.model_type, layers: int(m.num_layers), kinds, dtype: m.dtype, maxctx: m.max_position_embeddings ? int(m.max_position_embeddings) : t('value.none') }));
+    const top = [summary];
+    if (b) {
+      const g = b.per_gpu;
+      const rope = ropeLine(app, view);
+      if (rope) top.push(rope);
+      top.push(...stackedBar(g, verdictOf(b), { seqs: seqText, ctx: ctxText }));
+      if (b.gpu.count > 1) top.push(v('p', { class: 'muted' }, t(b.engine === 'vllm' ? 'bar.perGpu' : 'bar.perGpuLayers', { n: b.gpu.count, tp: b.tensor_parallel_size, pp: b.pipeline_parallel_size })));
+    } else if (view.refusal) {
+      // The core's reason in this page's words; an engine's own text (vLLM's) stays verbatim beneath.
+      const r = view.refusal;
+      top.push(r.detail ? v('p', { 'data-role': 'budget-error' }, tMsg(r.detail)) : v('pre', { class: 'engine-refusal', 'data-role': 'budget-error' }, r.message));
+    }
+    return v('div', { class: 'card headline' }, ...top);
+  };
   renderAnswer(app, view);
 
   // The other headline numbers (the longest context and the concurrency are in the answer card).
-  const kv = view.kv;
-  const mx = view.metrics;
-  const metrics = v('dl', { class: 'metrics' },
-    metric('kv-bytes-per-token', t('metric.kv-bytes-per-token'), mx['kv-bytes-per-token'], 'bytes',
-      kv.state_bytes_per_seq > 0 ? t('metric.state-bytes', { bytes: bytes(kv.state_bytes_per_seq) })
-        : kv.windowed_bytes_per_token > 0 ? t('metric.windowed', { bytes: bytes(kv.windowed_bytes_per_token) }) : null),
-    metric('kv-bytes-total', t(view.kv.seqs === 1 ? 'metric.kv-bytes-total.one' : 'metric.kv-bytes-total', { ctx: ctxText, seqs: seqText }), mx['kv-bytes-total'], 'bytes'),
-    metric('weights-bytes', t(b && b.gpu.count > 1 ? 'metric.weights-bytes.all' : 'metric.weights-bytes'), mx['weights-bytes'], 'bytes'),
-    metric('total-bytes', t('metric.total-bytes'), mx['total-bytes'], 'bytes'),
-    mx['max-context-physical'] > mx['max-context']
-      ? metric('max-context-physical', t('metric.max-context-physical', { max: tokens(view.budget.model_max_len) }), mx['max-context-physical'], 'int') : null);
+  const numbers = () => {
+    const kv = view.kv;
+    const mx = view.metrics;
+    return v('div', { class: 'card numbers' }, v('dl', { class: 'metrics' },
+      metric('kv-bytes-per-token', t('metric.kv-bytes-per-token'), mx['kv-bytes-per-token'], 'bytes',
+        kv.state_bytes_per_seq > 0 ? t('metric.state-bytes', { bytes: bytes(kv.state_bytes_per_seq) })
+          : kv.windowed_bytes_per_token > 0 ? t('metric.windowed', { bytes: bytes(kv.windowed_bytes_per_token) }) : null),
+      metric('kv-bytes-total', t(view.kv.seqs === 1 ? 'metric.kv-bytes-total.one' : 'metric.kv-bytes-total', { ctx: ctxText, seqs: seqText }), mx['kv-bytes-total'], 'bytes'),
+      metric('weights-bytes', t(b && b.gpu.count > 1 ? 'metric.weights-bytes.all' : 'metric.weights-bytes'), mx['weights-bytes'], 'bytes'),
+      metric('total-bytes', t('metric.total-bytes'), mx['total-bytes'], 'bytes'),
+      mx['max-context-physical'] > mx['max-context']
+        ? metric('max-context-physical', t('metric.max-context-physical', { max: tokens(view.budget.model_max_len) }), mx['max-context-physical'], 'int') : null));
+  };
 
-  const out = [v('div', { class: 'card headline' }, ...top), v('div', { class: 'card numbers' }, metrics)];
   // The build's first answer (prerender.js) shows what the first screen holds: the cards
   // above and, in the embed, the panels it shows (app.firstSections). The sections below
   // (formula, tables, chart, engine, decode, notes: most of the page's elements) are built
@@ -265,14 +275,75 @@ export function renderResults(app, view) {
       app.recompute?.();
     });
   }
-  const want = (id) => whole || !!app.firstSections?.has(id);
   const chart = chartData(app, view);
-  out.push(...lowerSections(app, view, want, chart));
+  const old = body.__kvbTree;
+  // A step patches part of a page that shows the whole of the last answer, never part of
+  // the build's first screen.
+  const partial = !!near && whole && app.resultsShownWhole && !!old;
+  let out;
+  if (partial) {
+    // The cards this answer has, in order (the dry run builds nothing), against those shown:
+    // the same list, so each card off screen keeps its old tree in its place.
+    const keys = ['headline', 'numbers'];
+    lowerSections(app, view, (id) => {
+      keys.push(id);
+      return false;
+    }, chart);
+    if (keys.length === old.length && old.every((o, i) => cardKey(o) === keys[i])) {
+      const fresh = new Map();
+      if (near.has('headline')) fresh.set('headline', headline());
+      if (near.has('numbers')) fresh.set('numbers', numbers());
+      for (const n of lowerSections(app, view, (id) => near.has(id), chart)) fresh.set(cardKey(n), n);
+      out = old.map((o) => fresh.get(cardKey(o)) || o);
+    }
+  }
+  const complete = !out;
+  if (complete) {
+    const want = (id) => whole || !!app.firstSections?.has(id);
+    out = [headline(), numbers(), ...lowerSections(app, view, want, chart)];
+    app.resultsShownWhole = whole;
+  }
 
   // Tables built anew (not only patched) are watched for overflow.
   if (patchTree(body, out)) markScrollable(body);
+  watchCards(app, body);
   // After insertion, so the chart takes the width its card really has.
-  app.chart.update(chart);
+  if (complete || near.has('chart')) app.chart.update(chart);
+  return complete;
+}
+
+// Which result card a tree (or an element) of the results body is: its section's id, or
+// the headline / numbers card.
+function cardKey(n) {
+  const attrs = n.attrs || { id: n.id, class: n.className };
+  if (attrs.id?.startsWith('sec-')) return attrs.id.slice(4);
+  return /\bheadline\b/.test(attrs.class || '') ? 'headline' : 'numbers';
+}
+
+// Each result card's place on screen, as an IntersectionObserver last said (it runs after
+// layout, so asking never forces one). A card not yet reported counts as on screen.
+function watchCards(app, body) {
+  if (typeof IntersectionObserver === 'undefined') return;
+  if (app.cardsWatch?.body !== body) {
+    app.cardsWatch?.io.disconnect();
+    app.cardsWatch = { body, io: new IntersectionObserver((entries) => {
+      for (const e of entries) e.target.__kvbOnScreen = e.isIntersecting;
+    }) };
+  }
+  for (let el = body.firstElementChild; el; el = el.nextElementSibling) {
+    if (el.__kvbWatched) continue;
+    el.__kvbWatched = true;
+    app.cardsWatch.io.observe(el);
+  }
+}
+
+// The keys (cardKey) of the result cards on screen: what a slider step renders in its frame.
+export function cardsOnScreen(app) {
+  const keys = new Set();
+  for (let el = app.els.resultsBody?.firstElementChild; el; el = el.nextElementSibling) {
+    if (el.__kvbOnScreen !== false) keys.add(cardKey(el));
+  }
+  return keys;
 }
 
 // What the chart draws for `view`. The crossover is quoted only inside the model's range;
@@ -285,7 +356,8 @@ function chartData(app, view) {
   return { contexts: kv.curve.contexts, kvBytes: kv.curve.bytes, weightsBytes: kv.weights_bytes, capacityBytes: view.chart_capacity_bytes, crossoverContext: crossoverInRange, context: kv.context, memoryLimit, modelMax };
 }
 
-// The result sections under the headline cards, those `want(id)` names.
+// The result sections under the headline cards, those `want(id)` names. `want` is asked
+// once for each section this answer has, in page order (renderResults reads the list from it).
 function lowerSections(app, view, want, chart) {
   const b = view.budget;
   const m = app.model.spec;
@@ -295,45 +367,36 @@ function lowerSections(app, view, want, chart) {
   const out = [];
 
   // Formula
-  const lines = formulaLines(view);
-  if (want('formula')) out.push(section('formula', t('formula.heading'),
-    v('p', { class: 'muted' }, t('formula.intro')),
-    v('ul', { class: 'formula' }, lines.map((l) => v('li', { 'data-kind': l.kind }, v('code', null, l.text), l.note ? v('span', { class: 'muted' }, ' — ' + l.note) : null))),
-    v('p', null, v('strong', null, t('formula.total', { bytes: `${bytes(kv.bytes_per_token)} (${int(kv.bytes_per_token)} B)` })))));
+  if (want('formula')) {
+    const lines = formulaLines(view);
+    out.push(section('formula', t('formula.heading'),
+      v('p', { class: 'muted' }, t('formula.intro')),
+      v('ul', { class: 'formula' }, lines.map((l) => v('li', { 'data-kind': l.kind }, v('code', null, l.text), l.note ? v('span', { class: 'muted' }, ' — ' + l.note) : null))),
+      v('p', null, v('strong', null, t('formula.total', { bytes: `${bytes(kv.bytes_per_token)} (${int(kv.bytes_per_token)} B)` })))));
+  }
 
   // Context table
-  const ctxTable = {
-    id: 'context',
-    caption: t(view.kv.seqs === 1 ? 'table.context.caption.one' : 'table.context.caption', { seqs: seqText }),
-    columns: [
-      { key: 'context', label: t('col.context'), kind: 'text' },
-      { key: 'bytesPerSeq', label: t('col.perSeq'), kind: 'bytes' },
-      { key: 'bytesTotal', label: t('col.total'), kind: 'bytes' },
-      ...(b ? [{ key: 'vsWeights', label: t('col.vsWeights'), kind: 'percent' }] : []),
-    ],
-    rows: kv.context_table.map((r) => ({
-      context: r.is_model_max ? t('row.modelMax', { ctx: tokens(r.context) }) : tokens(r.context),
-      bytesPerSeq: r.bytes_per_seq,
-      bytesTotal: r.bytes_total,
-      vsWeights: r.vs_weights,
-    })),
-  };
-
-  // Comparison
-  const cmpTable = {
-    id: 'compare',
-    caption: t('table.compare.heading'),
-    columns: [
-      { key: 'variant', label: t('col.variant'), kind: 'text' },
-      { key: 'kvHeads', label: t('col.kvHeads'), kind: 'int' },
-      { key: 'bytesPerToken', label: t('col.perToken'), kind: 'bytes' },
-      { key: 'bytesTotal', label: t('col.atCtx', { ctx: ctxText, seqs: seqText }), kind: 'bytes' },
-    ],
-    rows: kv.head_variants.map((r) => ({ variant: t('variant.' + r.variant), kvHeads: r.kv_heads, bytesPerToken: r.bytes_per_token, bytesTotal: r.bytes_total, _class: r.variant === 'actual' ? 'current' : null })),
-  };
+  if (want('context')) {
+    const ctxTable = {
+      id: 'context',
+      caption: t(view.kv.seqs === 1 ? 'table.context.caption.one' : 'table.context.caption', { seqs: seqText }),
+      columns: [
+        { key: 'context', label: t('col.context'), kind: 'text' },
+        { key: 'bytesPerSeq', label: t('col.perSeq'), kind: 'bytes' },
+        { key: 'bytesTotal', label: t('col.total'), kind: 'bytes' },
+        ...(b ? [{ key: 'vsWeights', label: t('col.vsWeights'), kind: 'percent' }] : []),
+      ],
+      rows: kv.context_table.map((r) => ({
+        context: r.is_model_max ? t('row.modelMax', { ctx: tokens(r.context) }) : tokens(r.context),
+        bytesPerSeq: r.bytes_per_seq,
+        bytesTotal: r.bytes_total,
+        vsWeights: r.vs_weights,
+      })),
+    };
+    out.push(section('context', t('table.context.heading'), renderTable(ctxTable, v)));
+  }
 
   const { crossoverContext: crossoverInRange, modelMax } = chart;
-  if (want('context')) out.push(section('context', t('table.context.heading'), renderTable(ctxTable, v)));
   if (want('chart')) {
     // The chart's buttons read app.chart when pressed: built once per language, then kept.
     const toolsKey = t('chart.heading') + '\n' + t('export.downloadPng');
@@ -346,9 +409,24 @@ function lowerSections(app, view, want, chart) {
         crossoverInRange ? t('chart.crossover', { ctx: int(crossoverInRange) })
           : kv.weights_bytes ? (modelMax ? t('chart.noCrossoverInRange', { max: int(modelMax) }) : t('chart.noCrossover')) : '')));
   }
-  if (want('compare')) out.push(section('compare', t('table.compare.heading'), renderTable(cmpTable, v)));
 
-  if (want('ladder') && kv.ladder.length) {
+  // Comparison
+  if (want('compare')) {
+    const cmpTable = {
+      id: 'compare',
+      caption: t('table.compare.heading'),
+      columns: [
+        { key: 'variant', label: t('col.variant'), kind: 'text' },
+        { key: 'kvHeads', label: t('col.kvHeads'), kind: 'int' },
+        { key: 'bytesPerToken', label: t('col.perToken'), kind: 'bytes' },
+        { key: 'bytesTotal', label: t('col.atCtx', { ctx: ctxText, seqs: seqText }), kind: 'bytes' },
+      ],
+      rows: kv.head_variants.map((r) => ({ variant: t('variant.' + r.variant), kvHeads: r.kv_heads, bytesPerToken: r.bytes_per_token, bytesTotal: r.bytes_total, _class: r.variant === 'actual' ? 'current' : null })),
+    };
+    out.push(section('compare', t('table.compare.heading'), renderTable(cmpTable, v)));
+  }
+
+  if (kv.ladder.length && want('ladder')) {
     out.push(section('ladder', t('table.ladder.heading'), renderTable({
       id: 'ladder',
       caption: t('table.ladder.heading'),
@@ -384,8 +462,10 @@ function lowerSections(app, view, want, chart) {
         : t('decode.none'))));
   }
 
-  const notes = want('notes') ? (m.notes || []).map(tMsg) : [];
-  if (want('notes') && app.hubInfo?.parameters) notes.push(t('model.hubParams', { params: int(app.hubInfo.parameters) }));
-  if (notes.length) out.push(section('notes', t('notes.heading'), v('ul', { class: 'notes' }, notes.map((n) => v('li', null, n)))));
+  if (((m.notes || []).length || app.hubInfo?.parameters) && want('notes')) {
+    const notes = (m.notes || []).map(tMsg);
+    if (app.hubInfo?.parameters) notes.push(t('model.hubParams', { params: int(app.hubInfo.parameters) }));
+    out.push(section('notes', t('notes.heading'), v('ul', { class: 'notes' }, notes.map((n) => v('li', null, n)))));
+  }
   return out;
 }
