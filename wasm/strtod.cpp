@@ -6,6 +6,8 @@
 // glibc's are, for every input: leading white space, a sign, decimal and hexadecimal
 // forms, inf / infinity / nan / nan(chars), and the end pointer after the longest prefix
 // that is a number. tests/node/ compares the module's JSON with the native CLI's.
+#include <locale.h>
+
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
@@ -352,5 +354,19 @@ extern "C" long double strtold(const char* __restrict nptr, char** __restrict en
     static_assert(sizeof v == sizeof b, "binary128 long double");
     std::memcpy(&v, &b, sizeof v);
     return v;
+}
+#endif
+
+// And the _l forms musl gives as aliases (a newer libc++ may name them): the C locale's
+// reading in every locale, as musl's.
+extern "C" float strtof_l(const char* __restrict nptr, char** __restrict endptr, locale_t) {
+    return strtof(nptr, endptr);
+}
+extern "C" double strtod_l(const char* __restrict nptr, char** __restrict endptr, locale_t) {
+    return strtod(nptr, endptr);
+}
+#if defined(__wasm__)
+extern "C" long double strtold_l(const char* __restrict nptr, char** __restrict endptr, locale_t) {
+    return strtold(nptr, endptr);
 }
 #endif
