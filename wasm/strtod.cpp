@@ -5,7 +5,9 @@
 // The same answers: C's strtod, correctly rounded (round half to even) as musl's and
 // glibc's are, for every input: leading white space, a sign, decimal and hexadecimal
 // forms, inf / infinity / nan / nan(chars), and the end pointer after the longest prefix
-// that is a number. tests/node/ compares the module's JSON with the native CLI's.
+// that is a number (tests/unit/test_wasm_strtod.cpp holds it to the C library's, natively;
+// tests/node/ compares the module's JSON with the native CLI's). strtof and strtold too,
+// below: libc's strtod.o defines all three, so all three must be here.
 #include <locale.h>
 
 #include <cerrno>
