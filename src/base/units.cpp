@@ -9,6 +9,11 @@
 
 namespace kvb {
 
+// Sizes and their human form in exact integer arithmetic, no floating point: the page's
+// WebAssembly has no hardware long double (its 128-bit one is software, ~15 KB of the
+// calculator module with the libc routines it pulled in, issue 13), and exact is what
+// both faces agree on by construction (the 80-bit x87 form natively and the 128-bit one in
+// WebAssembly gave the same answers for every size a GPU or a model has).
 Result<int64_t> parse_size(const std::string& text) {
     size_t i = 0;
     while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
@@ -21,52 +26,75 @@ Result<int64_t> parse_size(const std::string& text) {
     if (num.empty() || num == "." || num.find('.') != num.rfind('.')) return bad();
     std::string u;
     for (char c : unit) u += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    long double mult = 0;
+    // The unit as 2^shift or 10^pow10.
+    int shift = -1, pow10 = -1;
     if (u.empty() || u == "b")
-        mult = 1;
+        shift = 0;
     else if (u == "k" || u == "kib")
-        mult = 1024.0L;
+        shift = 10;
     else if (u == "kb")
-        mult = 1e3L;
+        pow10 = 3;
     else if (u == "m" || u == "mib")
-        mult = 1024.0L * 1024;
+        shift = 20;
     else if (u == "mb")
-        mult = 1e6L;
+        pow10 = 6;
     else if (u == "g" || u == "gib")
-        mult = 1024.0L * 1024 * 1024;
+        shift = 30;
     else if (u == "gb")
-        mult = 1e9L;
+        pow10 = 9;
     else if (u == "t" || u == "tib")
-        mult = 1024.0L * 1024 * 1024 * 1024;
+        shift = 40;
     else if (u == "tb")
-        mult = 1e12L;
+        pow10 = 12;
     else
         return bad();
-    long double v = std::strtold(num.c_str(), nullptr) * mult;
-    if (!std::isfinite(static_cast<double>(v)) || v > 9.0e18L) {
-        return make_error("bad_size", note("size_too_large", {{"value", text}}));
+    const size_t dot = std::min(num.find('.'), num.size());
+    std::string whole = num.substr(0, dot);
+    whole.erase(0, std::min(whole.find_first_not_of('0'), whole.size()));
+    std::string frac = dot < num.size() ? num.substr(dot + 1) : std::string();
+    auto too_large = [&] { return make_error("bad_size", note("size_too_large", {{"value", text}})); };
+    if (whole.size() > 19) return too_large();
+    // At most 24 fraction digits (the rest cannot move a size of at most 2^63 bytes past a
+    // whole byte unless it is one in 10^12): whole x unit + fraction x unit fits in 128 bits.
+    bool rest = frac.find_first_not_of('0', 24) != std::string::npos;
+    if (frac.size() > 24) frac.resize(24);
+    __int128 w = 0, f = 0, scale = 1;
+    for (char c : whole) w = w * 10 + (c - '0');
+    for (char c : frac) {
+        f = f * 10 + (c - '0');
+        scale *= 10;
     }
+    __int128 unit_mult = 1;
+    if (shift >= 0)
+        unit_mult = static_cast<__int128>(1) << shift;
+    else
+        for (int k = 0; k < pow10; ++k) unit_mult *= 10;
+    const __int128 fu = f * unit_mult;
+    const __int128 v = w * unit_mult + fu / scale;
+    rest = rest || fu % scale != 0;
+    const __int128 limit = static_cast<__int128>(9000000000000000000LL);
+    if (v > limit || (v == limit && rest)) return too_large();
     if (u.empty() || u == "b") {
         if (num.find('.') != std::string::npos) return bad();
     }
-    return static_cast<int64_t>(std::floor(v));
+    return static_cast<int64_t>(v);
 }
 
 std::string format_bytes(int64_t bytes) {
     const char* units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
     if (bytes < 1024 && bytes > -1024) return std::to_string(bytes) + " B";
-    long double v = static_cast<long double>(bytes);
-    int u = -1;
-    while ((v >= 1024 || v <= -1024) && u < 5) {
-        v /= 1024;
-        ++u;
-    }
-    // Half away from zero, as people (and the seed articles) round: 1.125 GiB -> 1.13 GiB.
-    // printf would round the binary value half-to-even and print 1.12.
-    long double r = std::round(v * 100) / 100;
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.2Lf %s", r, units[u]);
-    return buf;
+    const unsigned long long mag = bytes < 0 ? 0ULL - static_cast<unsigned long long>(bytes) : bytes;
+    int u = 0;
+    while (u < 5 && (mag >> (10 * (u + 1))) >= 1024) ++u;
+    // Hundredths of the unit, half away from zero, as people (and the seed articles) round:
+    // 1.125 GiB -> 1.13 GiB (printf would round the binary value half-to-even: 1.12).
+    const int sh = 10 * (u + 1);
+    const unsigned __int128 h = static_cast<unsigned __int128>(mag) * 100;
+    unsigned long long r = static_cast<unsigned long long>(h >> sh);
+    if (((h >> (sh - 1)) & 1) != 0) ++r;
+    std::string cents = std::to_string(r % 100);
+    if (cents.size() < 2) cents.insert(0, "0");
+    return (bytes < 0 ? "-" : "") + std::to_string(r / 100) + "." + cents + " " + units[u];
 }
 
 std::string with_commas(int64_t n) {

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <set>
+#include <iterator>
 
 #include "base/text.h"
 #include "base/units.h"
@@ -62,95 +62,101 @@ const std::initializer_list<const char*> kMaxPosKeys = {
 
 // model_types whose config fields we interpret deliberately. Anything else is read
 // through the generic fields and flagged.
-const std::set<std::string> kKnownTypes = {"llama",
-                                           "mistral",
-                                           "mixtral",
-                                           "qwen2",
-                                           "qwen2_moe",
-                                           "qwen3",
-                                           "qwen3_moe",
-                                           "qwen2_vl",
-                                           "qwen2_5_vl",
-                                           "qwen3_vl",
-                                           "qwen3_vl_text",
-                                           "qwen3_vl_moe",
-                                           "qwen3_vl_moe_text",
-                                           "qwen3_next",
-                                           "qwen3_5",
-                                           "qwen3_5_text",
-                                           "qwen3_5_moe",
-                                           "qwen3_5_moe_text",
-                                           "yi",
-                                           "internlm",
-                                           "internlm2",
-                                           "internlm3",
-                                           "baichuan",
-                                           "phi3",
-                                           "phi",
-                                           "phimoe",
-                                           "gemma",
-                                           "gemma2",
-                                           "gemma3",
-                                           "gemma3_text",
-                                           "gpt_oss",
-                                           "deepseek_v2",
-                                           "deepseek_v3",
-                                           "deepseek_v32",
-                                           "kimi_k2",
-                                           "kimi_linear",
-                                           "kimi_k3",
-                                           "llama4",
-                                           "llama4_text",
-                                           "minimax",
-                                           "minimax_m1",
-                                           "minimax_text_01",
-                                           "jamba",
-                                           "falcon_h1",
-                                           "granitemoehybrid",
-                                           "nemotron_h",
-                                           "mamba",
-                                           "mamba2",
-                                           "gpt2",
-                                           "falcon",
-                                           "refinedweb",
-                                           "refinedwebmodel",
-                                           "bloom",
-                                           "opt",
-                                           "mpt",
-                                           "chatglm",
-                                           "glm",
-                                           "glm4",
-                                           "glm4v",
-                                           "glm4_moe",
-                                           "glm4v_moe",
-                                           "olmo",
-                                           "olmo2",
-                                           "olmo3",
-                                           "olmoe",
-                                           "mllama",
-                                           "mllama_text_model",
-                                           "nemotron-nas",
-                                           "deci",
-                                           "starcoder2",
-                                           "gpt_neox",
-                                           "gptj",
-                                           "gpt_bigcode",
-                                           "cohere",
-                                           "cohere2",
-                                           "mistral3",
-                                           "granite",
-                                           "granitemoe",
-                                           "exaone",
-                                           "stablelm",
-                                           "deepseek",
-                                           "llava",
-                                           "hunyuan_v1_dense",
-                                           "seed_oss",
-                                           "ernie4_5",
-                                           "ernie4_5_moe",
-                                           "smollm3",
-                                           "gemma3n",
-                                           "gemma3n_text"};
+// A plain array, not a std::set of std::string: the set was built at start-up by ~90
+// string constructions, code the page's calculator module downloads (issue 13).
+const char* const kKnownTypes[] = {"llama",
+                                   "mistral",
+                                   "mixtral",
+                                   "qwen2",
+                                   "qwen2_moe",
+                                   "qwen3",
+                                   "qwen3_moe",
+                                   "qwen2_vl",
+                                   "qwen2_5_vl",
+                                   "qwen3_vl",
+                                   "qwen3_vl_text",
+                                   "qwen3_vl_moe",
+                                   "qwen3_vl_moe_text",
+                                   "qwen3_next",
+                                   "qwen3_5",
+                                   "qwen3_5_text",
+                                   "qwen3_5_moe",
+                                   "qwen3_5_moe_text",
+                                   "yi",
+                                   "internlm",
+                                   "internlm2",
+                                   "internlm3",
+                                   "baichuan",
+                                   "phi3",
+                                   "phi",
+                                   "phimoe",
+                                   "gemma",
+                                   "gemma2",
+                                   "gemma3",
+                                   "gemma3_text",
+                                   "gpt_oss",
+                                   "deepseek_v2",
+                                   "deepseek_v3",
+                                   "deepseek_v32",
+                                   "kimi_k2",
+                                   "kimi_linear",
+                                   "kimi_k3",
+                                   "llama4",
+                                   "llama4_text",
+                                   "minimax",
+                                   "minimax_m1",
+                                   "minimax_text_01",
+                                   "jamba",
+                                   "falcon_h1",
+                                   "granitemoehybrid",
+                                   "nemotron_h",
+                                   "mamba",
+                                   "mamba2",
+                                   "gpt2",
+                                   "falcon",
+                                   "refinedweb",
+                                   "refinedwebmodel",
+                                   "bloom",
+                                   "opt",
+                                   "mpt",
+                                   "chatglm",
+                                   "glm",
+                                   "glm4",
+                                   "glm4v",
+                                   "glm4_moe",
+                                   "glm4v_moe",
+                                   "olmo",
+                                   "olmo2",
+                                   "olmo3",
+                                   "olmoe",
+                                   "mllama",
+                                   "mllama_text_model",
+                                   "nemotron-nas",
+                                   "deci",
+                                   "starcoder2",
+                                   "gpt_neox",
+                                   "gptj",
+                                   "gpt_bigcode",
+                                   "cohere",
+                                   "cohere2",
+                                   "mistral3",
+                                   "granite",
+                                   "granitemoe",
+                                   "exaone",
+                                   "stablelm",
+                                   "deepseek",
+                                   "llava",
+                                   "hunyuan_v1_dense",
+                                   "seed_oss",
+                                   "ernie4_5",
+                                   "ernie4_5_moe",
+                                   "smollm3",
+                                   "gemma3n",
+                                   "gemma3n_text"};
+
+bool is_known_type(const std::string& t) {
+    return std::any_of(std::begin(kKnownTypes), std::end(kKnownTypes), [&](const char* k) { return t == k; });
+}
 
 Layer no_cache_layer() {
     Layer l;
@@ -970,10 +976,11 @@ struct Builder {
         } else if (hidden > 0 && m.family != "nemotron_nas") {
             d.intermediate_size = 4 * hidden;  // GPT-2, Bloom, Falcon: 4x hidden when unset
         }
-        static const std::set<std::string> two_matrix = {
-            "gpt2", "opt",         "falcon",     "refinedweb", "refinedwebmodel", "mpt", "bloom", "gpt_neox",
-            "gptj", "gpt_bigcode", "starcoder2", "phi",        "nemotron_h"};
-        d.gated_mlp = two_matrix.count(type) == 0;
+        static const char* const two_matrix[] = {"gpt2",       "opt",   "falcon",    "refinedweb", "refinedwebmodel",
+                                                 "mpt",        "bloom", "gpt_neox",  "gptj",       "gpt_bigcode",
+                                                 "starcoder2", "phi",   "nemotron_h"};
+        d.gated_mlp =
+            std::none_of(std::begin(two_matrix), std::end(two_matrix), [&](const char* k) { return type == k; });
         if (auto act = r.optional_string("hidden_act")) d.mlp_activation = *act;
         if (auto act = r.optional_string("mlp_hidden_act")) d.mlp_activation = *act;
         const json* tie = r.find_anywhere("tie_word_embeddings");
@@ -1214,7 +1221,7 @@ Result<ModelSpec> parse_config(const std::string& text, const std::string& name_
     } else {
         if (m.family.empty()) m.family = t.empty() ? "generic" : t;
         built = b.standard_attention();
-        if (!built && !kKnownTypes.count(t) && built.error().code == "missing_field") {
+        if (!built && !is_known_type(t) && built.error().code == "missing_field") {
             // Only ConfigReader::missing gives missing_field: its detail names the field.
             const Message& why = built.error().detail;
             const bool alternatives = why.code == "missing_field_alternatives";
@@ -1229,7 +1236,7 @@ Result<ModelSpec> parse_config(const std::string& text, const std::string& name_
     if (!built) return built.error();
     b.apply_kv_list();
     if (m.family.empty()) m.family = t;
-    if (!kKnownTypes.count(t)) {
+    if (!is_known_type(t)) {
         m.generic = true;
         m.notes.push_back(t.empty() ? note("no_model_type") : note("generic", {{"type", m.model_type}}));
     }

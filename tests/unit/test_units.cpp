@@ -18,11 +18,29 @@ TEST_CASE("sizes with units") {
     CHECK(parse_size("99999999999TiB").error().message == "size '99999999999TiB' is too large");
 }
 
+TEST_CASE("sizes are exact, whatever long double the platform has") {
+    // The x87 80-bit product gave 4,199,999,999 for 4.2GB and WebAssembly's 128-bit one
+    // 16,379,999,999,999 for 16.38TB: both faces now read the decimal exactly.
+    CHECK(parse_size("4.2GB").value() == 4'200'000'000);
+    CHECK(parse_size("8.23MB").value() == 8'230'000);
+    CHECK(parse_size("16.38TB").value() == 16'380'000'000'000);
+    CHECK(parse_size("0.1KiB").value() == 102);  // floor of 102.4
+    CHECK(parse_size("9000000000000000000").value() == 9'000'000'000'000'000'000);
+    CHECK(parse_size("9000000000000000001").error().code == "bad_size");
+    CHECK(parse_size("9000000000.0000000001GB").error().message == "size '9000000000.0000000001GB' is too large");
+    CHECK(parse_size("12345678901234567890").error().code == "bad_size");
+}
+
 TEST_CASE("human sizes round half away from zero") {
     CHECK(format_bytes(512) == "512 B");
     CHECK(format_bytes(147456) == "144.00 KiB");
     CHECK(format_bytes(1'207'959'552) == "1.13 GiB");
     CHECK(format_bytes(16 * GiB) == "16.00 GiB");
+    CHECK(format_bytes(-1'207'959'552) == "-1.13 GiB");
+    CHECK(format_bytes(1535) == "1.50 KiB");  // 1.4990 KiB
+    CHECK(format_bytes(INT64_MAX) == "8.00 EiB");
+    CHECK(format_bytes(INT64_MIN) == "-8.00 EiB");
+    CHECK(format_bytes(1024 * 1024 - 1) == "1024.00 KiB");  // 1023.999 KiB rounds up, in KiB
 }
 
 TEST_CASE("thousands separators as Python prints them") {
