@@ -109,14 +109,20 @@ const built = await esbuild.build({
 await esbuild.build({ ...common, entryPoints: { 'sim-worker': path.join(root, 'web/src/sim-worker.js'), 'kvbudget-full': path.join(root, 'wasm/kvbudget.js') } });
 
 // uPlot's style sheet first (chart.js is a lazy chunk, so esbuild would not put it in
-// app.css), then the page's, so the page can restyle the chart.
+// the bundle's CSS), then the page's, so the page can restyle the chart.
+// The whole style sheet goes into index.html (below): as a file of its own it was one more
+// request the first answer waited for (app.js runs only once the sheet is in), and on a loaded
+// machine any of those requests could be the last to arrive (issue 13).
 const uplotCss = fs.readFileSync(path.join(root, 'node_modules/uplot/dist/uPlot.min.css'), 'utf8');
 const pageCss = fs.readFileSync(path.join(root, 'web/styles.css'), 'utf8');
-const bundledCss = fs.existsSync(path.join(site, 'app.css')) ? fs.readFileSync(path.join(site, 'app.css'), 'utf8') : '';
-fs.writeFileSync(path.join(site, 'app.css'), uplotCss + '\n' + bundledCss + '\n' + pageCss);
-fs.appendFileSync(path.join(site, 'app.css'), '\n' + fs.readFileSync(path.join(root, 'web/sim.css'), 'utf8'));
-// Print style sheet (all inside @media print) and the embed host script (docs/embed.md).
-fs.appendFileSync(path.join(site, 'app.css'), '\n' + fs.readFileSync(path.join(root, 'web/print.css'), 'utf8'));
+const bundledCssFile = path.join(site, 'app.css');
+const bundledCss = fs.existsSync(bundledCssFile) ? fs.readFileSync(bundledCssFile, 'utf8') : '';
+fs.rmSync(bundledCssFile, { force: true });
+// Print style sheet last (all inside @media print).
+const appCss = [uplotCss, bundledCss, pageCss, fs.readFileSync(path.join(root, 'web/sim.css'), 'utf8'), fs.readFileSync(path.join(root, 'web/print.css'), 'utf8')]
+  .join('\n');
+if (/<\/style/i.test(appCss)) throw new Error('build-site: the style sheet contains </style and cannot be inlined');
+// The embed host script (docs/embed.md).
 fs.copyFileSync(path.join(root, 'web/embed-host.js'), path.join(site, 'embed-host.js'));
 
 // app.js's static chunks are asked for with the HTML, or they would be found only once app.js is parsed.
@@ -129,8 +135,8 @@ const preloads = chunks.map((c) => `<link rel="modulepreload" href="${c}">`);
 // catalog's index, the default model's config (a link without ?model= needs it) and
 // web/boot.js, which starts the calculator's WebAssembly and a link's model config while
 // the page is still being parsed. The CSP allows that one inline script by its hash; the
-// JSON blocks are data, never run. Ahead of the style sheet: a script after a pending
-// style sheet would wait for it.
+// JSON blocks are data, never run. Ahead of the style sheet (in the page too, below): its
+// parse does not delay boot.js's requests.
 const models = generateCatalog(site);
 const jsonBlock = (text) => text.replace(/</g, '\\u003c');
 const defaultFile = models.find((m) => m.id === DEFAULT_MODEL)?.file;
@@ -226,8 +232,8 @@ function writeCatalogAnswers() {
 // kvbudget.config.json and into the CSP's connect-src, which allows nothing else off-site.
 const hubUrl = process.env.KVB_HUB_URL || DEFAULT_HUB;
 let html = fs.readFileSync(path.join(root, 'web/index.html'), 'utf8');
-// Every file the first answer waits for is asked for from the top of <head> (the style sheet
-// by a preload, app.js and its chunks by modulepreload), ahead of the inline blocks: the
+// Every file the first answer waits for is asked for from the top of <head> (app.js and its
+// chunks by modulepreload; the style sheet is in the page), ahead of the inline blocks: the
 // parser reaches the <link>s below them only after the blocks and boot.js, and the requests
 // went out that much later (issue 13).
 const appPreload = '<link rel="modulepreload" href="app.js">\n';
@@ -235,6 +241,9 @@ for (const [marker, text] of [['<link rel="stylesheet"', inline.join('\n') + '\n
   if (!html.includes(marker)) throw new Error(`web/index.html has no ${marker}`);
   html = marker === appPreload ? html.replace(marker, marker + text) : html.replace(marker, text + marker);
 }
+const cssLink = '<link rel="stylesheet" href="app.css">';
+if (!html.includes(cssLink)) throw new Error(`web/index.html has no ${cssLink}`);
+html = html.replace(cssLink, () => `<style>\n${appCss}\n</style>`);
 html = html.replace("script-src 'self'", `script-src 'self' 'sha256-${bootHash}'`);
 if (!html.includes(bootHash)) throw new Error("web/index.html's CSP has no script-src 'self'");
 fs.writeFileSync(path.join(site, 'index.html'), withHubCsp(html, hubUrl));
@@ -258,6 +267,6 @@ fs.writeFileSync(path.join(site, 'kvbudget.config.json'), JSON.stringify({ hubUr
 fs.writeFileSync(path.join(site, '.nojekyll'), '');
 
 const size = (f) => fs.statSync(path.join(site, f)).size;
-console.log(`site/: app.js ${size('app.js')} B, app.css ${size('app.css')} B, kvbudget-calc.wasm ${size('kvbudget-calc.wasm')} B, kvbudget.wasm ${size('kvbudget.wasm')} B, ` +
+console.log(`site/: app.js ${size('app.js')} B, style sheet (in index.html) ${appCss.length} B, kvbudget-calc.wasm ${size('kvbudget-calc.wasm')} B, kvbudget.wasm ${size('kvbudget.wasm')} B, ` +
   `${models.length} catalog configs, ${traceCount} traces`);
 console.log(`site/answers/: ${answerFiles.count} files, ${answerFiles.bytes} B, computed in ${Math.round(answersMs)} ms`);
