@@ -33,6 +33,7 @@ fs.rmSync(site, { recursive: true, force: true });
 fs.mkdirSync(site, { recursive: true });
 
 const common = {
+  absWorkingDir: root,
   bundle: true,
   format: 'esm',
   target: ['es2020'],
@@ -91,17 +92,85 @@ function coreWords(key, english) {
   const names = [...english.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
   return core === english && !names.some((n) => PAGE_WORDED.includes(n)) && !/[{}]/.test(english.replace(/\{\w+\}/g, ''));
 }
-const built = await esbuild.build({
-  ...common,
-  entryPoints: { app: path.join(root, 'web/src/main.js') },
-  // What the first answer does not need (views.js: the chart library, the simulator view,
-  // the log check and lab panels; other languages) is imported dynamically and lands in
-  // chunks next to app.js (not in a folder: sim-view.js finds sim-worker.js next to itself).
-  splitting: true,
-  chunkNames: '[name]-[hash]',
-  metafile: true,
-  plugins: [fullModuleApart, englishSplit],
+// The page's own JS goes into index.html (below), in one inline module: as app.js and a chunk it
+// shared with views.js it was two more requests the first answer waited for, a round trip after
+// the HTML's (issue 13). What the first answer does not need stays in files of their own, fetched
+// after it (views.js: the chart library, the simulator view, the log check and lab panels; other
+// languages). A module in the page and in views.js must be one instance (i18n.js's language and
+// strings, the error classes instanceof checks): the page puts its namespace on
+// self.kvbPageModules, and views.js's build reads it from there instead of bundling a copy.
+// In order: the page's module graph, then views.js (bundled against it), then the languages, then
+// the page's module, naming their files.
+const rel = (p) => path.relative(root, p).split(path.sep).join('/');
+// files: {views, <language>: file name}, or null while the names are not known yet.
+const lazyApart = (files) => ({
+  name: 'lazy-apart',
+  setup(b) {
+    b.onResolve({ filter: /\/views\.js$|\/i18n\/[^/]+\.json$/ }, (args) => {
+      if (args.kind !== 'dynamic-import') return undefined;
+      const name = path.basename(args.path).replace(/\.js(on)?$/, '');
+      if (files && !files[name]) throw new Error(`build-site: no file built for import('${args.path}')`);
+      return { path: './' + (files ? files[name] : name + '.js'), external: true };
+    });
+  },
 });
+const pageEntry = path.join(root, 'web/src/main.js');
+const graph = async (entry, plugins) => Object.keys((await esbuild.build({ ...common, entryPoints: [entry], write: false, metafile: true, plugins })).metafile.inputs);
+const pageInputs = new Set(await graph(pageEntry, [fullModuleApart, englishSplit, lazyApart(null)]));
+const viewsEntry = path.join(root, 'web/src/views.js');
+const shared = (await graph(viewsEntry, [fullModuleApart, englishSplit])).filter((f) => pageInputs.has(f) && !f.includes(':'));
+// Each shared module's export names, from a build of it alone.
+const sharedExports = {};
+for (const f of shared) {
+  const out = await esbuild.build({ absWorkingDir: root, format: 'esm', entryPoints: [path.join(root, f)], write: false, metafile: true, outdir: site });
+  sharedExports[f] = Object.values(out.metafile.outputs)[0].exports;
+}
+const fromPage = {
+  name: 'from-page',
+  setup(b) {
+    b.onResolve({ filter: /.*/ }, async (args) => {
+      if (args.pluginData?.fromPage || args.kind === 'entry-point' || args.namespace !== 'file') return undefined;
+      const r = await b.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: { fromPage: true } });
+      if (r.errors.length || r.external) return undefined;
+      const f = rel(r.path);
+      return shared.includes(f) ? { path: f, namespace: 'kvb-page' } : undefined;
+    });
+    b.onLoad({ filter: /.*/, namespace: 'kvb-page' }, (args) => {
+      const names = sharedExports[args.path];
+      const named = names.filter((n) => n !== 'default');
+      return {
+        contents: `const m = self.kvbPageModules[${JSON.stringify(args.path)}];\n` +
+          (named.length ? `export const { ${named.join(', ')} } = m;\n` : '') + (names.includes('default') ? 'export default m.default;\n' : ''),
+        loader: 'js',
+      };
+    });
+  },
+};
+const viewsBuild = await esbuild.build({ ...common, entryPoints: { views: viewsEntry }, entryNames: '[name]-[hash]', metafile: true, plugins: [fullModuleApart, englishSplit, fromPage] });
+const outName = (metafile) => path.basename(Object.keys(metafile.outputs).find((o) => o.endsWith('.js')));
+const lazyFiles = { views: outName(viewsBuild.metafile) };
+const languageFiles = {};
+for (const f of fs.readdirSync(path.join(root, 'web/i18n')).filter((n) => n.endsWith('.json') && n !== 'en.json')) {
+  const code = path.basename(f, '.json');
+  const out = await esbuild.build({ ...common, entryPoints: { [code]: path.join(root, 'web/i18n', f) }, entryNames: '[name]-[hash]', metafile: true });
+  languageFiles[code] = lazyFiles[code] = outName(out.metafile);
+}
+const pageModule = {
+  name: 'page-module',
+  setup(b) {
+    b.onResolve({ filter: /^kvb-page-entry$/ }, () => ({ path: 'kvb-page-entry', namespace: 'kvb-entry' }));
+    b.onLoad({ filter: /.*/, namespace: 'kvb-entry' }, () => ({
+      resolveDir: root,
+      contents: shared.map((f, i) => `import * as m${i} from ${JSON.stringify('./' + f)};\n`).join('') +
+        `import ${JSON.stringify('./' + rel(pageEntry))};\n` +
+        `self.kvbPageModules = { ${shared.map((f, i) => `${JSON.stringify(f)}: m${i}`).join(', ')} };\n`,
+      loader: 'js',
+    }));
+  },
+};
+const pageBuild = await esbuild.build({ ...common, entryPoints: ['kvb-page-entry'], write: false, metafile: true, plugins: [pageModule, fullModuleApart, englishSplit, lazyApart(lazyFiles)] });
+const pageJs = pageBuild.outputFiles.find((o) => o.path.endsWith('.js')).text.trim();
+if (/<\/script/i.test(pageJs)) throw new Error('build-site: the page\'s JS contains </script and cannot be inlined');
 // The simulator runs in its own module worker with its own WASM instance, and the log
 // check loads the whole module on first use (kvbudget-full.js). Both are built on their
 // own, so the wrapper they share with the page (wasm/kvbudget-api.js) is not one more
@@ -109,37 +178,32 @@ const built = await esbuild.build({
 await esbuild.build({ ...common, entryPoints: { 'sim-worker': path.join(root, 'web/src/sim-worker.js'), 'kvbudget-full': path.join(root, 'wasm/kvbudget.js') } });
 
 // uPlot's style sheet first (chart.js is a lazy chunk, so esbuild would not put it in
-// app.css), then the page's, so the page can restyle the chart.
+// the bundle's CSS), then the page's, so the page can restyle the chart.
+// The whole style sheet goes into index.html (below): as a file of its own it was one more
+// request the first answer waited for (app.js runs only once the sheet is in), and on a loaded
+// machine any of those requests could be the last to arrive (issue 13).
 const uplotCss = fs.readFileSync(path.join(root, 'node_modules/uplot/dist/uPlot.min.css'), 'utf8');
 const pageCss = fs.readFileSync(path.join(root, 'web/styles.css'), 'utf8');
-const bundledCss = fs.existsSync(path.join(site, 'app.css')) ? fs.readFileSync(path.join(site, 'app.css'), 'utf8') : '';
-fs.writeFileSync(path.join(site, 'app.css'), uplotCss + '\n' + bundledCss + '\n' + pageCss);
-fs.appendFileSync(path.join(site, 'app.css'), '\n' + fs.readFileSync(path.join(root, 'web/sim.css'), 'utf8'));
-// Print style sheet (all inside @media print) and the embed host script (docs/embed.md).
-fs.appendFileSync(path.join(site, 'app.css'), '\n' + fs.readFileSync(path.join(root, 'web/print.css'), 'utf8'));
+const bundledCss = pageBuild.outputFiles.find((o) => o.path.endsWith('.css'))?.text || '';
+// Print style sheet last (all inside @media print).
+const appCss = [uplotCss, bundledCss, pageCss, fs.readFileSync(path.join(root, 'web/sim.css'), 'utf8'), fs.readFileSync(path.join(root, 'web/print.css'), 'utf8')]
+  .join('\n');
+if (/<\/style/i.test(appCss)) throw new Error('build-site: the style sheet contains </style and cannot be inlined');
+// The embed host script (docs/embed.md).
 fs.copyFileSync(path.join(root, 'web/embed-host.js'), path.join(site, 'embed-host.js'));
 
-// app.js's static chunks are asked for with the HTML, or they would be found only once app.js is parsed.
-const appOut = Object.entries(built.metafile.outputs).find(([, o]) => o.entryPoint === 'web/src/main.js');
-const chunks = appOut[1].imports.filter((i) => i.kind === 'import-statement').map((i) => path.basename(i.path));
-// kvbudget.config.json is not among them: a first model from the bundled catalog does not
-// wait for it, and main.js asks for it after that answer is painted (issue 13).
-const preloads = chunks.map((c) => `<link rel="modulepreload" href="${c}">`);
 // What the first answer needs and is small goes into the page itself (issue 13): the
 // catalog's index, the default model's config (a link without ?model= needs it) and
 // web/boot.js, which starts the calculator's WebAssembly and a link's model config while
 // the page is still being parsed. The CSP allows that one inline script by its hash; the
-// JSON blocks are data, never run. Ahead of the style sheet: a script after a pending
-// style sheet would wait for it.
+// JSON blocks are data, never run. Ahead of the style sheet (in the page too, below): its
+// parse does not delay boot.js's requests.
 const models = generateCatalog(site);
 const jsonBlock = (text) => text.replace(/</g, '\\u003c');
 const defaultFile = models.find((m) => m.id === DEFAULT_MODEL)?.file;
 // Minified: every page carries it, and its comments are for this repository.
 const bootJs = (await esbuild.transform(fs.readFileSync(path.join(root, 'web/boot.js'), 'utf8'), { minify: true, target: 'es2020', legalComments: 'none' })).code.trim();
 const bootHash = crypto.createHash('sha256').update(bootJs).digest('base64');
-const languageFiles = Object.fromEntries(Object.entries(built.metafile.outputs)
-  .filter(([, o]) => /^web\/i18n\/.+\.json$/.test(o.entryPoint || ''))
-  .map(([file, o]) => [path.basename(o.entryPoint, '.json'), path.basename(file)]));
 if (!defaultFile) throw new Error(`build-site: the default model ${DEFAULT_MODEL} is not in the catalog (data/), so the page has no first answer to prerender`);
 const defaultConfig = fs.readFileSync(path.join(site, 'catalog', defaultFile), 'utf8').trim();
 const ANSWER_PREFIX = '{"ok":true,"value":';
@@ -226,16 +290,16 @@ function writeCatalogAnswers() {
 // kvbudget.config.json and into the CSP's connect-src, which allows nothing else off-site.
 const hubUrl = process.env.KVB_HUB_URL || DEFAULT_HUB;
 let html = fs.readFileSync(path.join(root, 'web/index.html'), 'utf8');
-// Every file the first answer waits for is asked for from the top of <head> (the style sheet
-// by a preload, app.js and its chunks by modulepreload), ahead of the inline blocks: the
-// parser reaches the <link>s below them only after the blocks and boot.js, and the requests
-// went out that much later (issue 13).
-const appPreload = '<link rel="modulepreload" href="app.js">\n';
-for (const [marker, text] of [['<link rel="stylesheet"', inline.join('\n') + '\n'], [appPreload, preloads.map((l) => l + '\n').join('')]]) {
-  if (!html.includes(marker)) throw new Error(`web/index.html has no ${marker}`);
-  html = marker === appPreload ? html.replace(marker, marker + text) : html.replace(marker, text + marker);
-}
-html = html.replace("script-src 'self'", `script-src 'self' 'sha256-${bootHash}'`);
+// The inline blocks and boot.js where web/index.html links the style sheet, the style sheet in
+// its place, and the page's JS in the module script's: the first answer waits for no request
+// but the HTML's (issue 13).
+const cssLink = '<link rel="stylesheet" href="app.css">';
+const appScript = '<script type="module" src="app.js"></script>';
+for (const marker of [cssLink, appScript]) if (!html.includes(marker)) throw new Error(`web/index.html has no ${marker}`);
+html = html.replace(cssLink, () => inline.join('\n') + '\n<style>\n' + appCss + '\n</style>');
+html = html.replace(appScript, () => `<script type="module">${pageJs}</script>`);
+const pageHash = crypto.createHash('sha256').update(pageJs).digest('base64');
+html = html.replace("script-src 'self'", `script-src 'self' 'sha256-${bootHash}' 'sha256-${pageHash}'`);
 if (!html.includes(bootHash)) throw new Error("web/index.html's CSP has no script-src 'self'");
 fs.writeFileSync(path.join(site, 'index.html'), withHubCsp(html, hubUrl));
 for (const f of WASM_FILES) fs.copyFileSync(path.join(wasmDir, f), path.join(site, f));
@@ -258,6 +322,6 @@ fs.writeFileSync(path.join(site, 'kvbudget.config.json'), JSON.stringify({ hubUr
 fs.writeFileSync(path.join(site, '.nojekyll'), '');
 
 const size = (f) => fs.statSync(path.join(site, f)).size;
-console.log(`site/: app.js ${size('app.js')} B, app.css ${size('app.css')} B, kvbudget-calc.wasm ${size('kvbudget-calc.wasm')} B, kvbudget.wasm ${size('kvbudget.wasm')} B, ` +
+console.log(`site/: index.html ${size('index.html')} B (the page's JS ${pageJs.length} B, its style sheet ${appCss.length} B), kvbudget-calc.wasm ${size('kvbudget-calc.wasm')} B, kvbudget.wasm ${size('kvbudget.wasm')} B, ` +
   `${models.length} catalog configs, ${traceCount} traces`);
 console.log(`site/answers/: ${answerFiles.count} files, ${answerFiles.bytes} B, computed in ${Math.round(answersMs)} ms`);

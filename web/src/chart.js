@@ -1,5 +1,5 @@
 // KV cache vs. context, drawn with uPlot (bundled; nothing loaded from other hosts).
-// Loaded after the first answer (lazy.js); uPlot's style sheet is in app.css (build-site.mjs).
+// Loaded after the first answer (lazy.js); uPlot's style sheet is in the page's (index.html, build-site.mjs).
 // All y values come from the core's compute() result.
 import uPlot from 'uplot';
 import { bytes, int, tokens } from './format.js';

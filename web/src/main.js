@@ -777,6 +777,11 @@ async function boot() {
   app.urlState = { ...state };
   app.ignored = ignored.map((k) => [k, params.get(k) ?? '']);
   state.lang = setLanguage(await loadLanguage(detectLanguage(params.has('lang') && !ignored.includes('lang') ? state.lang : '', navigator.languages || [navigator.language])));
+  // A link answered by a bundled model's answers file (web/boot.js asked for it while the HTML
+  // was parsed) waits for it before the page is built, not after: a page built and then left
+  // waiting was painted meanwhile (its first style and layout, 50-100 ms on a loaded machine),
+  // and the answer then waited for that frame (issue 13).
+  const answersFile = early.answers?.id === state.model ? await early.answers.data : null;
   buildView();
   setStatus(t('app.loadingCore'));
 
@@ -818,7 +823,7 @@ async function boot() {
   const first = firstAnswers(state, JSON.stringify(budgetInputs(state)), {
     inline: answerBlock ? JSON.parse(answerBlock.text) : null,
     inlineConfig: inlineConfig?.data.id === state.model ? inlineConfig.text : null,
-    file: early.answers?.id === state.model ? await early.answers.data : null,
+    file: answersFile,
   });
   const prerendered = !!first;
   const catalogP = inlineModels

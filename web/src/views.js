@@ -1,8 +1,9 @@
 // Everything the first answer does not need, in one chunk fetched just after it is painted
 // (lazy.js): the chart library with the chart, the simulator view, the log check and lab
-// panels. One lazy entry, so the modules these share with the page (dom, i18n, format,
-// export, tables, sim-state) land in one shared chunk rather than one chunk per set of
-// importers: six requests before the first answer became two (issue 13). The English
+// panels. The modules these share with the page (dom, i18n, format, export, tables,
+// sim-state) are the page's own instances, which its inline module hands over
+// (scripts/build-site.mjs, self.kvbPageModules): none is fetched before the first answer,
+// and one i18n.js holds the language and strings (issue 13). The English
 // only these views use (sim.*, lab.*, check.*) comes with them: scripts/build-site.mjs
 // gives this import of en.json those keys and the page's bundle the others.
 import en from '../i18n/en.json';
