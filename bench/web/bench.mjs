@@ -24,7 +24,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { startStaticServer } from '../../tests/web/static-server.mjs';
 import { launch } from '../../tests/web/browser.mjs';
-import { installFrameProbe, installSliderProbe } from './probes.mjs';
+import { installFrameProbe, installSliderProbe, reportLoadEnd } from './probes.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const site = path.resolve(root, process.env.KVB_SITE_DIR || 'site');
@@ -42,33 +42,10 @@ async function coldLoad(browser, url, kind) {
   // A page is done when it is both ready (an answer on screen for the settings shown) and
   // interactive (data-core=live: the calculator module running, controls answered at once);
   // the default link is ready first (the build's answer, web/src/prerender.js).
-  const seen = {};
-  let resolveDone;
-  const done = new Promise((r) => (resolveDone = r));
   const started = new Map(); // requestId -> {url, wallMs}
   const finished = new Map(); // requestId -> encoded bytes
-  await context.exposeBinding('__kvbBenchDone', (_src, t) => {
-    seen[t.what] = { wall: performance.now(), ...t };
-    if (kind === 'blank' || (seen.ready && seen.live)) resolveDone({ ...seen.ready, ...(kind === 'blank' ? seen.load : {}), live: seen.live?.wall });
-  });
-  // The page reports when it was ready, on its own clock and on the wall clock the
-  // network events carry, so a request counts as "before" by when it was sent.
-  await context.addInitScript((k) => {
-    const report = (what) => window.__kvbBenchDone({ what, inPage: performance.now(), epochMs: performance.timeOrigin + performance.now() });
-    if (k === 'blank') {
-      addEventListener('load', () => report('load'));
-      return;
-    }
-    const sent = {};
-    new MutationObserver((_, obs) => {
-      const b = document.body;
-      if (!sent.ready && b?.dataset.state === 'ready') report((sent.ready = 'ready'));
-      // A build from before data-core (issue 13's "before" numbers): interactive when ready.
-      const live = b?.dataset.core === 'live' || (b && !('core' in b.dataset) && b.dataset.state === 'ready');
-      if (!sent.live && live) report((sent.live = 'live'));
-      if (sent.ready && sent.live) obs.disconnect();
-    }).observe(document, { attributes: true, subtree: true, attributeFilter: ['data-state', 'data-core'] });
-  }, kind);
+  // A request counts as "before" the answer by when it was sent (the report's epochMs).
+  const { done } = await reportLoadEnd(context, kind);
   const page = await context.newPage();
   const cdp = await context.newCDPSession(page);
   await cdp.send('Network.enable');
@@ -89,7 +66,7 @@ async function coldLoad(browser, url, kind) {
   // What the closed page had started (the module's compile, the simulator's spare worker) and
   // the renderer's exit are not the next load's to pay.
   await new Promise((res) => setTimeout(res, 500));
-  return { wall: r.wall - t0, live: r.live - t0, inPage: r.inPage, bytes: files.reduce((a, f) => a + f.bytes, 0), files, after };
+  return { wall: r.wall - t0, live: r.live?.wall - t0, inPage: r.inPage, bytes: files.reduce((a, f) => a + f.bytes, 0), files, after };
 }
 
 async function interaction(browser, url) {

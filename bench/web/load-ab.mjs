@@ -11,6 +11,7 @@ import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { startStaticServer } from '../../tests/web/static-server.mjs';
 import { launch } from '../../tests/web/browser.mjs';
+import { reportLoadEnd } from './probes.mjs';
 
 const [siteA, siteB] = process.argv.slice(2, 4).map((s) => path.resolve(s));
 const RUNS = Number(process.argv[4] || 20);
@@ -22,27 +23,7 @@ const ms = (x) => x.toFixed(0).padStart(4);
 
 async function coldLoad(browser, url, kind) {
   const context = await browser.newContext();
-  const seen = {};
-  let resolveDone;
-  const done = new Promise((r) => (resolveDone = r));
-  await context.exposeBinding('__kvbBenchDone', (_src, t) => {
-    seen[t.what] = { wall: performance.now(), ...t };
-    if (kind === 'blank' || (seen.ready && seen.live)) resolveDone({ ...seen.ready, ...(kind === 'blank' ? seen.load : {}), live: seen.live?.inPage });
-  });
-  await context.addInitScript((k) => {
-    const report = (what) => window.__kvbBenchDone({ what, inPage: performance.now() });
-    if (k === 'blank') {
-      addEventListener('load', () => report('load'));
-      return;
-    }
-    const sent = {};
-    new MutationObserver((_, obs) => {
-      const b = document.body;
-      if (!sent.ready && b?.dataset.state === 'ready') report((sent.ready = 'ready'));
-      if (!sent.live && b?.dataset.core === 'live') report((sent.live = 'live'));
-      if (sent.ready && sent.live) obs.disconnect();
-    }).observe(document, { attributes: true, subtree: true, attributeFilter: ['data-state', 'data-core'] });
-  }, kind);
+  const { done } = await reportLoadEnd(context, kind);
   const page = await context.newPage();
   const cdp = await context.newCDPSession(page);
   await cdp.send('Network.enable');
@@ -55,7 +36,7 @@ async function coldLoad(browser, url, kind) {
   const paint = await page.evaluate(() => performance.getEntriesByType('paint').find((p) => p.name === 'first-paint')?.startTime ?? NaN).catch(() => NaN);
   await context.close();
   await new Promise((res) => setTimeout(res, 500));
-  return { wall: r.wall - t0, inPage: r.inPage, paint, live: r.live };
+  return { wall: r.wall - t0, inPage: r.inPage, paint, live: r.live?.inPage };
 }
 
 const servers = [];

@@ -17,6 +17,7 @@ import path from 'node:path';
 import os from 'node:os';
 import { launch } from '../../tests/web/browser.mjs';
 import { openSliderPage } from './pages.mjs';
+import { installFrameEndMark } from './probes.mjs';
 
 const args = process.argv.slice(2);
 const sites = args.filter((a) => !/^\d+$/.test(a)).map((s) => path.resolve(s));
@@ -39,17 +40,7 @@ const sides = [];
 try {
   for (const site of sites) {
     const { server, context, page } = await openSliderPage(browser, site, { viewport });
-    // A step's window ends at the end of the frame that paints its answer, as its wall time
-    // does: work a page leaves for after that frame (render.js: the result cards off screen)
-    // is not the step's.
-    await page.evaluate(() => {
-      const frameEnd = window.__kvbFrameEnd;
-      window.__kvbFrameEnd = () => frameEnd().then((t) => {
-        if (window.__kvbEndMark) performance.mark(window.__kvbEndMark);
-        window.__kvbEndMark = null;
-        return t;
-      });
-    });
+    await page.evaluate(installFrameEndMark);
     sides.push({ site, server, context, page, tag: `kvb${sides.length}`, verdicts: [], walls: [] });
   }
   // Tracing is the browser's, not a page's: one trace, each site's steps told apart by marks.

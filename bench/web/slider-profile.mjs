@@ -17,7 +17,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startStaticServer } from '../../tests/web/static-server.mjs';
 import { launch } from '../../tests/web/browser.mjs';
-import { installFrameProbe, installSliderProbe } from './probes.mjs';
+import { installFrameProbe, installSliderProbe, installFrameEndMark } from './probes.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const site = path.resolve(root, process.env.KVB_SITE_DIR || 'site');
@@ -59,17 +59,7 @@ try {
   });
   await page.evaluate(installFrameProbe);
   await page.evaluate(installSliderProbe);
-  // A step's window ends at the end of the frame that paints its answer, as its wall time
-  // does: work the page leaves for after that frame (render.js: the result cards off screen)
-  // is not the step's.
-  await page.evaluate(() => {
-    const frameEnd = window.__kvbFrameEnd;
-    window.__kvbFrameEnd = () => frameEnd().then((t) => {
-      if (window.__kvbEndMark) performance.mark(window.__kvbEndMark);
-      window.__kvbEndMark = null;
-      return t;
-    });
-  });
+  await page.evaluate(installFrameEndMark);
   const cdp = await context.newCDPSession(page);
   await cdp.send('Profiler.enable');
   await cdp.send('Profiler.setSamplingInterval', { interval: 100 });
