@@ -1,8 +1,8 @@
-// Runs while index.html is parsed, before the style sheet and app.js are here
-// (scripts/build-site.mjs inlines it ahead of them and allows it by its hash in the CSP):
+// Runs while index.html is parsed, before the page's module runs (scripts/build-site.mjs
+// inlines it ahead of the style sheet and that module, and allows it by its hash in the CSP):
 // for a link whose answer the build did not compute, the calculator's WebAssembly is fetched
 // and compiled as its bytes stream in, and a link's bundled model config (or its answers
-// file) is asked for, so neither waits until app.js is fetched, parsed and run (issue 13). main.js takes both from
+// file) is asked for, so neither waits until the page's module has run (issue 13). main.js takes both from
 // self.kvbBoot and does the work itself wherever this could not (no streaming compile, a
 // server without application/wasm).
 (() => {
@@ -57,7 +57,7 @@
     boot.theme = 'auto';
   }
   // Another language's strings are a chunk of their own (#kvb-languages names each file),
-  // asked for now rather than once app.js has run and found it needs them. The choice is
+  // asked for now rather than once the page's module has run and found it needs them. The choice is
   // i18n.js's detectLanguage: a valid ?lang=, else the browser's first English or Chinese.
   try {
     const files = JSON.parse(document.getElementById('kvb-languages').textContent);
