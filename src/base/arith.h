@@ -30,6 +30,10 @@ inline int64_t sat_sub(int64_t a, int64_t b) {
     if (!__builtin_sub_overflow(a, b, &r)) return r;
     return b > 0 ? INT64_MIN : INT64_MAX;
 }
+// -a, with INT64_MIN (a saturated deficit) read as INT64_MAX: negating it is undefined.
+inline int64_t sat_neg(int64_t a) {
+    return a == INT64_MIN ? INT64_MAX : -a;
+}
 // A non-negative 128-bit product or sum clamped to int64: estimates built from config values
 // (up to 2^20-wide layers times 2^31 tokens) that only ever compare against memory sizes.
 inline int64_t clamp_i64(__int128 v) {

@@ -223,7 +223,7 @@ LlamaFit fit_devices(const FitArgs& a, DevicesUse use, LlamaFit f) {
     const int64_t global_surplus = sat_sub(sum_projected_free, sat_mul(a.target_bytes, nd));
     if (global_surplus < 0) {
         out.push_back(kImpl + std::string("cannot meet free memory targets on all devices, need to use ") +
-                      mib(-global_surplus) + " MiB less in total");
+                      mib(sat_neg(global_surplus)) + " MiB less in total");
         if (a.n_ctx_user > 0) {
             out.push_back(kImpl + std::string("context size set by user to ") + std::to_string(a.n_ctx_user) +
                           " -> no change");
@@ -265,7 +265,7 @@ LlamaFit fit_devices(const FitArgs& a, DevicesUse use, LlamaFit f) {
             surplus_moe = sat_sub(surplus_moe, sat_add(sat_sub(m[i], free[i]), a.target_bytes));
         out.push_back(kImpl + std::string("with only dense weights in device memory there is ") +
                       (surplus_moe > 0 ? "a total surplus of " + mib(surplus_moe)
-                                       : "still a total deficit of " + mib(-surplus_moe)) +
+                                       : "still a total deficit of " + mib(sat_neg(surplus_moe))) +
                       " MiB");
     }
     // The false position of common_params_fit_impl over one device's count: from a fitting
@@ -544,7 +544,7 @@ LlamaFit llamacpp_fit(const FitArgs& a, FitUse used, MoeUse used_moe, DevicesUse
         const int64_t surplus_moe = sat_sub(target, mem_of(MoeSplit{all_layers, all_layers, FitFraction::Moe}));
         out.push_back(kImpl + std::string("with only dense weights in device memory there is ") +
                       (surplus_moe > 0 ? "a total surplus of " + mib(surplus_moe)
-                                       : "still a total deficit of " + mib(-surplus_moe)) +
+                                       : "still a total deficit of " + mib(sat_neg(surplus_moe))) +
                       " MiB");
         // Step 3: dense-only layers back to front; the output slot (the first filled) stays whole.
         out.push_back(kImpl + std::string("filling dense-only layers back-to-front:"));

@@ -107,8 +107,8 @@ void print_human(const BudgetResult& r, std::ostream& out) {
         out << "  CUDA graphs           " << gib(r.cudagraph_bytes)
             << (r.cudagraph_bytes ? est(r.cudagraph_estimated) : "") << " (--max-num-seqs " << r.max_num_seqs << ")\n";
         out << "  KV cache pool         "
-            << (r.kv_pool_bytes > 0 ? gib(r.kv_pool_bytes) : "none (" + gib(-r.kv_pool_bytes) + " short)") << " per GPU"
-            << (r.pp > 1 ? " (the smallest stage's)" : "") << ", " << r.kv_cache_dtype << "\n";
+            << (r.kv_pool_bytes > 0 ? gib(r.kv_pool_bytes) : "none (" + gib(sat_neg(r.kv_pool_bytes)) + " short)")
+            << " per GPU" << (r.pp > 1 ? " (the smallest stage's)" : "") << ", " << r.kv_cache_dtype << "\n";
         // Each stage's GPU profiles and cuts its own memory; the engine keeps the fewest blocks.
         if (r.stages.size() > 1)
             for (size_t s = 0; s < r.stages.size(); ++s) {
