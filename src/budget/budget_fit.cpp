@@ -234,13 +234,16 @@ LlamaFit fit_devices(const FitArgs& a, DevicesUse use, LlamaFit f) {
             const int64_t per_layer =
                 sum_model / std::max<int64_t>(1, a.ngl_user >= 0 ? std::min(a.ngl_user, a.n_layer) : a.n_layer);
             const int64_t used_target =
-                sat_sub(sat_sub(sum_free, sat_mul(a.target_bytes, nd)), (nd + 1) * per_layer / (a.moe ? 6 : 2));
+                sat_sub(sat_sub(sum_free, sat_mul(a.target_bytes, nd)), sat_mul(nd + 1, per_layer) / (a.moe ? 6 : 2));
             const int64_t used_min = sum(mems(a.n_ctx_min, whole(split0, false), next));
             const int64_t span = a.n_ctx_train - a.n_ctx_min;
             f.n_ctx = a.n_ctx_min;
             if (used_target > used_min && sum_used > used_min) {
-                const __int128 step = __int128(span) * (used_target - used_min) / (sum_used - used_min);
-                const int64_t align = 256 * std::max<int64_t>(1, a.seqs);
+                // At most the whole span: a target past the current use (only from saturated
+                // sizes, the fuzzer's) must not step past n_ctx_train or int64.
+                const __int128 step =
+                    std::min<__int128>(span, __int128(span) * (used_target - used_min) / (sum_used - used_min));
+                const int64_t align = sat_mul(256, std::max<int64_t>(1, a.seqs));
                 f.n_ctx = a.n_ctx_min + static_cast<int64_t>(step);
                 f.n_ctx = std::max(f.n_ctx - f.n_ctx % align, a.n_ctx_min);
                 const int64_t per_ctx = (sum_used - used_min) / span;
