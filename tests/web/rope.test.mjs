@@ -55,6 +55,8 @@ test('the model card\'s YaRN x4: 131,072 tokens, 18 GiB at 128K, the flags each 
   await page.click('[data-role="rope-toggle"]');
   await waitSettled(page);
   await page.waitForFunction(() => document.querySelector('[data-metric="kv-bytes-total"]')?.dataset.value === '19327352832');
+  // The address follows a frame or a quiet moment later (main.js writeUrl): wait for it.
+  await page.waitForFunction(() => new URL(location.href).searchParams.has('rope'));
   const url = new URL(page.url());
   assert.equal(url.searchParams.get('rope'), 'yarn:4:32768');
   assert.equal(url.searchParams.get('ctx'), '131072');

@@ -83,7 +83,9 @@ test('unknown and invalid parameters are ignored with a visible note, never an e
     `Ignored URL parameters (unknown or invalid): foo=bar, ctx=-5, engine=tpu, lang=fr, model=${XSS}, theme=neon, embed=yes, panels=bar,nope, kv=bogus`);
   assert.equal(await page.evaluate(() => window.__xss), undefined);
   assert.equal(await page.$$eval('img', (imgs) => imgs.length), 0);
-  // The address bar is rewritten to the state actually shown.
+  // The address bar is rewritten to the state actually shown (a frame or a quiet moment later:
+  // main.js writeUrl).
+  await page.waitForFunction(() => !new URL(location.href).searchParams.has('foo'));
   assert.deepEqual(Object.fromEntries(new URL(page.url()).searchParams), { seqs: '2', panels: 'bar' });
   assert.deepEqual(errors, []);
   await context.close();
