@@ -439,20 +439,30 @@ function warmSpare(app) {
 // The spare worker's simulator code is warmed (up to a second of its CPU, sim-worker.js
 // warmUp) only once the visitor is about to use it: the view near the screen, or one of
 // its controls touched. Not on every page load: most visits never run the simulator.
+// Calls fn once, when el comes within `below` under the bottom of the screen; returns what
+// stops the watch, or null where there is no IntersectionObserver (the caller decides).
+function onceNear(el, below, fn) {
+  if (typeof IntersectionObserver !== 'function') return null;
+  const io = new IntersectionObserver((entries) => {
+    if (!entries.some((e) => e.isIntersecting)) return;
+    io.disconnect();
+    fn();
+  }, { rootMargin: `0px 0px ${below} 0px` });
+  io.observe(el);
+  return () => io.disconnect();
+}
+
 function watchIntent(app) {
   const sv = app.sim;
   if (sv.wantsRun) return;
   const want = () => {
     if (sv.wantsRun) return;
     sv.wantsRun = true;
-    sv.intent?.disconnect();
+    sv.stopIntent?.();
     warmCode(app);
   };
-  sv.intent?.disconnect();
-  if (typeof IntersectionObserver === 'function') {
-    sv.intent = new IntersectionObserver((entries) => entries.some((e) => e.isIntersecting) && want(), { rootMargin: '0px 0px 50% 0px' });
-    sv.intent.observe(sv.els.section);
-  }
+  sv.stopIntent?.();
+  sv.stopIntent = onceNear(sv.els.section, '50%', want);
   sv.els.section.addEventListener('pointerdown', want, { once: true });
   sv.els.section.addEventListener('focusin', want, { once: true });
 }
@@ -693,7 +703,7 @@ function showBlockMap(app, result) {
 // itself (holder.ready), drawn then if it was not yet.
 function lazyChart(box, holder, make) {
   let last = 0;
-  let near = typeof IntersectionObserver !== 'function';
+  let near = false;
   const draw = () => {
     if (!near) return;
     const w = Math.max(240, box.clientWidth || 320);
@@ -704,14 +714,12 @@ function lazyChart(box, holder, make) {
     const { opts, data } = make(w);
     holder.plot = new uPlot(opts, data, box);
   };
-  const io = near ? null : new IntersectionObserver((entries) => {
-    if (!entries.some((e) => e.isIntersecting)) return;
+  const nearNow = () => {
     near = true;
-    io.disconnect();
     requestAnimationFrame(draw);
-  }, { rootMargin: '0px 0px 25% 0px' });
-  io?.observe(box);
-  if (near) requestAnimationFrame(draw);
+  };
+  const stopWatch = onceNear(box, '25%', nearNow);
+  if (!stopWatch) nearNow();
   holder.ready = () => {
     near = true;
     draw();
@@ -722,7 +730,7 @@ function lazyChart(box, holder, make) {
   addEventListener('beforeprint', print);
   const ro = typeof ResizeObserver !== 'undefined' ? new ResizeObserver(() => requestAnimationFrame(draw)) : null;
   ro?.observe(box);
-  return { destroy: () => { io?.disconnect(); ro?.disconnect(); removeEventListener('beforeprint', print); holder.plot?.destroy(); } };
+  return { destroy: () => { stopWatch?.(); ro?.disconnect(); removeEventListener('beforeprint', print); holder.plot?.destroy(); } };
 }
 
 function memoryLegend() {
