@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "base/units.h"
+#include "budget/gpus.h"
 #include "model/config_reader.h"
 #include "model/model.h"
 #include "report/answer.h"
@@ -113,6 +114,13 @@ std::string parse_context(const std::string& text) {
     return r ? ok(r.value()) : fail(r.error());
 }
 
+// A GPU as the page's address or a user names it ("h100", "RTX 4090", "4090"): the catalog id
+// the CLI's --gpu resolves it to, "" when none, so both faces accept the same names.
+std::string find_gpu(const std::string& name) {
+    const kvb::Gpu* g = kvb::find_gpu(name);
+    return ok(g ? g->id : std::string());
+}
+
 std::string format_bytes(double bytes) {
     if (!(bytes >= -9.2e18 && bytes <= 9.2e18)) return fail("bad_value", "bytes out of range");
     return ok(kvb::format_bytes(static_cast<int64_t>(bytes)));
@@ -157,6 +165,9 @@ EMSCRIPTEN_KEEPALIVE const char* kvb_parse_context(const char* text, int n) {
 EMSCRIPTEN_KEEPALIVE const char* kvb_catalog() {
     return answer(guarded([&] { return ok_raw(kvb::catalog_json_text()); }));
 }
+EMSCRIPTEN_KEEPALIVE const char* kvb_find_gpu(const char* text, int n) {
+    return answer(guarded([&] { return find_gpu(str(text, n)); }));
+}
 EMSCRIPTEN_KEEPALIVE const char* kvb_format_bytes(double b) {
     return answer(guarded([&] { return format_bytes(b); }));
 }
@@ -176,6 +187,8 @@ EMSCRIPTEN_BINDINGS(kvbudget) {
         "parseContext", +[](std::string text) { return guarded([&] { return parse_context(text); }); });
     emscripten::function(
         "catalog", +[]() { return guarded([&] { return ok_raw(kvb::catalog_json_text()); }); });
+    emscripten::function(
+        "findGpu", +[](std::string name) { return guarded([&] { return find_gpu(name); }); });
     emscripten::function(
         "formatBytes", +[](double b) { return guarded([&] { return format_bytes(b); }); });
 }

@@ -120,6 +120,11 @@ class Kvbudget {
   parseContext(text) {
     return call(this.m.parseContext, String(text));
   }
+  // The catalog id of a GPU named as `kvbudget budget --gpu` takes it ("h100", "RTX 4090",
+  // "4090"), "" for none.
+  findGpu(name) {
+    return call(this.m.findGpu, String(name));
+  }
   formatBytes(n) {
     return call(this.m.formatBytes, Number(n));
   }

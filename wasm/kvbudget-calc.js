@@ -34,6 +34,7 @@ function adapt(m) {
     parseSize: fn(m._kvb_parse_size, 's'),
     parseContext: fn(m._kvb_parse_context, 's'),
     catalog: fn(m._kvb_catalog, ''),
+    findGpu: fn(m._kvb_find_gpu, 's'),
     formatBytes: fn(m._kvb_format_bytes, 'd'),
   };
 }

@@ -341,6 +341,9 @@ export interface Kvbudget {
   /** "131072", "32,768", "128K" (= 131,072), "1M" (= 1,048,576); as the CLI parses --max-model-len. */
   parseContext(text: string): number;
   formatBytes(n: number): string;
+  /** The catalog id of a GPU named as `kvbudget budget --gpu` takes it ("h100" -> "h100-sxm",
+   *  "RTX 4090" and "4090" -> "rtx-4090"); "" when the catalog has none by that name. */
+  findGpu(name: string): string;
   catalog(): Catalog;
   /** Prepares a paging simulation of `model` (one run per policy); throws KvbudgetError on bad input.
    *  Only in the whole module (kvbudget.js); the calculator module (kvbudget-calc.js) has no simulator. */

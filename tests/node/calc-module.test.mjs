@@ -55,6 +55,7 @@ test('the calculator module answers byte for byte as the whole module', () => {
   delete fullCatalog.messages;
   assert.deepEqual(calcCatalog, fullCatalog);
   for (const s of ['24GB', '80 GiB', 'lots']) assert.equal(calc.m.parseSize(s), full.m.parseSize(s));
+  for (const s of ['h100', 'RTX 4090', 'nope']) assert.equal(calc.m.findGpu(s), full.m.findGpu(s));
 });
 
 test('the calculator module has no simulator, GGUF reader, log check or lab; errors are the same KvbudgetError class', () => {

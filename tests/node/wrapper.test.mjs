@@ -68,6 +68,18 @@ test('sizes parse as the CLI parses them', async () => {
   assert.throws(() => kvb.parseSize('lots'), KvbudgetError);
 });
 
+test('GPU names resolve to catalog ids as the CLI\'s --gpu resolves them', async () => {
+  const kvb = await core();
+  assert.equal(kvb.findGpu('h100'), 'h100-sxm');
+  assert.equal(kvb.findGpu('NVIDIA H100'), 'h100-sxm');
+  assert.equal(kvb.findGpu('RTX 4090'), 'rtx-4090');
+  assert.equal(kvb.findGpu('4090'), 'rtx-4090');
+  assert.equal(kvb.findGpu('a100'), 'a100-80gb');
+  assert.equal(kvb.findGpu('rtx-4090'), 'rtx-4090');
+  assert.equal(kvb.findGpu('no-such-gpu'), '');
+  assert.equal(kvb.findGpu(''), '');
+});
+
 test('GPU catalog and weight formats come from the core', async () => {
   const kvb = await core();
   const c = kvb.catalog();

@@ -105,6 +105,25 @@ test('a parameter beyond the model\'s limits is reported when the page corrects 
   await context.close();
 });
 
+test('a GPU named as the CLI\'s --gpu takes it is that GPU, and the address then carries its id', async () => {
+  for (const [name, id, verdict] of [
+    ['h100', 'h100-sxm', 'Fits on NVIDIA H100 SXM5 80GB: one sequence of 30,000 tokens needs 24.08 GiB of 71.30 GiB usable'],
+    ['RTX 4090', 'rtx-4090', 'Does not fit on NVIDIA GeForce RTX 4090 24 GB: not even one sequence of 30,000 tokens'],
+  ]) {
+    const { page, context, errors } = await openPage(env, new URLSearchParams({ model: 'Qwen/Qwen3-8B', gpu: name, ctx: '30000', embed: '1' }).toString());
+    assert.equal(await page.getAttribute('body', 'data-state'), 'ready');
+    assert.equal(await page.inputValue('#ctl-gpu'), id);
+    assert.equal(await page.textContent('[data-role="verdict"]'), verdict);
+    assert.equal(await page.isVisible('[data-role="ignored-params"]'), false);
+    // rtx-4090 is the default GPU: the address leaves it out (written a frame or a quiet
+    // moment after the answer: main.js writeUrl).
+    await page.waitForFunction((want) => new URL(location.href).searchParams.get('gpu') === want, id === 'rtx-4090' ? null : id);
+    assert.equal(new URL(page.url()).searchParams.get('ctx'), '30000');
+    assert.deepEqual(errors, []);
+    await context.close();
+  }
+});
+
 test('Copy embed code gives an iframe for this view with theme, panels and language', async () => {
   const { page, context, errors } = await openPage(env, 'model=Qwen/Qwen3-8B&ctx=8192&seqs=2', { clipboard: true });
   await page.click('.embed-options summary');

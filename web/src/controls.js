@@ -329,8 +329,12 @@ export function syncControls(app) {
   const core = app.core;
   const cat = core.catalog();
 
-  // '' is the custom size; an id the catalog does not know falls back to the default GPU.
-  if (s.gpu !== '' && !cat.gpus.some((g) => g.id === s.gpu)) s.gpu = cat.gpus.length ? (cat.gpus.find((g) => g.id === 'rtx-4090') || cat.gpus[0]).id : '';
+  // '' is the custom size. Another name the CLI's --gpu takes ("h100", "RTX 4090") becomes
+  // its catalog id (the address then carries the id); a name the core does not know falls
+  // back to the default GPU (share.js lists it as ignored).
+  if (s.gpu !== '' && !cat.gpus.some((g) => g.id === s.gpu)) {
+    s.gpu = core.findGpu(s.gpu) || (cat.gpus.length ? (cat.gpus.find((g) => g.id === 'rtx-4090') || cat.gpus[0]).id : '');
+  }
   if (!core.standIn) c.listsFull = true;
   else if (!c.listsQueued) {
     c.listsQueued = true;

@@ -343,9 +343,9 @@ export function recompute(step = false) {
     showComputing();
     return;
   }
-  syncControls(app);
   let view;
   try {
+    syncControls(app);
     view = answerFor(computeInput(app.state));
   } catch (e) {
     if (e instanceof CoreNotYet) {

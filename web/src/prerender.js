@@ -42,6 +42,11 @@ export function prerenderedCore(data, configText) {
     parseSize() {
       throw new CoreNotYet();
     },
+    // A stand-in answers only links whose GPU is a catalog id; another name waits for the core.
+    findGpu(name) {
+      if (data.catalog.gpus.some((g) => g.id === name)) return name;
+      throw new CoreNotYet();
+    },
     parseContext() {
       throw new CoreNotYet();
     },

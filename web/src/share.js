@@ -88,13 +88,20 @@ function showIgnored(app) {
   setHidden(el, !list.length);
 }
 
+// A GPU named otherwise than by its id ("h100") was taken, not ignored, when the core resolves it to the id shown.
+function sameAsUrl(app, key) {
+  const url = String(app.urlState[key]);
+  const now = String(app.state[key]);
+  return url === now || (key === 'gpu' && now !== '' && app.core.findGpu(url) === now);
+}
+
 export function updateIgnored(app) {
   const el = app.els.ignored;
   if (!el) return;
   if (!app.ignoredChecked && app.urlState) {
     app.ignoredChecked = true;
     for (const key of CHECKED_AFTER_RENDER) {
-      if (app.urlParams?.has(key) && String(app.urlState[key]) !== String(app.state[key]) && !app.ignored.some(([k]) => k === key)) {
+      if (app.urlParams?.has(key) && !sameAsUrl(app, key) && !app.ignored.some(([k]) => k === key)) {
         app.ignored.push([key, app.urlParams.get(key)]);
       }
     }

@@ -105,8 +105,12 @@ export function stateFromParams(params, base = defaultState()) {
         break;
       }
       // Engine-specific spellings are checked against the core's lists later.
-      case 'kv': case 'ctk': case 'ctv': case 'gpu': case 'weights':
+      case 'kv': case 'ctk': case 'ctv': case 'weights':
         if (/^[A-Za-z0-9_.-]{0,40}$/.test(v)) s[key] = v; else ignored.push(key);
+        break;
+      // Also the names with spaces the CLI's --gpu takes ("RTX 4090"): controls.js resolves them.
+      case 'gpu':
+        if (/^[A-Za-z0-9_. -]{0,40}$/.test(v)) s.gpu = v; else ignored.push(key);
         break;
       case 'rope':
         if (/^(yarn|linear|dynamic):\d{1,4}(\.\d{1,6})?(:\d{1,10})?$/.test(v)) s.rope = v; else ignored.push(key);
