@@ -53,10 +53,11 @@ export function buildEmbed(app, onChange, onLanguage) {
   root.append(h('div', { class: 'embed-card' },
     h('div', { class: 'embed-head' }, h('strong', { class: 'brand' }, t('app.name')), els.fullLink),
     els.progress, els.status, els.error,
+    // Above the answer: a parameter the card ignored changes what the answer is about.
+    ignoredNote(app),
     els.answer,
     els.controls,
     els.results,
-    ignoredNote(app),
     h('div', { class: 'embed-foot' }, languageSwitcher(onLanguage))));
   applyThemeParam(app.state);
   watchHeight(root);
