@@ -10,7 +10,8 @@
 //   repo such as meta-llama/Llama-3.1-70B whose config the page also bundles
 // GGUF repos (GGUF_REPOS): model info with .gguf siblings and sizes (?blobs=true), the files
 // under /resolve/ with HTTP Range (206), except norange/* which ignores Range and streams the
-// whole multi-GB file with 200 (the page must stop reading); `ggufSent` counts the bytes sent.
+// whole multi-GB file with 200 (the page must stop reading); `ggufSent` counts the bytes sent
+// and the 200 answers whose client went away before their end (`stopped`).
 import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -51,7 +52,7 @@ export function startFakeHub({ fixturesDir, port = 0, refuse = [] } = {}) {
   const xssConfig = JSON.stringify({ ...JSON.parse(llama), architectures: [XSS + 'ForCausalLM'], _name_or_path: XSS });
   const requests = [];
   const hanging = new Set();
-  const ggufSent = { bytes: 0, ranges: 0, whole: 0 };
+  const ggufSent = { bytes: 0, ranges: 0, whole: 0, stopped: 0 };
 
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://x');
@@ -193,6 +194,7 @@ function serveGguf(req, res, p, cors, sent) {
   let closed = false;
   res.on('close', () => {
     closed = true;
+    if (pos < f.size) sent.stopped++;
   });
   res.on('error', () => {});
   const write = () => {

@@ -385,13 +385,19 @@ export function recompute(step = false) {
 // that text, so only the very same question gets a kept answer.
 let ahead = { model: null, answers: new Map() };
 let aheadQueued = false;
+// Each answer's BudgetInputs text. The answer shown is kept by its own question, not by the
+// settings': between a drag's first step and its next frame the settings are already the
+// latest position's (controls.js), and an idle moment (or the 200 ms timeout on a loaded
+// machine) can fall in between; keyed by the settings, the next frame was given the shown,
+// stale answer back and the page ended on it.
+const questionOf = new WeakMap();
 
 function answerFor(input) {
-  if (ahead.model === app.model && ahead.answers.size) {
-    const kept = ahead.answers.get(JSON.stringify(input));
-    if (kept) return kept;
-  }
-  return app.model.compute(input);
+  const key = JSON.stringify(input);
+  let answer = ahead.model === app.model && ahead.answers.size ? ahead.answers.get(key) : null;
+  answer ||= app.model.compute(input);
+  questionOf.set(answer, key);
+  return answer;
 }
 
 function computeAhead() {
@@ -406,7 +412,8 @@ function computeAhead() {
     if (!model || model.standIn || app.core?.standIn || !stops || (state !== 'ready' && state !== 'updating')) return;
     const answers = new Map();
     // The answer shown, for a step back to it.
-    if (app.view) answers.set(JSON.stringify(computeInput(app.state)), app.view);
+    const shown = app.view && questionOf.get(app.view);
+    if (shown) answers.set(shown, app.view);
     const at = Number(app.ctl.ctxSlider.value);
     for (const i of [at + 1, at - 1]) {
       if (!(i >= 0 && i < stops.length)) continue;
