@@ -66,7 +66,8 @@ test('Qwen/Qwen3-8B-GGUF: Q4_K_M by default, its header by growing ranges, the C
   assert.equal(want.budget.weights.bytes, 5021827072); // the file's tensors: llama.cpp's "file size"
   assert.equal(await command(page), want.budget.command);
   assert.match(want.budget.command, /^llama-server -hf Qwen\/Qwen3-8B-GGUF:Q4_K_M -c 32768 -np 1 -ngl 99$/);
-  assert.equal(new URL(page.url()).searchParams.get('model'), 'Qwen/Qwen3-8B-GGUF:Q4_K_M');
+  // The address follows a frame or a quiet moment later (main.js writeUrl): wait for it.
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('model') === 'Qwen/Qwen3-8B-GGUF:Q4_K_M');
   assert.match(await page.textContent('[data-role="source"]'), /Qwen3-8B-Q4_K_M\.gguf in Qwen\/Qwen3-8B-GGUF \(5\.02 GB on the Hub\)/);
   await context.close();
 });

@@ -49,8 +49,9 @@ test('a copied link round-trips: same numbers, same controls, same language', as
   assert.deepEqual(Object.fromEntries(url.searchParams), {
     model: 'Qwen/Qwen3-8B', engine: 'llamacpp', ctx: '12288', seqs: '3', ctk: 'q8_0', ctv: 'q4_0', gpu: 'a100-80gb', util: '0.85', lang: 'zh-CN',
   });
-  // The address bar carries the same state all along.
-  assert.equal(page.url(), link);
+  // The address bar carries the same state (a frame or a quiet moment after the last change:
+  // main.js writeUrl).
+  await page.waitForFunction((want) => location.href === want, link);
 
   const fresh = await env.browser.newContext({ viewport: { width: 1280, height: 900 } });
   const p2 = await fresh.newPage();
