@@ -92,6 +92,19 @@ test('unknown and invalid parameters are ignored with a visible note, never an e
   await context.close();
 });
 
+test('an ignored parameter the CLI spells otherwise, or in another case, says which one was meant', async () => {
+  const q = 'model=Qwen/Qwen3-8B&gpus=8&max_model_len=8192&GPU=h100&gpu_count=2&foo=1';
+  const { page, context, errors } = await openPage(env, q);
+  assert.equal(await page.textContent('[data-role="ignored-params"]'),
+    'Ignored URL parameters (unknown or invalid): gpus=8 (did you mean gpuCount?), max_model_len=8192 (did you mean ctx?), GPU=h100 (did you mean gpu?), gpu_count=2 (did you mean gpuCount?), foo=1');
+  assert.deepEqual(errors, []);
+  await context.close();
+  const zh = await openPage(env, 'lang=zh-CN&' + q);
+  assert.equal(await zh.page.textContent('[data-role="ignored-params"]'),
+    '已忽略的 URL 参数（未知或无效）：gpus=8（是否想用 gpuCount？）, max_model_len=8192（是否想用 ctx？）, GPU=h100（是否想用 gpu？）, gpu_count=2（是否想用 gpuCount？）, foo=1');
+  await zh.context.close();
+});
+
 test('a parameter beyond the model\'s limits is reported when the page corrects it', async () => {
   const { page, context } = await openPage(env, 'model=Qwen/Qwen3-8B&ctx=1048576&gpu=no-such-gpu&tp=3');
   assert.equal(await page.getAttribute('body', 'data-state'), 'ready');

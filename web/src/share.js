@@ -3,7 +3,7 @@
 // language switcher, and the note that lists URL parameters the page ignored.
 import { h, setText, setHidden } from './dom.js';
 import { t, language, LANGUAGES } from './i18n.js';
-import { stateToParams, defaultState, EMBED_PANELS, EMBED_DEFAULT_PANELS } from './state.js';
+import { stateToParams, defaultState, paramGuess, EMBED_PANELS, EMBED_DEFAULT_PANELS } from './state.js';
 import { copyText, flash, exportContext } from './export.js';
 import { afterPaint } from './lazy.js';
 
@@ -82,7 +82,12 @@ export function ignoredNote(app) {
 
 function showIgnored(app) {
   const el = app.els.ignored;
-  const list = (app.ignored || []).map(([k, v]) => (v === '' ? k : `${k}=${v.length > 40 ? v.slice(0, 40) + '…' : v}`));
+  const list = (app.ignored || []).map(([k, v]) => {
+    const item = v === '' ? k : `${k}=${v.length > 40 ? v.slice(0, 40) + '…' : v}`;
+    const guess = paramGuess(k);
+    // The hint carries its own spacing: Chinese sets its full-width bracket without one.
+    return guess ? item + t('share.didYouMean', { name: guess }) : item;
+  });
   // On every answer (each slider step): unchanged, it is left alone.
   setText(el, list.length ? t('share.ignored', { list: list.join(', ') }) : '');
   setHidden(el, !list.length);

@@ -54,6 +54,26 @@ export function specConfig(spec) {
   return JSON.stringify({ method, num_speculative_tokens: n ? Number(n) : 3 });
 }
 
+// The CLI's spellings of the page's parameters (its flags without the dashes' prefix) and a
+// few obvious guesses: a link's author who wrote one gets "did you mean ..." in the note
+// that lists ignored parameters (share.js), not only the ignored name.
+const CLI_SPELLINGS = {
+  'max-model-len': 'ctx', context: 'ctx', c: 'ctx', 'n-ctx': 'ctx', 'gpu-count': 'gpuCount', gpus: 'gpuCount',
+  'gpu-memory': 'gpuMem', 'gpu-memory-utilization': 'util', 'tensor-parallel-size': 'tp', 'kv-cache-dtype': 'kv',
+  'max-num-seqs': 'maxNumSeqs', 'engine-version': 'engineVersion', 'n-gpu-layers': 'ngl', 'rope-scaling': 'rope',
+  'speculative-config': 'spec', language: 'lang',
+};
+const PARAM_NAMES = Object.keys(defaultState()).filter((k) => k !== 'revision' && k !== 'quant');
+
+// The parameter an unknown name most likely meant ('' for none): a CLI spelling, or a known
+// name in another case or with '-' / '_' ("gpu_count", "GPU").
+export function paramGuess(key) {
+  const k = String(key).toLowerCase().replace(/_/g, '-').replace(/^-+/, '');
+  if (Object.hasOwn(CLI_SPELLINGS, k)) return CLI_SPELLINGS[k];
+  const flat = k.replace(/-/g, '');
+  return PARAM_NAMES.find((n) => n.toLowerCase() === flat && n !== key) || '';
+}
+
 // Reads the parameters it knows; returns {state, ignored: [names]} so the page can
 // say what it ignored (issue 5) instead of failing.
 export function stateFromParams(params, base = defaultState()) {
