@@ -12,6 +12,7 @@
 #include "budget/budget_steps.h"
 #include "engines/engine_version.h"
 #include "engines/llamacpp.h"
+#include "model/dtype.h"
 #include "model/rope.h"
 
 namespace kvb {
@@ -247,31 +248,50 @@ void resolve_parallelism(const BudgetInputs& in, BudgetResult& r) {
         r.notes.push_back(note("unused_gpus", {{"n", std::to_string(in.gpu_count - r.tp * r.pp)}}));
 }
 
+// vLLM's dtype "auto" never serves float32 weights: a float32 checkpoint, or one whose config
+// names no dtype (vLLM then reads the Hub's safetensors dtype, float32 its fallback), is cast to
+// the platform's first supported dtype (config/model.py _resolve_auto_dtype; platforms/cuda.py
+// supported_dtypes): bfloat16 from compute capability 8.0 and on other platforms, float16 on
+// 6.x-7.x (T4, V100), where a model type vLLM refuses in float16 stays float32
+// (_FLOAT16_NOT_SUPPORTED_MODELS). "" when the weights are not cast.
+std::string vllm_auto_cast(const ModelSpec& m, const Gpu* gpu) {
+    if (dtype_size(m.dtype) != 4 || !m.quant.method.empty()) return "";
+    const bool no_bf16 = gpu && gpu->vendor == "nvidia" && gpu->compute_capability > 0 && gpu->compute_capability < 80;
+    if (!no_bf16) return "bf16";
+    for (const char* t : {"gemma2", "gemma3", "gemma3_text", "glm4", "plamo2"})
+        if (m.model_type == t) return "";
+    return "fp16";
+}
+
 // The weights format each engine loads: llama.cpp a GGUF (Q4_K_M unless chosen),
 // transformers a safetensors checkpoint, vLLM either.
-Result<WeightFormat> resolve_weights(const ModelSpec& m, const BudgetInputs& in, LlamaSpecType llama_spec,
-                                     BudgetResult& r) {
+Result<WeightFormat> resolve_weights(const ModelSpec& m, const BudgetInputs& in, const Gpu* gpu,
+                                     LlamaSpecType llama_spec, BudgetResult& r) {
     const bool vllm = in.engine == BudgetEngine::Vllm, hf = in.engine == BudgetEngine::Transformers;
     std::string wname = in.weights.empty() ? "auto" : in.weights;
+    const std::string cast = vllm && lower(wname) == "auto" ? vllm_auto_cast(m, gpu) : "";
+    if (!cast.empty()) wname = cast;
     // A GGUF file is its own weights: llama.cpp loads exactly its tensors.
     const bool gguf_file = m.gguf && !vllm && !hf && lower(wname) == "auto";
     if (!vllm && !hf && lower(wname) == "auto") {
         wname = "Q4_K_M";
         if (!gguf_file) r.notes.push_back(note("gguf_default"));
     }
-    auto fmt = weight_format(wname, m);
-    if (!fmt) return fmt.error();
-    if (hf && fmt->gguf) return make_error("bad_value", note("transformers_gguf", {{"format", fmt->name}}));
-    if (!vllm && !hf && !fmt->gguf && fmt->kind != WeightKind::Float)
+    auto parsed = weight_format(wname, m);
+    if (!parsed) return parsed.error();
+    WeightFormat fmt = parsed.value();
+    if (!cast.empty()) fmt.from = note("vllm_auto_cast", {{"dtype", cast == "bf16" ? "bfloat16" : "float16"}});
+    if (hf && fmt.gguf) return make_error("bad_value", note("transformers_gguf", {{"format", fmt.name}}));
+    if (!vllm && !hf && !fmt.gguf && fmt.kind != WeightKind::Float)
         return make_error("bad_value", note("llamacpp_not_gguf", {{"format", wname}}));
-    if (vllm && fmt->gguf) r.notes.push_back(note("vllm_gguf", {{"format", fmt->name}}));
+    if (vllm && fmt.gguf) r.notes.push_back(note("vllm_gguf", {{"format", fmt.name}}));
     std::vector<int64_t> stage_layers;
     if (vllm && !in.pp_layer_partition.empty()) {
         auto parts = vllm_pp_parts(static_cast<int64_t>(m.layers.size()), r.pp, in.pp_layer_partition);
         if (!parts) return parts.error();
         stage_layers = std::move(parts.value());
     }
-    auto wb = weight_bytes(m, fmt.value(), in.params, r.tp, r.pp, in.params_from_hub, stage_layers);
+    auto wb = weight_bytes(m, fmt, in.params, r.tp, r.pp, in.params_from_hub, stage_layers);
     if (!wb) return wb.error();
     r.weights = std::move(wb.value());
     if (gguf_file) {
@@ -405,7 +425,7 @@ Result<BudgetResult> compute_budget(const ModelSpec& model, const BudgetInputs& 
         if (llama_spec == LlamaSpecType::DraftMtp) llama_target = llamacpp_target(m, llama_spec);
     }
     const ModelSpec& target = llama_target ? *llama_target : m;
-    auto fmt = resolve_weights(target, in, llama_spec, r);
+    auto fmt = resolve_weights(target, in, gpu.value(), llama_spec, r);
     if (!fmt) return fmt.error();
 
     const Ctx c{target, in, gpu.value(), fmt.value(), draft, llama_spec};

@@ -339,6 +339,46 @@ TEST_CASE("no memory left for the KV cache") {
     CHECK(f.command.find("--quantization fp8") != std::string::npos);
 }
 
+// vLLM's dtype "auto" casts a float32 checkpoint (GPT-2's config names no dtype: float32) to the
+// GPU's first supported type: bfloat16 from compute capability 8.0, float16 on a T4 (7.5); a
+// model type vLLM refuses in float16 stays float32 there. Asked for, float32 is float32.
+TEST_CASE("vLLM serves a float32 checkpoint in 16 bits, as its dtype auto does") {
+    kvb::BudgetInputs in;
+    in.gpu = "rtx-4090";
+    auto r = budget("openai-community/gpt2-large", in);
+    CHECK(r.weights.format.name == "bf16");
+    CHECK(r.weights.params == 774030080);
+    CHECK(r.weights.bytes == 774030080LL * 2);
+    CHECK(r.weights.format.from.code == "vllm_auto_cast");
+    CHECK(r.weights.format.from.param("dtype") == "bfloat16");
+    in.gpu = "t4";
+    auto t4 = budget("openai-community/gpt2-large", in);
+    CHECK(t4.weights.format.name == "fp16");
+    CHECK(t4.weights.bytes == 774030080LL * 2);
+    CHECK(t4.weights.format.from.param("dtype") == "float16");
+    in.weights = "fp32";
+    CHECK(budget("openai-community/gpt2-large", in).weights.bytes == 774030080LL * 4);
+    // transformers loads what it is told; the command it is given says float32.
+    in.weights = "";
+    in.engine = kvb::BudgetEngine::Transformers;
+    CHECK(budget("openai-community/gpt2-large", in).weights.bytes == 774030080LL * 4);
+    // gemma3_text in float32 on a T4: vLLM refuses float16 for it, so float32 stays.
+    std::string text = kvb::test::fixture_text("google/gemma-3-1b-it");
+    const auto at = text.find("\"bfloat16\"");
+    REQUIRE(at != std::string::npos);
+    text.replace(at, 10, "\"float32\"");
+    auto g = kvb::parse_config(text, "google/gemma-3-1b-it");
+    REQUIRE(g.ok());
+    in.engine = kvb::BudgetEngine::Vllm;
+    auto gt4 = kvb::compute_budget(g.value(), in);
+    REQUIRE(gt4.ok());
+    CHECK(gt4.value().weights.format.name == "fp32");
+    in.gpu = "a100-80gb";
+    auto ga100 = kvb::compute_budget(g.value(), in);
+    REQUIRE(ga100.ok());
+    CHECK(ga100.value().weights.format.name == "bf16");
+}
+
 TEST_CASE("more sequences shorten the longest context") {
     kvb::BudgetInputs in;
     in.gpu = "rtx-4090";
