@@ -125,8 +125,8 @@ const std::vector<MessageTemplate>& message_templates() {
         // --- weights (src/model/weights.cpp) ---
         {"auto_dtype", "auto: model dtype {dtype}"},
         {"vllm_auto_cast",
-         "auto: vLLM serves this float32 checkpoint in {dtype} (its dtype auto casts float32 to the GPU's first "
-         "supported type)"},
+         "auto: vLLM serves this {checkpoint} checkpoint in {dtype} (its dtype auto casts float32, and a dtype the GPU "
+         "lacks, to the GPU's first supported type)"},
         {"auto_quant", "auto: quantization_config ({q})"},
         {"quant_not_modelled", "auto: quantization_config method '{method}' is not modelled, sized as {dtype}"},
         {"params_ignored",

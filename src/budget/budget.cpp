@@ -248,29 +248,17 @@ void resolve_parallelism(const BudgetInputs& in, BudgetResult& r) {
         r.notes.push_back(note("unused_gpus", {{"n", std::to_string(in.gpu_count - r.tp * r.pp)}}));
 }
 
-// vLLM's dtype "auto" never serves float32 weights: a float32 checkpoint, or one whose config
-// names no dtype (vLLM then reads the Hub's safetensors dtype, float32 its fallback), is cast to
-// the platform's first supported dtype (config/model.py _resolve_auto_dtype; platforms/cuda.py
-// supported_dtypes): bfloat16 from compute capability 8.0 and on other platforms, float16 on
-// 6.x-7.x (T4, V100), where a model type vLLM refuses in float16 stays float32
-// (_FLOAT16_NOT_SUPPORTED_MODELS). "" when the weights are not cast.
-std::string vllm_auto_cast(const ModelSpec& m, const Gpu* gpu) {
-    if (dtype_size(m.dtype) != 4 || !m.quant.method.empty()) return "";
-    const bool no_bf16 = gpu && gpu->vendor == "nvidia" && gpu->compute_capability > 0 && gpu->compute_capability < 80;
-    if (!no_bf16) return "bf16";
-    for (const char* t : {"gemma2", "gemma3", "gemma3_text", "glm4", "plamo2"})
-        if (m.model_type == t) return "";
-    return "fp16";
-}
-
 // The weights format each engine loads: llama.cpp a GGUF (Q4_K_M unless chosen),
 // transformers a safetensors checkpoint, vLLM either.
 Result<WeightFormat> resolve_weights(const ModelSpec& m, const BudgetInputs& in, const Gpu* gpu,
                                      LlamaSpecType llama_spec, BudgetResult& r) {
     const bool vllm = in.engine == BudgetEngine::Vllm, hf = in.engine == BudgetEngine::Transformers;
     std::string wname = in.weights.empty() ? "auto" : in.weights;
-    const std::string cast = vllm && lower(wname) == "auto" ? vllm_auto_cast(m, gpu) : "";
-    if (!cast.empty()) wname = cast;
+    // vLLM's dtype auto serves an unquantized checkpoint in the GPU's dtype, not always its own.
+    const std::string served =
+        vllm && lower(wname) == "auto" && m.quant.method.empty() ? budget_steps::vllm_auto_dtype(m, gpu) : "";
+    const bool cast = !served.empty() && served != budget_steps::checkpoint_dtype(m);
+    if (cast) wname = served == "float32" ? "fp32" : served == "float16" ? "fp16" : "bf16";
     // A GGUF file is its own weights: llama.cpp loads exactly its tensors.
     const bool gguf_file = m.gguf && !vllm && !hf && lower(wname) == "auto";
     if (!vllm && !hf && lower(wname) == "auto") {
@@ -280,7 +268,7 @@ Result<WeightFormat> resolve_weights(const ModelSpec& m, const BudgetInputs& in,
     auto parsed = weight_format(wname, m);
     if (!parsed) return parsed.error();
     WeightFormat fmt = parsed.value();
-    if (!cast.empty()) fmt.from = note("vllm_auto_cast", {{"dtype", cast == "bf16" ? "bfloat16" : "float16"}});
+    if (cast) fmt.from = note("vllm_auto_cast", {{"dtype", served}, {"checkpoint", budget_steps::checkpoint_dtype(m)}});
     if (hf && fmt.gguf) return make_error("bad_value", note("transformers_gguf", {{"format", fmt.name}}));
     if (!vllm && !hf && !fmt.gguf && fmt.kind != WeightKind::Float)
         return make_error("bad_value", note("llamacpp_not_gguf", {{"format", wname}}));

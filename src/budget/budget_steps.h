@@ -151,6 +151,17 @@ RangeUse llamacpp_range(const ModelSpec& m, const LayerWeights& lw, int64_t firs
                         FunctionRef<int64_t(int64_t)> kv_suffix);
 
 std::string fraction_text(double v);  // 0.9 -> "0.9", as a flag value
+
+// The checkpoint's float dtype as vLLM reads it: float32 for a config that names none (vLLM then
+// reads the Hub's safetensors dtype, float32 its fallback), else bfloat16 or float16.
+std::string checkpoint_dtype(const ModelSpec& m);
+// The dtype vLLM's --dtype auto serves an unquantized checkpoint in on `gpu` (nullptr: a custom
+// size, taken as a current GPU): config/model.py _resolve_auto_dtype over the platform's
+// supported_dtypes (platforms/cuda.py: bfloat16, float16, float32 from compute capability 8.0;
+// float16, float32 on 6.x-7.x; other platforms all three), less float16 for the model types
+// vLLM refuses in it (_FLOAT16_NOT_SUPPORTED_MODELS). float32 is cast to the first supported
+// dtype, and so is a dtype the GPU lacks (bfloat16 on a T4).
+std::string vllm_auto_dtype(const ModelSpec& m, const Gpu* gpu);
 // One GPU's parts from what the engine step resolved, with `kv_bytes` the KV that GPU holds
 // for the asked context and requests; total and free summed.
 void fill_per_gpu(BudgetResult& r, int64_t kv_bytes);

@@ -16,7 +16,31 @@
 
 namespace kvb::budget_steps {
 
+std::string checkpoint_dtype(const ModelSpec& m) {
+    if (dtype_size(m.dtype) == 4) return "float32";
+    return lower(m.dtype) == "float16" || lower(m.dtype) == "fp16" || lower(m.dtype) == "half" ? "float16" : "bfloat16";
+}
+
+std::string vllm_auto_dtype(const ModelSpec& m, const Gpu* gpu) {
+    const bool no_bf16 = gpu && gpu->vendor == "nvidia" && gpu->compute_capability > 0 && gpu->compute_capability < 80;
+    bool fp16_ok = true;
+    for (const char* t : {"gemma2", "gemma3", "gemma3_text", "glm4", "plamo2"})
+        if (m.model_type == t) fp16_ok = false;
+    const char* preferred = !no_bf16 ? "bfloat16" : fp16_ok ? "float16" : "float32";
+    const std::string d = checkpoint_dtype(m);
+    if (d == "float32") return preferred;
+    if (d == "bfloat16" && no_bf16) return preferred;
+    if (d == "float16" && !fp16_ok) return preferred;
+    return d;
+}
+
 namespace {
+
+// The dtype the weights' float format is served in; "" for a quantized format.
+std::string served_float(const WeightFormat& f) {
+    if (f.kind != WeightKind::Float) return "";
+    return f.name == "fp32" ? "float32" : f.name == "fp16" ? "float16" : "bfloat16";
+}
 
 // The defaults `vllm serve` picks for this GPU, and what the request raises.
 void resolve_scheduler(const Ctx& c, BudgetResult& r) {
@@ -239,6 +263,10 @@ std::string command(const Ctx& c, const BudgetResult& r, const std::string& kv_c
     }
     if (r.gpu_memory_utilization != 0.9) cmd += " --gpu-memory-utilization " + fraction_text(r.gpu_memory_utilization);
     if (r.max_num_seqs != r.max_num_seqs_default) cmd += " --max-num-seqs " + std::to_string(r.max_num_seqs);
+    // A float format other than the one dtype auto serves needs its --dtype, or vLLM serves that one.
+    const std::string served = served_float(c.fmt);
+    if (!served.empty() && c.m.quant.method.empty() && served != vllm_auto_dtype(c.m, c.gpu))
+        cmd += " --dtype " + served;
     if (kv_cache_dtype != "auto") cmd += " --kv-cache-dtype " + kv_cache_dtype;
     if (r.tp > 1) cmd += " --tensor-parallel-size " + std::to_string(r.tp);
     if (r.pp > 1) cmd += " --pipeline-parallel-size " + std::to_string(r.pp);
@@ -308,6 +336,8 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
 
     VllmOptions o;
     o.kv_cache_dtype = c.in.kv_cache_dtype.empty() ? "auto" : c.in.kv_cache_dtype;
+    // KV cache dtype auto is the dtype the model is served in.
+    if (c.m.quant.method.empty()) o.model_dtype = served_float(c.fmt);
     o.tensor_parallel_size = r.tp;
     o.pipeline_parallel_size = r.pp;
     o.pp_layer_partition = c.in.pp_layer_partition;

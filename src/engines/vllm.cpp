@@ -456,7 +456,8 @@ Result<VllmLayout> vllm_layout(const ModelSpec& m, const VllmOptions& o) {
                       : o.log_format == VllmLogFormat::Legacy         ? VllmErrorWording::SeeDocsGib
                                                                       : VllmErrorWording::Current;
 
-    auto kvt = vllm_kv_type(o.kv_cache_dtype, m.dtype);
+    auto kvt = o.kv_cache_dtype == "auto" && !o.model_dtype.empty() ? vllm_kv_type(o.model_dtype, m.dtype)
+                                                                    : vllm_kv_type(o.kv_cache_dtype, m.dtype);
     if (!kvt) return kvt.error();
     L.kv_cache_dtype = kvt->name;
     p.dt = kvt->bytes(1);

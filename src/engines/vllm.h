@@ -103,8 +103,11 @@ Result<MambaCacheMode> parse_mamba_cache_mode(const std::string& s);
 
 struct VllmOptions {
     std::string kv_cache_dtype = "auto";  // auto|bfloat16|float16|float32|fp8|fp8_e4m3|fp8_e5m2
-    int64_t block_size = 0;               // 0 = engine default (16; MLA: mla_block_size)
-    int64_t mla_block_size = 0;           // 0 = the GPU's MLA backend's (vllm_mla_backend), 16 without a GPU
+    // The dtype the weights are served in (--dtype, or what auto chose for the GPU), which a KV
+    // cache dtype "auto" takes; "" = from the checkpoint (float32 served in bfloat16).
+    std::string model_dtype;
+    int64_t block_size = 0;      // 0 = engine default (16; MLA: mla_block_size)
+    int64_t mla_block_size = 0;  // 0 = the GPU's MLA backend's (vllm_mla_backend), 16 without a GPU
     // CUDA compute capability x 10 of the GPU (90 H100, 100 B200, 120 RTX 5090); 0 = not given. With an
     // MLA model and neither block size given, it picks the MLA backend and its block size.
     int gpu_compute_capability = 0;

@@ -339,10 +339,11 @@ TEST_CASE("no memory left for the KV cache") {
     CHECK(f.command.find("--quantization fp8") != std::string::npos);
 }
 
-// vLLM's dtype "auto" casts a float32 checkpoint (GPT-2's config names no dtype: float32) to the
-// GPU's first supported type: bfloat16 from compute capability 8.0, float16 on a T4 (7.5); a
-// model type vLLM refuses in float16 stays float32 there. Asked for, float32 is float32.
-TEST_CASE("vLLM serves a float32 checkpoint in 16 bits, as its dtype auto does") {
+// vLLM's dtype "auto" casts a float32 checkpoint (GPT-2's config names no dtype: float32), and a
+// dtype the GPU lacks, to the GPU's first supported type: bfloat16 from compute capability 8.0,
+// float16 on a T4 (7.5), float32 there for a model type vLLM refuses in float16. The KV cache's
+// auto follows; another float format than auto's is asked for with --dtype.
+TEST_CASE("vLLM serves a checkpoint in the dtype its dtype auto picks for the GPU") {
     kvb::BudgetInputs in;
     in.gpu = "rtx-4090";
     auto r = budget("openai-community/gpt2-large", in);
@@ -356,8 +357,19 @@ TEST_CASE("vLLM serves a float32 checkpoint in 16 bits, as its dtype auto does")
     CHECK(t4.weights.format.name == "fp16");
     CHECK(t4.weights.bytes == 774030080LL * 2);
     CHECK(t4.weights.format.from.param("dtype") == "float16");
+    CHECK(t4.kv_cache_dtype == "float16");
+    CHECK(t4.command == "vllm serve openai-community/gpt2-large --max-model-len 1024");
     in.weights = "fp32";
-    CHECK(budget("openai-community/gpt2-large", in).weights.bytes == 774030080LL * 4);
+    auto f32 = budget("openai-community/gpt2-large", in);
+    CHECK(f32.weights.bytes == 774030080LL * 4);
+    CHECK(f32.kv_cache_dtype == "float32");
+    CHECK(f32.command == "vllm serve openai-community/gpt2-large --max-model-len 1024 --dtype float32");
+    // A bfloat16 checkpoint on a T4: float16, the same bytes; no --dtype needed.
+    in.weights = "";
+    auto q = budget("Qwen/Qwen3-8B", in);
+    CHECK(q.weights.format.name == "fp16");
+    CHECK(q.weights.format.from.param("checkpoint") == "bfloat16");
+    CHECK(q.command.find("--dtype") == std::string::npos);
     // transformers loads what it is told; the command it is given says float32.
     in.weights = "";
     in.engine = kvb::BudgetEngine::Transformers;
@@ -373,6 +385,7 @@ TEST_CASE("vLLM serves a float32 checkpoint in 16 bits, as its dtype auto does")
     auto gt4 = kvb::compute_budget(g.value(), in);
     REQUIRE(gt4.ok());
     CHECK(gt4.value().weights.format.name == "fp32");
+    CHECK(gt4.value().kv_cache_dtype == "float32");
     in.gpu = "a100-80gb";
     auto ga100 = kvb::compute_budget(g.value(), in);
     REQUIRE(ga100.ok());
