@@ -31,7 +31,9 @@ const std::vector<MessageTemplate>& message_templates() {
         {"gemma_pattern", "sliding_window_pattern is not set: Gemma 3's default 6 used (every 6th layer global)"},
         {"dtype_quantized",
          "no torch_dtype in config: bfloat16 assumed for the tensors quantization leaves unquantized"},
-        {"dtype_float32", "no torch_dtype in config: float32 checkpoint assumed (transformers' default)"},
+        {"dtype_float32",
+         "no torch_dtype in config: float32 checkpoint assumed (what transformers and vLLM fall back to without the "
+         "Hub's weights)"},
         {"mha_assumed",
          "num_key_value_heads is not set: multi-head attention assumed ({n} KV heads, one per attention head)"},
         {"mtp",

@@ -76,7 +76,8 @@ Result<bool> transformers(const Ctx& c, BudgetResult& r) {
 
     const std::string d = lower(model_dtype);
     const std::string dt = d == "float32" ? "float32" : d == "float16" ? "float16" : "bfloat16";
-    r.command = "AutoModelForCausalLM.from_pretrained(\"" + m.name + "\", torch_dtype=torch." + dt +
+    // dtype=, not torch_dtype=: transformers 4.56 renamed it, and v5 warns on the old name.
+    r.command = "AutoModelForCausalLM.from_pretrained(\"" + m.name + "\", dtype=torch." + dt +
                 ", device_map=\"auto\"); model.generate(**batch_of_" + std::to_string(r.seqs) +
                 ", max_length=" + std::to_string(r.fits ? r.context : r.max_context) + ")";
     if (c.fmt.kind != WeightKind::Float && m.quant.method.empty())

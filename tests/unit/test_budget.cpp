@@ -517,8 +517,7 @@ TEST_CASE("transformers budget: weights + DynamicCache + prefill + runtime") {
           r.weights.bytes + r.cache_bytes + r.cache_transient_bytes + r.activation_bytes + 512 * MiB);
     CHECK(r.fits);
     CHECK(r.max_context >= 8192);
-    CHECK(r.command.find("from_pretrained(\"meta-llama/Llama-3.1-8B\", torch_dtype=torch.bfloat16") !=
-          std::string::npos);
+    CHECK(r.command.find("from_pretrained(\"meta-llama/Llama-3.1-8B\", dtype=torch.bfloat16") != std::string::npos);
     // MLA models are cached decompressed: DeepSeek-V3 keeps 61 x 128 x (192 + 128) x 2 bytes per token.
     kvb::BudgetInputs d;
     d.engine = kvb::BudgetEngine::Transformers;
