@@ -55,6 +55,15 @@ Result<SimSetup> sim_setup(const ModelSpec& m, const SimSetupInputs& in) {
         if (!br) return br.error();
         s.budget = br.value();
         s.from_budget = true;
+        // KV cache dtype auto is the dtype vLLM serves the model in on this GPU, which the budget
+        // resolved (float32 on a T4 for Gemma 3: vllm_auto_dtype in src/budget/budget_vllm.cpp).
+        if (in.kv_dtype == "auto" && s.budget.kv_cache_dtype != s.kv_dtype) {
+            auto served = vllm_kv_type(s.budget.kv_cache_dtype, m.dtype);
+            if (!served) return served.error();
+            s.kv_dtype = served->name;
+            s.ideal = ideal_kv(m, uniform_kv_dtypes(m, served.value()));
+            c.kv_bytes_per_token = s.ideal.bytes_per_token;
+        }
         if (s.budget.kv_pool_bytes <= 0) {
             char u[16];
             std::snprintf(u, sizeof u, "%.2f", in.gpu_memory_utilization);

@@ -12,6 +12,7 @@
 #include "base/units.h"
 #include "budget/budget.h"
 #include "fixtures.h"
+#include "sim/setup.h"
 
 using kvb::GiB;
 using kvb::MiB;
@@ -390,6 +391,17 @@ TEST_CASE("vLLM serves a checkpoint in the dtype its dtype auto picks for the GP
     auto ga100 = kvb::compute_budget(g.value(), in);
     REQUIRE(ga100.ok());
     CHECK(ga100.value().weights.format.name == "bf16");
+    // The simulator's pages hold what the budget's KV cache holds: float32 there, twice the bytes.
+    kvb::SimSetupInputs si;
+    si.gpu = "t4";
+    auto st4 = kvb::sim_setup(g.value(), si);
+    REQUIRE(st4.ok());
+    si.gpu = "a100-80gb";
+    auto sa100 = kvb::sim_setup(g.value(), si);
+    REQUIRE(sa100.ok());
+    CHECK(st4.value().kv_dtype == "float32");
+    CHECK(sa100.value().kv_dtype == "bfloat16");
+    CHECK(st4.value().config.kv_bytes_per_token == 2 * sa100.value().config.kv_bytes_per_token);
 }
 
 TEST_CASE("more sequences shorten the longest context") {
