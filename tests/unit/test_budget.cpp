@@ -12,6 +12,7 @@
 #include "base/units.h"
 #include "budget/budget.h"
 #include "fixtures.h"
+#include "report/answer.h"
 #include "sim/setup.h"
 
 using kvb::GiB;
@@ -402,6 +403,15 @@ TEST_CASE("vLLM serves a checkpoint in the dtype its dtype auto picks for the GP
     CHECK(st4.value().kv_dtype == "float32");
     CHECK(sa100.value().kv_dtype == "bfloat16");
     CHECK(st4.value().config.kv_bytes_per_token == 2 * sa100.value().config.kv_bytes_per_token);
+    // And the answer's KV per token is the pool's.
+    in.gpu = "t4";
+    auto at4 = kvb::compute_answer(g.value(), in);
+    in.gpu = "a100-80gb";
+    auto aa100 = kvb::compute_answer(g.value(), in);
+    REQUIRE(at4.ok());
+    REQUIRE(aa100.ok());
+    CHECK(at4.value().metrics.kv_bytes_per_token == 8192);
+    CHECK(aa100.value().metrics.kv_bytes_per_token == 4096);
 }
 
 TEST_CASE("more sequences shorten the longest context") {
