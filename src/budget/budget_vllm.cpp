@@ -91,8 +91,10 @@ Result<bool> resolve_overheads(const Ctx& c, BudgetResult& r) {
 // Every (tp, pp) rank computes its own pool from its own weights and profile
 // (determine_available_memory); ranks of one stage are alike. Returns each stage's pool;
 // r.kv_pool_bytes is the smallest.
-std::vector<int64_t> kv_pools(const ModelSpec& m, BudgetResult& r) {
-    const int64_t rotary = vllm_rotary_cache_bytes(m);
+std::vector<int64_t> kv_pools(const ModelSpec& m, const Gpu* gpu, const WeightFormat& fmt, BudgetResult& r) {
+    // In the dtype the model is served in: the weights' float format, or auto's for a quantized one.
+    const std::string served = served_float(fmt);
+    const int64_t rotary = vllm_rotary_cache_bytes(m, dtype_size(served.empty() ? vllm_auto_dtype(m, gpu) : served));
     if (r.weights.stage_bytes.empty()) r.weights.stage_bytes = {r.weights.per_gpu_bytes};
     std::vector<int64_t> pools;
     int64_t heaviest = 0;
@@ -332,7 +334,7 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
                                                          {"bytes", format_bytes(r.drafter_weight_bytes)}}));
         }
     }
-    const std::vector<int64_t> pools = kv_pools(m, r);
+    const std::vector<int64_t> pools = kv_pools(m, c.gpu, c.fmt, r);
 
     VllmOptions o;
     o.kv_cache_dtype = c.in.kv_cache_dtype.empty() ? "auto" : c.in.kv_cache_dtype;

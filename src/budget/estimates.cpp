@@ -109,7 +109,18 @@ int64_t estimate_vllm_cudagraph_bytes_for_layers(int64_t stage_layers, int64_t m
                      KiB);
 }
 
-int64_t vllm_rotary_cache_bytes(const ModelSpec& m) {
+// vLLM's implementations of these build no RotaryEmbedding: GPT-2, GPTBigCode and OPT learn their
+// positions, BLOOM and MPT use ALiBi, and so does Baichuan's BaichuanForCausalLM except for
+// Baichuan2-7B (models/baichuan.py: hidden_size 4096 is RoPE).
+bool vllm_builds_rope(const ModelSpec& m) {
+    for (const char* t : {"gpt2", "gpt_bigcode", "opt", "bloom", "mpt"})
+        if (m.model_type == t) return false;
+    if (m.architecture == "BaichuanForCausalLM" && m.dims.hidden_size != 4096) return false;
+    return true;
+}
+
+int64_t vllm_rotary_cache_bytes(const ModelSpec& m, int dtype_bytes) {
+    if (!vllm_builds_rope(m)) return 0;
     int64_t rot = 0;
     for (const Layer& l : m.layers) {
         if (l.kind == LayerKind::Mla) {
@@ -122,7 +133,7 @@ int64_t vllm_rotary_cache_bytes(const ModelSpec& m) {
         }
     }
     if (rot <= 0 || m.max_position_embeddings <= 0) return 0;
-    return clamp_i64(i128(m.max_position_embeddings) * rot * model_dtype_bytes(m));
+    return clamp_i64(i128(m.max_position_embeddings) * rot * dtype_bytes);
 }
 
 int64_t estimate_llamacpp_compute_bytes(const ModelSpec& m, int64_t n_ubatch) {

@@ -23,8 +23,9 @@ int64_t estimate_vllm_cudagraph_bytes_for_layers(int64_t stage_layers, int64_t m
                                                  int64_t max_num_batched_tokens);
 // How many batch sizes vLLM captures by default (CompilationConfig capture sizes).
 int64_t vllm_cudagraph_capture_sizes(int64_t max_num_seqs, int64_t max_num_batched_tokens);
-// vLLM's rotary cos/sin cache (counted in "Model loading took"): max_position x rotary_dim in the model dtype.
-int64_t vllm_rotary_cache_bytes(const ModelSpec& m);
+// vLLM's rotary cos/sin cache (counted in "Model loading took"): max_position x rotary_dim in
+// the dtype the model is served in (`dtype_bytes`); 0 for a model with learned or ALiBi positions.
+int64_t vllm_rotary_cache_bytes(const ModelSpec& m, int dtype_bytes);
 // transformers prefill of `batch` sequences of `tokens` tokens (SDPA attention, last-token logits).
 int64_t estimate_transformers_activation_bytes(const ModelSpec& m, int64_t batch, int64_t tokens);
 // llama.cpp compute buffer (flash attention on): the largest live set of one ubatch.

@@ -354,6 +354,8 @@ TEST_CASE("vLLM serves a checkpoint in the dtype its dtype auto picks for the GP
     CHECK(r.weights.bytes == 774030080LL * 2);
     CHECK(r.weights.format.from.code == "vllm_auto_cast");
     CHECK(r.weights.format.from.param("dtype") == "bfloat16");
+    // GPT-2 learns its positions: vLLM builds no RoPE cache for it, so the GPU holds the checkpoint.
+    CHECK(r.weights_per_gpu_bytes == 774030080LL * 2);
     in.gpu = "t4";
     auto t4 = budget("openai-community/gpt2-large", in);
     CHECK(t4.weights.format.name == "fp16");
@@ -412,6 +414,14 @@ TEST_CASE("vLLM serves a checkpoint in the dtype its dtype auto picks for the GP
     REQUIRE(aa100.ok());
     CHECK(at4.value().metrics.kv_bytes_per_token == 8192);
     CHECK(aa100.value().metrics.kv_bytes_per_token == 4096);
+    // Its RoPE cache is built in the served dtype too: 32,768 positions x 256 x 4 bytes on the T4.
+    const auto rope_note = [](const kvb::BudgetResult& b) {
+        for (const auto& n : b.notes)
+            if (n.code == "vllm_rope_cache") return n.param("bytes");
+        return std::string();
+    };
+    CHECK(rope_note(*at4.value().budget) == "32.00 MiB");
+    CHECK(rope_note(*aa100.value().budget) == "16.00 MiB");
 }
 
 TEST_CASE("more sequences shorten the longest context") {
