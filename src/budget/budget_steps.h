@@ -158,7 +158,8 @@ std::string checkpoint_dtype(const ModelSpec& m);
 // The dtype vLLM's --dtype auto serves an unquantized checkpoint in on `gpu` (nullptr: a custom
 // size, taken as a current GPU): config/model.py _resolve_auto_dtype over the platform's
 // supported_dtypes (platforms/cuda.py: bfloat16, float16, float32 from compute capability 8.0;
-// float16, float32 on 6.x-7.x; other platforms all three), less float16 for the model types
+// float16, float32 on 6.x-7.x; Apple's mps.py all three; ROCm's taken as bfloat16 first, not
+// read from its source), less float16 for the model types
 // vLLM refuses in it (_FLOAT16_NOT_SUPPORTED_MODELS). float32 is cast to the first supported
 // dtype, and so is a dtype the GPU lacks (bfloat16 on a T4).
 std::string vllm_auto_dtype(const ModelSpec& m, const Gpu* gpu);
