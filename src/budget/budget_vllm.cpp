@@ -42,6 +42,13 @@ std::string served_float(const WeightFormat& f) {
     return f.name == "fp32" ? "float32" : f.name == "fp16" ? "float16" : "bfloat16";
 }
 
+// The dtype vLLM runs the model in (weights, activations, the RoPE cache): the weights' float
+// format, or dtype auto's for a quantized checkpoint.
+std::string served_dtype(const Ctx& c) {
+    const std::string s = served_float(c.fmt);
+    return s.empty() ? vllm_auto_dtype(c.m, c.gpu) : s;
+}
+
 // The defaults `vllm serve` picks for this GPU, and what the request raises.
 void resolve_scheduler(const Ctx& c, BudgetResult& r) {
     const bool a100 = c.gpu && c.gpu->id.rfind("a100", 0) == 0;
@@ -67,15 +74,17 @@ Result<bool> resolve_overheads(const Ctx& c, BudgetResult& r) {
     auto parts = vllm_pp_parts(static_cast<int64_t>(c.m.layers.size()), r.pp, in.pp_layer_partition);
     if (!parts) return parts.error();
     const int64_t seqs = std::min(r.max_num_seqs, r.max_num_batched_tokens);
+    const int dtype_bytes = dtype_size(served_dtype(c));
     r.overhead_bytes = in.overhead_bytes >= 0 ? in.overhead_bytes : estimate_vllm_overhead_bytes(r.tp, r.pp);
     r.stages.clear();
     for (size_t s = 0; s < parts->size(); ++s) {
         VllmStage st;
         st.layers = (*parts)[s];
         const bool last = s + 1 == parts->size();
-        st.activation_bytes = in.activation_bytes >= 0
-                                  ? in.activation_bytes
-                                  : estimate_vllm_activation_bytes(c.m, r.max_num_batched_tokens, seqs, r.tp, last);
+        st.activation_bytes =
+            in.activation_bytes >= 0
+                ? in.activation_bytes
+                : estimate_vllm_activation_bytes(c.m, dtype_bytes, r.max_num_batched_tokens, seqs, r.tp, last);
         const int64_t graphs = in.enforce_eager          ? 0
                                : in.cudagraph_bytes >= 0 ? in.cudagraph_bytes
                                                          : estimate_vllm_cudagraph_bytes_for_layers(
@@ -91,10 +100,8 @@ Result<bool> resolve_overheads(const Ctx& c, BudgetResult& r) {
 // Every (tp, pp) rank computes its own pool from its own weights and profile
 // (determine_available_memory); ranks of one stage are alike. Returns each stage's pool;
 // r.kv_pool_bytes is the smallest.
-std::vector<int64_t> kv_pools(const ModelSpec& m, const Gpu* gpu, const WeightFormat& fmt, BudgetResult& r) {
-    // In the dtype the model is served in: the weights' float format, or auto's for a quantized one.
-    const std::string served = served_float(fmt);
-    const int64_t rotary = vllm_rotary_cache_bytes(m, dtype_size(served.empty() ? vllm_auto_dtype(m, gpu) : served));
+std::vector<int64_t> kv_pools(const Ctx& c, BudgetResult& r) {
+    const int64_t rotary = vllm_rotary_cache_bytes(c.m, dtype_size(served_dtype(c)));
     if (r.weights.stage_bytes.empty()) r.weights.stage_bytes = {r.weights.per_gpu_bytes};
     std::vector<int64_t> pools;
     int64_t heaviest = 0;
@@ -334,7 +341,7 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
                                                          {"bytes", format_bytes(r.drafter_weight_bytes)}}));
         }
     }
-    const std::vector<int64_t> pools = kv_pools(m, c.gpu, c.fmt, r);
+    const std::vector<int64_t> pools = kv_pools(c, r);
 
     VllmOptions o;
     o.kv_cache_dtype = c.in.kv_cache_dtype.empty() ? "auto" : c.in.kv_cache_dtype;

@@ -40,10 +40,9 @@ using i128 = __int128;
 // parser's limits allow 2^20 experts per token of 2^24 wide MLPs, and the inputs 2^31
 // batched tokens, so the exact product can pass 2^63; callers get INT64_MAX then, which
 // reads as "does not fit" (and compute_budget refuses an answer built on it).
-i128 forward_bytes(const ModelSpec& m, i128 tokens, int64_t tp) {
+i128 forward_bytes(const ModelSpec& m, i128 tokens, int64_t tp, int64_t dt) {
     const WeightDims& d = m.dims;
     if (tp < 1) tp = 1;
-    const int64_t dt = model_dtype_bytes(m);
     const int64_t h = d.hidden_size;
     int64_t dense_i = d.intermediate_size;
     for (int64_t w : d.layer_intermediate) dense_i = std::max(dense_i, w);
@@ -70,17 +69,18 @@ i128 forward_bytes(const ModelSpec& m, i128 tokens, int64_t tp) {
 
 }  // namespace
 
-int64_t estimate_vllm_activation_bytes(const ModelSpec& m, int64_t tokens, int64_t seqs, int64_t tp, bool sampler) {
+int64_t estimate_vllm_activation_bytes(const ModelSpec& m, int dtype_bytes, int64_t tokens, int64_t seqs, int64_t tp,
+                                       bool sampler) {
     // Sampler of the dummy run: logits of every request row over the full vocabulary
     // (gathered on every rank), then about four fp32 copies (logits, probabilities,
     // the exponential noise of random sampling, logprobs).
-    const i128 logits = sampler ? i128(seqs) * m.dims.vocab_size * (model_dtype_bytes(m) + 16) : 0;
-    return clamp_i64(forward_bytes(m, tokens, tp) + logits);
+    const i128 logits = sampler ? i128(seqs) * m.dims.vocab_size * (dtype_bytes + 16) : 0;
+    return clamp_i64(forward_bytes(m, tokens, tp, dtype_bytes) + logits);
 }
 
 int64_t estimate_transformers_activation_bytes(const ModelSpec& m, int64_t batch, int64_t tokens) {
     // generate() keeps only the last position's logits, upcast to fp32, then softmax.
-    return clamp_i64(forward_bytes(m, i128(batch) * tokens, 1) +
+    return clamp_i64(forward_bytes(m, i128(batch) * tokens, 1, model_dtype_bytes(m)) +
                      i128(batch) * m.dims.vocab_size * (model_dtype_bytes(m) + 8));
 }
 

@@ -10,10 +10,11 @@ namespace kvb {
 
 // Activation peak of vLLM's profile_run for one GPU: the dummy forward over
 // max_num_batched_tokens tokens plus the dummy sampler over min(max_num_seqs, tokens)
-// rows of logits. Only the last pipeline stage runs the sampler (profile_run: "if
-// get_pp_group().is_last_rank"): `sampler` false for the stages before it.
-int64_t estimate_vllm_activation_bytes(const ModelSpec& m, int64_t max_num_batched_tokens, int64_t max_num_seqs,
-                                       int64_t tp, bool sampler = true);
+// rows of logits, in the dtype the model is served in (`dtype_bytes`: a float32 checkpoint
+// runs in bfloat16 under dtype auto). Only the last pipeline stage runs the sampler
+// (profile_run: "if get_pp_group().is_last_rank"): `sampler` false for the stages before it.
+int64_t estimate_vllm_activation_bytes(const ModelSpec& m, int dtype_bytes, int64_t max_num_batched_tokens,
+                                       int64_t max_num_seqs, int64_t tp, bool sampler = true);
 // Non-torch memory vLLM measures during profiling (cuBLAS/NCCL buffers, custom all-reduce).
 int64_t estimate_vllm_overhead_bytes(int64_t tp, int64_t pp);
 // CUDA graph memory newer vLLM subtracts (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS): 0.5 MiB
@@ -38,7 +39,8 @@ constexpr int64_t kRuntimeOverheadBytes = int64_t{512} << 20;
 int64_t vllm_default_max_num_batched_tokens(int64_t gpu_total_bytes, bool is_a100);
 int64_t vllm_default_max_num_seqs(int64_t gpu_total_bytes, bool is_a100);
 
-// Bytes per element of the model dtype for activations (16-bit unless the model is fp32).
+// Bytes per element of the checkpoint's dtype (16-bit unless the model is fp32): transformers'
+// activations, since it runs the dtype it loads.
 int model_dtype_bytes(const ModelSpec& m);
 
 }  // namespace kvb

@@ -363,11 +363,15 @@ TEST_CASE("vLLM serves a checkpoint in the dtype its dtype auto picks for the GP
     CHECK(t4.weights.format.from.param("dtype") == "float16");
     CHECK(t4.kv_cache_dtype == "float16");
     CHECK(t4.command == "vllm serve openai-community/gpt2-large --max-model-len 1024");
+    // The profile run is in float16 too: 2,048 tokens x 2 B x (2 x 1,280 hidden + 3 x 5,120 MLP
+    // width) + the sampler's 256 rows x 50,257 logits x (2 + 16 B of float32 copies).
+    CHECK(t4.activation_bytes == 2048LL * 2 * 17920 + 256LL * 50257 * 18);
     in.weights = "fp32";
     auto f32 = budget("openai-community/gpt2-large", in);
     CHECK(f32.weights.bytes == 774030080LL * 4);
     CHECK(f32.kv_cache_dtype == "float32");
     CHECK(f32.command == "vllm serve openai-community/gpt2-large --max-model-len 1024 --dtype float32");
+    CHECK(f32.activation_bytes == 2048LL * 4 * 17920 + 256LL * 50257 * 20);
     // A bfloat16 checkpoint on a T4: float16, the same bytes; no --dtype needed.
     in.weights = "";
     auto q = budget("Qwen/Qwen3-8B", in);
