@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/arith.h"
+#include "base/text.h"
 #include "base/units.h"
 #include "model/dtype.h"
 
@@ -111,8 +112,10 @@ int64_t estimate_vllm_cudagraph_bytes_for_layers(int64_t stage_layers, int64_t m
 
 // vLLM's implementations of these build no RotaryEmbedding: GPT-2, GPTBigCode and OPT learn their
 // positions, BLOOM and MPT use ALiBi, and so does Baichuan's BaichuanForCausalLM except for
-// Baichuan2-7B (models/baichuan.py: hidden_size 4096 is RoPE).
+// Baichuan2-7B (models/baichuan.py: hidden_size 4096 is RoPE), and Falcon when its config says
+// alibi (models/falcon.py: rotary = not alibi).
 bool vllm_builds_rope(const ModelSpec& m) {
+    if (m.alibi) return false;
     for (const char* t : {"gpt2", "gpt_bigcode", "opt", "bloom", "mpt"})
         if (m.model_type == t) return false;
     if (m.architecture == "BaichuanForCausalLM" && m.dims.hidden_size != 4096) return false;
@@ -132,8 +135,13 @@ int64_t vllm_rotary_cache_bytes(const ModelSpec& m, int dtype_bytes) {
             break;
         }
     }
-    if (rot <= 0 || m.max_position_embeddings <= 0) return 0;
-    return clamp_i64(i128(m.max_position_embeddings) * rot * dtype_bytes);
+    int64_t positions = m.max_position_embeddings;
+    // models/falcon.py: getattr(config, "max_position_embeddings", 8192), and vLLM's RWConfig (the
+    // RefinedWeb model types) has no such field.
+    const std::string t = lower(m.model_type);
+    if (positions <= 0 && (t == "refinedweb" || t == "refinedwebmodel")) positions = 8192;
+    if (rot <= 0 || positions <= 0) return 0;
+    return clamp_i64(i128(positions) * rot * dtype_bytes);
 }
 
 int64_t estimate_llamacpp_compute_bytes(const ModelSpec& m, int64_t n_ubatch) {

@@ -237,6 +237,7 @@ struct Builder {
         // Falcon: the new decoder architecture has n_head_kv groups; the old one is MQA
         // when multi_query is set (falcon-7b) and MHA otherwise.
         if (type == "falcon" || type == "refinedweb" || type == "refinedwebmodel") {
+            m.alibi = r.optional_bool("alibi").value_or(false);
             bool new_arch = r.optional_bool("new_decoder_architecture").value_or(false);
             const bool rw = type != "falcon";
             // The RefinedWeb configs of falcon-40b set n_head_kv but not new_decoder_architecture:
@@ -1247,6 +1248,12 @@ Result<ModelSpec> parse_config(const std::string& text, const std::string& name_
     if (m.max_position_embeddings == 0 && (t == "gemma3_text" || t == "gemma3")) {
         m.max_position_embeddings = 131072;
         m.notes.push_back(note("gemma_default", {{"field", "max_position_embeddings"}, {"value", "131072"}}));
+    }
+    // FalconConfig's default; the RefinedWeb configs' class (RWConfig) has none, and engines take
+    // their own default for those.
+    if (m.max_position_embeddings == 0 && t == "falcon") {
+        m.max_position_embeddings = 2048;
+        m.notes.push_back(note("transformers_default", {{"field", "max_position_embeddings"}, {"value", "2048"}}));
     }
 
     m.rope_scaling = read_rope_scaling(r);

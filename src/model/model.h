@@ -158,6 +158,7 @@ struct ModelSpec {
     int64_t max_position_embeddings = 0;
     std::optional<RopeScaling> rope_scaling;
     int64_t original_max_position_embeddings = 0;  // top-level key (Phi-3 LongRoPE), 0 = absent
+    bool alibi = false;  // positions by ALiBi slopes, no rotary embedding (Falcon's "alibi": falcon-rw)
     std::vector<Layer> layers;
     // The last `drafter_layers` of `layers` are a speculative drafter's (vllm_with_drafter): vLLM puts
     // the whole drafter on the last pipeline stage, so only the layers before them are split.

@@ -428,6 +428,38 @@ TEST_CASE("vLLM serves a checkpoint in the dtype its dtype auto picks for the GP
     CHECK(rope_note(*aa100.value().budget) == "16.00 MiB");
 }
 
+// vLLM's Falcon (models/falcon.py) builds a rotary embedding unless the config says alibi, over
+// getattr(config, "max_position_embeddings", 8192) positions: falcon-7b's RefinedWeb config (vLLM's
+// RWConfig) has none, so 8,192 x 64 x 2 B; a model_type falcon config falls back on FalconConfig's 2,048.
+TEST_CASE("vLLM's Falcon: a RoPE cache unless alibi, over the positions its config class gives") {
+    kvb::BudgetInputs in;
+    in.gpu = "rtx-4090";
+    const auto rope_bytes = [&](const std::string& text) {
+        auto m = kvb::parse_config(text, "tiiuae/falcon-7b");
+        REQUIRE(m.ok());
+        auto b = kvb::compute_budget(m.value(), in);
+        REQUIRE(b.ok());
+        const int64_t extra = b.value().weights_per_gpu_bytes - b.value().weights.per_gpu_bytes;
+        for (const auto& n : b.value().notes)
+            if (n.code == "vllm_rope_cache") CHECK(n.param("bytes") == kvb::format_bytes(extra));
+        return extra;
+    };
+    const std::string rw = kvb::test::fixture_text("tiiuae/falcon-7b");
+    CHECK(rope_bytes(rw) == 8192 * 64 * 2);
+    std::string alibi = rw;
+    alibi.replace(alibi.find("\"alibi\": false"), 14, "\"alibi\": true");
+    CHECK(rope_bytes(alibi) == 0);
+    std::string falcon = rw;
+    falcon.replace(falcon.find("\"RefinedWebModel\""), 17, "\"falcon\"");
+    CHECK(rope_bytes(falcon) == 2048 * 64 * 2);
+    auto m = kvb::parse_config(falcon, "tiiuae/falcon-7b");
+    REQUIRE(m.ok());
+    CHECK(m.value().max_position_embeddings == 2048);
+    CHECK(std::any_of(m.value().notes.begin(), m.value().notes.end(), [](const kvb::Message& n) {
+        return n.code == "transformers_default" && n.param("field") == "max_position_embeddings";
+    }));
+}
+
 TEST_CASE("more sequences shorten the longest context") {
     kvb::BudgetInputs in;
     in.gpu = "rtx-4090";
