@@ -282,6 +282,9 @@ Result<WeightFormat> resolve_weights(const ModelSpec& m, const BudgetInputs& in,
     auto wb = weight_bytes(m, fmt, in.params, r.tp, r.pp, in.params_from_hub, stage_layers);
     if (!wb) return wb.error();
     r.weights = std::move(wb.value());
+    // llama.cpp loads the text model's GGUF alone: the vision tower is a separate --mmproj file
+    // the command does not pass (note mmproj), so none of it is in memory.
+    if (!vllm && !hf) r.weights.vision_bytes = 0;
     if (gguf_file) {
         // Active bytes keep the counted share (routed experts are read per token, not all of them).
         const double active = r.weights.bytes > 0 ? double(r.weights.active_bytes) / double(r.weights.bytes) : 1.0;

@@ -25,7 +25,7 @@ Result<bool> transformers(const Ctx& c, BudgetResult& r) {
     r.overhead_estimated = in.overhead_bytes < 0;
     r.activation_estimated = in.activation_bytes < 0;
     r.overhead_bytes = in.overhead_bytes >= 0 ? in.overhead_bytes : kRuntimeOverheadBytes;
-    r.weights_per_gpu_bytes = cdiv(r.weights.bytes + r.weights.vision_bytes, n);
+    r.weights_per_gpu_bytes = cdiv(r.weights.all_bytes(), n);
     auto tc = transformers_cache(m);
     if (!tc) return tc.error();
     const int64_t cached_layers = std::max<int64_t>(1, tc->full_layers + tc->windowed_layers + tc->state_layers);

@@ -100,7 +100,7 @@ void print_human(const BudgetResult& r, std::ostream& out) {
             << num(r.gpu_memory_utilization, "%g") << ")\n";
         out << "  weights per GPU       " << gib(r.weights_per_gpu_bytes) << " (" << r.weights.format.name << ", "
             << with_commas(r.weights.params) << " params" << (r.weights.vision_bytes ? " + vision tower" : "") << ", "
-            << gib(sat_add(r.weights.bytes, r.weights.vision_bytes)) << " in all)\n";
+            << gib(r.weights.all_bytes()) << " in all)\n";
         out << "  activation peak       " << gib(r.activation_bytes) << est(r.activation_estimated) << ", "
             << with_commas(r.max_num_batched_tokens) << " batched tokens\n";
         out << "  non-torch overhead    " << gib(r.overhead_bytes) << est(r.overhead_estimated) << "\n";
@@ -125,7 +125,7 @@ void print_human(const BudgetResult& r, std::ostream& out) {
         out << "  available" << (r.gpu_count > 1 ? " per GPU     " : "             ") << gib(r.requested_bytes) << "\n";
         out << "  weights               " << gib(g.weights_bytes) << per << " (" << r.weights.format.name << ", "
             << with_commas(r.weights.params) << " params"
-            << (r.gpu_count > 1 ? ", " + gib(r.weights.bytes + r.weights.vision_bytes) + " in all" : "") << ")\n";
+            << (r.gpu_count > 1 ? ", " + gib(r.weights.all_bytes()) + " in all" : "") << ")\n";
         if (hf) {
             out << "  DynamicCache          " << gib(g.kv_bytes) << per << " (" << r.kv_cache_dtype << ", "
                 << with_commas(r.context) << " tokens x " << r.seqs << " seqs, incl. " << gib(r.cache_transient_bytes)

@@ -61,7 +61,7 @@ int cmd_kv(const std::vector<std::string>& argv, std::ostream& out, std::ostream
     // Where KV overtakes the weights: the config's own weight format.
     int64_t weights = 0;
     if (auto wf = weight_format("auto", *loaded)) {
-        if (auto wb = weight_bytes(*loaded, wf.value())) weights = wb->bytes;
+        if (auto wb = weight_bytes(*loaded, wf.value())) weights = wb->all_bytes();
     }
     KvReportInputs ki;
     ki.engine = engine;

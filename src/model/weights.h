@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "base/arith.h"
 #include "base/result.h"
 #include "model/model.h"
 
@@ -114,6 +115,9 @@ struct WeightBytes {
     std::vector<int64_t> stage_bytes;  // per pipeline stage, one tp rank
     double bits_per_weight = 0;        // bytes * 8 / params
     std::vector<Message> notes;        // params_ignored, params_differ, the count's notes, `from`
+
+    // The text model and the vision tower: the whole checkpoint the engine loads.
+    int64_t all_bytes() const { return sat_add(bytes, vision_bytes); }
 };
 
 // Bytes of the weights in `format`. `given_params` > 0 replaces the counted total (the

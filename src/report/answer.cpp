@@ -35,7 +35,7 @@ Result<Answer> compute_answer(const ModelSpec& m, const BudgetInputs& in, const 
             if (auto plain = vllm_kv_type("auto", m.dtype); plain && plain->name != a.budget->kv_cache_dtype)
                 k.kv_dtype = a.budget->kv_cache_dtype;
     }
-    k.weights_bytes = a.budget ? a.budget->weights.bytes : 0;
+    k.weights_bytes = a.budget ? a.budget->weights.all_bytes() : 0;
     k.model_max = a.budget ? a.budget->model_max_len : context_limits(m).max_len;
     // vLLM's pool holds the drafter's layers too: "KV per token" is what one more token takes of it.
     std::optional<ModelSpec> with_drafter;
@@ -51,7 +51,7 @@ Result<Answer> compute_answer(const ModelSpec& m, const BudgetInputs& in, const 
     if (a.budget) {
         const BudgetResult& b = *a.budget;
         a.chart_capacity_bytes = sat_mul(b.gpu_total_bytes, b.gpu_count);
-        a.metrics.weights_bytes = b.weights.bytes;
+        a.metrics.weights_bytes = b.weights.all_bytes();
         a.metrics.total_bytes = b.per_gpu.total_bytes;
         a.metrics.max_context = b.max_context;
         a.metrics.max_context_physical = b.max_context_physical;
