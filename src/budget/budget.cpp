@@ -258,7 +258,7 @@ Result<WeightFormat> resolve_weights(const ModelSpec& m, const BudgetInputs& in,
     const std::string served =
         vllm && lower(wname) == "auto" && m.quant.method.empty() ? budget_steps::vllm_auto_dtype(m, gpu) : "";
     const bool cast = !served.empty() && served != budget_steps::checkpoint_dtype(m);
-    if (cast) wname = served == "float32" ? "fp32" : served == "float16" ? "fp16" : "bf16";
+    if (cast) wname = served;  // weight_format reads torch's dtype names too
     // A GGUF file is its own weights: llama.cpp loads exactly its tensors.
     const bool gguf_file = m.gguf && !vllm && !hf && lower(wname) == "auto";
     if (!vllm && !hf && lower(wname) == "auto") {
