@@ -114,6 +114,10 @@ struct LlamaLayout {
 };
 
 Result<LlamaLayout> llamacpp_layout(const ModelSpec& m, const LlamaOptions& o);
+// The model's layers as llama.cpp caches them: when every attention layer slides (Mistral-7B-v0.1,
+// read as "llama") there is no SWA cache and each layer keeps the whole context, so they are full
+// layers here (note llama_all_swa); a mix keeps its windows (the iswa cache).
+ModelSpec llamacpp_cached_view(const ModelSpec& m);
 
 // llama.cpp's float formatting of a byte count in MiB: (float)bytes / (1024.0f * 1024.0f) with %7.2f.
 std::string llamacpp_mib(int64_t bytes);

@@ -3,6 +3,7 @@
 // sliding layers one of about window x sequences + one micro-batch of cells.
 #include <algorithm>
 
+#include "engines/llamacpp.h"
 #include "engines/llamacpp_steps.h"
 
 namespace kvb::llamacpp_steps {
@@ -64,3 +65,19 @@ Result<bool> add_iswa_caches(const ModelSpec& m, const LlamaOptions& o, const Ct
 }
 
 }  // namespace kvb::llamacpp_steps
+
+namespace kvb {
+
+ModelSpec llamacpp_cached_view(const ModelSpec& m) {
+    ModelSpec v = m;
+    const llamacpp_steps::SwaSplit s = llamacpp_steps::swa_split(m);
+    if (s.n_swa_layers > 0 && !s.iswa)
+        for (Layer& l : v.layers)
+            if (llamacpp_steps::is_swa(l.kind)) {
+                l.kind = LayerKind::Full;
+                l.window = 0;
+            }
+    return v;
+}
+
+}  // namespace kvb

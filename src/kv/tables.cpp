@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "base/units.h"
+#include "engines/llamacpp.h"
 #include "model/dtype.h"
 
 namespace kvb {
@@ -19,6 +20,7 @@ Result<EngineKv> engine_kv(const ModelSpec& m, const std::string& engine, const 
                            const std::string& ctv) {
     EngineKv e{engine, m, {}};
     if (engine == "llamacpp") {
+        e.view = llamacpp_cached_view(m);
         auto k = llamacpp_kv_type(ctk);
         if (!k) return k.error();
         auto v = llamacpp_kv_type(ctv);

@@ -6,6 +6,7 @@
 #include "engines/transformers_cache.h"
 #include "fixtures.h"
 #include "kv/tables.h"
+#include "report/kv_report.h"
 
 using namespace kvb;
 using kvb::test::fixture;
@@ -110,4 +111,24 @@ TEST_CASE("engine element types and their refusals") {
     CHECK(engine_kv(m, "transformers", "fp8").error().message ==
           "unknown transformers cache dtype 'fp8' (choose from auto, bfloat16, float16, float32)");
     CHECK(engine_kv(m, "tgi").error().message == "engine must be vllm, llamacpp or transformers, got 'tgi'");
+}
+
+// llama.cpp has no SWA cache for a model whose every layer slides (Mistral-7B-v0.1 is a "llama"
+// GGUF): each layer keeps the whole context, as its llama_kv_cache line says, so its KV report
+// counts full layers: 32 x 8 KV heads x 128 x 2 (K, V) x 2 B = 131,072 B per token.
+TEST_CASE("llama.cpp's KV report follows its cache: a model whose every layer slides keeps the whole context") {
+    const auto& m = fixture("mistralai/Mistral-7B-v0.1");
+    KvReportInputs in;
+    in.engine = "llamacpp";
+    in.context = 32768;
+    in.seqs = 2;
+    auto r = compute_kv_report(m, in);
+    REQUIRE(r.ok());
+    CHECK(r.value().ideal.bytes_per_token == 131072);
+    CHECK(r.value().bytes_total == 2LL * 32768 * 131072);
+    // vLLM keeps the window (a sliding-window KV spec per layer): 4,096 tokens at most per sequence.
+    in.engine = "vllm";
+    auto v = compute_kv_report(m, in);
+    REQUIRE(v.ok());
+    CHECK(v.value().bytes_total == 2LL * 4096 * 131072);
 }
