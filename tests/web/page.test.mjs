@@ -169,6 +169,17 @@ test('default view budget: the seed article case, as `kvbudget budget` computes 
   await context.close();
 });
 
+// A refusal's verdict ends in a colon: its reason is on the first screen, not only in the card below.
+test('settings the engine refuses: the answer card says why', async () => {
+  const { page, context } = await open('model=meta-llama/Llama-3.1-70B&gpu=h100-sxm&gpuCount=3', { width: 390, height: 844 });
+  assert.equal(await page.getAttribute('[data-role="verdict"]', 'data-verdict'), 'refused');
+  assert.equal(await page.textContent('[data-role="verdict-reason"]'),
+    'Total number of attention heads (64) must be divisible by tensor parallel size (3).');
+  const box = await page.locator('[data-role="verdict-reason"]').boundingBox();
+  assert.ok(box && box.y + box.height <= 844, 'the reason is on the first screen');
+  await context.close();
+});
+
 test('tensor parallel: the bar is per GPU, as kvbudget budget splits it', async () => {
   const { page, context } = await open('model=Qwen/Qwen3-32B&gpu=h100-sxm&gpuCount=4&tp=4&ctx=32768&seqs=8');
   const a = cliJson(['budget', path.join(fixturesDir, 'Qwen--Qwen3-32B.json'), '--gpu', 'h100-sxm', '--gpu-count', '4', '-tp', '4', '--max-model-len', '32768', '--seqs', '8']);

@@ -136,8 +136,13 @@ function renderAnswer(app, view) {
   // Screen readers hear the new answer once per change, not on every re-render.
   // Why it does not fit (or how llama.cpp's --fit runs it), in the core's words, on the
   // first screen: "does not fit" alone leaves the reader to find the cause below.
-  const why = b?.verdict_reason ? v('p', { class: 'verdict-why', 'data-role': 'verdict-reason' }, unbrokenFlags(tMsg(b.verdict_reason), v)) : null;
-  const spoken = [vtext(verdictEl), ...(why ? [vtext(why)] : []), ...facts.kids.map((f) => vtext(f.kids[0]) + ': ' + vtext(f.kids[1]))].join('. ');
+  // A refusal's reason too: the verdict ends in a colon that its reason completes.
+  const reason = b ? b.verdict_reason : view.refusal?.detail;
+  const why = reason ? v('p', { class: 'verdict-why', 'data-role': 'verdict-reason' }, unbrokenFlags(tMsg(reason), v))
+    : !b && view.refusal?.message ? v('p', { class: 'verdict-why', 'data-role': 'verdict-reason' }, view.refusal.message) : null;
+  // Sentences that end in their own stop (or a colon) are not given a second one.
+  const spoken = [vtext(verdictEl), ...(why ? [vtext(why)] : []), ...facts.kids.map((f) => vtext(f.kids[0]) + ': ' + vtext(f.kids[1]))]
+    .map((x) => x.trim()).reduce((acc, x) => (acc === '' ? x : /[.。:：!?！？]$/.test(acc) ? acc + ' ' + x : acc + '. ' + x), '');
   patchTree(el, [verdictEl, why, facts]);
   dropClass(app.els.answer, 'stale');
   if (app.els.announce && app.lastSpoken !== spoken) {
