@@ -278,7 +278,8 @@ struct BudgetResult {
     bool fits_offload = false;
     int64_t max_context = 0;           // longest context that fits for `seqs` sequences at once
     int64_t max_context_physical = 0;  // the same ignoring the model's limit (up to 2^24): what memory holds
-    bool max_context_capped = false;   // stopped at the model's limit, not at memory
+    bool max_context_capped = false;   // stopped at the model's limit (llama.cpp, transformers: or at the
+                                       // context asked past it), not at memory
     int64_t max_concurrency = 0;       // most sequences of `context` tokens held at once
     double vllm_concurrency = 0;       // vLLM's printed "Maximum concurrency" (num_blocks / blocks per request)
     DecodeBound decode;

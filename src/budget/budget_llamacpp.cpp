@@ -148,6 +148,9 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
         return make_error("missing_field", note("no_context_limit", {{"model", m.name}}));
     const int64_t limit = m.max_position_embeddings > 0 ? r.model_max_len : in.context;
     r.context = in.context > 0 ? in.context : limit;
+    // llama.cpp runs past the model's limit when asked to (it warns: n_ctx_seq > n_ctx_train), so a
+    // context asked beyond it is the cap of the longest context instead (over_model_max).
+    const int64_t cap = std::max(limit, r.context);
 
     LlamaOptions o;
     o.kv_unified = false;
@@ -601,15 +604,15 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
                                                    {"ram", format_bytes(cpu_bytes)},
                                                    {"flags", f.flags}});
                 if (r.fits) {
-                    r.max_context_capped = split_fits(limit, r.seqs);
-                    r.max_context = r.max_context_capped ? limit : largest_true(1, limit / 256, [&](int64_t x) {
-                                                                       return split_fits(x * 256, r.seqs);
-                                                                   }) * 256;
+                    r.max_context_capped = split_fits(cap, r.seqs);
+                    r.max_context = r.max_context_capped ? cap : largest_true(1, cap / 256, [&](int64_t x) {
+                                                                     return split_fits(x * 256, r.seqs);
+                                                                 }) * 256;
                     r.max_context = std::max(r.max_context, r.context);
                     r.max_context_physical = r.max_context;
                     if (r.max_context_capped)
                         r.max_context_physical =
-                            physical_max(limit, 256, [&](int64_t x) { return split_fits(x, r.seqs); });
+                            physical_max(cap, 256, [&](int64_t x) { return split_fits(x, r.seqs); });
                     r.max_concurrency = most_that_fit(65536, [&](int64_t x) { return split_fits(r.context, x); });
                 }
             }
@@ -642,15 +645,15 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
                (in.ram_bytes <= 0 || sat_add(p->cpu_weights, p->cpu_kv) <= in.ram_bytes);
     };
     if (!by_fit && (off.active || r.kv_pool_bytes > 0) && kv_fits(256, r.seqs)) {
-        r.max_context_capped = kv_fits(limit, r.seqs);
+        r.max_context_capped = kv_fits(cap, r.seqs);
         // llama.cpp pads the context to 256 cells
         r.max_context = r.max_context_capped
-                            ? limit
-                            : largest_true(1, limit / 256, [&](int64_t x) { return kv_fits(x * 256, r.seqs); }) * 256;
+                            ? cap
+                            : largest_true(1, cap / 256, [&](int64_t x) { return kv_fits(x * 256, r.seqs); }) * 256;
     }
     if (!by_fit) r.max_context_physical = r.max_context;
     if (!by_fit && r.max_context_capped)
-        r.max_context_physical = physical_max(limit, 256, [&](int64_t x) { return kv_fits(x, r.seqs); });
+        r.max_context_physical = physical_max(cap, 256, [&](int64_t x) { return kv_fits(x, r.seqs); });
     if (!by_fit && (off.active || r.kv_pool_bytes > 0) && kv_fits(r.context, 1))
         r.max_concurrency = most_that_fit(65536, [&](int64_t x) { return kv_fits(r.context, x); });
 

@@ -19,6 +19,9 @@ Result<bool> transformers(const Ctx& c, BudgetResult& r) {
         return make_error("missing_field", note("no_context_limit", {{"model", m.name}}));
     const int64_t limit = m.max_position_embeddings > 0 ? r.model_max_len : in.context;
     r.context = in.context > 0 ? in.context : limit;
+    // generate() runs past the model's limit when asked to, so a context asked beyond it is the
+    // cap of the longest context instead (over_model_max).
+    const int64_t cap = std::max(limit, r.context);
     const std::string model_dtype = m.dtype.empty() ? "bfloat16" : m.dtype;
     r.kv_cache_dtype = model_dtype;
     r.cudagraph_estimated = false;
@@ -64,13 +67,13 @@ Result<bool> transformers(const Ctx& c, BudgetResult& r) {
         return b >= 0 && b <= room;
     };
     if (room > 0 && fits_at(r.seqs, 1)) {
-        r.max_context_capped = fits_at(r.seqs, limit);
+        r.max_context_capped = fits_at(r.seqs, cap);
         r.max_context =
-            r.max_context_capped ? limit : largest_true(1, limit, [&](int64_t x) { return fits_at(r.seqs, x); });
+            r.max_context_capped ? cap : largest_true(1, cap, [&](int64_t x) { return fits_at(r.seqs, x); });
     }
     r.max_context_physical = r.max_context;
     if (r.max_context_capped)
-        r.max_context_physical = physical_max(limit, 1, [&](int64_t x) { return fits_at(r.seqs, x); });
+        r.max_context_physical = physical_max(cap, 1, [&](int64_t x) { return fits_at(r.seqs, x); });
     if (room > 0 && fits_at(1, r.context))
         r.max_concurrency = most_that_fit(int64_t(1) << 20, [&](int64_t x) { return fits_at(x, r.context); });
 

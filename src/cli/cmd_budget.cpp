@@ -184,7 +184,12 @@ void print_human(const BudgetResult& r, std::ostream& out) {
             << " requests fit at once\n";
     }
     out << "  longest context for " << r.seqs << (r.seqs == 1 ? " sequence: " : " sequences at once: ")
-        << with_commas(r.max_context) << " tokens" << (r.max_context_capped ? " (the model's limit)" : "") << "\n";
+        << with_commas(r.max_context) << " tokens"
+        << (!r.max_context_capped ? ""
+            : r.model_max_len > 0 && r.max_context > r.model_max_len
+                ? " (as asked, past the model's limit of " + with_commas(r.model_max_len) + ")"
+                : " (the model's limit)")
+        << "\n";
     if (r.max_context_physical > r.max_context)
         out << "  memory alone would hold " << with_commas(r.max_context_physical) << " tokens per sequence (past the "
             << "model's limit of " << with_commas(r.model_max_len) << ")\n";

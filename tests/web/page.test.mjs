@@ -180,6 +180,17 @@ test('settings the engine refuses: the answer card says why', async () => {
   await context.close();
 });
 
+// llama.cpp runs a context past the model's limit (it warns): the longest context is the one asked.
+test('llama.cpp past the model limit: the longest context is the one asked, and says so', async () => {
+  const { page, context } = await open('model=Qwen/Qwen3-30B-A3B&gpu=rtx-4090&engine=llamacpp&ctx=65536&ctk=q8_0&ctv=q8_0');
+  const a = cliJson(['budget', path.join(fixturesDir, 'Qwen--Qwen3-30B-A3B.json'), '--gpu', 'rtx-4090', '--engine', 'llamacpp', '--max-model-len', '65536', '-ctk', 'q8_0', '-ctv', 'q8_0']);
+  assert.equal(a.metrics['max-context'], 65536);
+  assert.equal(await metric(page, 'max-context'), 65536);
+  const fact = await page.locator('[data-role="answer"] .facts .fact').first().textContent();
+  assert.match(fact, /65,536 tokens \(as asked, past the model's 40,960\)/);
+  await context.close();
+});
+
 test('tensor parallel: the bar is per GPU, as kvbudget budget splits it', async () => {
   const { page, context } = await open('model=Qwen/Qwen3-32B&gpu=h100-sxm&gpuCount=4&tp=4&ctx=32768&seqs=8');
   const a = cliJson(['budget', path.join(fixturesDir, 'Qwen--Qwen3-32B.json'), '--gpu', 'h100-sxm', '--gpu-count', '4', '-tp', '4', '--max-model-len', '32768', '--seqs', '8']);

@@ -131,7 +131,8 @@ function renderAnswer(app, view) {
   const ctxCapped = b?.max_context_capped;
   const facts = v('dl', { class: 'facts' },
     fact(t(seqs === 1 ? 'metric.max-context.one' : 'metric.max-context', { seqs: int(seqs) }), num('max-context', maxCtx),
-      maxCtx ? t(ctxCapped ? 'answer.tokensModelMax' : 'answer.tokens') : null),
+      !maxCtx ? null : !ctxCapped ? t('answer.tokens')
+        : b.model_max_len > 0 && maxCtx > b.model_max_len ? t('answer.tokensAsked', { max: int(b.model_max_len) }) : t('answer.tokensModelMax')),
     fact(t('metric.max-concurrency', { ctx: ctxText }), num('max-concurrency', maxConc), maxConc !== null && maxConc !== undefined ? t(maxConc === 1 ? 'answer.requests.one' : 'answer.requests') : null));
   // Screen readers hear the new answer once per change, not on every re-render.
   // Why it does not fit (or how llama.cpp's --fit runs it), in the core's words, on the
