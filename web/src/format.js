@@ -81,7 +81,7 @@ export function tokens(n) {
 
 export function percent(f, digits = 1) {
   if (!Number.isFinite(f)) return t('value.none');
-  return num(digits, f * 100) + ' %';
+  return t('format.percent', { n: num(digits, f * 100) });
 }
 
 export function format(kind, v) {

@@ -442,10 +442,11 @@ function lowerSections(app, view, want, chart) {
         { key: 'kvBytes', label: t('col.kvBytes', { ctx: ctxText, seqs: seqText }), kind: 'bytes' },
         { key: 'saving', label: t('col.savingVsModel'), kind: 'text', align: 'num' },
       ],
-      // A step that costs more than the model (MHA, a contiguous reservation) reads as
-      // "4.00× more", never as a negative saving.
-      rows: kv.ladder.map((r) => ({ step: t('ladder.' + r.step, { detail: r.detail }), bytesPerToken: r.bytes_per_token, kvBytes: r.kv_bytes,
-        saving: r.saving >= 0 ? percent(r.saving) : t('ladder.more', { x: fixed(1 - r.saving, 2) }), _class: r.step === 'model' ? 'current' : null })),
+      // Each step against the model's own bytes: "50.0 % less", "4.00× as much" (MHA, a contiguous
+      // reservation), never a bare percentage a reader could take for the share it keeps.
+      rows: kv.ladder.map((r) => ({ step: t('ladder.' + r.step, { detail: r.step === 'contiguous' ? int(Number(r.detail)) : r.detail }), bytesPerToken: r.bytes_per_token, kvBytes: r.kv_bytes,
+        saving: r.step === 'model' ? t('ladder.baseline') : r.saving >= 0 ? t('ladder.less', { pct: percent(r.saving) }) : t('ladder.more', { x: fixed(1 - r.saving, 2) }),
+        _class: r.step === 'model' ? 'current' : null })),
     }, v)));
   }
 
