@@ -304,6 +304,11 @@ std::string command(const Ctx& c, const BudgetResult& r, const std::string& kv_c
     }
     const std::string qm = lower(c.m.quant.method);
     if (c.fmt.kind == WeightKind::Fp8 && qm != "fp8" && qm != "fbgemm_fp8") cmd += " --quantization fp8";
+    // AWQ / GPTQ cannot be made at load time: run on this float checkpoint, the line without the flag
+    // would load it whole; with it vLLM stops at start-up, finding no quantization config, until it
+    // is pointed at a pre-quantized checkpoint (note pre_quantized).
+    if (c.fmt.kind == WeightKind::IntGroup && qm.empty())
+        cmd += c.fmt.name == "awq" ? " --quantization awq" : " --quantization gptq";
     return cmd;
 }
 

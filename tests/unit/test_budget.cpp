@@ -482,6 +482,24 @@ TEST_CASE("the answer's weights are what the engine loads: the vision tower for 
     CHECK(a.value().budget->command.find("--mmproj") == std::string::npos);
 }
 
+// vLLM makes fp8 at load time (--quantization fp8) but not AWQ / GPTQ: the command for a float
+// checkpoint names the method, so vLLM stops at start-up (no quantization config) instead of
+// loading the float weights the page did not count; a pre-quantized checkpoint needs no flag.
+TEST_CASE("vLLM with AWQ / GPTQ weights of a float checkpoint: the command never loads the float weights") {
+    kvb::BudgetInputs in;
+    in.gpu = "rtx-4090";
+    in.context = 16384;
+    in.weights = "awq";
+    CHECK(budget("Qwen/Qwen3-30B-A3B", in).command ==
+          "vllm serve Qwen/Qwen3-30B-A3B --max-model-len 16384 --quantization awq");
+    in.weights = "gptq";
+    CHECK(budget("Qwen/Qwen3-30B-A3B", in).command ==
+          "vllm serve Qwen/Qwen3-30B-A3B --max-model-len 16384 --quantization gptq");
+    in.weights = "";
+    CHECK(budget("Qwen/Qwen2-VL-2B-Instruct-AWQ", in).command ==
+          "vllm serve Qwen/Qwen2-VL-2B-Instruct-AWQ --max-model-len 16384");
+}
+
 TEST_CASE("more sequences shorten the longest context") {
     kvb::BudgetInputs in;
     in.gpu = "rtx-4090";
