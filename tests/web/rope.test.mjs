@@ -101,6 +101,15 @@ test('the chart: binary ticks, legend values, the crossover only inside the rang
   assert.equal(values[0], '32K');
   assert.equal(values[1], '4.50 GiB');
   assert.ok(values.slice(2).every((v) => /GiB$/.test(v)), JSON.stringify(values));
+  // A context between the curve's points: the legend quotes it and the answer's KV, not the point before.
+  await page.fill('#ctl-ctx', '30000');
+  await page.press('#ctl-ctx', 'Enter');
+  await page.waitForFunction(() => document.querySelector('#sec-chart .u-legend .u-series .u-value')?.textContent === '30,000');
+  const off = await page.$$eval('#sec-chart .u-legend .u-series .u-value', (v) => v.map((e) => e.textContent));
+  assert.equal(off[1], await page.$eval('[data-metric="kv-bytes-total"]', (e) => e.textContent));
+  await page.fill('#ctl-ctx', '32768');
+  await page.press('#ctl-ctx', 'Enter');
+  await page.waitForFunction(() => document.querySelector('#sec-chart .u-legend .u-series .u-value')?.textContent === '32K');
   // 111K > the model's 40,960: no crossover is quoted.
   assert.equal(await page.getAttribute('[data-role="crossover"]', 'data-value'), '0');
   assert.equal(await page.textContent('[data-role="crossover"]'), "KV stays below the weights up to the model's limit of 40,960 tokens");

@@ -63,7 +63,7 @@ export class KvChart {
       labels.push(t('chart.capacity'));
     }
     // The crossover is only quoted inside the model's range (render.js passes 0 past it).
-    this.data = { series, labels, crossover: chart.crossoverContext || 0, context: chart.context || 0, memoryLimit: chart.memoryLimit || 0 };
+    this.data = { series, labels, crossover: chart.crossoverContext || 0, context: chart.context || 0, contextKvBytes: chart.contextKvBytes, memoryLimit: chart.memoryLimit || 0 };
     this.redraw();
   }
 
@@ -95,8 +95,12 @@ export class KvChart {
     const xs = this.data.series[0];
     this.at = xs.length - 1;
     for (let i = 0; i < xs.length; i++) if (xs[i] <= this.data.context) this.at = i;
+    // With no pointer, the chosen context itself, usually between two of the curve's points: the
+    // x and KV values are the answer's own (the lines across are the same at every context).
     const legendValue = (fmt) => (u, v, si, idx) => {
-      const val = idx == null ? u.data[si]?.[self.at] : v;
+      const chosen = idx == null && self.data.context > 0 && self.data.contextKvBytes != null;
+      const val = chosen && si === 0 ? self.data.context : chosen && si === 1 ? self.data.contextKvBytes
+        : idx == null ? u.data[si]?.[self.at] : v;
       return val == null ? '' : fmt(val);
     };
     const yLabelWidth = Math.max(...ticks.map((v) => binaryLabel(v).length));

@@ -359,7 +359,7 @@ function chartData(app, view) {
   const modelMax = view.budget?.model_max_len || app.model.spec.max_position_embeddings || 0;
   const crossoverInRange = kv.crossover_context > 0 && (!modelMax || kv.crossover_context <= modelMax) ? kv.crossover_context : 0;
   const memoryLimit = view.budget && view.budget.max_context_physical > 0 && view.budget.max_context_physical < (1 << 24) ? view.budget.max_context_physical : 0;
-  return { contexts: kv.curve.contexts, kvBytes: kv.curve.bytes, weightsBytes: kv.weights_bytes, capacityBytes: view.chart_capacity_bytes, crossoverContext: crossoverInRange, context: kv.context, memoryLimit, modelMax };
+  return { contexts: kv.curve.contexts, kvBytes: kv.curve.bytes, weightsBytes: kv.weights_bytes, capacityBytes: view.chart_capacity_bytes, crossoverContext: crossoverInRange, context: kv.context, contextKvBytes: kv.bytes_total, memoryLimit, modelMax };
 }
 
 // The result sections under the headline cards, those `want(id)` names. `want` is asked
