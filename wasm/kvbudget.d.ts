@@ -291,6 +291,8 @@ export interface Answer {
   chart_capacity_bytes: number;
   /** The RoPE scaling the model card documents (Qwen3: YaRN x4 from 32,768), null when none. */
   rope_offer: RopeScaling | null;
+  /** When the answer is no (or not all on the GPU) and an 8-bit KV cache would put it all on the GPU. */
+  advice: Message | null;
   kv: KvReport;
 }
 

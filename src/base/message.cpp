@@ -664,6 +664,13 @@ const std::vector<MessageTemplate>& message_templates() {
          "{fraction}); --gpu-memory-utilization {lower} leaves {short} more for the rest, or a lower --max-model-len "
          "needs less"},
 #endif
+        // What a cheaper KV cache would change when the answer is no (report/answer.cpp).
+        {"advice_vllm_fp8_kv",
+         "with an fp8 KV cache (--kv-cache-dtype fp8), half the bytes per token, it fits: up to {max} tokens per "
+         "sequence"},
+        {"advice_llamacpp_q8_kv",
+         "with a q8_0 KV cache (-ctk q8_0 -ctv q8_0), about half the bytes per token, it all fits on the GPU: up to "
+         "{max} tokens per sequence"},
         // --- issue 12, llama.cpp side (speculative drafts, --fit offload, out-of-memory advice) ---
         {"llamacpp_fit_offload",
          "not all on the GPU, but with no -ngl llama.cpp's automatic fit starts it with {ngl} of {n} layers (the "

@@ -85,7 +85,7 @@ std::string num(double v, const char* f) {
     return buf;
 }
 
-void print_human(const BudgetResult& r, std::ostream& out) {
+void print_human(const BudgetResult& r, const std::optional<Message>& advice, std::ostream& out) {
     const bool vllm = r.engine == BudgetEngine::Vllm;
     const bool hf = r.engine == BudgetEngine::Transformers;
     const PerGpu& g = r.per_gpu;
@@ -184,6 +184,7 @@ void print_human(const BudgetResult& r, std::ostream& out) {
         out << "  only " << with_commas(r.max_concurrency) << " of the " << with_commas(r.seqs)
             << " requests fit at once\n";
     }
+    if (advice) out << "  " << render_english(*advice) << "\n";
     out << "  longest context for " << r.seqs << (r.seqs == 1 ? " sequence: " : " sequences at once: ")
         << with_commas(r.max_context) << " tokens"
         << (!r.max_context_capped ? ""
@@ -428,7 +429,7 @@ int cmd_budget(const std::vector<std::string>& argv, std::ostream& out, std::ost
     if (a->has("--json"))
         out << to_json_text(answer.value()) << "\n";
     else
-        print_human(*answer->budget, out);
+        print_human(*answer->budget, answer->advice, out);
     return kOk;
 }
 

@@ -3,11 +3,39 @@
 #include <optional>
 
 #include "base/arith.h"
+#include "base/units.h"
 #include "engines/vllm.h"
 #include "model/dtype.h"
 #include "model/rope.h"
 
 namespace kvb {
+
+namespace {
+
+// All `seqs` requests of the context on the GPU(s), nothing in system RAM.
+bool all_on_gpu(const BudgetResult& b) {
+    return b.fits && b.all_seqs_fit && !b.fits_offload;
+}
+
+// The same question with an 8-bit KV cache, when the asked one is 16 or 32 bits: vLLM's fp8, or
+// llama.cpp's q8_0 for K and V. Only a change of verdict is worth saying on the first screen.
+std::optional<Message> kv_advice(const ModelSpec& m, const BudgetInputs& in, const ModelSpec* draft,
+                                 const BudgetResult& b) {
+    if (all_on_gpu(b) || in.engine == BudgetEngine::Transformers) return std::nullopt;
+    const bool vllm = in.engine == BudgetEngine::Vllm;
+    const std::string v = b.kv_cache_dtype_v.empty() ? b.kv_cache_dtype : b.kv_cache_dtype_v;
+    const bool wide =
+        vllm ? dtype_size(b.kv_cache_dtype) >= 2 : dtype_size(b.kv_cache_dtype) >= 2 && dtype_size(v) >= 2;
+    if (!wide) return std::nullopt;
+    BudgetInputs alt = in;
+    alt.kv_cache_dtype = vllm ? "fp8" : "q8_0";
+    alt.kv_cache_dtype_v = vllm ? "" : "q8_0";
+    auto r = compute_budget(m, alt, draft);
+    if (!r || !all_on_gpu(r.value())) return std::nullopt;
+    return note(vllm ? "advice_vllm_fp8_kv" : "advice_llamacpp_q8_kv", {{"max", with_commas(r->max_context)}});
+}
+
+}  // namespace
 
 Result<Answer> compute_answer(const ModelSpec& m, const BudgetInputs& in, const ModelSpec* draft) {
     if (auto v = validate(in); !v) return v.error();
@@ -15,10 +43,12 @@ Result<Answer> compute_answer(const ModelSpec& m, const BudgetInputs& in, const 
     a.inputs = in;
     a.rope_offer = documented_rope_scaling(m);
     auto budget = compute_budget(m, in, draft);
-    if (budget)
+    if (budget) {
         a.budget = std::move(budget.value());
-    else
+        a.advice = kv_advice(m, in, draft, *a.budget);
+    } else {
         a.refusal = budget.error();
+    }
 
     KvReportInputs k;
     k.engine = to_string(in.engine);

@@ -30,6 +30,9 @@ struct Answer {
     std::optional<Error> refusal;           // why (vLLM's or the budget's own words)
     int64_t chart_capacity_bytes = 0;       // all GPUs, for the chart's memory line
     std::optional<RopeScaling> rope_offer;  // the RoPE scaling the model card documents, if any
+    // When the answer is no (or not all on the GPU) and an 8-bit KV cache would make it yes: what
+    // to pass (advice_vllm_fp8_kv, advice_llamacpp_q8_kv), from the same budget run with it.
+    std::optional<Message> advice;
     AnswerMetrics metrics;
 };
 

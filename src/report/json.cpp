@@ -448,6 +448,7 @@ std::string answer_json(const Answer& a) {
         .set_raw("refusal", a.refusal ? error_text(*a.refusal) : jv(nullptr))
         .set("chart_capacity_bytes", a.chart_capacity_bytes)
         .set_raw("rope_offer", rope_or_null(a.rope_offer))
+        .set_raw("advice", a.advice ? message_text(*a.advice) : jv(nullptr))
         .set_raw("kv", kv_report_json(a.kv))
         .text();
 }

@@ -500,6 +500,38 @@ TEST_CASE("vLLM with AWQ / GPTQ weights of a float checkpoint: the command never
           "vllm serve Qwen/Qwen2-VL-2B-Instruct-AWQ --max-model-len 16384");
 }
 
+// The answer's advice: an 8-bit KV cache that turns a no (or a start with part in system RAM) into
+// all on the GPU, from the same budget run with it; nothing when the answer is already yes.
+TEST_CASE("the answer names the 8-bit KV cache that would make it fit") {
+    kvb::BudgetInputs in;
+    in.gpu = "rtx-4090";
+    in.context = 32768;
+    const auto& q = fixture("Qwen/Qwen3-8B");
+    auto a = kvb::compute_answer(q, in);
+    REQUIRE(a.ok());
+    CHECK_FALSE(a->budget->fits);  // 4.50 GiB of KV against 3.79 GiB free
+    REQUIRE(a->advice.has_value());
+    CHECK(kvb::render_english(*a->advice) ==
+          "with an fp8 KV cache (--kv-cache-dtype fp8), half the bytes per token, it fits: up to 40,960 tokens per "
+          "sequence");
+    in.kv_cache_dtype = "fp8";
+    CHECK_FALSE(kvb::compute_answer(q, in)->advice.has_value());  // already 8-bit
+    in.kv_cache_dtype = "";
+    in.context = 16384;
+    CHECK_FALSE(kvb::compute_answer(q, in)->advice.has_value());  // fits as asked
+    // llama.cpp, 2 x 40,960 tokens on a 16 GB card: f16 starts with layers in system RAM, q8_0 all on the GPU.
+    in.engine = kvb::BudgetEngine::LlamaCpp;
+    in.gpu = "rtx-4060-ti-16gb";
+    in.context = 40960;
+    in.seqs = 2;
+    auto l = kvb::compute_answer(q, in);
+    REQUIRE(l.ok());
+    CHECK(l->budget->fits_offload);
+    REQUIRE(l->advice.has_value());
+    CHECK(l->advice->code == "advice_llamacpp_q8_kv");
+    CHECK(l->advice->param("max") == "40,960");
+}
+
 TEST_CASE("more sequences shorten the longest context") {
     kvb::BudgetInputs in;
     in.gpu = "rtx-4090";

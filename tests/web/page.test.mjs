@@ -180,6 +180,17 @@ test('settings the engine refuses: the answer card says why', async () => {
   await context.close();
 });
 
+// The first screen names the fix when an 8-bit KV cache turns the no into a yes: the core's advice.
+test('a no that fp8 KV would turn into a yes: the answer card says so, as the CLI does', async () => {
+  const { page, context } = await open('model=Qwen/Qwen3-8B&gpu=rtx-4090&ctx=32768', { width: 390, height: 844 });
+  const a = cliJson(['budget', path.join(fixturesDir, 'Qwen--Qwen3-8B.json'), '--gpu', 'rtx-4090', '--max-model-len', '32768']);
+  assert.equal(a.advice.code, 'advice_vllm_fp8_kv');
+  assert.equal(await page.textContent('[data-role="verdict-advice"]'), msg('msg.advice_vllm_fp8_kv', a.advice.params));
+  const box = await page.locator('[data-role="verdict-advice"]').boundingBox();
+  assert.ok(box && box.y + box.height <= 844, 'the advice is on the first screen');
+  await context.close();
+});
+
 // llama.cpp runs a context past the model's limit (it warns): the longest context is the one asked.
 test('llama.cpp past the model limit: the longest context is the one asked, and says so', async () => {
   const { page, context } = await open('model=Qwen/Qwen3-30B-A3B&gpu=rtx-4090&engine=llamacpp&ctx=65536&ctk=q8_0&ctv=q8_0');

@@ -141,10 +141,12 @@ function renderAnswer(app, view) {
   const reason = b ? b.verdict_reason : view.refusal?.detail;
   const why = reason ? v('p', { class: 'verdict-why', 'data-role': 'verdict-reason' }, unbrokenFlags(tMsg(reason), v))
     : !b && view.refusal?.message ? v('p', { class: 'verdict-why', 'data-role': 'verdict-reason' }, view.refusal.message) : null;
+  // An 8-bit KV cache that would turn the answer into yes: the fix, with its flags, beside the no.
+  const advice = view.advice ? v('p', { class: 'verdict-advice', 'data-role': 'verdict-advice' }, unbrokenFlags(tMsg(view.advice), v)) : null;
   // Sentences that end in their own stop (or a colon) are not given a second one.
-  const spoken = [vtext(verdictEl), ...(why ? [vtext(why)] : []), ...facts.kids.map((f) => vtext(f.kids[0]) + ': ' + vtext(f.kids[1]))]
+  const spoken = [vtext(verdictEl), ...(why ? [vtext(why)] : []), ...(advice ? [vtext(advice)] : []), ...facts.kids.map((f) => vtext(f.kids[0]) + ': ' + vtext(f.kids[1]))]
     .map((x) => x.trim()).reduce((acc, x) => (acc === '' ? x : /[.。:：!?！？]$/.test(acc) ? acc + ' ' + x : acc + '. ' + x), '');
-  patchTree(el, [verdictEl, why, facts]);
+  patchTree(el, [verdictEl, why, advice, facts]);
   dropClass(app.els.answer, 'stale');
   if (app.els.announce && app.lastSpoken !== spoken) {
     app.lastSpoken = spoken;
