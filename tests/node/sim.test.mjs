@@ -335,3 +335,34 @@ test('the page\'s link parser reads the core\'s ranges', async () => {
   const l = kvb.catalog().sim_limits;
   for (const [field, [min, max]] of Object.entries(SIM_LIMITS_MIRROR)) assert.deepEqual([min, max], [l[field].min, l[field].max], field);
 });
+
+// The page flags a field before any run (sim-view.js readField) with the message the core
+// would give for the same value: same code, same parameters, from the same limits.
+test('the page\'s field check is the core\'s validate() for each number field', async () => {
+  const { checkSimField } = await import('../../web/src/sim-state.js');
+  const limits = kvb.catalog().sim_limits;
+  const model = loadModel('facebook--opt-1.3b');
+  try {
+    const cases = [['simReq', 'requests', 0], ['simReq', 'requests', 10_000_001], ['simSeed', 'seed', -1], ['simN', 'n', 0], ['simBeam', 'beam', 1025],
+      ['simPrefix', 'shared_prefix', 10_000_001], ['simSeqs', 'max_num_seqs', 0], ['simTok', 'max_num_batched_tokens', 2_000_000_001],
+      ['simRate', 'rate', -1], ['simRate', 'rate', 0], ['simFrac', 'shared_fraction', 0], ['simFrac', 'shared_fraction', 1.5]];
+    for (const [key, field, v] of cases) {
+      const input = { kv_cache_memory: 2 ** 30, [field]: v, ...(field === 'shared_fraction' ? { shared_prefix: 10 } : {}) };
+      let detail = null;
+      try {
+        kvb.simulate(model, input).release();
+      } catch (e) {
+        detail = e.detail;
+      }
+      assert.ok(detail, `${field} = ${v} is refused`);
+      const page = checkSimField(key, String(v), { limits }).message;
+      assert.deepEqual({ code: page.code, params: page.params }, { code: detail.code, params: detail.params }, `${field} = ${v}`);
+    }
+    // And what the core takes, the page takes.
+    for (const [key, text, value] of [['simReq', '1', 1], ['simRate', '0.5', 0.5], ['simFrac', '1', 1], ['simPrefix', '0', 0], ['simSeqs', '', 0], ['simN', '', 1]]) {
+      assert.deepEqual(checkSimField(key, text, { limits }), { value }, `${key} ${text}`);
+    }
+  } finally {
+    model.release();
+  }
+});

@@ -20,12 +20,15 @@ function mdCell(s) {
   return String(s).replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/\s*\n\s*/g, ' ');
 }
 
-// GitHub-flavoured Markdown; numeric columns right-aligned as on the page.
+// GitHub-flavoured Markdown; numeric columns right-aligned as on the page. A table
+// whose numbers depend on settings the page shows elsewhere (spec.notes: the simulator's
+// run) carries its caption and those settings above it.
 export function tableMarkdown(spec) {
   const line = (cells) => '| ' + cells.map(mdCell).join(' | ') + ' |';
+  const head = spec.notes?.length ? [spec.caption, ...spec.notes].filter(Boolean).map((n) => n + '\n') : [];
   const out = [line(spec.columns.map((c) => c.label)), '| ' + spec.columns.map((c) => (isText(c) ? ':--' : '--:')).join(' | ') + ' |'];
   for (const r of spec.rows) out.push(line(spec.columns.map((c) => cellText(c, r[c.key]))));
-  return out.join('\n') + '\n';
+  return head.join('\n') + (head.length ? '\n' : '') + out.join('\n') + '\n';
 }
 
 function csvField(v) {
@@ -33,21 +36,28 @@ function csvField(v) {
   return /[",\r\n]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s;
 }
 
+// The unit of the raw number a column carries (the page may show it in another: a
+// time per output token in ms, the CSV the core's seconds).
 function csvHeader(c) {
   if (c.kind === 'bytes') return t('export.colBytes', { label: c.label });
   if (c.kind === 'percent' || c.kind === 'ratio') return t('export.colRatio', { label: c.label });
+  if (c.kind === 'seconds' || c.kind === 'millis') return t('export.colSeconds', { label: c.label });
   return c.label;
 }
 
 // RFC 4180 (CRLF, quoted when needed). A BOM so Excel reads UTF-8 (Chinese labels).
+// spec.context ([{label, value}]): settings the rows were computed with, as columns of
+// the same value on every row, so the file says what it holds and runs stack up.
 export function tableCsv(spec) {
-  const rows = [spec.columns.map(csvHeader)];
+  const context = spec.context || [];
+  const rows = [[...spec.columns.map(csvHeader), ...context.map((c) => c.label)]];
+  const raw = (v) => (typeof v === 'number' ? (Number.isFinite(v) ? String(v) : '') : String(v ?? ''));
   for (const r of spec.rows) {
-    rows.push(spec.columns.map((c) => {
+    rows.push([...spec.columns.map((c) => {
       const v = r[c.key];
       if (isText(c)) return String(v ?? '');
       return typeof v === 'number' && Number.isFinite(v) ? String(v) : '';
-    }));
+    }), ...context.map((c) => raw(c.value))]);
   }
   return '\uFEFF' + rows.map((r) => r.map(csvField).join(',')).join('\r\n') + '\r\n';
 }
@@ -110,6 +120,7 @@ function toolButton(key, action, role) {
 }
 
 // Buttons under a table: the spec is captured, so export reads exactly these rows.
+// spec.fileStem: the download's name when one table can hold several runs (the simulator's).
 export function tableToolbar(spec) {
   const name = spec.id || 'table';
   return h('div', { class: 'export-tools no-print', role: 'group', 'aria-label': t('export.tableTools', { name: spec.caption || name }), 'data-export-for': name },
@@ -118,7 +129,7 @@ export function tableToolbar(spec) {
       if (await copyText(text)) flash(btn, 'export.copied');
       else showManualCopy(btn.parentElement, text);
     }, 'markdown'),
-    toolButton('export.downloadCsv', () => download(fileName(name, 'csv'), new Blob([tableCsv(spec)], { type: 'text/csv;charset=utf-8' })), 'csv'));
+    toolButton('export.downloadCsv', () => download(fileName(spec.fileStem || name, 'csv'), new Blob([tableCsv(spec)], { type: 'text/csv;charset=utf-8' })), 'csv'));
 }
 
 function showManualCopy(host, text) {
@@ -141,18 +152,23 @@ function liveChart(getChart) {
 }
 
 // getChart() returns the live chart: a KvChart (its .plot) or any uPlot instance,
-// so other views (the simulator's) get the same buttons with one call.
-export function chartToolbar(getChart, name, title) {
+// so other views (the simulator's) get the same buttons with one call. It may instead
+// give (or promise) a chart drawn for the export alone ({plot, legend, notes, yLabel,
+// dispose}: chart-export.js), dropped once written. opts.fileStem(): the download's name
+// when it differs from `name` (a simulator run's settings).
+export function chartToolbar(getChart, name, title, opts = {}) {
   const full = () => title + (exportContext.model ? ' — ' + exportContext.model : '');
+  const file = (ext) => fileName(opts.fileStem?.() || name, ext);
+  const exportAs = (ext, write) => async () => {
+    const [chart, views] = await Promise.all([liveChart(getChart), import('./views.js')]);
+    try {
+      if (!(chart?.plot ?? chart)?.ctx) return;
+      download(file(ext), await write(chart, views));
+    } finally {
+      chart?.dispose?.();
+    }
+  };
   return h('div', { class: 'export-tools no-print', role: 'group', 'aria-label': t('export.chartTools', { name: title }), 'data-export-for': name },
-    toolButton('export.downloadPng', async () => {
-      const [chart, { chartPng }] = await Promise.all([liveChart(getChart), import('./views.js')]);
-      if (!(chart?.plot ?? chart)?.ctx) return;
-      download(fileName(name, 'png'), await chartPng(chart, full()));
-    }, 'png'),
-    toolButton('export.downloadSvg', async () => {
-      const [chart, { chartSvg }] = await Promise.all([liveChart(getChart), import('./views.js')]);
-      if (!(chart?.plot ?? chart)?.ctx) return;
-      download(fileName(name, 'svg'), new Blob([chartSvg(chart, full())], { type: 'image/svg+xml' }));
-    }, 'svg'));
+    toolButton('export.downloadPng', exportAs('png', (chart, { chartPng }) => chartPng(chart, full())), 'png'),
+    toolButton('export.downloadSvg', exportAs('svg', (chart, { chartSvg }) => new Blob([chartSvg(chart, full())], { type: 'image/svg+xml' })), 'svg'));
 }

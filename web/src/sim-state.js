@@ -128,3 +128,50 @@ export function simInputFromState(s) {
   if (s.simTok > 0) input.max_num_batched_tokens = s.simTok;
   return input;
 }
+
+// The view's number fields, checked as the core checks SimInputs (validate() in
+// src/sim/session.cpp): a whole number within sim_input_limits() (input_out_of_range),
+// a rate above 0 (sim_bad_rate), a fraction in (0, 1] (sim_bad_fraction). An empty field
+// is the default the placeholder names (`empty`, the state's value for it); a shared
+// prefix of 0 is "none", as the state stores it. [core field, empty, kind].
+export const SIM_FIELDS = {
+  simReq: ['requests', 0],
+  simRate: ['rate', 0, 'rate'],
+  simSeed: ['seed', 0],
+  simN: ['n', 1],
+  simBeam: ['beam', 1],
+  simPrefix: ['shared_prefix', 0, 'zeroIsNone'],
+  simFrac: ['shared_fraction', 1, 'fraction'],
+  simSeqs: ['max_num_seqs', 0],
+  simTok: ['max_num_batched_tokens', 0],
+};
+const CLI_FLAGS = { rate: '--rate', shared_fraction: '--shared-fraction' };
+
+// As the core writes them (with_commas): 10,000,000.
+const commas = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+
+// {value} for the state, or {message}: the core's coded Message for this value (code and
+// params; the page words it with tMsg from msg.<code>, the field's label for {field}/{flag}). `text`: what was typed;
+// `unreadable`: the browser could not read it as a number (its value is then ''), named
+// by `unreadableText` in the message. limits: catalog().sim_limits (or the mirror above).
+export function checkSimField(key, text, { unreadable = false, unreadableText = '?', limits = null } = {}) {
+  const [field, empty, kind] = SIM_FIELDS[key];
+  const typed = String(text ?? '').trim();
+  if (typed === '' && !unreadable) return { value: empty };
+  const n = unreadable ? NaN : Number(typed);
+  const shown = unreadable ? unreadableText : Number.isSafeInteger(n) ? commas(n) : typed;
+  const flag = limits?.[field]?.flag || CLI_FLAGS[field] || '--' + field.replace(/_/g, '-');
+  if (kind === 'rate') {
+    if (n > 0 && n < 1e12) return { value: n };
+    return { message: { code: 'sim_bad_rate', params: { field, flag, value: shown } } };
+  }
+  if (kind === 'fraction') {
+    if (n > 0 && n <= 1) return { value: n };
+    return { message: { code: 'sim_bad_fraction', params: { field, flag, value: shown } } };
+  }
+  if (kind === 'zeroIsNone' && n === 0) return { value: 0 };
+  const [lo, hi] = limits?.[field] ? [limits[field].min, limits[field].max] : SIM_LIMITS_MIRROR[field];
+  if (Number.isInteger(n) && n >= lo && n <= hi) return { value: n };
+  const [min, max] = [commas(lo), commas(hi)];
+  return { message: { code: 'input_out_of_range', params: { field, flag, min, max, value: shown } } };
+}

@@ -5,13 +5,13 @@
 // with a scrubber over the snapshots. Every number comes from the WASM core.
 import uPlot from 'uplot';
 import { h, clear, unbrokenFlags, setText } from './dom.js';
-import { t, tMsg } from './i18n.js';
+import { t, tMsg, has } from './i18n.js';
 import { POLICY_PARAMS } from './message.js';
 import { bytes, int, fixed, percent } from './format.js';
 import { renderTable } from './tables.js';
 import { chartToolbar } from './export.js';
 import { unpackSnapshots } from '../../wasm/kvbudget-api.js';
-import { SIM_WORKLOADS, SIM_POLICIES, simInputFromState, simRunsOnLoad } from './sim-state.js';
+import { SIM_WORKLOADS, SIM_POLICIES, simInputFromState, simRunsOnLoad, checkSimField } from './sim-state.js';
 
 const TRACE_FILES = { 'azure-conv': 'traces/azure-llm-2023-conv.csv', 'azure-code': 'traces/azure-llm-2023-code.csv' };
 const BLOCK_SIZES = [1, 2, 4, 8, 16, 32, 64, 128, 256];
@@ -71,10 +71,52 @@ function cssVar(name, fallback) {
   return v || fallback;
 }
 
+// A number field's error line (readField) sits under it, named by the input.
 function field(id, label, control, hint) {
+  const error = control.type === 'number' ? h('p', { class: 'field-error', id: id + '-error', 'data-role': 'field-error', 'aria-live': 'polite', hidden: true }) : null;
+  if (error) control.setAttribute('aria-describedby', error.id);
   return h('div', { class: 'field', 'data-field': id },
     h('label', { for: id }, unbrokenFlags(label)), control,
-    hint ? h('p', { class: 'muted hint' }, hint) : null);
+    hint ? h('p', { class: 'muted hint' }, hint) : null, error);
+}
+
+// State key -> its input in the view's elements (sim-state.js SIM_FIELDS checks them), in the view's order.
+const NUM_FIELDS = { simReq: 'req', simRate: 'rate', simSeed: 'seed', simSeqs: 'seqs', simTok: 'tok', simN: 'n', simBeam: 'beam', simPrefix: 'prefix', simFrac: 'frac' };
+
+// Reads one number field into the state, or flags it: the core's message for the value
+// under the field, in the page's words. Returns whether it was valid.
+function readField(app, key) {
+  const sv = app.sim;
+  const el = sv.els[NUM_FIELDS[key]];
+  let limits = null;
+  try {
+    limits = app.core?.catalog().sim_limits ?? null;
+  } catch {
+    // The build's stand-in core has no catalog: the mirror of the core's limits is used.
+  }
+  const r = checkSimField(key, el.value, { unreadable: !!el.validity?.badInput, unreadableText: t('sim.notANumber'), limits });
+  const error = el.parentElement.querySelector('[data-role="field-error"]');
+  sv.invalid ||= {};
+  if (r.message) {
+    const text = tMsg(r.message);
+    sv.invalid[key] = text;
+    el.setAttribute('aria-invalid', 'true');
+    setText(error, text);
+    error.hidden = false;
+    return false;
+  }
+  delete sv.invalid[key];
+  el.removeAttribute('aria-invalid');
+  error.hidden = true;
+  setText(error, '');
+  app.state[key] = r.value;
+  return true;
+}
+
+// Every number field read again (a value typed but not yet committed counts too); the
+// messages of those that are invalid, in the view's order.
+function readFields(app) {
+  return Object.keys(NUM_FIELDS).filter((key) => !readField(app, key)).map((key) => app.sim.invalid[key]);
 }
 
 function num(id, min, max, step = 1) {
@@ -95,6 +137,7 @@ export function buildSimView(app, opts = {}) {
   sv.worker = null;
   const s = app.state;
   const els = (sv.els = {});
+  sv.invalid = {}; // a rebuilt view's fields show the state's values
 
   // Settings
   els.wl = h('select', { id: 'sim-wl' },
@@ -173,25 +216,32 @@ export function buildSimView(app, opts = {}) {
 
   syncSimControls(app);
 
-  // Settings write into app.state (and the URL); a run uses them.
-  const setNum = (key, el, { allowEmpty = true, min = 0 } = {}) => el.addEventListener('change', () => {
-    const v = el.value.trim();
-    if (v === '' && allowEmpty) {
-      s[key] = key === 'simFrac' ? 1 : key === 'simN' || key === 'simBeam' ? 1 : 0;
-    } else {
-      const n = Number(v);
-      if (!Number.isFinite(n) || n < min || (el.step === '1' || !el.step ? !Number.isInteger(n) : false)) {
-        el.setCustomValidity(t('sim.badNumber'));
-        el.reportValidity();
-        return;
-      }
-      el.setCustomValidity('');
-      s[key] = n;
-    }
-    changed();
-  });
+  // Settings write into app.state (and the URL); a run uses them. A number field is
+  // checked as the core checks it: an invalid one is flagged under the field in the
+  // core's words and keeps its old value out of the state, and Run refuses while any
+  // field shows a value it would not run (runSim reads them all again).
+  const watchNum = (key) => {
+    const el = els[NUM_FIELDS[key]];
+    el.addEventListener('change', () => {
+      readField(app, key);
+      changed();
+    });
+    // A flagged field is cleared as soon as what is typed is right.
+    el.addEventListener('input', () => {
+      if (el.getAttribute('aria-invalid') === 'true' && readField(app, key)) changed();
+    });
+    // Text the browser cannot read as a number ('1e') fires no change: said on leaving.
+    el.addEventListener('blur', () => {
+      if (el.validity?.badInput) readField(app, key);
+    });
+  };
   const changed = () => {
     if (s.sim) sv.onState();
+    // The refusal goes once every field it named is right.
+    if (section.dataset.simState === 'invalid' && !Object.keys(sv.invalid).length) {
+      showSimError(app, '');
+      setSimState(app, sv.result ? 'done' : 'idle');
+    }
     markStale(app);
   };
   els.wl.addEventListener('change', () => {
@@ -205,15 +255,7 @@ export function buildSimView(app, opts = {}) {
     sv.useCsv = els.wl.value === 'csv';
     changed();
   });
-  setNum('simReq', els.req, { min: 1 });
-  setNum('simRate', els.rate);
-  setNum('simSeed', els.seed);
-  setNum('simN', els.n, { min: 1 });
-  setNum('simBeam', els.beam, { min: 1 });
-  setNum('simPrefix', els.prefix);
-  setNum('simFrac', els.frac, { min: 0.01 });
-  setNum('simSeqs', els.seqs, { min: 1 });
-  setNum('simTok', els.tok, { min: 1 });
+  for (const key of Object.keys(NUM_FIELDS)) watchNum(key);
   els.bs.addEventListener('change', () => {
     s.simBs = Number(els.bs.value);
     changed();
@@ -359,7 +401,8 @@ function markStale(app) {
   const sv = app.sim;
   if (!sv?.els) return;
   setText(sv.els.uses, usesText(app));
-  const stale = !!sv.result && sv.runKey !== runKey(app);
+  // A field showing a value the result was not run with (an invalid one) makes it stale too.
+  const stale = !!sv.result && (sv.runKey !== runKey(app) || Object.keys(sv.invalid || {}).length > 0);
   sv.els.out.classList.toggle('stale', stale);
   // Said in words at the top of the results, not only greyed out.
   let note = sv.els.out.querySelector('[data-role="sim-stale"]');
@@ -506,6 +549,16 @@ export function runSim(app) {
     showSimError(app, t('sim.noModel'));
     return;
   }
+  // Never a run of other values than the fields show: an invalid one refuses, in words.
+  const invalid = readFields(app);
+  if (invalid.length) {
+    els.status.textContent = '';
+    showSimError(app, t('sim.invalidNotRun', { messages: invalid.join(t('sim.ran.sep')) }));
+    setSimState(app, 'invalid');
+    markStale(app);
+    els.section.querySelector('[aria-invalid="true"]')?.focus();
+    return;
+  }
   cancelSim(app, false);
   showSimError(app, '');
   const input = { ...calculatorInput(app), ...simInputFromState(app.state) };
@@ -583,7 +636,7 @@ export function runSim(app) {
       // Test and benchmark hooks: wall time from Run to the result, and the worker's split.
       sv.els.section.dataset.simMs = String(Math.round(sv.lastMs));
       sv.els.section.dataset.simTiming = JSON.stringify(m.timing || {});
-      els.status.textContent = t('sim.done', { seconds: fixed(sv.lastMs / 1000, 2), requests: int(m.result.summary.requests) });
+      els.status.textContent = plural('sim.done', m.result.summary.requests, { seconds: fixed(sv.lastMs / 1000, 2), requests: int(m.result.summary.requests) });
       const r0 = performance.now();
       renderSimResult(app, m.result);
       sv.els.section.dataset.simRenderMs = String(Math.round(performance.now() - r0));
@@ -612,6 +665,71 @@ function policyLabel(p) {
   return t('sim.policy.' + p);
 }
 
+// A count of one takes the '.one' wording where the language has one ("1 request").
+function plural(key, n, params) {
+  return t(n === 1 && has(key + '.one') ? key + '.one' : key, params);
+}
+
+function rateText(r) {
+  return Number.isInteger(r) ? int(r) : String(r);
+}
+
+// What was run, in words: the workload, its requests and arrivals, the seed and any
+// sampling or sharing settings (c: the core's SimReport, so these are the values the
+// simulation used, not the fields').
+function runText(c) {
+  const workload = SIM_WORKLOADS.includes(c.workload) ? t('sim.workload.' + c.workload) : c.workload;
+  const arrivals = c.arrivals === 'poisson' ? t('sim.arrivals.poisson', { rate: rateText(c.rate) }) : t('sim.arrivals.' + c.arrivals);
+  const extras = [];
+  if (c.n > 1) extras.push(t('sim.ran.n', { n: int(c.n) }));
+  if (c.beam > 1) extras.push(t('sim.ran.beam', { beam: int(c.beam) }));
+  if (c.shared_prefix > 0) extras.push(t('sim.ran.prefix', { tokens: int(c.shared_prefix), share: percent(c.shared_fraction, 0) }));
+  if (c.prefix_caching) extras.push(t('sim.prefixCaching'));
+  if (c.preemption && c.preemption !== 'v0') extras.push(t('sim.ran.preemption', { preemption: t('sim.preemption.' + c.preemption) }));
+  return plural('sim.ran', c.requests, { workload, requests: int(c.requests), arrivals, seed: c.seed, extras: extras.map((e) => t('sim.ran.sep') + e).join('') });
+}
+
+function configText(c) {
+  return t('sim.config', {
+    kv: bytes(c.kv_cache_bytes), slots: int(Math.floor(c.kv_cache_bytes / c.kv_bytes_per_token)), perToken: bytes(c.kv_bytes_per_token),
+    bs: c.block_size, mml: int(c.max_model_len), seqs: int(c.max_num_seqs), tokens: int(c.max_num_batched_tokens),
+    gpu: c.time_model_gpu,
+  });
+}
+
+// A file name per run: two runs of one model no longer export under the same name. The
+// settings people tell runs apart by, and a short hash of all of them (GPU, context, ...).
+function runSlug(c, key) {
+  let hsh = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) hsh = Math.imul(hsh ^ key.charCodeAt(i), 0x01000193) >>> 0;
+  const arrivals = c.arrivals === 'poisson' ? `${c.rate}rps` : c.arrivals;
+  return [c.workload.replace(/\.csv$/i, ''), `${c.requests}req`, arrivals, `bs${c.block_size}`, `seed${c.seed}`, hsh.toString(16).padStart(8, '0').slice(0, 6)].join('-');
+}
+
+// The run's settings as CSV columns (export.js tableCsv): the core's raw values.
+function runColumns(c) {
+  const f = (k) => t('field.' + k);
+  return [
+    { label: f('workload'), value: c.workload },
+    { label: f('requests'), value: c.requests },
+    { label: t('sim.export.arrivals'), value: c.arrivals },
+    { label: t('sim.rate'), value: c.rate },
+    { label: f('seed'), value: c.seed },
+    { label: t('sim.blockSize'), value: c.block_size },
+    { label: f('n'), value: c.n },
+    { label: f('beam'), value: c.beam },
+    { label: f('shared_prefix'), value: c.shared_prefix },
+    { label: t('export.colRatio', { label: f('shared_fraction') }), value: c.shared_fraction },
+    { label: t('sim.prefixCaching'), value: c.prefix_caching },
+    { label: f('preemption'), value: c.preemption },
+    { label: t('sim.export.gpu'), value: c.time_model_gpu },
+    { label: t('export.colBytes', { label: f('kv_cache_memory') }), value: c.kv_cache_bytes },
+    { label: f('max_model_len'), value: c.max_model_len },
+    { label: f('max_num_seqs'), value: c.max_num_seqs },
+    { label: f('max_num_batched_tokens'), value: c.max_num_batched_tokens },
+  ];
+}
+
 function renderSimResult(app, result) {
   const sv = app.sim;
   const out = sv.els.out;
@@ -621,12 +739,10 @@ function renderSimResult(app, result) {
   clear(out);
   out.classList.remove('stale');
   const c = result.summary;
+  const notes = [runText(c), configText(c)];
+  const slug = runSlug(c, sv.runKey || '');
   out.append(h('p', { class: 'sim-config', 'data-role': 'sim-config' },
-    t('sim.config', {
-      kv: bytes(c.kv_cache_bytes), slots: int(Math.floor(c.kv_cache_bytes / c.kv_bytes_per_token)), perToken: bytes(c.kv_bytes_per_token),
-      requests: int(c.requests), bs: c.block_size, mml: int(c.max_model_len), seqs: int(c.max_num_seqs), tokens: int(c.max_num_batched_tokens),
-      gpu: c.time_model_gpu,
-    })));
+    h('span', { 'data-role': 'sim-run' }, notes[0]), h('br'), notes[1]));
   if (c.windowed_or_state_left_out) out.append(h('p', { class: 'muted hint' }, t('sim.windowNote')));
 
   // One entry per policy: its summary, series and snapshots (parallel arrays in the core's JSON).
@@ -643,18 +759,23 @@ function renderSimResult(app, result) {
     h('ul', null, found.filter((m) => m.code !== 'sim_overload').map((m) => h('li', { 'data-code': m.code }, tMsg(m)))));
   out.append(h('h3', null, t('sim.conclusions.heading')), conclusions);
 
+  // Every export carries the run's settings (notes; CSV columns) and a name of its own.
+  const context = runColumns(c);
   const table = (id, caption, cols, keys) => {
-    const el = renderTable({ id, caption, columns: cols.filter(([k]) => keys.includes(k)).map(([key, kind]) => ({ key, kind, label: t('sim.col.' + key) })), rows });
+    const el = renderTable({ id, caption, columns: cols.filter(([k]) => keys.includes(k)).map(([key, kind]) => ({ key, kind, label: t('sim.col.' + key) })), rows, notes, context, fileStem: id + '-' + slug });
     el.dataset.columns = cols.filter(([k]) => keys.includes(k)).map(([k]) => k).join(',');
     return el;
   };
   const compareTable = table('sim-compare', t('sim.table.caption'), COMPARE_COLUMNS, MAIN_COLUMNS);
-  const compareAll = table('sim-compare-all', t('sim.table.caption'), COMPARE_COLUMNS, COMPARE_COLUMNS.map(([k]) => k));
+  const compareAll = table('sim-compare-all', t('sim.table.captionAll'), COMPARE_COLUMNS, COMPARE_COLUMNS.map(([k]) => k));
   const latencyTable = table('sim-latency', t('sim.latency.caption'), LATENCY_COLUMNS, MAIN_LATENCY);
   const latencyAll = table('sim-latency-all', t('sim.latency.caption'), LATENCY_COLUMNS, LATENCY_COLUMNS.map(([k]) => k));
   out.append(h('h3', null, t('sim.table.heading')), compareTable,
     h('details', { class: 'sim-more' }, h('summary', null, t('sim.table.all')), compareAll),
     h('p', { class: 'muted hint' }, t('sim.table.hint')));
+
+  // A chart's export is drawn again off screen at one size, whatever the screen's width.
+  const toolbar = (name, title, make, legend) => chartToolbar(() => exportChart(make, { legend, notes }), name, title, { fileStem: () => name + '-' + slug });
 
   // Memory split over time, one small chart per policy.
   const grid = h('div', { class: 'sim-charts' });
@@ -663,9 +784,10 @@ function renderSimResult(app, result) {
     const box = h('div', { class: 'sim-chart', 'data-chart': 'sim-memory-' + p.summary.policy });
     const title = t('sim.memory.title', { policy: policyLabel(p.summary.policy) });
     const holder = { plot: null };
+    const make = (w, ht) => memoryChart(p.series, w, ht);
     grid.append(h('figure', { class: 'sim-figure' }, h('figcaption', null, title), box,
-      chartToolbar(() => holder.ready(), 'sim-memory-' + p.summary.policy, title)));
-    sv.charts.push(lazyChart(box, holder, (w) => memoryChart(p.series, w)));
+      toolbar('sim-memory-' + p.summary.policy, title, make, memoryLegendItems())));
+    sv.charts.push(lazyChart(box, holder, make));
   }
 
   // Running and waiting requests: one small chart per policy on its own scale, so one
@@ -676,15 +798,45 @@ function renderSimResult(app, result) {
     const box = h('div', { class: 'sim-chart', 'data-chart': 'sim-queue-' + p.summary.policy });
     const title = t('sim.queue.title', { policy: policyLabel(p.summary.policy) });
     const holder = { plot: null };
+    const make = (w, ht) => queueChart(p, w, ht);
     queueGrid.append(h('figure', { class: 'sim-figure' }, h('figcaption', null, title), box,
-      chartToolbar(() => holder.ready(), 'sim-queue-' + p.summary.policy, title)));
-    sv.charts.push(lazyChart(box, holder, (w) => queueChart(p, w)));
+      toolbar('sim-queue-' + p.summary.policy, title, make, null)));
+    sv.charts.push(lazyChart(box, holder, make));
   }
 
   out.append(h('h3', null, t('sim.latency.heading')), latencyTable,
     h('details', { class: 'sim-more' }, h('summary', null, t('sim.table.all')), latencyAll));
 
   out.append(blockMap(app, policies, sv.mapsPending));
+}
+
+// An exported chart's size in CSS pixels: wide enough for its title, settings and
+// legend to read at 1x, the same from a phone or a wide screen.
+const EXPORT_WIDTH = 800;
+const EXPORT_HEIGHT = 320;
+
+// The chart drawn for an export alone, in a box off screen (uPlot lays its axes out in
+// the page), dropped by the toolbar once written (dispose).
+async function exportChart(make, extra) {
+  const box = h('div', { 'aria-hidden': 'true', style: `position:fixed;left:-10000px;top:0;width:${EXPORT_WIDTH}px;pointer-events:none` });
+  document.body.append(box);
+  let plot;
+  try {
+    const { opts, data } = make(EXPORT_WIDTH, EXPORT_HEIGHT);
+    plot = new uPlot({ ...opts, legend: { show: false } }, data, box);
+  } catch (e) {
+    box.remove();
+    throw e;
+  }
+  // uPlot draws in a microtask after it is made: drawn by the next frame.
+  await new Promise((r) => requestAnimationFrame(() => r()));
+  return {
+    plot, legend: extra.legend || undefined, notes: extra.notes,
+    dispose: () => {
+      plot.destroy();
+      box.remove();
+    },
+  };
 }
 
 // The block maps arrived after the result was drawn: the map's place filled in.
@@ -699,8 +851,8 @@ function showBlockMap(app, result) {
 // re-render. A Run's result opens above its charts, which sit below the fold on a phone
 // and on a 1280 x 720 screen: making both uPlots there (and the layout they force) was
 // 20-25 ms of the frame that first showed the result. The box keeps its height, so one
-// drawn a frame late on a fast scroll moves nothing. An export asks for the chart
-// itself (holder.ready), drawn then if it was not yet.
+// drawn a frame late on a fast scroll moves nothing. A printout asks for the chart
+// itself (holder.ready), drawn then if it was not yet; an export draws its own (exportChart).
 function lazyChart(box, holder, make) {
   let last = 0;
   let near = false;
@@ -733,23 +885,29 @@ function lazyChart(box, holder, make) {
   return { destroy: () => { stopWatch?.(); ro?.disconnect(); removeEventListener('beforeprint', print); holder.plot?.destroy(); } };
 }
 
+// The stacked parts bottom to top, as the page's legend lists them (an export's legend).
+function memoryLegendItems() {
+  return PARTS.map(([key, , v, fb]) => ({ label: t('sim.part.' + key), fill: cssVar(v, fb) }));
+}
+
 function memoryLegend() {
   return h('ul', { class: 'legend' }, PARTS.map(([key, , v, fb]) =>
     h('li', null, h('span', { class: 'swatch', style: `background:${cssVar(v, fb)}`, 'aria-hidden': 'true' }), t('sim.part.' + key))));
 }
 
-function axes(yValues) {
+function axes(yLabel, yValues) {
   const axisColor = cssVar('--fg-muted', '#555');
   const gridColor = cssVar('--grid', '#ddd');
   return [
-    { stroke: axisColor, grid: { stroke: gridColor }, label: t('sim.axis.time'), values: (u, vals) => vals.map((v) => (v == null ? '' : fixed(v, v >= 100 ? 0 : 1))) },
-    { stroke: axisColor, grid: { stroke: gridColor }, size: 60, values: yValues },
+    // Axes sized to their text (uPlot's default room for them left a phone's plot ~100 px high).
+    { stroke: axisColor, grid: { stroke: gridColor }, size: 30, label: t('sim.axis.time'), labelSize: 20, values: (u, vals) => vals.map((v) => (v == null ? '' : fixed(v, v >= 100 ? 0 : 1))) },
+    { stroke: axisColor, grid: { stroke: gridColor }, size: 48, label: yLabel, labelSize: 20, values: yValues },
   ];
 }
 
 // Stacked areas: each series is the running sum up to its part, drawn top part
 // first so the lower ones paint over it; the legend shows the part itself.
-function memoryChart(series, width) {
+function memoryChart(series, width, height = 180) {
   const x = series.time_s.map((t0, i) => t0 + series.duration_s[i] / 2);
   const parts = PARTS.map(([, column]) => series[column]);
   const cum = [];
@@ -761,11 +919,11 @@ function memoryChart(series, width) {
   const order = PARTS.map((_, i) => PARTS.length - 1 - i);
   const data = [x, ...order.map((i) => cum[i])];
   const opts = {
-    width, height: 180,
+    width, height,
     scales: { x: { time: false }, y: { range: [0, 1] } },
     legend: { show: false },
     cursor: { drag: { x: false, y: false } },
-    axes: axes((u, vals) => vals.map((v) => (v == null ? '' : percent(v, 0)))),
+    axes: axes(t('sim.axis.share'), (u, vals) => vals.map((v) => (v == null ? '' : percent(v, 0)))),
     series: [
       { label: t('sim.axis.time') },
       ...order.map((i) => {
@@ -780,17 +938,17 @@ function memoryChart(series, width) {
   return { opts, data };
 }
 
-function queueChart(p, width) {
+function queueChart(p, width, height = 180) {
   const x = p.series.time_s.map((t0, i) => t0 + p.series.duration_s[i] / 2);
   const color = ['#1d4ed8', '#b45309', '#7c3aed', '#0d9488'][SIM_POLICIES.indexOf(p.summary.policy) % 4];
   // Until the pointer picks a moment, the legend shows the run's time-weighted means.
   const legendValue = (mean) => (u, v, si, idx) => fixed(idx == null ? mean : v ?? 0, 1);
   const opts = {
-    width, height: 180,
+    width, height,
     scales: { x: { time: false }, y: { range: (u, min, max) => [0, Math.max(1, max * 1.05)] } },
     legend: { show: true, live: true },
     cursor: { drag: { x: false, y: false } },
-    axes: axes((u, vals) => vals.map((v) => (v == null ? '' : int(v)))),
+    axes: axes(t('sim.axis.requests'), (u, vals) => vals.map((v) => (v == null ? '' : int(v)))),
     series: [
       { label: t('sim.axis.time'), value: (u, v, si, idx) => (idx == null ? t('sim.queue.mean') : fixed(v, v >= 100 ? 0 : 1)) },
       { label: t('sim.queue.runningShort'), stroke: color, width: 2, spanGaps: true, points: { show: false }, value: legendValue(p.summary.mean_running) },
