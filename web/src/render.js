@@ -268,7 +268,7 @@ export function renderResults(app, view, near = null) {
       metric('weights-bytes', t(b && b.gpu.count > 1 ? 'metric.weights-bytes.all' : 'metric.weights-bytes'), mx['weights-bytes'], 'bytes'),
       metric('total-bytes', t('metric.total-bytes'), mx['total-bytes'], 'bytes'),
       mx['max-context-physical'] > mx['max-context']
-        ? metric('max-context-physical', t('metric.max-context-physical', { max: tokens(view.budget.model_max_len) }), mx['max-context-physical'], 'int') : null));
+        ? metric('max-context-physical', t('metric.max-context-physical', { max: tokens(view.budget.model_max_len) }), mx['max-context-physical'], 'int', t('answer.tokens')) : null));
   };
 
   // The build's first answer (prerender.js) shows what the first screen holds: the cards
