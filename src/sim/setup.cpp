@@ -67,7 +67,7 @@ Result<SimSetup> sim_setup(const ModelSpec& m, const SimSetupInputs& in) {
         }
         if (s.budget.kv_pool_bytes <= 0) {
             char u[16];
-            std::snprintf(u, sizeof u, "%.2f", in.gpu_memory_utilization);
+            std::snprintf(u, sizeof u, "%.2f", s.budget.gpu_memory_utilization);
             return make_error(
                 "no_kv_memory",
                 note("no_kv_memory",
