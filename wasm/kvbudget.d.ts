@@ -87,7 +87,7 @@ export interface ModelSpec {
 export interface BudgetInputs {
   engine?: Engine;
   gpu?: string; gpu_memory_bytes?: number; gpu_count?: number;
-  /** 0 = engine default (vLLM 0.9, others 1.0). */
+  /** 0 = engine default (vLLM: the release's, 0.92 from 0.20.0 and 0.9 before; others 1.0). */
   gpu_memory_utilization?: number;
   weights?: string; params?: number;
   /** params is the Hub's safetensors total: set aside with a note when far from the config's count, not refused. */
@@ -168,7 +168,9 @@ export interface Budget {
   engine: Engine;
   /** total_bytes: what the engine sees; on a Mac what Metal may wire of mac_ram_bytes (0 elsewhere). */
   gpu: { id: string; name: string; total_bytes: number; count: number; mac_ram_bytes: number };
-  tensor_parallel_size: number; pipeline_parallel_size: number; gpu_memory_utilization: number; requested_bytes: number;
+  tensor_parallel_size: number; pipeline_parallel_size: number; gpu_memory_utilization: number;
+  /** The engine's default for the release (vLLM 0.92 from 0.20.0, 0.9 before; 1.0 for the others). */
+  gpu_memory_utilization_default: number; requested_bytes: number;
   weights: { format: string; params: number; bytes: number; per_gpu_bytes: number; active_bytes: number; vision_bytes: number; bits_per_weight: number };
   activation_bytes: number; activation_estimated: boolean; overhead_bytes: number; overhead_estimated: boolean;
   cudagraph_bytes: number; cudagraph_estimated: boolean; kv_pool_bytes: number;
@@ -487,7 +489,7 @@ export interface SimInputs {
   kv_cache_memory?: number | null;  // bytes: the KV pool given directly (the GPU then only sets the time model)
   gpu?: string;                    // catalog id, default a100-80gb; '' = gpu_memory_bytes (time model: a100-80gb)
   gpu_memory_bytes?: number;
-  gpu_memory_utilization?: number; // default 0.9
+  gpu_memory_utilization?: number; // default 0 = vLLM's (the newest release's 0.92)
   kv_cache_dtype?: string;         // vLLM spelling, default auto
   weights?: string;                // weight format, default auto
   params?: number;                 // exact parameter count (the hub's), 0 = count from the config

@@ -116,7 +116,12 @@ const std::vector<MessageTemplate>& message_templates() {
          "1,048,576)"},
 
         // --- KV cache (src/model/dtype.cpp, src/kv/) ---
-        {"unknown_vllm_kv_dtype", "unknown vLLM --kv-cache-dtype '{value}' (choose from {choices})"},
+        // vLLM's argparse refusal, in its words; {choices} as argparse quotes them ('auto', 'bfloat16', ...).
+        {"unknown_vllm_kv_dtype",
+         "vllm serve: error: argument --kv-cache-dtype: invalid choice: '{value}' (choose from {choices})"},
+        {"vllm_kv_dtype_not_modelled",
+         "vLLM takes --kv-cache-dtype {value}, but kvbudget does not size that cache for this model (a page layout or "
+         "attention backend kvbudget does not model); it sizes {choices}"},
         {"unknown_llamacpp_kv_type", "unknown llama.cpp cache type '{value}' (choose from {choices})"},
         {"unknown_transformers_kv_dtype",
          "unknown transformers cache dtype '{value}' (choose from auto, bfloat16, float16, float32)"},
@@ -292,6 +297,10 @@ const std::vector<MessageTemplate>& message_templates() {
          "vLLM: weights per GPU include the RoPE cos/sin cache the model builds at load ({bytes}: "
          "max_position_embeddings "
          "x rotary dimension, in the model dtype), which vLLM counts in \"Model loading took\""},
+        {"vllm_cudagraphs_uncounted",
+         "vLLM before 0.20.0 sizes the KV cache before it captures its CUDA graphs, so their memory (about {bytes}) "
+         "comes on top of gpu_memory_utilization's share (0.18 and 0.19 count it first with "
+         "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1; --cudagraph-memory counts it here)"},
         {"rope_scaling_syntax",
          "RoPE scaling '{value}' is not TYPE:FACTOR[:ORIGINAL] with TYPE yarn, linear or dynamic (e.g. yarn:4:32768)"},
         {"rope_scaling_factor", "RoPE scaling factor '{value}' is not a number above 1 and at most 1024"},

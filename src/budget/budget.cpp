@@ -399,10 +399,16 @@ Result<BudgetResult> compute_budget(const ModelSpec& model, const BudgetInputs& 
     r.seqs = in.seqs;
     auto gpu = resolve_hardware(in, r);
     if (!gpu) return gpu.error();
-    const double util = in.gpu_memory_utilization > 0     ? in.gpu_memory_utilization
-                        : in.engine == BudgetEngine::Vllm ? 0.9
-                                                          : 1.0;
+    // vLLM's default is its release's CacheConfig.gpu_memory_utilization (validate() read the version).
+    double util_default = 1.0;
+    if (in.engine == BudgetEngine::Vllm) {
+        auto rel = vllm_release(in.engine_version);
+        if (!rel) return rel.error();
+        util_default = rel->gpu_memory_utilization;
+    }
+    const double util = in.gpu_memory_utilization > 0 ? in.gpu_memory_utilization : util_default;
     r.gpu_memory_utilization = util;
+    r.gpu_memory_utilization_default = util_default;
     r.requested_bytes = static_cast<int64_t>(std::floor(double(r.gpu_total_bytes) * util));
     resolve_parallelism(in, r);
     // llama.cpp's target for its speculative type (a config's MTP block appended for draft-mtp):

@@ -39,7 +39,8 @@ struct BudgetInputs {
     // llama.cpp's --fit and its default split use each; the rest of the budget, which assumes
     // alike GPUs, uses the smallest.
     std::vector<int64_t> gpu_memory_each;
-    double gpu_memory_utilization = 0;  // 0 = engine default (vLLM 0.9; llama.cpp and transformers 1.0)
+    double gpu_memory_utilization = 0;  // 0 = engine default (vLLM: the release's, 0.92 from 0.20.0 and 0.9
+                                        // before; llama.cpp and transformers 1.0)
     // Weights
     std::string weights = "auto";  // see weight_format()
     int64_t params = 0;            // exact parameter count (e.g. the Hub's safetensors total); 0 = count
@@ -233,7 +234,10 @@ struct BudgetResult {
     int64_t gpu_count = 1;
     int64_t mac_ram_bytes = 0;  // a Mac: its unified RAM (gpu_total_bytes is what Metal may wire)
     int64_t tp = 1, pp = 1;
-    double gpu_memory_utilization = 0.9;
+    double gpu_memory_utilization = 0.92;
+    // The engine's own default: vLLM's for the release (VllmRelease; 0.92 from 0.20.0, 0.9 before), 1.0 for the
+    // others. The vLLM command carries --gpu-memory-utilization exactly when the fraction used differs from it.
+    double gpu_memory_utilization_default = 0.92;
     int64_t requested_bytes = 0;  // per GPU: total * utilization
     WeightBytes weights;
     int64_t weights_per_gpu_bytes = 0;  // heaviest rank (vLLM: incl. its rotary cache)

@@ -66,17 +66,20 @@ void resolve_scheduler(const Ctx& c, BudgetResult& r) {
 // The profile of every pipeline stage's workers: the same batch, the sampler on the last stage only,
 // CUDA graphs of its own layers. r's single figures are the last stage's activation (the largest)
 // and the CUDA graphs of the stage with the most layers.
-Result<bool> resolve_overheads(const Ctx& c, BudgetResult& r) {
+Result<bool> resolve_overheads(const Ctx& c, const VllmRelease& rel, BudgetResult& r) {
     const BudgetInputs& in = c.in;
     r.activation_estimated = in.activation_bytes < 0;
     r.overhead_estimated = in.overhead_bytes < 0;
-    r.cudagraph_estimated = in.cudagraph_bytes < 0 && !in.enforce_eager;
+    // Before 0.20.0 vLLM sized the cache first and captured its graphs from what was left: none are subtracted.
+    const bool graphs_counted = in.cudagraph_bytes >= 0 || rel.cudagraph_profiling;
+    r.cudagraph_estimated = in.cudagraph_bytes < 0 && !in.enforce_eager && graphs_counted;
     auto parts = vllm_pp_parts(static_cast<int64_t>(c.m.layers.size()), r.pp, in.pp_layer_partition);
     if (!parts) return parts.error();
     const int64_t seqs = std::min(r.max_num_seqs, r.max_num_batched_tokens);
     const int dtype_bytes = dtype_size(served_dtype(c));
     r.overhead_bytes = in.overhead_bytes >= 0 ? in.overhead_bytes : estimate_vllm_overhead_bytes(r.tp, r.pp);
     r.stages.clear();
+    int64_t uncounted = 0;  // graphs an old release captures outside the pool it sized
     for (size_t s = 0; s < parts->size(); ++s) {
         VllmStage st;
         st.layers = (*parts)[s];
@@ -85,14 +88,18 @@ Result<bool> resolve_overheads(const Ctx& c, BudgetResult& r) {
             in.activation_bytes >= 0
                 ? in.activation_bytes
                 : estimate_vllm_activation_bytes(c.m, dtype_bytes, r.max_num_batched_tokens, seqs, r.tp, last);
-        const int64_t graphs = in.enforce_eager          ? 0
-                               : in.cudagraph_bytes >= 0 ? in.cudagraph_bytes
-                                                         : estimate_vllm_cudagraph_bytes_for_layers(
-                                                               st.layers, r.max_num_seqs, r.max_num_batched_tokens);
+        const int64_t estimate =
+            estimate_vllm_cudagraph_bytes_for_layers(st.layers, r.max_num_seqs, r.max_num_batched_tokens);
+        const int64_t graphs = in.enforce_eager || !graphs_counted ? 0
+                               : in.cudagraph_bytes >= 0           ? in.cudagraph_bytes
+                                                                   : estimate;
         r.cudagraph_bytes = std::max(r.cudagraph_bytes, graphs);
+        uncounted = std::max(uncounted, graphs_counted || in.enforce_eager ? 0 : estimate);
         st.overhead_bytes = sat_add(r.overhead_bytes, graphs);
         r.stages.push_back(st);
     }
+    // Said, since the bar's use then stops short of what the GPU holds once the graphs are captured.
+    if (uncounted > 0) r.notes.push_back(note("vllm_cudagraphs_uncounted", {{"bytes", format_bytes(uncounted)}}));
     r.activation_bytes = r.stages.back().activation_bytes;
     return true;
 }
@@ -270,7 +277,9 @@ std::string command(const Ctx& c, const BudgetResult& r, const std::string& kv_c
             cmd += ",\"original_max_position_embeddings\":" + std::to_string(rs.original_max_position_embeddings);
         cmd += "}}'";
     }
-    if (r.gpu_memory_utilization != 0.9) cmd += " --gpu-memory-utilization " + fraction_text(r.gpu_memory_utilization);
+    // The release's own default goes unsaid (0.92 from 0.20.0, 0.9 before): run on that release, it is the same.
+    if (r.gpu_memory_utilization != r.gpu_memory_utilization_default)
+        cmd += " --gpu-memory-utilization " + fraction_text(r.gpu_memory_utilization);
     if (r.max_num_seqs != r.max_num_seqs_default) cmd += " --max-num-seqs " + std::to_string(r.max_num_seqs);
     // A float format other than the one dtype auto serves needs its --dtype, or vLLM serves that one.
     const std::string served = served_float(c.fmt);
@@ -316,8 +325,12 @@ std::string command(const Ctx& c, const BudgetResult& r, const std::string& kv_c
 
 Result<bool> vllm(const Ctx& c, BudgetResult& r) {
     const ModelSpec& m = c.m;
+    // The release gives the start-up lines, the error wordings, the --kv-cache-dtype spellings, whether CUDA graphs
+    // are counted before the cache and (before 0.18) the MLA block sizes.
+    auto rel = vllm_release(c.in.engine_version);
+    if (!rel) return rel.error();
     resolve_scheduler(c, r);
-    if (auto ok = resolve_overheads(c, r); !ok) return ok.error();
+    if (auto ok = resolve_overheads(c, *rel, r); !ok) return ok.error();
     int64_t num_spec = 0;
     // A drafter's attention layers share the pool, and its weights sit on the last stage beside the target's.
     std::optional<ModelSpec> with_drafter;
@@ -361,9 +374,7 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
     o.block_size = c.in.block_size;
     o.gpu_compute_capability = c.gpu ? c.gpu->compute_capability : 0;
     o.num_speculative_tokens = num_spec;
-    // The release gives the start-up lines, the error wordings and (before 0.18) the MLA block sizes.
-    auto rel = vllm_release(c.in.engine_version);
-    if (!rel) return rel.error();
+    o.kv_cache_dtype_choices = rel->kv_cache_dtypes;
     o.log_format = rel->log_format;
     o.one_line_capacity = rel->one_line_capacity ? 1 : 0;
     o.error_wording = rel->error_wording;
@@ -428,10 +439,11 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
     fill_per_gpu(r, sat_mul(bar < per_request.size() ? per_request[bar] : 0, r.seqs), st.weights_bytes,
                  st.activation_bytes, st.overhead_bytes);
 
-    if (auto kt = vllm_kv_type(o.kv_cache_dtype, m.dtype.empty() ? "bfloat16" : m.dtype)) {
-        if (auto kvb = kv_bytes_at(m, uniform_kv_dtypes(m, kt.value()), std::max<int64_t>(1, r.context), 1))
-            r.decode.kv_bytes_per_token = kvb.value() / r.tp;
-    }
+    // A step reads the cache as the pool stores it: auto in the served dtype (float32 for Gemma 3 on a T4).
+    auto kt = vllm_kv_type(L.kv_cache_dtype, m.dtype);
+    const KvType stored = kt ? kt.value() : vllm_auto_kv_type(L.kv_cache_dtype);
+    if (auto kvb = kv_bytes_at(m, uniform_kv_dtypes(m, stored), std::max<int64_t>(1, r.context), 1))
+        r.decode.kv_bytes_per_token = kvb.value() / r.tp;
     return true;
 }
 

@@ -40,7 +40,7 @@ states, reservation, internal and external fragmentation, cached and free.
                                 kvbudget budget computes it: total x utilization - weights -
                                 activations - non-torch - CUDA graphs); also sets the time model
                                 (with --kv-cache-memory: time model only; default time model a100-80gb)
-  --gpu-memory-utilization F    fraction of the GPU vLLM may use (default 0.9)
+  --gpu-memory-utilization F    fraction of the GPU vLLM may use (default vLLM's: 0.92, 0.9 before 0.20)
   --policy P                    paged | max | pow2 | oracle | all (default paged)
   --block-size N                tokens per block, paged (default 16)
   --workload W                  sharegpt | alpaca | azure-conv | azure-code | FILE.csv (default sharegpt)
@@ -255,7 +255,7 @@ int cmd_simulate(const std::vector<std::string>& argv, std::ostream& out, std::o
     if (!model) return kRefused;
 
     auto kvmem = get_size(*a, "--kv-cache-memory", 0, err);
-    auto util = get_fraction(*a, "--gpu-memory-utilization", 0.9, err);
+    auto util = get_fraction(*a, "--gpu-memory-utilization", 0.0, err);
     auto bs = get_count(*a, "--block-size", 16, err);
     auto nreq = get_count(*a, "--requests", 0, err);
     auto seed = get_count(*a, "--seed", 0, err);

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "base/arith.h"
+#include "base/function_ref.h"
 #include "base/text.h"
 #include "engines/engine_version.h"
 #include "engines/vllm_steps.h"
@@ -53,9 +54,15 @@ namespace {
 // read from vLLM's own history: its tags and the commit that made the change (a fork carrying the tags,
 // github.com/gabewillen/vllm, fetched 2026-12; `git tag --contains`, `git describe`, and the file at each
 // tag, e.g. `git show v0.13.0:vllm/v1/core/kv_cache_utils.py`).
+constexpr int64_t kFinal = 1000;  // a final release sorts after its rc tags
+
 struct VllmChange {
     int64_t minor, patch;                         // first release 0.minor.patch
     int64_t tag_minor, tag_patch, tag_rc, after;  // main: `after` commits past tag v0.tag_minor.tag_patch rc tag_rc
+                                                  // (kFinal: past the release tag itself)
+    // The first release candidate of 0.minor.patch that has it: the earlier ones were cut from main before the
+    // commit (kFinal: only the final release).
+    int64_t first_rc = 0;
 };
 // Release branches cut from main with the fix or not: tags on main (v0.13.0rc1, v0.14.0rc0, v0.20.2rc0 …).
 //  "Based on the available memory, the estimated maximum model length is N." in the error: PR #16168,
@@ -96,12 +103,44 @@ constexpr VllmChange kVllmMambaAlign = {15, 0, 14, 0, 1, 285};
 //    plain vllm serve that worked on 0.27.1"). vllm#40691 (0.19.0) ran Qwen3.5-27B with mode none.
 constexpr VllmChange kVllmHybridPrefixCaching = {28, 0, 26, 1, 0, 321};
 
-constexpr int64_t kFinal = 1000;  // a final release sorts after its rc tags
+//  gpu_memory_utilization's default 0.9 -> 0.92 and CUDA graph memory profiled by default
+//    (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS "0" -> "1"): PR #38284, 2026-04-21 (96a85c575, v0.19.2rc0-94).
+//    v0.20.0rc1 (branched at v0.19.2rc0-23) has 0.9; v0.20.0, re-cut at v0.19.2rc0-216, has 0.92 (its own log
+//    line says "default since v0.21.0", written before the release was re-cut).
+constexpr VllmChange kVllmUtil092 = {20, 0, 19, 2, 0, 94, kFinal};
+
+// The spellings of --kv-cache-dtype (CacheDType in vllm/config.py, vllm/config/cache.py from 0.10.1; read at every
+// tag):
+//  CacheDType Literal, whose choices argparse lists sorted: PR #16835, 2025-04-20 (4b07d3689, v0.8.4-104); v0.8.4
+//    and before listed the hand-written ['auto', 'fp8', 'fp8_e5m2', 'fp8_e4m3'].
+constexpr VllmChange kVllmCacheDtypeSorted = {8, 5, 8, 4, kFinal, 104};
+//  fp8_inc (Intel Gaudi): PR #12010, 2025-07-16 (01513a334, v0.9.2rc1-298); v0.10.0rc1 on.
+constexpr VllmChange kVllmKvFp8Inc = {10, 0, 9, 2, 1, 298};
+//  bfloat16: PR #25896 (DeepSeek-V3.2), 2025-09-30 (fa7e254a7, v0.11.0rc1-73); v0.11.0rc1..rc3 lack it, rc4 has it.
+constexpr VllmChange kVllmKvBfloat16 = {11, 0, 11, 0, 1, 73, 4};
+//  fp8_ds_mla: PR #24794, 2025-11-11 (b30dfa03c, v0.11.1rc6-23); v0.11.1rc7 lacks it, v0.11.1 has it.
+constexpr VllmChange kVllmKvFp8DsMla = {11, 1, 11, 1, 6, 23, kFinal};
+//  float16: PR #37199 "Add float16 to CacheDType", 2026-03-16 (93f3c8e53, v0.17.1rc0-220); v0.17.1 lacks it,
+//    v0.17.2rc0 and v0.18.0 have it.
+constexpr VllmChange kVllmKvFloat16 = {17, 2, 17, 1, 0, 220};
+//  int8_per_token_head, fp8_per_token_head: PR #38378, 2026-04-02 (2ce3d0ce3, v0.18.2rc0-59); v0.19.1 lacks them.
+constexpr VllmChange kVllmKvPerTokenHead = {20, 0, 18, 2, 0, 59};
+//  turboquant_k8v4, turboquant_4bit_nc, turboquant_k3v4_nc, turboquant_3bit_nc: PR #38479, 2026-04-14
+//    (f4b42df04, v0.19.1rc0-294); nvfp4: PR #37332, 2026-04-17 (6b2b7bd0e, v0.19.1rc0-373). Both first in v0.20.0.
+constexpr VllmChange kVllmKvTurboquant = {20, 0, 19, 1, 0, 294};
+constexpr VllmChange kVllmKvNvfp4 = {20, 0, 19, 1, 0, 373};
+//  int4_per_token_head: PR #40835, 2026-06-24 (70749fdcc, v0.23.1rc0-377); v0.24.0 lacks it, v0.25.0rc1 has it.
+constexpr VllmChange kVllmKvInt4PerTokenHead = {25, 0, 23, 1, 0, 377};
+//  nvfp4_4over6: PR #45187, 2026-08-07 (1c94e8dc7, v0.26.1rc0-492), after v0.27 branched: main only, taken to ship
+//    in 0.28.0.
+constexpr VllmChange kVllmKvNvfp4Over6 = {28, 0, 26, 1, 0, 492};
 
 bool has_change(const EngineVersion& v, const VllmChange& c) {
     if (v.major > 0) return true;
-    if (v.dev < 0)  // a release or a release candidate: what its release ships
+    if (v.dev < 0) {  // a release or a release candidate: what its release ships, unless cut before the change
+        if (v.minor == c.minor && v.patch == c.patch && v.rc >= 0 && v.rc < c.first_rc) return false;
         return v.minor > c.minor || (v.minor == c.minor && v.patch >= c.patch);
+    }
     // A dev build: `dev` commits past rc (N - 1), or past the previous patch release when there is no rc.
     int64_t minor = v.minor, patch = v.patch, rank = v.rc >= 1 ? v.rc - 1 : kFinal;
     if (v.rc < 1) {
@@ -117,15 +156,44 @@ bool has_change(const EngineVersion& v, const VllmChange& c) {
     return true;
 }
 
+// CacheDType's spellings in a release, as `vllm serve --help` and its "invalid choice" error list them.
+std::vector<std::string> kv_cache_dtypes(FunctionRef<bool(const VllmChange&)> has) {
+    if (!has(kVllmCacheDtypeSorted)) return {"auto", "fp8", "fp8_e5m2", "fp8_e4m3"};
+    std::vector<std::string> d = {"auto", "fp8", "fp8_e4m3", "fp8_e5m2"};
+    const std::pair<const VllmChange*, std::vector<std::string>> added[] = {
+        {&kVllmKvFp8Inc, {"fp8_inc"}},
+        {&kVllmKvBfloat16, {"bfloat16"}},
+        {&kVllmKvFp8DsMla, {"fp8_ds_mla"}},
+        {&kVllmKvFloat16, {"float16"}},
+        {&kVllmKvPerTokenHead, {"int8_per_token_head", "fp8_per_token_head"}},
+        {&kVllmKvTurboquant, {"turboquant_k8v4", "turboquant_4bit_nc", "turboquant_k3v4_nc", "turboquant_3bit_nc"}},
+        {&kVllmKvNvfp4, {"nvfp4"}},
+        {&kVllmKvInt4PerTokenHead, {"int4_per_token_head"}},
+        {&kVllmKvNvfp4Over6, {"nvfp4_4over6"}},
+    };
+    for (const auto& a : added)
+        if (has(*a.first)) d.insert(d.end(), a.second.begin(), a.second.end());
+    // literal_to_kwargs: choices=sorted(options), Python's code-point order.
+    std::sort(d.begin(), d.end());
+    return d;
+}
+
 }  // namespace
 
 Result<VllmRelease> vllm_release(const std::string& version) {
     VllmRelease r;
-    if (trim(version).empty()) return r;
+    if (trim(version).empty()) {
+        auto all = [](const VllmChange&) { return true; };
+        r.kv_cache_dtypes = kv_cache_dtypes(all);
+        return r;
+    }
     auto ev = parse_engine_version(version, "vllm");
     if (!ev) return ev.error();
     r.version = ev->text;
     auto has = [&](const VllmChange& c) { return has_change(*ev, c); };
+    r.gpu_memory_utilization = has(kVllmUtil092) ? 0.92 : 0.9;
+    r.cudagraph_profiling = has(kVllmUtil092);
+    r.kv_cache_dtypes = kv_cache_dtypes(has);
     r.log_format = !has(kVllmTokensFromConcurrency) ? VllmLogFormat::Legacy
                    : !has(kVllmInFlightWindow)      ? VllmLogFormat::Split
                                                     : VllmLogFormat::Current;
@@ -140,6 +208,27 @@ Result<VllmRelease> vllm_release(const std::string& version) {
                       : !has(kVllmModelsFixed) ? VllmErrorWording::SeeDocsGib
                                                : VllmErrorWording::Current;
     return r;
+}
+
+Result<KvType> vllm_kv_cache_dtype(const std::string& value, const ModelSpec& m,
+                                   const std::vector<std::string>& choices_in) {
+    const std::vector<std::string> choices = choices_in.empty() ? vllm_release("")->kv_cache_dtypes : choices_in;
+    if (std::find(choices.begin(), choices.end(), value) == choices.end())
+        return make_error("bad_kv_dtype",
+                          note("unknown_vllm_kv_dtype", {{"value", value}, {"choices", argparse_choices(choices)}}));
+    // Only the sparse MLA backends (FlashMLA-sparse, FlashInfer-MLA-sparse) store the packed fp8_ds_mla cache.
+    const bool ds_sparse = m.has(LayerKind::Mla) && m.model_type == "deepseek_v32";
+    auto sized = [&](const std::string& n) {
+        const auto& names = vllm_kv_type_names();
+        return std::find(names.begin(), names.end(), n) != names.end() || (n == "fp8_ds_mla" && ds_sparse);
+    };
+    if (!sized(value)) {
+        std::string list;
+        for (const auto& n : choices)
+            if (sized(n)) list += (list.empty() ? "" : ", ") + n;
+        return make_error("bad_kv_dtype", note("vllm_kv_dtype_not_modelled", {{"value", value}, {"choices", list}}));
+    }
+    return vllm_kv_type(value, m.dtype);
 }
 
 Result<VllmLogFormat> vllm_log_format_for_version(const std::string& version) {
@@ -456,8 +545,9 @@ Result<VllmLayout> vllm_layout(const ModelSpec& m, const VllmOptions& o) {
                       : o.log_format == VllmLogFormat::Legacy         ? VllmErrorWording::SeeDocsGib
                                                                       : VllmErrorWording::Current;
 
-    auto kvt = o.kv_cache_dtype == "auto" && !o.model_dtype.empty() ? vllm_kv_type(o.model_dtype, m.dtype)
-                                                                    : vllm_kv_type(o.kv_cache_dtype, m.dtype);
+    auto kvt = o.kv_cache_dtype == "auto" && !o.model_dtype.empty()
+                   ? Result<KvType>(vllm_auto_kv_type(o.model_dtype))
+                   : vllm_kv_cache_dtype(o.kv_cache_dtype, m, o.kv_cache_dtype_choices);
     if (!kvt) return kvt.error();
     L.kv_cache_dtype = kvt->name;
     p.dt = kvt->bytes(1);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "model/dtype.h"
 #include "model/model.h"
 
 namespace kvb {
@@ -83,11 +84,28 @@ struct VllmRelease {
     // SupportsMambaPrefixCaching (gated delta net, KDA) was switched off ("...without support for prefix caching:
     // disabling").
     bool mamba_align_mode = true;
+    // `vllm serve`'s --gpu-memory-utilization default (CacheConfig.gpu_memory_utilization): 0.92 from 0.20.0, 0.9
+    // before (PR #38284, with the CUDA graph profiling below).
+    double gpu_memory_utilization = 0.92;
+    // CUDA graph memory profiled and kept out of the KV cache by default (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1):
+    // the same PR, 0.20.0 on. Before it the graphs were captured after the cache was sized, from the memory left.
+    bool cudagraph_profiling = true;
+    // The spellings `vllm serve --kv-cache-dtype` takes (CacheConfig's CacheDType), in the order argparse lists them.
+    std::vector<std::string> kv_cache_dtypes;
     std::string version;  // as given; "" = the newest release kvbudget knows
 };
 // "" = the newest; otherwise parse_engine_version(version, "vllm") and the boundaries above
 // (engine_version_bad when it is not a vLLM release).
 Result<VllmRelease> vllm_release(const std::string& version);
+
+// An explicit `vllm serve --kv-cache-dtype` for `m` under a release taking `choices` (VllmRelease::kv_cache_dtypes;
+// empty: the newest's): the element type of its cache. A spelling the release does not take is refused in the words
+// of vLLM's argparse (unknown_vllm_kv_dtype, listing the release's choices: float32 never was one); one it takes whose
+// cache kvbudget does not size is refused with vllm_kv_dtype_not_modelled (fp8_inc: Intel Gaudi's; turboquant_*,
+// *_per_token_head, nvfp4*: layouts and kernels of their own; fp8_ds_mla but on DeepSeek-V3.2's sparse MLA, whose
+// fp8 cache it is). "auto" is the checkpoint's dtype (vllm_kv_type).
+Result<KvType> vllm_kv_cache_dtype(const std::string& value, const ModelSpec& m,
+                                   const std::vector<std::string>& choices = {});
 
 // How much state memory one request of a hybrid attention + mamba/linear model holds.
 enum class MambaCacheMode {
@@ -102,9 +120,12 @@ const char* to_string(MambaCacheMode m);
 Result<MambaCacheMode> parse_mamba_cache_mode(const std::string& s);
 
 struct VllmOptions {
-    std::string kv_cache_dtype = "auto";  // auto|bfloat16|float16|float32|fp8|fp8_e4m3|fp8_e5m2
+    std::string kv_cache_dtype = "auto";  // --kv-cache-dtype, checked by vllm_kv_cache_dtype
+    // The spellings the release takes (VllmRelease::kv_cache_dtypes); empty = the newest release's.
+    std::vector<std::string> kv_cache_dtype_choices;
     // The dtype the weights are served in (--dtype, or what auto chose for the GPU), which a KV
-    // cache dtype "auto" takes; "" = from the checkpoint (float32 served in bfloat16).
+    // cache dtype "auto" takes (float32 too: Gemma 3 on a T4); "" = from the checkpoint (float32
+    // served in bfloat16).
     std::string model_dtype;
     int64_t block_size = 0;      // 0 = engine default (16; MLA: mla_block_size)
     int64_t mla_block_size = 0;  // 0 = the GPU's MLA backend's (vllm_mla_backend), 16 without a GPU

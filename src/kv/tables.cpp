@@ -6,6 +6,7 @@
 
 #include "base/units.h"
 #include "engines/llamacpp.h"
+#include "engines/vllm.h"
 #include "model/dtype.h"
 
 namespace kvb {
@@ -17,7 +18,7 @@ bool is_attention(LayerKind k) {
 }  // namespace
 
 Result<EngineKv> engine_kv(const ModelSpec& m, const std::string& engine, const std::string& kv, const std::string& ctk,
-                           const std::string& ctv) {
+                           const std::string& ctv, const std::string& vllm_version, const std::string& served_dtype) {
     EngineKv e{engine, m, {}};
     if (engine == "llamacpp") {
         e.view = llamacpp_cached_view(m);
@@ -32,7 +33,10 @@ Result<EngineKv> engine_kv(const ModelSpec& m, const std::string& engine, const 
         return e;
     }
     if (engine == "vllm") {
-        auto t = vllm_kv_type(kv, m.dtype);
+        auto rel = vllm_release(vllm_version);
+        if (!rel) return rel.error();
+        auto t = kv == "auto" && !served_dtype.empty() ? Result<KvType>(vllm_auto_kv_type(served_dtype))
+                                                       : vllm_kv_cache_dtype(kv, m, rel->kv_cache_dtypes);
         if (!t) return t.error();
         e.dtypes = uniform_kv_dtypes(m, t.value());
         return e;

@@ -22,9 +22,12 @@ struct EngineKv {
     KvDtypes dtypes;
 };
 
-// kv: vLLM --kv-cache-dtype (or a transformers dtype); ctk / ctv: llama.cpp cache types.
+// kv: vLLM --kv-cache-dtype (or a transformers dtype); ctk / ctv: llama.cpp cache types. vLLM: the spellings
+// `vllm_version` takes ("" = the newest; vllm_kv_cache_dtype), and its auto is `served_dtype` when one is given
+// (the dtype the budget serves the model in: float32 for Gemma 3 on a T4), else the checkpoint's.
 Result<EngineKv> engine_kv(const ModelSpec& m, const std::string& engine, const std::string& kv = "auto",
-                           const std::string& ctk = "f16", const std::string& ctv = "f16");
+                           const std::string& ctk = "f16", const std::string& ctv = "f16",
+                           const std::string& vllm_version = "", const std::string& served_dtype = "");
 
 bool same_geometry(const Layer& a, const Layer& b);
 

@@ -20,24 +20,41 @@ int dtype_size(const std::string& dtype) {
 }
 
 const std::vector<std::string>& vllm_kv_type_names() {
-    static const std::vector<std::string> names = {"auto", "bfloat16", "float16", "float32",
-                                                   "fp8",  "fp8_e4m3", "fp8_e5m2"};
+    // float32 is none of them: no release's CacheDType has it (only "auto" can be float32, for a model served in it).
+    static const std::vector<std::string> names = {"auto", "bfloat16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2"};
     return names;
 }
 
+std::string argparse_choices(const std::vector<std::string>& choices) {
+    std::string list;
+    for (const auto& n : choices) list += (list.empty() ? "'" : ", '") + n + "'";
+    return list;
+}
+
 Result<KvType> vllm_kv_type(const std::string& name, const std::string& model_dtype) {
-    if (name == "fp8" || name == "fp8_e4m3" || name == "fp8_e5m2") return KvType{name, 1, 1};
+    // fp8_ds_mla's elements are fp8 too; its packed page (656 B/token) is the engine's to lay out.
+    if (name == "fp8" || name == "fp8_e4m3" || name == "fp8_e5m2" || name == "fp8_ds_mla") return KvType{name, 1, 1};
     if (name == "bfloat16" || name == "float16") return KvType{name, 1, 2};
-    if (name == "float32") return KvType{name, 1, 4};
     if (name == "auto") {
         // vLLM serves float32 checkpoints in 16-bit by default (ModelConfig's dtype
         // "auto" resolution), so the cache follows that, not the checkpoint.
         if (model_dtype == "float16" || model_dtype == "fp16" || model_dtype == "half") return KvType{"float16", 1, 2};
         return KvType{"bfloat16", 1, 2};
     }
-    std::string list;
-    for (const auto& n : vllm_kv_type_names()) list += (list.empty() ? "" : ", ") + n;
-    return make_error("bad_kv_dtype", note("unknown_vllm_kv_dtype", {{"value", name}, {"choices", list}}));
+    return make_error("bad_kv_dtype", note("unknown_vllm_kv_dtype",
+                                           {{"value", name}, {"choices", argparse_choices(vllm_kv_type_names())}}));
+}
+
+KvType vllm_auto_kv_type(const std::string& served_dtype) {
+    const int b = dtype_size(served_dtype);
+    if (b == 4) return KvType{"float32", 1, 4};
+    if (served_dtype == "float16" || served_dtype == "fp16" || served_dtype == "half") return KvType{"float16", 1, 2};
+    return KvType{"bfloat16", 1, 2};
+}
+
+const std::vector<std::string>& transformers_kv_type_names() {
+    static const std::vector<std::string> names = {"auto", "bfloat16", "float16", "float32"};
+    return names;
 }
 
 const std::vector<std::string>& llamacpp_kv_type_names() {

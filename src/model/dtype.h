@@ -23,9 +23,19 @@ struct KvType {
 // Bytes per element of a model dtype name ("bfloat16", "float16", "float32", ...); 0 if unknown.
 int dtype_size(const std::string& dtype);
 
-// vLLM --kv-cache-dtype: auto (the model's dtype), bfloat16, float16, float32, fp8, fp8_e4m3, fp8_e5m2.
+// The element type of a vLLM --kv-cache-dtype whose cache kvbudget sizes: auto (the checkpoint's dtype, float32
+// served in 16-bit), bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2, fp8_ds_mla. Which spellings a release takes, and
+// for which models, is engines/vllm.h's vllm_kv_cache_dtype.
 Result<KvType> vllm_kv_type(const std::string& name, const std::string& model_dtype);
+// The ones the page offers (the newest vLLM's, any model): auto bfloat16 float16 fp8 fp8_e4m3 fp8_e5m2.
 const std::vector<std::string>& vllm_kv_type_names();
+// KV cache dtype "auto" of a model served in `served_dtype` (--dtype, or what dtype auto picked for the GPU):
+// that dtype, float32 included (Gemma 3 on a T4).
+KvType vllm_auto_kv_type(const std::string& served_dtype);
+// Choices as Python's argparse lists them in "invalid choice" errors: 'auto', 'fp8'.
+std::string argparse_choices(const std::vector<std::string>& choices);
+// transformers' DynamicCache holds the loaded dtype: auto (the checkpoint's), bfloat16, float16, float32.
+const std::vector<std::string>& transformers_kv_type_names();
 
 // llama.cpp -ctk / -ctv: f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl.
 Result<KvType> llamacpp_kv_type(const std::string& name);

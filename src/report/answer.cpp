@@ -59,11 +59,11 @@ Result<Answer> compute_answer(const ModelSpec& m, const BudgetInputs& in, const 
         k.cache_type_v = in.kv_cache_dtype_v.empty() ? k.cache_type_k : in.kv_cache_dtype_v;
     } else {
         k.kv_dtype = in.kv_cache_dtype.empty() ? "auto" : in.kv_cache_dtype;
+        if (in.engine == BudgetEngine::Vllm) k.engine_version = in.engine_version;
         // vLLM's auto is the dtype it serves the model in on this GPU, which the budget resolved
         // (float32 for Gemma 3 on a T4): the report's bytes per token are the pool's.
         if (in.engine == BudgetEngine::Vllm && k.kv_dtype == "auto" && a.budget)
-            if (auto plain = vllm_kv_type("auto", m.dtype); plain && plain->name != a.budget->kv_cache_dtype)
-                k.kv_dtype = a.budget->kv_cache_dtype;
+            k.served_dtype = a.budget->kv_cache_dtype;
     }
     k.weights_bytes = a.budget ? a.budget->weights.all_bytes() : 0;
     k.model_max = a.budget ? a.budget->model_max_len : context_limits(m).max_len;

@@ -14,7 +14,8 @@ Result<KvReport> compute_kv_report(const ModelSpec& model, const KvReportInputs&
                                                       {"min", in.seqs < 1 ? "1" : "0"},
                                                       {"max", "1,073,741,824"},
                                                       {"value", std::to_string(in.seqs < 1 ? in.seqs : in.context)}}));
-    auto ek = engine_kv(model, in.engine, in.kv_dtype, in.cache_type_k, in.cache_type_v);
+    auto ek = engine_kv(model, in.engine, in.kv_dtype, in.cache_type_k, in.cache_type_v,
+                        in.engine == "vllm" ? in.engine_version : "", in.served_dtype);
     if (!ek) return ek.error();
     const EngineKv& e = ek.value();
     const ModelSpec& m = e.view;

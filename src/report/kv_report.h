@@ -19,6 +19,8 @@ struct KvReportInputs {
     int64_t context = 0;          // tokens per sequence; 0 = the model's limit (4,096 when it has none)
     int64_t seqs = 1;
     std::string kv_dtype = "auto";     // vLLM --kv-cache-dtype / transformers dtype
+    std::string engine_version;        // vLLM: the release whose --kv-cache-dtype spellings apply; "" = the newest
+    std::string served_dtype;          // vLLM: the dtype auto stands for (the budget's); "" = the checkpoint's
     std::string cache_type_k = "f16";  // llama.cpp -ctk
     std::string cache_type_v = "f16";  // llama.cpp -ctv
     int64_t weights_bytes = 0;         // what the KV is compared with (vs-weights column, crossover); 0 = none

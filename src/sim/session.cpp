@@ -107,7 +107,7 @@ Result<bool> validate(const SimInputs& in) {
                                                                        {"max", with_commas(l.max)},
                                                                        {"value", with_commas(*v)}}));
     }
-    if (!(in.gpu_memory_utilization > 0.0 && in.gpu_memory_utilization <= 1.0))
+    if (!(in.gpu_memory_utilization == 0 || (in.gpu_memory_utilization > 0.0 && in.gpu_memory_utilization <= 1.0)))
         return make_error("bad_value", note("bad_utilization", {{"value", number_text(in.gpu_memory_utilization)}}));
     if (in.rate && !(*in.rate > 0 && *in.rate < 1e12))
         return make_error("bad_value", note("sim_bad_rate",
@@ -229,7 +229,7 @@ Result<SimSession> SimSession::create(const ModelSpec& m, const SimInputs& in) {
     r.kv_cache_dtype = setup->kv_dtype;
     r.from_gpu = setup->from_budget;
     r.gpu_name = setup->from_budget ? setup->budget.gpu_name : std::string();
-    r.gpu_memory_utilization = setup->from_budget ? in.gpu_memory_utilization : 0;
+    r.gpu_memory_utilization = setup->from_budget ? setup->budget.gpu_memory_utilization : 0;
     r.weights_bytes = setup->weights_bytes;
     if (setup->from_budget)
         r.runtime_bytes = setup->budget.activation_bytes + setup->budget.overhead_bytes + setup->budget.cudagraph_bytes;

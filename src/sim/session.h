@@ -25,7 +25,7 @@ struct SimInputs {
     std::optional<int64_t> kv_cache_memory;  // --kv-cache-memory (the GPU then sets the time model only)
     std::string gpu = "a100-80gb";           // --gpu; "" = gpu_memory_bytes (time model: a100-80gb)
     int64_t gpu_memory_bytes = 0;
-    double gpu_memory_utilization = 0.9;  // --gpu-memory-utilization
+    double gpu_memory_utilization = 0;    // --gpu-memory-utilization; 0 = vLLM's default (the newest release's)
     std::string kv_cache_dtype = "auto";  // vLLM --kv-cache-dtype
     std::string weights = "auto";         // weight format
     int64_t params = 0;                   // exact parameter count (the hub's), 0 = count from the config

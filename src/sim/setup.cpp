@@ -3,13 +3,15 @@
 #include <cstdio>
 
 #include "base/units.h"
+#include "engines/vllm.h"
+#include "model/dtype.h"
 #include "model/weights.h"
 
 namespace kvb {
 
 Result<SimSetup> sim_setup(const ModelSpec& m, const SimSetupInputs& in) {
     SimSetup s;
-    auto kvt = vllm_kv_type(in.kv_dtype, m.dtype);
+    auto kvt = vllm_kv_cache_dtype(in.kv_dtype, m);
     if (!kvt) return kvt.error();
     s.kv_dtype = kvt->name;
     s.ideal = ideal_kv(m, uniform_kv_dtypes(m, kvt.value()));
@@ -58,15 +60,14 @@ Result<SimSetup> sim_setup(const ModelSpec& m, const SimSetupInputs& in) {
         // KV cache dtype auto is the dtype vLLM serves the model in on this GPU, which the budget
         // resolved (float32 on a T4 for Gemma 3: vllm_auto_dtype in src/budget/budget_vllm.cpp).
         if (in.kv_dtype == "auto" && s.budget.kv_cache_dtype != s.kv_dtype) {
-            auto served = vllm_kv_type(s.budget.kv_cache_dtype, m.dtype);
-            if (!served) return served.error();
-            s.kv_dtype = served->name;
-            s.ideal = ideal_kv(m, uniform_kv_dtypes(m, served.value()));
+            const KvType served = vllm_auto_kv_type(s.budget.kv_cache_dtype);
+            s.kv_dtype = served.name;
+            s.ideal = ideal_kv(m, uniform_kv_dtypes(m, served));
             c.kv_bytes_per_token = s.ideal.bytes_per_token;
         }
         if (s.budget.kv_pool_bytes <= 0) {
             char u[16];
-            std::snprintf(u, sizeof u, "%.2f", in.gpu_memory_utilization);
+            std::snprintf(u, sizeof u, "%.2f", s.budget.gpu_memory_utilization);
             return make_error(
                 "no_kv_memory",
                 note("no_kv_memory",

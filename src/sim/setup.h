@@ -16,13 +16,13 @@ namespace kvb {
 
 struct SimSetupInputs {
     // KV pool: an explicit size, or what the vLLM budget leaves on the GPU.
-    int64_t kv_cache_memory = 0;    // > 0: use this, no budget
-    std::string gpu = "a100-80gb";  // catalog id: the budget's GPU and the time model's
-    int64_t gpu_memory_bytes = 0;   // custom size when gpu is "" (time model: A100-80GB)
-    double gpu_memory_utilization = 0.9;
-    std::string kv_dtype = "auto";  // vLLM --kv-cache-dtype
-    std::string weights = "auto";   // weight format (see weight_format)
-    int64_t params = 0;             // exact parameter count, 0 = count from the config
+    int64_t kv_cache_memory = 0;        // > 0: use this, no budget
+    std::string gpu = "a100-80gb";      // catalog id: the budget's GPU and the time model's
+    int64_t gpu_memory_bytes = 0;       // custom size when gpu is "" (time model: A100-80GB)
+    double gpu_memory_utilization = 0;  // 0 = vLLM's default (the newest release's, VllmRelease)
+    std::string kv_dtype = "auto";      // vLLM --kv-cache-dtype
+    std::string weights = "auto";       // weight format (see weight_format)
+    int64_t params = 0;                 // exact parameter count, 0 = count from the config
     // Scheduler and sampling.
     int64_t block_size = 16;
     int64_t max_model_len = 0;           // 0 = the model's max_position_embeddings

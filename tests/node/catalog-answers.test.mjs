@@ -67,7 +67,7 @@ for (const entry of catalog) {
       assert.deepEqual(input, budgetInputs({ ...s, model: entry.id, ctx: input.context }));
       assert.deepEqual(data.answers[i].answer, JSON.parse(answer));
       const args = ['budget', config, '--json', '--engine', s.engine, '--gpu', s.gpu, '--gpu-count', String(s.gpuCount),
-        '--max-model-len', String(input.context), '--seqs', String(s.seqs), '--gpu-memory-utilization', String(s.util), '--kv-cache-dtype', s.kv];
+        '--max-model-len', String(input.context), '--seqs', String(s.seqs), ...(s.util ? ['--gpu-memory-utilization', String(s.util)] : []), '--kv-cache-dtype', s.kv];
       const refusal = data.answers[i].answer.refusal;
       if (refusal === null) {
         const cli = execFileSync(cliPath, args, { encoding: 'utf8' }).trim();

@@ -33,7 +33,7 @@ test('the prerendered answer is the CLI\'s for the default settings, byte for by
   const config = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'kvb-prerender-')), DEFAULT_MODEL.replace('/', '--') + '.json');
   fs.writeFileSync(config, block('kvb-config'));
   const cli = execFileSync(cliPath, ['budget', config, '--json', '--engine', s.engine, '--gpu', s.gpu, '--gpu-count', String(s.gpuCount),
-    '--max-model-len', String(s.ctx), '--seqs', String(s.seqs), '--gpu-memory-utilization', String(s.util),
+    '--max-model-len', String(s.ctx), '--seqs', String(s.seqs), ...(s.util ? ['--gpu-memory-utilization', String(s.util)] : []),
     '--kv-cache-dtype', s.kv], { encoding: 'utf8' }).trim();
   // The block ends with the answer as the core wrote it.
   const at = text.indexOf(',"answer":');

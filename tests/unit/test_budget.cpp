@@ -48,8 +48,10 @@ TEST_CASE("vLLM budget with explicit overheads, checked by hand") {
     in.cudagraph_bytes = 0;
     in.context = 32768;
     auto r = budget("meta-llama/Llama-3.1-8B", in);
-    // 24 GiB x 0.9 = 23,192,823,398.4 -> 23,192,823,398
-    CHECK(r.requested_bytes == 23192823398LL);
+    // The newest vLLM's gpu_memory_utilization, 0.92 (vllm/config/cache.py from v0.20.0, PR #38284):
+    // 24 GiB x 0.92 = 23,708,219,473.92 -> 23,708,219,473
+    CHECK(r.gpu_memory_utilization == 0.92);
+    CHECK(r.requested_bytes == 23708219473LL);
     // 8,030,261,248 bf16 params + the rotary cos/sin cache 131,072 x 128 x 2 bytes
     // (vLLM prints "Model loading took 14.9888 GB" for this model: vllm-project/vllm#10517).
     CHECK(r.weights_per_gpu_bytes == 16060522496LL + 33554432LL);
@@ -65,15 +67,15 @@ TEST_CASE("vLLM budget with explicit overheads, checked by hand") {
         kvb::render_english(*rope) ==
         "vLLM: weights per GPU include the RoPE cos/sin cache the model builds at load (32.00 MiB: "
         "max_position_embeddings x rotary dimension, in the model dtype), which vLLM counts in \"Model loading took\"");
-    CHECK(r.kv_pool_bytes == 23192823398LL - 16094076928LL - GiB - 512 * MiB);
-    // 16 tokens x 32 layers x 8 heads x 128 x 2 (K,V) x 2 bytes = 2 MiB per block
-    CHECK(r.capacity.num_blocks == 2616);
-    CHECK(r.capacity.tokens == 41856);  // int(2616 / 2048 * 32768)
+    CHECK(r.kv_pool_bytes == 23708219473LL - 16094076928LL - GiB - 512 * MiB);
+    // 16 tokens x 32 layers x 8 heads x 128 x 2 (K,V) x 2 bytes = 2 MiB per block: 6,003,529,809 // 2 MiB
+    CHECK(r.capacity.num_blocks == 2862);
+    CHECK(r.capacity.tokens == 45792);  // int(2862 / 2048 * 32768)
     REQUIRE(r.capacity.log_lines.size() == 1);
     CHECK(r.capacity.log_lines[0] ==
-          "GPU KV cache size: 41,856 tokens, Maximum concurrency for 32,768 tokens per request: 1.28x");
+          "GPU KV cache size: 45,792 tokens, Maximum concurrency for 32,768 tokens per request: 1.40x");
     CHECK(r.fits);
-    CHECK(r.max_context == 2615 * 16);  // the null block is not usable
+    CHECK(r.max_context == 2861 * 16);  // the null block is not usable
     CHECK(r.max_concurrency == 1);
     CHECK(r.max_num_seqs == 256);  // vLLM's serve default below 70 GiB
     CHECK(r.max_num_batched_tokens == 2048);
@@ -91,6 +93,7 @@ TEST_CASE("vLLM budget reproduces a real start-up with the log's own overheads")
     in.activation_bytes = int64_t((17.06 - 14.9888) * double(GiB));
     in.overhead_bytes = int64_t(0.35 * double(GiB));
     in.cudagraph_bytes = 0;
+    in.gpu_memory_utilization = 0.9;  // the log's, that release's default
     in.context = 20000;
     auto r = budget("meta-llama/Llama-3.1-8B-Instruct", in);
     CHECK(r.gpu_total_bytes == 24146 * MiB);
@@ -110,13 +113,13 @@ TEST_CASE("vLLM budget: tensor and pipeline parallel") {
     in.context = 131072;
     auto r = budget("meta-llama/Llama-3.1-70B", in);
     CHECK(r.tp == 4);
-    CHECK(r.gpu_total_bytes == 81152 * MiB);  // PyTorch's 79.25 GiB on an A100 80GB
-    CHECK(r.requested_bytes == 76584635596LL);
+    CHECK(r.gpu_total_bytes == 81152 * MiB);    // PyTorch's 79.25 GiB on an A100 80GB
+    CHECK(r.requested_bytes == 78286516387LL);  // x 0.92
     CHECK(r.weights_per_gpu_bytes == 35312386048LL);
     // 2 KV heads per GPU: 80 layers x 16 x 2 x 2 x 128 x 2 bytes = 1,310,720 bytes per block
-    CHECK(r.kv_pool_bytes == 38051024076LL);
-    CHECK(r.capacity.num_blocks == 38051024076LL / 1310720);
-    CHECK(r.capacity.tokens == 464480);
+    CHECK(r.kv_pool_bytes == 39752904867LL);  // requested - weights - 2 GiB - 1 GiB
+    CHECK(r.capacity.num_blocks == 39752904867LL / 1310720);
+    CHECK(r.capacity.tokens == 485264);  // 30,329 blocks x 16
     CHECK(r.max_concurrency == 3);
     CHECK(r.max_num_seqs == 256);  // A100 keeps the small defaults even at 80 GB
     CHECK(r.max_num_batched_tokens == 2048);
@@ -162,7 +165,7 @@ TEST_CASE("vLLM budget with pipeline parallelism: one pool per stage, the fewest
     in.cudagraph_bytes = 0;
     in.context = 32768;
     auto r = budget("meta-llama/Llama-3.1-8B", in);
-    CHECK(r.requested_bytes == 76584635596LL);
+    CHECK(r.requested_bytes == 78286516387LL);  // 79.25 GiB x 0.92
     REQUIRE(r.stages.size() == 2);
     // Stage 0: 15 layers (218,112,000 bf16 parameters each) + the embeddings 1,050,673,152 + rotary 33,554,432;
     // stage 1: 17 layers + lm_head and final norm 1,050,681,344 + rotary.
@@ -172,21 +175,21 @@ TEST_CASE("vLLM budget with pipeline parallelism: one pool per stage, the fewest
     CHECK(r.stages[1].weights_bytes == 8500043776LL);
     CHECK(r.weights_per_gpu_bytes == 8500043776LL);
     // requested - weights - 2 GiB - 1 GiB on each stage.
-    CHECK(r.stages[0].kv_available_bytes == 65735822540LL);
-    CHECK(r.stages[1].kv_available_bytes == 64863366348LL);
-    CHECK(r.kv_pool_bytes == 64863366348LL);
-    // 65,735,822,540 // (15 x 65,536) = 66,869; 64,863,366,348 // (17 x 65,536) = 58,219: vLLM keeps 58,219.
-    CHECK(r.stages[0].num_blocks == 66869);
-    CHECK(r.stages[1].num_blocks == 58219);
-    CHECK(r.capacity.num_blocks == 58219);
+    CHECK(r.stages[0].kv_available_bytes == 67437703331LL);
+    CHECK(r.stages[1].kv_available_bytes == 66565247139LL);
+    CHECK(r.kv_pool_bytes == 66565247139LL);
+    // 67,437,703,331 // (15 x 65,536) = 68,601; 66,565,247,139 // (17 x 65,536) = 59,747: vLLM keeps 59,747.
+    CHECK(r.stages[0].num_blocks == 68601);
+    CHECK(r.stages[1].num_blocks == 59747);
+    CHECK(r.capacity.num_blocks == 59747);
     CHECK_FALSE(r.stages[0].limiting);
     CHECK(r.stages[1].limiting);
-    CHECK(r.stages[0].kv_bytes == 58219LL * 15 * 65536);  // 57,231,605,760: stage 0 shrinks to the fewest
-    CHECK(r.stages[1].kv_bytes == 58219LL * 17 * 65536);  // 64,862,486,528
-    CHECK(r.stages[0].used_bytes == 68080418816LL);
-    CHECK(r.stages[1].used_bytes == 76583755776LL);  // within the 76,584,635,596 requested
+    CHECK(r.stages[0].kv_bytes == 59747LL * 15 * 65536);  // 58,733,690,880: stage 0 shrinks to the fewest
+    CHECK(r.stages[1].kv_bytes == 59747LL * 17 * 65536);  // 66,564,849,664
+    CHECK(r.stages[0].used_bytes == 69582503936LL);
+    CHECK(r.stages[1].used_bytes == 78286118912LL);  // within the 78,286,516,387 requested
     CHECK(r.capacity.log_lines.back() ==
-          "GPU KV cache size: 931,504 tokens, Maximum concurrency for 32,768 tokens per request: 28.43x");
+          "GPU KV cache size: 955,952 tokens, Maximum concurrency for 32,768 tokens per request: 29.17x");
     // The bar is the stage whose GPU holds the most for the asked context: stage 1.
     CHECK(r.per_gpu.weights_bytes == 8500043776LL);
     CHECK(r.per_gpu.kv_bytes == 17LL * 2048 * 65536);
@@ -195,10 +198,10 @@ TEST_CASE("vLLM budget with pipeline parallelism: one pool per stage, the fewest
                        " --gpu a100-80gb --gpu-count 2 -pp 2 --pp-layer-partition 15,17 --activation-memory 2GiB"
                        " --overhead-memory 1GiB --cudagraph-memory 0 --max-model-len 32768");
     CHECK(cli.status == 0);
-    CHECK(cli.out.find("  stage 0 (15 layers)  weights 7.10 GiB, activation 2.00 GiB, overhead 1.00 GiB, KV 53.30 GiB "
-                       "of 61.22 GiB (room for 66,869 blocks), used 63.40 GiB\n") != std::string::npos);
-    CHECK(cli.out.find("  stage 1 (17 layers)  weights 7.92 GiB, activation 2.00 GiB, overhead 1.00 GiB, KV 60.41 GiB "
-                       "of 60.41 GiB (room for 58,219 blocks, the fewest), used 71.32 GiB\n") != std::string::npos);
+    CHECK(cli.out.find("  stage 0 (15 layers)  weights 7.10 GiB, activation 2.00 GiB, overhead 1.00 GiB, KV 54.70 GiB "
+                       "of 62.81 GiB (room for 68,601 blocks), used 64.80 GiB\n") != std::string::npos);
+    CHECK(cli.out.find("  stage 1 (17 layers)  weights 7.92 GiB, activation 2.00 GiB, overhead 1.00 GiB, KV 61.99 GiB "
+                       "of 61.99 GiB (room for 59,747 blocks, the fewest), used 72.91 GiB\n") != std::string::npos);
 
     // Estimated activations: only the last stage runs the sampler over min(max_num_seqs, batched tokens) = 256
     // rows of the 128,256-token vocabulary (2 + 16 bytes each).
@@ -220,13 +223,13 @@ TEST_CASE("vLLM budget with a speculative drafter: its layer joins the pool (vll
         R"({"method": "eagle", "model": "yuhuili/EAGLE-LLaMA3.1-Instruct-8B", "num_speculative_tokens": 3})";
     auto r = budget("meta-llama/Llama-3.1-8B", in);
     // Without a draft config the EAGLE head is one decoder layer of the model (218,112,000 parameters) and
-    // its fc (2 x 4,096 x 4,096): 251,666,432 bf16 parameters, 503,332,864 B, taken from the 5,488,133,734-byte
-    // pool the model alone leaves; a block is now 33 layers x 65,536 B.
+    // its fc (2 x 4,096 x 4,096): 251,666,432 bf16 parameters, 503,332,864 B, taken from the 6,003,529,809-byte
+    // pool the model alone leaves at 0.92; a block is now 33 layers x 65,536 B.
     CHECK(r.drafter_params == 251666432);
     CHECK(r.drafter_weight_bytes == 503332864);
-    CHECK(r.kv_pool_bytes == 5488133734LL - 503332864);
-    CHECK(r.capacity.num_blocks == (5488133734LL - 503332864) / 2162688);
-    CHECK(r.capacity.num_blocks == 2304);
+    CHECK(r.kv_pool_bytes == 6003529809LL - 503332864);
+    CHECK(r.capacity.num_blocks == (6003529809LL - 503332864) / 2162688);
+    CHECK(r.capacity.num_blocks == 2543);
     bool layers = false, weights = false;
     for (const auto& n : r.notes) {
         layers = layers || n.code == "vllm_drafter_layers";
@@ -250,7 +253,7 @@ TEST_CASE("vLLM budget with a speculative drafter: its layer joins the pool (vll
                        "\"yuhuili/EAGLE-LLaMA3.1-Instruct-8B\", \"num_speculative_tokens\": 3}'"
                        " --json");
     CHECK(cli.status == 0);
-    CHECK(cli.out.find("\"num_blocks\":2304") != std::string::npos);
+    CHECK(cli.out.find("\"num_blocks\":2543") != std::string::npos);
     CHECK(cli.out.find("\"drafter_weight_bytes\":503332864") != std::string::npos);
 }
 
@@ -289,15 +292,15 @@ TEST_CASE("vLLM budget that does not fit carries vLLM's own error and its estima
           0);
     // vLLM's own estimate (in its error text) counts the null block BlockPool keeps back;
     // the advice, the command and the longest context name what a request can really get.
-    CHECK(r.capacity.estimated_max_model_len == 27584);
-    CHECK(r.engine_error.find("the estimated maximum model length is 27584.") != std::string::npos);
-    CHECK(r.max_context == 27568);
-    CHECK(r.command == "vllm serve Qwen/Qwen3-8B --max-model-len 27568");
+    CHECK(r.capacity.estimated_max_model_len == 31024);
+    CHECK(r.engine_error.find("the estimated maximum model length is 31024.") != std::string::npos);
+    CHECK(r.max_context == 31008);
+    CHECK(r.command == "vllm serve Qwen/Qwen3-8B --max-model-len 31008");
     CHECK(r.verdict_reason.code == "vllm_kv_too_small");
     CHECK(kvb::render_english(r.verdict_reason) ==
           "vLLM refuses to start: one 40,960-token request needs 5.63 GiB of KV cache but " +
               kvb::format_bytes(r.kv_pool_bytes) +
-              " is available; set --max-model-len to at most 27,568, or free memory for the KV cache (a higher "
+              " is available; set --max-model-len to at most 31,008, or free memory for the KV cache (a higher "
               "--gpu-memory-utilization, more GPUs, a smaller weights format)");
     // The estimates are in place and positive.
     CHECK(r.activation_estimated);
@@ -394,10 +397,16 @@ TEST_CASE("vLLM serves a checkpoint in the dtype its dtype auto picks for the GP
     REQUIRE(gt4.ok());
     CHECK(gt4.value().weights.format.name == "fp32");
     CHECK(gt4.value().kv_cache_dtype == "float32");
+    // Only auto can be float32: no vLLM release takes --kv-cache-dtype float32 (CacheDType has no such literal).
+    in.kv_cache_dtype = "float32";
+    CHECK(kvb::compute_budget(g.value(), in).error().detail.code == "unknown_vllm_kv_dtype");
+    in.kv_cache_dtype = "";
     in.gpu = "a100-80gb";
     auto ga100 = kvb::compute_budget(g.value(), in);
     REQUIRE(ga100.ok());
     CHECK(ga100.value().weights.format.name == "bf16");
+    // What a decode step reads is the pool's cache: float32 on the T4, twice the A100's bfloat16.
+    CHECK(gt4.value().decode.kv_bytes_per_token == 2 * ga100.value().decode.kv_bytes_per_token);
     // The simulator's pages hold what the budget's KV cache holds: float32 there, twice the bytes.
     kvb::SimSetupInputs si;
     si.gpu = "t4";
@@ -882,7 +891,7 @@ TEST_CASE("concurrent requests are not vLLM's --max-num-seqs") {
     CHECK(sixteen.command == "vllm serve meta-llama/Llama-3.1-70B --max-model-len 32768 --tensor-parallel-size 4");
     in.kv_cache_dtype = "fp8";
     auto fp8 = budget("meta-llama/Llama-3.1-70B", in);
-    CHECK(fp8.max_concurrency == 26);
+    CHECK(fp8.max_concurrency == 27);
     CHECK(fp8.all_seqs_fit);
     // More requests than vLLM's default runs at once: the flag becomes part of the answer.
     in.seqs = 2000;
@@ -908,15 +917,15 @@ TEST_CASE("vLLM: the longest context and the GPU KV cache size line differ by th
     auto r = budget("Qwen/Qwen3-8B", in);
     REQUIRE(r.fits);
     CHECK(r.log_lines.back() ==
-          "GPU KV cache size: 27,584 tokens, Maximum concurrency for 16,384 tokens per request: 1.68x");
-    CHECK(r.max_context == 27568);
+          "GPU KV cache size: 31,024 tokens, Maximum concurrency for 16,384 tokens per request: 1.89x");
+    CHECK(r.max_context == 31008);
     bool found = false;
     for (const auto& n : r.notes)
         if (n.code == "vllm_null_block") {
             found = true;
             CHECK(kvb::render_english(n) ==
-                  "vLLM's \"GPU KV cache size: 27,584 tokens\" counts the one 16-token block it keeps in reserve (the "
-                  "null block): one request can hold at most 27,568 tokens, the longest context shown here");
+                  "vLLM's \"GPU KV cache size: 31,024 tokens\" counts the one 16-token block it keeps in reserve (the "
+                  "null block): one request can hold at most 31,008 tokens, the longest context shown here");
         }
     CHECK(found);
     // With several sequences the longest context is per sequence: no such note.

@@ -285,34 +285,34 @@ BudgetResult budget_at(const std::string& id, BudgetInputs in) {
 
 }  // namespace
 
-// gpt-oss-20b (12 sliding + 12 full layers, two groups) on an H100 at 32K, 145,067 blocks: 0.20.0 counts
-// blocks // groups x 16, 0.20.1 int(X x M) in the same two lines (PR #41069, cherry-picked into 0.20.1), 0.26
-// reserves async scheduling's two batches in flight for the sliding layers (fewer requests fit), still on two
-// lines up to 0.27, on one line after.
+// gpt-oss-20b (12 sliding + 12 full layers, two groups) on an H100 at 32K, 149,394 blocks at 0.92 of the GPU (every
+// release here): 0.20.0 counts blocks // groups x 16, 0.20.1 int(X x M) in the same two lines (PR #41069,
+// cherry-picked into 0.20.1), 0.26 reserves async scheduling's two batches in flight for the sliding layers (fewer
+// requests fit), still on two lines up to 0.27, on one line after.
 TEST_CASE("budget --engine-version: gpt-oss-20b's start-up lines and numbers per vLLM release") {
     BudgetInputs in;
     in.gpu = "h100-sxm";
     in.context = 32768;
     in.engine_version = "0.20.0";
     BudgetResult r = budget_at("openai/gpt-oss-20b", in);
-    CHECK(r.capacity.num_blocks == 145067);
-    CHECK(r.log_lines == std::vector<std::string>{"GPU KV cache size: 1,160,528 tokens",
-                                                  "Maximum concurrency for 32,768 tokens per request: 56.47x"});
-    CHECK(r.max_concurrency == 56);
+    CHECK(r.capacity.num_blocks == 149394);
+    CHECK(r.log_lines == std::vector<std::string>{"GPU KV cache size: 1,195,152 tokens",
+                                                  "Maximum concurrency for 32,768 tokens per request: 58.15x"});
+    CHECK(r.max_concurrency == 58);
     in.engine_version = "vllm=0.20.1";
     r = budget_at("openai/gpt-oss-20b", in);
-    CHECK(r.log_lines == std::vector<std::string>{"GPU KV cache size: 1,850,352 tokens",
-                                                  "Maximum concurrency for 32,768 tokens per request: 56.47x"});
+    CHECK(r.log_lines == std::vector<std::string>{"GPU KV cache size: 1,905,544 tokens",
+                                                  "Maximum concurrency for 32,768 tokens per request: 58.15x"});
     in.engine_version = "0.27.1";
     r = budget_at("openai/gpt-oss-20b", in);
-    CHECK(r.log_lines == std::vector<std::string>{"GPU KV cache size: 1,542,861 tokens",
-                                                  "Maximum concurrency for 32,768 tokens per request: 47.08x"});
-    CHECK(r.max_concurrency == 47);
+    CHECK(r.log_lines == std::vector<std::string>{"GPU KV cache size: 1,588,881 tokens",
+                                                  "Maximum concurrency for 32,768 tokens per request: 48.49x"});
+    CHECK(r.max_concurrency == 48);
     in.engine_version = "0.28.0";
     r = budget_at("openai/gpt-oss-20b", in);
     CHECK(r.log_lines ==
           std::vector<std::string>{
-              "GPU KV cache size: 1,542,861 tokens, Maximum concurrency for 32,768 tokens per request: 47.08x"});
+              "GPU KV cache size: 1,588,881 tokens, Maximum concurrency for 32,768 tokens per request: 48.49x"});
     in.engine_version = "";
     CHECK(budget_at("openai/gpt-oss-20b", in).log_lines == r.log_lines);  // the newest by default
 
@@ -441,6 +441,161 @@ std::string llama_lines(const std::string& cfg, const std::string& args) {
 }
 
 }  // namespace
+
+// gpu_memory_utilization's default, CacheConfig.gpu_memory_utilization (vllm/config/cache.py): Field(default=0.9) up to
+// v0.19.1 and in v0.20.0rc1, Field(default=0.92) from v0.20.0 (PR #38284, 96a85c575, v0.19.2rc0-94 on main), which
+// also turned VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS on: the graphs' memory leaves the KV cache from 0.20.0 on.
+TEST_CASE("vLLM's gpu_memory_utilization default per release: 0.9 up to 0.19, 0.92 from 0.20.0") {
+    const std::pair<const char*, double> defaults[] = {
+        {"0.9.2", 0.9},
+        {"0.19.1", 0.9},
+        {"0.20.0rc1", 0.9},  // cut from main before the change
+        {"0.19.2rc1.dev93+g1", 0.9},
+        {"0.19.2rc1.dev94+g96a85c575", 0.92},
+        {"0.20.0", 0.92},
+        {"0.27.1", 0.92},
+        {"", 0.92},  // the newest
+    };
+    for (const auto& [v, util] : defaults) {
+        CAPTURE(v);
+        auto rel = vllm_release(v);
+        REQUIRE(rel.ok());
+        CHECK(rel->gpu_memory_utilization == util);
+        CHECK(rel->cudagraph_profiling == (util == 0.92));
+    }
+
+    // Llama-3.1-8B on 24 GiB at 32K, activation 1 GiB and non-torch 512 MiB given; 2 MiB blocks. CUDA graphs:
+    // 51 capture sizes x 32 layers x 0.5 MiB = 816 MiB (855,638,016 B).
+    BudgetInputs in;
+    in.gpu_memory_bytes = 24 * GiB;
+    in.activation_bytes = GiB;
+    in.overhead_bytes = GiB / 2;
+    in.context = 32768;
+    in.engine_version = "0.19.1";
+    BudgetResult old = budget_at("meta-llama/Llama-3.1-8B", in);
+    CHECK(old.gpu_memory_utilization == 0.9);
+    CHECK(old.requested_bytes == 23192823398);  // 24 GiB x 0.9
+    CHECK(old.cudagraph_bytes == 0);            // captured after the cache was sized
+    CHECK(old.kv_pool_bytes == 5488133734);     // - 16,094,076,928 weights and RoPE cache - 1.5 GiB
+    CHECK(old.capacity.num_blocks == 2616);
+    CHECK(old.command == "vllm serve meta-llama/Llama-3.1-8B --max-model-len 32768");
+    bool said = false;
+    for (const auto& n : old.notes) said |= n.code == "vllm_cudagraphs_uncounted" && n.param("bytes") == "816.00 MiB";
+    CHECK(said);
+    in.engine_version = "0.20.0";
+    BudgetResult cur = budget_at("meta-llama/Llama-3.1-8B", in);
+    CHECK(cur.gpu_memory_utilization == 0.92);
+    CHECK(cur.gpu_memory_utilization_default == 0.92);
+    CHECK(cur.requested_bytes == 23708219473);  // 24 GiB x 0.92
+    CHECK(cur.cudagraph_bytes == 855638016);
+    CHECK(cur.kv_pool_bytes == 5147891793);  // 23,708,219,473 - 16,094,076,928 - 1.5 GiB - 816 MiB
+    CHECK(cur.capacity.num_blocks == 2454);
+    CHECK(cur.log_lines == std::vector<std::string>{"GPU KV cache size: 39,264 tokens",
+                                                    "Maximum concurrency for 32,768 tokens per request: 1.20x"});
+    CHECK(cur.command == "vllm serve meta-llama/Llama-3.1-8B --max-model-len 32768");
+
+    // A fraction the release does not default to is said in the command, whichever side it is on.
+    in.engine_version = "";
+    in.gpu_memory_utilization = 0.9;
+    BudgetResult nine = budget_at("meta-llama/Llama-3.1-8B", in);
+    CHECK(nine.requested_bytes == 23192823398);
+    CHECK(nine.kv_pool_bytes == 4632495718);  // 5,488,133,734 - 816 MiB of graphs
+    CHECK(nine.capacity.num_blocks == 2208);
+    CHECK(nine.command == "vllm serve meta-llama/Llama-3.1-8B --max-model-len 32768 --gpu-memory-utilization 0.9");
+    in.engine_version = "0.19.1";
+    in.gpu_memory_utilization = 0.92;
+    BudgetResult up = budget_at("meta-llama/Llama-3.1-8B", in);
+    CHECK(up.kv_pool_bytes == 6003529809);
+    CHECK(up.capacity.num_blocks == 2862);
+    CHECK(up.command == "vllm serve meta-llama/Llama-3.1-8B --max-model-len 32768 --gpu-memory-utilization 0.92");
+
+    // llama.cpp and transformers budget against the whole GPU, whatever vLLM defaults to.
+    in.engine = BudgetEngine::LlamaCpp;
+    in.engine_version = "";
+    in.gpu_memory_utilization = 0;
+    CHECK(budget_at("meta-llama/Llama-3.1-8B", in).gpu_memory_utilization == 1.0);
+
+    auto cli = kvb::test::run_cli("budget " + kvb::test::config_path("meta-llama--Llama-3.1-8B") +
+                                  " --gpu-memory 24GiB --max-model-len 32768 --engine-version 0.19.1");
+    CHECK(cli.out.find("  requested per GPU     21.60 GiB (24.00 GiB x 0.9)\n") != std::string::npos);
+    cli = kvb::test::run_cli("budget " + kvb::test::config_path("meta-llama--Llama-3.1-8B") +
+                             " --gpu-memory 24GiB --max-model-len 32768");
+    CHECK(cli.out.find("  requested per GPU     22.08 GiB (24.00 GiB x 0.92)\n") != std::string::npos);
+}
+
+// `vllm serve --kv-cache-dtype` takes CacheConfig's CacheDType Literal, listed sorted by argparse (literal_to_kwargs):
+// read at every tag of vllm/config.py and vllm/config/cache.py. float32 never was one of them.
+TEST_CASE("vLLM --kv-cache-dtype: the spellings each release takes, vLLM's refusal for the others") {
+    auto choices = [](const char* v) { return vllm_release(v)->kv_cache_dtypes; };
+    using L = std::vector<std::string>;
+    CHECK(choices("0.8.4") == L{"auto", "fp8", "fp8_e5m2", "fp8_e4m3"});  // arg_utils' own list
+    CHECK(choices("0.9.2") == L{"auto", "fp8", "fp8_e4m3", "fp8_e5m2"});
+    CHECK(choices("0.10.2") == L{"auto", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc"});
+    CHECK(choices("0.11.0rc3") == choices("0.10.2"));
+    CHECK(choices("0.11.0") == L{"auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc"});
+    CHECK(choices("0.11.1rc7") == choices("0.11.0"));
+    CHECK(choices("0.17.1") == L{"auto", "bfloat16", "fp8", "fp8_ds_mla", "fp8_e4m3", "fp8_e5m2", "fp8_inc"});
+    CHECK(choices("0.18.0") ==
+          L{"auto", "bfloat16", "float16", "fp8", "fp8_ds_mla", "fp8_e4m3", "fp8_e5m2", "fp8_inc"});
+    CHECK(choices("0.20.0").size() == 15);  // + turboquant_* (4), int8/fp8_per_token_head, nvfp4
+    CHECK(choices("0.25.0").size() == 16);  // + int4_per_token_head
+    CHECK(choices("0.27.1").size() == 16);
+    CHECK(choices("").size() == 17);  // + nvfp4_4over6 on main
+
+    const ModelSpec llama = fixture("meta-llama/Llama-3.1-8B");
+    const std::string head = "vllm serve: error: argument --kv-cache-dtype: invalid choice: ";
+    CHECK(vllm_kv_cache_dtype("float32", llama).error().message ==
+          head +
+              "'float32' (choose from 'auto', 'bfloat16', 'float16', 'fp8', 'fp8_ds_mla', 'fp8_e4m3', 'fp8_e5m2', "
+              "'fp8_inc', 'fp8_per_token_head', 'int4_per_token_head', 'int8_per_token_head', 'nvfp4', "
+              "'nvfp4_4over6', 'turboquant_3bit_nc', 'turboquant_4bit_nc', 'turboquant_k3v4_nc', "
+              "'turboquant_k8v4')");
+    CHECK(vllm_kv_cache_dtype("float16", llama, choices("0.17.1")).error().message ==
+          head + "'float16' (choose from 'auto', 'bfloat16', 'fp8', 'fp8_ds_mla', 'fp8_e4m3', 'fp8_e5m2', 'fp8_inc')");
+    CHECK(vllm_kv_cache_dtype("bfloat16", llama, choices("0.10.2")).error().message ==
+          head + "'bfloat16' (choose from 'auto', 'fp8', 'fp8_e4m3', 'fp8_e5m2', 'fp8_inc')");
+    CHECK(vllm_kv_cache_dtype("float16", llama, choices("0.18.0"))->block_bytes == 2);
+    CHECK(vllm_kv_cache_dtype("bfloat16", llama, choices("0.11.0"))->block_bytes == 2);
+    // Taken by vLLM, not sized here: its own message, naming what is.
+    CHECK(vllm_kv_cache_dtype("turboquant_k8v4", llama).error().message ==
+          "vLLM takes --kv-cache-dtype turboquant_k8v4, but kvbudget does not size that cache for this model (a page "
+          "layout or attention backend kvbudget does not model); it sizes auto, bfloat16, float16, fp8, fp8_e4m3, "
+          "fp8_e5m2");
+    CHECK(vllm_kv_cache_dtype("fp8_inc", llama, choices("0.17.1")).error().detail.code == "vllm_kv_dtype_not_modelled");
+    CHECK(vllm_kv_cache_dtype("fp8_ds_mla", llama).error().detail.code == "vllm_kv_dtype_not_modelled");
+    CHECK(vllm_kv_cache_dtype("turboquant_k8v4", llama, choices("0.19.1")).error().detail.code ==
+          "unknown_vllm_kv_dtype");
+    // fp8_ds_mla is DeepSeek-V3.2's own (the sparse MLA backends): the 656-byte latent plus the 132-byte indexer key.
+    const ModelSpec ds = fixture("deepseek-ai/DeepSeek-V3.2");
+    VllmOptions o;
+    o.kv_cache_dtype = "fp8_ds_mla";
+    auto l = vllm_layout(ds, o);
+    REQUIRE(l.ok());
+    CHECK(l->bytes_per_block == 61 * 64 * (656 + 132));
+    o.kv_cache_dtype_choices = choices("0.11.0");  // before v0.11.1
+    CHECK(vllm_layout(ds, o).error().detail.code == "unknown_vllm_kv_dtype");
+
+    // The budget checks the flag against its release; the explicit float32 is refused, auto's float32 stays.
+    BudgetInputs in;
+    in.gpu = "rtx-4090";
+    in.context = 8192;
+    in.kv_cache_dtype = "float16";
+    in.engine_version = "0.17.1";
+    auto r = compute_budget(llama, in);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().detail.code == "unknown_vllm_kv_dtype");
+    in.engine_version = "0.18.0";
+    auto f16 = compute_budget(llama, in);
+    REQUIRE(f16.ok());
+    CHECK(f16->kv_cache_dtype == "float16");
+    CHECK(f16->command == "vllm serve meta-llama/Llama-3.1-8B --max-model-len 8192 --kv-cache-dtype float16");
+    in.engine_version = "";
+    in.kv_cache_dtype = "float32";
+    CHECK(compute_budget(llama, in).error().detail.code == "unknown_vllm_kv_dtype");
+    CHECK(compute_answer(llama, in).error().detail.code == "unknown_vllm_kv_dtype");
+    in.kv_cache_dtype = "fp8_e5m2";
+    CHECK(compute_budget(llama, in)->kv_cache_dtype == "fp8_e5m2");
+}
 
 // Llama-3.1-8B at 8,192 cells: 32 layers x 8 KV heads x 128 x 2 (K, V) x 2 B = 1,024 MiB in every build; only
 // the wording moves.

@@ -103,9 +103,10 @@ TEST_CASE("engine element types and their refusals") {
     CHECK(l.dtypes.k.name == "q8_0");
     CHECK(l.dtypes.v.name == "q4_0");
     CHECK(l.dtypes.ssm_state_bytes == 4);
-    CHECK(
-        engine_kv(m, "vllm", "fp4").error().message ==
-        "unknown vLLM --kv-cache-dtype 'fp4' (choose from auto, bfloat16, float16, float32, fp8, fp8_e4m3, fp8_e5m2)");
+    // vLLM's argparse refusal with the release's CacheDType (vllm/config/cache.py at v0.10.2).
+    CHECK(engine_kv(m, "vllm", "fp4", "f16", "f16", "0.10.2").error().message ==
+          "vllm serve: error: argument --kv-cache-dtype: invalid choice: 'fp4' (choose from 'auto', 'fp8', "
+          "'fp8_e4m3', 'fp8_e5m2', 'fp8_inc')");
     CHECK(engine_kv(m, "llamacpp", "", "q3_k").error().message ==
           "unknown llama.cpp cache type 'q3_k' (choose from f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl)");
     CHECK(engine_kv(m, "transformers", "fp8").error().message ==

@@ -96,7 +96,7 @@ TEST_CASE("Qwen3-8B with the model card's YaRN x4: 131,072 tokens, 18 GiB of KV 
     CHECK(b.rope_scaling->original_max_position_embeddings == 32768);  // the model card's, not 40,960
     CHECK(a->metrics.kv_bytes_total == 19327352832);                   // 18.00 GiB: the seed article's row
     CHECK(*a->metrics.max_context == 131072);
-    CHECK(*a->metrics.max_context_physical == 373824);
+    CHECK(*a->metrics.max_context_physical == 385360);
     CHECK(b.command ==
           "vllm serve Qwen/Qwen3-8B --max-model-len 131072 --hf-overrides "
           "'{\"rope_scaling\":{\"rope_type\":\"yarn\",\"factor\":4.0,\"original_max_position_embeddings\":32768}}'");
@@ -136,16 +136,16 @@ TEST_CASE("past the model's limit: vLLM refuses in its words, the numbers and th
                                0) == 0);
     CHECK(b.log_lines.empty());  // vLLM stops before it counts memory
     CHECK(kvb::render_english(b.verdict_reason) ==
-          "131,072 tokens is past the model's limit of 40,960: vLLM refuses to start. Memory alone would hold 27,568 "
+          "131,072 tokens is past the model's limit of 40,960: vLLM refuses to start. Memory alone would hold 31,008 "
           "tokens per sequence");
-    CHECK(*a->metrics.max_context == 27568);
-    CHECK(*a->metrics.max_context_physical == 27568);
-    CHECK(b.command == "vllm serve Qwen/Qwen3-8B --max-model-len 27568");
+    CHECK(*a->metrics.max_context == 31008);
+    CHECK(*a->metrics.max_context_physical == 31008);
+    CHECK(b.command == "vllm serve Qwen/Qwen3-8B --max-model-len 31008");
     CHECK(a->kv.context_table.back().row.context == 131072);  // the table runs to the chosen context
 
     auto big = kvb::compute_answer(m, h100(131072));
     CHECK(*big->metrics.max_context == 40960);
-    CHECK(*big->metrics.max_context_physical == 373824);
+    CHECK(*big->metrics.max_context_physical == 385360);
 
     // llama.cpp runs it (with its n_ctx_train warning): the longest context is the one asked, past
     // the model's limit, not the limit beside a verdict that says the asked context fits.
@@ -160,7 +160,7 @@ TEST_CASE("CLI: --rope-scaling and max-context-physical in budget --json") {
     const std::string q = kvb::test::config_path("Qwen--Qwen3-8B");
     auto r = kvb::test::run_cli("budget " + q + " --gpu h100 --max-model-len 131072 --rope-scaling yarn:4 --json");
     CHECK(r.status == 0);
-    CHECK(r.out.find("\"max-context\":131072,\"max-context-physical\":373824") != std::string::npos);
+    CHECK(r.out.find("\"max-context\":131072,\"max-context-physical\":385360") != std::string::npos);
     CHECK(r.out.find("\"kv-bytes-total\":19327352832") != std::string::npos);
     r = kvb::test::run_cli("budget " + q + " --gpu rtx-4090 --max-model-len 131072");
     CHECK(r.status == 0);

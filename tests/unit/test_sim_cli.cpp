@@ -85,6 +85,9 @@ TEST_CASE("simulate: the Fig. 2 table side by side") {
 TEST_CASE("simulate: GPU catalog, traces and sharing options") {
     Run r = run_cli(opt() + " --gpu a100-40gb --requests 100");
     REQUIRE(r.status == 0);
+    // vLLM's own default, the newest release's 0.92 (vllm/config/cache.py from v0.20.0).
+    CHECK(r.out.find("= NVIDIA A100 40GB (SXM4) x 0.92 - weights") != std::string::npos);
+    r = run_cli(opt() + " --gpu a100-40gb --requests 100 --gpu-memory-utilization 0.9");
     CHECK(r.out.find("= NVIDIA A100 40GB (SXM4) x 0.90 - weights") != std::string::npos);
     r = run_cli(opt() + " --kv-cache-memory 8GiB --workload azure-code --requests 300 --json", false);
     REQUIRE(r.status == 0);

@@ -543,7 +543,7 @@ test('operator case: Llama-3.1-70B on 4 x H100, TP 4, 32K: the CLI\'s numbers an
   await page.selectOption('#ctl-kv', 'fp8');
   await page.waitForFunction(() => new URL(location.href).searchParams.get('kv') === 'fp8');
   const f = cliJson([...args, '--kv-cache-dtype', 'fp8']);
-  assert.equal(f.metrics['max-concurrency'], 26);
+  assert.equal(f.metrics['max-concurrency'], 27);
   await check(f);
   assert.equal(await page.getAttribute('[data-role="verdict"]', 'data-verdict'), 'fits');
   await context.close();

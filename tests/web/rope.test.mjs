@@ -32,13 +32,13 @@ test('vLLM past the model limit: its refusal, and the context memory would hold'
   const { page, context, errors } = await openPage(env, 'model=Qwen/Qwen3-8B&gpu=h100-sxm&ctx=131072');
   const m = await metrics(page);
   assert.equal(m['max-context'], '40960');
-  assert.equal(m['max-context-physical'], '373824');
+  assert.equal(m['max-context-physical'], '385360');
   const cli = budgetCli('Qwen--Qwen3-8B', ['--gpu', 'h100-sxm', '--max-model-len', '131072']);
   const shown = cliMetrics(cli);
   for (const [k, v] of Object.entries(shown)) assert.equal(m[k], v, k);
   assert.equal(await page.getAttribute('[data-role="verdict"]', 'data-verdict'), 'nofit');
   assert.equal(await page.textContent('[data-role="verdict-reason"]'),
-    "131,072 tokens is past the model's limit of 40,960: vLLM refuses to start. Memory alone would hold 373,824 tokens per sequence");
+    "131,072 tokens is past the model's limit of 40,960: vLLM refuses to start. Memory alone would hold 385,360 tokens per sequence");
   assert.ok((await page.textContent('[data-role="engine-error"]')).startsWith(
     "User-specified max_model_len (131072) is greater than the derived max_model_len (max_position_embeddings=40960.0 or model_max_length=None in model's config.json)."));
   // The context table runs to the chosen context.
@@ -113,7 +113,7 @@ test('the chart: binary ticks, legend values, the crossover only inside the rang
   // 111K > the model's 40,960: no crossover is quoted.
   assert.equal(await page.getAttribute('[data-role="crossover"]', 'data-value'), '0');
   assert.equal(await page.textContent('[data-role="crossover"]'), "KV stays below the weights up to the model's limit of 40,960 tokens");
-  assert.equal(await page.getAttribute('#sec-chart [data-memory-limit]', 'data-memory-limit'), '373824');
+  assert.equal(await page.getAttribute('#sec-chart [data-memory-limit]', 'data-memory-limit'), '385360');
   assert.deepEqual(errors, []);
   await context.close();
 });

@@ -83,8 +83,11 @@ export function buildControls(app, onChange) {
   c.gpuCount = numberInput('ctl-gpu-count', 1, 1);
   c.gpuCount.addEventListener('change', () => setCount('gpuCount', c.gpuCount));
   c.util = numberInput('ctl-util', 0.05, 1, 0.01);
+  c.util.setAttribute('aria-describedby', 'ctl-util-hint');
   c.util.setAttribute('inputmode', 'decimal');
   c.util.addEventListener('change', () => {
+    // Emptied: back to vLLM's own default, which the placeholder shows.
+    if (c.util.value.trim() === '') return set('util', 0);
     const f = Number(c.util.value);
     if (f > 0 && f <= 1) set('util', f);
   });
@@ -187,7 +190,7 @@ export function buildControls(app, onChange) {
       c.gpuMemField,
       c.macRamField,
       field('ctl-gpu-count', t('controls.gpuCount'), c.gpuCount),
-      (c.utilField = field('ctl-util', t('controls.util'), c.util)),
+      (c.utilField = field('ctl-util', t('controls.util'), c.util, t('controls.utilHint'))),
       field('ctl-engine', t('controls.engine'), c.engine),
       (c.engineVersionField = field('ctl-engine-version', t('controls.engineVersion'), c.engineVersion, t('controls.engineVersionHint'))),
       field('ctl-weights', t('controls.weights'), c.weights),
@@ -322,6 +325,13 @@ function setLabel(el, text) {
   }
 }
 
+// The gpu_memory_utilization field empty means vLLM's default for the chosen release: the last
+// answer's (the core reads it off the release), shown as the placeholder.
+export function syncUtilDefault(app) {
+  const d = app.view?.budget?.gpu_memory_utilization_default;
+  if (app.ctl?.util) setAttr(app.ctl.util, 'placeholder', d > 0 ? String(d) : '');
+}
+
 // Writes the state into the controls; corrects state values the core does not know.
 export function syncControls(app) {
   const c = app.ctl;
@@ -347,7 +357,8 @@ export function syncControls(app) {
   if (document.activeElement !== c.macRam) setValue(c.macRam, s.macRam > 0 ? bytes(s.macRam).replace(/[\s,]/g, '').replace('.00', '') : '');
   if (document.activeElement !== c.gpuMem) setValue(c.gpuMem, bytes(s.gpuMem).replace(/[\s,]/g, '').replace('.00', ''));
   setValue(c.gpuCount, String(s.gpuCount));
-  setValue(c.util, String(s.util));
+  setValue(c.util, s.util > 0 ? String(s.util) : '');
+  syncUtilDefault(app);
   setValue(c.engine, s.engine);
   setHidden(c.engineVersionField, s.engine === 'transformers');
   c.engineVersionField.classList.toggle('unset', !s.engineVersion); // the print sheet leaves an empty one out

@@ -17,7 +17,7 @@ import { Hub, HubError, MAX_CONFIG_BYTES, loadSiteConfig } from './hub.js';
 import { parseModelRef, catalogFileName, validId } from './hubid.js';
 import { defaultState, stateFromParams, stateToParams } from './state.js';
 import { budgetInputs } from './budget-inputs.js';
-import { buildControls, syncControls } from './controls.js';
+import { buildControls, syncControls, syncUtilDefault } from './controls.js';
 import { renderResults, answerCard, cardsOnScreen } from './render.js';
 import { bytes } from './format.js';
 import { initTheme } from './theme.js';
@@ -363,6 +363,7 @@ export function recompute(step = false) {
   dropClass(app.els.results, 'stale');
   const whole = renderResults(app, view, step ? cardsOnScreen(app) : null);
   if (app.state.rope) syncControls(app); // the slider ends at the limit this answer derived
+  syncUtilDefault(app); // this answer's release
   if (app.gguf) app.els.source.textContent = ggufSourceText(app);
   syncOffload(app, view);
   if (app.state.embed) embedRendered(app); else shareRendered(app);

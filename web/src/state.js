@@ -20,7 +20,7 @@ export function defaultState() {
     gpuMem: 24 * 1024 ** 3, // bytes per GPU when gpu = ''
     macRam: 0, // a Mac's RAM in bytes when it differs from the chosen model's (0 = the catalog's)
     gpuCount: 1,
-    util: 0.9, // gpu_memory_utilization
+    util: 0, // gpu_memory_utilization; 0 = vLLM's default for the release (0.92 from 0.20.0, 0.9 before: the core's)
     weights: 'auto', // weight format id
     tp: 0, // tensor parallel size; 0 = every GPU
     maxNumSeqs: 0, // vLLM --max-num-seqs; 0 = vLLM's default for the GPU (raised to seqs)
