@@ -201,8 +201,12 @@ fs.copyFileSync(path.join(root, 'web/embed-host.js'), path.join(site, 'embed-hos
 const models = generateCatalog(site);
 const jsonBlock = (text) => text.replace(/</g, '\\u003c');
 const defaultFile = models.find((m) => m.id === DEFAULT_MODEL)?.file;
-// Minified: every page carries it, and its comments are for this repository.
-const bootJs = (await esbuild.transform(fs.readFileSync(path.join(root, 'web/boot.js'), 'utf8'), { minify: true, target: 'es2020', legalComments: 'none' })).code.trim();
+// Minified: every page carries it, and its comments are for this repository. Bundled: it reads
+// the address with the page's own readers (web/src/url-values.js), so both take a link alike.
+const bootJs = (await esbuild.build({
+  entryPoints: [path.join(root, 'web/boot.js')], bundle: true, write: false, format: 'iife', minify: true, target: 'es2020', legalComments: 'none', logLevel: 'warning',
+})).outputFiles[0].text.trim();
+if (/<\/script/i.test(bootJs)) throw new Error('build-site: web/boot.js contains </script and cannot be inlined');
 const bootHash = crypto.createHash('sha256').update(bootJs).digest('base64');
 if (!defaultFile) throw new Error(`build-site: the default model ${DEFAULT_MODEL} is not in the catalog (data/), so the page has no first answer to prerender`);
 const defaultConfig = fs.readFileSync(path.join(site, 'catalog', defaultFile), 'utf8').trim();

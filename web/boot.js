@@ -5,6 +5,8 @@
 // file) is asked for, so neither waits until the page's module has run (issue 13). main.js takes both from
 // self.kvbBoot and does the work itself wherever this could not (no streaming compile, a
 // server without application/wasm).
+import { parseContextText, langParam } from './src/url-values.js';
+
 (() => {
   const boot = (self.kvbBoot = {});
   // A link that sets nothing the answer depends on (only the language, theme, embed card
@@ -26,7 +28,7 @@
     const defaultCtx = Number(document.getElementById('kvb-answer').dataset.ctx);
     const id = params.get('model') ?? inline;
     const ctxParam = params.get('ctx');
-    const ctx = ctxParam === null ? defaultCtx : /^\d{1,15}$/.test(ctxParam) ? Number(ctxParam) : NaN;
+    const ctx = ctxParam === null ? defaultCtx : parseContextText(ctxParam) ?? NaN;
     const onlyThese = [...params.keys()].every((k) => PRESENTATION.includes(k) || k === 'model' || k === 'ctx');
     const entry = onlyThese && bundled(id);
     if (entry?.ctx?.includes(ctx)) {
@@ -61,7 +63,7 @@
   // i18n.js's detectLanguage: a valid ?lang=, else the browser's first English or Chinese.
   try {
     const files = JSON.parse(document.getElementById('kvb-languages').textContent);
-    const param = params.get('lang');
+    const param = langParam(params.get('lang') ?? '');
     let lang = param === 'en' || files[param] ? param : '';
     for (const l of lang ? [] : navigator.languages || [navigator.language]) {
       const low = String(l).toLowerCase();

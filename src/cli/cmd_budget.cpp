@@ -42,8 +42,8 @@ const char* kHelp =
     "                                 for llama.cpp and transformers the same as --seqs\n"
     "  --kv-cache-dtype T             vLLM: auto|bfloat16|float16|fp8|fp8_e4m3|fp8_e5m2 (as the release takes\n"
     "                                 them: bfloat16 from 0.11, float16 from 0.18); llama.cpp: f16|q8_0|q4_0|...\n"
-    "  -ctk T, -ctv T                 llama.cpp: K and V cache types separately, as llama.cpp reads them\n"
-    "                                 (-ctk alone leaves V at f16; --kv-cache-dtype sets both)\n"
+    "  -ctk T, -ctv T                 llama.cpp: the K or the V cache type alone (the other stays f16, or\n"
+    "                                 --kv-cache-dtype's, which sets both)\n"
     "  --tensor-parallel-size N, -tp  default: --gpu-count / pipeline size\n"
     "  --pipeline-parallel-size N, -pp\n"
     "  --pp-layer-partition L,L,...   vLLM's VLLM_PP_LAYER_PARTITION: layers per stage (\"15,17\")\n"
@@ -362,9 +362,12 @@ int cmd_budget(const std::vector<std::string>& argv, std::ostream& out, std::ost
         in.max_num_seqs = *mns;
     else if (a->has("--max-num-seqs") && !a->has("--seqs"))
         in.seqs = *mns;
-    in.kv_cache_dtype = a->get("--kv-cache-dtype", a->get("-ctk"));
-    // As llama.cpp reads them: -ctk alone leaves V at its f16; --kv-cache-dtype sets both.
-    in.kv_cache_dtype_v = a->get("-ctv", a->has("-ctk") && !a->has("--kv-cache-dtype") ? "f16" : "");
+    // llama.cpp's -ctk and -ctv each set one half, the other staying f16 (common/arg.cpp:
+    // cache_type_k / cache_type_v, both GGML_TYPE_F16 by default); --kv-cache-dtype, like the
+    // page's kv, sets both, and -ctk / -ctv win for theirs. "" = V as K.
+    const std::string kv = a->get("--kv-cache-dtype");
+    in.kv_cache_dtype = a->get("-ctk", kv);
+    in.kv_cache_dtype_v = a->get("-ctv", !a->has("-ctk") ? "" : a->has("--kv-cache-dtype") ? kv : "f16");
     in.rope_scaling = a->get("--rope-scaling");
     if (in.engine != BudgetEngine::LlamaCpp && (a->has("-ctk") || a->has("-ctv"))) {
         err << "kvbudget: error: -ctk / -ctv are llama.cpp's; use --kv-cache-dtype for " << to_string(in.engine)

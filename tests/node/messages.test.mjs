@@ -49,3 +49,14 @@ test('the page words a log without a config for its model box, the CLI for --con
     for (const k of ['check_no_config', 'check_no_model', 'check_no_hparams', 'check_recurrent_needs_config', 'check_swa_pattern_unknown'])
       assert.ok(!cat['msg.' + k].includes('--config'), k);
 });
+
+test('a Chinese control label takes no space before the Han text after it; a flag keeps its space', () => {
+  const refusal = { code: 'input_out_of_range', params: { field: 'context', flag: '--max-model-len', min: '0', max: '1,073,741,824', value: '99,999,999,999' } };
+  assert.equal(renderMessage(refusal, zh), '--max-model-len 必须是 0 到 1,073,741,824 之间的整数，收到的是 99,999,999,999');
+  assert.equal(renderMessage({ ...refusal, params: { ...refusal.params, flag: '上下文长度' } }, zh),
+    '上下文长度必须是 0 到 1,073,741,824 之间的整数，收到的是 99,999,999,999');
+  // Latin on the Han side of the space, or Han text only inside the value: kept.
+  assert.equal(renderMessage({ ...refusal, params: { ...refusal.params, flag: 'GPU 显存' } }, zh), 'GPU 显存必须是 0 到 1,073,741,824 之间的整数，收到的是 99,999,999,999');
+  assert.equal(renderMessage({ ...refusal, params: { ...refusal.params, flag: '显存 GPU' } }, zh), '显存 GPU 必须是 0 到 1,073,741,824 之间的整数，收到的是 99,999,999,999');
+  assert.equal(renderMessage({ ...refusal, params: { ...refusal.params, flag: '上下文长度' } }, en), '上下文长度 must be a whole number from 0 to 1,073,741,824, got 99,999,999,999');
+});

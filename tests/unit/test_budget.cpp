@@ -829,6 +829,40 @@ TEST_CASE("llama.cpp budget with K and V cache types set apart (-ctk q8_0 -ctv f
     CHECK(cli.out == "kvbudget: error: -ctk / -ctv are llama.cpp's; use --kv-cache-dtype for vllm\n");
 }
 
+TEST_CASE("kvbudget budget reads -ctk / -ctv as llama.cpp does, and --kv-cache-dtype (the page's kv) as both") {
+    // llama.cpp common/arg.cpp: -ctk sets cache_type_k, -ctv cache_type_v, each GGML_TYPE_F16 unless
+    // given; the page's kv sets both halves and its ctk / ctv win for theirs (web/src/state.js).
+    // Llama-3.1-8B, 8192 cells: K or V 512 MiB in f16, 272 MiB in q8_0 (34/32 B a value), 144 MiB in q4_0.
+    const std::string base =
+        "budget " + cfg("meta-llama--Llama-3.1-8B") + " --engine llamacpp --gpu rtx-4090 --max-model-len 8192 ";
+    const auto kv_line = [&](const std::string& flags) {
+        auto r = run_cli(base + flags);
+        REQUIRE(r.status == 0);
+        const auto at = r.out.find("llama_kv_cache: size");
+        REQUIRE(at != std::string::npos);
+        const auto cmd = r.out.find("command: ");
+        REQUIRE(cmd != std::string::npos);
+        return r.out.substr(at, r.out.find('\n', at) - at) + " | " + r.out.substr(cmd, r.out.find('\n', cmd) - cmd);
+    };
+    CHECK(kv_line("-ctk q8_0") ==
+          "llama_kv_cache: size =  784.00 MiB (  8192 cells,  32 layers,  1/1 seqs), K (q8_0):  272.00 MiB, V (f16):  "
+          "512.00 MiB | command: llama-server -m Llama-3.1-8B-Q4_K_M.gguf -c 8192 -np 1 -ctk q8_0 -ngl 99");
+    CHECK(kv_line("-ctv q8_0") ==
+          "llama_kv_cache: size =  784.00 MiB (  8192 cells,  32 layers,  1/1 seqs), K (f16):  512.00 MiB, V (q8_0):  "
+          "272.00 MiB | command: llama-server -m Llama-3.1-8B-Q4_K_M.gguf -c 8192 -np 1 -ctv q8_0 -fa on -ngl 99");
+    CHECK(kv_line("--kv-cache-dtype q8_0") ==
+          "llama_kv_cache: size =  544.00 MiB (  8192 cells,  32 layers,  1/1 seqs), K (q8_0):  272.00 MiB, V (q8_0):  "
+          "272.00 MiB | command: llama-server -m Llama-3.1-8B-Q4_K_M.gguf -c 8192 -np 1 -ctk q8_0 -ctv q8_0 -fa on "
+          "-ngl 99");
+    CHECK(kv_line("--kv-cache-dtype q8_0 -ctk q4_0") ==
+          "llama_kv_cache: size =  416.00 MiB (  8192 cells,  32 layers,  1/1 seqs), K (q4_0):  144.00 MiB, V (q8_0):  "
+          "272.00 MiB | command: llama-server -m Llama-3.1-8B-Q4_K_M.gguf -c 8192 -np 1 -ctk q4_0 -ctv q8_0 -fa on "
+          "-ngl 99");
+    CHECK(kv_line("--kv-cache-dtype q8_0 -ctv f16") ==
+          "llama_kv_cache: size =  784.00 MiB (  8192 cells,  32 layers,  1/1 seqs), K (q8_0):  272.00 MiB, V (f16):  "
+          "512.00 MiB | command: llama-server -m Llama-3.1-8B-Q4_K_M.gguf -c 8192 -np 1 -ctk q8_0 -ngl 99");
+}
+
 TEST_CASE("llama.cpp and transformers on several GPUs: each holds its share of the layers, and its own buffers") {
     // Llama-3.1-8B, Q4_K_M, 32K context, one request, on 1 and on 4 RTX 4090s (23.64 GiB each as PyTorch reports).
     kvb::BudgetInputs in;

@@ -109,6 +109,26 @@ test('the copied snippet, pasted into a page on another port, works and sizes it
   await context.close();
 });
 
+test('the snippet lets the card use the clipboard: its copy buttons work inside the frame, no policy violation', async () => {
+  const src = await openPage(env, 'model=Qwen/Qwen3-8B&ctx=8192', { clipboard: true });
+  await src.page.click('.embed-options summary');
+  await src.page.check('input[name="embed-panel"][value="engine"]');
+  const snippet = await clipboardAfter(src.page, '[data-action="copy-embed"]');
+  await src.context.close();
+  host.set('/copy.html', blogPage(snippet));
+  const context = await env.browser.newContext({ viewport: { width: 1000, height: 700 } });
+  const page = await context.newPage();
+  const logs = [];
+  page.on('console', (m) => logs.push(m.text()));
+  await page.goto(host.url + '/copy.html');
+  assert.equal(await page.getAttribute('iframe', 'allow'), 'clipboard-write');
+  const { frame } = await embedFrame(page);
+  await frame.click('#sec-engine button.copy');
+  await frame.waitForFunction(() => document.querySelector('#sec-engine button.copy').textContent === 'Copied');
+  assert.deepEqual(logs.filter((l) => /permissions policy/i.test(l)), []);
+  await context.close();
+});
+
 test('works in an iframe sandboxed exactly as the issue says; the link opens the full page', async () => {
   const srcUrl = `${env.site.url}?model=Qwen/Qwen3-8B&embed=1&lang=zh-CN`;
   host.set('/strict.html', blogPage(

@@ -3,7 +3,9 @@
 // "Copy embed code" gives a snippet for this view.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startAll, openPage, waitSettled, metrics, clipboardAfter, controlValues } from './harness.mjs';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { startAll, openPage, waitSettled, metrics, clipboardAfter, controlValues, root, fixturesDir } from './harness.mjs';
 import { XSS } from './fake-hub.mjs';
 
 let env;
@@ -81,7 +83,7 @@ test('unknown and invalid parameters are ignored with a visible note, never an e
   const note = page.locator('[data-role="ignored-params"]');
   assert.equal(await note.isVisible(), true);
   assert.equal(await note.textContent(),
-    `Ignored URL parameters (unknown or invalid): foo=bar, ctx=-5, engine=tpu, lang=fr, model=${XSS}, theme=neon, embed=yes, panels=bar,nope, kv=bogus`);
+    `Ignored URL parameters (unknown or invalid): foo=bar, ctx=-5, engine=tpu, lang=fr, model=${XSS}, theme=neon, embed=yes, panels=nope, kv=bogus`);
   assert.equal(await page.evaluate(() => window.__xss), undefined);
   assert.equal(await page.$$eval('img', (imgs) => imgs.length), 0);
   // The address bar is rewritten to the state actually shown (a frame or a quiet moment later:
@@ -103,6 +105,130 @@ test('an ignored parameter the CLI spells otherwise, or in another case, says wh
   assert.equal(await zh.page.textContent('[data-role="ignored-params"]'),
     '已忽略的 URL 参数（未知或无效）：gpus=8（是否想用 gpuCount？）, max_model_len=8192（是否想用 ctx？）, GPU=h100（是否想用 gpu？）, gpu_count=2（是否想用 gpuCount？）, foo=1');
   await zh.context.close();
+});
+
+const cliPath = process.env.KVB_CLI || path.join(root, 'build/kvbudget');
+function cliJson(args) {
+  return JSON.parse(execFileSync(cliPath, [...args, '--json'], { encoding: 'utf8' }));
+}
+const ignoredText = (page) => page.textContent('[data-role="ignored-params"]');
+// The address as main.js writes it (a frame or a quiet moment after the answer).
+async function addressIs(page, want) {
+  await page.waitForFunction((w) => new URL(location.href).search === w, want);
+}
+
+test('llama.cpp takes kv for its K and V cache types, as kvbudget budget --kv-cache-dtype does; ctk / ctv win for their half', async () => {
+  const cfg = path.join(fixturesDir, 'Qwen--Qwen3-8B.json');
+  for (const [q, flags, command, address] of [
+    ['model=Qwen/Qwen3-8B&gpu=rtx-4090&engine=llamacpp&kv=q8_0&ctx=32768', ['--kv-cache-dtype', 'q8_0'],
+      'llama-server -m Qwen3-8B-Q4_K_M.gguf -c 32768 -np 1 -ctk q8_0 -ctv q8_0 -fa on -ngl 99', '?model=Qwen%2FQwen3-8B&engine=llamacpp&ctk=q8_0&ctv=q8_0'],
+    ['model=Qwen/Qwen3-8B&engine=llamacpp&kv=q8_0&ctv=f16', ['--kv-cache-dtype', 'q8_0', '-ctv', 'f16'],
+      'llama-server -m Qwen3-8B-Q4_K_M.gguf -c 32768 -np 1 -ctk q8_0 -ngl 99', '?model=Qwen%2FQwen3-8B&engine=llamacpp&ctk=q8_0'],
+    ['model=Qwen/Qwen3-8B&engine=llamacpp&ctk=q8_0', ['-ctk', 'q8_0'],
+      'llama-server -m Qwen3-8B-Q4_K_M.gguf -c 32768 -np 1 -ctk q8_0 -ngl 99', '?model=Qwen%2FQwen3-8B&engine=llamacpp&ctk=q8_0'],
+  ]) {
+    const { page, context, errors } = await openPage(env, q);
+    assert.equal(await page.getAttribute('body', 'data-state'), 'ready', q);
+    assert.equal(await page.textContent('[data-role="command"]'), command, q);
+    const cli = cliJson(['budget', cfg, '--engine', 'llamacpp', '--gpu', 'rtx-4090', '--max-model-len', '32768', ...flags]);
+    assert.equal(cli.budget.command, command, flags.join(' '));
+    assert.equal((await metrics(page))['kv-bytes-total'], String(cli.metrics['kv-bytes-total']), q);
+    assert.equal(await page.isVisible('[data-role="ignored-params"]'), false, q);
+    await addressIs(page, address);
+    assert.deepEqual(errors, []);
+    await context.close();
+  }
+  // Not a llama.cpp type: listed, both halves stay f16.
+  const { page, context } = await openPage(env, 'engine=llamacpp&kv=bogus');
+  assert.equal(await ignoredText(page), 'Ignored URL parameters (unknown or invalid): kv=bogus');
+  assert.deepEqual([await page.inputValue('#ctl-ctk'), await page.inputValue('#ctl-ctv')], ['f16', 'f16']);
+  await context.close();
+});
+
+test('ctx in the address takes the spellings of the context field and --max-model-len (32K, 128K, 32,768, 1M)', async () => {
+  const plain = await openPage(env, 'model=Qwen/Qwen3-8B&ctx=131072');
+  const want = await metrics(plain.page);
+  await plain.context.close();
+  for (const [q, ctx] of [['model=Qwen/Qwen3-8B&ctx=128K', 131072], ['model=Qwen/Qwen3-8B&ctx=32K', 32768], ['model=Qwen/Qwen3-8B&ctx=32%2C768', 32768], ['model=Qwen/Qwen3-8B&ctx=1M', 1048576], ['model=Qwen/Qwen3-8B&ctx=4k', 4096]]) {
+    const { page, context, errors } = await openPage(env, q);
+    assert.equal(await page.getAttribute('body', 'data-state'), 'ready', q);
+    assert.equal(await page.inputValue('#ctl-ctx'), String(ctx), q);
+    assert.equal(await page.isVisible('[data-role="ignored-params"]'), false, q);
+    if (ctx === 131072) assert.deepEqual(await metrics(page), want);
+    // As a number (32,768 is the default: left out).
+    await addressIs(page, '?model=Qwen%2FQwen3-8B' + (ctx === 32768 ? '' : `&ctx=${ctx}`));
+    assert.deepEqual(errors, []);
+    await context.close();
+  }
+});
+
+test('numbers outside the core\'s limits are ignored like malformed ones, the note giving the range; the card answers', async () => {
+  const q = 'ctx=99999999999&gpuCount=0&seqs=1000000000&engineVersion=foo';
+  const { page, context, errors } = await openPage(env, q);
+  assert.equal(await page.getAttribute('body', 'data-state'), 'ready');
+  assert.equal(await ignoredText(page),
+    'Ignored URL parameters (unknown or invalid): ctx=99999999999 (allowed: 0 to 1,073,741,824), gpuCount=0 (allowed: 1 to 4,096), seqs=1000000000 (allowed: 1 to 1,048,576), engineVersion=foo');
+  // The defaults answer: Llama-3.1-8B at 32K on one RTX 4090.
+  assert.equal(await page.textContent('[data-role="verdict"]'), 'Fits on NVIDIA GeForce RTX 4090 24 GB: one sequence of 32K tokens needs 21.03 GiB of 21.28 GiB usable');
+  assert.equal(await page.isVisible('[data-role="error"]'), false);
+  await addressIs(page, '');
+  assert.deepEqual(errors, []);
+  await context.close();
+  const mixed = await openPage(env, 'seqs=1000000000&gpus=2&ctx=128K');
+  assert.equal(await ignoredText(mixed.page), 'Ignored URL parameters (unknown or invalid): seqs=1000000000 (allowed: 1 to 1,048,576), gpus=2 (did you mean gpuCount?)');
+  assert.equal(await mixed.page.inputValue('#ctl-ctx'), '131072');
+  await mixed.context.close();
+  const zh = await openPage(env, 'lang=zh-CN&gpuCount=100000&embed=1');
+  assert.equal(await zh.page.getAttribute('body', 'data-state'), 'ready');
+  assert.equal(await ignoredText(zh.page), '已忽略的 URL 参数（未知或无效）：gpuCount=100000（允许范围：1 到 4,096）');
+  assert.equal(await zh.page.inputValue('#ctl-gpu-count'), '1');
+  await zh.context.close();
+});
+
+test('a refused setting names its control without a stray space in Chinese; the earlier answer stays, marked stale', async () => {
+  const { page, context } = await openPage(env, 'lang=zh-CN&model=Qwen/Qwen3-8B&ctx=8192');
+  const verdict = await page.textContent('[data-role="verdict"]');
+  await page.fill('#ctl-ctx', '99999999999');
+  await page.press('#ctl-ctx', 'Tab');
+  await page.waitForFunction(() => document.body.dataset.state === 'error');
+  assert.equal(await page.textContent('[data-role="error"]'), '无法按这些设置计算：上下文长度必须是 0 到 1,073,741,824 之间的整数，收到的是 99,999,999,999');
+  assert.equal(await page.textContent('[data-role="verdict"]'), verdict);
+  assert.equal(await page.getAttribute('[data-role="verdict"]', 'data-verdict'), 'fits');
+  assert.equal(await page.$eval('.answer-wrap', (e) => e.classList.contains('stale')), true);
+  await context.close();
+});
+
+test('a link whose model cannot be loaded says on the card that there is no answer, and why, in either language', async () => {
+  const { page, context } = await openPage(env, 'model=missing/bar-7b');
+  assert.equal(await page.getAttribute('body', 'data-state'), 'error');
+  assert.equal(await page.textContent('[data-role="error"]'), 'missing/bar-7b was not found on the Hub (HTTP 404). Check the spelling and the revision, or paste its config.json.');
+  assert.equal(await page.textContent('[data-role="answer"]'), 'No answer: missing/bar-7b could not be loaded.');
+  assert.equal(await page.getAttribute('[data-role="verdict"]', 'data-verdict'), 'none');
+  assert.equal(await page.inputValue('#model-input'), 'missing/bar-7b');
+  // A language switch builds the page anew: the card and the error say it again, in Chinese.
+  await page.selectOption('#lang', 'zh-CN');
+  await page.waitForFunction(() => document.documentElement.lang === 'zh-CN' && document.body.dataset.state === 'error');
+  assert.equal(await page.textContent('[data-role="answer"]'), '没有结果：无法加载 missing/bar-7b。');
+  assert.equal(await page.textContent('[data-role="error"]'), 'Hub 上找不到 missing/bar-7b（HTTP 404）。请检查拼写和版本，或粘贴它的 config.json。');
+  await context.close();
+  const embed = await openPage(env, 'lang=zh-CN&embed=1&model=missing/bar-7b');
+  assert.equal(await embed.page.textContent('[data-role="answer"]'), '没有结果：无法加载 missing/bar-7b。');
+  await embed.context.close();
+});
+
+test('?lang= takes zh, zh-cn and zh-Hans for zh-CN; the address then says zh-CN', async () => {
+  for (const lang of ['zh', 'zh-cn', 'zh-Hans']) {
+    const { page, context, errors } = await openPage(env, 'lang=' + lang, { locale: 'en-US' });
+    assert.equal(await page.getAttribute('html', 'lang'), 'zh-CN', lang);
+    assert.equal(await page.isVisible('[data-role="ignored-params"]'), false, lang);
+    await addressIs(page, '?lang=zh-CN');
+    assert.deepEqual(errors, []);
+    await context.close();
+  }
+  const tw = await openPage(env, 'lang=zh-TW', { locale: 'en-US' });
+  assert.equal(await tw.page.getAttribute('html', 'lang'), 'en');
+  assert.equal(await ignoredText(tw.page), 'Ignored URL parameters (unknown or invalid): lang=zh-TW');
+  await tw.context.close();
 });
 
 test('a parameter beyond the model\'s limits is reported when the page corrects it', async () => {
@@ -150,7 +276,7 @@ test('Copy embed code gives an iframe for this view with theme, panels and langu
     const doc = new DOMParser().parseFromString(html, 'text/html');
     const f = doc.querySelector('iframe');
     const s = doc.querySelector('script');
-    return { src: f.getAttribute('src'), sandbox: f.getAttribute('sandbox'), title: f.getAttribute('title'), style: f.getAttribute('style'), script: s?.getAttribute('src'), count: doc.body.children.length + doc.head.children.length };
+    return { src: f.getAttribute('src'), sandbox: f.getAttribute('sandbox'), allow: f.getAttribute('allow'), title: f.getAttribute('title'), style: f.getAttribute('style'), script: s?.getAttribute('src'), count: doc.body.children.length + doc.head.children.length };
   }, snippet);
   const src = new URL(parsed.src);
   assert.equal(src.origin + src.pathname, env.site.url);
@@ -158,6 +284,8 @@ test('Copy embed code gives an iframe for this view with theme, panels and langu
     model: 'Qwen/Qwen3-8B', ctx: '8192', seqs: '2', embed: '1', theme: 'dark', panels: 'bar,metrics,context', lang: 'zh-CN',
   });
   for (const token of ['allow-scripts', 'allow-same-origin', 'allow-popups']) assert.ok(parsed.sandbox.split(' ').includes(token), token);
+  // The card's copy buttons use the Clipboard API, which a frame has only when allowed.
+  assert.equal(parsed.allow, 'clipboard-write');
   assert.equal(parsed.script, env.site.url + 'embed-host.js');
   assert.equal(parsed.title, 'kvbudget: GPU memory budget of Qwen/Qwen3-8B');
   assert.match(parsed.style, /max-width:640px/);

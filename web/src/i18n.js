@@ -3,7 +3,7 @@
 // (no other host, work offline), loaded by loadLanguage() before they are used: a
 // visitor reading English does not download Chinese before the first answer.
 import en from '../i18n/en.json';
-import { renderMessage, CONTROL_PARAMS } from './message.js';
+import { renderMessage, fillTemplate, CONTROL_PARAMS } from './message.js';
 
 export const LANGUAGES = ['en', 'zh-CN'];
 const catalogs = { en };
@@ -68,7 +68,7 @@ export function language() {
 export function t(key, params) {
   let s = messages[key] ?? en[key];
   if (s === undefined) return key;
-  if (params) s = s.replace(/\{(\w+)\}/g, (m, k) => (params[k] === undefined ? m : String(params[k])));
+  if (params) s = fillTemplate(s, params);
   return s;
 }
 

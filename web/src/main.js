@@ -15,10 +15,10 @@ import { buildEmbed, embedRendered } from './embed.js';
 import { h, $, clear, dropClass } from './dom.js';
 import { Hub, HubError, MAX_CONFIG_BYTES, loadSiteConfig } from './hub.js';
 import { parseModelRef, catalogFileName, validId } from './hubid.js';
-import { defaultState, stateFromParams, stateToParams } from './state.js';
+import { defaultState, stateFromParams, stateToParams, limitState } from './state.js';
 import { budgetInputs } from './budget-inputs.js';
 import { buildControls, syncControls, syncUtilDefault } from './controls.js';
-import { renderResults, answerCard, cardsOnScreen } from './render.js';
+import { renderResults, answerCard, cardsOnScreen, renderNoAnswer } from './render.js';
 import { bytes } from './format.js';
 import { initTheme } from './theme.js';
 // The simulator view and the log check panel arrive just after the first answer (lazy.js).
@@ -204,7 +204,9 @@ async function loadModel(ref, { preferCatalog = false } = {}) {
     }
     if (e instanceof HubError && e.code === 'gated') app.els.tokenBox.open = true;
     if (e instanceof HubError && e.code !== 'network') app.els.pasteBox.open = e.code !== 'rateLimited' && e.code !== 'server' && e.code !== 'timeout' ? true : app.els.pasteBox.open;
-    failWith(errorText(e, ref.id));
+    // The field shows what could not be loaded (a link's model too), to be corrected there.
+    if (!app.els.modelInput.value) app.els.modelInput.value = (ref.revision ? `${ref.id}@${ref.revision}` : ref.id) + (ref.quant ? ':' + ref.quant : '');
+    failWith(() => errorText(e, ref.id), () => t('answer.noneModel', { id: ref.id }));
   } finally {
     if (app.fetchCtrl === ctrl) {
       app.fetchCtrl = null;
@@ -284,9 +286,18 @@ function finishLoad(ref) {
   recompute();
 }
 
-function failWith(text) {
-  showError(text);
-  app.els.answer?.classList.add('stale');
+// text: the error, why: the card's few words when it has no answer yet (each a string or a
+// function, called again when a language switch builds the page anew). An answer already on
+// the card stays, marked stale; a card still "working out" its first answer says there is none.
+function failWith(text, why = () => t('answer.noneSettings')) {
+  app.failure = { text, why };
+  showFailure();
+}
+
+function showFailure() {
+  const words = (x) => (typeof x === 'function' ? x() : x);
+  showError(words(app.failure.text));
+  if (!renderNoAnswer(app, words(app.failure.why))) app.els.answer?.classList.add('stale');
   setStatus('');
   app.els.results.classList.add('stale');
   setPageState('error');
@@ -310,7 +321,7 @@ async function usePasted(text, name) {
     app.state.revision = '';
     recompute();
   } catch (e) {
-    failWith(errorText(e, name));
+    failWith(() => errorText(e, name), () => t('answer.noneConfig'));
   }
 }
 
@@ -352,9 +363,17 @@ export function recompute(step = false) {
       showComputing();
       return;
     }
-    failWith(t('core.controlError', { message: e.detail ? tMsg(e.detail) : e.message }));
+    // The link's first answer: a parameter of its address the core refuses is ignored, as a
+    // malformed one is, and the note lists it (embed.md).
+    if (app.linkPending && dropRefusedParam()) {
+      recompute(step);
+      return;
+    }
+    failWith(() => t('core.controlError', { message: e.detail ? tMsg(e.detail) : e.message }));
     return;
   }
+  app.linkPending = false;
+  app.failure = null;
   showError('');
   if (app.computing) {
     app.computing = false;
@@ -399,6 +418,34 @@ function answerFor(input) {
   answer ||= app.model.compute(input);
   questionOf.set(answer, key);
   return answer;
+}
+
+// The parameters of an address that reach the core (budget-inputs.js).
+const ANSWER_PARAMS = ['engine', 'ctx', 'seqs', 'kv', 'ctk', 'ctv', 'gpu', 'gpuMem', 'macRam', 'gpuCount', 'util', 'weights', 'tp',
+  'maxNumSeqs', 'spec', 'engineVersion', 'rope', 'ngl', 'ram'];
+
+// The link's first answer failed: the first parameter of its address (in the address's order)
+// whose default alone gives an answer (an engine version the core does not know, a count
+// the other settings cannot take) goes back to its default and joins the ignored ones.
+// false when none does: the settings are then refused as a whole (failWith).
+function dropRefusedParam() {
+  const base = defaultState();
+  const raw = app.urlRaw || {};
+  const fromKv = (key) => (key === 'ctk' || key === 'ctv') && Object.hasOwn(raw, 'kv');
+  const keys = [...new Set([...Object.keys(raw), ...(Object.hasOwn(raw, 'kv') ? ['ctk', 'ctv'] : [])])];
+  for (const key of keys) {
+    if (!ANSWER_PARAMS.includes(key) || app.state[key] === base[key]) continue;
+    if (!Object.hasOwn(raw, key) && !fromKv(key)) continue;
+    try {
+      app.model.compute(computeInput({ ...app.state, [key]: base[key] }));
+    } catch {
+      continue;
+    }
+    app.ignored.push([fromKv(key) && !Object.hasOwn(raw, key) ? 'kv' : key, raw[key] ?? raw.kv]);
+    app.state[key] = base[key];
+    return true;
+  }
+  return false;
 }
 
 function computeAhead() {
@@ -509,7 +556,7 @@ function goLive(core) {
     try {
       app.model = core.parseConfig(app.configText, app.configName);
     } catch (e) {
-      failWith(errorText(e, app.configName));
+      failWith(() => errorText(e, app.configName), () => t('answer.noneConfig'));
       return;
     }
   }
@@ -617,7 +664,7 @@ function buildPage() {
     const text = els.modelInput.value;
     const ref = parseModelRef(text);
     if (!ref.ok) {
-      failWith(t('input.' + ref.reason, { text }));
+      failWith(() => t('input.' + ref.reason, { text }), () => t('answer.noneModel', { id: text }));
       return;
     }
     // "Qwen3-8B" without its organisation: offer the bundled models of that name
@@ -652,7 +699,7 @@ function buildPage() {
     const file = ev.dataTransfer?.files?.[0];
     if (!file) return;
     if (file.size > MAX_CONFIG_BYTES) {
-      failWith(t('hub.tooLarge', { id: file.name }));
+      failWith(() => t('hub.tooLarge', { id: file.name }), () => t('answer.noneConfig'));
       return;
     }
     const text = await file.text();
@@ -761,6 +808,7 @@ async function switchLanguage(code) {
   fillModelList();
   app.els.modelInput.value = input;
   if (app.model) recompute();
+  else if (app.failure) showFailure(); // the new card would say "working out" an answer that will not come
   // A language switch is one deliberate step, not a drag: the address bar follows at once.
   writeUrlNow();
 }
@@ -779,12 +827,20 @@ function fillModelList() {
 async function boot() {
   setPageState('loading');
   const params = new URLSearchParams(location.search);
-  const { state, ignored } = stateFromParams(params);
+  const { state, ignored, raw } = stateFromParams(params);
+  // Numbers outside the core's limits are ignored as malformed ones are, before anything is
+  // answered: the limits are in the build's answer block (its catalog), so this needs no module.
+  const answerBlock = pageData('kvb-answer');
+  const inlineAnswer = answerBlock ? JSON.parse(answerBlock.text) : null;
+  app.urlRaw = raw;
+  app.linkPending = true;
+  app.urlLimited = !!inlineAnswer?.catalog?.limits;
+  if (app.urlLimited) ignored.push(...limitState(state, inlineAnswer.catalog.limits, raw));
   app.state = state;
   app.urlParams = params;
   app.urlState = { ...state };
-  app.ignored = ignored.map((k) => [k, params.get(k) ?? '']);
-  state.lang = setLanguage(await loadLanguage(detectLanguage(params.has('lang') && !ignored.includes('lang') ? state.lang : '', navigator.languages || [navigator.language])));
+  app.ignored = ignored;
+  state.lang = setLanguage(await loadLanguage(detectLanguage(params.has('lang') && !ignored.some(([k]) => k === 'lang') ? state.lang : '', navigator.languages || [navigator.language])));
   // A link answered by a bundled model's answers file (web/boot.js asked for it while the HTML
   // was parsed) waits for it before the page is built, not after: a page built and then left
   // waiting was painted meanwhile (its first style and layout, 50-100 ms on a loaded machine),
@@ -827,9 +883,8 @@ async function boot() {
   // by web/boot.js): the build's answer is painted first, and the module is asked for after
   // that frame (or at once, when a control is changed before then). Any other link waits
   // for the module, as before.
-  const answerBlock = pageData('kvb-answer');
   const first = firstAnswers(state, JSON.stringify(budgetInputs(state)), {
-    inline: answerBlock ? JSON.parse(answerBlock.text) : null,
+    inline: inlineAnswer,
     inlineConfig: inlineConfig?.data.id === state.model ? inlineConfig.text : null,
     file: answersFile,
   });
@@ -842,7 +897,7 @@ async function boot() {
     let asked = null;
     app.wantCore = () => (asked ||= loadCore().then(goLive, (e) => {
       document.body.dataset.core = 'error';
-      if (app.computing) failWith(t('app.coreFailed', { message: e.message }));
+      if (app.computing) failWith(() => t('app.coreFailed', { message: e.message }), () => t('answer.noneCore'));
       else showError(t('app.coreFailed', { message: e.message }));
       return new Promise(() => {}); // whatever waited for the module keeps waiting; the error says why
     }));
@@ -853,11 +908,17 @@ async function boot() {
   const catalog = await catalogP;
   if (core instanceof Error) {
     document.body.dataset.core = 'error';
-    failWith(t('app.coreFailed', { message: core.message }));
+    failWith(() => t('app.coreFailed', { message: core.message }), () => t('answer.noneCore'));
     return;
   }
   app.core = core;
   if (!prerendered) document.body.dataset.core = 'live';
+  // A page without the build's answer block reads the limits from the module.
+  if (!app.urlLimited) {
+    app.urlLimited = true;
+    app.ignored.push(...limitState(app.state, core.catalog().limits, raw));
+    app.urlState = { ...app.state };
+  }
   app.catalog = Array.isArray(catalog.models) ? catalog.models : [];
   // The model field's suggestions (a <datalist> of the 44 bundled ids) show only once someone
   // types there: filled after the first answer is painted, not before it (issue 13).

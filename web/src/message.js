@@ -18,9 +18,24 @@ export function renderMessage(message, catalog) {
   const template = message.code ? catalog['msg.' + message.code] : undefined;
   if (template === undefined) return String(message.text ?? message.message ?? message.code ?? '');
   const params = message.params || {};
-  return template.replace(/\{(\w+)\}/g, (m, name) => {
+  return fillTemplate(template, params, (value) => catalog['msgValue.' + value] ?? value);
+}
+
+// Han characters, CJK punctuation and full-width forms.
+const CJK = /[\u2e80-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]/;
+
+// `template` with its {placeholders} filled (word: how a value is shown). A Chinese template
+// sets a space between its Han text and a placeholder, for the Latin a value usually is
+// ("--max-model-len 必须是"); a value that is Chinese on that side (the control's label
+// "上下文长度") takes no space there ("上下文长度必须是").
+export function fillTemplate(template, params, word = (value) => value) {
+  return template.replace(/( ?)\{(\w+)\}( ?)/g, (m, before, name, after, at) => {
     if (params[name] === undefined) return m;
-    const value = String(params[name]);
-    return catalog['msgValue.' + value] ?? value;
+    const value = word(String(params[name]));
+    const prev = template[at - 1];
+    const next = template[at + m.length];
+    const lead = before && CJK.test(value[0] || '') && CJK.test(prev || '') ? '' : before;
+    const tail = after && CJK.test(value[value.length - 1] || '') && CJK.test(next || '') ? '' : after;
+    return lead + value + tail;
   });
 }

@@ -147,11 +147,25 @@ function renderAnswer(app, view) {
   const spoken = [vtext(verdictEl), ...(why ? [vtext(why)] : []), ...(advice ? [vtext(advice)] : []), ...facts.kids.map((f) => vtext(f.kids[0]) + ': ' + vtext(f.kids[1]))]
     .map((x) => x.trim()).reduce((acc, x) => (acc === '' ? x : /[.。:：!?！？]$/.test(acc) ? acc + ' ' + x : acc + '. ' + x), '');
   patchTree(el, [verdictEl, why, advice, facts]);
+  el.__kvbAnswered = true;
   dropClass(app.els.answer, 'stale');
   if (app.els.announce && app.lastSpoken !== spoken) {
     app.lastSpoken = spoken;
     app.els.announce.textContent = spoken;
   }
+}
+
+// A card with no answer yet whose answer will not come (the link's model could not be
+// loaded, the core refused the settings, the calculator did not load): it says so in a few
+// words (`why`), the error line the rest. true when it did; a card that has shown an answer
+// keeps it (main.js marks it stale).
+export function renderNoAnswer(app, why) {
+  const el = app.els.answerCard;
+  if (!el || el.__kvbAnswered) return false;
+  patchTree(el, [v('p', { class: 'verdict none', 'data-role': 'verdict', 'data-verdict': 'none' }, why)]);
+  if (app.els.announce) app.els.announce.textContent = '';
+  app.lastSpoken = '';
+  return true;
 }
 
 // The verdict sentence with the GPU's name as its own element ([data-role="gpu"]), so

@@ -6,6 +6,7 @@ import { t, language, LANGUAGES } from './i18n.js';
 import { stateToParams, defaultState, paramGuess, EMBED_PANELS, EMBED_DEFAULT_PANELS } from './state.js';
 import { copyText, flash, exportContext } from './export.js';
 import { afterPaint } from './lazy.js';
+import { int } from './format.js';
 
 // Parameters that name a value the core may later refuse (checked after the first
 // render: syncControls / the model's limits replace values they do not know).
@@ -44,14 +45,17 @@ function attr(s) {
   return String(s).replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
-// The host script sits next to index.html; it sizes the frame from its messages.
+// The host script sits next to index.html; it sizes the frame from its messages. The card's
+// copy buttons (the command, a table as Markdown) use the Clipboard API, which a frame may
+// use only when its <iframe> allows it (Permissions Policy clipboard-write; without it the
+// host page's console reports a violation and the copy fails).
 export function embedSnippet(state, opts = {}) {
   const src = embedUrl(state, opts);
   const host = new URL('embed-host.js', pageBase()).href;
   const title = t('share.embedTitle', { model: linkable(state).model });
   return `<iframe src="${attr(src)}" title="${attr(title)}" width="100%" height="560" loading="lazy" ` +
     `style="border:0;width:100%;max-width:640px" ` +
-    `sandbox="allow-scripts allow-same-origin allow-popups allow-popups-to-escape-sandbox"></iframe>\n` +
+    `sandbox="allow-scripts allow-same-origin allow-popups allow-popups-to-escape-sandbox" allow="clipboard-write"></iframe>\n` +
     `<script src="${attr(host)}" async></script>\n`;
 }
 
@@ -82,10 +86,15 @@ export function ignoredNote(app) {
 
 function showIgnored(app) {
   const el = app.els.ignored;
-  const list = (app.ignored || []).map(([k, v]) => {
+  // In the address's order, whenever the page found each one out (parsing, the core's limits, the first answer).
+  const keys = app.urlParams ? [...app.urlParams.keys()] : [];
+  const order = (k) => (keys.includes(k) ? keys.indexOf(k) : keys.length);
+  const list = [...(app.ignored || [])].sort((a, b) => order(a[0]) - order(b[0])).map(([k, v, range]) => {
     const item = v === '' ? k : `${k}=${v.length > 40 ? v.slice(0, 40) + '…' : v}`;
+    // The hints carry their own spacing: Chinese sets its full-width bracket without one.
+    // A value out of the core's range says which values it takes (state.js limitState).
+    if (range) return item + t('share.range', { min: int(range.min), max: int(range.max) });
     const guess = paramGuess(k);
-    // The hint carries its own spacing: Chinese sets its full-width bracket without one.
     return guess ? item + t('share.didYouMean', { name: guess }) : item;
   });
   // On every answer (each slider step): unchanged, it is left alone.
@@ -94,9 +103,15 @@ function showIgnored(app) {
 }
 
 // A GPU named otherwise than by its id ("h100") was taken, not ignored, when the core resolves it to the id shown.
+// With llama.cpp the address's kv went to its K and V halves (state.js): it was taken when one
+// of them still has it.
 function sameAsUrl(app, key) {
   const url = String(app.urlState[key]);
   const now = String(app.state[key]);
+  if (key === 'kv' && (app.urlState.engine === 'llamacpp' || app.urlState.quant)) {
+    const kv = app.urlParams.get('kv');
+    return app.state.ctk === kv || app.state.ctv === kv;
+  }
   return url === now || (key === 'gpu' && now !== '' && app.core.findGpu(url) === now);
 }
 

@@ -2,6 +2,7 @@
 // parameters (names fixed in DESIGN.md), so a copied link reproduces the view.
 import { parseModelRef } from './hubid.js';
 import { SIM_DEFAULTS, applySimParam, simToParams } from './sim-state.js';
+import { parseContextText, langParam } from './url-values.js';
 
 export const DEFAULT_MODEL = 'meta-llama/Llama-3.1-8B';
 
@@ -74,13 +75,23 @@ export function paramGuess(key) {
   return PARAM_NAMES.find((n) => n.toLowerCase() === flat && n !== key) || '';
 }
 
-// Reads the parameters it knows; returns {state, ignored: [names]} so the page can
-// say what it ignored (issue 5) instead of failing.
+// The core's limits (budget_input_limits, catalog().limits) of the numeric parameters.
+export const PARAM_LIMITS = {
+  ctx: 'context', seqs: 'seqs', gpuCount: 'gpu_count', maxNumSeqs: 'max_num_seqs', tp: 'tensor_parallel_size',
+  gpuMem: 'gpu_memory_bytes', macRam: 'gpu_memory_bytes', ram: 'ram_bytes', ngl: 'n_gpu_layers',
+};
+
+// Reads the parameters it knows; returns {state, ignored, raw} so the page can say what it
+// ignored (issue 5) instead of failing: `ignored` holds [name, value] pairs (the value as the
+// address has it, or the part of it that was not taken), `raw` each applied parameter's text.
 export function stateFromParams(params, base = defaultState()) {
   const s = { ...base };
   const ignored = [];
-  for (const [key, raw] of params) {
-    const v = String(raw);
+  const raw = {};
+  for (const [key, rawValue] of params) {
+    const v = String(rawValue);
+    const n = ignored.length;
+    const skip = () => ignored.push([key, v]);
     switch (key) {
       case 'model': {
         const ref = parseModelRef(v);
@@ -88,82 +99,107 @@ export function stateFromParams(params, base = defaultState()) {
           s.model = ref.id;
           s.revision = ref.revision;
           s.quant = ref.quant || '';
-        } else ignored.push(key);
+        } else skip();
         break;
       }
       case 'engine':
-        if (ENGINES.has(v)) s.engine = v; else ignored.push(key);
+        if (ENGINES.has(v)) s.engine = v; else skip();
         break;
-      // Whole numbers only here; their ranges are the core's to check (budget_input_limits),
-      // which names the control that is out of range.
-      case 'ctx': case 'seqs': case 'gpuCount': case 'tp': case 'maxNumSeqs': {
-        if (/^\d{1,15}$/.test(v)) s[key] = Number(v); else ignored.push(key);
+      // The spellings the context field and the CLI's --max-model-len take (128K, 32,768).
+      case 'ctx': {
+        const c = parseContextText(v);
+        if (c !== null) s.ctx = c; else skip();
+        break;
+      }
+      // Whole numbers only here; their ranges are the core's (limitState, below).
+      case 'seqs': case 'gpuCount': case 'tp': case 'maxNumSeqs': {
+        if (/^\d{1,15}$/.test(v)) s[key] = Number(v); else skip();
         break;
       }
       case 'util': {
         const f = /^0?\.\d+$|^1(\.0*)?$/.test(v) ? Number(v) : NaN;
-        if (f > 0 && f <= 1) s.util = f; else ignored.push(key);
+        if (f > 0 && f <= 1) s.util = f; else skip();
         break;
       }
       case 'ngl': {
-        if (/^\d{1,6}$/.test(v)) s.ngl = Number(v); else ignored.push(key);
+        if (/^\d{1,15}$/.test(v)) s.ngl = Number(v); else skip();
         break;
       }
-      case 'ram': {
-        const n = /^\d{1,16}$/.test(v) ? Number(v) : NaN;
-        if (n > 0) s.ram = n; else ignored.push(key);
-        break;
-      }
-      case 'macRam': {
-        const n = /^\d{1,16}$/.test(v) ? Number(v) : NaN;
-        if (n > 0) s.macRam = n; else ignored.push(key);
-        break;
-      }
-      case 'gpuMem': {
-        const n = /^\d{1,16}$/.test(v) ? Number(v) : NaN;
-        if (n > 0) s.gpuMem = n; else ignored.push(key);
+      case 'ram': case 'macRam': case 'gpuMem': {
+        const b = /^\d{1,16}$/.test(v) ? Number(v) : NaN;
+        if (b > 0) s[key] = b; else skip();
         break;
       }
       // Engine-specific spellings are checked against the core's lists later.
       case 'kv': case 'ctk': case 'ctv': case 'weights':
-        if (/^[A-Za-z0-9_.-]{0,40}$/.test(v)) s[key] = v; else ignored.push(key);
+        if (/^[A-Za-z0-9_.-]{0,40}$/.test(v)) s[key] = v; else skip();
         break;
       // Also the names with spaces the CLI's --gpu takes ("RTX 4090"): controls.js resolves them.
       case 'gpu':
-        if (/^[A-Za-z0-9_. -]{0,40}$/.test(v)) s.gpu = v; else ignored.push(key);
+        if (/^[A-Za-z0-9_. -]{0,40}$/.test(v)) s.gpu = v; else skip();
         break;
       case 'rope':
-        if (/^(yarn|linear|dynamic):\d{1,4}(\.\d{1,6})?(:\d{1,10})?$/.test(v)) s.rope = v; else ignored.push(key);
+        if (/^(yarn|linear|dynamic):\d{1,4}(\.\d{1,6})?(:\d{1,10})?$/.test(v)) s.rope = v; else skip();
         break;
       case 'spec':
-        if (SPEC_RE.test(v)) s.spec = v; else ignored.push(key);
+        if (SPEC_RE.test(v)) s.spec = v; else skip();
         break;
       // Its form is the core's to judge (parse_engine_version names what is wrong); only harmless characters pass.
       case 'engineVersion':
-        if (/^[A-Za-z0-9_.+=-]{1,64}$/.test(v)) s.engineVersion = v; else ignored.push(key);
+        if (/^[A-Za-z0-9_.+=-]{1,64}$/.test(v)) s.engineVersion = v; else skip();
         break;
-      case 'lang':
-        if (v === 'en' || v === 'zh-CN') s.lang = v; else ignored.push(key);
+      case 'lang': {
+        const code = langParam(v);
+        if (code) s.lang = code; else skip();
         break;
+      }
       case 'embed':
-        if (v === '1' || v === '0') s.embed = v === '1'; else ignored.push(key);
+        if (v === '1' || v === '0') s.embed = v === '1'; else skip();
         break;
       case 'theme':
-        if (v === 'light' || v === 'dark' || v === 'auto') s.theme = v; else ignored.push(key);
+        if (v === 'light' || v === 'dark' || v === 'auto') s.theme = v; else skip();
         break;
       case 'panels': {
-        // Unknown names are dropped (and reported); the known ones still apply.
+        // Unknown names are dropped and reported (only they: the known ones apply).
         const names = v.split(',').map((x) => x.trim()).filter(Boolean);
-        const known = EMBED_PANELS.filter((n) => names.includes(n));
+        const known = EMBED_PANELS.filter((p) => names.includes(p));
+        const unknown = names.filter((p) => !EMBED_PANELS.includes(p));
         if (known.length) s.panels = known.join(',');
-        if (known.length !== names.length || !known.length) ignored.push(key);
+        if (!names.length) skip();
+        else if (unknown.length) ignored.push([key, unknown.join(',')]);
         break;
       }
       default:
-        if (!applySimParam(s, key, v)) ignored.push(key);
+        if (!applySimParam(s, key, v)) skip();
     }
+    if (ignored.length === n) raw[key] = v;
   }
-  return { state: s, ignored };
+  // llama.cpp: `kv` is the type of both halves, as `kvbudget budget --kv-cache-dtype` sets both;
+  // ctk / ctv name one half each and win for theirs. A GGUF (model=org/repo:QUANT) is served
+  // by llama.cpp whatever `engine` says. The address then carries ctk / ctv.
+  if (Object.hasOwn(raw, 'kv') && (s.engine === 'llamacpp' || s.quant)) {
+    if (!Object.hasOwn(raw, 'ctk')) s.ctk = s.kv;
+    if (!Object.hasOwn(raw, 'ctv')) s.ctv = s.kv;
+    s.kv = base.kv;
+  }
+  return { state: s, ignored, raw };
+}
+
+// The numeric parameters outside the core's limits (`limits`: catalog().limits) go back to
+// their defaults, as malformed ones do: returns their [name, value, {min, max}] for the
+// note, which gives the allowed range. `raw`: stateFromParams's.
+export function limitState(s, limits, raw, base = defaultState()) {
+  const out = [];
+  for (const [key, name] of Object.entries(PARAM_LIMITS)) {
+    const lim = limits?.[name];
+    if (!lim || !Object.hasOwn(raw, key) || s[key] === base[key]) continue;
+    // The page's own floors: a count of at least one, a size above zero (stateFromParams).
+    const min = key === 'gpuMem' || key === 'macRam' || key === 'ram' ? Math.max(1, lim.min) : key === 'ngl' ? Math.max(0, lim.min) : lim.min;
+    if (s[key] >= min && s[key] <= lim.max) continue;
+    s[key] = base[key];
+    out.push([key, raw[key], { min, max: lim.max }]);
+  }
+  return out;
 }
 
 // Only what differs from the defaults, in a stable order.
