@@ -290,6 +290,9 @@ const std::vector<MessageTemplate>& message_templates() {
         {"mmproj", "llama.cpp: the vision tower lives in a separate --mmproj file, not counted"},
         {"gguf_file_weights", "llama.cpp: weights are the GGUF file's own tensors, {bytes} ({params} parameters)"},
         {"gguf_default", "llama.cpp: weights default to a Q4_K_M GGUF (pass --weights to choose)"},
+        {"gguf_default_mxfp4",
+         "llama.cpp: weights default to the MXFP4 GGUF of this MXFP4 checkpoint: experts in MXFP4 as shipped, "
+         "the rest Q8_0 (pass --weights to choose; every GGUF type keeps the experts in MXFP4)"},
         {"vllm_null_block",
          "vLLM's \"GPU KV cache size: {printed} tokens\" counts the one {block}-token block it keeps in reserve (the "
          "null block): one request can hold at most {usable} tokens, the longest context shown here"},
@@ -332,8 +335,8 @@ const std::vector<MessageTemplate>& message_templates() {
         {"transformers_gguf",
          "transformers loads safetensors checkpoints: GGUF formats ({format}) are for --engine llamacpp"},
         {"llamacpp_not_gguf",
-         "llama.cpp loads GGUF files: --weights must be one of Q8_0, Q6_K, Q5_K_M, Q4_K_M, Q4_0, IQ4_XS, bf16, fp16 "
-         "(got '{format}')"},
+         "llama.cpp loads GGUF files: --weights must be one of Q8_0, Q6_K, Q5_K_M, Q4_K_M, Q4_0, IQ4_XS, mxfp4, bf16, "
+         "fp16 (got '{format}')"},
         {"no_context_limit", "model {model} has no max_position_embeddings; pass --max-model-len"},
         {"max_num_seqs_below_seqs",
          "--max-num-seqs {max_num_seqs} lets vLLM run only {max_num_seqs} of the {seqs} requests at once"},

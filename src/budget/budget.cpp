@@ -248,8 +248,8 @@ void resolve_parallelism(const BudgetInputs& in, BudgetResult& r) {
         r.notes.push_back(note("unused_gpus", {{"n", std::to_string(in.gpu_count - r.tp * r.pp)}}));
 }
 
-// The weights format each engine loads: llama.cpp a GGUF (Q4_K_M unless chosen),
-// transformers a safetensors checkpoint, vLLM either.
+// The weights format each engine loads: llama.cpp a GGUF (Q4_K_M unless chosen; for an MXFP4
+// checkpoint its MXFP4 GGUF), transformers a safetensors checkpoint, vLLM either.
 Result<WeightFormat> resolve_weights(const ModelSpec& m, const BudgetInputs& in, const Gpu* gpu,
                                      LlamaSpecType llama_spec, BudgetResult& r) {
     const bool vllm = in.engine == BudgetEngine::Vllm, hf = in.engine == BudgetEngine::Transformers;
@@ -262,10 +262,14 @@ Result<WeightFormat> resolve_weights(const ModelSpec& m, const BudgetInputs& in,
     // A GGUF file is its own weights: llama.cpp loads exactly its tensors.
     const bool gguf_file = m.gguf && !vllm && !hf && lower(wname) == "auto";
     if (!vllm && !hf && lower(wname) == "auto") {
-        wname = "Q4_K_M";
-        if (!gguf_file) r.notes.push_back(note("gguf_default"));
+        // An MXFP4 checkpoint's GGUF is its MXFP4 one (ggml-org/gpt-oss-20b-GGUF's
+        // gpt-oss-20b-mxfp4.gguf, which llama.cpp's gpt-oss guide runs): any other type changes
+        // only the tenth of the weights outside the experts.
+        const bool mxfp4 = lower(m.quant.method) == "mxfp4";
+        wname = mxfp4 ? "mxfp4" : "Q4_K_M";
+        if (!gguf_file) r.notes.push_back(note(mxfp4 ? "gguf_default_mxfp4" : "gguf_default"));
     }
-    auto parsed = weight_format(wname, m);
+    auto parsed = weight_format(wname, m, !vllm && !hf);
     if (!parsed) return parsed.error();
     WeightFormat fmt = parsed.value();
     if (cast) fmt.from = note("vllm_auto_cast", {{"dtype", served}, {"checkpoint", budget_steps::checkpoint_dtype(m)}});

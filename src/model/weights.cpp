@@ -94,8 +94,39 @@ WeightFormat int_group(const std::string& name, int bits, int group, bool zp, in
 
 }  // namespace
 
-Result<WeightFormat> weight_format(const std::string& name_in, const ModelSpec& m) {
+namespace {
+
+// A GGUF file's format. 1-D tensors are F32 in every GGUF file (convert_hf_to_gguf writes them so
+// and llama-quantize leaves them alone). An MXFP4 checkpoint's routed experts reach the GGUF as
+// MXFP4: convert_hf_to_gguf skips dequant_model for it and repacks the experts' blocks and scales
+// into GGML MXFP4 blocks (conversion/gpt_oss.py repack_mxfp4), whatever --outtype says, and the
+// published quants of it keep them so (see gguf_type).
+WeightFormat gguf_format(const std::string& name, const ModelSpec& m) {
+    WeightFormat f;
+    f.name = name;
+    f.kind = WeightKind::Gguf;
+    f.gguf = true;
+    f.float_bytes = 4;
+    f.mxfp4_experts = lower(m.quant.method) == "mxfp4";
+    return f;
+}
+
+}  // namespace
+
+Result<WeightFormat> weight_format(const std::string& name_in, const ModelSpec& m, bool gguf_file) {
     const std::string n = lower(name_in);
+    if (gguf_file) {
+        // llama-quantize's MXFP4_MOE type (what ggml-org's gpt-oss-*-mxfp4.gguf files are).
+        if (n == "mxfp4" || n == "mxfp4_moe") return gguf_format("mxfp4", m);
+        auto f = weight_format(name_in, m, false);
+        if (!f) return f;
+        WeightFormat g = f.value();
+        if (g.kind == WeightKind::Float || g.kind == WeightKind::Mxfp4) {
+            g = gguf_format(g.kind == WeightKind::Mxfp4 ? "mxfp4" : g.name, m);
+            g.from = f->from;
+        }
+        return g;
+    }
     int model_bytes = dtype_size(m.dtype);
     if (model_bytes != 2 && model_bytes != 4) model_bytes = 2;
     if (n == "bf16" || n == "bfloat16") return float_format("bf16", 2);
@@ -109,13 +140,9 @@ Result<WeightFormat> weight_format(const std::string& name_in, const ModelSpec& 
     if (n == "mxfp4") return quantized_format("mxfp4", WeightKind::Mxfp4, 4);
     for (const char* g : {"q8_0", "q6_k", "q5_k_m", "q4_k_m", "q4_0", "iq4_xs"}) {
         if (n == g) {
-            WeightFormat f;
-            f.name = name_in;
-            for (char& c : f.name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-            f.kind = WeightKind::Gguf;
-            f.gguf = true;
-            f.float_bytes = 4;  // 1-D tensors are F32 in GGUF files
-            return f;
+            std::string up = name_in;
+            for (char& c : up) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+            return gguf_format(up, m);
         }
     }
     if (n == "auto" || n.empty()) {
@@ -164,7 +191,7 @@ Result<WeightFormat> weight_format(const std::string& name_in, const ModelSpec& 
 
 namespace {
 
-enum class Gg { F32, F16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K, Q5_K, Q4_K, IQ4_XS, IQ4_NL };
+enum class Gg { F32, F16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q6_K, Q5_K, Q4_K, IQ4_XS, IQ4_NL, MXFP4 };
 
 struct GgInfo {
     int64_t blck, bytes;
@@ -183,6 +210,7 @@ GgInfo gg_info(Gg t) {
         case Gg::Q4_K: return {256, 144};
         case Gg::IQ4_XS: return {256, 136};
         case Gg::IQ4_NL: return {32, 18};
+        case Gg::MXFP4: return {32, 17};  // ggml's block_mxfp4: one E8M0 scale + 16 bytes of 4-bit values
     }
     return {1, 4};
 }
@@ -206,9 +234,15 @@ bool use_more_bits(int64_t i, int64_t n) {
     return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2;
 }
 
+bool is_expert(TensorRole r) {
+    return r == TensorRole::ExpertGate || r == TensorRole::ExpertUp || r == TensorRole::ExpertDown;
+}
+
 struct GgufPlan {
     Gg deflt;
-    std::string ftype;  // Q8_0, Q6_K, Q5_K_M, Q4_K_M, Q4_0, IQ4_XS
+    std::string ftype;        // Q8_0, Q6_K, Q5_K_M, Q4_K_M, Q4_0, IQ4_XS, MXFP4_MOE, F16, F32
+    bool float_file = false;  // convert_hf_to_gguf's own output (F16, BF16, F32): no llama-quantize mix
+    bool mxfp4_experts = false;
     int64_t n_layer = 0;
     int64_t n_expert = 0;
     int64_t n_attn_v = 0;
@@ -229,8 +263,21 @@ Gg gguf_type(GgufPlan& p, const TensorGroup& g) {
             return Gg::F32;  // convert_hf_to_gguf keeps these in F32; llama-quantize leaves them alone
         default: break;
     }
+    // Published GGUFs of an MXFP4 checkpoint (gpt-oss) keep the routed experts as the converter
+    // wrote them, in every type (bartowski's b6096 quants: "all quants keep the feed forward
+    // networks at mxfp4"; their sizes say so too). llama-quantize itself has no such rule
+    // (src/llama-quant.cpp): a k-quant's target for the experts is not MXFP4, and it refuses to
+    // requantize a quantized tensor ("requantizing from type mxfp4 is disabled") unless
+    // --allow-requantize, which would give Q5_0 / Q8_0 (2,880-wide rows fall back).
+    if (p.mxfp4_experts && is_expert(g.role)) return Gg::MXFP4;
+    if (p.float_file) return p.deflt;  // TextModel.prepare_tensors: every other tensor in --outtype
     Gg t = p.deflt;
     const std::string& f = p.ftype;
+    if (f == "MXFP4_MOE") {
+        // llama_tensor_get_type_impl for LLAMA_FTYPE_MOSTLY_MXFP4_MOE: output (and a tied token
+        // embedding) Q8_0; a 3-D tensor (ne[2] > 1: the routed experts) MXFP4; every other Q8_0.
+        return gg_fallback(is_expert(g.role) && g.count > 1 ? Gg::MXFP4 : Gg::Q8_0, g.cols);
+    }
     if (g.role == TensorRole::Output || (p.tied && g.role == TensorRole::TokenEmbedding)) {
         if (p.falcon || g.cols % gg_info(t).blck != 0)
             t = Gg::Q8_0;
@@ -274,13 +321,18 @@ Gg gguf_type(GgufPlan& p, const TensorGroup& g) {
 GgufPlan gguf_plan(const ModelSpec& m, const WeightFormat& format, const ParamCount& pc, const Family& family) {
     GgufPlan plan;
     const std::string& n = format.name;
-    plan.ftype = n;
-    plan.deflt = n == "Q8_0"     ? Gg::Q8_0
-                 : n == "Q6_K"   ? Gg::Q6_K
-                 : n == "Q5_K_M" ? Gg::Q5_K
-                 : n == "Q4_K_M" ? Gg::Q4_K
-                 : n == "Q4_0"   ? Gg::Q4_0
-                                 : Gg::IQ4_XS;
+    plan.ftype = n == "mxfp4" ? "MXFP4_MOE" : n == "bf16" || n == "fp16" ? "F16" : n == "fp32" ? "F32" : n;
+    plan.float_file = plan.ftype == "F16" || plan.ftype == "F32";
+    plan.mxfp4_experts = format.mxfp4_experts;
+    plan.deflt = n == "Q8_0"       ? Gg::Q8_0
+                 : n == "Q6_K"     ? Gg::Q6_K
+                 : n == "Q5_K_M"   ? Gg::Q5_K
+                 : n == "Q4_K_M"   ? Gg::Q4_K
+                 : n == "Q4_0"     ? Gg::Q4_0
+                 : n == "mxfp4"    ? Gg::Q8_0
+                 : n == "fp32"     ? Gg::F32
+                 : plan.float_file ? Gg::F16  // BF16 and F16 take 2 bytes alike
+                                   : Gg::IQ4_XS;
     plan.n_layer = static_cast<int64_t>(m.layers.size());
     plan.n_expert = m.dims.num_experts;
     plan.tied = m.dims.tie_word_embeddings;
@@ -311,10 +363,6 @@ bool quantizable(TensorRole r) {
         case TensorRole::Vector: return false;
         default: return true;
     }
-}
-
-bool is_expert(TensorRole r) {
-    return r == TensorRole::ExpertGate || r == TensorRole::ExpertUp || r == TensorRole::ExpertDown;
 }
 
 // Bytes of ONE copy of the tensor. count_params bounds every tensor below 2^55
@@ -385,6 +433,10 @@ void main_rate(const WeightFormat& f, int64_t* num, int64_t* den) {
                 t = Gg::Q4_0;
             else if (f.name == "IQ4_XS")
                 t = Gg::IQ4_XS;
+            else if (f.name == "bf16" || f.name == "fp16")
+                t = Gg::F16;
+            else if (f.name == "fp32")
+                t = Gg::F32;
             *num = gg_info(t).bytes;
             *den = gg_info(t).blck;
             return;

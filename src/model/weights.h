@@ -91,12 +91,17 @@ struct WeightFormat {
     bool gguf = false;       // served by llama.cpp
     Message from;            // how "auto" chose: auto_dtype, auto_quant ("awq, 4 bits, group 128"),
                              // quant_not_modelled; no code for a named format
+    // A GGUF of an MXFP4 checkpoint: its routed experts stay MXFP4, whatever the GGUF type.
+    bool mxfp4_experts = false;
 };
 
 // "auto" | bf16 | fp16 | fp32 | fp8 | int8 | awq | gptq | gptq-int8 | int4 (= awq) | mxfp4 |
 // q8_0 | q6_k | q5_k_m | q4_k_m | q4_0 | iq4_xs (case-insensitive).
 // auto = the config's quantization_config when present, else the model dtype.
-Result<WeightFormat> weight_format(const std::string& name, const ModelSpec& m);
+// `gguf_file`: the format as a GGUF file llama.cpp loads: mxfp4 (or mxfp4_moe) is llama-quantize's
+// MXFP4_MOE, bf16 / fp16 / fp32 what convert_hf_to_gguf writes with that --outtype. A GGUF of an
+// MXFP4 checkpoint (quant_method mxfp4) keeps its routed experts in MXFP4 whatever the type.
+Result<WeightFormat> weight_format(const std::string& name, const ModelSpec& m, bool gguf_file = false);
 const std::vector<std::string>& weight_format_names();
 
 struct WeightBytes {

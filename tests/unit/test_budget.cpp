@@ -590,6 +590,41 @@ TEST_CASE("llama.cpp budget: weights + KV + compute buffer + runtime") {
     CHECK(q.command == "llama-server -m Llama-3.1-8B-Q4_K_M.gguf -c 32768 -np 4 -ctk q8_0 -ctv q8_0 -fa on -ngl 99");
 }
 
+// gpt-oss ships MXFP4 experts, and every GGUF of it keeps them: llama.cpp's default for it is
+// ggml-org's gpt-oss-20b-mxfp4.gguf (llama-quantize's MXFP4_MOE), not a Q4_K_M (test_weights.cpp
+// has the bytes of each type against the published files).
+TEST_CASE("llama.cpp budget of an MXFP4 checkpoint: its MXFP4 GGUF by default, experts MXFP4 in every type") {
+    kvb::BudgetInputs in;
+    in.engine = kvb::BudgetEngine::LlamaCpp;
+    in.gpu = "rtx-4080";  // 16 GB: the whole model and its 131,072-token context on the GPU
+    auto r = budget("openai/gpt-oss-20b", in);
+    CHECK(r.weights.format.name == "mxfp4");
+    CHECK(r.weights.bytes == 12096558336LL);  // llama-bench: 11.27 GiB
+    CHECK(r.command == "llama-server -m gpt-oss-20b-mxfp4.gguf -c 131072 -np 1 -ngl 99");
+    CHECK(r.fits);
+    CHECK_FALSE(r.fits_offload);
+    bool said = false;
+    for (const kvb::Message& n : r.notes) {
+        CHECK(n.code != "gguf_default");
+        said = said || n.code == "gguf_default_mxfp4";
+    }
+    CHECK(said);
+    in.weights = "mxfp4";
+    CHECK(budget("openai/gpt-oss-20b", in).weights.bytes == 12096558336LL);
+    in.weights = "Q4_K_M";
+    auto q = budget("openai/gpt-oss-20b", in);
+    CHECK(q.weights.bytes == 11611750656LL);  // unsloth's Q4_K_M: 11.6 GB
+    CHECK(q.command.rfind("llama-server -m gpt-oss-20b-Q4_K_M.gguf ", 0) == 0);
+    in.weights = "bf16";
+    CHECK(budget("openai/gpt-oss-20b", in).weights.bytes == 13779630336LL);  // the converter's own file
+    // vLLM serves the checkpoint as it ships: MXFP4 experts, bf16 for the rest.
+    in.engine = kvb::BudgetEngine::Vllm;
+    in.weights = "auto";
+    auto v = budget("openai/gpt-oss-20b", in);
+    CHECK(v.weights.format.name == "mxfp4");
+    CHECK(v.weights.bytes == 10152345600LL + 2 * 1804459584LL);
+}
+
 // Nothing fits at any context with every layer on the GPU (-ngl given: --fit leaves it): the
 // command keeps the asked -c. llama.cpp reads -c 0 as the model's whole training context
 // (40,960 here), a setting the answer never showed.
@@ -726,8 +761,8 @@ TEST_CASE("bad budget input gets a clear error") {
     in.engine = kvb::BudgetEngine::LlamaCpp;
     in.weights = "awq";
     CHECK(refused("Qwen/Qwen3-8B", in).message ==
-          "llama.cpp loads GGUF files: --weights must be one of Q8_0, Q6_K, Q5_K_M, Q4_K_M, Q4_0, IQ4_XS, bf16, fp16 "
-          "(got 'awq')");
+          "llama.cpp loads GGUF files: --weights must be one of Q8_0, Q6_K, Q5_K_M, Q4_K_M, Q4_0, IQ4_XS, mxfp4, bf16, "
+          "fp16 (got 'awq')");
     CHECK(kvb::parse_budget_engine("tgi").error().message ==
           "--engine must be vllm, llamacpp or transformers, got 'tgi'");
     in.engine = kvb::BudgetEngine::Vllm;

@@ -11,6 +11,12 @@ using kvb::test::fixture;
 
 namespace {
 
+int64_t count_params_total(const kvb::ModelSpec& m) {
+    auto pc = kvb::count_params(m);
+    REQUIRE(pc.ok());
+    return pc->total;
+}
+
 kvb::ParamCount count(const std::string& id) {
     auto pc = kvb::count_params(fixture(id));
     REQUIRE_MESSAGE(pc.ok(), (pc.ok() ? "" : pc.error().message));
@@ -24,6 +30,37 @@ int64_t bytes(const std::string& id, const std::string& format, int64_t given = 
     auto b = kvb::weight_bytes(m, f.value(), given, tp, pp);
     REQUIRE_MESSAGE(b.ok(), (b.ok() ? "" : b.error().message));
     return b->bytes;
+}
+
+// Bytes of the GGUF file llama.cpp loads for `format` (weight_format's gguf_file).
+int64_t gguf_bytes(const kvb::ModelSpec& m, const std::string& format) {
+    auto f = kvb::weight_format(format, m, true);
+    REQUIRE_MESSAGE(f.ok(), (f.ok() ? "" : f.error().message));
+    auto b = kvb::weight_bytes(m, f.value());
+    REQUIRE_MESSAGE(b.ok(), (b.ok() ? "" : b.error().message));
+    return b->bytes;
+}
+
+// gpt-oss-120b's config.json is gpt-oss-20b's with 36 layers (sliding and full alternating) and
+// 128 experts; every width, the vocabulary and the quantization_config are the same.
+kvb::ModelSpec gpt_oss_120b() {
+    std::string t = kvb::test::fixture_text("openai/gpt-oss-20b");
+    auto swap = [&t](const std::string& from, const std::string& to) {
+        const size_t at = t.find(from);
+        REQUIRE(at != std::string::npos);
+        t.replace(at, from.size(), to);
+    };
+    swap("\"num_hidden_layers\": 24", "\"num_hidden_layers\": 36");
+    swap("\"num_local_experts\": 32", "\"num_local_experts\": 128");
+    const size_t open = t.find("\"layer_types\": [");
+    const size_t close = t.find(']', open);
+    std::string types = "\"layer_types\": [";
+    for (int i = 0; i < 36; ++i)
+        types += std::string(i ? ", " : "") + (i % 2 ? "\"full_attention\"" : "\"sliding_attention\"");
+    t.replace(open, close - open, types);
+    auto r = kvb::parse_config(t, "openai/gpt-oss-120b");
+    REQUIRE(r.ok());
+    return r.value();
 }
 
 }  // namespace
@@ -179,6 +216,63 @@ TEST_CASE("tensor and pipeline parallel split") {
     CHECK(kvb::pp_layer_range(61, 0, 4) == std::make_pair<int64_t, int64_t>(0, 15));
     CHECK(kvb::pp_layer_range(61, 2, 4) == std::make_pair<int64_t, int64_t>(30, 46));
     CHECK(kvb::pp_layer_range(61, 3, 4) == std::make_pair<int64_t, int64_t>(46, 61));
+}
+
+TEST_CASE("a GGUF of an MXFP4 checkpoint keeps its routed experts in MXFP4 (gpt-oss)") {
+    // gpt-oss-20b in tensor groups (the config's shapes; llama.cpp's GGUF has the same tensors):
+    //   routed experts: 24 x 3 x 32 x 2,880 x 2,880 = 19,110,297,600 weights, in MXFP4 (ggml's
+    //     block_mxfp4: 32 weights in 17 bytes) = 10,152,345,600 B
+    //   attention: 24 x (4,096 + 512 + 512 + 4,096) x 2,880 (q, k, v, o) = 637,009,920 weights
+    //   token_embd and output: 201,088 x 2,880 each = 1,158,266,880 weights
+    //   F32: norms, biases (the experts' too), sinks, router (ffn_gate_inp): 9,182,784 weights = 36,731,136 B
+    auto oss = fixture("openai/gpt-oss-20b");
+    const int64_t experts = 19110297600LL / 32 * 17, f32 = 4 * 9182784LL;
+    const int64_t attn = 637009920LL, embd_out = 1158266880LL;
+    CHECK(experts == 10152345600LL);
+    // mxfp4 = llama-quantize's MXFP4_MOE (llama_tensor_get_type_impl: a 3-D tensor MXFP4, every
+    // other tensor and the output Q8_0), ggml-org's gpt-oss-20b-mxfp4.gguf: 12,096,558,336 B =
+    // 11.2658 GiB against llama-bench's "gpt-oss 20B MXFP4 MoE | 11.27 GiB | 20.91 B"
+    // (ggml-org/llama.cpp#16991). Its load log agrees to the tensor: CPU_Mapped (token_embd)
+    // 586.82 MiB = 615,329,280 B, the Q8_0 bytes of 201,088 x 2,880.
+    CHECK(gguf_bytes(oss, "mxfp4") == experts + (attn + embd_out) / 32 * 34 + f32);
+    CHECK(gguf_bytes(oss, "mxfp4") == 12096558336LL);
+    CHECK(gguf_bytes(oss, "MXFP4_MOE") == 12096558336LL);
+    // convert_hf_to_gguf's own output (--outtype f16 / bf16): experts repacked as MXFP4, every
+    // other matrix 16-bit: 13,779,630,336 B = 12.8333 GiB, llama-bench's "GPT-OSS 20B F16 |
+    // 12.83 GiB"; the converter logs total_size = 13.8G, bartowski's bf16 file is 13.79 GB.
+    CHECK(gguf_bytes(oss, "bf16") == experts + 2 * (attn + embd_out) + f32);
+    CHECK(gguf_bytes(oss, "fp16") == 13779630336LL);
+    // The quants keep the experts too; the rest follows the type's own rules. Q8_0: every other
+    // matrix Q8_0, as MXFP4_MOE (unsloth's Q8_0: 12.1 GB). Q6_K: 2,880-wide rows fall back to
+    // Q8_0, only attn_output (4,096 wide) is Q6_K, 68,567,040 B less (bartowski's Q6_K file
+    // 12.04 GB: these 12.03 GB plus its metadata and tokenizer). Q4_K_M: token_embd Q5_0
+    // (Q4_K falls back), output Q8_0 (Q6_K falls back), attn_q / attn_k Q5_0, attn_v Q8_0 on the
+    // 12 use_more_bits layers and Q5_0 on the others, attn_output Q4_K: 1,422,673,920 B outside
+    // the experts, 11,611,750,656 B in all (unsloth's Q4_K_M: 11.6 GB).
+    CHECK(gguf_bytes(oss, "Q8_0") == 12096558336LL);
+    CHECK(gguf_bytes(oss, "Q6_K") == 12096558336LL - 24 * (11796480LL / 32 * 34 - 11796480LL / 256 * 210));
+    CHECK(gguf_bytes(oss, "Q4_K_M") == experts + 1422673920LL + f32);
+    CHECK(gguf_bytes(oss, "Q4_K_M") == 11611750656LL);
+    // (Q4_K_M's own mix would make the experts Q5_0 and Q8_0, 2,880-wide rows falling back: over
+    // 14 GB of experts, where every published file holds 10.15 GB.)
+    // gpt-oss-120b, the same rule: 63,374,323,968 B = 59.0219 GiB, llama-bench's "gpt-oss 120B
+    // MXFP4 MoE | 59.02 GiB | 116.83 B" (ggml-org/llama.cpp#19922); its F16 (unsloth's
+    // gpt-oss-120b-F16.gguf) 65,355,994,368 B = 60.8675 GiB, llama-bench 60.87 GiB.
+    auto big = gpt_oss_120b();
+    CHECK(count_params_total(big) == 116829156672LL);
+    CHECK(gguf_bytes(big, "mxfp4") == 63374323968LL);
+    CHECK(gguf_bytes(big, "fp16") == 65355994368LL);
+    // A checkpoint without quant_method mxfp4 has nothing to keep: MXFP4_MOE turns its 3-D
+    // expert tensors into MXFP4 and the rest Q8_0; a dense model is all Q8_0.
+    CHECK(gguf_bytes(fixture("Qwen/Qwen3-0.6B"), "mxfp4") == bytes("Qwen/Qwen3-0.6B", "Q8_0"));
+    // A float GGUF of an unquantized model: matrices 16-bit, 1-D tensors F32 (266,240 of
+    // Llama-3.1-8B's weights): 16,061,054,976 B = 14.958 GiB, llama-bench's "llama 8B F16 | 14.96 GiB".
+    CHECK(gguf_bytes(fixture("meta-llama/Llama-3.1-8B"), "bf16") == 2 * 8030261248LL + 2 * 266240LL);
+    // vLLM serves the checkpoint as it ships: experts MXFP4, the rest bf16 (unchanged).
+    auto ckpt = kvb::weight_format("mxfp4", oss);
+    REQUIRE(ckpt.ok());
+    CHECK_FALSE(ckpt->gguf);
+    CHECK(kvb::weight_bytes(oss, ckpt.value())->bytes == experts + 2 * (attn + embd_out + 9182784LL));
 }
 
 TEST_CASE("bad weights input") {
