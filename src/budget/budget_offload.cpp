@@ -56,32 +56,42 @@ Result<LayerWeights> llamacpp_layer_weights(const ModelSpec& m, const WeightByte
         if (g.tied_output) lw.output = sat_add(lw.output, g.token_embd_bytes);
         return lw;
     }
-    // A config: the format's bytes shared out by each layer's parameters (per-tensor quant
-    // types differ a little, so the split is an estimate; the total stays exact).
+    // A config: each tensor group's bytes in the format (weight_bytes' per-tensor types), or
+    // without them the format's bytes shared out by parameters. The split estimates a GGUF's
+    // tensors (a backend's padding aside); the total stays exact.
     auto pc = count_params(m);
     if (!pc) return pc.error();
     lw.estimated = true;
     const double total = double(std::max<int64_t>(1, pc->total));
     const double per_param = double(w.bytes) / total;
-    int64_t placed = 0;
-    for (const TensorGroup& t : pc->tensors) {
+    const bool exact = w.tensor_bytes.size() == pc->tensors.size();
+    auto bytes_of = [&](size_t i) {
+        return exact ? w.tensor_bytes[i] : static_cast<int64_t>(double(pc->tensors[i].params()) * per_param);
+    };
+    // The output layer is what follows the blocks (output and output_norm, as a GGUF's "output*"
+    // tensors), with a copy of the token embeddings when they are tied.
+    int64_t placed = 0, embd = 0, tail = 0;
+    for (size_t i = 0; i < pc->tensors.size(); ++i) {
+        const TensorGroup& t = pc->tensors[i];
+        if (t.role == TensorRole::TokenEmbedding) embd = sat_add(embd, bytes_of(i));
+        if (t.layer == -2) tail = sat_add(tail, bytes_of(i));
         if (t.layer < 0 || static_cast<size_t>(t.layer) >= n_layer) continue;
-        const auto b = static_cast<int64_t>(double(t.params()) * per_param);
+        const int64_t b = bytes_of(i);
         lw.layers[static_cast<size_t>(t.layer)] = sat_add(lw.layers[static_cast<size_t>(t.layer)], b);
         placed = sat_add(placed, b);
     }
-    const auto embd = static_cast<int64_t>(double(pc->embedding) * per_param);
-    lw.output = pc->output > 0 ? static_cast<int64_t>(double(pc->output) * per_param) : embd;  // tied: a copy
-    // What is neither a layer nor the output (embeddings, final norm) is the input layer.
-    lw.input = std::max<int64_t>(0, w.bytes - placed - (pc->output > 0 ? lw.output : 0));
+    lw.output = pc->output > 0 ? tail : sat_add(tail, embd);
+    // What is neither a layer nor the output (embeddings, learned positions) is the input layer.
+    lw.input = std::max<int64_t>(0, w.bytes - placed - tail);
     // A MoE's FFN tensors by the parts --fit's patterns match, from the config's expert
-    // counts and FFN sizes at the same bytes per parameter (the GGUF's tensor names are
-    // what llama.cpp matches; a config only lets us estimate their bytes).
+    // counts and FFN sizes at their bytes as above (the GGUF's tensor names are what
+    // llama.cpp matches; a config only lets us estimate their bytes).
     if (m.dims.num_experts > 0) {
         lw.ffn.assign(n_layer, GgufWeights::BlockFfn{});
-        for (const TensorGroup& t : pc->tensors) {
+        for (size_t i = 0; i < pc->tensors.size(); ++i) {
+            const TensorGroup& t = pc->tensors[i];
             if (t.layer < 0 || static_cast<size_t>(t.layer) >= n_layer) continue;
-            const auto b = static_cast<int64_t>(double(t.params()) * per_param);
+            const int64_t b = bytes_of(i);
             GgufWeights::BlockFfn& f = lw.ffn[static_cast<size_t>(t.layer)];
             const bool expert =
                 t.role == TensorRole::ExpertGate || t.role == TensorRole::ExpertUp || t.role == TensorRole::ExpertDown;

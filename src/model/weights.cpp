@@ -512,6 +512,7 @@ Result<WeightBytes> weight_bytes(const ModelSpec& m, const WeightFormat& format,
         bool q = false;
         const int64_t one = one_copy_bytes(format, g, &plan, &q);
         const int64_t all = one * g.count;
+        wb.tensor_bytes.push_back(all);
         total += all;
         (q ? qparams : uparams) += g.rows * g.cols * g.count;
         if (g.role == TensorRole::TokenEmbedding) embed_bytes = all;

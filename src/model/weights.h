@@ -120,6 +120,9 @@ struct WeightBytes {
     std::vector<int64_t> stage_bytes;  // per pipeline stage, one tp rank
     double bits_per_weight = 0;        // bytes * 8 / params
     std::vector<Message> notes;        // params_ignored, params_differ, the count's notes, `from`
+    // Bytes of each of count_params' tensor groups (all copies), in its order: a GGUF's types
+    // differ by tensor (gpt-oss's MXFP4 experts take half the bytes per weight of its Q8_0 embedding).
+    std::vector<int64_t> tensor_bytes;
 
     // The text model and the vision tower: the whole checkpoint the engine loads.
     int64_t all_bytes() const { return sat_add(bytes, vision_bytes); }

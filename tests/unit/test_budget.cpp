@@ -572,9 +572,11 @@ TEST_CASE("llama.cpp budget: weights + KV + compute buffer + runtime") {
           "512.00 MiB");
     CHECK(r.activation_bytes == 512 * 4 * (128256 + 2 * 4096));  // the compute buffer
     // The GPU holds the weights without the token embeddings (the input layer stays in system
-    // RAM, as llama.cpp's loader places it): 4,912,898,048 - 321,402,548 (estimated share).
-    CHECK(r.per_gpu.weights_bytes == 4591495500LL);
-    CHECK(r.per_gpu.total_bytes == 4591495500LL + 1073741824LL + 279445504LL + 512 * MiB);
+    // RAM, as llama.cpp's loader places it): 4,912,898,048 - 295,501,824 (token_embd, 128,256 x
+    // 4,096 in Q4_K) = 4,617,396,224 B = 4403.49 MiB, the "CUDA0 model buffer size" llama.cpp
+    // prints for this file ("CPU_Mapped model buffer size = 281.81 MiB" the embeddings).
+    CHECK(r.per_gpu.weights_bytes == 4617396224LL);
+    CHECK(r.per_gpu.total_bytes == 4617396224LL + 1073741824LL + 279445504LL + 512 * MiB);
     CHECK(r.fits);
     CHECK(r.max_context == 131072);
     CHECK(r.max_context_capped);
@@ -600,6 +602,10 @@ TEST_CASE("llama.cpp budget of an MXFP4 checkpoint: its MXFP4 GGUF by default, e
     auto r = budget("openai/gpt-oss-20b", in);
     CHECK(r.weights.format.name == "mxfp4");
     CHECK(r.weights.bytes == 12096558336LL);  // llama-bench: 11.27 GiB
+    // token_embd (Q8_0, 615,329,280 B) stays in system RAM: llama.cpp's load_tensors prints
+    // "CPU_Mapped model buffer size = 586.82 MiB" and "ROCm0 model buffer size = 10949.38 MiB"
+    // for ggml-org's file; these 10,949.35 MiB lack the CUDA buffer's row padding (27,904 B).
+    CHECK(r.per_gpu.weights_bytes == 12096558336LL - 615329280LL);
     CHECK(r.command == "llama-server -m gpt-oss-20b-mxfp4.gguf -c 131072 -np 1 -ngl 99");
     CHECK(r.fits);
     CHECK_FALSE(r.fits_offload);
@@ -659,18 +665,18 @@ TEST_CASE("llama.cpp budget: --fit's offload is the verdict when not all fits on
     CHECK(r.fit.outcome == "layers");
     CHECK(r.fit.n_gpu_layers == 49);
     CHECK(r.fit.overflow_layers == 33);
-    CHECK(r.per_gpu.weights_bytes == 6740901217);  // dense tensors + the experts of 16 layers and part of one
+    CHECK(r.per_gpu.weights_bytes == 6837680128);  // dense tensors + the experts of 16 layers and part of one
     CHECK(r.per_gpu.kv_bytes == 3221225472);       // every layer's KV stays on the GPU
-    CHECK(r.per_gpu.total_bytes == 10818551137);
-    CHECK(r.max_context == 40960);  // the model's limit; memory alone would hold 44,544 with this split
+    CHECK(r.per_gpu.total_bytes == 10915330048);
+    CHECK(r.max_context == 40960);  // the model's limit; memory alone would hold 43,776 with this split
     CHECK(r.max_context_capped);
-    CHECK(r.max_context_physical == 44544);
+    CHECK(r.max_context_physical == 43776);
     CHECK(r.max_concurrency == 1);
     CHECK(r.verdict_reason.code == "llamacpp_fit_offload_moe");
     CHECK(r.verdict_reason.param("part") == "32");
-    CHECK(r.verdict_reason.param("used") == "10.08 GiB");
+    CHECK(r.verdict_reason.param("used") == "10.17 GiB");
     CHECK(r.verdict_reason.param("have") == "11.18 GiB");
-    CHECK(r.verdict_reason.param("ram") == "11.00 GiB");
+    CHECK(r.verdict_reason.param("ram") == "10.91 GiB");
     CHECK(
         r.command ==
         "llama-server -m Qwen3-30B-A3B-Q4_K_M.gguf -c 32768 -np 1 -ngl 49 -ot "
@@ -682,7 +688,7 @@ TEST_CASE("llama.cpp budget: --fit's offload is the verdict when not all fits on
     auto small = budget("Qwen/Qwen3-30B-A3B", in);
     CHECK_FALSE(small.fits);
     CHECK(small.verdict_reason.code == "nofit_ram");
-    CHECK(small.verdict_reason.param("need") == "11.00 GiB");
+    CHECK(small.verdict_reason.param("need") == "10.91 GiB");
 }
 
 TEST_CASE("transformers budget: weights + DynamicCache + prefill + runtime") {
@@ -906,20 +912,20 @@ TEST_CASE("llama.cpp and transformers on several GPUs: each holds its share of t
     in.context = 32768;
     auto one = budget("meta-llama/Llama-3.1-8B", in);
     CHECK(one.per_gpu.capacity_bytes == 25382879232LL);
-    CHECK(one.per_gpu.weights_bytes == 4591495500LL);
+    CHECK(one.per_gpu.weights_bytes == 4617396224LL);    // llama.cpp: CUDA0 model buffer size = 4403.49 MiB
     CHECK(one.per_gpu.kv_bytes == 4294967296LL);         // 32,768 cells x 131,072 B
     CHECK(one.per_gpu.activation_bytes == 279445504LL);  // compute buffer: 512 x 4 x (128,256 + 2 x 4,096)
     CHECK(one.per_gpu.overhead_bytes == 536870912LL);
-    CHECK(one.per_gpu.total_bytes == 9702779212LL);
-    CHECK(one.per_gpu.free_bytes == 25382879232LL - 9702779212LL);
+    CHECK(one.per_gpu.total_bytes == 9728679936LL);
+    CHECK(one.per_gpu.free_bytes == 25382879232LL - 9728679936LL);
     in.gpu_count = 4;
     auto four = budget("meta-llama/Llama-3.1-8B", in);
     CHECK(four.per_gpu.capacity_bytes == 25382879232LL);  // one GPU's, not four
-    CHECK(four.per_gpu.weights_bytes == 1147873875LL);    // a quarter of the layers
+    CHECK(four.per_gpu.weights_bytes == 1154349056LL);    // a quarter of the layers
     CHECK(four.per_gpu.kv_bytes == 1073741824LL);         // and of their cells
     CHECK(four.per_gpu.activation_bytes == 279445504LL);  // every GPU has its own compute buffer
     CHECK(four.per_gpu.overhead_bytes == 536870912LL);    // and its own runtime: not 4 x 512 MiB on one GPU
-    CHECK(four.per_gpu.total_bytes == 3037932115LL);
+    CHECK(four.per_gpu.total_bytes == 3044407296LL);
     CHECK(four.fits);
     CHECK(four.notes.back().code == "layers_split");
     // More GPUs never shorten the longest context.

@@ -153,7 +153,7 @@ TEST_CASE("past the model's limit: vLLM refuses in its words, the numbers and th
     CHECK(llama->budget->fits);
     CHECK(llama->budget->max_context_capped);
     CHECK(*llama->metrics.max_context == 131072);
-    CHECK(*llama->metrics.max_context_physical == 539392);
+    CHECK(*llama->metrics.max_context_physical == 539136);
 }
 
 TEST_CASE("CLI: --rope-scaling and max-context-physical in budget --json") {

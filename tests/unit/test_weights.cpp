@@ -235,6 +235,20 @@ TEST_CASE("a GGUF of an MXFP4 checkpoint keeps its routed experts in MXFP4 (gpt-
     // (ggml-org/llama.cpp#16991). Its load log agrees to the tensor: CPU_Mapped (token_embd)
     // 586.82 MiB = 615,329,280 B, the Q8_0 bytes of 201,088 x 2,880.
     CHECK(gguf_bytes(oss, "mxfp4") == experts + (attn + embd_out) / 32 * 34 + f32);
+    {
+        auto wb = kvb::weight_bytes(oss, kvb::weight_format("mxfp4", oss, true).value()).value();
+        const auto pc = kvb::count_params(oss).value();
+        REQUIRE(wb.tensor_bytes.size() == pc.tensors.size());
+        int64_t exps = 0, embd = 0;
+        for (size_t i = 0; i < pc.tensors.size(); ++i) {
+            const kvb::TensorRole r = pc.tensors[i].role;
+            if (r == kvb::TensorRole::ExpertGate || r == kvb::TensorRole::ExpertUp || r == kvb::TensorRole::ExpertDown)
+                exps += wb.tensor_bytes[i];
+            if (r == kvb::TensorRole::TokenEmbedding) embd = wb.tensor_bytes[i];
+        }
+        CHECK(exps == experts);
+        CHECK(embd == 615329280LL);
+    }
     CHECK(gguf_bytes(oss, "mxfp4") == 12096558336LL);
     CHECK(gguf_bytes(oss, "MXFP4_MOE") == 12096558336LL);
     // convert_hf_to_gguf's own output (--outtype f16 / bf16): experts repacked as MXFP4, every
