@@ -134,10 +134,10 @@ test('the same refusal in Chinese; Chinese table headers break between words', a
   await page.click('[data-action="sim-run"]');
   assert.equal(await waitSim(page, ['invalid', 'running', 'done', 'error']), 'invalid');
   assert.deepEqual(await fieldErrors(page), {
-    'sim-req': '请求数 必须是 1 到 10,000,000 之间的整数，收到的是 0',
-    'sim-rate': '到达速率 必须是正数（每秒请求数），收到的是 -1',
+    'sim-req': '请求数必须是 1 到 10,000,000 之间的整数，收到的是 0',
+    'sim-rate': '到达速率必须是正数（每秒请求数），收到的是 -1',
   });
-  assert.equal(await page.textContent('[data-role="sim-error"]'), '未运行：请求数 必须是 1 到 10,000,000 之间的整数，收到的是 0；到达速率 必须是正数（每秒请求数），收到的是 -1。');
+  assert.equal(await page.textContent('[data-role="sim-error"]'), '未运行：请求数必须是 1 到 10,000,000 之间的整数，收到的是 0；到达速率必须是正数（每秒请求数），收到的是 -1。');
   assert.deepEqual(errors, []);
   await context.close();
 });
