@@ -321,6 +321,8 @@ export interface Catalog {
   messages: { code: string; english: string }[];
   /** sim_input_limits(): the simulator's bounds. */
   sim_limits: Record<string, { min: number; max: number; flag: string }>;
+  /** The block sizes vLLM's --block-size takes (src/sim/session.cpp sim_block_sizes): the page's list. */
+  sim_block_sizes: number[];
 }
 
 export type GgufRead =
