@@ -314,7 +314,7 @@ const std::vector<MessageTemplate>& message_templates() {
          "why: {best} wastes {best_waste} of its memory against {worst_waste} for {worst}, so it keeps {best_running} "
          "requests running at once against {worst_running}"},
         {"sim_overload",
-         "overloaded: requests arrive at {offered}/s, faster than the GPU serves them ({policy}): the last request "
+         "overloaded: requests arrive at {offered}/s, faster than the GPU serves them with {policy}: the last request "
          "arrived behind {waiting} waiting requests, and the last quarter of the requests waited {late} on average "
          "for their first token against {early} for the first quarter. The queue grows as long as requests arrive: "
          "lower the rate or add memory; the policies' latencies compare queues, not allocators"},

@@ -85,7 +85,7 @@ TEST_CASE("arrivals far above what the GPU serves are an overload, with the queu
     auto c = conclusions_of(in);
     REQUIRE(codes(c) == std::vector<std::string>{"sim_most_served", "sim_policy_waste", "sim_overload"});
     CHECK(render_english(c[2]) ==
-          "overloaded: requests arrive at 43.3/s, faster than the GPU serves them (paged): the last request arrived "
+          "overloaded: requests arrive at 43.3/s, faster than the GPU serves them with paged: the last request arrived "
           "behind 40 waiting requests, and the last quarter of the requests waited 3.5 s on average for their first "
           "token against 229 ms for the first quarter. The queue grows as long as requests arrive: lower the rate or "
           "add memory; the policies' latencies compare queues, not allocators");

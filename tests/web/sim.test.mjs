@@ -357,7 +357,7 @@ test('the conclusion, the overload warning and stale results', async () => {
   const overload = cli.conclusions.at(-1);
   const label = { paged: 'Paged (vLLM)', max: 'Max (Orca)', pow2: 'Pow2 (Orca)', oracle: 'Oracle (Orca)' };
   const shown = await page.textContent('[data-role="sim-overload"]');
-  assert.equal(shown, overload.text.replace(`(${overload.params.policy})`, `(${label[overload.params.policy] || overload.params.policy})`));
+  assert.equal(shown, overload.text.replace(`with ${overload.params.policy}:`, `with ${label[overload.params.policy] || overload.params.policy}:`));
   assert.ok(shown.startsWith(`overloaded: requests arrive at ${overload.params.offered}/s, faster than the GPU serves them`), shown);
   assert.ok(shown.includes(`the last request arrived behind ${overload.params.waiting} waiting requests`), shown);
   const items = await page.$$eval('[data-role="sim-conclusions"] li', (li) => li.map((e) => e.dataset.code));
