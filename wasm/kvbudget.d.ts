@@ -325,6 +325,8 @@ export interface Catalog {
   messages: { code: string; english: string }[];
   /** sim_input_limits(): the simulator's bounds. */
   sim_limits: Record<string, { min: number; max: number; flag: string }>;
+  /** The block sizes vLLM's --block-size takes (src/sim/session.cpp sim_block_sizes): the page's list. */
+  sim_block_sizes: number[];
 }
 
 export type GgufRead =
@@ -529,6 +531,8 @@ export interface SimRunInfo {
   /** Sliding-window / recurrent layers exist but only the context-proportional KV is simulated. */
   windowed_or_state_left_out: boolean;
   policy_names: SimPolicy[];
+  /** About the workload as read: sim_trace_unsorted (a trace out of time order, sorted). */
+  notes: Message[];
 }
 
 export interface SimProgress {
@@ -559,13 +563,18 @@ export interface SimSummary {
   tpot_mean_s: number; tpot_p50_s: number; tpot_p90_s: number; tpot_p99_s: number;
   e2e_mean_s: number; e2e_p50_s: number; e2e_p90_s: number; e2e_p99_s: number;
   normalized_latency_s: number;
+  /** The first and the last quarter of the requests by arrival (at least one each): how many finished,
+   *  their mean arrival and mean time to first token; requests waiting when the last one arrived
+   *  (sim/conclusions.cpp reads an overload from these). */
+  early_finished: number; late_finished: number; early_arrival_mean_s: number; late_arrival_mean_s: number;
+  early_ttft_mean_s: number; late_ttft_mean_s: number; waiting_at_last_arrival: number;
 }
 
 /** SimReport: `kvbudget simulate --json`, byte for byte. */
 export interface SimReport extends SimRunInfo {
   done: boolean;
   policies: SimSummary[];
-  /** What the run found, once done (sim/conclusions.h): sim_most_served, sim_policy_waste, sim_why, sim_overload. */
+  /** What the run found, once done (sim/conclusions.h): sim_most_served or sim_served_alike, sim_policy_waste, sim_why, sim_overload. */
   conclusions: Message[];
 }
 

@@ -316,6 +316,9 @@ const std::vector<MessageTemplate>& message_templates() {
         {"sim_most_served",
          "{policy} served the most: {finished} of {requests} requests finished, {throughput} tokens/s, {running} "
          "requests running on average"},
+        {"sim_served_alike",
+         "{policies} served alike: each finished {finished} of {requests} requests at {throughput} tokens/s (to within "
+         "1%)"},
         {"sim_policy_waste",
          "{policy}: {waste} of the KV memory in use held no token ({reserved} reserved ahead, {internal} internal "
          "and {external} external fragmentation)"},
@@ -323,9 +326,13 @@ const std::vector<MessageTemplate>& message_templates() {
          "why: {best} wastes {best_waste} of its memory against {worst_waste} for {worst}, so it keeps {best_running} "
          "requests running at once against {worst_running}"},
         {"sim_overload",
-         "overloaded: requests arrive at {offered}/s but the GPU finishes at most {served}/s ({policy}); the queue "
-         "never drains, so each request waits longer than the last (median time to first token {ttft}, p99 "
-         "{ttft_p99}). Lower the rate or add memory: the policies' latencies compare queues, not allocators"},
+         "overloaded: requests arrive at {offered}/s, faster than the GPU serves them with {policy}: the last request "
+         "arrived behind {waiting} waiting requests, and the last quarter of the requests waited {late} on average "
+         "for their first token against {early} for the first quarter. The queue grows as long as requests arrive: "
+         "lower the rate or add memory; the policies' latencies compare queues, not allocators"},
+        {"sim_trace_unsorted",
+         "{file}: {count} of {requests} requests arrive earlier than a request listed before them; the simulator "
+         "sorted the trace by arrival time"},
 #endif
         {"budget_overflow",
          "{model}: these settings need more than 8 EiB on one GPU, beyond what 64-bit byte counts hold"},
@@ -408,6 +415,12 @@ const std::vector<MessageTemplate>& message_templates() {
         {"gpu_or_memory_needed", "a GPU or its memory size is needed"},
         {"no_kv_memory",
          "no memory is left for the KV cache on {gpu} at utilization {utilization} (weights {weights})"},
+        {"no_kv_memory_size",
+         "no memory is left for the KV cache on a GPU of {memory} at utilization {utilization} (weights {weights})"},
+        {"vllm_block_size_choice", "{flag} must be one of vLLM's block sizes {choices}, got {value}"},
+        {"vllm_batched_below_seqs",
+         "vLLM refuses to start: max_num_batched_tokens ({tokens}) must be greater than or equal to max_num_seqs "
+         "({seqs})"},
         {"unknown_workload", "unknown workload '{value}'"},
 
 #ifndef KVB_CALCULATOR_MESSAGES
@@ -467,8 +480,78 @@ const std::vector<MessageTemplate>& message_templates() {
         {"sim_bad_rate", "{flag} must be a positive number of requests per second, got '{value}'"},
         {"sim_bad_fraction", "{flag} must be a number above 0 and at most 1, got {value}"},
         {"sim_fraction_needs_prefix", "{flag} needs {needs}"},
-        {"sim_policy_refused", "{policy}: {reason}"},
         {"sim_no_progress", "the simulation made no progress"},
+
+#ifndef KVB_CALCULATOR_MESSAGES
+        // --- simulator settings (src/sim/simulator.cpp): what the core's own API refuses ---
+        {"sim_internal", "the simulator found an inconsistency ({what}): please report it"},
+        {"sim_kv_bytes_per_token", "KV bytes per token must be at least 1"},
+        {"sim_kv_capacity", "KV cache capacity must be at least 1 byte"},
+        {"sim_n_and_beam", "use either parallel sampling (n) or beam search, not both"},
+        {"sim_seqs_exceed", "a request's {seqs} sequences exceed max-num-seqs {max_num_seqs}"},
+        {"sim_beam_switches", "beam switches must be a number >= 0"},
+        {"sim_latency_model", "latency model values must be finite and non-negative (efficiencies in (0, 1])"},
+        {"sim_zero_step", "the latency model gives zero-length steps: set a GPU bandwidth, FLOPs or a step overhead"},
+        {"sim_snapshot_settings", "snapshot settings out of range"},
+        {"sim_block_bytes_overflow", "block size x KV bytes per token overflows"},
+        {"sim_too_many_blocks",
+         "{policy}: the KV cache would have {blocks} blocks; the simulator handles at most {max} (use a larger block "
+         "size)"},
+        {"sim_pool_too_small",
+         "{policy}: the KV cache holds {blocks} usable blocks of {block_size} tokens, fewer than the {need} one "
+         "sequence of max model length {max_model_len} needs (the null block is not usable)"},
+        {"sim_capacity_too_large", "{policy}: the KV cache holds more than {max} token slots, too many to simulate"},
+        {"sim_buddy_too_small",
+         "{policy}: the KV cache holds {slots} token slots; the buddy allocator cannot place one {need}-token "
+         "reservation"},
+        {"sim_prefix_caching_paged", "prefix caching applies to the paged policy only, not {policy}"},
+        {"sim_request_arrival", "request {request}: arrival time must be a finite number >= 0"},
+        {"sim_request_order", "request {request}: arrival times must not go back"},
+        {"sim_request_prompt", "request {request}: prompt must have at least 1 token"},
+        {"sim_request_output", "request {request}: output must have at least 1 token"},
+        {"sim_request_prefix", "request {request}: shared prefix longer than the prompt"},
+
+        // --- workloads and traces (src/sim/workload.cpp) ---
+        {"sim_trace_has_none", "the workload uses a trace but the trace has no requests"},
+        {"sim_requests_negative", "number of requests must not be negative"},
+        {"sim_requests_none", "number of requests must be at least 1"},
+        {"sim_requests_too_many", "at most {max} requests can be simulated"},
+        {"sim_trace_too_short", "asked for {requests} requests but the trace has only {rows}"},
+        {"sim_rate_not_positive", "arrival rate must be a positive number of requests per second"},
+        {"sim_fixed_lengths", "fixed lengths need at least 1 prompt and 1 output token"},
+        {"sim_uniform_lengths",
+         "uniform lengths need a minimum of at least 1 and a maximum no smaller than it, for prompt and output"},
+        {"sim_prefix_out_of_range", "shared prefix length out of range (0 to {max} tokens)"},
+        {"sim_prefix_fraction", "shared-prefix fraction must be between 0 and 1"},
+        {"sim_trace_empty", "{file} is empty (expected a CSV header and one request per line)"},
+        {"sim_trace_bad_header",
+         "{file}: unrecognized header \"{header}\" (expected TIMESTAMP,ContextTokens,GeneratedTokens or "
+         "arrived_at,num_prefill_tokens,num_decode_tokens)"},
+        {"sim_trace_no_requests", "{file} has a header but no requests"},
+        {"sim_trace_fields", "line {line} of {file}: expected {expected} fields, found {found}"},
+        {"sim_trace_bad_timestamp",
+         "line {line} of {file}: {column} \"{value}\" is not a timestamp like 2023-11-16 18:15:46.6805900"},
+        {"sim_trace_bad_seconds",
+         "line {line} of {file}: {column} \"{value}\" is not a non-negative number of seconds"},
+        {"sim_trace_time_too_large", "line {line} of {file}: {column} \"{value}\" is more than {max} seconds"},
+        {"sim_trace_bad_count",
+         "line {line} of {file}: {column} \"{value}\" is not a token count (an integer from 1 to {max})"},
+        {"sim_trace_empty_prompt",
+         "line {line} of {file}: {column} must be at least 1 (an engine refuses an empty prompt)"},
+        {"sim_trace_no_output",
+         "line {line} of {file}: {column} must be at least 1 (a request generates at least one token)"},
+        {"sim_trace_line_too_long", "line {line} of {file}: longer than {max} bytes: not a trace line"},
+        {"sim_trace_unreadable", "cannot read {file} past line {line}"},
+        {"sim_trace_too_many", "line {line} of {file}: more than {max} requests"},
+        {"sim_trace_too_many_unsorted",
+         "line {line} of {file}: more than {max} requests in a trace that is not in time order (sorted by arrival, a "
+         "trace is read as the run goes, up to {streamed} requests)"},
+        {"sim_trace_changed", "{file} changed while it was read ({found} requests, {requests} when scanned)"},
+        {"sim_trace_ended", "{file} ended at line {line} before its {requests} requests: it changed since it was read"},
+        {"sim_trace_changed_line",
+         "line {line} of {file} no longer reads as it did when the trace was scanned: the file changed since it was "
+         "read"},
+#endif
 
         // --- input checks (every inputs struct's validate()) ---
         {"input_wrong_type", "{field} must be a {want}, got {value}"},

@@ -342,6 +342,7 @@ int cmd_simulate(const std::vector<std::string>& argv, std::ostream& out, std::o
         << (r.preemption != "recompute" ? ", swap space " + format_bytes(r.swap_space_bytes) : "")
         << (r.prefix_caching ? ", prefix caching" : "") << "; time model: " << r.time_model_gpu << "\n\n";
     print_table(out, report.policies);
+    for (const Message& note_msg : r.notes) err << "note: " << render_english(note_msg) << "\n";
     if (r.windowed_or_state_left_out)
         err << "note: only the context-proportional KV (full and MLA attention layers) is simulated; sliding-window "
                "and recurrent-state layers are left out\n";

@@ -499,6 +499,7 @@ std::string catalog_json_text() {
     return JsonObject()
         .set("limits", limits)
         .set("sim_limits", sim_limits)
+        .set("sim_block_sizes", sim_block_sizes())
         .set("kv_types", JsonObject()
                              .set("vllm", vllm_kv_type_names())
                              .set("transformers", transformers_kv_type_names())

@@ -43,6 +43,7 @@ void add_run_info(json& j, const SimRunInfo& r) {
     j["prefix_caching"] = r.prefix_caching;
     j["windowed_or_state_left_out"] = r.windowed_or_state_left_out;
     j["policy_names"] = r.policy_names;
+    j["notes"] = notes_json(r.notes);
 }
 
 json summary_json(const sim::Summary& s) {
@@ -97,6 +98,13 @@ json summary_json(const sim::Summary& s) {
         {"e2e_p90_s", s.e2e_p90_s},
         {"e2e_p99_s", s.e2e_p99_s},
         {"normalized_latency_s", s.normalized_latency_s},
+        {"early_finished", s.early_finished},
+        {"late_finished", s.late_finished},
+        {"early_arrival_mean_s", s.early_arrival_mean_s},
+        {"late_arrival_mean_s", s.late_arrival_mean_s},
+        {"early_ttft_mean_s", s.early_ttft_mean_s},
+        {"late_ttft_mean_s", s.late_ttft_mean_s},
+        {"waiting_at_last_arrival", s.waiting_at_last_arrival},
     };
 }
 

@@ -49,7 +49,7 @@ bool known_policy(const std::string& p) {
 
 const std::vector<SimInputLimit>& sim_input_limits() {
     static const std::vector<SimInputLimit> t = {
-        {"block_size", "--block-size", 1, 4096},
+        {"block_size", "--block-size", 1, 256},  // and one of sim_block_sizes()
         {"n", "--n", 1, 1024},
         {"beam", "--beam", 1, 1024},
         {"max_model_len", "--max-model-len", 2, 10'000'000},
@@ -66,6 +66,16 @@ const std::vector<SimInputLimit>& sim_input_limits() {
         {"series_points", "series_points", 2, 100'000},
     };
     return t;
+}
+
+// vLLM's --block-size choices: vllm/config/cache.py `BlockSize = Literal[1, 8, 16, 32, 64, 128,
+// 256]` (0.10.2 on; 1 to 128 in vllm/config.py before), which argparse enforces ("invalid
+// choice"). The newest cache.py drops the list (`block_size: int = Field(gt=0)`) and leaves
+// the check to the attention backend (FlashAttention and Triton take multiples of 16), so a
+// size such as 48 or 512 that only the newest releases start with is refused here too.
+const std::vector<int64_t>& sim_block_sizes() {
+    static const std::vector<int64_t> b = {1, 8, 16, 32, 64, 128, 256};
+    return b;
 }
 
 const std::vector<std::string>& sim_workload_names() {
@@ -106,6 +116,16 @@ Result<bool> validate(const SimInputs& in) {
                                                                        {"min", with_commas(l.min)},
                                                                        {"max", with_commas(l.max)},
                                                                        {"value", with_commas(*v)}}));
+    }
+    const auto& bs = sim_block_sizes();
+    if (std::find(bs.begin(), bs.end(), in.block_size) == bs.end()) {
+        std::string choices;
+        for (size_t i = 0; i < bs.size(); ++i)
+            choices += (i == 0 ? "" : i + 1 == bs.size() ? " or " : ", ") + std::to_string(bs[i]);
+        return make_error("bad_value", note("vllm_block_size_choice", {{"field", "block_size"},
+                                                                       {"flag", "--block-size"},
+                                                                       {"choices", choices},
+                                                                       {"value", with_commas(in.block_size)}}));
     }
     if (!(in.gpu_memory_utilization == 0 || (in.gpu_memory_utilization > 0.0 && in.gpu_memory_utilization <= 1.0)))
         return make_error("bad_value", note("bad_utilization", {{"value", number_text(in.gpu_memory_utilization)}}));
@@ -171,10 +191,7 @@ Result<SimSession> SimSession::create(const ModelSpec& m, const SimInputs& in) {
         pc.policy = p;
         pc.prefix_caching = in.prefix_caching && p == sim::Policy::Paged;
         sim::Simulator probe(pc, sim::Simulator::CheckOnly{});
-        if (!probe.ok())
-            return make_error(
-                probe.error().code.empty() ? "bad_value" : probe.error().code,
-                note("sim_policy_refused", {{"policy", sim::policy_name(p)}, {"reason", probe.error().message}}));
+        if (!probe.ok()) return probe.error();  // a policy's own refusal names it ({policy})
     }
 
     WorkloadInputs wi;
@@ -207,10 +224,7 @@ Result<SimSession> SimSession::create(const ModelSpec& m, const SimInputs& in) {
         c.policy = p;
         c.prefix_caching = in.prefix_caching && p == sim::Policy::Paged;
         sim::Simulator sim(c, stream.value());
-        if (!sim.ok())
-            return make_error(
-                sim.error().code.empty() ? "bad_value" : sim.error().code,
-                note("sim_policy_refused", {{"policy", sim::policy_name(p)}, {"reason", sim.error().message}}));
+        if (!sim.ok()) return sim.error();
         s.sims_.push_back(std::move(sim));
         s.info_.policy_names.push_back(sim::policy_name(p));
     }
@@ -245,6 +259,12 @@ Result<SimSession> SimSession::create(const ModelSpec& m, const SimInputs& in) {
     r.swap_space_bytes = c.swap_space_bytes;
     r.prefix_caching = in.prefix_caching;
     r.windowed_or_state_left_out = setup->ideal.windowed_bytes_per_token > 0 || setup->ideal.state_bytes_per_seq > 0;
+    // Sorted without a word, a trace out of order would run as another workload than the
+    // one its author thinks it is (a merge of two logs, a shuffled export).
+    if (w.trace_file && w.trace_file->out_of_order > 0)
+        r.notes.push_back(note("sim_trace_unsorted", {{"file", w.trace_file->name},
+                                                      {"count", with_commas(w.trace_file->out_of_order)},
+                                                      {"requests", with_commas(w.trace_file->requests)}}));
     return s;
 }
 

@@ -65,6 +65,9 @@ struct SimInputLimit {
 const std::vector<SimInputLimit>& sim_input_limits();
 Result<bool> validate(const SimInputs& in);
 
+// The block sizes vLLM's --block-size takes (session.cpp says which releases): the
+// page's list (catalog()'s sim_block_sizes); validate() refuses the others.
+const std::vector<int64_t>& sim_block_sizes();
 const std::vector<std::string>& sim_workload_names();  // sharegpt, alpaca, azure-conv, azure-code, csv
 
 // What a run is, resolved: echoed in the report.
@@ -94,6 +97,7 @@ struct SimRunInfo {
     bool prefix_caching = false;
     bool windowed_or_state_left_out = false;  // only the context-proportional KV is simulated
     std::vector<std::string> policy_names;
+    std::vector<Message> notes;  // about the workload as read: sim_trace_unsorted
 };
 
 // `kvbudget simulate --json`: the run and one summary per policy (so far; final once done).

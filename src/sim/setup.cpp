@@ -68,18 +68,30 @@ Result<SimSetup> sim_setup(const ModelSpec& m, const SimSetupInputs& in) {
         if (s.budget.kv_pool_bytes <= 0) {
             char u[16];
             std::snprintf(u, sizeof u, "%.2f", s.budget.gpu_memory_utilization);
-            return make_error(
-                "no_kv_memory",
-                note("no_kv_memory",
-                     {{"gpu", s.budget.gpu_name.empty() ? format_bytes(s.budget.gpu_total_bytes) : s.budget.gpu_name},
-                      {"utilization", u},
-                      {"weights", format_bytes(s.budget.weights_per_gpu_bytes)}}));
+            // A size without a catalog GPU is "a GPU of 16.00 GiB", not the budget's name for it.
+            if (in.gpu.empty())
+                return make_error("no_kv_memory", note("no_kv_memory_size",
+                                                       {{"memory", format_bytes(s.budget.gpu_total_bytes)},
+                                                        {"utilization", u},
+                                                        {"weights", format_bytes(s.budget.weights_per_gpu_bytes)}}));
+            return make_error("no_kv_memory",
+                              note("no_kv_memory", {{"gpu", s.budget.gpu_name},
+                                                    {"utilization", u},
+                                                    {"weights", format_bytes(s.budget.weights_per_gpu_bytes)}}));
         }
         c.kv_capacity_bytes = s.budget.kv_pool_bytes;
         s.weights_bytes = s.budget.weights_per_gpu_bytes;
         mns = s.budget.max_num_seqs;
         mnbt = s.budget.max_num_batched_tokens;
     }
+    // vLLM's SchedulerConfig (vllm/config/scheduler.py, verify_max_model_len) raises on the
+    // resolved values, defaults included, chunked prefill or not: a step must be able to
+    // schedule one token for each of max_num_seqs requests. (Its other check there,
+    // max_num_batched_tokens below max_model_len, applies only without chunked prefill,
+    // which the simulator always does.)
+    if (mnbt < mns)
+        return make_error("bad_value", note("vllm_batched_below_seqs",
+                                            {{"tokens", std::to_string(mnbt)}, {"seqs", std::to_string(mns)}}));
     c.block_size = static_cast<int32_t>(in.block_size);
     c.max_model_len = static_cast<int32_t>(mml);
     c.max_num_seqs = static_cast<int32_t>(mns);

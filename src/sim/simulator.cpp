@@ -5,8 +5,10 @@
 #include <deque>
 #include <functional>
 #include <limits>
+#include <tuple>
 
 #include "base/split.h"
+#include "base/units.h"
 #include "sim/block_pool.h"
 #include "sim/buddy.h"
 #include "sim/quantiles.h"
@@ -212,6 +214,7 @@ struct Simulator::Impl {
     Summary s;
     int64_t pending_preempt = 0, pending_finish = 0;
     Quantiles ttft, tpot, e2e;  // bounded however many requests finish
+    int64_t quarter = 1;        // requests in the first (and the last) quarter by arrival, at least 1
     double norm_latency_sum = 0;
     std::vector<BlockSnapshot> snaps;
     std::vector<BlockSnapshot> spare_snaps;  // dropped by thinning; their arrays are reused
@@ -227,46 +230,66 @@ struct Simulator::Impl {
     bool track_owner = false;
     std::vector<int32_t> blk_owner;
 
-    void fail(const std::string& code, const std::string& msg) {
-        if (!failed) err = make_error(code, msg);
+    void fail(Error e) {
+        if (!failed) err = std::move(e);
         failed = true;
         is_done = true;
     }
 
     // ------------------------------------------------------------ setup
-    // A request's values, checked as it is drawn (every request passes here: the
-    // message's prefix is made only for a bad one).
-    std::string check_request(int64_t i, const Request& q, double last) const {
-        const auto at = [i]() { return "request " + std::to_string(i) + ": "; };
-        if (!(std::isfinite(q.arrival_s) && q.arrival_s >= 0))
-            return at() + "arrival time must be a finite number >= 0";
-        if (q.arrival_s < last) return at() + "arrival times must not go back";
-        if (q.prompt_tokens < 1) return at() + "prompt must have at least 1 token";
-        if (q.output_tokens < 1) return at() + "output must have at least 1 token";
-        if (q.prefix_tokens < 0 || q.prefix_tokens > q.prompt_tokens)
-            return at() + "shared prefix longer than the prompt";
-        return "";
+    // A request's values, checked as it is drawn (every request passes here): the code
+    // of what is wrong with it, or nullptr.
+    static const char* check_request(const Request& q, double last) {
+        if (!(std::isfinite(q.arrival_s) && q.arrival_s >= 0)) return "sim_request_arrival";
+        if (q.arrival_s < last) return "sim_request_order";
+        if (q.prompt_tokens < 1) return "sim_request_prompt";
+        if (q.output_tokens < 1) return "sim_request_output";
+        if (q.prefix_tokens < 0 || q.prefix_tokens > q.prompt_tokens) return "sim_request_prefix";
+        return nullptr;
+    }
+
+    static Error refusal(const std::string& code, MessageParams params = {}) {
+        return make_error("bad_value", note(code, std::move(params)));
+    }
+
+    // A bug, not a refusal: what went wrong stays in English, for a report.
+    static Error inconsistency(const std::string& what) {
+        return make_error("internal", note("sim_internal", {{"what", what}}));
+    }
+
+    // A setting outside the simulator's range, worded as the inputs' checks word it.
+    static Error out_of_range(const char* field, const char* flag, int64_t min, int64_t max, int64_t value) {
+        return refusal("input_out_of_range", {{"field", field},
+                                              {"flag", flag},
+                                              {"min", with_commas(min)},
+                                              {"max", with_commas(max)},
+                                              {"value", with_commas(value)}});
     }
 
     void setup(const SimConfig& c, RequestStream reqs, bool allocate = true) {
         cfg = c;
-        auto bad = [&](const std::string& m) { fail("bad_value", m); };
-        if (c.kv_bytes_per_token < 1) return bad("KV bytes per token must be at least 1");
-        if (c.kv_capacity_bytes < 1) return bad("KV cache capacity must be at least 1 byte");
-        if (c.block_size < 1 || c.block_size > 4096) return bad("block size must be between 1 and 4096 tokens");
-        if (c.max_model_len < 2 || c.max_model_len > 10'000'000)
-            return bad("max model length must be between 2 and 10,000,000 tokens");
-        if (c.max_num_seqs < 1) return bad("max-num-seqs must be at least 1");
-        if (c.max_num_batched_tokens < 1) return bad("max-num-batched-tokens must be at least 1");
-        if (c.n < 1 || c.n > kMaxSeqsPerRequest) return bad("n (parallel samples) must be between 1 and 1024");
-        if (c.beam_width < 1 || c.beam_width > kMaxSeqsPerRequest) return bad("beam width must be between 1 and 1024");
-        if (c.n > 1 && c.beam_width > 1) return bad("use either parallel sampling (n) or beam search, not both");
+        auto bad = [&](const std::string& code, MessageParams params = {}) { fail(refusal(code, std::move(params))); };
+        const auto range = [&](const char* field, const char* flag, int64_t min, int64_t max, int64_t value) {
+            const bool in = value >= min && value <= max;
+            if (!in) fail(out_of_range(field, flag, min, max, value));
+            return in;
+        };
+        constexpr int64_t kI32Max = std::numeric_limits<int32_t>::max();
+        if (c.kv_bytes_per_token < 1) return bad("sim_kv_bytes_per_token");
+        if (c.kv_capacity_bytes < 1) return bad("sim_kv_capacity");
+        if (!range("block_size", "--block-size", 1, 4096, c.block_size) ||
+            !range("max_model_len", "--max-model-len", 2, 10'000'000, c.max_model_len) ||
+            !range("max_num_seqs", "--max-num-seqs", 1, kI32Max, c.max_num_seqs) ||
+            !range("max_num_batched_tokens", "--max-num-batched-tokens", 1, kI32Max, c.max_num_batched_tokens) ||
+            !range("n", "--n", 1, kMaxSeqsPerRequest, c.n) ||
+            !range("beam", "--beam", 1, kMaxSeqsPerRequest, c.beam_width))
+            return;
+        if (c.n > 1 && c.beam_width > 1) return bad("sim_n_and_beam");
         const int32_t nseq = std::max(c.n, c.beam_width);
         if (nseq > c.max_num_seqs)
-            return bad("a request's " + std::to_string(nseq) + " sequences exceed max-num-seqs " +
-                       std::to_string(c.max_num_seqs));
-        if (!(c.beam_switches >= 0 && c.beam_switches <= 1e9)) return bad("beam switches must be a number >= 0");
-        if (c.swap_space_bytes < 0) return bad("swap space must not be negative");
+            return bad("sim_seqs_exceed", {{"seqs", with_commas(nseq)}, {"max_num_seqs", with_commas(c.max_num_seqs)}});
+        if (!(c.beam_switches >= 0 && c.beam_switches <= 1e9)) return bad("sim_beam_switches");
+        if (c.swap_space_bytes < 0) return bad("negative_swap_space");
         const LatencyModel& L = c.latency;
         if (!finite_nonneg(L.weights_bytes) || !finite_nonneg(L.active_params) ||
             !finite_nonneg(L.attn_flops_per_pair) || !finite_nonneg(L.bandwidth_bytes_per_s) ||
@@ -275,31 +298,31 @@ struct Simulator::Impl {
             !(L.compute_efficiency > 0 && L.compute_efficiency <= 1) ||
             !(L.kv_bandwidth_efficiency > 0 && L.kv_bandwidth_efficiency <= 1) || !finite_nonneg(L.seq_overhead_s) ||
             !(L.seq_overhead_group_share >= 0 && L.seq_overhead_group_share <= 1))
-            return bad("latency model values must be finite and non-negative (efficiencies in (0, 1])");
+            return bad("sim_latency_model");
         StepWork one;
         one.tokens = 1;
-        if (!(step_seconds(L, one) > 0))
-            return bad("the latency model gives zero-length steps: set a GPU bandwidth, FLOPs or a step overhead");
-        if (c.series_points < 1 || c.series_points > 100000) return bad("series points must be between 1 and 100,000");
-        if (c.snapshot_every_steps < 0 || c.max_snapshots < 1) return bad("snapshot settings out of range");
+        if (!(step_seconds(L, one) > 0)) return bad("sim_zero_step");
+        if (!range("series_points", "series_points", 1, 100000, c.series_points)) return;
+        if (c.snapshot_every_steps < 0 || c.max_snapshots < 1) return bad("sim_snapshot_settings");
 
         paged = c.policy == Policy::Paged;
         bs = paged ? c.block_size : 1;
         simple = std::max(c.n, c.beam_width) == 1 && !c.prefix_caching;
         if (paged) {
             int64_t block_bytes = 0;
-            if (mul_overflow(c.block_size, c.kv_bytes_per_token, &block_bytes))
-                return bad("block size x KV bytes per token overflows");
+            if (mul_overflow(c.block_size, c.kv_bytes_per_token, &block_bytes)) return bad("sim_block_bytes_overflow");
             num_blocks = c.kv_capacity_bytes / block_bytes;
             if (num_blocks > kMaxBlocks)
-                return bad("the KV cache would have " + std::to_string(num_blocks) +
-                           " blocks; the simulator handles at most 4,194,304 (use a larger block size)");
+                return bad("sim_too_many_blocks", {{"policy", policy_name(c.policy)},
+                                                   {"blocks", with_commas(num_blocks)},
+                                                   {"max", with_commas(kMaxBlocks)}});
             const int64_t need = (c.max_model_len + c.block_size - 1) / c.block_size;
             if (num_blocks - 1 < need)
-                return bad("the KV cache holds " + std::to_string(std::max<int64_t>(num_blocks - 1, 0)) +
-                           " usable blocks of " + std::to_string(c.block_size) + " tokens, fewer than the " +
-                           std::to_string(need) + " one sequence of max model length " +
-                           std::to_string(c.max_model_len) + " needs (the null block is not usable)");
+                return bad("sim_pool_too_small", {{"policy", policy_name(c.policy)},
+                                                  {"blocks", with_commas(std::max<int64_t>(num_blocks - 1, 0))},
+                                                  {"block_size", with_commas(c.block_size)},
+                                                  {"need", with_commas(need)},
+                                                  {"max_model_len", with_commas(c.max_model_len)}});
             capacity = num_blocks * c.block_size;
             if (allocate) {
                 pool.init(static_cast<int32_t>(num_blocks), !c.prefix_caching);
@@ -317,15 +340,16 @@ struct Simulator::Impl {
             if (c.preemption == Preemption::V0) watermark_blocks = num_blocks / 100;
         } else {
             capacity = c.kv_capacity_bytes / c.kv_bytes_per_token;
-            if (capacity > kMaxContiguousSlots) return bad("KV capacity in tokens is too large to simulate");
+            if (capacity > kMaxContiguousSlots)
+                return bad("sim_capacity_too_large",
+                           {{"policy", policy_name(c.policy)}, {"max", with_commas(kMaxContiguousSlots)}});
             buddy.init(capacity);
             const int64_t need = c.policy == Policy::Max ? c.max_model_len : 1;
             if (buddy.fit_count_empty(BuddyAllocator::order_for(need)) < 1)
-                return bad("the KV cache holds " + std::to_string(capacity) +
-                           " token slots; the buddy allocator "
-                           "cannot place one " +
-                           std::to_string(need) + "-token reservation");
-            if (c.prefix_caching) return bad("prefix caching applies to the paged policy only");
+                return bad(
+                    "sim_buddy_too_small",
+                    {{"policy", policy_name(c.policy)}, {"slots", with_commas(capacity)}, {"need", with_commas(need)}});
+            if (c.prefix_caching) return bad("sim_prefix_caching_paged", {{"policy", policy_name(c.policy)}});
         }
         if (c.preemption == Preemption::Swap && !paged) {
             // Contiguous reservations never run out mid-request, so nothing is ever preempted.
@@ -338,7 +362,7 @@ struct Simulator::Impl {
 
         source = std::move(reqs);
         const int64_t count = source.size();
-        if (count > std::numeric_limits<int32_t>::max()) return bad("too many requests to simulate");
+        if (count > kI32Max) return bad("sim_requests_too_many", {{"max", with_commas(kI32Max)}});
         nseq_cfg = nseq;
         // Parallel samples have their own lengths: sample 0 keeps the request's,
         // the others draw the output length of a uniformly chosen request of the
@@ -362,11 +386,12 @@ struct Simulator::Impl {
                     if (j < kOutputPool) all_outputs[static_cast<size_t>(j)] = q.output_tokens;
                 }
             }
-            if (!source.error().empty()) return bad(source.error());
+            if (source.failed()) return fail(source.error());
             source.rewind();
         }
         s.policy = policy_name(c.policy);
         s.requests = count;
+        quarter = std::max<int64_t>(1, count / 4);
         for (Quantiles* q : {&ttft, &tpot, &e2e}) q->reserve(count);
         s.capacity_tokens = capacity;
         s.num_blocks = paged ? num_blocks : 0;
@@ -379,11 +404,11 @@ struct Simulator::Impl {
         have_upcoming = false;
         const int64_t i = source.position();
         if (!source.next(&upcoming)) {
-            if (!source.error().empty()) fail("bad_value", source.error());
+            if (source.failed()) fail(source.error());
             return;
         }
-        const std::string e = check_request(i, upcoming, last_arrival);
-        if (!e.empty()) return fail("bad_value", e);
+        if (const char* e = check_request(upcoming, last_arrival))
+            return fail(refusal(e, {{"request", std::to_string(i)}}));
         last_arrival = upcoming.arrival_s;
         have_upcoming = true;
     }
@@ -434,6 +459,8 @@ struct Simulator::Impl {
         trim();
         while (have_upcoming && upcoming.arrival_s <= now) {
             Group& g = arrive();
+            if (g.id == s.requests - 1)
+                s.waiting_at_last_arrival = static_cast<int64_t>(waiting.size() + swapped.size());
             const int32_t M = cfg.max_model_len;
             if (g.prompt >= M) {
                 refuse(g);
@@ -584,7 +611,7 @@ struct Simulator::Impl {
             if (r != 0 && pool.ref(q.table.back()) > 1) {
                 const int32_t old = q.table.back();
                 const int32_t nb = pool.alloc();
-                if (nb < 0) return fail("internal", "copy-on-write found no free block");
+                if (nb < 0) return fail(inconsistency("copy-on-write found no free block"));
                 pool.set_fill(nb, r);
                 pool.decref(old);
                 q.table.back() = nb;
@@ -595,7 +622,7 @@ struct Simulator::Impl {
             while (left > 0) {
                 if (r == 0) {
                     const int32_t nb = pool.alloc();
-                    if (nb < 0) return fail("internal", "no free block after the scheduler counted enough");
+                    if (nb < 0) return fail(inconsistency("no free block after the scheduler counted enough"));
                     q.table.push_back(nb);
                     if (track_owner) blk_owner[static_cast<size_t>(nb)] = g.id;
                 }
@@ -1046,7 +1073,7 @@ struct Simulator::Impl {
                 Group& g = G(e.second);
                 sync(g);
                 const int32_t nb = pool.alloc();
-                if (nb < 0) return fail("internal", "no free block after the scheduler counted enough");
+                if (nb < 0) return fail(inconsistency("no free block after the scheduler counted enough"));
                 grow(g, g.seqs[0], nb);
             }
         const double n = static_cast<double>(n_lazy);
@@ -1195,7 +1222,7 @@ struct Simulator::Impl {
         double dt;
         if (scheduled.empty() && lazy_decoded == 0) {
             if (!swapped_in && !preempted)
-                return fail("internal", "scheduler made no progress at t=" + std::to_string(now) + " s");
+                return fail(inconsistency("scheduler made no progress at t=" + std::to_string(now) + " s"));
             StepWork idle;
             idle.copy_bytes = step_copy_bytes;
             dt = cfg.latency.step_overhead_s +
@@ -1371,6 +1398,16 @@ struct Simulator::Impl {
         s.prompt_tokens += g.prompt;
         s.generated_tokens += g.output_total;
         ttft.add(g.first_token - g.arrival);
+        if (g.id < quarter) {
+            ++s.early_finished;
+            s.early_arrival_mean_s += g.arrival;
+            s.early_ttft_mean_s += g.first_token - g.arrival;
+        }
+        if (g.id >= s.requests - quarter) {
+            ++s.late_finished;
+            s.late_arrival_mean_s += g.arrival;
+            s.late_ttft_mean_s += g.first_token - g.arrival;
+        }
         e2e.add(g.finish - g.arrival);
         norm_latency_sum += (g.finish - g.arrival) / g.output;
         if (g.output >= 2) tpot.add((g.finish - g.first_token) / (g.output - 1));
@@ -1514,6 +1551,13 @@ struct Simulator::Impl {
         }
         out.token_states_of_used = out.of_used.token_states;
         out.sharing_saved = totals.logical > 0 ? totals.saved / totals.logical : 0;
+        for (auto [n, arrival, first] :
+             {std::make_tuple(out.early_finished, &out.early_arrival_mean_s, &out.early_ttft_mean_s),
+              std::make_tuple(out.late_finished, &out.late_arrival_mean_s, &out.late_ttft_mean_s)})
+            if (n > 0) {
+                *arrival /= static_cast<double>(n);
+                *first /= static_cast<double>(n);
+            }
         if (out.makespan_s > 0) {
             out.throughput_tokens_per_s = static_cast<double>(out.generated_tokens) / out.makespan_s;
             out.requests_per_s = static_cast<double>(out.finished) / out.makespan_s;
@@ -1754,8 +1798,8 @@ Simulator::Simulator(const SimConfig& config, const std::vector<Request>& reques
     // Given requests are checked whole before the run, so a bad one is refused at once.
     double last = 0;
     for (size_t i = 0; i < requests.size() && !impl_->failed; ++i) {
-        const std::string e = impl_->check_request(static_cast<int64_t>(i), requests[i], last);
-        if (!e.empty()) impl_->fail("bad_value", e);
+        if (const char* e = Impl::check_request(requests[i], last))
+            impl_->fail(Impl::refusal(e, {{"request", std::to_string(i)}}));
         last = requests[i].arrival_s;
     }
 }

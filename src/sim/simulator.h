@@ -133,6 +133,14 @@ struct Summary {
     // The paper's serving metric (Kwon et al. 2023, Sec. 6.1): the mean over finished
     // requests of end-to-end latency divided by output length (the longest sample's).
     double normalized_latency_s = 0;
+    // Whether a queue built up while requests arrived (sim/conclusions.cpp judges it):
+    // the first and the last quarter of the requests by arrival (at least one each),
+    // their finished requests' mean arrival time and mean time to first token, and the
+    // requests waiting to start or resume when the last request arrived.
+    int64_t early_finished = 0, late_finished = 0;
+    double early_arrival_mean_s = 0, late_arrival_mean_s = 0;
+    double early_ttft_mean_s = 0, late_ttft_mean_s = 0;
+    int64_t waiting_at_last_arrival = 0;
 };
 
 // One contiguous reservation (Max/Pow2/Oracle).

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "base/text.h"
+#include "base/units.h"
 #include "sim/rng.h"
 #include "sim/sharegpt_lengths.h"
 
@@ -48,8 +49,13 @@ int32_t draw_lognormal(Rng& r, double mu, double sigma) {
     return static_cast<int32_t>(rounded);
 }
 
-Error bad(const std::string& msg) {
-    return make_error("bad_value", msg);
+Error bad(const std::string& code, MessageParams params = {}) {
+    return make_error("bad_value", note(code, std::move(params)));
+}
+
+// A refusal already made as a message (a trace line's, made where the line is read).
+Error refuse(Message m) {
+    return bad(m.code, std::move(m.params));
 }
 
 }  // namespace
@@ -61,33 +67,31 @@ int64_t trace_rows(const WorkloadSpec& s) {
 Result<bool> check_workload(const WorkloadSpec& s) {
     const bool need_trace = s.arrival == Arrival::Trace || s.lengths == Lengths::Trace;
     const int64_t rows = trace_rows(s);
-    if (need_trace && rows == 0) return bad("the workload uses a trace but the trace has no requests");
+    if (need_trace && rows == 0) return bad("sim_trace_has_none");
     int64_t count = s.requests;
-    if (count < 0) return bad("number of requests must not be negative");
+    if (count < 0) return bad("sim_requests_negative");
     if (count == 0) {
-        if (!need_trace) return bad("number of requests must be at least 1");
+        if (!need_trace) return bad("sim_requests_none");
         count = rows;
     }
     const bool streamed = need_trace && s.trace.empty() && s.trace_file && s.trace_file->sorted;
-    if (!streamed && count > kMaxRequests) return bad("at most 10,000,000 requests can be simulated");
+    if (!streamed && count > kMaxRequests) return bad("sim_requests_too_many", {{"max", with_commas(kMaxRequests)}});
     if (need_trace && count > rows)
-        return bad("asked for " + std::to_string(count) + " requests but the trace has only " + std::to_string(rows));
-    if (s.arrival == Arrival::Poisson && !(s.rate > 0 && std::isfinite(s.rate)))
-        return bad("arrival rate must be a positive number of requests per second");
+        return bad("sim_trace_too_short", {{"requests", with_commas(count)}, {"rows", with_commas(rows)}});
+    if (s.arrival == Arrival::Poisson && !(s.rate > 0 && std::isfinite(s.rate))) return bad("sim_rate_not_positive");
     switch (s.lengths) {
         case Lengths::Fixed:
-            if (s.fixed_prompt < 1 || s.fixed_output < 1)
-                return bad("fixed lengths need at least 1 prompt and 1 output token");
+            if (s.fixed_prompt < 1 || s.fixed_output < 1) return bad("sim_fixed_lengths");
             break;
         case Lengths::Uniform:
             if (s.min_prompt < 1 || s.min_output < 1 || s.max_prompt < s.min_prompt || s.max_output < s.min_output)
-                return bad("uniform lengths need 1 <= min <= max for prompt and output");
+                return bad("sim_uniform_lengths");
             break;
         default: break;
     }
-    if (s.shared_prefix < 0 || s.shared_prefix > kMaxTokens) return bad("shared prefix length out of range");
-    if (!(s.shared_fraction >= 0 && s.shared_fraction <= 1))
-        return bad("shared-prefix fraction must be between 0 and 1");
+    if (s.shared_prefix < 0 || s.shared_prefix > kMaxTokens)
+        return bad("sim_prefix_out_of_range", {{"max", with_commas(kMaxTokens)}});
+    if (!(s.shared_fraction >= 0 && s.shared_fraction <= 1)) return bad("sim_prefix_fraction");
     return true;
 }
 
@@ -155,7 +159,7 @@ RequestStream RequestStream::of(std::vector<Request> requests) {
 void RequestStream::rewind() {
     index_ = 0;
     t_ = 0;
-    error_.clear();
+    error_ = Error{};
     if (!spec_) return;
     if (spec_->trace_file) {
         std::string().swap(chunk_);
@@ -277,7 +281,7 @@ bool parse_uint(std::string_view s, int64_t max, int64_t* out) {
 // from_chars (missing for doubles in the wasm toolchain's libc++). Exactly rounded
 // for up to 15 significant digits and exponents within 10^±22, which covers any
 // timestamp in seconds; beyond that still deterministic on every platform.
-bool parse_decimal(std::string_view s, double* out) {
+bool parse_decimal(std::string_view s, double* out, bool* too_large) {
     size_t i = 0;
     uint64_t mant = 0;
     int digits = 0, exp10 = 0;
@@ -314,24 +318,35 @@ bool parse_decimal(std::string_view s, double* out) {
     }
     if (i != s.size()) return false;
     double v = static_cast<double>(mant);
+    *too_large = false;
     if (mant == 0) {
         *out = 0;
         return true;
     }
-    // Below 1e-300 s is 0 to a simulator counting in nanoseconds (1e-320 is a valid number,
-    // not a syntax error); above 1e300 is refused by the caller as too large.
-    if (exp10 < -300) {
-        *out = 0;
+    // Above 1e300 is too large, decided on the decimal digits themselves: the double the
+    // loop below makes of "1e300" is a little above 1e300, and "1e300" was refused as more
+    // than 1e300. The value is mant x 10^exp10 with `digits` digits in mant, so its
+    // leading digit sits at 10^(digits - 1 + exp10); at 10^300 only 1 followed by zeros
+    // (mant a power of ten) is not above it.
+    const int64_t lead = int64_t{digits} - 1 + exp10;
+    uint64_t m = mant;
+    while (m >= 10 && m % 10 == 0) m /= 10;
+    const bool power_of_ten = m == 1;
+    if (lead > 300 || (lead == 300 && !power_of_ten)) {
+        *too_large = true;
+        *out = HUGE_VAL;
         return true;
     }
-    if (exp10 > 300) {
-        *out = HUGE_VAL;
+    // Below 1e-300 s is 0 to a simulator counting in nanoseconds (1e-320 is a valid number,
+    // not a syntax error).
+    if (exp10 < -300) {
+        *out = 0;
         return true;
     }
     double p = 1;
     for (int k = 0; k < (exp10 < 0 ? -exp10 : exp10); ++k) p *= 10;
     v = exp10 < 0 ? v / p : v * p;
-    *out = v;  // may be +inf: the caller calls it too large
+    *out = v;  // at most 1e300 in decimal: finite
     return true;
 }
 
@@ -453,8 +468,8 @@ LineRead next_text_line(const TraceSource& src, std::string& chunk, size_t& pos,
 }
 
 // One data row of a scanned trace, its time left absolute (seconds, or *ns for raw
-// timestamps); "" or what is wrong with it.
-std::string parse_row(const TraceScan& h, std::string_view line, Request* q, __int128* ns) {
+// timestamps): a refusal naming the line, or a message without a code when it is good.
+Message parse_row(const TraceScan& h, int64_t line_no, std::string_view line, Request* q, __int128* ns) {
     // The three fields read, as trimmed views; the others only counted.
     std::string_view ft, fp, fo;
     int fields = 0;
@@ -468,28 +483,38 @@ std::string parse_row(const TraceScan& h, std::string_view line, Request* q, __i
         start = p + 1;
     }
     ++fields;
-    if (fields != h.fields) return "expected " + std::to_string(h.fields) + " fields, found " + std::to_string(fields);
-    const auto quoted = [](std::string_view f) { return " \"" + std::string(f) + "\" "; };
+    const auto at = [&](const char* code, MessageParams more) {
+        MessageParams params = {{"line", std::to_string(line_no)}, {"file", h.name}};
+        for (auto& p : more) params.push_back(std::move(p));
+        return note(code, std::move(params));
+    };
+    if (fields != h.fields)
+        return at("sim_trace_fields", {{"expected", std::to_string(h.fields)}, {"found", std::to_string(fields)}});
     if (h.raw) {
         if (!parse_timestamp(ft, ns))
-            return h.t_name + quoted(ft) + "is not a timestamp like 2023-11-16 18:15:46.6805900";
+            return at("sim_trace_bad_timestamp", {{"column", h.t_name}, {"value", std::string(ft)}});
     } else {
         double v;
-        if (!parse_decimal(ft, &v)) return h.t_name + quoted(ft) + "is not a non-negative number of seconds";
-        if (!(v <= 1e300)) return h.t_name + quoted(ft) + "is too large (at most 1e300 seconds)";
+        bool too_large = false;
+        if (!parse_decimal(ft, &v, &too_large))
+            return at("sim_trace_bad_seconds", {{"column", h.t_name}, {"value", std::string(ft)}});
+        if (too_large)
+            return at("sim_trace_time_too_large", {{"column", h.t_name}, {"value", std::string(ft)}, {"max", "1e300"}});
         q->arrival_s = v;
     }
     int64_t p, o;
     if (!parse_uint(fp, kMaxTokens, &p))
-        return h.p_name + quoted(fp) + "is not a token count (an integer from 1 to 10,000,000)";
+        return at("sim_trace_bad_count",
+                  {{"column", h.p_name}, {"value", std::string(fp)}, {"max", with_commas(kMaxTokens)}});
     if (!parse_uint(fo, kMaxTokens, &o))
-        return h.o_name + quoted(fo) + "is not a token count (an integer from 1 to 10,000,000)";
-    if (p < 1) return h.p_name + " must be at least 1 (an engine refuses an empty prompt)";
-    if (o < 1) return h.o_name + " must be at least 1 (a request generates at least one token)";
+        return at("sim_trace_bad_count",
+                  {{"column", h.o_name}, {"value", std::string(fo)}, {"max", with_commas(kMaxTokens)}});
+    if (p < 1) return at("sim_trace_empty_prompt", {{"column", h.p_name}});
+    if (o < 1) return at("sim_trace_no_output", {{"column", h.o_name}});
     q->prompt_tokens = static_cast<int32_t>(p);
     q->output_tokens = static_cast<int32_t>(o);
     q->prefix_tokens = 0;
-    return "";
+    return {};
 }
 
 // Seconds since the earliest request: raw timestamps subtracted in 128-bit
@@ -499,13 +524,12 @@ double relative_s(const TraceScan& h, double abs_s, __int128 ns) {
     return h.raw ? static_cast<double>(ns - h.t0_ns) * 1e-9 : abs_s - h.t0_s;
 }
 
-std::string line_error(const std::string& name, int64_t line_no, const std::string& msg) {
-    return "line " + std::to_string(line_no) + " of " + name + ": " + msg;
-}
-
-std::string read_failure(LineRead r, const std::string& name, int64_t line_no) {
-    if (r == LineRead::TooLong) return line_error(name, line_no + 1, "longer than 65,536 bytes: not a trace line");
-    return "cannot read " + name + " past line " + std::to_string(line_no);
+Message read_failure(LineRead r, const std::string& name, int64_t line_no) {
+    if (r == LineRead::TooLong)
+        return note(
+            "sim_trace_line_too_long",
+            {{"line", std::to_string(line_no + 1)}, {"file", name}, {"max", with_commas(int64_t(kMaxLineBytes))}});
+    return note("sim_trace_unreadable", {{"file", name}, {"line", std::to_string(line_no)}});
 }
 
 Result<std::vector<Request>> read_all(const TraceScan& h) {
@@ -518,17 +542,17 @@ Result<std::vector<Request>> read_all(const TraceScan& h) {
     for (;;) {
         const LineRead r = next_text_line(h.source, chunk, pos, at, &line_no, &line);
         if (r == LineRead::End) break;
-        if (r != LineRead::Line) return bad(read_failure(r, h.name, line_no));
+        if (r != LineRead::Line) return refuse(read_failure(r, h.name, line_no));
         Request q;
         __int128 ns = 0;
-        const std::string e = parse_row(h, line, &q, &ns);
-        if (!e.empty()) return bad(line_error(h.name, line_no, e));
+        if (Message e = parse_row(h, line_no, line, &q, &ns); !e.code.empty()) return refuse(std::move(e));
         q.arrival_s = relative_s(h, q.arrival_s, ns);
         out.push_back(q);
     }
     if (static_cast<int64_t>(out.size()) != h.requests)
-        return bad(h.name + " changed while it was read (" + std::to_string(out.size()) + " requests, " +
-                   std::to_string(h.requests) + " when scanned)");
+        return bad("sim_trace_changed", {{"file", h.name},
+                                         {"found", with_commas(static_cast<int64_t>(out.size()))},
+                                         {"requests", with_commas(h.requests)}});
     std::stable_sort(out.begin(), out.end(),
                      [](const Request& a, const Request& b) { return a.arrival_s < b.arrival_s; });
     return out;
@@ -558,8 +582,8 @@ Result<std::shared_ptr<const TraceScan>> scan_trace(TraceSource source, const st
     auto read = [&]() { return next_text_line(h->source, chunk, pos, at, &line_no, &line); };
 
     LineRead r = read();
-    if (r == LineRead::End) return bad(name + " is empty (expected a CSV header and one request per line)");
-    if (r != LineRead::Line) return bad(read_failure(r, name, line_no));
+    if (r == LineRead::End) return bad("sim_trace_empty", {{"file", name}});
+    if (r != LineRead::Line) return refuse(read_failure(r, name, line_no));
     const std::vector<std::string> header = split_commas(line);
     for (int k = 0; k < static_cast<int>(header.size()); ++k) {
         const std::string l = lower(header[static_cast<size_t>(k)]);
@@ -573,9 +597,7 @@ Result<std::shared_ptr<const TraceScan>> scan_trace(TraceSource source, const st
             h->col_o = k;
     }
     if (h->col_t < 0 || h->col_p < 0 || h->col_o < 0)
-        return bad(name + ": unrecognized header \"" + std::string(line) +
-                   "\" (expected TIMESTAMP,ContextTokens,GeneratedTokens or "
-                   "arrived_at,num_prefill_tokens,num_decode_tokens)");
+        return bad("sim_trace_bad_header", {{"file", name}, {"header", std::string(line)}});
     h->fields = static_cast<int>(header.size());
     h->t_name = header[static_cast<size_t>(h->col_t)];
     h->p_name = header[static_cast<size_t>(h->col_p)];
@@ -583,33 +605,42 @@ Result<std::shared_ptr<const TraceScan>> scan_trace(TraceSource source, const st
     h->data_offset = at - static_cast<int64_t>(chunk.size() - pos);
     h->header_line = line_no;
 
-    double prev_s = 0, min_s = 0;
-    __int128 prev_ns = 0, min_ns = 0;
+    double max_s = 0, min_s = 0;
+    __int128 max_ns = 0, min_ns = 0;
     while ((r = read()) == LineRead::Line) {
-        if (h->requests >= kMaxStreamedRequests)
-            return bad(line_error(name, line_no, "more than 1,000,000,000 requests"));
-        if (!h->sorted && h->requests >= kMaxRequests)
-            return bad(line_error(name, line_no,
-                                  "more than 10,000,000 requests in a trace that is not in time order (sorted by "
-                                  "arrival, a trace is read as the run goes, up to 1,000,000,000 requests)"));
+        const auto here = [&]() { return MessageParams{{"line", std::to_string(line_no)}, {"file", name}}; };
+        if (h->requests >= kMaxStreamedRequests) {
+            MessageParams p = here();
+            p.push_back({"max", with_commas(kMaxStreamedRequests)});
+            return bad("sim_trace_too_many", std::move(p));
+        }
+        if (!h->sorted && h->requests >= kMaxRequests) {
+            MessageParams p = here();
+            p.push_back({"max", with_commas(kMaxRequests)});
+            p.push_back({"streamed", with_commas(kMaxStreamedRequests)});
+            return bad("sim_trace_too_many_unsorted", std::move(p));
+        }
         Request q;
         __int128 ns = 0;
-        const std::string e = parse_row(*h, line, &q, &ns);
-        if (!e.empty()) return bad(line_error(name, line_no, e));
+        if (Message e = parse_row(*h, line_no, line, &q, &ns); !e.code.empty()) return refuse(std::move(e));
         if (h->requests == 0) {
-            min_s = prev_s = q.arrival_s;
-            min_ns = prev_ns = ns;
+            min_s = max_s = q.arrival_s;
+            min_ns = max_ns = ns;
         } else {
-            if (h->raw ? ns < prev_ns : q.arrival_s < prev_s) h->sorted = false;
+            // Out of order: earlier than a request listed before it (counted, then sorted).
+            if (h->raw ? ns < max_ns : q.arrival_s < max_s) {
+                h->sorted = false;
+                ++h->out_of_order;
+            }
             min_s = std::min(min_s, q.arrival_s);
             min_ns = std::min(min_ns, ns);
-            prev_s = q.arrival_s;
-            prev_ns = ns;
+            max_s = std::max(max_s, q.arrival_s);
+            max_ns = std::max(max_ns, ns);
         }
         ++h->requests;
     }
-    if (r != LineRead::End) return bad(read_failure(r, name, line_no));
-    if (h->requests == 0) return bad(name + " has a header but no requests");
+    if (r != LineRead::End) return refuse(read_failure(r, name, line_no));
+    if (h->requests == 0) return bad("sim_trace_no_requests", {{"file", name}});
     h->t0_s = min_s;
     h->t0_ns = min_ns;
     return std::shared_ptr<const TraceScan>(std::move(h));
@@ -628,18 +659,17 @@ bool RequestStream::next_trace_row(Request* q) {
     std::string_view line;
     const LineRead r = next_text_line(h.source, chunk_, chunk_pos_, read_at_, &line_no_, &line);
     if (r == LineRead::End) {
-        error_ = h.name + " ended at line " + std::to_string(line_no_) + " before its " + std::to_string(count_) +
-                 " requests: it changed since it was read";
+        error_ = bad("sim_trace_ended",
+                     {{"file", h.name}, {"line", std::to_string(line_no_)}, {"requests", with_commas(count_)}});
         return false;
     }
     if (r != LineRead::Line) {
-        error_ = read_failure(r, h.name, line_no_);
+        error_ = refuse(read_failure(r, h.name, line_no_));
         return false;
     }
     __int128 ns = 0;
-    const std::string e = parse_row(h, line, q, &ns);
-    if (!e.empty()) {
-        error_ = line_error(h.name, line_no_, e + " (the file changed since it was read)");
+    if (!parse_row(h, line_no_, line, q, &ns).code.empty()) {
+        error_ = bad("sim_trace_changed_line", {{"line", std::to_string(line_no_)}, {"file", h.name}});
         return false;
     }
     q->arrival_s = relative_s(h, q->arrival_s, ns);

@@ -32,7 +32,8 @@ struct TraceScan {
     TraceSource source;
     std::string name;
     int64_t requests = 0;
-    bool sorted = true;  // arrivals non-decreasing in file order: streamed, else sorted in memory
+    bool sorted = true;        // arrivals non-decreasing in file order: streamed, else sorted in memory
+    int64_t out_of_order = 0;  // rows earlier than a row listed before them
     // How to read the rows again.
     int64_t data_offset = 0;  // byte after the header line
     int64_t header_line = 0;  // its line number
@@ -92,8 +93,9 @@ public:
     bool next(Request* out);  // false past the end, or when a streamed trace fails (error())
     void rewind();            // back to the first request, same draws again
     // Why a streamed trace stopped early (the file changed or became unreadable since
-    // it was scanned); "" otherwise.
-    const std::string& error() const { return error_; }
+    // it was scanned): a coded refusal; failed() is false otherwise.
+    bool failed() const { return !error_.code.empty(); }
+    const Error& error() const { return error_; }
 
 private:
     // Shared: copies of a stream (one per policy) share the spec and its trace.
@@ -107,7 +109,7 @@ private:
     std::string chunk_;
     size_t chunk_pos_ = 0;
     int64_t read_at_ = 0, line_no_ = 0;
-    std::string error_;
+    Error error_;
     bool next_trace_row(Request* q);
 };
 

@@ -300,7 +300,11 @@ test('bad settings are refused by name in the CLI\'s terms, never a crash', () =
       }
     };
     bad({ policies: ['best'] }, 'sim_bad_policy', "--policy must be paged, max, pow2, oracle or all, got 'best'", ['--policy', 'best']);
-    bad({ block_size: 0 }, 'input_out_of_range', '--block-size must be a whole number from 1 to 4,096, got 0', ['--block-size', '0']);
+    bad({ block_size: 0 }, 'input_out_of_range', '--block-size must be a whole number from 1 to 256, got 0', ['--block-size', '0']);
+    // vLLM's --block-size choices (vllm/config/cache.py) and its SchedulerConfig's rule.
+    bad({ block_size: 3 }, 'vllm_block_size_choice', "--block-size must be one of vLLM's block sizes 1, 8, 16, 32, 64, 128 or 256, got 3", ['--block-size', '3']);
+    bad({ kv_cache_memory: 4 * 2 ** 30, max_num_batched_tokens: 10 }, 'vllm_batched_below_seqs',
+      'vLLM refuses to start: max_num_batched_tokens (10) must be greater than or equal to max_num_seqs (256)', ['--max-num-batched-tokens', '10']);
     bad({ n: 2000 }, 'input_out_of_range', '--n must be a whole number from 1 to 1,024, got 2,000', ['--n', '2000']);
     bad({ workload: 'nonsense' }, 'sim_bad_workload', "--workload must be sharegpt, alpaca, azure-conv, azure-code or a .csv file, got 'nonsense'", ['--workload', 'nonsense']);
     bad({ workload: 'csv' }, 'sim_trace_needed', "workload csv needs the trace's CSV text");
@@ -325,14 +329,16 @@ test('bad settings are refused by name in the CLI\'s terms, never a crash', () =
 
 test('the page takes the simulator\'s ranges from the core', () => {
   const l = kvb.catalog().sim_limits;
-  assert.deepEqual(l.block_size, { min: 1, max: 4096, flag: '--block-size' });
+  assert.deepEqual(l.block_size, { min: 1, max: 256, flag: '--block-size' });
+  assert.deepEqual(kvb.catalog().sim_block_sizes, [1, 8, 16, 32, 64, 128, 256]);
   assert.deepEqual(l.n, { min: 1, max: 1024, flag: '--n' });
   assert.deepEqual(l.max_num_seqs, { min: 1, max: 2000000000, flag: '--max-num-seqs' });
 });
 
 test('the page\'s link parser reads the core\'s ranges', async () => {
-  const { SIM_LIMITS_MIRROR } = await import('../../web/src/sim-state.js');
+  const { SIM_LIMITS_MIRROR, SIM_BLOCK_SIZES } = await import('../../web/src/sim-state.js');
   const l = kvb.catalog().sim_limits;
+  assert.deepEqual(SIM_BLOCK_SIZES, kvb.catalog().sim_block_sizes);
   for (const [field, [min, max]] of Object.entries(SIM_LIMITS_MIRROR)) assert.deepEqual([min, max], [l[field].min, l[field].max], field);
 });
 

@@ -16,7 +16,11 @@
 #include "kv/kv.h"
 #include "kv/tables.h"
 #include "model/dtype.h"
+#include "sim/conclusions.h"
+#include "sim/session.h"
 #include "sim/setup.h"
+#include "sim/simulator.h"
+#include "sim/workload.h"
 
 using namespace kvb;
 using nlohmann::json;
@@ -57,6 +61,9 @@ const char* const kCodedFiles[] = {
     "src/kv/tables.cpp",
     "src/engines/transformers_cache.cpp",
     "src/sim/setup.cpp",
+    "src/sim/simulator.cpp",
+    "src/sim/workload.cpp",
+    "src/sim/session.cpp",
 };
 
 // Every code those files can emit, each reached by an input below. Left out, as no
@@ -127,7 +134,67 @@ const char* const kCodedFilesCodes[] = {
     "no_max_model_len",
     "gpu_or_memory_needed",
     "no_kv_memory",
+    "no_kv_memory_size",
     "unknown_workload",
+    "negative_swap_space",
+    "vllm_batched_below_seqs",
+    // session.cpp (SimInputs)
+    "vllm_block_size_choice",
+    "input_out_of_range",
+    // simulator.cpp. Left out, as no input reaches them: sim_internal (an inconsistency is a bug).
+    "sim_kv_bytes_per_token",
+    "sim_kv_capacity",
+    "sim_n_and_beam",
+    "sim_seqs_exceed",
+    "sim_beam_switches",
+    "sim_latency_model",
+    "sim_zero_step",
+    "sim_snapshot_settings",
+    "sim_block_bytes_overflow",
+    "sim_too_many_blocks",
+    "sim_pool_too_small",
+    "sim_capacity_too_large",
+    "sim_buddy_too_small",
+    "sim_prefix_caching_paged",
+    "sim_request_arrival",
+    "sim_request_order",
+    "sim_request_prompt",
+    "sim_request_output",
+    "sim_request_prefix",
+    // workload.cpp. Left out: sim_trace_too_many (1,000,000,000 rows to read first).
+    "sim_trace_has_none",
+    "sim_requests_negative",
+    "sim_requests_none",
+    "sim_requests_too_many",
+    "sim_trace_too_short",
+    "sim_rate_not_positive",
+    "sim_fixed_lengths",
+    "sim_uniform_lengths",
+    "sim_prefix_out_of_range",
+    "sim_prefix_fraction",
+    "sim_trace_empty",
+    "sim_trace_bad_header",
+    "sim_trace_no_requests",
+    "sim_trace_fields",
+    "sim_trace_bad_timestamp",
+    "sim_trace_bad_seconds",
+    "sim_trace_time_too_large",
+    "sim_trace_bad_count",
+    "sim_trace_empty_prompt",
+    "sim_trace_no_output",
+    "sim_trace_line_too_long",
+    "sim_trace_unreadable",
+    "sim_trace_too_many_unsorted",
+    "sim_trace_changed",
+    "sim_trace_ended",
+    "sim_trace_changed_line",
+    // Notes: a session's (trace out of order) and a run's conclusions (sim/conclusions.cpp).
+    "sim_trace_unsorted",
+    "sim_most_served",
+    "sim_served_alike",
+    "sim_policy_waste",
+    "sim_why",
+    "sim_overload",
 };
 
 // Checks one emitted message against its template and records its code.
@@ -139,6 +206,9 @@ struct Seen {
         REQUIRE(t != nullptr);
         std::set<std::string> given;
         for (const auto& [k, v] : m.params) CHECK(given.insert(k).second);  // no parameter twice
+        // {field} names the input a refusal is about, for the page's label of it (i18n.js
+        // tMsg), whether or not the template shows it.
+        if (placeholders(t->english).count("field") == 0) given.erase("field");
         CHECK(given == placeholders(t->english));
         codes.insert(m.code);
     }
@@ -316,6 +386,246 @@ TEST_CASE("notes and refusals carry exactly their template's parameters") {
     WorkloadInputs w;
     w.preset = "bogus";
     seen.refusal(workload_spec(w));
+    in.gpu_memory_bytes = 0;
+    in.gpu = "rtx-3080";  // 0.9 x 10 GiB: the same, on a catalog GPU
+    seen.refusal(sim_setup(llama8b, in));
+    SimSetupInputs tight;
+    tight.kv_cache_memory = GiB;
+    tight.max_num_batched_tokens = 100;  // below the default max_num_seqs 256
+    seen.refusal(sim_setup(llama8b, tight));
+    tight = SimSetupInputs{};
+    tight.kv_cache_memory = GiB;
+    tight.swap_space_bytes = -1;
+    seen.refusal(sim_setup(llama8b, tight));
+    SimInputs bad_bs;
+    bad_bs.block_size = 3;
+    seen.refusal(validate(bad_bs));
+    bad_bs.block_size = 0;
+    seen.refusal(validate(bad_bs));
+
+    // The simulator's own settings and requests (sim/simulator.cpp).
+    using namespace kvb::sim;
+    const auto base = []() {
+        SimConfig c;
+        c.kv_bytes_per_token = 1;
+        c.kv_capacity_bytes = 1 << 12;
+        c.block_size = 4;
+        c.max_model_len = 16;
+        c.max_num_seqs = 8;
+        c.latency.step_overhead_s = 1.0;
+        return c;
+    };
+    const std::vector<Request> one = {{0, 2, 2, 0}};
+    const auto sim_refusal = [&](const SimConfig& c, const std::vector<Request>& reqs, const char* code) {
+        Simulator sim(c, reqs);
+        INFO(std::string(code));
+        REQUIRE_FALSE(sim.ok());
+        CHECK(sim.error().detail.code == code);
+        CHECK(render_english(sim.error().detail) == sim.error().message);
+        seen.note(sim.error().detail);
+    };
+    SimConfig c = base();
+    c.kv_bytes_per_token = 0;
+    sim_refusal(c, one, "sim_kv_bytes_per_token");
+    c = base();
+    c.kv_capacity_bytes = 0;
+    sim_refusal(c, one, "sim_kv_capacity");
+    c = base();
+    c.block_size = 0;
+    sim_refusal(c, one, "input_out_of_range");
+    c = base();
+    c.n = 2;
+    c.beam_width = 2;
+    sim_refusal(c, one, "sim_n_and_beam");
+    c = base();
+    c.n = 16;
+    sim_refusal(c, one, "sim_seqs_exceed");
+    c = base();
+    c.beam_switches = -1;
+    sim_refusal(c, one, "sim_beam_switches");
+    c = base();
+    c.swap_space_bytes = -1;
+    sim_refusal(c, one, "negative_swap_space");
+    c = base();
+    c.latency.bandwidth_efficiency = 0;
+    sim_refusal(c, one, "sim_latency_model");
+    c = base();
+    c.latency.step_overhead_s = 0;
+    sim_refusal(c, one, "sim_zero_step");
+    c = base();
+    c.max_snapshots = 0;
+    sim_refusal(c, one, "sim_snapshot_settings");
+    c = base();
+    c.kv_bytes_per_token = INT64_MAX / 2;
+    sim_refusal(c, one, "sim_block_bytes_overflow");
+    c = base();
+    c.block_size = 1;
+    c.kv_capacity_bytes = int64_t(1) << 23;  // 8,388,608 one-token blocks
+    sim_refusal(c, one, "sim_too_many_blocks");
+    c = base();
+    c.kv_capacity_bytes = 12;
+    sim_refusal(c, one, "sim_pool_too_small");
+    c = base();
+    c.policy = Policy::Max;
+    c.kv_capacity_bytes = int64_t(1) << 41;
+    sim_refusal(c, one, "sim_capacity_too_large");
+    c = base();
+    c.policy = Policy::Max;
+    c.kv_capacity_bytes = 8;
+    sim_refusal(c, one, "sim_buddy_too_small");
+    c = base();
+    c.policy = Policy::Oracle;
+    c.prefix_caching = true;
+    sim_refusal(c, one, "sim_prefix_caching_paged");
+    sim_refusal(base(), {{NAN, 2, 2, 0}}, "sim_request_arrival");
+    sim_refusal(base(), {{1, 2, 2, 0}, {0, 2, 2, 0}}, "sim_request_order");
+    sim_refusal(base(), {{0, 0, 2, 0}}, "sim_request_prompt");
+    sim_refusal(base(), {{0, 2, 0, 0}}, "sim_request_output");
+    sim_refusal(base(), {{0, 2, 2, 3}}, "sim_request_prefix");
+
+    // Workloads (sim/workload.cpp).
+    const auto spec_refusal = [&](const WorkloadSpec& spec, const char* code) {
+        auto r = make_workload(spec);
+        INFO(std::string(code));
+        seen.refusal(r);
+        CHECK(r.error().detail.code == code);
+    };
+    WorkloadSpec ws;
+    ws.arrival = Arrival::Trace;
+    ws.lengths = Lengths::Trace;
+    spec_refusal(ws, "sim_trace_has_none");
+    ws = WorkloadSpec{};
+    ws.requests = -1;
+    spec_refusal(ws, "sim_requests_negative");
+    ws.requests = 0;
+    spec_refusal(ws, "sim_requests_none");
+    ws.requests = 10'000'001;
+    spec_refusal(ws, "sim_requests_too_many");
+    ws = WorkloadSpec{};
+    ws.arrival = Arrival::Trace;
+    ws.lengths = Lengths::Trace;
+    ws.trace = one;
+    ws.requests = 2;
+    spec_refusal(ws, "sim_trace_too_short");
+    ws = WorkloadSpec{};
+    ws.requests = 1;
+    ws.arrival = Arrival::Poisson;
+    spec_refusal(ws, "sim_rate_not_positive");
+    ws = WorkloadSpec{};
+    ws.requests = 1;
+    ws.lengths = Lengths::Fixed;
+    spec_refusal(ws, "sim_fixed_lengths");
+    ws.lengths = Lengths::Uniform;
+    spec_refusal(ws, "sim_uniform_lengths");
+    ws.lengths = Lengths::ShareGpt;
+    ws.shared_prefix = -1;
+    spec_refusal(ws, "sim_prefix_out_of_range");
+    ws.shared_prefix = 0;
+    ws.shared_fraction = 2;
+    spec_refusal(ws, "sim_prefix_fraction");
+
+    // Traces: refused as scanned, or as read again after a change.
+    const std::string head = "arrived_at,num_prefill_tokens,num_decode_tokens\n";
+    const std::pair<const char*, std::string> traces[] = {
+        {"sim_trace_empty", ""},
+        {"sim_trace_bad_header", "time,prompt,output\n1,2,3\n"},
+        {"sim_trace_no_requests", head},
+        {"sim_trace_fields", head + "0,1\n"},
+        {"sim_trace_bad_timestamp", "TIMESTAMP,ContextTokens,GeneratedTokens\nsoon,1,2\n"},
+        {"sim_trace_bad_seconds", head + "soon,1,2\n"},
+        {"sim_trace_time_too_large", head + "2e300,1,2\n"},
+        {"sim_trace_bad_count", head + "0,x,2\n"},
+        {"sim_trace_empty_prompt", head + "0,0,2\n"},
+        {"sim_trace_no_output", head + "0,1,0\n"},
+        {"sim_trace_line_too_long", head + std::string(70'000, '1')},
+    };
+    for (const auto& [code, text] : traces) {
+        auto r = parse_trace_csv(text, "t.csv");
+        INFO(std::string(code));
+        seen.refusal(r);
+        CHECK(r.error().detail.code == code);
+    }
+    seen.refusal(scan_trace([](int64_t, char*, int64_t) -> int64_t { return -1; }, "t.csv"));
+    // Out of time order past 10,000,000 rows: made as read, never held.
+    const auto rows = [](int64_t at, char* buf, int64_t n) -> int64_t {
+        const std::string line = "1,1,1\n";  // 6 bytes; the first row alone reads 2,1,1
+        const int64_t total = 48 + int64_t(10'000'002) * 6;
+        if (at >= total) return 0;
+        int64_t k = 0;
+        for (; k < n && at + k < total; ++k) {
+            const int64_t i = at + k;
+            buf[k] = i < 48 ? "arrived_at,num_prefill_tokens,num_decode_tokens\n"[i]
+                            : (i == 48 ? '2' : line[static_cast<size_t>((i - 48) % 6)]);
+        }
+        return k;
+    };
+    seen.refusal(scan_trace(rows, "big.csv"));
+    // The file changes between the scan and the reads that follow it.
+    const auto changing = [](std::vector<std::string> texts) {
+        auto reads = std::make_shared<size_t>(0);
+        return TraceSource([texts, reads](int64_t at, char* buf, int64_t n) -> int64_t {
+            const std::string& t = texts[std::min(*reads, texts.size() - 1)];
+            if (at >= static_cast<int64_t>(t.size())) {
+                ++*reads;  // an end of file read: the next pass reads the next text
+                return 0;
+            }
+            const int64_t k = std::min<int64_t>(n, static_cast<int64_t>(t.size()) - at);
+            std::copy_n(t.data() + at, static_cast<size_t>(k), buf);
+            return k;
+        });
+    };
+    {
+        // Out of order, so read whole after the scan: one row fewer by then.
+        WorkloadSpec t;
+        t.arrival = Arrival::Trace;
+        t.lengths = Lengths::Trace;
+        t.trace_file = scan_trace(changing({head + "1,1,1\n0,1,1\n", head + "1,1,1\n"}), "t.csv").value();
+        auto r = make_workload(t);
+        seen.refusal(r);
+        CHECK(r.error().detail.code == "sim_trace_changed");
+    }
+    for (const auto& [code, second] :
+         {std::pair<const char*, std::string>{"sim_trace_ended", head + "0,1,1\n"},
+          std::pair<const char*, std::string>{"sim_trace_changed_line", head + "0,1,1\n1,x,1\n"}}) {
+        WorkloadSpec t;
+        t.arrival = Arrival::Trace;
+        t.lengths = Lengths::Trace;
+        t.trace_file = scan_trace(changing({head + "0,1,1\n1,1,1\n", second}), "t.csv").value();
+        Simulator sim(base(), RequestStream::create(t).value());
+        while (!sim.done()) sim.run(1000);
+        INFO(std::string(code));
+        REQUIRE_FALSE(sim.ok());
+        CHECK(sim.error().detail.code == code);
+        seen.note(sim.error().detail);
+    }
+
+    // A session's note on a trace out of order, and every conclusion.
+    SimInputs trace_in;
+    trace_in.kv_cache_memory = GiB;
+    trace_in.workload = "csv";
+    trace_in.trace = head + "1,10,5\n0,10,5\n";
+    auto session = SimSession::create(test::fixture("facebook/opt-1.3b"), trace_in);
+    REQUIRE(session);
+    for (const Message& n : session->run_info().notes) seen.note(n);
+    Summary a, b;
+    a.policy = "paged";
+    b.policy = "max";
+    a.requests = b.requests = a.finished = b.finished = 100;
+    a.throughput_tokens_per_s = 100;
+    b.throughput_tokens_per_s = 50;
+    a.token_states_of_used = 0.98;
+    b.token_states_of_used = 0.2;
+    a.mean_running = 30;
+    b.mean_running = 7;
+    for (Summary* x : {&a, &b}) {
+        x->early_finished = x->late_finished = 25;
+        x->late_arrival_mean_s = 40;
+        x->late_ttft_mean_s = 20;
+        x->waiting_at_last_arrival = 10;
+    }
+    for (const Message& n : sim_conclusions({a, b}, 50)) seen.note(n);
+    b.throughput_tokens_per_s = 100;
+    for (const Message& n : sim_conclusions({a, b}, 50)) seen.note(n);
 
     for (const char* code : kCodedFilesCodes) {
         INFO(std::string(code));

@@ -210,12 +210,12 @@ TEST_CASE("simulate: usage errors exit 2, refused input exits 1") {
     CHECK(r.out == "kvbudget: error: --rate must be a positive number of requests per second, got '-3'\n");
     r = run_cli(opt() + " --kv-cache-memory 4GiB --n 2 --beam 2");
     CHECK(r.status == 1);
-    CHECK(r.out == "kvbudget: error: paged: use either parallel sampling (n) or beam search, not both\n");
+    CHECK(r.out == "kvbudget: error: use either parallel sampling (n) or beam search, not both\n");
     r = run_cli(opt() + " --kv-cache-memory 20MiB");
     CHECK(r.status == 1);
     CHECK(r.out ==
           "kvbudget: error: paged: the KV cache holds 5 usable blocks of 16 tokens, fewer than the 128 one sequence "
-          "of max model length 2048 needs (the null block is not usable)\n");
+          "of max model length 2,048 needs (the null block is not usable)\n");
     r = run_cli(opt() + " --gpu tpu-v9");
     CHECK(r.status == 1);
     r = run_cli(opt() + " --kv-cache-memory 4GiB --workload /nonexistent/trace.csv");
@@ -231,6 +231,15 @@ TEST_CASE("simulate: usage errors exit 2, refused input exits 1") {
           "kvbudget: error: line 3 of kvb_sim_bad_trace.csv: num_prefill_tokens \"ten\" is not a token count (an "
           "integer from 1 to 10,000,000)\n");
     std::remove("/tmp/kvb_sim_bad_trace.csv");
+    {
+        std::ofstream f("/tmp/kvb_sim_unsorted.csv");
+        f << "arrived_at,num_prefill_tokens,num_decode_tokens\n3,10,5\n1,10,5\n2,10,5\n";
+    }
+    r = run_cli(opt() + " --kv-cache-memory 4GiB --workload /tmp/kvb_sim_unsorted.csv");
+    CHECK(r.status == 0);
+    CHECK(r.out.find("\nnote: kvb_sim_unsorted.csv: 2 of 3 requests arrive earlier than a request listed before "
+                     "them; the simulator sorted the trace by arrival time\n") != std::string::npos);
+    std::remove("/tmp/kvb_sim_unsorted.csv");
 }
 
 TEST_CASE("simulate: a trace file is read in pieces; what cannot be a trace file says why") {

@@ -149,8 +149,9 @@ TEST_CASE("settings are refused before a workload is drawn or a trace parsed") {
     in.requests = 10'000'000;  // the documented maximum: refused at once, nothing drawn
     auto s = SimSession::create(m, in);
     REQUIRE_FALSE(s.ok());
+    CHECK(s.error().detail.code == "sim_pool_too_small");
     CHECK(s.error().message.find("paged") != std::string::npos);
-    CHECK(s.error().message.find("fewer than the 256 one sequence of max model length 4096 needs") !=
+    CHECK(s.error().message.find("fewer than the 256 one sequence of max model length 4,096 needs") !=
           std::string::npos);
     // A malformed trace is not parsed when the settings already fail.
     in.workload = "csv";
@@ -278,9 +279,10 @@ TEST_CASE("a trace that changes between its scan and the run stops the run with 
     Simulator sim(small_config(), RequestStream::create(w).value());
     while (!sim.done()) sim.run(1000);
     REQUIRE_FALSE(sim.ok());
+    // What changed is not said: the line no longer reads as the scan read it.
+    CHECK(sim.error().detail.code == "sim_trace_changed_line");
     CHECK(sim.error().message ==
-          "line 2 of t.csv: num_decode_tokens \"x\" is not a token count (an integer from 1 to 10,000,000) (the file "
-          "changed since it was read)");
+          "line 2 of t.csv no longer reads as it did when the trace was scanned: the file changed since it was read");
 }
 
 TEST_CASE("a trace out of time order is held whole and sorted, up to 10,000,000 requests") {

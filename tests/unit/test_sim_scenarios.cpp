@@ -282,26 +282,32 @@ TEST_CASE("config errors are values with clear messages") {
     Simulator a(c, three());
     CHECK_FALSE(a.ok());
     CHECK(a.error().code == "bad_value");
+    // Coded, with the policy whose pool is too small named in the message (the page words it).
+    CHECK(a.error().detail.code == "sim_pool_too_small");
+    CHECK(a.error().detail.param("policy") == "paged");
     CHECK(a.error_message() ==
-          "the KV cache holds 2 usable blocks of 4 tokens, fewer than the 4 one sequence of max model length 16 "
-          "needs (the null block is not usable)");
+          "paged: the KV cache holds 2 usable blocks of 4 tokens, fewer than the 4 one sequence of max model length "
+          "16 needs (the null block is not usable)");
     c = tiny(Policy::Paged, 24);
     c.n = 2;
     c.beam_width = 2;
     CHECK(Simulator(c, three()).error_message() == "use either parallel sampling (n) or beam search, not both");
+    CHECK(Simulator(c, three()).error().detail.code == "sim_n_and_beam");
     c = tiny(Policy::Paged, 24);
     c.latency.step_overhead_s = 0;
     CHECK(Simulator(c, three()).error_message() ==
           "the latency model gives zero-length steps: set a GPU bandwidth, FLOPs or a step overhead");
     c = tiny(Policy::Paged, 24);
     CHECK(Simulator(c, {{1, 2, 2, 0}, {0, 2, 2, 0}}).error_message() == "request 1: arrival times must not go back");
+    CHECK(Simulator(c, {{1, 2, 2, 0}, {0, 2, 2, 0}}).error().detail.code == "sim_request_order");
     CHECK(Simulator(c, {{0, 2, 0, 0}}).error_message() == "request 0: output must have at least 1 token");
     c = tiny(Policy::Max, 8);
     CHECK(Simulator(c, three()).error_message() ==
-          "the KV cache holds 8 token slots; the buddy allocator cannot place one 16-token reservation");
+          "max: the KV cache holds 8 token slots; the buddy allocator cannot place one 16-token reservation");
+    CHECK(Simulator(c, three()).error().detail.code == "sim_buddy_too_small");
     c = tiny(Policy::Oracle, 24);
     c.prefix_caching = true;
-    CHECK(Simulator(c, three()).error_message() == "prefix caching applies to the paged policy only");
+    CHECK(Simulator(c, three()).error_message() == "prefix caching applies to the paged policy only, not oracle");
 }
 
 TEST_CASE("a request that cannot fit even alone is refused instead of stalling") {

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/message.h"
 #include "sim/workload.h"
 
 using namespace kvb::sim;
@@ -121,4 +122,29 @@ TEST_CASE("malformed trace CSV is refused with the line and the reason") {
     // Blank lines are skipped but still counted for line numbers.
     CHECK(err("arrived_at,num_prefill_tokens,num_decode_tokens\n\n0,1,2\n\n3,x,1\n") ==
           "line 5 of t.csv: num_prefill_tokens \"x\" is not a token count (an integer from 1 to 10,000,000)");
+}
+
+TEST_CASE("trace refusals are coded messages naming the line and the file") {
+    auto r = parse_trace_csv("arrived_at,num_prefill_tokens,num_decode_tokens\n1,12a,2\n", "t.csv");
+    REQUIRE_FALSE(r);
+    CHECK(r.error().detail.code == "sim_trace_bad_count");
+    CHECK(r.error().detail.param("line") == "2");
+    CHECK(r.error().detail.param("file") == "t.csv");
+    CHECK(r.error().detail.param("column") == "num_prefill_tokens");
+    CHECK(r.error().detail.param("value") == "12a");
+    CHECK(kvb::render_english(r.error().detail) == r.error().message);
+}
+
+TEST_CASE("the largest time a trace may give is 1e300 seconds, 1e300 included") {
+    // The bound is decided on the digits: the double made of "1e300" is a little above
+    // 1e300, and "1e300" was refused as "too large (at most 1e300 seconds)".
+    const std::string head = "arrived_at,num_prefill_tokens,num_decode_tokens\n";
+    for (const char* ok : {"1e300", "10e299", "1.000e300", "9.99e299", "0.1e301"}) {
+        INFO(ok);
+        CHECK(err(head + "0,1,1\n" + ok + ",1,1\n") == "(parsed)");
+    }
+    CHECK(err(head + "0,1,1\n1.0001e300,1,1\n") ==
+          "line 3 of t.csv: arrived_at \"1.0001e300\" is more than 1e300 seconds");
+    CHECK(err(head + "2e300,1,1\n") == "line 2 of t.csv: arrived_at \"2e300\" is more than 1e300 seconds");
+    CHECK(err(head + "1e301,1,1\n") == "line 2 of t.csv: arrived_at \"1e301\" is more than 1e300 seconds");
 }

@@ -187,5 +187,7 @@ TEST_CASE("workload errors") {
     w.max_prompt = 4;
     w.min_output = 1;
     w.max_output = 1;
-    CHECK(make_workload(w).error().message == "uniform lengths need 1 <= min <= max for prompt and output");
+    CHECK(make_workload(w).error().message ==
+          "uniform lengths need a minimum of at least 1 and a maximum no smaller than it, for prompt and "
+          "output");
 }

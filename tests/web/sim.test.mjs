@@ -293,11 +293,14 @@ test('a chosen CSV file is read in pieces by the worker and gives the CLI\'s num
 });
 
 test('a pasted CSV trace runs; invalid simulator parameters are ignored with the note', async () => {
-  const { page, context, errors } = await openPage(env, 'model=Qwen/Qwen3-0.6B&ctx=4096&simWl=bogus&simBs=0&simPol=paged,best&simReq=50');
+  const { page, context, errors } = await openPage(env, 'model=Qwen/Qwen3-0.6B&ctx=4096&simWl=bogus&simBs=4&simPol=paged,best&simReq=50');
   const note = await page.textContent('[data-role="ignored-params"]');
-  for (const k of ['simWl=bogus', 'simBs=0', 'simPol=paged,best']) assert.ok(note.includes(k), note);
+  // 4 is no block size vLLM takes (vllm/config/cache.py): ignored like any bad value.
+  for (const k of ['simWl=bogus', 'simBs=4', 'simPol=paged,best']) assert.ok(note.includes(k), note);
   assert.equal(await page.inputValue('#sim-req'), '50');
   assert.equal(await page.inputValue('#sim-bs'), '16');
+  // The list is vLLM's choices, the core's (catalog().sim_block_sizes).
+  assert.deepEqual(await page.$$eval('#sim-bs option', (o) => o.map((e) => e.value)), ['1', '8', '16', '32', '64', '128', '256']);
   await page.selectOption('#sim-wl', 'csv');
   const csv = 'arrived_at,num_prefill_tokens,num_decode_tokens\n' + Array.from({ length: 40 }, (_, i) => `${i * 0.5},${100 + i * 13},${20 + i}`).join('\n') + '\n';
   await page.fill('#sim-csv-text', csv);
@@ -331,6 +334,15 @@ test('a refusal is the core\'s coded message in the page\'s language', async () 
   assert.equal(await page.getAttribute('#sim-seqs', 'max'), '2000000000');
   assert.deepEqual(errors, []);
   await context.close();
+  // The simulator's own refusals are coded too, its policy in the page's words (it read
+  // "模拟器拒绝了输入：paged：the KV cache holds 1723 usable blocks...").
+  const second = await openPage(env, 'model=Qwen/Qwen3-8B&gpu=rtx-4090&ctx=40960&simReq=10&lang=zh-CN');
+  await second.page.click('[data-action="sim-run"]');
+  await second.page.waitForFunction(() => document.querySelector('#sim').dataset.simState === 'error', null, { timeout: 30000 });
+  assert.equal(await second.page.textContent('[data-role="sim-error"]'),
+    '模拟器拒绝了输入：分页（vLLM）：KV Cache 只有 1,723 个可用块（每块 16 个 token），而一条最大长度为 40,960 的序列需要 2,560 个（空块不可用）');
+  assert.deepEqual(second.errors, []);
+  await second.context.close();
 });
 
 // Issue 9.9: every run ends with what it found, in the core's coded messages (the same
@@ -345,8 +357,9 @@ test('the conclusion, the overload warning and stale results', async () => {
   const overload = cli.conclusions.at(-1);
   const label = { paged: 'Paged (vLLM)', max: 'Max (Orca)', pow2: 'Pow2 (Orca)', oracle: 'Oracle (Orca)' };
   const shown = await page.textContent('[data-role="sim-overload"]');
-  assert.equal(shown, overload.text.replace(`(${overload.params.policy})`, `(${label[overload.params.policy] || overload.params.policy})`));
-  assert.ok(shown.startsWith(`overloaded: requests arrive at ${overload.params.offered}/s but the GPU finishes at most ${overload.params.served}/s`), shown);
+  assert.equal(shown, overload.text.replace(`with ${overload.params.policy}:`, `with ${label[overload.params.policy] || overload.params.policy}:`));
+  assert.ok(shown.startsWith(`overloaded: requests arrive at ${overload.params.offered}/s, faster than the GPU serves them`), shown);
+  assert.ok(shown.includes(`the last request arrived behind ${overload.params.waiting} waiting requests`), shown);
   const items = await page.$$eval('[data-role="sim-conclusions"] li', (li) => li.map((e) => e.dataset.code));
   assert.deepEqual(items, codes.slice(0, -1));
   const first = await page.textContent('[data-role="sim-conclusions"] li');

@@ -6,7 +6,7 @@
 // (i18n.js tMsg) and a policy's name (sim-view.js). A message naming one reads differently
 // from the core's English `text`, so scripts/build-site.mjs keeps its template in every bundle.
 export const CONTROL_PARAMS = ['field', 'flag'];
-export const POLICY_PARAMS = ['policy', 'best', 'worst'];
+export const POLICY_PARAMS = ['policy', 'best', 'worst', 'policies'];
 
 // The message in `catalog`'s words: msg.<code> with its {placeholders} filled. A
 // parameter value the catalog words too (msgValue.<value>: "a string" -> 字符串) is

@@ -33,9 +33,11 @@ export const SIM_URL_INTS = {
   simPrefix: ['shared_prefix', 0], simSeqs: ['max_num_seqs', 0], simTok: ['max_num_batched_tokens', 0],
 };
 export const SIM_LIMITS_MIRROR = {
-  requests: [1, 10_000_000], seed: [0, 2 ** 53], block_size: [1, 4096], n: [1, 1024], beam: [1, 1024],
+  requests: [1, 10_000_000], seed: [0, 2 ** 53], block_size: [1, 256], n: [1, 1024], beam: [1, 1024],
   shared_prefix: [1, 10_000_000], max_num_seqs: [1, 2_000_000_000], max_num_batched_tokens: [1, 2_000_000_000],
 };
+// The block sizes vLLM's --block-size takes (the core's sim_block_sizes(); checked alike).
+export const SIM_BLOCK_SIZES = [1, 8, 16, 32, 64, 128, 256];
 const INTS = Object.fromEntries(Object.entries(SIM_URL_INTS).map(([key, [field, zero]]) => {
   const [lo, hi] = SIM_LIMITS_MIRROR[field];
   return [key, [zero ?? lo, hi]];
@@ -74,6 +76,7 @@ export function applySimParam(s, key, v) {
       const n = /^\d{1,16}$/.test(v) ? Number(v) : NaN;
       const [lo, hi] = INTS[key];
       if (!(n >= lo && n <= hi)) return false;
+      if (key === 'simBs' && !SIM_BLOCK_SIZES.includes(n)) return false; // vLLM would not start with it
       s[key] = n;
       return true;
     }

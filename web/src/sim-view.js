@@ -11,10 +11,12 @@ import { bytes, int, fixed, percent } from './format.js';
 import { renderTable } from './tables.js';
 import { chartToolbar } from './export.js';
 import { unpackSnapshots } from '../../wasm/kvbudget-api.js';
-import { SIM_WORKLOADS, SIM_POLICIES, simInputFromState, simRunsOnLoad, checkSimField } from './sim-state.js';
+import { SIM_WORKLOADS, SIM_POLICIES, SIM_BLOCK_SIZES, simInputFromState, simRunsOnLoad, checkSimField } from './sim-state.js';
 
 const TRACE_FILES = { 'azure-conv': 'traces/azure-llm-2023-conv.csv', 'azure-code': 'traces/azure-llm-2023-code.csv' };
-const BLOCK_SIZES = [1, 2, 4, 8, 16, 32, 64, 128, 256];
+// The block sizes vLLM's --block-size takes: the core's (catalog().sim_block_sizes,
+// src/sim/session.cpp), mirrored in sim-state.js for before the core has loaded.
+const blockSizes = (app) => app.core?.catalog().sim_block_sizes || SIM_BLOCK_SIZES;
 
 // The memory split, bottom to top of the stacked chart: [i18n key (sim.part.*), series
 // column (the core's TimePoint names), colour variable, fallback].
@@ -158,7 +160,7 @@ export function buildSimView(app, opts = {}) {
   els.rate = num('sim-rate', 0, 1000000, 'any');
   els.rate.placeholder = t('sim.rateDefault');
   els.seed = num('sim-seed', 0, 4294967296);
-  els.bs = h('select', { id: 'sim-bs' }, BLOCK_SIZES.map((b) => h('option', { value: String(b) }, String(b))));
+  els.bs = h('select', { id: 'sim-bs' }, blockSizes(app).map((b) => h('option', { value: String(b) }, String(b))));
   els.n = num('sim-n', 1, 64);
   els.beam = num('sim-beam', 1, 64);
   els.prefix = num('sim-prefix', 0, 100000);
@@ -329,7 +331,7 @@ export function syncSimControls(app) {
   e.req.value = s.simReq > 0 ? String(s.simReq) : '';
   e.rate.value = s.simRate > 0 ? String(s.simRate) : '';
   e.seed.value = String(s.simSeed);
-  if (!BLOCK_SIZES.includes(s.simBs)) e.bs.append(h('option', { value: String(s.simBs) }, String(s.simBs)));
+  if (!blockSizes(app).includes(s.simBs)) e.bs.append(h('option', { value: String(s.simBs) }, String(s.simBs)));
   e.bs.value = String(s.simBs);
   e.n.value = String(s.simN);
   e.beam.value = String(s.simBeam);
@@ -645,7 +647,7 @@ export function runSim(app) {
       cancelSim(app, false);
       els.status.textContent = '';
       // The core's refusal in the page's language, in the calculator's terms.
-      showSimError(app, t('sim.error', { message: m.detail ? tMsg(m.detail) : m.message }));
+      showSimError(app, t('sim.error', { message: m.detail ? tMsg(named(m.detail)) : m.message }));
       setSimState(app, 'error');
     }
   };
@@ -730,6 +732,19 @@ function runColumns(c) {
   ];
 }
 
+// A core message with its policy names in the page's words ("Paged (vLLM)"): one
+// policy's name, or a list ("paged, pow2 and oracle") joined as the page's language joins.
+function named(m) {
+  const word = (k, v) => {
+    if (k === 'policies') {
+      const labels = String(v).split(/, | and /).map(policyLabel);
+      return labels.length < 2 ? labels.join('') : labels.slice(0, -1).join(t('sim.listSep')) + t('sim.listAnd') + labels.at(-1);
+    }
+    return POLICY_PARAMS.includes(k) ? policyLabel(v) : v;
+  };
+  return { ...m, params: Object.fromEntries(Object.entries(m.params || {}).map(([k, v]) => [k, word(k, v)])) };
+}
+
 function renderSimResult(app, result) {
   const sv = app.sim;
   const out = sv.els.out;
@@ -744,6 +759,8 @@ function renderSimResult(app, result) {
   out.append(h('p', { class: 'sim-config', 'data-role': 'sim-config' },
     h('span', { 'data-role': 'sim-run' }, notes[0]), h('br'), notes[1]));
   if (c.windowed_or_state_left_out) out.append(h('p', { class: 'muted hint' }, t('sim.windowNote')));
+  // What the core noted about the workload as it read it (a trace out of time order).
+  for (const n of c.notes || []) out.append(h('p', { class: 'muted hint', 'data-role': 'sim-note', 'data-code': n.code }, tMsg(n)));
 
   // One entry per policy: its summary, series and snapshots (parallel arrays in the core's JSON).
   const policies = c.policies.map((summary, i) => ({ summary, series: result.series?.[i], snapshots: result.snapshots?.[i] }));
@@ -751,7 +768,6 @@ function renderSimResult(app, result) {
 
   // What the run found, in the core's words (sim/conclusions.cpp); an overload first.
   // Policy names in the page's words ("Paged (vLLM)"), the numbers as the core wrote them.
-  const named = (m) => ({ ...m, params: Object.fromEntries(Object.entries(m.params).map(([k, v]) => [k, POLICY_PARAMS.includes(k) ? policyLabel(v) : v])) });
   const found = (c.conclusions || []).map(named);
   const overload = found.filter((m) => m.code === 'sim_overload');
   const conclusions = h('div', { class: 'sim-conclusions', 'data-role': 'sim-conclusions' },
