@@ -164,7 +164,8 @@ TEST_CASE("settings vLLM refuses: its block sizes, max_num_batched_tokens below 
 TEST_CASE("a GPU given by its size is worded by its size when the KV cache gets nothing") {
     SimInputs in;
     in.gpu = "";
-    in.gpu_memory_bytes = int64_t{16} << 30;  // 0.92 x 16 GiB (vLLM's default) cannot hold 15 GiB of bf16 weights and the activations
+    in.gpu_memory_bytes =
+        int64_t{16} << 30;  // 0.92 x 16 GiB (vLLM's default) cannot hold 15 GiB of bf16 weights and the activations
     auto s = SimSession::create(fixture("meta-llama/Llama-3.1-8B"), in);
     REQUIRE_FALSE(s.ok());
     CHECK(s.error().detail.code == "no_kv_memory_size");
