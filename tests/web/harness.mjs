@@ -7,10 +7,19 @@ import { fileURLToPath } from 'node:url';
 import { startStaticServer } from './static-server.mjs';
 import { startFakeHub } from './fake-hub.mjs';
 import { launch } from './browser.mjs';
+import { execFileSync } from 'node:child_process';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const fixturesDir = path.join(root, 'tests/fixtures/configs');
 // Same variable as scripts/build-site.mjs, so a private build can be tested.
+// `kvbudget simulate CONFIG ARGS --json` on a fixture config, with the bundled traces.
+export function simulateCli(fixture, args) {
+  const cli = process.env.KVB_CLI || path.join(root, 'build/kvbudget');
+  return JSON.parse(execFileSync(cli, ['simulate', path.join(fixturesDir, fixture + '.json'), ...args, '--json'], {
+    encoding: 'utf8', env: { ...process.env, KVBUDGET_TRACES: path.join(root, 'data/traces') },
+  }));
+}
+
 export const siteDir = path.resolve(root, process.env.KVB_SITE_DIR || 'site');
 
 // hold: the static server's (static-server.mjs), to serve a file late.

@@ -7,16 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import path from 'node:path';
-import { execFileSync } from 'node:child_process';
-import { startAll, openPage, root, fixturesDir, clipboardAfter } from './harness.mjs';
-
-const cliPath = process.env.KVB_CLI || path.join(root, 'build/kvbudget');
-function simulateCli(fixture, args) {
-  return JSON.parse(execFileSync(cliPath, ['simulate', path.join(fixturesDir, fixture + '.json'), ...args, '--json'], {
-    encoding: 'utf8', env: { ...process.env, KVBUDGET_TRACES: path.join(root, 'data/traces') },
-  }));
-}
+import { startAll, openPage, clipboardAfter, simulateCli } from './harness.mjs';
 
 let env;
 before(async () => {

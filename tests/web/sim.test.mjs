@@ -7,15 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { execFileSync } from 'node:child_process';
-import { startAll, openPage, waitSettled, clipboardAfter, root, fixturesDir } from './harness.mjs';
-
-const cliPath = process.env.KVB_CLI || path.join(root, 'build/kvbudget');
-function simulateCli(fixture, args) {
-  return JSON.parse(execFileSync(cliPath, ['simulate', path.join(fixturesDir, fixture + '.json'), ...args, '--json'], {
-    encoding: 'utf8', env: { ...process.env, KVBUDGET_TRACES: path.join(root, 'data/traces') },
-  }));
-}
+import { startAll, openPage, waitSettled, clipboardAfter, root, simulateCli } from './harness.mjs';
 
 let env;
 before(async () => {
@@ -340,7 +332,7 @@ test('a refusal is the core\'s coded message in the page\'s language', async () 
   await second.page.click('[data-action="sim-run"]');
   await second.page.waitForFunction(() => document.querySelector('#sim').dataset.simState === 'error', null, { timeout: 30000 });
   assert.equal(await second.page.textContent('[data-role="sim-error"]'),
-    '模拟器拒绝了输入：分页（vLLM）：KV Cache 只有 1,723 个可用块（每块 16 个 token），而一条最大长度为 40,960 的序列需要 2,560 个（空块不可用）');
+    '模拟器拒绝了输入：分页（vLLM）：KV Cache 只有 1,938 个可用块（每块 16 个 token），而一条最大长度为 40,960 的序列需要 2,560 个（空块不可用）');
   assert.deepEqual(second.errors, []);
   await second.context.close();
 });
