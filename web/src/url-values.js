@@ -11,7 +11,7 @@ const C_SPACE = new Set([' ', '\t', '\n', '\v', '\f', '\r']);
 // 131072, 128K (x 1024), 1M (x 1048576), 32,768 or 32_768 (separators only between groups of
 // three digits, one kind of separator), surrounding white space. Returns the number, or null
 // where the core refuses the text; the range (budget_input_limits) is checked separately.
-// tests/node/url-values.test.mjs holds it to the core's parseContext on many inputs.
+// tests/node/url-params.test.mjs holds it to the core's parseContext on many inputs.
 export function parseContextText(text) {
   let b = 0;
   let e = text.length;
