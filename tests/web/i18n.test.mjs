@@ -199,5 +199,10 @@ test('zh-CN wording: measure words, full-width punctuation, formatted numbers', 
   const s2 = await hybrid.page.textContent('.model-summary');
   assert.ok(s2.includes('48 层，12 层全注意力、36 层线性注意力'), s2);
   await hybrid.context.close();
+  // A Latin kind name keeps the space Chinese sets before Latin; a Han one takes none.
+  const mla = await openPage(env, 'lang=zh-CN&model=deepseek-ai/DeepSeek-V3');
+  const s3 = await mla.page.textContent('.model-summary');
+  assert.ok(s3.includes('61 层，均为 MLA'), s3);
+  await mla.context.close();
   assert.deepEqual(errors, []);
 });
