@@ -342,6 +342,9 @@ int cmd_simulate(const std::vector<std::string>& argv, std::ostream& out, std::o
         << (r.preemption != "recompute" ? ", swap space " + format_bytes(r.swap_space_bytes) : "")
         << (r.prefix_caching ? ", prefix caching" : "") << "; time model: " << r.time_model_gpu << "\n\n";
     print_table(out, report.policies);
+    // What the page says above its table, so the two faces read the same run alike.
+    if (!report.conclusions.empty()) out << "\n";
+    for (const Message& c : report.conclusions) out << render_english(c) << "\n";
     for (const Message& note_msg : r.notes) err << "note: " << render_english(note_msg) << "\n";
     if (r.windowed_or_state_left_out)
         err << "note: only the context-proportional KV (full and MLA attention layers) is simulated; sliding-window "

@@ -80,6 +80,15 @@ TEST_CASE("simulate: the Fig. 2 table side by side") {
     for (const char* row : {"token states ", "reserved ", "internal fragmentation ", "external fragmentation ",
                             "cached (prefix) ", "free ", "preemptions ", "throughput (tokens/s) "})
         CHECK_MESSAGE(r.out.find(std::string("\n") + row) != std::string::npos, row);
+    // Under the table, the conclusions the page shows above it, each the JSON's, in English.
+    const Run j = run_cli(opt() + " --kv-cache-memory 4GiB --policy all --requests 200 --json");
+    REQUIRE(j.status == 0);
+    const auto conclusions = nlohmann::json::parse(j.out)["conclusions"];
+    REQUIRE(conclusions.size() >= 5);
+    for (const auto& c : conclusions) {
+        const std::string line = "\n" + c["text"].get<std::string>() + "\n";
+        CHECK_MESSAGE(r.out.find(line) != std::string::npos, line);
+    }
 }
 
 TEST_CASE("simulate: GPU catalog, traces and sharing options") {
