@@ -173,7 +173,7 @@ export interface Budget {
   gpu_memory_utilization_default: number; requested_bytes: number;
   weights: { format: string; params: number; bytes: number; per_gpu_bytes: number; active_bytes: number; vision_bytes: number; bits_per_weight: number };
   activation_bytes: number; activation_estimated: boolean; overhead_bytes: number; overhead_estimated: boolean;
-  cudagraph_bytes: number; cudagraph_estimated: boolean; kv_pool_bytes: number;
+  cudagraph_bytes: number; cudagraph_estimated: boolean; kv_pool_bytes: number; kv_total_bytes: number;
   kv_cache_dtype: string; kv_cache_dtype_v: string;
   /** model_max_len: the model's longest context after RoPE scaling (vLLM's derived length); native_max_len:
    *  max_position_embeddings; n_ctx_train: llama.cpp's training context. */

@@ -275,6 +275,10 @@ struct BudgetResult {
     int64_t cache_transient_bytes = 0;  // one layer's torch.cat copy while the cache grows
     // Answers
     PerGpu per_gpu;
+    // The asked context x seqs as the engine lays them out, all GPUs: llama.cpp's KV buffers (the sum of
+    // its llama_kv_cache lines: padded cells, SWA cells), vLLM's blocks per request (what its "Maximum
+    // concurrency" divides the pool by), transformers' cache. The answer's "KV cache for N sequences".
+    int64_t kv_total_bytes = 0;
     bool fits = false;          // one request of `context` fits (vLLM starts)
     bool all_seqs_fit = false;  // `seqs` requests of `context` fit at once
     // llama.cpp: not all on the GPU, but --fit (no -ngl given) starts it with layers or a MoE's

@@ -246,6 +246,7 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
     auto lay = layout_at(r.context, r.seqs);
     if (!lay) return lay.error();
     r.llama = std::move(lay.value());
+    r.kv_total_bytes = r.llama.total_bytes;
     r.log_lines = r.llama.log_lines;
     if (draft_model) {
         LlamaOptions p = o;

@@ -46,6 +46,7 @@ Result<bool> transformers(const Ctx& c, BudgetResult& r) {
     auto cb = transformers_cache_bytes(m, r.context, r.seqs);
     if (!cb) return cb.error();
     r.cache_bytes = cb.value();
+    r.kv_total_bytes = r.cache_bytes;
     r.cache_transient_bytes = cb.value() / cached_layers;
     r.activation_bytes = act_at(r.seqs, r.context);
     r.kv_pool_bytes = sat_sub(room, sat_add(r.activation_bytes, r.overhead_bytes));

@@ -435,6 +435,7 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
         const int64_t total = sat_add(sat_add(st.weights_bytes, st.activation_bytes), sat_add(st.overhead_bytes, kv));
         if (total > bar_total) bar = s, bar_total = total;
     }
+    for (int64_t b : per_request) r.kv_total_bytes = sat_add(r.kv_total_bytes, sat_mul(b, sat_mul(r.tp, r.seqs)));
     const VllmStage& st = r.stages[bar];
     fill_per_gpu(r, sat_mul(bar < per_request.size() ? per_request[bar] : 0, r.seqs), st.weights_bytes,
                  st.activation_bytes, st.overhead_bytes);

@@ -77,7 +77,9 @@ Result<Answer> compute_answer(const ModelSpec& m, const BudgetInputs& in, const 
     a.kv = std::move(kv.value());
 
     a.metrics.kv_bytes_per_token = a.kv.ideal.bytes_per_token;
-    a.metrics.kv_bytes_total = a.kv.bytes_total;
+    // What the engine lays out for the asked sequences, as the bar and its start-up lines say; the
+    // formula's (kv.bytes_total, the chart's curve) when there is no budget.
+    a.metrics.kv_bytes_total = a.budget ? a.budget->kv_total_bytes : a.kv.bytes_total;
     if (a.budget) {
         const BudgetResult& b = *a.budget;
         a.chart_capacity_bytes = sat_mul(b.gpu_total_bytes, b.gpu_count);

@@ -15,7 +15,7 @@ namespace kvb {
 // the engine refused (the KV metrics are always there).
 struct AnswerMetrics {
     int64_t kv_bytes_per_token = 0;  // context-proportional part, chosen KV dtype, one sequence, before TP
-    int64_t kv_bytes_total = 0;      // context x seqs
+    int64_t kv_bytes_total = 0;      // context x seqs as the engine lays them out (BudgetResult::kv_total_bytes)
     std::optional<int64_t> weights_bytes;
     std::optional<int64_t> total_bytes;           // per GPU: weights + KV + activations + overhead
     std::optional<int64_t> max_context;           // for `seqs` sequences at once, within the model's limit

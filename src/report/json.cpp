@@ -328,6 +328,7 @@ std::string budget_json(const BudgetResult& r) {
         .set("cudagraph_bytes", r.cudagraph_bytes)
         .set("cudagraph_estimated", r.cudagraph_estimated)
         .set("kv_pool_bytes", r.kv_pool_bytes)
+        .set("kv_total_bytes", r.kv_total_bytes)
         .set("kv_cache_dtype", r.kv_cache_dtype)
         .set("kv_cache_dtype_v", r.kv_cache_dtype_v)
         .set("context", r.context)

@@ -491,6 +491,36 @@ TEST_CASE("the answer's weights are what the engine loads: the vision tower for 
     CHECK(a.value().budget->command.find("--mmproj") == std::string::npos);
 }
 
+// "KV cache for 4 sequences of 131,072 tokens" is what the engine lays out, as its bar and start-up lines say,
+// not the formula's 11,223,957,504 B (131,072 x 5 full layers + 1,024 x 29 sliding, x 4): llama.cpp's two
+// llama_kv_cache lines, 10240.00 + 696.00 MiB (SWA cells 1536 = pad(1024 + 512, 256)); vLLM's blocks per request
+// (its sliding groups keep window + a batch of tokens, and a padding layer); transformers' cache.
+TEST_CASE("the answer's KV for N sequences is the engine's own layout") {
+    kvb::BudgetInputs in;
+    in.gpu = "rtx-4090";
+    in.context = 131072;
+    in.seqs = 4;
+    const auto& m = fixture("google/gemma-3-4b-it");
+    auto kv_total = [&](kvb::BudgetEngine e) {
+        in.engine = e;
+        auto a = kvb::compute_answer(m, in);
+        REQUIRE(a.ok());
+        // The formula stays the chart's (transformers' view: its cache's own bytes).
+        CHECK(a->kv.bytes_total == (e == kvb::BudgetEngine::Transformers ? 11223482368LL : 11223957504LL));
+        return a->metrics.kv_bytes_total;
+    };
+    CHECK(kv_total(kvb::BudgetEngine::LlamaCpp) == (10240LL + 696LL) << 20);
+    CHECK(kv_total(kvb::BudgetEngine::Vllm) == 13261864960LL);
+    CHECK(kv_total(kvb::BudgetEngine::Transformers) == 11223482368LL);
+    // llama.cpp pads the context to 256 cells: -c 30000 holds 30,208 (3776.00 MiB).
+    in.engine = kvb::BudgetEngine::LlamaCpp;
+    in.context = 30000;
+    in.seqs = 1;
+    auto l = kvb::compute_answer(fixture("meta-llama/Llama-3.1-8B"), in);
+    REQUIRE(l.ok());
+    CHECK(l->metrics.kv_bytes_total == 3776LL << 20);
+}
+
 // vLLM makes fp8 at load time (--quantization fp8) but not AWQ / GPTQ: the command for a float
 // checkpoint names the method, so vLLM stops at start-up (no quantization config) instead of
 // loading the float weights the page did not count; a pre-quantized checkpoint needs no flag.

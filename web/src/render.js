@@ -278,7 +278,10 @@ export function renderResults(app, view, near = null) {
       metric('kv-bytes-per-token', t('metric.kv-bytes-per-token'), mx['kv-bytes-per-token'], 'bytes',
         kv.state_bytes_per_seq > 0 ? t('metric.state-bytes', { bytes: bytes(kv.state_bytes_per_seq) })
           : kv.windowed_bytes_per_token > 0 ? t('metric.windowed', { bytes: bytes(kv.windowed_bytes_per_token) }) : null),
-      metric('kv-bytes-total', t(view.kv.seqs === 1 ? 'metric.kv-bytes-total.one' : 'metric.kv-bytes-total', { ctx: ctxText, seqs: seqText }), mx['kv-bytes-total'], 'bytes'),
+      // The engine's layout (padded cells, sliding windows' extra blocks) beside the formula the
+      // tables and the chart draw, when they differ.
+      metric('kv-bytes-total', t(view.kv.seqs === 1 ? 'metric.kv-bytes-total.one' : 'metric.kv-bytes-total', { ctx: ctxText, seqs: seqText }), mx['kv-bytes-total'], 'bytes',
+        b && mx['kv-bytes-total'] !== kv.bytes_total ? t('metric.kv-engine', { engine: t('controls.engine.' + b.engine), bytes: bytes(kv.bytes_total) }) : null),
       metric('weights-bytes', t(b && b.gpu.count > 1 ? 'metric.weights-bytes.all' : 'metric.weights-bytes'), mx['weights-bytes'], 'bytes'),
       metric('total-bytes', t('metric.total-bytes'), mx['total-bytes'], 'bytes'),
       mx['max-context-physical'] > mx['max-context']
