@@ -119,7 +119,7 @@ test('numbers past the core\'s limits go back to their defaults, each with the r
   const q = 'ctx=99999999999&gpuCount=0&seqs=1000000000&maxNumSeqs=99999999999&tp=5000&gpuMem=9999999999999999&ngl=40&ram=1&gpuCount=4096';
   const { state, raw } = stateFromParams(new URLSearchParams(q));
   assert.deepEqual(limitState(state, limits, raw), [
-    ['ctx', '99999999999', { min: 0, max: 1073741824 }],
+    ['ctx', '99999999999', { min: 1, max: 1073741824 }],
     ['seqs', '1000000000', { min: 1, max: 1048576 }],
     ['maxNumSeqs', '99999999999', { min: 0, max: 2147483647 }],
     ['tp', '5000', { min: 0, max: 4096 }],
@@ -135,4 +135,8 @@ test('numbers past the core\'s limits go back to their defaults, each with the r
   const zero = stateFromParams(new URLSearchParams('gpuCount=0'));
   assert.deepEqual(limitState(zero.state, limits, zero.raw), [['gpuCount', '0', { min: 1, max: 4096 }]]);
   assert.equal(zero.state.gpuCount, 1);
+  // ctx=0 is the core's "the model's limit" (the CLI's default), which the field cannot show: ignored.
+  const noCtx = stateFromParams(new URLSearchParams('ctx=0'));
+  assert.deepEqual(limitState(noCtx.state, limits, noCtx.raw), [['ctx', '0', { min: 1, max: 1073741824 }]]);
+  assert.equal(noCtx.state.ctx, 32768);
 });

@@ -53,6 +53,12 @@ test('a context that is not one says how to write it', async () => {
     assert.equal(msg, `Context length: “${text}” is not a context length; write tokens as 32768, 32,768, 32K (= 32,768) or 1M (= 1,048,576)`);
     assert.equal(new URL(page.url()).searchParams.get('ctx'), '4096', `${text} leaves the context as it was`);
   }
+  // 0 is the CLI's "the model's limit"; the field asks for tokens.
+  await page.fill('#ctl-ctx', '0');
+  await page.press('#ctl-ctx', 'Enter');
+  assert.equal(await page.evaluate(() => document.getElementById('ctl-ctx').validationMessage),
+    'Context length must be a whole number from 1 to 1,073,741,824, got 0');
+  assert.equal(new URL(page.url()).searchParams.get('ctx'), '4096', '0 leaves the context as it was');
   await context.close();
 });
 

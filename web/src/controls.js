@@ -157,6 +157,13 @@ export function buildControls(app, onChange) {
       c.ctx.reportValidity();
       return;
     }
+    // 0 is the core's "the model's limit" (the CLI's default); the field asks for a number of tokens.
+    if (n < 1) {
+      const lim = app.core.catalog().limits.context;
+      c.ctx.setCustomValidity(tMsg({ code: 'input_out_of_range', params: { flag: t('controls.ctxShort'), min: int(1), max: int(lim.max), value: c.ctx.value } }));
+      c.ctx.reportValidity();
+      return;
+    }
     c.ctx.setCustomValidity('');
     c.ctx.value = String(n);
     set('ctx', n);

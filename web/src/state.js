@@ -194,7 +194,8 @@ export function limitState(s, limits, raw, base = defaultState()) {
     const lim = limits?.[name];
     if (!lim || !Object.hasOwn(raw, key) || s[key] === base[key]) continue;
     // The page's own floors: a count of at least one, a size above zero (stateFromParams).
-    const min = key === 'gpuMem' || key === 'macRam' || key === 'ram' ? Math.max(1, lim.min) : key === 'ngl' ? Math.max(0, lim.min) : lim.min;
+    // A context of 0 is the core's "the model's limit", which the page's field and slider cannot show.
+    const min = key === 'gpuMem' || key === 'macRam' || key === 'ram' || key === 'ctx' ? Math.max(1, lim.min) : key === 'ngl' ? Math.max(0, lim.min) : lim.min;
     if (s[key] >= min && s[key] <= lim.max) continue;
     s[key] = base[key];
     out.push([key, raw[key], { min, max: lim.max }]);
