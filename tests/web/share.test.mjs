@@ -167,7 +167,7 @@ test('numbers outside the core\'s limits are ignored like malformed ones, the no
   const { page, context, errors } = await openPage(env, q);
   assert.equal(await page.getAttribute('body', 'data-state'), 'ready');
   assert.equal(await ignoredText(page),
-    'Ignored URL parameters (unknown or invalid): ctx=99999999999 (allowed: 0 to 1,073,741,824), gpuCount=0 (allowed: 1 to 4,096), seqs=1000000000 (allowed: 1 to 1,048,576), engineVersion=foo');
+    'Ignored URL parameters (unknown or invalid): ctx=99999999999 (allowed: 1 to 1,073,741,824), gpuCount=0 (allowed: 1 to 4,096), seqs=1000000000 (allowed: 1 to 1,048,576), engineVersion=foo');
   // The defaults answer: Llama-3.1-8B at 32K on one RTX 4090.
   assert.equal(await page.textContent('[data-role="verdict"]'), 'Fits on NVIDIA GeForce RTX 4090 24 GB: one sequence of 32K tokens needs 21.03 GiB of 21.75 GiB usable');
   assert.equal(await page.isVisible('[data-role="error"]'), false);
