@@ -257,6 +257,9 @@ const std::vector<MessageTemplate>& message_templates() {
          "layer {layer} of {model}: V row of {width} values is not a multiple of the {type} block ({block})"},
         {"llama_train_ctx", "-c 0: using the model's training context {n}"},
         {"llama_ctx_rounded", "llama_context: n_ctx is not divisible by n_seq_max - rounding down to {n}"},
+        {"llama_build_newer",
+         "llama.cpp {build} is newer than the newest build kvbudget has read ({newest}): it is sized with {newest}'s "
+         "rules"},
         {"llama_ctx_over_train",
          "llama_context: n_ctx_seq ({n_ctx_seq}) > n_ctx_train ({n_ctx_train}) -- possible training context overflow"},
         {"llama_all_swa",

@@ -269,7 +269,7 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
             note("llamacpp_rs_seq", {{"n", std::to_string(o.n_rs_seq)},
                                      {"bytes", format_bytes(r.llama.recurrent.r_bytes + r.llama.recurrent.s_bytes)}}));
     for (const Message& ln : r.llama.notes)
-        if (ln.code == "llama_ctx_over_train") r.notes.push_back(ln);
+        if (ln.code == "llama_ctx_over_train" || ln.code == "llama_build_newer") r.notes.push_back(ln);
 
     const auto n_layer = static_cast<int64_t>(m.layers.size());
     LlamaOffload& off = r.offload;

@@ -79,6 +79,7 @@ void apply_llama_build(const LlamaBuild& b, LlamaOptions& o) {
     o.swa_pad_256 = b.swa_pad_256;
     if (b.unpadded_ctx) o.n_pad = 1;
     if (b.mla_v_cache) o.mla_v_cache = true;
+    o.newer_build = b.build > kLlamaNewestKnownBuild ? b.build : 0;
 }
 
 namespace {
@@ -142,6 +143,10 @@ Result<bool> resolve_context(const ModelSpec& m, const LlamaOptions& o, Ctx& c, 
     constexpr int64_t kMaxCtx = int64_t(UINT32_MAX);
     if (n_ctx > kMaxCtx) return bad_value(note("llama_ctx_32bit", {{"value", to_string(n_ctx)}}));
     L.n_ctx_requested = n_ctx;
+    // Not refused and not sized by an older build's rules: what kvbudget read last is the best guess.
+    if (o.newer_build > 0)
+        L.notes.push_back(note("llama_build_newer", {{"build", "b" + to_string(o.newer_build)},
+                                                     {"newest", "b" + to_string(kLlamaNewestKnownBuild)}}));
     const int64_t nseq = o.n_seq_max;
     c.nseq = L.n_seq_max = nseq;
     L.unified = c.legacy || o.kv_unified || nseq == 1;

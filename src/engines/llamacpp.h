@@ -29,6 +29,10 @@ Result<LlamaLogFormat> parse_llama_log_format(const std::string& s);
 // What one llama.cpp build prints and allocates, derived from its build number ("b6699", "6699",
 // "6699 (c08002a1)" -> 6699; "" = the newest). Forks count their own commits too, so a
 // fork's number can sit past a change its code does not have: a log's own lines win where they show it.
+// The newest build whose source the table above was checked against: b10678 (6fe749801, #27880,
+// 2026-08-28). A later build is sized with the newest rules, and says so (note llama_build_newer).
+constexpr int64_t kLlamaNewestKnownBuild = 10678;
+
 struct LlamaBuild {
     int64_t build = 0;  // 0: the newest
     LlamaLogFormat log_format = LlamaLogFormat::Current;
@@ -63,6 +67,8 @@ struct LlamaOptions {
     // Only builds whose recurrent line prints "rs_seq" have them (LlamaLogFormat Current / RsSeq).
     int64_t n_rs_seq = 0;
     LlamaLogFormat log_format = LlamaLogFormat::Current;
+    // A build past kLlamaNewestKnownBuild: its number, for the note that the newest known rules size it.
+    int64_t newer_build = 0;
     // The SWA cache's rounding: true from b6975 (pad the capped size to 256), false before (pad to
     // n_pad, then cap). Builds that print "llama_kv_cache_unified" (up to b6232) round the old way
     // whatever this says.
@@ -70,8 +76,8 @@ struct LlamaOptions {
 };
 
 // Sets what `b` derives on top of the caller's options: the log format (a --log-format replaces it
-// afterwards), the SWA rounding, no context padding in b6868..b6974, and the MLA V cache of builds
-// before b7832 (an explicit --mla-v stays on).
+// afterwards), the SWA rounding, no context padding in b6868..b6974, the MLA V cache of builds
+// before b7832 (an explicit --mla-v stays on), and a build newer than the table (its note).
 void apply_llama_build(const LlamaBuild& b, LlamaOptions& o);
 
 // One llama_kv_cache instance (the only one, or the non-SWA / SWA half of an iswa cache).

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "budget/budget.h"
@@ -430,6 +431,48 @@ TEST_CASE("llama_build: each change at its build, and the build before it") {
     auto bad = llama_build("0.20.1");
     REQUIRE_FALSE(bad.ok());
     CHECK(bad.error().detail.code == "engine_version_bad");
+}
+
+// A build past the table (b10678, the newest whose source was read) is neither refused nor sized
+// by an older build's rules: the newest rules size it, and a note says so; b10678 itself and ""
+// (the newest) have no note.
+TEST_CASE("llama_build: a build newer than the table is sized by the newest rules, and says so") {
+    CHECK(kLlamaNewestKnownBuild == 10678);
+    auto newer = llama_build("b10754");
+    REQUIRE(newer.ok());
+    CHECK(newer->log_format == LlamaLogFormat::Current);
+    const ModelSpec model = fixture("meta-llama/Llama-3.1-8B");
+    auto layout_for = [&](const std::string& v) {
+        LlamaOptions o;
+        o.n_ctx = 8192;
+        apply_llama_build(llama_build(v).value(), o);
+        return llamacpp_layout(model, o).value();
+    };
+    const LlamaLayout L = layout_for("b10754");
+    const LlamaLayout now = layout_for("");
+    CHECK(L.log_lines == now.log_lines);
+    CHECK(L.kv_bytes == 1073741824);  // 32 layers x 8192 cells x 4096 B
+    REQUIRE(L.notes.size() == 1);
+    CHECK(L.notes[0].code == "llama_build_newer");
+    CHECK(
+        render_english(L.notes[0]) ==
+        "llama.cpp b10754 is newer than the newest build kvbudget has read (b10678): it is sized with b10678's rules");
+    CHECK(layout_for("b10678").notes.empty());
+    CHECK(now.notes.empty());
+    // The CLI and the budget pass it on.
+    auto r = kvb::test::run_cli("llamacpp " + kvb::test::config_path("meta-llama--Llama-3.1-8B") +
+                                " -c 8192 --engine-version b10754");
+    CHECK(r.out.find("note: llama.cpp b10754 is newer than the newest build kvbudget has read (b10678)") !=
+          std::string::npos);
+    BudgetInputs in;
+    in.engine = BudgetEngine::LlamaCpp;
+    in.gpu = "rtx-4090";
+    in.context = 8192;
+    in.engine_version = "b10754";
+    auto b = compute_budget(model, in);
+    REQUIRE(b.ok());
+    CHECK(
+        std::any_of(b->notes.begin(), b->notes.end(), [](const Message& n) { return n.code == "llama_build_newer"; }));
 }
 
 namespace {
