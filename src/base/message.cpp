@@ -307,6 +307,9 @@ const std::vector<MessageTemplate>& message_templates() {
          "vLLM before 0.20.0 sizes the KV cache before it captures its CUDA graphs, so their memory (about {bytes}) "
          "comes on top of gpu_memory_utilization's share (0.18 and 0.19 count it first with "
          "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1; --cudagraph-memory counts it here)"},
+        {"vllm_version_newer",
+         "vLLM {version} is newer than the newest release kvbudget has read ({newest}): its numbers follow "
+         "{newest}'s rules"},
         {"rope_scaling_syntax",
          "RoPE scaling '{value}' is not TYPE:FACTOR[:ORIGINAL] with TYPE yarn, linear or dynamic (e.g. yarn:4:32768)"},
         {"rope_scaling_factor", "RoPE scaling factor '{value}' is not a number above 1 and at most 1024"},

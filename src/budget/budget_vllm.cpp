@@ -49,13 +49,13 @@ std::string served_dtype(const Ctx& c) {
     return s.empty() ? vllm_auto_dtype(c.m, c.gpu) : s;
 }
 
-// The defaults `vllm serve` picks for this GPU, and what the request raises.
-void resolve_scheduler(const Ctx& c, BudgetResult& r) {
+// The defaults `vllm serve` picks for this GPU in this release, and what the request raises.
+void resolve_scheduler(const Ctx& c, const VllmRelease& rel, BudgetResult& r) {
     const bool a100 = c.gpu && c.gpu->id.rfind("a100", 0) == 0;
-    r.max_num_batched_tokens = c.in.max_num_batched_tokens > 0
-                                   ? c.in.max_num_batched_tokens
-                                   : vllm_default_max_num_batched_tokens(r.gpu_total_bytes, a100);
-    r.max_num_seqs_default = vllm_default_max_num_seqs(r.gpu_total_bytes, a100);
+    r.max_num_batched_tokens = c.in.max_num_batched_tokens > 0 ? c.in.max_num_batched_tokens
+                                                               : vllm_default_max_num_batched_tokens(
+                                                                     r.gpu_total_bytes, a100, rel.batch_defaults_160);
+    r.max_num_seqs_default = vllm_default_max_num_seqs(r.gpu_total_bytes, a100, rel.batch_defaults_160);
     // Serving `seqs` requests at once needs --max-num-seqs of at least that many.
     r.max_num_seqs = c.in.max_num_seqs > 0 ? c.in.max_num_seqs : std::max(r.max_num_seqs_default, c.in.seqs);
     if (r.max_num_seqs < c.in.seqs)
@@ -77,6 +77,9 @@ Result<bool> resolve_overheads(const Ctx& c, const VllmRelease& rel, BudgetResul
     if (!parts) return parts.error();
     const int64_t seqs = std::min(r.max_num_seqs, r.max_num_batched_tokens);
     const int dtype_bytes = dtype_size(served_dtype(c));
+    // current_platform.is_device_capability_family(100): B200, B300 capture up to 1,024 (0.28.0 on).
+    const bool sm100 = c.gpu && c.gpu->vendor == "nvidia" && c.gpu->compute_capability / 10 == 10;
+    const int64_t ceiling = sm100 && rel.cudagraph_max_1024_sm100 ? 1024 : 512;
     r.overhead_bytes = in.overhead_bytes >= 0 ? in.overhead_bytes : estimate_vllm_overhead_bytes(r.tp, r.pp);
     r.stages.clear();
     int64_t uncounted = 0;  // graphs an old release captures outside the pool it sized
@@ -88,8 +91,8 @@ Result<bool> resolve_overheads(const Ctx& c, const VllmRelease& rel, BudgetResul
             in.activation_bytes >= 0
                 ? in.activation_bytes
                 : estimate_vllm_activation_bytes(c.m, dtype_bytes, r.max_num_batched_tokens, seqs, r.tp, last);
-        const int64_t estimate =
-            estimate_vllm_cudagraph_bytes_for_layers(st.layers, r.max_num_seqs, r.max_num_batched_tokens);
+        const int64_t estimate = estimate_vllm_cudagraph_bytes_for_layers(
+            st.layers, r.max_num_seqs, r.max_num_batched_tokens, ceiling, rel.cudagraph_captures_max_tokens);
         const int64_t graphs = in.enforce_eager || !graphs_counted ? 0
                                : in.cudagraph_bytes >= 0           ? in.cudagraph_bytes
                                                                    : estimate;
@@ -329,7 +332,9 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
     // are counted before the cache and (before 0.18) the MLA block sizes.
     auto rel = vllm_release(c.in.engine_version);
     if (!rel) return rel.error();
-    resolve_scheduler(c, r);
+    if (rel->newer_than_known)
+        r.notes.push_back(note("vllm_version_newer", {{"version", rel->version}, {"newest", kVllmNewestRelease}}));
+    resolve_scheduler(c, *rel, r);
     if (auto ok = resolve_overheads(c, *rel, r); !ok) return ok.error();
     int64_t num_spec = 0;
     // A drafter's attention layers share the pool, and its weights sit on the last stage beside the target's.

@@ -24,11 +24,16 @@ int64_t max_kv_heads(const ModelSpec& m) {
 
 }  // namespace
 
-int64_t vllm_default_max_num_batched_tokens(int64_t gpu_total_bytes, bool is_a100) {
+// EngineArgs.get_batch_defaults, OPENAI_API_SERVER row (vllm/engine/arg_utils.py; the >= 160 GiB row from v0.28.0,
+// PR #51726). SchedulerConfig's DEFAULT_MAX_NUM_SEQS (128) is only the fallback for a usage context the table lacks;
+// `vllm serve` always finds its own row.
+int64_t vllm_default_max_num_batched_tokens(int64_t gpu_total_bytes, bool is_a100, bool tier_160) {
+    if (tier_160 && gpu_total_bytes >= 160 * GiB) return 16384;
     return gpu_total_bytes >= 70 * GiB && !is_a100 ? 8192 : 2048;
 }
 
-int64_t vllm_default_max_num_seqs(int64_t gpu_total_bytes, bool is_a100) {
+int64_t vllm_default_max_num_seqs(int64_t gpu_total_bytes, bool is_a100, bool tier_160) {
+    if (tier_160 && gpu_total_bytes >= 160 * GiB) return 1024;
     return gpu_total_bytes >= 70 * GiB && !is_a100 ? 1024 : 256;
 }
 
@@ -89,25 +94,32 @@ int64_t estimate_vllm_overhead_bytes(int64_t tp, int64_t pp) {
     return tp * pp > 1 ? 1 * GiB : 512 * MiB;
 }
 
-int64_t vllm_cudagraph_capture_sizes(int64_t max_num_seqs, int64_t max_num_batched_tokens) {
-    // CompilationConfig: max = min(max_num_seqs * 2, 512), at most max_num_batched_tokens;
+int64_t vllm_cudagraph_capture_sizes(int64_t max_num_seqs, int64_t max_num_batched_tokens, int64_t ceiling,
+                                     bool captures_max_tokens) {
+    // VllmConfig._set_cudagraph_sizes: max = min(max_num_seqs * 2, ceiling), at most max_num_batched_tokens;
     // sizes [1, 2, 4] + range(8, 256, 8) + range(256, max + 1, 16).
-    int64_t max = std::min<int64_t>(sat_mul(max_num_seqs, 2), 512);
+    int64_t max = std::min<int64_t>(sat_mul(max_num_seqs, 2), ceiling);
     if (max_num_batched_tokens > 0) max = std::min(max, max_num_batched_tokens);
     int64_t n = 0;
     for (int64_t s : {1, 2, 4})
         if (s <= max) ++n;
     if (max >= 8) n += (std::min<int64_t>(max, 255) - 8) / 8 + 1;
     if (max >= 256) n += (max - 256) / 16 + 1;
+    // "ensure max_num_tokens is captured if within max capture size": only when it is the cap itself.
+    const int64_t t = max_num_batched_tokens;
+    const bool on_grid = t == 1 || t == 2 || t == 4 || (t >= 8 && t < 256 && t % 8 == 0) || (t >= 256 && t % 16 == 0);
+    if (captures_max_tokens && t > 0 && t <= max && !on_grid) ++n;
     return n;
 }
 
 int64_t estimate_vllm_cudagraph_bytes_for_layers(int64_t stage_layers, int64_t max_num_seqs,
-                                                 int64_t max_num_batched_tokens) {
+                                                 int64_t max_num_batched_tokens, int64_t ceiling,
+                                                 bool captures_max_tokens) {
     // Half a MiB per captured size per decoder layer: fits vLLM's own numbers for a
     // 64-layer model with 51 sizes (1.59 GiB) and with 3 sizes (0.09 GiB actual, 0.13 estimated).
-    return clamp_i64(i128(vllm_cudagraph_capture_sizes(max_num_seqs, max_num_batched_tokens)) * stage_layers * 512 *
-                     KiB);
+    const int64_t sizes =
+        vllm_cudagraph_capture_sizes(max_num_seqs, max_num_batched_tokens, ceiling, captures_max_tokens);
+    return clamp_i64(i128(sizes) * stage_layers * 512 * KiB);
 }
 
 // vLLM's implementations of these build no RotaryEmbedding: GPT-2, GPTBigCode and OPT learn their

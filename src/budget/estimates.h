@@ -21,9 +21,13 @@ int64_t estimate_vllm_overhead_bytes(int64_t tp, int64_t pp);
 // per captured batch size per decoder layer of a stage of `stage_layers` layers (each pipeline
 // stage captures its own).
 int64_t estimate_vllm_cudagraph_bytes_for_layers(int64_t stage_layers, int64_t max_num_seqs,
-                                                 int64_t max_num_batched_tokens);
-// How many batch sizes vLLM captures by default (CompilationConfig capture sizes).
-int64_t vllm_cudagraph_capture_sizes(int64_t max_num_seqs, int64_t max_num_batched_tokens);
+                                                 int64_t max_num_batched_tokens, int64_t ceiling = 512,
+                                                 bool captures_max_tokens = true);
+// How many batch sizes vLLM captures by default (VllmConfig._set_cudagraph_sizes): `ceiling` is the platform's
+// default largest size (1,024 on compute capability 10.x from 0.28.0, else 512); `captures_max_tokens` adds
+// max_num_batched_tokens when it caps the sizes off their grid (0.20.1 on).
+int64_t vllm_cudagraph_capture_sizes(int64_t max_num_seqs, int64_t max_num_batched_tokens, int64_t ceiling = 512,
+                                     bool captures_max_tokens = true);
 // vLLM's rotary cos/sin cache (counted in "Model loading took"): max_position x rotary_dim in
 // the dtype the model is served in (`dtype_bytes`); 0 for a model with learned or ALiBi positions.
 int64_t vllm_rotary_cache_bytes(const ModelSpec& m, int dtype_bytes);
@@ -35,9 +39,10 @@ int64_t estimate_llamacpp_compute_bytes(const ModelSpec& m, int64_t n_ubatch);
 constexpr int64_t kRuntimeOverheadBytes = int64_t{512} << 20;
 
 // vLLM's defaults for `vllm serve` (OpenAI server usage context), from the GPU memory:
-// >= 70 GiB (not A100): 8192 batched tokens and 1024 sequences; else 2048 and 256.
-int64_t vllm_default_max_num_batched_tokens(int64_t gpu_total_bytes, bool is_a100);
-int64_t vllm_default_max_num_seqs(int64_t gpu_total_bytes, bool is_a100);
+// >= 160 GiB (`tier_160`: 0.28.0 on): 16384 batched tokens and 1024 sequences; >= 70 GiB (not A100): 8192 and 1024;
+// else 2048 and 256.
+int64_t vllm_default_max_num_batched_tokens(int64_t gpu_total_bytes, bool is_a100, bool tier_160 = true);
+int64_t vllm_default_max_num_seqs(int64_t gpu_total_bytes, bool is_a100, bool tier_160 = true);
 
 // Bytes per element of the checkpoint's dtype (16-bit unless the model is fp32): transformers'
 // activations, since it runs the dtype it loads.

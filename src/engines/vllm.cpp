@@ -109,6 +109,22 @@ constexpr VllmChange kVllmHybridPrefixCaching = {28, 0, 26, 1, 0, 321};
 //    line says "default since v0.21.0", written before the release was re-cut).
 constexpr VllmChange kVllmUtil092 = {20, 0, 19, 2, 0, 94, kFinal};
 
+//  `vllm serve`'s batch defaults on a GPU of >= 160 GiB (B200, MI300X): 16,384 batched tokens, PR #51726,
+//    2026-08-11 (4988df2eb, v0.26.1rc0-627), after v0.27 branched; taken to ship in 0.28.0 (released 2026-08-26 at
+//    2cf0a6915, cut after main's 2026-08-18 ef47a897e, which has it).
+constexpr VllmChange kVllmBatch160 = {28, 0, 26, 1, 0, 627};
+//  CUDA graph capture ceiling 1,024 on compute capability 10.x: PR #49390, 2026-08-07 (021b7d985, v0.26.1rc0-487);
+//    0.28.0 likewise.
+constexpr VllmChange kVllmCapture1024 = {28, 0, 26, 1, 0, 487};
+//  max_num_batched_tokens appended to the capture sizes: PR #40734, 2026-04-29 (8b49cf3a3, v0.20.1rc0-46),
+//    cherry-picked into v0.20.1 (66df2c03f); v0.20.1rc0 and v0.20.0 lack it.
+constexpr VllmChange kVllmCaptureMaxTokens = {20, 1, 20, 1, 0, 46, kFinal};
+
+// The newest release whose rules were read: 0.31.0 (pinned as `vllm==0.31.0` in public projects; main's nightlies
+// read 0.31.1rc1.devN in 2026-10). Its changes from main of 2026-08-18 on were read in the newest stored snapshot of
+// vllm-project/vllm (002f10e0c: config/cache.py, engine/arg_utils.py, v1/core/kv_cache_utils.py).
+constexpr int64_t kVllmNewestMinor = 31;
+
 // The spellings of --kv-cache-dtype (CacheDType in vllm/config.py, vllm/config/cache.py from 0.10.1; read at every
 // tag):
 //  CacheDType Literal, whose choices argparse lists sorted: PR #16835, 2025-04-20 (4b07d3689, v0.8.4-104); v0.8.4
@@ -134,6 +150,10 @@ constexpr VllmChange kVllmKvInt4PerTokenHead = {25, 0, 23, 1, 0, 377};
 //  nvfp4_4over6: PR #45187, 2026-08-07 (1c94e8dc7, v0.26.1rc0-492), after v0.27 branched: main only, taken to ship
 //    in 0.28.0.
 constexpr VllmChange kVllmKvNvfp4Over6 = {28, 0, 26, 1, 0, 492};
+//  nvfp4_ds_mla (sparse MLA's NVFP4 record): PR #51724, merged 2026-09-01 (7c5dc571c), after 0.28.0 was released
+//    (2026-08-26); taken to ship in 0.29.0 (released 2026-09-09, v0.29.0rc1 tagged by 2026-09-02). Its place on main
+//    past v0.28.1rc0 was not read: every build past that tag is taken to have it.
+constexpr VllmChange kVllmKvNvfp4DsMla = {29, 0, 28, 1, 0, 0};
 
 bool has_change(const EngineVersion& v, const VllmChange& c) {
     if (v.major > 0) return true;
@@ -170,6 +190,7 @@ std::vector<std::string> kv_cache_dtypes(FunctionRef<bool(const VllmChange&)> ha
         {&kVllmKvNvfp4, {"nvfp4"}},
         {&kVllmKvInt4PerTokenHead, {"int4_per_token_head"}},
         {&kVllmKvNvfp4Over6, {"nvfp4_4over6"}},
+        {&kVllmKvNvfp4DsMla, {"nvfp4_ds_mla"}},
     };
     for (const auto& a : added)
         if (has(*a.first)) d.insert(d.end(), a.second.begin(), a.second.end());
@@ -179,6 +200,8 @@ std::vector<std::string> kv_cache_dtypes(FunctionRef<bool(const VllmChange&)> ha
 }
 
 }  // namespace
+
+const char* const kVllmNewestRelease = "0.31.0";
 
 Result<VllmRelease> vllm_release(const std::string& version) {
     VllmRelease r;
@@ -194,6 +217,10 @@ Result<VllmRelease> vllm_release(const std::string& version) {
     r.gpu_memory_utilization = has(kVllmUtil092) ? 0.92 : 0.9;
     r.cudagraph_profiling = has(kVllmUtil092);
     r.kv_cache_dtypes = kv_cache_dtypes(has);
+    r.batch_defaults_160 = has(kVllmBatch160);
+    r.cudagraph_max_1024_sm100 = has(kVllmCapture1024);
+    r.cudagraph_captures_max_tokens = has(kVllmCaptureMaxTokens);
+    r.newer_than_known = ev->major > 0 || ev->minor > kVllmNewestMinor;
     r.log_format = !has(kVllmTokensFromConcurrency) ? VllmLogFormat::Legacy
                    : !has(kVllmInFlightWindow)      ? VllmLogFormat::Split
                                                     : VllmLogFormat::Current;
@@ -317,8 +344,8 @@ Result<bool> resolve_lengths(const ModelSpec& m, const VllmOptions& o, VllmLayou
     }
     if (mml > (int64_t(1) << 40)) return bad_value(note("vllm_max_model_len_absurd"));
     L.max_model_len = mml;
-    // get_batch_defaults: `vllm serve` uses 8192 on >= 70 GiB GPUs (2048 below), the LLM class 8192
-    // below 70 GiB (16384 above); 8192 is the value both share. The budget passes the GPU's own default.
+    // get_batch_defaults: `vllm serve` uses 8192 on >= 70 GiB GPUs (2048 below, 16384 from 160 GiB in 0.28.0 on),
+    // the LLM class 8192 below 70 GiB (16384 above); 8192 is the value both share. The budget passes the GPU's own.
     L.max_num_batched_tokens = o.max_num_batched_tokens > 0 ? o.max_num_batched_tokens : 8192;
     // VllmConfig.max_concurrent_batches (V1 model runner): 2 with async scheduling and no PP, else
     // pp_size. Releases before max_in_flight_tokens (the older log formats) reserved one batch.

@@ -92,8 +92,20 @@ struct VllmRelease {
     bool cudagraph_profiling = true;
     // The spellings `vllm serve --kv-cache-dtype` takes (CacheConfig's CacheDType), in the order argparse lists them.
     std::vector<std::string> kv_cache_dtypes;
+    // `vllm serve`'s batch defaults (EngineArgs.get_batch_defaults) on a GPU of 160 GiB or more: 16,384 batched
+    // tokens from 0.28.0 (PR #51726); before, such a GPU took the >= 70 GiB row's 8,192.
+    bool batch_defaults_160 = true;
+    // The default CUDA graph capture ceiling on compute capability 10.x (B200, B300): 1,024 from 0.28.0 (PR #49390),
+    // 512 before and on every other GPU.
+    bool cudagraph_max_1024_sm100 = true;
+    // max_num_batched_tokens captured when it lies under the ceiling and off the size grid: from 0.20.1 (PR #40734).
+    bool cudagraph_captures_max_tokens = true;
     std::string version;  // as given; "" = the newest release kvbudget knows
+    // A release past the newest kvbudget has read (kVllmNewestRelease): the newest rules apply, and the budget says so.
+    bool newer_than_known = false;
 };
+// The newest vLLM release whose rules kvbudget has read.
+extern const char* const kVllmNewestRelease;
 // "" = the newest; otherwise parse_engine_version(version, "vllm") and the boundaries above
 // (engine_version_bad when it is not a vLLM release).
 Result<VllmRelease> vllm_release(const std::string& version);

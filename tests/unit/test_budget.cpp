@@ -322,8 +322,16 @@ TEST_CASE("CUDA graph capture sizes follow vLLM's defaults") {
     CHECK(kvb::vllm_cudagraph_capture_sizes(2, 8192) == 3);      // [1, 2, 4]
     CHECK(kvb::vllm_cudagraph_capture_sizes(16, 8192) == 7);     // [1, 2, 4, 8, 16, 24, 32]
     CHECK(kvb::vllm_cudagraph_capture_sizes(1024, 8192) == 51);  // capped at 512
-    CHECK(kvb::vllm_cudagraph_capture_sizes(1024, 300) ==
-          37);  // capped by max_num_batched_tokens: ..248, 256, 272, 288
+    // Capped by max_num_batched_tokens: ..248, 256, 272, 288, and 300 itself (0.20.1 on, PR #40734: "ensure
+    // max_num_tokens is captured if within max capture size"); 0.20.0 stops at 288.
+    CHECK(kvb::vllm_cudagraph_capture_sizes(1024, 300) == 38);
+    CHECK(kvb::vllm_cudagraph_capture_sizes(1024, 300, 512, false) == 37);
+    CHECK(kvb::vllm_cudagraph_capture_sizes(1024, 288) == 37);  // on the grid already
+    CHECK(kvb::vllm_cudagraph_capture_sizes(4, 6) == 4);        // [1, 2, 4, 6]
+    CHECK(kvb::vllm_cudagraph_capture_sizes(1, 3) == 2);        // the cap is 2: 3 is beyond it
+    // Compute capability 10.x from 0.28.0 (PR #49390): a ceiling of 1,024, reached at 512 sequences.
+    CHECK(kvb::vllm_cudagraph_capture_sizes(512, 16384, 1024) == 83);
+    CHECK(kvb::vllm_cudagraph_capture_sizes(256, 16384, 1024) == 51);
 }
 
 TEST_CASE("no memory left for the KV cache") {

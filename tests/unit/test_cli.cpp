@@ -30,11 +30,12 @@ TEST_CASE("exit status: 0 success, 1 refused input, 2 usage") {
     CHECK(r.status == 1);
     // vLLM's argparse refusal, with the newest release's CacheDType spellings (sorted, as literal_to_kwargs gives
     // them).
-    CHECK(r.out ==
-          "kvbudget: error: vllm serve: error: argument --kv-cache-dtype: invalid choice: 'fp4' (choose from 'auto', "
-          "'bfloat16', 'float16', 'fp8', 'fp8_ds_mla', 'fp8_e4m3', 'fp8_e5m2', 'fp8_inc', 'fp8_per_token_head', "
-          "'int4_per_token_head', 'int8_per_token_head', 'nvfp4', 'nvfp4_4over6', 'turboquant_3bit_nc', "
-          "'turboquant_4bit_nc', 'turboquant_k3v4_nc', 'turboquant_k8v4')\n");
+    CHECK(
+        r.out ==
+        "kvbudget: error: vllm serve: error: argument --kv-cache-dtype: invalid choice: 'fp4' (choose from 'auto', "
+        "'bfloat16', 'float16', 'fp8', 'fp8_ds_mla', 'fp8_e4m3', 'fp8_e5m2', 'fp8_inc', 'fp8_per_token_head', "
+        "'int4_per_token_head', 'int8_per_token_head', 'nvfp4', 'nvfp4_4over6', 'nvfp4_ds_mla', 'turboquant_3bit_nc', "
+        "'turboquant_4bit_nc', 'turboquant_k3v4_nc', 'turboquant_k8v4')\n");
     r = run_cli("kv " + config_path("Qwen--Qwen3-8B") + " --context -5");
     CHECK(r.status == 1);
     CHECK(r.out ==

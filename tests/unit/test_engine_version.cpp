@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "budget/budget.h"
+#include "budget/estimates.h"
 #include "check/check.h"
 #include "engines/engine_version.h"
 #include "engines/llamacpp.h"
@@ -583,7 +584,11 @@ TEST_CASE("vLLM --kv-cache-dtype: the spellings each release takes, vLLM's refus
     CHECK(choices("0.20.0").size() == 15);  // + turboquant_* (4), int8/fp8_per_token_head, nvfp4
     CHECK(choices("0.25.0").size() == 16);  // + int4_per_token_head
     CHECK(choices("0.27.1").size() == 16);
-    CHECK(choices("").size() == 17);  // + nvfp4_4over6 on main
+    CHECK(choices("0.28.0").size() == 17);  // + nvfp4_4over6
+    CHECK(choices("0.28.0") == choices("0.28.1rc0"));
+    CHECK(choices("0.29.0").size() == 18);  // + nvfp4_ds_mla (PR #51724, 7c5dc571c, merged 2026-09-01)
+    CHECK(choices("0.31.0") == choices(""));
+    CHECK(choices("").size() == 18);
 
     const ModelSpec llama = fixture("meta-llama/Llama-3.1-8B");
     const std::string head = "vllm serve: error: argument --kv-cache-dtype: invalid choice: ";
@@ -591,7 +596,7 @@ TEST_CASE("vLLM --kv-cache-dtype: the spellings each release takes, vLLM's refus
           head +
               "'float32' (choose from 'auto', 'bfloat16', 'float16', 'fp8', 'fp8_ds_mla', 'fp8_e4m3', 'fp8_e5m2', "
               "'fp8_inc', 'fp8_per_token_head', 'int4_per_token_head', 'int8_per_token_head', 'nvfp4', "
-              "'nvfp4_4over6', 'turboquant_3bit_nc', 'turboquant_4bit_nc', 'turboquant_k3v4_nc', "
+              "'nvfp4_4over6', 'nvfp4_ds_mla', 'turboquant_3bit_nc', 'turboquant_4bit_nc', 'turboquant_k3v4_nc', "
               "'turboquant_k8v4')");
     CHECK(vllm_kv_cache_dtype("float16", llama, choices("0.17.1")).error().message ==
           head + "'float16' (choose from 'auto', 'bfloat16', 'fp8', 'fp8_ds_mla', 'fp8_e4m3', 'fp8_e5m2', 'fp8_inc')");
@@ -606,6 +611,8 @@ TEST_CASE("vLLM --kv-cache-dtype: the spellings each release takes, vLLM's refus
           "fp8_e5m2");
     CHECK(vllm_kv_cache_dtype("fp8_inc", llama, choices("0.17.1")).error().detail.code == "vllm_kv_dtype_not_modelled");
     CHECK(vllm_kv_cache_dtype("fp8_ds_mla", llama).error().detail.code == "vllm_kv_dtype_not_modelled");
+    CHECK(vllm_kv_cache_dtype("nvfp4_ds_mla", llama).error().detail.code == "vllm_kv_dtype_not_modelled");
+    CHECK(vllm_kv_cache_dtype("nvfp4_ds_mla", llama, choices("0.28.0")).error().detail.code == "unknown_vllm_kv_dtype");
     CHECK(vllm_kv_cache_dtype("turboquant_k8v4", llama, choices("0.19.1")).error().detail.code ==
           "unknown_vllm_kv_dtype");
     // fp8_ds_mla is DeepSeek-V3.2's own (the sparse MLA backends): the 656-byte latent plus the 132-byte indexer key.
@@ -774,4 +781,82 @@ TEST_CASE("check with a build: a fork's b10735 printing rs_seq without P, and b9
     // b10660's own line, P term and all.
     r = run(kv + head + "  0 rs_seq" + rs + ", P (f32):    0.00 MiB\n", "b10660");
     CHECK(r.lines[1].predicted == head + "  0 rs_seq" + rs + ", P (f32):    0.00 MiB");
+}
+
+// `vllm serve`'s batch defaults (EngineArgs.get_batch_defaults, vllm/engine/arg_utils.py) gained a >= 160 GiB row of
+// 16,384 batched tokens in PR #51726 (4988df2eb, 2026-08-11), and the default CUDA graph ceiling is 1,024 on compute
+// capability 10.x since PR #49390 (021b7d985, 2026-08-07, VllmConfig._set_cudagraph_sizes): both first in 0.28.0,
+// both still so in the newest stored snapshot (002f10e0c). Llama-3.1-8B, 32 layers, 0.5 MiB per size and layer.
+TEST_CASE("vLLM 0.28.0 on: 16,384 batched tokens on >= 160 GiB, 1,024 graph sizes on B200") {
+    CHECK(vllm_default_max_num_batched_tokens(160 * GiB, false) == 16384);
+    CHECK(vllm_default_max_num_batched_tokens(160 * GiB - 1, false) == 8192);
+    CHECK(vllm_default_max_num_batched_tokens(160 * GiB, false, false) == 8192);
+    CHECK(vllm_default_max_num_batched_tokens(80 * GiB, true) == 2048);  // A100: the small row still
+    CHECK(vllm_default_max_num_seqs(192 * GiB, false) == 1024);
+    CHECK(vllm_default_max_num_seqs(24 * GiB, false) == 256);
+
+    BudgetInputs in;
+    in.context = 32768;
+    in.activation_bytes = GiB;
+    in.overhead_bytes = GiB / 2;
+    in.gpu = "b200";  // 180 GiB, compute capability 10.0
+    in.engine_version = "";
+    BudgetResult b = budget_at("meta-llama/Llama-3.1-8B", in);
+    CHECK(b.max_num_batched_tokens == 16384);
+    CHECK(b.max_num_seqs == 1024);
+    CHECK(b.cudagraph_bytes == 83 * 32 * 512 * 1024LL);  // [1, 2, 4] + 8..248 + 256..1024: 3 + 31 + 49 sizes
+    CHECK(b.command == "vllm serve meta-llama/Llama-3.1-8B --max-model-len 32768");
+    bool said = false;
+    for (const auto& n : b.notes) said |= n.code == "vllm_version_newer";
+    CHECK_FALSE(said);
+    in.engine_version = "0.27.1";
+    BudgetResult old = budget_at("meta-llama/Llama-3.1-8B", in);
+    CHECK(old.max_num_batched_tokens == 8192);
+    CHECK(old.max_num_seqs == 1024);
+    CHECK(old.cudagraph_bytes == 51 * 32 * 512 * 1024LL);  // capped at 512
+    CHECK(old.kv_pool_bytes - b.kv_pool_bytes == 32 * 32 * 512 * 1024LL);
+
+    // MI300X (192 GiB): the new row, but 512 sizes (not NVIDIA 10.x). H100 (79.22 GiB): unchanged.
+    in.gpu = "mi300x";
+    in.engine_version = "0.28.0";
+    BudgetResult amd = budget_at("meta-llama/Llama-3.1-8B", in);
+    CHECK(amd.max_num_batched_tokens == 16384);
+    CHECK(amd.cudagraph_bytes == 51 * 32 * 512 * 1024LL);
+    in.engine_version = "0.27.1";
+    CHECK(budget_at("meta-llama/Llama-3.1-8B", in).max_num_batched_tokens == 8192);
+    in.gpu = "h100";
+    in.engine_version = "";
+    CHECK(budget_at("meta-llama/Llama-3.1-8B", in).max_num_batched_tokens == 8192);
+}
+
+// A release past the newest kvbudget has read takes the newest rules, and says so; one it knows is said as is.
+TEST_CASE("vLLM --engine-version past the newest release read: the newest rules, and a note") {
+    auto newer = [](const char* v) { return vllm_release(v)->newer_than_known; };
+    CHECK(std::string(kVllmNewestRelease) == "0.31.0");
+    CHECK_FALSE(newer(""));
+    CHECK_FALSE(newer("0.31.0"));
+    CHECK_FALSE(newer("0.31.1rc1.dev173+g8cbd5d030"));
+    CHECK(newer("0.32.0"));
+    CHECK(newer("0.32.0rc1"));
+    CHECK(newer("1.0.0"));
+    CHECK(vllm_release("0.32.0")->kv_cache_dtypes == vllm_release("")->kv_cache_dtypes);
+    CHECK(vllm_release("0.32.0")->gpu_memory_utilization == 0.92);
+
+    BudgetInputs in;
+    in.gpu = "rtx-4090";
+    in.context = 32768;
+    in.engine_version = "0.32.0";
+    BudgetResult r = budget_at("meta-llama/Llama-3.1-8B", in);
+    in.engine_version = "";
+    BudgetResult cur = budget_at("meta-llama/Llama-3.1-8B", in);
+    CHECK(r.kv_pool_bytes == cur.kv_pool_bytes);
+    CHECK(r.log_lines == cur.log_lines);
+    bool said = false;
+    for (const auto& n : r.notes)
+        said |= n.code == "vllm_version_newer" && n.param("version") == "0.32.0" && n.param("newest") == "0.31.0";
+    CHECK(said);
+    auto cli = kvb::test::run_cli("budget " + kvb::test::config_path("meta-llama--Llama-3.1-8B") +
+                                  " --gpu rtx-4090 --max-model-len 32768 --engine-version 0.32.0");
+    CHECK(cli.out.find("note: vLLM 0.32.0 is newer than the newest release kvbudget has read (0.31.0): its numbers "
+                       "follow 0.31.0's rules\n") != std::string::npos);
 }
