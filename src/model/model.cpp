@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <iterator>
 
 #include "base/text.h"
@@ -152,7 +153,9 @@ const char* const kKnownTypes[] = {"llama",
                                    "ernie4_5_moe",
                                    "smollm3",
                                    "gemma3n",
-                                   "gemma3n_text"};
+                                   "gemma3n_text",
+                                   "gemma4",
+                                   "gemma4_text"};
 
 bool is_known_type(const std::string& t) {
     return std::any_of(std::begin(kKnownTypes), std::end(kKnownTypes), [&](const char* k) { return t == k; });
@@ -644,6 +647,139 @@ struct Builder {
         return true;
     }
 
+    // Gemma 4 (transformers' Gemma4TextConfig, vLLM's models/gemma4.py, llama.cpp's LLM_ARCH_GEMMA4): sliding
+    // layers have num_key_value_heads x head_dim; full layers global_head_dim, and num_global_key_value_heads
+    // only when attention_k_eq_v (their keys are their values: no v_proj, yet every engine still caches a V
+    // of the same shape). A per_layer_config overrides both per layer instead. The last num_kv_shared_layers
+    // read the cache of the last earlier layer of their kind and have none of their own.
+    Result<bool> gemma4() {
+        m.family = "gemma4";
+        struct Default {
+            const char* key;
+            int64_t value;
+        };
+        // Gemma4TextConfig's defaults, for a config that leaves a field out.
+        const Default defaults[] = {{"num_key_value_heads", 4}, {"head_dim", 256}, {"vocab_size", 262144}};
+        for (const auto& d : defaults)
+            if (!r.has(d.key)) note("transformers_default", {{"field", d.key}, {"value", std::to_string(d.value)}});
+        kv_heads = 4, head_dim = 256;
+        m.dims.vocab_size = 262144;
+        if (auto ok = need(n_layers, kLayersKeys, 1, kMaxLayers); !ok) return ok;
+        m.layers.reserve(static_cast<size_t>(n_layers));
+        if (auto ok = need(heads, {"num_attention_heads"}, 1, kMaxHeads); !ok) return ok;
+        if (auto ok = need(hidden, {"hidden_size"}, 1, kMaxHidden); !ok) return ok;
+        if (const json* kl = r.find({"num_key_value_heads"}); kl && kl->is_array()) {
+            if (auto ok = read_kv_list(*kl, "num_key_value_heads"); !ok) return ok;
+        } else if (auto ok = maybe(kv_heads, {"num_key_value_heads"}, 1, kMaxHeads); !ok) {
+            return ok;
+        }
+        if (auto ok = maybe(head_dim, {"head_dim"}, 1, kMaxDim); !ok) return ok;
+        if (auto c = check_kv_heads(kv_heads, "num_key_value_heads"); !c) return c;
+        int64_t global_dim = 512;
+        if (!r.has("global_head_dim")) note("transformers_default", {{"field", "global_head_dim"}, {"value", "512"}});
+        if (auto ok = maybe(global_dim, {"global_head_dim"}, 1, kMaxDim); !ok) return ok;
+        const bool k_eq_v = r.optional_bool("attention_k_eq_v").value_or(false);
+        m.dims.full_k_eq_v = k_eq_v;
+        int64_t global_kv = kv_heads;
+        if (k_eq_v) {
+            if (auto ok = maybe(global_kv, {"num_global_key_value_heads"}, 1, kMaxHeads); !ok) return ok;
+            if (auto c = check_kv_heads(global_kv, "num_global_key_value_heads"); !c) return c;
+        }
+        auto w = window_field("sliding_window", 512);
+        if (!w) return w.error();
+        int64_t window = w.value();
+        // use_bidirectional_attention "all": Gemma4TextConfig halves the window (window // 2 + 1).
+        if (r.optional_string("use_bidirectional_attention").value_or("") == "all") window = window / 2 + 1;
+        if (const json* lt = r.find({"layer_types"})) {
+            if (auto ok = from_layer_types(*lt, window, 0); !ok) return ok;
+        } else {
+            note("gemma4_pattern");
+            for (int64_t i = 0; i < n_layers; ++i)
+                m.layers.push_back((i + 1) % 6 ? attn(LayerKind::Sliding, window) : attn(LayerKind::Full));
+        }
+        // Gemma4TextConfig forces the last layer to full attention (with a warning).
+        if (m.layers.back().kind != LayerKind::Full) {
+            m.layers.back() = attn(LayerKind::Full);
+            note("gemma4_last_full");
+        }
+        // Gemma4TextConfig builds per_layer_config from global_head_dim only when the config has none.
+        if (const json* plc = r.find({"per_layer_config"}); plc && plc->is_object()) {
+            if (auto ok = per_layer_config(*plc); !ok) return ok;
+        } else {
+            for (Layer& l : m.layers)
+                if (l.kind == LayerKind::Full) {
+                    l.kv_heads = global_kv;
+                    l.k_head_dim = l.v_head_dim = global_dim;
+                }
+        }
+        // A per-layer num_key_value_heads list that varies is the sliding layers' head count layer by layer
+        // (0: no cache); the full layers keep their global geometry.
+        for (size_t i = 0; i < kv_list.size(); ++i) {
+            Layer& l = m.layers[i];
+            if (l.kind != LayerKind::Sliding) continue;
+            if (kv_list[i] == 0)
+                l = no_cache_layer();
+            else
+                l.kv_heads = kv_list[i];
+        }
+        kv_list.clear();
+        auto shared = r.optional_int({"num_kv_shared_layers"}, 0, n_layers);
+        if (!shared) return shared.error();
+        const int64_t n_shared = shared.value().value_or(0);
+        const int64_t first_shared = n_layers - n_shared;
+        for (int64_t i = first_shared; i < n_layers; ++i) {
+            Layer& l = m.layers[static_cast<size_t>(i)];
+            l.kind = LayerKind::None;
+            l.window = 0;
+            l.kv_shared = true;
+        }
+        if (n_shared > 0) note("kv_shared_layers", {{"n", std::to_string(n_shared)}});
+        // Gemma4DecoderLayer: use_double_wide_mlp doubles the MLP of the KV-shared layers.
+        auto inter = r.optional_int({"intermediate_size"}, 1, kMaxHidden * 16);
+        if (!inter) return inter.error();
+        if (r.optional_bool("use_double_wide_mlp").value_or(false) && n_shared > 0 && first_shared > 0 &&
+            inter.value()) {
+            m.dims.layer_intermediate.assign(static_cast<size_t>(n_layers), *inter.value());
+            for (int64_t i = first_shared; i < n_layers; ++i) m.dims.layer_intermediate[static_cast<size_t>(i)] *= 2;
+        }
+        // Per-layer embeddings: Gemma4TextConfig's default width is 256, vocabulary the full one.
+        int64_t ple = 256;
+        if (!r.has("hidden_size_per_layer_input"))
+            note("transformers_default", {{"field", "hidden_size_per_layer_input"}, {"value", "256"}});
+        if (auto ok = maybe(ple, {"hidden_size_per_layer_input"}, 0, kMaxHidden); !ok) return ok;
+        m.dims.per_layer_input_size = ple;
+        int64_t ple_vocab = 262144;
+        if (auto ok = maybe(ple_vocab, {"vocab_size_per_layer_input"}, 0, kMaxVocab); !ok) return ok;
+        m.dims.per_layer_input_vocab = ple > 0 ? ple_vocab : 0;
+        return true;
+    }
+
+    // per_layer_config: {"<layer>": {"head_dim": d, "num_key_value_heads": k}} over the sliding geometry.
+    Result<bool> per_layer_config(const json& plc) {
+        for (const auto& item : plc.items()) {
+            const std::string f = "per_layer_config." + item.key();
+            char* end = nullptr;
+            const long long idx = std::strtoll(item.key().c_str(), &end, 10);
+            if (item.key().empty() || *end != '\0' || idx < 0 || idx >= n_layers)
+                return err("bad_value", "unknown_layer_type", {{"field", "per_layer_config"}, {"value", item.key()}});
+            if (!item.value().is_object())
+                return err("bad_value", "not_object", {{"field", f}, {"got", json_type_name(item.value())}});
+            Layer& l = m.layers[static_cast<size_t>(idx)];
+            if (auto it = item.value().find("head_dim"); it != item.value().end() && !it->is_null()) {
+                auto d = r.int_value(*it, f + ".head_dim", 1, kMaxDim);
+                if (!d) return d.error();
+                l.k_head_dim = l.v_head_dim = d.value();
+            }
+            if (auto it = item.value().find("num_key_value_heads"); it != item.value().end() && !it->is_null()) {
+                auto k = r.int_value(*it, f + ".num_key_value_heads", 1, kMaxHeads);
+                if (!k) return k.error();
+                if (auto c = check_kv_heads(k.value(), f + ".num_key_value_heads"); !c) return c;
+                l.kv_heads = k.value();
+            }
+        }
+        return true;
+    }
+
     Result<bool> standard_attention() {
         auto core = read_core();
         if (!core) return core;
@@ -996,16 +1132,20 @@ struct Builder {
             r.optional_int({"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"}, 0, 1 << 20);
         if (!ne) return ne.error();
         d.num_experts = ne.value().value_or(0);
+        // Gemma 4 has its experts only with enable_moe_block (vLLM's Gemma4DecoderLayer).
+        const bool gemma4 = m.family == "gemma4";
+        if (gemma4 && !r.optional_bool("enable_moe_block").value_or(false)) d.num_experts = 0;
         if (d.num_experts > 0) {
-            auto k = r.optional_int(
-                {"num_experts_per_tok", "num_experts_per_token", "experts_per_token", "moe_topk", "top_k"}, 1, 1 << 20);
+            auto k = r.optional_int({"num_experts_per_tok", "num_experts_per_token", "experts_per_token", "moe_topk",
+                                     "top_k", "top_k_experts"},
+                                    1, 1 << 20);
             if (!k) return k.error();
             d.experts_per_token = k.value().value_or(1);
             if (d.experts_per_token > d.num_experts) {
                 return err("contradictory_fields", "experts_per_token_above_experts",
                            {{"k", std::to_string(d.experts_per_token)}, {"experts", std::to_string(d.num_experts)}});
             }
-            auto mi = r.optional_int({"moe_intermediate_size"}, 1, kMaxHidden * 16);
+            auto mi = r.optional_int({"moe_intermediate_size", "expert_intermediate_size"}, 1, kMaxHidden * 16);
             if (!mi) return mi.error();
             d.moe_intermediate_size = mi.value().value_or(d.intermediate_size);
             auto se = r.optional_int({"n_shared_experts", "num_shared_experts"}, 0, 1024);
@@ -1023,6 +1163,8 @@ struct Builder {
                 r.optional_int({"moe_layer_freq", "decoder_sparse_step", "interleave_moe_layer_step"}, 1, kMaxLayers);
             if (!freq) return freq.error();
             d.moe_layer_freq = freq.value().value_or(1);
+            // Gemma 4's dense MLP runs beside the routed experts in every layer: a shared expert in all but name.
+            if (gemma4) d.shared_intermediate_size = d.intermediate_size;
             if (type == "llama4_text" || type == "llama4") {
                 // Llama 4: one shared expert of intermediate_size beside the routed ones;
                 // dense layers (if interleaved) use intermediate_size_mlp.
@@ -1043,10 +1185,37 @@ struct Builder {
             }
         }
         d.max_position_embeddings = m.max_position_embeddings;
-        d.vision_params = vision_params();
+        d.vision_params = m.family == "gemma4" ? gemma4_vision_params() : vision_params();
         if (d.vision_params < 0)
             return err("bad_value", "vision_tower_too_large", {{"max", with_commas(kMaxVisionParams)}});
         return true;
+    }
+
+    // Gemma 4's vision tower as its checkpoint holds it (Gemma4VisionModel, gemma-4-31B-it's safetensors
+    // listing): per layer q/k/v/o, q_norm and k_norm (head_dim), a gated MLP and four norms; the patch
+    // embedder's input_proj (3 x patch^2 -> hidden), a two-axis position table and std_bias / std_scale;
+    // then embed_vision's projection into the text model's hidden size. Audio towers are not counted.
+    int64_t gemma4_vision_params() const {
+        auto it = r.root().find("vision_config");
+        if (it == r.root().end() || !it->is_object()) return 0;
+        const json& v = *it;
+        auto num = [&](const char* k, int64_t def) -> int64_t {
+            auto f = v.find(k);
+            if (f != v.end() && f->is_number_integer() && f->get<int64_t>() > 0 &&
+                f->get<int64_t>() < (int64_t(1) << 20))
+                return f->get<int64_t>();
+            return def;
+        };
+        // Gemma4VisionConfig's defaults.
+        const int64_t L = num("num_hidden_layers", 16), h = num("hidden_size", 768), i = num("intermediate_size", 3072);
+        const int64_t nh = num("num_attention_heads", 12), nkv = num("num_key_value_heads", 12);
+        const int64_t hd = num("head_dim", 64), patch = num("patch_size", 16),
+                      pos = num("position_embedding_size", 10240);
+        const __int128 per_layer =
+            __int128(h) * (2 * nh * hd + 2 * nkv * hd) + 2 * __int128(hd) + 3 * __int128(h) * i + 4 * __int128(h);
+        const __int128 n = __int128(L) * per_layer + __int128(3) * patch * patch * h + 2 * __int128(pos) * h +
+                           2 * __int128(h) + __int128(hidden) * h;
+        return n > kMaxVisionParams ? -1 : static_cast<int64_t>(n);
     }
 
     // A rough ViT count from vision_config (transformer blocks + patch embedding),
@@ -1205,6 +1374,8 @@ Result<ModelSpec> parse_config(const std::string& text, const std::string& name_
     } else if (t == "gemma3_text" || t == "gemma3") {
         m.family = "gemma3";
         built = b.gemma3();
+    } else if (t == "gemma4_text" || t == "gemma4") {
+        built = b.gemma4();
     } else if (t == "nemotron-nas" || t == "deci") {
         built = b.nemotron_nas();
     } else if (t == "nemotron_h") {

@@ -57,6 +57,9 @@ struct Layer {
     // above (MLA when kv_lora_rank > 0), its norms and MLP, eh_proj and the enorm, hnorm and
     // shared_head_norm vectors (load_block_mtp in llama.cpp's qwen35 loader).
     bool nextn = false;
+    // Gemma 3n / 4's last num_kv_shared_layers: kind None (they read an earlier layer's cache), the
+    // geometry above kept because their q/k/v projections are in the checkpoint and every engine loads them.
+    bool kv_shared = false;
 };
 
 struct Quantization {
@@ -96,6 +99,11 @@ struct WeightDims {
     std::vector<int8_t> layer_mlp;
     int64_t dense_intermediate_size = 0;  // width of dense layers in MoE models when it differs (Llama 4)
     std::string mlp_activation;           // hidden_act as written (relu2 MLPs are not gated)
+    // Gemma 4: per-layer embeddings (PLE, vocab x layers x width, plus their projection from the hidden
+    // state) and full-attention layers whose keys are their values (no v_proj).
+    int64_t per_layer_input_size = 0;
+    int64_t per_layer_input_vocab = 0;
+    bool full_k_eq_v = false;
     // Vision tower, counted separately
     int64_t vision_params = 0;
     int64_t max_position_embeddings = 0;

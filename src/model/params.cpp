@@ -70,6 +70,11 @@ Family family_of(const ModelSpec& m) {
     if (t == "phi3") f.fused_qkv = true;  // qkv_proj / gate_up_proj fused in the checkpoint
     if (is_one_of(t, {"deepseek_v3", "deepseek_v32", "kimi_k2", "glm4_moe", "kimi_linear"})) f.score_bias = true;
     if (t == "kimi_linear") f.kda = true;
+    if (is_one_of(t, {"gemma4", "gemma4_text"})) {
+        f.gemma4 = true;
+        f.norms_per_layer = 4;
+        f.qk_norm = 1;  // q_norm and k_norm at the layer's head_dim; v_norm has no weight
+    }
     if (t == "nemotron_h") {
         f.block_kinds = true;
         f.norms_per_layer = 1;
@@ -142,14 +147,25 @@ struct Counter {
     void embeddings() {
         b.add(TensorRole::TokenEmbedding, -1, d.vocab_size, h);
         if (f.pos_rows > 0) b.add(TensorRole::PositionEmbedding, -1, f.pos_rows, h);
+        // Gemma 4 PLE (Gemma4Model in vLLM): one table for all layers, its projection from the hidden state
+        // and that projection's norm.
+        const int64_t ple_all = d.per_layer_input_size * int64_t(m.layers.size());
+        if (d.per_layer_input_size > 0 && d.per_layer_input_vocab > 0) {
+            b.add(TensorRole::PerLayerEmbedding, -1, d.per_layer_input_vocab, ple_all);
+            b.add(TensorRole::StateIn, -1, ple_all, h);
+            b.vec(-1, d.per_layer_input_size);
+        }
     }
 
     // Full / sliding / chunked attention: q, k, v (or one fused qkv), o, and the family's extras.
     Result<bool> attention(int li, const Layer& L) {
-        const int64_t qd = d.q_head_dim > 0 ? d.q_head_dim : L.k_head_dim;
+        // Gemma 4's full layers query at global_head_dim, its sliding ones at head_dim.
+        const int64_t qd = f.gemma4 ? L.k_head_dim : d.q_head_dim > 0 ? d.q_head_dim : L.k_head_dim;
         const int64_t q_rows = heads * qd;
         const int64_t k_rows = L.kv_heads * L.k_head_dim;
-        const int64_t v_rows = L.kv_heads * L.v_head_dim;
+        // attention_k_eq_v: a full layer's keys are its values, the checkpoint has no v_proj.
+        const bool no_v = f.gemma4 && d.full_k_eq_v && L.kind == LayerKind::Full;
+        const int64_t v_rows = no_v ? 0 : L.kv_heads * L.v_head_dim;
         const int64_t o_cols = heads * (L.v_head_dim > 0 ? L.v_head_dim : qd);
         if (heads <= 0 || qd <= 0) return cannot_count("weights_no_heads", m);
         if (f.fused_qkv) {
@@ -314,7 +330,9 @@ struct Counter {
             case LayerKind::Linear: linear(li, L); break;
             case LayerKind::Mamba: mamba(li, L); break;
             case LayerKind::None:
-                if (L.nextn) {
+                if (L.kv_shared) {
+                    if (auto ok = attention(li, L); !ok) return ok;
+                } else if (L.nextn) {
                     auto ok = L.kv_lora_rank > 0 ? mla(li, L) : attention(li, L);
                     if (!ok) return ok;
                     // eh_proj folds the token's embedding and the hidden state (2h) into h; enorm,
@@ -327,10 +345,25 @@ struct Counter {
                 break;
         }
         norms(li, has_attention_norm);
+        if (f.gemma4) gemma4_extras(li, i);
         // Nemotron-H: a block with a mixer has no MLP.
         if (f.block_kinds && L.kind != LayerKind::None) return true;
         mlp(li, i);
         return true;
+    }
+
+    // Gemma 4's layer_scalar; with experts the router's scale, per_expert_scale and three more norms; with
+    // PLE the layer's gate (hidden -> width), projection back and its norm.
+    void gemma4_extras(int li, size_t i) {
+        int64_t v = 1;
+        if (d.num_experts > 0) v += h + d.num_experts + 3 * h;
+        if (d.per_layer_input_size > 0) {
+            b.add(TensorRole::StateIn, li, d.per_layer_input_size, h, 1, -1, true);
+            b.add(TensorRole::StateOut, li, h, d.per_layer_input_size, 1, -1, true);
+            v += h;
+        }
+        (void)i;
+        b.vec(li, v);
     }
 
     // Final norm (layer -2: after the blocks) and lm_head unless tied.
@@ -345,7 +378,8 @@ int breakdown_slot(const ModelSpec& m, const TensorGroup& g) {
     int slot = 0;
     switch (g.role) {
         case TensorRole::TokenEmbedding:
-        case TensorRole::PositionEmbedding: slot = 0; break;
+        case TensorRole::PositionEmbedding:
+        case TensorRole::PerLayerEmbedding: slot = 0; break;
         case TensorRole::Output: slot = 1; break;
         case TensorRole::AttnQ:
         case TensorRole::AttnK:
@@ -370,9 +404,11 @@ int breakdown_slot(const ModelSpec& m, const TensorGroup& g) {
         case TensorRole::Vector: slot = 7; break;
     }
     // The in-projection of a linear-attention layer is a mixer weight, whatever llama.cpp calls it.
-    if (slot == 2 && g.layer >= 0 &&
-        (m.layers[size_t(g.layer)].kind == LayerKind::Linear || m.layers[size_t(g.layer)].kind == LayerKind::Mamba))
-        slot = 6;
+    const bool state_layer = g.layer >= 0 && (m.layers[size_t(g.layer)].kind == LayerKind::Linear ||
+                                              m.layers[size_t(g.layer)].kind == LayerKind::Mamba);
+    if (slot == 2 && state_layer) slot = 6;
+    // Gemma 4's PLE gate and projections feed the residual stream like an MLP; they hold no state.
+    if (slot == 6 && !state_layer && m.dims.per_layer_input_size > 0) slot = 3;
     return slot;
 }
 

@@ -40,6 +40,7 @@ const char* to_string(TensorRole r) {
         case TensorRole::StateOut: return "state_out";
         case TensorRole::StateConv: return "state_conv";
         case TensorRole::NextnProj: return "nextn_eh_proj";
+        case TensorRole::PerLayerEmbedding: return "per_layer_embedding";
         case TensorRole::Vector: return "vector";
     }
     return "?";
@@ -357,6 +358,7 @@ bool quantizable(TensorRole r) {
     switch (r) {
         case TensorRole::TokenEmbedding:
         case TensorRole::PositionEmbedding:
+        case TensorRole::PerLayerEmbedding:
         case TensorRole::Output:
         case TensorRole::Router:
         case TensorRole::StateConv:
@@ -516,7 +518,9 @@ Result<WeightBytes> weight_bytes(const ModelSpec& m, const WeightFormat& format,
         total += all;
         (q ? qparams : uparams) += g.rows * g.cols * g.count;
         if (g.role == TensorRole::TokenEmbedding) embed_bytes = all;
-        if (g.role != TensorRole::TokenEmbedding && g.role != TensorRole::PositionEmbedding) active += one * g.active;
+        if (g.role != TensorRole::TokenEmbedding && g.role != TensorRole::PositionEmbedding &&
+            g.role != TensorRole::PerLayerEmbedding)
+            active += one * g.active;
         // Per tensor-parallel rank.
         int64_t rank_bytes;
         if (tp == 1 || g.tp_replicated) {

@@ -38,10 +38,11 @@ enum class TensorRole {
     ExpertDown,  // routed experts (count = number of experts)
     Router,      // MoE gate (never quantized)
     StateIn,
-    StateOut,   // linear-attention / Mamba in and out projections
-    StateConv,  // depthwise conv1d weight (never quantized)
-    NextnProj,  // an MTP block's eh_proj (embedding and hidden state, 2h in, h out)
-    Vector,     // norms, biases, A_log, dt_bias, sinks: 1-D, kept in high precision
+    StateOut,           // linear-attention / Mamba in and out projections
+    StateConv,          // depthwise conv1d weight (never quantized)
+    NextnProj,          // an MTP block's eh_proj (embedding and hidden state, 2h in, h out)
+    PerLayerEmbedding,  // Gemma 3n / 4 per-layer embeddings (vocab x layers x width): looked up, never multiplied
+    Vector,             // norms, biases, A_log, dt_bias, sinks: 1-D, kept in high precision
 };
 const char* to_string(TensorRole r);
 

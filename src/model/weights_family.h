@@ -26,6 +26,7 @@ struct Family {
     bool block_kinds = false;  // Nemotron-H: every block is either a mixer or an MLP
     bool falcon = false;       // llama.cpp's LLM_ARCH_FALCON (output tensor type rule)
     bool kda = false;          // Kimi Linear: linear layers are KDA (q/k/v convs, low-rank f and g gates)
+    bool gemma4 = false;       // Gemma 4: q per layer at the layer's head_dim, a layer_scalar, PLE, MoE beside the MLP
 };
 
 Family family_of(const ModelSpec& m);
