@@ -292,6 +292,9 @@ const std::vector<MessageTemplate>& message_templates() {
         {"unused_gpus", "{n} GPU(s) unused by one engine (run more replicas with --data-parallel-size)"},
         {"vllm_gguf", "vLLM's GGUF support is experimental; llama.cpp is the usual engine for {format}"},
         {"pre_quantized", "{format} weights need a pre-quantized checkpoint: point vllm serve at one"},
+        {"vllm_quant_unsupported",
+         "vLLM cannot load this checkpoint's quantization ({form}): its weights are sized as stored, but vllm serve "
+         "stops at start-up"},
         {"transformers_pre_quantized", "transformers: {format} weights need a pre-quantized checkpoint"},
         {"sdpa", "transformers: SDPA attention assumed (eager attention adds batch x heads x tokens^2 scores)"},
         {"mmproj", "llama.cpp: the vision tower lives in a separate --mmproj file, not counted"},

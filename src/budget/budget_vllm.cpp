@@ -11,6 +11,7 @@
 #include "budget/budget_steps.h"
 #include "kv/kv.h"
 #include "model/dtype.h"
+#include "model/quant.h"
 #include "model/rope.h"
 #include "model/weights.h"
 
@@ -412,6 +413,10 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
                                                           {"physical", with_commas(r.max_context_physical)}});
     r.command = command(c, r, o.kv_cache_dtype, one_max);
 
+    // vLLM's own readers refuse these forms at start-up (awq.py: 4-bit only; gptq.py: 2, 3, 4, 8 bits;
+    // compressed_tensors_wNa16.py: 4 and 8; modelopt.py: QUANT_ALGOS; hqq_marlin.py: 4-bit).
+    if (c.fmt.plan && !c.fmt.plan->not_in_vllm.empty())
+        r.notes.push_back(note("vllm_quant_unsupported", {{"form", c.fmt.plan->not_in_vllm}}));
     if ((c.fmt.kind == WeightKind::IntGroup || c.fmt.kind == WeightKind::Int8) && m.quant.method.empty())
         r.notes.push_back(note("pre_quantized", {{"format", c.fmt.name}}));
     if (!r.fits) {

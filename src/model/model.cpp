@@ -11,6 +11,7 @@
 #include "base/text.h"
 #include "base/units.h"
 #include "model/config_reader.h"
+#include "model/quant.h"
 
 namespace kvb {
 
@@ -1449,6 +1450,13 @@ Result<ModelSpec> parse_config(const std::string& text, const std::string& name_
         if (auto gs = qc->find("group_size"); gs != qc->end() && gs->is_number_integer()) {
             int64_t v = gs->get<int64_t>();
             if (v > 0 && v <= (1 << 20)) m.quant.group_size = static_cast<int>(v);
+        }
+        m.quant.plan = read_quant_plan(*qc);
+        if (m.quant.plan && m.quant.plan->default_scheme >= 0) {
+            // compressed-tensors keeps num_bits and group_size under config_groups.*.weights.
+            const QuantScheme& s = m.quant.plan->schemes[static_cast<size_t>(m.quant.plan->default_scheme)];
+            if (m.quant.bits == 0) m.quant.bits = s.bits;
+            if (m.quant.group_size == 0 && s.group > 0) m.quant.group_size = static_cast<int>(s.group);
         }
     }
     return m;

@@ -2,6 +2,7 @@
 // Every formula downstream sums over `layers`; nothing assumes all layers look alike.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -62,10 +63,14 @@ struct Layer {
     bool kv_shared = false;
 };
 
+struct QuantPlan;
 struct Quantization {
     std::string method;  // "", "awq", "gptq", "fp8", "mxfp4", "bitsandbytes", "compressed-tensors", ...
-    int bits = 0;
+    int bits = 0;        // the config's bits, else its main scheme's (compressed-tensors num_bits)
     int group_size = 0;
+    // Every layer's stored format as the engines read quantization_config (model/quant.h); null
+    // when the method is not one kvbudget sizes.
+    std::shared_ptr<const QuantPlan> plan;
 };
 
 // What the weights module needs to count parameters. Filled by the parser from

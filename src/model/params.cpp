@@ -309,7 +309,9 @@ struct Counter {
         ffn(li, moe_i, TensorRole::ExpertGate, TensorRole::ExpertUp, TensorRole::ExpertDown, d.num_experts, k_active);
         const int64_t shared_w = d.shared_intermediate_size > 0 ? d.shared_intermediate_size : d.shared_experts * moe_i;
         if (shared_w > 0) {
+            const size_t first = b.t.size();
             ffn(li, shared_w, TensorRole::FfnGate, TensorRole::FfnUp, TensorRole::FfnDown, 1, 1);
+            for (size_t k = first; k < b.t.size(); ++k) b.t[k].shared = true;
             if (f.shared_gate) b.add(TensorRole::Router, li, 1, h, 1, -1, true);
         }
     }

@@ -11,6 +11,7 @@
 #include "base/text.h"
 #include "base/units.h"
 #include "model/dtype.h"
+#include "model/quant.h"
 #include "model/weights_family.h"
 
 namespace kvb {
@@ -156,30 +157,40 @@ Result<WeightFormat> weight_format(const std::string& name_in, const ModelSpec& 
             f.from = note("auto_dtype", {{"dtype", m.dtype}});
             return f;
         }
-        const int bits = q.bits > 0 ? q.bits : 4;
-        const int group = q.group_size != 0 ? q.group_size : 128;
-        if (method == "awq" || method == "awq_marlin") {
-            f = int_group("awq", bits, group, true, 2);
-        } else if (method == "gptq" || method == "gptq_marlin") {
-            f = int_group(bits == 8 ? "gptq-int8" : "gptq", bits, group, true, 2);
-        } else if (method == "fp8" || method == "fbgemm_fp8") {
-            f = weight_format("fp8", m).value();
-            f.fp8_block = q.group_size > 0 ? q.group_size : 0;
-        } else if (method == "mxfp4") {
-            f = weight_format("mxfp4", m).value();
-        } else if (method == "compressed-tensors" || method == "bitsandbytes") {
-            if (q.bits == 8)
-                f = weight_format("int8", m).value();
-            else
-                f = int_group(method == "bitsandbytes" ? "nf4" : "w4a16", 4, method == "bitsandbytes" ? 64 : group,
-                              false, 2);
-        } else {
+        if (!q.plan) {
             f = float_format(dtype_name, model_bytes);
             f.from = note("quant_not_modelled", {{"method", q.method}, {"dtype", dtype_name}});
             return f;
         }
-        f.from = note("auto_quant", {{"q", q.method + (q.bits > 0 ? ", " + std::to_string(q.bits) + " bits" : "") +
-                                               (q.group_size > 0 ? ", group " + std::to_string(q.group_size) : "")}});
+        const QuantPlan& plan = *q.plan;
+        const QuantScheme& main = plan.schemes[static_cast<size_t>(plan.default_scheme >= 0 ? plan.default_scheme : 0)];
+        // The kinds a name also selects keep their names (and the commands that go with them);
+        // the bytes of every kind come from the plan, layer by layer.
+        if (method == "awq" || method == "awq_marlin") {
+            f = int_group("awq", main.bits, static_cast<int>(main.group), main.zero_bits > 0, 2);
+        } else if (method == "gptq" || method == "gptq_marlin") {
+            f = int_group(main.bits == 8 ? "gptq-int8" : "gptq", main.bits, static_cast<int>(main.group), true, 2);
+        } else if (method == "fp8") {
+            f = weight_format("fp8", m).value();
+            f.fp8_block = main.block_rows;
+        } else if (method == "mxfp4") {
+            f = weight_format("mxfp4", m).value();
+        } else {
+            f = quantized_format(main.name, WeightKind::Checkpoint, main.bits);
+            f.group_size = static_cast<int>(main.group);
+            for (const QuantScheme& s : plan.schemes)
+                if (s.name != main.name) f.name = "mixed";
+        }
+        f.plan = q.plan;
+        std::string text = q.method + (q.bits > 0 ? ", " + std::to_string(q.bits) + " bits" : "") +
+                           (q.group_size > 0 ? ", group " + std::to_string(q.group_size) : "");
+        if (f.kind == WeightKind::Checkpoint) {
+            std::string schemes;
+            for (const QuantScheme& s : plan.schemes)
+                if (schemes.find(s.name) == std::string::npos) schemes += (schemes.empty() ? "" : " + ") + s.name;
+            text += " (" + schemes + ")";
+        }
+        f.from = note("auto_quant", {{"q", text}});
         return f;
     }
     std::string list;
@@ -367,11 +378,69 @@ bool quantizable(TensorRole r) {
     }
 }
 
+// The module name a checkpoint's quantization_config would give the tensor, in Llama's naming
+// with the leading "model." dropped (normalize_quant_pattern maps other families' names onto it).
+std::string module_name(const ModelSpec& m, const TensorGroup& g) {
+    switch (g.role) {
+        case TensorRole::TokenEmbedding: return "embed_tokens";
+        case TensorRole::PositionEmbedding: return "embed_positions";
+        case TensorRole::Output: return "lm_head";
+        default: break;
+    }
+    std::string L = "layers." + std::to_string(g.layer) + ".";
+    LayerKind kind = LayerKind::Full;
+    if (g.layer >= 0 && static_cast<size_t>(g.layer) < m.layers.size())
+        kind = m.layers[static_cast<size_t>(g.layer)].kind;
+    const bool linear = kind == LayerKind::Linear, mamba = kind == LayerKind::Mamba;
+    const std::string attn = L + (linear ? "linear_attn." : mamba ? "mixer." : "self_attn.");
+    const std::string mlp = L + (g.shared ? "mlp.shared_experts." : "mlp.");
+    switch (g.role) {
+        case TensorRole::AttnQ: return attn + "q_proj";
+        case TensorRole::AttnK: return attn + "k_proj";
+        case TensorRole::AttnV: return attn + "v_proj";
+        case TensorRole::AttnQkv: return attn + (linear ? "in_proj_qkv" : "qkv_proj");
+        case TensorRole::AttnOut: return attn + "o_proj";
+        case TensorRole::MlaQa: return attn + "q_a_proj";
+        case TensorRole::MlaQb: return attn + "q_b_proj";
+        case TensorRole::MlaKva: return attn + "kv_a_proj_with_mqa";
+        case TensorRole::MlaKvb: return attn + "kv_b_proj";
+        case TensorRole::StateIn: return attn + (linear ? "in_proj_z" : "in_proj");
+        case TensorRole::StateOut: return attn + "out_proj";
+        case TensorRole::StateConv: return attn + "conv1d";
+        case TensorRole::FfnGate: return mlp + "gate_proj";
+        case TensorRole::FfnUp: return mlp + "up_proj";
+        case TensorRole::FfnDown: return mlp + "down_proj";
+        case TensorRole::ExpertGate: return L + "mlp.experts.0.gate_proj";
+        case TensorRole::ExpertUp: return L + "mlp.experts.0.up_proj";
+        case TensorRole::ExpertDown: return L + "mlp.experts.0.down_proj";
+        case TensorRole::Router: return L + "mlp.gate";
+        case TensorRole::NextnProj: return L + "eh_proj";
+        default: return L + "norm";
+    }
+}
+
+// The stored format of one tensor of a pre-quantized checkpoint, or nullptr for the model dtype.
+// vLLM quantizes linear layers only: embeddings, routers (ReplicatedLinear with quant_config
+// None), convolutions and 1-D tensors stay as stored; the lm_head only where the config names it.
+const QuantScheme* checkpoint_scheme(const QuantPlan& plan, const ModelSpec& m, const TensorGroup& g) {
+    if (g.role == TensorRole::Output) return plan.scheme_for("lm_head", !plan.lm_head);
+    if (!quantizable(g.role)) return nullptr;
+    if (plan.experts_only && !is_expert(g.role)) return nullptr;
+    return plan.scheme_for(module_name(m, g));
+}
+
 // Bytes of ONE copy of the tensor. count_params bounds every tensor below 2^55
 // elements, so int64 arithmetic is exact here (i128 division is slow on hot paths).
-int64_t one_copy_bytes(const WeightFormat& f, const TensorGroup& g, GgufPlan* plan, bool* quantized) {
+int64_t one_copy_bytes(const WeightFormat& f, const ModelSpec& m, const TensorGroup& g, GgufPlan* plan,
+                       bool* quantized) {
     const int64_t elems = g.rows * g.cols;
     *quantized = false;
+    if (f.plan) {
+        const QuantScheme* s = checkpoint_scheme(*f.plan, m, g);
+        if (!s) return elems * f.float_bytes;
+        *quantized = true;
+        return s->bytes(g.rows, g.cols);
+    }
     if (f.kind == WeightKind::Gguf) {
         Gg t = gguf_type(*plan, g);
         *quantized = t != Gg::F32 && t != Gg::F16;
@@ -423,6 +492,13 @@ void main_rate(const WeightFormat& f, int64_t* num, int64_t* den) {
             *num = 17;
             *den = 32;
             return;
+        case WeightKind::Checkpoint:
+            if (f.plan && !f.plan->schemes.empty()) {
+                const int i = f.plan->default_scheme >= 0 ? f.plan->default_scheme : 0;
+                f.plan->schemes[static_cast<size_t>(i)].rate(num, den);
+                return;
+            }
+            break;
         case WeightKind::Gguf: {
             Gg t = Gg::Q8_0;
             if (f.name == "Q6_K")
@@ -512,7 +588,7 @@ Result<WeightBytes> weight_bytes(const ModelSpec& m, const WeightFormat& format,
     i128 total = 0, active = 0, qparams = 0, uparams = 0, embed_bytes = 0;
     for (const TensorGroup& g : pc.tensors) {
         bool q = false;
-        const int64_t one = one_copy_bytes(format, g, &plan, &q);
+        const int64_t one = one_copy_bytes(format, m, g, &plan, &q);
         const int64_t all = one * g.count;
         wb.tensor_bytes.push_back(all);
         total += all;

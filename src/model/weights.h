@@ -7,6 +7,7 @@
 // docs/budget-model.md explains every rule.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,7 @@ struct TensorGroup {
     int64_t count = 1;           // identical copies (routed experts)
     int64_t active = 1;          // copies a token uses (experts_per_token; = count otherwise)
     bool tp_replicated = false;  // vLLM keeps a full copy on every tensor-parallel rank
+    bool shared = false;         // a MoE layer's shared expert (mlp.shared_experts)
     int64_t params() const { return rows * cols * count; }
 };
 
@@ -77,7 +79,9 @@ struct ParamCount {
 // Parameter count of the text model from its geometry (params.cpp). Errors name the field that is missing.
 Result<ParamCount> count_params(const ModelSpec& m);
 
-enum class WeightKind { Float, Fp8, Int8, IntGroup, Gguf, Mxfp4 };
+// Checkpoint: a pre-quantized checkpoint sized layer by layer from its quantization_config
+// (`WeightFormat::plan`): compressed-tensors, ModelOpt, bitsandbytes, HQQ, fbgemm_fp8.
+enum class WeightKind { Float, Fp8, Int8, IntGroup, Gguf, Mxfp4, Checkpoint };
 
 struct WeightFormat {
     std::string name;  // canonical: "bf16", "fp16", "fp32", "fp8", "int8", "awq", "gptq",
@@ -94,6 +98,9 @@ struct WeightFormat {
                              // quant_not_modelled; no code for a named format
     // A GGUF of an MXFP4 checkpoint: its routed experts stay MXFP4, whatever the GGUF type.
     bool mxfp4_experts = false;
+    // "auto" on a pre-quantized checkpoint: each layer's format, from its quantization_config
+    // (which layers are ignored, per-layer schemes); null for a format chosen by name.
+    std::shared_ptr<const QuantPlan> plan;
 };
 
 // "auto" | bf16 | fp16 | fp32 | fp8 | int8 | awq | gptq | gptq-int8 | int4 (= awq) | mxfp4 |

@@ -1,0 +1,194 @@
+// A pre-quantized checkpoint's quantization_config, read layer by layer as vLLM's readers read it
+// (vllm/model_executor/layers/quantization/: compressed_tensors/utils.py should_ignore_layer and
+// find_matched_target, compressed_tensors.py and its schemes' create_weights, modelopt.py
+// is_layer_excluded / apply_vllm_mapper, fp8.py, awq.py, gptq.py, bitsandbytes.py, mxfp4.py).
+// The quantization_config objects below are copied from real checkpoints' config.json (named at each).
+#include <doctest/doctest.h>
+
+#include "base/arith.h"
+#include "base/message.h"
+#include "fixtures.h"
+#include "model/config_reader.h"
+#include "model/quant.h"
+#include "model/weights.h"
+
+using kvb::test::fixture;
+
+namespace {
+
+std::shared_ptr<const kvb::QuantPlan> plan_of(const std::string& text) {
+    return kvb::read_quant_plan(kvb::parse_json_dom(text));
+}
+
+}  // namespace
+
+TEST_CASE("quant: Python re.match subset, fnmatch and name normalization") {
+    using kvb::regex_match_prefix;
+    CHECK(regex_match_prefix(R"(.*\.self_attn\.q_proj$)", "layers.3.self_attn.q_proj"));
+    CHECK_FALSE(regex_match_prefix(R"(.*\.self_attn\.q_proj$)", "layers.3.self_attn.q_proj_x"));
+    CHECK(regex_match_prefix(R"(.*mlp\.(gate|up|gate_up|down)_proj.*)", "layers.0.mlp.down_proj"));
+    CHECK_FALSE(regex_match_prefix(R"(.*mlp\.(gate|up|gate_up|down)_proj.*)", "layers.1.mlp.experts.0.down_proj"));
+    CHECK(regex_match_prefix(R"(layers\.\d+\.mlp\.gate$)", "layers.12.mlp.gate"));
+    CHECK_FALSE(regex_match_prefix(R"(layers\.\d+\.mlp\.gate$)", "layers.12.mlp.gate_proj"));
+    CHECK_FALSE(regex_match_prefix("visual.*", "layers.0.self_attn.q_proj"));  // re.match is anchored at the start
+    CHECK(regex_match_prefix("a{2,3}b", "aaab"));
+    CHECK(kvb::fnmatch("*.self_attn.*", "layers.7.self_attn.o_proj"));
+    CHECK(kvb::fnmatch("layers.1[0-9].*", "layers.14.mlp"));
+    CHECK_FALSE(kvb::fnmatch("layers.1.*", "layers.10.mlp"));
+    // Prefixes dropped, other families' block names mapped to Llama's.
+    CHECK(kvb::normalize_quant_pattern("model.language_model.layers.0.self_attn*") == "layers.0.self_attn*");
+    CHECK(kvb::normalize_quant_pattern("language_model.model.layers.3.block_sparse_moe.gate") == "layers.3.mlp.gate");
+    CHECK(kvb::normalize_quant_pattern("*.attn.*") == "*.self_attn.*");
+    CHECK(kvb::normalize_quant_pattern("*.ffn.shared_experts.*") == "*.mlp.shared_experts.*");
+    CHECK(kvb::normalize_quant_pattern("head") == "lm_head");
+    CHECK(kvb::normalize_quant_pattern("re:^model\\.layers\\.0\\.") == "re:layers\\.0\\.");
+    CHECK(kvb::normalize_quant_pattern("model.layers.2.mlp.shared_expert.up_proj") ==
+          "layers.2.mlp.shared_experts.up_proj");
+}
+
+TEST_CASE("quant: bytes of one matrix in each stored format") {
+    // A 4096 x 4096 projection.
+    const int64_t r = 4096, c = 4096, n = r * c;
+    auto bytes_of = [&](const std::string& qc) {
+        auto p = plan_of(qc);
+        REQUIRE(p);
+        REQUIRE(p->default_scheme >= 0);
+        return p->schemes[static_cast<size_t>(p->default_scheme)].bytes(r, c);
+    };
+    // fp8 (DeepSeek-V3): fp8 values, weight_scale_inv fp32 per 128 x 128 block.
+    CHECK(
+        bytes_of(
+            R"({"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8", "weight_block_size": [128, 128]})") ==
+        n + 32 * 32 * 4);
+    // fp8 per tensor, static activations (mistralai Devstral-2-123B): + weight_scale and input_scale.
+    CHECK(bytes_of(R"({"activation_scheme": "static", "quant_method": "fp8", "weight_block_size": null})") == n + 8);
+    // compressed-tensors W4A16 (moonshotai/Kimi-K2.5): int4 packed, a bf16 scale per 32, symmetric.
+    CHECK(bytes_of(R"({"config_groups": {"group_0": {"input_activations": null, "targets": ["Linear"], "weights":
+        {"actorder": null, "group_size": 32, "num_bits": 4, "strategy": "group", "symmetric": true, "type": "int"}}},
+        "format": "pack-quantized", "quant_method": "compressed-tensors"})") == n / 2 + r * (c / 32) * 2);
+    // compressed-tensors W4A16 asymmetric with actorder group: packed zero points and g_idx.
+    CHECK(bytes_of(R"({"config_groups": {"group_0": {"targets": ["Linear"], "weights": {"actorder": "group",
+        "group_size": 128, "num_bits": 4, "strategy": "group", "symmetric": false, "type": "int"}}},
+        "quant_method": "compressed-tensors"})") == n / 2 + r * 32 * 2 + r * 32 / 2 + c * 4);
+    // compressed-tensors FP8-dynamic (RedHatAI -FP8-dynamic): fp32 scale per output channel.
+    CHECK(bytes_of(R"({"config_groups": {"group_0": {"input_activations": {"dynamic": true, "num_bits": 8,
+        "strategy": "token", "type": "float"}, "targets": ["Linear"], "weights": {"dynamic": false, "num_bits": 8,
+        "strategy": "channel", "symmetric": true, "type": "float"}}}, "quant_method": "compressed-tensors"})") ==
+          n + r * 4);
+    // compressed-tensors W8A8 int8: int8 values, fp32 per channel.
+    CHECK(bytes_of(R"({"config_groups": {"group_0": {"input_activations": {"dynamic": true, "num_bits": 8,
+        "strategy": "token", "type": "int"}, "targets": ["Linear"], "weights": {"num_bits": 8, "strategy": "channel",
+        "symmetric": true, "type": "int"}}}, "quant_method": "compressed-tensors"})") == n + r * 4);
+    // compressed-tensors NVFP4 (W4A4): FP8 scale per 16, weight and input global scales.
+    CHECK(bytes_of(R"({"config_groups": {"group_0": {"input_activations": {"dynamic": "local", "group_size": 16,
+        "num_bits": 4, "strategy": "tensor_group", "type": "float"}, "targets": ["Linear"], "weights": {"group_size": 16,
+        "num_bits": 4, "strategy": "tensor_group", "symmetric": true, "type": "float"}}},
+        "format": "nvfp4-pack-quantized", "quant_method": "compressed-tensors"})") == n / 2 + n / 16 + 8);
+    // compressed-tensors MXFP4 (moonshotai/Kimi-K3): an E8M0 byte per 32.
+    CHECK(bytes_of(R"({"config_groups": {"group_0": {"format": "mxfp4-pack-quantized", "targets": ["Linear"],
+        "weights": {"group_size": 32, "num_bits": 4, "scale_dtype": "torch.uint8", "strategy": "group",
+        "symmetric": true, "type": "float"}}}, "quant_method": "compressed-tensors"})") == n / 2 + n / 32);
+    // ModelOpt NVFP4 (nvidia/*-NVFP4): as compressed-tensors' NVFP4, weight_scale_2 and input_scale.
+    CHECK(bytes_of(R"({"quant_algo": "NVFP4", "quant_method": "modelopt", "ignore": ["lm_head"]})") ==
+          n / 2 + n / 16 + 8);
+    // ModelOpt FP8 (static per-tensor): weight_scale and input_scale.
+    CHECK(bytes_of(R"({"config_groups": {"group_0": {"input_activations": {"dynamic": false, "num_bits": 8,
+        "type": "float"}, "weights": {"dynamic": false, "num_bits": 8, "type": "float"}}}, "ignore": ["lm_head"],
+        "quant_algo": "FP8", "producer": {"name": "modelopt", "version": "0.31.0"}})") == n + 8);
+    // AWQ g128 with zero points: fp16 scale and a packed 4-bit zero per group.
+    CHECK(bytes_of(R"({"bits": 4, "group_size": 128, "modules_to_not_convert": null, "quant_method": "awq",
+        "version": "gemm", "zero_point": true})") == n / 2 + r * 32 * 2 + r * 32 / 2);
+    // GPTQ 8-bit g128 with desc_act: qzeros stored, g_idx kept.
+    CHECK(bytes_of(R"({"bits": 8, "desc_act": true, "group_size": 128, "quant_method": "gptq", "sym": true})") ==
+          n + r * 32 * 2 + r * 32 + c * 4);
+    // bitsandbytes nf4 with double quantization: 8-bit absmax per 64, an fp32 per 256 of them.
+    CHECK(bytes_of(R"({"bnb_4bit_compute_dtype": "bfloat16", "bnb_4bit_quant_type": "nf4",
+        "bnb_4bit_use_double_quant": true, "load_in_4bit": true, "load_in_8bit": false,
+        "quant_method": "bitsandbytes"})") == n / 2 + n / 64 + kvb::cdiv(n / 64, 256) * 4);
+    CHECK(bytes_of(R"({"bnb_4bit_quant_type": "nf4", "load_in_4bit": true, "quant_method": "bitsandbytes"})") ==
+          n / 2 + n / 64 * 4);
+    CHECK(bytes_of(R"({"load_in_8bit": true, "quant_method": "bitsandbytes"})") == n + r * 4);
+    // Forms vLLM refuses are said so.
+    CHECK(plan_of(R"({"bits": 3, "group_size": 128, "quant_method": "awq"})")->not_in_vllm == "AWQ 3-bit");
+    CHECK(plan_of(R"({"bits": 4, "group_size": 128, "quant_method": "gptq"})")->not_in_vllm.empty());
+    CHECK_FALSE(plan_of(R"({"quant_method": "quanto", "weights": "int4"})"));
+}
+
+TEST_CASE("quant: which layers each form keeps unquantized") {
+    // ModelOpt's "path*" is the module and its subtree (modelopt.py apply_vllm_mapper), not layers.10.
+    auto mo = plan_of(R"({"quant_algo": "NVFP4", "quant_method": "modelopt", "config_groups": {"group_0":
+        {"targets": ["Linear"], "weights": {"group_size": 16, "num_bits": 4, "type": "float"}}},
+        "ignore": ["language_model.lm_head", "language_model.model.layers.0.self_attn*",
+                   "language_model.model.layers.1*", "*.ffn.shared_experts.*"]})");
+    REQUIRE(mo);
+    CHECK(mo->scheme_for("layers.0.self_attn.q_proj") == nullptr);
+    CHECK(mo->scheme_for("layers.1.mlp.experts.0.up_proj") == nullptr);
+    CHECK(mo->scheme_for("layers.10.mlp.experts.0.up_proj") != nullptr);
+    CHECK(mo->scheme_for("layers.5.mlp.shared_experts.up_proj") == nullptr);
+    CHECK(mo->scheme_for("lm_head", true) == nullptr);
+    // ModelOpt MIXED_PRECISION: only the quantized_layers are quantized, each in its own algo, the
+    // lm_head included (nvidia/Qwen3.6-35B-A3B-NVFP4's form).
+    auto mixed = plan_of(R"({"quant_algo": "MIXED_PRECISION", "quant_method": "modelopt", "ignore": ["mtp*"],
+        "quantized_layers": {"model.language_model.layers.0.linear_attn.in_proj_qkv": {"quant_algo": "FP8"},
+                             "model.language_model.layers.0.mlp.experts": {"group_size": 16, "quant_algo": "W4A16_NVFP4"},
+                             "lm_head": {"group_size": 16, "quant_algo": "W4A16_NVFP4"}}})");
+    REQUIRE(mixed);
+    REQUIRE(mixed->scheme_for("layers.0.linear_attn.in_proj_qkv"));
+    CHECK(mixed->scheme_for("layers.0.linear_attn.in_proj_qkv")->name == "fp8");
+    REQUIRE(mixed->scheme_for("layers.0.mlp.experts.0.down_proj"));
+    CHECK(mixed->scheme_for("layers.0.mlp.experts.0.down_proj")->name == "nvfp4");
+    CHECK(mixed->scheme_for("layers.0.linear_attn.out_proj") == nullptr);
+    REQUIRE(mixed->scheme_for("lm_head", true));
+    // fp8's modules_to_not_convert match at dot boundaries: "model.layers.1.mlp.gate" is the router,
+    // not layers.1's gate_proj or layers.10.
+    auto fp8 = plan_of(R"({"activation_scheme": "dynamic", "quant_method": "fp8", "weight_block_size": [128, 128],
+        "modules_to_not_convert": ["lm_head", "model.layers.1.mlp.gate", "model.layers.1.input_layernorm"]})");
+    REQUIRE(fp8);
+    CHECK(fp8->scheme_for("layers.1.mlp.gate") == nullptr);
+    CHECK(fp8->scheme_for("layers.1.mlp.gate_proj") != nullptr);
+    CHECK(fp8->scheme_for("layers.10.mlp.gate") != nullptr);
+}
+
+// poolside/Laguna-XS.2-FP8 (compressed-tensors FP8, 128 x 128 blocks): its ignore list keeps every
+// attention projection (q, k, v, o, the g_proj gate), the router and the lm_head in bf16; the dense
+// MLP, shared and routed experts are fp8 with an fp32 scale per block. Before, kvbudget read the
+// top-level "bits" (absent) and sized it as w4a16: 16.90 GiB instead of 33.12 GiB.
+TEST_CASE("quant: compressed-tensors FP8 block checkpoint (Laguna-XS.2-FP8)") {
+    auto m = fixture("poolside/Laguna-XS.2-FP8");
+    CHECK(m.quant.method == "compressed-tensors");
+    CHECK(m.quant.bits == 8);
+    auto f = kvb::weight_format("auto", m);
+    REQUIRE(f.ok());
+    CHECK(f->name == "fp8-block");
+    CHECK(kvb::render_english(f->from) == "auto: quantization_config (compressed-tensors, 8 bits (fp8-block))");
+    auto pc = kvb::count_params(m);
+    REQUIRE(pc.ok());
+    int64_t expect = 0;
+    for (const kvb::TensorGroup& g : pc->tensors) {
+        using R = kvb::TensorRole;
+        const bool fp8 = g.role == R::FfnGate || g.role == R::FfnUp || g.role == R::FfnDown ||
+                         g.role == R::ExpertGate || g.role == R::ExpertUp || g.role == R::ExpertDown;
+        expect += g.count *
+                  (fp8 ? g.rows * g.cols + kvb::cdiv(g.rows, 128) * kvb::cdiv(g.cols, 128) * 4 : g.rows * g.cols * 2);
+    }
+    auto b = kvb::weight_bytes(m, f.value());
+    REQUIRE(b.ok());
+    CHECK(b->bytes == expect);
+    CHECK(b->bytes == 35559147520);
+}
+
+// DeepSeek-V3's fp8 checkpoint stores weight_scale_inv, an fp32 per 128 x 128 block: the main model is
+// 673,150,582,112 bytes. With the MTP module the checkpoint adds (one MoE layer and eh_proj at the
+// model's rate, 11,646,820,392 bytes, and its own bf16 embedding and head, 2 x 926,679,040 x 2) that is
+// 688,504,118,664 against the 688,586,727,753 bytes of its safetensors files (headers and the MTP
+// layer's norms make the rest). kvbudget read the block size from group_size before, i.e. one scale per
+// matrix: 163 MB fewer.
+TEST_CASE("quant: fp8 weight_block_size (DeepSeek-V3)") {
+    auto m = fixture("deepseek-ai/DeepSeek-V3");
+    auto f = kvb::weight_format("auto", m);
+    REQUIRE(f.ok());
+    CHECK(f->fp8_block == 128);
+    auto b = kvb::weight_bytes(m, f.value());
+    REQUIRE(b.ok());
+    CHECK(b->bytes == 673150582112);
+}
