@@ -212,8 +212,10 @@ struct Builder {
     // ---- shared geometry -------------------------------------------------------
     int64_t n_layers = 0, heads = 0, hidden = 0, kv_heads = 0, head_dim = 0;
 
-    Result<bool> read_core() {
-        if (auto ok = need(n_layers, kLayersKeys, 1, kMaxLayers); !ok) return ok;
+    // `layers_known`: the family derived the layer count already (Nemotron-H's layers_block_type).
+    Result<bool> read_core(bool layers_known = false) {
+        if (!layers_known)
+            if (auto ok = need(n_layers, kLayersKeys, 1, kMaxLayers); !ok) return ok;
         m.layers.reserve(static_cast<size_t>(n_layers));  // 10,000 layers: no regrowth
         if (auto ok = need(heads, kHeadsKeys, 1, kMaxHeads); !ok) return ok;
         if (auto ok = maybe(hidden, kHiddenKeys, 1, kMaxHidden); !ok) return ok;
@@ -824,16 +826,57 @@ struct Builder {
         return true;
     }
 
+    // Nemotron-H spells its blocks either as hybrid_override_pattern (M Mamba-2, * attention, - MLP,
+    // E MoE) or, in the 2026 configs (Nemotron-3-Ultra, Nemotron-3.5-Lightning), as a layers_block_type
+    // list that may come without num_hidden_layers. transformers' NemotronHConfig takes the list when
+    // both are given, renames the legacy "mamba" / "attention" (remap_legacy_layer_types) and derives
+    // num_hidden_layers from its length (warning when a stored num_hidden_layers differs); its
+    // hybrid_override_pattern property is the list mapped back to letters, which is what vLLM's
+    // nemotron_h.py builds its layers from (len(config.hybrid_override_pattern) of them).
     Result<bool> nemotron_h() {
         m.family = "nemotron_h";
-        auto core = read_core();
+        std::string p;
+        const json* lbt = r.find({"layers_block_type"});
+        if (lbt) {
+            if (!lbt->is_array())
+                return err("bad_value", "not_array", {{"field", "layers_block_type"}, {"got", json_type_name(*lbt)}});
+            if (lbt->empty() || static_cast<int64_t>(lbt->size()) > kMaxLayers)
+                return err("out_of_range", "out_of_range",
+                           {{"field", "layers_block_type"},
+                            {"value", std::to_string(lbt->size()) + " layers"},
+                            {"min", "1"},
+                            {"max", std::to_string(kMaxLayers)}});
+            for (size_t i = 0; i < lbt->size(); ++i) {
+                const json& t = (*lbt)[i];
+                const std::string field = "layers_block_type[" + std::to_string(i) + "]";
+                if (!t.is_string())
+                    return err("bad_value", "not_string", {{"field", field}, {"got", json_type_name(t)}});
+                const std::string s = t.get<std::string>();
+                if (s == "mamba" || s == "linear_attention") {
+                    p += 'M';
+                } else if (s == "attention" || s == "full_attention") {
+                    p += '*';
+                } else if (s == "mlp") {
+                    p += '-';
+                } else if (s == "moe") {
+                    p += 'E';
+                } else {
+                    return err("bad_value", "unknown_layer_type", {{"field", field}, {"value", s}});
+                }
+            }
+            n_layers = static_cast<int64_t>(p.size());
+        }
+        auto core = read_core(lbt != nullptr);
         if (!core) return core;
-        const json* pat = r.find({"hybrid_override_pattern"});
-        if (!pat) return r.missing({"hybrid_override_pattern"});
-        if (!pat->is_string()) return err("bad_value", "pattern_not_string", {{"field", "hybrid_override_pattern"}});
-        std::string p = pat->get<std::string>();
-        if (static_cast<int64_t>(p.size()) != n_layers) {
-            return length_mismatch("hybrid_override_pattern", p.size(), "pattern_length_mismatch");
+        if (!lbt) {
+            const json* pat = r.find({"hybrid_override_pattern"});
+            if (!pat) return r.missing({"layers_block_type", "hybrid_override_pattern"});
+            if (!pat->is_string())
+                return err("bad_value", "pattern_not_string", {{"field", "hybrid_override_pattern"}});
+            p = pat->get<std::string>();
+            if (static_cast<int64_t>(p.size()) != n_layers) {
+                return length_mismatch("hybrid_override_pattern", p.size(), "pattern_length_mismatch");
+            }
         }
         auto st = mamba2_state();
         if (!st) return st.error();

@@ -712,6 +712,22 @@ TEST_CASE("Nemotron-H: Mamba-2 hybrid; with prefix caching (0.28 on) mamba cache
     CHECK(old.attn_block_size == 16 * 130);  // 16 x cdiv(8,511,488, 16 x 4096)
 }
 
+TEST_CASE("Nemotron-3-Ultra (layers_block_type, no num_hidden_layers): 12 attention + 48 Mamba-2 layers in vLLM") {
+    ModelSpec m = fixture("nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16");
+    VllmOptions o;
+    o.max_model_len = 131072;
+    // Prefix caching on (0.28+), SupportsMambaPrefixCaching: "all". The 8,499,200 B state over 1,024 B of
+    // attention per token is 8,300 tokens, rounded up to the 128-token SSD chunk: 8,320.
+    VllmCapacity c = capacity(m, o, 40 * GiB);
+    CHECK(c.layout.mamba_cache_mode == MambaCacheMode::All);
+    CHECK(c.layout.attn_block_size == 8320);
+    // group size 12 (48 < 1.5 x 12 is false): 4 Mamba groups + 1 attention group; 40 GiB / (12 x 8320 x 1024 B)
+    // = 420 blocks, and a request of 131,072 tokens takes cdiv(131072, 8320) = 16 blocks in each of the 5 groups.
+    CHECK(c.num_blocks == 420);
+    CHECK(c.log_lines.back() ==
+          "GPU KV cache size: 688,128 tokens, Maximum concurrency for 131,072 tokens per request: 5.25x");
+}
+
 TEST_CASE("the default mamba cache mode follows the release: none before 0.28, align for gated delta net from it") {
     // PR #50991 (merged 2026-08-04, first in 0.28.0) turned prefix caching on for hybrid models.
     for (const char* v : {"0.10.0", "0.19.0", "0.24.0", "0.26.1", "0.27.1"}) {
