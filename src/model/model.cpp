@@ -533,6 +533,30 @@ struct Builder {
         if (r.has("index_head_dim")) {
             note("indexer");
         }
+        return sparse_indexer();
+    }
+
+    // DeepSeek sparse attention. vLLM's DeepseekV2 attention (which GlmMoeDsaForCausalLM subclasses) is
+    // sparse when the config object has index_topk (deepseek_v2.py: is_v32 = hasattr(config, "index_topk")),
+    // whatever the model_type; transformers' GlmMoeDsaConfig defaults index_topk (2048) and index_head_dim
+    // (128), so a glm_moe_dsa config is sparse without them. A layer runs its own indexer, and has an
+    // indexer cache, unless IndexCache skips it: index_topk_pattern 'S', else
+    // max(i - index_skip_topk_offset + 1, 0) % index_topk_freq != 0 (defaults 2 and 1: every layer runs it;
+    // GLM-5.2's 4 and 3: 21 of 78).
+    Result<bool> sparse_indexer() {
+        if (!r.has("index_topk") && type != "glm_moe_dsa") return true;
+        m.sparse_mla = true;
+        int64_t dim = 128, freq = 1, offset = 2;
+        if (auto ok = maybe(dim, {"index_head_dim"}, 1, kMaxDim); !ok) return ok;
+        if (auto ok = maybe(freq, {"index_topk_freq"}, 1, kMaxLayers); !ok) return ok;
+        if (auto ok = maybe(offset, {"index_skip_topk_offset"}, 0, kMaxLayers); !ok) return ok;
+        const std::string pattern = r.optional_string("index_topk_pattern").value_or("");
+        for (size_t i = 0; i < m.layers.size(); ++i) {
+            const int64_t li = static_cast<int64_t>(i);
+            const bool skip = !pattern.empty() ? (i < pattern.size() && pattern[i] == 'S')
+                                               : std::max<int64_t>(li - offset + 1, 0) % freq != 0;
+            m.layers[i].index_head_dim = skip ? 0 : dim;
+        }
         return true;
     }
 
