@@ -110,6 +110,7 @@ const char* const kKnownTypes[] = {"llama",
                                    "falcon_h1",
                                    "granitemoehybrid",
                                    "nemotron_h",
+                                   "lfm2",
                                    "mamba",
                                    "mamba2",
                                    "gpt2",
@@ -930,6 +931,57 @@ struct Builder {
         return true;
     }
 
+    // LFM2 / LFM2.5 (lfm2, the text model of lfm2_vl): attention layers and double-gated short-convolution
+    // layers, by layer_types ("full_attention" / "conv"; older configs list the attention layers in
+    // full_attn_idxs, as Lfm2Config reads them). A conv layer keeps the last conv_L_cache - 1 inputs of its
+    // conv_dim channels and nothing else: vLLM's short_conv_state_shape is (conv_L_cache - 1, conv_dim / tp)
+    // in the conv cache dtype, without speculative columns; llama.cpp's n_embd_r is n_embd x
+    // (shortconv.l_cache - 1) and its n_embd_s 0 (conv_dim equals hidden_size in every LFM2 config). Heads
+    // are hidden_size / num_attention_heads wide (vLLM's Lfm2Attention).
+    Result<bool> lfm2() {
+        m.family = "lfm2";
+        auto core = read_core();
+        if (!core) return core;
+        auto K = r.required_int({"conv_L_cache"}, 2, 64);
+        if (!K) return K.error();
+        int64_t conv_dim = hidden;
+        if (auto ok = maybe(conv_dim, {"conv_dim"}, 1, kMaxHidden); !ok) return ok;
+        if (conv_dim == 0) return r.missing({"conv_dim", "hidden_size"});
+        Layer conv;
+        conv.kind = LayerKind::Mamba;
+        conv.state.conv_kernel = K.value();
+        conv.state.d_inner = conv_dim;
+        conv.state.conv_spec_taps = false;
+        std::vector<bool> attention(static_cast<size_t>(n_layers), false);
+        if (const json* lt = r.find({"layer_types"})) {
+            if (!lt->is_array())
+                return err("bad_value", "not_array", {{"field", "layer_types"}, {"got", json_type_name(*lt)}});
+            if (static_cast<int64_t>(lt->size()) != n_layers) return length_mismatch("layer_types", lt->size());
+            for (size_t i = 0; i < lt->size(); ++i) {
+                const json& t = (*lt)[i];
+                const std::string field = "layer_types[" + std::to_string(i) + "]";
+                if (!t.is_string())
+                    return err("bad_value", "not_string", {{"field", field}, {"got", json_type_name(t)}});
+                const std::string v = t.get<std::string>();
+                if (v != "conv" && v != "full_attention")
+                    return err("bad_value", "unknown_layer_type", {{"field", field}, {"value", v}});
+                attention[i] = v == "full_attention";
+            }
+        } else {
+            const json* idx = r.find({"full_attn_idxs"});
+            if (!idx) return r.missing({"layer_types", "full_attn_idxs"});
+            if (!idx->is_array())
+                return err("bad_value", "not_array", {{"field", "full_attn_idxs"}, {"got", json_type_name(*idx)}});
+            for (size_t i = 0; i < idx->size(); ++i) {
+                auto v = r.int_value((*idx)[i], "full_attn_idxs[" + std::to_string(i) + "]", 0, n_layers - 1);
+                if (!v) return v.error();
+                attention[static_cast<size_t>(v.value())] = true;
+            }
+        }
+        for (bool a : attention) m.layers.push_back(a ? attn(LayerKind::Full) : conv);
+        return true;
+    }
+
     Result<bool> jamba() {
         m.family = "jamba";
         auto core = read_core();
@@ -1043,6 +1095,20 @@ struct Builder {
             d.intermediate_size = er.value().value_or(4) * hidden;
         } else if (hidden > 0 && m.family != "nemotron_nas") {
             d.intermediate_size = 4 * hidden;  // GPT-2, Bloom, Falcon: 4x hidden when unset
+        }
+        // LFM2's MLP (vLLM's Lfm2MLP, transformers' Lfm2MLP): with block_auto_adjust_ff_dim the width is
+        // int(2 x intermediate_size / 3), times block_ffn_dim_multiplier, rounded up to block_multiple_of.
+        if (type == "lfm2" && r.optional_bool("block_auto_adjust_ff_dim").value_or(false) && d.intermediate_size > 0) {
+            int64_t w = 2 * d.intermediate_size / 3;
+            if (const json* mult = r.find({"block_ffn_dim_multiplier"}); mult && mult->is_number()) {
+                const double f = mult->get<double>();
+                if (!(f > 0 && f < 1000))
+                    return err("bad_value", "not_positive", {{"field", "block_ffn_dim_multiplier"}});
+                w = static_cast<int64_t>(f * static_cast<double>(w));
+            }
+            int64_t of = 256;
+            if (auto ok = maybe(of, {"block_multiple_of"}, 1, kMaxHidden); !ok) return ok;
+            d.intermediate_size = (w + of - 1) / of * of;
         }
         static const char* const two_matrix[] = {"gpt2",       "opt",   "falcon",    "refinedweb", "refinedwebmodel",
                                                  "mpt",        "bloom", "gpt_neox",  "gptj",       "gpt_bigcode",
@@ -1276,6 +1342,8 @@ Result<ModelSpec> parse_config(const std::string& text, const std::string& name_
         built = b.nemotron_nas();
     } else if (t == "nemotron_h") {
         built = b.nemotron_h();
+    } else if (t == "lfm2" || t == "lfm2_moe") {
+        built = b.lfm2();
     } else if (t == "jamba") {
         built = b.jamba();
     } else if (t == "falcon_h1") {

@@ -70,6 +70,7 @@ Family family_of(const ModelSpec& m) {
     if (t == "phi3") f.fused_qkv = true;  // qkv_proj / gate_up_proj fused in the checkpoint
     if (is_one_of(t, {"deepseek_v3", "deepseek_v32", "kimi_k2", "glm4_moe", "kimi_linear"})) f.score_bias = true;
     if (t == "kimi_linear") f.kda = true;
+    if (t == "lfm2") f.qk_norm = 1;  // q_layernorm and k_layernorm over head_dim
     if (t == "nemotron_h") {
         f.block_kinds = true;
         f.norms_per_layer = 1;
@@ -230,9 +231,16 @@ struct Counter {
         b.add(TensorRole::StateOut, li, h, s.d_inner);
     }
 
-    // Mamba-2 (n_groups > 0) or Mamba-1 mixer.
+    // Mamba-2 (n_groups > 0), Mamba-1 mixer, or LFM2's short convolution (no SSM state).
     void mamba(int li, const Layer& L) {
         const StateGeometry& s = L.state;
+        if (s.d_state == 0 && s.n_groups == 0 && s.d_inner > 0 && s.conv_kernel > 0) {
+            // Lfm2ShortConv: in_proj to B, C and x (3 x conv_dim), a depthwise conv of conv_L_cache taps, out_proj.
+            b.add(TensorRole::StateIn, li, 3 * s.d_inner, h);
+            b.add(TensorRole::StateConv, li, s.d_inner, s.conv_kernel);
+            b.add(TensorRole::StateOut, li, h, s.d_inner);
+            return;
+        }
         if (s.d_inner <= 0 || s.d_state <= 0 || s.conv_kernel <= 0) {
             saw_unknown_state = true;
             return;

@@ -144,3 +144,12 @@ TEST_CASE("Nemotron-3-Ultra and 3.5-Lightning (layers_block_type configs): atten
     CHECK(l.bytes_per_token == 6 * 1024);
     CHECK(l.state_bytes_per_seq == 23 * (3 * (4096 + 2 * 8 * 128) * 2 + 64 * 64 * 128 * 4));  // 23 x 2,134,016
 }
+
+TEST_CASE("LFM2.5-VL-1.6B (LFM2-1.2B text model): 12,288 B/token of attention, 10 x 8,192 B of conv state") {
+    ModelSpec m = fixture("LiquidAI/LFM2.5-VL-1.6B");
+    IdealKv v = ideal_kv(m, vllm(m));
+    CHECK(v.bytes_per_token == 6 * 2 * 8 * 64 * 2);           // 12,288
+    CHECK(v.state_bytes_per_seq == 10 * (3 - 1) * 2048 * 2);  // conv state in the model dtype: 81,920
+    IdealKv l = ideal_kv(m, llamacpp(m, "f16"));
+    CHECK(l.state_bytes_per_seq == 10 * (3 - 1) * 2048 * 4);  // llama.cpp's r_l in f32, s_l empty: 163,840
+}

@@ -40,6 +40,9 @@ const Expect kAll[] = {
     {"Qwen/Qwen3-8B", {{LayerKind::Full, 36}}, 8, 128, 0, 40960},
     {"Qwen/Qwen3-Next-80B-A3B-Thinking", {{LayerKind::Full, 12}, {LayerKind::Linear, 36}}, 2, 256, 0, 262144},
     {"Qwen/Qwen3.5-27B", {{LayerKind::Full, 16}, {LayerKind::Linear, 48}}, 4, 256, 0, 262144},
+    // LFM2 text model nested in lfm2_vl: 10 short-conv layers (a conv state, kind mamba) and 6 attention layers;
+    // heads are hidden_size / num_attention_heads = 64 wide.
+    {"LiquidAI/LFM2.5-VL-1.6B", {{LayerKind::Full, 6}, {LayerKind::Mamba, 10}}, 8, 64, 0, 128000},
     {"allenai/Olmo-3.1-32B-Instruct", {{LayerKind::Full, 16}, {LayerKind::Sliding, 48}}, 8, 128, 4096, 65536},
     {"baichuan-inc/Baichuan2-13B-Chat", {{LayerKind::Full, 40}}, 40, 128, 0, 4096},
     {"deepseek-ai/DeepSeek-R1", {{LayerKind::Mla, 61}}, 0, 0, 0, 163840},
@@ -403,4 +406,30 @@ TEST_CASE("Nemotron-H: a layers_block_type list is the pattern transformers deri
     auto neither = parse_config(head + R"("num_hidden_layers":2})", "acme/neither");
     REQUIRE_FALSE(neither);
     CHECK(neither.error().code == "missing_field");
+}
+
+TEST_CASE("LFM2: conv layers keep conv_L_cache - 1 inputs of conv_dim channels and no SSM state") {
+    ModelSpec m = fixture("LiquidAI/LFM2.5-VL-1.6B");
+    CHECK(m.model_type == "lfm2");
+    CHECK(m.multimodal);
+    const StateGeometry& s = m.layers[0].state;
+    CHECK(s.conv_kernel == 3);
+    CHECK(s.d_inner == 2048);
+    CHECK(s.d_state == 0);
+    CHECK(s.conv_elems() == 2 * 2048);
+    CHECK(s.ssm_elems() == 0);
+    CHECK_FALSE(s.conv_spec_taps);  // vLLM's short_conv_state_shape takes no num_spec
+    CHECK(m.layers[2].kind == LayerKind::Full);
+    // block_auto_adjust_ff_dim: int(2 x 12288 / 3) = 8192, x 1.0, a multiple of 256.
+    CHECK(m.dims.intermediate_size == 8192);
+    // Older configs name the attention layers in full_attn_idxs instead of layer_types.
+    auto old =
+        parse_config(R"({"model_type":"lfm2","num_hidden_layers":4,"num_attention_heads":4,"num_key_value_heads":2,
+        "hidden_size":256,"conv_L_cache":3,"vocab_size":100,"full_attn_idxs":[1,3]})",
+                     "acme/lfm2-old");
+    REQUIRE(old);
+    CHECK(old->layers[0].kind == LayerKind::Mamba);
+    CHECK(old->layers[1].kind == LayerKind::Full);
+    CHECK(old->layers[1].k_head_dim == 64);
+    CHECK(old->layers[3].kind == LayerKind::Full);
 }

@@ -787,6 +787,32 @@ TEST_CASE("Nemotron-3-Ultra (layers_block_type, no num_hidden_layers): 12 attent
           "GPU KV cache size: 688,128 tokens, Maximum concurrency for 131,072 tokens per request: 5.25x");
 }
 
+TEST_CASE("LFM2: short-conv state pages padded to the attention page, mamba cache mode align with prefix caching") {
+    ModelSpec m = fixture("LiquidAI/LFM2.5-VL-1.6B");  // 6 attention (8 KV x 64), 10 short-conv layers
+    VllmOptions o;
+    o.max_model_len = 32768;
+    // Lfm2ForCausalLM declares no SupportsMambaPrefixCaching: prefix caching (0.28 on) makes "none" "align".
+    VllmCapacity c = capacity(m, o, 4 * GiB);
+    CHECK(c.layout.mamba_cache_mode == MambaCacheMode::Align);
+    // Conv state (3 - 1) x 2048 x 2 B = 8,192 B fits one 16-token attention page (16 x 2,048 B): block 16.
+    CHECK(c.layout.attn_block_size == 16);
+    REQUIRE(c.log_lines.size() == 3);
+    CHECK(
+        c.log_lines[0] ==
+        "Padding mamba page size by 300.00% to ensure that mamba page size and attention page size are exactly equal.");
+    // group size 6: 1 attention group + 2 conv groups (2 padding layers); 4 GiB / (6 x 32,768 B) = 21,845
+    // blocks; a request: 2048 attention blocks + 2 per conv group in align mode.
+    CHECK(c.log_lines[1] == "Add 2 padding layers, may waste at most 20.00% KV cache memory");
+    CHECK(c.num_blocks == 21845);
+    CHECK(c.blocks_per_request == 2048 + 2 * 2);
+    CHECK(c.log_lines[2] ==
+          "GPU KV cache size: 348,838 tokens, Maximum concurrency for 32,768 tokens per request: 10.65x");
+    o.hybrid_prefix_caching = false;  // before 0.28: no prefix caching, one state block per group
+    c = capacity(m, o, 4 * GiB);
+    CHECK(c.layout.mamba_cache_mode == MambaCacheMode::None);
+    CHECK(c.blocks_per_request == 2048 + 2);
+}
+
 TEST_CASE("the default mamba cache mode follows the release: none before 0.28, align for gated delta net from it") {
     // PR #50991 (merged 2026-08-04, first in 0.28.0) turned prefix caching on for hybrid models.
     for (const char* v : {"0.10.0", "0.19.0", "0.24.0", "0.26.1", "0.27.1"}) {

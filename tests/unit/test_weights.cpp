@@ -115,6 +115,10 @@ TEST_CASE("parameter counts match published totals (MoE, MLA, hybrids)") {
     CHECK(count("Qwen/Qwen3.5-27B").total == 26895998464);
     // Nemotron-3-Nano: Mamba-2 + MoE + attention blocks (llama.cpp n_params 31,577,940,288).
     CHECK(count("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16").total == 31577940288);
+    // LFM2-1.2B (the text model of LFM2.5-VL-1.6B): short-conv in_proj / conv / out_proj, the 8,192-wide
+    // auto-adjusted MLP, q/k layernorms, tied embeddings. 1,170,340,608 is transformers' sum of numel for
+    // Lfm2ForCausalLM (LFM2.5-1.2B-Instruct) and the GGUF's parameter count; the vision tower is separate.
+    CHECK(count("LiquidAI/LFM2.5-VL-1.6B").total == 1170340608);
     // MiniMax-M1: 456B total, 45.9B active per the M1 report (active here includes 2.46B of embeddings).
     auto mm = count("MiniMaxAI/MiniMax-M1-80k");
     CHECK(mm.total == 456089655296);
