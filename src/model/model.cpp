@@ -1149,6 +1149,9 @@ struct Builder {
                 0, kMaxHidden * 16);
             if (!si) return si.error();
             d.shared_intermediate_size = si.value().value_or(0);
+            auto lat = r.optional_int({"moe_latent_size"}, 1, kMaxHidden);
+            if (!lat) return lat.error();
+            d.moe_latent_size = lat.value().value_or(0);
             auto fk = r.optional_int({"first_k_dense_replace"}, 0, kMaxLayers);
             if (!fk) return fk.error();
             d.first_dense_layers = fk.value().value_or(0);

@@ -86,6 +86,7 @@ struct WeightDims {
     int64_t shared_experts = 0;            // count of shared experts (each moe_intermediate_size wide)
     int64_t shared_intermediate_size = 0;  // or one shared expert of this width
     int64_t first_dense_layers = 0;        // DeepSeek first_k_dense_replace
+    int64_t moe_latent_size = 0;           // Nemotron-H latent MoE: routed experts work in this width (0 = hidden)
     int64_t moe_layer_freq = 1;
     // MLA projections
     int64_t q_lora_rank = 0;

@@ -272,14 +272,17 @@ struct Counter {
         b.add(TensorRole::Vector, li, 1, ln * h * n, 1, -1, true);
     }
 
-    // Gate (when gated), up and down projections of one MLP of `width`, `count` copies.
-    void ffn(int li, int64_t width, TensorRole g, TensorRole u, TensorRole dn, int64_t count, int64_t active) {
+    // Gate (when gated), up and down projections of one MLP of `width` over a model width `io` (the hidden
+    // size unless given), `count` copies.
+    void ffn(int li, int64_t width, TensorRole g, TensorRole u, TensorRole dn, int64_t count, int64_t active,
+             int64_t io = 0) {
         if (width <= 0) return;
+        if (io <= 0) io = h;
         const bool gated = d.gated_mlp;
-        if (gated) b.add(g, li, width, h, count, active);
-        b.add(u, li, width, h, count, active);
-        b.add(dn, li, h, width, count, active);
-        if (f.mlp_bias) b.vec(li, (gated ? 2 : 1) * width + h, count, active);
+        if (gated) b.add(g, li, width, io, count, active);
+        b.add(u, li, width, io, count, active);
+        b.add(dn, li, io, width, count, active);
+        if (f.mlp_bias) b.vec(li, (gated ? 2 : 1) * width + io, count, active);
     }
 
     // The layer's MLP: routed experts with router and shared experts, or one dense MLP.
@@ -298,7 +301,16 @@ struct Counter {
         b.add(TensorRole::Router, li, d.num_experts, h, 1, -1, true);
         if (f.router_bias) b.vec(li, d.num_experts);
         if (f.score_bias) b.vec(li, d.num_experts);
-        ffn(li, moe_i, TensorRole::ExpertGate, TensorRole::ExpertUp, TensorRole::ExpertDown, d.num_experts, k_active);
+        // Latent MoE (Nemotron-3-Super / Ultra, vLLM's NemotronHMoE with moe_latent_size): the routed experts run in
+        // the latent width, between fc1_latent_proj (hidden -> latent) and fc2_latent_proj (latent -> hidden),
+        // both ReplicatedLinear; the router and the shared expert stay at the hidden size.
+        const int64_t latent = d.moe_latent_size;
+        if (latent > 0) {
+            b.add(TensorRole::FfnUp, li, latent, h, 1, -1, true);
+            b.add(TensorRole::FfnDown, li, h, latent, 1, -1, true);
+        }
+        ffn(li, moe_i, TensorRole::ExpertGate, TensorRole::ExpertUp, TensorRole::ExpertDown, d.num_experts, k_active,
+            latent);
         const int64_t shared_w = d.shared_intermediate_size > 0 ? d.shared_intermediate_size : d.shared_experts * moe_i;
         if (shared_w > 0) {
             ffn(li, shared_w, TensorRole::FfnGate, TensorRole::FfnUp, TensorRole::FfnDown, 1, 1);

@@ -80,6 +80,12 @@ const Expect kAll[] = {
      128,
      0,
      262144},
+    {"nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-FP8",
+     {{LayerKind::Full, 8}, {LayerKind::Mamba, 40}, {LayerKind::None, 40}},
+     2,
+     128,
+     0,
+     262144},
     // layers_block_type lists (no hybrid_override_pattern; Ultra has no num_hidden_layers either).
     {"nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16",
      {{LayerKind::Full, 12}, {LayerKind::Mamba, 48}, {LayerKind::None, 48}},
