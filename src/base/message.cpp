@@ -224,10 +224,14 @@ const std::vector<MessageTemplate>& message_templates() {
         {"vllm_chunked_as_full",
          "chunked local attention layers are cached as full attention: vLLM disables the hybrid KV cache manager for "
          "them unless VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1"},
-        {"vllm_ds_sparse", "DeepSeek-V3.2: 64-token pages, indexer key cache (132 B/token/layer) alongside the latent"},
+        {"vllm_ds_sparse",
+         "sparse MLA (index_topk): 64-token pages, an indexer key cache ({bytes} B/token) on {layers} of {total} "
+         "layers "
+         "alongside the latent"},
         {"vllm_ds_sparse_fp8",
-         "DeepSeek-V3.2: 64-token pages, indexer key cache (132 B/token/layer) alongside the latent, fp8_ds_mla latent "
-         "layout (656 B/token)"},
+         "sparse MLA (index_topk): 64-token pages, an indexer key cache ({bytes} B/token) on {layers} of {total} "
+         "layers "
+         "alongside the latent, fp8_ds_mla latent layout (656 B/token)"},
         {"vllm_attention_free", "attention-free model: no KV cache (vLLM keeps num_blocks=1 for the null block)"},
         // vLLM's KV-memory refusal in kvbudget's words (vllm_capacity.cpp; vLLM's own text stays in error_text)
         {"vllm_kv_pool_negative",

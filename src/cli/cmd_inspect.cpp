@@ -37,8 +37,10 @@ std::string describe(const Layer& l) {
             break;
         case LayerKind::Linear:
         case LayerKind::Mamba:
-            if (l.state.conv_kernel > 0) s << "conv " << l.state.conv_kernel << " x " << l.state.conv_dim() << ", ";
-            s << "ssm " << l.state.d_state << " x " << l.state.d_inner;
+            if (l.state.conv_kernel > 0) s << "conv " << l.state.conv_kernel << " x " << l.state.conv_dim();
+            // LFM2's short convolution keeps no SSM state.
+            if (l.state.d_state > 0)
+                s << (l.state.conv_kernel > 0 ? ", " : "") << "ssm " << l.state.d_state << " x " << l.state.d_inner;
             break;
         case LayerKind::None: s << "no cache"; break;
     }

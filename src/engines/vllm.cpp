@@ -244,7 +244,7 @@ Result<KvType> vllm_kv_cache_dtype(const std::string& value, const ModelSpec& m,
         return make_error("bad_kv_dtype",
                           note("unknown_vllm_kv_dtype", {{"value", value}, {"choices", argparse_choices(choices)}}));
     // Only the sparse MLA backends (FlashMLA-sparse, FlashInfer-MLA-sparse) store the packed fp8_ds_mla cache.
-    const bool ds_sparse = m.has(LayerKind::Mla) && m.model_type == "deepseek_v32";
+    const bool ds_sparse = m.has(LayerKind::Mla) && m.sparse_mla;
     auto sized = [&](const std::string& n) {
         const auto& names = vllm_kv_type_names();
         return std::find(names.begin(), names.end(), n) != names.end() || (n == "fp8_ds_mla" && ds_sparse);
@@ -452,10 +452,11 @@ std::vector<int> pp_ranks(const std::vector<int64_t>& parts) {
 // The block sizes and spec types the model's layer kinds call for, before the hybrid adjustment.
 void plan_attention(const ModelSpec& m, const VllmOptions& o, const KvType& kvt, Plan& p, VllmLayout& L) {
     const bool is_mla = m.has(LayerKind::Mla);
-    // DeepSeek-V3.2 (sparse MLA): FlashMLA-sparse pages are 64 tokens, an fp8 cache is the packed
-    // "fp8_ds_mla" layout of 656 B/token, and every layer also caches its indexer keys
-    // (DeepseekV32IndexerCache: 128 fp8 values + one fp32 scale = 132 B/token).
-    p.ds_sparse = is_mla && m.model_type == "deepseek_v32";
+    // Sparse MLA (DeepSeek-V3.2, GLM-5: the config has index_topk, ModelSpec::sparse_mla): FlashMLA-sparse
+    // pages are 64 tokens, an fp8 cache is the packed "fp8_ds_mla" layout of 656 B/token, and every layer
+    // that runs its own indexer also caches its keys (DeepseekV32IndexerCache: index_head_dim fp8 values
+    // + one fp32 scale per 128 = 132 B/token at 128).
+    p.ds_sparse = is_mla && m.sparse_mla;
     p.fp8_ds_mla = p.ds_sparse && kvt.name.rfind("fp8", 0) == 0;
     p.attn_block =
         o.block_size > 0 ? o.block_size : (is_mla && o.mla_block_size > 0 ? o.mla_block_size : (p.ds_sparse ? 64 : 16));
@@ -512,6 +513,7 @@ void mla_spec(const Layer& l, const Plan& p, VllmLayerSpec& s) {
 // Per-layer specs (KVCacheSpec per layer on one worker), the indexer caches of sparse MLA.
 Result<bool> layer_specs(const ModelSpec& m, const Plan& p, VllmLayout& L) {
     L.layers.reserve(m.layers.size());
+    int64_t indexed = 0, index_bytes = 0;
     for (int64_t i = 0; i < p.n_layers; ++i) {
         const Layer& l = m.layers[i];
         VllmLayerSpec s;
@@ -541,17 +543,23 @@ Result<bool> layer_specs(const ModelSpec& m, const Plan& p, VllmLayout& L) {
         if (s.page_size_bytes <= 0)
             return bad_value(note("vllm_empty_page", {{"layer", to_string(i)}, {"model", m.name}}));
         L.layers.push_back(s);
-        if (p.ds_sparse && l.kind == LayerKind::Mla) {
+        if (p.ds_sparse && l.kind == LayerKind::Mla && l.index_head_dim > 0) {
             VllmLayerSpec ix = s;
             ix.layer = p.n_layers + i;  // an extra cache of layer i
-            ix.head_size = ix.head_size_v = 132;
+            ix.head_size = ix.head_size_v = l.index_head_dim + l.index_head_dim / 128 * 4;
             ix.dtype_bytes = 1;
-            ix.real_page_size_bytes = ix.page_size_bytes = page_bytes(ix.block_size, 132);
+            ix.real_page_size_bytes = ix.page_size_bytes = page_bytes(ix.block_size, ix.head_size);
             if (ix.page_size_bytes < 0) return overflow(m.name);
             L.layers.push_back(ix);
+            ++indexed;
+            index_bytes = ix.head_size;
         }
     }
-    if (p.ds_sparse) L.notes.push_back(note(p.fp8_ds_mla ? "vllm_ds_sparse_fp8" : "vllm_ds_sparse"));
+    if (p.ds_sparse)
+        L.notes.push_back(note(p.fp8_ds_mla ? "vllm_ds_sparse_fp8" : "vllm_ds_sparse",
+                               {{"bytes", std::to_string(index_bytes)},
+                                {"layers", std::to_string(indexed)},
+                                {"total", std::to_string(m.count(LayerKind::Mla))}}));
     return true;
 }
 

@@ -17,12 +17,17 @@ MambaCacheMode resolve_mamba_cache_mode(const ModelSpec& m, const VllmOptions& o
     const bool prefix_caching = o.enable_prefix_caching >= 0 ? o.enable_prefix_caching == 1 : o.hybrid_prefix_caching;
     if (!prefix_caching || !has_attn) return MambaCacheMode::None;
     bool has_gdn = false;  // gated delta net (conv + recurrent state), not MiniMax's conv-less lightning attention
-    for (const Layer& l : m.layers)
+    // LFM2's short convolution (a conv state and no SSM state): Lfm2ForCausalLM does not declare
+    // SupportsMambaPrefixCaching, so prefix caching gives it "align" (lfm2.py refuses "all").
+    bool short_conv = false;
+    for (const Layer& l : m.layers) {
         if (l.kind == LayerKind::Linear && l.state.conv_kernel > 0) has_gdn = true;
+        if (l.kind == LayerKind::Mamba && l.state.conv_kernel > 0 && l.state.d_state == 0) short_conv = true;
+    }
     // With prefix caching on, "none" becomes "all" for models declaring SupportsMambaPrefixCaching
     // (Mamba-2 hybrids such as Nemotron-H) and "align" for the rest (Qwen3.5 / Qwen3-Next logs of 0.24,
     // 0.27 with --enable-prefix-caching, and 0.29 by default show "align").
-    if (has_gdn) return o.mamba_align_mode ? MambaCacheMode::Align : MambaCacheMode::None;
+    if (has_gdn || short_conv) return o.mamba_align_mode ? MambaCacheMode::Align : MambaCacheMode::None;
     if (m.model_type == "nemotron_h") return MambaCacheMode::All;
     return MambaCacheMode::None;
 }

@@ -112,6 +112,7 @@ const char* const kKnownTypes[] = {"llama",
                                    "falcon_h1",
                                    "granitemoehybrid",
                                    "nemotron_h",
+                                   "lfm2",
                                    "mamba",
                                    "mamba2",
                                    "gpt2",
@@ -216,8 +217,10 @@ struct Builder {
     // ---- shared geometry -------------------------------------------------------
     int64_t n_layers = 0, heads = 0, hidden = 0, kv_heads = 0, head_dim = 0;
 
-    Result<bool> read_core() {
-        if (auto ok = need(n_layers, kLayersKeys, 1, kMaxLayers); !ok) return ok;
+    // `layers_known`: the family derived the layer count already (Nemotron-H's layers_block_type).
+    Result<bool> read_core(bool layers_known = false) {
+        if (!layers_known)
+            if (auto ok = need(n_layers, kLayersKeys, 1, kMaxLayers); !ok) return ok;
         m.layers.reserve(static_cast<size_t>(n_layers));  // 10,000 layers: no regrowth
         if (auto ok = need(heads, kHeadsKeys, 1, kMaxHeads); !ok) return ok;
         if (auto ok = maybe(hidden, kHiddenKeys, 1, kMaxHidden); !ok) return ok;
@@ -534,6 +537,30 @@ struct Builder {
         }
         if (r.has("index_head_dim")) {
             note("indexer");
+        }
+        return sparse_indexer();
+    }
+
+    // DeepSeek sparse attention. vLLM's DeepseekV2 attention (which GlmMoeDsaForCausalLM subclasses) is
+    // sparse when the config object has index_topk (deepseek_v2.py: is_v32 = hasattr(config, "index_topk")),
+    // whatever the model_type; transformers' GlmMoeDsaConfig defaults index_topk (2048) and index_head_dim
+    // (128), so a glm_moe_dsa config is sparse without them. A layer runs its own indexer, and has an
+    // indexer cache, unless IndexCache skips it: index_topk_pattern 'S', else
+    // max(i - index_skip_topk_offset + 1, 0) % index_topk_freq != 0 (defaults 2 and 1: every layer runs it;
+    // GLM-5.2's 4 and 3: 21 of 78).
+    Result<bool> sparse_indexer() {
+        if (!r.has("index_topk") && type != "glm_moe_dsa") return true;
+        m.sparse_mla = true;
+        int64_t dim = 128, freq = 1, offset = 2;
+        if (auto ok = maybe(dim, {"index_head_dim"}, 1, kMaxDim); !ok) return ok;
+        if (auto ok = maybe(freq, {"index_topk_freq"}, 1, kMaxLayers); !ok) return ok;
+        if (auto ok = maybe(offset, {"index_skip_topk_offset"}, 0, kMaxLayers); !ok) return ok;
+        const std::string pattern = r.optional_string("index_topk_pattern").value_or("");
+        for (size_t i = 0; i < m.layers.size(); ++i) {
+            const int64_t li = static_cast<int64_t>(i);
+            const bool skip = !pattern.empty() ? (i < pattern.size() && pattern[i] == 'S')
+                                               : std::max<int64_t>(li - offset + 1, 0) % freq != 0;
+            m.layers[i].index_head_dim = skip ? 0 : dim;
         }
         return true;
     }
@@ -961,16 +988,57 @@ struct Builder {
         return true;
     }
 
+    // Nemotron-H spells its blocks either as hybrid_override_pattern (M Mamba-2, * attention, - MLP,
+    // E MoE) or, in the 2026 configs (Nemotron-3-Ultra, Nemotron-3.5-Lightning), as a layers_block_type
+    // list that may come without num_hidden_layers. transformers' NemotronHConfig takes the list when
+    // both are given, renames the legacy "mamba" / "attention" (remap_legacy_layer_types) and derives
+    // num_hidden_layers from its length (warning when a stored num_hidden_layers differs); its
+    // hybrid_override_pattern property is the list mapped back to letters, which is what vLLM's
+    // nemotron_h.py builds its layers from (len(config.hybrid_override_pattern) of them).
     Result<bool> nemotron_h() {
         m.family = "nemotron_h";
-        auto core = read_core();
+        std::string p;
+        const json* lbt = r.find({"layers_block_type"});
+        if (lbt) {
+            if (!lbt->is_array())
+                return err("bad_value", "not_array", {{"field", "layers_block_type"}, {"got", json_type_name(*lbt)}});
+            if (lbt->empty() || static_cast<int64_t>(lbt->size()) > kMaxLayers)
+                return err("out_of_range", "out_of_range",
+                           {{"field", "layers_block_type"},
+                            {"value", std::to_string(lbt->size()) + " layers"},
+                            {"min", "1"},
+                            {"max", std::to_string(kMaxLayers)}});
+            for (size_t i = 0; i < lbt->size(); ++i) {
+                const json& t = (*lbt)[i];
+                const std::string field = "layers_block_type[" + std::to_string(i) + "]";
+                if (!t.is_string())
+                    return err("bad_value", "not_string", {{"field", field}, {"got", json_type_name(t)}});
+                const std::string s = t.get<std::string>();
+                if (s == "mamba" || s == "linear_attention") {
+                    p += 'M';
+                } else if (s == "attention" || s == "full_attention") {
+                    p += '*';
+                } else if (s == "mlp") {
+                    p += '-';
+                } else if (s == "moe") {
+                    p += 'E';
+                } else {
+                    return err("bad_value", "unknown_layer_type", {{"field", field}, {"value", s}});
+                }
+            }
+            n_layers = static_cast<int64_t>(p.size());
+        }
+        auto core = read_core(lbt != nullptr);
         if (!core) return core;
-        const json* pat = r.find({"hybrid_override_pattern"});
-        if (!pat) return r.missing({"hybrid_override_pattern"});
-        if (!pat->is_string()) return err("bad_value", "pattern_not_string", {{"field", "hybrid_override_pattern"}});
-        std::string p = pat->get<std::string>();
-        if (static_cast<int64_t>(p.size()) != n_layers) {
-            return length_mismatch("hybrid_override_pattern", p.size(), "pattern_length_mismatch");
+        if (!lbt) {
+            const json* pat = r.find({"hybrid_override_pattern"});
+            if (!pat) return r.missing({"layers_block_type", "hybrid_override_pattern"});
+            if (!pat->is_string())
+                return err("bad_value", "pattern_not_string", {{"field", "hybrid_override_pattern"}});
+            p = pat->get<std::string>();
+            if (static_cast<int64_t>(p.size()) != n_layers) {
+                return length_mismatch("hybrid_override_pattern", p.size(), "pattern_length_mismatch");
+            }
         }
         auto st = mamba2_state();
         if (!st) return st.error();
@@ -997,6 +1065,57 @@ struct Builder {
                                {{"letter", std::string(1, p[i])}, {"position", std::to_string(i)}});
             }
         }
+        return true;
+    }
+
+    // LFM2 / LFM2.5 (lfm2, the text model of lfm2_vl): attention layers and double-gated short-convolution
+    // layers, by layer_types ("full_attention" / "conv"; older configs list the attention layers in
+    // full_attn_idxs, as Lfm2Config reads them). A conv layer keeps the last conv_L_cache - 1 inputs of its
+    // conv_dim channels and nothing else: vLLM's short_conv_state_shape is (conv_L_cache - 1, conv_dim / tp)
+    // in the conv cache dtype, without speculative columns; llama.cpp's n_embd_r is n_embd x
+    // (shortconv.l_cache - 1) and its n_embd_s 0 (conv_dim equals hidden_size in every LFM2 config). Heads
+    // are hidden_size / num_attention_heads wide (vLLM's Lfm2Attention).
+    Result<bool> lfm2() {
+        m.family = "lfm2";
+        auto core = read_core();
+        if (!core) return core;
+        auto K = r.required_int({"conv_L_cache"}, 2, 64);
+        if (!K) return K.error();
+        int64_t conv_dim = hidden;
+        if (auto ok = maybe(conv_dim, {"conv_dim"}, 1, kMaxHidden); !ok) return ok;
+        if (conv_dim == 0) return r.missing({"conv_dim", "hidden_size"});
+        Layer conv;
+        conv.kind = LayerKind::Mamba;
+        conv.state.conv_kernel = K.value();
+        conv.state.d_inner = conv_dim;
+        conv.state.conv_spec_taps = false;
+        std::vector<bool> attention(static_cast<size_t>(n_layers), false);
+        if (const json* lt = r.find({"layer_types"})) {
+            if (!lt->is_array())
+                return err("bad_value", "not_array", {{"field", "layer_types"}, {"got", json_type_name(*lt)}});
+            if (static_cast<int64_t>(lt->size()) != n_layers) return length_mismatch("layer_types", lt->size());
+            for (size_t i = 0; i < lt->size(); ++i) {
+                const json& t = (*lt)[i];
+                const std::string field = "layer_types[" + std::to_string(i) + "]";
+                if (!t.is_string())
+                    return err("bad_value", "not_string", {{"field", field}, {"got", json_type_name(t)}});
+                const std::string v = t.get<std::string>();
+                if (v != "conv" && v != "full_attention")
+                    return err("bad_value", "unknown_layer_type", {{"field", field}, {"value", v}});
+                attention[i] = v == "full_attention";
+            }
+        } else {
+            const json* idx = r.find({"full_attn_idxs"});
+            if (!idx) return r.missing({"layer_types", "full_attn_idxs"});
+            if (!idx->is_array())
+                return err("bad_value", "not_array", {{"field", "full_attn_idxs"}, {"got", json_type_name(*idx)}});
+            for (size_t i = 0; i < idx->size(); ++i) {
+                auto v = r.int_value((*idx)[i], "full_attn_idxs[" + std::to_string(i) + "]", 0, n_layers - 1);
+                if (!v) return v.error();
+                attention[static_cast<size_t>(v.value())] = true;
+            }
+        }
+        for (bool a : attention) m.layers.push_back(a ? attn(LayerKind::Full) : conv);
         return true;
     }
 
@@ -1114,6 +1233,20 @@ struct Builder {
         } else if (hidden > 0 && m.family != "nemotron_nas") {
             d.intermediate_size = 4 * hidden;  // GPT-2, Bloom, Falcon: 4x hidden when unset
         }
+        // LFM2's MLP (vLLM's Lfm2MLP, transformers' Lfm2MLP): with block_auto_adjust_ff_dim the width is
+        // int(2 x intermediate_size / 3), times block_ffn_dim_multiplier, rounded up to block_multiple_of.
+        if (type == "lfm2" && r.optional_bool("block_auto_adjust_ff_dim").value_or(false) && d.intermediate_size > 0) {
+            int64_t w = 2 * d.intermediate_size / 3;
+            if (const json* mult = r.find({"block_ffn_dim_multiplier"}); mult && mult->is_number()) {
+                const double f = mult->get<double>();
+                if (!(f > 0 && f < 1000))
+                    return err("bad_value", "not_positive", {{"field", "block_ffn_dim_multiplier"}});
+                w = static_cast<int64_t>(f * static_cast<double>(w));
+            }
+            int64_t of = 256;
+            if (auto ok = maybe(of, {"block_multiple_of"}, 1, kMaxHidden); !ok) return ok;
+            d.intermediate_size = (w + of - 1) / of * of;
+        }
         static const char* const two_matrix[] = {"gpt2",       "opt",   "falcon",    "refinedweb", "refinedwebmodel",
                                                  "mpt",        "bloom", "gpt_neox",  "gptj",       "gpt_bigcode",
                                                  "starcoder2", "phi",   "nemotron_h"};
@@ -1157,6 +1290,9 @@ struct Builder {
                 0, kMaxHidden * 16);
             if (!si) return si.error();
             d.shared_intermediate_size = si.value().value_or(0);
+            auto lat = r.optional_int({"moe_latent_size"}, 1, kMaxHidden);
+            if (!lat) return lat.error();
+            d.moe_latent_size = lat.value().value_or(0);
             auto fk = r.optional_int({"first_k_dense_replace"}, 0, kMaxLayers);
             if (!fk) return fk.error();
             d.first_dense_layers = fk.value().value_or(0);
@@ -1381,6 +1517,8 @@ Result<ModelSpec> parse_config(const std::string& text, const std::string& name_
         built = b.nemotron_nas();
     } else if (t == "nemotron_h") {
         built = b.nemotron_h();
+    } else if (t == "lfm2" || t == "lfm2_moe") {
+        built = b.lfm2();
     } else if (t == "jamba") {
         built = b.jamba();
     } else if (t == "falcon_h1") {

@@ -51,6 +51,9 @@ struct Layer {
     // Mla: the cached latent is kv_lora_rank + qk_rope_head_dim wide
     int64_t kv_lora_rank = 0;
     int64_t qk_rope_head_dim = 0;
+    // Sparse MLA (ModelSpec::sparse_mla): the width of this layer's indexer keys, 0 when the layer runs no
+    // indexer of its own (GLM-5.2's IndexShare layers reuse an earlier layer's top-k).
+    int64_t index_head_dim = 0;
     // Linear / Mamba
     StateGeometry state;
     // llama.cpp's MTP block appended to a config's layers (llamacpp_target): kind None, as it holds no
@@ -91,6 +94,7 @@ struct WeightDims {
     int64_t shared_experts = 0;            // count of shared experts (each moe_intermediate_size wide)
     int64_t shared_intermediate_size = 0;  // or one shared expert of this width
     int64_t first_dense_layers = 0;        // DeepSeek first_k_dense_replace
+    int64_t moe_latent_size = 0;           // Nemotron-H latent MoE: routed experts work in this width (0 = hidden)
     int64_t moe_layer_freq = 1;
     // MLA projections
     int64_t q_lora_rank = 0;
@@ -172,6 +176,8 @@ struct ModelSpec {
     std::optional<RopeScaling> rope_scaling;
     int64_t original_max_position_embeddings = 0;  // top-level key (Phi-3 LongRoPE), 0 = absent
     bool alibi = false;  // positions by ALiBi slopes, no rotary embedding (Falcon's "alibi": falcon-rw)
+    // DeepSeek sparse attention (vLLM's is_v32: the config has index_topk): DeepSeek-V3.2, GLM-5.
+    bool sparse_mla = false;
     std::vector<Layer> layers;
     // The last `drafter_layers` of `layers` are a speculative drafter's (vllm_with_drafter): vLLM puts
     // the whole drafter on the last pipeline stage, so only the layers before them are split.

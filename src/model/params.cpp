@@ -75,6 +75,7 @@ Family family_of(const ModelSpec& m) {
         f.norms_per_layer = 4;
         f.qk_norm = 1;  // q_norm and k_norm at the layer's head_dim; v_norm has no weight
     }
+    if (t == "lfm2") f.qk_norm = 1;  // q_layernorm and k_layernorm over head_dim
     if (t == "nemotron_h") {
         f.block_kinds = true;
         f.norms_per_layer = 1;
@@ -246,9 +247,16 @@ struct Counter {
         b.add(TensorRole::StateOut, li, h, s.d_inner);
     }
 
-    // Mamba-2 (n_groups > 0) or Mamba-1 mixer.
+    // Mamba-2 (n_groups > 0), Mamba-1 mixer, or LFM2's short convolution (no SSM state).
     void mamba(int li, const Layer& L) {
         const StateGeometry& s = L.state;
+        if (s.d_state == 0 && s.n_groups == 0 && s.d_inner > 0 && s.conv_kernel > 0) {
+            // Lfm2ShortConv: in_proj to B, C and x (3 x conv_dim), a depthwise conv of conv_L_cache taps, out_proj.
+            b.add(TensorRole::StateIn, li, 3 * s.d_inner, h);
+            b.add(TensorRole::StateConv, li, s.d_inner, s.conv_kernel);
+            b.add(TensorRole::StateOut, li, h, s.d_inner);
+            return;
+        }
         if (s.d_inner <= 0 || s.d_state <= 0 || s.conv_kernel <= 0) {
             saw_unknown_state = true;
             return;
@@ -280,14 +288,17 @@ struct Counter {
         b.add(TensorRole::Vector, li, 1, ln * h * n, 1, -1, true);
     }
 
-    // Gate (when gated), up and down projections of one MLP of `width`, `count` copies.
-    void ffn(int li, int64_t width, TensorRole g, TensorRole u, TensorRole dn, int64_t count, int64_t active) {
+    // Gate (when gated), up and down projections of one MLP of `width` over a model width `io` (the hidden
+    // size unless given), `count` copies.
+    void ffn(int li, int64_t width, TensorRole g, TensorRole u, TensorRole dn, int64_t count, int64_t active,
+             int64_t io = 0) {
         if (width <= 0) return;
+        if (io <= 0) io = h;
         const bool gated = d.gated_mlp;
-        if (gated) b.add(g, li, width, h, count, active);
-        b.add(u, li, width, h, count, active);
-        b.add(dn, li, h, width, count, active);
-        if (f.mlp_bias) b.vec(li, (gated ? 2 : 1) * width + h, count, active);
+        if (gated) b.add(g, li, width, io, count, active);
+        b.add(u, li, width, io, count, active);
+        b.add(dn, li, io, width, count, active);
+        if (f.mlp_bias) b.vec(li, (gated ? 2 : 1) * width + io, count, active);
     }
 
     // The layer's MLP: routed experts with router and shared experts, or one dense MLP.
@@ -306,7 +317,16 @@ struct Counter {
         b.add(TensorRole::Router, li, d.num_experts, h, 1, -1, true);
         if (f.router_bias) b.vec(li, d.num_experts);
         if (f.score_bias) b.vec(li, d.num_experts);
-        ffn(li, moe_i, TensorRole::ExpertGate, TensorRole::ExpertUp, TensorRole::ExpertDown, d.num_experts, k_active);
+        // Latent MoE (Nemotron-3-Super / Ultra, vLLM's NemotronHMoE with moe_latent_size): the routed experts run in
+        // the latent width, between fc1_latent_proj (hidden -> latent) and fc2_latent_proj (latent -> hidden),
+        // both ReplicatedLinear; the router and the shared expert stay at the hidden size.
+        const int64_t latent = d.moe_latent_size;
+        if (latent > 0) {
+            b.add(TensorRole::FfnUp, li, latent, h, 1, -1, true);
+            b.add(TensorRole::FfnDown, li, h, latent, 1, -1, true);
+        }
+        ffn(li, moe_i, TensorRole::ExpertGate, TensorRole::ExpertUp, TensorRole::ExpertDown, d.num_experts, k_active,
+            latent);
         const int64_t shared_w = d.shared_intermediate_size > 0 ? d.shared_intermediate_size : d.shared_experts * moe_i;
         if (shared_w > 0) {
             const size_t first = b.t.size();

@@ -55,7 +55,9 @@ TEST_CASE("issue 14.1: a num_key_value_heads list of one value is exactly the sc
         if (!text->contains("num_key_value_heads") || !(*text)["num_key_value_heads"].is_number_integer()) continue;
         const auto base = parse_config(j.dump(), stem);
         REQUIRE(base);
-        const int64_t n = (*text)["num_hidden_layers"].get<int64_t>();
+        // Nemotron-H's 2026 configs give the layer count only as the length of layers_block_type.
+        const int64_t n = text->contains("num_hidden_layers") ? (*text)["num_hidden_layers"].get<int64_t>()
+                                                              : int64_t((*text)["layers_block_type"].size());
         (*text)["num_key_value_heads"] =
             json(std::vector<int64_t>(static_cast<size_t>(n), (*text)["num_key_value_heads"].get<int64_t>()));
         const auto listed = parse_config(j.dump(), stem);

@@ -129,3 +129,27 @@ TEST_CASE("crossover: the context at which KV overtakes the weights") {
     ModelSpec mistral = fixture("mistralai/Mistral-7B-v0.1");
     CHECK(crossover_context(mistral, vllm(mistral), weights, 1) == 0);  // window-bounded: never
 }
+
+TEST_CASE("Nemotron-3-Ultra and 3.5-Lightning (layers_block_type configs): attention bytes and Mamba-2 state") {
+    // Ultra: 12 attention layers x 2 KV heads x 128 x 2 (K, V) x 2 B = 12,288 B/token; 48 Mamba-2 layers, each
+    // conv (4 - 1) x (256 x 64 + 2 x 8 x 128) bf16 + ssm 256 x 64 x 128 float32 (mamba_ssm_cache_dtype).
+    ModelSpec ultra = fixture("nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16");
+    IdealKv u = ideal_kv(ultra, vllm(ultra));
+    CHECK(u.bytes_per_token == 12'288);
+    CHECK(3 * 18'432 * 2 + 256 * 64 * 128 * 4 == 8'499'200);
+    CHECK(u.state_bytes_per_seq == 48 * 8'499'200);
+    // Lightning: 6 attention layers, 23 Mamba-2 layers of 64 heads x 64.
+    ModelSpec light = fixture("nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4");
+    IdealKv l = ideal_kv(light, vllm(light));
+    CHECK(l.bytes_per_token == 6 * 1024);
+    CHECK(l.state_bytes_per_seq == 23 * (3 * (4096 + 2 * 8 * 128) * 2 + 64 * 64 * 128 * 4));  // 23 x 2,134,016
+}
+
+TEST_CASE("LFM2.5-VL-1.6B (LFM2-1.2B text model): 12,288 B/token of attention, 10 x 8,192 B of conv state") {
+    ModelSpec m = fixture("LiquidAI/LFM2.5-VL-1.6B");
+    IdealKv v = ideal_kv(m, vllm(m));
+    CHECK(v.bytes_per_token == 6 * 2 * 8 * 64 * 2);           // 12,288
+    CHECK(v.state_bytes_per_seq == 10 * (3 - 1) * 2048 * 2);  // conv state in the model dtype: 81,920
+    IdealKv l = ideal_kv(m, llamacpp(m, "f16"));
+    CHECK(l.state_bytes_per_seq == 10 * (3 - 1) * 2048 * 4);  // llama.cpp's r_l in f32, s_l empty: 163,840
+}

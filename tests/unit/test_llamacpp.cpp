@@ -299,3 +299,21 @@ TEST_CASE("llama.cpp's notes and refusals are coded, in the same English") {
     CHECK(l.notes[0].code == "llama_ctx_rounded");
     CHECK(render_english(l.notes[0]) == "llama_context: n_ctx is not divisible by n_seq_max - rounding down to 1536");
 }
+
+TEST_CASE("LFM2: llama.cpp's recurrent cache holds n_embd x (shortconv.l_cache - 1) f32 values per conv layer") {
+    // llama_hparams::n_embd_r for LFM2 is n_embd * (n_shortconv_l_cache - 1); n_embd_s is 0 (no SSM);
+    // recurrent layers are those with n_head_kv(il) == 0 (LLM_ARCH_LFM2).
+    ModelSpec m = fixture("LiquidAI/LFM2.5-VL-1.6B");
+    LlamaLayout l = ctx(m, 32768);
+    REQUIRE(l.recurrent.present);
+    CHECK(l.recurrent.state_layers == 10);
+    CHECK(l.recurrent.r_bytes == 10 * 2048 * 2 * 4);
+    CHECK(l.recurrent.s_bytes == 0);
+    REQUIRE(l.log_lines.size() == 2);
+    CHECK(l.log_lines[0] ==
+          "llama_kv_cache: size =  384.00 MiB ( 32768 cells,   6 layers,  1/1 seqs), K (f16):  192.00 MiB, V (f16):  "
+          "192.00 MiB");
+    CHECK(l.log_lines[1] ==
+          "llama_memory_recurrent: size =    0.16 MiB (     1 cells,  16 layers,  1 seqs  0 rs_seq), R (f32):    0.16 "
+          "MiB, S (f32):    0.00 MiB, P (f32):    0.00 MiB");
+}

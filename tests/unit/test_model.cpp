@@ -40,6 +40,9 @@ const Expect kAll[] = {
     {"Qwen/Qwen3-8B", {{LayerKind::Full, 36}}, 8, 128, 0, 40960},
     {"Qwen/Qwen3-Next-80B-A3B-Thinking", {{LayerKind::Full, 12}, {LayerKind::Linear, 36}}, 2, 256, 0, 262144},
     {"Qwen/Qwen3.5-27B", {{LayerKind::Full, 16}, {LayerKind::Linear, 48}}, 4, 256, 0, 262144},
+    // LFM2 text model nested in lfm2_vl: 10 short-conv layers (a conv state, kind mamba) and 6 attention layers;
+    // heads are hidden_size / num_attention_heads = 64 wide.
+    {"LiquidAI/LFM2.5-VL-1.6B", {{LayerKind::Full, 6}, {LayerKind::Mamba, 10}}, 8, 64, 0, 128000},
     {"allenai/Olmo-3.1-32B-Instruct", {{LayerKind::Full, 16}, {LayerKind::Sliding, 48}}, 8, 128, 4096, 65536},
     {"baichuan-inc/Baichuan2-13B-Chat", {{LayerKind::Full, 40}}, 40, 128, 0, 4096},
     {"deepseek-ai/DeepSeek-R1", {{LayerKind::Mla, 61}}, 0, 0, 0, 163840},
@@ -77,6 +80,25 @@ const Expect kAll[] = {
      128,
      0,
      262144},
+    {"nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-FP8",
+     {{LayerKind::Full, 8}, {LayerKind::Mamba, 40}, {LayerKind::None, 40}},
+     2,
+     128,
+     0,
+     262144},
+    // layers_block_type lists (no hybrid_override_pattern; Ultra has no num_hidden_layers either).
+    {"nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16",
+     {{LayerKind::Full, 12}, {LayerKind::Mamba, 48}, {LayerKind::None, 48}},
+     2,
+     128,
+     0,
+     262144},
+    {"nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4",
+     {{LayerKind::Full, 6}, {LayerKind::Mamba, 23}, {LayerKind::None, 23}},
+     2,
+     128,
+     0,
+     1048576},
     {"nvidia/Nemotron-H-56B-Base-8K",
      {{LayerKind::Full, 10}, {LayerKind::Mamba, 54}, {LayerKind::None, 54}},
      8,
@@ -349,4 +371,71 @@ TEST_CASE("unknown architectures with the generic fields are sized and flagged")
     CHECK(m->layers[0].k_head_dim == 64);
     CHECK(render_english(m->notes.back()) ==
           "model_type 'brand_new' is not known to kvbudget: sized from the generic fields");
+}
+
+TEST_CASE("Nemotron-H: a layers_block_type list is the pattern transformers derives, num_hidden_layers its length") {
+    // transformers' NemotronHConfig: hybrid_override_pattern = the list mapped back to letters
+    // (mamba M, moe E, attention *, mlp -); the layer count is the list's length.
+    ModelSpec ultra = fixture("nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16");  // 108 entries, no num_hidden_layers
+    REQUIRE(ultra.layers.size() == 108);
+    CHECK(ultra.layers[0].kind == LayerKind::Mamba);
+    CHECK(ultra.layers[1].kind == LayerKind::None);
+    CHECK(ultra.layers[7].kind == LayerKind::Full);  // the first "attention"
+    CHECK(ultra.dims.layer_mlp[1] == 2);             // "moe"
+    CHECK(ultra.layers[0].state.d_inner == 256 * 64);
+    CHECK(ultra.layers[0].state.conv_dim() == 256 * 64 + 2 * 8 * 128);
+    CHECK(ultra.ssm_dtype == "float32");
+
+    // The same blocks spelt as a pattern give the same spec; the list wins when both are given.
+    const std::string head = R"({"model_type":"nemotron_h","num_attention_heads":4,"num_key_value_heads":2,
+        "head_dim":64,"hidden_size":256,"mamba_num_heads":8,"mamba_head_dim":32,"ssm_state_size":16,"n_groups":1,
+        "conv_kernel":4,"vocab_size":100,)";
+    auto listed = parse_config(
+        head + R"("layers_block_type":["mamba","moe","full_attention","mlp","linear_attention"]})", "acme/listed");
+    auto pattern = parse_config(head + R"("num_hidden_layers":5,"hybrid_override_pattern":"ME*-M"})", "acme/pattern");
+    auto both = parse_config(head + R"("num_hidden_layers":3,"hybrid_override_pattern":"M*-",
+        "layers_block_type":["mamba","moe","attention","mlp","mamba"]})",
+                             "acme/both");
+    REQUIRE(listed);
+    REQUIRE(pattern);
+    REQUIRE(both);
+    for (const ModelSpec* m : {&listed.value(), &both.value()}) {
+        REQUIRE(m->layers.size() == 5);
+        for (size_t i = 0; i < 5; ++i) {
+            CHECK(m->layers[i].kind == pattern->layers[i].kind);
+            CHECK(m->dims.layer_mlp[i] == pattern->dims.layer_mlp[i]);
+        }
+    }
+    auto bad = parse_config(head + R"("layers_block_type":["mamba","conv"]})", "acme/bad");
+    REQUIRE_FALSE(bad);
+    CHECK(bad.error().message == "acme/bad: layers_block_type[1] is 'conv', which is not a known layer type");
+    auto neither = parse_config(head + R"("num_hidden_layers":2})", "acme/neither");
+    REQUIRE_FALSE(neither);
+    CHECK(neither.error().code == "missing_field");
+}
+
+TEST_CASE("LFM2: conv layers keep conv_L_cache - 1 inputs of conv_dim channels and no SSM state") {
+    ModelSpec m = fixture("LiquidAI/LFM2.5-VL-1.6B");
+    CHECK(m.model_type == "lfm2");
+    CHECK(m.multimodal);
+    const StateGeometry& s = m.layers[0].state;
+    CHECK(s.conv_kernel == 3);
+    CHECK(s.d_inner == 2048);
+    CHECK(s.d_state == 0);
+    CHECK(s.conv_elems() == 2 * 2048);
+    CHECK(s.ssm_elems() == 0);
+    CHECK_FALSE(s.conv_spec_taps);  // vLLM's short_conv_state_shape takes no num_spec
+    CHECK(m.layers[2].kind == LayerKind::Full);
+    // block_auto_adjust_ff_dim: int(2 x 12288 / 3) = 8192, x 1.0, a multiple of 256.
+    CHECK(m.dims.intermediate_size == 8192);
+    // Older configs name the attention layers in full_attn_idxs instead of layer_types.
+    auto old =
+        parse_config(R"({"model_type":"lfm2","num_hidden_layers":4,"num_attention_heads":4,"num_key_value_heads":2,
+        "hidden_size":256,"conv_L_cache":3,"vocab_size":100,"full_attn_idxs":[1,3]})",
+                     "acme/lfm2-old");
+    REQUIRE(old);
+    CHECK(old->layers[0].kind == LayerKind::Mamba);
+    CHECK(old->layers[1].kind == LayerKind::Full);
+    CHECK(old->layers[1].k_head_dim == 64);
+    CHECK(old->layers[3].kind == LayerKind::Full);
 }

@@ -94,7 +94,7 @@ TEST_CASE("the transformers view gives exactly transformers_cache's bytes, for e
         ++checked;
     }
     closedir(d);
-    CHECK(checked == 46);
+    CHECK(checked == 52);
 }
 
 TEST_CASE("engine element types and their refusals") {

@@ -680,6 +680,65 @@ TEST_CASE("DeepSeek-V3.2: 64-token pages, indexer keys, fp8_ds_mla") {
     CHECK(layout(fixture("deepseek-ai/DeepSeek-V3")).attn_block_size == 16);
 }
 
+TEST_CASE("GLM-5 (glm_moe_dsa) is sparse MLA in vLLM because its config has index_topk, not because of its name") {
+    // vLLM registers GlmMoeDsaForCausalLM as a DeepseekV2ForCausalLM subclass, whose attention is sparse when
+    // hasattr(config, "index_topk") (deepseek_v2.py): 64-token pages, a 132 B/token indexer key cache
+    // (128 fp8 values + one fp32 scale) beside the 576-wide latent, fp8_ds_mla at 656 B/token.
+    ModelSpec glm5 = fixture("zai-org/GLM-5");  // 78 MLA layers, every one with its indexer
+    CHECK(glm5.sparse_mla);
+    CHECK(glm5.count(LayerKind::Mla) == 78);
+    VllmLayout l = layout(glm5);
+    CHECK(l.attn_block_size == 64);
+    CHECK(l.layers.size() == 156);
+    CHECK(l.bytes_per_block == 78 * 64 * (1152 + 132));  // 6,409,728
+    VllmOptions o;
+    o.max_model_len = 131072;
+    // 40 GiB / 6,409,728 B = 6,700 blocks; a request takes cdiv(131072, 64) = 2048.
+    VllmCapacity c = capacity(glm5, o, 40 * GiB);
+    CHECK(c.num_blocks == 6700);
+    CHECK(c.log_lines.back() ==
+          "GPU KV cache size: 428,800 tokens, Maximum concurrency for 131,072 tokens per request: 3.27x");
+    o.kv_cache_dtype = "fp8_ds_mla";
+    c = capacity(glm5, o, 40 * GiB);
+    CHECK(c.layout.bytes_per_block == 78 * 64 * (656 + 132));  // 3,933,696
+    CHECK(c.num_blocks == 10918);
+    CHECK(c.log_lines.back() ==
+          "GPU KV cache size: 698,752 tokens, Maximum concurrency for 131,072 tokens per request: 5.33x");
+    REQUIRE_FALSE(c.layout.notes.empty());
+    CHECK(render_english(c.layout.notes.back()) ==
+          "sparse MLA (index_topk): 64-token pages, an indexer key cache (132 B/token) on 78 of 78 layers alongside "
+          "the latent, fp8_ds_mla latent layout (656 B/token)");
+
+    // GLM-5.2 (index_topk_freq 4, index_skip_topk_offset 3): vLLM builds an indexer, and so an indexer cache,
+    // only where max(i - 3 + 1, 0) % 4 == 0: layers 0, 1, 2, 6, 10, ..., 74, 21 of 78.
+    ModelSpec glm52 = fixture("zai-org/GLM-5.2");
+    int64_t indexed = 0;
+    for (const Layer& x : glm52.layers) indexed += x.index_head_dim > 0;
+    CHECK(indexed == 21);
+    CHECK(glm52.layers[3].index_head_dim == 0);
+    CHECK(glm52.layers[6].index_head_dim == 128);
+    o.kv_cache_dtype = "auto";
+    c = capacity(glm52, o, 40 * GiB);
+    CHECK(c.layout.bytes_per_block == 78 * 64 * 1152 + 21 * 64 * 132);  // 5,928,192
+    CHECK(c.num_blocks == 7244);
+    CHECK(c.log_lines.back() ==
+          "GPU KV cache size: 463,616 tokens, Maximum concurrency for 131,072 tokens per request: 3.54x");
+
+    // The field decides: a DeepSeek-V3 config given index_topk is sparse, and a glm_moe_dsa config without it
+    // still is (transformers' GlmMoeDsaConfig defaults index_topk to 2048, index_head_dim to 128).
+    std::string v3 = kvb::test::fixture_text("deepseek-ai/DeepSeek-V3");
+    v3.insert(v3.find('{') + 1, R"("index_topk": 2048, "index_head_dim": 128,)");
+    auto v3s = parse_config(v3, "v3-with-index_topk");
+    REQUIRE(v3s);
+    CHECK(layout(v3s.value()).attn_block_size == 64);
+    std::string g = kvb::test::fixture_text("zai-org/GLM-5");
+    for (const char* k : {"\"index_topk\": 2048,", "\"index_head_dim\": 128,"})
+        g.erase(g.find(k), std::string(k).size());
+    auto gs = parse_config(g, "glm5-without-index_topk");
+    REQUIRE(gs);
+    CHECK(layout(gs.value()).bytes_per_block == 78 * 64 * (1152 + 132));
+}
+
 TEST_CASE("Llama 4 chunked local attention: cached as full attention unless the hybrid manager is allowed") {
     ModelSpec m = fixture("meta-llama/Llama-4-Scout-17B-16E-Instruct");  // 36 chunked (8192) + 12 full, 8 KV x 128
     VllmOptions o;
@@ -710,6 +769,48 @@ TEST_CASE("Nemotron-H: Mamba-2 hybrid; with prefix caching (0.28 on) mamba cache
     VllmLayout old = layout(m, o);
     CHECK(old.mamba_cache_mode == MambaCacheMode::None);
     CHECK(old.attn_block_size == 16 * 130);  // 16 x cdiv(8,511,488, 16 x 4096)
+}
+
+TEST_CASE("Nemotron-3-Ultra (layers_block_type, no num_hidden_layers): 12 attention + 48 Mamba-2 layers in vLLM") {
+    ModelSpec m = fixture("nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16");
+    VllmOptions o;
+    o.max_model_len = 131072;
+    // Prefix caching on (0.28+), SupportsMambaPrefixCaching: "all". The 8,499,200 B state over 1,024 B of
+    // attention per token is 8,300 tokens, rounded up to the 128-token SSD chunk: 8,320.
+    VllmCapacity c = capacity(m, o, 40 * GiB);
+    CHECK(c.layout.mamba_cache_mode == MambaCacheMode::All);
+    CHECK(c.layout.attn_block_size == 8320);
+    // group size 12 (48 < 1.5 x 12 is false): 4 Mamba groups + 1 attention group; 40 GiB / (12 x 8320 x 1024 B)
+    // = 420 blocks, and a request of 131,072 tokens takes cdiv(131072, 8320) = 16 blocks in each of the 5 groups.
+    CHECK(c.num_blocks == 420);
+    CHECK(c.log_lines.back() ==
+          "GPU KV cache size: 688,128 tokens, Maximum concurrency for 131,072 tokens per request: 5.25x");
+}
+
+TEST_CASE("LFM2: short-conv state pages padded to the attention page, mamba cache mode align with prefix caching") {
+    ModelSpec m = fixture("LiquidAI/LFM2.5-VL-1.6B");  // 6 attention (8 KV x 64), 10 short-conv layers
+    VllmOptions o;
+    o.max_model_len = 32768;
+    // Lfm2ForCausalLM declares no SupportsMambaPrefixCaching: prefix caching (0.28 on) makes "none" "align".
+    VllmCapacity c = capacity(m, o, 4 * GiB);
+    CHECK(c.layout.mamba_cache_mode == MambaCacheMode::Align);
+    // Conv state (3 - 1) x 2048 x 2 B = 8,192 B fits one 16-token attention page (16 x 2,048 B): block 16.
+    CHECK(c.layout.attn_block_size == 16);
+    REQUIRE(c.log_lines.size() == 3);
+    CHECK(
+        c.log_lines[0] ==
+        "Padding mamba page size by 300.00% to ensure that mamba page size and attention page size are exactly equal.");
+    // group size 6: 1 attention group + 2 conv groups (2 padding layers); 4 GiB / (6 x 32,768 B) = 21,845
+    // blocks; a request: 2048 attention blocks + 2 per conv group in align mode.
+    CHECK(c.log_lines[1] == "Add 2 padding layers, may waste at most 20.00% KV cache memory");
+    CHECK(c.num_blocks == 21845);
+    CHECK(c.blocks_per_request == 2048 + 2 * 2);
+    CHECK(c.log_lines[2] ==
+          "GPU KV cache size: 348,838 tokens, Maximum concurrency for 32,768 tokens per request: 10.65x");
+    o.hybrid_prefix_caching = false;  // before 0.28: no prefix caching, one state block per group
+    c = capacity(m, o, 4 * GiB);
+    CHECK(c.layout.mamba_cache_mode == MambaCacheMode::None);
+    CHECK(c.blocks_per_request == 2048 + 2);
 }
 
 TEST_CASE("the default mamba cache mode follows the release: none before 0.28, align for gated delta net from it") {

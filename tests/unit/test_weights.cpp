@@ -115,6 +115,17 @@ TEST_CASE("parameter counts match published totals (MoE, MLA, hybrids)") {
     CHECK(count("Qwen/Qwen3.5-27B").total == 26895998464);
     // Nemotron-3-Nano: Mamba-2 + MoE + attention blocks (llama.cpp n_params 31,577,940,288).
     CHECK(count("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16").total == 31577940288);
+    // Latent MoE (moe_latent_size): routed experts in the latent width between fc1/fc2_latent_proj.
+    // Nemotron-3-Super: 120,668,707,840 is llama-bench's model_n_params for its GGUF (without the MTP layer).
+    CHECK(count("nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-FP8").total == 120668707840);
+    // Ultra (the card's "550B"): counted at the hidden size its experts would be 2.06 T params more.
+    CHECK(count("nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16").total == 549308993536);
+    // Nemotron-3.5-Lightning has Nano's geometry (no latent) and its count.
+    CHECK(count("nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4").total == 31577940288);
+    // LFM2-1.2B (the text model of LFM2.5-VL-1.6B): short-conv in_proj / conv / out_proj, the 8,192-wide
+    // auto-adjusted MLP, q/k layernorms, tied embeddings. 1,170,340,608 is transformers' sum of numel for
+    // Lfm2ForCausalLM (LFM2.5-1.2B-Instruct) and the GGUF's parameter count; the vision tower is separate.
+    CHECK(count("LiquidAI/LFM2.5-VL-1.6B").total == 1170340608);
     // MiniMax-M1: 456B total, 45.9B active per the M1 report (active here includes 2.46B of embeddings).
     auto mm = count("MiniMaxAI/MiniMax-M1-80k");
     CHECK(mm.total == 456089655296);
