@@ -50,6 +50,12 @@ struct Layer {
     // Mla: the cached latent is kv_lora_rank + qk_rope_head_dim wide
     int64_t kv_lora_rank = 0;
     int64_t qk_rope_head_dim = 0;
+    // DeepSeek-V4 (an Mla layer whose latent is kv_lora_rank + qk_rope_head_dim = head_dim wide): every
+    // layer keeps the latents of its last `window` tokens, and a layer with compress_ratio r > 1 also one
+    // compressed latent per r tokens of the whole context (compress_ratios in config.json; 0 or 1: none).
+    // Ratio-4 layers' lightning indexer caches an indexer_head_dim key per compressed token too.
+    int64_t compress_ratio = 0;
+    int64_t indexer_head_dim = 0;
     // Linear / Mamba
     StateGeometry state;
     // llama.cpp's MTP block appended to a config's layers (llamacpp_target): kind None, as it holds no
@@ -173,6 +179,11 @@ struct ModelSpec {
     bool has(LayerKind k) const { return count(k) > 0; }
     bool has_state() const { return has(LayerKind::Linear) || has(LayerKind::Mamba); }
 };
+
+// A DeepSeek-V4 layer: an Mla layer with a sliding window (Layer::compress_ratio says what else it keeps).
+inline bool dsv4_layer(const Layer& l) {
+    return l.kind == LayerKind::Mla && l.window > 0;
+}
 
 // The recurrent state of all layers of one sequence stays under 2^40 elements, so state bytes
 // x cells (llama.cpp's -np up to 4096) x 4 stay inside int64: config and GGUF readers both check it.
