@@ -592,6 +592,25 @@ struct Builder {
         auto ql = r.optional_int({"q_lora_rank"}, 1, kMaxDim);
         if (!ql) return ql.error();
         m.dims.q_lora_rank = ql.value().value_or(0);
+        for (auto [dst, key] : {std::pair<int64_t*, const char*>{&m.dims.o_lora_rank, "o_lora_rank"},
+                                {&m.dims.o_groups, "o_groups"},
+                                {&m.dims.hc_mult, "hc_mult"},
+                                {&m.dims.index_heads, "index_n_heads"}}) {
+            auto v = r.optional_int({key}, 1, kMaxDim);
+            if (!v) return v.error();
+            *dst = v.value().value_or(0);
+        }
+        auto hash = r.optional_int({"num_hash_layers"}, 0, kMaxLayers);
+        if (!hash) return hash.error();
+        m.dims.hash_layers = hash.value().value_or(0);
+        // DeepseekV4ForCausalLMConfig turns quant_method fp8 into deepseek_v4_fp8 for model_type deepseek_v4 only;
+        // DeepseekV4FP8Config then reads expert_dtype, "fp4" when absent (quant_config.py). deepseek_ref copies stay
+        // plain fp8.
+        if (type == "deepseek_v4") {
+            const json* qc = r.find_anywhere("quantization_config");
+            const bool fp8 = qc && qc->is_object() && lower(string_at(*qc, "quant_method")) == "fp8";
+            m.dims.fp4_experts = fp8 && lower(r.optional_string("expert_dtype").value_or("fp4")) == "fp4";
+        }
         if (auto mtp = r.find({"num_nextn_predict_layers"});
             mtp && mtp->is_number_integer() && mtp->get<int64_t>() > 0) {
             note("mtp", {{"field", "num_nextn_predict_layers"}, {"n", std::to_string(mtp->get<int64_t>())}});

@@ -102,6 +102,17 @@ struct WeightDims {
     std::vector<int8_t> layer_mlp;
     int64_t dense_intermediate_size = 0;  // width of dense layers in MoE models when it differs (Llama 4)
     std::string mlp_activation;           // hidden_act as written (relu2 MLPs are not gated)
+    // DeepSeek-V4 (vLLM models/deepseek_v4): grouped low-rank output (wo_a per o_groups, wo_b), the hyper-connection
+    // streams (hc_mult), the lightning indexer's heads, and the first num_hash_layers MoE layers routing by a
+    // token -> experts table (tid2eid) instead of a score bias. 0 elsewhere.
+    int64_t o_lora_rank = 0;
+    int64_t o_groups = 0;
+    int64_t hc_mult = 0;
+    int64_t index_heads = 0;
+    int64_t hash_layers = 0;
+    // Routed experts stored as MXFP4 (17 B / 32 weights) inside an fp8 checkpoint: DeepSeek-V4's expert_dtype fp4,
+    // which vLLM's DeepseekV4FP8Config sends through its MXFP4 MoE method.
+    bool fp4_experts = false;
     // Vision tower, counted separately
     int64_t vision_params = 0;
     int64_t max_position_embeddings = 0;

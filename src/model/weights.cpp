@@ -164,6 +164,7 @@ Result<WeightFormat> weight_format(const std::string& name_in, const ModelSpec& 
         } else if (method == "fp8" || method == "fbgemm_fp8") {
             f = weight_format("fp8", m).value();
             f.fp8_block = q.group_size > 0 ? q.group_size : 0;
+            f.mxfp4_experts = m.dims.fp4_experts;
         } else if (method == "mxfp4") {
             f = weight_format("mxfp4", m).value();
         } else if (method == "compressed-tensors" || method == "bitsandbytes") {
@@ -378,6 +379,12 @@ int64_t one_copy_bytes(const WeightFormat& f, const TensorGroup& g, GgufPlan* pl
     }
     if (f.kind == WeightKind::Float || (f.kind == WeightKind::Mxfp4 ? !is_expert(g.role) : !quantizable(g.role)))
         return elems * f.float_bytes;
+    // An fp8 checkpoint with MXFP4 routed experts (DeepSeek-V4: w13 / w2 as packed uint8 plus one E8M0 scale per
+    // 32, Mxfp4MoEMethod).
+    if (f.kind == WeightKind::Fp8 && f.mxfp4_experts && is_expert(g.role)) {
+        *quantized = true;
+        return elems / 2 + elems / 32;
+    }
     *quantized = true;
     switch (f.kind) {
         case WeightKind::Fp8:

@@ -13,6 +13,7 @@
 #include "kv/kv.h"
 #include "model/dtype.h"
 #include "model/model.h"
+#include "model/weights.h"
 
 using namespace kvb;
 
@@ -249,4 +250,24 @@ TEST_CASE("vLLM DeepSeek-V4-Pro: 61 layers, 30 + 31 compressing") {
     REQUIRE(lay->groups.size() == 5);
     CHECK(lay->groups[1].layers.size() == 31);
     CHECK(lay->groups[2].layers.size() == 30);
+}
+
+TEST_CASE("DeepSeek-V4 weights: its attention, compressors, indexers and hyper-connections; fp4 experts") {
+    const ModelSpec f = load(kFlash);
+    CHECK(f.dims.fp4_experts);  // expert_dtype fp4 under quant_method fp8 (vLLM: deepseek_v4_fp8 -> Mxfp4MoEMethod)
+    auto wf = weight_format("auto", f);
+    REQUIRE(wf);
+    auto wb = weight_bytes(f, wf.value());
+    REQUIRE(wb);
+    // Worked by hand from vLLM's module shapes (models/deepseek_v4/nvidia/model.py), not checked against a published
+    // safetensors total (DeepSeek's "284B"): attention 43 x 107,742,838 + 21 x 19,142,272 (ratio-4 compressor and
+    // indexer) + 20 x 4,260,352 (ratio-128 compressor) = 5,120,136,786; norms 352,256; MoE 43 x (router 1,048,576
+    // + 256 experts 6,442,450,944 + shared 25,165,824) + 3 hash tables of 129,280 x 6 + 40 score biases of 256
+    // = 278,154,947,072; embedding and head 2 x 529,530,880; final norm 4,096 and hc_head 65,541.
+    CHECK(wb->params == 284334567511);
+    // Routed experts 43 x 256 x 3 x 4,096 x 2,048 weights x 17 / 32 B = 147,169,738,752 B; the rest fp8 with 128 x 128
+    // fp32 block scales, embeddings, head, routers, compressors and vectors 16-bit (the generic reader: 269 GiB).
+    CHECK(wb->bytes == 155930748514);
+    const ModelSpec s = load("sgl-project--DeepSeek-V4-Flash-FP8.json");  // deepseek_ref: plain fp8 experts
+    CHECK_FALSE(s.dims.fp4_experts);
 }
