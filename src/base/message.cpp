@@ -95,6 +95,8 @@ const std::vector<MessageTemplate>& message_templates() {
         {"bad_pattern_letter",
          "{model}: hybrid_override_pattern has '{letter}' at position {position} (expected M, *, - or E)"},
         {"mla_head_dims_zero", "{model}: qk_rope_head_dim and qk_nope_head_dim are both 0"},
+        {"dsv4_compress_ratio",
+         "{model}: compress_ratios[{layer}] is {value}; DeepSeek-V4 layers compress by 0, 1 (none), 4 or 128"},
         {"attn_offset_not_below_period", "{model}: attn_layer_offset must be less than attn_layer_period"},
         {"experts_per_token_above_experts",
          "{model}: num_experts_per_tok ({k}) is greater than the number of experts ({experts})"},
@@ -224,6 +226,31 @@ const std::vector<MessageTemplate>& message_templates() {
         {"vllm_chunked_as_full",
          "chunked local attention layers are cached as full attention: vLLM disables the hybrid KV cache manager for "
          "them unless VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1"},
+        {"vllm_dsv4",
+         "DeepSeek-V4 (fp8_ds_mla, 256-token blocks): every layer caches its last sliding_window tokens (584 B each, "
+         "64-token pages), compressing layers one latent per 4 or 128 tokens plus fp32 compressor states, ratio-4 "
+         "layers indexer keys (132 B); pages padded to 576 B and grouped in layer tuples"},
+        {"vllm_dsv4_release",
+         "this vLLM release cannot serve DeepSeek-V4: its DeepseekV4ForCausalLM came with vLLM 0.20.0"},
+        {"vllm_dsv4_fp8_only_v20", "AssertionError: DeepseekV4 only supports fp8 kv-cache format for now, got {dtype}"},
+        {"vllm_dsv4_fp8_only_v23",
+         "AssertionError: DeepseekV4 FlashMLA fp8 layout only supports fp8 kv-cache, got {dtype}"},
+        {"vllm_dsv4_fp8_only", "AssertionError: DeepseekV4 fp8_ds_mla layout only supports fp8 kv-cache, got {dtype}"},
+        {"vllm_dsv4_block_size",
+         "--block-size {block}: vLLM's DeepSeek-V4 FlashMLA kernels take 256-token blocks only; kvbudget does not size "
+         "another block size"},
+        {"vllm_dsv4_layout",
+         "this DeepSeek-V4 layer mix does not fit vLLM's layer-tuple KV layout (its kv_cache_utils asserts); kvbudget "
+         "does not size it"},
+        {"vllm_dsv4_pp",
+         "DeepSeek-V4 with pipeline parallelism is not modelled: kvbudget does not know how vLLM projects its layer "
+         "tuples onto stages"},
+        {"llamacpp_dsv4",
+         "{model}: llama.cpp caches DeepSeek-V4 in a cache of its own (llama_kv_cache_dsv4: window, compressed and "
+         "indexer caches), which kvbudget does not model yet"},
+        {"transformers_dsv4",
+         "{model}: transformers has no DeepSeek-V4 cache kvbudget can size (no DynamicCache layout for its window and "
+         "compressed caches)"},
         {"vllm_ds_sparse",
          "sparse MLA (index_topk): 64-token pages, an indexer key cache ({bytes} B/token) on {layers} of {total} "
          "layers "

@@ -388,6 +388,8 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
     o.pp_check_all_layers = rel->pp_check_all_layers;
     o.hybrid_prefix_caching = rel->hybrid_prefix_caching;
     o.mamba_align_mode = rel->mamba_align_mode;
+    o.dsv4 = rel->dsv4;
+    o.concurrency_group_blocks = rel->concurrency_group_blocks;
     auto cap = vllm_capacity(with_drafter ? *with_drafter : m, o, pools);
     if (!cap) return cap.error();
     r.capacity = std::move(cap.value());

@@ -374,6 +374,8 @@ void check_vllm_run(const LogFacts& f, const ModelSpec& base_model, const std::v
         o.pp_check_all_layers = rel->pp_check_all_layers;
         o.hybrid_prefix_caching = rel->hybrid_prefix_caching;
         o.mamba_align_mode = rel->mamba_align_mode;
+        o.dsv4 = rel->dsv4;
+        o.concurrency_group_blocks = rel->concurrency_group_blocks;
     } else {
         // Without a release the capacity is predicted in the shape it was printed in.
         o.one_line_capacity = shape;

@@ -34,6 +34,11 @@ std::string describe(const Layer& l) {
         case LayerKind::Mla:
             s << "latent " << l.kv_lora_rank << " + rope " << l.qk_rope_head_dim << " (decompressed " << l.kv_heads
               << " heads x " << l.k_head_dim << "/" << l.v_head_dim << ")";
+            if (dsv4_layer(l)) {
+                s << ", window " << with_commas(l.window);
+                if (l.compress_ratio > 1) s << ", 1 latent per " << l.compress_ratio << " tokens";
+                if (l.indexer_head_dim > 0) s << " + indexer key " << l.indexer_head_dim;
+            }
             break;
         case LayerKind::Linear:
         case LayerKind::Mamba:

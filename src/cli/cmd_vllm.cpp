@@ -192,6 +192,8 @@ int cmd_vllm(const std::vector<std::string>& argv, std::ostream& out, std::ostre
     o.pp_check_all_layers = rel->pp_check_all_layers;
     o.hybrid_prefix_caching = rel->hybrid_prefix_caching;
     o.mamba_align_mode = rel->mamba_align_mode;
+    o.dsv4 = rel->dsv4;
+    o.concurrency_group_blocks = rel->concurrency_group_blocks;
     if (a->has("--enable-prefix-caching")) o.enable_prefix_caching = 1;
     if (a->has("--no-enable-prefix-caching")) o.enable_prefix_caching = 0;
     if (a->has("--engine-version")) o.error_wording = rel->error_wording;
@@ -201,7 +203,8 @@ int cmd_vllm(const std::vector<std::string>& argv, std::ostream& out, std::ostre
         // One kvbudget line first (what scripts and the other commands lead with), then vLLM's own text.
         if (r.error().code == "vllm_refused")
             err << "kvbudget: error: " << render_english(note("vllm_refuses_settings")) << "\n"
-                << "ValueError: " << r.error().message << "\n";
+                << (r.error().message.rfind("AssertionError: ", 0) == 0 ? "" : "ValueError: ") << r.error().message
+                << "\n";
         else
             err << "kvbudget: error: " << r.error().message << "\n";
         return kRefused;

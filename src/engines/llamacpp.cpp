@@ -187,6 +187,9 @@ Result<bool> add_single_cache(const ModelSpec& m, const LlamaOptions& o, const C
 }  // namespace
 
 Result<LlamaLayout> llamacpp_layout(const ModelSpec& m, const LlamaOptions& o) {
+    // llama.cpp's DeepSeek-V4 (LLM_ARCH_DEEPSEEK4) has a cache class of its own, llama_kv_cache_dsv4.
+    if (std::any_of(m.layers.begin(), m.layers.end(), dsv4_layer))
+        return make_error("unsupported", note("llamacpp_dsv4", {{"model", m.name}}));
     LlamaLayout L;
     Ctx c;
     if (auto ok = check_options(m, o, c); !ok) return ok.error();

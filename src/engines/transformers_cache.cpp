@@ -13,6 +13,8 @@
 namespace kvb {
 
 Result<TransformersCache> transformers_cache(const ModelSpec& m, const std::string& dtype) {
+    if (std::any_of(m.layers.begin(), m.layers.end(), dsv4_layer))
+        return make_error("unsupported", note("transformers_dsv4", {{"model", m.name}}));
     TransformersCache c;
     const std::string dt = dtype.empty() ? m.dtype : dtype;
     const int b = dtype_size(dt);

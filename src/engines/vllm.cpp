@@ -124,6 +124,17 @@ constexpr VllmChange kVllmCaptureMaxTokens = {20, 1, 20, 1, 0, 46, kFinal};
 // read 0.31.1rc1.devN in 2026-10). Its changes from main of 2026-08-18 on were read in the newest stored snapshot of
 // vllm-project/vllm (002f10e0c: config/cache.py, engine/arg_utils.py, v1/core/kv_cache_utils.py).
 constexpr int64_t kVllmNewestMinor = 31;
+//  DeepSeek-V4 (vllm/model_executor/models/deepseek_v4.py): 4d51588e2, 2026-04-26 (v0.19.2rc0-216), the commit
+//    v0.20.0 was re-cut at; v0.20.0rc1 lacks it.
+constexpr VllmChange kVllmDsv4 = {20, 0, 19, 2, 0, 216, kFinal};
+//  Its fp8-only assertion reworded "DeepseekV4 FlashMLA fp8 layout only supports fp8 kv-cache, got ...": 4efd6ffde,
+//    2026-06-04 (v0.22.1rc0-194), first in v0.23.0; "DeepseekV4 fp8_ds_mla layout ...": 44d95069e, 2026-06-22
+//    (v0.23.1rc0-275), first in v0.24.0.
+constexpr VllmChange kVllmDsv4FlashMlaAssert = {23, 0, 22, 1, 0, 194};
+constexpr VllmChange kVllmDsv4DsMlaAssert = {24, 0, 23, 1, 0, 275};
+//  get_max_concurrency_for_kv_cache_config sums per-group blocks: PR #48317, 2e2e626b4, 2026-07-21
+//    (v0.23.1rc0-1315), after v0.26 branched; first in v0.27.0.
+constexpr VllmChange kVllmConcurrencyGroupBlocks = {27, 0, 23, 1, 0, 1315};
 
 // The spellings of --kv-cache-dtype (CacheDType in vllm/config.py, vllm/config/cache.py from 0.10.1; read at every
 // tag):
@@ -229,6 +240,8 @@ Result<VllmRelease> vllm_release(const std::string& version) {
     r.pp_check_all_layers = has(kVllmPpAllLayers) && !has(kVllmPpPerWorker);
     r.hybrid_prefix_caching = has(kVllmHybridPrefixCaching);
     r.mamba_align_mode = has(kVllmMambaAlign);
+    r.dsv4 = !has(kVllmDsv4) ? 0 : !has(kVllmDsv4FlashMlaAssert) ? 1 : !has(kVllmDsv4DsMlaAssert) ? 2 : 3;
+    r.concurrency_group_blocks = has(kVllmConcurrencyGroupBlocks);
     r.error_wording = !has(kVllmEstimate)      ? VllmErrorWording::NoEstimate2f
                       : !has(kVllmSeeDocs)     ? VllmErrorWording::NoDocs2f
                       : !has(kVllmFormatGib)   ? VllmErrorWording::SeeDocs2f
@@ -244,7 +257,8 @@ Result<KvType> vllm_kv_cache_dtype(const std::string& value, const ModelSpec& m,
         return make_error("bad_kv_dtype",
                           note("unknown_vllm_kv_dtype", {{"value", value}, {"choices", argparse_choices(choices)}}));
     // Only the sparse MLA backends (FlashMLA-sparse, FlashInfer-MLA-sparse) store the packed fp8_ds_mla cache.
-    const bool ds_sparse = m.has(LayerKind::Mla) && m.sparse_mla;
+    const bool ds_sparse =
+        (m.has(LayerKind::Mla) && m.sparse_mla) || std::any_of(m.layers.begin(), m.layers.end(), dsv4_layer);
     auto sized = [&](const std::string& n) {
         const auto& names = vllm_kv_type_names();
         return std::find(names.begin(), names.end(), n) != names.end() || (n == "fp8_ds_mla" && ds_sparse);
@@ -274,7 +288,7 @@ int64_t vllm_spec_max_memory(const VllmLayerSpec& s, int64_t tokens, const VllmL
     const MambaCacheMode mode = l.mamba_cache_mode;
     const int64_t num_spec = l.num_speculative_tokens;
     const int64_t page = s.page_size_bytes;
-    if (s.spec_type == "SlidingWindowSpec") {
+    if (s.spec_type == "SlidingWindowSpec" || s.spec_type == "SlidingWindowMLASpec") {
         const int64_t n = std::min(sat_add(s.window - 1, mnbt), tokens);
         return sat_mul(cdiv(n, s.block_size) + 1, page);
     }
@@ -456,11 +470,18 @@ void plan_attention(const ModelSpec& m, const VllmOptions& o, const KvType& kvt,
     // pages are 64 tokens, an fp8 cache is the packed "fp8_ds_mla" layout of 656 B/token, and every layer
     // that runs its own indexer also caches its keys (DeepseekV32IndexerCache: index_head_dim fp8 values
     // + one fp32 scale per 128 = 132 B/token at 128).
-    p.ds_sparse = is_mla && m.sparse_mla;
+    p.dsv4 = std::any_of(m.layers.begin(), m.layers.end(), dsv4_layer);
+    // DeepSeek-V4 keeps its indexer keys in caches of its own (below), not DeepSeek-V3.2's.
+    p.ds_sparse = is_mla && m.sparse_mla && !p.dsv4;
     p.fp8_ds_mla = p.ds_sparse && kvt.name.rfind("fp8", 0) == 0;
     p.attn_block =
         o.block_size > 0 ? o.block_size : (is_mla && o.mla_block_size > 0 ? o.mla_block_size : (p.ds_sparse ? 64 : 16));
-    if (is_mla && !p.ds_sparse && o.block_size == 0 && o.mla_block_size == 0 && o.gpu_compute_capability > 0) {
+    // DeepSeek-V4: the first attention layer is a DeepseekV4SWACache, whose backend prefers 256-token blocks
+    // (DeepseekSparseSWABackend.get_preferred_block_size; update_block_size_for_backend: "Setting kv cache block
+    // size to 256"), the only size its FlashMLA kernels take.
+    if (p.dsv4) p.attn_block = o.block_size > 0 ? o.block_size : 256;
+    if (is_mla && !p.ds_sparse && !p.dsv4 && o.block_size == 0 && o.mla_block_size == 0 &&
+        o.gpu_compute_capability > 0) {
         const VllmMlaBackend b = vllm_mla_backend(o.gpu_compute_capability, kvt.name.rfind("fp8", 0) == 0,
                                                   m.dims.qk_nope_head_dim, o.mla_forced_block_sizes);
         p.attn_block = b.block_size;
@@ -510,6 +531,55 @@ void mla_spec(const Layer& l, const Plan& p, VllmLayerSpec& s) {
     if (p.fp8_ds_mla) s.dtype_bytes = 1;
 }
 
+// kv_cache_interface.py _apply_alignment_padding: a DeepSeek-V4 page rounded up to FlashMLA's 576 B.
+int64_t round_576(int64_t b) {
+    return b < 0 ? b : cdiv(b, 576) * 576;
+}
+
+// A DeepSeek-V4 layer's caches with the fp8_ds_mla layout (models/deepseek_v4/attention.py, compressor.py,
+// v1/attention/backends/mla/sparse_swa.py; the same from 0.20 to 0.27): a token's latent is 448 fp8 NoPE + 64 bf16
+// RoPE + 8 scale bytes = 584 B; every page is padded to a multiple of 576 B. None is split by tensor parallelism.
+void dsv4_specs(const Layer& l, const Plan& p, int64_t i, VllmLayerSpec s, std::vector<VllmLayerSpec>& out) {
+    const int64_t latent = l.kv_lora_rank + l.qk_rope_head_dim;
+    auto add = [&](int64_t cache, const char* type, int64_t block, int64_t ratio, int64_t head, int64_t dt,
+                   int64_t window, int64_t per_entry) {
+        VllmLayerSpec c = s;
+        c.layer = cache * p.n_layers + i;
+        c.cache = cache;
+        c.spec_type = type;
+        c.block_size = block;
+        c.compress_ratio = ratio;
+        c.num_kv_heads = 1;
+        c.head_size = c.head_size_v = head;
+        c.dtype_bytes = dt;
+        c.window = window;
+        // storage_block_size (block // compress_ratio) entries of per_entry bytes.
+        c.real_page_size_bytes = page_bytes(block / ratio, per_entry);
+        c.page_size_bytes = round_576(c.real_page_size_bytes);
+        out.push_back(c);
+    };
+    // Registration order: the indexer (its key cache, then its compressor), the window cache, the compressed
+    // cache, the compressor.
+    if (l.compress_ratio == 4 && l.indexer_head_dim > 0) {
+        // 128 fp8 values + one fp32 scale per 128 (DeepseekV4Indexer: head_dim + head_dim // 128 * 4).
+        const int64_t key = l.indexer_head_dim + l.indexer_head_dim / 128 * 4;
+        add(kDsv4IndexerKeys, "MLAAttentionSpec", p.attn_block, 4, key, 1, 0, key);
+        // CompressorStateCache: coff = 2 at ratio 4; kv and score states of coff x head_dim fp32; 4-token blocks,
+        // window coff x ratio.
+        add(kDsv4IndexerState, "SlidingWindowMLASpec", 4, 1, 2 * 2 * l.indexer_head_dim, 4, 8,
+            2 * 2 * l.indexer_head_dim * 4);
+    }
+    add(kDsv4Swa, "SlidingWindowMLASpec", 64, 1, latent, 1, l.window, 584);
+    if (l.compress_ratio > 1) {
+        const int64_t coff = l.compress_ratio == 4 ? 2 : 1;
+        add(kDsv4Compressed, "MLAAttentionSpec", p.attn_block, l.compress_ratio, latent, 1, 0, 584);
+        // Compressor states: 4-token blocks at ratio 4, 8-token blocks at 128 ("The KV block shape [256//4,
+        // head_dim] = [64, 584] determines ..."), window coff x ratio.
+        add(kDsv4State, "SlidingWindowMLASpec", l.compress_ratio == 4 ? 4 : 8, 1, 2 * coff * latent, 4,
+            coff * l.compress_ratio, 2 * coff * latent * 4);
+    }
+}
+
 // Per-layer specs (KVCacheSpec per layer on one worker), the indexer caches of sparse MLA.
 Result<bool> layer_specs(const ModelSpec& m, const Plan& p, VllmLayout& L) {
     L.layers.reserve(m.layers.size());
@@ -525,7 +595,16 @@ Result<bool> layer_specs(const ModelSpec& m, const Plan& p, VllmLayout& L) {
             case LayerKind::Full:
             case LayerKind::Sliding:
             case LayerKind::Chunked: attention_spec(l, p, s); break;
-            case LayerKind::Mla: mla_spec(l, p, s); break;
+            case LayerKind::Mla:
+                if (p.dsv4 && dsv4_layer(l)) {
+                    const size_t before = L.layers.size();
+                    dsv4_specs(l, p, i, s, L.layers);
+                    for (size_t k = before; k < L.layers.size(); ++k)
+                        if (L.layers[k].real_page_size_bytes < 0) return overflow(m.name);
+                    continue;
+                }
+                mla_spec(l, p, s);
+                break;
             case LayerKind::Linear:
             case LayerKind::Mamba:
                 s.spec_type = "MambaSpec";
@@ -560,6 +639,7 @@ Result<bool> layer_specs(const ModelSpec& m, const Plan& p, VllmLayout& L) {
                                {{"bytes", std::to_string(index_bytes)},
                                 {"layers", std::to_string(indexed)},
                                 {"total", std::to_string(m.count(LayerKind::Mla))}}));
+    if (p.dsv4) L.notes.push_back(note("vllm_dsv4"));
     return true;
 }
 
@@ -585,6 +665,21 @@ Result<VllmLayout> vllm_layout(const ModelSpec& m, const VllmOptions& o) {
                    : vllm_kv_cache_dtype(o.kv_cache_dtype, m, o.kv_cache_dtype_choices);
     if (!kvt) return kvt.error();
     L.kv_cache_dtype = kvt->name;
+    if (std::any_of(m.layers.begin(), m.layers.end(), dsv4_layer)) {
+        if (o.dsv4 == 0) return make_error("unsupported", note("vllm_dsv4_release"));
+        // DeepseekV4's attention asserts an fp8 cache on its default backends (FlashMLA, and FlashInfer on SM12x:
+        // the fp8_ds_mla layout) and switches any fp8 spelling to fp8_ds_mla; "auto" is not one.
+        const std::string asked = o.kv_cache_dtype;
+        if (asked.rfind("fp8", 0) != 0)
+            return refuse(note(o.dsv4 == 1   ? "vllm_dsv4_fp8_only_v20"
+                               : o.dsv4 == 2 ? "vllm_dsv4_fp8_only_v23"
+                                             : "vllm_dsv4_fp8_only",
+                               {{"dtype", asked}}));
+        L.kv_cache_dtype = "fp8_ds_mla";
+        if (o.block_size > 0 && o.block_size != 256)
+            return make_error("unsupported", note("vllm_dsv4_block_size", {{"block", std::to_string(o.block_size)}}));
+    }
+    L.concurrency_group_blocks = o.concurrency_group_blocks;
     p.dt = kvt->bytes(1);
     if (p.dt <= 0) return bad_value(note("vllm_kv_elem_unknown", {{"dtype", o.kv_cache_dtype}}));
 

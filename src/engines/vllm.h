@@ -90,6 +90,13 @@ struct VllmRelease {
     // CUDA graph memory profiled and kept out of the KV cache by default (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1):
     // the same PR, 0.20.0 on. Before it the graphs were captured after the cache was sized, from the memory left.
     bool cudagraph_profiling = true;
+    // DeepSeek-V4 (models/deepseek_v4, first in 0.20.0): 0 = not supported by the release; else which wording its
+    // fp8-only assertion has: 1 = 0.20 to 0.22, 2 = 0.23, 3 = 0.24 on (VllmDsv4Assert).
+    int dsv4 = 3;
+    // get_max_concurrency_for_kv_cache_config sums each group's blocks per request (PR #48317, 0.27.0 on); before,
+    // it divided the summed group bytes by the first group's page, which differs only when groups' pages differ
+    // (DeepSeek-V4).
+    bool concurrency_group_blocks = true;
     // The spellings `vllm serve --kv-cache-dtype` takes (CacheConfig's CacheDType), in the order argparse lists them.
     std::vector<std::string> kv_cache_dtypes;
     // `vllm serve`'s batch defaults (EngineArgs.get_batch_defaults) on a GPU of 160 GiB or more: 16,384 batched
@@ -178,6 +185,8 @@ struct VllmOptions {
     bool pp_check_all_layers = false;             // see VllmRelease
     bool hybrid_prefix_caching = true;            // see VllmRelease
     bool mamba_align_mode = true;                 // see VllmRelease
+    int dsv4 = 3;                                 // see VllmRelease
+    bool concurrency_group_blocks = true;         // see VllmRelease
     int enable_prefix_caching = -1;               // --enable-prefix-caching: 1 on, 0 off, -1 the release's default
     int64_t swap_space_bytes = int64_t(4) << 30;  // V0 only: --swap-space (CPU blocks line)
     // VLLM_ALLOW_LONG_MAX_MODEL_LEN=1: a max_model_len past the derived one is laid out
@@ -187,17 +196,19 @@ struct VllmOptions {
 
 // One layer's KVCacheSpec as vLLM builds it on one worker (after the TP split).
 struct VllmLayerSpec {
-    int64_t layer = 0;  // index in ModelSpec::layers; n_layers + i = an extra cache of layer i
-                        // (DeepSeek-V3.2's indexer keys)
+    int64_t layer = 0;  // index in ModelSpec::layers; k x n_layers + i = the k-th extra cache of layer i
+                        // (DeepSeek-V3.2's indexer keys; DeepSeek-V4's caches, VllmDsv4Cache)
     LayerKind kind = LayerKind::Full;
     std::string spec_type;     // "FullAttentionSpec", "SlidingWindowSpec", "ChunkedLocalAttentionSpec",
-                               // "MLAAttentionSpec", "MambaSpec"
+                               // "MLAAttentionSpec", "SlidingWindowMLASpec" (DeepSeek-V4), "MambaSpec"
     int64_t block_size = 0;    // tokens per block (after page-size unification)
     int64_t num_kv_heads = 0;  // per GPU
     int64_t head_size = 0;
     int64_t head_size_v = 0;
     int64_t dtype_bytes = 0;
     int64_t window = 0;                // sliding window / attention chunk size
+    int64_t compress_ratio = 1;        // DeepSeek-V4: tokens per stored entry (storage_block_size = block / ratio)
+    int64_t cache = 0;                 // DeepSeek-V4: which of a layer's caches (VllmDsv4Cache)
     int64_t real_page_size_bytes = 0;  // bytes of one block of this layer, unpadded
     int64_t page_size_bytes = 0;       // after padding (mamba) / unification
     int64_t state_conv_bytes = 0;      // MambaSpec: conv state bytes per block
@@ -215,6 +226,16 @@ struct VllmGroup {
     int64_t window = 0;
 };
 
+// DeepSeek-V4's caches of one decoder layer, as its modules register them (VllmLayerSpec::cache; the id of cache k
+// of layer i is k x n_layers + i).
+enum VllmDsv4Cache : int64_t {
+    kDsv4Swa = 0,           // DeepseekV4SWACache: the last sliding_window tokens, 64-token blocks
+    kDsv4Compressed = 1,    // DeepseekV4MLAAttention: 1 latent per compress_ratio tokens (MLAAttentionSpec)
+    kDsv4State = 2,         // its compressor's fp32 partial states (CompressorStateCache, SlidingWindowMLASpec)
+    kDsv4IndexerKeys = 3,   // ratio 4: DeepseekV4IndexerCache, 128 fp8 + 4 B scale per compressed token
+    kDsv4IndexerState = 4,  // ratio 4: the indexer's compressor states
+};
+
 struct VllmLayout {
     std::vector<VllmLayerSpec> layers;  // only layers with a KV cache
     std::vector<VllmGroup> groups;      // empty for attention-free models
@@ -223,9 +244,17 @@ struct VllmLayout {
     //    bytes_per_block = sum of per-layer pages;
     //  otherwise num_blocks = avail // page_size_bytes // group_size.
     bool uniform_type = false;
-    int64_t group_size = 0;       // layers sharing one block id (max layers per group)
-    int64_t page_size_bytes = 0;  // unified page size (0 for uniform_type)
-    int64_t bytes_per_block = 0;  // bytes one more block id costs on the most loaded worker
+    // DeepSeek-V4 (kv_cache_utils _get_kv_cache_groups_uniform_groups / _get_kv_cache_config_deepseek_v4): every
+    // group is a UniformTypeKVCacheSpecs whose pages are padded to one of the compressed-MLA group's page sizes;
+    // a block id costs num_layer_tuples x tuple_page_bytes (the sum of those distinct sizes), and a request
+    // num_layer_tuples x tuple_page_bytes per page its groups need.
+    bool dsv4 = false;
+    int64_t tuple_page_bytes = 0;
+    int64_t num_layer_tuples = 0;
+    bool concurrency_group_blocks = true;  // VllmRelease::concurrency_group_blocks
+    int64_t group_size = 0;                // layers sharing one block id (max layers per group)
+    int64_t page_size_bytes = 0;           // unified page size (0 for uniform_type)
+    int64_t bytes_per_block = 0;           // bytes one more block id costs on the most loaded worker
     int64_t min_block_size = 0;
     int64_t padding_layers = 0;
     std::vector<std::string>

@@ -116,6 +116,44 @@ size_t heaviest_group_stage(const Stages& v) {
     return best;
 }
 
+// DeepSeek-V4: the pages each group needs for one request (UniformTypeKVCacheSpecs.max_memory_usage_pages: the
+// most any of its layers needs), in group order.
+std::vector<int64_t> dsv4_group_pages(const VllmLayout& l, int64_t tokens) {
+    const SpecIndex ix(l);
+    std::vector<int64_t> out;
+    for (const auto& g : l.groups) {
+        int64_t mx = 0;
+        for (int64_t id : g.layers) {
+            const VllmLayerSpec* s = ix.find(id);
+            if (s) mx = std::max(mx, cdiv(vllm_spec_max_memory(*s, tokens, l), s->page_size_bytes));
+        }
+        out.push_back(mx);
+    }
+    return out;
+}
+
+// _max_memory_usage_bytes_from_groups' DeepSeek-V4 branch: every group's pages reserve a whole layer-tuple slot.
+int64_t dsv4_request_bytes(const VllmLayout& l, int64_t tokens) {
+    int64_t pages = 0;
+    for (int64_t p : dsv4_group_pages(l, tokens)) pages = sat_add(pages, p);
+    return sat_mul(sat_mul(l.num_layer_tuples, l.tuple_page_bytes), pages);
+}
+
+int64_t dsv4_estimate(const VllmLayout& l, int64_t avail) {
+    if (dsv4_request_bytes(l, 1) > avail) return 0;
+    int64_t lo = 1, hi = l.max_model_len, est = 1;
+    while (lo <= hi) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (dsv4_request_bytes(l, mid) <= avail) {
+            est = mid;
+            lo = mid + 1;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    return est;
+}
+
 }  // namespace
 
 std::string vllm_format_gib(int64_t bytes) {
@@ -124,6 +162,7 @@ std::string vllm_format_gib(int64_t bytes) {
 
 int64_t vllm_request_bytes(const VllmLayout& l, int64_t tokens) {
     if (l.groups.empty()) return 0;
+    if (l.dsv4) return dsv4_request_bytes(l, tokens);
     const Stages v = stages_of(l);
     if (!l.uniform_type) return stage_request_bytes(l, v, heaviest_group_stage(v), tokens);
     int64_t mx = 0;
@@ -135,6 +174,10 @@ int64_t vllm_request_blocks(const VllmLayout& l, int64_t tokens) {
     // The scheduler's view: one spec per group (UniformTypeKVCacheSpecs collapses to its
     // first layer), blocks = sum over groups of cdiv(max_memory_usage_bytes, page_size_bytes).
     int64_t blocks = 0;
+    if (l.dsv4) {
+        for (int64_t p : dsv4_group_pages(l, tokens)) blocks = sat_add(blocks, p);
+        return blocks;
+    }
     const SpecIndex ix(l);
     for (const auto& g : l.groups) {
         const VllmLayerSpec* s0 = ix.find(g.layers.front());
@@ -165,6 +208,7 @@ int64_t estimate_stage(const VllmLayout& L, const Stages& v, size_t r, int64_t a
 int64_t vllm_estimate_max_model_len(const VllmLayout& l, int64_t avail) {
     if (l.groups.empty()) return l.max_model_len;
     if (avail <= 0) return 0;
+    if (l.dsv4) return dsv4_estimate(l, avail);
     const Stages v = stages_of(l);
     // Groups: the stage with the largest share has the shortest estimate.
     if (!l.uniform_type) return std::min(l.max_model_len, estimate_stage(l, v, heaviest_group_stage(v), avail));
@@ -210,6 +254,10 @@ std::vector<int64_t> vllm_stage_request_bytes(const VllmLayout& l, int64_t token
     const size_t pp = static_cast<size_t>(std::max<int64_t>(l.pp, 1));
     std::vector<int64_t> out(pp, 0);
     if (l.groups.empty()) return out;
+    if (l.dsv4) {
+        out[0] = dsv4_request_bytes(l, tokens);
+        return out;
+    }
     const Stages v = stages_of(l);
     for (size_t r = 0; r < pp; ++r)
         if (v.has_kv[r]) out[r] = stage_request_bytes(l, v, r, tokens);
@@ -389,6 +437,11 @@ Result<VllmCapacity> vllm_capacity(const ModelSpec& m, const VllmOptions& o, con
             const int64_t need = vllm_request_bytes(*whole, mml);
             if (need > avail) return refuse_request(need, vllm_estimate_max_model_len(*whole, avail));
         }
+        if (L.dsv4) {
+            const int64_t need = dsv4_request_bytes(L, mml);
+            if (need <= avail) continue;
+            return refuse_request(need, dsv4_estimate(L, avail));
+        }
         const int64_t need = L.uniform_type ? stage_request_bytes(L, stages, r, mml)
                                             : sat_mul(sat_mul(stages.gs[r], L.page_size_bytes), blocks);
         if (need <= avail) continue;
@@ -412,6 +465,16 @@ Result<VllmCapacity> vllm_capacity(const ModelSpec& m, const VllmOptions& o, con
     c.blocks_per_request = vllm_request_blocks(L, mml);
     c.fits = true;
     c.max_concurrency = c.blocks_per_request > 0 ? double(nb) / double(c.blocks_per_request) : 0.0;
+    if (L.dsv4 && !L.concurrency_group_blocks) {
+        // Before PR #48317 (0.27.0): cdiv(the groups' bytes for one request, the first group's page bytes),
+        // both scaled by the largest group's layer count, which cancels.
+        const std::vector<int64_t> pages = dsv4_group_pages(L, mml);
+        int64_t bytes = 0;
+        for (size_t g = 0; g < pages.size(); ++g)
+            bytes = sat_add(bytes, sat_mul(pages[g], L.groups[g].page_size_bytes));
+        const int64_t per = cdiv(bytes, L.groups[0].page_size_bytes);
+        c.max_concurrency = per > 0 ? double(nb) / double(per) : 0.0;
+    }
     // Current: int(max_concurrency * max_model_len), in Python float arithmetic.
     // Python's int() of a float never wraps; a C++ cast of one at or above 2^63 is undefined
     // (it printed -9,223,372,036,854,775,808 tokens): saturate instead.

@@ -154,9 +154,140 @@ void padded_groups(VllmLayout& L) {
     }
 }
 
+// UniformTypeKVCacheSpecs.get_num_layer_tuples: how many layers share the most common page size.
+int64_t layer_tuples(const std::vector<int64_t>& pages) {
+    std::map<int64_t, int64_t> n;
+    int64_t best = 0;
+    for (int64_t b : pages) best = std::max(best, ++n[b]);
+    return best;
+}
+
+// kv_cache_utils._approximate_gcd: the d in [lower, max] that pads the counts least (ties: the larger d).
+int64_t approximate_gcd(const std::vector<int64_t>& v, int64_t lower) {
+    const int64_t hi = *std::max_element(v.begin(), v.end());
+    const int64_t lo = std::max<int64_t>(1, lower);
+    if (lo > hi) return lo;
+    int64_t best_d = lo, best_pad = -1;
+    for (int64_t d = lo; d <= hi; ++d) {
+        int64_t pad = 0;
+        for (int64_t x : v) pad += (d - x % d) % d;
+        if (best_pad < 0 || pad < best_pad || (pad == best_pad && d > best_d)) {
+            best_pad = pad;
+            best_d = d;
+        }
+    }
+    return best_d;
+}
+
+// DeepSeek-V4 (kv_cache_utils.py, 0.20 to 0.27: group_and_unify_kv_cache_specs, then
+// _get_kv_cache_groups_uniform_groups): the MLAAttentionSpec layers (compressed latents and indexer keys) form
+// the first group; the SlidingWindowMLASpec layers are bucketed by (block_size, sliding_window) - the window
+// caches, the ratio-4 compressor states, the ratio-128 ones - each bucket's pages padded up to the nearest
+// page size of the first group and split into sub-groups of num_layer_tuples layer tuples, taking
+// tuples[i::n] as _get_kv_cache_groups_uniform_page_size does.
+Result<bool> dsv4_groups(VllmLayout& L) {
+    std::vector<size_t> mla;
+    std::vector<std::pair<std::pair<int64_t, int64_t>, std::vector<size_t>>> buckets;
+    for (size_t i = 0; i < L.layers.size(); ++i) {
+        const VllmLayerSpec& s = L.layers[i];
+        if (s.spec_type == "MLAAttentionSpec") {
+            mla.push_back(i);
+            continue;
+        }
+        const std::pair<int64_t, int64_t> key{s.block_size, s.window};
+        auto it = std::find_if(buckets.begin(), buckets.end(), [&](const auto& b) { return b.first == key; });
+        if (it == buckets.end()) {
+            buckets.push_back({key, {}});
+            it = buckets.end() - 1;
+        }
+        it->second.push_back(i);
+    }
+    if (mla.empty()) return make_error("unsupported", note("vllm_dsv4_layout"));
+    std::vector<int64_t> mla_pages, sizes;
+    for (size_t i : mla) {
+        mla_pages.push_back(L.layers[i].page_size_bytes);
+        if (std::find(sizes.begin(), sizes.end(), L.layers[i].page_size_bytes) == sizes.end())
+            sizes.push_back(L.layers[i].page_size_bytes);
+    }
+    std::vector<int64_t> tuples = {layer_tuples(mla_pages)};
+    for (const auto& b : buckets) {
+        std::vector<int64_t> pages;
+        for (size_t i : b.second) pages.push_back(L.layers[i].page_size_bytes);
+        tuples.push_back(layer_tuples(pages));
+    }
+    const int64_t n_tuples = approximate_gcd(tuples, tuples[0]);
+
+    auto add_group = [&](const std::vector<size_t>& members) {
+        VllmGroup g = group_like(L.layers[members[0]]);
+        g.spec_type = "UniformTypeKVCacheSpecs";
+        g.page_size_bytes = 0;
+        for (size_t i : members) {
+            g.layers.push_back(L.layers[i].layer);
+            g.page_size_bytes += L.layers[i].page_size_bytes;
+        }
+        L.groups.push_back(std::move(g));
+    };
+    add_group(mla);
+    for (const auto& b : buckets) {
+        // Pad each page to the nearest size of the first group at or above it (set as page_size_padded).
+        std::vector<std::pair<int64_t, std::vector<size_t>>> per_size;
+        for (size_t i : b.second) {
+            VllmLayerSpec& s = L.layers[i];
+            int64_t cand = INT64_MAX;
+            for (int64_t x : sizes)
+                if (x >= s.page_size_bytes) cand = std::min(cand, x);
+            if (cand == INT64_MAX) return make_error("unsupported", note("vllm_dsv4_layout"));
+            s.page_size_bytes = cand;
+            auto it = std::find_if(per_size.begin(), per_size.end(), [&](const auto& e) { return e.first == cand; });
+            if (it == per_size.end()) {
+                per_size.push_back({cand, {}});
+                it = per_size.end() - 1;
+            }
+            it->second.push_back(i);
+        }
+        // vLLM asserts that every padded size holds as many layers.
+        const size_t per = per_size[0].second.size();
+        for (const auto& e : per_size)
+            if (e.second.size() != per) return make_error("unsupported", note("vllm_dsv4_layout"));
+        const int64_t n_groups = cdiv(static_cast<int64_t>(per), n_tuples);
+        for (int64_t g = 0; g < n_groups; ++g) {
+            std::vector<size_t> members;
+            for (size_t t = static_cast<size_t>(g); t < per; t += static_cast<size_t>(n_groups))
+                for (const auto& e : per_size) members.push_back(e.second[t]);
+            add_group(members);
+        }
+    }
+    // _get_kv_cache_config_deepseek_v4: num_blocks = available // (sum of the first group's page sizes x the
+    // longest page-size bucket of any group).
+    std::map<int64_t, int64_t> page_of;
+    for (const VllmLayerSpec& s : L.layers) page_of[s.layer] = s.page_size_bytes;
+    int64_t longest = 0;
+    for (const VllmGroup& g : L.groups) {
+        std::vector<int64_t> pages;
+        for (int64_t id : g.layers) pages.push_back(page_of[id]);
+        longest = std::max(longest, layer_tuples(pages));
+    }
+    L.dsv4 = true;
+    L.num_layer_tuples = longest;
+    L.tuple_page_bytes = 0;
+    for (int64_t x : sizes) L.tuple_page_bytes += x;
+    L.page_size_bytes = 0;
+    L.group_size = 0;
+    for (const VllmGroup& g : L.groups) L.group_size = std::max<int64_t>(L.group_size, g.layers.size());
+    return true;
+}
+
 }  // namespace
 
 Result<bool> group_layers(const Plan& p, VllmLayout& L) {
+    if (p.dsv4) {
+        if (p.pp > 1) return make_error("unsupported", note("vllm_dsv4_pp"));
+        auto ok = dsv4_groups(L);
+        if (!ok) return ok;
+        L.min_block_size = INT64_MAX;
+        for (const auto& g : L.groups) L.min_block_size = std::min(L.min_block_size, g.block_size);
+        return true;
+    }
     const bool same = all_same(L.layers);
     const bool one_type = !same && uniform_type(L.layers);
     // --disable-hybrid-kv-cache-manager with mamba layers cannot be unified.
@@ -176,6 +307,12 @@ Result<bool> group_layers(const Plan& p, VllmLayout& L) {
 }
 
 void stage_costs(const Plan& p, VllmLayout& L) {
+    if (L.dsv4) {
+        const int64_t b = sat_mul(L.tuple_page_bytes, L.num_layer_tuples);
+        L.stage_bytes_per_block.assign(1, b);
+        L.bytes_per_block = b;
+        return;
+    }
     // One pass over the layers for all stages (a pass per stage was O(pp x layers)).
     const size_t pp = static_cast<size_t>(p.pp);
     std::vector<int64_t> bytes(pp, 0);

@@ -33,6 +33,7 @@ struct Plan {
     bool ds_sparse = false;       // DeepSeek-V3.2 sparse MLA (64-token pages, indexer cache)
     bool fp8_ds_mla = false;      // ... with the packed fp8_ds_mla latent (656 B/token)
     bool disable_hybrid = false;  // one spec type for all layers (flag, Llama 4 chunked, V0)
+    bool dsv4 = false;            // DeepSeek-V4: window, compressed, state and indexer caches per layer
     MambaCacheMode mode = MambaCacheMode::None;
     int64_t attn_block = 16;        // tokens per attention block (after the hybrid adjustment)
     int64_t mamba_block = 0;        // tokens a state block stands for

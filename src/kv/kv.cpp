@@ -28,7 +28,18 @@ KvDtypes uniform_kv_dtypes(const ModelSpec& m, const KvType& t) {
 
 int64_t layer_bytes_per_token(const Layer& l, const KvDtypes& d) {
     if (is_attention(l.kind)) return d.k.bytes(l.kv_heads * l.k_head_dim) + d.v.bytes(l.kv_heads * l.v_head_dim);
+    // DeepSeek-V4: what grows with the context is one latent (and one indexer key) per compress_ratio tokens.
+    if (dsv4_layer(l))
+        return l.compress_ratio > 1
+                   ? (d.k.bytes(l.kv_lora_rank + l.qk_rope_head_dim) + d.k.bytes(l.indexer_head_dim)) / l.compress_ratio
+                   : 0;
     if (l.kind == LayerKind::Mla) return d.k.bytes(l.kv_lora_rank + l.qk_rope_head_dim);
+    return 0;
+}
+
+int64_t layer_window_bytes_per_token(const Layer& l, const KvDtypes& d) {
+    if (l.kind == LayerKind::Sliding || l.kind == LayerKind::Chunked) return layer_bytes_per_token(l, d);
+    if (dsv4_layer(l)) return d.k.bytes(l.kv_lora_rank + l.qk_rope_head_dim);
     return 0;
 }
 
@@ -44,7 +55,7 @@ IdealKv ideal_kv(const ModelSpec& m, const KvDtypes& d) {
         int64_t per = layer_bytes_per_token(l, d);
         int64_t st = layer_state_bytes(l, d);
         if (l.kind == LayerKind::Full || l.kind == LayerKind::Mla) out.bytes_per_token += per;
-        if (l.kind == LayerKind::Sliding || l.kind == LayerKind::Chunked) out.windowed_bytes_per_token += per;
+        out.windowed_bytes_per_token += layer_window_bytes_per_token(l, d);
         out.state_bytes_per_seq += st;
         auto it =
             std::find_if(out.kinds.begin(), out.kinds.end(), [&](const KindSummary& k) { return k.kind == l.kind; });
@@ -54,6 +65,7 @@ IdealKv ideal_kv(const ModelSpec& m, const KvDtypes& d) {
         }
         it->layers += 1;
         it->bytes_per_token += per;
+        it->window_bytes_per_token += dsv4_layer(l) ? layer_window_bytes_per_token(l, d) : 0;
         it->window = std::max(it->window, l.window);
         it->state_bytes += st;
     }
@@ -66,9 +78,13 @@ Result<int64_t> kv_bytes_at(const ModelSpec& m, const KvDtypes& d, int64_t conte
     // 128 bits. Times seqs (< 2^63) only once per_seq itself fits int64, so < 2^126.
     __int128 per_seq = 0;
     for (const Layer& l : m.layers) {
-        int64_t tokens = context;
-        if (l.kind == LayerKind::Sliding || l.kind == LayerKind::Chunked) tokens = std::min(context, l.window);
-        per_seq += static_cast<__int128>(layer_bytes_per_token(l, d)) * tokens + layer_state_bytes(l, d);
+        if (l.kind == LayerKind::Sliding || l.kind == LayerKind::Chunked) {
+            per_seq += static_cast<__int128>(layer_bytes_per_token(l, d)) * std::min(context, l.window);
+            continue;
+        }
+        per_seq += static_cast<__int128>(layer_bytes_per_token(l, d)) * context + layer_state_bytes(l, d);
+        if (dsv4_layer(l))
+            per_seq += static_cast<__int128>(layer_window_bytes_per_token(l, d)) * std::min(context, l.window);
     }
     const __int128 total = per_seq > static_cast<__int128>(INT64_MAX) ? per_seq : per_seq * seqs;
     if (total > static_cast<__int128>(INT64_MAX)) {

@@ -24,21 +24,27 @@ KvDtypes uniform_kv_dtypes(const ModelSpec& m, const KvType& t);
 // Bytes one token adds to one attention layer (Full/Sliding/Chunked: K and V rows;
 // Mla: the single latent row, K type). 0 for state and None layers.
 int64_t layer_bytes_per_token(const Layer& l, const KvDtypes& d);
+// Bytes one token adds while it is inside a layer's window: a Sliding / Chunked layer's K and V, a
+// DeepSeek-V4 layer's uncompressed latent (kept for its last `window` tokens, besides the compressed part
+// layer_bytes_per_token gives). 0 otherwise.
+int64_t layer_window_bytes_per_token(const Layer& l, const KvDtypes& d);
 // Fixed per-sequence state bytes of a Linear/Mamba layer (conv + ssm). 0 otherwise.
 int64_t layer_state_bytes(const Layer& l, const KvDtypes& d);
 
 struct KindSummary {
     LayerKind kind;
     int64_t layers = 0;
-    int64_t bytes_per_token = 0;  // summed over the layers of this kind
-    int64_t window = 0;           // Sliding/Chunked: the (largest) window
-    int64_t state_bytes = 0;      // Linear/Mamba: per sequence, summed
+    int64_t bytes_per_token = 0;         // summed over the layers of this kind
+    int64_t window_bytes_per_token = 0;  // DeepSeek-V4 Mla layers: their windowed latents, summed
+    int64_t window = 0;                  // Sliding/Chunked: the (largest) window
+    int64_t state_bytes = 0;             // Linear/Mamba: per sequence, summed
 };
 
 struct IdealKv {
-    int64_t bytes_per_token = 0;           // context-proportional part (Full + Mla layers), one sequence
-    int64_t windowed_bytes_per_token = 0;  // Sliding + Chunked layers while the context is inside the window
-    int64_t state_bytes_per_seq = 0;       // Linear + Mamba layers, fixed
+    int64_t bytes_per_token = 0;  // context-proportional part (Full + Mla layers), one sequence
+    // Sliding + Chunked layers (and DeepSeek-V4's windowed latents) while the context is inside the window
+    int64_t windowed_bytes_per_token = 0;
+    int64_t state_bytes_per_seq = 0;  // Linear + Mamba layers, fixed
     std::vector<KindSummary> kinds;
 };
 

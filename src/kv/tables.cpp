@@ -20,6 +20,9 @@ bool is_attention(LayerKind k) {
 Result<EngineKv> engine_kv(const ModelSpec& m, const std::string& engine, const std::string& kv, const std::string& ctk,
                            const std::string& ctv, const std::string& vllm_version, const std::string& served_dtype) {
     EngineKv e{engine, m, {}};
+    if (engine != "vllm" && std::any_of(m.layers.begin(), m.layers.end(), dsv4_layer))
+        return make_error("unsupported",
+                          note(engine == "llamacpp" ? "llamacpp_dsv4" : "transformers_dsv4", {{"model", m.name}}));
     if (engine == "llamacpp") {
         e.view = llamacpp_cached_view(m);
         auto k = llamacpp_kv_type(ctk);
@@ -75,7 +78,8 @@ bool same_geometry(const Layer& a, const Layer& b) {
            a.v_head_dim == b.v_head_dim && a.window == b.window && a.kv_lora_rank == b.kv_lora_rank &&
            a.qk_rope_head_dim == b.qk_rope_head_dim && a.state.conv_kernel == b.state.conv_kernel &&
            a.state.d_inner == b.state.d_inner && a.state.n_groups == b.state.n_groups &&
-           a.state.d_state == b.state.d_state && a.state.heads == b.state.heads;
+           a.state.d_state == b.state.d_state && a.state.heads == b.state.heads &&
+           a.compress_ratio == b.compress_ratio && a.indexer_head_dim == b.indexer_head_dim;
 }
 
 std::vector<LayerGroup> layer_groups(const ModelSpec& m, const KvDtypes& d) {
@@ -83,14 +87,14 @@ std::vector<LayerGroup> layer_groups(const ModelSpec& m, const KvDtypes& d) {
     // Geometry -> group, so that a model of many distinct layers stays near-linear (a
     // search over the groups per layer was O(layers^2) for a per-layer head list).
     using Key = std::tuple<int, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-                           int64_t, int64_t>;
+                           int64_t, int64_t, int64_t, int64_t>;
     std::map<Key, size_t> where;
     for (size_t i = 0; i < m.layers.size(); ++i) {
         const Layer& l = m.layers[i];
         const Key key{
-            static_cast<int>(l.kind), l.kv_heads,         l.k_head_dim,        l.v_head_dim,    l.window,
-            l.kv_lora_rank,           l.qk_rope_head_dim, l.state.conv_kernel, l.state.d_inner, l.state.n_groups,
-            l.state.d_state,          l.state.heads};
+            static_cast<int>(l.kind), l.kv_heads,         l.k_head_dim,        l.v_head_dim,      l.window,
+            l.kv_lora_rank,           l.qk_rope_head_dim, l.state.conv_kernel, l.state.d_inner,   l.state.n_groups,
+            l.state.d_state,          l.state.heads,      l.compress_ratio,    l.indexer_head_dim};
         auto [pos, fresh] = where.emplace(key, groups.size());
         auto it = fresh ? groups.end() : groups.begin() + static_cast<std::ptrdiff_t>(pos->second);
         if (fresh) {

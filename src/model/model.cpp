@@ -100,6 +100,8 @@ const char* const kKnownTypes[] = {"llama",
                                    "deepseek_v2",
                                    "deepseek_v3",
                                    "deepseek_v32",
+                                   "deepseek_v4",
+                                   "deepseek_ref",
                                    "kimi_k2",
                                    "kimi_linear",
                                    "kimi_k3",
@@ -561,6 +563,88 @@ struct Builder {
             const bool skip = !pattern.empty() ? (i < pattern.size() && pattern[i] == 'S')
                                                : std::max<int64_t>(li - offset + 1, 0) % freq != 0;
             m.layers[i].index_head_dim = skip ? 0 : dim;
+        }
+        return true;
+    }
+
+    // DeepSeek-V4 (model_type deepseek_v4; sgl-project's FP8 copies say deepseek_ref). Its attention keeps a
+    // latent of head_dim (qk_nope 448 + qk_rope 64, no kv_lora_rank key) per token for the last sliding_window
+    // tokens of every layer, and layers whose compress_ratios entry r is above 1 compress the whole context
+    // into one latent per r tokens; ratio-4 layers' lightning indexer keeps an index_head_dim key per
+    // compressed token as well (vLLM models/deepseek_v4/attention.py: DeepseekV4SWACache on every layer,
+    // MLAAttentionSpec(compress_ratio=r) when r > 1, DeepseekV4Indexer when r == 4).
+    Result<bool> deepseek_v4() {
+        if (auto ok = read_core(); !ok) return ok;
+        m.family = "deepseek_v4";
+        auto rope = r.required_int({"qk_rope_head_dim"}, 1, kMaxDim);
+        if (!rope) return rope.error();
+        if (rope.value() >= head_dim)
+            return err("bad_value", "out_of_range",
+                       {{"field", "qk_rope_head_dim"},
+                        {"value", std::to_string(rope.value())},
+                        {"min", "1"},
+                        {"max", std::to_string(head_dim - 1)}});
+        auto window = r.required_int({"sliding_window"}, 1, kMaxTokens);
+        if (!window) return window.error();
+        auto index_dim = r.optional_int({"index_head_dim"}, 1, kMaxDim);
+        if (!index_dim) return index_dim.error();
+        const json* ratios = r.find({"compress_ratios"});
+        if (!ratios) return r.missing({"compress_ratios"});
+        if (!ratios->is_array())
+            return err("bad_value", "not_array", {{"field", "compress_ratios"}, {"got", json_type_name(*ratios)}});
+        // One entry per decoder layer, then the MTP layers' (both published configs list n + 1).
+        if (static_cast<int64_t>(ratios->size()) < n_layers) return length_mismatch("compress_ratios", ratios->size());
+        Layer base;
+        base.kind = LayerKind::Mla;
+        base.kv_lora_rank = head_dim - rope.value();
+        base.qk_rope_head_dim = rope.value();
+        base.window = window.value();
+        // No per-head view exists: the latent is both key and value (one KV head of head_dim).
+        base.kv_heads = kv_heads;
+        base.k_head_dim = base.v_head_dim = head_dim;
+        for (int64_t i = 0; i < n_layers; ++i) {
+            const json& e = (*ratios)[static_cast<size_t>(i)];
+            const int64_t v = e.is_number_integer() ? e.get<int64_t>() : -1;
+            // sparse_swa.py _layer_type_for: 0 or 1 (window only), 4 or 128; CompressorStateCache asserts 4 or 128.
+            if (v != 0 && v != 1 && v != 4 && v != 128)
+                return err("bad_value", "dsv4_compress_ratio",
+                           {{"layer", std::to_string(i)}, {"value", e.is_number() ? e.dump() : json_type_name(e)}});
+            Layer l = base;
+            l.compress_ratio = v > 1 ? v : 0;
+            if (v == 4) {
+                if (!index_dim.value()) return r.missing({"index_head_dim"});
+                l.indexer_head_dim = *index_dim.value();
+            }
+            m.layers.push_back(l);
+        }
+        m.dims.q_head_dim = head_dim;
+        m.dims.qk_nope_head_dim = head_dim - rope.value();
+        m.dims.v_head_dim = head_dim;
+        auto ql = r.optional_int({"q_lora_rank"}, 1, kMaxDim);
+        if (!ql) return ql.error();
+        m.dims.q_lora_rank = ql.value().value_or(0);
+        for (auto [dst, key] : {std::pair<int64_t*, const char*>{&m.dims.o_lora_rank, "o_lora_rank"},
+                                {&m.dims.o_groups, "o_groups"},
+                                {&m.dims.hc_mult, "hc_mult"},
+                                {&m.dims.index_heads, "index_n_heads"}}) {
+            auto v = r.optional_int({key}, 1, kMaxDim);
+            if (!v) return v.error();
+            *dst = v.value().value_or(0);
+        }
+        auto hash = r.optional_int({"num_hash_layers"}, 0, kMaxLayers);
+        if (!hash) return hash.error();
+        m.dims.hash_layers = hash.value().value_or(0);
+        // DeepseekV4ForCausalLMConfig turns quant_method fp8 into deepseek_v4_fp8 for model_type deepseek_v4 only;
+        // DeepseekV4FP8Config then reads expert_dtype, "fp4" when absent (quant_config.py). deepseek_ref copies stay
+        // plain fp8.
+        if (type == "deepseek_v4") {
+            const json* qc = r.find_anywhere("quantization_config");
+            const bool fp8 = qc && qc->is_object() && lower(string_at(*qc, "quant_method")) == "fp8";
+            m.dims.fp4_experts = fp8 && lower(r.optional_string("expert_dtype").value_or("fp4")) == "fp4";
+        }
+        if (auto mtp = r.find({"num_nextn_predict_layers"});
+            mtp && mtp->is_number_integer() && mtp->get<int64_t>() > 0) {
+            note("mtp", {{"field", "num_nextn_predict_layers"}, {"n", std::to_string(mtp->get<int64_t>())}});
         }
         return true;
     }
@@ -1505,6 +1589,9 @@ Result<ModelSpec> parse_config(const std::string& text, const std::string& name_
     Result<bool> built = true;
     if (t == "kimi_linear") {
         built = b.kimi_linear();
+    } else if (t == "deepseek_v4" || t == "deepseek_ref" ||
+               (m.architecture == "DeepseekV4ForCausalLM" && r.has("compress_ratios"))) {
+        built = b.deepseek_v4();
     } else if (r.has("kv_lora_rank")) {
         built = b.read_core();
         if (built) built = b.mla();

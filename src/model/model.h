@@ -54,6 +54,12 @@ struct Layer {
     // Sparse MLA (ModelSpec::sparse_mla): the width of this layer's indexer keys, 0 when the layer runs no
     // indexer of its own (GLM-5.2's IndexShare layers reuse an earlier layer's top-k).
     int64_t index_head_dim = 0;
+    // DeepSeek-V4 (an Mla layer whose latent is kv_lora_rank + qk_rope_head_dim = head_dim wide): every
+    // layer keeps the latents of its last `window` tokens, and a layer with compress_ratio r > 1 also one
+    // compressed latent per r tokens of the whole context (compress_ratios in config.json; 0 or 1: none).
+    // Ratio-4 layers' lightning indexer caches an indexer_head_dim key per compressed token too.
+    int64_t compress_ratio = 0;
+    int64_t indexer_head_dim = 0;
     // Linear / Mamba
     StateGeometry state;
     // llama.cpp's MTP block appended to a config's layers (llamacpp_target): kind None, as it holds no
@@ -113,6 +119,17 @@ struct WeightDims {
     int64_t per_layer_input_size = 0;
     int64_t per_layer_input_vocab = 0;
     bool full_k_eq_v = false;
+    // DeepSeek-V4 (vLLM models/deepseek_v4): grouped low-rank output (wo_a per o_groups, wo_b), the hyper-connection
+    // streams (hc_mult), the lightning indexer's heads, and the first num_hash_layers MoE layers routing by a
+    // token -> experts table (tid2eid) instead of a score bias. 0 elsewhere.
+    int64_t o_lora_rank = 0;
+    int64_t o_groups = 0;
+    int64_t hc_mult = 0;
+    int64_t index_heads = 0;
+    int64_t hash_layers = 0;
+    // Routed experts stored as MXFP4 (17 B / 32 weights) inside an fp8 checkpoint: DeepSeek-V4's expert_dtype fp4,
+    // which vLLM's DeepseekV4FP8Config sends through its MXFP4 MoE method.
+    bool fp4_experts = false;
     // Vision tower, counted separately
     int64_t vision_params = 0;
     int64_t max_position_embeddings = 0;
@@ -192,6 +209,11 @@ struct ModelSpec {
     bool has(LayerKind k) const { return count(k) > 0; }
     bool has_state() const { return has(LayerKind::Linear) || has(LayerKind::Mamba); }
 };
+
+// A DeepSeek-V4 layer: an Mla layer with a sliding window (Layer::compress_ratio says what else it keeps).
+inline bool dsv4_layer(const Layer& l) {
+    return l.kind == LayerKind::Mla && l.window > 0;
+}
 
 // The recurrent state of all layers of one sequence stays under 2^40 elements, so state bytes
 // x cells (llama.cpp's -np up to 4096) x 4 stay inside int64: config and GGUF readers both check it.

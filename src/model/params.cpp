@@ -68,7 +68,9 @@ Family family_of(const ModelSpec& m) {
     }
     if (t == "mpt") f.fused_qkv = true;
     if (t == "phi3") f.fused_qkv = true;  // qkv_proj / gate_up_proj fused in the checkpoint
-    if (is_one_of(t, {"deepseek_v3", "deepseek_v32", "kimi_k2", "glm4_moe", "kimi_linear"})) f.score_bias = true;
+    if (is_one_of(t,
+                  {"deepseek_v3", "deepseek_v32", "deepseek_v4", "deepseek_ref", "kimi_k2", "glm4_moe", "kimi_linear"}))
+        f.score_bias = true;
     if (t == "kimi_linear") f.kda = true;
     if (is_one_of(t, {"gemma4", "gemma4_text"})) {
         f.gemma4 = true;
@@ -206,6 +208,38 @@ struct Counter {
         return true;
     }
 
+    // DeepSeek-V4's attention (vLLM models/deepseek_v4/nvidia/model.py DeepseekV4Attention): fused q_a + kv
+    // (replicated), q_norm, wq_b, kv_norm, wo_a (o_groups blocks of heads x head_dim / o_groups -> o_lora_rank)
+    // and wo_b, the sinks; a compressing layer's compressor (fused wkv + wgate, unquantized, ape, norm); a ratio-4
+    // layer's indexer (wq_b, the unquantized weights_proj, its own compressor); the hyper-connection mixers.
+    void dsv4_attention(int li, const Layer& L) {
+        const int64_t hd = L.kv_lora_rank + L.qk_rope_head_dim;
+        b.add(TensorRole::MlaQa, li, d.q_lora_rank, h, 1, -1, true);
+        b.add(TensorRole::MlaKva, li, hd, h, 1, -1, true);
+        b.vec(li, d.q_lora_rank + hd);
+        b.add(TensorRole::MlaQb, li, heads * hd, d.q_lora_rank);
+        const int64_t groups = d.o_groups > 0 ? d.o_groups : 1;
+        b.add(TensorRole::AttnOut, li, groups * d.o_lora_rank, heads * hd / groups);
+        b.add(TensorRole::AttnOut, li, h, groups * d.o_lora_rank);
+        b.vec(li, heads);
+        // quant_config=None: the same never-quantized, replicated treatment as a router.
+        auto compressor = [&](int64_t ratio, int64_t dim) {
+            const int64_t coff = ratio == 4 ? 2 : 1;
+            b.add(TensorRole::Router, li, 2 * coff * dim, h, 1, -1, true);
+            b.vec(li, ratio * coff * dim + dim);
+        };
+        if (L.compress_ratio > 1) compressor(L.compress_ratio, hd);
+        if (L.indexer_head_dim > 0) {
+            b.add(TensorRole::MlaQb, li, d.index_heads * L.indexer_head_dim, d.q_lora_rank, 1, -1, true);
+            b.add(TensorRole::Router, li, d.index_heads, h, 1, -1, true);
+            compressor(4, L.indexer_head_dim);
+        }
+        if (d.hc_mult > 0) {
+            const int64_t mix = (2 + d.hc_mult) * d.hc_mult;
+            b.vec(li, 2 * (mix * d.hc_mult * h + mix + 3));
+        }
+    }
+
     // Linear attention: MiniMax's lightning attention, or a gated delta net.
     void linear(int li, const Layer& L) {
         const StateGeometry& s = L.state;
@@ -316,7 +350,11 @@ struct Counter {
         const int64_t k_active = d.experts_per_token > 0 ? std::min(d.experts_per_token, d.num_experts) : d.num_experts;
         b.add(TensorRole::Router, li, d.num_experts, h, 1, -1, true);
         if (f.router_bias) b.vec(li, d.num_experts);
-        if (f.score_bias) b.vec(li, d.num_experts);
+        // DeepSeek-V4's hash layers route by a vocab x top-k table instead (counted as its entries).
+        if (d.hash_layers > 0 && static_cast<int64_t>(i) < d.hash_layers)
+            b.vec(li, d.vocab_size * d.experts_per_token);
+        else if (f.score_bias)
+            b.vec(li, d.num_experts);
         // Latent MoE (Nemotron-3-Super / Ultra, vLLM's NemotronHMoE with moe_latent_size): the routed experts run in
         // the latent width, between fc1_latent_proj (hidden -> latent) and fc2_latent_proj (latent -> hidden),
         // both ReplicatedLinear; the router and the shared expert stay at the hidden size.
@@ -347,6 +385,10 @@ struct Counter {
                 if (auto ok = attention(li, L); !ok) return ok;
                 break;
             case LayerKind::Mla:
+                if (dsv4_layer(L)) {
+                    dsv4_attention(li, L);
+                    break;
+                }
                 if (auto ok = mla(li, L); !ok) return ok;
                 break;
             case LayerKind::Linear: linear(li, L); break;
@@ -391,6 +433,8 @@ struct Counter {
     // Final norm (layer -2: after the blocks) and lm_head unless tied.
     void head() {
         b.add(TensorRole::Vector, -2, 1, ln * h, 1, -1, true);
+        // DeepSeek-V4's hc_head mixer folds the hc_mult streams back into one.
+        if (d.hc_mult > 0) b.add(TensorRole::Vector, -2, 1, d.hc_mult * d.hc_mult * h + d.hc_mult + 1, 1, -1, true);
         if (!d.tie_word_embeddings) b.add(TensorRole::Output, -2, d.vocab_size, h);
     }
 };

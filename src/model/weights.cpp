@@ -173,6 +173,7 @@ Result<WeightFormat> weight_format(const std::string& name_in, const ModelSpec& 
         } else if (method == "fp8") {
             f = weight_format("fp8", m).value();
             f.fp8_block = main.block_rows;
+            f.mxfp4_experts = m.dims.fp4_experts;
         } else if (method == "mxfp4") {
             f = weight_format("mxfp4", m).value();
         } else {
@@ -435,6 +436,12 @@ int64_t one_copy_bytes(const WeightFormat& f, const ModelSpec& m, const TensorGr
                        bool* quantized) {
     const int64_t elems = g.rows * g.cols;
     *quantized = false;
+    // An fp8 checkpoint with MXFP4 routed experts (DeepSeek-V4: w13 / w2 as packed uint8 plus one E8M0 scale per
+    // 32, Mxfp4MoEMethod): its quantization_config says fp8 for them all.
+    if (f.kind == WeightKind::Fp8 && f.mxfp4_experts && is_expert(g.role)) {
+        *quantized = true;
+        return elems / 2 + elems / 32;
+    }
     if (f.plan) {
         const QuantScheme* s = checkpoint_scheme(*f.plan, m, g);
         if (!s) return elems * f.float_bytes;

@@ -56,6 +56,11 @@ JsonObject layer_json(const Layer& l) {
             j.set("kv_heads", l.kv_heads);
             j.set("k_head_dim", l.k_head_dim);
             j.set("v_head_dim", l.v_head_dim);
+            if (dsv4_layer(l)) {
+                j.set("window", l.window);
+                j.set("compress_ratio", l.compress_ratio);
+                j.set("indexer_head_dim", l.indexer_head_dim);
+            }
             break;
         case LayerKind::Linear:
         case LayerKind::Mamba:
