@@ -230,6 +230,9 @@ const std::vector<MessageTemplate>& message_templates() {
          "DeepSeek-V4 (fp8_ds_mla, 256-token blocks): every layer caches its last sliding_window tokens (584 B each, "
          "64-token pages), compressing layers one latent per 4 or 128 tokens plus fp32 compressor states, ratio-4 "
          "layers indexer keys (132 B); pages padded to 576 B and grouped in layer tuples"},
+        {"vllm_dsv4_fp8_default",
+         "DeepSeek-V4 runs only with an fp8 KV cache in vLLM (its attention asserts it): sized as fp8_ds_mla, and the "
+         "command passes --kv-cache-dtype fp8"},
         {"vllm_dsv4_release",
          "this vLLM release cannot serve DeepSeek-V4: its DeepseekV4ForCausalLM came with vLLM 0.20.0"},
         {"vllm_dsv4_fp8_only_v20", "AssertionError: DeepseekV4 only supports fp8 kv-cache format for now, got {dtype}"},

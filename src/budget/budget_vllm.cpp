@@ -369,6 +369,12 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
 
     VllmOptions o;
     o.kv_cache_dtype = c.in.kv_cache_dtype.empty() ? "auto" : c.in.kv_cache_dtype;
+    // DeepSeek-V4's attention asserts an fp8 cache (models/deepseek_v4 attention): under auto, vLLM's default and so
+    // the page's, it stops at start-up. The answer is the one a user gets by passing fp8, which the command does.
+    if (o.kv_cache_dtype == "auto" && rel->dsv4 && std::any_of(m.layers.begin(), m.layers.end(), dsv4_layer)) {
+        o.kv_cache_dtype = "fp8";
+        r.notes.push_back(note("vllm_dsv4_fp8_default"));
+    }
     // KV cache dtype auto is the dtype the model is served in.
     if (c.m.quant.method.empty()) o.model_dtype = served_float(c.fmt);
     o.tensor_parallel_size = r.tp;

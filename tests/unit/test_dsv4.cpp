@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "base/units.h"
+#include "budget/budget.h"
 #include "engines/llamacpp.h"
 #include "engines/transformers_cache.h"
 #include "engines/vllm.h"
@@ -272,4 +273,27 @@ TEST_CASE("DeepSeek-V4 weights: its attention, compressors, indexers and hyper-c
     CHECK(wb->bytes == 155932177070);
     const ModelSpec s = load("sgl-project--DeepSeek-V4-Flash-FP8.json");  // deepseek_ref: plain fp8 experts
     CHECK_FALSE(s.dims.fp4_experts);
+}
+
+// vLLM's default cache dtype (auto) stops DeepSeek-V4 at start-up; the budget answers with the fp8 cache a user must
+// pass, and its command passes it. A dtype the user chose is vLLM's to refuse.
+TEST_CASE("DeepSeek-V4 budget: auto answers with fp8 and the command passes it") {
+    BudgetInputs in;
+    in.gpu = "h200";
+    in.gpu_count = 4;
+    in.context = 65536;
+    const ModelSpec f = load(kFlash);
+    auto b = compute_budget(f, in);
+    REQUIRE(b);
+    CHECK(b->kv_cache_dtype == "fp8_ds_mla");
+    CHECK(
+        b->command ==
+        "vllm serve deepseek-ai/DeepSeek-V4-Flash --max-model-len 65536 --kv-cache-dtype fp8 --tensor-parallel-size 4");
+    CHECK(std::any_of(b->notes.begin(), b->notes.end(),
+                      [](const Message& n) { return n.code == "vllm_dsv4_fp8_default"; }));
+    in.kv_cache_dtype = "bfloat16";
+    auto refused = compute_budget(f, in);
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().message ==
+          "AssertionError: DeepseekV4 fp8_ds_mla layout only supports fp8 kv-cache, got bfloat16");
 }
