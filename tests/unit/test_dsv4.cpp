@@ -282,7 +282,8 @@ TEST_CASE("DeepSeek-V4 budget: auto answers with fp8 and the command passes it")
     in.gpu = "h200";
     in.gpu_count = 4;
     in.context = 65536;
-    const ModelSpec f = load(kFlash);
+    ModelSpec f = load(kFlash);
+    f.name = "deepseek-ai/DeepSeek-V4-Flash";  // as the Hub names it, not the fixture's file
     auto b = compute_budget(f, in);
     REQUIRE(b);
     CHECK(b->kv_cache_dtype == "fp8_ds_mla");
