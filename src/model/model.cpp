@@ -1677,6 +1677,9 @@ Result<ModelSpec> parse_config(const std::string& text, const std::string& name_
             if (v > 0 && v <= (1 << 20)) m.quant.group_size = static_cast<int>(v);
         }
         m.quant.plan = read_quant_plan(*qc);
+        // ModelOpt's config.json export (convert_hf_quant_config_format: config_groups, quant_algo,
+        // producer modelopt) names no quant_method; the plan says which reader took it.
+        if (m.quant.method.empty() && m.quant.plan) m.quant.method = m.quant.plan->method;
         if (m.quant.plan && m.quant.plan->default_scheme >= 0) {
             // compressed-tensors keeps num_bits and group_size under config_groups.*.weights.
             const QuantScheme& s = m.quant.plan->schemes[static_cast<size_t>(m.quant.plan->default_scheme)];

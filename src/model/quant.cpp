@@ -1,6 +1,6 @@
-// quantization_config -> QuantPlan: the stored format of each linear layer, as vLLM's readers
-// take it (vllm/model_executor/layers/quantization/: compressed_tensors/compressed_tensors.py and
-// its schemes, modelopt.py, fp8.py, awq.py, gptq.py, bitsandbytes.py, mxfp4.py, hqq_marlin.py).
+// quantization_config -> QuantPlan: the format of each linear layer and the bytes it holds on the
+// GPU after vLLM loads it. Each reader below names the vLLM file (vllm-project/vllm,
+// vllm/model_executor/layers/quantization/) and the commit read.
 #include "model/quant.h"
 
 #include <algorithm>
@@ -24,32 +24,25 @@ int64_t QuantScheme::bytes(int64_t rows, int64_t cols) const {
     if (block_rows > 0 && block_cols > 0)
         scales = cdiv(rows, block_rows) * cdiv(cols, block_cols);
     else if (group > 0)
-        scales = rows * cdiv(cols, group);
+        scales = flat_groups ? cdiv(elems, group) : rows * cdiv(cols, group);
     else if (group == 0)
         scales = rows;
     int64_t b = (elems * bits + 7) / 8;
     b += scales * scale_bytes;
     if (zero_bits > 0) b += (scales * zero_bits + 7) / 8;
-    if (nested_group > 0) b += cdiv(scales, nested_group) * 4;
     b += int64_t(tensor_words) * 4;
-    if (g_idx) b += cols * 4;
-    return b;
+    b += cols * 4 * g_idx_words;
+    return b * copies;
 }
 
 void QuantScheme::rate(int64_t* num, int64_t* den) const {
     if (group > 0 && block_rows == 0) {
         // bits per group of `group` values, in bytes
-        int64_t n = bits * group + 8 * scale_bytes + zero_bits;
-        int64_t d = 8 * group;
-        if (nested_group > 0) {  // one fp32 per nested_group scales
-            n = n * nested_group + 32;
-            d = d * nested_group;
-        }
-        *num = n;
-        *den = d;
+        *num = (bits * group + 8 * scale_bytes + zero_bits) * copies;
+        *den = 8 * group;
         return;
     }
-    *num = bits;
+    *num = bits * copies;
     *den = 8;
 }
 
@@ -423,8 +416,27 @@ int QuantPatterns::find(const std::string& name, bool runs) const {
     return -1;
 }
 
+namespace {
+
+// fp8.py / fbgemm_fp8.py: quant_utils.is_layer_skipped without skip_with_substr. A linear layer is
+// skipped when its whole name is listed; a FusedMoE layer ("layers.3.mlp.experts") when an entry
+// naming experts contains that prefix (the checkpoint lists every expert's projections).
+bool exact_skip(const QuantPatterns& p, const std::string& name) {
+    if (p.literal.count(name)) return true;
+    const size_t e = name.find(".experts.");
+    if (e == std::string::npos) return false;
+    const std::string prefix = name.substr(0, e + 8);
+    for (const auto& kv : p.literal)
+        if (kv.first.find("experts") != std::string::npos && kv.first.find(prefix) != std::string::npos) return true;
+    return false;
+}
+
+}  // namespace
+
 const QuantScheme* QuantPlan::scheme_for(const std::string& name, bool explicit_only) const {
-    if (ignore.find(name, match != QuantMatch::CompressedTensors) >= 0) return nullptr;
+    if (match == QuantMatch::Exact ? exact_skip(ignore, name)
+                                   : ignore.find(name, match != QuantMatch::CompressedTensors) >= 0)
+        return nullptr;
     const int t = targets.find(name, false);
     if (t >= 0 && t < static_cast<int>(schemes.size())) return &schemes[static_cast<size_t>(t)];
     if (explicit_only || default_scheme < 0 || default_scheme >= static_cast<int>(schemes.size())) return nullptr;
@@ -503,14 +515,14 @@ QuantScheme fp4(const char* name, int64_t group, int scale_bytes, int words) {
     s.tensor_words = words;
     return s;
 }
-QuantScheme int_group(const char* name, int bits, int64_t group, int zero_bits, bool g_idx) {
+QuantScheme int_group(const char* name, int bits, int64_t group, int zero_bits, int g_idx_words) {
     QuantScheme s;
     s.name = name;
     s.bits = bits;
     s.group = group > 0 ? group : 0;  // -1 / none: one group per row (channel)
     s.scale_bytes = 2;                // the model dtype (params_dtype)
     s.zero_bits = zero_bits;
-    s.g_idx = g_idx;
+    s.g_idx_words = g_idx_words;
     return s;
 }
 
@@ -559,12 +571,14 @@ QuantScheme ct_scheme(const json& w, const json* input, std::string* not_in_vllm
         return s;
     }
     // Weight-only integers (compressed_tensors_wNa16.py): packed int32, a scale per group (or per
-    // row) in the model dtype, packed zero points when asymmetric, g_idx for actorder "group".
+    // row) in the model dtype, packed zero points when asymmetric, weight_g_idx for actorder
+    // "group". On CUDA the Marlin kernel (kernels/mixed_precision/marlin.py @ def725a5) keeps the
+    // zero points repacked at the same size and, with g_idx, adds g_idx_sort_indices beside it.
     const bool sym = bool_or(w, "symmetric", true);
     const bool gidx = str_or(w, "actorder") == "group";
     if (bits != 4 && bits != 8) *not_in_vllm = "compressed-tensors int" + std::to_string(bits);
     const std::string name = "w" + std::to_string(bits) + "a16";
-    QuantScheme s = int_group(name.c_str(), bits, strategy == "group" ? group : 0, sym ? 0 : bits, gidx);
+    QuantScheme s = int_group(name.c_str(), bits, strategy == "group" ? group : 0, sym ? 0 : bits, gidx ? 2 : 0);
     s.name = name;
     return s;
 }
@@ -605,9 +619,11 @@ std::shared_ptr<QuantPlan> read_ct(const json& qc) {
 }
 
 bool modelopt_scheme(const std::string& algo, int64_t group, QuantScheme* s) {
-    // modelopt.py: ModelOptFp8LinearMethod (per-tensor weight_scale + input_scale), the per-channel
-    // and block (FP8_PB_WO, 128 x 128) variants, ModelOptNvFp4LinearMethod (weight_scale FP8 per
-    // group, weight_scale_2 and input_scale fp32), MXFP8 (E8M0 per 32).
+    // modelopt.py @ c9a59901 (QUANT_ALGOS FP8, FP8_PER_CHANNEL_PER_TOKEN, FP8_PB_WO, NVFP4):
+    // ModelOptFp8LinearMethod (per-tensor weight_scale + input_scale), the per-channel and block
+    // (FP8_PB_WO, 128 x 128) variants, ModelOptNvFp4LinearMethod (weight_scale FP8 per group,
+    // weight_scale_2 and input_scale fp32). W4A16_NVFP4, MXFP8 and MIXED_PRECISION are not in that
+    // commit's list; their rules are from the checkpoints' listings (nvidia/*-NVFP4 mixed exports).
     if (algo == "FP8") {
         *s = fp8_tensor(true);
     } else if (algo == "FP8_PER_CHANNEL_PER_TOKEN") {
@@ -687,78 +703,112 @@ std::shared_ptr<const QuantPlan> read_quant_plan(const json& qc) {
     } else if (method.compare(0, 8, "modelopt") == 0) {
         p = read_modelopt(qc);
     } else if (method == "fp8") {
-        // fp8.py: weight_block_size -> Fp8 block scales (weight_scale_inv, fp32 per block); else a
-        // per-tensor fp32 scale, plus input_scale for activation_scheme static.
+        // fp8.py @ 1436674b (Fp8Config.from_config, Fp8LinearMethod.create_weights): the weight in
+        // float8_e4m3fn; with weight_block_size [n, k] an fp32 weight_scale_inv of
+        // cdiv(rows, n) x cdiv(cols, k), else one fp32 weight_scale per logical matrix and, for
+        // activation_scheme "static", one fp32 input_scale. Block scales with static activations
+        // raise ValueError. ignored_layers, or modules_to_not_convert when that is empty, skips a
+        // layer by its whole name (quant_utils.is_layer_skipped @ 4de0dd6d).
         p = std::make_shared<QuantPlan>();
+        p->match = QuantMatch::Exact;
+        const bool static_act = str_or(qc, "activation_scheme") == "static";
         auto wbs = qc.find("weight_block_size");
         if (wbs != qc.end() && wbs->is_array() && wbs->size() == 2 && (*wbs)[0].is_number_integer() &&
-            (*wbs)[1].is_number_integer())
+            (*wbs)[1].is_number_integer()) {
             p->schemes.push_back(fp8_block(std::max<int64_t>(1, (*wbs)[0].get<int64_t>()),
                                            std::max<int64_t>(1, (*wbs)[1].get<int64_t>())));
-        else
-            p->schemes.push_back(fp8_tensor(str_or(qc, "activation_scheme") == "static"));
-        add_ignores(*p, list_at(qc, {"ignored_layers", "modules_to_not_convert"}), false);
+            if (static_act) p->not_in_vllm = "fp8 weight_block_size with static activations";
+        } else {
+            p->schemes.push_back(fp8_tensor(static_act));
+        }
+        const json* ign = list_at(qc, {"ignored_layers"});
+        if (!ign || ign->empty()) ign = list_at(qc, {"modules_to_not_convert"});
+        add_ignores(*p, ign, false);
     } else if (method == "fbgemm_fp8") {
-        // fbgemm_fp8.py: per-channel fp32 weight_scale.
+        // fbgemm_fp8.py @ 5deacad0: float8_e4m3fn weight, an fp32 weight_scale per output row;
+        // modules_to_not_convert by whole name (quant_utils.is_layer_skipped).
         p = std::make_shared<QuantPlan>();
+        p->match = QuantMatch::Exact;
         QuantScheme s = fp8_tensor(false);
         s.name = "fp8-channel";
         s.group = 0;
         p->schemes.push_back(s);
         add_ignores(*p, list_at(qc, {"modules_to_not_convert"}), false);
     } else if (method == "awq" || method == "awq_marlin") {
-        // awq.py: qweight int32 (8 values), scales fp16 and qzeros int32 (8 zeros) per group;
-        // "Currently, only 4-bit weight quantization is supported for AWQ".
+        // awq_marlin.py @ 2ab31a81 (CUDA's kernel for 4-bit AWQ) and awq.py: qweight int32 (8
+        // values), scales in the model dtype and qzeros int32 (8 zeros) per group; Marlin repacks
+        // each at its size and keeps no g_idx. awq.py allocates qzeros whatever zero_point says,
+        // and awq_marlin refuses uint4 without zero points, falling back to it. Only 4-bit
+        // (AWQMarlinConfig.TYPE_MAP, AWQConfig "only 4-bit"); "lm_head" quantizes the head.
         p = std::make_shared<QuantPlan>();
         const int bits = static_cast<int>(int_or(qc, "bits", int_or(qc, "w_bit", 4)));
         const int64_t group = int_or(qc, "group_size", int_or(qc, "q_group_size", 128));
-        const bool zp = bool_or(qc, "zero_point", true);
-        p->schemes.push_back(int_group("awq", bits, group, zp ? bits : 0, false));
+        p->schemes.push_back(int_group("awq", bits, group, bits, 0));
+        p->lm_head = bool_or(qc, "lm_head", false);
         if (bits != 4) p->not_in_vllm = "AWQ " + std::to_string(bits) + "-bit";
         add_ignores(*p, list_at(qc, {"modules_to_not_convert"}), false);
     } else if (method == "gptq" || method == "gptq_marlin" || method == "auto-round" || method == "auto_round") {
-        // gptq.py / gptq_marlin.py: qweight, scales fp16 and qzeros (stored even when symmetric) per
-        // group; g_idx kept only with desc_act; bits 2, 3, 4, 8; lm_head quantized when "lm_head".
+        // The checkpoint stores qweight, scales (model dtype) and qzeros per group and a g_idx. What
+        // stays after loading depends on the kernel. gptq_marlin.py @ 0ede9ef3 takes bits 4 / 8
+        // with "sym": true and a Marlin group size (-1, 32, 64, 128; is_gptq_marlin_compatible);
+        // its kernel (kernels/mixed_precision/marlin.py @ def725a5) empties qzeros (zero_points
+        // False) and, without desc_act, g_idx; with desc_act it keeps the sorted g_idx and adds
+        // g_idx_sort_indices, two int32 per input column. Otherwise gptq.py @ e5dd90be (bits 2, 3,
+        // 4, 8): qzeros stay, g_idx is emptied without desc_act and argsorted with it. desc_act
+        // with group_size -1 is no act order (GPTQMarlinConfig). "lm_head" quantizes the head.
         p = std::make_shared<QuantPlan>();
         const int bits = static_cast<int>(int_or(qc, "bits", 4));
         const int64_t group = int_or(qc, "group_size", 128);
-        p->schemes.push_back(
-            int_group(bits == 8 ? "gptq-int8" : "gptq", bits, group, bits, bool_or(qc, "desc_act", false)));
+        const bool sym = bool_or(qc, "sym", false) && qc.contains("desc_act");
+        const bool marlin =
+            sym && (bits == 4 || bits == 8) && (group == -1 || group == 32 || group == 64 || group == 128);
+        const bool act_order = bool_or(qc, "desc_act", false) && group != -1;
+        p->schemes.push_back(int_group(bits == 8 ? "gptq-int8" : "gptq", bits, group, marlin ? 0 : bits,
+                                       act_order ? (marlin ? 2 : 1) : 0));
         p->lm_head = bool_or(qc, "lm_head", false);
         if (bits != 2 && bits != 3 && bits != 4 && bits != 8) p->not_in_vllm = "GPTQ " + std::to_string(bits) + "-bit";
         add_ignores(*p, list_at(qc, {"modules_to_not_convert"}), false);
     } else if (method == "bitsandbytes") {
-        // bitsandbytes.py: 4-bit packs two values a byte, one absmax per 64 (fp32, or with
-        // bnb_4bit_use_double_quant an 8-bit absmax plus an fp32 per 256 of them); 8-bit
-        // (LLM.int8) one byte a value and an fp32 scale (SCB) per row.
+        // bitsandbytes.py @ 5a6541db: a pre-quantized 4-bit weight is a uint8 tensor of
+        // rows * cols / 2; its QuantState (model_loader/bitsandbytes_loader.py @ c9e9c484,
+        // _quantized_4bit_generator) sits on the GPU: an absmax per blocksize values of the
+        // flattened matrix and the 16-entry fp32 code table (quant_map). _dequantize_dq turns a
+        // double-quantized absmax (8-bit + nested fp32) into fp32 at load, so the GPU holds an fp32
+        // absmax per 64 either way (64: bitsandbytes' 4-bit blocksize, which the config does not
+        // name; the checkpoint's quant_state says it). 8-bit: int8 weight and an fp32 SCB per row
+        // (loaded on the CPU, copied to the GPU into the matmul state by the profile run).
+        // bnb_4bit_quant_type defaults to fp4 (BitsAndBytesConfig.from_config).
         p = std::make_shared<QuantPlan>();
         QuantScheme s;
-        if (bool_or(qc, "load_in_8bit", false) && !bool_or(qc, "load_in_4bit", false)) {
+        if (bool_or(qc, "load_in_8bit", false)) {
             s.name = "bnb-int8";
             s.bits = 8;
             s.group = 0;
             s.scale_bytes = 4;
         } else {
-            s.name = lower(str_or(qc, "bnb_4bit_quant_type")) == "fp4" ? "fp4" : "nf4";
+            s.name = lower(str_or(qc, "bnb_4bit_quant_type")) == "nf4" ? "nf4" : "fp4";
             s.bits = 4;
             s.group = 64;
-            if (bool_or(qc, "bnb_4bit_use_double_quant", false)) {
-                s.scale_bytes = 1;
-                s.nested_group = 256;
-            } else {
-                s.scale_bytes = 4;
-            }
+            s.flat_groups = true;
+            s.scale_bytes = 4;
+            s.tensor_words = 16;
         }
         p->schemes.push_back(s);
         add_ignores(*p, list_at(qc, {"llm_int8_skip_modules"}), false);
     } else if (method == "mxfp4") {
-        // mxfp4.py: routed experts only (linear layers fall back to UnquantizedLinearMethod).
+        // mxfp4.py @ afdb4a4f: routed experts only (Mxfp4MoEMethod: uint8 pairs of values and a
+        // uint8 E8M0 scale per 32; linear layers are not MXFP4). The backends pad the expert
+        // widths (Marlin: intermediate to 128, hidden to 256; FlashInfer SM100: both to 256;
+        // Triton: intermediate to 64), which is not counted here.
         p = std::make_shared<QuantPlan>();
         p->schemes.push_back(fp4("mxfp4", 32, 1, 0));
         p->experts_only = true;
         add_ignores(*p, list_at(qc, {"modules_to_not_convert"}), false);
     } else if (method == "hqq") {
-        // hqq_marlin.py: 4-bit, a scale and a zero in fp16 per group of 64.
+        // hqq_marlin.py @ 91b4f8fb: W_q repacked to GPTQ int32 at load, zero and scale in the
+        // model dtype per group; process_weights_after_loading adds marlin_qweight, marlin_zeros
+        // and marlin_scales of the same sizes and keeps the loaded parameters, so the GPU holds
+        // both. HQQMarlinConfig asserts nbits 4 and group_size 64; skip_modules by name part.
         p = std::make_shared<QuantPlan>();
         const json* wq = &qc;
         if (qc.contains("quant_config") && qc["quant_config"].is_object()) {
@@ -768,8 +818,11 @@ std::shared_ptr<const QuantPlan> read_quant_plan(const json& qc) {
         }
         const int bits = static_cast<int>(int_or(*wq, "nbits", 4));
         const int64_t group = int_or(*wq, "group_size", 64);
-        p->schemes.push_back(int_group("hqq", bits, group, 16, false));
-        if (bits != 4) p->not_in_vllm = "HQQ " + std::to_string(bits) + "-bit";
+        QuantScheme s = int_group("hqq", bits, group, 16, 0);
+        s.copies = 2;
+        p->schemes.push_back(s);
+        if (bits != 4 || group != 64)
+            p->not_in_vllm = "HQQ " + std::to_string(bits) + "-bit group " + std::to_string(group);
         add_ignores(*p, list_at(qc, {"skip_modules"}), false);
     }
     if (!p || p->schemes.empty()) return nullptr;

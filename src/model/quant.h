@@ -15,26 +15,32 @@
 
 namespace kvb {
 
-// The stored bytes of one quantized matrix of rows (output) x cols (input) values:
+// The bytes one quantized matrix of rows (output) x cols (input) values holds on the GPU once vLLM
+// has loaded it (after process_weights_after_loading, on CUDA with the kernel vLLM picks by default):
 //   ceil(rows * cols * bits / 8)                           the values
 // + scales * scale_bytes                                   scales (per tensor, row, group or block)
 // + ceil(scales * zero_bits / 8)                           zero points, packed (asymmetric schemes)
-// + cdiv(scales, nested_group) * 4                         bitsandbytes' double quantization: fp32 per 256 absmax
-// + tensor_words * 4                                       per-matrix fp32 (global scale, static input scale)
-// + cols * 4 when g_idx                                    GPTQ act-order group index
+// + tensor_words * 4                                       per-matrix fp32 (global scale, static input
+//                                                          scale, bitsandbytes' 16-entry code table)
+// + cols * 4 * g_idx_words                                 int32 per input column (act order: g_idx, and
+//                                                          Marlin's g_idx_sort_indices beside it)
+// all times `copies` (HQQ keeps its loaded tensors beside the Marlin copies it makes).
+// That is what vLLM's "Model loading took" counts; the checkpoint's files can differ (GPTQ's qzeros and
+// g_idx, bitsandbytes' double-quantized absmax): docs/budget-model.md section 3 lists where.
 struct QuantScheme {
-    std::string name;        // "fp8", "fp8-block", "fp8-channel", "int8", "w4a16", "w8a16", "nvfp4", "mxfp4",
-                             // "mxfp8", "awq", "gptq", "nf4", "fp4", "bnb-int8", "hqq"
-    int bits = 8;            // stored bits per value
-    int64_t group = 0;       // > 0: values per scale along the input; 0: one scale per output row;
-                             // -1: one scale per matrix
-    int64_t block_rows = 0;  // > 0: 2-D blocks of block_rows x block_cols (fp8 128 x 128)
+    std::string name;          // "fp8", "fp8-block", "fp8-channel", "int8", "w4a16", "w8a16", "nvfp4", "mxfp4",
+                               // "mxfp8", "awq", "gptq", "nf4", "fp4", "bnb-int8", "hqq"
+    int bits = 8;              // stored bits per value
+    int64_t group = 0;         // > 0: values per scale along the input; 0: one scale per output row;
+                               // -1: one scale per matrix
+    bool flat_groups = false;  // groups run over the flattened matrix (bitsandbytes' blockwise absmax)
+    int64_t block_rows = 0;    // > 0: 2-D blocks of block_rows x block_cols (fp8 128 x 128)
     int64_t block_cols = 0;
-    int scale_bytes = 4;       // bytes per scale
-    int zero_bits = 0;         // packed zero point per scale (0: symmetric)
-    int64_t nested_group = 0;  // bitsandbytes double quant: one fp32 per this many 8-bit absmax
-    int tensor_words = 0;      // fp32 words per matrix besides the scales
-    bool g_idx = false;        // int32 per input column (GPTQ desc_act / compressed-tensors actorder group)
+    int scale_bytes = 4;   // bytes per scale
+    int zero_bits = 0;     // packed zero point per scale (0: none kept)
+    int tensor_words = 0;  // fp32 words per matrix besides the scales
+    int g_idx_words = 0;   // int32 words per input column
+    int copies = 1;
     int64_t bytes(int64_t rows, int64_t cols) const;
     // Bytes per value of a large matrix (rows and cols multiples of every group), as num / den.
     void rate(int64_t* num, int64_t* den) const;
@@ -43,7 +49,9 @@ struct QuantScheme {
 enum class QuantMatch {
     CompressedTensors,  // exact name, or "re:" + Python re.match (compressed_tensors/utils.py)
     ModelOpt,           // exact, substring, or fnmatch wildcard (modelopt.py is_layer_excluded)
-    Substring,          // the name contains the entry at a dot boundary (fp8 / awq / bnb modules_to_not_convert)
+    Substring,          // the name contains the entry at a dot boundary (awq / gptq / bnb / hqq skip lists)
+    Exact,              // the whole name (fp8.py / fbgemm_fp8.py is_layer_skipped without skip_with_substr);
+                        // routed experts: an "experts" entry containing the layer's FusedMoE prefix
 };
 
 // Patterns sorted by how they can match, so that a plan with thousands of entries (ModelOpt's

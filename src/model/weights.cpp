@@ -137,8 +137,8 @@ Result<WeightFormat> weight_format(const std::string& name_in, const ModelSpec& 
     if (n == "fp8" || n == "fp8_e4m3" || n == "f8") return quantized_format("fp8", WeightKind::Fp8, 8);
     if (n == "int8" || n == "w8a8" || n == "i8") return quantized_format("int8", WeightKind::Int8, 8);
     if (n == "awq" || n == "int4" || n == "awq-int4" || n == "w4a16") return int_group("awq", 4, 128, true, 2);
-    if (n == "gptq" || n == "gptq-int4") return int_group("gptq", 4, 128, true, 2);
-    if (n == "gptq-int8") return int_group("gptq-int8", 8, 128, true, 2);
+    if (n == "gptq" || n == "gptq-int4") return int_group("gptq", 4, 128, false, 2);
+    if (n == "gptq-int8") return int_group("gptq-int8", 8, 128, false, 2);
     if (n == "mxfp4") return quantized_format("mxfp4", WeightKind::Mxfp4, 4);
     for (const char* g : {"q8_0", "q6_k", "q5_k_m", "q4_k_m", "q4_0", "iq4_xs"}) {
         if (n == g) {

@@ -66,10 +66,12 @@ TEST_CASE("quant: bytes of one matrix in each stored format") {
     CHECK(bytes_of(R"({"config_groups": {"group_0": {"input_activations": null, "targets": ["Linear"], "weights":
         {"actorder": null, "group_size": 32, "num_bits": 4, "strategy": "group", "symmetric": true, "type": "int"}}},
         "format": "pack-quantized", "quant_method": "compressed-tensors"})") == n / 2 + r * (c / 32) * 2);
-    // compressed-tensors W4A16 asymmetric with actorder group: packed zero points and g_idx.
+    // compressed-tensors W4A16 asymmetric with actorder group: packed zero points, and Marlin's
+    // sorted g_idx plus g_idx_sort_indices (kernels/mixed_precision/marlin.py @ def725a5).
     CHECK(bytes_of(R"({"config_groups": {"group_0": {"targets": ["Linear"], "weights": {"actorder": "group",
         "group_size": 128, "num_bits": 4, "strategy": "group", "symmetric": false, "type": "int"}}},
-        "quant_method": "compressed-tensors"})") == n / 2 + r * 32 * 2 + r * 32 / 2 + c * 4);
+        "quant_method": "compressed-tensors"})") == n / 2 + r * 32 * 2 + r * 32 / 2 + 2 * c * 4);
+    CHECK(n / 2 + r * 32 * 2 + r * 32 / 2 + 2 * c * 4 == 8749056);
     // compressed-tensors FP8-dynamic (RedHatAI -FP8-dynamic): fp32 scale per output channel.
     CHECK(bytes_of(R"({"config_groups": {"group_0": {"input_activations": {"dynamic": true, "num_bits": 8,
         "strategy": "token", "type": "float"}, "targets": ["Linear"], "weights": {"dynamic": false, "num_bits": 8,
@@ -95,22 +97,49 @@ TEST_CASE("quant: bytes of one matrix in each stored format") {
     CHECK(bytes_of(R"({"config_groups": {"group_0": {"input_activations": {"dynamic": false, "num_bits": 8,
         "type": "float"}, "weights": {"dynamic": false, "num_bits": 8, "type": "float"}}}, "ignore": ["lm_head"],
         "quant_algo": "FP8", "producer": {"name": "modelopt", "version": "0.31.0"}})") == n + 8);
-    // AWQ g128 with zero points: fp16 scale and a packed 4-bit zero per group.
+    // AWQ g128 (awq_marlin.py @ 2ab31a81): scales in the model dtype and qzeros (8 per int32) per
+    // group, repacked at the same size; awq.py allocates qzeros even with zero_point false.
     CHECK(bytes_of(R"({"bits": 4, "group_size": 128, "modules_to_not_convert": null, "quant_method": "awq",
         "version": "gemm", "zero_point": true})") == n / 2 + r * 32 * 2 + r * 32 / 2);
-    // GPTQ 8-bit g128 with desc_act: qzeros stored, g_idx kept.
+    CHECK(bytes_of(R"({"bits": 4, "group_size": 128, "quant_method": "awq", "zero_point": false})") == 8716288);
+    // GPTQ 4-bit g128 sym (Qwen *-GPTQ-Int4): gptq_marlin (gptq_marlin.py @ 0ede9ef3) empties qzeros
+    // and g_idx at load: values and fp16 scales only, 4.125 bits a weight.
+    CHECK(bytes_of(R"({"bits": 4, "damp_percent": 0.01, "desc_act": false, "group_size": 128, "quant_method": "gptq",
+        "static_groups": false, "sym": true, "true_sequential": true})") == n / 2 + r * 32 * 2);
+    CHECK(n / 2 + r * 32 * 2 == 8650752);
+    // GPTQ 8-bit g128 with desc_act, sym: Marlin keeps the sorted g_idx and g_idx_sort_indices.
     CHECK(bytes_of(R"({"bits": 8, "desc_act": true, "group_size": 128, "quant_method": "gptq", "sym": true})") ==
-          n + r * 32 * 2 + r * 32 + c * 4);
-    // bitsandbytes nf4 with double quantization: 8-bit absmax per 64, an fp32 per 256 of them.
+          n + r * 32 * 2 + 2 * c * 4);
+    CHECK(n + r * 32 * 2 + 2 * c * 4 == 17072128);
+    // GPTQ asymmetric (no Marlin type): gptq.py @ e5dd90be keeps qzeros, and g_idx with desc_act.
+    CHECK(bytes_of(R"({"bits": 4, "desc_act": true, "group_size": 128, "quant_method": "gptq", "sym": false})") ==
+          n / 2 + r * 32 * 2 + r * 32 / 2 + c * 4);
+    CHECK(bytes_of(R"({"bits": 3, "desc_act": false, "group_size": 128, "quant_method": "gptq", "sym": true})") ==
+          n * 3 / 8 + r * 32 * 2 + r * 32 * 3 / 8);
+    // bitsandbytes 4-bit: vLLM dequantizes a double-quantized absmax to fp32 at load
+    // (bitsandbytes_loader.py @ c9e9c484 _dequantize_dq), so nf4 holds an fp32 per 64 values plus the
+    // 16-entry fp32 code table either way.
     CHECK(bytes_of(R"({"bnb_4bit_compute_dtype": "bfloat16", "bnb_4bit_quant_type": "nf4",
         "bnb_4bit_use_double_quant": true, "load_in_4bit": true, "load_in_8bit": false,
-        "quant_method": "bitsandbytes"})") == n / 2 + n / 64 + kvb::cdiv(n / 64, 256) * 4);
+        "quant_method": "bitsandbytes"})") == n / 2 + n / 64 * 4 + 64);
+    CHECK(n / 2 + n / 64 * 4 + 64 == 9437248);
     CHECK(bytes_of(R"({"bnb_4bit_quant_type": "nf4", "load_in_4bit": true, "quant_method": "bitsandbytes"})") ==
-          n / 2 + n / 64 * 4);
+          9437248);
+    CHECK(plan_of(R"({"load_in_4bit": true, "quant_method": "bitsandbytes"})")->schemes[0].name == "fp4");
     CHECK(bytes_of(R"({"load_in_8bit": true, "quant_method": "bitsandbytes"})") == n + r * 4);
+    // HQQ 4-bit g64 (hqq_marlin.py @ 91b4f8fb): the loaded W_q / zero / scale stay beside the Marlin
+    // copies, so twice values + fp16 scale + fp16 zero per 64.
+    CHECK(bytes_of(R"({"quant_method": "hqq", "skip_modules": ["lm_head"], "quant_config": {"weight_quant_params":
+        {"nbits": 4, "group_size": 64}}})") == 2 * (n / 2 + r * 64 * 2 * 2));
+    CHECK(2 * (n / 2 + r * 64 * 2 * 2) == 18874368);
     // Forms vLLM refuses are said so.
     CHECK(plan_of(R"({"bits": 3, "group_size": 128, "quant_method": "awq"})")->not_in_vllm == "AWQ 3-bit");
     CHECK(plan_of(R"({"bits": 4, "group_size": 128, "quant_method": "gptq"})")->not_in_vllm.empty());
+    CHECK(plan_of(R"({"activation_scheme": "static", "quant_method": "fp8", "weight_block_size": [128, 128]})")
+              ->not_in_vllm == "fp8 weight_block_size with static activations");
+    CHECK(
+        plan_of(R"({"quant_method": "hqq", "quant_config": {"weight_quant_params": {"nbits": 4, "group_size": 128}}})")
+            ->not_in_vllm == "HQQ 4-bit group 128");
     CHECK_FALSE(plan_of(R"({"quant_method": "quanto", "weights": "int4"})"));
 }
 
@@ -147,6 +176,49 @@ TEST_CASE("quant: which layers each form keeps unquantized") {
     CHECK(fp8->scheme_for("layers.1.mlp.gate") == nullptr);
     CHECK(fp8->scheme_for("layers.1.mlp.gate_proj") != nullptr);
     CHECK(fp8->scheme_for("layers.10.mlp.gate") != nullptr);
+    // fp8.py skips by the whole name (quant_utils.is_layer_skipped @ 4de0dd6d): a parent module listed
+    // does not skip its projections; a FusedMoE layer is skipped when an experts entry contains its
+    // prefix. ignored_layers wins; modules_to_not_convert only when it is empty.
+    auto whole = plan_of(R"({"activation_scheme": "dynamic", "quant_method": "fp8", "ignored_layers": [],
+        "modules_to_not_convert": ["model.layers.0.self_attn", "model.layers.2.self_attn.o_proj",
+                                   "model.layers.3.mlp.experts.0.gate_proj"]})");
+    REQUIRE(whole);
+    CHECK(whole->scheme_for("layers.0.self_attn.q_proj") != nullptr);
+    CHECK(whole->scheme_for("layers.2.self_attn.o_proj") == nullptr);
+    CHECK(whole->scheme_for("layers.3.mlp.experts.5.down_proj") == nullptr);
+    CHECK(whole->scheme_for("layers.4.mlp.experts.0.gate_proj") != nullptr);
+}
+
+// ModelOpt's config.json export (ModelOpt >= 0.29 convert_hf_quant_config_format, the form of
+// Qwen/Qwen3-32B-FP8-Static-PerTensor) has config_groups, quant_algo and producer but no quant_method;
+// `auto` sized it in bf16. Qwen3-32B's shape with that config: every decoder projection fp8 with a
+// weight_scale and an input_scale (modelopt.py @ c9a59901 ModelOptFp8LinearMethod), the lm_head ignored.
+TEST_CASE("quant: ModelOpt FP8 config without quant_method (Qwen3-32B)") {
+    auto j = kvb::parse_json_dom(kvb::test::fixture_text("Qwen/Qwen3-32B"));
+    j["quantization_config"] = kvb::parse_json_dom(R"({"config_groups": {"group_0": {"input_activations":
+        {"dynamic": false, "num_bits": 8, "type": "float"}, "weights": {"dynamic": false, "num_bits": 8,
+        "type": "float"}}}, "ignore": ["lm_head"], "quant_algo": "FP8", "kv_cache_scheme": "FP8",
+        "producer": {"name": "modelopt", "version": "0.29.0"}})");
+    auto r = kvb::parse_config(j.dump(), "Qwen/Qwen3-32B-FP8-Static-PerTensor");
+    REQUIRE(r.ok());
+    const kvb::ModelSpec& m = r.value();
+    CHECK(m.quant.method == "modelopt");
+    auto f = kvb::weight_format("auto", m);
+    REQUIRE(f.ok());
+    CHECK(f->name == "fp8");
+    auto pc = kvb::count_params(m);
+    REQUIRE(pc.ok());
+    int64_t expect = 0;
+    for (const kvb::TensorGroup& g : pc->tensors) {
+        using R = kvb::TensorRole;
+        const bool q = g.role == R::AttnQ || g.role == R::AttnK || g.role == R::AttnV || g.role == R::AttnOut ||
+                       g.role == R::FfnGate || g.role == R::FfnUp || g.role == R::FfnDown;
+        expect += g.count * (q ? g.rows * g.cols + 8 : g.rows * g.cols * 2);
+    }
+    auto b = kvb::weight_bytes(m, f.value());
+    REQUIRE(b.ok());
+    CHECK(b->bytes == expect);
+    CHECK(b->bytes == 34318628352);
 }
 
 // poolside/Laguna-XS.2-FP8 (compressed-tensors FP8, 128 x 128 blocks): its ignore list keeps every
