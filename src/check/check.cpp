@@ -374,6 +374,9 @@ void check_vllm_run(const LogFacts& f, const ModelSpec& base_model, const std::v
         o.pp_check_all_layers = rel->pp_check_all_layers;
         o.hybrid_prefix_caching = rel->hybrid_prefix_caching;
         o.mamba_align_mode = rel->mamba_align_mode;
+        o.mamba_prefix = rel->mamba_prefix;
+        o.mamba_spec_align = rel->mamba_spec_align;
+        o.mamba_align_default = rel->mamba_align_default;
     } else {
         // Without a release the capacity is predicted in the shape it was printed in.
         o.one_line_capacity = shape;

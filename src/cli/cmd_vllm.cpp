@@ -41,8 +41,9 @@ or vLLM's ValueError when one request of --max-model-len tokens does not fit
                                  (default: on with --log-format current, off for the older formats)
   --[no-]enable-prefix-caching   prefix caching (default: the release's; hybrid models have it from 0.28.0):
                                  it sets the default --mamba-cache-mode
-  --mamba-cache-mode M           none, align or all (default: with prefix caching, align for gated-delta-net
-                                 hybrids and all for Nemotron-H; none without it)
+  --mamba-cache-mode M           none, align or all (default: with prefix caching, align from 0.28.0; before,
+                                 all for the classes declaring mamba prefix caching (Nemotron-H, Jamba,
+                                 Falcon-H1, Granite 4 hybrids) and align for the rest; none without it)
   --mamba-cache-dtype T          conv state dtype (default auto = model dtype)
   --mamba-ssm-cache-dtype T      ssm state dtype (default auto = config mamba_ssm_dtype or conv dtype)
   --num-speculative-tokens N     extra state slots for speculative decoding
@@ -192,6 +193,9 @@ int cmd_vllm(const std::vector<std::string>& argv, std::ostream& out, std::ostre
     o.pp_check_all_layers = rel->pp_check_all_layers;
     o.hybrid_prefix_caching = rel->hybrid_prefix_caching;
     o.mamba_align_mode = rel->mamba_align_mode;
+    o.mamba_prefix = rel->mamba_prefix;
+    o.mamba_spec_align = rel->mamba_spec_align;
+    o.mamba_align_default = rel->mamba_align_default;
     if (a->has("--enable-prefix-caching")) o.enable_prefix_caching = 1;
     if (a->has("--no-enable-prefix-caching")) o.enable_prefix_caching = 0;
     if (a->has("--engine-version")) o.error_wording = rel->error_wording;

@@ -102,6 +102,19 @@ constexpr VllmChange kVllmMambaAlign = {15, 0, 14, 0, 1, 285};
 //    (f9c74b4b9, v0.26.1rc0-321), after v0.27 branched; taken to ship in 0.28.0 (vllm-metal PR #645: "a
 //    plain vllm serve that worked on 0.27.1"). vllm#40691 (0.19.0) ran Qwen3.5-27B with mode none.
 constexpr VllmChange kVllmHybridPrefixCaching = {28, 0, 26, 1, 0, 321};
+//  The same PR made prefix caching's default mode "align" for every model (config.py MambaModelConfig sets
+//    "align"); before, `"all" if model_config.supports_mamba_prefix_caching else "align"`.
+constexpr VllmChange kVllmMambaAlignDefault = kVllmHybridPrefixCaching;
+//  Mamba-2 prefix caching ("all"): PR #25752, 2025-10-04 (ea507c3a9, v0.11.0rc1-195), first in v0.11.1rc1: the
+//    MAMBA2_MODELS list (Bamba, FalconH1, GraniteMoeHybrid, Mamba2, NemotronH, Zamba2) kept prefix caching, every
+//    other hybrid had it switched off. PR #27339, 2025-10-27 (927375422, v0.11.1rc3-31), first in v0.11.1rc4: the
+//    SupportsMambaPrefixCaching protocol, declared by the same classes and Jamba and Mamba (unchanged to v0.27.1).
+constexpr VllmChange kVllmMambaPrefixCaching = {11, 1, 11, 0, 1, 195, 1};
+constexpr VllmChange kVllmMambaPrefixProtocol = {11, 1, 11, 1, 3, 31, 4};
+//  "align" for a declaring class when speculative decoding is on: PR #40454, 2026-04-21 (f819265a4, v0.19.2rc0-80; in
+//    the re-cut v0.20.0, not v0.20.0rc1); undone by PR #41233, 2026-05-18 (737bfa3a4, v0.21.1rc0-62), first in 0.22.0.
+constexpr VllmChange kVllmMambaSpecAlign = {20, 0, 19, 2, 0, 80, kFinal};
+constexpr VllmChange kVllmMambaSpecAll = {22, 0, 21, 1, 0, 62};
 
 //  gpu_memory_utilization's default 0.9 -> 0.92 and CUDA graph memory profiled by default
 //    (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS "0" -> "1"): PR #38284, 2026-04-21 (96a85c575, v0.19.2rc0-94).
@@ -229,6 +242,11 @@ Result<VllmRelease> vllm_release(const std::string& version) {
     r.pp_check_all_layers = has(kVllmPpAllLayers) && !has(kVllmPpPerWorker);
     r.hybrid_prefix_caching = has(kVllmHybridPrefixCaching);
     r.mamba_align_mode = has(kVllmMambaAlign);
+    r.mamba_prefix = has(kVllmMambaPrefixProtocol)  ? VllmMambaPrefix::Declared
+                     : has(kVllmMambaPrefixCaching) ? VllmMambaPrefix::Mamba2List
+                                                    : VllmMambaPrefix::Off;
+    r.mamba_spec_align = has(kVllmMambaSpecAlign) && !has(kVllmMambaSpecAll);
+    r.mamba_align_default = has(kVllmMambaAlignDefault);
     r.error_wording = !has(kVllmEstimate)      ? VllmErrorWording::NoEstimate2f
                       : !has(kVllmSeeDocs)     ? VllmErrorWording::NoDocs2f
                       : !has(kVllmFormatGib)   ? VllmErrorWording::SeeDocs2f
