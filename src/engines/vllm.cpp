@@ -116,6 +116,14 @@ constexpr VllmChange kVllmMambaPrefixProtocol = {11, 1, 11, 1, 3, 31, 4};
 constexpr VllmChange kVllmMambaSpecAlign = {20, 0, 19, 2, 0, 80, kFinal};
 constexpr VllmChange kVllmMambaSpecAll = {22, 0, 21, 1, 0, 62};
 
+//  CUDA graph memory profiled on ROCm (gpu_worker.py determine_available_memory: `current_platform.is_cuda_alike()`;
+//    0.18 to 0.20 had `not current_platform.is_rocm()`, 0.21 to 0.25 `is_cuda()`): PR #47366, 2026-07-09 (88e5e2c57,
+//    v0.23.1rc0-998) turned it on, PR #48440, 2026-07-12 (d973cce3c, v0.23.1rc0-1057) off again, PR #48526,
+//    2026-07-15 (05eed72ae, v0.23.1rc0-1150) on for good. v0.26.0rc1 has all three, v0.25.1 none.
+constexpr VllmChange kVllmRocmGraphsOn = {26, 0, 23, 1, 0, 998};
+constexpr VllmChange kVllmRocmGraphsOff = {26, 0, 23, 1, 0, 1057};
+constexpr VllmChange kVllmRocmGraphs = {26, 0, 23, 1, 0, 1150};
+
 //  gpu_memory_utilization's default 0.9 -> 0.92 and CUDA graph memory profiled by default
 //    (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS "0" -> "1"): PR #38284, 2026-04-21 (96a85c575, v0.19.2rc0-94).
 //    v0.20.0rc1 (branched at v0.19.2rc0-23) has 0.9; v0.20.0, re-cut at v0.19.2rc0-216, has 0.92 (its own log
@@ -229,6 +237,7 @@ Result<VllmRelease> vllm_release(const std::string& version) {
     auto has = [&](const VllmChange& c) { return has_change(*ev, c); };
     r.gpu_memory_utilization = has(kVllmUtil092) ? 0.92 : 0.9;
     r.cudagraph_profiling = has(kVllmUtil092);
+    r.cudagraph_profiling_rocm = has(kVllmRocmGraphs) || (has(kVllmRocmGraphsOn) && !has(kVllmRocmGraphsOff));
     r.kv_cache_dtypes = kv_cache_dtypes(has);
     r.batch_defaults_160 = has(kVllmBatch160);
     r.cudagraph_max_1024_sm100 = has(kVllmCapture1024);

@@ -104,6 +104,9 @@ struct VllmRelease {
     // CUDA graph memory profiled and kept out of the KV cache by default (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1):
     // the same PR, 0.20.0 on. Before it the graphs were captured after the cache was sized, from the memory left.
     bool cudagraph_profiling = true;
+    // The same on ROCm (AMD GPUs): from 0.26.0 (PR #48526). 0.18 to 0.20 profiled "not is_rocm()", 0.21 to 0.25
+    // "is_cuda()", so on ROCm the graphs were captured from the memory left after the cache was sized.
+    bool cudagraph_profiling_rocm = true;
     // The spellings `vllm serve --kv-cache-dtype` takes (CacheConfig's CacheDType), in the order argparse lists them.
     std::vector<std::string> kv_cache_dtypes;
     // `vllm serve`'s batch defaults (EngineArgs.get_batch_defaults) on a GPU of 160 GiB or more: 16,384 batched
