@@ -348,6 +348,10 @@ const std::vector<MessageTemplate>& message_templates() {
          "vLLM before 0.20.0 sizes the KV cache before it captures its CUDA graphs, so their memory (about {bytes}) "
          "comes on top of gpu_memory_utilization's share (0.18 and 0.19 count it first with "
          "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1; --cudagraph-memory counts it here)"},
+        {"vllm_cudagraphs_uncounted_rocm",
+         "vLLM before 0.26.0 on an AMD GPU (ROCm) sizes the KV cache before it captures its CUDA graphs (it profiles "
+         "them first on NVIDIA GPUs only), so their memory (about {bytes}) comes on top of gpu_memory_utilization's "
+         "share (--cudagraph-memory counts it here)"},
         {"vllm_version_newer",
          "vLLM {version} is newer than the newest release kvbudget has read ({newest}): its numbers follow "
          "{newest}'s rules"},

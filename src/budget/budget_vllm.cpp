@@ -72,7 +72,10 @@ Result<bool> resolve_overheads(const Ctx& c, const VllmRelease& rel, BudgetResul
     r.activation_estimated = in.activation_bytes < 0;
     r.overhead_estimated = in.overhead_bytes < 0;
     // Before 0.20.0 vLLM sized the cache first and captured its graphs from what was left: none are subtracted.
-    const bool graphs_counted = in.cudagraph_bytes >= 0 || rel.cudagraph_profiling;
+    // On ROCm the same until 0.26.0 (gpu_worker.py profiled them on CUDA only).
+    const bool rocm = c.gpu && c.gpu->vendor == "amd";
+    const bool profiled = rel.cudagraph_profiling && (!rocm || rel.cudagraph_profiling_rocm);
+    const bool graphs_counted = in.cudagraph_bytes >= 0 || profiled;
     r.cudagraph_estimated = in.cudagraph_bytes < 0 && !in.enforce_eager && graphs_counted;
     auto parts = vllm_pp_parts(static_cast<int64_t>(c.m.layers.size()), r.pp, in.pp_layer_partition);
     if (!parts) return parts.error();
@@ -103,7 +106,9 @@ Result<bool> resolve_overheads(const Ctx& c, const VllmRelease& rel, BudgetResul
         r.stages.push_back(st);
     }
     // Said, since the bar's use then stops short of what the GPU holds once the graphs are captured.
-    if (uncounted > 0) r.notes.push_back(note("vllm_cudagraphs_uncounted", {{"bytes", format_bytes(uncounted)}}));
+    if (uncounted > 0)
+        r.notes.push_back(note(rocm ? "vllm_cudagraphs_uncounted_rocm" : "vllm_cudagraphs_uncounted",
+                               {{"bytes", format_bytes(uncounted)}}));
     r.activation_bytes = r.stages.back().activation_bytes;
     return true;
 }
@@ -386,16 +391,8 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
     o.block_size = c.in.block_size;
     o.gpu_compute_capability = c.gpu ? c.gpu->compute_capability : 0;
     o.num_speculative_tokens = num_spec;
-    o.kv_cache_dtype_choices = rel->kv_cache_dtypes;
+    apply_vllm_release(*rel, o);
     o.log_format = rel->log_format;
-    o.one_line_capacity = rel->one_line_capacity ? 1 : 0;
-    o.error_wording = rel->error_wording;
-    o.mla_forced_block_sizes = rel->mla_forced_block_sizes;
-    o.pp_check_all_layers = rel->pp_check_all_layers;
-    o.hybrid_prefix_caching = rel->hybrid_prefix_caching;
-    o.mamba_align_mode = rel->mamba_align_mode;
-    o.dsv4 = rel->dsv4;
-    o.concurrency_group_blocks = rel->concurrency_group_blocks;
     auto cap = vllm_capacity(with_drafter ? *with_drafter : m, o, pools);
     if (!cap) return cap.error();
     r.capacity = std::move(cap.value());

@@ -367,15 +367,7 @@ void check_vllm_run(const LogFacts& f, const ModelSpec& base_model, const std::v
     // The log's own release gives the line shape, the error wordings and the MLA block sizes, as it
     // does for `kvbudget vllm --engine-version`; without one, they are read off the printed lines.
     if (auto rel = vllm_release_of(f.version)) {
-        o.kv_cache_dtype_choices = rel->kv_cache_dtypes;
-        o.one_line_capacity = rel->one_line_capacity ? 1 : 0;
-        o.error_wording = rel->error_wording;
-        o.mla_forced_block_sizes = rel->mla_forced_block_sizes;
-        o.pp_check_all_layers = rel->pp_check_all_layers;
-        o.hybrid_prefix_caching = rel->hybrid_prefix_caching;
-        o.mamba_align_mode = rel->mamba_align_mode;
-        o.dsv4 = rel->dsv4;
-        o.concurrency_group_blocks = rel->concurrency_group_blocks;
+        apply_vllm_release(*rel, o);
     } else {
         // Without a release the capacity is predicted in the shape it was printed in.
         o.one_line_capacity = shape;

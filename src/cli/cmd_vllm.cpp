@@ -41,8 +41,9 @@ or vLLM's ValueError when one request of --max-model-len tokens does not fit
                                  (default: on with --log-format current, off for the older formats)
   --[no-]enable-prefix-caching   prefix caching (default: the release's; hybrid models have it from 0.28.0):
                                  it sets the default --mamba-cache-mode
-  --mamba-cache-mode M           none, align or all (default: with prefix caching, align for gated-delta-net
-                                 hybrids and all for Nemotron-H; none without it)
+  --mamba-cache-mode M           none, align or all (default: with prefix caching, align from 0.28.0; before,
+                                 all for the classes declaring mamba prefix caching (Nemotron-H, Jamba,
+                                 Falcon-H1, Granite 4 hybrids) and align for the rest; none without it)
   --mamba-cache-dtype T          conv state dtype (default auto = model dtype)
   --mamba-ssm-cache-dtype T      ssm state dtype (default auto = config mamba_ssm_dtype or conv dtype)
   --num-speculative-tokens N     extra state slots for speculative decoding
@@ -159,7 +160,6 @@ int cmd_vllm(const std::vector<std::string>& argv, std::ostream& out, std::ostre
 
     VllmOptions o;
     o.kv_cache_dtype = a->get("--kv-cache-dtype", "auto");
-    o.kv_cache_dtype_choices = rel->kv_cache_dtypes;
     o.block_size = *bs;
     o.mla_block_size = *mbs;
     o.tensor_parallel_size = *tp;
@@ -176,8 +176,6 @@ int cmd_vllm(const std::vector<std::string>& argv, std::ostream& out, std::ostre
     if (a->has("--async-scheduling")) o.async_scheduling = 1;
     if (a->has("--no-async-scheduling")) o.async_scheduling = 0;
     o.log_format = *fmt;
-    // A release's own line shape; --log-format alone gives its format's (current: one line).
-    if (!a->has("--log-format")) o.one_line_capacity = rel->one_line_capacity ? 1 : 0;
     o.swap_space_bytes = *swap;
     o.kernel_block_alignment = *kba;
     if (a->has("--gpu")) {
@@ -188,15 +186,14 @@ int cmd_vllm(const std::vector<std::string>& argv, std::ostream& out, std::ostre
         }
         o.gpu_compute_capability = g->compute_capability;
     }
-    o.mla_forced_block_sizes = rel->mla_forced_block_sizes;
-    o.pp_check_all_layers = rel->pp_check_all_layers;
-    o.hybrid_prefix_caching = rel->hybrid_prefix_caching;
-    o.mamba_align_mode = rel->mamba_align_mode;
-    o.dsv4 = rel->dsv4;
-    o.concurrency_group_blocks = rel->concurrency_group_blocks;
     if (a->has("--enable-prefix-caching")) o.enable_prefix_caching = 1;
     if (a->has("--no-enable-prefix-caching")) o.enable_prefix_caching = 0;
-    if (a->has("--engine-version")) o.error_wording = rel->error_wording;
+    // The release's rules; --log-format alone gives its format's line shape (current: one line), and the error
+    // wordings follow the log format unless a release was named.
+    const VllmOptions unset;
+    apply_vllm_release(*rel, o);
+    if (a->has("--log-format")) o.one_line_capacity = unset.one_line_capacity;
+    if (!a->has("--engine-version")) o.error_wording = unset.error_wording;
 
     auto r = vllm_capacity(*loaded, o, *mem);
     if (!r) {

@@ -102,6 +102,27 @@ constexpr VllmChange kVllmMambaAlign = {15, 0, 14, 0, 1, 285};
 //    (f9c74b4b9, v0.26.1rc0-321), after v0.27 branched; taken to ship in 0.28.0 (vllm-metal PR #645: "a
 //    plain vllm serve that worked on 0.27.1"). vllm#40691 (0.19.0) ran Qwen3.5-27B with mode none.
 constexpr VllmChange kVllmHybridPrefixCaching = {28, 0, 26, 1, 0, 321};
+//  The same PR made prefix caching's default mode "align" for every model (config.py MambaModelConfig sets
+//    "align"); before, `"all" if model_config.supports_mamba_prefix_caching else "align"`.
+constexpr VllmChange kVllmMambaAlignDefault = kVllmHybridPrefixCaching;
+//  Mamba-2 prefix caching ("all"): PR #25752, 2025-10-04 (ea507c3a9, v0.11.0rc1-195), first in v0.11.1rc1: the
+//    MAMBA2_MODELS list (Bamba, FalconH1, GraniteMoeHybrid, Mamba2, NemotronH, Zamba2) kept prefix caching, every
+//    other hybrid had it switched off. PR #27339, 2025-10-27 (927375422, v0.11.1rc3-31), first in v0.11.1rc4: the
+//    SupportsMambaPrefixCaching protocol, declared by the same classes and Jamba and Mamba (unchanged to v0.27.1).
+constexpr VllmChange kVllmMambaPrefixCaching = {11, 1, 11, 0, 1, 195, 1};
+constexpr VllmChange kVllmMambaPrefixProtocol = {11, 1, 11, 1, 3, 31, 4};
+//  "align" for a declaring class when speculative decoding is on: PR #40454, 2026-04-21 (f819265a4, v0.19.2rc0-80; in
+//    the re-cut v0.20.0, not v0.20.0rc1); undone by PR #41233, 2026-05-18 (737bfa3a4, v0.21.1rc0-62), first in 0.22.0.
+constexpr VllmChange kVllmMambaSpecAlign = {20, 0, 19, 2, 0, 80, kFinal};
+constexpr VllmChange kVllmMambaSpecAll = {22, 0, 21, 1, 0, 62};
+
+//  CUDA graph memory profiled on ROCm (gpu_worker.py determine_available_memory: `current_platform.is_cuda_alike()`;
+//    0.18 to 0.20 had `not current_platform.is_rocm()`, 0.21 to 0.25 `is_cuda()`): PR #47366, 2026-07-09 (88e5e2c57,
+//    v0.23.1rc0-998) turned it on, PR #48440, 2026-07-12 (d973cce3c, v0.23.1rc0-1057) off again, PR #48526,
+//    2026-07-15 (05eed72ae, v0.23.1rc0-1150) on for good. v0.26.0rc1 has all three, v0.25.1 none.
+constexpr VllmChange kVllmRocmGraphsOn = {26, 0, 23, 1, 0, 998};
+constexpr VllmChange kVllmRocmGraphsOff = {26, 0, 23, 1, 0, 1057};
+constexpr VllmChange kVllmRocmGraphs = {26, 0, 23, 1, 0, 1150};
 
 //  gpu_memory_utilization's default 0.9 -> 0.92 and CUDA graph memory profiled by default
 //    (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS "0" -> "1"): PR #38284, 2026-04-21 (96a85c575, v0.19.2rc0-94).
@@ -214,6 +235,21 @@ std::vector<std::string> kv_cache_dtypes(FunctionRef<bool(const VllmChange&)> ha
 
 const char* const kVllmNewestRelease = "0.31.0";
 
+void apply_vllm_release(const VllmRelease& rel, VllmOptions& o) {
+    o.kv_cache_dtype_choices = rel.kv_cache_dtypes;
+    o.one_line_capacity = rel.one_line_capacity ? 1 : 0;
+    o.error_wording = rel.error_wording;
+    o.mla_forced_block_sizes = rel.mla_forced_block_sizes;
+    o.pp_check_all_layers = rel.pp_check_all_layers;
+    o.hybrid_prefix_caching = rel.hybrid_prefix_caching;
+    o.mamba_align_mode = rel.mamba_align_mode;
+    o.dsv4 = rel.dsv4;
+    o.concurrency_group_blocks = rel.concurrency_group_blocks;
+    o.mamba_prefix = rel.mamba_prefix;
+    o.mamba_spec_align = rel.mamba_spec_align;
+    o.mamba_align_default = rel.mamba_align_default;
+}
+
 Result<VllmRelease> vllm_release(const std::string& version) {
     VllmRelease r;
     if (trim(version).empty()) {
@@ -227,6 +263,7 @@ Result<VllmRelease> vllm_release(const std::string& version) {
     auto has = [&](const VllmChange& c) { return has_change(*ev, c); };
     r.gpu_memory_utilization = has(kVllmUtil092) ? 0.92 : 0.9;
     r.cudagraph_profiling = has(kVllmUtil092);
+    r.cudagraph_profiling_rocm = has(kVllmRocmGraphs) || (has(kVllmRocmGraphsOn) && !has(kVllmRocmGraphsOff));
     r.kv_cache_dtypes = kv_cache_dtypes(has);
     r.batch_defaults_160 = has(kVllmBatch160);
     r.cudagraph_max_1024_sm100 = has(kVllmCapture1024);
@@ -242,6 +279,11 @@ Result<VllmRelease> vllm_release(const std::string& version) {
     r.mamba_align_mode = has(kVllmMambaAlign);
     r.dsv4 = !has(kVllmDsv4) ? 0 : !has(kVllmDsv4FlashMlaAssert) ? 1 : !has(kVllmDsv4DsMlaAssert) ? 2 : 3;
     r.concurrency_group_blocks = has(kVllmConcurrencyGroupBlocks);
+    r.mamba_prefix = has(kVllmMambaPrefixProtocol)  ? VllmMambaPrefix::Declared
+                     : has(kVllmMambaPrefixCaching) ? VllmMambaPrefix::Mamba2List
+                                                    : VllmMambaPrefix::Off;
+    r.mamba_spec_align = has(kVllmMambaSpecAlign) && !has(kVllmMambaSpecAll);
+    r.mamba_align_default = has(kVllmMambaAlignDefault);
     r.error_wording = !has(kVllmEstimate)      ? VllmErrorWording::NoEstimate2f
                       : !has(kVllmSeeDocs)     ? VllmErrorWording::NoDocs2f
                       : !has(kVllmFormatGib)   ? VllmErrorWording::SeeDocs2f

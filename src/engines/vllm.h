@@ -67,6 +67,9 @@ Result<VllmLogFormat> vllm_log_format_for_version(const std::string& version);
 //              reservation ...)".
 enum class VllmErrorWording { FromFormat, NoEstimate2f, NoDocs2f, SeeDocs2f, SeeDocsGib, Current };
 
+// See VllmRelease::mamba_prefix.
+enum class VllmMambaPrefix { Off, Mamba2List, Declared };
+
 // Everything kvbudget derives from a vLLM release (engines/engine_version.h reads the text).
 struct VllmRelease {
     VllmLogFormat log_format = VllmLogFormat::Current;
@@ -84,6 +87,17 @@ struct VllmRelease {
     // SupportsMambaPrefixCaching (gated delta net, KDA) was switched off ("...without support for prefix caching:
     // disabling").
     bool mamba_align_mode = true;
+    // Which model classes keep a state per block ("all") under prefix caching (MambaModelConfig):
+    // Off before 0.11.1 (prefix caching switched off for every hybrid, PR #25752 first in 0.11.1rc1);
+    // Mamba2List in 0.11.1rc1 to rc3 (its MAMBA2_MODELS list); Declared from 0.11.1rc4 (PR #27339: the classes
+    // declaring SupportsMambaPrefixCaching).
+    VllmMambaPrefix mamba_prefix = VllmMambaPrefix::Declared;
+    // 0.20.0 to 0.21.x (PR #40454, undone by PR #41233 in 0.22.0): a declaring class with speculative decoding gets
+    // "align", not "all".
+    bool mamba_spec_align = false;
+    // From 0.28.0 (PR #50991, with hybrid_prefix_caching) prefix caching makes mode "none" "align" for every model,
+    // declaring or not; before, "all" for the declaring classes.
+    bool mamba_align_default = true;
     // `vllm serve`'s --gpu-memory-utilization default (CacheConfig.gpu_memory_utilization): 0.92 from 0.20.0, 0.9
     // before (PR #38284, with the CUDA graph profiling below).
     double gpu_memory_utilization = 0.92;
@@ -97,6 +111,9 @@ struct VllmRelease {
     // it divided the summed group bytes by the first group's page, which differs only when groups' pages differ
     // (DeepSeek-V4).
     bool concurrency_group_blocks = true;
+    // The same on ROCm (AMD GPUs): from 0.26.0 (PR #48526). 0.18 to 0.20 profiled "not is_rocm()", 0.21 to 0.25
+    // "is_cuda()", so on ROCm the graphs were captured from the memory left after the cache was sized.
+    bool cudagraph_profiling_rocm = true;
     // The spellings `vllm serve --kv-cache-dtype` takes (CacheConfig's CacheDType), in the order argparse lists them.
     std::vector<std::string> kv_cache_dtypes;
     // `vllm serve`'s batch defaults (EngineArgs.get_batch_defaults) on a GPU of 160 GiB or more: 16,384 batched
@@ -129,8 +146,9 @@ Result<KvType> vllm_kv_cache_dtype(const std::string& value, const ModelSpec& m,
 // How much state memory one request of a hybrid attention + mamba/linear model holds.
 enum class MambaCacheMode {
     Default,  // what vLLM picks: with prefix caching on (hybrids' default from 0.28.0, or
-              // --enable-prefix-caching) Align for gated-delta-net hybrids (Qwen3-Next, Qwen3.5, Kimi's
-              // KDA) and All for Nemotron-H; None otherwise (every hybrid before 0.28.0 by default)
+              // --enable-prefix-caching) Align from 0.28.0; before, All for the classes declaring
+              // SupportsMambaPrefixCaching (Nemotron-H, Jamba, Falcon-H1, Granite 4 hybrids) and Align for
+              // the rest (None before 0.15.0); None without prefix caching (every hybrid before 0.28.0 by default)
     None,     // 1 state block per request
     Align,    // 2 state blocks per request (prefix caching of states at block boundaries)
     All,      // a state block per attention block of the request (cdiv(len, block))
@@ -182,17 +200,25 @@ struct VllmOptions {
     // The capacity lines on one line (1) or two (0); -1 = one line exactly when log_format is Current.
     int one_line_capacity = -1;
     VllmErrorWording error_wording = VllmErrorWording::FromFormat;
-    bool pp_check_all_layers = false;             // see VllmRelease
-    bool hybrid_prefix_caching = true;            // see VllmRelease
-    bool mamba_align_mode = true;                 // see VllmRelease
-    int dsv4 = 3;                                 // see VllmRelease
-    bool concurrency_group_blocks = true;         // see VllmRelease
+    bool pp_check_all_layers = false;                          // see VllmRelease
+    bool hybrid_prefix_caching = true;                         // see VllmRelease
+    bool mamba_align_mode = true;                              // see VllmRelease
+    int dsv4 = 3;                                              // see VllmRelease
+    bool concurrency_group_blocks = true;                      // see VllmRelease
+    VllmMambaPrefix mamba_prefix = VllmMambaPrefix::Declared;  // see VllmRelease
+    bool mamba_spec_align = false;                             // see VllmRelease
+    bool mamba_align_default = true;                           // see VllmRelease
     int enable_prefix_caching = -1;               // --enable-prefix-caching: 1 on, 0 off, -1 the release's default
     int64_t swap_space_bytes = int64_t(4) << 30;  // V0 only: --swap-space (CPU blocks line)
     // VLLM_ALLOW_LONG_MAX_MODEL_LEN=1: a max_model_len past the derived one is laid out
     // (the refusal vLLM would raise without it goes to VllmLayout::over_max_model_len).
     bool allow_long_max_model_len = false;
 };
+
+// The release's rules in the options vLLM's capacity reads: cache dtypes, the capacity line's shape, the error
+// wordings and the layout rules that changed by release. One place, so the budget, `kvbudget vllm` and the log
+// check follow a release alike (the log format stays the caller's: a log has its own).
+void apply_vllm_release(const VllmRelease& rel, VllmOptions& o);
 
 // One layer's KVCacheSpec as vLLM builds it on one worker (after the TP split).
 struct VllmLayerSpec {

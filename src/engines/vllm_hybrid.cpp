@@ -4,11 +4,54 @@
 // that makes one attention page hold one state.
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 
 #include "base/arith.h"
 #include "engines/vllm_steps.h"
 
 namespace kvb::vllm_steps {
+
+namespace {
+
+// Whether the vLLM class serving `m` keeps a state per block under prefix caching in this release
+// (MambaModelConfig.verify_and_update_config): in 0.11.1rc1 to rc3 its architecture is in MAMBA2_MODELS, from
+// 0.11.1rc4 its class declares SupportsMambaPrefixCaching (interfaces.py; read at every tag to v0.27.1 and on main
+// of 2026-08-21: bamba, falcon_h1, granitemoehybrid, jamba, mamba, mamba2, nemotron_h, zamba2). The class is
+// found from the architecture the registry resolves, or, without one (a GGUF header), from the model_type, which
+// names the module of each of these classes.
+bool declares_mamba_prefix_caching(const ModelSpec& m, VllmMambaPrefix stage) {
+    if (stage == VllmMambaPrefix::Off) return false;
+    const bool list = stage == VllmMambaPrefix::Mamba2List;
+    if (!m.architecture.empty()) {
+        // Multimodal wrappers (NemotronH_Nano_VL_V2, ...) are classes of their own that declare nothing.
+        static const char* const mamba2_list[] = {
+            "BambaForCausalLM",  "FalconH1ForCausalLM",  "GraniteMoeHybridForCausalLM",
+            "Mamba2ForCausalLM", "NemotronHForCausalLM", "Zamba2ForCausalLM"};
+        static const char* const declared[] = {"BambaForCausalLM",
+                                               "FalconH1ForCausalLM",
+                                               "GraniteMoeHybridForCausalLM",
+                                               "JambaForCausalLM",
+                                               "JambaForSequenceClassification",
+                                               "MambaForCausalLM",
+                                               "FalconMambaForCausalLM",
+                                               "Mamba2ForCausalLM",
+                                               "NemotronHForCausalLM",
+                                               "NemotronHPuzzleForCausalLM",
+                                               "Zamba2ForCausalLM"};
+        if (list)
+            return std::find(std::begin(mamba2_list), std::end(mamba2_list), m.architecture) != std::end(mamba2_list);
+        return std::find(std::begin(declared), std::end(declared), m.architecture) != std::end(declared);
+    }
+    static const char* const mamba2_types[] = {"bamba",  "falcon_h1",  "granitemoehybrid",
+                                               "mamba2", "nemotron_h", "zamba2"};
+    static const char* const declared_types[] = {"bamba", "falcon_h1", "granitemoehybrid", "jamba",
+                                                 "mamba", "mamba2",    "nemotron_h",       "zamba2"};
+    if (list)
+        return std::find(std::begin(mamba2_types), std::end(mamba2_types), m.model_type) != std::end(mamba2_types);
+    return std::find(std::begin(declared_types), std::end(declared_types), m.model_type) != std::end(declared_types);
+}
+
+}  // namespace
 
 MambaCacheMode resolve_mamba_cache_mode(const ModelSpec& m, const VllmOptions& o, bool has_attn) {
     if (o.mamba_cache_mode != MambaCacheMode::Default) return o.mamba_cache_mode;
@@ -16,20 +59,15 @@ MambaCacheMode resolve_mamba_cache_mode(const ModelSpec& m, const VllmOptions& o
     // have it on by default from 0.28.0 (VllmRelease::hybrid_prefix_caching), else only when asked.
     const bool prefix_caching = o.enable_prefix_caching >= 0 ? o.enable_prefix_caching == 1 : o.hybrid_prefix_caching;
     if (!prefix_caching || !has_attn) return MambaCacheMode::None;
-    bool has_gdn = false;  // gated delta net (conv + recurrent state), not MiniMax's conv-less lightning attention
-    // LFM2's short convolution (a conv state and no SSM state): Lfm2ForCausalLM does not declare
-    // SupportsMambaPrefixCaching, so prefix caching gives it "align" (lfm2.py refuses "all").
-    bool short_conv = false;
-    for (const Layer& l : m.layers) {
-        if (l.kind == LayerKind::Linear && l.state.conv_kernel > 0) has_gdn = true;
-        if (l.kind == LayerKind::Mamba && l.state.conv_kernel > 0 && l.state.d_state == 0) short_conv = true;
-    }
-    // With prefix caching on, "none" becomes "all" for models declaring SupportsMambaPrefixCaching
-    // (Mamba-2 hybrids such as Nemotron-H) and "align" for the rest (Qwen3.5 / Qwen3-Next logs of 0.24,
-    // 0.27 with --enable-prefix-caching, and 0.29 by default show "align").
-    if (has_gdn || short_conv) return o.mamba_align_mode ? MambaCacheMode::Align : MambaCacheMode::None;
-    if (m.model_type == "nemotron_h") return MambaCacheMode::All;
-    return MambaCacheMode::None;
+    const bool declared = declares_mamba_prefix_caching(m, o.mamba_prefix);
+    // From 0.28.0 prefix caching turns "none" into "align" whatever the class (Qwen3.5 / Qwen3-Next logs of 0.29
+    // show it); before, "all" for a declaring class (0.20 and 0.21: "align" with speculative decoding) and "align"
+    // for the rest (Qwen3.5 logs of 0.24 and 0.27 with --enable-prefix-caching), whose prefix caching was switched
+    // off before 0.15 ("...without support for prefix caching: disabling"), and before 0.11.1 every hybrid's.
+    if (declared && !o.mamba_align_default)
+        return o.mamba_spec_align && o.num_speculative_tokens > 0 ? MambaCacheMode::Align : MambaCacheMode::All;
+    if (o.mamba_prefix == VllmMambaPrefix::Off || (!declared && !o.mamba_align_mode)) return MambaCacheMode::None;
+    return MambaCacheMode::Align;
 }
 
 void state_bytes_per_gpu(const Layer& l, int64_t tp, int64_t num_spec, int conv_b, int ssm_b, int64_t* conv,
@@ -81,9 +119,15 @@ int64_t block_for_state(const ModelSpec& m, const VllmOptions& o, const Plan& p,
     if (o.mla_forced_block_sizes && m.has(LayerKind::Mla) && o.kernel_block_alignment == 0)
         align = p.attn_block == 128 ? 128 : 64;
     if (p.mode != MambaCacheMode::All) return align * cdiv(mamba_page, align * attn_1tok);
-    // Align to the SSD kernel chunk: config chunk_size (Nemotron-H 128, Mamba-2's default 256;
-    // 64 assumed for gated delta net, whose configs carry none).
-    const int64_t chunk = m.has(LayerKind::Mamba) ? (m.model_type == "nemotron_h" ? 128 : 256) : 64;
+    // Align to the kernel chunk, get_mamba_chunk_size: the config's, else its transformers class's default
+    // (NemotronHConfig 128; Mamba2, Bamba, Falcon-H1, GraniteMoeHybrid, Zamba2 256) or 2048 for Mamba-1, which
+    // has no chunk (Jamba, Mamba); 64 assumed for gated delta net, which refuses "all" anyway.
+    int64_t chunk = 64;
+    if (m.has(LayerKind::Mamba))
+        chunk = m.mamba_chunk_size > 0                               ? m.mamba_chunk_size
+                : m.model_type == "nemotron_h"                       ? 128
+                : m.model_type == "jamba" || m.model_type == "mamba" ? 2048
+                                                                     : 256;
     int64_t a = chunk, b = align;
     while (b) {
         const int64_t t = a % b;

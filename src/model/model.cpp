@@ -454,7 +454,16 @@ struct Builder {
 
     // Mamba-2 (Nemotron-H, Granite 4, Falcon-H1 and plain mamba2 configs): the field
     // names differ per family, the geometry does not.
+    // vLLM aligns mamba cache mode "all" blocks to it.
+    Result<bool> read_mamba_chunk() {
+        auto c = r.optional_int({"mamba_chunk_size", "chunk_size"}, 1, int64_t(1) << 20);
+        if (!c) return c.error();
+        if (c.value()) m.mamba_chunk_size = *c.value();
+        return true;
+    }
+
     Result<Layer> mamba2_state() {
+        if (auto ok = read_mamba_chunk(); !ok) return ok.error();
         auto K = r.required_int({"mamba_d_conv", "conv_kernel", "mamba_conv_kernel"}, 1, 64);
         if (!K) return K.error();
         auto nh = r.required_int({"mamba_n_heads", "mamba_num_heads", "num_heads"}, 1, kMaxHeads * 16);
@@ -480,6 +489,7 @@ struct Builder {
 
     // Mamba-1 (Jamba, plain mamba): no groups, d_inner = expand * hidden.
     Result<Layer> mamba1_state() {
+        if (auto ok = read_mamba_chunk(); !ok) return ok.error();
         auto K = r.required_int({"mamba_d_conv", "conv_kernel"}, 1, 64);
         if (!K) return K.error();
         auto ds = r.required_int({"mamba_d_state", "state_size"}, 1, kMaxDim);

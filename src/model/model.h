@@ -189,6 +189,9 @@ struct ModelSpec {
     // Recurrent-state dtypes as the config states them ("" = follow the model dtype):
     // Qwen3.5 sets mamba_ssm_dtype float32, Nemotron-H mamba_ssm_cache_dtype float32.
     std::string ssm_dtype;
+    // The Mamba kernels' chunk (mamba_chunk_size, else chunk_size: vLLM's ModelConfig.get_mamba_chunk_size);
+    // 0 = the config says none, and its class's default applies (engines/vllm_hybrid.cpp).
+    int64_t mamba_chunk_size = 0;
     int64_t max_position_embeddings = 0;
     std::optional<RopeScaling> rope_scaling;
     int64_t original_max_position_embeddings = 0;  // top-level key (Phi-3 LongRoPE), 0 = absent

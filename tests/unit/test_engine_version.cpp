@@ -829,6 +829,64 @@ TEST_CASE("vLLM 0.28.0 on: 16,384 batched tokens on >= 160 GiB, 1,024 graph size
     CHECK(budget_at("meta-llama/Llama-3.1-8B", in).max_num_batched_tokens == 8192);
 }
 
+// gpu_worker.py determine_available_memory profiles the CUDA graphs "if current_platform.is_cuda_alike()" from 0.26.0
+// (PR #48526, 05eed72ae); 0.20 had "not current_platform.is_rocm()", 0.21 to 0.25 "is_cuda()": on ROCm the cache was
+// sized first and the graphs captured from what was left, as on every GPU before 0.20.0.
+TEST_CASE("vLLM on ROCm: CUDA graph memory out of the KV cache from 0.26.0, on top of it before") {
+    for (const char* v : {"0.19.1", "0.20.0", "0.21.0", "0.25.0", "0.25.1",
+                          // main: on at v0.23.1rc0-998 (PR #47366), off at -1057 (PR #48440), on at -1150 (PR #48526)
+                          "0.23.1rc1.dev997", "0.23.1rc1.dev1057", "0.23.1rc1.dev1149"}) {
+        CAPTURE(v);
+        CHECK_FALSE(vllm_release(v)->cudagraph_profiling_rocm);
+    }
+    for (const char* v :
+         {"0.23.1rc1.dev998", "0.23.1rc1.dev1056", "0.23.1rc1.dev1150", "0.26.0rc1", "0.26.0", "0.27.1", ""}) {
+        CAPTURE(v);
+        CHECK(vllm_release(v)->cudagraph_profiling_rocm);
+    }
+
+    // Llama-3.1-8B at 32K on an MI300X (192 GiB x 0.92 = 189,665,755,791 B), activation 1 GiB and non-torch 512 MiB
+    // given; 16,094,076,928 B of weights and RoPE cache; 2 MiB blocks. 1,024 sequences capture 51 sizes: 51 x 32 x
+    // 0.5 MiB = 816 MiB (855,638,016 B) of graphs.
+    BudgetInputs in;
+    in.gpu = "mi300x";
+    in.activation_bytes = GiB;
+    in.overhead_bytes = GiB / 2;
+    in.context = 32768;
+    in.engine_version = "0.25.0";
+    BudgetResult old = budget_at("meta-llama/Llama-3.1-8B", in);
+    CHECK(old.requested_bytes == 189665755791);
+    CHECK(old.cudagraph_bytes == 0);
+    CHECK(old.kv_pool_bytes == 171961066127);  // 189,665,755,791 - 16,094,076,928 - 1.5 GiB
+    CHECK(old.capacity.num_blocks == 81997);
+    CHECK(old.log_lines == std::vector<std::string>{"GPU KV cache size: 1,311,952 tokens",
+                                                    "Maximum concurrency for 32,768 tokens per request: 40.04x"});
+    const Message* said = nullptr;
+    for (const auto& n : old.notes)
+        if (n.code == "vllm_cudagraphs_uncounted_rocm") said = &n;
+    REQUIRE(said);
+    CHECK(said->param("bytes") == "816.00 MiB");
+    in.engine_version = "0.26.0";
+    BudgetResult cur = budget_at("meta-llama/Llama-3.1-8B", in);
+    CHECK(cur.cudagraph_bytes == 855638016);
+    CHECK(cur.kv_pool_bytes == 171105428111);  // - 816 MiB
+    CHECK(cur.capacity.num_blocks == 81589);
+    CHECK(cur.log_lines == std::vector<std::string>{"GPU KV cache size: 1,305,424 tokens",
+                                                    "Maximum concurrency for 32,768 tokens per request: 39.84x"});
+    for (const auto& n : cur.notes) CHECK(n.code.rfind("vllm_cudagraphs_uncounted", 0) == std::string::npos);
+    // The same release on an NVIDIA GPU already counted them.
+    in.gpu = "h100";
+    in.engine_version = "0.25.0";
+    CHECK(budget_at("meta-llama/Llama-3.1-8B", in).cudagraph_bytes == 855638016);
+    // Before 0.20.0 ROCm's note, not the CUDA one (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS did nothing on ROCm).
+    in.gpu = "mi300x";
+    in.engine_version = "0.19.1";
+    bool rocm_note = false;
+    for (const auto& n : budget_at("meta-llama/Llama-3.1-8B", in).notes)
+        rocm_note |= n.code == "vllm_cudagraphs_uncounted_rocm";
+    CHECK(rocm_note);
+}
+
 // A release past the newest kvbudget has read takes the newest rules, and says so; one it knows is said as is.
 TEST_CASE("vLLM --engine-version past the newest release read: the newest rules, and a note") {
     auto newer = [](const char* v) { return vllm_release(v)->newer_than_known; };

@@ -757,15 +757,24 @@ TEST_CASE("Llama 4 chunked local attention: cached as full attention unless the 
     CHECK(vllm_request_blocks(l, 131072) == 8192 + 3 * 1536);
 }
 
-TEST_CASE("Nemotron-H: Mamba-2 hybrid; with prefix caching (0.28 on) mamba cache mode 'all'") {
+TEST_CASE("Nemotron-H: Mamba-2 hybrid; prefix caching gives mode 'all' up to 0.27, 'align' from 0.28") {
     ModelSpec m = fixture("nvidia/Nemotron-H-56B-Base-8K");  // 10 attention (8 KV x 128), 54 Mamba-2, 54 MLP-only
+    // 0.28 on (PR #50991, config.py MambaModelConfig): prefix caching by default, and "none" becomes "align" for
+    // every class. State: conv 3 x 20480 x 2 B + ssm 256 heads x 64 x 256 x 2 B = 122,880 + 8,388,608 = 8,511,488 B;
+    // attention 4096 B/token: 16 x cdiv(8,511,488, 16 x 4096) = 2080.
     VllmLayout cur = layout(m);
-    CHECK(cur.mamba_cache_mode == MambaCacheMode::All);
-    // state: conv 3 x 20480 x 2 B + ssm 256 heads x 64 x 256 x 2 B = 122,880 + 8,388,608 = 8,511,488 B;
-    // attention 4096 B/token -> 2078 tokens -> rounded to the 128-token SSD chunk: 2176.
-    CHECK(cur.attn_block_size == 2176);
+    CHECK(cur.mamba_cache_mode == MambaCacheMode::Align);
+    CHECK(cur.attn_block_size == 16 * 130);
+    // 0.15 to 0.27 with --enable-prefix-caching: NemotronHForCausalLM declares SupportsMambaPrefixCaching, so "all":
+    // 2078 tokens rounded to the config's chunk_size 128 (platforms/interface.py, lcm(128, 16)): 2176.
     VllmOptions o;
-    o.hybrid_prefix_caching = false;  // --engine-version before 0.28: hybrids ran without prefix caching
+    o.hybrid_prefix_caching = false;
+    o.mamba_align_default = false;
+    o.enable_prefix_caching = 1;
+    VllmLayout asked = layout(m, o);
+    CHECK(asked.mamba_cache_mode == MambaCacheMode::All);
+    CHECK(asked.attn_block_size == 2176);
+    o.enable_prefix_caching = -1;  // their default: hybrids ran without prefix caching
     VllmLayout old = layout(m, o);
     CHECK(old.mamba_cache_mode == MambaCacheMode::None);
     CHECK(old.attn_block_size == 16 * 130);  // 16 x cdiv(8,511,488, 16 x 4096)
@@ -775,13 +784,27 @@ TEST_CASE("Nemotron-3-Ultra (layers_block_type, no num_hidden_layers): 12 attent
     ModelSpec m = fixture("nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16");
     VllmOptions o;
     o.max_model_len = 131072;
-    // Prefix caching on (0.28+), SupportsMambaPrefixCaching: "all". The 8,499,200 B state over 1,024 B of
-    // attention per token is 8,300 tokens, rounded up to the 128-token SSD chunk: 8,320.
+    // Prefix caching on (0.28+), mode "align": the 8,499,200 B state over 1,024 B of attention per token is 8,300
+    // tokens: 16 x cdiv(8,499,200, 16 x 1,024) = 8,304.
     VllmCapacity c = capacity(m, o, 40 * GiB);
+    CHECK(c.layout.mamba_cache_mode == MambaCacheMode::Align);
+    CHECK(c.layout.attn_block_size == 8304);
+    // group size 12 (48 < 1.5 x 12 is false): 4 Mamba groups + 1 attention group; 40 GiB / (12 x 8304 x 1024 B)
+    // = 420 blocks; a request of 131,072 tokens takes cdiv(131072, 8304) = 16 attention blocks and 2 in each
+    // Mamba group: 24, 420 / 24 = 17.50x.
+    CHECK(c.num_blocks == 420);
+    CHECK(c.blocks_per_request == 24);
+    CHECK(c.log_lines.back() ==
+          "GPU KV cache size: 2,293,760 tokens, Maximum concurrency for 131,072 tokens per request: 17.50x");
+    // 0.27 with --enable-prefix-caching: "all" (SupportsMambaPrefixCaching), 8,300 rounded up to the 128-token SSD
+    // chunk: 8,320; 420 blocks again, a request takes cdiv(131072, 8320) = 16 blocks in each of the 5 groups.
+    o.hybrid_prefix_caching = false;
+    o.mamba_align_default = false;
+    o.enable_prefix_caching = 1;
+    o.one_line_capacity = 1;
+    c = capacity(m, o, 40 * GiB);
     CHECK(c.layout.mamba_cache_mode == MambaCacheMode::All);
     CHECK(c.layout.attn_block_size == 8320);
-    // group size 12 (48 < 1.5 x 12 is false): 4 Mamba groups + 1 attention group; 40 GiB / (12 x 8320 x 1024 B)
-    // = 420 blocks, and a request of 131,072 tokens takes cdiv(131072, 8320) = 16 blocks in each of the 5 groups.
     CHECK(c.num_blocks == 420);
     CHECK(c.log_lines.back() ==
           "GPU KV cache size: 688,128 tokens, Maximum concurrency for 131,072 tokens per request: 5.25x");
@@ -840,6 +863,7 @@ TEST_CASE("the default mamba cache mode follows the release: none before 0.28, a
     CHECK(vllm_request_blocks(layout(q, o), 32768) == 42 + 3);
     VllmOptions n;  // Nemotron-H-56B-Base-8K: 8,192 tokens
     n.hybrid_prefix_caching = false;
+    n.mamba_align_default = false;
     CHECK(layout(nemo, n).mamba_cache_mode == MambaCacheMode::None);
     // --enable-prefix-caching on an older release, --no-enable-prefix-caching on a newer one.
     o.enable_prefix_caching = 1;
@@ -881,6 +905,149 @@ TEST_CASE("the default mamba cache mode follows the release: none before 0.28, a
         blocks("--engine-version 0.14.0rc2.dev285+g0 --enable-prefix-caching").find("\"mamba_cache_mode\":\"align\"") !=
         std::string::npos);
     CHECK(blocks("--no-enable-prefix-caching").find("\"mamba_cache_mode\":\"none\"") != std::string::npos);
+}
+
+namespace {
+
+// The mamba cache mode `vllm serve --engine-version v` picks for m (flags: prefix caching 1 / 0 / -1 = the release's).
+MambaCacheMode mode_at(const ModelSpec& m, const char* v, int prefix_caching, int64_t num_spec = 0) {
+    auto rel = vllm_release(v);
+    REQUIRE(rel.ok());
+    VllmOptions o;
+    o.max_model_len = 8192;
+    o.hybrid_prefix_caching = rel->hybrid_prefix_caching;
+    o.mamba_align_mode = rel->mamba_align_mode;
+    o.mamba_prefix = rel->mamba_prefix;
+    o.mamba_spec_align = rel->mamba_spec_align;
+    o.mamba_align_default = rel->mamba_align_default;
+    o.enable_prefix_caching = prefix_caching;
+    o.num_speculative_tokens = num_spec;
+    return layout(m, o).mamba_cache_mode;
+}
+
+}  // namespace
+
+// MambaModelConfig.verify_and_update_config (vllm/model_executor/models/config.py), read at every tag: with prefix
+// caching, "none" becomes "all" when the class declares SupportsMambaPrefixCaching and "align" otherwise (0.15 to
+// 0.27), "align" for every class from 0.28.0 (PR #50991).
+TEST_CASE("mamba cache mode under prefix caching: by the model class and the release") {
+    using P = VllmMambaPrefix;
+    const std::pair<const char*, P> stages[] = {{"0.10.2", P::Off},
+                                                {"0.11.0", P::Off},
+                                                {"0.11.1rc0", P::Off},
+                                                {"0.11.1rc1", P::Mamba2List},
+                                                {"0.11.1rc3", P::Mamba2List},
+                                                {"0.11.1rc4", P::Declared},
+                                                {"0.11.1", P::Declared},
+                                                {"0.27.1", P::Declared},
+                                                {"", P::Declared},
+                                                // main: PR #25752 at v0.11.0rc1-195, PR #27339 at v0.11.1rc3-31
+                                                {"0.11.0rc2.dev194", P::Off},
+                                                {"0.11.0rc2.dev195", P::Mamba2List},
+                                                {"0.11.1rc4.dev31", P::Declared}};
+    for (const auto& [v, stage] : stages) {
+        CAPTURE(v);
+        CHECK(vllm_release(v)->mamba_prefix == stage);
+    }
+    // PR #40454 (v0.19.2rc0-80, in the re-cut 0.20.0) to PR #41233 (v0.21.1rc0-62, 0.22.0).
+    for (const char* v : {"0.19.1", "0.20.0rc1", "0.22.0rc1", "0.22.0", "0.27.1", ""}) {
+        CAPTURE(v);
+        CHECK_FALSE(vllm_release(v)->mamba_spec_align);
+    }
+    for (const char* v : {"0.20.0", "0.20.2", "0.21.0", "0.21.1rc1.dev61"}) {
+        CAPTURE(v);
+        CHECK(vllm_release(v)->mamba_spec_align);
+    }
+    CHECK_FALSE(vllm_release("0.27.1")->mamba_align_default);
+    CHECK(vllm_release("0.28.0")->mamba_align_default);
+
+    // Jamba (JambaForCausalLM declares it from PR #27339; not in 0.11.1rc1's MAMBA2_MODELS): 4 attention layers of
+    // 8 KV x 128 (4,096 B a token in bfloat16) and 28 Mamba-1 layers, conv 3 x 8,192 x 2 B + ssm 8,192 x 16 x 2 B =
+    // 311,296 B of state.
+    auto jamba = parse_config(
+        R"({"model_type":"jamba","architectures":["JambaForCausalLM"],"num_hidden_layers":32,"num_attention_heads":32,
+        "num_key_value_heads":8,"hidden_size":4096,"attn_layer_period":8,"attn_layer_offset":4,"mamba_d_state":16,
+        "mamba_d_conv":4,"mamba_expand":2,"torch_dtype":"bfloat16","max_position_embeddings":262144})",
+        "ai21labs/Jamba-v0.1");
+    REQUIRE(jamba);
+    CHECK(mode_at(*jamba, "0.11.0", 1) == MambaCacheMode::None);
+    CHECK(mode_at(*jamba, "0.11.1rc3", 1) == MambaCacheMode::None);
+    CHECK(mode_at(*jamba, "0.11.1rc4", 1) == MambaCacheMode::All);
+    CHECK(mode_at(*jamba, "0.25.0", 1) == MambaCacheMode::All);
+    CHECK(mode_at(*jamba, "0.25.0", -1) == MambaCacheMode::None);  // hybrids' default: no prefix caching
+    CHECK(mode_at(*jamba, "0.28.0", -1) == MambaCacheMode::Align);
+    // "all" aligns the block to get_mamba_chunk_size: Jamba's config has none, Mamba-1's 2048 applies
+    // (lcm(2048, 16) x cdiv(cdiv(311,296, 4,096), 2048) = 2048); "align" to the attention kernel's 16: 16 x cdiv(76,
+    // 16).
+    VllmOptions o;
+    o.max_model_len = 8192;
+    o.enable_prefix_caching = 1;
+    o.mamba_align_default = false;
+    CHECK(layout(*jamba, o).attn_block_size == 2048);
+    o.mamba_align_default = true;
+    CHECK(layout(*jamba, o).attn_block_size == 80);
+
+    // Falcon-H1 (FalconH1ForCausalLM, in MAMBA2_MODELS from 0.11.1rc1): its mamba_chunk_size is the "all" chunk.
+    // Attention 2 KV x 64 x 2 x 2 B = 512 B a token; state conv 3 x (1536 + 2 x 128) x 2 B + ssm 24 x 64 x 128 x 2 B =
+    // 10,752 + 393,216 = 403,968 B: 789 tokens, rounded up to 128: 896 (to 256 without the key: 1024).
+    const char* fh1_cfg =
+        R"({"model_type":"falcon_h1","architectures":["FalconH1ForCausalLM"],"num_hidden_layers":4,
+        "num_attention_heads":8,"num_key_value_heads":2,"head_dim":64,"hidden_size":1024,"mamba_d_conv":4,
+        "mamba_n_heads":24,"mamba_d_head":64,"mamba_d_state":128,"mamba_n_groups":1,"torch_dtype":"bfloat16","max_position_embeddings":16384CHUNK})";
+    auto with_chunk = [&](const std::string& chunk) {
+        std::string c = fh1_cfg;
+        c.replace(c.find("CHUNK"), 5, chunk);
+        auto m = parse_config(c, "tiiuae/Falcon-H1-tiny");
+        REQUIRE(m);
+        return m.value();
+    };
+    const ModelSpec fh1 = with_chunk(R"(,"mamba_chunk_size":128)");
+    CHECK(fh1.mamba_chunk_size == 128);
+    CHECK(mode_at(fh1, "0.11.1rc1", 1) == MambaCacheMode::All);
+    CHECK(mode_at(fh1, "0.11.0", 1) == MambaCacheMode::None);
+    o.mamba_align_default = false;
+    CHECK(layout(fh1, o).attn_block_size == 896);
+    CHECK(layout(with_chunk(""), o).attn_block_size == 1024);
+
+    // Nemotron-H with a drafter: "align" in 0.20 and 0.21 (PR #40454), "all" again from 0.22.0 (PR #41233).
+    const ModelSpec nemo = fixture("nvidia/Nemotron-H-56B-Base-8K");
+    CHECK(mode_at(nemo, "0.19.1", 1, 1) == MambaCacheMode::All);
+    CHECK(mode_at(nemo, "0.20.0", 1, 1) == MambaCacheMode::Align);
+    CHECK(mode_at(nemo, "0.21.0", 1, 1) == MambaCacheMode::Align);
+    CHECK(mode_at(nemo, "0.21.0", 1, 0) == MambaCacheMode::All);
+    CHECK(mode_at(nemo, "0.22.0", 1, 1) == MambaCacheMode::All);
+    CHECK(mode_at(nemo, "0.28.0", -1, 0) == MambaCacheMode::Align);
+    CHECK(mode_at(nemo, "0.11.0", 1) == MambaCacheMode::None);
+    // A multimodal wrapper is a class of its own, declaring nothing.
+    ModelSpec vl = nemo;
+    vl.architecture = "NemotronH_Nano_VL_V2";
+    CHECK(mode_at(vl, "0.27.1", 1) == MambaCacheMode::Align);
+    // From a GGUF header (no architecture) the model_type names the class's module.
+    ModelSpec gguf = nemo;
+    gguf.architecture.clear();
+    CHECK(mode_at(gguf, "0.27.1", 1) == MambaCacheMode::All);
+}
+
+// MiniMaxText01ForCausalLM (MiniMax-M1) is a hybrid that declares no SupportsMambaPrefixCaching: with prefix caching
+// 0.15 to 0.22 (it was removed in 0.23.0) give it "align", two state blocks in each of its 7 lightning-attention
+// groups; before 0.15 its prefix caching was switched off. 10 full-attention and 70 linear layers, group size 10, a
+// 4 MiB page (64 heads x 128 x 128 x 4 B of state = 1,024 attention tokens), 60 GiB = 1,536 blocks of 10 pages.
+TEST_CASE("MiniMax-M1 under --enable-prefix-caching: align from 0.15 (was none), vLLM's capacity lines") {
+    const std::string cfg = kvb::test::config_path("MiniMaxAI--MiniMax-M1-80k");
+    auto lines = [&](const std::string& v) {
+        auto r = kvb::test::run_cli("vllm " + cfg + " --kv-cache-memory 60GiB --max-model-len 65536 --engine-version " +
+                                    v + " --enable-prefix-caching");
+        REQUIRE(r.status == 0);
+        return r.out;
+    };
+    // 64 attention blocks + 2 x 7: 1,536 / 78 = 19.69x; int(19.6923 x 65,536) tokens (PR #41069's count).
+    CHECK(lines("0.22.0").find(
+              "Setting attention block size to 1024 tokens to ensure that attention page size is >= mamba page size.\n"
+              "GPU KV cache size: 1,290,555 tokens\n"
+              "Maximum concurrency for 65,536 tokens per request: 19.69x\n") == 0);
+    // 0.14.1: prefix caching off for it, 64 + 7 blocks: 21.63x (0.14 counts num_blocks // 8 groups x 1,024 tokens).
+    const std::string old = lines("0.14.1");
+    CHECK(old.find("Maximum concurrency for 65,536 tokens per request: 21.63x") != std::string::npos);
 }
 
 TEST_CASE("a vLLM refusal carries kvbudget's coded lead beside vLLM's own text") {
