@@ -213,7 +213,9 @@ export interface Budget {
     stages: VllmStage[] };
   /** fit: with this answer's -c / -ngl; fit_default: with neither (`llama-server -m X` alone). */
   /** kv_bytes includes the speculative draft context's (draft.bytes); n_rs_seq: recurrent rollback snapshots per sequence. */
-  llamacpp?: { kv_bytes: number; n_ctx: number; n_seq_max: number; n_rs_seq: number; draft: LlamaDraft; offload: LlamaOffload; fit: LlamaFit; fit_default: LlamaFit };
+  /** slot_cap: llama-server's per-slot limit, the training context (from b6925; 0 = none); n_ctx_slot: what a
+   *  request gets, min(n_ctx_seq, slot_cap); slot_capped: the cache holds more per sequence than that. */
+  llamacpp?: { kv_bytes: number; n_ctx: number; n_seq_max: number; slot_cap: number; n_ctx_slot: number; slot_capped: boolean; n_rs_seq: number; draft: LlamaDraft; offload: LlamaOffload; fit: LlamaFit; fit_default: LlamaFit };
   transformers?: { cache_bytes: number; cache_transient_bytes: number };
 }
 
@@ -270,6 +272,8 @@ export interface LlamaFit {
   /** Several GPUs: each one's free memory at start and its use after fitting; [] otherwise. */
   device_free_bytes: number[]; device_used_bytes: number[];
   used_bytes: number;
+  /** Server slots the cells serve, and whether they share one unified cache (fit_default from b6925: 4, true). */
+  slots: number; kv_unified: boolean;
   /** "-c N -ngl M [-ot PATTERN=CPU]": the same choice made explicit. */
   flags: string;
   /** What llama-server prints while fitting. */

@@ -818,6 +818,12 @@ const std::vector<MessageTemplate>& message_templates() {
          "with a q8_0 KV cache (-ctk q8_0 -ctv q8_0), about half the bytes per token, it all fits on the GPU: up to "
          "{max} tokens per sequence"},
         // --- issue 12, llama.cpp side (speculative drafts, --fit offload, out-of-memory advice) ---
+        {"llamacpp_slot_capped",
+         "llama-server gives a slot at most the model's training context: the KV cache holds {cells} tokens per "
+         "sequence, but a request can use only {cap}. It says so at start-up: {line}"},
+        {"llamacpp_slot_cap_yarn",
+         "YaRN does not lift that cap on {build}: only from b10754 (ggml-org/llama.cpp#28030) does llama.cpp raise "
+         "the training context to --yarn-orig-ctx x --rope-scale ({max} tokens)"},
         {"llamacpp_fit_offload",
          "not all on the GPU, but with no -ngl llama.cpp's automatic fit starts it with {ngl} of {n} layers (the "
          "output layer counts as one) on the GPU, {used} of {have} usable, and {ram} of weights and KV in system RAM; "

@@ -398,6 +398,12 @@ Result<BudgetResult> compute_budget(const ModelSpec& model, const BudgetInputs& 
     r.model_max_len = m.max_position_embeddings > 0 ? lim.max_len : 0;
     r.native_max_len = m.max_position_embeddings;
     r.n_ctx_train = lim.n_ctx_train;
+    if (in.engine == BudgetEngine::LlamaCpp) {
+        auto b = llama_build(in.engine_version);
+        if (!b) return b.error();
+        // The GGUF is converted from the config as it is; the user's scaling comes on the command line.
+        if (b->slot_cap) r.slot_cap = llamacpp_n_ctx_train(model, scaled ? &*scaled->rope_scaling : nullptr, *b);
+    }
     r.rope_scaling = m.rope_scaling;
     r.over_model_max = r.model_max_len > 0 && in.context > r.model_max_len;
     r.seqs = in.seqs;

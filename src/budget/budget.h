@@ -215,6 +215,8 @@ struct LlamaFit {
                                            // in system RAM or on the next GPU (output slot included)
     std::vector<int64_t> device_free;      // several GPUs: each one's free memory at start
     std::vector<int64_t> device_used;      // several GPUs: each one's use at the fitted -c and -ngl
+    int64_t slots = 1;                     // server slots (-np) the cells serve
+    bool kv_unified = false;               // one stream shared by the slots (llama-server's auto -np)
     std::string flags;                     // "-c N -ngl M": the same choice made explicit
     std::vector<std::string> log_lines;    // what llama-server prints while fitting
     // Not in the JSON: the split as chosen, so the budget can measure it at other contexts. Per
@@ -247,13 +249,18 @@ struct BudgetResult {
     bool activation_estimated = true, overhead_estimated = true, cudagraph_estimated = true;
     int64_t kv_pool_bytes = 0;  // per GPU, may be <= 0 (then nothing fits); vLLM: the smallest stage's
     int64_t max_num_batched_tokens = 0;
-    int64_t max_num_seqs = 0;                 // vLLM: resolved --max-num-seqs
-    int64_t max_num_seqs_default = 0;         // vLLM's own default for this GPU
-    int64_t seqs = 1;                         // requests served at once
-    int64_t context = 0;                      // resolved tokens per sequence
-    int64_t model_max_len = 0;                // the model's longest context: vLLM's derived length (RoPE-scaled)
-    int64_t native_max_len = 0;               // max_position_embeddings as config.json states it
-    int64_t n_ctx_train = 0;                  // llama.cpp's training context (warns past it)
+    int64_t max_num_seqs = 0;          // vLLM: resolved --max-num-seqs
+    int64_t max_num_seqs_default = 0;  // vLLM's own default for this GPU
+    int64_t seqs = 1;                  // requests served at once
+    int64_t context = 0;               // resolved tokens per sequence
+    int64_t model_max_len = 0;         // the model's longest context: vLLM's derived length (RoPE-scaled)
+    int64_t native_max_len = 0;        // max_position_embeddings as config.json states it
+    int64_t n_ctx_train = 0;           // llama.cpp's training context (warns past it)
+    // llama-server from b6925 caps each slot's context at its n_ctx_train (llamacpp_n_ctx_train: a
+    // build with #28030 raises it under YaRN); 0 = no cap (an older build, another engine).
+    int64_t slot_cap = 0;
+    int64_t n_ctx_slot = 0;                   // llama.cpp: the tokens one request gets, min(n_ctx_seq, slot_cap)
+    bool slot_capped = false;                 // the cache holds more per sequence (n_ctx_seq) than a slot may use
     bool over_model_max = false;              // the asked context is past model_max_len
     std::optional<RopeScaling> rope_scaling;  // the scaling in effect (config's or the user's)
     std::string kv_cache_dtype;               // resolved name (llama.cpp: the K type)

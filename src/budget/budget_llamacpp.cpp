@@ -149,16 +149,17 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
     const int64_t limit = m.max_position_embeddings > 0 ? r.model_max_len : in.context;
     r.context = in.context > 0 ? in.context : limit;
     // llama.cpp runs past the model's limit when asked to (it warns: n_ctx_seq > n_ctx_train), so a
-    // context asked beyond it is the cap of the longest context instead (over_model_max).
-    const int64_t cap = std::max(limit, r.context);
+    // context asked beyond it is the cap of the longest context instead (over_model_max). From b6925
+    // llama-server gives no slot more than n_ctx_train (r.slot_cap, set by compute_budget): the cache
+    // still holds the asked cells, but a request gets at most that.
+    int64_t cap = std::max(limit, r.context);
+    if (r.slot_cap > 0) cap = std::min(cap, r.slot_cap);
 
     LlamaOptions o;
     o.kv_unified = false;
-    {
-        auto build = llama_build(in.engine_version);  // "" = the newest
-        if (!build) return build.error();
-        apply_llama_build(build.value(), o);
-    }
+    auto build = llama_build(in.engine_version);  // "" = the newest
+    if (!build) return build.error();
+    apply_llama_build(build.value(), o);
     o.type_k = r.kv_cache_dtype;
     o.type_v = r.kv_cache_dtype_v;
     o.n_ubatch = in.n_ubatch;
@@ -270,6 +271,21 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
                                      {"bytes", format_bytes(r.llama.recurrent.r_bytes + r.llama.recurrent.s_bytes)}}));
     for (const Message& ln : r.llama.notes)
         if (ln.code == "llama_ctx_over_train" || ln.code == "llama_build_newer") r.notes.push_back(ln);
+    // server_context::load_model: n_ctx_slot = llama_n_ctx_seq(ctx), capped at n_ctx_train with a warning.
+    r.n_ctx_slot = r.slot_cap > 0 ? std::min(r.llama.n_ctx_seq, r.slot_cap) : r.llama.n_ctx_seq;
+    r.slot_capped = r.slot_cap > 0 && r.llama.n_ctx_seq > r.slot_cap;
+    if (r.slot_capped) {
+        const std::string line = llamacpp_slot_cap_line(build.value(), r.llama.n_ctx_seq, r.slot_cap);
+        r.log_lines.push_back(line);
+        r.notes.push_back(
+            note("llamacpp_slot_capped",
+                 {{"cells", with_commas(r.llama.n_ctx_seq)}, {"cap", with_commas(r.slot_cap)}, {"line", line}}));
+        // A user's YaRN on a build before #28030: the cap is the GGUF's length, not the scaled one.
+        if (m.rope_scaling && m.rope_scaling->source == "user" && m.rope_scaling->type == "yarn" &&
+            !build->yarn_ctx_train)
+            r.notes.push_back(note("llamacpp_slot_cap_yarn", {{"build", "b" + std::to_string(build->build)},
+                                                              {"max", with_commas(r.model_max_len)}}));
+    }
 
     const auto n_layer = static_cast<int64_t>(m.layers.size());
     LlamaOffload& off = r.offload;
@@ -497,13 +513,36 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
             fa.device_free.push_back(sat_sub(usable, r.overhead_bytes));
         }
         r.fit = llamacpp_fit(fa, used, used_moe, devices_use);
+        r.fit.slots = r.seqs;
         fit_notes(r, n_layer);
         // What `llama-server -m X` alone picks: no -c (the training context, shrunk to fit)
-        // and no -ngl, whatever this answer's context is.
-        if (fa.n_ctx_user > 0 || fa.ngl_user >= 0) {
-            fa.n_ctx_user = 0;
-            fa.ngl_user = -1;
-            r.fit_default = llamacpp_fit(fa, used, used_moe, devices_use);
+        // and no -ngl, whatever this answer's context is; from b6925 also no -np, which the server
+        // makes 4 slots over one unified cache (tools/server/server.cpp), so the fit measures one
+        // stream of n_ctx cells serving 4 sequences (common/fit.cpp: n_streams = 1 when kv_unified).
+        const bool auto_slots = build->slot_cap;
+        constexpr int64_t kAutoSlots = 4;
+        if (fa.n_ctx_user > 0 || fa.ngl_user >= 0 || auto_slots) {
+            FitArgs fd = fa;
+            fd.n_ctx_user = 0;
+            fd.ngl_user = -1;
+            if (auto_slots) {
+                fd.seqs = 1;
+                fd.n_ctx_train = r.n_ctx_train > 0 ? r.n_ctx_train : limit;
+                fd.n_ctx_min = in.fit_ctx;
+                o.kv_unified = true;
+                seqs_now = kAutoSlots;
+                kv_cache.clear();  // keyed by cells and sequences, not by the cache's streams
+                draft_kv_cache.clear();
+            }
+            r.fit_default = llamacpp_fit(fd, used, used_moe, devices_use);
+            if (auto_slots) {
+                o.kv_unified = false;
+                seqs_now = r.seqs;
+                kv_cache.clear();
+                draft_kv_cache.clear();
+            }
+            r.fit_default.slots = auto_slots ? kAutoSlots : r.seqs;
+            r.fit_default.kv_unified = auto_slots;
         } else {
             r.fit_default = r.fit;
         }
@@ -609,7 +648,7 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
                     r.max_context = r.max_context_capped ? cap : largest_true(1, cap / 256, [&](int64_t x) {
                                                                      return split_fits(x * 256, r.seqs);
                                                                  }) * 256;
-                    r.max_context = std::max(r.max_context, r.context);
+                    r.max_context = std::max(r.max_context, std::min(r.context, cap));
                     r.max_context_physical = r.max_context;
                     if (r.max_context_capped)
                         r.max_context_physical =
@@ -658,6 +697,10 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
     if (!by_fit && (off.active || r.kv_pool_bytes > 0) && kv_fits(r.context, 1))
         r.max_concurrency = most_that_fit(65536, [&](int64_t x) { return kv_fits(r.context, x); });
 
+    // The verdict says the asked cache fits; beside it, that a request gets less (the page's answer card).
+    if (r.fits && r.slot_capped && r.verdict_reason.code.empty())
+        for (const Message& note_i : r.notes)
+            if (note_i.code == "llamacpp_slot_capped") r.verdict_reason = note_i;
     r.command = command(m, c.fmt, r, vt->block_values > 1, in.hf_ref);
     if (m.multimodal) r.notes.push_back(note("mmproj"));
     if (n > 1) r.notes.push_back(note("layers_split", {{"n", std::to_string(n)}}));

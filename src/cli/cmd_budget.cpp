@@ -173,15 +173,19 @@ void print_human(const BudgetResult& r, const std::optional<Message>& advice, st
             const LlamaFit& d = r.fit_default;
             if (d.flags != f.flags && d.outcome != "not_predicted")
                 out << "  no -c, no -ngl        " << d.outcome << ": " << d.flags << " (" << with_commas(d.context)
-                    << " tokens x " << r.seqs << ", " << gib(d.used_bytes) << " of " << gib(d.free_bytes) << " free)\n";
+                    << (d.kv_unified ? " tokens shared by " + std::to_string(d.slots) + " slots, "
+                                     : " tokens x " + std::to_string(d.slots) + ", ")
+                    << gib(d.used_bytes) << " of " << gib(d.free_bytes) << " free)\n";
         }
     }
     out << "verdict: "
         << (!r.fits          ? "DOES NOT FIT"
             : r.fits_offload ? "FITS WITH PART IN SYSTEM RAM"
                              : "FITS")
-        << " (" << with_commas(r.context) << " tokens x " << r.seqs << (r.seqs == 1 ? " request)" : " requests)")
-        << "\n";
+        << " (" << with_commas(r.context) << " tokens x " << r.seqs << (r.seqs == 1 ? " request" : " requests")
+        << (r.slot_capped && r.fits ? " in the cache; llama-server gives each at most " + with_commas(r.n_ctx_slot)
+                                    : "")
+        << ")\n";
     if (r.fits && r.fits_offload && !r.verdict_reason.code.empty())
         out << "  " << render_english(r.verdict_reason) << "\n";
     if (!r.fits) {
@@ -195,6 +199,8 @@ void print_human(const BudgetResult& r, const std::optional<Message>& advice, st
     out << "  longest context for " << r.seqs << (r.seqs == 1 ? " sequence: " : " sequences at once: ")
         << with_commas(r.max_context) << " tokens"
         << (!r.max_context_capped ? ""
+            : r.slot_cap > 0 && r.max_context == r.slot_cap && r.slot_cap != r.model_max_len
+                ? " (llama-server's cap per request, the model's training context)"
             : r.model_max_len > 0 && r.max_context > r.model_max_len
                 ? " (as asked, past the model's limit of " + with_commas(r.model_max_len) + ")"
                 : " (the model's limit)")

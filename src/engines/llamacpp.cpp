@@ -65,7 +65,35 @@ Result<LlamaBuild> llama_build(const std::string& version) {
     b.swa_pad_256 = n >= 6975;
     b.mla_v_cache = n < 7832;  // #19067: V-less cache for MLA
     b.rs_seq = n >= 9180;
+    b.slot_cap = n >= 6925;                             // #16736
+    b.slot_cap_fn = n >= 7492 ? "load_model" : "init";  // #18228 moved it into load_model()
+    b.yarn_ctx_train = n >= 10754;                      // #28030: in b10754, not in b10678
+    b.dsa_cache = n >= 9411;                            // #23346
+    b.glm_dsa_cache = n >= 10119;                       // #25407
+    b.glm_dsa_full_only = n >= 10243;                   // #26474
     return b;
+}
+
+int64_t llamacpp_n_ctx_train(const ModelSpec& m, const RopeScaling* user, const LlamaBuild& b) {
+    const int64_t base = m.max_position_embeddings;
+    if (!b.yarn_ctx_train || !user || user->type != "yarn" || user->factor <= 0 ||
+        user->original_max_position_embeddings <= 0)
+        return base;
+    // common/arg.cpp: --rope-scale F sets rope_freq_scale = 1.0f / F; the loader reads the GGUF's
+    // rope.scaling.factor into rope_freq_scale_train the same way (1.0f without one).
+    const float scale = 1.0f / static_cast<float>(user->factor);
+    const RopeScaling* own = m.rope_scaling ? &*m.rope_scaling : nullptr;
+    const bool own_factor = own && (own->type == "yarn" || own->type == "linear") && own->factor > 0;
+    const float scale_train = own_factor ? 1.0f / static_cast<float>(own->factor) : 1.0f;
+    if (scale == scale_train) return base;
+    const float n = static_cast<float>(static_cast<uint32_t>(user->original_max_position_embeddings)) / scale;
+    return n >= 4294967295.0f ? int64_t(UINT32_MAX) : static_cast<int64_t>(static_cast<uint32_t>(n));
+}
+
+std::string llamacpp_slot_cap_line(const LlamaBuild& b, int64_t n_ctx_slot, int64_t n_ctx_train) {
+    return llamacpp_steps::fmt(
+        "srv  %12.*s: the slot context (%d) exceeds the training context of the model (%d) - capping", 12,
+        b.slot_cap_fn.c_str(), static_cast<int>(n_ctx_slot), static_cast<int>(n_ctx_train));
 }
 
 Result<LlamaLogFormat> llama_log_format_for_version(const std::string& version) {
@@ -80,6 +108,9 @@ void apply_llama_build(const LlamaBuild& b, LlamaOptions& o) {
     if (b.unpadded_ctx) o.n_pad = 1;
     if (b.mla_v_cache) o.mla_v_cache = true;
     o.newer_build = b.build > kLlamaNewestKnownBuild ? b.build : 0;
+    o.dsa_cache = b.dsa_cache;
+    o.glm_dsa_cache = b.glm_dsa_cache;
+    o.glm_dsa_full_only = b.glm_dsa_full_only;
 }
 
 namespace {
@@ -174,13 +205,62 @@ Result<bool> resolve_context(const ModelSpec& m, const LlamaOptions& o, Ctx& c, 
     return true;
 }
 
-// One llama_kv_cache over every attention layer.
+// DeepSeek sparse attention's lightning indexer keys: which layers llama_kv_cache_dsa gives an indexer
+// cache (llama_model::create_memory's filter_lid), and their width (hparams.indexer_head_size). A
+// model with none: empty.
+std::vector<char> dsa_indexer_layers(const ModelSpec& m, const LlamaOptions& o, int64_t& width) {
+    width = 0;
+    if (!m.sparse_mla) return {};
+    std::string t = m.gguf ? m.gguf->arch : m.model_type;
+    std::transform(t.begin(), t.end(), t.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+    const bool v32 = t == "deepseek_v32" || t == "deepseek32";
+    const bool glm = t == "glm_moe_dsa" || t == "glm-dsa";
+    if (!(v32 && o.dsa_cache) && !(glm && o.glm_dsa_cache)) return {};
+    for (const Layer& l : m.layers) width = std::max(width, l.index_head_dim);
+    if (width <= 0) return {};
+    std::vector<char> on(m.layers.size(), 0);
+    for (size_t i = 0; i < m.layers.size(); ++i) {
+        const Layer& l = m.layers[i];
+        // The trunk's layers (nextn layers are kind None); glm-dsa from b10243 only the "full"
+        // indexers (index_head_dim 0 marks a layer that reuses an earlier layer's top-k).
+        on[i] = l.kind == LayerKind::Mla && (!(glm && o.glm_dsa_full_only) || l.index_head_dim > 0);
+    }
+    return on;
+}
+
+// One llama_kv_cache over every attention layer; with DeepSeek sparse attention, llama_kv_cache_dsa:
+// that cache (the "main" one) and a second llama_kv_cache of the indexer keys, one K head of
+// indexer_head_size per cell in the -ctk type and no V (the model is MLA), each announced first.
 Result<bool> add_single_cache(const ModelSpec& m, const LlamaOptions& o, const Ctx& c, LlamaLayout& L) {
+    int64_t width = 0;
+    const std::vector<char> indexer = dsa_indexer_layers(m, o, width);
+    const bool dsa = !indexer.empty();
+    if (dsa)
+        L.log_lines.push_back(
+            fmt("llama_kv_cache_dsa: creating main KV cache, size = %u cells", unsigned(c.n_ctx_seq)));
     auto kv = build_kv_cache(m, o, c, "kv", c.n_ctx_seq, CacheLayers{});
     if (!kv) return kv.error();
     L.log_lines.push_back(kv_cache_line(c, *kv));
     L.caches.push_back(*kv);
     L.bytes_per_token = kv->bytes_per_cell;
+    if (!dsa) return true;
+    L.log_lines.push_back(fmt("llama_kv_cache_dsa: creating indexer KV cache, size = %u cells", unsigned(c.n_ctx_seq)));
+    ModelSpec lid;
+    lid.name = m.name;
+    for (size_t i = 0; i < m.layers.size(); ++i) {
+        if (!indexer[i]) continue;
+        Layer l;
+        l.kind = LayerKind::Mla;  // K only: the latent's place holds the indexer key
+        l.kv_lora_rank = width;
+        lid.layers.push_back(l);
+    }
+    LlamaOptions lo = o;
+    lo.mla_v_cache = false;
+    auto ix = build_kv_cache(lid, lo, c, "indexer", c.n_ctx_seq, CacheLayers{});
+    if (!ix) return ix.error();
+    L.log_lines.push_back(kv_cache_line(c, *ix));
+    L.caches.push_back(*ix);
+    L.bytes_per_token += ix->bytes_per_cell;
     return true;
 }
 

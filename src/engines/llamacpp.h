@@ -47,10 +47,38 @@ struct LlamaBuild {
     bool mla_v_cache = false;
     // From b9180 (#22673): recurrent rollback snapshots (n_rs_seq) and the "rs_seq" field.
     bool rs_seq = true;
+    // From b6925 (#16736, cd5e3b575): llama-server caps each slot's context at the model's training
+    // context (server_context: n_ctx_slot = min(llama_n_ctx_seq, n_ctx_train), warning "the slot
+    // context (%d) exceeds the training context of the model (%d) - capping"), and with -np left
+    // out it runs 4 slots over a unified cache (b6925..b7432: -np 1 without -kvu became that; from
+    // b7433, #17997: -np defaults to -1 = auto). Before, one slot and the whole n_ctx_seq.
+    bool slot_cap = true;
+    // The function the capping warning names: init() up to b7491, load_model() from b7492 (#18228).
+    std::string slot_cap_fn = "load_model";
+    // ggml-org/llama.cpp#28030 (merged 2026-08-30): under YaRN with a scale other than the GGUF's,
+    // llama_init_from_model sets n_ctx_train = n_ctx_orig_yarn / rope_freq_scale, so the slot cap
+    // follows --yarn-orig-ctx x --rope-scale. b10754 has it, b10678 not; the builds between are
+    // taken as without it (the first one with it is not pinned).
+    bool yarn_ctx_train = true;
+    // DeepSeek sparse attention's indexer key cache (llama_kv_cache_dsa): DeepSeek-V3.2 (deepseek32)
+    // from b9411 (#23346), GLM-5 (glm-dsa) from b10119 (#25407), on every trunk layer; from b10243
+    // (#26474) glm-dsa keeps it only on the layers whose indexer is "full".
+    bool dsa_cache = true;
+    bool glm_dsa_cache = true;
+    bool glm_dsa_full_only = true;
 };
 Result<LlamaBuild> llama_build(const std::string& version);
 // The log format of a llama.cpp build (llama_build(version).log_format).
 Result<LlamaLogFormat> llama_log_format_for_version(const std::string& version);
+
+// llama.cpp's n_ctx_train as the server caps slots with it: the GGUF's context_length (the config's
+// max_position_embeddings, as convert_hf_to_gguf.py writes it), or, on a build with #28030 and a
+// user's YaRN whose factor differs from the GGUF's own (rope.scaling.factor, written for a config's
+// yarn / linear scaling), n_ctx_orig_yarn / rope_freq_scale in llama.cpp's float arithmetic.
+// `gguf_model`: the model as converted (its config's rope_scaling); `user`: --rope-scaling (nullptr: none).
+int64_t llamacpp_n_ctx_train(const ModelSpec& gguf_model, const RopeScaling* user, const LlamaBuild& b);
+// The server's warning when a slot's context exceeds it, as SRV_WRN prints it ("srv  %12.*s: ").
+std::string llamacpp_slot_cap_line(const LlamaBuild& b, int64_t n_ctx_slot, int64_t n_ctx_train);
 
 struct LlamaOptions {
     int64_t n_ctx = 0;           // -c; 0 = the model's training context (max_position_embeddings)
@@ -73,6 +101,10 @@ struct LlamaOptions {
     // n_pad, then cap). Builds that print "llama_kv_cache_unified" (up to b6232) round the old way
     // whatever this says.
     bool swa_pad_256 = true;
+    // The indexer key cache of DeepSeek sparse attention (LlamaBuild::dsa_cache and the GLM rules).
+    bool dsa_cache = true;
+    bool glm_dsa_cache = true;
+    bool glm_dsa_full_only = true;
 };
 
 // Sets what `b` derives on top of the caller's options: the log format (a --log-format replaces it

@@ -114,6 +114,9 @@ Result<ModelSpec> llamacpp_mtp_model(const ModelSpec& target) {
     ModelSpec m = target;
     m.name = target.name + " (MTP)";
     m.layers.assign(static_cast<size_t>(n), *geometry);
+    // The MTP context caches its layers in a plain llama_kv_cache: no indexer keys.
+    for (Layer& l : m.layers) l.index_head_dim = 0;
+    m.sparse_mla = false;
     m.gguf.reset();
     return m;
 }

@@ -298,6 +298,8 @@ JsonObject fit_json(const LlamaFit& f) {
         .set("device_free_bytes", f.device_free)
         .set("device_used_bytes", f.device_used)
         .set("used_bytes", f.used_bytes)
+        .set("slots", f.slots)
+        .set("kv_unified", f.kv_unified)
         .set("flags", f.flags)
         .set("log_lines", f.log_lines);
 }
@@ -411,6 +413,9 @@ std::string budget_json(const BudgetResult& r) {
                               .set("kv_bytes", r.llama.total_bytes)
                               .set("n_ctx", r.llama.n_ctx)
                               .set("n_seq_max", r.llama.n_seq_max)
+                              .set("slot_cap", r.slot_cap)
+                              .set("n_ctx_slot", r.n_ctx_slot)
+                              .set("slot_capped", r.slot_capped)
                               .set("n_rs_seq", r.llama.recurrent.n_rs_seq)
                               .set("draft", llama_draft_json(d))
                               .set("offload", JsonObject()

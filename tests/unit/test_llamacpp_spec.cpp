@@ -237,8 +237,13 @@ TEST_CASE("llamacpp CLI: the draft context's lines follow the target's; a model 
     const std::string v3 = kvb::test::config_path("deepseek-ai--DeepSeek-V3.2");
     auto r = kvb::test::run_cli("llamacpp " + v3 + " -c 4096 --spec-type draft-mtp", false);
     CHECK(r.status == 0);
+    // The target's DSA cache (main + indexer keys, llama_kv_cache_dsa), then the MTP context's plain one.
     CHECK(r.out ==
+          "llama_kv_cache_dsa: creating main KV cache, size = 4096 cells\n"
           "llama_kv_cache: size =  274.50 MiB (  4096 cells,  61 layers,  1/1 seqs), K (f16):  274.50 MiB, V (f16):    "
+          "0.00 MiB\n"
+          "llama_kv_cache_dsa: creating indexer KV cache, size = 4096 cells\n"
+          "llama_kv_cache: size =   61.00 MiB (  4096 cells,  61 layers,  1/1 seqs), K (f16):   61.00 MiB, V (f16):    "
           "0.00 MiB\n"
           "llama_kv_cache: size =    4.50 MiB (  4096 cells,   1 layers,  1/1 seqs), K (f16):    4.50 MiB, V (f16):    "
           "0.00 MiB\n");

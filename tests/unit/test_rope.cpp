@@ -147,13 +147,21 @@ TEST_CASE("past the model's limit: vLLM refuses in its words, the numbers and th
     CHECK(*big->metrics.max_context == 40960);
     CHECK(*big->metrics.max_context_physical == 385360);
 
-    // llama.cpp runs it (with its n_ctx_train warning): the longest context is the one asked, past
-    // the model's limit, not the limit beside a verdict that says the asked context fits.
+    // llama.cpp allocates it (with its n_ctx_train warning), but llama-server (from b6925) gives a
+    // slot at most n_ctx_train: the longest context a request gets is the model's 40,960.
     auto llama = kvb::compute_answer(m, h100(131072, "", kvb::BudgetEngine::LlamaCpp));
     CHECK(llama->budget->fits);
     CHECK(llama->budget->max_context_capped);
-    CHECK(*llama->metrics.max_context == 131072);
+    CHECK(llama->budget->slot_capped);
+    CHECK(*llama->metrics.max_context == 40960);
     CHECK(*llama->metrics.max_context_physical == 539136);
+    // Builds before the cap ran the whole cache per slot: the longest context is the one asked.
+    kvb::BudgetInputs old = h100(131072, "", kvb::BudgetEngine::LlamaCpp);
+    old.engine_version = "b6924";
+    auto before = kvb::compute_answer(m, old);
+    CHECK_FALSE(before->budget->slot_capped);
+    CHECK(*before->metrics.max_context == 131072);
+    CHECK(*before->metrics.max_context_physical == 539136);
 }
 
 TEST_CASE("CLI: --rope-scaling and max-context-physical in budget --json") {

@@ -115,11 +115,14 @@ test('the page sends a context, so it also shows what llama-server picks with ne
   const { page, context, errors } = await openPage(env, q);
   assert.deepEqual(errors, []);
   const text = await page.textContent('[data-role="fit-default"]');
-  assert.equal(text, `Started with neither -c nor -ngl, llama-server's automatic fit picks ${d.context.toLocaleString('en-US')} tokens per sequence and ${d.n_gpu_layers} of 37 layers on the GPU: ${d.flags}.`);
+  // With no -np either, llama-server runs its 4 slots over one unified cache.
+  assert.equal(d.slots, 4);
+  assert.equal(d.kv_unified, true);
+  assert.equal(text, `Started with neither -c nor -ngl, llama-server runs 4 slots sharing one cache, and its automatic fit picks ${d.context.toLocaleString('en-US')} tokens for them and ${d.n_gpu_layers} of 37 layers on the GPU: ${d.flags}.`);
   await context.close();
   const zh = await openPage(env, 'lang=zh-CN&' + q);
   assert.equal(await zh.page.textContent('[data-role="fit-default"]'),
-    `不指定 -c 和 -ngl 直接启动 llama.cpp 服务时，其自动适配会选用每个序列 ${d.context.toLocaleString('en-US')} 个 token 的上下文，并把 37 层中的 ${d.n_gpu_layers} 层放在 GPU 上：${d.flags}。`);
+    `不指定 -c 和 -ngl 启动时，llama-server 开 4 个槽位共用一个缓存，自动适配为它们选 ${d.context.toLocaleString('en-US')} 个 token，并把 37 层中的 ${d.n_gpu_layers} 层放在 GPU 上：${d.flags}。`);
   await zh.context.close();
 });
 

@@ -193,14 +193,32 @@ test('a no that fp8 KV would turn into a yes: the answer card says so, as the CL
   await context.close();
 });
 
-// llama.cpp runs a context past the model's limit (it warns): the longest context is the one asked.
-test('llama.cpp past the model limit: the longest context is the one asked, and says so', async () => {
+// llama.cpp allocates a context past the model's limit (it warns), but llama-server gives a slot at
+// most the training context: the longest context is 40,960, and the answer card says why.
+test('llama.cpp past the model limit: the cache holds the asked context, a request gets the training context', async () => {
   const { page, context } = await open('model=Qwen/Qwen3-30B-A3B&gpu=rtx-4090&engine=llamacpp&ctx=65536&ctk=q8_0&ctv=q8_0');
   const a = cliJson(['budget', path.join(fixturesDir, 'Qwen--Qwen3-30B-A3B.json'), '--gpu', 'rtx-4090', '--engine', 'llamacpp', '--max-model-len', '65536', '-ctk', 'q8_0', '-ctv', 'q8_0']);
-  assert.equal(a.metrics['max-context'], 65536);
-  assert.equal(await metric(page, 'max-context'), 65536);
+  assert.equal(a.metrics['max-context'], 40960);
+  assert.equal(a.budget.llamacpp.slot_capped, true);
+  assert.equal(await metric(page, 'max-context'), 40960);
   const fact = await page.locator('[data-role="answer"] .facts .fact').first().textContent();
-  assert.match(fact, /65,536 tokens \(as asked, past the model's 40,960\)/);
+  assert.match(fact, /40,960 tokens \(the model's maximum\)/);
+  assert.equal(await page.textContent('[data-role="verdict-reason"]'), msg('msg.llamacpp_slot_capped', a.budget.verdict_reason.params));
+  assert.match(await page.textContent('[data-role="verdict-reason"]'), /srv {4}load_model: the slot context \(65536\) exceeds the training context of the model \(40960\) - capping/);
+  await context.close();
+  // Builds before b6925 gave a slot the whole cache: the longest context is the one asked.
+  const old = await open('model=Qwen/Qwen3-30B-A3B&gpu=rtx-4090&engine=llamacpp&ctx=65536&ctk=q8_0&ctv=q8_0&engineVersion=b6924');
+  const oldFact = await old.page.locator('[data-role="answer"] .facts .fact').first().textContent();
+  assert.match(oldFact, /65,536 tokens \(as asked, past the model's 40,960\)/);
+  await old.context.close();
+});
+
+// YaRN on a build without ggml-org/llama.cpp#28030: the scaled limit is 131,072, the slot cap 40,960.
+test('llama.cpp YaRN on an older build: the longest context is llama-server\'s cap, labelled as such', async () => {
+  const { page, context } = await open('model=Qwen/Qwen3-8B&gpu=h100-sxm&engine=llamacpp&ctx=131072&rope=yarn:4&engineVersion=b10678');
+  assert.equal(await metric(page, 'max-context'), 40960);
+  const fact = await page.locator('[data-role="answer"] .facts .fact').first().textContent();
+  assert.match(fact, /40,960 tokens \(llama-server's cap per request, the model's training context\)/);
   await context.close();
 });
 

@@ -94,8 +94,9 @@ function offloadLines(answer, llama, out) {
   // picks with neither -c nor -ngl is the core's second prediction (fit_default).
   const dflt = answer.budget.llamacpp.fit_default;
   if (dflt?.outcome && dflt.outcome !== 'not_predicted' && dflt.outcome !== 'failed') {
-    out.push(h('p', { 'data-role': 'fit-default' }, t('offload.fitDefault', {
-      ctx: int(dflt.context), ngl: int(dflt.n_gpu_layers), all: int(off.n_slots), flags: dflt.flags,
+    // From b6925 llama-server with no -np runs 4 slots sharing one unified cache.
+    out.push(h('p', { 'data-role': 'fit-default' }, t(dflt.kv_unified ? 'offload.fitDefaultShared' : 'offload.fitDefault', {
+      ctx: int(dflt.context), ngl: int(dflt.n_gpu_layers), all: int(off.n_slots), flags: dflt.flags, slots: int(dflt.slots),
     })));
   }
 }

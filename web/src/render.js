@@ -132,6 +132,8 @@ function renderAnswer(app, view) {
   const facts = v('dl', { class: 'facts' },
     fact(t(seqs === 1 ? 'metric.max-context.one' : 'metric.max-context', { seqs: int(seqs) }), num('max-context', maxCtx),
       !maxCtx ? null : !ctxCapped ? t('answer.tokens')
+        // llama-server's per-slot cap (the training context) where it is not the model's limit.
+        : b.llamacpp?.slot_cap > 0 && maxCtx === b.llamacpp.slot_cap && b.llamacpp.slot_cap !== b.model_max_len ? t('answer.tokensSlotCap')
         : b.model_max_len > 0 && maxCtx > b.model_max_len ? t('answer.tokensAsked', { max: int(b.model_max_len) }) : t('answer.tokensModelMax')),
     fact(t('metric.max-concurrency', { ctx: ctxText }), num('max-concurrency', maxConc), maxConc !== null && maxConc !== undefined ? t(maxConc === 1 ? 'answer.requests.one' : 'answer.requests') : null));
   // Screen readers hear the new answer once per change, not on every re-render.
