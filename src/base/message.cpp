@@ -140,7 +140,9 @@ const std::vector<MessageTemplate>& message_templates() {
         {"vllm_auto_cast",
          "auto: vLLM serves this {checkpoint} checkpoint in {dtype} (its dtype auto casts float32, and a dtype the GPU "
          "lacks, to the GPU's first supported type)"},
-        {"auto_quant", "auto: quantization_config ({q})"},
+        {"auto_quant", "auto: quantization_config ({method})"},
+        {"auto_quant_bits", "auto: quantization_config ({method}, {bits} bits)"},
+        {"auto_quant_bits_group", "auto: quantization_config ({method}, {bits} bits, group {group})"},
         {"quant_not_modelled", "auto: quantization_config method '{method}' is not modelled, sized as {dtype}"},
         {"params_ignored",
          "given parameter count {given} ignored: the checkpoint is pre-quantized ({method}), so its tensor element "

@@ -183,15 +183,26 @@ Result<WeightFormat> weight_format(const std::string& name_in, const ModelSpec& 
                 if (s.name != main.name) f.name = "mixed";
         }
         f.plan = q.plan;
-        std::string text = q.method + (q.bits > 0 ? ", " + std::to_string(q.bits) + " bits" : "") +
-                           (q.group_size > 0 ? ", group " + std::to_string(q.group_size) : "");
+        // The method (with the schemes a checkpoint of kvbudget's own kind mixes), bits and group as separate
+        // parameters, so each language words them.
+        std::string shown = q.method;
         if (f.kind == WeightKind::Checkpoint) {
             std::string schemes;
             for (const QuantScheme& s : plan.schemes)
                 if (schemes.find(s.name) == std::string::npos) schemes += (schemes.empty() ? "" : " + ") + s.name;
-            text += " (" + schemes + ")";
+            shown += " (" + schemes + ")";
         }
-        f.from = note("auto_quant", {{"q", text}});
+        MessageParams p = {{"method", shown}};
+        std::string code = "auto_quant";
+        if (q.bits > 0) {
+            code += "_bits";
+            p.push_back({"bits", std::to_string(q.bits)});
+            if (q.group_size > 0) {
+                code += "_group";
+                p.push_back({"group", std::to_string(q.group_size)});
+            }
+        }
+        f.from = note(code, std::move(p));
         return f;
     }
     std::string list;

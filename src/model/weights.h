@@ -94,8 +94,8 @@ struct WeightFormat {
     bool g_idx = false;      // GPTQ act-order index (int32 per input column)
     int64_t fp8_block = 0;   // Fp8: scale block edge (128 for DeepSeek's 128x128), 0 = per tensor
     bool gguf = false;       // served by llama.cpp
-    Message from;            // how "auto" chose: auto_dtype, auto_quant ("awq, 4 bits, group 128"),
-                             // quant_not_modelled; no code for a named format
+    Message from;  // how "auto" chose: auto_dtype, auto_quant / auto_quant_bits / auto_quant_bits_group (method, bits,
+                   // group), quant_not_modelled; no code for a named format
     // A GGUF of an MXFP4 checkpoint: its routed experts stay MXFP4, whatever the GGUF type.
     bool mxfp4_experts = false;
     // "auto" on a pre-quantized checkpoint: each layer's format, from its quantization_config

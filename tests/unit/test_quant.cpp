@@ -232,7 +232,7 @@ TEST_CASE("quant: compressed-tensors FP8 block checkpoint (Laguna-XS.2-FP8)") {
     auto f = kvb::weight_format("auto", m);
     REQUIRE(f.ok());
     CHECK(f->name == "fp8-block");
-    CHECK(kvb::render_english(f->from) == "auto: quantization_config (compressed-tensors, 8 bits (fp8-block))");
+    CHECK(kvb::render_english(f->from) == "auto: quantization_config (compressed-tensors (fp8-block), 8 bits)");
     auto pc = kvb::count_params(m);
     REQUIRE(pc.ok());
     int64_t expect = 0;

@@ -18,7 +18,7 @@ const ALLOWED = new Set([
   // units
   'B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB', 'MB', 'GB', 'TB', 'K', 'M', 's', 'x',
   // engines and their spellings
-  'vLLM', 'llama.cpp', 'transformers', 'PyTorch',
+  'vLLM', 'llama.cpp', 'llama-server', 'transformers', 'PyTorch',
   // terms the seed articles keep in English, and the file / format names
   'KV', 'Cache', 'K', 'V', 'GQA', 'MHA', 'MQA', 'MLA', 'RoPE', 'GPU', 'token', 'tokens',
   'Hugging', 'Face', 'Hub', 'huggingface.co', 'config.json', 'safetensors', 'HTTP', 'JSON', 'CORS', 'GGUF', 'Space',

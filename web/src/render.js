@@ -12,12 +12,12 @@ import { chartToolbar } from './export.js';
 import { gpuLabel } from './controls.js';
 import { ropeLine } from './rope.js';
 
-function metric(name, label, value, kind, extra) {
+function metric(name, label, value, kind, extra, extraRole = null) {
   return v('div', { class: 'metric' },
     v('dt', null, label),
     v('dd', null,
       v('span', { 'data-metric': name, 'data-value': value === null || value === undefined ? '' : String(value) }, format(kind, value)),
-      extra ? v('span', { class: 'sub muted' }, extra) : null));
+      extra ? v('span', { class: 'sub muted', 'data-role': extraRole }, extra) : null));
 }
 
 function elemText(type) {
@@ -283,7 +283,7 @@ export function renderResults(app, view, near = null) {
       // The engine's layout (padded cells, sliding windows' extra blocks) beside the formula the
       // tables and the chart draw, when they differ.
       metric('kv-bytes-total', t(view.kv.seqs === 1 ? 'metric.kv-bytes-total.one' : 'metric.kv-bytes-total', { ctx: ctxText, seqs: seqText }), mx['kv-bytes-total'], 'bytes',
-        b && mx['kv-bytes-total'] !== kv.bytes_total ? t('metric.kv-engine', { engine: t('controls.engine.' + b.engine), bytes: bytes(kv.bytes_total) }) : null),
+        b && mx['kv-bytes-total'] !== kv.bytes_total ? t('metric.kv-engine', { engine: t('controls.engine.' + b.engine), bytes: bytes(kv.bytes_total) }) : null, 'kv-formula'),
       metric('weights-bytes', t(b && b.gpu.count > 1 ? 'metric.weights-bytes.all' : 'metric.weights-bytes'), mx['weights-bytes'], 'bytes'),
       metric('total-bytes', t('metric.total-bytes'), mx['total-bytes'], 'bytes'),
       mx['max-context-physical'] > mx['max-context']
