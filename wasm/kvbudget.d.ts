@@ -183,6 +183,8 @@ export interface Budget {
   max_num_seqs: number; max_num_seqs_default: number; max_num_batched_tokens: number;
   per_gpu: PerGpu;
   fits: boolean; all_seqs_fit: boolean; max_context: number; max_context_capped: boolean;
+  /** Where max_context stops: memory, the model's limit, the context asked past it, llama-server's slot cap. */
+  max_context_stop: 'memory' | 'model' | 'asked' | 'slot';
   /** llama.cpp: fits only as --fit places it (no -ngl given): layers or a MoE's experts in system RAM (llamacpp.fit); fits, max_context and max_concurrency are that placement's. */
   fits_offload: boolean;
   /** Longest context memory holds for `seqs` sequences, past the model's limit (up to 2^24). */

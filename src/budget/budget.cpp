@@ -448,6 +448,10 @@ Result<BudgetResult> compute_budget(const ModelSpec& model, const BudgetInputs& 
         return make_error("overflow", note("budget_overflow", {{"model", m.name}}));
     if (r.mac_ram_bytes > 0 && !r.fits) mac_wired_advice(r);
     decode_bound(gpu.value(), in, r);
+    r.max_context_stop = !r.max_context_capped                                                            ? "memory"
+                         : r.slot_cap > 0 && r.max_context == r.slot_cap && r.slot_cap != r.model_max_len ? "slot"
+                         : r.model_max_len > 0 && r.max_context > r.model_max_len                         ? "asked"
+                                                                                                          : "model";
     return Result<BudgetResult>(std::move(r));
 }
 

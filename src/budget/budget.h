@@ -295,8 +295,12 @@ struct BudgetResult {
     int64_t max_context_physical = 0;  // the same ignoring the model's limit (up to 2^24): what memory holds
     bool max_context_capped = false;   // stopped at the model's limit (llama.cpp, transformers: or at the
                                        // context asked past it), not at memory
-    int64_t max_concurrency = 0;       // most sequences of `context` tokens held at once
-    double vllm_concurrency = 0;       // vLLM's printed "Maximum concurrency" (num_blocks / blocks per request)
+    // Where max_context stops, the one place the CLI and the page read it from: "memory"; "model" (the
+    // model's limit); "asked" (the context asked, past the model's limit: llama.cpp and transformers run it);
+    // "slot" (llama-server's per-request cap, the training context, where it is not the model's limit).
+    std::string max_context_stop = "memory";
+    int64_t max_concurrency = 0;  // most sequences of `context` tokens held at once
+    double vllm_concurrency = 0;  // vLLM's printed "Maximum concurrency" (num_blocks / blocks per request)
     DecodeBound decode;
     std::vector<std::string> log_lines;  // what the engine prints at start-up (none for transformers)
     std::string command;                 // vllm serve / llama-server line, or the transformers snippet

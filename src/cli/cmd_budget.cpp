@@ -198,12 +198,11 @@ void print_human(const BudgetResult& r, const std::optional<Message>& advice, st
     if (advice) out << "  " << render_english(*advice) << "\n";
     out << "  longest context for " << r.seqs << (r.seqs == 1 ? " sequence: " : " sequences at once: ")
         << with_commas(r.max_context) << " tokens"
-        << (!r.max_context_capped ? ""
-            : r.slot_cap > 0 && r.max_context == r.slot_cap && r.slot_cap != r.model_max_len
-                ? " (llama-server's cap per request, the model's training context)"
-            : r.model_max_len > 0 && r.max_context > r.model_max_len
+        << (r.max_context_stop == "slot" ? " (llama-server's cap per request, the model's training context)"
+            : r.max_context_stop == "asked"
                 ? " (as asked, past the model's limit of " + with_commas(r.model_max_len) + ")"
-                : " (the model's limit)")
+            : r.max_context_stop == "model" ? " (the model's limit)"
+                                            : "")
         << "\n";
     if (r.max_context_physical > r.max_context)
         out << "  memory alone would hold " << with_commas(r.max_context_physical) << " tokens per sequence (past the "

@@ -363,6 +363,7 @@ std::string budget_json(const BudgetResult& r) {
         .set("fits_offload", r.fits_offload)
         .set("max_context", r.max_context)
         .set("max_context_capped", r.max_context_capped)
+        .set("max_context_stop", r.max_context_stop)
         .set("max_context_physical", r.max_context_physical)
         .set("max_concurrency", r.max_concurrency)
         .set("log_lines", r.log_lines)

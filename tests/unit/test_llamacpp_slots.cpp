@@ -67,6 +67,7 @@ TEST_CASE("llama-server caps each slot at n_ctx_train: the cache holds the asked
     CHECK_FALSE(old->slot_capped);
     CHECK(old->n_ctx_slot == 65536);
     CHECK(old->max_context == 65536);
+    CHECK(old->max_context_stop == "asked");  // before b6925: the context asked, past the model's limit
     CHECK(old->verdict_reason.code.empty());
     CHECK(old->log_lines.size() == 1);
 
@@ -86,6 +87,7 @@ TEST_CASE("YaRN: the slot cap is the GGUF's context_length until #28030 makes it
     CHECK(before->slot_cap == 40960);
     CHECK(before->slot_capped);
     CHECK(before->max_context == 40960);
+    CHECK(before->max_context_stop == "slot");  // the slot cap, not the YaRN-scaled model limit
     CHECK(before->log_lines.back() ==
           "srv    load_model: the slot context (131072) exceeds the training context of the model (40960) - capping");
     CHECK(has_note(*before, "llamacpp_slot_cap_yarn"));
@@ -96,6 +98,7 @@ TEST_CASE("YaRN: the slot cap is the GGUF's context_length until #28030 makes it
         CHECK(after->slot_cap == 131072);  // 32768 / 0.25f
         CHECK_FALSE(after->slot_capped);
         CHECK(after->max_context == 131072);
+        CHECK(after->max_context_stop == "model");
         CHECK_FALSE(has_note(*after, "llamacpp_slot_cap_yarn"));
     }
     // Linear scaling is not re-adjusted: the cap stays 40,960 on every build.

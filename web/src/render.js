@@ -128,13 +128,11 @@ function renderAnswer(app, view) {
   const maxConc = mx['max-concurrency'];
   const fact = (label, valueEl, unit) => v('div', { class: 'fact' }, v('dt', null, label), v('dd', null, valueEl, unit ? v('span', { class: 'unit' }, ' ' + unit) : null));
   const num = (name, n) => v('span', { 'data-metric': name, 'data-value': n === null || n === undefined ? '' : String(n) }, format('int', n));
-  const ctxCapped = b?.max_context_capped;
+  // Where the longest context stops is the core's (budget.max_context_stop), as the CLI says it.
+  const stopUnit = { memory: t('answer.tokens'), slot: t('answer.tokensSlotCap'), asked: b && t('answer.tokensAsked', { max: int(b.model_max_len) }), model: t('answer.tokensModelMax') };
   const facts = v('dl', { class: 'facts' },
     fact(t(seqs === 1 ? 'metric.max-context.one' : 'metric.max-context', { seqs: int(seqs) }), num('max-context', maxCtx),
-      !maxCtx ? null : !ctxCapped ? t('answer.tokens')
-        // llama-server's per-slot cap (the training context) where it is not the model's limit.
-        : b.llamacpp?.slot_cap > 0 && maxCtx === b.llamacpp.slot_cap && b.llamacpp.slot_cap !== b.model_max_len ? t('answer.tokensSlotCap')
-        : b.model_max_len > 0 && maxCtx > b.model_max_len ? t('answer.tokensAsked', { max: int(b.model_max_len) }) : t('answer.tokensModelMax')),
+      !maxCtx ? null : stopUnit[b?.max_context_stop ?? 'memory']),
     fact(t('metric.max-concurrency', { ctx: ctxText }), num('max-concurrency', maxConc), maxConc !== null && maxConc !== undefined ? t(maxConc === 1 ? 'answer.requests.one' : 'answer.requests') : null));
   // Screen readers hear the new answer once per change, not on every re-render.
   // Why it does not fit (or how llama.cpp's --fit runs it), in the core's words, on the
