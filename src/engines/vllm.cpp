@@ -141,10 +141,6 @@ constexpr VllmChange kVllmCapture1024 = {28, 0, 26, 1, 0, 487};
 //    cherry-picked into v0.20.1 (66df2c03f); v0.20.1rc0 and v0.20.0 lack it.
 constexpr VllmChange kVllmCaptureMaxTokens = {20, 1, 20, 1, 0, 46, kFinal};
 
-// The newest release whose rules were read: 0.31.0 (pinned as `vllm==0.31.0` in public projects; main's nightlies
-// read 0.31.1rc1.devN in 2026-10). Its changes from main of 2026-08-18 on were read in the newest stored snapshot of
-// vllm-project/vllm (002f10e0c: config/cache.py, engine/arg_utils.py, v1/core/kv_cache_utils.py).
-constexpr int64_t kVllmNewestMinor = 31;
 //  DeepSeek-V4 (vllm/model_executor/models/deepseek_v4.py): 4d51588e2, 2026-04-26 (v0.19.2rc0-216), the commit
 //    v0.20.0 was re-cut at; v0.20.0rc1 lacks it.
 constexpr VllmChange kVllmDsv4 = {20, 0, 19, 2, 0, 216, kFinal};
@@ -156,6 +152,11 @@ constexpr VllmChange kVllmDsv4DsMlaAssert = {24, 0, 23, 1, 0, 275};
 //  get_max_concurrency_for_kv_cache_config sums per-group blocks: PR #48317, 2e2e626b4, 2026-07-21
 //    (v0.23.1rc0-1315), after v0.26 branched; first in v0.27.0.
 constexpr VllmChange kVllmConcurrencyGroupBlocks = {27, 0, 23, 1, 0, 1315};
+
+// The newest release whose rules were read: 0.31.0 (pinned as `vllm==0.31.0` in public projects; main's nightlies
+// read 0.31.1rc1.devN in 2026-10). Its changes from main of 2026-08-18 on were read in the newest stored snapshot of
+// vllm-project/vllm (002f10e0c: config/cache.py, engine/arg_utils.py, v1/core/kv_cache_utils.py).
+constexpr int64_t kVllmNewestMinor = 31;
 
 // The spellings of --kv-cache-dtype (CacheDType in vllm/config.py, vllm/config/cache.py from 0.10.1; read at every
 // tag):
