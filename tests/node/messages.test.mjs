@@ -60,3 +60,13 @@ test('a Chinese control label takes no space before the Han text after it; a fla
   assert.equal(renderMessage({ ...refusal, params: { ...refusal.params, flag: '显存 GPU' } }, zh), '显存 GPU 必须是 0 到 1,073,741,824 之间的整数，收到的是 99,999,999,999');
   assert.equal(renderMessage({ ...refusal, params: { ...refusal.params, flag: '上下文长度' } }, en), '上下文长度 must be a whole number from 0 to 1,073,741,824, got 99,999,999,999');
 });
+
+test('a duration the core wrote for the CLI reads in the page\'s units; English is the core\'s text', () => {
+  const params = { offered: '12.0', policy: 'paged', waiting: '1,234', late: '5.0 min', early: '850 ms' };
+  const zhText = renderMessage({ code: 'sim_overload', params }, zh);
+  assert.match(zhText, /平均要等 5\.0 分钟才拿到首个 token，而最前面四分之一只需 850 毫秒。/);
+  assert.match(renderMessage({ code: 'sim_overload', params: { ...params, late: '1.2 h', early: '12.3 s' } }, zh), /要等 1\.2 小时才.*只需 12\.3 秒。/);
+  assert.match(renderMessage({ code: 'sim_overload', params }, en), /waited 5\.0 min on average for their first token against 850 ms for the first quarter\./);
+  // Only the parameters that are durations: a value the user typed is echoed as typed.
+  assert.equal(renderMessage({ code: 'sim_bad_rate', params: { flag: '--rate', value: '3 s' } }, zh), '--rate 必须是正数（每秒请求数），收到的是 3 s');
+});

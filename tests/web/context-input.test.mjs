@@ -59,6 +59,13 @@ test('a context that is not one says how to write it', async () => {
   assert.equal(await page.evaluate(() => document.getElementById('ctl-ctx').validationMessage),
     'Context length must be a whole number from 1 to 1,073,741,824, got 0');
   assert.equal(new URL(page.url()).searchParams.get('ctx'), '4096', '0 leaves the context as it was');
+  // Past the range the field says the same range beside it (the core's refusal counts from its 0).
+  await page.fill('#ctl-ctx', '99999999999999');
+  await page.press('#ctl-ctx', 'Enter');
+  assert.equal(await page.evaluate(() => document.getElementById('ctl-ctx').validationMessage),
+    'Context length must be a whole number from 1 to 1,073,741,824, got 99999999999999');
+  assert.equal(await page.getAttribute('body', 'data-state'), 'ready', 'the answer shown stays');
+  assert.equal(new URL(page.url()).searchParams.get('ctx'), '4096', 'a huge context leaves the context as it was');
   await context.close();
 });
 

@@ -157,9 +157,10 @@ export function buildControls(app, onChange) {
       c.ctx.reportValidity();
       return;
     }
-    // 0 is the core's "the model's limit" (the CLI's default); the field asks for a number of tokens.
-    if (n < 1) {
-      const lim = app.core.catalog().limits.context;
+    // 0 is the core's "the model's limit" (the CLI's default); the field asks for a number of tokens,
+    // so its range starts at 1 and is said here, beside the field, not as the core's 0-based refusal.
+    const lim = app.core.catalog().limits.context;
+    if (n < 1 || n > lim.max) {
       c.ctx.setCustomValidity(tMsg({ code: 'input_out_of_range', params: { flag: t('controls.ctxShort'), min: int(1), max: int(lim.max), value: c.ctx.value } }));
       c.ctx.reportValidity();
       return;

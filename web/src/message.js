@@ -17,8 +17,20 @@ export function renderMessage(message, catalog) {
   if (typeof message !== 'object') return String(message);
   const template = message.code ? catalog['msg.' + message.code] : undefined;
   if (template === undefined) return String(message.text ?? message.message ?? message.code ?? '');
-  const params = message.params || {};
+  const params = { ...message.params };
+  for (const name of DURATION_PARAMS) if (params[name] !== undefined) params[name] = duration(String(params[name]), catalog);
   return fillTemplate(template, params, (value) => catalog['msgValue.' + value] ?? value);
+}
+
+// Durations the core writes for the CLI ("850 ms", "12.3 s", "5.0 min", "1.2 h": sim/conclusions.cpp
+// `duration`), put in the catalog's unit words.
+const DURATION_PARAMS = ['late', 'early'];
+const DURATION = /^(\d[\d.,]*) (ms|s|min|h)$/;
+const DURATION_UNIT = { ms: 'unit.millis', s: 'unit.seconds', min: 'unit.minutes', h: 'unit.hours' };
+function duration(value, catalog) {
+  const m = DURATION.exec(value);
+  const template = m && catalog[DURATION_UNIT[m[2]]];
+  return typeof template === 'string' ? fillTemplate(template, { value: m[1] }) : value;
 }
 
 // Han characters, CJK punctuation and full-width forms.
