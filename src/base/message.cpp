@@ -232,6 +232,24 @@ const std::vector<MessageTemplate>& message_templates() {
          "DeepSeek-V4 (fp8_ds_mla, 256-token blocks): every layer caches its last sliding_window tokens (584 B each, "
          "64-token pages), compressing layers one latent per 4 or 128 tokens plus fp32 compressor states, ratio-4 "
          "layers indexer keys (132 B); pages padded to 576 B and grouped in layer tuples"},
+        {"vllm_kv_declared",
+         "vLLM caches KV as {dtype} under --kv-cache-dtype auto: the checkpoint's ModelOpt quantization declares its "
+         "KV cache as {value}"},
+        {"vllm_kv_declared_not_modelled",
+         "the checkpoint declares its KV cache as {value}, which vLLM serves under --kv-cache-dtype auto as {dtype}: "
+         "kvbudget does not size that cache; pass --kv-cache-dtype fp8 or bfloat16 to size one it does"},
+        {"vllm_kv_declared_unmapped",
+         "the checkpoint declares its KV cache as {value}, which this vLLM release does not map: it warns \"Unknown "
+         "kv_cache_quant_algo\" and keeps --kv-cache-dtype auto"},
+        {"vllm_kv_declared_scheme",
+         "vLLM caches KV as fp8 under --kv-cache-dtype auto: the checkpoint's compressed-tensors quantization has a "
+         "kv_cache_scheme ({value})"},
+        {"vllm_kv_scheme_over_flag",
+         "this vLLM release caches KV as fp8 whatever --kv-cache-dtype says ({asked} asked): the checkpoint's "
+         "compressed-tensors quantization has a kv_cache_scheme ({value}); from 0.22.0 the flag wins"},
+        {"hf_quant_config_read",
+         "quantization from hf_quant_config.json ({method}): config.json has no quantization_config, and vLLM reads "
+         "this file then"},
         {"vllm_dsv4_fp8_default",
          "DeepSeek-V4 runs only with an fp8 KV cache in vLLM (its attention asserts it): sized as fp8_ds_mla, and the "
          "command passes --kv-cache-dtype fp8"},

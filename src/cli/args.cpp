@@ -238,7 +238,28 @@ std::optional<ModelSpec> load_model(const std::string& path, std::ostream& err) 
     }
     if (base.size() > 5 && base.compare(base.size() - 5, 5, ".json") == 0) base.resize(base.size() - 5);
     if (auto dd = base.find("--"); dd != std::string::npos) base.replace(dd, 2, "/");
-    auto m = parse_config(text, base);
+    // A model folder's config.json: vLLM also reads hf_quant_config.json beside it when the config has no
+    // quantization_config (ModelOpt 0.29 and before); parse_config decides whether it counts.
+    std::string hf_quant;
+    if (slash != std::string::npos ? name.compare(slash + 1, std::string::npos, "config.json") == 0
+                                   : name == "config.json") {
+        const std::string sibling =
+            (slash == std::string::npos ? std::string() : name.substr(0, slash + 1)) + "hf_quant_config.json";
+        struct stat st {};
+        if (::stat(sibling.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+            std::ifstream q(sibling, std::ios::binary);
+            if (!q) {
+                err << "kvbudget: error: cannot read " << sibling << "\n";
+                return std::nullopt;
+            }
+            if (!read_capped(q, &hf_quant)) {
+                err << "kvbudget: error: "
+                    << render_english(note("config_too_big", {{"path", sibling}, {"limit", limit}})) << "\n";
+                return std::nullopt;
+            }
+        }
+    }
+    auto m = parse_config(text, base, hf_quant);
     if (!m) {
         err << "kvbudget: error: " << m.error().message << "\n";
         return std::nullopt;

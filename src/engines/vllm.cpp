@@ -153,6 +153,16 @@ constexpr VllmChange kVllmDsv4DsMlaAssert = {24, 0, 23, 1, 0, 275};
 //    (v0.23.1rc0-1315), after v0.26 branched; first in v0.27.0.
 constexpr VllmChange kVllmConcurrencyGroupBlocks = {27, 0, 23, 1, 0, 1315};
 
+//  --kv-cache-dtype auto resolved from a ModelOpt checkpoint's kv_cache_quant_algo (utils/torch_utils.py
+//    resolve_kv_cache_dtype_string, called in arg_utils.py create_engine_config): PR #30785, 2025-12-17 (7b966ae2b,
+//    v0.13.0rc1-223); v0.13.0 lacks it, v0.14.0rc0 has it. Its "nvfp4" mapping came with kVllmKvNvfp4 (0.20.0).
+constexpr VllmChange kVllmKvFromModelopt = {14, 0, 13, 0, 1, 223};
+//  compressed-tensors kv_cache_scheme -> an fp8 cache in Attention.__init__ ("llm-compressor mdls need to set
+//    cache_dtype to fp8 manually"): PR #30141, 2026-01-22 (44f08af3a, v0.14.0rc1-257), first in v0.15.0; only under
+//    auto from PR #42782, 2026-05-15 (852f56744, v0.21.1rc0-25), first in v0.22.0.
+constexpr VllmChange kVllmKvFromCtScheme = {15, 0, 14, 0, 1, 257};
+constexpr VllmChange kVllmKvCtExplicitWins = {22, 0, 21, 1, 0, 25};
+
 // The newest release whose rules were read: 0.31.0 (pinned as `vllm==0.31.0` in public projects; main's nightlies
 // read 0.31.1rc1.devN in 2026-10). Its changes from main of 2026-08-18 on were read in the newest stored snapshot of
 // vllm-project/vllm (002f10e0c: config/cache.py, engine/arg_utils.py, v1/core/kv_cache_utils.py).
@@ -267,6 +277,10 @@ Result<VllmRelease> vllm_release(const std::string& version) {
     r.cudagraph_profiling_rocm = has(kVllmRocmGraphs) || (has(kVllmRocmGraphsOn) && !has(kVllmRocmGraphsOff));
     r.kv_cache_dtypes = kv_cache_dtypes(has);
     r.batch_defaults_160 = has(kVllmBatch160);
+    r.kv_from_modelopt = has(kVllmKvFromModelopt);
+    r.kv_modelopt_nvfp4 = has(kVllmKvNvfp4);
+    r.kv_from_ct_scheme = has(kVllmKvFromCtScheme);
+    r.kv_ct_explicit_wins = has(kVllmKvCtExplicitWins);
     r.cudagraph_max_1024_sm100 = has(kVllmCapture1024);
     r.cudagraph_captures_max_tokens = has(kVllmCaptureMaxTokens);
     r.newer_than_known = ev->major > 0 || ev->minor > kVllmNewestMinor;

@@ -124,6 +124,15 @@ struct VllmRelease {
     bool cudagraph_max_1024_sm100 = true;
     // max_num_batched_tokens captured when it lies under the ceiling and off the size grid: from 0.20.1 (PR #40734).
     bool cudagraph_captures_max_tokens = true;
+    // --kv-cache-dtype auto takes the KV cache a ModelOpt checkpoint declares (kv_cache_quant_algo or
+    // kv_cache_scheme: resolve_kv_cache_dtype_string in create_engine_config): PR #30785, first in 0.14.0; its
+    // nvfp4 from 0.20.0 (PR #37332; before, vLLM warns and keeps auto).
+    bool kv_from_modelopt = true;
+    bool kv_modelopt_nvfp4 = true;
+    // A compressed-tensors kv_cache_scheme makes the Attention layers cache fp8: PR #30141, first in 0.15.0, over
+    // any --kv-cache-dtype until PR #42782 (0.22.0) left an explicit one alone.
+    bool kv_from_ct_scheme = true;
+    bool kv_ct_explicit_wins = true;
     std::string version;  // as given; "" = the newest release kvbudget knows
     // A release past the newest kvbudget has read (kVllmNewestRelease): the newest rules apply, and the budget says so.
     bool newer_than_known = false;

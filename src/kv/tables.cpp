@@ -38,7 +38,12 @@ Result<EngineKv> engine_kv(const ModelSpec& m, const std::string& engine, const 
     if (engine == "vllm") {
         auto rel = vllm_release(vllm_version);
         if (!rel) return rel.error();
-        auto t = kv == "auto" && !served_dtype.empty() ? Result<KvType>(vllm_auto_kv_type(served_dtype))
+        // The budget's dtype for auto: the served float, or the KV cache the checkpoint declares (fp8_e4m3).
+        auto served = [&] {
+            auto kt = vllm_kv_type(served_dtype, m.dtype);
+            return kt ? kt.value() : vllm_auto_kv_type(served_dtype);
+        };
+        auto t = kv == "auto" && !served_dtype.empty() ? Result<KvType>(served())
                                                        : vllm_kv_cache_dtype(kv, m, rel->kv_cache_dtypes);
         if (!t) return t.error();
         e.dtypes = uniform_kv_dtypes(m, t.value());

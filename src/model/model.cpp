@@ -1530,17 +1530,31 @@ Result<bool> check_state_total(const ModelSpec& m) {
     return true;
 }
 
-Result<ModelSpec> parse_config(const std::string& text, const std::string& name_in) {
+Result<ModelSpec> parse_config(const std::string& text, const std::string& name_in,
+                               const std::string& hf_quant_config) {
     const std::string name = name_in.empty() ? "config.json" : name_in;
     auto parsed = parse_json_text(text, name);
     if (!parsed) return parsed.error();
-    const json& root = parsed.value();
+    json& root = parsed.value();
     if (!root.is_object()) {
         return make_error("not_object", note("config_not_object", {{"model", name}, {"got", json_type_name(root)}}));
     }
 
     ModelSpec m;
     m.name = name;
+    // ModelOpt 0.29 and before wrote the quantization to hf_quant_config.json only; vLLM then takes that file
+    // as the config's quantization_config (transformers_utils/config.py, top level only), and so does this.
+    auto top_quant = root.find("quantization_config");
+    if (!hf_quant_config.empty() && (top_quant == root.end() || top_quant->is_null())) {
+        auto hq = parse_json_text(hf_quant_config, "hf_quant_config.json");
+        if (!hq) return hq.error();
+        if (!hq.value().is_object())
+            return make_error("not_object", note("not_object", {{"model", name},
+                                                                {"field", "hf_quant_config.json"},
+                                                                {"got", json_type_name(hq.value())}}));
+        root["quantization_config"] = std::move(hq.value());
+        m.quant.from_hf_quant_config = true;
+    }
     const json* primary = &root;
     for (const char* nested : {"text_config", "llm_config", "language_config"}) {
         auto it = root.find(nested);
@@ -1690,6 +1704,11 @@ Result<ModelSpec> parse_config(const std::string& text, const std::string& name_
         // ModelOpt's config.json export (convert_hf_quant_config_format: config_groups, quant_algo,
         // producer modelopt) names no quant_method; the plan says which reader took it.
         if (m.quant.method.empty() && m.quant.plan) m.quant.method = m.quant.plan->method;
+        const DeclaredKv kv = read_declared_kv(*qc, m.quant.method);
+        m.quant.kv_source = kv.source;
+        m.quant.kv_dtype = kv.dtype;
+        m.quant.kv_written = kv.written;
+        if (m.quant.from_hf_quant_config) m.notes.push_back(note("hf_quant_config_read", {{"method", m.quant.method}}));
         if (m.quant.plan && m.quant.plan->default_scheme >= 0) {
             // compressed-tensors keeps num_bits and group_size under config_groups.*.weights.
             const QuantScheme& s = m.quant.plan->schemes[static_cast<size_t>(m.quant.plan->default_scheme)];

@@ -80,6 +80,15 @@ struct Quantization {
     // Every layer's stored format as the engines read quantization_config (model/quant.h); null
     // when the method is not one kvbudget sizes.
     std::shared_ptr<const QuantPlan> plan;
+    // The KV cache the checkpoint declares (read_declared_kv, model/quant.h): vLLM serves it under
+    // --kv-cache-dtype auto from some release on (VllmRelease::kv_from_modelopt, kv_from_ct_scheme).
+    // kv_source: "modelopt" (kv_cache_quant_algo / kv_cache_scheme) or "compressed-tensors" (kv_cache_scheme);
+    // "" when none is declared. kv_dtype: what vLLM maps it to ("fp8", "nvfp4"; "" when it maps it to
+    // nothing and falls back to auto). kv_written: the config's value, as the notes quote it.
+    std::string kv_source, kv_dtype, kv_written;
+    // The quantization came from hf_quant_config.json beside a config.json that has none (ModelOpt 0.29 and
+    // before), which vLLM reads then (transformers_utils/config.py).
+    bool from_hf_quant_config = false;
 };
 
 // What the weights module needs to count parameters. Filled by the parser from
@@ -223,6 +232,9 @@ inline bool dsv4_layer(const Layer& l) {
 Result<bool> check_state_total(const ModelSpec& m);
 
 // Parses config.json text. `name` is used in error messages ("... in Qwen/Qwen3-8B").
-Result<ModelSpec> parse_config(const std::string& text, const std::string& name);
+// `hf_quant_config`: the text of the checkpoint's hf_quant_config.json when it has one ("" when not); read
+// as vLLM does, only when config.json has no quantization_config.
+Result<ModelSpec> parse_config(const std::string& text, const std::string& name,
+                               const std::string& hf_quant_config = std::string());
 
 }  // namespace kvb

@@ -10,6 +10,7 @@
 
 #include "base/arith.h"
 #include "base/text.h"
+#include "model/config_reader.h"
 
 namespace kvb {
 
@@ -691,6 +692,75 @@ std::shared_ptr<QuantPlan> read_modelopt(const json& qc) {
 }
 
 }  // namespace
+
+namespace {
+// A KV scheme as the notes quote it: the fields that say what is cached, not the observer's settings.
+std::string scheme_text(const json& v) {
+    if (!v.is_object()) return short_dump(v);
+    std::string out;
+    for (const char* k : {"num_bits", "type", "strategy", "dynamic"}) {
+        auto it = v.find(k);
+        if (it == v.end() || it->is_null()) continue;
+        out += (out.empty() ? "" : ", ") + std::string(k) + " " +
+               (it->is_string() ? it->get<std::string>() : short_dump(*it));
+    }
+    return out.empty() ? short_dump(v) : out;
+}
+
+// Python's truth value of a JSON value, for the `a or b` chains vLLM reads configs with.
+bool truthy(const json& v) {
+    if (v.is_null()) return false;
+    if (v.is_boolean()) return v.get<bool>();
+    if (v.is_number()) return v.get<double>() != 0;
+    if (v.is_string()) return !v.get_ref<const std::string&>().empty();  // json::empty() is false for any string
+    if (v.is_array() || v.is_object()) return !v.empty();
+    return false;
+}
+}  // namespace
+
+// vLLM's get_kv_cache_quant_algo_string (utils/torch_utils.py, v0.14.0 to v0.27.1): for a modelopt* method, the
+// first truthy of quantization.kv_cache_scheme, kv_cache_scheme, quantization.kv_cache_quant_algo,
+// kv_cache_quant_algo; a dict {dynamic: false, num_bits: 8, type: float} is fp8 and {num_bits: 4, type: float}
+// nvfp4 (from 0.20.0), a string is looked up lower-cased in MODELOPT_TO_VLLM_KV_CACHE_DTYPE_MAP (fp8, and nvfp4
+// from 0.20.0), anything else is "auto" with a warning. compressed-tensors: CompressedTensorsConfig keeps
+// kv_cache_scheme and its Attention layers cache fp8 when it is not None (attention.py, from 0.15.0).
+DeclaredKv read_declared_kv(const json& qc, const std::string& method_in) {
+    DeclaredKv d;
+    if (!qc.is_object()) return d;
+    const std::string method = lower(method_in);
+    if (method == "compressed-tensors" || method == "compressed_tensors") {
+        auto k = qc.find("kv_cache_scheme");
+        if (k == qc.end() || k->is_null()) return d;
+        d.source = "compressed-tensors";
+        d.dtype = "fp8";
+        d.written = scheme_text(*k);
+        return d;
+    }
+    if (method.compare(0, 8, "modelopt") != 0) return d;
+    const json& inner = qc.contains("quantization") && qc["quantization"].is_object() ? qc["quantization"] : qc;
+    const json* kv = nullptr;
+    for (const json* o : {&inner, &qc})
+        if (!kv && o->contains("kv_cache_scheme") && truthy((*o)["kv_cache_scheme"])) kv = &(*o)["kv_cache_scheme"];
+    for (const json* o : {&inner, &qc})
+        if (!kv && o->contains("kv_cache_quant_algo") && truthy((*o)["kv_cache_quant_algo"]))
+            kv = &(*o)["kv_cache_quant_algo"];
+    if (!kv) return d;
+    d.source = "modelopt";
+    d.written = kv->is_string() ? kv->get<std::string>() : scheme_text(*kv);
+    if (kv->is_object()) {
+        auto field = [&](const char* k) { return kv->contains(k) ? (*kv)[k] : json(); };
+        const json bits = field("num_bits");
+        const bool is_float = field("type") == "float";
+        if (field("dynamic") == false && bits == 8 && is_float)
+            d.dtype = "fp8";
+        else if (bits == 4 && is_float)
+            d.dtype = "nvfp4";
+    } else if (kv->is_string()) {
+        const std::string v = lower(kv->get<std::string>());
+        if (v == "fp8" || v == "nvfp4") d.dtype = v;
+    }
+    return d;
+}
 
 std::shared_ptr<const QuantPlan> read_quant_plan(const json& qc) {
     if (!qc.is_object()) return nullptr;
