@@ -80,8 +80,9 @@ const kvb::ModelSpec* find_model(int handle) {
     return it == models().end() ? nullptr : &it->second;
 }
 
-std::string parse_config(const std::string& text, const std::string& name) {
-    auto r = kvb::parse_config(text, name);
+// `quant`: the checkpoint's hf_quant_config.json, "" when it has none (kvb::parse_config reads it as vLLM does).
+std::string parse_config(const std::string& text, const std::string& name, const std::string& quant) {
+    auto r = kvb::parse_config(text, name, quant);
     if (!r) return fail(r.error());
     const int handle = next_handle++;
     const std::string spec = kvb::to_json_text(r.value());
@@ -147,8 +148,9 @@ std::string str(const char* p, int n) {
 }  // namespace
 
 extern "C" {
-EMSCRIPTEN_KEEPALIVE const char* kvb_parse_config(const char* text, int text_n, const char* name, int name_n) {
-    return answer(guarded([&] { return parse_config(str(text, text_n), str(name, name_n)); }));
+EMSCRIPTEN_KEEPALIVE const char* kvb_parse_config(const char* text, int text_n, const char* name, int name_n,
+                                                  const char* quant, int quant_n) {
+    return answer(guarded([&] { return parse_config(str(text, text_n), str(name, name_n), str(quant, quant_n)); }));
 }
 EMSCRIPTEN_KEEPALIVE const char* kvb_release_model(int handle) {
     return answer(guarded([&] { return release_model(handle); }));
@@ -175,8 +177,9 @@ EMSCRIPTEN_KEEPALIVE const char* kvb_format_bytes(double b) {
 #else
 EMSCRIPTEN_BINDINGS(kvbudget) {
     emscripten::function(
-        "parseConfig",
-        +[](std::string text, std::string name) { return guarded([&] { return parse_config(text, name); }); });
+        "parseConfig", +[](std::string text, std::string name, std::string quant) {
+            return guarded([&] { return parse_config(text, name, quant); });
+        });
     emscripten::function(
         "releaseModel", +[](int handle) { return guarded([&] { return release_model(handle); }); });
     emscripten::function(
@@ -385,12 +388,12 @@ std::string check_log_model(const std::string& text, const std::string& ids_text
 }
 
 std::string check_log(const std::string& text, const std::string& config_text, const std::string& config_name,
-                      const std::string& config_source) {
+                      const std::string& config_quant, const std::string& config_source) {
     auto f = kvb::read_engine_log(text);
     if (!f) return ok_raw(kvb::check_error_json(f.error()));
     std::optional<kvb::ModelSpec> spec;
     if (!config_text.empty()) {
-        auto m = kvb::parse_config(config_text, config_name);
+        auto m = kvb::parse_config(config_text, config_name, config_quant);
         if (!m) return fail(m.error());
         spec = std::move(m.value());
     }
@@ -403,12 +406,12 @@ std::string check_log(const std::string& text, const std::string& config_text, c
 // model the page shows, the settings as JSON (lab_request_from_json). The answer is what
 // `kvbudget lab RUNS --config CONFIG --json` prints, its {"error": ...} included.
 std::string lab_table(const std::string& text, const std::string& config_text, const std::string& config_name,
-                      const std::string& settings_text) {
+                      const std::string& config_quant, const std::string& settings_text) {
     auto q = kvb::lab_request_from_json(settings_text);
     if (!q) return fail(q.error());
     auto in = kvb::read_lab_paste(text, q->measure);
     if (!in) return ok_raw(kvb::check_error_json(in.error()));
-    auto m = kvb::parse_config(config_text, config_name);
+    auto m = kvb::parse_config(config_text, config_name, config_quant);
     if (!m) return ok_raw(kvb::check_error_json(m.error()));
     auto r = kvb::lab_table(in.value(), m.value(), q->settings);
     return ok_raw(r ? kvb::to_json_text(r.value()) : kvb::check_error_json(r.error()));
@@ -427,15 +430,16 @@ EMSCRIPTEN_BINDINGS(kvbudget_gguf) {
 
 EMSCRIPTEN_BINDINGS(kvbudget_check) {
     emscripten::function(
-        "labTable", +[](std::string text, std::string config, std::string name, std::string settings) {
-            return guarded([&] { return lab_table(text, config, name, settings); });
+        "labTable",
+        +[](std::string text, std::string config, std::string name, std::string quant, std::string settings) {
+            return guarded([&] { return lab_table(text, config, name, quant, settings); });
         });
     emscripten::function(
         "checkLogModel",
         +[](std::string text, std::string ids) { return guarded([&] { return check_log_model(text, ids); }); });
     emscripten::function(
-        "checkLog", +[](std::string text, std::string config, std::string name, std::string source) {
-            return guarded([&] { return check_log(text, config, name, source); });
+        "checkLog", +[](std::string text, std::string config, std::string name, std::string quant, std::string source) {
+            return guarded([&] { return check_log(text, config, name, quant, source); });
         });
 }
 

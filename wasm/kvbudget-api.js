@@ -90,8 +90,9 @@ class Kvbudget {
     this.m = m;
     this.memo = new Map();
   }
-  parseConfig(text, name = 'config.json') {
-    const r = call(this.m.parseConfig, String(text), String(name));
+  // quant: the checkpoint's hf_quant_config.json text, '' when it has none.
+  parseConfig(text, name = 'config.json', quant = '') {
+    const r = call(this.m.parseConfig, String(text), String(name), String(quant ?? ''));
     return new Model(this, r.handle, r.spec);
   }
   // A GGUF file's header from a prefix of its bytes (Uint8Array): {status: 'need_more',
@@ -142,13 +143,13 @@ class Kvbudget {
   // ... then the comparison, what `kvbudget check LOG --json` prints: a CheckReport, or
   // {error} for a paste that is not a log it can read. config: {text, name, source} or null.
   checkLog(text, config = null) {
-    return call(this.m.checkLog, String(text), String(config?.text ?? ''), String(config?.name ?? ''), String(config?.source ?? ''));
+    return call(this.m.checkLog, String(text), String(config?.text ?? ''), String(config?.name ?? ''), String(config?.quant ?? ''), String(config?.source ?? ''));
   }
   // kvbudget lab (issue 12): peak memory measured at several contexts against the formula,
   // what `kvbudget lab RUNS --config CONFIG --json` prints: a LabReport, or {error} for runs
   // or a config it refuses. config: {text, name}; settings: LabSettings.
   labTable(text, config, settings = {}) {
-    return call(this.m.labTable, String(text), String(config?.text ?? ''), String(config?.name ?? ''), JSON.stringify(settings ?? {}));
+    return call(this.m.labTable, String(text), String(config?.text ?? ''), String(config?.name ?? ''), String(config?.quant ?? ''), JSON.stringify(settings ?? {}));
   }
   // traceReader (optional): (at, n) => Uint8Array of at most n bytes from byte `at` of
   // the trace CSV (empty at its end), for a trace read in pieces instead of input.trace

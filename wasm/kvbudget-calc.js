@@ -15,7 +15,7 @@ function adapt(m) {
       const c = [];
       [...kinds].forEach((k, i) => {
         if (k !== 's') return c.push(args[i]);
-        const s = String(args[i]);
+        const s = String(args[i] ?? '');
         const n = m.lengthBytesUTF8(s);
         const p = m._malloc(n + 1);
         owned.push(p);
@@ -28,7 +28,7 @@ function adapt(m) {
     }
   };
   return {
-    parseConfig: fn(m._kvb_parse_config, 'ss'),
+    parseConfig: fn(m._kvb_parse_config, 'sss'),
     releaseModel: fn(m._kvb_release_model, 'i'),
     compute: fn(m._kvb_compute, 'is'),
     parseSize: fn(m._kvb_parse_size, 's'),

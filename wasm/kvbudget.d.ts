@@ -340,8 +340,9 @@ export type GgufRead =
   | { status: 'ok'; header: number; header_bytes: number; tensor_bytes: number; split_count: number; split_no: number };
 
 export interface Kvbudget {
-  /** Parses config.json text; `name` (the Hub id) appears in error messages. */
-  parseConfig(text: string, name?: string): Model;
+  /** Parses config.json text; `name` (the Hub id) appears in error messages. `quant`: the checkpoint's
+   *  hf_quant_config.json text, read as vLLM reads it when config.json has no quantization_config. */
+  parseConfig(text: string, name?: string, quant?: string): Model;
   /** A GGUF header from a prefix of the file; throws KvbudgetError (bad_gguf, truncated_gguf, not_gguf, ...).
    *  Only in the whole module (kvbudget.js): the calculator module (kvbudget-calc.js) has no GGUF reader. */
   readGguf(bytes: Uint8Array, name?: string, fileSize?: number): GgufRead;
@@ -369,7 +370,7 @@ export interface Kvbudget {
   checkLog(text: string, config?: CheckConfig | null): CheckReport | CheckRefusal;
   /** `kvbudget lab RUNS --config CONFIG --json` for the same runs, config and settings, byte for
    *  byte: the table, or {error} for runs or a config it refuses. Only in the whole module. */
-  labTable(text: string, config: { text: string; name: string }, settings?: LabSettings): LabReport | CheckRefusal;
+  labTable(text: string, config: { text: string; name: string; quant?: string }, settings?: LabSettings): LabReport | CheckRefusal;
 }
 
 // ---------- kvbudget check (issue 12) ----------
@@ -380,6 +381,8 @@ export interface CheckConfig {
   text: string;
   /** Its name: the catalog id ("org/name") or a file name. */
   name: string;
+  /** The checkpoint's hf_quant_config.json text, when it has one. */
+  quant?: string;
   /** Where it came from: "catalog" (the page's bundled copy), "page" (the model the page shows), "argument". */
   source: string;
 }

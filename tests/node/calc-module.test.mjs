@@ -25,8 +25,8 @@ test('the calculator module answers byte for byte as the whole module', () => {
   let compared = 0;
   for (const f of fixtures()) {
     const text = fs.readFileSync(f.path, 'utf8');
-    const a = full.m.parseConfig(text, f.id);
-    const b = calc.m.parseConfig(text, f.id);
+    const a = full.m.parseConfig(text, f.id, '');
+    const b = calc.m.parseConfig(text, f.id, '');
     assert.equal(b, a, `${f.file}: parseConfig`);
     const ha = JSON.parse(a).value?.handle;
     const hb = JSON.parse(b).value?.handle;

@@ -69,7 +69,7 @@ function wasmCheck(text) {
   const { catalog_id: id } = kvb.checkLogModel(text, ids);
   const entry = catalog.find((c) => c.id === id);
   const config = entry ? fs.readFileSync(entry.path, 'utf8') : '';
-  return kvb.m.checkLog(text, config, entry ? id : '', entry ? 'catalog' : '');
+  return kvb.m.checkLog(text, config, entry ? id : '', '', entry ? 'catalog' : '');
 }
 
 const logs = fixtureLogs();
@@ -112,7 +112,7 @@ test('WASM checkLog with a given config == kvbudget check --config, for every fi
     const config = fs.readFileSync(entry.path, 'utf8');
     for (const { name, text } of logs) {
       const want = cliCheck(text, ['--config', entry.path]);
-      assert.equal(kvb.m.checkLog(text, config, entry.path, 'argument'), '{"ok":true,"value":' + want.stdout.trimEnd() + '}', `${name} with ${id}`);
+      assert.equal(kvb.m.checkLog(text, config, entry.path, '', 'argument'), '{"ok":true,"value":' + want.stdout.trimEnd() + '}', `${name} with ${id}`);
       if (!JSON.parse(want.stdout).error) compared += JSON.parse(want.stdout).lines.length;
     }
   }

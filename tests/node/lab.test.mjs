@@ -66,7 +66,7 @@ test('WASM labTable == kvbudget lab --json, byte for byte', () => {
   let refusals = 0;
   for (const [runs, id, settings, flags] of CASES) {
     const want = cliLab(runs, id, flags);
-    const raw = kvb.m.labTable(runs, configOf(id), id, JSON.stringify(settings));
+    const raw = kvb.m.labTable(runs, configOf(id), id, '', JSON.stringify(settings));
     const name = `${id} ${JSON.stringify(settings)} ${JSON.stringify(runs.slice(0, 30))}`;
     assert.equal(raw, '{"ok":true,"value":' + want.stdout.trimEnd() + '}', name);
     const v = JSON.parse(want.stdout);

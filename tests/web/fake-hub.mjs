@@ -6,6 +6,8 @@
 //   gguf/*    no config.json, GGUF files only   xss/*   config whose strings are markup
 //   params/*  the Llama-3.1-8B config, and a safetensors total of 9e9 BF16 parameters in the API
 //   nosuch/*  401 with X-Error-Code: RepoNotFound (what the Hub says for a missing repo)
+//   modelopt/*  Llama-3.1-8B-Instruct's config.json (no quantization_config) with an
+//              hf_quant_config.json beside it (ModelOpt FP8 weights and KV), listed in the API
 //   any id in `refuse` (an option): 401 without a token, as the Hub answers for a gated
 //   repo such as meta-llama/Llama-3.1-70B whose config the page also bundles
 // GGUF repos (GGUF_REPOS): model info with .gguf siblings and sizes (?blobs=true), the files
@@ -49,6 +51,7 @@ export function startFakeHub({ fixturesDir, port = 0, refuse = [] } = {}) {
     configs.set(base.slice(0, i) + '/' + base.slice(i + 2), fs.readFileSync(path.join(fixturesDir, f)));
   }
   const llama = configs.get('meta-llama/Llama-3.1-8B');
+  const hfQuant = fs.readFileSync(path.join(fixturesDir, '..', 'hf_quant_config', 'modelopt-fp8.json'));
   const xssConfig = JSON.stringify({ ...JSON.parse(llama), architectures: [XSS + 'ForCausalLM'], _name_or_path: XSS });
   const requests = [];
   const hanging = new Set();
@@ -68,6 +71,8 @@ export function startFakeHub({ fixturesDir, port = 0, refuse = [] } = {}) {
       res.end(body);
     };
     if (serveGguf(req, res, p, cors, ggufSent)) return;
+    const quantFile = p.match(/^\/([^/]+)\/[^/]+\/resolve\/[^/]+\/hf_quant_config\.json$/);
+    if (quantFile) return quantFile[1] === 'modelopt' ? send(200, hfQuant) : send(404, '{"error":"Entry not found"}');
     let m = p.match(/^\/api\/models\/([^/]+\/[^/]+)(?:\/revision\/.*)?$/);
     const isApi = !!m;
     if (!m) m = p.match(/^\/([^/]+\/[^/]+)\/resolve\/[^/]+\/config\.json$/);
@@ -92,7 +97,8 @@ export function startFakeHub({ fixturesDir, port = 0, refuse = [] } = {}) {
         return send(200, JSON.stringify({ id, library_name: 'gguf', tags: ['gguf'], siblings: [{ rfilename: 'README.md' }, { rfilename: 'model-Q4_K_M.gguf' }] }));
       }
       const safetensors = org === 'params' ? { total: 9e9, parameters: { BF16: 9e9 } } : undefined;
-      return send(200, JSON.stringify({ id, gated: false, library_name: 'transformers', pipeline_tag: 'text-generation', safetensors, siblings: [{ rfilename: 'config.json' }] }));
+      const siblings = [{ rfilename: 'config.json' }, ...(org === 'modelopt' ? [{ rfilename: 'hf_quant_config.json' }] : [])];
+      return send(200, JSON.stringify({ id, gated: false, library_name: 'transformers', pipeline_tag: 'text-generation', safetensors, siblings }));
     }
     if (org === 'html') return send(200, '<!doctype html><html><body>Sign in</body></html>', 'text/html');
     if (org === 'huge') {
@@ -113,6 +119,7 @@ export function startFakeHub({ fixturesDir, port = 0, refuse = [] } = {}) {
     if (org === 'gguf') return send(404, '{"error":"Entry not found"}');
     if (org === 'xss') return send(200, xssConfig);
     if (org === 'gated' || org === 'params') return send(200, llama);
+    if (org === 'modelopt') return send(200, configs.get('meta-llama/Llama-3.1-8B-Instruct'));
     const body = configs.get(id);
     if (!body) return send(404, '{"error":"Repository not found"}');
     return send(200, body);

@@ -4,6 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
@@ -428,6 +429,33 @@ test("the Hub's safetensors parameter count is used for the weights", async () =
   const a = cliJson(['budget', path.join(fixturesDir, 'meta-llama--Llama-3.1-8B.json'), '--gpu', 'rtx-4090', '--max-model-len', '32768', '--params', '9000000000']);
   assert.equal(await metric(page, 'weights-bytes'), a.metrics['weights-bytes']);
   assert.equal(a.budget.weights.bytes, 18e9);
+  await context.close();
+});
+
+// A ModelOpt export of 0.29 or before keeps its quantization in hf_quant_config.json, which vLLM
+// reads when config.json has none: the page asks for it when the repository lists it, only then.
+test('hf_quant_config.json beside a config without quantization_config: the numbers of the folder with both', async () => {
+  const { page, context } = await open();
+  const before = hub.requests.length;
+  await loadId(page, 'modelopt/Llama-3.1-8B-Instruct-FP8');
+  assert.equal(await page.getAttribute('body', 'data-state'), 'ready');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kvb-modelopt-'));
+  fs.mkdirSync(path.join(dir, 'Llama-3.1-8B-Instruct-FP8'));
+  fs.copyFileSync(path.join(fixturesDir, 'meta-llama--Llama-3.1-8B-Instruct.json'), path.join(dir, 'Llama-3.1-8B-Instruct-FP8', 'config.json'));
+  fs.copyFileSync(path.join(fixturesDir, '..', 'hf_quant_config', 'modelopt-fp8.json'), path.join(dir, 'Llama-3.1-8B-Instruct-FP8', 'hf_quant_config.json'));
+  const a = cliJson(['budget', path.join(dir, 'Llama-3.1-8B-Instruct-FP8', 'config.json'), '--gpu', 'rtx-4090', '--max-model-len', '32768']);
+  fs.rmSync(dir, { recursive: true });
+  assert.equal(a.budget.kv_cache_dtype, 'fp8_e4m3');
+  assert.equal(a.budget.weights.bytes, 9081202432);
+  for (const name of ['weights-bytes', 'kv-bytes-per-token', 'max-context', 'max-concurrency']) {
+    assert.equal(await metric(page, name), a.metrics[name], name);
+  }
+  assert.match(await page.textContent('body'), /vLLM caches KV as fp8_e4m3 under --kv-cache-dtype auto: the checkpoint's ModelOpt quantization declares its KV cache as FP8/);
+  const asked = hub.requests.slice(before).map((r) => r.path).filter((p) => p.endsWith('hf_quant_config.json'));
+  assert.deepEqual(asked, ['/modelopt/Llama-3.1-8B-Instruct-FP8/resolve/main/hf_quant_config.json']);
+  // A repository that does not list the file is not asked for it.
+  await loadId(page, 'Qwen/Qwen3-8B');
+  assert.equal(hub.requests.filter((r) => r.path.endsWith('hf_quant_config.json')).length, 1);
   await context.close();
 });
 

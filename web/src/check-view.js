@@ -54,7 +54,7 @@ async function runCheck(app, els, pageModel = false) {
     const { catalog_id: id } = core.checkLogModel(text, app.catalog.map((c) => c.id));
     let config = null;
     if (pageModel && app.configText) {
-      config = { text: app.configText, name: app.configName || '', source: 'page' };
+      config = { text: app.configText, name: app.configName || '', quant: app.quantText || '', source: 'page' };
     } else if (id) {
       const cfg = await app.fetchCatalogConfig(id);
       if (cfg !== null && cfg !== undefined) config = { text: cfg, name: id, source: 'catalog' };

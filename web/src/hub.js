@@ -149,7 +149,23 @@ export class Hub {
     }
     // The hints must not hold the page hostage: wait briefly once the config is in.
     const info = await Promise.race([infoP, new Promise((r) => setTimeout(() => r({ ok: false }), 2000))]);
-    return { configText, info: info.ok ? summarizeInfo(info.info) : null };
+    const quantText = await this.fetchQuantConfig(encId, rev, info, signal);
+    return { configText, quantText, info: info.ok ? summarizeInfo(info.info) : null };
+  }
+
+  // hf_quant_config.json, where ModelOpt 0.29 and before kept a checkpoint's quantization; vLLM reads it
+  // when config.json has none, and so does the core (parse_config), which decides. Asked for only when the
+  // repository lists it, or when its file list did not come (then a 404 means it has none): '' for none.
+  async fetchQuantConfig(encId, rev, info, signal) {
+    const listed = info.ok && (info.info.siblings || []).some((s) => s?.rfilename === 'hf_quant_config.json');
+    if (info.ok && !listed) return '';
+    try {
+      return await this.getText(`/${encId}/resolve/${encodeURIComponent(rev)}/hf_quant_config.json`, { signal });
+    } catch (e) {
+      // Listed, it must come (the weights depend on it); unlisted, a failure is taken as its absence.
+      if (listed || (e instanceof HubError && e.code === 'cancelled')) throw e;
+      return '';
+    }
   }
 }
 

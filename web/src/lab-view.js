@@ -66,7 +66,7 @@ async function runLab(app, els) {
   els.status.textContent = t('lab.loading');
   try {
     const core = await loadCheckCore();
-    const report = core.labTable(text, { text: app.configText, name: app.configName || '' }, settings);
+    const report = core.labTable(text, { text: app.configText, name: app.configName || '', quant: app.quantText || '' }, settings);
     if (app.lab?.text !== text) return;
     app.lab.report = report;
     els.status.textContent = '';

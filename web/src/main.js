@@ -59,6 +59,7 @@ const app = {
   model: null, // Model from the core
   modelSource: null, // {kind: 'catalog'|'hub'|'paste'|'fallback', id, revision, name}
   hubInfo: null,
+  quantText: '', // the model's hf_quant_config.json, when its repository has one
   gguf: null, // a GGUF repo's file: {id, revision, choices, choice, ignoredRange}
   state: defaultState(),
   fetchCtrl: null,
@@ -93,11 +94,13 @@ function errorText(e, id) {
   return t('core.error', { message: e?.message || String(e) });
 }
 
-function useConfig(text, name, source) {
-  const model = app.core.parseConfig(text, name);
+// quant: the checkpoint's hf_quant_config.json text ('' when it has none), which the core reads beside it.
+function useConfig(text, name, source, quant = '') {
+  const model = app.core.parseConfig(text, name, quant);
   // The simulator's worker parses its own copy in its own module instance.
   app.configText = text;
   app.configName = name;
+  app.quantText = quant;
   app.gguf = null;
   useModel(model, source);
 }
@@ -194,7 +197,7 @@ async function loadModel(ref, { preferCatalog = false } = {}) {
     }
     if (ctrl.signal.aborted) return;
     app.hubInfo = got.info;
-    useConfig(got.configText, ref.id, { kind: 'hub', id: ref.id, revision: ref.revision || 'main' });
+    useConfig(got.configText, ref.id, { kind: 'hub', id: ref.id, revision: ref.revision || 'main' }, got.quantText);
     finishLoad(ref);
   } catch (e) {
     if (e instanceof HubError && e.code === 'cancelled') {
@@ -242,6 +245,7 @@ async function loadGguf(ref, ctrl) {
   app.hubInfo = null;
   app.configText = null;
   app.configName = null;
+  app.quantText = '';
   app.gguf = { id: ref.id, revision: ref.revision || '', choices: got.choices, choice: got.choice, ignoredRange: got.ignoredRange,
     headers: got.headers, modelName: got.modelName };
   useModel(got.model, { kind: 'gguf', id: ref.id, revision: ref.revision || 'main' });
@@ -554,7 +558,7 @@ function goLive(core) {
   document.body.dataset.core = 'live';
   if (app.model?.standIn) {
     try {
-      app.model = core.parseConfig(app.configText, app.configName);
+      app.model = core.parseConfig(app.configText, app.configName, app.quantText);
     } catch (e) {
       failWith(() => errorText(e, app.configName), () => t('answer.noneConfig'));
       return;

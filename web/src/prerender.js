@@ -35,8 +35,8 @@ export function prerenderedCore(data, configText) {
     standIn: true,
     catalog: () => data.catalog,
     kvTypeNames: (engine) => data.catalog.kv_types[engine] || [],
-    parseConfig(text, name) {
-      if (text !== configText || name !== data.model) throw new CoreNotYet();
+    parseConfig(text, name, quant = '') {
+      if (text !== configText || name !== data.model || quant) throw new CoreNotYet();
       return model;
     },
     parseSize() {

@@ -526,7 +526,7 @@ function warmCode(app) {
 function warmRun(app) {
   if (app.sim.useCsv || !app.configText) return null;
   const input = { ...calculatorInput(app), ...simInputFromState(app.state), snapshots: SIM_SNAPSHOTS };
-  return { configText: app.configText, configName: app.configName, input, traceUrl: traceUrlFor(input.workload) };
+  return { configText: app.configText, configName: app.configName, quantText: app.quantText, input, traceUrl: traceUrlFor(input.workload) };
 }
 
 function cancelSim(app, byUser) {
@@ -658,7 +658,7 @@ export function runSim(app) {
     setSimState(app, 'error');
   };
   const gguf = app.configText ? null : simGguf(app);
-  worker.postMessage({ type: 'run', configText: app.configText, configName: app.configName, gguf, input, traceUrl, traceText, traceFile });
+  worker.postMessage({ type: 'run', configText: app.configText, configName: app.configName, quantText: app.quantText, gguf, input, traceUrl, traceText, traceFile });
 }
 
 // ---------- results ----------

@@ -63,7 +63,7 @@ async function run(msg) {
   const tLoaded = performance.now();
   const trace = msg.traceText;
   const traceBytes = !trace && msg.traceUrl ? await loadTrace(msg.traceUrl) : null;
-  const model = msg.gguf ? ggufModel(core, msg.gguf) : core.parseConfig(msg.configText, msg.configName || 'config.json');
+  const model = msg.gguf ? ggufModel(core, msg.gguf) : core.parseConfig(msg.configText, msg.configName || 'config.json', msg.quantText || '');
   let sim;
   try {
     if (msg.traceFile) {
@@ -138,7 +138,7 @@ const yieldTurn = () => new Promise((resolve) => {
 async function warmUp(msg) {
   const core = await loadCore();
   const traceBytes = msg.traceUrl ? await loadTrace(msg.traceUrl) : null;
-  const model = core.parseConfig(msg.configText, msg.configName || 'config.json');
+  const model = core.parseConfig(msg.configText, msg.configName || 'config.json', msg.quantText || '');
   const input = { ...msg.input, requests: Math.min(msg.input.requests || WARM_REQUESTS, WARM_REQUESTS) };
   const t0 = performance.now();
   const going = () => !stopWarming && performance.now() - t0 < WARM_BUDGET_MS;
