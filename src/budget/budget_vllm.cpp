@@ -270,41 +270,6 @@ Result<DrafterWeights> drafter_weights(const VllmSpeculative& sc, const ModelSpe
     return d;
 }
 
-// The KV cache the checkpoint declares, where the release serves it (VllmRelease::kv_from_modelopt,
-// kv_from_ct_scheme): `kv` (the --kv-cache-dtype asked) becomes the one vLLM allocates, and a note says why.
-Result<bool> declared_kv(const ModelSpec& m, const VllmRelease& rel, std::string& kv, std::vector<Message>& notes) {
-    const Quantization& q = m.quant;
-    if (q.kv_source == "modelopt" && rel.kv_from_modelopt && kv == "auto") {
-        const bool mapped = q.kv_dtype == "fp8" || (q.kv_dtype == "nvfp4" && rel.kv_modelopt_nvfp4);
-        if (!mapped) {
-            notes.push_back(note("vllm_kv_declared_unmapped", {{"value", q.kv_written}}));
-            return true;
-        }
-        // MODELOPT_TO_VLLM_KV_CACHE_DTYPE_MAP: "fp8" -> "fp8_e4m3".
-        kv = q.kv_dtype == "fp8" ? "fp8_e4m3" : q.kv_dtype;
-        // NVFP4's packed pages are not sized here (vllm_kv_type_names): say where the dtype came from.
-        if (!vllm_kv_type(kv, m.dtype))
-            return make_error("bad_kv_dtype",
-                              note("vllm_kv_declared_not_modelled", {{"dtype", kv}, {"value", q.kv_written}}));
-        notes.push_back(note("vllm_kv_declared", {{"dtype", kv}, {"value", q.kv_written}}));
-        return true;
-    }
-    // Only vLLM's Attention class reads kv_cache_scheme: a model of MLA layers alone keeps its dtype.
-    const bool attention = std::any_of(m.layers.begin(), m.layers.end(), [](const Layer& l) {
-        return l.kind == LayerKind::Full || l.kind == LayerKind::Sliding || l.kind == LayerKind::Chunked;
-    });
-    if (q.kv_source == "compressed-tensors" && rel.kv_from_ct_scheme && attention && kv != "fp8") {
-        if (kv == "auto") {
-            kv = "fp8";
-            notes.push_back(note("vllm_kv_declared_scheme", {{"value", q.kv_written}}));
-        } else if (!rel.kv_ct_explicit_wins) {
-            notes.push_back(note("vllm_kv_scheme_over_flag", {{"asked", kv}, {"value", q.kv_written}}));
-            kv = "fp8";
-        }
-    }
-    return true;
-}
-
 // Only the flags the answer needs or the user chose: run as printed, vLLM serves what the page promises.
 std::string command(const Ctx& c, const BudgetResult& r, const std::string& kv_cache_dtype, int64_t one_max) {
     const BudgetInputs& in = c.in;
@@ -408,18 +373,12 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
     const std::vector<int64_t> pools = kv_pools(c, r);
 
     VllmOptions o;
-    o.kv_cache_dtype = c.in.kv_cache_dtype.empty() ? "auto" : c.in.kv_cache_dtype;
-    // DeepSeek-V4's attention asserts an fp8 cache (models/deepseek_v4 attention): under auto, vLLM's default and so
-    // the page's, it stops at start-up. The answer is the one a user gets by passing fp8, which the command does.
-    if (o.kv_cache_dtype == "auto" && rel->dsv4 && std::any_of(m.layers.begin(), m.layers.end(), dsv4_layer)) {
-        o.kv_cache_dtype = "fp8";
-        r.notes.push_back(note("vllm_dsv4_fp8_default"));
-    }
-    // What the command passes: the user's choice (or DeepSeek-V4's fp8), not a dtype vLLM takes from the checkpoint.
-    const std::string command_kv = o.kv_cache_dtype;
     // Only the checkpoint's own weights (auto) come with its declared cache; another format is another checkpoint.
-    if (c.fmt.plan || c.fmt.from.code.rfind("auto_quant", 0) == 0)
-        if (auto d = declared_kv(m, *rel, o.kv_cache_dtype, r.notes); !d) return d.error();
+    auto kvc = vllm_kv_choice(m, *rel, c.in.kv_cache_dtype.empty() ? "auto" : c.in.kv_cache_dtype,
+                              c.fmt.plan || c.fmt.from.code.rfind("auto_quant", 0) == 0, &r.notes);
+    if (!kvc) return kvc.error();
+    o.kv_cache_dtype = kvc->dtype;
+    const std::string command_kv = kvc->command;
     // KV cache dtype auto is the dtype the model is served in.
     if (c.m.quant.method.empty()) o.model_dtype = served_float(c.fmt);
     o.tensor_parallel_size = r.tp;

@@ -43,8 +43,17 @@ Result<EngineKv> engine_kv(const ModelSpec& m, const std::string& engine, const 
             auto kt = vllm_kv_type(served_dtype, m.dtype);
             return kt ? kt.value() : vllm_auto_kv_type(served_dtype);
         };
-        auto t = kv == "auto" && !served_dtype.empty() ? Result<KvType>(served())
-                                                       : vllm_kv_cache_dtype(kv, m, rel->kv_cache_dtypes);
+        // Without a budget, what vLLM makes of the spelling on the checkpoint as stored (vllm_kv_choice).
+        auto chosen = [&]() -> Result<KvType> {
+            if (kv == "auto" ||
+                std::find(rel->kv_cache_dtypes.begin(), rel->kv_cache_dtypes.end(), kv) != rel->kv_cache_dtypes.end()) {
+                auto c = vllm_kv_choice(m, rel.value(), kv, true, nullptr);
+                if (!c) return c.error();
+                return vllm_kv_cache_dtype(c->dtype, m, rel->kv_cache_dtypes);
+            }
+            return vllm_kv_cache_dtype(kv, m, rel->kv_cache_dtypes);
+        };
+        auto t = kv == "auto" && !served_dtype.empty() ? Result<KvType>(served()) : chosen();
         if (!t) return t.error();
         e.dtypes = uniform_kv_dtypes(m, t.value());
         return e;
