@@ -830,6 +830,11 @@ const std::vector<MessageTemplate>& message_templates() {
          "{fraction}); --gpu-memory-utilization {lower} leaves {short} more for the rest, or a lower --max-model-len "
          "needs less"},
 #endif
+        // vLLM's own words (TritonAttentionImpl / TritonMLAImpl.__init__) when no backend takes an fp8 KV cache on
+        // the GPU (engines/vllm_mla_backend.cpp vllm_fp8_kv_refusal).
+        {"vllm_fp8_kv_triton",
+         "FP8 KV cache is not supported by the {backend} backend on {gpu} (compute capability {capability}); native "
+         "FP8 (fp8e4nv) requires SM89+. Re-run with --kv-cache-dtype {dtype}."},
         // What a cheaper KV cache would change when the answer is no (report/answer.cpp).
         {"advice_vllm_fp8_kv",
          "with an fp8 KV cache (--kv-cache-dtype fp8), half the bytes per token, it fits: up to {max} tokens per "

@@ -35,7 +35,7 @@ std::string gguf_file(const ModelSpec& m, const std::string& fmt) {
 // Flags llama-server needs to allocate what the page shows: -c counts all slots' cells.
 // A file from the Hub is named the way llama-server downloads it (-hf org/repo:QUANT).
 std::string command(const ModelSpec& m, const WeightFormat& fmt, const BudgetResult& r, bool v_quantized,
-                    const std::string& hf_ref) {
+                    const std::string& hf_ref, const LlamaBuild& build) {
     // Past what fits: the longest context that does; when none does, the asked one (the
     // answer says it does not fit). Never -c 0: llama.cpp reads that as the model's whole
     // training context, another setting than the page shows.
@@ -45,7 +45,9 @@ std::string command(const ModelSpec& m, const WeightFormat& fmt, const BudgetRes
     cmd += " -np " + std::to_string(r.seqs);
     if (r.kv_cache_dtype != "f16") cmd += " -ctk " + r.kv_cache_dtype;
     if (r.kv_cache_dtype_v != "f16") cmd += " -ctv " + r.kv_cache_dtype_v;
-    if (v_quantized) cmd += " -fa on";  // a quantized V cache needs flash attention
+    // A quantized V cache needs flash attention on every backend (CUDA, ROCm, Metal, Vulkan, CPU take q8_0 / q4_0
+    // K and V): said, since under -fa auto builds before b10206 could start without it and stop.
+    if (v_quantized) cmd += build.fa_takes_value ? " -fa on" : " -fa";
     if (m.rope_scaling && m.rope_scaling->source == "user") {
         const RopeScaling& rs = *m.rope_scaling;
         std::string f = py_float_text(rs.factor);
@@ -701,7 +703,7 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
     if (r.fits && r.slot_capped && r.verdict_reason.code.empty())
         for (const Message& note_i : r.notes)
             if (note_i.code == "llamacpp_slot_capped") r.verdict_reason = note_i;
-    r.command = command(m, c.fmt, r, vt->block_values > 1, in.hf_ref);
+    r.command = command(m, c.fmt, r, vt->block_values > 1, in.hf_ref, build.value());
     if (m.multimodal) r.notes.push_back(note("mmproj"));
     if (n > 1) r.notes.push_back(note("layers_split", {{"n", std::to_string(n)}}));
     KvDtypes kvd = uniform_kv_dtypes(m, kt.value());

@@ -408,6 +408,16 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
         r.engine_error = render_english(*L.over_max_model_len);
         r.capacity.log_lines.clear();
     }
+    // No backend for an fp8 cache on this GPU: vLLM stops while it builds the attention layers, after the config
+    // check above and before it measures memory, so it prints no KV line. The numbers stay what the pool would be.
+    std::optional<Message> fp8_refusal;
+    if (c.gpu && c.gpu->vendor == "nvidia" && !L.over_max_model_len)
+        fp8_refusal = vllm_fp8_kv_refusal(m, L.kv_cache_dtype, c.gpu->compute_capability, c.gpu->name, *rel);
+    if (fp8_refusal) {
+        r.fits = false;
+        r.engine_error = render_english(*fp8_refusal);
+        r.capacity.log_lines.clear();
+    }
     r.vllm_concurrency = r.capacity.max_concurrency;
     r.log_lines = r.capacity.log_lines;
     const int64_t one_max = answers(m, r, pools);
@@ -415,6 +425,7 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
         r.capacity.refusal = note("over_model_max_vllm", {{"context", with_commas(r.context)},
                                                           {"max", with_commas(r.model_max_len)},
                                                           {"physical", with_commas(r.max_context_physical)}});
+    if (fp8_refusal) r.capacity.refusal = *fp8_refusal;
     r.command = command(c, r, command_kv, one_max);
 
     // vLLM's own readers refuse these forms at start-up (awq.py: 4-bit only; gptq.py: 2, 3, 4, 8 bits;

@@ -71,6 +71,7 @@ Result<LlamaBuild> llama_build(const std::string& version) {
     b.dsa_cache = n >= 9411;                            // #23346
     b.glm_dsa_cache = n >= 10119;                       // #25407
     b.glm_dsa_full_only = n >= 10243;                   // #26474
+    b.fa_takes_value = n >= 6325;                       // #15434
     return b;
 }
 

@@ -66,6 +66,11 @@ struct LlamaBuild {
     bool dsa_cache = true;
     bool glm_dsa_cache = true;
     bool glm_dsa_full_only = true;
+    // From b6325 (#15434) -fa takes a value (on|off|auto, default auto); before, a bare -fa turned flash attention
+    // on (default off). A quantized V cache needs it: llama_init_from_model refuses one without flash attention, and
+    // under auto before b10206 (#25871, which turns auto into on for a quantized V) the probe could leave it off and
+    // the context stops with "quantized V cache was requested, but this requires Flash Attention".
+    bool fa_takes_value = true;
 };
 Result<LlamaBuild> llama_build(const std::string& version);
 // The log format of a llama.cpp build (llama_build(version).log_format).
@@ -105,6 +110,11 @@ struct LlamaOptions {
     bool dsa_cache = true;
     bool glm_dsa_cache = true;
     bool glm_dsa_full_only = true;
+    // From b6325 (#15434) -fa takes a value (on|off|auto, default auto); before, a bare -fa turned flash attention
+    // on (default off). A quantized V cache needs it: llama_init_from_model refuses one without flash attention, and
+    // under auto before b10206 (#25871, which turns auto into on for a quantized V) the probe could leave it off and
+    // the context stops with "quantized V cache was requested, but this requires Flash Attention".
+    bool fa_takes_value = true;
 };
 
 // Sets what `b` derives on top of the caller's options: the log format (a --log-format replaces it

@@ -162,6 +162,15 @@ constexpr VllmChange kVllmKvFromModelopt = {14, 0, 13, 0, 1, 223};
 //    auto from PR #42782, 2026-05-15 (852f56744, v0.21.1rc0-25), first in v0.22.0.
 constexpr VllmChange kVllmKvFromCtScheme = {15, 0, 14, 0, 1, 257};
 constexpr VllmChange kVllmKvCtExplicitWins = {22, 0, 21, 1, 0, 25};
+//  The Triton attention backend refuses an fp8 KV cache below compute capability 8.9 (TritonAttentionImpl.__init__,
+//    "native FP8 (fp8e4nv) requires SM89+"): PR #43914, 2026-06-15 (fa63bb9db, v0.23.1rc0-18), first in v0.24.0rc1.
+//    FlashInfer's floor raised from 7.5 to 8.0 (FlashInferBackend.supports_compute_capability, "broken on SM75"):
+//    56e579751, 2026-06-22 (v0.23.1rc0-296), first in v0.24.0rc1. Triton MLA's same refusal (TritonMLAImpl): PR #47060,
+//    2026-07-15 (915dffaa5, v0.23.1rc0-1174), first in v0.26.0rc1. All three unchanged at v0.27.1 and in the 0.29
+//    start-up errors users quote.
+constexpr VllmChange kVllmFp8KvTritonSm89 = {24, 0, 23, 1, 0, 18};
+constexpr VllmChange kVllmFlashInferSm80 = {24, 0, 23, 1, 0, 296};
+constexpr VllmChange kVllmFp8KvTritonMlaSm89 = {26, 0, 23, 1, 0, 1174};
 
 // The newest release whose rules were read: 0.31.0 (pinned as `vllm==0.31.0` in public projects; main's nightlies
 // read 0.31.1rc1.devN in 2026-10). Its changes from main of 2026-08-18 on were read in the newest stored snapshot of
@@ -283,6 +292,9 @@ Result<VllmRelease> vllm_release(const std::string& version) {
     r.kv_ct_explicit_wins = has(kVllmKvCtExplicitWins);
     r.cudagraph_max_1024_sm100 = has(kVllmCapture1024);
     r.cudagraph_captures_max_tokens = has(kVllmCaptureMaxTokens);
+    r.fp8_kv_triton_sm89 = has(kVllmFp8KvTritonSm89);
+    r.fp8_kv_triton_mla_sm89 = has(kVllmFp8KvTritonMlaSm89);
+    r.flashinfer_sm80 = has(kVllmFlashInferSm80);
     r.newer_than_known = ev->major > 0 || ev->minor > kVllmNewestMinor;
     r.log_format = !has(kVllmTokensFromConcurrency) ? VllmLogFormat::Legacy
                    : !has(kVllmInFlightWindow)      ? VllmLogFormat::Split

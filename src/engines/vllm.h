@@ -133,6 +133,12 @@ struct VllmRelease {
     // any --kv-cache-dtype until PR #42782 (0.22.0) left an explicit one alone.
     bool kv_from_ct_scheme = true;
     bool kv_ct_explicit_wins = true;
+    // An fp8 KV cache on a CUDA GPU below compute capability 8.9, where Triton has no native fp8 (fp8e4nv): the Triton
+    // attention backend refuses it at start-up from 0.24.0 (PR #43914), Triton MLA from 0.26.0 (PR #47060); from
+    // 0.24.0 too FlashInfer is offered only from 8.0 (was 7.5). vllm_fp8_kv_refusal.
+    bool fp8_kv_triton_sm89 = true;
+    bool fp8_kv_triton_mla_sm89 = true;
+    bool flashinfer_sm80 = true;
     std::string version;  // as given; "" = the newest release kvbudget knows
     // A release past the newest kvbudget has read (kVllmNewestRelease): the newest rules apply, and the budget says so.
     bool newer_than_known = false;
@@ -156,6 +162,20 @@ extern const char* const kVllmNewestRelease;
 // "" = the newest; otherwise parse_engine_version(version, "vllm") and the boundaries above
 // (engine_version_bad when it is not a vLLM release).
 Result<VllmRelease> vllm_release(const std::string& version);
+
+// vLLM's own start-up refusal of an fp8 KV cache (`kv_dtype` as resolved: fp8, fp8_e4m3, fp8_e5m2) for `m` on an
+// NVIDIA GPU named `gpu` of compute capability `cc` (x 10), or nothing when a backend takes it (it then holds one byte
+// per value) or the rule is not known (cc 0, AMD, a release before the refusal). vllm/platforms/cuda.py
+// _get_backend_priorities tries FLASH_ATTN, FLASHINFER, TRITON_ATTN in turn (FLASHINFER first on 10.x); the first whose
+// validate_configuration passes serves:
+//  - FLASH_ATTN takes fp8 only with FA3 on 9.x or FA4 on 10.x (fa_utils.flash_attn_supports_kv_cache_dtype);
+//  - FLASHINFER takes 8.0 to 12.1 (7.5 before 0.24), head sizes 64, 128, 256, 512, and no attention sinks below 10.x
+//    (gpt-oss);
+//  - TRITON_ATTN takes any, then TritonAttentionImpl raises below 8.9 (0.24 on): vllm_fp8_kv_triton.
+// MLA on CUDA: FLASH_ATTN_MLA and FLASHMLA need 9.x / 10.x, FLASHINFER_MLA and CUTLASS_MLA 10.x, so older GPUs get
+// TRITON_MLA, which raises the same below 8.9 (0.26 on). Sparse MLA's fp8_ds_mla runs on its own FlashMLA kernels.
+std::optional<Message> vllm_fp8_kv_refusal(const ModelSpec& m, const std::string& kv_dtype, int cc,
+                                           const std::string& gpu, const VllmRelease& rel);
 
 // An explicit `vllm serve --kv-cache-dtype` for `m` under a release taking `choices` (VllmRelease::kv_cache_dtypes;
 // empty: the newest's): the element type of its cache. A spelling the release does not take is refused in the words

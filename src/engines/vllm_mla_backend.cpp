@@ -1,7 +1,10 @@
-// vLLM's MLA backend choice on CUDA and the KV block size it brings (vllm.h, vllm_mla_backend).
+// vLLM's attention backend choice on CUDA: the MLA backend and the KV block size it brings (vllm_mla_backend),
+// and whether any backend takes an fp8 KV cache on the GPU (vllm_fp8_kv_refusal; vllm.h says which files).
 // From vllm/platforms/cuda.py (_get_backend_priorities, check_and_update_config before 0.18,
 // update_block_size_for_backend after) and each backend's get_supported_kernel_block_sizes and
 // supports_compute_capability in vllm/v1/attention/backends/mla/.
+#include <string>
+
 #include "engines/vllm.h"
 
 namespace kvb {
@@ -23,6 +26,34 @@ VllmMlaBackend vllm_mla_backend(int compute_capability, bool fp8_kv_cache, int64
     // FlashAttention MLA (FA3, Hopper only) takes no fp8 cache; FlashMLA, next in line, does.
     if (major == 9) return fp8_kv_cache ? VllmMlaBackend{"FLASHMLA", 64} : VllmMlaBackend{"FLASH_ATTN_MLA", 16};
     return {"TRITON_MLA", 16};
+}
+
+std::optional<Message> vllm_fp8_kv_refusal(const ModelSpec& m, const std::string& kv_dtype, int cc,
+                                           const std::string& gpu, const VllmRelease& rel) {
+    if (cc <= 0 || cc >= 89 || (kv_dtype != "fp8" && kv_dtype != "fp8_e4m3" && kv_dtype != "fp8_e5m2"))
+        return std::nullopt;
+    const bool mla = m.has(LayerKind::Mla);
+    if (mla && m.sparse_mla) return std::nullopt;
+    std::string backend;
+    if (mla) {
+        if (!rel.fp8_kv_triton_mla_sm89) return std::nullopt;
+        backend = "Triton MLA";
+    } else {
+        if (!rel.fp8_kv_triton_sm89) return std::nullopt;
+        bool flashinfer = cc >= (rel.flashinfer_sm80 ? 80 : 75) && m.model_type != "gpt_oss";
+        for (const Layer& l : m.layers) {
+            if (l.kind != LayerKind::Full && l.kind != LayerKind::Sliding && l.kind != LayerKind::Chunked) continue;
+            const int64_t h = l.k_head_dim;
+            if (h != 64 && h != 128 && h != 256 && h != 512) flashinfer = false;
+        }
+        if (flashinfer) return std::nullopt;
+        backend = "Triton attention";
+    }
+    // The dtype the refusal tells the user to take: float16 below 8.0, which has no bfloat16.
+    return note("vllm_fp8_kv_triton", {{"backend", backend},
+                                       {"gpu", gpu},
+                                       {"capability", std::to_string(cc / 10) + "." + std::to_string(cc % 10)},
+                                       {"dtype", cc < 80 ? "float16" : "bfloat16"}});
 }
 
 }  // namespace kvb

@@ -579,6 +579,90 @@ TEST_CASE("the answer names the 8-bit KV cache that would make it fit") {
     CHECK(l->advice->param("max") == "40,960");
 }
 
+// The advice and an asked fp8 cache follow the GPU (engines/vllm_mla_backend.cpp vllm_fp8_kv_refusal, read at vLLM
+// v0.27.1: platforms/cuda.py _get_backend_priorities; flash_attn.py + fa_utils.py, fp8 only with FA3 on 9.x / FA4 on
+// 10.x; flashinfer.py, 8.0 to 12.1 and head sizes 64/128/256/512; triton_attn.py and mla/triton_mla.py, which raise
+// below 8.9). Qwen3-8B (head size 128), 40,960 tokens: the number of sequences that fits in bf16 but not all at once.
+TEST_CASE("fp8 KV advice and an asked fp8 cache follow what vLLM runs on the GPU") {
+    const auto& q = fixture("Qwen/Qwen3-8B");
+    kvb::BudgetInputs in;
+    in.context = 40960;
+    auto advice = [&](const char* gpu, int64_t seqs) {
+        in.gpu = gpu;
+        in.seqs = seqs;
+        auto a = kvb::compute_answer(q, in);
+        REQUIRE(a.ok());
+        CHECK_FALSE(a->budget->all_seqs_fit);
+        return a->advice ? kvb::render_english(*a->advice) : std::string("none");
+    };
+    const std::string fits =
+        "with an fp8 KV cache (--kv-cache-dtype fp8), half the bytes per token, it fits: up to 40,960 tokens per "
+        "sequence";
+    CHECK(advice("a100-40gb", 4) == fits);    // 8.0: FLASH_ATTN (FA2) refuses fp8, FLASHINFER takes it
+    CHECK(advice("rtx-3090", 1) == fits);     // 8.6: the same
+    CHECK(advice("l4", 1) == fits);           // 8.9: FlashInfer, Triton too
+    CHECK(advice("h100-sxm", 10) == fits);    // 9.0: FA3
+    CHECK(advice("mi300x", 32) == fits);      // ROCm: ROCM_ATTN takes fp8 (e4m3fnuz on gfx942), no capability check
+    CHECK(advice("v100-32gb", 3) == "none");  // 7.0 and 7.5: only TRITON_ATTN is left, which refuses
+    in.weights = "awq";
+    CHECK(advice("t4", 2) == "none");
+    // Asked for, it is vLLM's refusal: no KV lines (it stops building the attention layers), the command as asked.
+    in.kv_cache_dtype = "fp8";
+    auto t4 = kvb::compute_answer(q, in);
+    REQUIRE(t4.ok());
+    const kvb::BudgetResult& r = *t4->budget;
+    CHECK_FALSE(r.fits);
+    CHECK(r.engine_error ==
+          "FP8 KV cache is not supported by the Triton attention backend on NVIDIA T4 (compute capability 7.5); "
+          "native FP8 (fp8e4nv) requires SM89+. Re-run with --kv-cache-dtype float16.");
+    CHECK(r.verdict_reason.code == "vllm_fp8_kv_triton");
+    CHECK(r.log_lines.empty());
+    CHECK(r.command == "vllm serve Qwen/Qwen3-8B --max-model-len 40960 --kv-cache-dtype fp8 --quantization awq");
+    // Before 0.24.0 (PR #43914) vLLM did not check: the rule is not applied.
+    in.engine_version = "0.23.0";
+    CHECK(kvb::compute_answer(q, in)->budget->fits);
+    in.engine_version = "";
+    in.weights = "";
+    in.seqs = 1;
+    // On 8.0 to 8.6 FlashInfer is the only fp8 path: gpt-oss's sinks keep it out (below 10.x), so Triton refuses.
+    in.gpu = "a100-80gb";
+    in.context = 8192;
+    auto oss = kvb::compute_budget(fixture("openai/gpt-oss-20b"), in);
+    REQUIRE(oss.ok());
+    CHECK(oss->engine_error ==
+          "FP8 KV cache is not supported by the Triton attention backend on NVIDIA A100 80GB SXM4 (compute capability "
+          "8.0); native FP8 (fp8e4nv) requires SM89+. Re-run with --kv-cache-dtype bfloat16.");
+    in.gpu = "rtx-4090";  // 8.9: Triton takes it
+    CHECK(kvb::compute_budget(fixture("openai/gpt-oss-20b"), in)->fits);
+    // MLA below 9.x runs on TRITON_MLA, which refuses the same from 0.26.0 (PR #47060).
+    in.gpu = "a100-80gb";
+    auto ds = kvb::compute_budget(fixture("deepseek-ai/DeepSeek-V3"), in);
+    REQUIRE(ds.ok());
+    CHECK(ds->engine_error ==
+          "FP8 KV cache is not supported by the Triton MLA backend on NVIDIA A100 80GB SXM4 (compute capability 8.0); "
+          "native FP8 (fp8e4nv) requires SM89+. Re-run with --kv-cache-dtype bfloat16.");
+    in.engine_version = "0.25.0";
+    CHECK(kvb::compute_budget(fixture("deepseek-ai/DeepSeek-V3"), in)->verdict_reason.code != "vllm_fp8_kv_triton");
+}
+
+// llama.cpp's quantized V cache needs flash attention; -fa takes a value from b6325 (#15434), a bare -fa before.
+TEST_CASE("the llama.cpp command turns flash attention on as the build spells it") {
+    kvb::BudgetInputs in;
+    in.engine = kvb::BudgetEngine::LlamaCpp;
+    in.gpu = "rtx-4090";
+    in.context = 8192;
+    in.kv_cache_dtype = "q8_0";
+    const auto& q = fixture("Qwen/Qwen3-8B");
+    CHECK(kvb::compute_budget(q, in)->command ==
+          "llama-server -m Qwen3-8B-Q4_K_M.gguf -c 8192 -np 1 -ctk q8_0 -ctv q8_0 -fa on -ngl 99");
+    in.engine_version = "b6324";
+    CHECK(kvb::compute_budget(q, in)->command ==
+          "llama-server -m Qwen3-8B-Q4_K_M.gguf -c 8192 -np 1 -ctk q8_0 -ctv q8_0 -fa -ngl 99");
+    in.engine_version = "b6325";
+    CHECK(kvb::compute_budget(q, in)->command ==
+          "llama-server -m Qwen3-8B-Q4_K_M.gguf -c 8192 -np 1 -ctk q8_0 -ctv q8_0 -fa on -ngl 99");
+}
+
 TEST_CASE("more sequences shorten the longest context") {
     kvb::BudgetInputs in;
     in.gpu = "rtx-4090";
