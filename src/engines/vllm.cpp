@@ -879,8 +879,12 @@ Result<int64_t> vllm_drafter_layers(const VllmSpeculative& s, const ModelSpec& t
 
 ModelSpec vllm_add_drafter_layers(const ModelSpec& target, int64_t layers) {
     ModelSpec d = target;
+    // MiMo-V2's MTP layer (models/mimo_v2_mtp.py MiMoV2MTPLayer) is a sliding-window attention of the swa_* shapes and
+    // sliding_window_size; every other drafter is a full (or MLA) layer like the target's.
+    const std::string t = lower(target.model_type);
+    const LayerKind drafter_kind = t == "mimo_v2_flash" || t == "mimo_v2" ? LayerKind::Sliding : LayerKind::Full;
     for (const Layer& l : target.layers)
-        if (l.kind == LayerKind::Full || l.kind == LayerKind::Mla) {
+        if (l.kind == drafter_kind || l.kind == LayerKind::Mla) {
             const Layer copy = l;
             for (int64_t i = 0; i < layers; ++i) d.layers.push_back(copy);
             d.drafter_layers += layers;

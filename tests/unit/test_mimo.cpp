@@ -211,3 +211,28 @@ TEST_CASE("moe_layer_freq as a list, in any family: nonzero entries are the MoE 
     REQUIRE_FALSE(bad);
     CHECK(bad.error().message == "toy: moe_layer_freq has 2 entries but num_hidden_layers is 3");
 }
+
+TEST_CASE("MiMo-V2-Flash's vLLM MTP drafter: one sliding layer of the swa_* shapes joins the pool") {
+    const ModelSpec m = fixture(kId);
+    // speculative.py (v0.27.1) maps MiMoV2FlashForCausalLM to MiMoV2MTP with n_predict 1
+    // (_MIMO_V2_FLASH_NUM_MTP_LAYERS: "vLLM currently supports only the first layer"); MiMoV2MTPLayer's attention takes
+    // swa_num_key_value_heads, swa_head_dim, swa_v_head_dim and sliding_window_size.
+    VllmSpeculative s;
+    s.method = "mtp";
+    s.num_speculative_tokens = 1;
+    auto d = vllm_with_drafter(m, s, nullptr);
+    REQUIRE(d);
+    REQUIRE(d->layers.size() == 49);
+    CHECK(d->drafter_layers == 1);
+    const Layer& mtp = d->layers.back();
+    CHECK(mtp.kind == LayerKind::Sliding);
+    CHECK(mtp.kv_heads == 8);
+    CHECK(mtp.window == 128);
+    VllmOptions o;
+    o.max_model_len = 32768;
+    auto lay = vllm_layout(d.value(), o);
+    REQUIRE(lay);
+    // 40 sliding layers in groups of 9: 5 groups, 5 padding layers.
+    CHECK(lay->padding_layers == 5);
+    CHECK(lay->groups.size() == 6);
+}
