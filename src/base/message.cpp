@@ -88,6 +88,9 @@ const std::vector<MessageTemplate>& message_templates() {
          "{model}: layer {layer} is listed in both linear_attn_config.kda_layers and "
          "linear_attn_config.full_attn_layers"},
         {"kv_heads_above_heads", "{model}: {field} ({kv_heads}) is greater than num_attention_heads ({heads})"},
+        {"mimo_swa_heads_differ",
+         "{model}: swa_num_attention_heads ({swa}) differs from num_attention_heads ({heads}); kvbudget counts one "
+         "query-head count for both layer kinds, as llama.cpp's converter requires"},
         {"heads_not_multiple_of_kv_heads",
          "{model}: num_attention_heads ({heads}) is not a multiple of {field} ({kv_heads})"},
         {"group_not_divisor", "{model}: {field} ({group}) does not divide num_attention_heads ({heads})"},

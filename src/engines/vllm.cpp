@@ -152,6 +152,10 @@ constexpr VllmChange kVllmDsv4DsMlaAssert = {24, 0, 23, 1, 0, 275};
 //  get_max_concurrency_for_kv_cache_config sums per-group blocks: PR #48317, 2e2e626b4, 2026-07-21
 //    (v0.23.1rc0-1315), after v0.26 branched; first in v0.27.0.
 constexpr VllmChange kVllmConcurrencyGroupBlocks = {27, 0, 23, 1, 0, 1315};
+//  SlidingWindowSpec.head_size_v, and MiMo-V2's attention on the DiffKV backends with V unpadded: PR #40045
+//    "[Attention] use diff kv backend for mimo v2 flash", 2026-04-24 (e8ee2a78d, v0.19.2rc0-187); v0.20.0rc1
+//    (branched at v0.19.2rc0-23) lacks it, v0.20.0 (re-cut at v0.19.2rc0-216) has it.
+constexpr VllmChange kVllmDiffKv = {20, 0, 19, 2, 0, 187, kFinal};
 
 //  --kv-cache-dtype auto resolved from a ModelOpt checkpoint's kv_cache_quant_algo (utils/torch_utils.py
 //    resolve_kv_cache_dtype_string, called in arg_utils.py create_engine_config): PR #30785, 2025-12-17 (7b966ae2b,
@@ -265,6 +269,7 @@ void apply_vllm_release(const VllmRelease& rel, VllmOptions& o) {
     o.mamba_align_mode = rel.mamba_align_mode;
     o.dsv4 = rel.dsv4;
     o.concurrency_group_blocks = rel.concurrency_group_blocks;
+    o.diffkv = rel.diffkv;
     o.mamba_prefix = rel.mamba_prefix;
     o.mamba_spec_align = rel.mamba_spec_align;
     o.mamba_align_default = rel.mamba_align_default;
@@ -306,6 +311,7 @@ Result<VllmRelease> vllm_release(const std::string& version) {
     r.mamba_align_mode = has(kVllmMambaAlign);
     r.dsv4 = !has(kVllmDsv4) ? 0 : !has(kVllmDsv4FlashMlaAssert) ? 1 : !has(kVllmDsv4DsMlaAssert) ? 2 : 3;
     r.concurrency_group_blocks = has(kVllmConcurrencyGroupBlocks);
+    r.diffkv = has(kVllmDiffKv);
     r.mamba_prefix = has(kVllmMambaPrefixProtocol)  ? VllmMambaPrefix::Declared
                      : has(kVllmMambaPrefixCaching) ? VllmMambaPrefix::Mamba2List
                                                     : VllmMambaPrefix::Off;
@@ -619,7 +625,7 @@ void attention_spec(const Layer& l, const Plan& p, VllmLayerSpec& s) {
     s.block_size = p.attn_block;
     s.num_kv_heads = std::max<int64_t>(1, l.kv_heads / p.tp);
     s.head_size = l.k_head_dim;
-    s.head_size_v = l.v_head_dim > 0 ? l.v_head_dim : l.k_head_dim;
+    s.head_size_v = l.v_head_dim > 0 && !p.pad_v ? l.v_head_dim : l.k_head_dim;
     s.window = l.window;
     if (l.kind == LayerKind::Full || p.disable_hybrid) {
         s.spec_type = "FullAttentionSpec";
@@ -628,7 +634,11 @@ void attention_spec(const Layer& l, const Plan& p, VllmLayerSpec& s) {
         if (l.kind == LayerKind::Full) s.window = 0;
     } else {
         s.spec_type = l.kind == LayerKind::Sliding ? "SlidingWindowSpec" : "ChunkedLocalAttentionSpec";
-        s.real_page_size_bytes = page_bytes(s.block_size, __int128(2) * s.num_kv_heads * s.head_size * p.dt);
+        // SlidingWindowSpec pages head_size + head_size_v from 0.20.0 (VllmOptions::diffkv), 2 x head_size before;
+        // ChunkedLocalAttentionSpec still 2 x head_size.
+        const int64_t width = l.kind == LayerKind::Sliding && p.diffkv ? s.head_size + s.head_size_v : 2 * s.head_size;
+        if (!(l.kind == LayerKind::Sliding && p.diffkv)) s.head_size_v = s.head_size;
+        s.real_page_size_bytes = page_bytes(s.block_size, __int128(s.num_kv_heads) * width * p.dt);
     }
 }
 
@@ -807,6 +817,12 @@ Result<VllmLayout> vllm_layout(const ModelSpec& m, const VllmOptions& o) {
     p.mode = resolve_mamba_cache_mode(m, o, p.has_attn);
     L.mamba_cache_mode = p.has_state ? p.mode : MambaCacheMode::None;
 
+    p.diffkv = o.diffkv;
+    // MiMo-V2 before PR #40045 (0.20.0) built its Attention without head_size_v and padded V with zeros to K's
+    // width (mimo_v2_flash.py MiMoV2Attention.forward: F.pad(v, [0, head_dim - v_head_dim])): every layer cached V
+    // at 192.
+    const std::string mt = lower(m.model_type);
+    p.pad_v = !o.diffkv && (mt == "mimo_v2_flash" || mt == "mimo_v2");
     plan_attention(m, o, *kvt, p, L);
     const int64_t kernel_block = p.attn_block;
     unify_hybrid_block(m, o, p, L);
@@ -932,8 +948,12 @@ Result<int64_t> vllm_drafter_layers(const VllmSpeculative& s, const ModelSpec& t
 
 ModelSpec vllm_add_drafter_layers(const ModelSpec& target, int64_t layers) {
     ModelSpec d = target;
+    // MiMo-V2's MTP layer (models/mimo_v2_mtp.py MiMoV2MTPLayer) is a sliding-window attention of the swa_* shapes and
+    // sliding_window_size; every other drafter is a full (or MLA) layer like the target's.
+    const std::string t = lower(target.model_type);
+    const LayerKind drafter_kind = t == "mimo_v2_flash" || t == "mimo_v2" ? LayerKind::Sliding : LayerKind::Full;
     for (const Layer& l : target.layers)
-        if (l.kind == LayerKind::Full || l.kind == LayerKind::Mla) {
+        if (l.kind == drafter_kind || l.kind == LayerKind::Mla) {
             const Layer copy = l;
             for (int64_t i = 0; i < layers; ++i) d.layers.push_back(copy);
             d.drafter_layers += layers;

@@ -111,6 +111,10 @@ struct VllmRelease {
     // it divided the summed group bytes by the first group's page, which differs only when groups' pages differ
     // (DeepSeek-V4).
     bool concurrency_group_blocks = true;
+    // Different K and V head sizes in a sliding-window layer (PR #40045, 0.20.0 on): SlidingWindowSpec takes
+    // head_size_v and pages head_size + head_size_v per head, and MiMo-V2's attention hands V at its own width to the
+    // DiffKV backends. Before, SlidingWindowSpec paged 2 x head_size and MiMo-V2 padded V to K's width (every layer).
+    bool diffkv = true;
     // The same on ROCm (AMD GPUs): from 0.26.0 (PR #48526). 0.18 to 0.20 profiled "not is_rocm()", 0.21 to 0.25
     // "is_cuda()", so on ROCm the graphs were captured from the memory left after the cache was sized.
     bool cudagraph_profiling_rocm = true;
@@ -248,6 +252,7 @@ struct VllmOptions {
     bool mamba_align_mode = true;                              // see VllmRelease
     int dsv4 = 3;                                              // see VllmRelease
     bool concurrency_group_blocks = true;                      // see VllmRelease
+    bool diffkv = true;                                        // see VllmRelease
     VllmMambaPrefix mamba_prefix = VllmMambaPrefix::Declared;  // see VllmRelease
     bool mamba_spec_align = false;                             // see VllmRelease
     bool mamba_align_default = true;                           // see VllmRelease

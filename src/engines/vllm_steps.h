@@ -34,6 +34,8 @@ struct Plan {
     bool fp8_ds_mla = false;      // ... with the packed fp8_ds_mla latent (656 B/token)
     bool disable_hybrid = false;  // one spec type for all layers (flag, Llama 4 chunked, V0)
     bool dsv4 = false;            // DeepSeek-V4: window, compressed, state and indexer caches per layer
+    bool diffkv = true;           // VllmOptions::diffkv: sliding pages head_size + head_size_v
+    bool pad_v = false;           // MiMo-V2 before 0.20: V padded to K's width in every layer
     MambaCacheMode mode = MambaCacheMode::None;
     int64_t attn_block = 16;        // tokens per attention block (after the hybrid adjustment)
     int64_t mamba_block = 0;        // tokens a state block stands for

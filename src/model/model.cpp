@@ -110,6 +110,8 @@ const char* const kKnownTypes[] = {"llama",
                                    "minimax",
                                    "minimax_m1",
                                    "minimax_text_01",
+                                   "mimo_v2_flash",
+                                   "mimo_v2",
                                    "jamba",
                                    "falcon_h1",
                                    "granitemoehybrid",
@@ -1023,6 +1025,53 @@ struct Builder {
         return true;
     }
 
+    // MiMo-V2-Flash (vLLM's models/mimo_v2.py, mimo_v2_flash.py before 0.22; llama.cpp's conversion/mimo.py):
+    // hybrid_layer_pattern[i] == 1 makes layer i a sliding-window layer with its own shapes (swa_num_key_value_heads,
+    // swa_head_dim, swa_v_head_dim, window sliding_window_size), 0 a full-attention one (num_key_value_heads,
+    // head_dim, v_head_dim). K and V differ in width (192 and 128): every engine caches V at its own width (vLLM
+    // before 0.20 padded it, see engines/vllm.cpp). The SWA layers carry one attention-sink logit per query head
+    // (add_swa_attention_sink_bias); the full ones none, as vLLM's full branch passes no sinks.
+    Result<bool> mimo_v2() {
+        m.family = "mimo_v2";
+        auto core = read_core();
+        if (!core) return core;
+        const int64_t full_kv = kv_heads, full_k = head_dim;
+        int64_t full_v = full_k, swa_v = 0, swa_kv = 0, swa_k = 0, swa_heads = heads;
+        if (auto ok = maybe(full_v, {"v_head_dim"}, 1, kMaxDim); !ok) return ok;
+        if (auto ok = need(swa_kv, {"swa_num_key_value_heads"}, 1, kMaxHeads); !ok) return ok;
+        if (auto ok = check_kv_heads(swa_kv, "swa_num_key_value_heads"); !ok) return ok;
+        if (auto ok = need(swa_k, {"swa_head_dim"}, 1, kMaxDim); !ok) return ok;
+        swa_v = swa_k;
+        if (auto ok = maybe(swa_v, {"swa_v_head_dim"}, 1, kMaxDim); !ok) return ok;
+        if (auto ok = maybe(swa_heads, {"swa_num_attention_heads"}, 1, kMaxHeads); !ok) return ok;
+        // One query-head count serves both kinds in the weights; llama.cpp's converter asserts the same.
+        if (swa_heads != heads)
+            return err("contradictory_fields", "mimo_swa_heads_differ",
+                       {{"swa", std::to_string(swa_heads)}, {"heads", std::to_string(heads)}});
+        // vLLM reads sliding_window_size; transformers and llama.cpp's converter sliding_window (equal in the configs).
+        auto w = r.optional_int({"sliding_window_size", "sliding_window"}, 1, kMaxTokens);
+        if (!w) return w.error();
+        if (!w.value()) return r.missing({"sliding_window_size", "sliding_window"});
+        const json* pat = r.find({"hybrid_layer_pattern"});
+        if (!pat) return r.missing({"hybrid_layer_pattern"});
+        if (!pat->is_array())
+            return err("bad_value", "not_array", {{"field", "hybrid_layer_pattern"}, {"got", json_type_name(*pat)}});
+        if (static_cast<int64_t>(pat->size()) != n_layers) return length_mismatch("hybrid_layer_pattern", pat->size());
+        for (size_t i = 0; i < pat->size(); ++i) {
+            auto v = r.int_value((*pat)[i], "hybrid_layer_pattern[" + std::to_string(i) + "]", 0, 1);
+            if (!v) return v.error();
+            Layer l;
+            l.kind = v.value() == 1 ? LayerKind::Sliding : LayerKind::Full;
+            l.kv_heads = v.value() == 1 ? swa_kv : full_kv;
+            l.k_head_dim = v.value() == 1 ? swa_k : full_k;
+            l.v_head_dim = v.value() == 1 ? swa_v : full_v;
+            l.window = v.value() == 1 ? *w.value() : 0;
+            m.layers.push_back(l);
+        }
+        m.dims.sliding_sinks = r.optional_bool("add_swa_attention_sink_bias").value_or(false);
+        return true;
+    }
+
     Result<bool> nemotron_nas() {
         m.family = "nemotron_nas";
         if (auto ok = need(n_layers, kLayersKeys, 1, kMaxLayers); !ok) return ok;
@@ -1390,10 +1439,22 @@ struct Builder {
             auto fk = r.optional_int({"first_k_dense_replace"}, 0, kMaxLayers);
             if (!fk) return fk.error();
             d.first_dense_layers = fk.value().value_or(0);
-            auto freq =
-                r.optional_int({"moe_layer_freq", "decoder_sparse_step", "interleave_moe_layer_step"}, 1, kMaxLayers);
-            if (!freq) return freq.error();
-            d.moe_layer_freq = freq.value().value_or(1);
+            // moe_layer_freq as a list (MiMo-V2-Flash, MiniMax-M3): one entry per layer, nonzero = MoE, as vLLM's
+            // MiMoV2FlashDecoderLayer.is_moe_layer reads config.moe_layer_freq[layer_idx]; the scalar is a period.
+            if (const json* fl = r.find({"moe_layer_freq"}); fl && fl->is_array()) {
+                if (static_cast<int64_t>(fl->size()) != n_layers) return length_mismatch("moe_layer_freq", fl->size());
+                if (d.layer_mlp.empty()) d.layer_mlp.assign(m.layers.size(), 2);
+                for (size_t i = 0; i < fl->size(); ++i) {
+                    auto v = r.int_value((*fl)[i], "moe_layer_freq[" + std::to_string(i) + "]", 0, 1);
+                    if (!v) return v.error();
+                    if (i < d.layer_mlp.size()) d.layer_mlp[i] = v.value() ? 2 : 1;
+                }
+            } else {
+                auto freq = r.optional_int({"moe_layer_freq", "decoder_sparse_step", "interleave_moe_layer_step"}, 1,
+                                           kMaxLayers);
+                if (!freq) return freq.error();
+                d.moe_layer_freq = freq.value().value_or(1);
+            }
             // Gemma 4's dense MLP runs beside the routed experts in every layer: a shared expert in all but name.
             if (gemma4) d.shared_intermediate_size = d.intermediate_size;
             if (type == "llama4_text" || type == "llama4") {
@@ -1640,6 +1701,8 @@ Result<ModelSpec> parse_config(const std::string& text, const std::string& name_
         built = b.pure_mamba();
     } else if (t == "minimax" || t == "minimax_m1" || t == "minimax_text_01") {
         built = b.minimax();
+    } else if (t == "mimo_v2_flash" || t == "mimo_v2") {
+        built = b.mimo_v2();
     } else {
         if (m.family.empty()) m.family = t.empty() ? "generic" : t;
         built = b.standard_attention();

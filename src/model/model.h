@@ -128,6 +128,9 @@ struct WeightDims {
     int64_t per_layer_input_size = 0;
     int64_t per_layer_input_vocab = 0;
     bool full_k_eq_v = false;
+    // One attention-sink logit per query head on the sliding-window layers only (MiMo-V2-Flash's
+    // add_swa_attention_sink_bias; gpt-oss's sinks on every layer are its family's rule).
+    bool sliding_sinks = false;
     // DeepSeek-V4 (vLLM models/deepseek_v4): grouped low-rank output (wo_a per o_groups, wo_b), the hyper-connection
     // streams (hc_mult), the lightning indexer's heads, and the first num_hash_layers MoE layers routing by a
     // token -> experts table (tid2eid) instead of a score bias. 0 elsewhere.

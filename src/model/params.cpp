@@ -68,9 +68,9 @@ Family family_of(const ModelSpec& m) {
     }
     if (t == "mpt") f.fused_qkv = true;
     if (t == "phi3") f.fused_qkv = true;  // qkv_proj / gate_up_proj fused in the checkpoint
-    if (is_one_of(t,
-                  {"deepseek_v3", "deepseek_v32", "deepseek_v4", "deepseek_ref", "kimi_k2", "glm4_moe", "kimi_linear"}))
-        f.score_bias = true;
+    if (is_one_of(t, {"deepseek_v3", "deepseek_v32", "deepseek_v4", "deepseek_ref", "kimi_k2", "glm4_moe",
+                      "kimi_linear", "mimo_v2_flash", "mimo_v2"}))
+        f.score_bias = true;  // noaux_tc routing: the gate's e_score_correction_bias (MiMoV2MoE too)
     if (t == "kimi_linear") f.kda = true;
     if (is_one_of(t, {"gemma4", "gemma4_text"})) {
         f.gemma4 = true;
@@ -183,7 +183,7 @@ struct Counter {
         if (f.o_bias) b.vec(li, h);
         if (f.qk_norm == 1) b.vec(li, qd + L.k_head_dim);
         if (f.qk_norm == 2) b.vec(li, q_rows + k_rows);
-        if (f.sinks) b.vec(li, heads);
+        if (f.sinks || (d.sliding_sinks && L.kind == LayerKind::Sliding)) b.vec(li, heads);
         return true;
     }
 
@@ -338,8 +338,11 @@ struct Counter {
     // The layer's MLP: routed experts with router and shared experts, or one dense MLP.
     void mlp(int li, size_t i) {
         const int64_t freq = d.moe_layer_freq > 0 ? d.moe_layer_freq : 1;
-        const bool moe_layer = d.num_experts > 0 && static_cast<int64_t>(i) >= d.first_dense_layers &&
-                               (static_cast<int64_t>(i) % freq == 0);
+        bool moe_layer = d.num_experts > 0 && static_cast<int64_t>(i) >= d.first_dense_layers &&
+                         (static_cast<int64_t>(i) % freq == 0);
+        // A per-layer list (moe_layer_freq as a list, mlp_only_layers) says it layer by layer; 0 = no MLP is the
+        // Nemotron-H mixer blocks', which never reach here.
+        if (d.num_experts > 0 && i < d.layer_mlp.size() && d.layer_mlp[i] > 0) moe_layer = d.layer_mlp[i] == 2;
         if (!moe_layer) {
             int64_t w = d.intermediate_size;
             if (!d.layer_intermediate.empty() && i < d.layer_intermediate.size()) w = d.layer_intermediate[i];
