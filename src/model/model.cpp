@@ -110,6 +110,9 @@ const char* const kKnownTypes[] = {"llama",
                                    "minimax",
                                    "minimax_m1",
                                    "minimax_text_01",
+                                   "minimax_m3",
+                                   "minimax_m3_text",
+                                   "minimax_m3_vl",
                                    "jamba",
                                    "falcon_h1",
                                    "granitemoehybrid",
@@ -1285,6 +1288,46 @@ struct Builder {
         return true;
     }
 
+    // MiniMax-M3 (vLLM vllm/models/minimax_m3, read at v0.27.1; llama.cpp src/models/minimax-m3.cpp): GQA on
+    // every layer; the layers whose sparse_attention_config.sparse_attention_freq entry is non-zero also run the
+    // MSA indexer (vLLM's _sparse_attention_layer_ids reads only that list, not use_sparse_attention), whose
+    // keys, one head of sparse_index_dim, the engines cache beside K and V.
+    Result<bool> minimax_m3() {
+        m.family = "minimax_m3";
+        auto core = read_core();
+        if (!core) return core;
+        for (int64_t i = 0; i < n_layers; ++i) m.layers.push_back(attn(LayerKind::Full));
+        const json* sc = r.find({"sparse_attention_config"});
+        if (!sc || !sc->is_object()) return true;
+        auto freq = sc->find("sparse_attention_freq");
+        if (freq == sc->end() || freq->is_null()) return true;
+        if (!freq->is_array() || static_cast<int64_t>(freq->size()) != n_layers)
+            return err("contradictory_fields", "entry_length_mismatch",
+                       {{"field", "sparse_attention_freq"}, {"layers", std::to_string(n_layers)}});
+        // vLLM indexes these keys (sparse_cfg["sparse_index_dim"], ...): a sparse layer without them stops it.
+        auto field = [&](const char* k, const char* path) -> Result<int64_t> {
+            auto f = sc->find(k);
+            if (f == sc->end()) return r.missing({path});
+            return r.int_value(*f, path, 1, kMaxDim);
+        };
+        for (size_t i = 0; i < freq->size(); ++i) {
+            auto v = r.int_value((*freq)[i], "sparse_attention_freq[" + std::to_string(i) + "]", 0, 1);
+            if (!v) return v.error();
+            if (!v.value()) continue;
+            auto dim = field("sparse_index_dim", "sparse_attention_config.sparse_index_dim");
+            if (!dim) return dim.error();
+            auto block = field("sparse_block_size", "sparse_attention_config.sparse_block_size");
+            if (!block) return block.error();
+            auto heads_ix = field("sparse_num_index_heads", "sparse_attention_config.sparse_num_index_heads");
+            if (!heads_ix) return heads_ix.error();
+            m.layers[i].index_head_dim = dim.value();
+            m.msa_block_size = block.value();
+            m.dims.index_heads = heads_ix.value();
+        }
+        if (m.msa_block_size > 0) note("indexer");
+        return true;
+    }
+
     Result<bool> pure_mamba() {
         m.family = type;
         if (auto ok = need(n_layers, kLayersKeys, 1, kMaxLayers); !ok) return ok;
@@ -1390,10 +1433,29 @@ struct Builder {
             auto fk = r.optional_int({"first_k_dense_replace"}, 0, kMaxLayers);
             if (!fk) return fk.error();
             d.first_dense_layers = fk.value().value_or(0);
-            auto freq =
-                r.optional_int({"moe_layer_freq", "decoder_sparse_step", "interleave_moe_layer_step"}, 1, kMaxLayers);
-            if (!freq) return freq.error();
-            d.moe_layer_freq = freq.value().value_or(1);
+            // moe_layer_freq may be one 0/1 entry per layer (MiniMax-M3; vLLM's _is_moe_layer: moe_layer_freq[i] != 0).
+            if (const json* lf = r.find({"moe_layer_freq"}); lf && lf->is_array()) {
+                if (lf->size() != m.layers.size())
+                    return err("contradictory_fields", "entry_length_mismatch",
+                               {{"field", "moe_layer_freq"}, {"layers", std::to_string(m.layers.size())}});
+                d.layer_mlp.clear();
+                for (size_t i = 0; i < lf->size(); ++i) {
+                    auto v = r.int_value((*lf)[i], "moe_layer_freq[" + std::to_string(i) + "]", 0, kMaxLayers);
+                    if (!v) return v.error();
+                    d.layer_mlp.push_back(v.value() ? 2 : 1);
+                }
+            } else {
+                auto freq = r.optional_int({"moe_layer_freq", "decoder_sparse_step", "interleave_moe_layer_step"}, 1,
+                                           kMaxLayers);
+                if (!freq) return freq.error();
+                d.moe_layer_freq = freq.value().value_or(1);
+            }
+            // MiniMax-M3's dense layers (vLLM's MiniMaxM3MLP of config.dense_intermediate_size).
+            if (m.family == "minimax_m3") {
+                auto dm = r.optional_int({"dense_intermediate_size"}, 1, kMaxHidden * 16);
+                if (!dm) return dm.error();
+                d.dense_intermediate_size = dm.value().value_or(0);
+            }
             // Gemma 4's dense MLP runs beside the routed experts in every layer: a shared expert in all but name.
             if (gemma4) d.shared_intermediate_size = d.intermediate_size;
             if (type == "llama4_text" || type == "llama4") {
@@ -1626,6 +1688,8 @@ Result<ModelSpec> parse_config(const std::string& text, const std::string& name_
         built = b.pure_mamba();
     } else if (t == "minimax" || t == "minimax_m1" || t == "minimax_text_01") {
         built = b.minimax();
+    } else if (t == "minimax_m3" || t == "minimax_m3_text" || t == "minimax_m3_vl") {
+        built = b.minimax_m3();
     } else {
         if (m.family.empty()) m.family = t.empty() ? "generic" : t;
         built = b.standard_attention();
