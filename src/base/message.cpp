@@ -260,6 +260,8 @@ const std::vector<MessageTemplate>& message_templates() {
          "MiniMax-M3 sparse attention (MSA): {block}-token blocks (vLLM needs --block-size 128: its MSA kernels take "
          "no other page, and at the default 16 it stops with \"No common block size for 16\"); an indexer key cache "
          "({bytes} B/token, bf16 whatever --kv-cache-dtype says) on {layers} of {total} layers beside K and V"},
+        {"vllm_msa_release",
+         "this vLLM release cannot serve MiniMax-M3: its MiniMaxM3SparseForCausalLM came with vLLM 0.24.0"},
         {"vllm_msa_block_size",
          "No common block size for {block}. (MiniMax-M3's sparse attention kernels take 128-token blocks "
          "only: pass --block-size 128)"},

@@ -149,6 +149,9 @@ constexpr VllmChange kVllmDsv4 = {20, 0, 19, 2, 0, 216, kFinal};
 //    (v0.23.1rc0-275), first in v0.24.0.
 constexpr VllmChange kVllmDsv4FlashMlaAssert = {23, 0, 22, 1, 0, 194};
 constexpr VllmChange kVllmDsv4DsMlaAssert = {24, 0, 23, 1, 0, 275};
+//  MiniMax-M3 (vllm/models/minimax_m3, MiniMaxM3SparseForCausalLM): PR #45381, 2026-06-16 (0a1c5034f,
+//    v0.23.1rc0-22); first in v0.24.0.
+constexpr VllmChange kVllmMsa = {24, 0, 23, 1, 0, 22};
 //  get_max_concurrency_for_kv_cache_config sums per-group blocks: PR #48317, 2e2e626b4, 2026-07-21
 //    (v0.23.1rc0-1315), after v0.26 branched; first in v0.27.0.
 constexpr VllmChange kVllmConcurrencyGroupBlocks = {27, 0, 23, 1, 0, 1315};
@@ -245,6 +248,7 @@ void apply_vllm_release(const VllmRelease& rel, VllmOptions& o) {
     o.hybrid_prefix_caching = rel.hybrid_prefix_caching;
     o.mamba_align_mode = rel.mamba_align_mode;
     o.dsv4 = rel.dsv4;
+    o.msa = rel.msa;
     o.concurrency_group_blocks = rel.concurrency_group_blocks;
     o.mamba_prefix = rel.mamba_prefix;
     o.mamba_spec_align = rel.mamba_spec_align;
@@ -280,6 +284,7 @@ Result<VllmRelease> vllm_release(const std::string& version) {
     r.mamba_align_mode = has(kVllmMambaAlign);
     r.dsv4 = !has(kVllmDsv4) ? 0 : !has(kVllmDsv4FlashMlaAssert) ? 1 : !has(kVllmDsv4DsMlaAssert) ? 2 : 3;
     r.concurrency_group_blocks = has(kVllmConcurrencyGroupBlocks);
+    r.msa = has(kVllmMsa);
     r.mamba_prefix = has(kVllmMambaPrefixProtocol)  ? VllmMambaPrefix::Declared
                      : has(kVllmMambaPrefixCaching) ? VllmMambaPrefix::Mamba2List
                                                     : VllmMambaPrefix::Off;
@@ -749,6 +754,7 @@ Result<VllmLayout> vllm_layout(const ModelSpec& m, const VllmOptions& o) {
         if (o.block_size > 0 && o.block_size != 256)
             return make_error("unsupported", note("vllm_dsv4_block_size", {{"block", std::to_string(o.block_size)}}));
     }
+    if (m.msa_block_size > 0 && !o.msa) return make_error("unsupported", note("vllm_msa_release"));
     // select_common_block_size: the MSA backends' only kernel block (128) must divide vLLM's block.
     if (m.msa_block_size > 0 && o.block_size > 0 && o.block_size % m.msa_block_size != 0)
         return refuse(note("vllm_msa_block_size", {{"block", std::to_string(o.block_size)}}));

@@ -183,6 +183,20 @@ TEST_CASE("MiniMax-M3 on vLLM, TP 8, 40 GiB of KV per GPU, 131,072-token request
           "GPU KV cache size: 1,433,856 tokens, Maximum concurrency for 131,072 tokens per request: 10.94x");
 }
 
+TEST_CASE("MiniMax-M3 on vLLM: from 0.24.0 (PR #45381); 0.23.0 has no MiniMaxM3SparseForCausalLM") {
+    const ModelSpec m = fixture(kM3);
+    for (const char* v : {"0.23.0", "0.24.0"}) {
+        CAPTURE(v);
+        VllmOptions o;
+        apply_vllm_release(vllm_release(v).value(), o);
+        auto r = vllm_layout(m, o);
+        if (std::string(v) == "0.23.0")
+            CHECK(r.error().detail.code == "vllm_msa_release");
+        else
+            CHECK(r.ok());
+    }
+}
+
 TEST_CASE("MiniMax-M3 on vLLM: a block size 128 does not divide stops the worker (select_common_block_size)") {
     const ModelSpec m = fixture(kM3);
     VllmOptions o;
