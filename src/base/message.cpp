@@ -277,6 +277,21 @@ const std::vector<MessageTemplate>& message_templates() {
         {"transformers_dsv4",
          "{model}: transformers has no DeepSeek-V4 cache kvbudget can size (no DynamicCache layout for its window and "
          "compressed caches)"},
+        {"vllm_msa",
+         "MiniMax-M3 sparse attention (MSA): {block}-token blocks (vLLM needs --block-size 128: its MSA kernels take "
+         "no other page, and at the default 16 it stops with \"No common block size for 16\"); an indexer key cache "
+         "({bytes} B/token, bf16 whatever --kv-cache-dtype says) on {layers} of {total} layers beside K and V"},
+        {"vllm_msa_release",
+         "this vLLM release cannot serve MiniMax-M3: its MiniMaxM3SparseForCausalLM came with vLLM 0.24.0"},
+        {"vllm_msa_block_size",
+         "No common block size for {block}. (MiniMax-M3's sparse attention kernels take 128-token blocks "
+         "only: pass --block-size 128)"},
+        {"llamacpp_msa_build",
+         "{model}: this llama.cpp build cannot load MiniMax-M3: the minimax-m3 architecture and its llama_kv_cache_msa "
+         "came with b10144"},
+        {"transformers_minimax_m3",
+         "{model}: transformers has no MiniMax-M3 model (no minimax_m3 in the library; the checkpoint runs only "
+         "through its own remote code), so there is no cache kvbudget can size"},
         {"vllm_ds_sparse",
          "sparse MLA (index_topk): 64-token pages, an indexer key cache ({bytes} B/token) on {layers} of {total} "
          "layers "

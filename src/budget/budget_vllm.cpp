@@ -304,6 +304,9 @@ std::string command(const Ctx& c, const BudgetResult& r, const std::string& kv_c
     }
     if (in.max_num_batched_tokens > 0) cmd += " --max-num-batched-tokens " + std::to_string(in.max_num_batched_tokens);
     if (in.block_size > 0) cmd += " --block-size " + std::to_string(in.block_size);
+    // MiniMax-M3 does not start at vLLM's default block size (engines/vllm.cpp plan_attention).
+    else if (c.m.msa_block_size > 0)
+        cmd += " --block-size " + std::to_string(c.m.msa_block_size);
     if (in.enforce_eager) cmd += " --enforce-eager";
     if (!in.speculative_config.empty()) {
         // Rebuilt from what was understood, so nothing the user typed reaches the shell line verbatim.

@@ -72,6 +72,7 @@ Result<LlamaBuild> llama_build(const std::string& version) {
     b.glm_dsa_cache = n >= 10119;                       // #25407
     b.glm_dsa_full_only = n >= 10243;                   // #26474
     b.fa_takes_value = n >= 6325;                       // #15434
+    b.msa_cache = n >= 10144;                           // #24908: minimax-m3 and llama_kv_cache_msa
     return b;
 }
 
@@ -112,6 +113,7 @@ void apply_llama_build(const LlamaBuild& b, LlamaOptions& o) {
     o.dsa_cache = b.dsa_cache;
     o.glm_dsa_cache = b.glm_dsa_cache;
     o.glm_dsa_full_only = b.glm_dsa_full_only;
+    o.msa_cache = b.msa_cache;
 }
 
 namespace {
@@ -229,6 +231,31 @@ std::vector<char> dsa_indexer_layers(const ModelSpec& m, const LlamaOptions& o, 
     return on;
 }
 
+// MiniMax-M3 (llama_kv_cache_msa, src/llama-kv-cache-msa.cpp from b10144): besides the main cache of every layer,
+// a second llama_kv_cache over the sparse layers (create_memory's filter_idx: il >= n_layer_dense_lead) whose
+// hparams copy has one KV head and a K width of indexer_head_size. The model is not MLA, so that cache keeps a V
+// row too, n_embd_head_v (head_dim) wide, which the indexer never reads; both rows in the -ctk / -ctv types.
+Result<bool> add_msa_indexer(const ModelSpec& m, const LlamaOptions& o, const Ctx& c, LlamaLayout& L) {
+    L.log_lines.push_back(fmt("llama_kv_cache_msa: creating indexer KV cache, size = %u cells", unsigned(c.n_ctx_seq)));
+    ModelSpec idx;
+    idx.name = m.name;
+    for (const Layer& l : m.layers) {
+        if (l.kind != LayerKind::Full || l.index_head_dim <= 0) continue;
+        Layer k;
+        k.kind = LayerKind::Full;
+        k.kv_heads = 1;
+        k.k_head_dim = l.index_head_dim;
+        k.v_head_dim = l.v_head_dim;
+        idx.layers.push_back(k);
+    }
+    auto ix = build_kv_cache(idx, o, c, "indexer", c.n_ctx_seq, CacheLayers{});
+    if (!ix) return ix.error();
+    L.log_lines.push_back(kv_cache_line(c, *ix));
+    L.caches.push_back(*ix);
+    L.bytes_per_token += ix->bytes_per_cell;
+    return true;
+}
+
 // One llama_kv_cache over every attention layer; with DeepSeek sparse attention, llama_kv_cache_dsa:
 // that cache (the "main" one) and a second llama_kv_cache of the indexer keys, one K head of
 // indexer_head_size per cell in the -ctk type and no V (the model is MLA), each announced first.
@@ -236,14 +263,17 @@ Result<bool> add_single_cache(const ModelSpec& m, const LlamaOptions& o, const C
     int64_t width = 0;
     const std::vector<char> indexer = dsa_indexer_layers(m, o, width);
     const bool dsa = !indexer.empty();
-    if (dsa)
-        L.log_lines.push_back(
-            fmt("llama_kv_cache_dsa: creating main KV cache, size = %u cells", unsigned(c.n_ctx_seq)));
+    const bool msa = m.msa_block_size > 0;
+    if (dsa || msa)
+        L.log_lines.push_back(fmt(msa ? "llama_kv_cache_msa: creating main KV cache, size = %u cells"
+                                      : "llama_kv_cache_dsa: creating main KV cache, size = %u cells",
+                                  unsigned(c.n_ctx_seq)));
     auto kv = build_kv_cache(m, o, c, "kv", c.n_ctx_seq, CacheLayers{});
     if (!kv) return kv.error();
     L.log_lines.push_back(kv_cache_line(c, *kv));
     L.caches.push_back(*kv);
     L.bytes_per_token = kv->bytes_per_cell;
+    if (msa) return add_msa_indexer(m, o, c, L);
     if (!dsa) return true;
     L.log_lines.push_back(fmt("llama_kv_cache_dsa: creating indexer KV cache, size = %u cells", unsigned(c.n_ctx_seq)));
     ModelSpec lid;
@@ -271,6 +301,8 @@ Result<LlamaLayout> llamacpp_layout(const ModelSpec& m, const LlamaOptions& o) {
     // llama.cpp's DeepSeek-V4 (LLM_ARCH_DEEPSEEK4) has a cache class of its own, llama_kv_cache_dsv4.
     if (std::any_of(m.layers.begin(), m.layers.end(), dsv4_layer))
         return make_error("unsupported", note("llamacpp_dsv4", {{"model", m.name}}));
+    if (m.msa_block_size > 0 && !o.msa_cache)
+        return make_error("unsupported", note("llamacpp_msa_build", {{"model", m.name}}));
     LlamaLayout L;
     Ctx c;
     if (auto ok = check_options(m, o, c); !ok) return ok.error();

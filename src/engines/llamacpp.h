@@ -65,6 +65,7 @@ struct LlamaBuild {
     // (#26474) glm-dsa keeps it only on the layers whose indexer is "full".
     bool dsa_cache = true;
     bool glm_dsa_cache = true;
+    bool msa_cache = true;  // MiniMax-M3's llama_kv_cache_msa (b10144 on; before, no minimax-m3 at all)
     bool glm_dsa_full_only = true;
     // From b6325 (#15434) -fa takes a value (on|off|auto, default auto); before, a bare -fa turned flash attention
     // on (default off). A quantized V cache needs it: llama_init_from_model refuses one without flash attention, and
@@ -109,6 +110,7 @@ struct LlamaOptions {
     // The indexer key cache of DeepSeek sparse attention (LlamaBuild::dsa_cache and the GLM rules).
     bool dsa_cache = true;
     bool glm_dsa_cache = true;
+    bool msa_cache = true;  // MiniMax-M3 (minimax-m3, llama_kv_cache_msa): b10144 on
     bool glm_dsa_full_only = true;
     // From b6325 (#15434) -fa takes a value (on|off|auto, default auto); before, a bare -fa turned flash attention
     // on (default off). A quantized V cache needs it: llama_init_from_model refuses one without flash attention, and

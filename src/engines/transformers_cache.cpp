@@ -15,6 +15,10 @@ namespace kvb {
 Result<TransformersCache> transformers_cache(const ModelSpec& m, const std::string& dtype) {
     if (std::any_of(m.layers.begin(), m.layers.end(), dsv4_layer))
         return make_error("unsupported", note("transformers_dsv4", {{"model", m.name}}));
+    // transformers has no minimax_m3 model (huggingface/transformers main: no models/minimax_m3); the Hub's
+    // checkpoints run only through their own remote code (auto_map), whose cache kvbudget does not read.
+    if (m.family == "minimax_m3")
+        return make_error("unsupported", note("transformers_minimax_m3", {{"model", m.name}}));
     TransformersCache c;
     const std::string dt = dtype.empty() ? m.dtype : dtype;
     const int b = dtype_size(dt);

@@ -149,6 +149,9 @@ constexpr VllmChange kVllmDsv4 = {20, 0, 19, 2, 0, 216, kFinal};
 //    (v0.23.1rc0-275), first in v0.24.0.
 constexpr VllmChange kVllmDsv4FlashMlaAssert = {23, 0, 22, 1, 0, 194};
 constexpr VllmChange kVllmDsv4DsMlaAssert = {24, 0, 23, 1, 0, 275};
+//  MiniMax-M3 (vllm/models/minimax_m3, MiniMaxM3SparseForCausalLM): PR #45381, 2026-06-16 (0a1c5034f,
+//    v0.23.1rc0-22); first in v0.24.0.
+constexpr VllmChange kVllmMsa = {24, 0, 23, 1, 0, 22};
 //  get_max_concurrency_for_kv_cache_config sums per-group blocks: PR #48317, 2e2e626b4, 2026-07-21
 //    (v0.23.1rc0-1315), after v0.26 branched; first in v0.27.0.
 constexpr VllmChange kVllmConcurrencyGroupBlocks = {27, 0, 23, 1, 0, 1315};
@@ -268,6 +271,7 @@ void apply_vllm_release(const VllmRelease& rel, VllmOptions& o) {
     o.hybrid_prefix_caching = rel.hybrid_prefix_caching;
     o.mamba_align_mode = rel.mamba_align_mode;
     o.dsv4 = rel.dsv4;
+    o.msa = rel.msa;
     o.concurrency_group_blocks = rel.concurrency_group_blocks;
     o.diffkv = rel.diffkv;
     o.mamba_prefix = rel.mamba_prefix;
@@ -312,6 +316,7 @@ Result<VllmRelease> vllm_release(const std::string& version) {
     r.dsv4 = !has(kVllmDsv4) ? 0 : !has(kVllmDsv4FlashMlaAssert) ? 1 : !has(kVllmDsv4DsMlaAssert) ? 2 : 3;
     r.concurrency_group_blocks = has(kVllmConcurrencyGroupBlocks);
     r.diffkv = has(kVllmDiffKv);
+    r.msa = has(kVllmMsa);
     r.mamba_prefix = has(kVllmMambaPrefixProtocol)  ? VllmMambaPrefix::Declared
                      : has(kVllmMambaPrefixCaching) ? VllmMambaPrefix::Mamba2List
                                                     : VllmMambaPrefix::Off;
@@ -598,6 +603,11 @@ void plan_attention(const ModelSpec& m, const VllmOptions& o, const KvType& kvt,
     // (DeepseekSparseSWABackend.get_preferred_block_size; update_block_size_for_backend: "Setting kv cache block
     // size to 256"), the only size its FlashMLA kernels take.
     if (p.dsv4) p.attn_block = o.block_size > 0 ? o.block_size : 256;
+    // MiniMax-M3: the MSA backends (MiniMaxM3SparseBackend, MiniMaxM3IndexerBackend) take only 128-token kernel
+    // blocks (get_supported_kernel_block_sizes), yet vLLM takes its block size from the first layer's backend, a
+    // dense one content with 16, so at the default the worker stops in select_common_block_size; the model's
+    // recipe passes --block-size 128, which is what this budget serves (and its command says).
+    if (m.msa_block_size > 0 && o.block_size == 0) p.attn_block = m.msa_block_size;
     if (is_mla && !p.ds_sparse && !p.dsv4 && o.block_size == 0 && o.mla_block_size == 0 &&
         o.gpu_compute_capability > 0) {
         const VllmMlaBackend b = vllm_mla_backend(o.gpu_compute_capability, kvt.name.rfind("fp8", 0) == 0,
@@ -744,6 +754,23 @@ Result<bool> layer_specs(const ModelSpec& m, const Plan& p, VllmLayout& L) {
         if (s.page_size_bytes <= 0)
             return bad_value(note("vllm_empty_page", {{"layer", to_string(i)}, {"model", m.name}}));
         L.layers.push_back(s);
+        // MiniMax-M3's MSA indexer keys (MiniMaxM3IndexerCache.get_kv_cache_spec): an MLAAttentionSpec of one head of
+        // index_head_dim, bf16 whatever --kv-cache-dtype says (attention_config.indexer_kv_dtype, default "bf16"),
+        // never split by tensor parallelism.
+        if (m.msa_block_size > 0 && l.kind == LayerKind::Full && l.index_head_dim > 0) {
+            VllmLayerSpec ix = s;
+            ix.layer = p.n_layers + i;
+            ix.spec_type = "MLAAttentionSpec";
+            ix.num_kv_heads = 1;
+            ix.head_size = ix.head_size_v = l.index_head_dim;
+            ix.dtype_bytes = 2;
+            ix.window = 0;
+            ix.real_page_size_bytes = ix.page_size_bytes = page_bytes(ix.block_size, __int128(l.index_head_dim) * 2);
+            if (ix.page_size_bytes < 0) return overflow(m.name);
+            L.layers.push_back(ix);
+            ++indexed;
+            index_bytes = l.index_head_dim * 2;
+        }
         if (p.ds_sparse && l.kind == LayerKind::Mla && l.index_head_dim > 0) {
             VllmLayerSpec ix = s;
             ix.layer = p.n_layers + i;  // an extra cache of layer i
@@ -762,6 +789,11 @@ Result<bool> layer_specs(const ModelSpec& m, const Plan& p, VllmLayout& L) {
                                 {"layers", std::to_string(indexed)},
                                 {"total", std::to_string(m.count(LayerKind::Mla))}}));
     if (p.dsv4) L.notes.push_back(note("vllm_dsv4"));
+    if (m.msa_block_size > 0)
+        L.notes.push_back(note("vllm_msa", {{"block", std::to_string(p.attn_block)},
+                                            {"bytes", std::to_string(index_bytes)},
+                                            {"layers", std::to_string(indexed)},
+                                            {"total", std::to_string(p.n_layers)}}));
     return true;
 }
 
@@ -801,6 +833,10 @@ Result<VllmLayout> vllm_layout(const ModelSpec& m, const VllmOptions& o) {
         if (o.block_size > 0 && o.block_size != 256)
             return make_error("unsupported", note("vllm_dsv4_block_size", {{"block", std::to_string(o.block_size)}}));
     }
+    if (m.msa_block_size > 0 && !o.msa) return make_error("unsupported", note("vllm_msa_release"));
+    // select_common_block_size: the MSA backends' only kernel block (128) must divide vLLM's block.
+    if (m.msa_block_size > 0 && o.block_size > 0 && o.block_size % m.msa_block_size != 0)
+        return refuse(note("vllm_msa_block_size", {{"block", std::to_string(o.block_size)}}));
     L.concurrency_group_blocks = o.concurrency_group_blocks;
     p.dt = kvt->bytes(1);
     if (p.dt <= 0) return bad_value(note("vllm_kv_elem_unknown", {{"dtype", o.kv_cache_dtype}}));

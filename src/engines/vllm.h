@@ -107,6 +107,8 @@ struct VllmRelease {
     // DeepSeek-V4 (models/deepseek_v4, first in 0.20.0): 0 = not supported by the release; else which wording its
     // fp8-only assertion has: 1 = 0.20 to 0.22, 2 = 0.23, 3 = 0.24 on (VllmDsv4Assert).
     int dsv4 = 3;
+    // MiniMax-M3 (vllm/models/minimax_m3): first in 0.24.0.
+    bool msa = true;
     // get_max_concurrency_for_kv_cache_config sums each group's blocks per request (PR #48317, 0.27.0 on); before,
     // it divided the summed group bytes by the first group's page, which differs only when groups' pages differ
     // (DeepSeek-V4).
@@ -251,6 +253,7 @@ struct VllmOptions {
     bool hybrid_prefix_caching = true;                         // see VllmRelease
     bool mamba_align_mode = true;                              // see VllmRelease
     int dsv4 = 3;                                              // see VllmRelease
+    bool msa = true;                                           // see VllmRelease
     bool concurrency_group_blocks = true;                      // see VllmRelease
     bool diffkv = true;                                        // see VllmRelease
     VllmMambaPrefix mamba_prefix = VllmMambaPrefix::Declared;  // see VllmRelease

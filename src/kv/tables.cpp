@@ -23,6 +23,9 @@ Result<EngineKv> engine_kv(const ModelSpec& m, const std::string& engine, const 
     if (engine != "vllm" && std::any_of(m.layers.begin(), m.layers.end(), dsv4_layer))
         return make_error("unsupported",
                           note(engine == "llamacpp" ? "llamacpp_dsv4" : "transformers_dsv4", {{"model", m.name}}));
+    // transformers has no MiniMax-M3 model (engines/transformers_cache.cpp).
+    if (engine == "transformers" && m.family == "minimax_m3")
+        return make_error("unsupported", note("transformers_minimax_m3", {{"model", m.name}}));
     if (engine == "llamacpp") {
         e.view = llamacpp_cached_view(m);
         auto k = llamacpp_kv_type(ctk);

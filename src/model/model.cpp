@@ -112,6 +112,9 @@ const char* const kKnownTypes[] = {"llama",
                                    "minimax_text_01",
                                    "mimo_v2_flash",
                                    "mimo_v2",
+                                   "minimax_m3",
+                                   "minimax_m3_text",
+                                   "minimax_m3_vl",
                                    "jamba",
                                    "falcon_h1",
                                    "granitemoehybrid",
@@ -1334,6 +1337,46 @@ struct Builder {
         return true;
     }
 
+    // MiniMax-M3 (vLLM vllm/models/minimax_m3, read at v0.27.1; llama.cpp src/models/minimax-m3.cpp): GQA on
+    // every layer; the layers whose sparse_attention_config.sparse_attention_freq entry is non-zero also run the
+    // MSA indexer (vLLM's _sparse_attention_layer_ids reads only that list, not use_sparse_attention), whose
+    // keys, one head of sparse_index_dim, the engines cache beside K and V.
+    Result<bool> minimax_m3() {
+        m.family = "minimax_m3";
+        auto core = read_core();
+        if (!core) return core;
+        for (int64_t i = 0; i < n_layers; ++i) m.layers.push_back(attn(LayerKind::Full));
+        const json* sc = r.find({"sparse_attention_config"});
+        if (!sc || !sc->is_object()) return true;
+        auto freq = sc->find("sparse_attention_freq");
+        if (freq == sc->end() || freq->is_null()) return true;
+        if (!freq->is_array() || static_cast<int64_t>(freq->size()) != n_layers)
+            return err("contradictory_fields", "entry_length_mismatch",
+                       {{"field", "sparse_attention_freq"}, {"layers", std::to_string(n_layers)}});
+        // vLLM indexes these keys (sparse_cfg["sparse_index_dim"], ...): a sparse layer without them stops it.
+        auto field = [&](const char* k, const char* path) -> Result<int64_t> {
+            auto f = sc->find(k);
+            if (f == sc->end()) return r.missing({path});
+            return r.int_value(*f, path, 1, kMaxDim);
+        };
+        for (size_t i = 0; i < freq->size(); ++i) {
+            auto v = r.int_value((*freq)[i], "sparse_attention_freq[" + std::to_string(i) + "]", 0, 1);
+            if (!v) return v.error();
+            if (!v.value()) continue;
+            auto dim = field("sparse_index_dim", "sparse_attention_config.sparse_index_dim");
+            if (!dim) return dim.error();
+            auto block = field("sparse_block_size", "sparse_attention_config.sparse_block_size");
+            if (!block) return block.error();
+            auto heads_ix = field("sparse_num_index_heads", "sparse_attention_config.sparse_num_index_heads");
+            if (!heads_ix) return heads_ix.error();
+            m.layers[i].index_head_dim = dim.value();
+            m.msa_block_size = block.value();
+            m.dims.index_heads = heads_ix.value();
+        }
+        if (m.msa_block_size > 0) note("indexer");
+        return true;
+    }
+
     Result<bool> pure_mamba() {
         m.family = type;
         if (auto ok = need(n_layers, kLayersKeys, 1, kMaxLayers); !ok) return ok;
@@ -1439,13 +1482,14 @@ struct Builder {
             auto fk = r.optional_int({"first_k_dense_replace"}, 0, kMaxLayers);
             if (!fk) return fk.error();
             d.first_dense_layers = fk.value().value_or(0);
-            // moe_layer_freq as a list (MiMo-V2-Flash, MiniMax-M3): one entry per layer, nonzero = MoE, as vLLM's
-            // MiMoV2FlashDecoderLayer.is_moe_layer reads config.moe_layer_freq[layer_idx]; the scalar is a period.
+            // moe_layer_freq as a list (MiMo-V2-Flash, MiniMax-M3): one entry per layer, nonzero = MoE (vLLM's
+            // MiMoV2FlashDecoderLayer.is_moe_layer, MiniMax-M3's _is_moe_layer:
+            // moe_layer_freq[i] != 0); the scalar is a period.
             if (const json* fl = r.find({"moe_layer_freq"}); fl && fl->is_array()) {
                 if (static_cast<int64_t>(fl->size()) != n_layers) return length_mismatch("moe_layer_freq", fl->size());
                 if (d.layer_mlp.empty()) d.layer_mlp.assign(m.layers.size(), 2);
                 for (size_t i = 0; i < fl->size(); ++i) {
-                    auto v = r.int_value((*fl)[i], "moe_layer_freq[" + std::to_string(i) + "]", 0, 1);
+                    auto v = r.int_value((*fl)[i], "moe_layer_freq[" + std::to_string(i) + "]", 0, kMaxLayers);
                     if (!v) return v.error();
                     if (i < d.layer_mlp.size()) d.layer_mlp[i] = v.value() ? 2 : 1;
                 }
@@ -1454,6 +1498,12 @@ struct Builder {
                                            kMaxLayers);
                 if (!freq) return freq.error();
                 d.moe_layer_freq = freq.value().value_or(1);
+            }
+            // MiniMax-M3's dense layers (vLLM's MiniMaxM3MLP of config.dense_intermediate_size).
+            if (m.family == "minimax_m3") {
+                auto dm = r.optional_int({"dense_intermediate_size"}, 1, kMaxHidden * 16);
+                if (!dm) return dm.error();
+                d.dense_intermediate_size = dm.value().value_or(0);
             }
             // Gemma 4's dense MLP runs beside the routed experts in every layer: a shared expert in all but name.
             if (gemma4) d.shared_intermediate_size = d.intermediate_size;
@@ -1703,6 +1753,8 @@ Result<ModelSpec> parse_config(const std::string& text, const std::string& name_
         built = b.minimax();
     } else if (t == "mimo_v2_flash" || t == "mimo_v2") {
         built = b.mimo_v2();
+    } else if (t == "minimax_m3" || t == "minimax_m3_text" || t == "minimax_m3_vl") {
+        built = b.minimax_m3();
     } else {
         if (m.family.empty()) m.family = t.empty() ? "generic" : t;
         built = b.standard_attention();

@@ -52,7 +52,8 @@ struct Layer {
     int64_t kv_lora_rank = 0;
     int64_t qk_rope_head_dim = 0;
     // Sparse MLA (ModelSpec::sparse_mla): the width of this layer's indexer keys, 0 when the layer runs no
-    // indexer of its own (GLM-5.2's IndexShare layers reuse an earlier layer's top-k).
+    // indexer of its own (GLM-5.2's IndexShare layers reuse an earlier layer's top-k). A MiniMax-M3 Full layer
+    // with an MSA indexer (ModelSpec::msa_block_size): its one key head's width (sparse_index_dim).
     int64_t index_head_dim = 0;
     // DeepSeek-V4 (an Mla layer whose latent is kv_lora_rank + qk_rope_head_dim = head_dim wide): every
     // layer keeps the latents of its last `window` tokens, and a layer with compress_ratio r > 1 also one
@@ -210,6 +211,9 @@ struct ModelSpec {
     bool alibi = false;  // positions by ALiBi slopes, no rotary embedding (Falcon's "alibi": falcon-rw)
     // DeepSeek sparse attention (vLLM's is_v32: the config has index_topk): DeepSeek-V3.2, GLM-5.
     bool sparse_mla = false;
+    // MiniMax-M3's sparse attention (MSA): the sparse_block_size its kernels page by, which vLLM's KV blocks must
+    // match (the Full layers with index_head_dim > 0 are the sparse ones); 0 = none.
+    int64_t msa_block_size = 0;
     std::vector<Layer> layers;
     // The last `drafter_layers` of `layers` are a speculative drafter's (vllm_with_drafter): vLLM puts
     // the whole drafter on the last pipeline stage, so only the layers before them are split.

@@ -78,6 +78,12 @@ Family family_of(const ModelSpec& m) {
         f.qk_norm = 1;  // q_norm and k_norm at the layer's head_dim; v_norm has no weight
     }
     if (t == "lfm2") f.qk_norm = 1;  // q_layernorm and k_layernorm over head_dim
+    // MiniMax-M3: per-head q_norm / k_norm (qk_norm_type per_head) and the router's e_score_correction_bias
+    // (use_routing_bias), as vLLM's MiniMaxM3Attention and MiniMaxM3MoE hold them.
+    if (m.family == "minimax_m3") {
+        f.qk_norm = 1;
+        f.score_bias = true;
+    }
     if (t == "nemotron_h") {
         f.block_kinds = true;
         f.norms_per_layer = 1;
@@ -184,6 +190,15 @@ struct Counter {
         if (f.qk_norm == 1) b.vec(li, qd + L.k_head_dim);
         if (f.qk_norm == 2) b.vec(li, q_rows + k_rows);
         if (f.sinks || (d.sliding_sinks && L.kind == LayerKind::Sliding)) b.vec(li, heads);
+        // MiniMax-M3's MSA indexer (vLLM folds index_q_proj / index_k_proj into the layer's qkv_proj): index_heads
+        // query heads and one key head of index_head_dim, and their per-head norms.
+        if (L.index_head_dim > 0 && L.kind == LayerKind::Full) {
+            b.add(TensorRole::AttnQ, li, d.index_heads * L.index_head_dim, h);
+            b.t.back().indexer = true;
+            b.add(TensorRole::AttnK, li, L.index_head_dim, h);
+            b.t.back().indexer = true;
+            b.vec(li, 2 * L.index_head_dim);
+        }
         return true;
     }
 
@@ -344,7 +359,8 @@ struct Counter {
         // Nemotron-H mixer blocks', which never reach here.
         if (d.num_experts > 0 && i < d.layer_mlp.size() && d.layer_mlp[i] > 0) moe_layer = d.layer_mlp[i] == 2;
         if (!moe_layer) {
-            int64_t w = d.intermediate_size;
+            int64_t w =
+                d.num_experts > 0 && d.dense_intermediate_size > 0 ? d.dense_intermediate_size : d.intermediate_size;
             if (!d.layer_intermediate.empty() && i < d.layer_intermediate.size()) w = d.layer_intermediate[i];
             ffn(li, w, TensorRole::FfnGate, TensorRole::FfnUp, TensorRole::FfnDown, 1, 1);
             return;

@@ -287,6 +287,9 @@ Gg gguf_type(GgufPlan& p, const TensorGroup& g) {
             return Gg::F32;  // convert_hf_to_gguf keeps these in F32; llama-quantize leaves them alone
         default: break;
     }
+    // MiniMax-M3's indexer projections: the converter forces every ".indexer." tensor to F32
+    // (conversion/minimax.py MiniMaxM3Model.tensor_force_quant), and llama-quantize keeps F32 tensors.
+    if (g.indexer) return Gg::F32;
     // Published GGUFs of an MXFP4 checkpoint (gpt-oss) keep the routed experts as the converter
     // wrote them, in every type (bartowski's b6096 quants: "all quants keep the feed forward
     // networks at mxfp4"; their sizes say so too). llama-quantize itself has no such rule
@@ -407,8 +410,8 @@ std::string module_name(const ModelSpec& m, const TensorGroup& g) {
     const std::string attn = L + (linear ? "linear_attn." : mamba ? "mixer." : "self_attn.");
     const std::string mlp = L + (g.shared ? "mlp.shared_experts." : "mlp.");
     switch (g.role) {
-        case TensorRole::AttnQ: return attn + "q_proj";
-        case TensorRole::AttnK: return attn + "k_proj";
+        case TensorRole::AttnQ: return attn + (g.indexer ? "index_q_proj" : "q_proj");
+        case TensorRole::AttnK: return attn + (g.indexer ? "index_k_proj" : "k_proj");
         case TensorRole::AttnV: return attn + "v_proj";
         case TensorRole::AttnQkv: return attn + (linear ? "in_proj_qkv" : "qkv_proj");
         case TensorRole::AttnOut: return attn + "o_proj";

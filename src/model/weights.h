@@ -56,6 +56,7 @@ struct TensorGroup {
     int64_t active = 1;          // copies a token uses (experts_per_token; = count otherwise)
     bool tp_replicated = false;  // vLLM keeps a full copy on every tensor-parallel rank
     bool shared = false;         // a MoE layer's shared expert (mlp.shared_experts)
+    bool indexer = false;        // MiniMax-M3's MSA indexer projections (self_attn.index_q_proj / index_k_proj)
     int64_t params() const { return rows * cols * count; }
 };
 

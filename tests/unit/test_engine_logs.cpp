@@ -559,6 +559,10 @@ TEST_CASE("every fixture config runs through vLLM, llama.cpp and transformers si
         CHECK(ll->total_bytes > 0);
         CHECK_FALSE(ll->log_lines.empty());
         auto tc = transformers_cache(*m);
+        if (m->family == "minimax_m3") {  // transformers has no such model (test_minimax.cpp)
+            CHECK(tc.error().detail.code == "transformers_minimax_m3");
+            continue;
+        }
         REQUIRE(tc.ok());
         CHECK(tc->bytes_per_token + tc->windowed_bytes_per_token + tc->state_bytes > 0);
     }
