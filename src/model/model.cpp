@@ -159,7 +159,8 @@ const char* const kKnownTypes[] = {"llama",
                                    "gemma3n",
                                    "gemma3n_text",
                                    "gemma4",
-                                   "gemma4_text"};
+                                   "gemma4_text",
+                                   "glm_moe_dsa"};
 
 bool is_known_type(const std::string& t) {
     return std::any_of(std::begin(kKnownTypes), std::end(kKnownTypes), [&](const char* k) { return t == k; });
@@ -563,8 +564,11 @@ struct Builder {
     Result<bool> sparse_indexer() {
         if (!r.has("index_topk") && type != "glm_moe_dsa") return true;
         m.sparse_mla = true;
-        int64_t dim = 128, freq = 1, offset = 2;
+        // GlmMoeDsaConfig defaults index_n_heads to 32; DeepSeek-V3.2's config says its 64.
+        int64_t dim = 128, freq = 1, offset = 2, index_heads = type == "glm_moe_dsa" ? 32 : 0;
         if (auto ok = maybe(dim, {"index_head_dim"}, 1, kMaxDim); !ok) return ok;
+        if (auto ok = maybe(index_heads, {"index_n_heads"}, 1, kMaxDim); !ok) return ok;
+        m.dims.index_heads = index_heads;
         if (auto ok = maybe(freq, {"index_topk_freq"}, 1, kMaxLayers); !ok) return ok;
         if (auto ok = maybe(offset, {"index_skip_topk_offset"}, 0, kMaxLayers); !ok) return ok;
         const std::string pattern = r.optional_string("index_topk_pattern").value_or("");

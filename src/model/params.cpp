@@ -205,7 +205,22 @@ struct Counter {
         b.vec(li, L.kv_lora_rank);
         b.add(TensorRole::MlaKvb, li, heads * (qd - rope + vd), L.kv_lora_rank);
         b.add(TensorRole::AttnOut, li, h, heads * vd);
+        if (m.sparse_mla) dsa_indexer(li, L);
         return true;
+    }
+
+    // DeepSeek sparse attention's lightning indexer (DeepSeek-V3.2, GLM-5) on a layer that runs its own: wq_b
+    // (q_lora_rank -> heads x dim), wk (hidden -> dim), k_norm (a LayerNorm with bias), weights_proj (hidden ->
+    // heads), as transformers' GlmMoeDsaIndexer names them. vLLM (deepseek_v2.py Indexer) keeps wq_b a quantized
+    // ReplicatedLinear and fuses wk + weights_proj into one unquantized, unsplit linear (an FP8 wk is upcast at
+    // load): a router's treatment. A layer IndexShare skips has none: vLLM builds no indexer there, and GLM-5.2's
+    // checkpoint holds none (its published total is GLM-5's less 57 indexers).
+    void dsa_indexer(int li, const Layer& L) {
+        const int64_t dim = L.index_head_dim, n = d.index_heads;
+        if (dim <= 0 || n <= 0 || d.q_lora_rank <= 0) return;
+        b.add(TensorRole::MlaQb, li, n * dim, d.q_lora_rank, 1, -1, true);
+        b.add(TensorRole::Router, li, dim + n, h, 1, -1, true);
+        b.vec(li, 2 * dim);
     }
 
     // DeepSeek-V4's attention (vLLM models/deepseek_v4/nvidia/model.py DeepseekV4Attention): fused q_a + kv
