@@ -78,6 +78,11 @@ Family family_of(const ModelSpec& m) {
         f.qk_norm = 1;  // q_norm and k_norm at the layer's head_dim; v_norm has no weight
     }
     if (t == "lfm2") f.qk_norm = 1;  // q_layernorm and k_layernorm over head_dim
+    // Step3p5Attention: q_norm and k_norm over head_dim on every layer; FusedMoEBlock's router_bias.
+    if (t == "step3p5") {
+        f.qk_norm = 1;
+        f.score_bias = true;
+    }
     if (t == "nemotron_h") {
         f.block_kinds = true;
         f.norms_per_layer = 1;
@@ -164,13 +169,14 @@ struct Counter {
     Result<bool> attention(int li, const Layer& L) {
         // Gemma 4's full layers query at global_head_dim, its sliding ones at head_dim.
         const int64_t qd = f.gemma4 ? L.k_head_dim : d.q_head_dim > 0 ? d.q_head_dim : L.k_head_dim;
-        const int64_t q_rows = heads * qd;
+        const int64_t qh = L.q_heads > 0 ? L.q_heads : heads;
+        const int64_t q_rows = qh * qd;
         const int64_t k_rows = L.kv_heads * L.k_head_dim;
         // attention_k_eq_v: a full layer's keys are its values, the checkpoint has no v_proj.
         const bool no_v = f.gemma4 && d.full_k_eq_v && L.kind == LayerKind::Full;
         const int64_t v_rows = no_v ? 0 : L.kv_heads * L.v_head_dim;
-        const int64_t o_cols = heads * (L.v_head_dim > 0 ? L.v_head_dim : qd);
-        if (heads <= 0 || qd <= 0) return cannot_count("weights_no_heads", m);
+        const int64_t o_cols = qh * (L.v_head_dim > 0 ? L.v_head_dim : qd);
+        if (qh <= 0 || qd <= 0) return cannot_count("weights_no_heads", m);
         if (f.fused_qkv) {
             b.add(TensorRole::AttnQkv, li, q_rows + k_rows + v_rows, h);
         } else {
@@ -183,7 +189,8 @@ struct Counter {
         if (f.o_bias) b.vec(li, h);
         if (f.qk_norm == 1) b.vec(li, qd + L.k_head_dim);
         if (f.qk_norm == 2) b.vec(li, q_rows + k_rows);
-        if (f.sinks) b.vec(li, heads);
+        if (f.sinks) b.vec(li, qh);
+        if (d.head_wise_gate) b.add(TensorRole::AttnQ, li, qh, h);  // Step3p5Attention's g_proj
         return true;
     }
 
@@ -353,8 +360,10 @@ struct Counter {
     // The layer's MLP: routed experts with router and shared experts, or one dense MLP.
     void mlp(int li, size_t i) {
         const int64_t freq = d.moe_layer_freq > 0 ? d.moe_layer_freq : 1;
-        const bool moe_layer = d.num_experts > 0 && static_cast<int64_t>(i) >= d.first_dense_layers &&
-                               (static_cast<int64_t>(i) % freq == 0);
+        bool moe_layer = d.num_experts > 0 && static_cast<int64_t>(i) >= d.first_dense_layers &&
+                         (static_cast<int64_t>(i) % freq == 0);
+        // A config that lists its MoE layers (Step-3.5's moe_layers_enum) says it layer by layer.
+        if (!d.layer_mlp.empty() && i < d.layer_mlp.size()) moe_layer = d.num_experts > 0 && d.layer_mlp[i] == 2;
         if (!moe_layer) {
             int64_t w = d.intermediate_size;
             if (!d.layer_intermediate.empty() && i < d.layer_intermediate.size()) w = d.layer_intermediate[i];
