@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <iterator>
+#include <sstream>
 
 #include "base/text.h"
 #include "base/units.h"
@@ -164,7 +165,9 @@ const char* const kKnownTypes[] = {"llama",
                                    "gemma3n",
                                    "gemma3n_text",
                                    "gemma4",
-                                   "gemma4_text"};
+                                   "gemma4_text",
+                                   "glm_moe_dsa",
+                                   "step3p5"};
 
 bool is_known_type(const std::string& t) {
     return std::any_of(std::begin(kKnownTypes), std::end(kKnownTypes), [&](const char* k) { return t == k; });
@@ -305,6 +308,12 @@ struct Builder {
             if (!k) return k.error();
             kv_heads = k.value();
             return check_kv_heads(kv_heads, "multi_query_group_num");
+        }
+        // Step-3.5 / 3.7 (vLLM's Step3p5Config): the KV heads are num_attention_groups, 8 when absent.
+        if (type == "step3p5") {
+            kv_heads = 8;
+            if (auto ok = maybe(kv_heads, {"num_attention_groups"}, 1, kMaxHeads); !ok) return ok;
+            return check_kv_heads(kv_heads, "num_attention_groups");
         }
         std::string which;
         const json* v = r.find(kKvKeys, &which);
@@ -522,6 +531,95 @@ struct Builder {
     }
 
     // ---- families ----------------------------------------------------------------
+    // StepFun Step-3.5-Flash / Step-3.7-Flash's text model (model_type step3p5; Step-3.7's config nests it under
+    // text_config beside its vision tower), as vLLM reads it (models/step3p5.py, transformers_utils/configs/
+    // step3p5.py): layer_types cut to num_hidden_layers (the published list also covers the MTP layers); a layer
+    // whose type is attention_other_setting's attention_type takes that setting's num_attention_heads,
+    // num_attention_groups (KV heads) and head_dim (Step-3.7: 96 query heads on the sliding layers, 64 on the
+    // full ones, 8 x 128 KV on both); a sliding layer keeps sliding_window tokens; the MoE layers are those
+    // moe_layers_enum lists (else 1 .. n - 1), the others a dense MLP of intermediate_size.
+    Result<bool> step3p5() {
+        if (auto ok = read_core(); !ok) return ok;
+        m.family = "step3p5";
+        auto sw = r.optional_int({"sliding_window"}, 1, kMaxTokens);
+        if (!sw) return sw.error();
+        const int64_t window = sw.value().value_or(0);
+        std::vector<std::string> types;
+        if (const json* lt = r.find({"layer_types"})) {
+            if (!lt->is_array())
+                return err("bad_value", "not_array", {{"field", "layer_types"}, {"got", json_type_name(*lt)}});
+            if (static_cast<int64_t>(lt->size()) < n_layers) return length_mismatch("layer_types", lt->size());
+            for (int64_t i = 0; i < n_layers; ++i) {
+                const json& e = (*lt)[static_cast<size_t>(i)];
+                const std::string field = "layer_types[" + std::to_string(i) + "]";
+                if (!e.is_string())
+                    return err("bad_value", "not_string", {{"field", field}, {"got", json_type_name(e)}});
+                types.push_back(e.get<std::string>());
+                if (types.back() != "full_attention" && types.back() != "sliding_attention")
+                    return err("bad_value", "unknown_layer_type", {{"field", field}, {"value", types.back()}});
+            }
+        } else {
+            // Step3p5Attention without layer_types: even layers slide.
+            for (int64_t i = 0; i < n_layers; ++i) types.push_back(i % 2 == 0 ? "sliding_attention" : "full_attention");
+        }
+        std::string other_type;
+        int64_t other_heads = 0, other_kv = 0, other_dim = 0;
+        if (const json* o = r.find({"attention_other_setting"}); o && !o->is_null()) {
+            if (!o->is_object())
+                return err("bad_value", "not_object",
+                           {{"field", "attention_other_setting"}, {"got", json_type_name(*o)}});
+            auto num = [&](const char* k, int64_t& dst, int64_t hi) -> Result<bool> {
+                auto it = o->find(k);
+                if (it == o->end() || it->is_null()) return true;
+                auto v = r.int_value(*it, std::string("attention_other_setting.") + k, 1, hi);
+                if (!v) return v.error();
+                dst = v.value();
+                return true;
+            };
+            if (auto ok = num("num_attention_heads", other_heads, kMaxHeads); !ok) return ok;
+            if (auto ok = num("num_attention_groups", other_kv, kMaxHeads); !ok) return ok;
+            if (auto ok = num("head_dim", other_dim, kMaxDim); !ok) return ok;
+            if (auto it = o->find("attention_type"); it != o->end() && it->is_string())
+                other_type = it->get<std::string>();
+        }
+        m.layers.clear();
+        for (int64_t i = 0; i < n_layers; ++i) {
+            const bool sliding = types[static_cast<size_t>(i)] == "sliding_attention" && window > 0;
+            Layer l = sliding ? attn(LayerKind::Sliding, window) : attn(LayerKind::Full);
+            if (!other_type.empty() && types[static_cast<size_t>(i)] == other_type) {
+                if (other_heads > 0) l.q_heads = other_heads;
+                if (other_kv > 0) l.kv_heads = other_kv;
+                if (other_dim > 0) l.k_head_dim = l.v_head_dim = other_dim;
+                if (auto c = check_kv_heads(l.kv_heads, "attention_other_setting.num_attention_groups"); !c) return c;
+            }
+            m.layers.push_back(l);
+        }
+        if (auto mtp = r.find({"num_nextn_predict_layers"}); mtp && mtp->is_number_integer() && mtp->get<int64_t>() > 0)
+            note("mtp", {{"field", "num_nextn_predict_layers"}, {"n", std::to_string(mtp->get<int64_t>())}});
+        std::vector<int8_t> mlp(static_cast<size_t>(n_layers), 1);
+        if (auto e = r.optional_string("moe_layers_enum")) {
+            std::stringstream ss(*e);
+            std::string tok;
+            while (std::getline(ss, tok, ',')) {
+                char* end = nullptr;
+                const long long v = std::strtoll(tok.c_str(), &end, 10);
+                if (tok.empty() || end == tok.c_str() || *end != '\0')
+                    return err("bad_value", "not_integer", {{"field", "moe_layers_enum"}, {"value", tok}});
+                if (v < 0 || v >= n_layers)
+                    return err("bad_value", "out_of_range",
+                               {{"field", "moe_layers_enum"},
+                                {"value", tok},
+                                {"min", "0"},
+                                {"max", std::to_string(n_layers - 1)}});
+                mlp[static_cast<size_t>(v)] = 2;
+            }
+        } else {
+            for (int64_t i = 1; i < n_layers; ++i) mlp[static_cast<size_t>(i)] = 2;
+        }
+        m.dims.layer_mlp = std::move(mlp);
+        return true;
+    }
+
     Result<bool> mla() {
         auto rank = r.required_int({"kv_lora_rank"}, 1, kMaxDim);
         if (!rank) return rank.error();
@@ -568,8 +666,11 @@ struct Builder {
     Result<bool> sparse_indexer() {
         if (!r.has("index_topk") && type != "glm_moe_dsa") return true;
         m.sparse_mla = true;
-        int64_t dim = 128, freq = 1, offset = 2;
+        // GlmMoeDsaConfig defaults index_n_heads to 32; DeepSeek-V3.2's config says its 64.
+        int64_t dim = 128, freq = 1, offset = 2, index_heads = type == "glm_moe_dsa" ? 32 : 0;
         if (auto ok = maybe(dim, {"index_head_dim"}, 1, kMaxDim); !ok) return ok;
+        if (auto ok = maybe(index_heads, {"index_n_heads"}, 1, kMaxDim); !ok) return ok;
+        m.dims.index_heads = index_heads;
         if (auto ok = maybe(freq, {"index_topk_freq"}, 1, kMaxLayers); !ok) return ok;
         if (auto ok = maybe(offset, {"index_skip_topk_offset"}, 0, kMaxLayers); !ok) return ok;
         const std::string pattern = r.optional_string("index_topk_pattern").value_or("");
@@ -1445,6 +1546,11 @@ struct Builder {
         // text config defaults it to false.
         const bool tie_default = !(type == "llama4_text" || type == "llama4");
         d.tie_word_embeddings = tie && tie->is_boolean() ? tie->get<bool>() : tie_default;
+        // Step3p5ForCausalLM always builds its own lm_head (and the GGUFs carry output.weight), whatever the config.
+        if (type == "step3p5") {
+            d.tie_word_embeddings = false;
+            d.head_wise_gate = r.optional_bool("use_head_wise_attn_gate").value_or(false);
+        }
         const json* bias = r.find_anywhere("attention_bias");
         d.attention_bias = bias && bias->is_boolean() && bias->get<bool>();
 
@@ -1457,7 +1563,7 @@ struct Builder {
         if (gemma4 && !r.optional_bool("enable_moe_block").value_or(false)) d.num_experts = 0;
         if (d.num_experts > 0) {
             auto k = r.optional_int({"num_experts_per_tok", "num_experts_per_token", "experts_per_token", "moe_topk",
-                                     "top_k", "top_k_experts"},
+                                     "moe_top_k", "top_k", "top_k_experts"},
                                     1, 1 << 20);
             if (!k) return k.error();
             d.experts_per_token = k.value().value_or(1);
@@ -1476,6 +1582,12 @@ struct Builder {
                 0, kMaxHidden * 16);
             if (!si) return si.error();
             d.shared_intermediate_size = si.value().value_or(0);
+            if (type == "step3p5") {
+                // Step3p5Config: one shared expert (share_expert_dim), moe_intermediate_size x moe_top_k when absent.
+                auto se3 = r.optional_int({"share_expert_dim"}, 1, kMaxHidden * 16);
+                if (!se3) return se3.error();
+                d.shared_intermediate_size = se3.value().value_or(d.moe_intermediate_size * d.experts_per_token);
+            }
             auto lat = r.optional_int({"moe_latent_size"}, 1, kMaxHidden);
             if (!lat) return lat.error();
             d.moe_latent_size = lat.value().value_or(0);
@@ -1755,6 +1867,8 @@ Result<ModelSpec> parse_config(const std::string& text, const std::string& name_
         built = b.mimo_v2();
     } else if (t == "minimax_m3" || t == "minimax_m3_text" || t == "minimax_m3_vl") {
         built = b.minimax_m3();
+    } else if (t == "step3p5") {
+        built = b.step3p5();
     } else {
         if (m.family.empty()) m.family = t.empty() ? "generic" : t;
         built = b.standard_attention();

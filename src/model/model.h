@@ -48,6 +48,9 @@ struct Layer {
     int64_t k_head_dim = 0;
     int64_t v_head_dim = 0;
     int64_t window = 0;  // Sliding: window tokens; Chunked: chunk tokens
+    // Query heads of this layer when they differ from num_attention_heads (Step-3.7's sliding layers: 96 of 64);
+    // 0: the model's. Weights only: the cache follows kv_heads.
+    int64_t q_heads = 0;
     // Mla: the cached latent is kv_lora_rank + qk_rope_head_dim wide
     int64_t kv_lora_rank = 0;
     int64_t qk_rope_head_dim = 0;
@@ -103,6 +106,8 @@ struct WeightDims {
     bool gated_mlp = true;          // SwiGLU-style 3 matrices vs 2 (GPT-2, OPT, Falcon, MPT, Bloom)
     bool tie_word_embeddings = false;
     bool attention_bias = false;  // the config's attention_bias; which projections carry it is the family's rule
+    // Step-3.5 / 3.7's use_head_wise_attn_gate: a g_proj (hidden -> the layer's query heads) gates each head's output.
+    bool head_wise_gate = false;
     // MoE
     int64_t num_experts = 0;
     int64_t experts_per_token = 0;

@@ -79,8 +79,9 @@ Family family_of(const ModelSpec& m) {
     }
     if (t == "lfm2") f.qk_norm = 1;  // q_layernorm and k_layernorm over head_dim
     // MiniMax-M3: per-head q_norm / k_norm (qk_norm_type per_head) and the router's e_score_correction_bias
-    // (use_routing_bias), as vLLM's MiniMaxM3Attention and MiniMaxM3MoE hold them.
-    if (m.family == "minimax_m3") {
+    // (use_routing_bias), as vLLM's MiniMaxM3Attention and MiniMaxM3MoE hold them; Step3p5Attention: q_norm and
+    // k_norm over head_dim on every layer, and FusedMoEBlock's router_bias.
+    if (m.family == "minimax_m3" || t == "step3p5") {
         f.qk_norm = 1;
         f.score_bias = true;
     }
@@ -170,13 +171,14 @@ struct Counter {
     Result<bool> attention(int li, const Layer& L) {
         // Gemma 4's full layers query at global_head_dim, its sliding ones at head_dim.
         const int64_t qd = f.gemma4 ? L.k_head_dim : d.q_head_dim > 0 ? d.q_head_dim : L.k_head_dim;
-        const int64_t q_rows = heads * qd;
+        const int64_t qh = L.q_heads > 0 ? L.q_heads : heads;
+        const int64_t q_rows = qh * qd;
         const int64_t k_rows = L.kv_heads * L.k_head_dim;
         // attention_k_eq_v: a full layer's keys are its values, the checkpoint has no v_proj.
         const bool no_v = f.gemma4 && d.full_k_eq_v && L.kind == LayerKind::Full;
         const int64_t v_rows = no_v ? 0 : L.kv_heads * L.v_head_dim;
-        const int64_t o_cols = heads * (L.v_head_dim > 0 ? L.v_head_dim : qd);
-        if (heads <= 0 || qd <= 0) return cannot_count("weights_no_heads", m);
+        const int64_t o_cols = qh * (L.v_head_dim > 0 ? L.v_head_dim : qd);
+        if (qh <= 0 || qd <= 0) return cannot_count("weights_no_heads", m);
         if (f.fused_qkv) {
             b.add(TensorRole::AttnQkv, li, q_rows + k_rows + v_rows, h);
         } else {
@@ -189,7 +191,8 @@ struct Counter {
         if (f.o_bias) b.vec(li, h);
         if (f.qk_norm == 1) b.vec(li, qd + L.k_head_dim);
         if (f.qk_norm == 2) b.vec(li, q_rows + k_rows);
-        if (f.sinks || (d.sliding_sinks && L.kind == LayerKind::Sliding)) b.vec(li, heads);
+        if (f.sinks || (d.sliding_sinks && L.kind == LayerKind::Sliding)) b.vec(li, qh);
+        if (d.head_wise_gate) b.add(TensorRole::AttnQ, li, qh, h);  // Step3p5Attention's g_proj
         // MiniMax-M3's MSA indexer (vLLM folds index_q_proj / index_k_proj into the layer's qkv_proj): index_heads
         // query heads and one key head of index_head_dim, and their per-head norms.
         if (L.index_head_dim > 0 && L.kind == LayerKind::Full) {
@@ -220,7 +223,22 @@ struct Counter {
         b.vec(li, L.kv_lora_rank);
         b.add(TensorRole::MlaKvb, li, heads * (qd - rope + vd), L.kv_lora_rank);
         b.add(TensorRole::AttnOut, li, h, heads * vd);
+        if (m.sparse_mla) dsa_indexer(li, L);
         return true;
+    }
+
+    // DeepSeek sparse attention's lightning indexer (DeepSeek-V3.2, GLM-5) on a layer that runs its own: wq_b
+    // (q_lora_rank -> heads x dim), wk (hidden -> dim), k_norm (a LayerNorm with bias), weights_proj (hidden ->
+    // heads), as transformers' GlmMoeDsaIndexer names them. vLLM (deepseek_v2.py Indexer) keeps wq_b a quantized
+    // ReplicatedLinear and fuses wk + weights_proj into one unquantized, unsplit linear (an FP8 wk is upcast at
+    // load): a router's treatment. A layer IndexShare skips has none: vLLM builds no indexer there, and GLM-5.2's
+    // checkpoint holds none (its published total is GLM-5's less 57 indexers).
+    void dsa_indexer(int li, const Layer& L) {
+        const int64_t dim = L.index_head_dim, n = d.index_heads;
+        if (dim <= 0 || n <= 0 || d.q_lora_rank <= 0) return;
+        b.add(TensorRole::MlaQb, li, n * dim, d.q_lora_rank, 1, -1, true);
+        b.add(TensorRole::Router, li, dim + n, h, 1, -1, true);
+        b.vec(li, 2 * dim);
     }
 
     // DeepSeek-V4's attention (vLLM models/deepseek_v4/nvidia/model.py DeepseekV4Attention): fused q_a + kv
@@ -355,8 +373,8 @@ struct Counter {
         const int64_t freq = d.moe_layer_freq > 0 ? d.moe_layer_freq : 1;
         bool moe_layer = d.num_experts > 0 && static_cast<int64_t>(i) >= d.first_dense_layers &&
                          (static_cast<int64_t>(i) % freq == 0);
-        // A per-layer list (moe_layer_freq as a list, mlp_only_layers) says it layer by layer; 0 = no MLP is the
-        // Nemotron-H mixer blocks', which never reach here.
+        // A per-layer list (moe_layer_freq as a list, mlp_only_layers, Step-3.5's moe_layers_enum) says it layer by
+        // layer; 0 = no MLP is the Nemotron-H mixer blocks', which never reach here.
         if (d.num_experts > 0 && i < d.layer_mlp.size() && d.layer_mlp[i] > 0) moe_layer = d.layer_mlp[i] == 2;
         if (!moe_layer) {
             int64_t w =
