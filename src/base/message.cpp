@@ -850,6 +850,17 @@ const std::vector<MessageTemplate>& message_templates() {
 #endif
         // vLLM's own words (TritonAttentionImpl / TritonMLAImpl.__init__) when no backend takes an fp8 KV cache on
         // the GPU (engines/vllm_mla_backend.cpp vllm_fp8_kv_refusal).
+        {"vllm_fp8_moe_block_n",
+         "The output_size of gate's and up's weight = {size} is not divisible by weight quantization block_n = "
+         "{block}."},
+        {"vllm_fp8_moe_block_k",
+         "The input_size of down's weight = {size} is not divisible by weight quantization block_k = {block}."},
+        {"vllm_fp8_moe_block_fix",
+         "vLLM loads these fp8 experts at --tensor-parallel-size {tp}, or with --enable-expert-parallel (whole experts "
+         "per GPU; kvbudget does not size expert parallelism)"},
+        {"vllm_fp8_moe_block_ep",
+         "vLLM loads these fp8 experts with --enable-expert-parallel (whole experts per GPU; kvbudget does not size "
+         "expert parallelism)"},
         {"vllm_fp8_kv_triton",
          "FP8 KV cache is not supported by the {backend} backend on {gpu} (compute capability {capability}); native "
          "FP8 (fp8e4nv) requires SM89+. Re-run with --kv-cache-dtype {dtype}."},

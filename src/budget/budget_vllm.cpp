@@ -416,6 +416,17 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
     std::optional<Message> fp8_refusal;
     if (c.gpu && c.gpu->vendor == "nvidia" && !L.over_max_model_len)
         fp8_refusal = vllm_fp8_kv_refusal(m, L.kv_cache_dtype, c.gpu->compute_capability, c.gpu->name, *rel);
+    // Experts in fp8 blocks that tensor parallelism splits off the block grid: vLLM stops while it creates the
+    // weights, before any KV line.
+    std::optional<Message> moe_block = vllm_fp8_moe_block_refusal(m, c.fmt, r.tp);
+    if (moe_block && !L.over_max_model_len) {
+        int64_t fits_tp = 0;
+        for (int64_t t = r.tp / 2; t >= 1 && !fits_tp; t /= 2)
+            if (!vllm_fp8_moe_block_refusal(m, c.fmt, t)) fits_tp = t;
+        r.notes.push_back(fits_tp > 0 ? note("vllm_fp8_moe_block_fix", {{"tp", std::to_string(fits_tp)}})
+                                      : note("vllm_fp8_moe_block_ep"));
+        if (!fp8_refusal) fp8_refusal = moe_block;
+    }
     if (fp8_refusal) {
         r.fits = false;
         r.engine_error = render_english(*fp8_refusal);

@@ -692,4 +692,24 @@ Result<WeightBytes> weight_bytes(const ModelSpec& m, const WeightFormat& format,
     return Result<WeightBytes>(std::move(wb));
 }
 
+std::optional<Message> vllm_fp8_moe_block_refusal(const ModelSpec& m, const WeightFormat& format, int64_t tp) {
+    // DeepSeek-V4's experts load through its own DeepseekV4FP8Config (MXFP4 or fp8 by expert_dtype), not read here.
+    if (!format.plan || tp < 1 || std::any_of(m.layers.begin(), m.layers.end(), dsv4_layer)) return std::nullopt;
+    auto pc = count_params(m);
+    if (!pc) return std::nullopt;
+    for (const TensorGroup& g : pc->tensors) {
+        if (g.role != TensorRole::ExpertGate) continue;
+        const QuantScheme* s = checkpoint_scheme(*format.plan, m, g);
+        if (!s || s->block_rows <= 0 || s->block_cols <= 0) continue;
+        const int64_t per = g.rows / tp;  // intermediate_size_per_partition
+        if (per % s->block_rows != 0)
+            return note("vllm_fp8_moe_block_n",
+                        {{"size", std::to_string(per)}, {"block", std::to_string(s->block_rows)}});
+        if (tp > 1 && per % s->block_cols != 0)
+            return note("vllm_fp8_moe_block_k",
+                        {{"size", std::to_string(per)}, {"block", std::to_string(s->block_cols)}});
+    }
+    return std::nullopt;
+}
+
 }  // namespace kvb

@@ -8,6 +8,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -150,6 +151,12 @@ constexpr int64_t kParamsPlausibleFactor = 2;
 Result<WeightBytes> weight_bytes(const ModelSpec& m, const WeightFormat& format, int64_t given_params = 0,
                                  int64_t tp = 1, int64_t pp = 1, bool given_is_advisory = false,
                                  const std::vector<int64_t>& stage_layers = {});
+
+// vLLM's FusedMoE with block-quantized fp8 experts (fp8.py Fp8MoEMethod and compressed_tensors_moe_w8a8_fp8.py
+// create_weights, v0.7.0 to v0.27.1): each tensor-parallel rank's share of an expert's intermediate size must be a
+// multiple of the block's rows (block_n), and of its columns (block_k) when TP splits it. The ValueError vLLM stops
+// with, in its words, or nothing.
+std::optional<Message> vllm_fp8_moe_block_refusal(const ModelSpec& m, const WeightFormat& format, int64_t tp);
 
 // vLLM's get_pp_indices: [start, end) decoder layers of pipeline stage `rank`.
 std::pair<int64_t, int64_t> pp_layer_range(int64_t num_layers, int64_t rank, int64_t pp);

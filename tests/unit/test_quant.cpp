@@ -7,6 +7,7 @@
 
 #include "base/arith.h"
 #include "base/message.h"
+#include "budget/budget.h"
 #include "fixtures.h"
 #include "model/config_reader.h"
 #include "model/quant.h"
@@ -263,4 +264,46 @@ TEST_CASE("quant: fp8 weight_block_size (DeepSeek-V3)") {
     auto b = kvb::weight_bytes(m, f.value());
     REQUIRE(b.ok());
     CHECK(b->bytes == 673150582112);
+}
+
+// Qwen/Qwen3-30B-A3B-FP8 (quant_method fp8, weight_block_size [128, 128]): its experts' 768-wide intermediate
+// size splits into 384 at TP 2 and 192 at TP 4, where fp8.py Fp8MoEMethod.create_weights stops with its
+// ValueError before any memory is measured (vllm-project/vllm#25292, TP 4; #17569, Qwen3-235B-A22B-FP8 at TP 8).
+TEST_CASE("quant: vLLM refuses block-fp8 experts that tensor parallelism splits off the block grid") {
+    auto j = kvb::parse_json_dom(kvb::test::fixture_text("Qwen/Qwen3-30B-A3B"));
+    j["quantization_config"] = kvb::parse_json_dom(
+        R"({"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8", "weight_block_size": [128, 128]})");
+    auto m = kvb::parse_config(j.dump(), "Qwen/Qwen3-30B-A3B-FP8");
+    REQUIRE(m.ok());
+    auto f = kvb::weight_format("auto", m.value());
+    REQUIRE(f.ok());
+    CHECK_FALSE(kvb::vllm_fp8_moe_block_refusal(m.value(), f.value(), 2));
+    auto r4 = kvb::vllm_fp8_moe_block_refusal(m.value(), f.value(), 4);
+    REQUIRE(r4);
+    CHECK(kvb::render_english(*r4) ==
+          "The output_size of gate's and up's weight = 192 is not divisible by weight quantization block_n = 128.");
+    kvb::BudgetInputs in;
+    in.gpu = "rtx-4090";
+    in.gpu_count = 4;
+    in.context = 32768;
+    auto b = kvb::compute_budget(m.value(), in);
+    REQUIRE(b.ok());
+    CHECK_FALSE(b->fits);
+    CHECK(b->engine_error ==
+          "The output_size of gate's and up's weight = 192 is not divisible by weight quantization block_n = 128.");
+    CHECK(b->log_lines.empty());  // vLLM stops while it creates the weights
+    bool fix = false;
+    for (const kvb::Message& n : b->notes)
+        if (n.code == "vllm_fp8_moe_block_fix") fix = n.param("tp") == "2";
+    CHECK(fix);
+    in.gpu_count = 2;
+    auto b2 = kvb::compute_budget(m.value(), in);
+    REQUIRE(b2.ok());
+    CHECK(b2->fits);
+    // The same experts in bf16 (another format, no blocks) load at TP 4.
+    in.gpu_count = 4;
+    in.weights = "bf16";
+    auto bf = kvb::compute_budget(m.value(), in);
+    REQUIRE(bf.ok());
+    CHECK(bf->engine_error.empty());
 }
