@@ -376,9 +376,8 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
     const std::vector<int64_t> pools = kv_pools(c, r);
 
     VllmOptions o;
-    // Only the checkpoint's own weights (auto) come with its declared cache; another format is another checkpoint.
-    auto kvc = vllm_kv_choice(m, *rel, c.in.kv_cache_dtype.empty() ? "auto" : c.in.kv_cache_dtype,
-                              c.fmt.plan || c.fmt.from.code.rfind("auto_quant", 0) == 0, &r.notes);
+    // The declared cache is the config's, whatever weight format is asked, as `kvbudget kv` reads it.
+    auto kvc = vllm_kv_choice(m, *rel, c.in.kv_cache_dtype.empty() ? "auto" : c.in.kv_cache_dtype, true, &r.notes);
     if (!kvc) return kvc.error();
     o.kv_cache_dtype = kvc->dtype;
     const std::string command_kv = kvc->command;

@@ -330,8 +330,8 @@ Result<VllmRelease> vllm_release(const std::string& version) {
     return r;
 }
 
-Result<VllmKvChoice> vllm_kv_choice(const ModelSpec& m, const VllmRelease& rel, const std::string& asked,
-                                    bool own_weights, std::vector<Message>* notes) {
+Result<VllmKvChoice> vllm_kv_choice(const ModelSpec& m, const VllmRelease& rel, const std::string& asked, bool declared,
+                                    std::vector<Message>* notes) {
     VllmKvChoice c{asked, asked};
     auto say = [&](Message n) {
         if (notes) notes->push_back(std::move(n));
@@ -341,7 +341,7 @@ Result<VllmKvChoice> vllm_kv_choice(const ModelSpec& m, const VllmRelease& rel, 
         say(note("vllm_dsv4_fp8_default"));
         return c;
     }
-    if (!own_weights) return c;
+    if (!declared) return c;
     const Quantization& q = m.quant;
     if (q.kv_source == "modelopt" && rel.kv_from_modelopt && asked == "auto") {
         if (!(q.kv_dtype == "fp8" || (q.kv_dtype == "nvfp4" && rel.kv_modelopt_nvfp4))) {

@@ -178,14 +178,6 @@ TEST_CASE("checkpoint KV: vLLM serves a ModelOpt checkpoint's declared cache und
     CHECK(old.kv_cache_dtype == "bfloat16");
     CHECK(old.capacity.log_lines.at(0) == "GPU KV cache size: 142,896 tokens");
     CHECK_FALSE(has_note(old, "vllm_kv_declared"));
-    // Weights in another format are another checkpoint, without this one's declaration.
-    kvb::BudgetInputs other;
-    other.gpu = "h100-sxm";
-    other.context = 32768;
-    other.weights = "bf16";
-    auto b16 = kvb::compute_budget(m, other);
-    REQUIRE(b16.ok());
-    CHECK(b16->kv_cache_dtype == "bfloat16");
     // An explicit choice wins.
     const kvb::BudgetResult bf = vllm_on(m, "h100-sxm", 32768, "", "bfloat16");
     CHECK(bf.kv_cache_dtype == "bfloat16");
