@@ -178,6 +178,8 @@ export interface Budget {
   /** model_max_len: the model's longest context after RoPE scaling (vLLM's derived length); native_max_len:
    *  max_position_embeddings; n_ctx_train: llama.cpp's training context. */
   context: number; model_max_len: number; native_max_len: number; n_ctx_train: number; over_model_max: boolean;
+  /** The engine stops at start-up whatever the memory (fits false; engine_error says why; the other numbers are what memory holds). */
+  startup_refused: boolean;
   rope_scaling: RopeScaling | null;
   seqs: number;
   max_num_seqs: number; max_num_seqs_default: number; max_num_batched_tokens: number;

@@ -259,9 +259,13 @@ struct BudgetResult {
     // llama-server from b6925 caps each slot's context at its n_ctx_train (llamacpp_n_ctx_train: a
     // build with #28030 raises it under YaRN); 0 = no cap (an older build, another engine).
     int64_t slot_cap = 0;
-    int64_t n_ctx_slot = 0;                   // llama.cpp: the tokens one request gets, min(n_ctx_seq, slot_cap)
-    bool slot_capped = false;                 // the cache holds more per sequence (n_ctx_seq) than a slot may use
-    bool over_model_max = false;              // the asked context is past model_max_len
+    int64_t n_ctx_slot = 0;       // llama.cpp: the tokens one request gets, min(n_ctx_seq, slot_cap)
+    bool slot_capped = false;     // the cache holds more per sequence (n_ctx_seq) than a slot may use
+    bool over_model_max = false;  // the asked context is past model_max_len
+    // The engine stops at start-up whatever the memory (vLLM: an fp8 cache no attention backend of the GPU takes,
+    // fp8 expert blocks split off the grid): `fits` is false, `engine_error` says why, and the other numbers are
+    // what the memory would hold.
+    bool startup_refused = false;
     std::optional<RopeScaling> rope_scaling;  // the scaling in effect (config's or the user's)
     std::string kv_cache_dtype;               // resolved name (llama.cpp: the K type)
     std::string kv_cache_dtype_v;             // llama.cpp: the V type

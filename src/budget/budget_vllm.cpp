@@ -428,6 +428,7 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
     }
     if (fp8_refusal) {
         r.fits = false;
+        r.startup_refused = true;
         r.engine_error = render_english(*fp8_refusal);
         r.capacity.log_lines.clear();
     }

@@ -179,9 +179,10 @@ void print_human(const BudgetResult& r, const std::optional<Message>& advice, st
         }
     }
     out << "verdict: "
-        << (!r.fits          ? "DOES NOT FIT"
-            : r.fits_offload ? "FITS WITH PART IN SYSTEM RAM"
-                             : "FITS")
+        << (r.startup_refused ? "REFUSED AT START-UP"
+            : !r.fits         ? "DOES NOT FIT"
+            : r.fits_offload  ? "FITS WITH PART IN SYSTEM RAM"
+                              : "FITS")
         << " (" << with_commas(r.context) << " tokens x " << r.seqs << (r.seqs == 1 ? " request" : " requests")
         << (r.slot_capped && r.fits ? " in the cache; llama-server gives each at most " + with_commas(r.n_ctx_slot)
                                     : "")
@@ -190,7 +191,9 @@ void print_human(const BudgetResult& r, const std::optional<Message>& advice, st
         out << "  " << render_english(r.verdict_reason) << "\n";
     if (!r.fits) {
         if (!r.verdict_reason.code.empty()) out << "  " << render_english(r.verdict_reason) << "\n";
-        if (!r.engine_error.empty()) out << "  vLLM: " << r.engine_error << "\n";
+        // The engine's own words, unless the reason above already is them.
+        if (!r.engine_error.empty() && r.engine_error != render_english(r.verdict_reason))
+            out << "  vLLM: " << r.engine_error << "\n";
     } else if (!r.all_seqs_fit) {
         out << "  only " << with_commas(r.max_concurrency) << " of the " << with_commas(r.seqs)
             << " requests fit at once\n";

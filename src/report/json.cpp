@@ -343,6 +343,7 @@ std::string budget_json(const BudgetResult& r) {
         .set("native_max_len", r.native_max_len)
         .set("n_ctx_train", r.n_ctx_train)
         .set("over_model_max", r.over_model_max)
+        .set("startup_refused", r.startup_refused)
         .set_raw("rope_scaling", rope_or_null(r.rope_scaling))
         .set("seqs", r.seqs)
         .set("max_num_seqs", r.max_num_seqs)

@@ -289,6 +289,7 @@ TEST_CASE("quant: vLLM refuses block-fp8 experts that tensor parallelism splits 
     auto b = kvb::compute_budget(m.value(), in);
     REQUIRE(b.ok());
     CHECK_FALSE(b->fits);
+    CHECK(b->startup_refused);  // not memory: "REFUSED AT START-UP", not "DOES NOT FIT"
     CHECK(b->engine_error ==
           "The output_size of gate's and up's weight = 192 is not divisible by weight quantization block_n = 128.");
     CHECK(b->log_lines.empty());  // vLLM stops while it creates the weights
@@ -300,6 +301,7 @@ TEST_CASE("quant: vLLM refuses block-fp8 experts that tensor parallelism splits 
     auto b2 = kvb::compute_budget(m.value(), in);
     REQUIRE(b2.ok());
     CHECK(b2->fits);
+    CHECK_FALSE(b2->startup_refused);
     // The same experts in bf16 (another format, no blocks) load at TP 4.
     in.gpu_count = 4;
     in.weights = "bf16";

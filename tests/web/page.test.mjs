@@ -183,6 +183,17 @@ test('settings the engine refuses: the answer card says why', async () => {
   await context.close();
 });
 
+// A T4 has no attention backend for an fp8 cache: vLLM stops at start-up whatever the memory holds,
+// and the first line says so, not "does not fit" (the numbers below are still the memory's).
+test('an fp8 cache the GPU cannot run: refused at start-up, in vLLM\'s words, not "does not fit"', async () => {
+  const { page, context } = await open('model=Qwen/Qwen3-0.6B&gpu=t4&kv=fp8', { width: 390, height: 844 });
+  assert.equal(await page.textContent('[data-role="verdict"]'), 'vLLM refuses to start on NVIDIA T4 16 GB with these settings, whatever the memory:');
+  assert.equal(await page.textContent('[data-role="verdict-reason"]'),
+    'FP8 KV cache is not supported by the Triton attention backend on NVIDIA T4 (compute capability 7.5); native FP8 (fp8e4nv) requires SM89+. Re-run with --kv-cache-dtype float16.');
+  assert.equal(await metric(page, 'max-concurrency'), 6);  // kvbudget budget ... --max-model-len 32768: memory holds 6
+  await context.close();
+});
+
 // The first screen names the fix when an 8-bit KV cache turns the no into a yes: the core's advice.
 test('a no that fp8 KV would turn into a yes: the answer card says so, as the CLI does', async () => {
   const { page, context } = await open('model=Qwen/Qwen3-8B&gpu=rtx-4090&ctx=32768', { width: 390, height: 844 });

@@ -114,7 +114,9 @@ function renderAnswer(app, view) {
     // Past the model's limit vLLM refuses whatever the memory: the verdict says that, not "does not fit".
     const overLimit = b.engine === 'vllm' && b.over_model_max;
     if (overLimit) params.max = int(b.model_max_len);
+    // An engine that stops at start-up for another reason (an fp8 cache the GPU's backends refuse): not memory either.
     const textKey = overLimit ? 'verdict.overLimit'
+      : b.startup_refused ? 'verdict.startupRefused'
       : key === 'fits' ? (seqs === 1 ? 'verdict.fits.one' : 'verdict.fits')
       : key === 'offload' ? (seqs === 1 ? 'verdict.fitsOffload.one' : 'verdict.fitsOffload')
       : key === 'partial' ? (mns ? 'verdict.partialMaxNumSeqs' : 'verdict.partial')
