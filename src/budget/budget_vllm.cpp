@@ -377,7 +377,7 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
 
     VllmOptions o;
     // The declared cache is the config's, whatever weight format is asked, as `kvbudget kv` reads it.
-    auto kvc = vllm_kv_choice(m, *rel, c.in.kv_cache_dtype.empty() ? "auto" : c.in.kv_cache_dtype, true, &r.notes);
+    auto kvc = vllm_kv_choice(m, *rel, c.in.kv_cache_dtype.empty() ? "auto" : c.in.kv_cache_dtype, &r.notes);
     if (!kvc) return kvc.error();
     o.kv_cache_dtype = kvc->dtype;
     const std::string command_kv = kvc->command;
@@ -410,13 +410,13 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
         r.engine_error = render_english(*L.over_max_model_len);
         r.capacity.log_lines.clear();
     }
-    // No backend for an fp8 cache on this GPU: vLLM stops while it builds the attention layers, after the config
-    // check above and before it measures memory, so it prints no KV line. The numbers stay what the pool would be.
-    std::optional<Message> fp8_refusal;
+    // vLLM stops while it builds the model, after the config check above and before it measures memory, so it
+    // prints no KV line; the numbers stay what the pool would be. No backend for an fp8 cache on this GPU (the
+    // attention layers are built first):
+    std::optional<Message> startup_refusal;
     if (c.gpu && c.gpu->vendor == "nvidia" && !L.over_max_model_len)
-        fp8_refusal = vllm_fp8_kv_refusal(m, L.kv_cache_dtype, c.gpu->compute_capability, c.gpu->name, *rel);
-    // Experts in fp8 blocks that tensor parallelism splits off the block grid: vLLM stops while it creates the
-    // weights, before any KV line.
+        startup_refusal = vllm_fp8_kv_refusal(m, L.kv_cache_dtype, c.gpu->compute_capability, c.gpu->name, *rel);
+    // or experts in fp8 blocks that tensor parallelism splits off the block grid:
     std::optional<Message> moe_block = vllm_fp8_moe_block_refusal(m, c.fmt, r.tp);
     if (moe_block && !L.over_max_model_len) {
         int64_t fits_tp = 0;
@@ -424,12 +424,12 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
             if (!vllm_fp8_moe_block_refusal(m, c.fmt, t)) fits_tp = t;
         r.notes.push_back(fits_tp > 0 ? note("vllm_fp8_moe_block_fix", {{"tp", std::to_string(fits_tp)}})
                                       : note("vllm_fp8_moe_block_ep"));
-        if (!fp8_refusal) fp8_refusal = moe_block;
+        if (!startup_refusal) startup_refusal = moe_block;
     }
-    if (fp8_refusal) {
+    if (startup_refusal) {
         r.fits = false;
         r.startup_refused = true;
-        r.engine_error = render_english(*fp8_refusal);
+        r.engine_error = render_english(*startup_refusal);
         r.capacity.log_lines.clear();
     }
     r.vllm_concurrency = r.capacity.max_concurrency;
@@ -439,7 +439,7 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
         r.capacity.refusal = note("over_model_max_vllm", {{"context", with_commas(r.context)},
                                                           {"max", with_commas(r.model_max_len)},
                                                           {"physical", with_commas(r.max_context_physical)}});
-    if (fp8_refusal) r.capacity.refusal = *fp8_refusal;
+    if (startup_refusal) r.capacity.refusal = *startup_refusal;
     r.command = command(c, r, command_kv, one_max);
 
     // vLLM's own readers refuse these forms at start-up (awq.py: 4-bit only; gptq.py: 2, 3, 4, 8 bits;

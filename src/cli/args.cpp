@@ -161,6 +161,7 @@ std::optional<ModelSpec> load_gguf(const std::string& path, const std::string& t
 // of filling memory, and no config takes a second to read (a 45 MB one took 1.1 s of
 // JSON parsing; bench_budget times the largest accepted).
 constexpr std::streamsize kMaxConfigBytes = std::streamsize(8) << 20;
+constexpr const char* kMaxConfigText = "8 MiB";
 
 bool read_capped(std::istream& in, std::string* text) {
     text->clear();
@@ -173,14 +174,26 @@ bool read_capped(std::istream& in, std::string* text) {
     return true;
 }
 
+// A config-sized file: false (and why on `err`) when it cannot be read or is over the cap.
+bool read_file_capped(const std::string& path, std::string* text, std::ostream& err) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        err << "kvbudget: error: cannot read " << path << "\n";
+        return false;
+    }
+    if (read_capped(in, text)) return true;
+    err << "kvbudget: error: " << render_english(note("config_too_big", {{"path", path}, {"limit", kMaxConfigText}}))
+        << "\n";
+    return false;
+}
+
 }  // namespace
 
 std::optional<ModelSpec> load_model(const std::string& path, std::ostream& err) {
     std::string text;
-    const std::string limit = "8 MiB";
     auto refuse = [&](const char* code) {
         err << "kvbudget: error: "
-            << render_english(note(code, {{"path", path == "-" ? "stdin" : path}, {"limit", limit}})) << "\n";
+            << render_english(note(code, {{"path", path == "-" ? "stdin" : path}, {"limit", kMaxConfigText}})) << "\n";
         return std::nullopt;
     };
     if (path != "-") {
@@ -218,13 +231,8 @@ std::optional<ModelSpec> load_model(const std::string& path, std::ostream& err) 
         std::string rest;
         if (!read_capped(std::cin, &rest)) return refuse("config_too_big");
         text += rest;
-    } else {
-        std::ifstream in(path, std::ios::binary);
-        if (!in) {
-            err << "kvbudget: error: cannot read " << path << "\n";
-            return std::nullopt;
-        }
-        if (!read_capped(in, &text)) return refuse("config_too_big");
+    } else if (!read_file_capped(path, &text, err)) {
+        return std::nullopt;
     }
     // Name the model after the file: tests/fixtures/configs/Qwen--Qwen3-8B.json -> Qwen/Qwen3-8B,
     // .../Qwen3-8B/config.json -> Qwen3-8B.
@@ -246,18 +254,8 @@ std::optional<ModelSpec> load_model(const std::string& path, std::ostream& err) 
         const std::string sibling =
             (slash == std::string::npos ? std::string() : name.substr(0, slash + 1)) + "hf_quant_config.json";
         struct stat st {};
-        if (::stat(sibling.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
-            std::ifstream q(sibling, std::ios::binary);
-            if (!q) {
-                err << "kvbudget: error: cannot read " << sibling << "\n";
-                return std::nullopt;
-            }
-            if (!read_capped(q, &hf_quant)) {
-                err << "kvbudget: error: "
-                    << render_english(note("config_too_big", {{"path", sibling}, {"limit", limit}})) << "\n";
-                return std::nullopt;
-            }
-        }
+        if (::stat(sibling.c_str(), &st) == 0 && S_ISREG(st.st_mode) && !read_file_capped(sibling, &hf_quant, err))
+            return std::nullopt;
     }
     auto m = parse_config(text, base, hf_quant);
     if (!m) {

@@ -330,9 +330,11 @@ Result<VllmRelease> vllm_release(const std::string& version) {
     return r;
 }
 
-Result<VllmKvChoice> vllm_kv_choice(const ModelSpec& m, const VllmRelease& rel, const std::string& asked, bool declared,
+Result<VllmKvChoice> vllm_kv_choice(const ModelSpec& m, const VllmRelease& rel, const std::string& asked,
                                     std::vector<Message>* notes) {
     VllmKvChoice c{asked, asked};
+    // A spelling this release's argparse refuses stays as asked, for vllm_kv_cache_dtype to refuse in its words.
+    if (std::find(rel.kv_cache_dtypes.begin(), rel.kv_cache_dtypes.end(), asked) == rel.kv_cache_dtypes.end()) return c;
     auto say = [&](Message n) {
         if (notes) notes->push_back(std::move(n));
     };
@@ -341,33 +343,31 @@ Result<VllmKvChoice> vllm_kv_choice(const ModelSpec& m, const VllmRelease& rel, 
         say(note("vllm_dsv4_fp8_default"));
         return c;
     }
-    if (!declared) return c;
     const Quantization& q = m.quant;
-    if (q.kv_source == "modelopt" && rel.kv_from_modelopt && asked == "auto") {
-        if (!(q.kv_dtype == "fp8" || (q.kv_dtype == "nvfp4" && rel.kv_modelopt_nvfp4))) {
-            say(note("vllm_kv_declared_unmapped", {{"value", q.kv_written}}));
+    if (q.kv.source == "modelopt" && rel.kv_from_modelopt && asked == "auto") {
+        if (!(q.kv.dtype == "fp8" || (q.kv.dtype == "nvfp4" && rel.kv_modelopt_nvfp4))) {
+            say(note("vllm_kv_declared_unmapped", {{"value", q.kv.written}}));
             return c;
         }
         // MODELOPT_TO_VLLM_KV_CACHE_DTYPE_MAP: "fp8" -> "fp8_e4m3".
-        c.dtype = q.kv_dtype == "fp8" ? "fp8_e4m3" : q.kv_dtype;
+        c.dtype = q.kv.dtype == "fp8" ? "fp8_e4m3" : q.kv.dtype;
         // NVFP4's packed pages are not sized here (vllm_kv_type_names): say where the dtype came from.
         if (!vllm_kv_type(c.dtype, m.dtype))
             return make_error("bad_kv_dtype",
-                              note("vllm_kv_declared_not_modelled", {{"dtype", c.dtype}, {"value", q.kv_written}}));
-        say(note("vllm_kv_declared", {{"dtype", c.dtype}, {"value", q.kv_written}}));
+                              note("vllm_kv_declared_not_modelled", {{"dtype", c.dtype}, {"value", q.kv.written}}));
+        say(note("vllm_kv_declared", {{"dtype", c.dtype}, {"value", q.kv.written}}));
         return c;
     }
     // Only vLLM's Attention class reads kv_cache_scheme: a model of MLA layers alone keeps its dtype.
-    const bool attention = std::any_of(m.layers.begin(), m.layers.end(), [](const Layer& l) {
-        return l.kind == LayerKind::Full || l.kind == LayerKind::Sliding || l.kind == LayerKind::Chunked;
-    });
-    if (q.kv_source == "compressed-tensors" && rel.kv_from_ct_scheme && attention && asked != "fp8") {
+    const bool attention =
+        std::any_of(m.layers.begin(), m.layers.end(), [](const Layer& l) { return head_attention(l.kind); });
+    if (q.kv.source == "compressed-tensors" && rel.kv_from_ct_scheme && attention && asked != "fp8") {
         if (asked == "auto") {
             c.dtype = "fp8";
-            say(note("vllm_kv_declared_scheme", {{"value", q.kv_written}}));
+            say(note("vllm_kv_declared_scheme", {{"value", q.kv.written}}));
         } else if (!rel.kv_ct_explicit_wins) {
             c.dtype = "fp8";
-            say(note("vllm_kv_scheme_over_flag", {{"asked", asked}, {"value", q.kv_written}}));
+            say(note("vllm_kv_scheme_over_flag", {{"asked", asked}, {"value", q.kv.written}}));
         }
     }
     return c;

@@ -153,7 +153,7 @@ struct VllmRelease {
 // release, and the one the command must pass for it:
 //  - DeepSeek-V4's attention asserts an fp8 cache (models/deepseek_v4): under auto it stops at start-up, so the
 //    answer is the one a user gets by passing fp8, which the command does (note vllm_dsv4_fp8_default);
-//  - the KV cache the checkpoint declares (`declared`: false to leave it out): a ModelOpt
+//  - the KV cache the checkpoint declares: a ModelOpt
 //    kv_cache_quant_algo / kv_cache_scheme under auto (kv_from_modelopt), a compressed-tensors kv_cache_scheme
 //    (kv_from_ct_scheme); vLLM's own default does it, so the command passes nothing more.
 // `notes`, when given, gets why. Refused: a declared cache kvbudget does not size (NVFP4).
@@ -161,7 +161,7 @@ struct VllmKvChoice {
     std::string dtype;    // what vLLM allocates
     std::string command;  // what `vllm serve --kv-cache-dtype` says ("auto": nothing)
 };
-Result<VllmKvChoice> vllm_kv_choice(const ModelSpec& m, const VllmRelease& rel, const std::string& asked, bool declared,
+Result<VllmKvChoice> vllm_kv_choice(const ModelSpec& m, const VllmRelease& rel, const std::string& asked,
                                     std::vector<Message>* notes);
 // The newest vLLM release whose rules kvbudget has read.
 extern const char* const kVllmNewestRelease;

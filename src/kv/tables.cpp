@@ -11,12 +11,6 @@
 
 namespace kvb {
 
-namespace {
-bool is_attention(LayerKind k) {
-    return k == LayerKind::Full || k == LayerKind::Sliding || k == LayerKind::Chunked;
-}
-}  // namespace
-
 Result<EngineKv> engine_kv(const ModelSpec& m, const std::string& engine, const std::string& kv, const std::string& ctk,
                            const std::string& ctv, const std::string& vllm_version, const std::string& served_dtype) {
     EngineKv e{engine, m, {}};
@@ -46,15 +40,11 @@ Result<EngineKv> engine_kv(const ModelSpec& m, const std::string& engine, const 
             auto kt = vllm_kv_type(served_dtype, m.dtype);
             return kt ? kt.value() : vllm_auto_kv_type(served_dtype);
         };
-        // Without a budget, what vLLM makes of the spelling on the checkpoint as stored (vllm_kv_choice).
+        // Without a budget, what vLLM makes of the spelling on this checkpoint (vllm_kv_choice).
         auto chosen = [&]() -> Result<KvType> {
-            if (kv == "auto" ||
-                std::find(rel->kv_cache_dtypes.begin(), rel->kv_cache_dtypes.end(), kv) != rel->kv_cache_dtypes.end()) {
-                auto c = vllm_kv_choice(m, rel.value(), kv, true, nullptr);
-                if (!c) return c.error();
-                return vllm_kv_cache_dtype(c->dtype, m, rel->kv_cache_dtypes);
-            }
-            return vllm_kv_cache_dtype(kv, m, rel->kv_cache_dtypes);
+            auto c = vllm_kv_choice(m, rel.value(), kv, nullptr);
+            if (!c) return c.error();
+            return vllm_kv_cache_dtype(c->dtype, m, rel->kv_cache_dtypes);
         };
         auto t = kv == "auto" && !served_dtype.empty() ? Result<KvType>(served()) : chosen();
         if (!t) return t.error();
@@ -162,7 +152,7 @@ std::vector<HeadVariant> head_variants(const EngineKv& e, int64_t context, int64
         HeadVariant h;
         h.variant = v.name;
         for (const auto& l : alt.layers) {
-            if (is_attention(l.kind) || l.kind == LayerKind::Mla)
+            if (head_attention(l.kind) || l.kind == LayerKind::Mla)
                 h.kv_heads = std::max(h.kv_heads, l.kind == LayerKind::Mla ? 1 : l.kv_heads);
         }
         h.bytes_per_token = ik.bytes_per_token + ik.windowed_bytes_per_token;
@@ -207,7 +197,7 @@ std::vector<LadderRow> optimization_ladder(const ModelSpec& m, int64_t context, 
     if (attention && !m.has(LayerKind::Mla)) {
         ModelSpec mla = m;
         for (auto& l : mla.layers) {
-            if (is_attention(l.kind)) {
+            if (head_attention(l.kind)) {
                 l.kind = LayerKind::Mla;
                 l.kv_lora_rank = 512;
                 l.qk_rope_head_dim = 64;

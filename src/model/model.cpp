@@ -1934,10 +1934,7 @@ Result<ModelSpec> parse_config(const std::string& text, const std::string& name_
         // ModelOpt's config.json export (convert_hf_quant_config_format: config_groups, quant_algo,
         // producer modelopt) names no quant_method; the plan says which reader took it.
         if (m.quant.method.empty() && m.quant.plan) m.quant.method = m.quant.plan->method;
-        const DeclaredKv kv = read_declared_kv(*qc, m.quant.method);
-        m.quant.kv_source = kv.source;
-        m.quant.kv_dtype = kv.dtype;
-        m.quant.kv_written = kv.written;
+        m.quant.kv = read_declared_kv(*qc, m.quant.method);
         if (m.quant.from_hf_quant_config) m.notes.push_back(note("hf_quant_config_read", {{"method", m.quant.method}}));
         if (m.quant.plan && m.quant.plan->default_scheme >= 0) {
             // compressed-tensors keeps num_bits and group_size under config_groups.*.weights.

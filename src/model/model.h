@@ -22,6 +22,10 @@ enum class LayerKind {
 };
 
 const char* to_string(LayerKind k);
+// Attention that caches K and V per head (global, sliding or chunked): not MLA's latent, not a recurrent state.
+inline bool head_attention(LayerKind k) {
+    return k == LayerKind::Full || k == LayerKind::Sliding || k == LayerKind::Chunked;
+}
 
 // Recurrent state geometry, expressed the way llama.cpp and vLLM both size it:
 // conv state = (conv_kernel - 1) x conv_dim, ssm state = ssm_elems.
@@ -77,6 +81,14 @@ struct Layer {
 };
 
 struct QuantPlan;
+// The KV cache a checkpoint's quantization_config declares, as vLLM reads it (read_declared_kv, model/quant.h);
+// vLLM serves it under --kv-cache-dtype auto from some release on (vllm_kv_choice).
+struct DeclaredKv {
+    std::string source;   // "modelopt" (kv_cache_quant_algo / kv_cache_scheme), "compressed-tensors"
+                          // (kv_cache_scheme), "" = none declared
+    std::string dtype;    // "fp8", "nvfp4", "" = a value vLLM does not map (it warns and keeps auto)
+    std::string written;  // the value as the config writes it, as the notes quote it
+};
 struct Quantization {
     std::string method;  // "", "awq", "gptq", "fp8", "mxfp4", "bitsandbytes", "compressed-tensors", ...
     int bits = 0;        // the config's bits, else its main scheme's (compressed-tensors num_bits)
@@ -84,12 +96,7 @@ struct Quantization {
     // Every layer's stored format as the engines read quantization_config (model/quant.h); null
     // when the method is not one kvbudget sizes.
     std::shared_ptr<const QuantPlan> plan;
-    // The KV cache the checkpoint declares (read_declared_kv, model/quant.h): vLLM serves it under
-    // --kv-cache-dtype auto from some release on (VllmRelease::kv_from_modelopt, kv_from_ct_scheme).
-    // kv_source: "modelopt" (kv_cache_quant_algo / kv_cache_scheme) or "compressed-tensors" (kv_cache_scheme);
-    // "" when none is declared. kv_dtype: what vLLM maps it to ("fp8", "nvfp4"; "" when it maps it to
-    // nothing and falls back to auto). kv_written: the config's value, as the notes quote it.
-    std::string kv_source, kv_dtype, kv_written;
+    DeclaredKv kv;
     // The quantization came from hf_quant_config.json beside a config.json that has none (ModelOpt 0.29 and
     // before), which vLLM reads then (transformers_utils/config.py).
     bool from_hf_quant_config = false;

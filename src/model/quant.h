@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "model/model.h"
+
 namespace kvb {
 
 // The bytes one quantized matrix of rows (output) x cols (input) values holds on the GPU once vLLM
@@ -89,13 +91,8 @@ struct QuantPlan {
 // Reads a quantization_config object. nullptr: the method is not one kvbudget sizes (the caller
 // keeps the model dtype and says so).
 std::shared_ptr<const QuantPlan> read_quant_plan(const nlohmann::json& quantization_config);
-// The KV cache a quantization_config declares, as vLLM reads it (docs/budget-model.md section 3):
+// The KV cache a quantization_config declares (model.h DeclaredKv; docs/budget-model.md section 4):
 // `method` is the quant_method vLLM settles on ("modelopt...", "compressed-tensors").
-struct DeclaredKv {
-    std::string source;   // "modelopt", "compressed-tensors", "" = none declared
-    std::string dtype;    // "fp8", "nvfp4", "" = a value vLLM does not map (it warns and keeps auto)
-    std::string written;  // the value as the config writes it
-};
 DeclaredKv read_declared_kv(const nlohmann::json& quantization_config, const std::string& method);
 
 // Matching, exposed for tests. Patterns and names are normalized: the leading "model.",

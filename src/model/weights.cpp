@@ -695,6 +695,10 @@ Result<WeightBytes> weight_bytes(const ModelSpec& m, const WeightFormat& format,
 std::optional<Message> vllm_fp8_moe_block_refusal(const ModelSpec& m, const WeightFormat& format, int64_t tp) {
     // DeepSeek-V4's experts load through its own DeepseekV4FP8Config (MXFP4 or fp8 by expert_dtype), not read here.
     if (!format.plan || tp < 1 || std::any_of(m.layers.begin(), m.layers.end(), dsv4_layer)) return std::nullopt;
+    // Every budget asks: count the tensors only for a plan with a block scheme.
+    if (std::none_of(format.plan->schemes.begin(), format.plan->schemes.end(),
+                     [](const QuantScheme& s) { return s.block_rows > 0 && s.block_cols > 0; }))
+        return std::nullopt;
     auto pc = count_params(m);
     if (!pc) return std::nullopt;
     for (const TensorGroup& g : pc->tensors) {

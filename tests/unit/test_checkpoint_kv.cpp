@@ -117,8 +117,8 @@ TEST_CASE("checkpoint KV: hf_quant_config.json stands in for a missing quantizat
     const kvb::ModelSpec& m = r.value();
     CHECK(m.quant.from_hf_quant_config);
     CHECK(m.quant.method == "modelopt");
-    CHECK(m.quant.kv_source == "modelopt");
-    CHECK(m.quant.kv_dtype == "fp8");
+    CHECK(m.quant.kv.source == "modelopt");
+    CHECK(m.quant.kv.dtype == "fp8");
     bool said = false;
     for (const kvb::Message& n : m.notes)
         if (n.code == "hf_quant_config_read")
@@ -138,7 +138,7 @@ TEST_CASE("checkpoint KV: hf_quant_config.json stands in for a missing quantizat
     REQUIRE(v3.ok());
     CHECK(v3->quant.method == "fp8");
     CHECK_FALSE(v3->quant.from_hf_quant_config);
-    CHECK(v3->quant.kv_source.empty());
+    CHECK(v3->quant.kv.source.empty());
 
     // A file that is not a JSON object is refused by its name.
     auto bad = kvb::parse_config(llama, "m", "{\"producer\": ");
@@ -189,7 +189,7 @@ TEST_CASE("checkpoint KV: a declared NVFP4 cache is refused by where it came fro
                                hf_quant("modelopt-nvfp4"));
     REQUIRE(r.ok());
     const kvb::ModelSpec& m = r.value();
-    CHECK(m.quant.kv_dtype == "nvfp4");
+    CHECK(m.quant.kv.dtype == "nvfp4");
     kvb::BudgetInputs in;
     in.gpu = "rtx-4090";
     in.context = 32768;
@@ -209,7 +209,7 @@ TEST_CASE("checkpoint KV: a declared NVFP4 cache is refused by where it came fro
 // poolside/Laguna-XS.2-FP8 (a real compressed-tensors checkpoint) has a kv_cache_scheme: fp8 tensor scales.
 TEST_CASE("checkpoint KV: compressed-tensors kv_cache_scheme caches fp8 from 0.15.0, over the flag until 0.22.0") {
     const kvb::ModelSpec m = fixture("poolside/Laguna-XS.2-FP8");
-    CHECK(m.quant.kv_source == "compressed-tensors");
+    CHECK(m.quant.kv.source == "compressed-tensors");
     const kvb::BudgetResult now = vllm_on(m, "h100-sxm", 32768);
     CHECK(now.kv_cache_dtype == "fp8");
     CHECK(now.command == "vllm serve poolside/Laguna-XS.2-FP8 --max-model-len 32768");
@@ -225,6 +225,16 @@ TEST_CASE("checkpoint KV: compressed-tensors kv_cache_scheme caches fp8 from 0.1
     CHECK(forced.kv_cache_dtype == "fp8");
     CHECK(has_note(forced, "vllm_kv_scheme_over_flag"));
     CHECK(forced.capacity.log_lines.at(0) == "GPU KV cache size: 1,048,389 tokens");
+    // A spelling the release refuses is refused in its words, not made fp8 by the scheme.
+    kvb::BudgetInputs bad;
+    bad.gpu = "h100-sxm";
+    bad.context = 32768;
+    bad.engine_version = "0.21.0";
+    bad.kv_cache_dtype = "float32";
+    auto refused = kvb::compute_budget(m, bad);
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.error().message.rfind("vllm serve: error: argument --kv-cache-dtype: invalid choice: 'float32'", 0) ==
+          0);
     const kvb::BudgetResult chosen = vllm_on(m, "h100-sxm", 32768, "0.22.0", "bfloat16");
     CHECK(chosen.kv_cache_dtype == "bfloat16");
     CHECK(chosen.capacity.log_lines.at(0) == "GPU KV cache size: 524,190 tokens");
