@@ -861,6 +861,14 @@ const std::vector<MessageTemplate>& message_templates() {
         {"vllm_fp8_moe_block_ep",
          "vLLM loads these fp8 experts with --enable-expert-parallel (whole experts per GPU; kvbudget does not size "
          "expert parallelism)"},
+        // Not vLLM's words: it has no check, CUDA's error is what a user sees (engines/vllm_mla_backend.cpp
+        // vllm_gpu_refusal).
+        {"vllm_gpu_not_built",
+         "vLLM's wheels carry kernels for compute capability 7.5 and above from 0.20.0 (vllm#39878): on {gpu} (compute "
+         "capability {capability}) its first kernel fails with \"CUDA error: no kernel image is available for "
+         "execution "
+         "on the device\". vLLM 0.19.1 is the last release that runs there (engine version 0.19.1 sizes it), or use "
+         "llama.cpp"},
         {"vllm_fp8_kv_triton",
          "FP8 KV cache is not supported by the {backend} backend on {gpu} (compute capability {capability}); native "
          "FP8 (fp8e4nv) requires SM89+. Re-run with --kv-cache-dtype {dtype}."},

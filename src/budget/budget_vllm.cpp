@@ -273,7 +273,8 @@ Result<DrafterWeights> drafter_weights(const VllmSpeculative& sc, const ModelSpe
 // Only the flags the answer needs or the user chose: run as printed, vLLM serves what the page promises.
 std::string command(const Ctx& c, const BudgetResult& r, const std::string& kv_cache_dtype, int64_t one_max) {
     const BudgetInputs& in = c.in;
-    int64_t mml = r.fits ? r.context : one_max;
+    // A start-up refusal is not memory: the command stays as asked.
+    int64_t mml = r.fits || r.startup_refused ? r.context : one_max;
     // Past the model's limit vLLM refuses whatever the memory: offer the longest it takes.
     if (r.over_model_max) mml = r.max_context;
     std::string cmd = "vllm serve " + c.m.name;
@@ -411,11 +412,15 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
         r.capacity.log_lines.clear();
     }
     // vLLM stops while it builds the model, after the config check above and before it measures memory, so it
-    // prints no KV line; the numbers stay what the pool would be. No backend for an fp8 cache on this GPU (the
-    // attention layers are built first):
+    // prints no KV line; the numbers stay what the pool would be. A GPU its wheels carry no kernels for fails at the
+    // first kernel; on one they do, an fp8 cache no attention backend takes there (the attention layers are built
+    // first):
     std::optional<Message> startup_refusal;
-    if (c.gpu && c.gpu->vendor == "nvidia" && !L.over_max_model_len)
-        startup_refusal = vllm_fp8_kv_refusal(m, L.kv_cache_dtype, c.gpu->compute_capability, c.gpu->name, *rel);
+    if (c.gpu && c.gpu->vendor == "nvidia" && !L.over_max_model_len) {
+        startup_refusal = vllm_gpu_refusal(c.gpu->compute_capability, c.gpu->name, *rel);
+        if (!startup_refusal)
+            startup_refusal = vllm_fp8_kv_refusal(m, L.kv_cache_dtype, c.gpu->compute_capability, c.gpu->name, *rel);
+    }
     // or experts in fp8 blocks that tensor parallelism splits off the block grid:
     std::optional<Message> moe_block = vllm_fp8_moe_block_refusal(m, c.fmt, r.tp);
     if (moe_block && !L.over_max_model_len) {
@@ -454,7 +459,7 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
         // verbatim in its own error, is one null block more).
         for (auto& p : r.verdict_reason.params)
             if (p.first == "estimated_max_model_len" && one_max > 0) p.second = with_commas(one_max);
-        if (r.capacity.estimated_max_model_len <= 0) r.notes.push_back(note("nothing_fits"));
+        if (r.capacity.estimated_max_model_len <= 0 && !r.startup_refused) r.notes.push_back(note("nothing_fits"));
     } else if (r.seqs == 1 && one_max > 0 && one_max < m.max_position_embeddings && r.capacity.tokens > one_max &&
                r.capacity.layout.groups.size() == 1) {
         r.notes.push_back(note("vllm_null_block", {{"printed", with_commas(r.capacity.tokens)},

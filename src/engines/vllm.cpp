@@ -178,6 +178,10 @@ constexpr VllmChange kVllmKvCtExplicitWins = {22, 0, 21, 1, 0, 25};
 constexpr VllmChange kVllmFp8KvTritonSm89 = {24, 0, 23, 1, 0, 18};
 constexpr VllmChange kVllmFlashInferSm80 = {24, 0, 23, 1, 0, 296};
 constexpr VllmChange kVllmFp8KvTritonMlaSm89 = {26, 0, 23, 1, 0, 1174};
+//  Compute capability 7.0 (V100) out of every CUDA architecture list in CMakeLists.txt, CUDA 13.0 the default build:
+//    PR #39878, 2026-04-23 (3ed5231c6, v0.19.2rc0-141); v0.20.0rc1 (cut at v0.19.2rc0-23) lacks it, v0.20.0 has it.
+//    The install guide says "compute capability 7.5 or higher" from 0.20.0; unchanged at v0.27.1.
+constexpr VllmChange kVllmNoSm70 = {20, 0, 19, 2, 0, 141, kFinal};
 
 // The newest release whose rules were read: 0.31.0 (pinned as `vllm==0.31.0` in public projects; main's nightlies
 // read 0.31.1rc1.devN in 2026-10). Its changes from main of 2026-08-18 on were read in the newest stored snapshot of
@@ -304,6 +308,7 @@ Result<VllmRelease> vllm_release(const std::string& version) {
     r.fp8_kv_triton_sm89 = has(kVllmFp8KvTritonSm89);
     r.fp8_kv_triton_mla_sm89 = has(kVllmFp8KvTritonMlaSm89);
     r.flashinfer_sm80 = has(kVllmFlashInferSm80);
+    r.no_sm70 = has(kVllmNoSm70);
     r.newer_than_known = ev->major > 0 || ev->minor > kVllmNewestMinor;
     r.log_format = !has(kVllmTokensFromConcurrency) ? VllmLogFormat::Legacy
                    : !has(kVllmInFlightWindow)      ? VllmLogFormat::Split

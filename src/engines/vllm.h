@@ -145,6 +145,9 @@ struct VllmRelease {
     bool fp8_kv_triton_sm89 = true;
     bool fp8_kv_triton_mla_sm89 = true;
     bool flashinfer_sm80 = true;
+    // Wheels built for compute capability 7.5 and up: from 0.20.0 (PR #39878 dropped 7.0 from every CUDA
+    // architecture list and made CUDA 13 the default). vllm_gpu_refusal.
+    bool no_sm70 = true;
     std::string version;  // as given; "" = the newest release kvbudget knows
     // A release past the newest kvbudget has read (kVllmNewestRelease): the newest rules apply, and the budget says so.
     bool newer_than_known = false;
@@ -182,6 +185,12 @@ Result<VllmRelease> vllm_release(const std::string& version);
 // TRITON_MLA, which raises the same below 8.9 (0.26 on). Sparse MLA's fp8_ds_mla runs on its own FlashMLA kernels.
 std::optional<Message> vllm_fp8_kv_refusal(const ModelSpec& m, const std::string& kv_dtype, int cc,
                                            const std::string& gpu, const VllmRelease& rel);
+
+// vLLM's wheels carry no kernels for an NVIDIA GPU of compute capability `cc` (x 10) named `gpu`: below 7.5 from
+// 0.20.0 (rel.no_sm70). vLLM has no check of its own: its first kernel launch fails with CUDA's "no kernel image is
+// available for execution on the device", during start-up, before the KV cache is sized. Nothing when it runs, or
+// cc is 0 (AMD, Apple, a GPU given only by its memory).
+std::optional<Message> vllm_gpu_refusal(int cc, const std::string& gpu, const VllmRelease& rel);
 
 // An explicit `vllm serve --kv-cache-dtype` for `m` under a release taking `choices` (VllmRelease::kv_cache_dtypes;
 // empty: the newest's): the element type of its cache. A spelling the release does not take is refused in the words

@@ -28,6 +28,12 @@ VllmMlaBackend vllm_mla_backend(int compute_capability, bool fp8_kv_cache, int64
     return {"TRITON_MLA", 16};
 }
 
+std::optional<Message> vllm_gpu_refusal(int cc, const std::string& gpu, const VllmRelease& rel) {
+    if (cc <= 0 || cc >= 75 || !rel.no_sm70) return std::nullopt;
+    return note("vllm_gpu_not_built",
+                {{"gpu", gpu}, {"capability", std::to_string(cc / 10) + "." + std::to_string(cc % 10)}});
+}
+
 std::optional<Message> vllm_fp8_kv_refusal(const ModelSpec& m, const std::string& kv_dtype, int cc,
                                            const std::string& gpu, const VllmRelease& rel) {
     if (cc <= 0 || cc >= 89 || (kv_dtype != "fp8" && kv_dtype != "fp8_e4m3" && kv_dtype != "fp8_e5m2"))

@@ -603,7 +603,7 @@ TEST_CASE("fp8 KV advice and an asked fp8 cache follow what vLLM runs on the GPU
     CHECK(advice("l4", 1) == fits);           // 8.9: FlashInfer, Triton too
     CHECK(advice("h100-sxm", 10) == fits);    // 9.0: FA3
     CHECK(advice("mi300x", 32) == fits);      // ROCm: ROCM_ATTN takes fp8 (e4m3fnuz on gfx942), no capability check
-    CHECK(advice("v100-32gb", 3) == "none");  // 7.0 and 7.5: only TRITON_ATTN is left, which refuses
+    CHECK(advice("v100-32gb", 3) == "none");  // 7.0: no vLLM kernels at all (next test)
     in.weights = "awq";
     CHECK(advice("t4", 2) == "none");
     // Asked for, it is vLLM's refusal: no KV lines (it stops building the attention layers), the command as asked.
@@ -643,6 +643,49 @@ TEST_CASE("fp8 KV advice and an asked fp8 cache follow what vLLM runs on the GPU
           "native FP8 (fp8e4nv) requires SM89+. Re-run with --kv-cache-dtype bfloat16.");
     in.engine_version = "0.25.0";
     CHECK(kvb::compute_budget(fixture("deepseek-ai/DeepSeek-V3"), in)->verdict_reason.code != "vllm_fp8_kv_triton");
+}
+
+// vLLM from 0.20.0 (PR #39878: CMakeLists.txt's CUDA architecture lists lost 7.0; the install guide says "compute
+// capability 7.5 or higher") carries no kernels for a V100: it fails at its first kernel, whatever the memory.
+TEST_CASE("vLLM from 0.20.0 does not run on a V100, and 0.19.1 does") {
+    const auto& q = fixture("Qwen/Qwen3-8B");
+    kvb::BudgetInputs in;
+    in.gpu = "v100-32gb";
+    in.context = 32768;
+    auto a = kvb::compute_answer(q, in);
+    REQUIRE(a.ok());
+    const kvb::BudgetResult& r = *a->budget;
+    CHECK_FALSE(r.fits);
+    CHECK(r.startup_refused);
+    CHECK(r.verdict_reason.code == "vllm_gpu_not_built");
+    CHECK(r.engine_error ==
+          "vLLM's wheels carry kernels for compute capability 7.5 and above from 0.20.0 (vllm#39878): on NVIDIA V100 "
+          "SXM2 32GB (compute capability 7.0) its first kernel fails with \"CUDA error: no kernel image is available "
+          "for execution on the device\". vLLM 0.19.1 is the last release that runs there (engine version 0.19.1 sizes "
+          "it), or use llama.cpp");
+    CHECK(r.log_lines.empty());
+    CHECK_FALSE(a->advice);
+    // Memory is not the cause: the command as asked, and no "no context length fits".
+    CHECK(r.command == "vllm serve Qwen/Qwen3-8B --max-model-len 32768");
+    for (const kvb::Message& n : r.notes) CHECK(n.code != "nothing_fits");
+    // The last release built for 7.0, and the rc of 0.20.0 cut before the change, size it.
+    for (const char* v : {"0.19.1", "0.20.0rc1"}) {
+        in.engine_version = v;
+        auto old = kvb::compute_budget(q, in);
+        REQUIRE(old.ok());
+        CHECK(old->fits);
+        CHECK_FALSE(old->startup_refused);
+    }
+    in.engine_version = "0.20.0";
+    CHECK(kvb::compute_budget(q, in)->startup_refused);
+    // 7.5 still has kernels; llama.cpp and transformers are not vLLM.
+    in.engine_version = "";
+    in.gpu = "t4";
+    in.context = 4096;
+    CHECK_FALSE(kvb::compute_budget(q, in)->startup_refused);
+    in.gpu = "v100-32gb";
+    in.engine = kvb::BudgetEngine::LlamaCpp;
+    CHECK_FALSE(kvb::compute_budget(q, in)->startup_refused);
 }
 
 // llama.cpp's quantized V cache needs flash attention; -fa takes a value from b6325 (#15434), a bare -fa before.
