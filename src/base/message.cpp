@@ -873,9 +873,7 @@ const std::vector<MessageTemplate>& message_templates() {
          "FP8 KV cache is not supported by the {backend} backend on {gpu} (compute capability {capability}); native "
          "FP8 (fp8e4nv) requires SM89+. Re-run with --kv-cache-dtype {dtype}."},
         // What a cheaper KV cache would change when the answer is no (report/answer.cpp).
-        {"advice_vllm_fp8_kv",
-         "with an fp8 KV cache (--kv-cache-dtype fp8), half the bytes per token, it fits: up to {max} tokens per "
-         "sequence"},
+        {"advice_vllm_fp8_kv", "with an fp8 KV cache (--kv-cache-dtype fp8) it fits: up to {max} tokens per sequence"},
         {"advice_llamacpp_q8_kv",
          "with a q8_0 KV cache (-ctk q8_0 -ctv q8_0), about half the bytes per token, it all fits on the GPU: up to "
          "{max} tokens per sequence"},

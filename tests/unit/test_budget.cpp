@@ -559,8 +559,7 @@ TEST_CASE("the answer names the 8-bit KV cache that would make it fit") {
     CHECK_FALSE(a->budget->fits);  // 4.50 GiB of KV against 3.79 GiB free
     REQUIRE(a->advice.has_value());
     CHECK(kvb::render_english(*a->advice) ==
-          "with an fp8 KV cache (--kv-cache-dtype fp8), half the bytes per token, it fits: up to 40,960 tokens per "
-          "sequence");
+          "with an fp8 KV cache (--kv-cache-dtype fp8) it fits: up to 40,960 tokens per sequence");
     in.kv_cache_dtype = "fp8";
     CHECK_FALSE(kvb::compute_answer(q, in)->advice.has_value());  // already 8-bit
     in.kv_cache_dtype = "";
@@ -595,9 +594,7 @@ TEST_CASE("fp8 KV advice and an asked fp8 cache follow what vLLM runs on the GPU
         CHECK_FALSE(a->budget->all_seqs_fit);
         return a->advice ? kvb::render_english(*a->advice) : std::string("none");
     };
-    const std::string fits =
-        "with an fp8 KV cache (--kv-cache-dtype fp8), half the bytes per token, it fits: up to 40,960 tokens per "
-        "sequence";
+    const std::string fits = "with an fp8 KV cache (--kv-cache-dtype fp8) it fits: up to 40,960 tokens per sequence";
     CHECK(advice("a100-40gb", 4) == fits);    // 8.0: FLASH_ATTN (FA2) refuses fp8, FLASHINFER takes it
     CHECK(advice("rtx-3090", 1) == fits);     // 8.6: the same
     CHECK(advice("l4", 1) == fits);           // 8.9: FlashInfer, Triton too
