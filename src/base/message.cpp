@@ -850,6 +850,15 @@ const std::vector<MessageTemplate>& message_templates() {
 #endif
         // vLLM's own words (TritonAttentionImpl / TritonMLAImpl.__init__) when no backend takes an fp8 KV cache on
         // the GPU (engines/vllm_mla_backend.cpp vllm_fp8_kv_refusal).
+        // validate_fp8_block_shape (fp8_utils.py): a dense linear in fp8 blocks split off the grid
+        // (model/weights.cpp vllm_fp8_block_refusal).
+        {"vllm_fp8_block_n",
+         "Weight output_partition_size = {size} is not divisible by weight quantization block_n = {block}."},
+        {"vllm_fp8_block_k",
+         "Weight input_size_per_partition = {size} is not divisible by weight quantization block_k = {block}."},
+        {"vllm_fp8_block_fix",
+         "vLLM loads this checkpoint's fp8 layers at --tensor-parallel-size {tp}, where each GPU's share is whole fp8 "
+         "blocks (expert parallelism does not split these layers otherwise)"},
         {"vllm_fp8_moe_block_n",
          "The output_size of gate's and up's weight = {size} is not divisible by weight quantization block_n = "
          "{block}."},

@@ -421,15 +421,22 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
         if (!startup_refusal)
             startup_refusal = vllm_fp8_kv_refusal(m, L.kv_cache_dtype, c.gpu->compute_capability, c.gpu->name, *rel);
     }
-    // or experts in fp8 blocks that tensor parallelism splits off the block grid:
-    std::optional<Message> moe_block = vllm_fp8_moe_block_refusal(m, c.fmt, r.tp);
-    if (moe_block && !L.over_max_model_len) {
+    // or layers stored in fp8 blocks that tensor parallelism splits off the block grid (dense linears or experts):
+    const bool off_grid_ok = rel->fp8_merged_off_grid;
+    auto block = vllm_fp8_block_refusal(m, c.fmt, r.tp, off_grid_ok);
+    if (block && !L.over_max_model_len) {
+        // The largest smaller TP at which every layer loads (TP 1 splits nothing, but merged and expert parts are
+        // still checked against the grid there).
         int64_t fits_tp = 0;
         for (int64_t t = r.tp / 2; t >= 1 && !fits_tp; t /= 2)
-            if (!vllm_fp8_moe_block_refusal(m, c.fmt, t)) fits_tp = t;
-        r.notes.push_back(fits_tp > 0 ? note("vllm_fp8_moe_block_fix", {{"tp", std::to_string(fits_tp)}})
-                                      : note("vllm_fp8_moe_block_ep"));
-        if (!startup_refusal) startup_refusal = moe_block;
+            if (!vllm_fp8_block_refusal(m, c.fmt, t, off_grid_ok)) fits_tp = t;
+        if (block->experts) {
+            r.notes.push_back(fits_tp > 0 ? note("vllm_fp8_moe_block_fix", {{"tp", std::to_string(fits_tp)}})
+                                          : note("vllm_fp8_moe_block_ep"));
+        } else if (fits_tp > 0) {
+            r.notes.push_back(note("vllm_fp8_block_fix", {{"tp", std::to_string(fits_tp)}}));
+        }
+        if (!startup_refusal) startup_refusal = block->message;
     }
     if (startup_refusal) {
         r.fits = false;

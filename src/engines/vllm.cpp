@@ -91,6 +91,10 @@ constexpr VllmChange kVllmOneLine = {28, 0, 26, 1, 0, 316};
 //    every layer; PR #33698 (2026-02-11, c5a66d169, v0.16.0rc1-52) projects it per worker again: 0.14.0 to 0.16.x.
 constexpr VllmChange kVllmPpAllLayers = {14, 0, 14, 0, 0, 104};
 constexpr VllmChange kVllmPpPerWorker = {17, 0, 16, 0, 1, 52};
+//  allow_fp8_block_shape_mismatch for a merged block-fp8 linear with a part off the block grid (linear.py
+//    ColumnParallelLinear._maybe_allow_fp8_block_shape_mismatch): PR #30836 (MiMo-V2-Flash), 2025-12-20 (969bbc7c6,
+//    v0.14.0rc0-16); v0.12.0's linear.py has none, v0.14.0rc1 and v0.14.0 have it.
+constexpr VllmChange kVllmFp8MergedOffGrid = {14, 0, 14, 0, 0, 16};
 //  MLA block sizes forced in CudaPlatform.check_and_update_config until PR #35122 (reapplied 2026-03-09,
 //    77a73458e, v0.17.0rc0-174): v0.17.1's cuda.py still forces them, v0.18.0's does not.
 constexpr VllmChange kVllmMlaPreferred = {18, 0, 17, 0, 0, 174};
@@ -322,6 +326,7 @@ Result<VllmRelease> vllm_release(const std::string& version) {
     r.concurrency_group_blocks = has(kVllmConcurrencyGroupBlocks);
     r.diffkv = has(kVllmDiffKv);
     r.msa = has(kVllmMsa);
+    r.fp8_merged_off_grid = has(kVllmFp8MergedOffGrid);
     r.mamba_prefix = has(kVllmMambaPrefixProtocol)  ? VllmMambaPrefix::Declared
                      : has(kVllmMambaPrefixCaching) ? VllmMambaPrefix::Mamba2List
                                                     : VllmMambaPrefix::Off;

@@ -120,6 +120,9 @@ struct VllmRelease {
     // The same on ROCm (AMD GPUs): from 0.26.0 (PR #48526). 0.18 to 0.20 profiled "not is_rocm()", 0.21 to 0.25
     // "is_cuda()", so on ROCm the graphs were captured from the memory left after the cache was sized.
     bool cudagraph_profiling_rocm = true;
+    // A block-fp8 merged linear (qkv_proj, gate_up_proj) with a per-rank part off the block grid loads unchecked
+    // (ColumnParallelLinear._maybe_allow_fp8_block_shape_mismatch, PR #30836, 0.14.0 on); before, vLLM refused it.
+    bool fp8_merged_off_grid = true;
     // The spellings `vllm serve --kv-cache-dtype` takes (CacheConfig's CacheDType), in the order argparse lists them.
     std::vector<std::string> kv_cache_dtypes;
     // `vllm serve`'s batch defaults (EngineArgs.get_batch_defaults) on a GPU of 160 GiB or more: 16,384 batched

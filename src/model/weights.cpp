@@ -692,8 +692,63 @@ Result<WeightBytes> weight_bytes(const ModelSpec& m, const WeightFormat& format,
     return Result<WeightBytes>(std::move(wb));
 }
 
-std::optional<Message> vllm_fp8_moe_block_refusal(const ModelSpec& m, const WeightFormat& format, int64_t tp) {
-    // DeepSeek-V4's experts load through its own DeepseekV4FP8Config (MXFP4 or fp8 by expert_dtype), not read here.
+namespace {
+
+bool block_scheme(const QuantScheme* s) {
+    return s && s->block_rows > 0 && s->block_cols > 0;
+}
+
+// One linear layer as vLLM builds it on each tensor-parallel rank (linear.py): a column-parallel layer splits its
+// output, each of a merged layer's parts (QKVParallelLinear's q / k / v, a gate_up_proj's gate / up) on its own; a
+// row-parallel layer splits its input.
+struct RankLinear {
+    std::vector<int64_t> out_parts;  // output_partition_sizes; empty for a row-parallel layer
+    int64_t in_part = 0;             // input_size_per_partition of a row-parallel layer
+    bool merged() const { return out_parts.size() > 1; }
+};
+
+// validate_fp8_block_shape (fp8_utils.py; inline in Fp8LinearMethod.create_weights before 0.11): the ValueError, in
+// vLLM's words, for one layer stored in [block_n, block_k] blocks. `off_grid_merged_allowed`: the layer's
+// allow_fp8_block_shape_mismatch (ColumnParallelLinear._maybe_allow_fp8_block_shape_mismatch, 0.14.0 on, for a
+// quantization config with a weight_block_size, i.e. fp8's): a merged layer any of whose parts is off the grid is not
+// checked at all.
+std::optional<Message> linear_block_refusal(const RankLinear& l, const QuantScheme& s, int64_t tp,
+                                            bool off_grid_merged_allowed) {
+    const int64_t block_n = s.block_rows, block_k = s.block_cols;
+    if (l.out_parts.empty()) {
+        if (tp > 1 && l.in_part % block_k != 0)
+            return note("vllm_fp8_block_k", {{"size", std::to_string(l.in_part)}, {"block", std::to_string(block_k)}});
+        return std::nullopt;
+    }
+    if (off_grid_merged_allowed && l.merged() &&
+        std::any_of(l.out_parts.begin(), l.out_parts.end(), [&](int64_t n) { return n % block_n != 0; }))
+        return std::nullopt;
+    // A column-parallel layer is split at TP > 1; a merged one unsplit (TP 1) may end off the grid.
+    size_t check = l.out_parts.size();
+    if (tp == 1) check = l.merged() ? check - 1 : 0;
+    for (size_t i = 0; i < check; ++i)
+        if (l.out_parts[i] % block_n != 0)
+            return note("vllm_fp8_block_n",
+                        {{"size", std::to_string(l.out_parts[i])}, {"block", std::to_string(block_n)}});
+    return std::nullopt;
+}
+
+// Fp8MoEMethod / CompressedTensorsW8A8Fp8MoEMethod.create_weights: each rank's share of an expert's intermediate
+// size must be a multiple of block_n, and of block_k when TP splits it.
+std::optional<Message> experts_block_refusal(const TensorGroup& g, const QuantScheme& s, int64_t tp) {
+    const int64_t per = g.rows / tp;  // intermediate_size_per_partition
+    if (per % s.block_rows != 0)
+        return note("vllm_fp8_moe_block_n", {{"size", std::to_string(per)}, {"block", std::to_string(s.block_rows)}});
+    if (tp > 1 && per % s.block_cols != 0)
+        return note("vllm_fp8_moe_block_k", {{"size", std::to_string(per)}, {"block", std::to_string(s.block_cols)}});
+    return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<VllmBlockRefusal> vllm_fp8_block_refusal(const ModelSpec& m, const WeightFormat& format, int64_t tp,
+                                                       bool off_grid_merged_allowed) {
+    // DeepSeek-V4 loads through its own DeepseekV4FP8Config (experts MXFP4 or fp8 by expert_dtype), not read here.
     if (!format.plan || tp < 1 || std::any_of(m.layers.begin(), m.layers.end(), dsv4_layer)) return std::nullopt;
     // Every budget asks: count the tensors only for a plan with a block scheme.
     if (std::none_of(format.plan->schemes.begin(), format.plan->schemes.end(),
@@ -701,17 +756,109 @@ std::optional<Message> vllm_fp8_moe_block_refusal(const ModelSpec& m, const Weig
         return std::nullopt;
     auto pc = count_params(m);
     if (!pc) return std::nullopt;
-    for (const TensorGroup& g : pc->tensors) {
-        if (g.role != TensorRole::ExpertGate) continue;
-        const QuantScheme* s = checkpoint_scheme(*format.plan, m, g);
-        if (!s || s->block_rows <= 0 || s->block_cols <= 0) continue;
-        const int64_t per = g.rows / tp;  // intermediate_size_per_partition
-        if (per % s->block_rows != 0)
-            return note("vllm_fp8_moe_block_n",
-                        {{"size", std::to_string(per)}, {"block", std::to_string(s->block_rows)}});
-        if (tp > 1 && per % s->block_cols != 0)
-            return note("vllm_fp8_moe_block_k",
-                        {{"size", std::to_string(per)}, {"block", std::to_string(s->block_cols)}});
+    const QuantPlan& plan = *format.plan;
+    // The skip applies to Fp8Config only: CompressedTensorsConfig has no weight_block_size for the layer to read.
+    const bool allow = off_grid_merged_allowed && plan.method == "fp8";
+    const bool interleaved_gdn = m.model_type == "qwen3_next";  // Qwen3NextGatedDeltaNet: gqa_interleaved_layout
+    auto dense = [&](const RankLinear& l, const QuantScheme* s) -> std::optional<VllmBlockRefusal> {
+        if (!block_scheme(s)) return std::nullopt;
+        if (auto e = linear_block_refusal(l, *s, tp, allow)) return VllmBlockRefusal{*e, false};
+        return std::nullopt;
+    };
+    auto column = [&](int64_t rows) { return RankLinear{{rows / tp}, 0}; };
+    auto row = [&](int64_t cols) { return RankLinear{{}, cols / tp}; };
+
+    const std::vector<TensorGroup>& t = pc->tensors;
+    for (size_t i = 0; i < t.size();) {
+        const int li = t[i].layer;
+        size_t end = i;
+        while (end < t.size() && t[end].layer == li) ++end;
+        const bool block = li >= 0 && static_cast<size_t>(li) < m.layers.size();
+        const Layer* L = block ? &m.layers[static_cast<size_t>(li)] : nullptr;
+        // The main model builds no MTP block (only a drafter does), and embeddings and the lm_head are not
+        // ColumnParallel / RowParallel linears.
+        if (!L || L->nextn) {
+            i = end;
+            continue;
+        }
+        const bool linear_attn = L->kind == LayerKind::Linear;
+        const bool mla = L->kind == LayerKind::Mla;
+        // A decoder layer builds its token mixer, then its MLP; a MoE block its shared experts before the routed
+        // ones (FusedMoE takes them as shared_experts), so the first ValueError vLLM meets is in that order.
+        for (int pass = 0; pass < 2; ++pass)
+            for (size_t k = i; k < end; ++k) {
+                const TensorGroup& g = t[k];
+                if ((pass == 1) != is_expert(g.role)) continue;
+                if (g.tp_replicated || g.indexer) continue;
+                std::optional<VllmBlockRefusal> r;
+                switch (g.role) {
+                    case TensorRole::ExpertGate: {
+                        const QuantScheme* s = checkpoint_scheme(plan, m, g);
+                        if (block_scheme(s))
+                            if (auto e = experts_block_refusal(g, *s, tp)) r = VllmBlockRefusal{*e, true};
+                        break;
+                    }
+                    case TensorRole::AttnQ:
+                        if (!mla && !linear_attn && k + 2 < end && t[k + 1].role == TensorRole::AttnK &&
+                            t[k + 2].role == TensorRole::AttnV) {
+                            // QKVParallelLinear: q heads split, KV heads split or, past their count, one per rank.
+                            const int64_t kvh = L->kv_heads > 0 ? L->kv_heads : 1;
+                            auto kv = [&](int64_t rows) { return tp >= kvh ? rows / kvh : rows / tp; };
+                            r = dense(RankLinear{{g.rows / tp, kv(t[k + 1].rows), kv(t[k + 2].rows)}, 0},
+                                      checkpoint_scheme(plan, m, g));
+                            k += 2;
+                        } else if (!linear_attn) {
+                            // MLA's q_proj (no q_lora_rank), Step-3.5's head-wise g_proj: ColumnParallelLinear.
+                            r = dense(column(g.rows), checkpoint_scheme(plan, m, g));
+                        }
+                        break;
+                    case TensorRole::AttnQkv:
+                        if (linear_attn && k + 1 < end && t[k + 1].role == TensorRole::StateIn) {
+                            // Gated delta net: in_proj_qkvz (q, k, v and the z gate) and in_proj_ba, as vLLM packs
+                            // the checkpoint's in_proj_qkv + in_proj_z and in_proj_b + in_proj_a.
+                            const StateGeometry& s = L->state;
+                            const int64_t kd = s.n_groups * s.d_state, vd = s.d_inner, nv = s.heads;
+                            const std::string at = "layers." + std::to_string(li) + ".linear_attn.";
+                            const RankLinear qkvz = interleaved_gdn
+                                                        ? column(2 * kd + 2 * vd)
+                                                        : RankLinear{{kd / tp, kd / tp, vd / tp, vd / tp}, 0};
+                            r = dense(qkvz, checkpoint_scheme(plan, m, g));
+                            if (!r) {
+                                const RankLinear ba =
+                                    interleaved_gdn ? column(2 * nv) : RankLinear{{nv / tp, nv / tp}, 0};
+                                r = dense(ba, plan.scheme_for(at + (interleaved_gdn ? "in_proj_ba" : "in_proj_b")));
+                            }
+                            k += 1;
+                        } else if (!linear_attn && L->kv_heads > 0) {
+                            // A fused checkpoint qkv (Falcon, Phi-3): QKVParallelLinear all the same.
+                            const int64_t kvh = L->kv_heads;
+                            const int64_t kr = kvh * L->k_head_dim, vr = kvh * L->v_head_dim, qr = g.rows - kr - vr;
+                            auto kv = [&](int64_t rows) { return tp >= kvh ? rows / kvh : rows / tp; };
+                            if (qr > 0)
+                                r = dense(RankLinear{{qr / tp, kv(kr), kv(vr)}, 0}, checkpoint_scheme(plan, m, g));
+                        }
+                        break;
+                    case TensorRole::MlaQb:
+                    case TensorRole::MlaKvb: r = dense(column(g.rows), checkpoint_scheme(plan, m, g)); break;
+                    case TensorRole::AttnOut:
+                    case TensorRole::StateOut:
+                    case TensorRole::FfnDown: r = dense(row(g.cols), checkpoint_scheme(plan, m, g)); break;
+                    case TensorRole::FfnGate:
+                        // gate_up_proj: MergedColumnParallelLinear of the gate and up halves.
+                        if (k + 1 < end && t[k + 1].role == TensorRole::FfnUp) {
+                            r = dense(RankLinear{{g.rows / tp, t[k + 1].rows / tp}, 0}, checkpoint_scheme(plan, m, g));
+                            k += 1;
+                        }
+                        break;
+                    case TensorRole::FfnUp:
+                        // An ungated MLP's up projection (c_fc, fc1): ColumnParallelLinear.
+                        if (!m.dims.gated_mlp) r = dense(column(g.rows), checkpoint_scheme(plan, m, g));
+                        break;
+                    default: break;  // Mamba and KDA input projections, routers, convs, norms: not read
+                }
+                if (r) return r;
+            }
+        i = end;
     }
     return std::nullopt;
 }

@@ -152,11 +152,24 @@ Result<WeightBytes> weight_bytes(const ModelSpec& m, const WeightFormat& format,
                                  int64_t tp = 1, int64_t pp = 1, bool given_is_advisory = false,
                                  const std::vector<int64_t>& stage_layers = {});
 
-// vLLM's FusedMoE with block-quantized fp8 experts (fp8.py Fp8MoEMethod and compressed_tensors_moe_w8a8_fp8.py
-// create_weights, v0.7.0 to v0.27.1): each tensor-parallel rank's share of an expert's intermediate size must be a
-// multiple of the block's rows (block_n), and of its columns (block_k) when TP splits it. The ValueError vLLM stops
-// with, in its words, or nothing.
-std::optional<Message> vllm_fp8_moe_block_refusal(const ModelSpec& m, const WeightFormat& format, int64_t tp);
+// vLLM's start-up check of a checkpoint stored in fp8 blocks ([block_n, block_k], weight_block_size) against the
+// tensor-parallel split, layer by layer in the order vLLM builds them (decoder layer by layer: token mixer, shared
+// experts, routed experts):
+// - dense linears (validate_fp8_block_shape, fp8_utils.py; Fp8LinearMethod and the compressed-tensors fp8 schemes):
+//   a row-parallel layer's per-rank input (o_proj, down_proj, out_proj) must be a multiple of block_k, each per-rank
+//   output part of a column-parallel or merged layer (q_b_proj, kv_b_proj, qkv_proj's q / k / v, gate_up_proj's
+//   halves, in_proj_qkvz / in_proj_ba) of block_n. `off_grid_merged_allowed` (vLLM 0.14.0 on, fp8's own config
+//   only): a merged layer with a part off the grid is let through unchecked. Replicated layers and layers the
+//   checkpoint keeps unquantized are not checked.
+// - routed experts (Fp8MoEMethod / compressed_tensors_moe_w8a8_fp8.py create_weights, v0.7.0 to v0.27.1): each
+//   rank's share of the intermediate size must be a multiple of block_n, and of block_k at TP > 1.
+// The first ValueError vLLM stops with, in its words (experts: it came from the routed experts), or nothing.
+struct VllmBlockRefusal {
+    Message message;
+    bool experts = false;
+};
+std::optional<VllmBlockRefusal> vllm_fp8_block_refusal(const ModelSpec& m, const WeightFormat& format, int64_t tp,
+                                                       bool off_grid_merged_allowed = true);
 
 // vLLM's get_pp_indices: [start, end) decoder layers of pipeline stage `rank`.
 std::pair<int64_t, int64_t> pp_layer_range(int64_t num_layers, int64_t rank, int64_t pp);

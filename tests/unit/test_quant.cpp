@@ -277,10 +277,11 @@ TEST_CASE("quant: vLLM refuses block-fp8 experts that tensor parallelism splits 
     REQUIRE(m.ok());
     auto f = kvb::weight_format("auto", m.value());
     REQUIRE(f.ok());
-    CHECK_FALSE(kvb::vllm_fp8_moe_block_refusal(m.value(), f.value(), 2));
-    auto r4 = kvb::vllm_fp8_moe_block_refusal(m.value(), f.value(), 4);
+    CHECK_FALSE(kvb::vllm_fp8_block_refusal(m.value(), f.value(), 2));
+    auto r4 = kvb::vllm_fp8_block_refusal(m.value(), f.value(), 4);
     REQUIRE(r4);
-    CHECK(kvb::render_english(*r4) ==
+    CHECK(r4->experts);
+    CHECK(kvb::render_english(r4->message) ==
           "The output_size of gate's and up's weight = 192 is not divisible by weight quantization block_n = 128.");
     kvb::BudgetInputs in;
     in.gpu = "rtx-4090";
@@ -308,4 +309,106 @@ TEST_CASE("quant: vLLM refuses block-fp8 experts that tensor parallelism splits 
     auto bf = kvb::compute_budget(m.value(), in);
     REQUIRE(bf.ok());
     CHECK(bf->engine_error.empty());
+}
+
+namespace {
+kvb::Result<kvb::ModelSpec> with_quant(const char* fixture_name, const char* name, const char* qc) {
+    auto j = kvb::parse_json_dom(kvb::test::fixture_text(fixture_name));
+    j["quantization_config"] = kvb::parse_json_dom(qc);
+    return kvb::parse_config(j.dump(), name);
+}
+std::string fix_tp(const kvb::BudgetResult& b) {
+    for (const kvb::Message& n : b.notes)
+        if (n.code == "vllm_fp8_block_fix") return n.param("tp");
+    return "";
+}
+}  // namespace
+
+// The dense rule (fp8_utils.py validate_fp8_block_shape, unchanged v0.20.0 .. v0.27.1; inline in fp8.py before 0.11):
+// Qwen3.5-35B-A3B's shared expert is 512 wide, 64 per rank at TP 8, and its down_proj is a RowParallelLinear, so
+// vLLM stops at "Weight input_size_per_partition = 64 ..." (vllm-project/vllm PR #52915 quotes it for
+// Qwen/Qwen3.6-35B-A3B-FP8, the same shapes). The shared expert is built before the routed experts (whose 64 would
+// fail too), after layer 0's gated delta net: in_proj_qkvz [256, 256, 512, 512] per rank is whole blocks, in_proj_ba
+// [4, 4] is a merged layer off the grid that vLLM 0.14.0 on lets through for fp8's config, out_proj's 4,096 / 8 = 512
+// is whole blocks. The quantization_config is Qwen's FP8 form (quant_method fp8, weight_block_size [128, 128]) with
+// no ignore list, so every linear is fp8.
+TEST_CASE("quant: vLLM refuses block-fp8 dense layers that tensor parallelism splits off the block grid") {
+    auto m = with_quant("Qwen/Qwen3.5-35B-A3B", "Qwen/Qwen3.5-35B-A3B-FP8",
+                        R"({"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8", )"
+                        R"("weight_block_size": [128, 128]})");
+    REQUIRE(m.ok());
+    auto f = kvb::weight_format("auto", m.value());
+    REQUIRE(f.ok());
+    CHECK_FALSE(kvb::vllm_fp8_block_refusal(m.value(), f.value(), 4));
+    auto r8 = kvb::vllm_fp8_block_refusal(m.value(), f.value(), 8);
+    REQUIRE(r8);
+    CHECK_FALSE(r8->experts);
+    CHECK(kvb::render_english(r8->message) ==
+          "Weight input_size_per_partition = 64 is not divisible by weight quantization block_k = 128.");
+    // Before 0.14.0 the merged in_proj_ba was checked part by part: 32 value heads / 8 = 4.
+    auto old = kvb::vllm_fp8_block_refusal(m.value(), f.value(), 8, false);
+    REQUIRE(old);
+    CHECK(kvb::render_english(old->message) ==
+          "Weight output_partition_size = 4 is not divisible by weight quantization block_n = 128.");
+
+    kvb::BudgetInputs in;
+    in.gpu = "h100";
+    in.gpu_count = 8;
+    in.context = 32768;
+    auto b = kvb::compute_budget(m.value(), in);
+    REQUIRE(b.ok());
+    CHECK_FALSE(b->fits);
+    CHECK(b->startup_refused);
+    CHECK(b->engine_error ==
+          "Weight input_size_per_partition = 64 is not divisible by weight quantization block_k = 128.");
+    CHECK(b->log_lines.empty());
+    CHECK(fix_tp(b.value()) == "4");
+    in.gpu_count = 4;
+    auto b4 = kvb::compute_budget(m.value(), in);
+    REQUIRE(b4.ok());
+    CHECK(b4->fits);
+    CHECK_FALSE(b4->startup_refused);
+}
+
+// Qwen/Qwen3-32B-FP8's own quantization_config (no ignore list): 64 q heads and 8 KV heads of 128, 25,600-wide MLP.
+// Every split up to TP 8 is whole blocks (down_proj 3,200 per rank); at TP 16 down_proj's input is 1,600 per rank.
+// Qwen/Qwen3.5-27B at TP 8 (attention o_proj 24 x 256 / 8 = 768, MLP 17,408 / 8 = 2,176, out_proj 6,144 / 8 = 768)
+// loads.
+TEST_CASE("quant: block-fp8 dense layers that stay on the block grid load") {
+    const char* qwen_fp8 = R"({"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8", )"
+                           R"("weight_block_size": [128, 128]})";
+    auto m = with_quant("Qwen/Qwen3-32B", "Qwen/Qwen3-32B-FP8", qwen_fp8);
+    REQUIRE(m.ok());
+    auto f = kvb::weight_format("auto", m.value());
+    REQUIRE(f.ok());
+    for (int64_t tp : {1, 2, 4, 8}) CHECK_FALSE(kvb::vllm_fp8_block_refusal(m.value(), f.value(), tp));
+    auto r16 = kvb::vllm_fp8_block_refusal(m.value(), f.value(), 16);
+    REQUIRE(r16);
+    CHECK(kvb::render_english(r16->message) ==
+          "Weight input_size_per_partition = 1600 is not divisible by weight quantization block_k = 128.");
+
+    auto q = with_quant("Qwen/Qwen3.5-27B", "Qwen/Qwen3.5-27B-FP8", qwen_fp8);
+    REQUIRE(q.ok());
+    auto qf = kvb::weight_format("auto", q.value());
+    REQUIRE(qf.ok());
+    CHECK_FALSE(kvb::vllm_fp8_block_refusal(q.value(), qf.value(), 8));
+    // The same shapes in bf16: no blocks, nothing to check.
+    auto bf = kvb::weight_format("bf16", q.value());
+    REQUIRE(bf.ok());
+    CHECK_FALSE(kvb::vllm_fp8_block_refusal(q.value(), bf.value(), 8));
+}
+
+// poolside/Laguna-XS.2-FP8 is compressed-tensors with a [128, 128] block scheme and its attention ignored: vLLM's
+// CompressedTensorsConfig has no weight_block_size, so its merged layers are checked part by part whatever the
+// release. At TP 8 layer 1's shared expert gate_up_proj (512 wide) is [64, 64] per rank.
+TEST_CASE("quant: compressed-tensors block fp8 checks merged layers part by part") {
+    auto m = fixture("poolside/Laguna-XS.2-FP8");
+    auto f = kvb::weight_format("auto", m);
+    REQUIRE(f.ok());
+    CHECK_FALSE(kvb::vllm_fp8_block_refusal(m, f.value(), 4));
+    auto r8 = kvb::vllm_fp8_block_refusal(m, f.value(), 8);
+    REQUIRE(r8);
+    CHECK_FALSE(r8->experts);
+    CHECK(kvb::render_english(r8->message) ==
+          "Weight output_partition_size = 64 is not divisible by weight quantization block_n = 128.");
 }
