@@ -879,8 +879,8 @@ const std::vector<MessageTemplate>& message_templates() {
          "10.x (B200, B300); no ROCm attention backend takes it, so vLLM stops at start-up on {gpu} (\"No valid "
          "attention backend found\"). Re-run with --kv-cache-dtype fp8 or auto."},
         {"vllm_nvfp4_kv_head_size",
-         "FlashInfer, the only attention backend that takes --kv-cache-dtype {dtype}, has kernels for head sizes 64, "
-         "128, 256 and 512, not {head}, so vLLM stops at start-up (\"No valid attention backend found for cuda\"). "
+         "FlashInfer, the only attention backend that takes --kv-cache-dtype {dtype}, has kernels for head sizes "
+         "{sizes}, not {head}, so vLLM stops at start-up (\"No valid attention backend found for cuda\"). "
          "Re-run with --kv-cache-dtype fp8 or auto."},
         {"vllm_nvfp4_out_buffer",
          "vLLM: weights per GPU include the fp8 output buffer FlashInfer keeps in every attention layer with an NVFP4 "

@@ -212,6 +212,9 @@ constexpr VllmChange kVllmKvNvfp4Backend = {21, 0, 20, 1, 0, 125};
 //  SlidingWindowSpec packs nvfp4 (before, its page counted one uint8 per value): PR #42464, a8c13d283, 2026-05-13
 //    (v0.20.2rc0-294), picked into v0.21.0rc2 (a707288c1).
 constexpr VllmChange kVllmKvNvfp4SlidingPage = {21, 0, 20, 2, 0, 294, 2};
+//  FlashInfer's head size 512 (get_supported_head_sizes, was 64 / 128 / 256): PR #38822, 552bbe6f4, 2026-05-22
+//    (v0.21.1rc0-236); first in v0.22.0rc1.
+constexpr VllmChange kVllmFlashInferHead512 = {22, 0, 21, 1, 0, 236};
 //  FlashInfer refuses nvfp4 off compute capability 10.x at backend selection
 //  (FlashInferBackend.supports_kv_cache_dtype)
 //    from PR #43232 "Xqa decode kernels", d29125c08, 2026-07-02 (v0.23.1rc0-733), first in v0.25.0rc1; before, it
@@ -313,6 +316,7 @@ Result<VllmRelease> vllm_release(const std::string& version) {
     r.kv_modelopt_nvfp4 = has(kVllmKvNvfp4);
     r.nvfp4_kv_backend = has(kVllmKvNvfp4Backend);
     r.nvfp4_kv_sliding_page = has(kVllmKvNvfp4SlidingPage);
+    r.flashinfer_head_512 = has(kVllmFlashInferHead512);
     r.kv_from_ct_scheme = has(kVllmKvFromCtScheme);
     r.kv_ct_explicit_wins = has(kVllmKvCtExplicitWins);
     r.cudagraph_max_1024_sm100 = has(kVllmCapture1024);

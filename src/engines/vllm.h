@@ -140,6 +140,8 @@ struct VllmRelease {
     // sliding-window pages pack it from 0.21.0rc2 (PR #42464; a uint8 per value before). vllm_nvfp4_kv_refusal.
     bool nvfp4_kv_backend = true;
     bool nvfp4_kv_sliding_page = true;
+    // FlashInfer's head sizes 64, 128, 256, and 512 from 0.22.0 (PR #38822).
+    bool flashinfer_head_512 = true;
     // A compressed-tensors kv_cache_scheme makes the Attention layers cache fp8: PR #30141, first in 0.15.0, over
     // any --kv-cache-dtype until PR #42782 (0.22.0) left an explicit one alone.
     bool kv_from_ct_scheme = true;
@@ -196,7 +198,8 @@ bool is_nvfp4_kv(const std::string& kv_dtype);
 // FlashInfer lists nvfp4 among its supported_kv_cache_dtypes, and only on compute capability 10.x with its trtllm-gen
 // kernels (FlashInferBackend.supports_kv_cache_dtype; its metadata builder: "--kv-cache-dtype nvfp4 requires the SM100
 // trtllm-gen FlashInfer path."); no ROCm backend lists it. So: 0.20.x on any GPU (no backend), any GPU not of 10.x
-// (vllm_nvfp4_kv_gpu), and a head size FlashInfer has no kernel for (64, 128, 256, 512; vllm_nvfp4_kv_head_size).
+// (vllm_nvfp4_kv_gpu), and a head size FlashInfer has no kernel for (64, 128, 256, and 512 from 0.22;
+// vllm_nvfp4_kv_head_size).
 std::optional<Message> vllm_nvfp4_kv_refusal(const ModelSpec& m, const std::string& kv_dtype, bool nvidia, int cc,
                                              const std::string& gpu, const VllmRelease& rel);
 

@@ -73,8 +73,11 @@ std::optional<Message> vllm_nvfp4_kv_refusal(const ModelSpec& m, const std::stri
     for (const Layer& l : m.layers) {
         if (l.kind != LayerKind::Full && l.kind != LayerKind::Sliding && l.kind != LayerKind::Chunked) continue;
         const int64_t h = l.k_head_dim;
-        if (h != 64 && h != 128 && h != 256 && h != 512)
-            return note("vllm_nvfp4_kv_head_size", {{"dtype", kv_dtype}, {"head", std::to_string(h)}});
+        if (h != 64 && h != 128 && h != 256 && (h != 512 || !rel.flashinfer_head_512))
+            return note("vllm_nvfp4_kv_head_size",
+                        {{"dtype", kv_dtype},
+                         {"head", std::to_string(h)},
+                         {"sizes", rel.flashinfer_head_512 ? "64, 128, 256, 512" : "64, 128, 256"}});
     }
     return std::nullopt;
 }

@@ -144,9 +144,13 @@ TEST_CASE("NVFP4 KV: refused where vLLM refuses it, in its words") {
           "start-up (\"No valid attention backend found for cuda\"); FlashInfer serves an NVFP4 KV cache from 0.21.0, "
           "on compute capability 10.x GPUs (B200, B300)");
     CHECK_FALSE(budget(llama, "b200", "nvfp4", "0.21.0").startup_refused);
-    // FlashInfer's head sizes: Phi-3.5-mini's 96 has no kernel.
-    CHECK(budget(fixture("microsoft/Phi-3.5-mini-instruct"), "b200", "nvfp4").verdict_reason.code ==
-          "vllm_nvfp4_kv_head_size");
+    // FlashInfer's head sizes (512 from 0.22.0): Phi-3.5-mini's 96 has no kernel.
+    const kvb::ModelSpec phi = fixture("microsoft/Phi-3.5-mini-instruct");
+    CHECK(budget(phi, "b200", "nvfp4").engine_error ==
+          "FlashInfer, the only attention backend that takes --kv-cache-dtype nvfp4, has kernels for head sizes 64, "
+          "128, 256, 512, not 96, so vLLM stops at start-up (\"No valid attention backend found for cuda\"). Re-run "
+          "with --kv-cache-dtype fp8 or auto.");
+    CHECK(budget(phi, "b200", "nvfp4", "0.21.0").verdict_reason.param("sizes") == "64, 128, 256");
     // MLA: VllmConfig's own ValueError, before any GPU is looked at (kvbudget kv too).
     const kvb::ModelSpec ds = fixture("deepseek-ai/DeepSeek-V3");
     const std::string mla =
