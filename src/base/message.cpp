@@ -238,9 +238,6 @@ const std::vector<MessageTemplate>& message_templates() {
         {"vllm_kv_declared",
          "vLLM caches KV as {dtype} under --kv-cache-dtype auto: the checkpoint's ModelOpt quantization declares its "
          "KV cache as {value}"},
-        {"vllm_kv_declared_not_modelled",
-         "the checkpoint declares its KV cache as {value}, which vLLM serves under --kv-cache-dtype auto as {dtype}: "
-         "kvbudget does not size that cache; pass --kv-cache-dtype fp8 or bfloat16 to size one it does"},
         {"vllm_kv_declared_unmapped",
          "the checkpoint declares its KV cache as {value}, which this vLLM release does not map: it warns \"Unknown "
          "kv_cache_quant_algo\" and keeps --kv-cache-dtype auto"},
@@ -881,6 +878,31 @@ const std::vector<MessageTemplate>& message_templates() {
         {"vllm_fp8_kv_triton",
          "FP8 KV cache is not supported by the {backend} backend on {gpu} (compute capability {capability}); native "
          "FP8 (fp8e4nv) requires SM89+. Re-run with --kv-cache-dtype {dtype}."},
+        {"vllm_nvfp4_kv_mla",
+         "nvfp4 KV cache is not supported with MLA (Multi-head Latent Attention) backends. Please use a different "
+         "--kv-cache-dtype (e.g., 'fp8' or 'auto') for MLA models such as DeepSeek."},
+        {"vllm_nvfp4_kv_no_backend",
+         "vLLM {version} takes --kv-cache-dtype {dtype}, but none of its attention backends lists it, so it stops at "
+         "start-up (\"No valid attention backend found for cuda\"); FlashInfer serves an NVFP4 KV cache from 0.21.0, "
+         "on compute capability 10.x GPUs (B200, B300)"},
+        {"vllm_nvfp4_kv_gpu",
+         "--kv-cache-dtype {dtype} runs only on FlashInfer's trtllm-gen kernels, which need compute capability 10.x "
+         "(B200, B300); {gpu} has compute capability {capability}, so vLLM stops at start-up (from 0.25.0 \"No valid "
+         "attention backend "
+         "found for cuda\", before that once FlashInfer's kernels first run). Re-run with --kv-cache-dtype fp8 or "
+         "auto."},
+        {"vllm_nvfp4_kv_gpu_amd",
+         "--kv-cache-dtype {dtype} runs only on FlashInfer's trtllm-gen kernels, on NVIDIA GPUs of compute capability "
+         "10.x (B200, B300); no ROCm attention backend takes it, so vLLM stops at start-up on {gpu} (\"No valid "
+         "attention backend found\"). Re-run with --kv-cache-dtype fp8 or auto."},
+        {"vllm_nvfp4_kv_head_size",
+         "FlashInfer, the only attention backend that takes --kv-cache-dtype {dtype}, has kernels for head sizes "
+         "{sizes}, not {head}, so vLLM stops at start-up (\"No valid attention backend found for cuda\"). "
+         "Re-run with --kv-cache-dtype fp8 or auto."},
+        {"vllm_nvfp4_out_buffer",
+         "vLLM: weights per GPU include the fp8 output buffer FlashInfer keeps in every attention layer with an NVFP4 "
+         "KV cache ({bytes}: {tokens} batched tokens x query heads x head size, one byte each), which vLLM counts in "
+         "\"Model loading took\""},
         // What a cheaper KV cache would change when the answer is no (report/answer.cpp).
         {"advice_vllm_fp8_kv", "with an fp8 KV cache (--kv-cache-dtype fp8) it fits: up to {max} tokens per sequence"},
         {"advice_llamacpp_q8_kv",

@@ -113,10 +113,31 @@ Result<bool> resolve_overheads(const Ctx& c, const VllmRelease& rel, BudgetResul
     return true;
 }
 
+// With an NVFP4 cache each FlashInferImpl keeps an fp8 output buffer of max_num_batched_tokens x its query heads x
+// head size (flashinfer.py `_nvfp4_fp8_out`, PR #40177 on): made while the model is built, so vLLM counts it with
+// the weights. Per pipeline stage: the buffers of its attention layers (the drafter's on the last).
+std::vector<int64_t> nvfp4_out_buffers(const Ctx& c, const BudgetResult& r, const ModelSpec& layers) {
+    auto parts = vllm_pp_parts(static_cast<int64_t>(layers.layers.size() - layers.drafter_layers), r.pp,
+                               c.in.pp_layer_partition);
+    std::vector<int64_t> out(r.stages.size(), 0);
+    if (!parts) return out;
+    size_t stage = 0;
+    int64_t left = parts->empty() ? 0 : (*parts)[0];
+    for (const Layer& l : layers.layers) {
+        while (left == 0 && stage + 1 < parts->size()) left = (*parts)[++stage];
+        if (left > 0) --left;
+        if (l.kind != LayerKind::Full && l.kind != LayerKind::Sliding && l.kind != LayerKind::Chunked) continue;
+        const int64_t heads = (l.q_heads > 0 ? l.q_heads : layers.dims.num_attention_heads) / r.tp;
+        const int64_t bytes = sat_mul(sat_mul(r.max_num_batched_tokens, heads), l.k_head_dim);
+        if (stage < out.size()) out[stage] = sat_add(out[stage], bytes);
+    }
+    return out;
+}
+
 // Every (tp, pp) rank computes its own pool from its own weights and profile
 // (determine_available_memory); ranks of one stage are alike. Returns each stage's pool;
-// r.kv_pool_bytes is the smallest.
-std::vector<int64_t> kv_pools(const Ctx& c, BudgetResult& r) {
+// r.kv_pool_bytes is the smallest. `buffers`: what each stage's model builds beside its weights.
+std::vector<int64_t> kv_pools(const Ctx& c, BudgetResult& r, const std::vector<int64_t>& buffers) {
     const int64_t rotary = vllm_rotary_cache_bytes(c.m, dtype_size(served_dtype(c)));
     if (r.weights.stage_bytes.empty()) r.weights.stage_bytes = {r.weights.per_gpu_bytes};
     std::vector<int64_t> pools;
@@ -124,6 +145,7 @@ std::vector<int64_t> kv_pools(const Ctx& c, BudgetResult& r) {
     for (size_t s = 0; s < r.stages.size(); ++s) {
         VllmStage& st = r.stages[s];
         st.weights_bytes = sat_add(r.weights.stage_bytes[std::min(s, r.weights.stage_bytes.size() - 1)], rotary);
+        if (s < buffers.size()) st.weights_bytes = sat_add(st.weights_bytes, buffers[s]);
         heaviest = std::max(heaviest, st.weights_bytes);
         // Saturating: an activation estimate of INT64_MAX (see estimates.cpp) must leave no pool, not wrap into one.
         st.kv_available_bytes =
@@ -374,12 +396,21 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
                                                          {"bytes", format_bytes(r.drafter_weight_bytes)}}));
         }
     }
-    const std::vector<int64_t> pools = kv_pools(c, r);
-
-    VllmOptions o;
     // The declared cache is the config's, whatever weight format is asked, as `kvbudget kv` reads it.
     auto kvc = vllm_kv_choice(m, *rel, c.in.kv_cache_dtype.empty() ? "auto" : c.in.kv_cache_dtype, &r.notes);
     if (!kvc) return kvc.error();
+    std::vector<int64_t> buffers;
+    if (is_nvfp4_kv(kvc->dtype) && rel->nvfp4_kv_backend) {
+        buffers = nvfp4_out_buffers(c, r, with_drafter ? *with_drafter : m);
+        int64_t most = 0;
+        for (int64_t b : buffers) most = std::max(most, b);
+        if (most > 0)
+            r.notes.push_back(note("vllm_nvfp4_out_buffer",
+                                   {{"bytes", format_bytes(most)}, {"tokens", with_commas(r.max_num_batched_tokens)}}));
+    }
+    const std::vector<int64_t> pools = kv_pools(c, r, buffers);
+
+    VllmOptions o;
     o.kv_cache_dtype = kvc->dtype;
     const std::string command_kv = kvc->command;
     // KV cache dtype auto is the dtype the model is served in.
@@ -421,6 +452,10 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
         if (!startup_refusal)
             startup_refusal = vllm_fp8_kv_refusal(m, L.kv_cache_dtype, c.gpu->compute_capability, c.gpu->name, *rel);
     }
+    // or for an NVFP4 cache, which only FlashInfer takes, on 10.x (B200, B300):
+    if (c.gpu && (c.gpu->vendor == "nvidia" || c.gpu->vendor == "amd") && !L.over_max_model_len && !startup_refusal)
+        startup_refusal = vllm_nvfp4_kv_refusal(m, L.kv_cache_dtype, c.gpu->vendor == "nvidia",
+                                                c.gpu->compute_capability, c.gpu->name, *rel);
     // or layers stored in fp8 blocks that tensor parallelism splits off the block grid (dense linears or experts):
     const bool off_grid_ok = rel->fp8_merged_off_grid;
     auto block = vllm_fp8_block_refusal(m, c.fmt, r.tp, off_grid_ok);

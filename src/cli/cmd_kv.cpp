@@ -28,7 +28,7 @@ The model's own KV cache, before any engine's block rounding:
 
   --context N     tokens per sequence (default: the model's max_position_embeddings)
   --seqs N        concurrent sequences (default 1)
-  --kv-dtype T    vllm: auto bfloat16 float16 fp8 fp8_e4m3 fp8_e5m2 (default auto; the newest release's)
+  --kv-dtype T    vllm: auto bfloat16 float16 fp8 fp8_e4m3 fp8_e5m2 nvfp4 (default auto; the newest release's)
                   llamacpp: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 iq4_nl (default f16)
                   transformers: auto bfloat16 float16 float32 (default auto: the checkpoint's)
   --engine E      whose element types and cache layout: vllm (default), llamacpp

@@ -24,8 +24,8 @@ or vLLM's ValueError when one request of --max-model-len tokens does not fit
 
   --kv-cache-memory SIZE         KV cache bytes per GPU (8GiB, 24GB, 512MiB, or bytes)
   --max-model-len N              tokens per request (default: max_position_embeddings)
-  --kv-cache-dtype T             auto bfloat16 float16 fp8 fp8_e4m3 fp8_e5m2 (default auto; as the release takes them:
-                                 bfloat16 from 0.11, float16 from 0.18)
+  --kv-cache-dtype T             auto bfloat16 float16 fp8 fp8_e4m3 fp8_e5m2 nvfp4 (default auto; as the release takes
+                                 them: bfloat16 from 0.11, float16 from 0.18, nvfp4 from 0.20)
   --block-size N                 tokens per block (default 16; hybrid mamba models grow it)
   --mla-block-size N             MLA block size when --block-size is not given (16; 64 FlashMLA, 128 CUTLASS MLA)
   --gpu ID                       the GPU (h100, b200, rtx-5090 ...): an MLA model gets the block size of the

@@ -212,6 +212,22 @@ constexpr VllmChange kVllmKvPerTokenHead = {20, 0, 18, 2, 0, 59};
 //    (f4b42df04, v0.19.1rc0-294); nvfp4: PR #37332, 2026-04-17 (6b2b7bd0e, v0.19.1rc0-373). Both first in v0.20.0.
 constexpr VllmChange kVllmKvTurboquant = {20, 0, 19, 1, 0, 294};
 constexpr VllmChange kVllmKvNvfp4 = {20, 0, 19, 1, 0, 373};
+//  PR #37332 gave nvfp4 its spelling, its page (FullAttentionSpec only) and FlashInfer's layout, but no backend's
+//    supported_kv_cache_dtypes listed it. PR #40177 "Add nvfp4 kv cache support", 2026-04-30 (947138b6c,
+//    v0.20.1rc0-125; v0.20.1 and v0.20.2 lack it, v0.21.0rc1 has it): FlashInfer takes nvfp4, the chunked-local
+//    page (AttentionSpec) packs it, the per-layer FP8 output buffer, and VllmConfig refuses nvfp4 with MLA.
+constexpr VllmChange kVllmKvNvfp4Backend = {21, 0, 20, 1, 0, 125};
+//  SlidingWindowSpec packs nvfp4 (before, its page counted one uint8 per value): PR #42464, a8c13d283, 2026-05-13
+//    (v0.20.2rc0-294), picked into v0.21.0rc2 (a707288c1).
+constexpr VllmChange kVllmKvNvfp4SlidingPage = {21, 0, 20, 2, 0, 294, 2};
+//  FlashInfer's head size 512 (get_supported_head_sizes, was 64 / 128 / 256): PR #38822, 552bbe6f4, 2026-05-22
+//    (v0.21.1rc0-236); first in v0.22.0rc1.
+constexpr VllmChange kVllmFlashInferHead512 = {22, 0, 21, 1, 0, 236};
+//  FlashInfer refuses nvfp4 off compute capability 10.x at backend selection
+//  (FlashInferBackend.supports_kv_cache_dtype)
+//    from PR #43232 "Xqa decode kernels", d29125c08, 2026-07-02 (v0.23.1rc0-733), first in v0.25.0rc1; before, it
+//    was picked on any GPU it runs on and its trtllm-gen prefill / decode wrappers failed later. Refused alike
+//    (vllm_nvfp4_kv_refusal), so no boundary is kept.
 //  int4_per_token_head: PR #40835, 2026-06-24 (70749fdcc, v0.23.1rc0-377); v0.24.0 lacks it, v0.25.0rc1 has it.
 constexpr VllmChange kVllmKvInt4PerTokenHead = {25, 0, 23, 1, 0, 377};
 //  nvfp4_4over6: PR #45187, 2026-08-07 (1c94e8dc7, v0.26.1rc0-492), after v0.27 branched: main only, taken to ship
@@ -285,6 +301,7 @@ void apply_vllm_release(const VllmRelease& rel, VllmOptions& o) {
     o.mamba_prefix = rel.mamba_prefix;
     o.mamba_spec_align = rel.mamba_spec_align;
     o.mamba_align_default = rel.mamba_align_default;
+    o.nvfp4_kv_sliding_page = rel.nvfp4_kv_sliding_page;
 }
 
 Result<VllmRelease> vllm_release(const std::string& version) {
@@ -305,6 +322,9 @@ Result<VllmRelease> vllm_release(const std::string& version) {
     r.batch_defaults_160 = has(kVllmBatch160);
     r.kv_from_modelopt = has(kVllmKvFromModelopt);
     r.kv_modelopt_nvfp4 = has(kVllmKvNvfp4);
+    r.nvfp4_kv_backend = has(kVllmKvNvfp4Backend);
+    r.nvfp4_kv_sliding_page = has(kVllmKvNvfp4SlidingPage);
+    r.flashinfer_head_512 = has(kVllmFlashInferHead512);
     r.kv_from_ct_scheme = has(kVllmKvFromCtScheme);
     r.kv_ct_explicit_wins = has(kVllmKvCtExplicitWins);
     r.cudagraph_max_1024_sm100 = has(kVllmCapture1024);
@@ -359,12 +379,8 @@ Result<VllmKvChoice> vllm_kv_choice(const ModelSpec& m, const VllmRelease& rel, 
             say(note("vllm_kv_declared_unmapped", {{"value", q.kv.written}}));
             return c;
         }
-        // MODELOPT_TO_VLLM_KV_CACHE_DTYPE_MAP: "fp8" -> "fp8_e4m3".
+        // MODELOPT_TO_VLLM_KV_CACHE_DTYPE_MAP: "fp8" -> "fp8_e4m3", "nvfp4" -> "nvfp4".
         c.dtype = q.kv.dtype == "fp8" ? "fp8_e4m3" : q.kv.dtype;
-        // NVFP4's packed pages are not sized here (vllm_kv_type_names): say where the dtype came from.
-        if (!vllm_kv_type(c.dtype, m.dtype))
-            return make_error("bad_kv_dtype",
-                              note("vllm_kv_declared_not_modelled", {{"dtype", c.dtype}, {"value", q.kv.written}}));
         say(note("vllm_kv_declared", {{"dtype", c.dtype}, {"value", q.kv.written}}));
         return c;
     }
@@ -392,10 +408,14 @@ Result<KvType> vllm_kv_cache_dtype(const std::string& value, const ModelSpec& m,
     // Only the sparse MLA backends (FlashMLA-sparse, FlashInfer-MLA-sparse) store the packed fp8_ds_mla cache.
     const bool ds_sparse =
         (m.has(LayerKind::Mla) && m.sparse_mla) || std::any_of(m.layers.begin(), m.layers.end(), dsv4_layer);
+    const bool mla = m.has(LayerKind::Mla);
     auto sized = [&](const std::string& n) {
         const auto& names = vllm_kv_type_names();
-        return std::find(names.begin(), names.end(), n) != names.end() || (n == "fp8_ds_mla" && ds_sparse);
+        return std::find(names.begin(), names.end(), n) != names.end() || (n == "fp8_ds_mla" && ds_sparse) ||
+               (is_nvfp4_kv(n) && !mla);
     };
+    // VllmConfig.validate_nvfp4_kv_cache_with_mla (PR #40177, 0.21.0 on; 0.20 had no backend for nvfp4 at all).
+    if (is_nvfp4_kv(value) && mla) return vllm_steps::refuse(note("vllm_nvfp4_kv_mla"));
     if (!sized(value)) {
         std::string list;
         for (const auto& n : choices)
@@ -647,18 +667,23 @@ void attention_spec(const Layer& l, const Plan& p, VllmLayerSpec& s) {
     s.head_size = l.k_head_dim;
     s.head_size_v = l.v_head_dim > 0 && !p.pad_v ? l.v_head_dim : l.k_head_dim;
     s.window = l.window;
+    // A head's K row and V row as the element type stores them (an NVFP4 row carries its block scales).
+    auto row = [&](int64_t n) { return __int128(p.kv.bytes(n)); };
     if (l.kind == LayerKind::Full || p.disable_hybrid) {
         s.spec_type = "FullAttentionSpec";
         s.real_page_size_bytes =
-            page_bytes(s.block_size, __int128(s.num_kv_heads) * (s.head_size + s.head_size_v) * p.dt);
+            page_bytes(s.block_size, __int128(s.num_kv_heads) * (row(s.head_size) + row(s.head_size_v)));
         if (l.kind == LayerKind::Full) s.window = 0;
     } else {
         s.spec_type = l.kind == LayerKind::Sliding ? "SlidingWindowSpec" : "ChunkedLocalAttentionSpec";
         // SlidingWindowSpec pages head_size + head_size_v from 0.20.0 (VllmOptions::diffkv), 2 x head_size before;
         // ChunkedLocalAttentionSpec still 2 x head_size.
-        const int64_t width = l.kind == LayerKind::Sliding && p.diffkv ? s.head_size + s.head_size_v : 2 * s.head_size;
-        if (!(l.kind == LayerKind::Sliding && p.diffkv)) s.head_size_v = s.head_size;
-        s.real_page_size_bytes = page_bytes(s.block_size, __int128(s.num_kv_heads) * width * p.dt);
+        const bool diff = l.kind == LayerKind::Sliding && p.diffkv;
+        if (!diff) s.head_size_v = s.head_size;
+        const __int128 per_head = l.kind == LayerKind::Sliding && p.sliding_uint8
+                                      ? __int128(s.head_size + s.head_size_v) * p.dt
+                                      : row(s.head_size) + row(s.head_size_v);
+        s.real_page_size_bytes = page_bytes(s.block_size, __int128(s.num_kv_heads) * per_head);
     }
 }
 
@@ -669,7 +694,7 @@ void mla_spec(const Layer& l, const Plan& p, VllmLayerSpec& s) {
     s.num_kv_heads = 1;
     s.head_size = l.kv_lora_rank + l.qk_rope_head_dim;
     s.head_size_v = s.head_size;
-    s.real_page_size_bytes = page_bytes(s.block_size, p.fp8_ds_mla ? 656 : s.head_size * p.dt);
+    s.real_page_size_bytes = page_bytes(s.block_size, p.fp8_ds_mla ? 656 : p.kv.bytes(s.head_size));
     if (p.fp8_ds_mla) s.dtype_bytes = 1;
 }
 
@@ -848,8 +873,12 @@ Result<VllmLayout> vllm_layout(const ModelSpec& m, const VllmOptions& o) {
     if (m.msa_block_size > 0 && o.block_size > 0 && o.block_size % m.msa_block_size != 0)
         return refuse(note("vllm_msa_block_size", {{"block", std::to_string(o.block_size)}}));
     L.concurrency_group_blocks = o.concurrency_group_blocks;
-    p.dt = kvt->bytes(1);
-    if (p.dt <= 0) return bad_value(note("vllm_kv_elem_unknown", {{"dtype", o.kv_cache_dtype}}));
+    p.kv = *kvt;
+    // STR_DTYPE_TO_TORCH_DTYPE: a block-quantized cache is a uint8 tensor.
+    p.dt = kvt->is_block_quantized() ? 1 : kvt->block_bytes;
+    if (p.dt <= 0 || kvt->block_bytes <= 0)
+        return bad_value(note("vllm_kv_elem_unknown", {{"dtype", o.kv_cache_dtype}}));
+    p.sliding_uint8 = is_nvfp4_kv(kvt->name) && !o.nvfp4_kv_sliding_page;
 
     if (auto ok = resolve_lengths(m, o, L); !ok) return ok.error();
     if (auto ok = check_tp(m, p.tp); !ok) return ok.error();

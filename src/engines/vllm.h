@@ -138,6 +138,13 @@ struct VllmRelease {
     // nvfp4 from 0.20.0 (PR #37332; before, vLLM warns and keeps auto).
     bool kv_from_modelopt = true;
     bool kv_modelopt_nvfp4 = true;
+    // An NVFP4 cache (--kv-cache-dtype nvfp4, nvfp4_4over6, or declared): 0.20.x lists the spelling but no attention
+    // backend takes it (PR #37332); FlashInfer takes it from 0.21.0 (PR #40177), which also refuses it for MLA models;
+    // sliding-window pages pack it from 0.21.0rc2 (PR #42464; a uint8 per value before). vllm_nvfp4_kv_refusal.
+    bool nvfp4_kv_backend = true;
+    bool nvfp4_kv_sliding_page = true;
+    // FlashInfer's head sizes 64, 128, 256, and 512 from 0.22.0 (PR #38822).
+    bool flashinfer_head_512 = true;
     // A compressed-tensors kv_cache_scheme makes the Attention layers cache fp8: PR #30141, first in 0.15.0, over
     // any --kv-cache-dtype until PR #42782 (0.22.0) left an explicit one alone.
     bool kv_from_ct_scheme = true;
@@ -195,12 +202,26 @@ std::optional<Message> vllm_fp8_kv_refusal(const ModelSpec& m, const std::string
 // cc is 0 (AMD, Apple, a GPU given only by its memory).
 std::optional<Message> vllm_gpu_refusal(int cc, const std::string& gpu, const VllmRelease& rel);
 
+// The NVFP4 spellings of --kv-cache-dtype sharing one page layout: nvfp4, nvfp4_4over6 (not sparse MLA's nvfp4_ds_mla).
+bool is_nvfp4_kv(const std::string& kv_dtype);
+
+// vLLM's start-up refusal of an NVFP4 cache (`kv_dtype` as resolved: nvfp4, nvfp4_4over6) for `m` on the GPU named
+// `gpu` (an NVIDIA one of compute capability `cc` x 10, or `nvidia` false: AMD), or nothing when vLLM serves it. Only
+// FlashInfer lists nvfp4 among its supported_kv_cache_dtypes, and only on compute capability 10.x with its trtllm-gen
+// kernels (FlashInferBackend.supports_kv_cache_dtype; its metadata builder: "--kv-cache-dtype nvfp4 requires the SM100
+// trtllm-gen FlashInfer path."); no ROCm backend lists it. So: 0.20.x on any GPU (no backend), any GPU not of 10.x
+// (vllm_nvfp4_kv_gpu), and a head size FlashInfer has no kernel for (64, 128, 256, and 512 from 0.22;
+// vllm_nvfp4_kv_head_size).
+std::optional<Message> vllm_nvfp4_kv_refusal(const ModelSpec& m, const std::string& kv_dtype, bool nvidia, int cc,
+                                             const std::string& gpu, const VllmRelease& rel);
+
 // An explicit `vllm serve --kv-cache-dtype` for `m` under a release taking `choices` (VllmRelease::kv_cache_dtypes;
 // empty: the newest's): the element type of its cache. A spelling the release does not take is refused in the words
 // of vLLM's argparse (unknown_vllm_kv_dtype, listing the release's choices: float32 never was one); one it takes whose
 // cache kvbudget does not size is refused with vllm_kv_dtype_not_modelled (fp8_inc: Intel Gaudi's; turboquant_*,
-// *_per_token_head, nvfp4*: layouts and kernels of their own; fp8_ds_mla but on DeepSeek-V3.2's sparse MLA, whose
-// fp8 cache it is). "auto" is the checkpoint's dtype (vllm_kv_type).
+// *_per_token_head: layouts and kernels of their own; nvfp4_ds_mla, whose record was not read; fp8_ds_mla but on
+// DeepSeek-V3.2's sparse MLA, whose fp8 cache it is). nvfp4 / nvfp4_4over6 on an MLA model is vLLM's own refusal
+// (vllm_nvfp4_kv_mla). "auto" is the checkpoint's dtype (vllm_kv_type).
 Result<KvType> vllm_kv_cache_dtype(const std::string& value, const ModelSpec& m,
                                    const std::vector<std::string>& choices = {});
 
@@ -271,6 +292,7 @@ struct VllmOptions {
     VllmMambaPrefix mamba_prefix = VllmMambaPrefix::Declared;  // see VllmRelease
     bool mamba_spec_align = false;                             // see VllmRelease
     bool mamba_align_default = true;                           // see VllmRelease
+    bool nvfp4_kv_sliding_page = true;                         // see VllmRelease
     int enable_prefix_caching = -1;               // --enable-prefix-caching: 1 on, 0 off, -1 the release's default
     int64_t swap_space_bytes = int64_t(4) << 30;  // V0 only: --swap-space (CPU blocks line)
     // VLLM_ALLOW_LONG_MAX_MODEL_LEN=1: a max_model_len past the derived one is laid out

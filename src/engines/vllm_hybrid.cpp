@@ -87,10 +87,11 @@ namespace {
 // Bytes one token of the first attention layer takes on one GPU.
 int64_t attention_token_bytes(const ModelSpec& m, const Plan& p) {
     for (const Layer& l : m.layers) {
-        if (l.kind == LayerKind::Mla) return (l.kv_lora_rank + l.qk_rope_head_dim) * p.dt;
+        if (l.kind == LayerKind::Mla) return p.kv.bytes(l.kv_lora_rank + l.qk_rope_head_dim);
+        // FullAttentionSpec of block 1 with kv_quant_mode (platforms/interface.py): K and V rows of head_size.
         if (l.kind == LayerKind::Full || l.kind == LayerKind::Sliding || l.kind == LayerKind::Chunked) {
             const int64_t h = std::max<int64_t>(1, l.kv_heads / p.tp);
-            return 2 * h * l.k_head_dim * p.dt;
+            return 2 * h * p.kv.bytes(l.k_head_dim);
         }
     }
     return 0;

@@ -1,5 +1,6 @@
 // vLLM's attention backend choice on CUDA: the MLA backend and the KV block size it brings (vllm_mla_backend),
-// and whether any backend takes an fp8 KV cache on the GPU (vllm_fp8_kv_refusal; vllm.h says which files).
+// and whether any backend takes an fp8 or NVFP4 KV cache on the GPU (vllm_fp8_kv_refusal, vllm_nvfp4_kv_refusal;
+// vllm.h says which files).
 // From vllm/platforms/cuda.py (_get_backend_priorities, check_and_update_config before 0.18,
 // update_block_size_for_backend after) and each backend's get_supported_kernel_block_sizes and
 // supports_compute_capability in vllm/v1/attention/backends/mla/.
@@ -60,6 +61,31 @@ std::optional<Message> vllm_fp8_kv_refusal(const ModelSpec& m, const std::string
                                        {"gpu", gpu},
                                        {"capability", std::to_string(cc / 10) + "." + std::to_string(cc % 10)},
                                        {"dtype", cc < 80 ? "float16" : "bfloat16"}});
+}
+
+bool is_nvfp4_kv(const std::string& kv_dtype) {
+    return kv_dtype == "nvfp4" || kv_dtype == "nvfp4_4over6";
+}
+
+std::optional<Message> vllm_nvfp4_kv_refusal(const ModelSpec& m, const std::string& kv_dtype, bool nvidia, int cc,
+                                             const std::string& gpu, const VllmRelease& rel) {
+    if (!is_nvfp4_kv(kv_dtype)) return std::nullopt;
+    if (!rel.nvfp4_kv_backend) return note("vllm_nvfp4_kv_no_backend", {{"dtype", kv_dtype}, {"version", rel.version}});
+    const std::string capability = nvidia ? std::to_string(cc / 10) + "." + std::to_string(cc % 10) : "";
+    if (!nvidia || cc / 10 != 10)
+        return note(nvidia ? "vllm_nvfp4_kv_gpu" : "vllm_nvfp4_kv_gpu_amd",
+                    {{"dtype", kv_dtype}, {"gpu", gpu}, {"capability", capability}});
+    // FlashInferBackend.get_supported_head_sizes, checked against each attention layer's head size.
+    for (const Layer& l : m.layers) {
+        if (l.kind != LayerKind::Full && l.kind != LayerKind::Sliding && l.kind != LayerKind::Chunked) continue;
+        const int64_t h = l.k_head_dim;
+        if (h != 64 && h != 128 && h != 256 && (h != 512 || !rel.flashinfer_head_512))
+            return note("vllm_nvfp4_kv_head_size",
+                        {{"dtype", kv_dtype},
+                         {"head", std::to_string(h)},
+                         {"sizes", rel.flashinfer_head_512 ? "64, 128, 256, 512" : "64, 128, 256"}});
+    }
+    return std::nullopt;
 }
 
 }  // namespace kvb

@@ -25,7 +25,9 @@ inline Error overflow(const std::string& model) {
 struct Plan {
     std::string model;  // for the overflow refusal
     int64_t tp = 1, pp = 1, n_layers = 0;
-    int64_t dt = 0;               // KV cache element bytes
+    KvType kv;                    // the cache's element type; a row of n values takes kv.bytes(n)
+    int64_t dt = 0;               // the cache tensor's storage bytes per element (uint8 for NVFP4's packed rows)
+    bool sliding_uint8 = false;   // NVFP4 before PR #42464: SlidingWindowSpec paged one uint8 per value
     int conv_b = 0, ssm_b = 0;    // recurrent state element bytes (conv, ssm)
     int64_t num_spec = 0;         // speculative tokens (extra conv taps / state blocks)
     bool has_state = false;       // any Linear / Mamba layer

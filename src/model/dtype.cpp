@@ -35,6 +35,11 @@ Result<KvType> vllm_kv_type(const std::string& name, const std::string& model_dt
     // fp8_ds_mla's elements are fp8 too; its packed page (656 B/token) is the engine's to lay out.
     if (name == "fp8" || name == "fp8_e4m3" || name == "fp8_e5m2" || name == "fp8_ds_mla") return KvType{name, 1, 1};
     if (name == "bfloat16" || name == "float16") return KvType{name, 1, 2};
+    // NVFP4 (torch_utils.nvfp4_kv_cache_full_dim, kv_cache_interface.py's real_page_size_bytes): each head's row is
+    // head_size / 2 bytes of packed 4-bit values then head_size / 16 fp8 (E4M3) block scales, so 9 bytes per 16
+    // values; the per-tensor k_scale / v_scale are layer parameters, not in the page. nvfp4_4over6 only chooses its
+    // scales differently (the store kernel's search), in the same layout.
+    if (name == "nvfp4" || name == "nvfp4_4over6") return KvType{name, 16, 9};
     if (name == "auto") {
         // vLLM serves float32 checkpoints in 16-bit by default (ModelConfig's dtype
         // "auto" resolution), so the cache follows that, not the checkpoint.

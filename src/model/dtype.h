@@ -24,10 +24,11 @@ struct KvType {
 int dtype_size(const std::string& dtype);
 
 // The element type of a vLLM --kv-cache-dtype whose cache kvbudget sizes: auto (the checkpoint's dtype, float32
-// served in 16-bit), bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2, fp8_ds_mla. Which spellings a release takes, and
-// for which models, is engines/vllm.h's vllm_kv_cache_dtype.
+// served in 16-bit), bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2, fp8_ds_mla, and nvfp4 / nvfp4_4over6 (16 values in
+// 9 bytes: 8 of packed 4-bit values and one fp8 block scale). Which spellings a release takes, and for which models
+// and GPUs, is engines/vllm.h's vllm_kv_cache_dtype and vllm_nvfp4_kv_refusal.
 Result<KvType> vllm_kv_type(const std::string& name, const std::string& model_dtype);
-// The ones the page offers (the newest vLLM's, any model): auto bfloat16 float16 fp8 fp8_e4m3 fp8_e5m2.
+// The ones the page offers (the newest vLLM's, any model and GPU): auto bfloat16 float16 fp8 fp8_e4m3 fp8_e5m2.
 const std::vector<std::string>& vllm_kv_type_names();
 // KV cache dtype "auto" of a model served in `served_dtype` (--dtype, or what dtype auto picked for the GPU):
 // that dtype, float32 included (Gemma 3 on a T4).

@@ -18,6 +18,8 @@
 #include "base/message.h"
 #include "budget/budget.h"
 #include "fixtures.h"
+#include "kv/kv.h"
+#include "kv/tables.h"
 #include "model/config_reader.h"
 #include "model/quant.h"
 #include "report/answer.h"
@@ -184,26 +186,50 @@ TEST_CASE("checkpoint KV: vLLM serves a ModelOpt checkpoint's declared cache und
     CHECK(bf.command == "vllm serve Qwen/Qwen3-32B-FP8 --max-model-len 32768 --kv-cache-dtype bfloat16");
 }
 
-TEST_CASE("checkpoint KV: a declared NVFP4 cache is refused by where it came from; before 0.20.0 it maps to auto") {
+TEST_CASE("checkpoint KV: a declared NVFP4 cache is sized from 0.21.0 on a B200, refused where vLLM refuses it") {
     auto r = kvb::parse_config(fixture_text("meta-llama/Llama-3.1-8B-Instruct"), "nvidia/Llama-3.1-8B-Instruct-FP4",
                                hf_quant("modelopt-nvfp4"));
     REQUIRE(r.ok());
     const kvb::ModelSpec& m = r.value();
     CHECK(m.quant.kv.dtype == "nvfp4");
+    // MODELOPT_TO_VLLM_KV_CACHE_DTYPE_MAP "nvfp4" -> "nvfp4": 36,864 B a token (32 x 8 x 2 x (64 + 8)), and each of
+    // the 32 FlashInferImpls keeps 16,384 x 32 x 128 B of fp8 output buffer (test_nvfp4_kv.cpp).
+    const kvb::BudgetResult b200 = vllm_on(m, "b200", 32768);
+    CHECK(b200.kv_cache_dtype == "nvfp4");
+    CHECK_FALSE(b200.startup_refused);
+    CHECK(b200.capacity.log_lines.at(0) ==
+          "GPU KV cache size: 4,438,784 tokens, Maximum concurrency for 32,768 tokens per request: 135.46x");
+    CHECK(b200.command == "vllm serve nvidia/Llama-3.1-8B-Instruct-FP4 --max-model-len 32768");
+    for (const kvb::Message& n : b200.notes)
+        if (n.code == "vllm_kv_declared")
+            CHECK(kvb::render_english(n) ==
+                  "vLLM caches KV as nvfp4 under --kv-cache-dtype auto: the checkpoint's ModelOpt quantization "
+                  "declares its KV cache as NVFP4");
+    CHECK(has_note(b200, "vllm_kv_declared"));
     kvb::BudgetInputs in;
-    in.gpu = "rtx-4090";
+    in.gpu = "b200";
     in.context = 32768;
-    auto b = kvb::compute_budget(m, in);
-    REQUIRE_FALSE(b.ok());
-    CHECK(b.error().message ==
-          "the checkpoint declares its KV cache as NVFP4, which vLLM serves under --kv-cache-dtype auto as nvfp4: "
-          "kvbudget does not size that cache; pass --kv-cache-dtype fp8 or bfloat16 to size one it does");
-    in.kv_cache_dtype = "fp8";
-    CHECK(kvb::compute_budget(m, in).ok());
+    auto a = kvb::compute_answer(m, in);
+    REQUIRE(a.ok());
+    CHECK(a->metrics.kv_bytes_per_token == 36864);
+    CHECK(a->kv.ideal.bytes_per_token == 36864);
+    // `kvbudget kv` reads the same declaration.
+    auto kv = kvb::engine_kv(m, "vllm", "auto");
+    REQUIRE(kv.ok());
+    CHECK(kvb::ideal_kv(kv->view, kv->dtypes).bytes_per_token == 36864);
+
+    // On an RTX 4090 (8.9) no backend takes it: vLLM stops at start-up; the budget says so and keeps its numbers.
+    const kvb::BudgetResult ada = vllm_on(m, "rtx-4090", 32768);
+    CHECK(ada.startup_refused);
+    CHECK(ada.verdict_reason.code == "vllm_nvfp4_kv_gpu");
+    // 0.20.x maps it to nvfp4 but lists it in no backend.
+    CHECK(vllm_on(m, "b200", 32768, "0.20.0").verdict_reason.code == "vllm_nvfp4_kv_no_backend");
     // 0.19.0's map has fp8 alone: "Unknown kv_cache_quant_algo", auto (bfloat16).
     const kvb::BudgetResult old = vllm_on(m, "rtx-4090", 32768, "0.19.0");
     CHECK(old.kv_cache_dtype == "bfloat16");
     CHECK(has_note(old, "vllm_kv_declared_unmapped"));
+    // An explicit choice wins.
+    CHECK(vllm_on(m, "rtx-4090", 32768, "", "fp8").kv_cache_dtype == "fp8");
 }
 
 // poolside/Laguna-XS.2-FP8 (a real compressed-tensors checkpoint) has a kv_cache_scheme: fp8 tensor scales.

@@ -608,7 +608,7 @@ TEST_CASE("vLLM --kv-cache-dtype: the spellings each release takes, vLLM's refus
     CHECK(vllm_kv_cache_dtype("turboquant_k8v4", llama).error().message ==
           "vLLM takes --kv-cache-dtype turboquant_k8v4, but kvbudget does not size that cache for this model (a page "
           "layout or attention backend kvbudget does not model); it sizes auto, bfloat16, float16, fp8, fp8_e4m3, "
-          "fp8_e5m2");
+          "fp8_e5m2, nvfp4, nvfp4_4over6");
     CHECK(vllm_kv_cache_dtype("fp8_inc", llama, choices("0.17.1")).error().detail.code == "vllm_kv_dtype_not_modelled");
     CHECK(vllm_kv_cache_dtype("fp8_ds_mla", llama).error().detail.code == "vllm_kv_dtype_not_modelled");
     CHECK(vllm_kv_cache_dtype("nvfp4_ds_mla", llama).error().detail.code == "vllm_kv_dtype_not_modelled");
