@@ -376,9 +376,9 @@ const std::vector<MessageTemplate>& message_templates() {
          "vLLM's \"GPU KV cache size: {printed} tokens\" counts the one {block}-token block it keeps in reserve (the "
          "null block): one request can hold at most {usable} tokens, the longest context shown here"},
         {"vllm_rope_cache",
-         "vLLM: weights per GPU include the RoPE cos/sin cache the model builds at load ({bytes}: "
-         "max_position_embeddings "
-         "x rotary dimension, in the model dtype), which vLLM counts in \"Model loading took\""},
+         "vLLM: weights per GPU include the RoPE cos/sin caches the model builds at load ({bytes}: positions x rotary "
+         "dimension for each distinct RoPE, in the model dtype unless the model forces one), which vLLM counts in "
+         "\"Model loading took\""},
         {"vllm_cudagraphs_uncounted",
          "vLLM before 0.20.0 sizes the KV cache before it captures its CUDA graphs, so their memory (about {bytes}) "
          "comes on top of gpu_memory_utilization's share (0.18 and 0.19 count it first with "

@@ -1,6 +1,7 @@
 #include "budget/estimates.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "base/arith.h"
 #include "base/text.h"
@@ -134,16 +135,52 @@ bool vllm_builds_rope(const ModelSpec& m) {
     return true;
 }
 
+namespace {
+
+// The rows of one cos/sin cache, as each RotaryEmbedding class sizes it at v0.27.1 (layers/rotary_embedding/):
+// YaRN (yarn_scaling_rope.py, and DeepSeek's deepseek_scaling_rope.py) gets the original length from get_rope and
+// caches arange(original x factor); linear (linear_scaling_rope.py) caches arange(max_position x factor);
+// LongRoPE (phi3_long_rope_scaled_rope.py) a short cache of the original length above a long one of max_position;
+// MRotaryEmbedding (mrope.py) 4 x its length ("the maximum index value is related to the duration of the input
+// video"), before YaRN's factor when it has one; default, llama3 and dynamic cache max_position rows.
+int64_t rope_rows(const ModelSpec& m, int64_t positions, const RopeCache& c) {
+    const RopeScaling* s =
+        c.follows_model ? (m.rope_scaling ? &*m.rope_scaling : nullptr) : (c.scaling ? &*c.scaling : nullptr);
+    const std::string type = s ? s->type : "default";
+    const double factor = s && s->factor > 0 ? s->factor : 1.0;
+    // torch.arange over a float end holds ceil(end) values.
+    auto arange = [](double end) { return clamp_i64(static_cast<i128>(std::ceil(end))); };
+    if (type == "yarn" || type == "deepseek_yarn") {
+        int64_t base = s->original_max_position_embeddings > 0 ? s->original_max_position_embeddings : positions;
+        if (c.mrope) base = sat_mul(base, 4);
+        return arange(double(base) * factor);
+    }
+    if (c.mrope) return sat_mul(positions, 4);
+    if (type == "linear") return arange(double(positions) * factor);
+    if (type == "longrope") {
+        const int64_t orig = s->original_max_position_embeddings > 0  ? s->original_max_position_embeddings
+                             : m.original_max_position_embeddings > 0 ? m.original_max_position_embeddings
+                                                                      : positions;
+        return sat_add(orig, positions);
+    }
+    return positions;
+}
+
+}  // namespace
+
 int64_t vllm_rotary_cache_bytes(const ModelSpec& m, int dtype_bytes) {
     if (!vllm_builds_rope(m)) return 0;
-    int64_t rot = 0;
-    for (const Layer& l : m.layers) {
-        if (l.kind == LayerKind::Mla) {
-            rot = l.qk_rope_head_dim;
-            break;
-        }
-        if (l.kind == LayerKind::Full || l.kind == LayerKind::Sliding || l.kind == LayerKind::Chunked) {
-            rot = l.k_head_dim;
+    std::vector<RopeCache> caches = m.rope_caches;
+    if (caches.empty()) {
+        // A GGUF header: one cache of the first attention layer's width.
+        for (const Layer& l : m.layers) {
+            const int64_t rot = l.kind == LayerKind::Mla ? l.qk_rope_head_dim
+                                : head_attention(l.kind) ? l.k_head_dim
+                                                         : 0;
+            if (rot <= 0) continue;
+            RopeCache c;
+            c.rotary_dim = rot;
+            caches.push_back(c);
             break;
         }
     }
@@ -152,8 +189,13 @@ int64_t vllm_rotary_cache_bytes(const ModelSpec& m, int dtype_bytes) {
     // RefinedWeb model types) has no such field.
     const std::string t = lower(m.model_type);
     if (positions <= 0 && (t == "refinedweb" || t == "refinedwebmodel")) positions = 8192;
-    if (rot <= 0 || positions <= 0) return 0;
-    return clamp_i64(i128(positions) * rot * dtype_bytes);
+    if (positions <= 0) return 0;
+    int64_t total = 0;
+    for (const RopeCache& c : caches) {
+        const int bytes = c.dtype_bytes > 0 ? c.dtype_bytes : dtype_bytes;
+        total = sat_add(total, clamp_i64(i128(rope_rows(m, positions, c)) * c.rotary_dim * bytes));
+    }
+    return total;
 }
 
 int64_t estimate_llamacpp_compute_bytes(const ModelSpec& m, int64_t n_ubatch) {

@@ -1709,35 +1709,155 @@ std::optional<std::string> string_field(const json& j, const char* key) {
     return it->get<std::string>();
 }
 
-// rope_scaling (transformers 4) or rope_parameters (transformers 5, possibly one entry per
-// layer type) as vLLM's patch_rope_parameters reads it: "type" is the old name of
-// "rope_type", "mrope" is the default rope, "su" is LongRoPE. A wrong type reads as absent.
-std::optional<RopeScaling> read_rope_scaling(const ConfigReader& r) {
-    const json* rs = r.find({"rope_scaling", "rope_parameters"});
-    if (!rs || !rs->is_object()) return std::nullopt;
-    const json* one = rs;
-    if (!rs->contains("rope_type") && !rs->contains("type")) {
-        for (const auto& item : rs->items()) {
-            const json& v = item.value();
-            if (v.is_object() && (v.contains("rope_type") || v.contains("type"))) {
-                one = &v;
-                break;
-            }
-        }
-    }
+// One rope_scaling / rope_parameters dict as vLLM's patch_rope_parameters reads it: "type" is the old name of
+// "rope_type", "mrope" is the default rope, "su" is LongRoPE.
+RopeScaling rope_scaling_of(const json& one) {
     RopeScaling out;
-    out.type = string_at(*one, "rope_type");
-    if (out.type.empty()) out.type = string_at(*one, "type");
+    out.type = string_at(one, "rope_type");
+    if (out.type.empty()) out.type = string_at(one, "type");
     if (out.type.empty() || out.type == "mrope") out.type = "default";
     if (out.type == "su") out.type = "longrope";
-    if (auto it = one->find("factor"); it != one->end() && it->is_number()) {
+    if (auto it = one.find("factor"); it != one.end() && it->is_number()) {
         const double f = it->get<double>();
         if (std::isfinite(f) && f > 0 && f < 1e6) out.factor = f;
     }
-    if (auto it = one->find("original_max_position_embeddings"); it != one->end() && it->is_number_integer()) {
+    if (auto it = one.find("original_max_position_embeddings"); it != one.end() && it->is_number_integer()) {
         const int64_t v = it->get<int64_t>();
         if (v > 0 && v <= (int64_t(1) << 32)) out.original_max_position_embeddings = v;
     }
+    return out;
+}
+
+bool names_rope_type(const json& v) {
+    return v.is_object() && (v.contains("rope_type") || v.contains("type"));
+}
+
+// The dict the model's scaling is read from: rope_scaling (transformers 4) or rope_parameters (transformers 5,
+// possibly one entry per layer type, of which the first that names a type). A wrong type reads as absent.
+const json* model_rope_dict(const ConfigReader& r) {
+    const json* rs = r.find({"rope_scaling", "rope_parameters"});
+    if (!rs || !rs->is_object()) return nullptr;
+    if (names_rope_type(*rs)) return rs;
+    for (const auto& item : rs->items())
+        if (names_rope_type(item.value())) return &item.value();
+    return rs;
+}
+
+std::optional<RopeScaling> read_rope_scaling(const ConfigReader& r) {
+    const json* one = model_rope_dict(r);
+    if (!one) return std::nullopt;
+    return rope_scaling_of(*one);
+}
+
+std::optional<double> number_at(const json& j, const char* key) {
+    auto it = j.find(key);
+    if (it == j.end() || !it->is_number()) return std::nullopt;
+    const double v = it->get<double>();
+    return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
+}
+
+// vLLM's RoPE caches (RopeCache), layer by layer as the model files call get_rope: head_size is the layer's head
+// (MLA: qk_rope_head_dim); rotary_dim is rope_parameters' rope_dim, else int(head_size x partial_rotary_factor),
+// the factor from the layer's rope dict or the config's partial_rotary_factor / rotary_pct / rotary_emb_fraction
+// (patch_rope_parameters in transformers_utils/config.py); Gemma 4's proportional RoPE caches the whole head
+// (gemma4_rope.py). Layers whose keys match share one cache, as _ROPE_DICT does.
+std::vector<RopeCache> read_rope_caches(const ConfigReader& r, const ModelSpec& m, const std::string& t) {
+    struct Key {
+        int64_t head = 0, rotary = 0;
+        double theta = 0;
+        RopeCache c;
+    };
+    std::vector<Key> keys;
+    const json* top = r.find({"rope_scaling", "rope_parameters"});
+    if (top && !top->is_object()) top = nullptr;
+    const json* model_dict = model_rope_dict(r);
+    const bool nested = top && !names_rope_type(*top) && model_dict != top;
+    std::optional<double> top_prf;
+    for (const char* k : {"partial_rotary_factor", "rotary_pct", "rotary_emb_fraction"})
+        if (const json* v = r.find({k}); v && v->is_number() && !top_prf) top_prf = v->get<double>();
+    const double theta = [&] {
+        if (const json* v = r.find({"rope_theta", "rotary_emb_base"}); v && v->is_number()) return v->get<double>();
+        if (model_dict)
+            if (auto v = number_at(*model_dict, "rope_theta")) return *v;
+        return 10000.0;
+    }();
+    const json empty = json::object();
+    for (const Layer& l : m.layers) {
+        const bool mla = l.kind == LayerKind::Mla;
+        if (!mla && !head_attention(l.kind)) continue;
+        const bool sliding = l.kind == LayerKind::Sliding;
+        // The layer's rope dict: its layer type's entry in a nested rope_parameters, else the model's.
+        const json* dict = model_dict ? model_dict : &empty;
+        if (nested) {
+            const char* type = l.kind == LayerKind::Sliding   ? "sliding_attention"
+                               : l.kind == LayerKind::Chunked ? "chunked_attention"
+                                                              : "full_attention";
+            if (auto it = top->find(type); it != top->end() && it->is_object()) dict = &*it;
+        }
+        // Laguna's older flat configs carry the sliding layers' RoPE in swa_rope_parameters (laguna.py).
+        if (t == "laguna" && sliding)
+            if (const json* swa = r.find({"swa_rope_parameters"}); swa && swa->is_object()) dict = swa;
+        Key k;
+        k.c.follows_model = dict == model_dict || (!model_dict && dict == &empty);
+        if (!k.c.follows_model) k.c.scaling = rope_scaling_of(*dict);
+        k.theta = number_at(*dict, "rope_theta").value_or(theta);
+        k.c.mrope = dict->contains("mrope_section");
+        k.head = mla ? l.qk_rope_head_dim : l.k_head_dim;
+        double prf = number_at(*dict, "partial_rotary_factor").value_or(top_prf.value_or(1.0));
+        if (t == "gemma3_text" || t == "gemma3") {
+            // gemma3.py, a transformers 4 config: the sliding layers run default RoPE at rope_local_base_freq.
+            if (sliding && !nested) {
+                k.c.follows_model = false;
+                k.c.scaling.reset();
+                k.c.mrope = false;
+                if (const json* v = r.find({"rope_local_base_freq"}); v && v->is_number()) k.theta = v->get<double>();
+            }
+        } else if ((t == "gemma4_text" || t == "gemma4") && sliding && !nested) {
+            // gemma4.py's legacy form: the model's rope dict with rope_local_base_freq as its theta.
+            k.theta = 10000.0;
+            if (const json* v = r.find({"rope_local_base_freq"}); v && v->is_number()) k.theta = v->get<double>();
+        } else if (t == "mimo_v2_flash" || t == "mimo_v2") {
+            // mimo_v2.py passes its own default rope_parameters: swa_rope_theta on the sliding layers.
+            k.c.follows_model = false;
+            k.c.scaling.reset();
+            k.c.mrope = false;
+            if (sliding)
+                if (const json* v = r.find({"swa_rope_theta"}); v && v->is_number()) k.theta = v->get<double>();
+        } else if (t == "minimax" || t == "minimax_m1" || t == "minimax_text_01") {
+            // minimax_text_01.py (v0.20.0): partial_rotary_factor = rotary_dim / head_dim.
+            if (const json* v = r.find({"rotary_dim"}); v && v->is_number_integer() && k.head > 0)
+                prf = double(v->get<int64_t>()) / double(k.head);
+        } else if (t == "gpt_oss") {
+            k.c.dtype_bytes = 4;  // gpt_oss.py: get_rope(..., dtype=torch.float32)
+        } else if (m.family == "deepseek_v4") {
+            // models/deepseek_v4/common/rope.py: compress_rope_theta on compressing layers, rope_dim
+            // qk_rope_head_dim; DeepseekV4ScalingRotaryEmbedding keeps its cache in float32.
+            k.c.dtype_bytes = 4;
+            k.head = l.qk_rope_head_dim;
+            if (l.compress_ratio > 1)
+                if (const json* v = r.find({"compress_rope_theta"}); v && v->is_number()) k.theta = v->get<double>();
+        }
+        if (auto rd = dict->find("rope_dim"); rd != dict->end() && rd->is_number_integer() && rd->get<int64_t>() > 0)
+            k.rotary = rd->get<int64_t>();
+        else if (string_at(*dict, "rope_type") == "proportional")
+            k.rotary = k.head;
+        else
+            k.rotary = static_cast<int64_t>(double(k.head) * (prf > 0 && prf <= 1 ? prf : 1.0));
+        k.c.rotary_dim = k.rotary;
+        if (k.rotary <= 0) continue;
+        const bool seen = std::any_of(keys.begin(), keys.end(), [&](const Key& o) {
+            const bool same_scaling =
+                o.c.follows_model == k.c.follows_model && o.c.scaling.has_value() == k.c.scaling.has_value() &&
+                (!o.c.scaling ||
+                 (o.c.scaling->type == k.c.scaling->type && o.c.scaling->factor == k.c.scaling->factor &&
+                  o.c.scaling->original_max_position_embeddings == k.c.scaling->original_max_position_embeddings));
+            return o.head == k.head && o.rotary == k.rotary && o.theta == k.theta && same_scaling &&
+                   o.c.mrope == k.c.mrope && o.c.dtype_bytes == k.c.dtype_bytes;
+        });
+        if (!seen) keys.push_back(k);
+    }
+    std::vector<RopeCache> out;
+    for (const Key& k : keys) out.push_back(k.c);
     return out;
 }
 
@@ -1908,6 +2028,7 @@ Result<ModelSpec> parse_config(const std::string& text, const std::string& name_
     }
 
     m.rope_scaling = read_rope_scaling(r);
+    m.rope_caches = read_rope_caches(r, m, t);
     if (auto omp = r.optional_int({"original_max_position_embeddings"}, 1, kMaxTokens); omp && omp.value())
         m.original_max_position_embeddings = *omp.value();
 

@@ -203,6 +203,20 @@ struct RopeScaling {
     int64_t max_len = 0;            // the longest context it gives (vLLM's derived length); 0 = not worked out
 };
 
+// One of vLLM's RoPE cos/sin caches. get_rope (layers/rotary_embedding/__init__.py) builds one per distinct
+// (head_size, rotary_dim, max_position, rope_parameters, dtype) and every layer with that key shares it, so a model
+// whose sliding and full layers differ in theta, width or scaling holds several (Gemma 3, Gemma 4, MiMo-V2-Flash).
+// Its rows depend on the scaling in effect (engines: vllm_rotary_cache_bytes), so that is worked out per answer.
+struct RopeCache {
+    int64_t rotary_dim = 0;  // columns: cos and sin halves side by side
+    // The layers' scaling is the model's rope_scaling (or the user's in its place); false: `scaling` (none =
+    // default RoPE), as for Gemma 3's sliding layers (rope_local_base_freq) or MiMo-V2-Flash's own parameters.
+    bool follows_model = true;
+    std::optional<RopeScaling> scaling;
+    bool mrope = false;   // rope_parameters has mrope_section: MRotaryEmbedding caches 4 x the positions
+    int dtype_bytes = 0;  // a dtype the model file forces (gpt_oss.py, DeepSeek-V4: float32); 0 = the served dtype
+};
+
 struct ModelSpec {
     std::string name;                // model id or file name, used in messages
     std::string model_type;          // of the text model
@@ -220,6 +234,9 @@ struct ModelSpec {
     int64_t max_position_embeddings = 0;
     std::optional<RopeScaling> rope_scaling;
     int64_t original_max_position_embeddings = 0;  // top-level key (Phi-3 LongRoPE), 0 = absent
+    // vLLM's distinct RoPE caches as config.json sets them up; empty (a GGUF header): one of the first
+    // attention layer's width that follows the model's scaling.
+    std::vector<RopeCache> rope_caches;
     bool alibi = false;  // positions by ALiBi slopes, no rotary embedding (Falcon's "alibi": falcon-rw)
     // DeepSeek sparse attention (vLLM's is_v32: the config has index_topk): DeepSeek-V3.2, GLM-5.
     bool sparse_mla = false;

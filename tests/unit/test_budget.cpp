@@ -65,8 +65,10 @@ TEST_CASE("vLLM budget with explicit overheads, checked by hand") {
     REQUIRE(rope != r.notes.end());
     CHECK(
         kvb::render_english(*rope) ==
-        "vLLM: weights per GPU include the RoPE cos/sin cache the model builds at load (32.00 MiB: "
-        "max_position_embeddings x rotary dimension, in the model dtype), which vLLM counts in \"Model loading took\"");
+        "vLLM: weights per GPU include the RoPE cos/sin caches the model builds at load (32.00 MiB: positions x rotary "
+        "dimension for each distinct RoPE, in the model dtype unless the model forces one), which vLLM counts in "
+        "\"Model "
+        "loading took\"");
     CHECK(r.kv_pool_bytes == 23708219473LL - 16094076928LL - GiB - 512 * MiB);
     // 16 tokens x 32 layers x 8 heads x 128 x 2 (K,V) x 2 bytes = 2 MiB per block: 6,003,529,809 // 2 MiB
     CHECK(r.capacity.num_blocks == 2862);
@@ -435,14 +437,16 @@ TEST_CASE("vLLM serves a checkpoint in the dtype its dtype auto picks for the GP
     REQUIRE(aa100.ok());
     CHECK(at4.value().metrics.kv_bytes_per_token == 8192);
     CHECK(aa100.value().metrics.kv_bytes_per_token == 4096);
-    // Its RoPE cache is built in the served dtype too: 32,768 positions x 256 x 4 bytes on the T4.
+    // Its RoPE caches are built in the served dtype too: two (gemma3.py gives the sliding layers default RoPE at
+    // rope_local_base_freq, a key of its own in get_rope's _ROPE_DICT), each 32,768 positions x 256 x 4 bytes on the
+    // T4.
     const auto rope_note = [](const kvb::BudgetResult& b) {
         for (const auto& n : b.notes)
             if (n.code == "vllm_rope_cache") return n.param("bytes");
         return std::string();
     };
-    CHECK(rope_note(*at4.value().budget) == "32.00 MiB");
-    CHECK(rope_note(*aa100.value().budget) == "16.00 MiB");
+    CHECK(rope_note(*at4.value().budget) == "64.00 MiB");
+    CHECK(rope_note(*aa100.value().budget) == "32.00 MiB");
 }
 
 // vLLM's Falcon (models/falcon.py) builds a rotary embedding unless the config says alibi, over

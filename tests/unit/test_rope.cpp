@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "budget/budget.h"
+#include "budget/estimates.h"
 #include "fixtures.h"
 #include "model/rope.h"
 #include "report/answer.h"
@@ -96,7 +97,8 @@ TEST_CASE("Qwen3-8B with the model card's YaRN x4: 131,072 tokens, 18 GiB of KV 
     CHECK(b.rope_scaling->original_max_position_embeddings == 32768);  // the model card's, not 40,960
     CHECK(a->metrics.kv_bytes_total == 19327352832);                   // 18.00 GiB: the seed article's row
     CHECK(*a->metrics.max_context == 131072);
-    CHECK(*a->metrics.max_context_physical == 385360);
+    CHECK(*a->metrics.max_context_physical ==
+          385200);  // 160 tokens under 385,360 before: the YaRN cache holds 131,072 rows, not 40,960
     CHECK(b.command ==
           "vllm serve Qwen/Qwen3-8B --max-model-len 131072 --hf-overrides "
           "'{\"rope_scaling\":{\"rope_type\":\"yarn\",\"factor\":4.0,\"original_max_position_embeddings\":32768}}'");
@@ -168,7 +170,7 @@ TEST_CASE("CLI: --rope-scaling and max-context-physical in budget --json") {
     const std::string q = kvb::test::config_path("Qwen--Qwen3-8B");
     auto r = kvb::test::run_cli("budget " + q + " --gpu h100 --max-model-len 131072 --rope-scaling yarn:4 --json");
     CHECK(r.status == 0);
-    CHECK(r.out.find("\"max-context\":131072,\"max-context-physical\":385360") != std::string::npos);
+    CHECK(r.out.find("\"max-context\":131072,\"max-context-physical\":385200") != std::string::npos);
     CHECK(r.out.find("\"kv-bytes-total\":19327352832") != std::string::npos);
     r = kvb::test::run_cli("budget " + q + " --gpu rtx-4090 --max-model-len 131072");
     CHECK(r.status == 0);
@@ -177,4 +179,52 @@ TEST_CASE("CLI: --rope-scaling and max-context-physical in budget --json") {
     r = kvb::test::run_cli("budget " + q + " --gpu h100 --rope-scaling yarn:x");
     CHECK(r.status == 1);
     CHECK(r.out == "kvbudget: error: RoPE scaling factor 'x' is not a number above 1 and at most 1024\n");
+}
+
+// vLLM's RoPE cos/sin caches (v0.27.1, layers/rotary_embedding/): get_rope keeps one RotaryEmbedding per distinct
+// (head_size, rotary_dim, max_position, rope_parameters, dtype) in _ROPE_DICT, each a [rows, rotary_dim] buffer of
+// cos and sin halves in get_rope's dtype (the served one unless the model file passes its own); rotary_dim is
+// rope_parameters' rope_dim, else int(head_size x partial_rotary_factor).
+TEST_CASE("vLLM's RoPE caches: rows x rotary_dim x dtype bytes, one per distinct RoPE") {
+    const auto bytes = [](const kvb::ModelSpec& m) { return kvb::vllm_rotary_cache_bytes(m, 2); };
+    // gpt_oss.py: get_rope(..., dtype=torch.float32) with YaRN from the config; yarn_scaling_rope.py caches
+    // arange(original 4,096 x factor 32) = 131,072 rows x 64 x 4 B = 32 MiB (16 MiB in bfloat16 before).
+    CHECK(bytes(fixture("openai/gpt-oss-20b")) == 131072LL * 64 * 4);
+    // qwen3_next.py: head_dim 256 x partial_rotary_factor 0.25 = 64 columns over 262,144 positions x 2 B = 32 MiB.
+    CHECK(bytes(fixture("Qwen/Qwen3-Next-80B-A3B-Thinking")) == 262144LL * 64 * 2);
+    // glm4_moe.py: head_dim 128 x partial_rotary_factor 0.5 = 64 over 131,072 positions x 2 B = 16 MiB.
+    CHECK(bytes(fixture("zai-org/GLM-4.5-Air")) == 131072LL * 64 * 2);
+    // gemma3.py (a transformers 4 config): the full layers use the config's rope (theta 1,000,000), the sliding
+    // ones default RoPE at rope_local_base_freq 10,000: two keys, each 32,768 x 256 x 2 B = 16 MiB.
+    CHECK(bytes(fixture("google/gemma-3-1b-it")) == 2 * 32768LL * 256 * 2);
+    // gemma-3-4b-it's full layers scale linearly by 8: linear_scaling_rope.py caches arange(131,072 x 8) rows x 256
+    // x 2 B = 512 MiB, beside the sliding layers' 131,072 x 256 x 2 B = 64 MiB.
+    CHECK(bytes(fixture("google/gemma-3-4b-it")) == 131072LL * 8 * 256 * 2 + 131072LL * 256 * 2);
+    // gemma4.py with per-layer-type rope_parameters: sliding layers default RoPE over head_dim 256; full layers
+    // "proportional" over global_head_dim 512, which gemma4_rope.py caches whole (rotary_dim = head_size, the
+    // partial factor 0.25 only zeroes frequencies): 262,144 x (256 + 512) x 2 B = 384 MiB.
+    CHECK(bytes(fixture("google/gemma-4-31B-it")) == 262144LL * (256 + 512) * 2);
+    // laguna.py: full layers YaRN x64 from 4,096 at partial 0.5 (64 of 128), sliding layers default at 1.0:
+    // 262,144 x 64 x 2 B + 262,144 x 128 x 2 B = 96 MiB.
+    CHECK(bytes(fixture("poolside/Laguna-XS.2-FP8")) == 262144LL * 64 * 2 + 262144LL * 128 * 2);
+    // minimax_text_01.py (v0.20.0): partial_rotary_factor = rotary_dim 64 / head_dim 128: 10,240,000 x 64 x 2 B.
+    CHECK(bytes(fixture("MiniMaxAI/MiniMax-M1-80k")) == 10240000LL * 64 * 2);
+    // mrope.py caches 4 x max_position (video positions run past it): Qwen2.5-VL 128,000 x 4 x 128 x 2 B.
+    CHECK(bytes(fixture("Qwen/Qwen2.5-VL-7B-Instruct")) == 128000LL * 4 * 128 * 2);
+    // phi3_long_rope_scaled_rope.py: a short cache of the original 4,096 rows above a long one of 131,072;
+    // head_dim 96 (3,072 / 32 heads) x 2 B.
+    CHECK(bytes(fixture("microsoft/Phi-3.5-mini-instruct")) == (4096LL + 131072) * 96 * 2);
+    // DeepSeek-V4-Flash (models/deepseek_v4/common/rope.py): rope_dim 64, compress_rope_theta on the compressing
+    // layers and rope_theta on the others (two keys), DeepseekV4ScalingRotaryEmbedding in float32 over
+    // arange(65,536 x 16) rows: 2 x 1,048,576 x 64 x 4 B = 512 MiB.
+    CHECK(bytes(fixture("deepseek-ai/DeepSeek-V4-Flash")) == 2 * 1048576LL * 64 * 4);
+    // DeepSeek-V3's MLA: qk_rope_head_dim 64, deepseek_yarn over 4,096 x 40 = 163,840 rows x 2 B.
+    CHECK(bytes(fixture("deepseek-ai/DeepSeek-V3")) == 163840LL * 64 * 2);
+    // Qwen3-8B with the user's YaRN x4 from 32,768 (--hf-overrides): 131,072 rows x 128 x 2 B = 32 MiB, not the
+    // 40,960 rows of max_position_embeddings.
+    const kvb::ModelSpec q = fixture("Qwen/Qwen3-8B");
+    CHECK(bytes(q) == 40960LL * 128 * 2);
+    auto yarn = kvb::parse_rope_scaling("yarn:4");
+    REQUIRE(yarn.ok());
+    CHECK(bytes(kvb::with_rope_scaling(q, yarn.value())) == 131072LL * 128 * 2);
 }
