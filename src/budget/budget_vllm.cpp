@@ -91,10 +91,10 @@ Result<bool> resolve_overheads(const Ctx& c, const VllmRelease& rel, BudgetResul
         VllmStage st;
         st.layers = (*parts)[s];
         const bool last = s + 1 == parts->size();
-        st.activation_bytes =
-            in.activation_bytes >= 0
-                ? in.activation_bytes
-                : estimate_vllm_activation_bytes(c.m, dtype_bytes, r.max_num_batched_tokens, seqs, r.tp, last);
+        st.activation_bytes = in.activation_bytes >= 0
+                                  ? in.activation_bytes
+                                  : estimate_vllm_activation_bytes(c.m, dtype_bytes, r.max_num_batched_tokens, seqs,
+                                                                   r.tp, last, r.ep > 1);
         const int64_t estimate = estimate_vllm_cudagraph_bytes_for_layers(
             st.layers, r.max_num_seqs, r.max_num_batched_tokens, ceiling, rel.cudagraph_captures_max_tokens);
         const int64_t graphs = in.enforce_eager || !graphs_counted ? 0
@@ -297,6 +297,8 @@ std::string command(const Ctx& c, const BudgetResult& r, const std::string& kv_c
         cmd += " --dtype " + served;
     if (kv_cache_dtype != "auto") cmd += " --kv-cache-dtype " + kv_cache_dtype;
     if (r.tp > 1) cmd += " --tensor-parallel-size " + std::to_string(r.tp);
+    // Only where it does something (budget.cpp resolve_parallelism says so otherwise).
+    if (r.ep > 1) cmd += " --enable-expert-parallel";
     if (r.pp > 1) cmd += " --pipeline-parallel-size " + std::to_string(r.pp);
     if (!c.in.pp_layer_partition.empty()) {
         std::string parts;
@@ -375,6 +377,10 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
         }
     }
     const std::vector<int64_t> pools = kv_pools(c, r);
+    if (r.ep > 1)
+        r.notes.push_back(note("vllm_ep", {{"total", std::to_string(m.dims.num_experts)},
+                                           {"experts", std::to_string(r.ep_local_experts)},
+                                           {"gpus", std::to_string(r.ep)}}));
 
     VllmOptions o;
     // The declared cache is the config's, whatever weight format is asked, as `kvbudget kv` reads it.
@@ -421,14 +427,29 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
         if (!startup_refusal)
             startup_refusal = vllm_fp8_kv_refusal(m, L.kv_cache_dtype, c.gpu->compute_capability, c.gpu->name, *rel);
     }
-    // or experts in fp8 blocks that tensor parallelism splits off the block grid:
-    std::optional<Message> moe_block = vllm_fp8_moe_block_refusal(m, c.fmt, r.tp);
+    // or experts in fp8 blocks that tensor parallelism splits off the block grid (expert parallelism keeps them
+    // whole, so only the expert's own width is checked then):
+    std::optional<Message> moe_block = vllm_fp8_moe_block_refusal(m, c.fmt, r.tp, r.ep > 1);
     if (moe_block && !L.over_max_model_len) {
         int64_t fits_tp = 0;
         for (int64_t t = r.tp / 2; t >= 1 && !fits_tp; t /= 2)
             if (!vllm_fp8_moe_block_refusal(m, c.fmt, t)) fits_tp = t;
-        r.notes.push_back(fits_tp > 0 ? note("vllm_fp8_moe_block_fix", {{"tp", std::to_string(fits_tp)}})
-                                      : note("vllm_fp8_moe_block_ep"));
+        // What the same GPUs hold with expert parallelism (answer.cpp sizes it as the advice).
+        const bool ep_loads =
+            r.ep <= 1 && r.tp > 1 && rel->expert_parallel && !vllm_fp8_moe_block_refusal(m, c.fmt, r.tp, true);
+        const MessageParams ep_params = {
+            {"experts", std::to_string(ep_local_experts(m.dims.num_experts, {r.tp, rel->ep_remainder_last}))},
+            {"total", std::to_string(m.dims.num_experts)},
+            {"gpus", std::to_string(r.tp)}};
+        if (fits_tp > 0 && ep_loads) {
+            MessageParams p = ep_params;
+            p.push_back({"tp", std::to_string(fits_tp)});
+            r.notes.push_back(note("vllm_fp8_moe_block_fix", p));
+        } else if (fits_tp > 0) {
+            r.notes.push_back(note("vllm_fp8_moe_block_tp", {{"tp", std::to_string(fits_tp)}}));
+        } else if (ep_loads) {
+            r.notes.push_back(note("vllm_fp8_moe_block_ep", ep_params));
+        }
         if (!startup_refusal) startup_refusal = moe_block;
     }
     if (startup_refusal) {

@@ -138,6 +138,17 @@ struct WeightBytes {
     int64_t all_bytes() const { return sat_add(bytes, vision_bytes); }
 };
 
+// vLLM's expert parallelism (`--enable-expert-parallel`): the routed experts are not split within but placed whole,
+// `size` ranks sharing each MoE layer's experts (the EP group, TP x DP: with one data-parallel rank the TP size).
+// FusedMoE's determine_expert_map, "linear" placement (the default): from 0.10.1 (PR #21497) the first E % size ranks
+// hold one expert more than E / size; before, the last rank held E / size + E % size.
+struct ExpertParallel {
+    int64_t size = 1;  // 1 = none: experts are split by tensor parallelism like any projection
+    bool remainder_last = false;
+};
+// The experts the fullest rank holds of `experts` (all of them at size 1).
+int64_t ep_local_experts(int64_t experts, const ExpertParallel& ep);
+
 // Bytes of the weights in `format`. `given_params` > 0 replaces the counted total (the
 // difference is stored at the format's main rate), except for pre-quantized checkpoints
 // (config has quantization_config), whose safetensors element counts are packed words,
@@ -150,13 +161,16 @@ constexpr int64_t kParamsPlausibleFactor = 2;
 // VLLM_PP_LAYER_PARTITION, already checked to sum to the layers); empty = the default split.
 Result<WeightBytes> weight_bytes(const ModelSpec& m, const WeightFormat& format, int64_t given_params = 0,
                                  int64_t tp = 1, int64_t pp = 1, bool given_is_advisory = false,
-                                 const std::vector<int64_t>& stage_layers = {});
+                                 const std::vector<int64_t>& stage_layers = {}, const ExpertParallel& ep = {});
 
 // vLLM's FusedMoE with block-quantized fp8 experts (fp8.py Fp8MoEMethod and compressed_tensors_moe_w8a8_fp8.py
 // create_weights, v0.7.0 to v0.27.1): each tensor-parallel rank's share of an expert's intermediate size must be a
 // multiple of the block's rows (block_n), and of its columns (block_k) when TP splits it. The ValueError vLLM stops
 // with, in its words, or nothing.
-std::optional<Message> vllm_fp8_moe_block_refusal(const ModelSpec& m, const WeightFormat& format, int64_t tp);
+// Under expert parallelism FusedMoE's own TP is 1, so each rank's share is the whole intermediate size; the block_k
+// check still follows the model's TP (get_tensor_model_parallel_world_size()).
+std::optional<Message> vllm_fp8_moe_block_refusal(const ModelSpec& m, const WeightFormat& format, int64_t tp,
+                                                  bool expert_parallel = false);
 
 // vLLM's get_pp_indices: [start, end) decoder layers of pipeline stage `rank`.
 std::pair<int64_t, int64_t> pp_layer_range(int64_t num_layers, int64_t rank, int64_t pp);
