@@ -105,6 +105,8 @@ export interface BudgetInputs {
   /** RoPE scaling to serve with, "TYPE:FACTOR[:ORIGINAL]" ("" = as config.json says). */
   rope_scaling?: string;
   tensor_parallel_size?: number; pipeline_parallel_size?: number;
+  /** vLLM --enable-expert-parallel: a MoE's routed experts whole per tensor-parallel GPU (refused for llama.cpp / transformers). */
+  expert_parallel?: boolean;
   /** vLLM VLLM_PP_LAYER_PARTITION: layers per pipeline stage ("15,17"; "" = vLLM's even split). */
   pp_layer_partition?: string;
   /** vLLM --speculative-config JSON: the drafter's attention layers share the KV pool ("" = none). */
@@ -169,6 +171,8 @@ export interface Budget {
   /** total_bytes: what the engine sees; on a Mac what Metal may wire of mac_ram_bytes (0 elsewhere). */
   gpu: { id: string; name: string; total_bytes: number; count: number; mac_ram_bytes: number };
   tensor_parallel_size: number; pipeline_parallel_size: number; gpu_memory_utilization: number;
+  /** vLLM's expert-parallel group (1 = none, or asked where it does nothing) and the routed experts of a MoE layer on its fullest GPU (0 = none). */
+  expert_parallel_size: number; ep_local_experts: number;
   /** The engine's default for the release (vLLM 0.92 from 0.20.0, 0.9 before; 1.0 for the others). */
   gpu_memory_utilization_default: number; requested_bytes: number;
   weights: { format: string; params: number; bytes: number; per_gpu_bytes: number; active_bytes: number; vision_bytes: number; bits_per_weight: number };

@@ -862,11 +862,27 @@ const std::vector<MessageTemplate>& message_templates() {
         {"vllm_fp8_moe_block_k",
          "The input_size of down's weight = {size} is not divisible by weight quantization block_k = {block}."},
         {"vllm_fp8_moe_block_fix",
-         "vLLM loads these fp8 experts at --tensor-parallel-size {tp}, or with --enable-expert-parallel (whole experts "
-         "per GPU; kvbudget does not size expert parallelism)"},
+         "vLLM loads these fp8 experts at --tensor-parallel-size {tp}, or on all {gpus} GPUs with "
+         "--enable-expert-parallel, which keeps experts whole: {experts} of the {total} on the fullest GPU"},
+        {"vllm_fp8_moe_block_tp", "vLLM loads these fp8 experts at --tensor-parallel-size {tp}"},
         {"vllm_fp8_moe_block_ep",
-         "vLLM loads these fp8 experts with --enable-expert-parallel (whole experts per GPU; kvbudget does not size "
-         "expert parallelism)"},
+         "vLLM loads these fp8 experts on {gpus} GPUs with --enable-expert-parallel, which keeps experts whole: "
+         "{experts} of the {total} on the fullest GPU"},
+        {"vllm_ep",
+         "--enable-expert-parallel: each MoE layer's {total} routed experts are placed whole, {experts} on the fullest "
+         "of the {gpus} GPUs (vLLM's linear placement); attention, dense layers, shared experts and the embeddings "
+         "stay split {gpus} ways"},
+        {"vllm_ep_dense",
+         "{model} has no routed experts: --enable-expert-parallel changes nothing, and the command "
+         "leaves it out"},
+        {"vllm_ep_one_gpu",
+         "--enable-expert-parallel needs a tensor-parallel size above 1: on one GPU it changes nothing, and the "
+         "command leaves it out"},
+        {"vllm_ep_release",
+         "vLLM {version} has no --enable-expert-parallel (it came in 0.8.0): vllm serve: error: unrecognized "
+         "arguments: --enable-expert-parallel"},
+        {"expert_parallel_not_vllm",
+         "--enable-expert-parallel is vLLM's: {engine} places whole layers on each GPU and has no expert parallelism"},
         // Not vLLM's words: it has no check, CUDA's error is what a user sees (engines/vllm_mla_backend.cpp
         // vllm_gpu_refusal).
         {"vllm_gpu_not_built",
@@ -904,6 +920,9 @@ const std::vector<MessageTemplate>& message_templates() {
          "KV cache ({bytes}: {tokens} batched tokens x query heads x head size, one byte each), which vLLM counts in "
          "\"Model loading took\""},
         // What a cheaper KV cache would change when the answer is no (report/answer.cpp).
+        {"advice_vllm_ep",
+         "with --enable-expert-parallel (whole experts per GPU) vLLM starts, and it fits: up to {max} tokens per "
+         "sequence"},
         {"advice_vllm_fp8_kv", "with an fp8 KV cache (--kv-cache-dtype fp8) it fits: up to {max} tokens per sequence"},
         {"advice_llamacpp_q8_kv",
          "with a q8_0 KV cache (-ctk q8_0 -ctv q8_0), about half the bytes per token, it all fits on the GPU: up to "

@@ -167,6 +167,12 @@ Result<bool> validate(const BudgetInputs& in) {
         auto ev = parse_engine_version(in.engine_version, in.engine == BudgetEngine::Vllm ? "vllm" : "llamacpp");
         if (!ev) return ev.error();
     }
+    // llama.cpp splits no expert within (-sm layer places whole layers) and transformers' device_map neither: the
+    // flag is vLLM's alone.
+    if (in.expert_parallel && in.engine != BudgetEngine::Vllm)
+        return make_error("bad_value",
+                          note("expert_parallel_not_vllm",
+                               {{"engine", in.engine == BudgetEngine::LlamaCpp ? "llama.cpp" : "transformers"}}));
     if (in.engine == BudgetEngine::Vllm) {
         const int64_t pp = in.pipeline_parallel_size;
         const int64_t tp =
@@ -240,18 +246,38 @@ Result<const Gpu*> resolve_hardware(const BudgetInputs& in, BudgetResult& r) {
 
 // vLLM shards by tensor and pipeline parallelism; llama.cpp (-sm layer) and transformers
 // (device_map="auto") spread whole layers, so for them tp = pp = 1 and each GPU holds a share.
-void resolve_parallelism(const BudgetInputs& in, BudgetResult& r) {
-    if (in.engine != BudgetEngine::Vllm) return;
+// Expert parallelism (vLLM's FusedMoEParallelConfig.make): with one data-parallel rank the EP group is the TP group,
+// and it is used only when that has more than one rank; a model without routed experts builds no FusedMoE.
+Result<ExpertParallel> resolve_parallelism(const ModelSpec& m, const BudgetInputs& in, const VllmRelease* rel,
+                                           BudgetResult& r) {
+    ExpertParallel ep;
+    if (in.engine != BudgetEngine::Vllm) return ep;
     r.pp = in.pipeline_parallel_size;
     r.tp = in.tensor_parallel_size > 0 ? in.tensor_parallel_size : std::max<int64_t>(1, in.gpu_count / r.pp);
     if (r.tp * r.pp < in.gpu_count)
         r.notes.push_back(note("unused_gpus", {{"n", std::to_string(in.gpu_count - r.tp * r.pp)}}));
+    if (!in.expert_parallel) return ep;
+    if (rel && !rel->expert_parallel)
+        return make_error("bad_value", note("vllm_ep_release", {{"version", rel->version}}));
+    if (m.dims.num_experts <= 0) {
+        r.notes.push_back(note("vllm_ep_dense", {{"model", m.name}}));
+        return ep;
+    }
+    if (r.tp <= 1) {
+        r.notes.push_back(note("vllm_ep_one_gpu"));
+        return ep;
+    }
+    ep.size = r.tp;
+    ep.remainder_last = rel && rel->ep_remainder_last;
+    r.ep = ep.size;
+    r.ep_local_experts = ep_local_experts(m.dims.num_experts, ep);
+    return ep;
 }
 
 // The weights format each engine loads: llama.cpp a GGUF (Q4_K_M unless chosen; for an MXFP4
 // checkpoint its MXFP4 GGUF), transformers a safetensors checkpoint, vLLM either.
 Result<WeightFormat> resolve_weights(const ModelSpec& m, const BudgetInputs& in, const Gpu* gpu,
-                                     LlamaSpecType llama_spec, BudgetResult& r) {
+                                     LlamaSpecType llama_spec, const ExpertParallel& ep, BudgetResult& r) {
     const bool vllm = in.engine == BudgetEngine::Vllm, hf = in.engine == BudgetEngine::Transformers;
     std::string wname = in.weights.empty() ? "auto" : in.weights;
     // vLLM's dtype auto serves an unquantized checkpoint in the GPU's dtype, not always its own.
@@ -283,7 +309,7 @@ Result<WeightFormat> resolve_weights(const ModelSpec& m, const BudgetInputs& in,
         if (!parts) return parts.error();
         stage_layers = std::move(parts.value());
     }
-    auto wb = weight_bytes(m, fmt, in.params, r.tp, r.pp, in.params_from_hub, stage_layers);
+    auto wb = weight_bytes(m, fmt, in.params, r.tp, r.pp, in.params_from_hub, stage_layers, ep);
     if (!wb) return wb.error();
     r.weights = std::move(wb.value());
     // llama.cpp loads the text model's GGUF alone: the vision tower is a separate --mmproj file
@@ -411,16 +437,19 @@ Result<BudgetResult> compute_budget(const ModelSpec& model, const BudgetInputs& 
     if (!gpu) return gpu.error();
     // vLLM's default is its release's CacheConfig.gpu_memory_utilization (validate() read the version).
     double util_default = 1.0;
+    std::optional<VllmRelease> vllm_rel;
     if (in.engine == BudgetEngine::Vllm) {
         auto rel = vllm_release(in.engine_version);
         if (!rel) return rel.error();
         util_default = rel->gpu_memory_utilization;
+        vllm_rel = std::move(rel.value());
     }
     const double util = in.gpu_memory_utilization > 0 ? in.gpu_memory_utilization : util_default;
     r.gpu_memory_utilization = util;
     r.gpu_memory_utilization_default = util_default;
     r.requested_bytes = static_cast<int64_t>(std::floor(double(r.gpu_total_bytes) * util));
-    resolve_parallelism(in, r);
+    auto ep = resolve_parallelism(m, in, vllm_rel ? &*vllm_rel : nullptr, r);
+    if (!ep) return ep.error();
     // llama.cpp's target for its speculative type (a config's MTP block appended for draft-mtp):
     // its weights and layers are what the steps below count.
     std::optional<ModelSpec> llama_target;
@@ -432,7 +461,7 @@ Result<BudgetResult> compute_budget(const ModelSpec& model, const BudgetInputs& 
         if (llama_spec == LlamaSpecType::DraftMtp) llama_target = llamacpp_target(m, llama_spec);
     }
     const ModelSpec& target = llama_target ? *llama_target : m;
-    auto fmt = resolve_weights(target, in, gpu.value(), llama_spec, r);
+    auto fmt = resolve_weights(target, in, gpu.value(), llama_spec, ep.value(), r);
     if (!fmt) return fmt.error();
 
     const Ctx c{target, in, gpu.value(), fmt.value(), draft, llama_spec};

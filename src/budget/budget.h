@@ -59,6 +59,9 @@ struct BudgetInputs {
     std::string kv_cache_dtype_v;      // llama.cpp -ctv when it differs from -ctk ("" = same)
     int64_t tensor_parallel_size = 0;  // 0 = gpu_count / pipeline_parallel_size (vLLM)
     int64_t pipeline_parallel_size = 1;
+    // vLLM --enable-expert-parallel: each MoE layer's routed experts placed whole over the tensor-parallel ranks
+    // instead of split within (weights.h ExpertParallel). vLLM only: llama.cpp and transformers refuse it.
+    bool expert_parallel = false;
     std::string pp_layer_partition;  // vLLM's VLLM_PP_LAYER_PARTITION ("15,17"); "" = get_pp_indices' split
     // vLLM --speculative-config (its JSON, or the Python dict its logs print): the drafter's attention layers
     // take pages from the same KV pool (vllm_with_drafter); a draft_model method needs the draft's config.
@@ -236,6 +239,9 @@ struct BudgetResult {
     int64_t gpu_count = 1;
     int64_t mac_ram_bytes = 0;  // a Mac: its unified RAM (gpu_total_bytes is what Metal may wire)
     int64_t tp = 1, pp = 1;
+    // vLLM's expert-parallel group (1: none, or asked where it does nothing: a dense model, one GPU) and the routed
+    // experts of a MoE layer on its fullest rank (0 without expert parallelism).
+    int64_t ep = 1, ep_local_experts = 0;
     double gpu_memory_utilization = 0.92;
     // The engine's own default: vLLM's for the release (VllmRelease; 0.92 from 0.20.0, 0.9 before), 1.0 for the
     // others. The vLLM command carries --gpu-memory-utilization exactly when the fraction used differs from it.

@@ -91,10 +91,10 @@ Result<bool> resolve_overheads(const Ctx& c, const VllmRelease& rel, BudgetResul
         VllmStage st;
         st.layers = (*parts)[s];
         const bool last = s + 1 == parts->size();
-        st.activation_bytes =
-            in.activation_bytes >= 0
-                ? in.activation_bytes
-                : estimate_vllm_activation_bytes(c.m, dtype_bytes, r.max_num_batched_tokens, seqs, r.tp, last);
+        st.activation_bytes = in.activation_bytes >= 0
+                                  ? in.activation_bytes
+                                  : estimate_vllm_activation_bytes(c.m, dtype_bytes, r.max_num_batched_tokens, seqs,
+                                                                   r.tp, last, r.ep > 1);
         const int64_t estimate = estimate_vllm_cudagraph_bytes_for_layers(
             st.layers, r.max_num_seqs, r.max_num_batched_tokens, ceiling, rel.cudagraph_captures_max_tokens);
         const int64_t graphs = in.enforce_eager || !graphs_counted ? 0
@@ -319,6 +319,8 @@ std::string command(const Ctx& c, const BudgetResult& r, const std::string& kv_c
         cmd += " --dtype " + served;
     if (kv_cache_dtype != "auto") cmd += " --kv-cache-dtype " + kv_cache_dtype;
     if (r.tp > 1) cmd += " --tensor-parallel-size " + std::to_string(r.tp);
+    // Only where it does something (budget.cpp resolve_parallelism says so otherwise).
+    if (r.ep > 1) cmd += " --enable-expert-parallel";
     if (r.pp > 1) cmd += " --pipeline-parallel-size " + std::to_string(r.pp);
     if (!c.in.pp_layer_partition.empty()) {
         std::string parts;
@@ -409,6 +411,10 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
                                    {{"bytes", format_bytes(most)}, {"tokens", with_commas(r.max_num_batched_tokens)}}));
     }
     const std::vector<int64_t> pools = kv_pools(c, r, buffers);
+    if (r.ep > 1)
+        r.notes.push_back(note("vllm_ep", {{"total", std::to_string(m.dims.num_experts)},
+                                           {"experts", std::to_string(r.ep_local_experts)},
+                                           {"gpus", std::to_string(r.ep)}}));
 
     VllmOptions o;
     o.kv_cache_dtype = kvc->dtype;
@@ -456,9 +462,10 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
     if (c.gpu && (c.gpu->vendor == "nvidia" || c.gpu->vendor == "amd") && !L.over_max_model_len && !startup_refusal)
         startup_refusal = vllm_nvfp4_kv_refusal(m, L.kv_cache_dtype, c.gpu->vendor == "nvidia",
                                                 c.gpu->compute_capability, c.gpu->name, *rel);
-    // or layers stored in fp8 blocks that tensor parallelism splits off the block grid (dense linears or experts):
+    // or layers stored in fp8 blocks that tensor parallelism splits off the block grid (dense linears or experts;
+    // expert parallelism keeps experts whole, so only an expert's own width is checked then):
     const bool off_grid_ok = rel->fp8_merged_off_grid;
-    auto block = vllm_fp8_block_refusal(m, c.fmt, r.tp, off_grid_ok);
+    auto block = vllm_fp8_block_refusal(m, c.fmt, r.tp, off_grid_ok, r.ep > 1);
     if (block && !L.over_max_model_len) {
         // The largest smaller TP at which every layer loads (TP 1 splits nothing, but merged and expert parts are
         // still checked against the grid there).
@@ -466,8 +473,22 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
         for (int64_t t = r.tp / 2; t >= 1 && !fits_tp; t /= 2)
             if (!vllm_fp8_block_refusal(m, c.fmt, t, off_grid_ok)) fits_tp = t;
         if (block->experts) {
-            r.notes.push_back(fits_tp > 0 ? note("vllm_fp8_moe_block_fix", {{"tp", std::to_string(fits_tp)}})
-                                          : note("vllm_fp8_moe_block_ep"));
+            // What the same GPUs hold with expert parallelism (answer.cpp sizes it as the advice).
+            const bool ep_loads = r.ep <= 1 && r.tp > 1 && rel->expert_parallel &&
+                                  !vllm_fp8_block_refusal(m, c.fmt, r.tp, off_grid_ok, true);
+            const MessageParams ep_params = {
+                {"experts", std::to_string(ep_local_experts(m.dims.num_experts, {r.tp, rel->ep_remainder_last}))},
+                {"total", std::to_string(m.dims.num_experts)},
+                {"gpus", std::to_string(r.tp)}};
+            if (fits_tp > 0 && ep_loads) {
+                MessageParams p = ep_params;
+                p.push_back({"tp", std::to_string(fits_tp)});
+                r.notes.push_back(note("vllm_fp8_moe_block_fix", p));
+            } else if (fits_tp > 0) {
+                r.notes.push_back(note("vllm_fp8_moe_block_tp", {{"tp", std::to_string(fits_tp)}}));
+            } else if (ep_loads) {
+                r.notes.push_back(note("vllm_fp8_moe_block_ep", ep_params));
+            }
         } else if (fits_tp > 0) {
             r.notes.push_back(note("vllm_fp8_block_fix", {{"tp", std::to_string(fits_tp)}}));
         }

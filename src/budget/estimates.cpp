@@ -47,9 +47,11 @@ using i128 = __int128;
 // parser's limits allow 2^20 experts per token of 2^24 wide MLPs, and the inputs 2^31
 // batched tokens, so the exact product can pass 2^63; callers get INT64_MAX then, which
 // reads as "does not fit" (and compute_budget refuses an answer built on it).
-i128 forward_bytes(const ModelSpec& m, i128 tokens, int64_t tp, int64_t dt) {
+i128 forward_bytes(const ModelSpec& m, i128 tokens, int64_t tp, int64_t dt, bool expert_parallel = false) {
     const WeightDims& d = m.dims;
     if (tp < 1) tp = 1;
+    // Under expert parallelism FusedMoE runs whole experts (its own TP is 1) over every token of the batch.
+    const int64_t moe_tp = expert_parallel ? 1 : tp;
     const int64_t h = d.hidden_size;
     int64_t dense_i = d.intermediate_size;
     for (int64_t w : d.layer_intermediate) dense_i = std::max(dense_i, w);
@@ -64,7 +66,7 @@ i128 forward_bytes(const ModelSpec& m, i128 tokens, int64_t tp, int64_t dt) {
         // fused_moe keeps three caches per token: [topk, 2N], [topk, N], [topk, hidden]
         const i128 shared =
             d.shared_intermediate_size > 0 ? i128(d.shared_intermediate_size) : d.shared_experts * moe_i;
-        widest = std::max(widest, k * (3 * moe_i / tp + h) + 3 * shared / tp);
+        widest = std::max(widest, k * (3 * moe_i / moe_tp + h) + 3 * shared / tp);
     }
     if (m.has(LayerKind::Mla)) {
         widest = std::max(widest, heads * (hd + d.qk_nope_head_dim + 2 * d.v_head_dim) / tp);
@@ -77,12 +79,12 @@ i128 forward_bytes(const ModelSpec& m, i128 tokens, int64_t tp, int64_t dt) {
 }  // namespace
 
 int64_t estimate_vllm_activation_bytes(const ModelSpec& m, int dtype_bytes, int64_t tokens, int64_t seqs, int64_t tp,
-                                       bool sampler) {
+                                       bool sampler, bool expert_parallel) {
     // Sampler of the dummy run: logits of every request row over the full vocabulary
     // (gathered on every rank), then about four fp32 copies (logits, probabilities,
     // the exponential noise of random sampling, logprobs).
     const i128 logits = sampler ? i128(seqs) * m.dims.vocab_size * (dtype_bytes + 16) : 0;
-    return clamp_i64(forward_bytes(m, tokens, tp, dtype_bytes) + logits);
+    return clamp_i64(forward_bytes(m, tokens, tp, dtype_bytes, expert_parallel) + logits);
 }
 
 int64_t estimate_transformers_activation_bytes(const ModelSpec& m, int64_t batch, int64_t tokens) {

@@ -13,8 +13,10 @@ namespace kvb {
 // rows of logits, in the dtype the model is served in (`dtype_bytes`: a float32 checkpoint
 // runs in bfloat16 under dtype auto). Only the last pipeline stage runs the sampler
 // (profile_run: "if get_pp_group().is_last_rank"): `sampler` false for the stages before it.
+// `expert_parallel`: the routed experts' caches are as wide as a whole expert (FusedMoE's TP is 1).
 int64_t estimate_vllm_activation_bytes(const ModelSpec& m, int dtype_bytes, int64_t max_num_batched_tokens,
-                                       int64_t max_num_seqs, int64_t tp, bool sampler = true);
+                                       int64_t max_num_seqs, int64_t tp, bool sampler = true,
+                                       bool expert_parallel = false);
 // Non-torch memory vLLM measures during profiling (cuBLAS/NCCL buffers, custom all-reduce).
 int64_t estimate_vllm_overhead_bytes(int64_t tp, int64_t pp);
 // CUDA graph memory newer vLLM subtracts (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS): 0.5 MiB

@@ -49,6 +49,9 @@ const char* kHelp =
     "                                 --kv-cache-dtype's, which sets both)\n"
     "  --tensor-parallel-size N, -tp  default: --gpu-count / pipeline size\n"
     "  --pipeline-parallel-size N, -pp\n"
+    "  --enable-expert-parallel, -ep  vLLM: each MoE layer's routed experts placed whole over the TP ranks\n"
+    "                                 (the fullest holds ceil(experts / TP)) instead of split within, so fp8\n"
+    "                                 expert blocks are not cut. llama.cpp and transformers refuse it\n"
     "  --pp-layer-partition L,L,...   vLLM's VLLM_PP_LAYER_PARTITION: layers per stage (\"15,17\")\n"
     "  --speculative-config JSON      vLLM's own flag: the drafter's attention layers share the KV pool\n"
     "  --draft-config CONFIG          the drafter's config.json (EAGLE head or draft model)\n"
@@ -102,7 +105,9 @@ void print_human(const BudgetResult& r, const std::optional<Message>& advice, st
         << (vllm ? "vLLM"
             : hf ? "transformers"
                  : "llama.cpp");
-    if (vllm) out << ", TP " << r.tp << (r.pp > 1 ? ", PP " + std::to_string(r.pp) : "");
+    if (vllm)
+        out << ", TP " << r.tp << (r.pp > 1 ? ", PP " + std::to_string(r.pp) : "")
+            << (r.ep > 1 ? ", EP " + std::to_string(r.ep) : "");
     out << "\n";
     if (vllm) {
         out << "  requested per GPU     " << gib(r.requested_bytes) << " (" << gib(r.gpu_total_bytes) << " x "
@@ -278,7 +283,7 @@ int cmd_budget(const std::vector<std::string>& argv, std::ostream& out, std::ost
                        "-fitc",
                        "--ram-bandwidth",
                        "--hf"};
-    spec.switches = {"--enforce-eager", "--no-kv-offload", "-nkvo"};
+    spec.switches = {"--enforce-eager", "--no-kv-offload", "-nkvo", "--enable-expert-parallel", "-ep"};
     int rc = kOk;
     auto a = parse_command("budget", argv, spec, kHelp, out, err, rc);
     if (!a) return rc;
@@ -398,6 +403,7 @@ int cmd_budget(const std::vector<std::string>& argv, std::ostream& out, std::ost
     in.overhead_bytes = *ovh;
     in.cudagraph_bytes = *cg;
     in.enforce_eager = a->has("--enforce-eager");
+    in.expert_parallel = a->has("--enable-expert-parallel") || a->has("-ep");
     in.n_ubatch = *ub;
     in.n_gpu_layers = *ngl;
     in.ram_bytes = *ram;

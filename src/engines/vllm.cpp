@@ -187,6 +187,14 @@ constexpr VllmChange kVllmFp8KvTritonMlaSm89 = {26, 0, 23, 1, 0, 1174};
 //    The install guide says "compute capability 7.5 or higher" from 0.20.0; unchanged at v0.27.1.
 constexpr VllmChange kVllmNoSm70 = {20, 0, 19, 2, 0, 141, kFinal};
 
+//  --enable-expert-parallel (ParallelConfig.enable_expert_parallel): PR #14305, 2025-03-06 (cc2f9b32c, v0.7.3-271);
+//    v0.8.0rc1 on. Unchanged, with its -ep alias, at v0.27.1.
+constexpr VllmChange kVllmExpertParallel = {8, 0, 7, 3, kFinal, 271};
+//  determine_expert_map's balanced placement (the first E % EP ranks one expert more; before, the remainder all on
+//    the last rank): PR #21497 "More balanced expert sharding", 2025-07-24 (fe56180c7, v0.10.0-27); v0.10.1rc1 on.
+//    Unchanged at v0.27.1 (fused_moe/expert_map_manager.py from 0.24).
+constexpr VllmChange kVllmEpBalanced = {10, 1, 10, 0, kFinal, 27};
+
 // The newest release whose rules were read: 0.31.0 (pinned as `vllm==0.31.0` in public projects; main's nightlies
 // read 0.31.1rc1.devN in 2026-10). Its changes from main of 2026-08-18 on were read in the newest stored snapshot of
 // vllm-project/vllm (002f10e0c: config/cache.py, engine/arg_utils.py, v1/core/kv_cache_utils.py).
@@ -333,6 +341,8 @@ Result<VllmRelease> vllm_release(const std::string& version) {
     r.fp8_kv_triton_mla_sm89 = has(kVllmFp8KvTritonMlaSm89);
     r.flashinfer_sm80 = has(kVllmFlashInferSm80);
     r.no_sm70 = has(kVllmNoSm70);
+    r.expert_parallel = has(kVllmExpertParallel);
+    r.ep_remainder_last = !has(kVllmEpBalanced);
     r.newer_than_known = ev->major > 0 || ev->minor > kVllmNewestMinor;
     r.log_format = !has(kVllmTokensFromConcurrency) ? VllmLogFormat::Legacy
                    : !has(kVllmInFlightWindow)      ? VllmLogFormat::Split

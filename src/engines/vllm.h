@@ -158,6 +158,10 @@ struct VllmRelease {
     // Wheels built for compute capability 7.5 and up: from 0.20.0 (PR #39878 dropped 7.0 from every CUDA
     // architecture list and made CUDA 13 the default). vllm_gpu_refusal.
     bool no_sm70 = true;
+    // `vllm serve --enable-expert-parallel` exists (PR #14305, first in 0.8.0); before, argparse refuses it.
+    bool expert_parallel = true;
+    // determine_expert_map before 0.10.1 (PR #21497): E % EP experts more on the last rank, not one more on the first.
+    bool ep_remainder_last = false;
     std::string version;  // as given; "" = the newest release kvbudget knows
     // A release past the newest kvbudget has read (kVllmNewestRelease): the newest rules apply, and the budget says so.
     bool newer_than_known = false;

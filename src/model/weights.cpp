@@ -560,7 +560,8 @@ std::pair<int64_t, int64_t> pp_layer_range(int64_t num_layers, int64_t rank, int
 }
 
 Result<WeightBytes> weight_bytes(const ModelSpec& m, const WeightFormat& format, int64_t given_params, int64_t tp,
-                                 int64_t pp, bool given_is_advisory, const std::vector<int64_t>& stage_layers) {
+                                 int64_t pp, bool given_is_advisory, const std::vector<int64_t>& stage_layers,
+                                 const ExpertParallel& ep) {
     if (given_params < 0)
         return make_error("bad_value", note("weights_params_negative", {{"value", std::to_string(given_params)}}));
     if (given_params > (int64_t(1) << 50))
@@ -620,7 +621,12 @@ Result<WeightBytes> weight_bytes(const ModelSpec& m, const WeightFormat& format,
             active += one * g.active;
         // Per tensor-parallel rank.
         int64_t rank_bytes;
-        if (tp == 1 || g.tp_replicated) {
+        // A routed expert's tensors (and its biases: one per expert) go whole to the rank that holds it.
+        const bool routed =
+            is_expert(g.role) || (g.role == TensorRole::Vector && g.count > 1 && g.count == m.dims.num_experts);
+        if (ep.size > 1 && routed) {
+            rank_bytes = one * ep_local_experts(g.count, ep);
+        } else if (tp == 1 || g.tp_replicated) {
             rank_bytes = all;
         } else if (g.role == TensorRole::TokenEmbedding || g.role == TensorRole::Output) {
             const int64_t padded = cdiv(g.rows, 64) * 64;  // vLLM pads the vocab to 64
@@ -692,6 +698,12 @@ Result<WeightBytes> weight_bytes(const ModelSpec& m, const WeightFormat& format,
     return Result<WeightBytes>(std::move(wb));
 }
 
+int64_t ep_local_experts(int64_t experts, const ExpertParallel& ep) {
+    if (ep.size <= 1) return experts;
+    const int64_t base = experts / ep.size, rest = experts % ep.size;
+    return ep.remainder_last ? base + rest : base + (rest > 0 ? 1 : 0);
+}
+
 namespace {
 
 bool block_scheme(const QuantScheme* s) {
@@ -734,9 +746,12 @@ std::optional<Message> linear_block_refusal(const RankLinear& l, const QuantSche
 }
 
 // Fp8MoEMethod / CompressedTensorsW8A8Fp8MoEMethod.create_weights: each rank's share of an expert's intermediate
-// size must be a multiple of block_n, and of block_k when TP splits it.
-std::optional<Message> experts_block_refusal(const TensorGroup& g, const QuantScheme& s, int64_t tp) {
-    const int64_t per = g.rows / tp;  // intermediate_size_per_partition
+// size must be a multiple of block_n, and of block_k when TP splits it. Under expert parallelism FusedMoE's own TP is
+// 1, so a rank's share is the whole intermediate size; the block_k check still follows the model's TP
+// (get_tensor_model_parallel_world_size()).
+std::optional<Message> experts_block_refusal(const TensorGroup& g, const QuantScheme& s, int64_t tp,
+                                             bool expert_parallel) {
+    const int64_t per = expert_parallel ? g.rows : g.rows / tp;  // intermediate_size_per_partition
     if (per % s.block_rows != 0)
         return note("vllm_fp8_moe_block_n", {{"size", std::to_string(per)}, {"block", std::to_string(s.block_rows)}});
     if (tp > 1 && per % s.block_cols != 0)
@@ -747,7 +762,7 @@ std::optional<Message> experts_block_refusal(const TensorGroup& g, const QuantSc
 }  // namespace
 
 std::optional<VllmBlockRefusal> vllm_fp8_block_refusal(const ModelSpec& m, const WeightFormat& format, int64_t tp,
-                                                       bool off_grid_merged_allowed) {
+                                                       bool off_grid_merged_allowed, bool expert_parallel) {
     // DeepSeek-V4 loads through its own DeepseekV4FP8Config (experts MXFP4 or fp8 by expert_dtype), not read here.
     if (!format.plan || tp < 1 || std::any_of(m.layers.begin(), m.layers.end(), dsv4_layer)) return std::nullopt;
     // Every budget asks: count the tensors only for a plan with a block scheme.
@@ -795,7 +810,8 @@ std::optional<VllmBlockRefusal> vllm_fp8_block_refusal(const ModelSpec& m, const
                     case TensorRole::ExpertGate: {
                         const QuantScheme* s = checkpoint_scheme(plan, m, g);
                         if (block_scheme(s))
-                            if (auto e = experts_block_refusal(g, *s, tp)) r = VllmBlockRefusal{*e, true};
+                            if (auto e = experts_block_refusal(g, *s, tp, expert_parallel))
+                                r = VllmBlockRefusal{*e, true};
                         break;
                     }
                     case TensorRole::AttnQ:

@@ -138,6 +138,17 @@ struct WeightBytes {
     int64_t all_bytes() const { return sat_add(bytes, vision_bytes); }
 };
 
+// vLLM's expert parallelism (`--enable-expert-parallel`): the routed experts are not split within but placed whole,
+// `size` ranks sharing each MoE layer's experts (the EP group, TP x DP: with one data-parallel rank the TP size).
+// FusedMoE's determine_expert_map, "linear" placement (the default): from 0.10.1 (PR #21497) the first E % size ranks
+// hold one expert more than E / size; before, the last rank held E / size + E % size.
+struct ExpertParallel {
+    int64_t size = 1;  // 1 = none: experts are split by tensor parallelism like any projection
+    bool remainder_last = false;
+};
+// The experts the fullest rank holds of `experts` (all of them at size 1).
+int64_t ep_local_experts(int64_t experts, const ExpertParallel& ep);
+
 // Bytes of the weights in `format`. `given_params` > 0 replaces the counted total (the
 // difference is stored at the format's main rate), except for pre-quantized checkpoints
 // (config has quantization_config), whose safetensors element counts are packed words,
@@ -150,7 +161,7 @@ constexpr int64_t kParamsPlausibleFactor = 2;
 // VLLM_PP_LAYER_PARTITION, already checked to sum to the layers); empty = the default split.
 Result<WeightBytes> weight_bytes(const ModelSpec& m, const WeightFormat& format, int64_t given_params = 0,
                                  int64_t tp = 1, int64_t pp = 1, bool given_is_advisory = false,
-                                 const std::vector<int64_t>& stage_layers = {});
+                                 const std::vector<int64_t>& stage_layers = {}, const ExpertParallel& ep = {});
 
 // vLLM's start-up check of a checkpoint stored in fp8 blocks ([block_n, block_k], weight_block_size) against the
 // tensor-parallel split, layer by layer in the order vLLM builds them (decoder layer by layer: token mixer, shared
@@ -163,13 +174,16 @@ Result<WeightBytes> weight_bytes(const ModelSpec& m, const WeightFormat& format,
 //   checkpoint keeps unquantized are not checked.
 // - routed experts (Fp8MoEMethod / compressed_tensors_moe_w8a8_fp8.py create_weights, v0.7.0 to v0.27.1): each
 //   rank's share of the intermediate size must be a multiple of block_n, and of block_k at TP > 1.
+//   Under expert parallelism (`expert_parallel`) FusedMoE's own TP is 1: a rank's share is the whole intermediate
+//   size, and block_k still follows the model's TP (get_tensor_model_parallel_world_size()).
 // The first ValueError vLLM stops with, in its words (experts: it came from the routed experts), or nothing.
 struct VllmBlockRefusal {
     Message message;
     bool experts = false;
 };
 std::optional<VllmBlockRefusal> vllm_fp8_block_refusal(const ModelSpec& m, const WeightFormat& format, int64_t tp,
-                                                       bool off_grid_merged_allowed = true);
+                                                       bool off_grid_merged_allowed = true,
+                                                       bool expert_parallel = false);
 
 // vLLM's get_pp_indices: [start, end) decoder layers of pipeline stage `rank`.
 std::pair<int64_t, int64_t> pp_layer_range(int64_t num_layers, int64_t rank, int64_t pp);

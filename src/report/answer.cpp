@@ -35,6 +35,21 @@ std::optional<Message> kv_advice(const ModelSpec& m, const BudgetInputs& in, con
     return note(vllm ? "advice_vllm_fp8_kv" : "advice_llamacpp_q8_kv", {{"max", with_commas(r->max_context)}});
 }
 
+// vLLM stopped by fp8 expert blocks that tensor parallelism splits: the same GPUs with --enable-expert-parallel,
+// which keeps each expert whole, when that starts and fits.
+std::optional<Message> ep_advice(const ModelSpec& m, const BudgetInputs& in, const ModelSpec* draft,
+                                 const BudgetResult& b) {
+    const std::string& why = b.verdict_reason.code;
+    if (in.engine != BudgetEngine::Vllm || in.expert_parallel || !b.startup_refused ||
+        (why != "vllm_fp8_moe_block_n" && why != "vllm_fp8_moe_block_k"))
+        return std::nullopt;
+    BudgetInputs alt = in;
+    alt.expert_parallel = true;
+    auto r = compute_budget(m, alt, draft);
+    if (!r || r->ep <= 1 || !all_on_gpu(r.value())) return std::nullopt;
+    return note("advice_vllm_ep", {{"max", with_commas(r->max_context)}});
+}
+
 }  // namespace
 
 Result<Answer> compute_answer(const ModelSpec& m, const BudgetInputs& in, const ModelSpec* draft) {
@@ -45,7 +60,8 @@ Result<Answer> compute_answer(const ModelSpec& m, const BudgetInputs& in, const 
     auto budget = compute_budget(m, in, draft);
     if (budget) {
         a.budget = std::move(budget.value());
-        a.advice = kv_advice(m, in, draft, *a.budget);
+        a.advice = ep_advice(m, in, draft, *a.budget);
+        if (!a.advice) a.advice = kv_advice(m, in, draft, *a.budget);
     } else {
         a.refusal = budget.error();
     }

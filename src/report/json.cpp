@@ -257,6 +257,7 @@ std::string inputs_json(const BudgetInputs& in) {
         .set("rope_scaling", in.rope_scaling)
         .set("tensor_parallel_size", in.tensor_parallel_size)
         .set("pipeline_parallel_size", in.pipeline_parallel_size)
+        .set("expert_parallel", in.expert_parallel)
         .set("pp_layer_partition", in.pp_layer_partition)
         .set("speculative_config", in.speculative_config)
         .set("spec_type", in.spec_type)
@@ -317,6 +318,8 @@ std::string budget_json(const BudgetResult& r) {
                         .set("mac_ram_bytes", r.mac_ram_bytes))
         .set("tensor_parallel_size", r.tp)
         .set("pipeline_parallel_size", r.pp)
+        .set("expert_parallel_size", r.ep)
+        .set("ep_local_experts", r.ep_local_experts)
         .set("gpu_memory_utilization", r.gpu_memory_utilization)
         .set("gpu_memory_utilization_default", r.gpu_memory_utilization_default)
         .set("requested_bytes", r.requested_bytes)
@@ -618,6 +621,8 @@ Result<BudgetInputs> budget_inputs_from_json(const std::string& text) {
             e = read_number(k, v, in.gpu_memory_utilization);
         else if (k == "enforce_eager")
             e = read_flag(k, v, in.enforce_eager);
+        else if (k == "expert_parallel")
+            e = read_flag(k, v, in.expert_parallel);
         else if (k == "params_from_hub")  // params is the Hub's total: set aside if implausible
             e = read_flag(k, v, in.params_from_hub);
         else {

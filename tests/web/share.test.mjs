@@ -335,3 +335,37 @@ test('a view from a pasted config.json says the link cannot carry the config', a
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+// vLLM --enable-expert-parallel (state ep, URL ep=1): Qwen3-30B-A3B-FP8 on 4 GPUs is refused at start-up (768 / 4 =
+// 192 is off fp8's 128-block grid), and the answer offers expert parallelism, sized; the control turns it on, the
+// command carries the flag, and the copied link reproduces it. A dense model has no such control.
+test('expert parallelism: offered for a refused fp8 MoE, its control and ep=1 round-trip', async () => {
+  const { page, context, errors } = await openPage(env, 'model=Qwen/Qwen3-30B-A3B-FP8&gpuCount=4', { clipboard: true });
+  assert.equal(await page.getAttribute('body', 'data-state'), 'ready');
+  assert.equal(await page.isVisible('#ctl-ep'), true);
+  assert.equal(await page.inputValue('#ctl-ep'), '0');
+  assert.match(await page.textContent('[data-role="verdict-advice"]'), /--enable-expert-parallel.*40,960/);
+  await change(page, '#ctl-ep', '1');
+  assert.equal(await page.getAttribute('body', 'data-state'), 'ready');
+  assert.match(await page.textContent('[data-role="command"]'), /--tensor-parallel-size 4 --enable-expert-parallel$/);
+  const m = await metrics(page);
+  assert.equal(m['max-context'], '40960');
+  const link = await clipboardAfter(page, '[data-action="copy-link"]');
+  assert.equal(new URL(link).searchParams.get('ep'), '1');
+  const fresh = await env.browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const p2 = await fresh.newPage();
+  await p2.goto(link);
+  await waitSettled(p2);
+  assert.deepEqual(await metrics(p2), m);
+  assert.equal(await p2.inputValue('#ctl-ep'), '1');
+  await fresh.close();
+  // A dense model on 4 GPUs: nothing to place, no control.
+  await page.fill('#model-input', 'Qwen/Qwen3-8B');
+  await page.press('#model-input', 'Enter');
+  await page.waitForFunction(() => document.querySelector('[data-role="model-name"]')?.textContent === 'Qwen/Qwen3-8B');
+  await waitSettled(page);
+  await change(page, '#ctl-ep', '0');
+  assert.equal(await page.isVisible('#ctl-ep'), false);
+  assert.deepEqual(errors, []);
+  await context.close();
+});

@@ -183,6 +183,9 @@ export function buildControls(app, onChange) {
   // vLLM speculative decoding: the drafter's layers take pages from the same KV pool.
   c.spec = h('select', { id: 'ctl-spec' }, ['', ...SPEC_METHODS].map((m) => h('option', { value: m }, m ? t('controls.spec_' + m) : t('controls.specNone'))));
   c.spec.addEventListener('change', () => set('spec', c.spec.value));
+  // vLLM --enable-expert-parallel: a MoE's routed experts go whole to the tensor-parallel GPUs.
+  c.ep = h('select', { id: 'ctl-ep' }, [h('option', { value: '0' }, t('controls.epOff')), h('option', { value: '1' }, t('controls.epOn'))]);
+  c.ep.addEventListener('change', () => set('ep', c.ep.value === '1'));
 
   c.gpuMemField = field('ctl-gpu-mem', t('controls.gpuMem'), c.gpuMem, t('controls.gpuMemHint'));
   c.macRamField = field('ctl-mac-ram', t('controls.macRam'), c.macRam, t('controls.macRamHint'));
@@ -206,7 +209,8 @@ export function buildControls(app, onChange) {
       field('ctl-tp', t('controls.tp'), c.tp),
       field('ctl-seqs', t('controls.seqs'), c.seqs, t('controls.seqsHint')),
       (c.maxNumSeqsField = field('ctl-max-num-seqs', t('controls.maxNumSeqs'), c.maxNumSeqs, t('controls.maxNumSeqsHint'))),
-      (c.specField = field('ctl-spec', t('controls.spec'), c.spec, t('controls.specHint')))),
+      (c.specField = field('ctl-spec', t('controls.spec'), c.spec, t('controls.specHint'))),
+      (c.epField = field('ctl-ep', t('controls.ep'), c.ep, t('controls.epHint')))),
     h('div', { class: 'field ctx' },
       h('label', { for: 'ctl-ctx' }, t('controls.ctx')),
       h('div', { class: 'row' }, c.ctxSlider, c.ctx),
@@ -405,6 +409,13 @@ export function syncControls(app) {
   c.specField.classList.toggle('unset', !s.spec);
   // A URL's METHOD:TOKENS keeps its tokens; the select shows the method.
   setValue(c.spec, s.spec.split(':')[0]);
+  // Expert parallelism changes something only for a MoE model on more than one tensor-parallel GPU; once
+  // on (a link's ep=1) it stays visible so it can be turned off, and the core's note says where it does nothing.
+  const moe = (app.model?.spec.num_experts || 0) > 0;
+  const tpSize = s.tp > 0 ? s.tp : s.gpuCount;
+  setHidden(c.epField, s.engine !== 'vllm' || (!s.ep && !(moe && tpSize > 1)));
+  c.epField.classList.toggle('unset', !s.ep);
+  setValue(c.ep, s.ep ? '1' : '0');
   // Bounds from the core's own limits table (the same check refuses out-of-range values).
   const lim = cat.limits;
   for (const [input, name] of [[c.ctx, 'context'], [c.seqs, 'seqs'], [c.gpuCount, 'gpu_count'], [c.maxNumSeqs, 'max_num_seqs']]) {

@@ -262,7 +262,9 @@ export function renderResults(app, view, near = null) {
       const rope = ropeLine(app, view);
       if (rope) top.push(rope);
       top.push(...stackedBar(g, verdictOf(b), { seqs: seqText, ctx: ctxText }));
-      if (b.gpu.count > 1) top.push(v('p', { class: 'muted' }, t(b.engine === 'vllm' ? 'bar.perGpu' : 'bar.perGpuLayers', { n: b.gpu.count, tp: b.tensor_parallel_size, pp: b.pipeline_parallel_size })));
+      // With expert parallelism the bar's GPU is the one holding the most experts (ep_local_experts of each MoE layer's).
+      const perGpuKey = b.engine !== 'vllm' ? 'bar.perGpuLayers' : b.expert_parallel_size > 1 ? 'bar.perGpuEp' : 'bar.perGpu';
+      if (b.gpu.count > 1) top.push(v('p', { class: 'muted' }, t(perGpuKey, { n: b.gpu.count, tp: b.tensor_parallel_size, pp: b.pipeline_parallel_size, experts: b.ep_local_experts })));
     } else if (view.refusal) {
       // The core's reason in this page's words; an engine's own text (vLLM's) stays verbatim beneath.
       const r = view.refusal;

@@ -24,6 +24,7 @@ export function defaultState() {
     util: 0, // gpu_memory_utilization; 0 = vLLM's default for the release (0.92 from 0.20.0, 0.9 before: the core's)
     weights: 'auto', // weight format id
     tp: 0, // tensor parallel size; 0 = every GPU
+    ep: false, // vLLM --enable-expert-parallel (a MoE's routed experts whole per GPU); URL ep=1
     maxNumSeqs: 0, // vLLM --max-num-seqs; 0 = vLLM's default for the GPU (raised to seqs)
     spec: '', // vLLM speculative decoding: METHOD[:TOKENS] (eagle, eagle3, mtp, ngram); '' = none
     engineVersion: '', // the engine's release (vLLM 0.20.1, llama.cpp b6500); '' = the newest (the core checks it)
@@ -62,7 +63,7 @@ const CLI_SPELLINGS = {
   'max-model-len': 'ctx', context: 'ctx', c: 'ctx', 'n-ctx': 'ctx', 'gpu-count': 'gpuCount', gpus: 'gpuCount',
   'gpu-memory': 'gpuMem', 'gpu-memory-utilization': 'util', 'tensor-parallel-size': 'tp', 'kv-cache-dtype': 'kv',
   'max-num-seqs': 'maxNumSeqs', 'engine-version': 'engineVersion', 'n-gpu-layers': 'ngl', 'rope-scaling': 'rope',
-  'speculative-config': 'spec', language: 'lang',
+  'speculative-config': 'spec', language: 'lang', 'enable-expert-parallel': 'ep', 'expert-parallel': 'ep',
 };
 const PARAM_NAMES = Object.keys(defaultState()).filter((k) => k !== 'revision' && k !== 'quant');
 
@@ -156,6 +157,9 @@ export function stateFromParams(params, base = defaultState()) {
       case 'embed':
         if (v === '1' || v === '0') s.embed = v === '1'; else skip();
         break;
+      case 'ep':
+        if (v === '1' || v === '0') s.ep = v === '1'; else skip();
+        break;
       case 'theme':
         if (v === 'light' || v === 'dark' || v === 'auto') s.theme = v; else skip();
         break;
@@ -213,6 +217,7 @@ export function stateToParams(s, base = defaultState()) {
     if (key === 'gpuMem' && s.gpu !== '') continue;
     if (s[key] !== base[key]) p.set(key, String(s[key]));
   }
+  if (s.ep) p.set('ep', '1');
   if (s.embed) p.set('embed', '1');
   if (s.theme !== base.theme) p.set('theme', s.theme);
   if (s.panels !== base.panels) p.set('panels', s.panels);
