@@ -854,8 +854,8 @@ const std::vector<MessageTemplate>& message_templates() {
         {"vllm_fp8_block_k",
          "Weight input_size_per_partition = {size} is not divisible by weight quantization block_k = {block}."},
         {"vllm_fp8_block_fix",
-         "vLLM loads this checkpoint's fp8 layers at --tensor-parallel-size {tp}, where each GPU's share is whole fp8 "
-         "blocks (expert parallelism does not split these layers otherwise)"},
+         "vLLM loads this checkpoint's fp8 layers at --tensor-parallel-size {tp}, where each GPU's share is whole "
+         "fp8 blocks"},
         {"vllm_fp8_moe_block_n",
          "The output_size of gate's and up's weight = {size} is not divisible by weight quantization block_n = "
          "{block}."},
@@ -898,27 +898,26 @@ const std::vector<MessageTemplate>& message_templates() {
          "nvfp4 KV cache is not supported with MLA (Multi-head Latent Attention) backends. Please use a different "
          "--kv-cache-dtype (e.g., 'fp8' or 'auto') for MLA models such as DeepSeek."},
         {"vllm_nvfp4_kv_no_backend",
-         "vLLM {version} takes --kv-cache-dtype {dtype}, but none of its attention backends lists it, so it stops at "
-         "start-up (\"No valid attention backend found for cuda\"); FlashInfer serves an NVFP4 KV cache from 0.21.0, "
-         "on compute capability 10.x GPUs (B200, B300)"},
+         "vLLM {version} takes an NVFP4 KV cache ({dtype}), but none of its attention backends lists it, so it "
+         "stops at start-up (\"No valid attention backend found for cuda\"); FlashInfer serves an NVFP4 KV cache "
+         "from 0.21.0, on compute capability 10.x GPUs (B200, B300). Re-run with --kv-cache-dtype fp8 or bfloat16"},
         {"vllm_nvfp4_kv_gpu",
-         "--kv-cache-dtype {dtype} runs only on FlashInfer's trtllm-gen kernels, which need compute capability 10.x "
-         "(B200, B300); {gpu} has compute capability {capability}, so vLLM stops at start-up (from 0.25.0 \"No valid "
-         "attention backend "
-         "found for cuda\", before that once FlashInfer's kernels first run). Re-run with --kv-cache-dtype fp8 or "
-         "auto."},
+         "An NVFP4 KV cache ({dtype}) runs only on FlashInfer's trtllm-gen kernels, which need compute capability "
+         "10.x (B200, B300); {gpu} has compute capability {capability}, so vLLM stops at start-up (from 0.25.0 "
+         "\"No valid attention backend found for cuda\", before that once FlashInfer's kernels first run). Re-run "
+         "with --kv-cache-dtype fp8 or bfloat16."},
         {"vllm_nvfp4_kv_gpu_amd",
-         "--kv-cache-dtype {dtype} runs only on FlashInfer's trtllm-gen kernels, on NVIDIA GPUs of compute capability "
-         "10.x (B200, B300); no ROCm attention backend takes it, so vLLM stops at start-up on {gpu} (\"No valid "
-         "attention backend found\"). Re-run with --kv-cache-dtype fp8 or auto."},
+         "An NVFP4 KV cache ({dtype}) runs only on FlashInfer's trtllm-gen kernels, on NVIDIA GPUs of compute "
+         "capability 10.x (B200, B300); no ROCm attention backend takes it, so vLLM stops at start-up on {gpu} "
+         "(\"No valid attention backend found for rocm\"). Re-run with --kv-cache-dtype fp8 or bfloat16."},
         {"vllm_nvfp4_kv_head_size",
-         "FlashInfer, the only attention backend that takes --kv-cache-dtype {dtype}, has kernels for head sizes "
-         "{sizes}, not {head}, so vLLM stops at start-up (\"No valid attention backend found for cuda\"). "
-         "Re-run with --kv-cache-dtype fp8 or auto."},
+         "FlashInfer, the only attention backend that takes an NVFP4 KV cache ({dtype}), has kernels for head "
+         "sizes {sizes}, not {head}, so vLLM stops at start-up (\"No valid attention backend found for cuda\"). "
+         "Re-run with --kv-cache-dtype fp8 or bfloat16."},
         {"vllm_nvfp4_out_buffer",
-         "vLLM: weights per GPU include the fp8 output buffer FlashInfer keeps in every attention layer with an NVFP4 "
-         "KV cache ({bytes}: {tokens} batched tokens x query heads x head size, one byte each), which vLLM counts in "
-         "\"Model loading took\""},
+         "vLLM: weights per GPU include the fp8 output buffer FlashInfer keeps in every attention layer with an "
+         "NVFP4 KV cache ({bytes}: {tokens} batched tokens × query heads × head size, one byte each), which vLLM "
+         "counts in \"Model loading took\""},
         // What a cheaper KV cache would change when the answer is no (report/answer.cpp).
         {"advice_vllm_ep",
          "with --enable-expert-parallel (whole experts per GPU) vLLM starts, and it fits: up to {max} tokens per "

@@ -293,6 +293,16 @@ Result<DrafterWeights> drafter_weights(const VllmSpeculative& sc, const ModelSpe
 }
 
 // Only the flags the answer needs or the user chose: run as printed, vLLM serves what the page promises.
+// What vLLM itself prints when it stops at start-up (BudgetResult::engine_error, shown as the engine's own words): its
+// ValueError where the refusal is in its words; CUDA's error where vLLM has no check (a GPU its wheels carry no kernels
+// for); nothing where its words hold a repr that changes by release (no attention backend for an NVFP4 cache), so
+// the reason alone says it.
+std::string vllm_startup_words(const Message& m) {
+    if (m.code == "vllm_gpu_not_built") return "CUDA error: no kernel image is available for execution on the device";
+    if (m.code.rfind("vllm_nvfp4_kv_", 0) == 0 && m.code != "vllm_nvfp4_kv_mla") return "";
+    return render_english(m);
+}
+
 std::string command(const Ctx& c, const BudgetResult& r, const std::string& kv_cache_dtype, int64_t one_max) {
     const BudgetInputs& in = c.in;
     // A start-up refusal is not memory: the command stays as asked.
@@ -497,7 +507,7 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
     if (startup_refusal) {
         r.fits = false;
         r.startup_refused = true;
-        r.engine_error = render_english(*startup_refusal);
+        r.engine_error = vllm_startup_words(*startup_refusal);
         r.capacity.log_lines.clear();
     }
     r.vllm_concurrency = r.capacity.max_concurrency;

@@ -492,6 +492,16 @@ std::string to_json_text(const Message& m) {
     return message_text(m);
 }
 
+namespace {
+// The page's vLLM KV choices: the six sized for every model, and nvfp4, which the answer sizes where vLLM serves it
+// (FlashInfer on compute capability 10.x) and refuses, in the engine's terms, where it does not.
+std::vector<std::string> vllm_page_kv_types() {
+    std::vector<std::string> names = vllm_kv_type_names();
+    names.push_back("nvfp4");
+    return names;
+}
+}  // namespace
+
 std::string catalog_json_text() {
     JsonObject limits;
     for (const InputLimit& l : budget_input_limits()) limits.set(l.name, limit_json(l.min, l.max, l.flag));
@@ -517,7 +527,7 @@ std::string catalog_json_text() {
         .set("sim_limits", sim_limits)
         .set("sim_block_sizes", sim_block_sizes())
         .set("kv_types", JsonObject()
-                             .set("vllm", vllm_kv_type_names())
+                             .set("vllm", vllm_page_kv_types())
                              .set("transformers", transformers_kv_type_names())
                              .set("llamacpp", llamacpp_kv_type_names()))
         .set("gpus", gpus)

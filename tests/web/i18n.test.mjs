@@ -31,7 +31,7 @@ const ALLOWED = new Set([
   'num_nextn_predict_layers', 'index_head_dim', 'model_type', 'text_config', 'no_op', 'Gemma3TextConfig', 'Gemma',
   'false', 'sysctl', 'iogpu.wired_limit_mb', 'SDPA', 'eager', 'MTP', 'Q4_K_M', 'mxfp4', 'awq', 'gptq',
   // dtype / quantization names in the engines' own spelling
-  'auto', 'bfloat16', 'float16', 'float32', 'fp8', 'fp8_e4m3', 'fp8_e5m2', 'f32', 'f16', 'bf16',
+  'auto', 'bfloat16', 'float16', 'float32', 'fp8', 'fp8_e4m3', 'fp8_e5m2', 'nvfp4', 'f32', 'f16', 'bf16',
   'q8_0', 'q4_0', 'q4_1', 'q5_0', 'q5_1', 'iq4_nl', 'Mamba',
   // the reference model of the optimization ladder
   'DeepSeek-V3',

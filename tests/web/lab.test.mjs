@@ -93,7 +93,7 @@ test('in Chinese: the panel, the fit and the mmap note', async () => {
   const { page, context, errors } = await openPage(env, `model=${ID}&lang=zh-CN`);
   await fit(page, MAC);
   assert.equal(await page.textContent('#lab-h'), '实测与公式对照');
-  assert.match(await page.textContent('[data-role="lab-fit"]'), /^拟合值：每 token .+；公式（KV 缓存）：每 token 128\.00 KiB（131,072 B）；偏差 /);
+  assert.match(await page.textContent('[data-role="lab-fit"]'), /^拟合值：每 token .+；公式（KV Cache）：每 token 128\.00 KiB（131,072 B）；偏差 /);
   assert.match(await page.textContent('[data-role="lab-notes"] li'), /llama\.cpp 以 mmap 映射权重文件/);
   assert.deepEqual(errors, []);
   await context.close();

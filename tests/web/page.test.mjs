@@ -191,6 +191,21 @@ test('an fp8 cache the GPU cannot run: refused at start-up, in vLLM\'s words, no
   assert.equal(await page.textContent('[data-role="verdict-reason"]'),
     'FP8 KV cache is not supported by the Triton attention backend on NVIDIA T4 (compute capability 7.5); native FP8 (fp8e4nv) requires SM89+. Re-run with --kv-cache-dtype float16.');
   assert.equal(await metric(page, 'max-concurrency'), 6);  // kvbudget budget ... --max-model-len 32768: memory holds 6
+  assert.equal(await page.textContent('[data-role="if-started"]'), 'Were it to start, the memory would hold:');
+  await context.close();
+});
+
+// vLLM 0.20 and later carry no kernels for a V100 (compute capability 7.0): the same kind of no, with the release
+// that still runs there; that release sizes it, and the numbers then stand on their own.
+test('a V100 under vLLM: refused at start-up, sized under 0.19.1', async () => {
+  const { page, context } = await open('lang=zh-CN&model=Qwen/Qwen3-8B&gpu=v100-32gb&ctx=32768', { width: 390, height: 844 });
+  assert.equal(await page.getAttribute('[data-role="verdict"]', 'data-verdict'), 'nofit');
+  assert.match(await page.textContent('[data-role="verdict-reason"]'), /^从 0\.20\.0 起，vLLM 的安装包只带计算能力 7\.5 及以上的 CUDA 内核/);
+  assert.equal(await page.textContent('[data-role="if-started"]'), '假如能启动，显存可以容纳：');
+  await page.fill('#ctl-engine-version', '0.19.1');
+  await page.press('#ctl-engine-version', 'Enter');
+  await page.waitForFunction(() => document.querySelector('[data-role="verdict"]')?.dataset.verdict === 'fits');
+  assert.equal(await page.$('[data-role="if-started"]'), null);
   await context.close();
 });
 

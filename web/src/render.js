@@ -3,7 +3,7 @@
 // Built as a tree of plain objects each time (dom.js v) and compared with the last one
 // (dom.js patchTree): a slider step rewrites only the texts and attributes that changed.
 import { h, v, vtext, patchTree, setText, unbrokenFlags, dropClass } from './dom.js';
-import { t, tMsg } from './i18n.js';
+import { t, tMsg, language } from './i18n.js';
 import { bytes, int, tokens, fixed, format, decimalBytes, percent } from './format.js';
 import { renderTable, markScrollable } from './tables.js';
 // The chart's stand-in: uPlot arrives just after the first answer (lazy.js).
@@ -136,6 +136,8 @@ function renderAnswer(app, view) {
     fact(t(seqs === 1 ? 'metric.max-context.one' : 'metric.max-context', { seqs: int(seqs) }), num('max-context', maxCtx),
       !maxCtx ? null : stopUnit[b?.max_context_stop ?? 'memory']),
     fact(t('metric.max-concurrency', { ctx: ctxText }), num('max-concurrency', maxConc), maxConc !== null && maxConc !== undefined ? t(maxConc === 1 ? 'answer.requests.one' : 'answer.requests') : null));
+  // A start-up refusal is not memory: the numbers below are what the memory would give, said as such.
+  const ifStarted = b?.startup_refused ? v('p', { class: 'if-started', 'data-role': 'if-started' }, t('answer.ifStarted')) : null;
   // Screen readers hear the new answer once per change, not on every re-render.
   // Why it does not fit (or how llama.cpp's --fit runs it), in the core's words, on the
   // first screen: "does not fit" alone leaves the reader to find the cause below.
@@ -145,10 +147,11 @@ function renderAnswer(app, view) {
     : !b && view.refusal?.message ? v('p', { class: 'verdict-why', 'data-role': 'verdict-reason' }, view.refusal.message) : null;
   // An 8-bit KV cache that would turn the answer into yes: the fix, with its flags, beside the no.
   const advice = view.advice ? v('p', { class: 'verdict-advice', 'data-role': 'verdict-advice' }, unbrokenFlags(tMsg(view.advice), v)) : null;
-  // Sentences that end in their own stop (or a colon) are not given a second one.
-  const spoken = [vtext(verdictEl), ...(why ? [vtext(why)] : []), ...(advice ? [vtext(advice)] : []), ...facts.kids.map((f) => vtext(f.kids[0]) + ': ' + vtext(f.kids[1]))]
-    .map((x) => x.trim()).reduce((acc, x) => (acc === '' ? x : /[.。:：!?！？]$/.test(acc) ? acc + ' ' + x : acc + '. ' + x), '');
-  patchTree(el, [verdictEl, why, advice, facts]);
+  // Sentences that end in their own stop (or a colon) are not given a second one; a Chinese page stops with its own.
+  const stop = language().startsWith('zh') ? '。' : '. ';
+  const spoken = [vtext(verdictEl), ...(why ? [vtext(why)] : []), ...(advice ? [vtext(advice)] : []), ...(ifStarted ? [vtext(ifStarted)] : []), ...facts.kids.map((f) => vtext(f.kids[0]) + ': ' + vtext(f.kids[1]))]
+    .map((x) => x.trim()).reduce((acc, x) => (acc === '' ? x : /[.。:：!?！？]$/.test(acc) ? acc + ' ' + x : acc + stop + x), '');
+  patchTree(el, [verdictEl, why, advice, ifStarted, facts]);
   el.__kvbAnswered = true;
   dropClass(app.els.answer, 'stale');
   if (app.els.announce && app.lastSpoken !== spoken) {
