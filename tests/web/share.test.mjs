@@ -359,6 +359,11 @@ test('expert parallelism: offered for a refused fp8 MoE, its control and ep=1 ro
   assert.deepEqual(await metrics(p2), m);
   assert.equal(await p2.inputValue('#ctl-ep'), '1');
   await fresh.close();
+  // Another engine's link leaves vLLM's flag out (the core refuses it there); back on vLLM it is on again.
+  await change(page, '#ctl-engine', 'llamacpp');
+  await page.waitForFunction(() => !new URL(location.href).searchParams.has('ep'));
+  await change(page, '#ctl-engine', 'vllm');
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('ep') === '1');
   // A dense model on 4 GPUs: nothing to place, no control.
   await page.fill('#model-input', 'Qwen/Qwen3-8B');
   await page.press('#model-input', 'Enter');

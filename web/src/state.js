@@ -217,7 +217,8 @@ export function stateToParams(s, base = defaultState()) {
     if (key === 'gpuMem' && s.gpu !== '') continue;
     if (s[key] !== base[key]) p.set(key, String(s[key]));
   }
-  if (s.ep) p.set('ep', '1');
+  // vLLM's flag alone (the core refuses it for llama.cpp and transformers): another engine's link leaves it out.
+  if (s.ep && s.engine === 'vllm') p.set('ep', '1');
   if (s.embed) p.set('embed', '1');
   if (s.theme !== base.theme) p.set('theme', s.theme);
   if (s.panels !== base.panels) p.set('panels', s.panels);
