@@ -49,7 +49,7 @@ const ALLOWED = new Set([
 ]);
 // Regions that show engine output verbatim: log lines, the command, the engine's own
 // refusal. The core's notes are shown through their msg.<code> translations (tMsg).
-const EXCLUDED = ['[data-role="engine-log"]', '[data-role="fit-log"]', '[data-role="command"]', '[data-role="engine-error"]'];
+const EXCLUDED = ['[data-role="engine-log"]', '[data-role="fit-log"]', '[data-role="command"]', '[data-role="answer-command"]', '[data-role="engine-error"]'];
 
 // Latin-letter words in the visible text that the allowlist does not cover.
 async function leftovers(page, extraAllowed = []) {

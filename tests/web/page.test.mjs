@@ -202,6 +202,7 @@ test('a V100 under vLLM: refused at start-up, sized under 0.19.1', async () => {
   assert.equal(await page.getAttribute('[data-role="verdict"]', 'data-verdict'), 'nofit');
   assert.match(await page.textContent('[data-role="verdict-reason"]'), /^从 0\.20\.0 起，vLLM 的安装包只带计算能力 7\.5 及以上的 CUDA 内核/);
   assert.equal(await page.textContent('[data-role="if-started"]'), '假如能启动，显存可以容纳：');
+  assert.equal(await page.$('[data-role="answer-command"]'), null, 'no command starts it as asked');
   await page.fill('#ctl-engine-version', '0.19.1');
   await page.press('#ctl-engine-version', 'Enter');
   await page.waitForFunction(() => document.querySelector('[data-role="verdict"]')?.dataset.verdict === 'fits');
@@ -217,6 +218,11 @@ test('a no that fp8 KV would turn into a yes: the answer card says so, as the CL
   assert.equal(await page.textContent('[data-role="verdict-advice"]'), msg('msg.advice_vllm_fp8_kv', a.advice.params));
   const box = await page.locator('[data-role="verdict-advice"]').boundingBox();
   assert.ok(box && box.y + box.height <= 844, 'the advice is on the first screen');
+  // The command that runs it (the longest context that fits) is on the first screen too, the CLI's own.
+  assert.equal(await page.textContent('[data-role="answer-command"]'), a.budget.command);
+  assert.equal(a.budget.command, 'vllm serve Qwen/Qwen3-8B --max-model-len 31008');
+  const cmd = await page.locator('[data-role="answer-command"]').boundingBox();
+  assert.ok(cmd && cmd.y + cmd.height <= 844, 'the command is on the first screen');
   await context.close();
 });
 

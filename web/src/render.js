@@ -136,6 +136,10 @@ function renderAnswer(app, view) {
     fact(t(seqs === 1 ? 'metric.max-context.one' : 'metric.max-context', { seqs: int(seqs) }), num('max-context', maxCtx),
       !maxCtx ? null : stopUnit[b?.max_context_stop ?? 'memory']),
     fact(t('metric.max-concurrency', { ctx: ctxText }), num('max-concurrency', maxConc), maxConc !== null && maxConc !== undefined ? t(maxConc === 1 ? 'answer.requests.one' : 'answer.requests') : null));
+  // The command that runs it, on the first screen (the engine section below repeats it beside the log lines); not
+  // for a start-up refusal or a length past the model's, which no command starts as asked.
+  const runs = b && b.command && !b.startup_refused && !(b.engine === 'vllm' && b.over_model_max);
+  const command = runs ? v('div', { class: 'cmd answer-cmd' }, v('pre', { 'data-role': 'answer-command', 'aria-label': t('engine.command') }, b.command), copyButton(() => b.command)) : null;
   // A start-up refusal is not memory: the numbers below are what the memory would give, said as such.
   const ifStarted = b?.startup_refused ? v('p', { class: 'if-started', 'data-role': 'if-started' }, t('answer.ifStarted')) : null;
   // Screen readers hear the new answer once per change, not on every re-render.
@@ -151,7 +155,7 @@ function renderAnswer(app, view) {
   const stop = language().startsWith('zh') ? '。' : '. ';
   const spoken = [vtext(verdictEl), ...(why ? [vtext(why)] : []), ...(advice ? [vtext(advice)] : []), ...(ifStarted ? [vtext(ifStarted)] : []), ...facts.kids.map((f) => vtext(f.kids[0]) + ': ' + vtext(f.kids[1]))]
     .map((x) => x.trim()).reduce((acc, x) => (acc === '' ? x : /[.。:：!?！？]$/.test(acc) ? acc + ' ' + x : acc + stop + x), '');
-  patchTree(el, [verdictEl, why, advice, ifStarted, facts]);
+  patchTree(el, [verdictEl, why, advice, ifStarted, facts, command]);
   el.__kvbAnswered = true;
   dropClass(app.els.answer, 'stale');
   if (app.els.announce && app.lastSpoken !== spoken) {
