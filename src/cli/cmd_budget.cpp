@@ -114,7 +114,7 @@ void print_human(const BudgetResult& r, const std::optional<Message>& advice, st
             << num(r.gpu_memory_utilization, "%g") << ")\n";
         out << "  weights per GPU       " << gib(r.weights_per_gpu_bytes) << " (" << r.weights.format.name << ", "
             << with_commas(r.weights.params) << " params" << (r.weights.vision_bytes ? " + vision tower" : "") << ", "
-            << gib(r.weights.all_bytes()) << " in all)\n";
+            << "checkpoint " << gib(r.weights.all_bytes()) << " in all)\n";
         out << "  activation peak       " << gib(r.activation_bytes) << est(r.activation_estimated) << ", "
             << with_commas(r.max_num_batched_tokens) << " batched tokens\n";
         out << "  non-torch overhead    " << gib(r.overhead_bytes) << est(r.overhead_estimated) << "\n";

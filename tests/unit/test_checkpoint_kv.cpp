@@ -290,7 +290,7 @@ TEST_CASE("checkpoint KV: the CLI reads hf_quant_config.json beside a model fold
                   fs::copy_options::overwrite_existing);
     auto run = kvb::test::run_cli("budget " + (dir / "config.json").string() + " --gpu rtx-4090 --max-model-len 32K");
     CHECK(run.status == 0);
-    CHECK(run.out.find("  weights per GPU       8.49 GiB (fp8, 8,030,261,248 params, 8.46 GiB in all)\n") !=
+    CHECK(run.out.find("  weights per GPU       8.49 GiB (fp8, 8,030,261,248 params, checkpoint 8.46 GiB in all)\n") !=
           std::string::npos);
     CHECK(run.out.find("  KV cache pool         11.22 GiB per GPU, fp8_e4m3\n") != std::string::npos);
     // A file named otherwise is the config alone.
