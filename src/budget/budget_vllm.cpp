@@ -126,7 +126,7 @@ std::vector<int64_t> nvfp4_out_buffers(const Ctx& c, const BudgetResult& r, cons
     for (const Layer& l : layers.layers) {
         while (left == 0 && stage + 1 < parts->size()) left = (*parts)[++stage];
         if (left > 0) --left;
-        if (l.kind != LayerKind::Full && l.kind != LayerKind::Sliding && l.kind != LayerKind::Chunked) continue;
+        if (!head_attention(l.kind)) continue;
         const int64_t heads = (l.q_heads > 0 ? l.q_heads : layers.dims.num_attention_heads) / r.tp;
         const int64_t bytes = sat_mul(sat_mul(r.max_num_batched_tokens, heads), l.k_head_dim);
         if (stage < out.size()) out[stage] = sat_add(out[stage], bytes);
@@ -292,7 +292,6 @@ Result<DrafterWeights> drafter_weights(const VllmSpeculative& sc, const ModelSpe
     return d;
 }
 
-// Only the flags the answer needs or the user chose: run as printed, vLLM serves what the page promises.
 // What vLLM itself prints when it stops at start-up (BudgetResult::engine_error, shown as the engine's own words): its
 // ValueError where the refusal is in its words; CUDA's error where vLLM has no check (a GPU its wheels carry no kernels
 // for); nothing where its words hold a repr that changes by release (no attention backend for an NVFP4 cache), so
@@ -303,6 +302,7 @@ std::string vllm_startup_words(const Message& m) {
     return render_english(m);
 }
 
+// Only the flags the answer needs or the user chose: run as printed, vLLM serves what the page promises.
 std::string command(const Ctx& c, const BudgetResult& r, const std::string& kv_cache_dtype, int64_t one_max) {
     const BudgetInputs& in = c.in;
     // A start-up refusal is not memory: the command stays as asked.

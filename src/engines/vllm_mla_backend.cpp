@@ -49,7 +49,7 @@ std::optional<Message> vllm_fp8_kv_refusal(const ModelSpec& m, const std::string
         if (!rel.fp8_kv_triton_sm89) return std::nullopt;
         bool flashinfer = cc >= (rel.flashinfer_sm80 ? 80 : 75) && m.model_type != "gpt_oss";
         for (const Layer& l : m.layers) {
-            if (l.kind != LayerKind::Full && l.kind != LayerKind::Sliding && l.kind != LayerKind::Chunked) continue;
+            if (!head_attention(l.kind)) continue;
             const int64_t h = l.k_head_dim;
             if (h != 64 && h != 128 && h != 256 && h != 512) flashinfer = false;
         }
@@ -77,7 +77,7 @@ std::optional<Message> vllm_nvfp4_kv_refusal(const ModelSpec& m, const std::stri
                     {{"dtype", kv_dtype}, {"gpu", gpu}, {"capability", capability}});
     // FlashInferBackend.get_supported_head_sizes, checked against each attention layer's head size.
     for (const Layer& l : m.layers) {
-        if (l.kind != LayerKind::Full && l.kind != LayerKind::Sliding && l.kind != LayerKind::Chunked) continue;
+        if (!head_attention(l.kind)) continue;
         const int64_t h = l.k_head_dim;
         if (h != 64 && h != 128 && h != 256 && (h != 512 || !rel.flashinfer_head_512))
             return note("vllm_nvfp4_kv_head_size",

@@ -371,7 +371,7 @@ struct Builder {
         if (m.layers.size() != n * stride) return;
         for (size_t i = 0; i < n; ++i) {
             Layer& l = m.layers[i * stride];
-            if (l.kind != LayerKind::Full && l.kind != LayerKind::Sliding && l.kind != LayerKind::Chunked) continue;
+            if (!head_attention(l.kind)) continue;
             if (kv_list[i] == 0)
                 l = no_cache_layer();
             else
