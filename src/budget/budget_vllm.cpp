@@ -292,16 +292,6 @@ Result<DrafterWeights> drafter_weights(const VllmSpeculative& sc, const ModelSpe
     return d;
 }
 
-// What vLLM itself prints when it stops at start-up (BudgetResult::engine_error, shown as the engine's own words): its
-// ValueError where the refusal is in its words; CUDA's error where vLLM has no check (a GPU its wheels carry no kernels
-// for); nothing where its words hold a repr that changes by release (no attention backend for an NVFP4 cache), so
-// the reason alone says it.
-std::string vllm_startup_words(const Message& m) {
-    if (m.code == "vllm_gpu_not_built") return "CUDA error: no kernel image is available for execution on the device";
-    if (m.code.rfind("vllm_nvfp4_kv_", 0) == 0 && m.code != "vllm_nvfp4_kv_mla") return "";
-    return render_english(m);
-}
-
 // Only the flags the answer needs or the user chose: run as printed, vLLM serves what the page promises.
 std::string command(const Ctx& c, const BudgetResult& r, const std::string& kv_cache_dtype, int64_t one_max) {
     const BudgetInputs& in = c.in;
@@ -462,7 +452,7 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
     // prints no KV line; the numbers stay what the pool would be. A GPU its wheels carry no kernels for fails at the
     // first kernel; on one they do, an fp8 cache no attention backend takes there (the attention layers are built
     // first):
-    std::optional<Message> startup_refusal;
+    std::optional<VllmStartupRefusal> startup_refusal;
     if (c.gpu && c.gpu->vendor == "nvidia" && !L.over_max_model_len) {
         startup_refusal = vllm_gpu_refusal(c.gpu->compute_capability, c.gpu->name, *rel);
         if (!startup_refusal)
@@ -478,10 +468,10 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
     auto block = vllm_fp8_block_refusal(m, c.fmt, r.tp, off_grid_ok, r.ep > 1);
     if (block && !L.over_max_model_len) {
         // The largest smaller TP at which every layer loads (TP 1 splits nothing, but merged and expert parts are
-        // still checked against the grid there).
+        // still checked against the grid there), with expert parallelism as asked.
         int64_t fits_tp = 0;
         for (int64_t t = r.tp / 2; t >= 1 && !fits_tp; t /= 2)
-            if (!vllm_fp8_block_refusal(m, c.fmt, t, off_grid_ok)) fits_tp = t;
+            if (!vllm_fp8_block_refusal(m, c.fmt, t, off_grid_ok, r.ep > 1 && t > 1)) fits_tp = t;
         if (block->experts) {
             // What the same GPUs hold with expert parallelism (answer.cpp sizes it as the advice).
             const bool ep_loads = r.ep <= 1 && r.tp > 1 && rel->expert_parallel &&
@@ -502,12 +492,13 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
         } else if (fits_tp > 0) {
             r.notes.push_back(note("vllm_fp8_block_fix", {{"tp", std::to_string(fits_tp)}}));
         }
-        if (!startup_refusal) startup_refusal = block->message;
+        // Its ValueError, word for word.
+        if (!startup_refusal) startup_refusal = VllmStartupRefusal{block->message, render_english(block->message)};
     }
     if (startup_refusal) {
         r.fits = false;
         r.startup_refused = true;
-        r.engine_error = vllm_startup_words(*startup_refusal);
+        r.engine_error = startup_refusal->prints;
         r.capacity.log_lines.clear();
     }
     r.vllm_concurrency = r.capacity.max_concurrency;
@@ -517,7 +508,7 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
         r.capacity.refusal = note("over_model_max_vllm", {{"context", with_commas(r.context)},
                                                           {"max", with_commas(r.model_max_len)},
                                                           {"physical", with_commas(r.max_context_physical)}});
-    if (startup_refusal) r.capacity.refusal = *startup_refusal;
+    if (startup_refusal) r.capacity.refusal = startup_refusal->reason;
     r.command = command(c, r, command_kv, one_max);
 
     // vLLM's own readers refuse these forms at start-up (awq.py: 4-bit only; gptq.py: 2, 3, 4, 8 bits;

@@ -186,6 +186,14 @@ extern const char* const kVllmNewestRelease;
 // (engine_version_bad when it is not a vLLM release).
 Result<VllmRelease> vllm_release(const std::string& version);
 
+// vLLM stopping at start-up for a reason other than memory: why (the answer's verdict_reason), and what vLLM itself
+// prints (its engine_error): its ValueError where the refusal is in its words; CUDA's error where vLLM has no check of
+// its own; nothing where its words hold a repr that changes by release, so the reason alone says it.
+struct VllmStartupRefusal {
+    Message reason;
+    std::string prints;
+};
+
 // vLLM's own start-up refusal of an fp8 KV cache (`kv_dtype` as resolved: fp8, fp8_e4m3, fp8_e5m2) for `m` on an
 // NVIDIA GPU named `gpu` of compute capability `cc` (x 10), or nothing when a backend takes it (it then holds one byte
 // per value) or the rule is not known (cc 0, AMD, a release before the refusal). vllm/platforms/cuda.py
@@ -197,14 +205,14 @@ Result<VllmRelease> vllm_release(const std::string& version);
 //  - TRITON_ATTN takes any, then TritonAttentionImpl raises below 8.9 (0.24 on): vllm_fp8_kv_triton.
 // MLA on CUDA: FLASH_ATTN_MLA and FLASHMLA need 9.x / 10.x, FLASHINFER_MLA and CUTLASS_MLA 10.x, so older GPUs get
 // TRITON_MLA, which raises the same below 8.9 (0.26 on). Sparse MLA's fp8_ds_mla runs on its own FlashMLA kernels.
-std::optional<Message> vllm_fp8_kv_refusal(const ModelSpec& m, const std::string& kv_dtype, int cc,
-                                           const std::string& gpu, const VllmRelease& rel);
+std::optional<VllmStartupRefusal> vllm_fp8_kv_refusal(const ModelSpec& m, const std::string& kv_dtype, int cc,
+                                                      const std::string& gpu, const VllmRelease& rel);
 
 // vLLM's wheels carry no kernels for an NVIDIA GPU of compute capability `cc` (x 10) named `gpu`: below 7.5 from
 // 0.20.0 (rel.no_sm70). vLLM has no check of its own: its first kernel launch fails with CUDA's "no kernel image is
 // available for execution on the device", during start-up, before the KV cache is sized. Nothing when it runs, or
 // cc is 0 (AMD, Apple, a GPU given only by its memory).
-std::optional<Message> vllm_gpu_refusal(int cc, const std::string& gpu, const VllmRelease& rel);
+std::optional<VllmStartupRefusal> vllm_gpu_refusal(int cc, const std::string& gpu, const VllmRelease& rel);
 
 // The NVFP4 spellings of --kv-cache-dtype sharing one page layout: nvfp4, nvfp4_4over6 (not sparse MLA's nvfp4_ds_mla).
 bool is_nvfp4_kv(const std::string& kv_dtype);
@@ -216,8 +224,8 @@ bool is_nvfp4_kv(const std::string& kv_dtype);
 // trtllm-gen FlashInfer path."); no ROCm backend lists it. So: 0.20.x on any GPU (no backend), any GPU not of 10.x
 // (vllm_nvfp4_kv_gpu), and a head size FlashInfer has no kernel for (64, 128, 256, and 512 from 0.22;
 // vllm_nvfp4_kv_head_size).
-std::optional<Message> vllm_nvfp4_kv_refusal(const ModelSpec& m, const std::string& kv_dtype, bool nvidia, int cc,
-                                             const std::string& gpu, const VllmRelease& rel);
+std::optional<VllmStartupRefusal> vllm_nvfp4_kv_refusal(const ModelSpec& m, const std::string& kv_dtype, bool nvidia,
+                                                        int cc, const std::string& gpu, const VllmRelease& rel);
 
 // An explicit `vllm serve --kv-cache-dtype` for `m` under a release taking `choices` (VllmRelease::kv_cache_dtypes;
 // empty: the newest's): the element type of its cache. A spelling the release does not take is refused in the words
