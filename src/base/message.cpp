@@ -922,6 +922,9 @@ const std::vector<MessageTemplate>& message_templates() {
         {"advice_vllm_ep",
          "with --enable-expert-parallel (whole experts per GPU) vLLM starts, and it fits: up to {max} tokens per "
          "sequence"},
+        {"advice_vllm_tp_pp",
+         "with --tensor-parallel-size {tp} --pipeline-parallel-size {pp} (the same GPUs, each holding whole fp8 "
+         "blocks) vLLM starts, and it fits: up to {max} tokens per sequence"},
         {"advice_vllm_fp8_kv", "with an fp8 KV cache (--kv-cache-dtype fp8) it fits: up to {max} tokens per sequence"},
         {"advice_llamacpp_q8_kv",
          "with a q8_0 KV cache (-ctk q8_0 -ctv q8_0), about half the bytes per token, it all fits on the GPU: up to "

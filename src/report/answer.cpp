@@ -50,6 +50,33 @@ std::optional<Message> ep_advice(const ModelSpec& m, const BudgetInputs& in, con
     return note("advice_vllm_ep", {{"max", with_commas(r->max_context)}});
 }
 
+// vLLM stopped by fp8 layers that tensor parallelism splits off the block grid: the same GPUs as fewer tensor-parallel
+// ranks times pipeline stages (vLLM's world size is their product), the largest TP that starts and fits. Pipeline
+// stages split by layers, so every rank's share of a linear stays whole blocks at the smaller TP.
+std::optional<Message> tp_pp_advice(const ModelSpec& m, const BudgetInputs& in, const ModelSpec* draft,
+                                    const BudgetResult& b) {
+    const std::string& why = b.verdict_reason.code;
+    if (in.engine != BudgetEngine::Vllm || !b.startup_refused ||
+        (why != "vllm_fp8_block_n" && why != "vllm_fp8_block_k" && why != "vllm_fp8_moe_block_n" &&
+         why != "vllm_fp8_moe_block_k"))
+        return std::nullopt;
+    const int64_t world = b.tp * b.pp;
+    for (int64_t tp = b.tp / 2; tp >= 1; tp /= 2) {
+        if (world % tp != 0) continue;
+        BudgetInputs alt = in;
+        alt.tensor_parallel_size = tp;
+        alt.pipeline_parallel_size = world / tp;
+        auto r = compute_budget(m, alt, draft);
+        if (!r) continue;  // more stages than layers
+        if (r->startup_refused) continue;
+        if (!all_on_gpu(r.value())) return std::nullopt;
+        return note(
+            "advice_vllm_tp_pp",
+            {{"tp", std::to_string(tp)}, {"pp", std::to_string(world / tp)}, {"max", with_commas(r->max_context)}});
+    }
+    return std::nullopt;
+}
+
 }  // namespace
 
 Result<Answer> compute_answer(const ModelSpec& m, const BudgetInputs& in, const ModelSpec* draft) {
@@ -61,6 +88,7 @@ Result<Answer> compute_answer(const ModelSpec& m, const BudgetInputs& in, const 
     if (budget) {
         a.budget = std::move(budget.value());
         a.advice = ep_advice(m, in, draft, *a.budget);
+        if (!a.advice) a.advice = tp_pp_advice(m, in, draft, *a.budget);
         if (!a.advice) a.advice = kv_advice(m, in, draft, *a.budget);
     } else {
         a.refusal = budget.error();

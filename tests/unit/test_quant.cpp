@@ -12,6 +12,7 @@
 #include "model/config_reader.h"
 #include "model/quant.h"
 #include "model/weights.h"
+#include "report/answer.h"
 
 using kvb::test::fixture;
 
@@ -363,6 +364,21 @@ TEST_CASE("quant: vLLM refuses block-fp8 dense layers that tensor parallelism sp
           "Weight input_size_per_partition = 64 is not divisible by weight quantization block_k = 128.");
     CHECK(b->log_lines.empty());
     CHECK(fix_tp(b.value()) == "4");
+    // The first screen's advice keeps the 8 GPUs: TP 4 x 2 pipeline stages, sized.
+    auto a = kvb::compute_answer(m.value(), in);
+    REQUIRE(a.ok());
+    REQUIRE(a->advice);
+    CHECK(a->advice->code == "advice_vllm_tp_pp");
+    CHECK(a->advice->param("tp") == "4");
+    CHECK(a->advice->param("pp") == "2");
+    CHECK(a->advice->param("max") == "262,144");
+    kvb::BudgetInputs pp = in;
+    pp.tensor_parallel_size = 4;
+    pp.pipeline_parallel_size = 2;
+    auto bpp = kvb::compute_budget(m.value(), pp);
+    REQUIRE(bpp.ok());
+    CHECK(bpp->fits);
+    CHECK_FALSE(bpp->startup_refused);
     in.gpu_count = 4;
     auto b4 = kvb::compute_budget(m.value(), in);
     REQUIRE(b4.ok());
