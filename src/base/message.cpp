@@ -846,7 +846,7 @@ const std::vector<MessageTemplate>& message_templates() {
          "needs less"},
 #endif
         // vLLM's own words (TritonAttentionImpl / TritonMLAImpl.__init__) when no backend takes an fp8 KV cache on
-        // the GPU (engines/vllm_mla_backend.cpp vllm_fp8_kv_refusal).
+        // the GPU (engines/vllm_startup.cpp vllm_fp8_kv_refusal).
         // validate_fp8_block_shape (fp8_utils.py): a dense linear in fp8 blocks split off the grid
         // (model/weights.cpp vllm_fp8_block_refusal).
         {"vllm_fp8_block_n",
@@ -883,7 +883,11 @@ const std::vector<MessageTemplate>& message_templates() {
          "arguments: --enable-expert-parallel"},
         {"expert_parallel_not_vllm",
          "--enable-expert-parallel is vLLM's: {engine} places whole layers on each GPU and has no expert parallelism"},
-        // Not vLLM's words: it has no check, CUDA's error is what a user sees (engines/vllm_mla_backend.cpp
+        {"vllm_bf16_gpu",
+         "{gpu} (compute capability {capability}) has no bfloat16, and vLLM checks the model's dtype before it loads "
+         "anything: with bf16 weights (--dtype bfloat16) it stops at start-up. Serve fp16 weights (--dtype half), or "
+         "leave the dtype to vLLM (auto), which picks float16 there."},
+        // Not vLLM's words: it has no check, CUDA's error is what a user sees (engines/vllm_startup.cpp
         // vllm_gpu_refusal).
         {"vllm_gpu_not_built",
          "vLLM's wheels carry kernels for compute capability 7.5 and above from 0.20.0 (vllm#39878): on {gpu} (compute "

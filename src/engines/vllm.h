@@ -208,6 +208,12 @@ struct VllmStartupRefusal {
 std::optional<VllmStartupRefusal> vllm_fp8_kv_refusal(const ModelSpec& m, const std::string& kv_dtype, int cc,
                                                       const std::string& gpu, const VllmRelease& rel);
 
+// vLLM run in `dtype` (the dtype it serves the model in) on an NVIDIA GPU named `gpu` of compute capability `cc`
+// (x 10): bfloat16 below 8.0 (T4, V100, RTX 20x0) stops in Worker.init_device (CudaPlatform.check_if_supports_dtype,
+// the same ValueError since 0.8), before the model loads. dtype auto never picks it there (vllm_auto_dtype); an
+// explicit --dtype bfloat16 does. Nothing when cc is 0 (AMD, Apple, a GPU given only by its memory).
+std::optional<VllmStartupRefusal> vllm_dtype_refusal(const std::string& dtype, int cc, const std::string& gpu);
+
 // vLLM's wheels carry no kernels for an NVIDIA GPU of compute capability `cc` (x 10) named `gpu`: below 7.5 from
 // 0.20.0 (rel.no_sm70). vLLM has no check of its own: its first kernel launch fails with CUDA's "no kernel image is
 // available for execution on the device", during start-up, before the KV cache is sized. Nothing when it runs, or

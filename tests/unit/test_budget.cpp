@@ -582,7 +582,7 @@ TEST_CASE("the answer names the 8-bit KV cache that would make it fit") {
     CHECK(l->advice->param("max") == "40,960");
 }
 
-// The advice and an asked fp8 cache follow the GPU (engines/vllm_mla_backend.cpp vllm_fp8_kv_refusal, read at vLLM
+// The advice and an asked fp8 cache follow the GPU (engines/vllm_startup.cpp vllm_fp8_kv_refusal, read at vLLM
 // v0.27.1: platforms/cuda.py _get_backend_priorities; flash_attn.py + fa_utils.py, fp8 only with FA3 on 9.x / FA4 on
 // 10.x; flashinfer.py, 8.0 to 12.1 and head sizes 64/128/256/512; triton_attn.py and mla/triton_mla.py, which raise
 // below 8.9). Qwen3-8B (head size 128), 40,960 tokens: the number of sequences that fits in bf16 but not all at once.
@@ -687,6 +687,47 @@ TEST_CASE("vLLM from 0.20.0 does not run on a V100, and 0.19.1 does") {
     in.context = 4096;
     CHECK_FALSE(kvb::compute_budget(q, in)->startup_refused);
     in.gpu = "v100-32gb";
+    in.engine = kvb::BudgetEngine::LlamaCpp;
+    CHECK_FALSE(kvb::compute_budget(q, in)->startup_refused);
+}
+
+// CudaPlatform.check_if_supports_dtype (vllm/platforms/cuda.py, called from Worker.init_device; the same ValueError
+// from 0.8 to 0.27.1): bfloat16 below compute capability 8.0 stops vLLM before the model loads. dtype auto picks
+// float16 there, so only bf16 weights asked for explicitly reach it.
+TEST_CASE("vLLM refuses bfloat16 on a GPU below compute capability 8.0") {
+    const auto& q = fixture("Qwen/Qwen3-0.6B");
+    kvb::BudgetInputs in;
+    in.gpu = "t4";
+    in.context = 4096;
+    in.weights = "bf16";
+    auto a = kvb::compute_answer(q, in);
+    REQUIRE(a.ok());
+    const kvb::BudgetResult& r = *a->budget;
+    CHECK_FALSE(r.fits);
+    CHECK(r.startup_refused);
+    CHECK(r.verdict_reason.code == "vllm_bf16_gpu");
+    CHECK(r.engine_error ==
+          "Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your NVIDIA T4 GPU has compute "
+          "capability 7.5. You can use float16 instead by explicitly setting the `dtype` flag in CLI, for example: "
+          "--dtype=half.");
+    CHECK(r.log_lines.empty());
+    CHECK(r.command == "vllm serve Qwen/Qwen3-0.6B --max-model-len 4096 --dtype bfloat16");
+    // The pool as it would be, in the dtype asked for.
+    CHECK(r.kv_cache_dtype == "bfloat16");
+    // dtype auto serves float16 there, and starts.
+    in.weights = "";
+    auto f = kvb::compute_budget(q, in);
+    REQUIRE(f.ok());
+    CHECK(f->fits);
+    CHECK(f->kv_cache_dtype == "float16");
+    // Checked before the wheels' kernels: a V100 under 0.20 fails at the dtype first; 8.0 has bfloat16.
+    in.weights = "bf16";
+    in.gpu = "v100-32gb";
+    CHECK(kvb::compute_budget(q, in)->verdict_reason.code == "vllm_bf16_gpu");
+    in.gpu = "a100-40gb";
+    CHECK_FALSE(kvb::compute_budget(q, in)->startup_refused);
+    // llama.cpp's CUDA build converts bf16 tensors itself.
+    in.gpu = "t4";
     in.engine = kvb::BudgetEngine::LlamaCpp;
     CHECK_FALSE(kvb::compute_budget(q, in)->startup_refused);
 }

@@ -1,0 +1,96 @@
+// Why vLLM stops at start-up whatever the memory, in the order it meets each check: the model dtype against the GPU
+// (Worker.init_device), kernels its wheels lack (the first launch), a KV cache dtype no attention backend takes (the
+// attention layers, built first); block-fp8 weights off the grid come last (model/weights.cpp, while the weights are
+// created). vllm.h says which vLLM files each rule reads.
+#include <string>
+
+#include "engines/vllm.h"
+
+namespace kvb {
+
+namespace {
+
+std::string capability_text(int cc) {
+    return std::to_string(cc / 10) + "." + std::to_string(cc % 10);
+}
+
+}  // namespace
+
+std::optional<VllmStartupRefusal> vllm_dtype_refusal(const std::string& dtype, int cc, const std::string& gpu) {
+    if (dtype != "bfloat16" || cc <= 0 || cc >= 80) return std::nullopt;
+    // vLLM's words name the GPU as CUDA does ("Tesla T4"); ours names it as the catalog does.
+    return VllmStartupRefusal{note("vllm_bf16_gpu", {{"gpu", gpu}, {"capability", capability_text(cc)}}),
+                              "Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your " +
+                                  gpu + " GPU has compute capability " + capability_text(cc) +
+                                  ". You can use float16 instead by explicitly setting the `dtype` flag in CLI, for "
+                                  "example: --dtype=half."};
+}
+
+std::optional<VllmStartupRefusal> vllm_gpu_refusal(int cc, const std::string& gpu, const VllmRelease& rel) {
+    if (cc <= 0 || cc >= 75 || !rel.no_sm70) return std::nullopt;
+    return VllmStartupRefusal{note("vllm_gpu_not_built", {{"gpu", gpu}, {"capability", capability_text(cc)}}),
+                              "CUDA error: no kernel image is available for execution on the device"};
+}
+
+std::optional<VllmStartupRefusal> vllm_fp8_kv_refusal(const ModelSpec& m, const std::string& kv_dtype, int cc,
+                                                      const std::string& gpu, const VllmRelease& rel) {
+    if (cc <= 0 || cc >= 89 || (kv_dtype != "fp8" && kv_dtype != "fp8_e4m3" && kv_dtype != "fp8_e5m2"))
+        return std::nullopt;
+    const bool mla = m.has(LayerKind::Mla);
+    if (mla && m.sparse_mla) return std::nullopt;
+    std::string backend;
+    if (mla) {
+        if (!rel.fp8_kv_triton_mla_sm89) return std::nullopt;
+        backend = "Triton MLA";
+    } else {
+        if (!rel.fp8_kv_triton_sm89) return std::nullopt;
+        bool flashinfer = cc >= (rel.flashinfer_sm80 ? 80 : 75) && m.model_type != "gpt_oss";
+        for (const Layer& l : m.layers) {
+            if (!head_attention(l.kind)) continue;
+            const int64_t h = l.k_head_dim;
+            if (h != 64 && h != 128 && h != 256 && h != 512) flashinfer = false;
+        }
+        if (flashinfer) return std::nullopt;
+        backend = "Triton attention";
+    }
+    // The dtype the refusal tells the user to take: float16 below 8.0, which has no bfloat16. The words are vLLM's.
+    Message why = note("vllm_fp8_kv_triton", {{"backend", backend},
+                                              {"gpu", gpu},
+                                              {"capability", capability_text(cc)},
+                                              {"dtype", cc < 80 ? "float16" : "bfloat16"}});
+    std::string prints = render_english(why);
+    return VllmStartupRefusal{std::move(why), std::move(prints)};
+}
+
+bool is_nvfp4_kv(const std::string& kv_dtype) {
+    return kv_dtype == "nvfp4" || kv_dtype == "nvfp4_4over6";
+}
+
+// vLLM's own words here are "No valid attention backend found for cuda" with a repr of its selector config that
+// changes by release: the refusals carry no printed words.
+std::optional<VllmStartupRefusal> vllm_nvfp4_kv_refusal(const ModelSpec& m, const std::string& kv_dtype, bool nvidia,
+                                                        int cc, const std::string& gpu, const VllmRelease& rel) {
+    if (!is_nvfp4_kv(kv_dtype)) return std::nullopt;
+    if (!rel.nvfp4_kv_backend)
+        return VllmStartupRefusal{note("vllm_nvfp4_kv_no_backend", {{"dtype", kv_dtype}, {"version", rel.version}}),
+                                  ""};
+    const std::string capability = nvidia ? capability_text(cc) : "";
+    if (!nvidia || cc / 10 != 10)
+        return VllmStartupRefusal{note(nvidia ? "vllm_nvfp4_kv_gpu" : "vllm_nvfp4_kv_gpu_amd",
+                                       {{"dtype", kv_dtype}, {"gpu", gpu}, {"capability", capability}}),
+                                  ""};
+    // FlashInferBackend.get_supported_head_sizes, checked against each attention layer's head size.
+    for (const Layer& l : m.layers) {
+        if (!head_attention(l.kind)) continue;
+        const int64_t h = l.k_head_dim;
+        if (h != 64 && h != 128 && h != 256 && (h != 512 || !rel.flashinfer_head_512))
+            return VllmStartupRefusal{note("vllm_nvfp4_kv_head_size",
+                                           {{"dtype", kv_dtype},
+                                            {"head", std::to_string(h)},
+                                            {"sizes", rel.flashinfer_head_512 ? "64, 128, 256, 512" : "64, 128, 256"}}),
+                                      ""};
+    }
+    return std::nullopt;
+}
+
+}  // namespace kvb
