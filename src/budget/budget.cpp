@@ -365,20 +365,34 @@ void decode_bound(const Gpu* gpu, const BudgetInputs& in, BudgetResult& r) {
         r.engine == BudgetEngine::Vllm ? cdiv(r.weights.active_bytes, r.tp) : r.weights.active_bytes;
     d.batch =
         std::max<int64_t>(1, std::min(r.max_concurrency, r.engine == BudgetEngine::Vllm ? r.max_num_seqs : r.seqs));
+    // The placement asked for (-ngl, --no-kv-offload) or, with neither, the one --fit chose.
     const LlamaOffload& o = r.offload;
-    const bool on_cpu =
-        r.engine == BudgetEngine::LlamaCpp && o.active && (o.cpu_read_weights_bytes > 0 || o.cpu_kv_bytes > 0);
-    if (on_cpu) {
-        // Active bytes (MoE: the routed share) split as the placement splits the bytes a step
-        // reads (every layer and the output layer; the input layer's table is one row).
-        const double read = double(o.gpu_weights_bytes) + double(o.cpu_read_weights_bytes);
-        const double active = read > 0 ? std::min(1.0, double(r.weights.active_bytes) / read) : 1.0;
-        d.cpu_weight_bytes_per_token = static_cast<int64_t>(double(o.cpu_read_weights_bytes) * active);
-        d.weight_bytes_per_token = static_cast<int64_t>(double(o.gpu_weights_bytes) * active);
-        const int64_t kv_all = o.gpu_kv_bytes + o.cpu_kv_bytes;
+    std::optional<ReadSplit> split;
+    if (r.engine == BudgetEngine::LlamaCpp && o.active)
+        split = ReadSplit{o.gpu_weights_bytes, o.cpu_read_weights_bytes, o.gpu_kv_bytes,
+                          o.cpu_kv_bytes,      o.cpu_expert_bytes,       o.expert_bytes};
+    else if (r.engine == BudgetEngine::LlamaCpp)
+        split = r.fit_read;
+    if (split && (split->cpu_read_weights > 0 || split->cpu_kv > 0)) {
+        // The active bytes (MoE: the routed share) as the placement splits what a step reads (every layer and
+        // the output layer; the input layer's table is one row). The routed experts are read at the share the
+        // weights' own active count implies and everything else whole, so experts --fit moved to system RAM cost
+        // the RAM only their routed share.
+        const double read = double(split->gpu_weights) + double(split->cpu_read_weights);
+        const double active = std::min(read, double(r.weights.active_bytes));
+        const double experts = std::min(double(split->experts), read);
+        const double dense = read - experts;
+        const double expert_share = experts > 0 ? std::clamp((active - dense) / experts, 0.0, 1.0) : 0.0;
+        const double cpu_experts = std::min(double(split->cpu_experts), double(split->cpu_read_weights));
+        const double cpu_active = experts > 0 && active > dense
+                                      ? double(split->cpu_read_weights) - cpu_experts * (1.0 - expert_share)
+                                      : double(split->cpu_read_weights) * (read > 0 ? active / read : 1.0);
+        d.cpu_weight_bytes_per_token = static_cast<int64_t>(cpu_active);
+        d.weight_bytes_per_token = static_cast<int64_t>(std::max(0.0, active - cpu_active));
+        const int64_t kv_all = split->gpu_kv + split->cpu_kv;
         if (kv_all > 0) {
             d.cpu_kv_bytes_per_token =
-                static_cast<int64_t>(double(d.kv_bytes_per_token) * double(o.cpu_kv_bytes) / double(kv_all));
+                static_cast<int64_t>(double(d.kv_bytes_per_token) * double(split->cpu_kv) / double(kv_all));
             d.kv_bytes_per_token -= d.cpu_kv_bytes_per_token;
         }
         const bool unified = gpu && gpu->unified_memory;

@@ -184,7 +184,8 @@ struct LlamaOffload {
     // Of those, what a decode step reads: the CPU's layers and output layer, not the input
     // layer (token embeddings: one row per token).
     int64_t cpu_read_weights_bytes = 0;
-    int64_t gpu_kv_bytes = 0;  // all GPUs
+    int64_t cpu_expert_bytes = 0, expert_bytes = 0;  // routed experts: in system RAM, in all (Placement's)
+    int64_t gpu_kv_bytes = 0;                        // all GPUs
     int64_t cpu_kv_bytes = 0;
     int64_t ram_bytes = 0;       // given system RAM (0 = not checked)
     int64_t ram_need_bytes = 0;  // CPU weights + CPU KV
@@ -229,6 +230,14 @@ struct LlamaFit {
     // char, not bool: vector<bool>'s bit references were ~4.5 KB of the page's calculator
     // module (issue 13); the same goes for the fit's other per-device flags.
     std::vector<char> device_next;
+};
+
+// Where a llama.cpp decode step reads from when part of the model sits in system RAM, all GPUs together: the weights
+// a step reads leave out the input layer's table (one row per token); of the routed experts (cpu_experts of
+// cpu_read_weights, experts in all) it reads the routed share.
+struct ReadSplit {
+    int64_t gpu_weights = 0, cpu_read_weights = 0, gpu_kv = 0, cpu_kv = 0;
+    int64_t cpu_experts = 0, experts = 0;
 };
 
 struct BudgetResult {
@@ -285,7 +294,10 @@ struct BudgetResult {
                              // includes the speculative draft context's (llama_draft)
     LlamaDraft llama_draft;  // --spec-type's draft context(s), contexts 0 when none
     LlamaOffload offload;
-    LlamaFit fit;          // what --fit (on by default) would choose by itself, with the asked -c / -ngl
+    LlamaFit fit;  // what --fit (on by default) would choose by itself, with the asked -c / -ngl
+    // The answer is --fit's own placement with part in system RAM (no -ngl asked for): where a decode step reads
+    // from. Not in the JSON; budget.decode says it.
+    std::optional<ReadSplit> fit_read;
     LlamaFit fit_default;  // what it chooses with neither -c nor -ngl (`llama-server -m X` alone)
     // transformers (generate() with the default DynamicCache, batch = seqs)
     int64_t cache_bytes = 0;            // DynamicCache at the context for the batch (all GPUs)

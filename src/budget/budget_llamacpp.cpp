@@ -323,6 +323,8 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
         off.gpu_weights_bytes = sat_add(p->gpu_weights, draft_gpu_weights);
         off.cpu_weights_bytes = sat_add(p->cpu_weights, draft_cpu_weights);
         off.cpu_read_weights_bytes = std::max<int64_t>(0, p->cpu_weights - lw->input);
+        off.cpu_expert_bytes = p->cpu_expert_weights;
+        off.expert_bytes = p->expert_weights;
         off.gpu_kv_bytes = p->gpu_kv;
         off.cpu_kv_bytes = p->cpu_kv;
         off.ram_need_bytes = sat_add(off.cpu_weights_bytes, p->cpu_kv);
@@ -607,6 +609,12 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
                         fill_per_gpu(r, pl->gpu_kv);
                         cpu_weights = sat_add(pl->cpu_weights, draft_cpu_weights);
                         cpu_kv = pl->cpu_kv;
+                        r.fit_read = ReadSplit{sat_add(pl->gpu_weights, draft_gpu_weights),
+                                               std::max<int64_t>(0, pl->cpu_weights - lw->input),
+                                               pl->gpu_kv,
+                                               pl->cpu_kv,
+                                               pl->cpu_expert_weights,
+                                               pl->expert_weights};
                     }
                 } else {
                     // Several GPUs: the fullest one; what no GPU holds is in system RAM.
@@ -628,6 +636,11 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
                     fill_per_gpu(r, std::max<int64_t>(0, top.total - top.model - r.activation_bytes));
                     cpu_weights = std::max<int64_t>(0, r.weights.bytes - gpu_w);
                     cpu_kv = off.kv_offload ? std::max<int64_t>(0, r.llama.total_bytes - gpu_kv) : r.llama.total_bytes;
+                    // --fit moves a MoE's routed experts to system RAM before anything else.
+                    int64_t experts = 0;
+                    for (const GgufWeights::BlockFfn& b : lw->ffn) experts = sat_add(experts, b.exps);
+                    const int64_t cpu_read = std::max<int64_t>(0, cpu_weights - lw->input);
+                    r.fit_read = ReadSplit{gpu_w, cpu_read, gpu_kv, cpu_kv, std::min(cpu_read, experts), experts};
                 }
                 const int64_t cpu_bytes = sat_add(cpu_weights, cpu_kv);
                 r.fits = r.all_seqs_fit = in.ram_bytes <= 0 || cpu_bytes <= in.ram_bytes;

@@ -147,10 +147,14 @@ Result<Placement> llamacpp_place(const ModelSpec& m, const LayerWeights& lw, con
     p.output_on_gpu = p.n_gpu_layers >= 1;
     for (int64_t i = 0; i < n_layer; ++i) {
         const int64_t b = lw.layers[static_cast<size_t>(i)];
-        if (i >= first_gpu)
+        const int64_t e = lw.ffn.empty() ? 0 : lw.ffn[static_cast<size_t>(i)].exps;
+        p.expert_weights = sat_add(p.expert_weights, e);
+        if (i >= first_gpu) {
             p.gpu_weights = sat_add(p.gpu_weights, b);
-        else
+        } else {
             p.cpu_weights = sat_add(p.cpu_weights, b);
+            p.cpu_expert_weights = sat_add(p.cpu_expert_weights, e);
+        }
     }
     if (moe && !lw.ffn.empty()) {
         // set_ngl_tensor_split_tbo (common/fit.cpp): the partial slots are the last n_part of the
@@ -166,6 +170,8 @@ Result<Placement> llamacpp_place(const ModelSpec& m, const LayerWeights& lw, con
             }
             p.gpu_weights = sat_sub(p.gpu_weights, moved);
             p.cpu_weights = sat_add(p.cpu_weights, moved);
+            // A partial layer's FFN share holds its routed experts first (the shared ones are a few percent).
+            p.cpu_expert_weights = sat_add(p.cpu_expert_weights, std::min(moved, f.exps));
         }
     }
     p.cpu_weights = sat_add(p.cpu_weights, lw.input);

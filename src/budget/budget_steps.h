@@ -90,6 +90,9 @@ struct Placement {
     int64_t n_gpu_layers = 0;  // clamped to [0, n_layer + 1]
     bool output_on_gpu = false;
     int64_t gpu_weights = 0, cpu_weights = 0, gpu_kv = 0, cpu_kv = 0;  // all GPUs together
+    // Routed experts' bytes in system RAM (the CPU layers' and what --fit moved) and in all: a decode step reads
+    // only the routed share of them.
+    int64_t cpu_expert_weights = 0, expert_weights = 0;
 };
 // The KV bytes another context keeps for the model's layers i.. (an MTP draft context caches the
 // target's own nextn layers, on their devices); 0 past them.

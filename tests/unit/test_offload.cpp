@@ -840,6 +840,45 @@ TEST_CASE("decode bound with layers on the CPU: GPU bytes at GPU bandwidth, then
     CHECK(all.decode.cpu_weight_bytes_per_token == 0);
 }
 
+// With no -ngl, --fit's own placement is what the decode step reads from: the layers (a MoE: the routed experts) it
+// left in system RAM come at RAM bandwidth, exactly as the same placement asked for with -ngl.
+TEST_CASE("decode bound under --fit's placement: what it left in system RAM is read from system RAM") {
+    BudgetInputs in;
+    in.engine = BudgetEngine::LlamaCpp;
+    in.gpu = "rtx-4090";
+    in.context = 8192;
+    const ModelSpec& llama = fixture("meta-llama/Llama-3.1-70B");
+    auto fit = compute_budget(llama, in);
+    REQUIRE(fit.ok());
+    REQUIRE(fit->fit.outcome == "layers");
+    CHECK(fit->fit.n_gpu_layers == 42);
+    in.n_gpu_layers = 42;
+    auto asked = compute_budget(llama, in);
+    REQUIRE(asked.ok());
+    const DecodeBound &d = fit->decode, &e = asked->decode;
+    CHECK(d.cpu_weight_bytes_per_token == e.cpu_weight_bytes_per_token);
+    CHECK(d.cpu_weight_bytes_per_token == 19985727488);
+    CHECK(d.weight_bytes_per_token == e.weight_bytes_per_token);
+    CHECK(d.cpu_kv_bytes_per_token == e.cpu_kv_bytes_per_token);
+    CHECK(d.ram_bandwidth_bytes_per_s == 89.6e9);
+    CHECK(d.tokens_per_s_single == doctest::Approx(3.8346).epsilon(1e-4));
+
+    // GLM-4.5-Air: --fit keeps every layer on the GPU and the routed experts of 37 in system RAM. A step reads 8 of
+    // their 128 experts, so the RAM's share is the routed share of those bytes, and the two sides add up to the
+    // active weights.
+    in.n_gpu_layers = -1;
+    in.context = 32768;
+    auto glm = compute_budget(fixture("zai-org/GLM-4.5-Air"), in);
+    REQUIRE(glm.ok());
+    REQUIRE(glm->fit.outcome == "layers");
+    CHECK(glm->fit.overflow_layers == 38);
+    const DecodeBound& g = glm->decode;
+    CHECK(g.cpu_weight_bytes_per_token == 3319252992);
+    CHECK(g.weight_bytes_per_token + g.cpu_weight_bytes_per_token == glm->weights.active_bytes);
+    CHECK(g.cpu_kv_bytes_per_token == 0);
+    CHECK(g.tokens_per_s_single == doctest::Approx(20.831).epsilon(1e-4));
+}
+
 TEST_CASE("CLI: --fit-target / --fit-ctx / --ram-bandwidth, and the lines budget prints") {
     const std::string cfg = std::string(KVB_FIXTURES) + "/configs/meta-llama--Llama-3.1-8B.json";
     // 8 GiB, no -c: 4.6 GiB of Q4_K_M weights on the GPU plus 128 KiB of KV per token; from
