@@ -302,6 +302,10 @@ const std::vector<MessageTemplate>& message_templates() {
         {"vllm_kv_pool_negative",
          "vLLM refuses to start: the weights, activations and overhead leave no memory for the KV cache ({short} "
          "short per GPU); free memory (a higher --gpu-memory-utilization, more GPUs, a smaller weights format)"},
+        {"vllm_kv_pool_negative_far",
+         "vLLM refuses to start: the weights, activations and overhead leave no memory for the KV cache ({short} "
+         "short per GPU, more than the {headroom} a --gpu-memory-utilization of 1.0 would add); it needs more GPUs or "
+         "a smaller weights format"},
         {"vllm_no_kv_memory",
          "vLLM refuses to start: {available} is left for the KV cache, not even one block; free memory (a higher "
          "--gpu-memory-utilization, more GPUs, a smaller weights format)"},

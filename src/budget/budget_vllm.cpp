@@ -295,8 +295,8 @@ Result<DrafterWeights> drafter_weights(const VllmSpeculative& sc, const ModelSpe
 // Only the flags the answer needs or the user chose: run as printed, vLLM serves what the page promises.
 std::string command(const Ctx& c, const BudgetResult& r, const std::string& kv_cache_dtype, int64_t one_max) {
     const BudgetInputs& in = c.in;
-    // A start-up refusal is not memory: the command stays as asked.
-    int64_t mml = r.fits || r.startup_refused ? r.context : one_max;
+    // A start-up refusal is not memory: the command stays as asked; so does one where no context fits at all.
+    int64_t mml = r.fits || r.startup_refused || one_max <= 0 ? r.context : one_max;
     // Past the model's limit vLLM refuses whatever the memory: offer the longest it takes.
     if (r.over_model_max) mml = r.max_context;
     std::string cmd = "vllm serve " + c.m.name;
@@ -435,6 +435,12 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
     auto cap = vllm_capacity(with_drafter ? *with_drafter : m, o, pools);
     if (!cap) return cap.error();
     r.capacity = std::move(cap.value());
+    // Short of more than a --gpu-memory-utilization of 1.0 would add: the lead leaves that remedy out.
+    if (r.capacity.refusal.code == "vllm_kv_pool_negative" &&
+        sat_sub(0, r.capacity.available_bytes) > r.gpu_total_bytes - r.requested_bytes)
+        r.capacity.refusal =
+            note("vllm_kv_pool_negative_far", {{"short", format_bytes(sat_sub(0, r.capacity.available_bytes))},
+                                               {"headroom", format_bytes(r.gpu_total_bytes - r.requested_bytes)}});
     const VllmLayout& L = r.capacity.layout;
     for (const Message& n : L.notes)
         if (n.code == "vllm_mla_backend" || n.code == "vllm_mla_backend_hybrid") r.notes.push_back(n);

@@ -345,8 +345,18 @@ TEST_CASE("no memory left for the KV cache") {
     CHECK(r.max_context == 0);
     CHECK(r.max_concurrency == 0);
     CHECK(r.engine_error.rfind("No available memory for the cache blocks.", 0) == 0);
-    CHECK(r.verdict_reason.code == "vllm_kv_pool_negative");
+    // 2.31 GiB short, more than the 1.28 GiB a utilization of 1.0 would add (16 GiB x 0.08): that remedy is left out.
+    CHECK(r.verdict_reason.code == "vllm_kv_pool_negative_far");
     CHECK(r.verdict_reason.param("short") == kvb::format_bytes(-r.kv_pool_bytes));
+    CHECK(r.verdict_reason.param("headroom") == "1.28 GiB");
+    // No context fits: the command stays as asked (vLLM's own "no memory" refusal is what it meets).
+    CHECK(r.command == "vllm serve meta-llama/Llama-3.1-8B --max-model-len 131072");
+    // Within reach of a higher utilization, it is offered.
+    kvb::BudgetInputs near = in;
+    near.gpu_memory_bytes = 17 * GiB + GiB / 2;
+    auto n = budget("meta-llama/Llama-3.1-8B", near);
+    CHECK_FALSE(n.fits);
+    CHECK(n.verdict_reason.code == "vllm_kv_pool_negative");
     // fp8 weights halve the linear layers and make room.
     in.weights = "fp8";
     auto f = budget("meta-llama/Llama-3.1-8B", in);

@@ -210,6 +210,18 @@ test('a V100 under vLLM: refused at start-up, sized under 0.19.1', async () => {
   await context.close();
 });
 
+// No context fits at all and more memory than a higher utilization frees is missing: the reason says what would
+// help, and the card shows no command (the one asked does not start); the engine section still gives the CLI's.
+test('nothing fits: the remedy that can work, and no command on the first screen', async () => {
+  const { page, context } = await open('model=Qwen/Qwen3.5-35B-A3B&gpu=rtx-4090&ctx=32768', { width: 390, height: 844 });
+  const a = cliJson(['budget', path.join(fixturesDir, 'Qwen--Qwen3.5-35B-A3B.json'), '--gpu', 'rtx-4090', '--max-model-len', '32768']);
+  assert.equal(a.budget.verdict_reason.code, 'vllm_kv_pool_negative_far');
+  assert.equal(await page.textContent('[data-role="verdict-reason"]'), msg('msg.vllm_kv_pool_negative_far', a.budget.verdict_reason.params));
+  assert.equal(await page.$('[data-role="answer-command"]'), null, 'no command starts it');
+  assert.equal(a.budget.command, 'vllm serve Qwen/Qwen3.5-35B-A3B --max-model-len 32768');
+  await context.close();
+});
+
 // The first screen names the fix when an 8-bit KV cache turns the no into a yes: the core's advice.
 test('a no that fp8 KV would turn into a yes: the answer card says so, as the CLI does', async () => {
   const { page, context } = await open('model=Qwen/Qwen3-8B&gpu=rtx-4090&ctx=32768', { width: 390, height: 844 });

@@ -136,9 +136,10 @@ function renderAnswer(app, view) {
     fact(t(seqs === 1 ? 'metric.max-context.one' : 'metric.max-context', { seqs: int(seqs) }), num('max-context', maxCtx),
       !maxCtx ? null : stopUnit[b?.max_context_stop ?? 'memory']),
     fact(t('metric.max-concurrency', { ctx: ctxText }), num('max-concurrency', maxConc), maxConc !== null && maxConc !== undefined ? t(maxConc === 1 ? 'answer.requests.one' : 'answer.requests') : null));
-  // The command that runs it (the core's, as the CLI prints it), on the first screen; not under a start-up refusal,
-  // whose command is the one asked, which does not start.
-  const command = b && b.command && !b.startup_refused ? v('div', { class: 'cmd answer-cmd' }, v('pre', { 'data-role': 'answer-command', 'aria-label': t('engine.command') }, b.command), copyButton(() => b.command)) : null;
+  // The command that runs it (the core's, as the CLI prints it), on the first screen; not where it is the one asked
+  // and does not start: a start-up refusal, or no context fitting at all.
+  const starts = b && !b.startup_refused && (b.fits || b.max_context > 0);
+  const command = starts && b.command ? v('div', { class: 'cmd answer-cmd' }, v('pre', { 'data-role': 'answer-command', 'aria-label': t('engine.command') }, b.command), copyButton(() => b.command)) : null;
   // A start-up refusal is not memory: the numbers below are what the memory would give, said as such.
   const ifStarted = b?.startup_refused ? v('p', { class: 'if-started', 'data-role': 'if-started' }, t('answer.ifStarted')) : null;
   // Screen readers hear the new answer once per change, not on every re-render.
