@@ -162,11 +162,15 @@ std::vector<HeadVariant> head_variants(const EngineKv& e, int64_t context, int64
     return out;
 }
 
-std::vector<LadderRow> optimization_ladder(const ModelSpec& m, int64_t context, int64_t seqs) {
+std::vector<LadderRow> optimization_ladder(const ModelSpec& m, const std::string& engine, int64_t context, int64_t seqs,
+                                           const std::string& served_dtype) {
     std::vector<LadderRow> rows;
-    auto model_kv = engine_kv(m, "vllm");
+    // The baseline is the model as the chosen engine caches it at its default cache type (llama.cpp keeps a
+    // recurrent state in f32 where vLLM keeps it in the model dtype); every other row is its own engine's view.
+    auto model_kv = engine_kv(m, engine, "auto", "f16", "f16", "", engine == "vllm" ? served_dtype : "");
     if (!model_kv) return rows;
-    auto base = kv_bytes_at(m, model_kv->dtypes, context, seqs);
+    const ModelSpec& base_view = model_kv->view;
+    auto base = kv_bytes_at(base_view, model_kv->dtypes, context, seqs);
     if (!base) return rows;
     const double baseline = static_cast<double>(base.value());
     auto saving = [&](int64_t b) { return baseline > 0 ? 1.0 - static_cast<double>(b) / baseline : 0.0; };
@@ -179,23 +183,23 @@ std::vector<LadderRow> optimization_ladder(const ModelSpec& m, int64_t context, 
     };
     const KvDtypes& md = model_kv->dtypes;
     const bool attention = m.has(LayerKind::Full) || m.has(LayerKind::Sliding) || m.has(LayerKind::Chunked);
-    if (attention) add("mha", with_kv_heads(m, 0), md, md.k.name);
-    add("model", m, md, md.k.name);
-    if (auto fp8 = engine_kv(m, "vllm", "fp8")) add("fp8", m, fp8->dtypes, "vLLM --kv-cache-dtype fp8");
+    if (attention) add("mha", with_kv_heads(base_view, 0), md, md.k.name);
+    add("model", base_view, md, md.k.name);
+    if (auto fp8 = engine_kv(m, "vllm", "fp8")) add("fp8", fp8->view, fp8->dtypes, "vLLM --kv-cache-dtype fp8");
     for (const char* q : {"q8_0", "q4_0"}) {
         if (auto e = engine_kv(m, "llamacpp", "", q, q))
-            add(q, m, e->dtypes, std::string("llama.cpp -ctk ") + q + " -ctv " + q);
+            add(q, e->view, e->dtypes, std::string("llama.cpp -ctk ") + q + " -ctv " + q);
     }
     // Paging: contiguous caches reserve the model's whole context for every sequence.
     if (m.max_position_embeddings > context) {
-        if (auto full = kv_bytes_at(m, md, m.max_position_embeddings, seqs)) {
+        if (auto full = kv_bytes_at(base_view, md, m.max_position_embeddings, seqs)) {
             rows.push_back({"contiguous", std::to_string(m.max_position_embeddings), std::nullopt, full.value(),
                             saving(full.value())});
         }
     }
     // MLA reference: DeepSeek-V3's latent (512 + 64) in place of every attention layer.
     if (attention && !m.has(LayerKind::Mla)) {
-        ModelSpec mla = m;
+        ModelSpec mla = base_view;
         for (auto& l : mla.layers) {
             if (head_attention(l.kind)) {
                 l.kind = LayerKind::Mla;

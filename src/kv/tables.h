@@ -64,8 +64,8 @@ struct HeadVariant {
 };
 std::vector<HeadVariant> head_variants(const EngineKv& e, int64_t context, int64_t seqs);
 
-// What each common step does to this model's KV at context x seqs (ideal bytes, so
-// the steps compare like for like); MLA as a reference row.
+// What each common step does to this model's KV at context x seqs, against the model as `engine` caches it by default
+// (vLLM's auto in `served_dtype` when given, llama.cpp's f16, transformers'); MLA as a reference row.
 struct LadderRow {
     std::string step;  // mha | model | fp8 | q8_0 | q4_0 | contiguous | mla
     std::string detail;
@@ -73,7 +73,8 @@ struct LadderRow {
     int64_t kv_bytes = 0;
     double saving = 0;  // 1 - kv_bytes / the model's own (negative: costs more)
 };
-std::vector<LadderRow> optimization_ladder(const ModelSpec& m, int64_t context, int64_t seqs);
+std::vector<LadderRow> optimization_ladder(const ModelSpec& m, const std::string& engine, int64_t context, int64_t seqs,
+                                           const std::string& served_dtype = "");
 
 // KV versus context on log-spaced points (x1 and x1.5 per octave from 256) up to 2 x top.
 struct CurvePoint {

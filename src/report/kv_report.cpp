@@ -41,7 +41,7 @@ Result<KvReport> compute_kv_report(const ModelSpec& model, const KvReportInputs&
         r.context_table.push_back({row, vs});
     }
     r.head_variants = head_variants(e, r.context, r.seqs);
-    r.ladder = optimization_ladder(model, r.context, r.seqs);
+    r.ladder = optimization_ladder(model, in.engine, r.context, r.seqs, in.served_dtype);
     r.curve = kv_curve(e, r.seqs, std::max<int64_t>({r.context, model.max_position_embeddings, in.model_max, 4096}));
     if (r.weights_bytes > 0) r.crossover_context = crossover_context(m, r.dtypes, r.weights_bytes, r.seqs);
     for (const auto& n : model.notes) r.notes.push_back(n);

@@ -58,7 +58,7 @@ TEST_CASE("MHA / actual / MQA") {
 }
 
 TEST_CASE("optimization ladder for Qwen3-8B at 32K") {
-    auto rows = optimization_ladder(fixture("Qwen/Qwen3-8B"), 32768, 1);
+    auto rows = optimization_ladder(fixture("Qwen/Qwen3-8B"), "vllm", 32768, 1);
     REQUIRE(rows.size() == 7);
     CHECK(rows[0].step == "mha");
     CHECK(rows[0].saving == doctest::Approx(-3.0));
@@ -75,6 +75,24 @@ TEST_CASE("optimization ladder for Qwen3-8B at 32K") {
     CHECK_FALSE(rows[5].bytes_per_token);
     CHECK(rows[6].step == "mla");
     CHECK(*rows[6].bytes_per_token == 36 * 576 * 2);
+}
+
+// The ladder's baseline is the chosen engine's cache: llama.cpp keeps Qwen3.5's recurrent state in f32 (vLLM in the
+// model dtype), so its "model" row is the context table's 32K row (736,952,320 B = 702.81 MiB), not vLLM's.
+TEST_CASE("optimization ladder: the baseline is the chosen engine's cache") {
+    const ModelSpec& m = fixture("Qwen/Qwen3.5-35B-A3B");
+    KvReportInputs in;
+    in.engine = "llamacpp";
+    in.context = 32768;
+    auto r = compute_kv_report(m, in);
+    REQUIRE(r.ok());
+    REQUIRE(r->ladder.size() > 1);
+    CHECK(r->ladder[1].step == "model");
+    CHECK(r->ladder[1].kv_bytes == r->bytes_total);
+    CHECK(r->bytes_total == 736952320);
+    auto vllm = optimization_ladder(m, "vllm", 32768, 1);
+    REQUIRE(vllm.size() > 1);
+    CHECK(vllm[1].kv_bytes < r->bytes_total);  // the state in bf16
 }
 
 TEST_CASE("the transformers view gives exactly transformers_cache's bytes, for every fixture") {
