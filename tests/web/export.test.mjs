@@ -66,6 +66,10 @@ async function domTable(page, id) {
 // here is also pinned by the native tests (Qwen3-8B: 36 layers x 8 KV heads x 128
 // x 2 B x 2 = 147,456 B = 144 KiB per token).
 const QWEN3_8B_CONTEXT_MD = [
+  'KV cache by context (1 sequence)',
+  '',
+  'Model: Qwen/Qwen3-8B · GPU: NVIDIA GeForce RTX 4090 24 GB · Engine: vLLM · KV cache: bfloat16',
+  '',
   '| Context | KV per sequence | KV × sequences | vs. weights |',
   '| :-- | --: | --: | --: |',
   '| 1K | 144.00 MiB | 144.00 MiB | 0.9 % |',
@@ -92,7 +96,10 @@ test('Markdown of every table has the page\'s header and cells', async () => {
   for (const id of ids) {
     const md = await clipboardAfter(page, `[data-export-for="${id}"] [data-export="markdown"]`);
     const dom = await domTable(page, id);
-    const lines = md.trimEnd().split('\n');
+    // The caption and what the table is about, then the table.
+    const all = md.trimEnd().split('\n');
+    const lines = all.slice(all.findIndex((l) => l.startsWith('|')));
+    assert.match(all.join('\n'), /Model: Qwen\/Qwen3-8B · GPU: .* · Engine: vLLM · KV cache: bfloat16/, id);
     assert.equal(lines.length, dom.rows.length + 2, id);
     const cells = (l) => l.slice(2, -2).split(' | ');
     assert.deepEqual(cells(lines[0]), dom.head, id);
@@ -114,7 +121,10 @@ test('Download CSV of every table: valid RFC 4180 with the core\'s raw numbers',
     const rows = parseCsv(text.slice(1));
     const dom = await domTable(page, id);
     assert.equal(rows.length, dom.rows.length + 1, id);
-    assert.equal(rows[0].length, dom.head.length, id);
+    // The settings as columns of the same value on every row: model, GPU, engine, KV cache type.
+    assert.equal(rows[0].length, dom.head.length + 4, id);
+    assert.deepEqual(rows[0].slice(-4), ['Model', 'GPU', 'Engine', 'KV cache'], id);
+    assert.deepEqual([rows[1].at(-4), rows[1].at(-2), rows[1].at(-1)], ['Qwen/Qwen3-8B', 'vLLM', 'bfloat16'], id);
     dom.rows.forEach((r, i) => {
       r.forEach((c, j) => {
         if (c.value !== null) assert.equal(rows[i + 1][j], c.value, `${id} row ${i} col ${j}`);

@@ -401,6 +401,12 @@ function lowerSections(app, view, want, chart) {
   const ctxText = tokens(view.kv.context);
   const seqText = int(view.kv.seqs);
   const out = [];
+  // What a copied table is about (a blog post's table names the model, the GPU, the engine and the KV cache type);
+  // the CSV carries the same as columns.
+  const kvType = kv.v_type && kv.v_type.name !== kv.k_type.name ? `${kv.k_type.name}/${kv.v_type.name}` : kv.k_type.name;
+  const aboutValues = [[t('export.model'), kv.model], ...(b ? [[t('export.gpu'), gpuDisplayName(app, b)]] : []),
+    [t('export.engine'), t('controls.engine.' + kv.engine)], [t('export.kvType'), kvType]];
+  const about = { notes: [aboutValues.map(([k, x]) => `${k}: ${x}`).join(' · ')], context: aboutValues.map(([label, value]) => ({ label, value })) };
 
   // Formula
   if (want('formula')) {
@@ -414,6 +420,7 @@ function lowerSections(app, view, want, chart) {
   // Context table
   if (want('context')) {
     const ctxTable = {
+      ...about,
       id: 'context',
       caption: t(view.kv.seqs === 1 ? 'table.context.caption.one' : 'table.context.caption', { seqs: seqText }),
       columns: [
@@ -449,6 +456,7 @@ function lowerSections(app, view, want, chart) {
   // Comparison
   if (want('compare')) {
     const cmpTable = {
+      ...about,
       id: 'compare',
       caption: t('table.compare.heading'),
       columns: [
@@ -464,6 +472,7 @@ function lowerSections(app, view, want, chart) {
 
   if (kv.ladder.length && want('ladder')) {
     out.push(section('ladder', t('table.ladder.heading'), renderTable({
+      ...about,
       id: 'ladder',
       caption: t('table.ladder.heading'),
       columns: [
