@@ -560,36 +560,43 @@ export interface SimProgress {
   time_s: number;
 }
 
-/** One policy's summary. Fractions are time-weighted shares of the KV capacity. */
+/** A figure with no sample to measure it: null, never 0 (sim::kNotMeasured). */
+export type SimMeasure = number | null;
+
+/** One policy's summary. Fractions are time-weighted shares of the KV capacity. Null where nothing was
+ *  measured: latencies and throughput when no request finished (TPOT: none with 2 output tokens), the
+ *  *_of_used shares when no memory was ever in use, the time-weighted figures when no time passed. */
 export interface SimSummary {
   policy: SimPolicy;
   requests: number; finished: number; refused: number; truncated: number;
+  /** Of the refused: those that needed more KV slots than the pool holds under this policy's reservation. */
+  refused_no_room: number;
   preemptions: number; swapped_out: number; swap_fallbacks: number; recomputed_tokens: number; steps: number;
-  makespan_s: number; capacity_tokens: number; num_blocks: number;
-  token_states_fraction: number; reserved_fraction: number; internal_fragmentation_fraction: number;
-  external_fragmentation_fraction: number; cached_fraction: number; free_fraction: number; null_block_fraction: number;
-  token_states_of_used_fraction: number; reserved_of_used_fraction: number;
-  internal_fragmentation_of_used_fraction: number; external_fragmentation_of_used_fraction: number;
-  mean_running: number; max_running: number; mean_waiting: number; max_waiting: number;
-  sharing_saved_fraction: number; max_blocks_saved: number; cow_copies: number;
+  makespan_s: SimMeasure; capacity_tokens: number; num_blocks: number;
+  token_states_fraction: SimMeasure; reserved_fraction: SimMeasure; internal_fragmentation_fraction: SimMeasure;
+  external_fragmentation_fraction: SimMeasure; cached_fraction: SimMeasure; free_fraction: SimMeasure; null_block_fraction: SimMeasure;
+  token_states_of_used_fraction: SimMeasure; reserved_of_used_fraction: SimMeasure;
+  internal_fragmentation_of_used_fraction: SimMeasure; external_fragmentation_of_used_fraction: SimMeasure;
+  mean_running: SimMeasure; max_running: number; mean_waiting: SimMeasure; max_waiting: number;
+  sharing_saved_fraction: SimMeasure; max_blocks_saved: number; cow_copies: number;
   prefix_hit_tokens: number; prefix_query_tokens: number;
-  prompt_tokens: number; generated_tokens: number; throughput_tokens_per_s: number; requests_per_s: number;
-  ttft_mean_s: number; ttft_p50_s: number; ttft_p90_s: number; ttft_p99_s: number;
-  tpot_mean_s: number; tpot_p50_s: number; tpot_p90_s: number; tpot_p99_s: number;
-  e2e_mean_s: number; e2e_p50_s: number; e2e_p90_s: number; e2e_p99_s: number;
-  normalized_latency_s: number;
+  prompt_tokens: number; generated_tokens: number; throughput_tokens_per_s: SimMeasure; requests_per_s: SimMeasure;
+  ttft_mean_s: SimMeasure; ttft_p50_s: SimMeasure; ttft_p90_s: SimMeasure; ttft_p99_s: SimMeasure;
+  tpot_mean_s: SimMeasure; tpot_p50_s: SimMeasure; tpot_p90_s: SimMeasure; tpot_p99_s: SimMeasure;
+  e2e_mean_s: SimMeasure; e2e_p50_s: SimMeasure; e2e_p90_s: SimMeasure; e2e_p99_s: SimMeasure;
+  normalized_latency_s: SimMeasure;
   /** The first and the last quarter of the requests by arrival (at least one each): how many finished,
-   *  their mean arrival and mean time to first token; requests waiting when the last one arrived
-   *  (sim/conclusions.cpp reads an overload from these). */
-  early_finished: number; late_finished: number; early_arrival_mean_s: number; late_arrival_mean_s: number;
-  early_ttft_mean_s: number; late_ttft_mean_s: number; waiting_at_last_arrival: number;
+   *  their mean arrival and mean time to first token (null when none of that quarter finished); requests
+   *  waiting when the last one arrived (sim/conclusions.cpp reads an overload from these). */
+  early_finished: number; late_finished: number; early_arrival_mean_s: SimMeasure; late_arrival_mean_s: SimMeasure;
+  early_ttft_mean_s: SimMeasure; late_ttft_mean_s: SimMeasure; waiting_at_last_arrival: number;
 }
 
 /** SimReport: `kvbudget simulate --json`, byte for byte. */
 export interface SimReport extends SimRunInfo {
   done: boolean;
   policies: SimSummary[];
-  /** What the run found, once done (sim/conclusions.h): sim_most_served or sim_served_alike, sim_policy_waste, sim_why, sim_overload. */
+  /** What the run found, once done (sim/conclusions.h): sim_most_served or sim_served_alike (none when no policy finished a request), per policy sim_policy_waste, or sim_served_none / sim_served_none_no_room, and sim_policy_refused, then sim_why, sim_overload. */
   conclusions: Message[];
 }
 

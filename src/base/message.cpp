@@ -407,8 +407,17 @@ const std::vector<MessageTemplate>& message_templates() {
          "{policy} served the most: {finished} of {requests} requests finished, {throughput} tokens/s, {running} "
          "requests running on average"},
         {"sim_served_alike",
-         "{policies} served alike: each finished {finished} of {requests} requests at {throughput} tokens/s (to within "
-         "1%)"},
+         "{policies} served alike: each finished {finished} of {requests} requests, at {throughput} tokens/s (within "
+         "1% of each other)"},
+        {"sim_served_none_no_room",
+         "{policy} served none of the {requests} requests: under its reservation every request needs more than the "
+         "{slots} token slots the KV cache holds, so each was refused"},
+        {"sim_served_none",
+         "{policy} served none of the {requests} requests: {no_room} needed more than the {slots} token slots the KV "
+         "cache holds under its reservation, {too_long} had prompts as long as max-model-len or longer"},
+        {"sim_policy_refused",
+         "{policy} refused {refused} of the {requests} requests: under its reservation each needs more than the "
+         "{slots} token slots the KV cache holds"},
         {"sim_policy_waste",
          "{policy}: {waste} of the KV memory in use held no token ({reserved} reserved ahead, {internal} internal "
          "and {external} external fragmentation)"},

@@ -4,6 +4,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -76,12 +77,18 @@ its normalized latency (mean end-to-end latency per output token) is
 normalized_latency_s. docs/paging.md lists the commands that reproduce the paper.
 )";
 
+// A figure the run had no sample for (sim::kNotMeasured: a policy that served nothing
+// has no latency) reads as not measured, never as a 0 that looks like the best value.
+const char* const kNotMeasured = "\u2014";
+
 std::string pct(double f) {
+    if (!sim::measured(f)) return kNotMeasured;
     char b[32];
     std::snprintf(b, sizeof b, "%.1f%%", 100.0 * f);
     return b;
 }
 std::string fixed(double v, int prec) {
+    if (!sim::measured(v)) return kNotMeasured;
     char b[48];
     std::snprintf(b, sizeof b, "%.*f", prec, v);
     return b;
@@ -172,16 +179,20 @@ void print_table(std::ostream& out, const std::vector<sim::Summary>& rs) {
     row("end-to-end p50 (s)", [](const S& s) { return fixed(s.e2e_p50_s, 2); });
     row("normalized latency (s/token)", [](const S& s) { return fixed(s.normalized_latency_s, 3); });
     row("simulated time (s)", [](const S& s) { return fixed(s.makespan_s, 1); });
+    // Widths in characters, not bytes: the not-measured dash is three bytes of UTF-8.
+    auto width = [](const std::string& t) {
+        return static_cast<size_t>(std::count_if(t.begin(), t.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+    };
     size_t w0 = 0;
     std::vector<size_t> w(rs.size(), 0);
     for (const auto& r : rows) {
         w0 = std::max(w0, r.first.size());
-        for (size_t i = 0; i < r.second.size(); ++i) w[i] = std::max(w[i], r.second[i].size());
+        for (size_t i = 0; i < r.second.size(); ++i) w[i] = std::max(w[i], width(r.second[i]));
     }
     for (const auto& r : rows) {
         out << r.first << std::string(w0 - r.first.size(), ' ');
         for (size_t i = 0; i < r.second.size(); ++i)
-            out << "  " << std::string(w[i] - r.second[i].size(), ' ') << r.second[i];
+            out << "  " << std::string(w[i] - width(r.second[i]), ' ') << r.second[i];
         out << "\n";
     }
 }

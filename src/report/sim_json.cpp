@@ -52,6 +52,7 @@ json summary_json(const sim::Summary& s) {
         {"requests", s.requests},
         {"finished", s.finished},
         {"refused", s.refused},
+        {"refused_no_room", s.refused_no_room},
         {"truncated", s.truncated},
         {"preemptions", s.preemptions},
         {"swapped_out", s.swapped_out},

@@ -51,14 +51,28 @@ std::string duration(double s) {
     return fixed1(s / 3600) + " h";
 }
 
+// The share of the memory in use that held no token; kNotMeasured when no memory was
+// ever in use (a policy that served nothing).
 double waste(const sim::Summary& s) {
-    return s.token_states_of_used > 0 ? 1.0 - s.token_states_of_used : 0.0;
+    return 1.0 - s.token_states_of_used;
 }
 
 bool served_same(const sim::Summary& a, const sim::Summary& b) {
     const double top = std::max(a.throughput_tokens_per_s, b.throughput_tokens_per_s);
     return a.finished == b.finished &&
            std::fabs(a.throughput_tokens_per_s - b.throughput_tokens_per_s) <= kSameThroughput * top;
+}
+
+// The throughputs of policies that served alike: one figure when they print alike,
+// else the range ("297.1–298.6"), so the sentence holds for each of them.
+std::string throughput_range(const std::vector<const sim::Summary*>& ps) {
+    double lo = ps.front()->throughput_tokens_per_s, hi = lo;
+    for (const sim::Summary* s : ps) {
+        lo = std::min(lo, s->throughput_tokens_per_s);
+        hi = std::max(hi, s->throughput_tokens_per_s);
+    }
+    const std::string a = fixed1(lo), b = fixed1(hi);
+    return a == b ? a : a + "\u2013" + b;
 }
 
 // "paged", "paged and oracle", "paged, pow2 and oracle".
@@ -84,44 +98,74 @@ std::vector<Message> sim_conclusions(const std::vector<sim::Summary>& policies, 
     std::vector<Message> out;
     if (policies.empty()) return out;
     // Most requests finished, then the highest throughput; those that served the same
-    // share the first place.
-    const sim::Summary* best = &policies.front();
+    // share the first place. A policy that finished none has no throughput to rank and
+    // is never first: it is told apart below, with why.
+    const sim::Summary* best = nullptr;
     for (const sim::Summary& s : policies)
-        if (s.finished > best->finished ||
-            (s.finished == best->finished && s.throughput_tokens_per_s > best->throughput_tokens_per_s))
+        if (s.finished > 0 &&
+            (!best || s.finished > best->finished ||
+             (s.finished == best->finished && s.throughput_tokens_per_s > best->throughput_tokens_per_s)))
             best = &s;
     std::vector<const sim::Summary*> top;
-    for (const sim::Summary& s : policies)
-        if (served_same(s, *best)) top.push_back(&s);
+    if (best)
+        for (const sim::Summary& s : policies)
+            if (s.finished > 0 && served_same(s, *best)) top.push_back(&s);
     if (top.size() == 1)
         out.push_back(note("sim_most_served", {{"policy", best->policy},
                                                {"finished", with_commas(best->finished)},
                                                {"requests", with_commas(best->requests)},
                                                {"throughput", fixed1(best->throughput_tokens_per_s)},
                                                {"running", fixed1(best->mean_running)}}));
-    else
+    else if (top.size() > 1)
         out.push_back(note("sim_served_alike", {{"policies", names(top)},
                                                 {"finished", with_commas(best->finished)},
                                                 {"requests", with_commas(best->requests)},
-                                                {"throughput", fixed1(best->throughput_tokens_per_s)}}));
-    for (const sim::Summary& s : policies)
-        out.push_back(note("sim_policy_waste", {{"policy", s.policy},
-                                                {"waste", pct(waste(s))},
-                                                {"reserved", pct(s.of_used.reserved)},
-                                                {"internal", pct(s.of_used.internal_fragmentation)},
-                                                {"external", pct(s.of_used.external_fragmentation)}}));
+                                                {"throughput", throughput_range(top)}}));
+    // Each policy's waste, or why it served nothing; refusals a policy's reservation
+    // caused (prompts past max-model-len are refused alike by every policy, and the
+    // tables count them).
+    for (const sim::Summary& s : policies) {
+        const std::string slots = with_commas(s.capacity_tokens);
+        if (s.finished == 0) {
+            if (s.refused_no_room == s.requests)
+                out.push_back(note("sim_served_none_no_room",
+                                   {{"policy", s.policy}, {"requests", with_commas(s.requests)}, {"slots", slots}}));
+            else
+                out.push_back(note("sim_served_none", {{"policy", s.policy},
+                                                       {"requests", with_commas(s.requests)},
+                                                       {"no_room", with_commas(s.refused_no_room)},
+                                                       {"too_long", with_commas(s.refused - s.refused_no_room)},
+                                                       {"slots", slots}}));
+            continue;
+        }
+        if (s.refused_no_room > 0)
+            out.push_back(note("sim_policy_refused", {{"policy", s.policy},
+                                                      {"refused", with_commas(s.refused_no_room)},
+                                                      {"requests", with_commas(s.requests)},
+                                                      {"slots", slots}}));
+        if (sim::measured(waste(s)))
+            out.push_back(note("sim_policy_waste", {{"policy", s.policy},
+                                                    {"waste", pct(waste(s))},
+                                                    {"reserved", pct(s.of_used.reserved)},
+                                                    {"internal", pct(s.of_used.internal_fragmentation)},
+                                                    {"external", pct(s.of_used.external_fragmentation)}}));
+    }
+    if (top.empty()) return out;
     // Why the first served more than another: it wasted less memory and so ran more
     // requests at once. Said only when each step is real: the other served less (not
     // the same), wasted more, and ran fewer requests by more than the 1% that makes a
     // tie (5.1 against 5.1 explains nothing). Of the first place, the one that wasted
     // least; against it, of the others, the one that wasted most.
-    const sim::Summary* lean = top.front();
+    const sim::Summary* lean = nullptr;
     for (const sim::Summary* s : top)
-        if (waste(*s) < waste(*lean)) lean = s;
+        if (sim::measured(waste(*s)) && (!lean || waste(*s) < waste(*lean))) lean = s;
     const sim::Summary* worst = nullptr;
     for (const sim::Summary& s : policies)
-        if (std::find(top.begin(), top.end(), &s) == top.end() && (!worst || waste(s) > waste(*worst))) worst = &s;
-    if (worst && waste(*worst) > waste(*lean) && lean->mean_running > (1 + kSameThroughput) * worst->mean_running)
+        if (s.finished > 0 && sim::measured(waste(s)) && std::find(top.begin(), top.end(), &s) == top.end() &&
+            (!worst || waste(s) > waste(*worst)))
+            worst = &s;
+    if (lean && worst && waste(*worst) > waste(*lean) &&
+        lean->mean_running > (1 + kSameThroughput) * worst->mean_running)
         out.push_back(note("sim_why", {{"best", lean->policy},
                                        {"best_waste", pct(waste(*lean))},
                                        {"worst", worst->policy},
@@ -135,6 +179,7 @@ std::vector<Message> sim_conclusions(const std::vector<sim::Summary>& policies, 
         double calm_growth = 0;
         bool all_over = true;
         for (const sim::Summary& s : policies) {
+            if (s.finished == 0) continue;  // no queue to judge: it refused every request
             const double g = queue_growth(s);
             if (!(g >= kOverloadGrowth) || s.waiting_at_last_arrival < 1) all_over = false;
             if (!std::isnan(g) && (!calm || g < calm_growth)) {

@@ -477,6 +477,7 @@ struct Simulator::Impl {
             for (int32_t& o : g.sample_out) o = std::min(o, g.output);
             if (!fits_alone(g)) {
                 refuse(g);
+                ++s.refused_no_room;
                 continue;
             }
             g.state = GState::Waiting;
@@ -1537,49 +1538,64 @@ struct Simulator::Impl {
     }
 
     Summary summary() const {
+        // A figure with nothing to measure is kNotMeasured, never 0: a policy that
+        // served no request (Max refusing every one, its reservation larger than the
+        // pool) had no latency and no throughput, and wasted no share of a memory it
+        // never used; 0 read as the best value a policy can have.
+        constexpr double none = kNotMeasured;
         Summary out = s;
         out.memory = split(totals, w_total);
         if (w_total > 0) {
             out.mean_running = totals.running / w_total;
             out.mean_waiting = totals.waiting / w_total;
+            out.sharing_saved = totals.logical > 0 ? totals.saved / totals.logical : 0;
+        } else {  // no time passed: nothing to weigh
+            out.memory = MemorySplit{none, none, none, none, none, none, none};
+            out.mean_running = out.mean_waiting = out.sharing_saved = none;
         }
         if (w_used > 0) {
             out.of_used.token_states = used_totals.token / w_used;
             out.of_used.reserved = used_totals.reserved / w_used;
             out.of_used.internal_fragmentation = used_totals.internal / w_used;
             out.of_used.external_fragmentation = used_totals.external / w_used;
+        } else {  // no memory was ever in use: no share of it to split
+            out.of_used = MemorySplit{none, none, none, none, 0, 0, 0};
         }
         out.token_states_of_used = out.of_used.token_states;
-        out.sharing_saved = totals.logical > 0 ? totals.saved / totals.logical : 0;
         for (auto [n, arrival, first] :
              {std::make_tuple(out.early_finished, &out.early_arrival_mean_s, &out.early_ttft_mean_s),
               std::make_tuple(out.late_finished, &out.late_arrival_mean_s, &out.late_ttft_mean_s)})
             if (n > 0) {
                 *arrival /= static_cast<double>(n);
                 *first /= static_cast<double>(n);
+            } else {
+                *arrival = *first = none;
             }
-        if (out.makespan_s > 0) {
+        if (out.finished > 0 && out.makespan_s > 0) {
             out.throughput_tokens_per_s = static_cast<double>(out.generated_tokens) / out.makespan_s;
             out.requests_per_s = static_cast<double>(out.finished) / out.makespan_s;
+        } else {
+            out.throughput_tokens_per_s = out.requests_per_s = none;
         }
+        if (out.finished == 0) out.makespan_s = none;  // the time of the last finish: there was none
         static constexpr double kPercentiles[3] = {0.5, 0.9, 0.99};
         double p[3];
-        out.ttft_mean_s = ttft.mean();
-        ttft.at(kPercentiles, p, 3);
-        out.ttft_p50_s = p[0];
-        out.ttft_p90_s = p[1];
-        out.ttft_p99_s = p[2];
-        out.tpot_mean_s = tpot.mean();
-        tpot.at(kPercentiles, p, 3);
-        out.tpot_p50_s = p[0];
-        out.tpot_p90_s = p[1];
-        out.tpot_p99_s = p[2];
-        out.e2e_mean_s = e2e.mean();
-        out.normalized_latency_s = e2e.count() == 0 ? 0 : norm_latency_sum / static_cast<double>(e2e.count());
-        e2e.at(kPercentiles, p, 3);
-        out.e2e_p50_s = p[0];
-        out.e2e_p90_s = p[1];
-        out.e2e_p99_s = p[2];
+        // Each latency's mean and percentiles over its samples, or none without one.
+        auto fill = [&](const Quantiles& q, double* mean, double* p50, double* p90, double* p99) {
+            if (q.count() == 0) {
+                *mean = *p50 = *p90 = *p99 = none;
+                return;
+            }
+            *mean = q.mean();
+            q.at(kPercentiles, p, 3);
+            *p50 = p[0];
+            *p90 = p[1];
+            *p99 = p[2];
+        };
+        fill(ttft, &out.ttft_mean_s, &out.ttft_p50_s, &out.ttft_p90_s, &out.ttft_p99_s);
+        fill(tpot, &out.tpot_mean_s, &out.tpot_p50_s, &out.tpot_p90_s, &out.tpot_p99_s);
+        fill(e2e, &out.e2e_mean_s, &out.e2e_p50_s, &out.e2e_p90_s, &out.e2e_p99_s);
+        out.normalized_latency_s = e2e.count() == 0 ? none : norm_latency_sum / static_cast<double>(e2e.count());
         return out;
     }
 

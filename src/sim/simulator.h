@@ -15,7 +15,9 @@
 //   SimResult r = sim.result();   // summary + downsampled series (+ snapshots if asked)
 //   BlockSnapshot b = sim.snapshot();  // the block map now (call between chunks for a scrubber)
 #pragma once
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -100,24 +102,38 @@ struct TimePoint {
     int64_t finished = 0;      // in this bucket
 };
 
+// A Summary figure with no sample to measure it (a latency when no request finished,
+// a share of the memory in use when none was ever used, a mean over a run in which no
+// time passed): NaN, which the JSON writes as null and the faces show as not measured.
+// Never 0, which reads as the best a policy can do.
+constexpr double kNotMeasured = std::numeric_limits<double>::quiet_NaN();
+inline bool measured(double v) {
+    return !std::isnan(v);
+}
+
 struct Summary {
     std::string policy;
     int64_t requests = 0, finished = 0, refused = 0, truncated = 0;
+    // Of the refused, those that even alone needed more KV slots than the pool holds
+    // under this policy (its reservation: Max the whole max-model-len per sequence);
+    // the rest had prompts of max-model-len tokens or more, refused by every policy.
+    int64_t refused_no_room = 0;
     int64_t preemptions = 0, swapped_out = 0, recomputed_tokens = 0;
     // Preemptions that should have swapped (vLLM v0: a group of several sequences)
     // but found the CPU swap space full and recomputed instead (v0 would abort).
     int64_t swap_fallbacks = 0;
     int64_t steps = 0;
-    double makespan_s = 0;        // time of the last finish
+    double makespan_s = 0;        // time of the last finish (kNotMeasured: none finished)
     int64_t capacity_tokens = 0;  // token slots in the KV pool (paged: blocks * block_size)
     int64_t num_blocks = 0;       // paged, including the null block
-    MemorySplit memory;           // time-weighted over [0, makespan]
+    MemorySplit memory;           // time-weighted over [0, makespan]; kNotMeasured when no time passed
     // The paper's Fig. 2 bar: the same split as shares of the memory in use
     // (capacity - free - cached - null block), time-weighted, every step. Its
     // token_states equals token_states_of_used; cached, free and null_block are 0.
+    // Its four shares are kNotMeasured when no memory was ever in use.
     MemorySplit of_used;
     double token_states_of_used = 0;
-    double mean_running = 0, mean_waiting = 0;
+    double mean_running = 0, mean_waiting = 0;  // kNotMeasured (and sharing_saved) when no time passed
     int64_t max_running = 0, max_waiting = 0;
     double sharing_saved = 0;  // time-weighted saved / logical blocks (paged)
     int64_t max_blocks_saved = 0;
@@ -125,8 +141,9 @@ struct Summary {
     int64_t prefix_hit_tokens = 0, prefix_query_tokens = 0;
     int64_t prompt_tokens = 0;           // of finished requests
     int64_t generated_tokens = 0;        // all sequences of finished requests
-    double throughput_tokens_per_s = 0;  // generated tokens / makespan
+    double throughput_tokens_per_s = 0;  // generated tokens / makespan (kNotMeasured: none finished)
     double requests_per_s = 0;
+    // Latencies: kNotMeasured without a sample (no request finished; TPOT: none with 2 tokens).
     double ttft_mean_s = 0, ttft_p50_s = 0, ttft_p90_s = 0, ttft_p99_s = 0;
     double tpot_mean_s = 0, tpot_p50_s = 0, tpot_p90_s = 0, tpot_p99_s = 0;  // requests with >= 2 output tokens
     double e2e_mean_s = 0, e2e_p50_s = 0, e2e_p90_s = 0, e2e_p99_s = 0;
@@ -138,7 +155,7 @@ struct Summary {
     // their finished requests' mean arrival time and mean time to first token, and the
     // requests waiting to start or resume when the last request arrived.
     int64_t early_finished = 0, late_finished = 0;
-    double early_arrival_mean_s = 0, late_arrival_mean_s = 0;
+    double early_arrival_mean_s = 0, late_arrival_mean_s = 0;  // kNotMeasured when that quarter had none
     double early_ttft_mean_s = 0, late_ttft_mean_s = 0;
     int64_t waiting_at_last_arrival = 0;
 };

@@ -192,6 +192,9 @@ const char* const kCodedFilesCodes[] = {
     "sim_trace_unsorted",
     "sim_most_served",
     "sim_served_alike",
+    "sim_served_none_no_room",
+    "sim_served_none",
+    "sim_policy_refused",
     "sim_policy_waste",
     "sim_why",
     "sim_overload",
@@ -626,6 +629,16 @@ TEST_CASE("notes and refusals carry exactly their template's parameters") {
     for (const Message& n : sim_conclusions({a, b}, 50)) seen.note(n);
     b.throughput_tokens_per_s = 100;
     for (const Message& n : sim_conclusions({a, b}, 50)) seen.note(n);
+    // A policy that served none (all refused, or some for a prompt past max-model-len), and
+    // one that refused some for want of room.
+    Summary none = b;
+    none.finished = 0;
+    none.refused = none.refused_no_room = 100;
+    none.throughput_tokens_per_s = none.token_states_of_used = kNotMeasured;
+    for (const Message& n : sim_conclusions({a, none}, 50)) seen.note(n);
+    none.refused_no_room = 60;
+    b.refused_no_room = 5;
+    for (const Message& n : sim_conclusions({a, b, none}, 50)) seen.note(n);
 
     for (const char* code : kCodedFilesCodes) {
         INFO(std::string(code));

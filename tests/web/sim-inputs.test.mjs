@@ -133,6 +133,79 @@ test('the same refusal in Chinese; Chinese table headers break between words', a
   await context.close();
 });
 
+// An error shown as a field is left pushes Run down: a click or tap on Run while the
+// field still had the focus landed on the moved button's old place and was lost (the
+// status said the settings had changed). Run keeps the focus in the field, so the press
+// runs, or refuses naming the field, wherever the error would have moved it.
+for (const [width, touch] of [[390, true], [1280, false]]) test(`Run pressed from a field being typed in runs or refuses (${width} px${touch ? ', touch' : ''})`, async () => {
+  const { page, context, errors } = await openPage(env, LLAMA + '&simReq=40&simPol=paged', { viewport: { width, height: 844 }, touch });
+  await runDone(page);
+  const press = () => (touch ? page.tap('[data-action="sim-run"]') : page.click('[data-action="sim-run"]'));
+  const cases = [
+    ['#sim-beam', '2000', 'Beam width must be a whole number from 1 to 1,024, got 2,000'],
+    ['#sim-frac', '0', 'Share of requests with the prefix must be a number above 0 and at most 1, got 0'],
+  ];
+  for (const [sel, value, message] of cases) {
+    await page.fill(sel, value); // focused, not left
+    const before = await page.locator('[data-action="sim-run"]').boundingBox();
+    await press();
+    assert.equal(await waitSim(page, ['invalid', 'running', 'done', 'error']), 'invalid', sel);
+    assert.equal(await page.textContent('[data-role="sim-error"]'), `Not run: ${message}.`);
+    assert.equal((await fieldErrors(page))[sel.slice(1)], message);
+    assert.ok(before, 'Run was on screen');
+    await page.fill(sel, '');
+    await page.press(sel, 'Tab');
+    assert.deepEqual(await fieldErrors(page), {});
+  }
+  // A valid value typed and Run pressed at once runs that value.
+  await page.fill('#sim-req', '30');
+  await press();
+  assert.equal(await waitSim(page), 'done');
+  assert.match(await page.textContent('[data-role="sim-run"]'), /; 30 requests, all arriving at once;/);
+  assert.doesNotMatch(await page.textContent('[data-role="sim-status"]'), /changed/);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+// Max reserves max-model-len for each of a request's 4 samples, 4 x 8,192 = 32,768 slots
+// of the 31,034 the RTX 4090 leaves Qwen3-8B: it refuses all 100 requests. It read as the
+// best policy: "0.0% of the KV memory in use held no token", TTFT 0.000 s in the table,
+// the Markdown and the CSV.
+test('a policy that served nothing shows no figure as measured, is not ranked, and says why', async () => {
+  const { page, context, errors } = await openPage(env, 'lang=en&model=Qwen/Qwen3-8B&gpu=rtx-4090&ctx=8192&sim=1&simN=4&simReq=100', { clipboard: true });
+  assert.equal(await waitSim(page), 'done');
+  const cli = simulateCli('Qwen--Qwen3-8B', ['--gpu', 'rtx-4090', '--max-model-len', '8192', '--policy', 'all', '--n', '4', '--requests', '100']);
+  assert.equal(cli.policies[1].policy, 'max');
+  assert.deepEqual([cli.policies[1].finished, cli.policies[1].refused, cli.policies[1].refused_no_room], [0, 100, 100]);
+  for (const k of ['ttft_p50_s', 'tpot_p50_s', 'normalized_latency_s', 'throughput_tokens_per_s', 'token_states_of_used_fraction', 'mean_running']) assert.equal(cli.policies[1][k], null, k);
+
+  const found = await page.$$eval('[data-role="sim-conclusions"] li', (lis) => lis.map((li) => [li.dataset.code, li.textContent]));
+  assert.deepEqual(found.map(([c]) => c), ['sim_most_served', 'sim_policy_waste', 'sim_served_none_no_room', 'sim_policy_waste', 'sim_policy_waste', 'sim_why']);
+  assert.match(found[0][1], /^Paged \(vLLM\) served the most: 100 of 100 requests finished/);
+  assert.equal(found[2][1], 'Max (Orca) served none of the 100 requests: under its reservation every request needs more than the 31,034 token slots the KV cache holds, so each was refused');
+
+  // Refusals in the main table; Max's figures not measured, in the page, the Markdown and the CSV.
+  const cols = (await page.$eval('[data-table="sim-compare"]', (e) => e.closest('.table-block').dataset.columns)).split(',');
+  assert.ok(cols.includes('refused'), cols.join());
+  const row = (table, i) => page.$$eval(`[data-table="${table}"] tbody tr:nth-of-type(${i}) > *`, (cells) => cells.map((c) => c.textContent));
+  const maxCompare = await row('sim-compare', 2);
+  assert.equal(maxCompare[0], 'Max (Orca)');
+  assert.equal(maxCompare[cols.indexOf('refused')], '100');
+  for (const k of ['token_states_of_used_fraction', 'reserved_of_used_fraction', 'mean_running', 'throughput_tokens_per_s']) assert.equal(maxCompare[cols.indexOf(k)], '—', k);
+  assert.deepEqual(await row('sim-latency', 2), ['Max (Orca)', '—', '—', '—', '—', '—']);
+  const md = await clipboardAfter(page, '[data-export-for="sim-latency"] [data-export="markdown"]');
+  const lines = md.split('\n');
+  assert.deepEqual(lines.slice(0, 4), [await page.textContent('[data-table="sim-latency"] caption'), '', 'Model: Qwen/Qwen3-8B; GPU: NVIDIA GeForce RTX 4090.', '']);
+  assert.ok(lines.includes('| Max (Orca) | — | — | — | — | — |'), md);
+  const csv = await downloadOf(page, '[data-export-for="sim-latency"] [data-export="csv"]');
+  const [head, , second] = csv.bytes.toString('utf8').slice(1).split('\r\n').map((r) => r.split(','));
+  assert.deepEqual(second.slice(0, 6), ['Max (Orca)', '', '', '', '', '']);
+  assert.equal(second[head.indexOf('Model')], 'Qwen/Qwen3-8B');
+  assert.equal(second[head.indexOf('GPU')], 'NVIDIA GeForce RTX 4090');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 // What an exported SVG holds, laid out by the browser: every text's box, in the image's
 // coordinates, and the image's size.
 async function svgLayout(page, text) {
@@ -199,7 +272,7 @@ for (const [lang, width] of [['en', 390], ['zh-CN', 1280]]) test(`charts export 
     assert.deepEqual([col('Workload'), col('Requests'), col('Arrivals'), col('Arrival rate (requests/s)'), col('Seed'), col('Block size (tokens)')], ['sharegpt', '300', 'poisson', '5', '0', '16']);
     // The Markdown copy says what it is of.
     const md = await clipboardAfter(page, '[data-export-for="sim-compare"] [data-export="markdown"]');
-    assert.deepEqual(md.split('\n').slice(0, 4), ['Time-weighted shares of the KV cache memory in use, per allocation policy', '', run, '']);
+    assert.deepEqual(md.split('\n').slice(0, 6), ['Time-weighted shares of the KV cache memory in use, per allocation policy', '', 'Model: meta-llama/Llama-3.1-8B; GPU: NVIDIA A100 80GB SXM4.', '', run, '']);
   } else {
     assert.equal(col('TPOT p50（秒）'), tpot);
     assert.equal(col('到达速率（请求/秒）'), '5');

@@ -85,6 +85,9 @@ export function percent(f, digits = 1) {
 }
 
 export function format(kind, v) {
+  // No sample (the core's null: a policy that served nothing has no latency): not 0, and
+  // not "— s" either.
+  if (v === null || v === undefined) return t('value.none');
   switch (kind) {
     case 'bytes': return bytes(v);
     case 'int': return int(v);

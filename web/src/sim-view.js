@@ -312,6 +312,11 @@ export function buildSimView(app, opts = {}) {
     takeCsv(file);
   });
 
+  // Pressing Run leaves the focus in the field being typed in: leaving it would show its
+  // error under it at once, which moved Run down before the click landed, so the click
+  // was lost (only the field's change was seen). runSim reads every field anyway, and
+  // refuses in words naming the field.
+  els.run.addEventListener('mousedown', (ev) => ev.preventDefault());
   els.run.addEventListener('click', () => runSim(app));
   els.cancel.addEventListener('click', () => cancelSim(app, true));
 
@@ -708,10 +713,22 @@ function runSlug(c, key) {
   return [c.workload.replace(/\.csv$/i, ''), `${c.requests}req`, arrivals, `bs${c.block_size}`, `seed${c.seed}`, hsh.toString(16).padStart(8, '0').slice(0, 6)].join('-');
 }
 
+// The GPU the run is of: the one the KV cache was sized on, else the time model's.
+function runGpu(c) {
+  return c.from_gpu && c.gpu_name ? c.gpu_name : c.time_model_gpu;
+}
+
+// What a table's export is about, above its settings: a blog post's copy names the model.
+function modelText(c) {
+  return t('sim.export.about', { model: c.model, gpu: runGpu(c) });
+}
+
 // The run's settings as CSV columns (export.js tableCsv): the core's raw values.
 function runColumns(c) {
   const f = (k) => t('field.' + k);
   return [
+    { label: t('sim.export.model'), value: c.model },
+    { label: t('controls.gpu'), value: runGpu(c) },
     { label: f('workload'), value: c.workload },
     { label: f('requests'), value: c.requests },
     { label: t('sim.export.arrivals'), value: c.arrivals },
@@ -777,12 +794,16 @@ function renderSimResult(app, result) {
 
   // Every export carries the run's settings (notes; CSV columns) and a name of its own.
   const context = runColumns(c);
+  const tableNotes = [modelText(c), ...notes];
   const table = (id, caption, cols, keys) => {
-    const el = renderTable({ id, caption, columns: cols.filter(([k]) => keys.includes(k)).map(([key, kind]) => ({ key, kind, label: t('sim.col.' + key) })), rows, notes, context, fileStem: id + '-' + slug });
+    const el = renderTable({ id, caption, columns: cols.filter(([k]) => keys.includes(k)).map(([key, kind]) => ({ key, kind, label: t('sim.col.' + key) })), rows, notes: tableNotes, context, fileStem: id + '-' + slug });
     el.dataset.columns = cols.filter(([k]) => keys.includes(k)).map(([k]) => k).join(',');
     return el;
   };
-  const compareTable = table('sim-compare', t('sim.table.caption'), COMPARE_COLUMNS, MAIN_COLUMNS);
+  // Refusals in the main table whenever a policy refused requests: a policy that served
+  // few or none must not read as a quiet row of dashes.
+  const mainColumns = c.policies.some((p) => p.refused > 0) ? MAIN_COLUMNS.flatMap((k) => (k === 'finished' ? [k, 'refused'] : [k])) : MAIN_COLUMNS;
+  const compareTable = table('sim-compare', t('sim.table.caption'), COMPARE_COLUMNS, mainColumns);
   const compareAll = table('sim-compare-all', t('sim.table.captionAll'), COMPARE_COLUMNS, COMPARE_COLUMNS.map(([k]) => k));
   const latencyTable = table('sim-latency', t('sim.latency.caption'), LATENCY_COLUMNS, MAIN_LATENCY);
   const latencyAll = table('sim-latency-all', t('sim.latency.caption'), LATENCY_COLUMNS, LATENCY_COLUMNS.map(([k]) => k));
