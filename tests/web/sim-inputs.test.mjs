@@ -195,7 +195,7 @@ test('a policy that served nothing shows no figure as measured, is not ranked, a
   assert.deepEqual(await row('sim-latency', 2), ['Max (Orca)', '—', '—', '—', '—', '—']);
   const md = await clipboardAfter(page, '[data-export-for="sim-latency"] [data-export="markdown"]');
   const lines = md.split('\n');
-  assert.deepEqual(lines.slice(0, 4), [await page.textContent('[data-table="sim-latency"] caption'), '', 'Model: Qwen/Qwen3-8B; GPU: NVIDIA GeForce RTX 4090.', '']);
+  assert.deepEqual(lines.slice(0, 4), [await page.textContent('[data-table="sim-latency"] caption'), '', 'Model: Qwen/Qwen3-8B · GPU: NVIDIA GeForce RTX 4090', '']);
   assert.ok(lines.includes('| Max (Orca) | — | — | — | — | — |'), md);
   const csv = await downloadOf(page, '[data-export-for="sim-latency"] [data-export="csv"]');
   const [head, , second] = csv.bytes.toString('utf8').slice(1).split('\r\n').map((r) => r.split(','));
@@ -272,7 +272,7 @@ for (const [lang, width] of [['en', 390], ['zh-CN', 1280]]) test(`charts export 
     assert.deepEqual([col('Workload'), col('Requests'), col('Arrivals'), col('Arrival rate (requests/s)'), col('Seed'), col('Block size (tokens)')], ['sharegpt', '300', 'poisson', '5', '0', '16']);
     // The Markdown copy says what it is of.
     const md = await clipboardAfter(page, '[data-export-for="sim-compare"] [data-export="markdown"]');
-    assert.deepEqual(md.split('\n').slice(0, 6), ['Time-weighted shares of the KV cache memory in use, per allocation policy', '', 'Model: meta-llama/Llama-3.1-8B; GPU: NVIDIA A100 80GB SXM4.', '', run, '']);
+    assert.deepEqual(md.split('\n').slice(0, 6), ['Time-weighted shares of the KV cache memory in use, per allocation policy', '', 'Model: meta-llama/Llama-3.1-8B · GPU: NVIDIA A100 80GB SXM4', '', run, '']);
   } else {
     assert.equal(col('TPOT p50（秒）'), tpot);
     assert.equal(col('到达速率（请求/秒）'), '5');

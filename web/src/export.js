@@ -10,6 +10,12 @@ import { format } from './format.js';
 // Set by the page after each render: names downloaded files after the model.
 export const exportContext = { model: '' };
 
+// The line above an exported table saying what it is about ([[label, value]]: the model, the GPU, ...), so a
+// table pasted into a post names them; the same pairs go into a CSV as columns.
+export function aboutLine(pairs) {
+  return pairs.map(([label, value]) => t('export.pair', { label, value })).join(' · ');
+}
+
 const isText = (c) => c.kind === 'text' || c.kind === undefined;
 
 function cellText(c, v) {

@@ -8,7 +8,7 @@ import { bytes, int, tokens, fixed, format, decimalBytes, percent } from './form
 import { renderTable, markScrollable } from './tables.js';
 // The chart's stand-in: uPlot arrives just after the first answer (lazy.js).
 import { KvChart, afterPaint } from './lazy.js';
-import { chartToolbar } from './export.js';
+import { chartToolbar, aboutLine } from './export.js';
 import { gpuLabel } from './controls.js';
 import { ropeLine } from './rope.js';
 
@@ -406,7 +406,7 @@ function lowerSections(app, view, want, chart) {
   const kvType = kv.v_type && kv.v_type.name !== kv.k_type.name ? `${kv.k_type.name}/${kv.v_type.name}` : kv.k_type.name;
   const aboutValues = [[t('export.model'), kv.model], ...(b ? [[t('export.gpu'), gpuDisplayName(app, b)]] : []),
     [t('export.engine'), t('controls.engine.' + kv.engine)], [t('export.kvType'), kvType]];
-  const about = { notes: [aboutValues.map(([k, x]) => `${k}: ${x}`).join(' · ')], context: aboutValues.map(([label, value]) => ({ label, value })) };
+  const about = { notes: [aboutLine(aboutValues)], context: aboutValues.map(([label, value]) => ({ label, value })) };
 
   // Formula
   if (want('formula')) {

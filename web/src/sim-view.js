@@ -9,7 +9,7 @@ import { t, tMsg, has } from './i18n.js';
 import { POLICY_PARAMS } from './message.js';
 import { bytes, int, fixed, percent } from './format.js';
 import { renderTable } from './tables.js';
-import { chartToolbar } from './export.js';
+import { chartToolbar, aboutLine } from './export.js';
 import { unpackSnapshots } from '../../wasm/kvbudget-api.js';
 import { SIM_WORKLOADS, SIM_POLICIES, SIM_BLOCK_SIZES, simInputFromState, simRunsOnLoad, checkSimField } from './sim-state.js';
 
@@ -720,15 +720,15 @@ function runGpu(c) {
 
 // What a table's export is about, above its settings: a blog post's copy names the model.
 function modelText(c) {
-  return t('sim.export.about', { model: c.model, gpu: runGpu(c) });
+  return aboutLine([[t('export.model'), c.model], [t('export.gpu'), runGpu(c)]]);
 }
 
 // The run's settings as CSV columns (export.js tableCsv): the core's raw values.
 function runColumns(c) {
   const f = (k) => t('field.' + k);
   return [
-    { label: t('sim.export.model'), value: c.model },
-    { label: t('controls.gpu'), value: runGpu(c) },
+    { label: t('export.model'), value: c.model },
+    { label: t('export.gpu'), value: runGpu(c) },
     { label: f('workload'), value: c.workload },
     { label: f('requests'), value: c.requests },
     { label: t('sim.export.arrivals'), value: c.arrivals },
