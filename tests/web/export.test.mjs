@@ -66,7 +66,7 @@ async function domTable(page, id) {
 // here is also pinned by the native tests (Qwen3-8B: 36 layers x 8 KV heads x 128
 // x 2 B x 2 = 147,456 B = 144 KiB per token).
 const QWEN3_8B_CONTEXT_MD = [
-  'KV cache by context (1 sequence)',
+  'KV cache for one sequence, at the chosen KV dtype',
   '',
   'Model: Qwen/Qwen3-8B · GPU: NVIDIA GeForce RTX 4090 24 GB · Engine: vLLM · KV cache: bfloat16',
   '',
