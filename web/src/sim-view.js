@@ -317,7 +317,13 @@ export function buildSimView(app, opts = {}) {
   // was lost (only the field's change was seen). runSim reads every field anyway, and
   // refuses in words naming the field.
   els.run.addEventListener('mousedown', (ev) => ev.preventDefault());
-  els.run.addEventListener('click', () => runSim(app));
+  els.run.addEventListener('click', () => {
+    runSim(app);
+    // Once a run has read the fields, the field may go: a phone's keyboard closes over the result. A refused run
+    // keeps the focus it gave the first field in error.
+    const field = document.activeElement;
+    if (els.section.dataset.simState === 'running' && field instanceof HTMLInputElement && els.section.contains(field)) field.blur();
+  });
   els.cancel.addEventListener('click', () => cancelSim(app, true));
 
   // A rebuilt page (language switch) shows the last result again.
