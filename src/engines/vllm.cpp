@@ -186,6 +186,9 @@ constexpr VllmChange kVllmFp8KvTritonMlaSm89 = {26, 0, 23, 1, 0, 1174};
 //    PR #39878, 2026-04-23 (3ed5231c6, v0.19.2rc0-141); v0.20.0rc1 (cut at v0.19.2rc0-23) lacks it, v0.20.0 has it.
 //    The install guide says "compute capability 7.5 or higher" from 0.20.0; unchanged at v0.27.1.
 constexpr VllmChange kVllmNoSm70 = {20, 0, 19, 2, 0, 141, kFinal};
+//  One space between the sentences of its messages, "setting the `dtype` flag" in the bfloat16 refusal among them
+//    ("setting the`dtype`" before): PR #13771 (51010a180, v0.7.3-71); v0.8.0rc1 has it.
+constexpr VllmChange kVllmSpacedSentences = {8, 0, 7, 3, kFinal, 71, 1};
 
 //  --enable-expert-parallel (ParallelConfig.enable_expert_parallel): PR #14305, 2025-03-06 (cc2f9b32c, v0.7.3-271);
 //    v0.8.0rc1 on. Unchanged, with its -ep alias, at v0.27.1.
@@ -341,6 +344,7 @@ Result<VllmRelease> vllm_release(const std::string& version) {
     r.fp8_kv_triton_mla_sm89 = has(kVllmFp8KvTritonMlaSm89);
     r.flashinfer_sm80 = has(kVllmFlashInferSm80);
     r.no_sm70 = has(kVllmNoSm70);
+    r.spaced_sentences = has(kVllmSpacedSentences);
     r.expert_parallel = has(kVllmExpertParallel);
     r.ep_remainder_last = !has(kVllmEpBalanced);
     r.newer_than_known = ev->major > 0 || ev->minor > kVllmNewestMinor;

@@ -158,6 +158,8 @@ struct VllmRelease {
     // Wheels built for compute capability 7.5 and up: from 0.20.0 (PR #39878 dropped 7.0 from every CUDA
     // architecture list and made CUDA 13 the default). vllm_gpu_refusal.
     bool no_sm70 = true;
+    // "setting the `dtype` flag" (PR #13771, 0.8.0): "setting the`dtype`" before. vllm_dtype_refusal.
+    bool spaced_sentences = true;
     // `vllm serve --enable-expert-parallel` exists (PR #14305, first in 0.8.0); before, argparse refuses it.
     bool expert_parallel = true;
     // determine_expert_map before 0.10.1 (PR #21497): E % EP experts more on the last rank, not one more on the first.
@@ -210,9 +212,10 @@ std::optional<VllmStartupRefusal> vllm_fp8_kv_refusal(const ModelSpec& m, const 
 
 // vLLM run in `dtype` (the dtype it serves the model in) on an NVIDIA GPU named `gpu` of compute capability `cc`
 // (x 10): bfloat16 below 8.0 (T4, V100, RTX 20x0) stops in Worker.init_device (CudaPlatform.check_if_supports_dtype,
-// the same ValueError since 0.8), before the model loads. dtype auto never picks it there (vllm_auto_dtype); an
+// one space more in its words from 0.8), before the model loads. dtype auto never picks it there (vllm_auto_dtype); an
 // explicit --dtype bfloat16 does. Nothing when cc is 0 (AMD, Apple, a GPU given only by its memory).
-std::optional<VllmStartupRefusal> vllm_dtype_refusal(const std::string& dtype, int cc, const std::string& gpu);
+std::optional<VllmStartupRefusal> vllm_dtype_refusal(const std::string& dtype, int cc, const std::string& gpu,
+                                                     const VllmRelease& rel);
 
 // vLLM's wheels carry no kernels for an NVIDIA GPU of compute capability `cc` (x 10) named `gpu`: below 7.5 from
 // 0.20.0 (rel.no_sm70). vLLM has no check of its own: its first kernel launch fails with CUDA's "no kernel image is

@@ -16,14 +16,16 @@ std::string capability_text(int cc) {
 
 }  // namespace
 
-std::optional<VllmStartupRefusal> vllm_dtype_refusal(const std::string& dtype, int cc, const std::string& gpu) {
+std::optional<VllmStartupRefusal> vllm_dtype_refusal(const std::string& dtype, int cc, const std::string& gpu,
+                                                     const VllmRelease& rel) {
     if (dtype != "bfloat16" || cc <= 0 || cc >= 80) return std::nullopt;
     // vLLM's words name the GPU as CUDA does ("Tesla T4"); ours names it as the catalog does.
     return VllmStartupRefusal{note("vllm_bf16_gpu", {{"gpu", gpu}, {"capability", capability_text(cc)}}),
                               "Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your " +
                                   gpu + " GPU has compute capability " + capability_text(cc) +
-                                  ". You can use float16 instead by explicitly setting the `dtype` flag in CLI, for "
-                                  "example: --dtype=half."};
+                                  ". You can use float16 instead by explicitly setting the" +
+                                  (rel.spaced_sentences ? " " : "") +
+                                  "`dtype` flag in CLI, for example: --dtype=half."};
 }
 
 std::optional<VllmStartupRefusal> vllm_gpu_refusal(int cc, const std::string& gpu, const VllmRelease& rel) {

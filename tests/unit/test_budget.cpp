@@ -724,6 +724,10 @@ TEST_CASE("vLLM refuses bfloat16 on a GPU below compute capability 8.0") {
     CHECK(r.command == "vllm serve Qwen/Qwen3-0.6B --max-model-len 4096 --dtype bfloat16");
     // The pool as it would be, in the dtype asked for.
     CHECK(r.kv_cache_dtype == "bfloat16");
+    // Before 0.8.0 (PR #13771) the words ran "setting the`dtype`".
+    in.engine_version = "0.7.3";
+    CHECK(kvb::compute_budget(q, in)->engine_error.find("explicitly setting the`dtype` flag") != std::string::npos);
+    in.engine_version = "";
     // dtype auto serves float16 there, and starts.
     in.weights = "";
     auto f = kvb::compute_budget(q, in);
