@@ -204,6 +204,10 @@ test('a policy that served nothing shows no figure as measured, is not ranked, a
   assert.deepEqual(second.slice(0, 6), ['Max (Orca)', '', '', '', '', '']);
   assert.equal(second[head.indexOf('Model')], 'Qwen/Qwen3-8B');
   assert.equal(second[head.indexOf('GPU')], 'NVIDIA GeForce RTX 4090');
+  // Its memory and queue charts say it ran nothing, not an empty box.
+  assert.equal(await page.$('[data-chart="sim-memory-max"]'), null);
+  assert.deepEqual(await page.$$eval('[data-chart-none="max"] p', (ps) => ps.map((p) => p.textContent)),
+    Array(2).fill('Max (Orca) ran no step: it refused every request, so there is nothing to draw'));
   assert.deepEqual(errors, []);
   await context.close();
 });

@@ -823,9 +823,18 @@ function renderSimResult(app, result) {
   // Memory split over time, one small chart per policy.
   const grid = h('div', { class: 'sim-charts' });
   out.append(h('h3', null, t('sim.memory.heading')), memoryLegend(), grid);
+  // A policy that ran no step (it refused every request) has no time to draw: a line says so instead of an empty box.
+  const nothingRan = (p, title) => (p.series.time_s.length ? null
+    : h('figure', { class: 'sim-figure', 'data-chart-none': p.summary.policy }, h('figcaption', null, title),
+      h('p', { class: 'muted' }, t('sim.chart.none', { policy: policyLabel(p.summary.policy) }))));
   for (const p of policies) {
-    const box = h('div', { class: 'sim-chart', 'data-chart': 'sim-memory-' + p.summary.policy });
     const title = t('sim.memory.title', { policy: policyLabel(p.summary.policy) });
+    const none = nothingRan(p, title);
+    if (none) {
+      grid.append(none);
+      continue;
+    }
+    const box = h('div', { class: 'sim-chart', 'data-chart': 'sim-memory-' + p.summary.policy });
     const holder = { plot: null };
     const make = (w, ht) => memoryChart(p.series, w, ht);
     grid.append(h('figure', { class: 'sim-figure' }, h('figcaption', null, title), box,
@@ -838,8 +847,13 @@ function renderSimResult(app, result) {
   const queueGrid = h('div', { class: 'sim-charts', 'data-chart': 'sim-queue' });
   out.append(h('h3', null, t('sim.queue.heading')), queueGrid);
   for (const p of policies) {
-    const box = h('div', { class: 'sim-chart', 'data-chart': 'sim-queue-' + p.summary.policy });
     const title = t('sim.queue.title', { policy: policyLabel(p.summary.policy) });
+    const none = nothingRan(p, title);
+    if (none) {
+      queueGrid.append(none);
+      continue;
+    }
+    const box = h('div', { class: 'sim-chart', 'data-chart': 'sim-queue-' + p.summary.policy });
     const holder = { plot: null };
     const make = (w, ht) => queueChart(p, w, ht);
     queueGrid.append(h('figure', { class: 'sim-figure' }, h('figcaption', null, title), box,
