@@ -241,26 +241,25 @@ inline std::string sim_check(const std::string& input) {
     if (m.max_running > c.max_num_seqs) return "more requests running than max-num-seqs";
     // A figure with no sample is kNotMeasured (NaN), never a number: the time-weighted ones when no time passed,
     // the shares of used memory when none was used, the finish-based ones exactly when nothing finished.
-    const bool timed = !std::isnan(m.memory.free);
+    const bool timed = sim::measured(m.memory.free);
     if (m.steps > 0 && timed && !detail::split_ok(m.memory)) return "summary memory split does not sum to 1";
-    auto measured = [](double v) { return v >= 0 && std::isfinite(v); };
-    auto measured_or_none = [&](double v) { return std::isnan(v) || measured(v); };
+    auto sound = [](double v) { return v >= 0 && std::isfinite(v); };
     if (m.finished == 0) {
         for (double v :
              {m.makespan_s, m.throughput_tokens_per_s, m.requests_per_s, m.ttft_mean_s, m.e2e_mean_s, m.tpot_mean_s})
-            if (!std::isnan(v)) return "a figure measured with no request finished";
+            if (sim::measured(v)) return "a figure measured with no request finished";
     } else {
-        if (!measured(m.makespan_s)) return "makespan negative or not finite";
+        if (!sound(m.makespan_s)) return "makespan negative or not finite";
         for (double v : {m.ttft_mean_s, m.e2e_mean_s})
-            if (!measured(v)) return "negative or non-finite latency";
+            if (!sound(v)) return "negative or non-finite latency";
     }
     for (double v : {m.token_states_of_used, m.mean_running, m.mean_waiting, m.sharing_saved, m.throughput_tokens_per_s,
                      m.requests_per_s, m.tpot_mean_s})
-        if (!measured_or_none(v)) return "negative or non-finite summary value";
-    if (timed && !(measured(m.mean_running) && measured(m.mean_waiting)))
+        if (sim::measured(v) && !sound(v)) return "negative or non-finite summary value";
+    if (timed && !(sound(m.mean_running) && sound(m.mean_waiting)))
         return "time passed but the queue means are not measured";
     auto ordered = [](double p50, double p90, double p99) {
-        return std::isnan(p50) ? std::isnan(p90) && std::isnan(p99) : p50 <= p90 && p90 <= p99;
+        return sim::measured(p50) ? p50 <= p90 && p90 <= p99 : !sim::measured(p90) && !sim::measured(p99);
     };
     if (!(ordered(m.ttft_p50_s, m.ttft_p90_s, m.ttft_p99_s) && ordered(m.e2e_p50_s, m.e2e_p90_s, m.e2e_p99_s) &&
           ordered(m.tpot_p50_s, m.tpot_p90_s, m.tpot_p99_s)))

@@ -365,14 +365,7 @@ void decode_bound(const Gpu* gpu, const BudgetInputs& in, BudgetResult& r) {
         r.engine == BudgetEngine::Vllm ? cdiv(r.weights.active_bytes, r.tp) : r.weights.active_bytes;
     d.batch =
         std::max<int64_t>(1, std::min(r.max_concurrency, r.engine == BudgetEngine::Vllm ? r.max_num_seqs : r.seqs));
-    // The placement asked for (-ngl, --no-kv-offload) or, with neither, the one --fit chose.
-    const LlamaOffload& o = r.offload;
-    std::optional<ReadSplit> split;
-    if (r.engine == BudgetEngine::LlamaCpp && o.active)
-        split = ReadSplit{o.gpu_weights_bytes, o.cpu_read_weights_bytes, o.gpu_kv_bytes,
-                          o.cpu_kv_bytes,      o.cpu_expert_bytes,       o.expert_bytes};
-    else if (r.engine == BudgetEngine::LlamaCpp)
-        split = r.fit_read;
+    const std::optional<ReadSplit>& split = r.read_split;
     if (split && (split->cpu_read_weights > 0 || split->cpu_kv > 0)) {
         // The active bytes (MoE: the routed share) as the placement splits what a step reads (every layer and
         // the output layer; the input layer's table is one row). The routed experts are read at the share the

@@ -184,8 +184,7 @@ struct LlamaOffload {
     // Of those, what a decode step reads: the CPU's layers and output layer, not the input
     // layer (token embeddings: one row per token).
     int64_t cpu_read_weights_bytes = 0;
-    int64_t cpu_expert_bytes = 0, expert_bytes = 0;  // routed experts: in system RAM, in all (Placement's)
-    int64_t gpu_kv_bytes = 0;                        // all GPUs
+    int64_t gpu_kv_bytes = 0;  // all GPUs
     int64_t cpu_kv_bytes = 0;
     int64_t ram_bytes = 0;       // given system RAM (0 = not checked)
     int64_t ram_need_bytes = 0;  // CPU weights + CPU KV
@@ -295,9 +294,9 @@ struct BudgetResult {
     LlamaDraft llama_draft;  // --spec-type's draft context(s), contexts 0 when none
     LlamaOffload offload;
     LlamaFit fit;  // what --fit (on by default) would choose by itself, with the asked -c / -ngl
-    // The answer is --fit's own placement with part in system RAM (no -ngl asked for): where a decode step reads
-    // from. Not in the JSON; budget.decode says it.
-    std::optional<ReadSplit> fit_read;
+    // llama.cpp with part of the model in system RAM, by -ngl / --no-kv-offload (offload) or by --fit's own placement:
+    // where a decode step reads from. Not in the JSON; budget.decode says it.
+    std::optional<ReadSplit> read_split;
     LlamaFit fit_default;  // what it chooses with neither -c nor -ngl (`llama-server -m X` alone)
     // transformers (generate() with the default DynamicCache, batch = seqs)
     int64_t cache_bytes = 0;            // DynamicCache at the context for the batch (all GPUs)

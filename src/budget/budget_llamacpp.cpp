@@ -123,6 +123,17 @@ void fit_notes(BudgetResult& r, int64_t n_layer) {
         r.notes.push_back(note("llamacpp_fit_moe", {{"ctx", with_commas(f.context)}}));
 }
 
+// What a decode step reads from each side of one GPU's placement (a draft model's GPU layers with the GPU's); the
+// input layer's table is one row a token.
+ReadSplit read_split(const Placement& p, int64_t draft_gpu_weights, int64_t input) {
+    return ReadSplit{sat_add(p.gpu_weights, draft_gpu_weights),
+                     std::max<int64_t>(0, p.cpu_weights - input),
+                     p.gpu_kv,
+                     p.cpu_kv,
+                     p.cpu_expert_weights,
+                     p.expert_weights};
+}
+
 }  // namespace
 
 Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
@@ -323,8 +334,7 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
         off.gpu_weights_bytes = sat_add(p->gpu_weights, draft_gpu_weights);
         off.cpu_weights_bytes = sat_add(p->cpu_weights, draft_cpu_weights);
         off.cpu_read_weights_bytes = std::max<int64_t>(0, p->cpu_weights - lw->input);
-        off.cpu_expert_bytes = p->cpu_expert_weights;
-        off.expert_bytes = p->expert_weights;
+        r.read_split = read_split(p.value(), draft_gpu_weights, lw->input);
         off.gpu_kv_bytes = p->gpu_kv;
         off.cpu_kv_bytes = p->cpu_kv;
         off.ram_need_bytes = sat_add(off.cpu_weights_bytes, p->cpu_kv);
@@ -609,12 +619,7 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
                         fill_per_gpu(r, pl->gpu_kv);
                         cpu_weights = sat_add(pl->cpu_weights, draft_cpu_weights);
                         cpu_kv = pl->cpu_kv;
-                        r.fit_read = ReadSplit{sat_add(pl->gpu_weights, draft_gpu_weights),
-                                               std::max<int64_t>(0, pl->cpu_weights - lw->input),
-                                               pl->gpu_kv,
-                                               pl->cpu_kv,
-                                               pl->cpu_expert_weights,
-                                               pl->expert_weights};
+                        r.read_split = read_split(pl.value(), draft_gpu_weights, lw->input);
                     }
                 } else {
                     // Several GPUs: the fullest one; what no GPU holds is in system RAM.
@@ -640,7 +645,7 @@ Result<bool> llamacpp(const Ctx& c, BudgetResult& r) {
                     int64_t experts = 0;
                     for (const GgufWeights::BlockFfn& b : lw->ffn) experts = sat_add(experts, b.exps);
                     const int64_t cpu_read = std::max<int64_t>(0, cpu_weights - lw->input);
-                    r.fit_read = ReadSplit{gpu_w, cpu_read, gpu_kv, cpu_kv, std::min(cpu_read, experts), experts};
+                    r.read_split = ReadSplit{gpu_w, cpu_read, gpu_kv, cpu_kv, std::min(cpu_read, experts), experts};
                 }
                 const int64_t cpu_bytes = sat_add(cpu_weights, cpu_kv);
                 r.fits = r.all_seqs_fit = in.ram_bytes <= 0 || cpu_bytes <= in.ram_bytes;

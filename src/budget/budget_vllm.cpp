@@ -430,17 +430,12 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
     o.block_size = c.in.block_size;
     o.gpu_compute_capability = c.gpu ? c.gpu->compute_capability : 0;
     o.num_speculative_tokens = num_spec;
+    o.utilization_headroom_bytes = r.gpu_total_bytes - r.requested_bytes;
     apply_vllm_release(*rel, o);
     o.log_format = rel->log_format;
     auto cap = vllm_capacity(with_drafter ? *with_drafter : m, o, pools);
     if (!cap) return cap.error();
     r.capacity = std::move(cap.value());
-    // Short of more than a --gpu-memory-utilization of 1.0 would add: the lead leaves that remedy out.
-    if (r.capacity.refusal.code == "vllm_kv_pool_negative" &&
-        sat_sub(0, r.capacity.available_bytes) > r.gpu_total_bytes - r.requested_bytes)
-        r.capacity.refusal =
-            note("vllm_kv_pool_negative_far", {{"short", format_bytes(sat_sub(0, r.capacity.available_bytes))},
-                                               {"headroom", format_bytes(r.gpu_total_bytes - r.requested_bytes)}});
     const VllmLayout& L = r.capacity.layout;
     for (const Message& n : L.notes)
         if (n.code == "vllm_mla_backend" || n.code == "vllm_mla_backend_hybrid") r.notes.push_back(n);

@@ -79,16 +79,16 @@ normalized_latency_s. docs/paging.md lists the commands that reproduce the paper
 
 // A figure the run had no sample for (sim::kNotMeasured: a policy that served nothing
 // has no latency) reads as not measured, never as a 0 that looks like the best value.
-const char* const kNotMeasured = "\u2014";
+const char* const kNotMeasuredText = "\u2014";
 
 std::string pct(double f) {
-    if (!sim::measured(f)) return kNotMeasured;
+    if (!sim::measured(f)) return kNotMeasuredText;
     char b[32];
     std::snprintf(b, sizeof b, "%.1f%%", 100.0 * f);
     return b;
 }
 std::string fixed(double v, int prec) {
-    if (!sim::measured(v)) return kNotMeasured;
+    if (!sim::measured(v)) return kNotMeasuredText;
     char b[48];
     std::snprintf(b, sizeof b, "%.*f", prec, v);
     return b;

@@ -300,6 +300,9 @@ struct VllmOptions {
     // VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1 (then chunked layers get their own groups).
     bool chunked_local_hybrid = false;
     VllmLogFormat log_format = VllmLogFormat::Current;
+    // What --gpu-memory-utilization 1.0 would add per GPU (total - requested): a refusal for want of memory offers a
+    // higher fraction only when it could cover the shortfall. -1 = not known (always offered).
+    int64_t utilization_headroom_bytes = -1;
     // The capacity lines on one line (1) or two (0); -1 = one line exactly when log_format is Current.
     int one_line_capacity = -1;
     VllmErrorWording error_wording = VllmErrorWording::FromFormat;

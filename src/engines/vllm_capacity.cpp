@@ -266,11 +266,15 @@ std::vector<int64_t> vllm_stage_request_bytes(const VllmLayout& l, int64_t token
 
 namespace {
 
-// kvbudget's lead for vLLM's refusal: what is short and what to change.
-Message no_memory(int64_t avail) {
+// kvbudget's lead for vLLM's refusal: what is short and what to change (a higher --gpu-memory-utilization only where
+// raising it to 1.0 could cover the shortfall).
+Message no_memory(int64_t avail, int64_t headroom) {
     // avail saturates at INT64_MIN when the parts overflow; its negation must not wrap.
-    if (avail <= 0)
-        return note("vllm_kv_pool_negative", {{"short", format_bytes(avail == INT64_MIN ? INT64_MAX : -avail)}});
+    const int64_t shortfall = avail == INT64_MIN ? INT64_MAX : -avail;
+    if (avail <= 0 && headroom >= 0 && shortfall > headroom)
+        return note("vllm_kv_pool_negative_far",
+                    {{"short", format_bytes(shortfall)}, {"headroom", format_bytes(headroom)}});
+    if (avail <= 0) return note("vllm_kv_pool_negative", {{"short", format_bytes(shortfall)}});
     return note("vllm_no_kv_memory", {{"available", format_bytes(avail)}});
 }
 
@@ -285,7 +289,7 @@ Message too_small(int64_t mml, int64_t need, int64_t avail, int64_t est) {
 // The V0 engine (CacheEngine.get_cache_block_size / raise_if_cache_size_invalid): one block of
 // block_size tokens across every attention layer of the stage, no groups, no sliding windows;
 // each worker counts its own blocks (determine_num_available_blocks) and the engine keeps the fewest.
-VllmCapacity v0_capacity(VllmCapacity c, const std::vector<int64_t>& avail, int64_t swap) {
+VllmCapacity v0_capacity(VllmCapacity c, const std::vector<int64_t>& avail, int64_t swap, int64_t headroom) {
     const VllmLayout& L = c.layout;
     // One pass over the layers (the sum of all pages is bounded by vllm_layout).
     std::vector<int64_t> stage(static_cast<size_t>(std::max<int64_t>(L.pp, 1)), 0);
@@ -318,7 +322,7 @@ VllmCapacity v0_capacity(VllmCapacity c, const std::vector<int64_t>& avail, int6
         c.error_text =
             "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when "
             "initializing the engine.";
-        c.refusal = no_memory(c.available_bytes);
+        c.refusal = no_memory(c.available_bytes, headroom);
         return c;
     }
     char conc[64];
@@ -356,7 +360,7 @@ Result<VllmCapacity> vllm_capacity(const ModelSpec& m, const VllmOptions& o, con
     c.available_bytes = avail;
     if (c.layout.log_format == VllmLogFormat::V0) {
         const std::vector<int64_t> each = c.stage_available_bytes;
-        return v0_capacity(std::move(c), each, o.swap_space_bytes);
+        return v0_capacity(std::move(c), each, o.swap_space_bytes, o.utilization_headroom_bytes);
     }
     const VllmLayout& L = c.layout;
     const VllmErrorWording w = L.error_wording;
@@ -390,7 +394,7 @@ Result<VllmCapacity> vllm_capacity(const ModelSpec& m, const VllmOptions& o, con
                                   "name)."
                                 : ".") +
                        (see_docs ? see : "");
-        c.refusal = no_memory(avail);
+        c.refusal = no_memory(avail, o.utilization_headroom_bytes);
         return c;
     };
 

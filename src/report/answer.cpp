@@ -35,14 +35,19 @@ std::optional<Message> kv_advice(const ModelSpec& m, const BudgetInputs& in, con
     return note(vllm ? "advice_vllm_fp8_kv" : "advice_llamacpp_q8_kv", {{"max", with_commas(r->max_context)}});
 }
 
+// vLLM refused at start-up for fp8 blocks that tensor parallelism splits off the grid: in an expert, or (experts_only
+// false) in any layer.
+bool fp8_block_refused(const BudgetResult& b, bool experts_only) {
+    const std::string& why = b.verdict_reason.code;
+    return b.startup_refused && (why == "vllm_fp8_moe_block_n" || why == "vllm_fp8_moe_block_k" ||
+                                 (!experts_only && (why == "vllm_fp8_block_n" || why == "vllm_fp8_block_k")));
+}
+
 // vLLM stopped by fp8 expert blocks that tensor parallelism splits: the same GPUs with --enable-expert-parallel,
 // which keeps each expert whole, when that starts and fits.
 std::optional<Message> ep_advice(const ModelSpec& m, const BudgetInputs& in, const ModelSpec* draft,
                                  const BudgetResult& b) {
-    const std::string& why = b.verdict_reason.code;
-    if (in.engine != BudgetEngine::Vllm || in.expert_parallel || !b.startup_refused ||
-        (why != "vllm_fp8_moe_block_n" && why != "vllm_fp8_moe_block_k"))
-        return std::nullopt;
+    if (in.engine != BudgetEngine::Vllm || in.expert_parallel || !fp8_block_refused(b, true)) return std::nullopt;
     BudgetInputs alt = in;
     alt.expert_parallel = true;
     auto r = compute_budget(m, alt, draft);
@@ -55,11 +60,7 @@ std::optional<Message> ep_advice(const ModelSpec& m, const BudgetInputs& in, con
 // stages split by layers, so every rank's share of a linear stays whole blocks at the smaller TP.
 std::optional<Message> tp_pp_advice(const ModelSpec& m, const BudgetInputs& in, const ModelSpec* draft,
                                     const BudgetResult& b) {
-    const std::string& why = b.verdict_reason.code;
-    if (in.engine != BudgetEngine::Vllm || !b.startup_refused ||
-        (why != "vllm_fp8_block_n" && why != "vllm_fp8_block_k" && why != "vllm_fp8_moe_block_n" &&
-         why != "vllm_fp8_moe_block_k"))
-        return std::nullopt;
+    if (in.engine != BudgetEngine::Vllm || !fp8_block_refused(b, false)) return std::nullopt;
     const int64_t world = b.tp * b.pp;
     for (int64_t tp = b.tp / 2; tp >= 1; tp /= 2) {
         if (world % tp != 0) continue;
@@ -67,8 +68,7 @@ std::optional<Message> tp_pp_advice(const ModelSpec& m, const BudgetInputs& in, 
         alt.tensor_parallel_size = tp;
         alt.pipeline_parallel_size = world / tp;
         auto r = compute_budget(m, alt, draft);
-        if (!r) continue;  // more stages than layers
-        if (r->startup_refused) continue;
+        if (!r || r->startup_refused) continue;  // more stages than layers, or blocks still off the grid
         if (!all_on_gpu(r.value())) return std::nullopt;
         return note(
             "advice_vllm_tp_pp",
