@@ -111,6 +111,19 @@ test('the error message of a hub failure is Chinese too', async () => {
   await context.close();
 });
 
+// The language select holds the page's language alone until the first answer is painted (no
+// CJK font looked up for the first frame of an English page), then every language, in the
+// catalog's order, still showing the page's.
+test('the language select lists every language once the first answer is painted', async () => {
+  for (const [q, shown] of [['', 'en'], ['lang=zh-CN', 'zh-CN']]) {
+    const { page, context } = await openPage(env, q);
+    await page.waitForFunction(() => document.querySelectorAll('#lang option').length === 2);
+    assert.deepEqual(await page.$$eval('#lang option', (os) => os.map((o) => [o.value, o.textContent])), [['en', 'English'], ['zh-CN', '简体中文']]);
+    assert.equal(await page.inputValue('#lang'), shown);
+    await context.close();
+  }
+});
+
 test('without ?lang= the browser language decides; ?lang= wins over it', async () => {
   const zh = await openPage(env, '', { locale: 'zh-CN' });
   assert.equal(await zh.page.getAttribute('html', 'lang'), 'zh-CN');

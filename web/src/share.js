@@ -59,9 +59,23 @@ export function embedSnippet(state, opts = {}) {
     `<script src="${attr(host)}" async></script>\n`;
 }
 
+// Until the first answer is painted the select holds the page's language only, which is all
+// a closed select shows: laying out the option "简体中文" on a page in English has the browser
+// look for a CJK font, 15-20 ms of the first frame's style and layout (issue 13). The other
+// languages are there before anyone can open it (pointer or keyboard) and just after that frame.
 export function languageSwitcher(onSwitch) {
-  const sel = h('select', { id: 'lang', 'data-role': 'lang' }, LANGUAGES.map((code) => h('option', { value: code, lang: code }, t('lang.' + code))));
-  sel.value = language();
+  const option = (code) => h('option', { value: code, lang: code }, t('lang.' + code));
+  const sel = h('select', { id: 'lang', 'data-role': 'lang' }, option(language()));
+  let full = false;
+  const fill = () => {
+    if (full) return;
+    full = true;
+    const value = sel.value;
+    sel.replaceChildren(...LANGUAGES.map(option));
+    sel.value = value;
+  };
+  for (const type of ['pointerdown', 'mousedown', 'focus', 'keydown']) sel.addEventListener(type, fill, true);
+  afterPaint(fill);
   sel.addEventListener('change', () => onSwitch(sel.value));
   return h('div', { class: 'lang' }, h('label', { for: 'lang' }, t('lang.label')), sel);
 }
