@@ -6,7 +6,7 @@ import { t, tMsg } from './i18n.js';
 import { bytes, tokens, int } from './format.js';
 import { SPEC_METHODS } from './state.js';
 import { contextStops } from './context-stops.js';
-import { afterPaint } from './lazy.js';
+import { afterPaint, fillBeforeOpen } from './lazy.js';
 
 const ENGINES = ['vllm', 'llamacpp', 'transformers'];
 const TP_SIZES = [0, 1, 2, 4, 8, 16, 32]; // 0: all the GPUs (vLLM's default is 1; the page sizes one engine over every GPU)
@@ -110,9 +110,7 @@ export function buildControls(app, onChange) {
   // The first answer's catalog selects hold the chosen option only (syncControls): each
   // whole list is there before anyone can open one (pointer or keyboard) and just after
   // that answer is painted.
-  for (const sel of [c.gpu, c.weights, c.kv, c.ctk, c.ctv]) {
-    for (const type of ['pointerdown', 'mousedown', 'focus', 'keydown']) sel.addEventListener(type, () => fillLists(app), true);
-  }
+  for (const sel of [c.gpu, c.weights, c.kv, c.ctk, c.ctv]) fillBeforeOpen(sel, () => fillLists(app));
   c.ctxSlider = h('input', { id: 'ctl-ctx-slider', type: 'range', min: 0, max: 1, step: 1, 'aria-label': t('controls.ctxSlider') });
   // A step is answered at once, so its answer is in the very next frame (waiting for an
   // animation frame first cost up to a frame of latency per key press). A drag fires

@@ -10,6 +10,12 @@ export function afterPaint(fn) {
   requestAnimationFrame(() => setTimeout(fn, 0));
 }
 
+// A select that holds only its chosen option until its whole list is built: `fill` runs as
+// soon as anyone is about to open it, by pointer or keyboard (fill itself runs once).
+export function fillBeforeOpen(sel, fill) {
+  for (const type of ['pointerdown', 'mousedown', 'focus', 'keydown']) sel.addEventListener(type, fill, true);
+}
+
 function once(load) {
   let promise = null;
   const get = () => (promise ||= load().then((m) => (get.module = m)));

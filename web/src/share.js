@@ -5,7 +5,7 @@ import { h, setText, setHidden } from './dom.js';
 import { t, language, LANGUAGES } from './i18n.js';
 import { stateToParams, defaultState, paramGuess, EMBED_PANELS, EMBED_DEFAULT_PANELS } from './state.js';
 import { copyText, flash, exportContext } from './export.js';
-import { afterPaint } from './lazy.js';
+import { afterPaint, fillBeforeOpen } from './lazy.js';
 import { int } from './format.js';
 
 // Parameters that name a value the core may later refuse (checked after the first
@@ -74,7 +74,7 @@ export function languageSwitcher(onSwitch) {
     sel.replaceChildren(...LANGUAGES.map(option));
     sel.value = value;
   };
-  for (const type of ['pointerdown', 'mousedown', 'focus', 'keydown']) sel.addEventListener(type, fill, true);
+  fillBeforeOpen(sel, fill);
   afterPaint(fill);
   sel.addEventListener('change', () => onSwitch(sel.value));
   return h('div', { class: 'lang' }, h('label', { for: 'lang' }, t('lang.label')), sel);
