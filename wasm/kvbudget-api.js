@@ -135,6 +135,13 @@ class Kvbudget {
     if (!this.memo.has('catalog')) this.memo.set('catalog', Object.freeze(call(this.m.catalog)));
     return this.memo.get('catalog');
   }
+  // What catalog() returns, as these same module bytes wrote it earlier (the page holds the
+  // build's): taken instead of the first call, which compiles and serializes the whole
+  // catalog (10-20 ms on a loaded machine, on the way to a page's first answer). A catalog
+  // without `messages` suits only callers that do not read them (the page).
+  useCatalog(catalog) {
+    if (!this.memo.has('catalog')) this.memo.set('catalog', Object.freeze(catalog));
+  }
   // kvbudget check (issue 12), only in the whole module (kvbudget.js): which bundled config
   // the log names ({model, catalog_id}; catalogIds are the catalog's "org/name" ids) ...
   checkLogModel(text, catalogIds = []) {
@@ -229,9 +236,19 @@ export function makeLoader(createModule, adapt = (m) => m) {
       if (options.wasmBinary) moduleArgs.wasmBinary = options.wasmBinary;
       if (options.wasmUrl) moduleArgs.locateFile = () => options.wasmUrl;
       if (options.wasmModule) {
+        // Instantiated synchronously once compiled (under 1 ms: V8 compiles a function on
+        // its first call): the asynchronous instantiate resolves in a task of its own, and
+        // the browser painted a frame of the page without its answer before it (style and
+        // layout of the whole page, 40-60 ms on a loaded machine; issue 13).
         moduleArgs.instantiateWasm = (imports, done) => {
           Promise.resolve(options.wasmModule)
-            .then((mod) => WebAssembly.instantiate(mod, imports))
+            .then((mod) => {
+              try {
+                return new WebAssembly.Instance(mod, imports);
+              } catch {
+                return WebAssembly.instantiate(mod, imports);
+              }
+            })
             .then((instance) => done(instance), (e) => moduleArgs.onAbort?.(e));
           return {};
         };

@@ -364,6 +364,9 @@ export interface Kvbudget {
    *  "RTX 4090" and "4090" -> "rtx-4090"); "" when the catalog has none by that name. */
   findGpu(name: string): string;
   catalog(): Catalog;
+  /** Takes `catalog` (what catalog() returned from the same module bytes, e.g. the build's in the
+   *  page, `messages` left out) as catalog()'s answer instead of asking the module. */
+  useCatalog(catalog: Catalog | Omit<Catalog, 'messages'>): void;
   /** Prepares a paging simulation of `model` (one run per policy); throws KvbudgetError on bad input.
    *  Only in the whole module (kvbudget.js); the calculator module (kvbudget-calc.js) has no simulator. */
   /** traceReader: the trace CSV read in pieces instead of input.trace: (at, n) gives at most n bytes from byte `at` (empty at the end). */

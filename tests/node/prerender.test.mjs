@@ -47,3 +47,16 @@ test('the prerendered answer is the CLI\'s for the default settings, byte for by
   assert.equal(data.catalog.messages, undefined, 'the message table stays out of the page');
   assert.ok(data.catalog.gpus.some((g) => g.id === 'rtx-4090'));
 });
+
+// The page gives the module the block's catalog (main.js, Kvbudget.useCatalog) instead of
+// asking it: it must be what the module the page loads returns, less the message table.
+test('the page\'s catalog is the calculator module\'s own, less the message table', async () => {
+  const { loadKvbudget } = await import('../../wasm/kvbudget-calc.js');
+  const calc = await loadKvbudget({ wasmBinary: fs.readFileSync(path.join(site, 'kvbudget-calc.wasm')) });
+  const { messages, ...rest } = calc.catalog();
+  assert.ok(messages.length > 100);
+  assert.deepEqual(JSON.parse(block('kvb-answer')).catalog, rest);
+  // useCatalog answers catalog() from then on; the module's own first one stays if asked first.
+  calc.useCatalog({ gpus: [] });
+  assert.equal(calc.catalog().messages, messages);
+});

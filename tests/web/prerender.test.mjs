@@ -167,6 +167,10 @@ test('a preset embed at a context the build did not answer waits for the module 
   await page.waitForTimeout(300);
   assert.equal(wasmAsked, asked + 1, 'the module was asked for while the page loaded');
   assert.equal((await bodyData(page)).state, 'loading');
+  // The first frame waits a moment for the module (main.js FIRST_ANSWER_WAIT_MS), not for
+  // ever: a module still on its way gets the page built meanwhile.
+  await page.waitForSelector('#ctl-ctx', { timeout: 5000 });
+  assert.equal((await bodyData(page)).state, 'loading');
   release();
   await page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 15000 });
   assert.equal((await bodyData(page)).core, 'live');

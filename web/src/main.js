@@ -38,6 +38,9 @@ const compileCalc = () => (typeof WebAssembly.compileStreaming === 'function'
   : Promise.reject(new Error('no streaming compile'))
 ).catch(() => fetch(calcWasmUrl, { credentials: 'same-origin' }).then((r) => r.arrayBuffer()).then((b) => WebAssembly.compile(b)));
 let calcWasm = null;
+// How long a link the build did not answer holds its first frame for the module and the
+// model's config (boot below): past it the page is shown, computing, rather than blank.
+const FIRST_ANSWER_WAIT_MS = 150;
 const loadCore = () => {
   calcWasm ||= early.calcWasm ? early.calcWasm.catch(compileCalc) : compileCalc();
   return loadKvbudget({ wasmUrl: calcWasmUrl, wasmModule: calcWasm });
@@ -54,6 +57,7 @@ function pageData(id) {
 
 const app = {
   core: null,
+  buildCatalog: null, // the core's catalog as the build wrote it (#kvb-answer), for core.useCatalog
   hub: null,
   catalog: [], // [{id, file}]
   model: null, // Model from the core
@@ -554,6 +558,7 @@ app.waitingInputs = new Set();
 // the default ones, and its code compiled before the first real change), then reads the
 // fields that waited for it, in the order they were changed.
 function goLive(core) {
+  if (app.buildCatalog) core.useCatalog(app.buildCatalog);
   app.core = core;
   document.body.dataset.core = 'live';
   if (app.model?.standIn) {
@@ -836,6 +841,7 @@ async function boot() {
   // answered: the limits are in the build's answer block (its catalog), so this needs no module.
   const answerBlock = pageData('kvb-answer');
   const inlineAnswer = answerBlock ? JSON.parse(answerBlock.text) : null;
+  app.buildCatalog = inlineAnswer?.catalog ?? null;
   app.urlRaw = raw;
   app.linkPending = true;
   app.urlLimited = !!inlineAnswer?.catalog?.limits;
@@ -850,10 +856,6 @@ async function boot() {
   // waiting was painted meanwhile (its first style and layout, 50-100 ms on a loaded machine),
   // and the answer then waited for that frame (issue 13).
   const answersFile = early.answers?.id === state.model ? await early.answers.data : null;
-  buildView();
-  setStatus(t('app.loadingCore'));
-
-
   // The first model's bundled config: in the page for the default model, asked for by
   // web/boot.js for a link's, else fetched now alongside the core (its file name follows
   // from the id), saving a round trip before the first paint.
@@ -870,6 +872,17 @@ async function boot() {
       text: fetch('catalog/' + catalogFileName(state.model)).then((r) => (r.ok ? r.text() : null)).catch(() => null),
     };
   }
+  // A bundled model's link the build did not answer (web/boot.js started compiling the module
+  // and asked for the config) waits a moment for both before the page is built, for the
+  // same reason: when they are here within FIRST_ANSWER_WAIT_MS the config is read, the
+  // answer computed and the page built in one task, and the first frame shows the answer
+  // instead of a "computing" page (whose style and layout cost the answer 40-60 ms on a
+  // loaded machine). Past that (a slow network) the page is built and painted meanwhile.
+  if (!answersFile && early.calcWasm && app.prefetched && (inlineConfig?.data.id === state.model || early.config?.id === state.model)) {
+    await Promise.race([Promise.all([loadCore(), app.prefetched.text]).catch(() => {}), new Promise((r) => setTimeout(r, FIRST_ANSWER_WAIT_MS))]);
+  }
+  buildView();
+  setStatus(t('app.loadingCore'));
   const inlineCatalog = pageData('kvb-catalog');
   const inlineModels = inlineCatalog ? JSON.parse(inlineCatalog.text) : null;
   // The hub's address is needed only once a model is asked of the hub (loadModel waits
@@ -915,6 +928,7 @@ async function boot() {
     failWith(() => t('app.coreFailed', { message: core.message }), () => t('answer.noneCore'));
     return;
   }
+  if (!prerendered && app.buildCatalog) core.useCatalog(app.buildCatalog);
   app.core = core;
   if (!prerendered) document.body.dataset.core = 'live';
   // A page without the build's answer block reads the limits from the module.
