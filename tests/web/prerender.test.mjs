@@ -168,13 +168,20 @@ test('a preset embed at a context the build did not answer waits for the module 
   assert.equal(wasmAsked, asked + 1, 'the module was asked for while the page loaded');
   assert.equal((await bodyData(page)).state, 'loading');
   // The first frame waits a moment for the module (main.js FIRST_ANSWER_WAIT_MS), not for
-  // ever: a module still on its way gets the page built meanwhile.
+  // ever: a module still on its way gets the page built meanwhile, its fields the link's
+  // (from the build's catalog), and a context typed then is read once the module is here.
   await page.waitForSelector('#ctl-ctx', { timeout: 5000 });
   assert.equal((await bodyData(page)).state, 'loading');
+  assert.equal(await page.inputValue('#ctl-ctx'), '30000');
+  assert.equal(await page.inputValue('#ctl-gpu'), 'rtx-4090');
+  await page.fill('#ctl-ctx', '16K');
+  await page.dispatchEvent('#ctl-ctx', 'change');
+  assert.equal(await page.evaluate(() => document.getElementById('ctl-ctx').validationMessage), '');
   release();
   await page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 15000 });
   assert.equal((await bodyData(page)).core, 'live');
-  assert.equal(await page.inputValue('#ctl-ctx'), '30000');
+  assert.equal(await page.inputValue('#ctl-ctx'), '16384');
+  assert.match(await page.textContent('[data-role="verdict"]'), /one sequence of 16K tokens/);
   assert.match(await page.textContent('body'), /Qwen3-8B/);
   assert.ok(!(await page.evaluate(() => window.__kvbOrder)).includes('answers'), 'no answers file for a context it does not hold');
   assert.deepEqual(errors, []);

@@ -878,8 +878,12 @@ async function boot() {
   // answer computed and the page built in one task, and the first frame shows the answer
   // instead of a "computing" page (whose style and layout cost the answer 40-60 ms on a
   // loaded machine). Past that (a slow network) the page is built and painted meanwhile.
+  let moduleHere = false;
   if (!answersFile && early.calcWasm && app.prefetched && (inlineConfig?.data.id === state.model || early.config?.id === state.model)) {
-    await Promise.race([Promise.all([loadCore(), app.prefetched.text]).catch(() => {}), new Promise((r) => setTimeout(r, FIRST_ANSWER_WAIT_MS))]);
+    moduleHere = await Promise.race([
+      Promise.all([loadCore(), app.prefetched.text]).then(() => true, () => false),
+      new Promise((r) => setTimeout(() => r(false), FIRST_ANSWER_WAIT_MS)),
+    ]);
   }
   buildView();
   setStatus(t('app.loadingCore'));
@@ -920,10 +924,20 @@ async function boot() {
     }));
     app.coreLive = new Promise((resolve) => afterPaint(() => resolve(app.wantCore())));
   } else {
-    core = await loadCore().catch((e) => e);
+    // Until the module is here (a slow network) a stand-in with the build's catalog shows the
+    // link's settings in the controls, not empty ones, and a field the core must read waits
+    // for the module (app.waitForCore) and is read once it is, as on the path above.
+    const loading = loadCore().catch((e) => e);
+    if (app.buildCatalog && !moduleHere) {
+      app.core = prerenderedCore({ model: '', catalog: app.buildCatalog, spec: null, answers: [] }, null);
+      app.coreLive = loading;
+      showLinkSettings(state);
+    }
+    core = await loading;
   }
   const catalog = await catalogP;
   if (core instanceof Error) {
+    app.core = null;
     document.body.dataset.core = 'error';
     failWith(() => t('app.coreFailed', { message: core.message }), () => t('answer.noneCore'));
     return;
@@ -942,7 +956,21 @@ async function boot() {
   // types there: filled after the first answer is painted, not before it (issue 13).
   afterPaint(fillModelList);
   setStatus('');
+  // Fields changed while the stand-in held them are read by the module now, before the first answer.
+  const waiting = [...app.waitingInputs];
+  app.waitingInputs.clear();
+  for (const input of waiting) input.dispatchEvent(new Event('change'));
   await loadModel({ id: state.model, revision: state.revision, quant: state.quant }, { preferCatalog: true });
+}
+
+// The link's model and settings in the page's fields while its module loads.
+function showLinkSettings(state) {
+  app.els.modelInput.value = (state.revision ? `${state.model}@${state.revision}` : state.model) + (state.quant ? ':' + state.quant : '');
+  try {
+    syncControls(app);
+  } catch (e) {
+    if (!(e instanceof CoreNotYet)) throw e; // a GPU named otherwise than by its catalog id waits for the module
+  }
 }
 
 boot();
