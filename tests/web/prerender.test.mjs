@@ -108,6 +108,30 @@ test('controls changed before the module arrives: "computing", then applied when
   await context.close();
 });
 
+// The default model's answers file (the slider's stops) is asked for after the first frame:
+// a slider step taken before the module is running gets the build's answer for that stop.
+test('a slider step before the module arrives: the stop\'s answer from the build, the module\'s numbers', async () => {
+  release();
+  const want = await openPage(env, 'ctx=65536');
+  const expected = await metrics(want.page);
+  await want.context.close();
+
+  holdWasm();
+  const { page, context, errors } = await openHeld('');
+  await page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 15000 });
+  await page.focus('#ctl-ctx-slider');
+  await page.keyboard.press('ArrowRight');
+  // Until the file is here the step says "computing"; then its answer is shown.
+  await page.waitForFunction(() => document.body.dataset.state === 'ready' && document.getElementById('ctl-ctx').value === '65536', null, { timeout: 5000 });
+  assert.equal((await bodyData(page)).core, 'loading');
+  assert.deepEqual(await metrics(page), expected);
+  release();
+  await page.waitForFunction(() => document.body.dataset.core === 'live' && document.body.dataset.state === 'ready', null, { timeout: 15000 });
+  assert.deepEqual(await metrics(page), expected);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 // The page's own record of when it first showed an answer and when it first asked for the
 // calculator module (fetch or a streaming compile), on its clock: "before" is in the page.
 function recordOrder() {

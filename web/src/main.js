@@ -923,6 +923,11 @@ async function boot() {
       return new Promise(() => {}); // whatever waited for the module keeps waiting; the error says why
     }));
     app.coreLive = new Promise((resolve) => afterPaint(() => resolve(app.wantCore())));
+    // The default link's model has an answers file too (the slider's stops): asked for after
+    // the first frame, beside the module, it answers a slider step taken before the module
+    // is running instead of "computing" (on a slow network, seconds).
+    const entry = !answersFile && inlineModels?.models?.find((m) => m.id === first.data.model && m.ctx?.length);
+    if (entry) afterPaint(() => addBuildAnswers(core, entry.file, first));
   } else {
     // Until the module is here (a slow network) a stand-in with the build's catalog shows the
     // link's settings in the controls, not empty ones, and a field the core must read waits
@@ -961,6 +966,14 @@ async function boot() {
   app.waitingInputs.clear();
   for (const input of waiting) input.dispatchEvent(new Event('change'));
   await loadModel({ id: state.model, revision: state.revision, quant: state.quant }, { preferCatalog: true });
+}
+
+// A bundled model's answers file into the stand-in, when it holds answers for the same config.
+async function addBuildAnswers(core, file, first) {
+  const data = await fetch('answers/' + file, { credentials: 'same-origin' }).then((r) => (r.ok ? r.json() : null)).catch(() => null);
+  if (!data || data.model !== first.data.model || data.config !== first.configText || app.core !== core) return;
+  core.addAnswers(data.answers);
+  if (app.computing) recompute();
 }
 
 // The link's model and settings in the page's fields while its module loads.

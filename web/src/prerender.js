@@ -33,6 +33,11 @@ export function prerenderedCore(data, configText) {
   };
   return {
     standIn: true,
+    // More of the build's answers for the same model and config (its answers file): the
+    // context slider's stops, answered before the module is here.
+    addAnswers(list) {
+      for (const a of list) answers.set(JSON.stringify(a.input), a.answer);
+    },
     catalog: () => data.catalog,
     kvTypeNames: (engine) => data.catalog.kv_types[engine] || [],
     parseConfig(text, name, quant = '') {
