@@ -379,6 +379,10 @@ const std::vector<MessageTemplate>& message_templates() {
         {"vllm_null_block",
          "vLLM's \"GPU KV cache size: {printed} tokens\" counts the one {block}-token block it keeps in reserve (the "
          "null block): one request can hold at most {usable} tokens, the longest context shown here"},
+        {"vllm_fp32_router",
+         "vLLM: weights per GPU include this model's MoE router (gate) weights in float32, as its model class creates "
+         "them whatever the checkpoint's dtype ({bytes} more than at the checkpoint's width), which vLLM counts in "
+         "\"Model loading took\""},
         {"vllm_rope_cache",
          "vLLM: weights per GPU include the RoPE cos/sin caches the model builds at load ({bytes}: positions x rotary "
          "dimension for each distinct RoPE, in the model dtype unless the model forces one), which vLLM counts in "

@@ -134,6 +134,45 @@ std::vector<int64_t> nvfp4_out_buffers(const Ctx& c, const BudgetResult& r, cons
     return out;
 }
 
+// MoE router (gate) weights, and their score correction bias, that the model class creates in float32 whatever the
+// checkpoint's dtype (VllmRelease::fp32_router_*): vLLM counts them in "Model loading took" at 4 bytes a parameter,
+// the checkpoint's share at the served float width. Every tensor-parallel rank holds a whole copy (replicated
+// linears). Per pipeline stage: its MoE layers' (a drafter's own gate is not counted).
+std::vector<int64_t> fp32_router_bytes(const Ctx& c, const VllmRelease& rel, const BudgetResult& r) {
+    std::vector<int64_t> out(r.stages.size(), 0);
+    const ModelSpec& m = c.m;
+    const std::string t = lower(m.model_type);
+    const bool fp32 = ((t == "glm4_moe" || t == "glm4v_moe" || t == "glm4v_moe_text") && rel.fp32_router_glm4_moe) ||
+                      (t == "ernie4_5_moe" && rel.fp32_router_ernie45) || t == "step3p5" || t == "mimo_v2_flash" ||
+                      t == "mimo_v2";
+    const int64_t widen = 4 - static_cast<int64_t>(c.fmt.float_bytes);
+    if (!fp32 || c.fmt.gguf || widen <= 0 || m.dims.num_experts <= 0) return out;
+    auto pc = count_params(m);
+    if (!pc) return out;
+    std::vector<int64_t> per_layer(m.layers.size(), 0);
+    std::vector<bool> moe(m.layers.size(), false);
+    for (const TensorGroup& g : pc->tensors)
+        if (g.role == TensorRole::Router && g.rows == m.dims.num_experts && g.layer >= 0 &&
+            size_t(g.layer) < moe.size())
+            moe[size_t(g.layer)] = true;
+    for (const TensorGroup& g : pc->tensors) {
+        if (g.layer < 0 || size_t(g.layer) >= moe.size() || !moe[size_t(g.layer)]) continue;
+        const bool gate = g.role == TensorRole::Router && g.rows == m.dims.num_experts;
+        const bool bias = g.router_vector && g.cols == m.dims.num_experts;
+        if (gate || bias) per_layer[size_t(g.layer)] = sat_add(per_layer[size_t(g.layer)], sat_mul(g.params(), widen));
+    }
+    auto parts = vllm_pp_parts(static_cast<int64_t>(m.layers.size()), r.pp, c.in.pp_layer_partition);
+    if (!parts) return out;
+    size_t stage = 0;
+    int64_t left = parts->empty() ? 0 : (*parts)[0];
+    for (size_t i = 0; i < m.layers.size(); ++i) {
+        while (left == 0 && stage + 1 < parts->size()) left = (*parts)[++stage];
+        if (left > 0) --left;
+        if (stage < out.size()) out[stage] = sat_add(out[stage], per_layer[i]);
+    }
+    return out;
+}
+
 // Every (tp, pp) rank computes its own pool from its own weights and profile
 // (determine_available_memory); ranks of one stage are alike. Returns each stage's pool;
 // r.kv_pool_bytes is the smallest. `buffers`: what each stage's model builds beside its weights.
@@ -410,6 +449,14 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
             r.notes.push_back(note("vllm_nvfp4_out_buffer",
                                    {{"bytes", format_bytes(most)}, {"tokens", with_commas(r.max_num_batched_tokens)}}));
     }
+    const std::vector<int64_t> router = fp32_router_bytes(c, *rel, r);
+    if (buffers.size() < router.size()) buffers.resize(router.size(), 0);
+    int64_t router_most = 0;
+    for (size_t s = 0; s < router.size(); ++s) {
+        buffers[s] = sat_add(buffers[s], router[s]);
+        router_most = std::max(router_most, router[s]);
+    }
+    if (router_most > 0) r.notes.push_back(note("vllm_fp32_router", {{"bytes", format_bytes(router_most)}}));
     const std::vector<int64_t> pools = kv_pools(c, r, buffers);
     if (r.ep > 1)
         r.notes.push_back(note("vllm_ep", {{"total", std::to_string(m.dims.num_experts)},

@@ -95,6 +95,12 @@ constexpr VllmChange kVllmPpPerWorker = {17, 0, 16, 0, 1, 52};
 //    ColumnParallelLinear._maybe_allow_fp8_block_shape_mismatch): PR #30836 (MiMo-V2-Flash), 2025-12-20 (969bbc7c6,
 //    v0.14.0rc0-16); v0.12.0's linear.py has none, v0.14.0rc1 and v0.14.0 have it.
 constexpr VllmChange kVllmFp8MergedOffGrid = {14, 0, 14, 0, 0, 16};
+//  GLM-4.5's gate as nn.Linear(dtype=torch.float32) and an fp32 e_score_correction_bias (models/glm4_moe.py): PR
+//    #22203, 2025-08-05 (6fa41e0c3, v0.10.0-356), first in v0.10.1rc1. ERNIE-4.5-MoE's gate as ReplicatedLinear(
+//    params_dtype=torch.float32) and its bias (models/ernie45_moe.py): PR #25936, 2025-09-30 (ef6e0e713,
+//    v0.11.0rc1-76), first in v0.11.1rc1.
+constexpr VllmChange kVllmGlm4MoeFp32Gate = {10, 1, 10, 0, kFinal, 356, 1};
+constexpr VllmChange kVllmErnie45Fp32Gate = {11, 1, 11, 0, 1, 76, 1};
 //  MLA block sizes forced in CudaPlatform.check_and_update_config until PR #35122 (reapplied 2026-03-09,
 //    77a73458e, v0.17.0rc0-174): v0.17.1's cuda.py still forces them, v0.18.0's does not.
 constexpr VllmChange kVllmMlaPreferred = {18, 0, 17, 0, 0, 174};
@@ -361,6 +367,8 @@ Result<VllmRelease> vllm_release(const std::string& version) {
     r.diffkv = has(kVllmDiffKv);
     r.msa = has(kVllmMsa);
     r.fp8_merged_off_grid = has(kVllmFp8MergedOffGrid);
+    r.fp32_router_glm4_moe = has(kVllmGlm4MoeFp32Gate);
+    r.fp32_router_ernie45 = has(kVllmErnie45Fp32Gate);
     r.mamba_prefix = has(kVllmMambaPrefixProtocol)  ? VllmMambaPrefix::Declared
                      : has(kVllmMambaPrefixCaching) ? VllmMambaPrefix::Mamba2List
                                                     : VllmMambaPrefix::Off;

@@ -123,6 +123,12 @@ struct VllmRelease {
     // A block-fp8 merged linear (qkv_proj, gate_up_proj) with a per-rank part off the block grid loads unchecked
     // (ColumnParallelLinear._maybe_allow_fp8_block_shape_mismatch, PR #30836, 0.14.0 on); before, vLLM refused it.
     bool fp8_merged_off_grid = true;
+    // MoE router (gate) weights the model class creates in float32, whatever the checkpoint's dtype, with their score
+    // correction bias: glm4_moe from 0.10.1 (PR #22203), ernie4_5_moe from 0.11.1 (PR #25936). Step-3.5
+    // (FP32ReplicatedLinear) and MiMo-V2 (moe_router_dtype, float32 by default) have had it since vLLM first served
+    // them.
+    bool fp32_router_glm4_moe = true;
+    bool fp32_router_ernie45 = true;
     // The spellings `vllm serve --kv-cache-dtype` takes (CacheConfig's CacheDType), in the order argparse lists them.
     std::vector<std::string> kv_cache_dtypes;
     // `vllm serve`'s batch defaults (EngineArgs.get_batch_defaults) on a GPU of 160 GiB or more: 16,384 batched

@@ -386,12 +386,14 @@ struct Counter {
         const int64_t moe_i = d.moe_intermediate_size > 0 ? d.moe_intermediate_size : d.intermediate_size;
         const int64_t k_active = d.experts_per_token > 0 ? std::min(d.experts_per_token, d.num_experts) : d.num_experts;
         b.add(TensorRole::Router, li, d.num_experts, h, 1, -1, true);
+        const size_t router_vectors = b.t.size();
         if (f.router_bias) b.vec(li, d.num_experts);
         // DeepSeek-V4's hash layers route by a vocab x top-k table instead (counted as its entries).
         if (d.hash_layers > 0 && static_cast<int64_t>(i) < d.hash_layers)
             b.vec(li, d.vocab_size * d.experts_per_token);
         else if (f.score_bias)
             b.vec(li, d.num_experts);
+        for (size_t k = router_vectors; k < b.t.size(); ++k) b.t[k].router_vector = true;
         // Latent MoE (Nemotron-3-Super / Ultra, vLLM's NemotronHMoE with moe_latent_size): the routed experts run in
         // the latent width, between fc1_latent_proj (hidden -> latent) and fc2_latent_proj (latent -> hidden),
         // both ReplicatedLinear; the router and the shared expert stay at the hidden size.

@@ -58,6 +58,7 @@ struct TensorGroup {
     bool tp_replicated = false;  // vLLM keeps a full copy on every tensor-parallel rank
     bool shared = false;         // a MoE layer's shared expert (mlp.shared_experts)
     bool indexer = false;        // MiniMax-M3's MSA indexer projections (self_attn.index_q_proj / index_k_proj)
+    bool router_vector = false;  // a MoE router's bias or score correction bias (a Vector, one entry an expert)
     int64_t params() const { return rows * cols * count; }
 };
 

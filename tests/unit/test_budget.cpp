@@ -459,6 +459,37 @@ TEST_CASE("vLLM serves a checkpoint in the dtype its dtype auto picks for the GP
     CHECK(rope_note(*aa100.value().budget) == "32.00 MiB");
 }
 
+// vLLM's GLM-4.5 (models/glm4_moe.py, PR #22203, first in 0.10.1) creates each MoE layer's gate as
+// nn.Linear(dtype=torch.float32) and its e_score_correction_bias in float32, whatever the checkpoint's bf16:
+// "Model loading took" counts them at 4 bytes a parameter. GLM-4.5-Air: 45 MoE layers (the first is dense) of a
+// 128 x 4,096 gate and 128 biases, 2 bytes more each, on every tensor-parallel rank (the gate is not split).
+TEST_CASE("vLLM: GLM-4.5's MoE router in float32 from 0.10.1, on every rank") {
+    kvb::BudgetInputs in;
+    in.gpu = "h100";
+    in.gpu_count = 4;
+    const auto weights = [&](const std::string& version) {
+        in.engine_version = version;
+        auto b = kvb::compute_budget(fixture("zai-org/GLM-4.5-Air"), in);
+        REQUIRE(b.ok());
+        std::string router;
+        for (const auto& n : b.value().notes)
+            if (n.code == "vllm_fp32_router") router = n.param("bytes");
+        return std::make_pair(b.value().weights_per_gpu_bytes, router);
+    };
+    const auto before = weights("0.10.0");
+    const auto after = weights("0.10.1");
+    CHECK(before.second.empty());
+    CHECK(after.first - before.first == 45LL * (128 * 4096 + 128) * 2);
+    CHECK(after.second == "45.01 MiB");
+    CHECK(weights("").first == after.first);
+    // llama.cpp keeps ffn_gate_inp in F32 in every GGUF already; transformers loads the gate in the model dtype.
+    in.engine = kvb::BudgetEngine::Transformers;
+    in.engine_version = "";
+    auto hf = kvb::compute_budget(fixture("zai-org/GLM-4.5-Air"), in);
+    REQUIRE(hf.ok());
+    for (const auto& n : hf.value().notes) CHECK(n.code != "vllm_fp32_router");
+}
+
 // vLLM's Falcon (models/falcon.py) builds a rotary embedding unless the config says alibi, over
 // getattr(config, "max_position_embeddings", 8192) positions: falcon-7b's RefinedWeb config (vLLM's
 // RWConfig) has none, so 8,192 x 64 x 2 B; a model_type falcon config falls back on FalconConfig's 2,048.

@@ -143,7 +143,7 @@ TEST_CASE("MiMo-V2-Flash on vLLM before 0.20: V padded to 192 in every layer") {
     CHECK(release("0.20.0").diffkv);
 }
 
-TEST_CASE("MiMo-V2-Flash on 8 x H100, TP 8: every rank caches 1 KV head per layer, 16.79 requests of 262,144") {
+TEST_CASE("MiMo-V2-Flash on 8 x H100, TP 8: every rank caches 1 KV head per layer, 16.74 requests of 262,144") {
     BudgetInputs in;
     in.gpu = "h100";
     in.gpu_count = 8;
@@ -156,15 +156,16 @@ TEST_CASE("MiMo-V2-Flash on 8 x H100, TP 8: every rank caches 1 KV head per laye
     CHECK(r->capacity.layout.page_size_bytes == 10240);
     // Weights of the heaviest rank, with the RoPE caches vLLM counts in "Model loading took": mimo_v2.py gives each
     // kind its own default rope_parameters (rope_theta, swa_rope_theta), so two of 262,144 x int(192 x 0.334) = 64
-    // columns x 2 B = 32 MiB each (64 MiB; one of 192 columns, 96 MiB, before).
-    CHECK(r->weights_per_gpu_bytes == 38980286016);
+    // columns x 2 B = 32 MiB each (64 MiB; one of 192 columns, 96 MiB, before); and its MoE routers in float32
+    // (moe_router_dtype's default): 47 MoE layers x (256 x 4,096 + 256) x 2 B more = 98,590,208 B.
+    CHECK(r->weights_per_gpu_bytes == 39078876224);
     // The pool: 79.22 GiB x 0.92 less the weights, the RoPE cache and the estimated activation, non-torch and
     // CUDA-graph terms (docs/budget-model.md section 4).
-    CHECK(r->kv_pool_bytes == 33335093368);
-    CHECK(r->capacity.num_blocks == 361708);
-    // A request: 16,384 full blocks + 5 x 1,033 sliding = 21,549; 361,708 / 21,549 = 16.79.
+    CHECK(r->kv_pool_bytes == 33236503160);
+    CHECK(r->capacity.num_blocks == 360639);
+    // A request: 16,384 full blocks + 5 x 1,033 sliding = 21,549; 360,639 / 21,549 = 16.74.
     CHECK(r->capacity.log_lines.back() ==
-          "GPU KV cache size: 4,400,184 tokens, Maximum concurrency for 262,144 tokens per request: 16.79x");
+          "GPU KV cache size: 4,387,180 tokens, Maximum concurrency for 262,144 tokens per request: 16.74x");
     CHECK(r->max_concurrency == 16);
 }
 
