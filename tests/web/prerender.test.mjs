@@ -212,6 +212,28 @@ test('a preset embed at a context the build did not answer waits for the module 
   await context.close();
 });
 
+// A model asked for while a link's module is still on its way waits for the module, and is the
+// one shown: the link's own model does not come back over it.
+test('a model loaded while a link waits for the module: loaded once it arrives, the link\'s not over it', async () => {
+  holdWasm();
+  const { page, context, errors } = await openHeld('?model=Qwen/Qwen3-8B&ctx=30000');
+  await page.waitForSelector('#model-input', { timeout: 5000 });
+  await page.waitForFunction(() => document.getElementById('model-input').value === 'Qwen/Qwen3-8B', null, { timeout: 5000 });
+  await page.fill('#model-input', 'meta-llama/Llama-3.1-8B');
+  await page.press('#model-input', 'Enter');
+  await page.waitForTimeout(300);
+  assert.equal((await bodyData(page)).core, 'loading');
+  release();
+  await page.waitForFunction(() => document.body.dataset.state === 'ready' && document.body.dataset.core === 'live', null, { timeout: 15000 });
+  await page.waitForTimeout(300);
+  assert.match(await page.textContent('[data-role="verdict"]'), /30,000|30K/);
+  assert.equal(await page.inputValue('#model-input'), 'meta-llama/Llama-3.1-8B');
+  assert.match(await page.textContent('.results'), /meta-llama\/Llama-3\.1-8B/);
+  assert.doesNotMatch(await page.textContent('.results'), /Qwen3-8B/);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 // What the first screen does not show is built just after the build's answer is painted
 // (render.js, controls.js, share.js), still without the module, and ends the same as the
 // module's page: the result sections with their rows, the catalog selects' whole lists.

@@ -58,6 +58,7 @@ function pageData(id) {
 const app = {
   core: null,
   buildCatalog: null, // the core's catalog as the build wrote it (#kvb-answer), for core.useCatalog
+  modelAsks: 0, // models asked for (loaded or pasted): boot's own for the link yields to one asked while it waited
   hub: null,
   catalog: [], // [{id, file}]
   model: null, // Model from the core
@@ -144,14 +145,16 @@ async function fetchCatalogConfig(id) {
 // request (first paint, links); otherwise the Hub is asked and the bundled copy
 // is only the fallback when the Hub is unreachable.
 async function loadModel(ref, { preferCatalog = false } = {}) {
+  app.modelAsks++;
   app.fetchCtrl?.abort();
   const ctrl = new AbortController();
   app.fetchCtrl = ctrl;
   showError('');
   setPageState('loading');
   // Before the calculator module is here only the first model (the page's prerendered
-  // default) has an answer: another one waits for the module.
-  if (app.core?.standIn && app.model) {
+  // default) has an answer: another one waits for the module, as does any model while the
+  // stand-in holds only the catalog (boot: a link the build did not answer).
+  if (app.core?.standIn && (app.model || app.core.catalogOnly)) {
     setBusy(true, t('app.loadingCore'));
     await app.coreLive;
     if (ctrl.signal.aborted) return;
@@ -320,6 +323,7 @@ function setBusy(busy, text) {
 }
 
 async function usePasted(text, name) {
+  app.modelAsks++;
   if (app.core?.standIn) await app.coreLive;
   showError('');
   try {
@@ -913,6 +917,7 @@ async function boot() {
   const catalogP = inlineModels
     || fetch('catalog/index.json').then((r) => (r.ok ? r.json() : { models: [] })).catch(() => ({ models: [] }));
   let core;
+  const asksBefore = app.modelAsks;
   if (prerendered) {
     core = prerenderedCore(first.data, first.configText);
     let asked = null;
@@ -934,8 +939,9 @@ async function boot() {
     // for the module (app.waitForCore) and is read once it is, as on the path above.
     const loading = loadCore().catch((e) => e);
     if (app.buildCatalog && !moduleHere) {
-      app.core = prerenderedCore({ model: '', catalog: app.buildCatalog, spec: null, answers: [] }, null);
-      app.coreLive = loading;
+      app.core = { ...prerenderedCore({ model: '', catalog: app.buildCatalog, spec: null, answers: [] }, null), catalogOnly: true };
+      // What waits for the module (a model loaded or pasted meanwhile) goes on once app.core is it.
+      app.coreLive = new Promise((resolve) => (app.wentLive = resolve));
       showLinkSettings(state);
     }
     core = await loading;
@@ -949,6 +955,7 @@ async function boot() {
   }
   if (!prerendered && app.buildCatalog) core.useCatalog(app.buildCatalog);
   app.core = core;
+  app.wentLive?.(core);
   if (!prerendered) document.body.dataset.core = 'live';
   // A page without the build's answer block reads the limits from the module.
   if (!app.urlLimited) {
@@ -965,6 +972,8 @@ async function boot() {
   const waiting = [...app.waitingInputs];
   app.waitingInputs.clear();
   for (const input of waiting) input.dispatchEvent(new Event('change'));
+  // A model loaded or pasted while the module was on its way (it waited for it too) is the one to show.
+  if (app.modelAsks !== asksBefore) return;
   await loadModel({ id: state.model, revision: state.revision, quant: state.quant }, { preferCatalog: true });
 }
 
