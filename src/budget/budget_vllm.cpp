@@ -113,25 +113,35 @@ Result<bool> resolve_overheads(const Ctx& c, const VllmRelease& rel, BudgetResul
     return true;
 }
 
+// Bytes per layer summed per pipeline stage, the first `split` layers split as vLLM splits them (vllm_pp_parts,
+// VLLM_PP_LAYER_PARTITION); layers past them (a drafter's) go to the last stage.
+std::vector<int64_t> sum_by_stage(const Ctx& c, const BudgetResult& r, size_t split,
+                                  const std::vector<int64_t>& per_layer) {
+    std::vector<int64_t> out(r.stages.size(), 0);
+    auto parts = vllm_pp_parts(static_cast<int64_t>(split), r.pp, c.in.pp_layer_partition);
+    if (!parts) return out;
+    size_t stage = 0;
+    int64_t left = parts->empty() ? 0 : (*parts)[0];
+    for (int64_t bytes : per_layer) {
+        while (left == 0 && stage + 1 < parts->size()) left = (*parts)[++stage];
+        if (left > 0) --left;
+        if (stage < out.size()) out[stage] = sat_add(out[stage], bytes);
+    }
+    return out;
+}
+
 // With an NVFP4 cache each FlashInferImpl keeps an fp8 output buffer of max_num_batched_tokens x its query heads x
 // head size (flashinfer.py `_nvfp4_fp8_out`, PR #40177 on): made while the model is built, so vLLM counts it with
 // the weights. Per pipeline stage: the buffers of its attention layers (the drafter's on the last).
 std::vector<int64_t> nvfp4_out_buffers(const Ctx& c, const BudgetResult& r, const ModelSpec& layers) {
-    auto parts = vllm_pp_parts(static_cast<int64_t>(layers.layers.size() - layers.drafter_layers), r.pp,
-                               c.in.pp_layer_partition);
-    std::vector<int64_t> out(r.stages.size(), 0);
-    if (!parts) return out;
-    size_t stage = 0;
-    int64_t left = parts->empty() ? 0 : (*parts)[0];
-    for (const Layer& l : layers.layers) {
-        while (left == 0 && stage + 1 < parts->size()) left = (*parts)[++stage];
-        if (left > 0) --left;
+    std::vector<int64_t> per_layer(layers.layers.size(), 0);
+    for (size_t i = 0; i < layers.layers.size(); ++i) {
+        const Layer& l = layers.layers[i];
         if (!head_attention(l.kind)) continue;
         const int64_t heads = (l.q_heads > 0 ? l.q_heads : layers.dims.num_attention_heads) / r.tp;
-        const int64_t bytes = sat_mul(sat_mul(r.max_num_batched_tokens, heads), l.k_head_dim);
-        if (stage < out.size()) out[stage] = sat_add(out[stage], bytes);
+        per_layer[i] = sat_mul(sat_mul(r.max_num_batched_tokens, heads), l.k_head_dim);
     }
-    return out;
+    return sum_by_stage(c, r, layers.layers.size() - size_t(layers.drafter_layers), per_layer);
 }
 
 // MoE router (gate) weights, and their score correction bias, that the model class creates in float32 whatever the
@@ -139,38 +149,25 @@ std::vector<int64_t> nvfp4_out_buffers(const Ctx& c, const BudgetResult& r, cons
 // the checkpoint's share at the served float width. Every tensor-parallel rank holds a whole copy (replicated
 // linears). Per pipeline stage: its MoE layers' (a drafter's own gate is not counted).
 std::vector<int64_t> fp32_router_bytes(const Ctx& c, const VllmRelease& rel, const BudgetResult& r) {
-    std::vector<int64_t> out(r.stages.size(), 0);
     const ModelSpec& m = c.m;
     const std::string t = lower(m.model_type);
-    const bool fp32 = ((t == "glm4_moe" || t == "glm4v_moe" || t == "glm4v_moe_text") && rel.fp32_router_glm4_moe) ||
+    const bool fp32 = ((t == "glm4_moe" || t == "glm4v_moe") && rel.fp32_router_glm4_moe) ||
                       (t == "ernie4_5_moe" && rel.fp32_router_ernie45) || t == "step3p5" || t == "mimo_v2_flash" ||
                       t == "mimo_v2";
     const int64_t widen = 4 - static_cast<int64_t>(c.fmt.float_bytes);
-    if (!fp32 || c.fmt.gguf || widen <= 0 || m.dims.num_experts <= 0) return out;
+    const std::vector<int64_t> none(r.stages.size(), 0);
+    if (!fp32 || c.fmt.gguf || widen <= 0 || m.dims.num_experts <= 0) return none;
     auto pc = count_params(m);
-    if (!pc) return out;
+    if (!pc) return none;
     std::vector<int64_t> per_layer(m.layers.size(), 0);
-    std::vector<bool> moe(m.layers.size(), false);
-    for (const TensorGroup& g : pc->tensors)
-        if (g.role == TensorRole::Router && g.rows == m.dims.num_experts && g.layer >= 0 &&
-            size_t(g.layer) < moe.size())
-            moe[size_t(g.layer)] = true;
+    // The gate (one row an expert; a shared expert's gate has one) and the vectors params.cpp marks as its own.
     for (const TensorGroup& g : pc->tensors) {
-        if (g.layer < 0 || size_t(g.layer) >= moe.size() || !moe[size_t(g.layer)]) continue;
         const bool gate = g.role == TensorRole::Router && g.rows == m.dims.num_experts;
         const bool bias = g.router_vector && g.cols == m.dims.num_experts;
-        if (gate || bias) per_layer[size_t(g.layer)] = sat_add(per_layer[size_t(g.layer)], sat_mul(g.params(), widen));
+        if ((gate || bias) && g.layer >= 0 && size_t(g.layer) < per_layer.size())
+            per_layer[size_t(g.layer)] = sat_add(per_layer[size_t(g.layer)], sat_mul(g.params(), widen));
     }
-    auto parts = vllm_pp_parts(static_cast<int64_t>(m.layers.size()), r.pp, c.in.pp_layer_partition);
-    if (!parts) return out;
-    size_t stage = 0;
-    int64_t left = parts->empty() ? 0 : (*parts)[0];
-    for (size_t i = 0; i < m.layers.size(); ++i) {
-        while (left == 0 && stage + 1 < parts->size()) left = (*parts)[++stage];
-        if (left > 0) --left;
-        if (stage < out.size()) out[stage] = sat_add(out[stage], per_layer[i]);
-    }
-    return out;
+    return sum_by_stage(c, r, m.layers.size(), per_layer);
 }
 
 // Every (tp, pp) rank computes its own pool from its own weights and profile

@@ -38,6 +38,23 @@ async function openHeld(query = '', options = {}) {
 }
 const bodyData = (page) => page.evaluate(() => ({ ...document.body.dataset }));
 
+// What the module answers for a link's settings (the module let go first), as the page shows it.
+async function moduleMetrics(query) {
+  release();
+  const want = await openPage(env, query);
+  const shown = await metrics(want.page);
+  await want.context.close();
+  return shown;
+}
+
+// The default link opened with the module held, once the build's answer is on screen.
+async function openHeldDefault() {
+  holdWasm();
+  const opened = await openHeld('');
+  await opened.page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 15000 });
+  return opened;
+}
+
 test('the default link is answered before the calculator module arrives, with the module\'s numbers', async () => {
   // The module's own answer for the default settings, from a page that has it.
   release();
@@ -46,9 +63,7 @@ test('the default link is answered before the calculator module arrives, with th
   const verdict = await live.page.textContent('[data-role="verdict"]');
   await live.context.close();
 
-  holdWasm();
-  const { page, context, errors } = await openHeld('');
-  await page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 15000 });
+  const { page, context, errors } = await openHeldDefault();
   assert.deepEqual(await bodyData(page), { state: 'ready', core: 'loading' });
   assert.deepEqual(await metrics(page), expected);
   assert.equal(await page.textContent('[data-role="verdict"]'), verdict);
@@ -76,14 +91,8 @@ test('the build\'s answer in another language: the words are the page\'s, from t
 
 test('controls changed before the module arrives: "computing", then applied when it arrives, none lost', async () => {
   // What the module answers for those settings, read from a link that sets them.
-  release();
-  const want = await openPage(env, 'seqs=4&ctx=65536&engine=vllm');
-  const expected = await metrics(want.page);
-  await want.context.close();
-
-  holdWasm();
-  const { page, context, errors } = await openHeld('');
-  await page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 15000 });
+  const expected = await moduleMetrics('seqs=4&ctx=65536&engine=vllm');
+  const { page, context, errors } = await openHeldDefault();
   const before = await metrics(page);
   // A number field (the page's own state) and a context typed as people write it (the core reads "64K").
   await page.fill('#ctl-seqs', '4');
@@ -111,14 +120,8 @@ test('controls changed before the module arrives: "computing", then applied when
 // The default model's answers file (the slider's stops) is asked for after the first frame:
 // a slider step taken before the module is running gets the build's answer for that stop.
 test('a slider step before the module arrives: the stop\'s answer from the build, the module\'s numbers', async () => {
-  release();
-  const want = await openPage(env, 'ctx=65536');
-  const expected = await metrics(want.page);
-  await want.context.close();
-
-  holdWasm();
-  const { page, context, errors } = await openHeld('');
-  await page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 15000 });
+  const expected = await moduleMetrics('ctx=65536');
+  const { page, context, errors } = await openHeldDefault();
   await page.focus('#ctl-ctx-slider');
   await page.keyboard.press('ArrowRight');
   // Until the file is here the step says "computing"; then its answer is shown.
@@ -254,9 +257,7 @@ test('the build\'s answer shows the first screen first; the sections below and t
   await live.context.close();
   assert.ok(want.sections.includes('sec-context') && want.rows > 3 && want.gpus > 40 && want.weights.length > 10 && want.log);
 
-  holdWasm();
-  const { page, context, errors } = await openHeld('');
-  await page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 15000 });
+  const { page, context, errors } = await openHeldDefault();
   await page.waitForFunction(() => document.getElementById('sec-context') && document.getElementById('embed-theme'), null, { timeout: 15000 });
   assert.deepEqual(await bodyData(page), { state: 'ready', core: 'loading' });
   assert.deepEqual(await snapshot(page), want);

@@ -9,6 +9,11 @@ const REVISION = /^[A-Za-z0-9_.\-/]+$/;
 
 const QUANT = /^[A-Za-z0-9_.-]{1,64}$/;
 
+// The reference as parseModelRef reads it back: "org/name", "org/name@revision", "org/name:QUANT".
+export function modelRefText(id, revision = '', quant = '') {
+  return (revision ? `${id}@${revision}` : id) + (quant ? ':' + quant : '');
+}
+
 // Returns {ok: true, id, revision[, quant][, file]} or {ok: false, reason} where reason is a
 // message-catalog key suffix (input.<reason>). quant: the tag of "org/repo:Q4_K_M" (as
 // llama-server -hf and ollama take it); file: the .gguf of a Hub file link ('' otherwise).

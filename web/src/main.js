@@ -14,7 +14,7 @@ import { shareBar, shareRendered, ignoredNote, languageSwitcher, applyThemeParam
 import { buildEmbed, embedRendered } from './embed.js';
 import { h, $, clear, dropClass } from './dom.js';
 import { Hub, HubError, MAX_CONFIG_BYTES, loadSiteConfig } from './hub.js';
-import { parseModelRef, catalogFileName, validId } from './hubid.js';
+import { parseModelRef, modelRefText, catalogFileName, validId } from './hubid.js';
 import { defaultState, stateFromParams, stateToParams, limitState } from './state.js';
 import { budgetInputs } from './budget-inputs.js';
 import { buildControls, syncControls, syncUtilDefault } from './controls.js';
@@ -57,7 +57,7 @@ function pageData(id) {
 
 const app = {
   core: null,
-  buildCatalog: null, // the core's catalog as the build wrote it (#kvb-answer), for core.useCatalog
+  buildCatalog: null, // the core's catalog as the build wrote it (#kvb-answer), for core.useCatalog (useModule)
   modelAsks: 0, // models asked for (loaded or pasted): boot's own for the link yields to one asked while it waited
   hub: null,
   catalog: [], // [{id, file}]
@@ -215,7 +215,7 @@ async function loadModel(ref, { preferCatalog = false } = {}) {
     if (e instanceof HubError && e.code === 'gated') app.els.tokenBox.open = true;
     if (e instanceof HubError && e.code !== 'network') app.els.pasteBox.open = e.code !== 'rateLimited' && e.code !== 'server' && e.code !== 'timeout' ? true : app.els.pasteBox.open;
     // The field shows what could not be loaded (a link's model too), to be corrected there.
-    if (!app.els.modelInput.value) app.els.modelInput.value = (ref.revision ? `${ref.id}@${ref.revision}` : ref.id) + (ref.quant ? ':' + ref.quant : '');
+    if (!app.els.modelInput.value) app.els.modelInput.value = modelRefText(ref.id, ref.revision, ref.quant);
     failWith(() => errorText(e, ref.id), () => t('answer.noneModel', { id: ref.id }));
   } finally {
     if (app.fetchCtrl === ctrl) {
@@ -292,8 +292,7 @@ function finishLoad(ref) {
   app.state.revision = ref.revision || '';
   app.state.quant = app.gguf ? ref.quant || '' : '';
   if (!app.gguf) syncQuantPicker(app);
-  const quant = app.state.quant ? ':' + app.state.quant : '';
-  app.els.modelInput.value = (ref.revision ? `${ref.id}@${ref.revision}` : ref.id) + quant;
+  app.els.modelInput.value = modelRefText(ref.id, ref.revision, app.state.quant);
   recompute();
 }
 
@@ -562,9 +561,7 @@ app.waitingInputs = new Set();
 // the default ones, and its code compiled before the first real change), then reads the
 // fields that waited for it, in the order they were changed.
 function goLive(core) {
-  if (app.buildCatalog) core.useCatalog(app.buildCatalog);
-  app.core = core;
-  document.body.dataset.core = 'live';
+  useModule(core);
   if (app.model?.standIn) {
     try {
       app.model = core.parseConfig(app.configText, app.configName, app.quantText);
@@ -918,6 +915,7 @@ async function boot() {
     || fetch('catalog/index.json').then((r) => (r.ok ? r.json() : { models: [] })).catch(() => ({ models: [] }));
   let core;
   const asksBefore = app.modelAsks;
+  let wentLive = null;
   if (prerendered) {
     core = prerenderedCore(first.data, first.configText);
     let asked = null;
@@ -941,7 +939,7 @@ async function boot() {
     if (app.buildCatalog && !moduleHere) {
       app.core = { ...prerenderedCore({ model: '', catalog: app.buildCatalog, spec: null, answers: [] }, null), catalogOnly: true };
       // What waits for the module (a model loaded or pasted meanwhile) goes on once app.core is it.
-      app.coreLive = new Promise((resolve) => (app.wentLive = resolve));
+      app.coreLive = new Promise((resolve) => (wentLive = resolve));
       showLinkSettings(state);
     }
     core = await loading;
@@ -953,10 +951,12 @@ async function boot() {
     failWith(() => t('app.coreFailed', { message: core.message }), () => t('answer.noneCore'));
     return;
   }
-  if (!prerendered && app.buildCatalog) core.useCatalog(app.buildCatalog);
-  app.core = core;
-  app.wentLive?.(core);
-  if (!prerendered) document.body.dataset.core = 'live';
+  if (prerendered) {
+    app.core = core;
+  } else {
+    useModule(core);
+    wentLive?.(core);
+  }
   // A page without the build's answer block reads the limits from the module.
   if (!app.urlLimited) {
     app.urlLimited = true;
@@ -977,6 +977,14 @@ async function boot() {
   await loadModel({ id: state.model, revision: state.revision, quant: state.quant }, { preferCatalog: true });
 }
 
+// The calculator module becomes the page's core. It takes the build's catalog (the same module's,
+// in the page) rather than compiling and serializing its own on the way to an answer.
+function useModule(core) {
+  if (app.buildCatalog) core.useCatalog(app.buildCatalog);
+  app.core = core;
+  document.body.dataset.core = 'live';
+}
+
 // A bundled model's answers file into the stand-in, when it holds answers for the same config.
 async function addBuildAnswers(core, file, first) {
   const data = await fetch('answers/' + file, { credentials: 'same-origin' }).then((r) => (r.ok ? r.json() : null)).catch(() => null);
@@ -987,7 +995,7 @@ async function addBuildAnswers(core, file, first) {
 
 // The link's model and settings in the page's fields while its module loads.
 function showLinkSettings(state) {
-  app.els.modelInput.value = (state.revision ? `${state.model}@${state.revision}` : state.model) + (state.quant ? ':' + state.quant : '');
+  app.els.modelInput.value = modelRefText(state.model, state.revision, state.quant);
   try {
     syncControls(app);
   } catch (e) {

@@ -1,6 +1,6 @@
 // The whole view is one plain state object. It round-trips through URL
 // parameters (names fixed in DESIGN.md), so a copied link reproduces the view.
-import { parseModelRef } from './hubid.js';
+import { parseModelRef, modelRefText } from './hubid.js';
 import { SIM_DEFAULTS, applySimParam, simToParams } from './sim-state.js';
 import { parseContextText, langParam } from './url-values.js';
 
@@ -211,7 +211,7 @@ export function limitState(s, limits, raw, base = defaultState()) {
 export function stateToParams(s, base = defaultState()) {
   const p = new URLSearchParams();
   if (s.model !== base.model || s.revision || s.quant) {
-    p.set('model', (s.revision ? `${s.model}@${s.revision}` : s.model) + (s.quant ? ':' + s.quant : ''));
+    p.set('model', modelRefText(s.model, s.revision, s.quant));
   }
   for (const key of ['engine', 'engineVersion', 'ctx', 'seqs', 'kv', 'ctk', 'ctv', 'gpu', 'gpuMem', 'macRam', 'gpuCount', 'util', 'weights', 'tp', 'maxNumSeqs', 'spec', 'rope', 'ngl', 'ram', 'lang']) {
     if (key === 'gpuMem' && s.gpu !== '') continue;
