@@ -140,3 +140,23 @@ test('numbers past the core\'s limits go back to their defaults, each with the r
   assert.deepEqual(limitState(noCtx.state, limits, noCtx.raw), [['ctx', '0', { min: 1, max: 1073741824 }]]);
   assert.equal(noCtx.state.ctx, 32768);
 });
+
+// vLLM's pipeline stages: pp, the CLI's --pipeline-parallel-size by name; the core's range (1-4096; 0 is not a
+// stage count); sent to the core for vLLM only, and written into a vLLM link only.
+test('pp: vLLM\'s pipeline stages, read, limited, sent and written for vLLM only', async () => {
+  const { stateToParams, paramGuess } = await import('../../web/src/state.js');
+  const limits = kvb.catalog().limits;
+  const r = stateFromParams(new URLSearchParams('pp=4&gpuCount=8'));
+  assert.deepEqual([r.state.pp, r.ignored], [4, []]);
+  assert.deepEqual(limitState(r.state, limits, r.raw), []);
+  assert.equal(budgetInputs(r.state).pipeline_parallel_size, 4);
+  assert.equal(stateToParams(r.state).toString(), 'gpuCount=8&pp=4');
+  const llama = { ...r.state, engine: 'llamacpp' };
+  assert.equal(budgetInputs(llama).pipeline_parallel_size, 1);
+  assert.equal(stateToParams(llama).toString(), 'engine=llamacpp&gpuCount=8');
+  const bad = stateFromParams(new URLSearchParams('pp=0&pp=4097'));
+  assert.deepEqual(limitState(bad.state, limits, bad.raw), [['pp', '4097', { min: 1, max: 4096 }]]);
+  assert.equal(bad.state.pp, 1);
+  assert.equal(paramGuess('pipeline-parallel-size'), 'pp');
+  assert.equal(paramGuess('pipeline_parallel_size'), 'pp');
+});

@@ -374,3 +374,62 @@ test('expert parallelism: offered for a refused fp8 MoE, its control and ep=1 ro
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+// vLLM --pipeline-parallel-size (state pp, URL pp): Laguna-XS.2-FP8 on 8 H100s is refused at start-up (TP 8 cuts its
+// fp8 blocks), and the answer names the same GPUs as TP 4 x 2 pipeline stages; set on the page, that is what the CLI
+// computes for -tp 4 -pp 2, the command carries both flags and the copied link reproduces it.
+test('pipeline parallelism: the advised TP x PP set on the page, as the CLI computes it, and pp round-trips', async () => {
+  const cfg = path.join(fixturesDir, 'poolside--Laguna-XS.2-FP8.json');
+  const { page, context, errors } = await openPage(env, 'model=poolside/Laguna-XS.2-FP8&gpu=h100&gpuCount=8&ctx=32768', { clipboard: true });
+  assert.equal(await page.isVisible('#ctl-pp'), true);
+  assert.equal(await page.inputValue('#ctl-pp'), '1');
+  assert.match(await page.textContent('[data-role="verdict-advice"]'), /--tensor-parallel-size 4 --pipeline-parallel-size 2 .*262,144/);
+  await change(page, '#ctl-tp', '4');
+  await change(page, '#ctl-pp', '2');
+  assert.equal(await page.getAttribute('body', 'data-state'), 'ready');
+  assert.match(await page.textContent('[data-role="command"]'), /--tensor-parallel-size 4 --pipeline-parallel-size 2$/);
+  const cli = cliJson(['budget', cfg, '--gpu', 'h100', '--gpu-count', '8', '-tp', '4', '-pp', '2', '--max-model-len', '32768']);
+  const m = await metrics(page);
+  assert.deepEqual(m, Object.fromEntries(Object.entries(cli.metrics).map(([k, v]) => [k, String(v)])));
+  assert.equal(m['max-context'], '262144');
+  assert.equal(await page.locator('[data-role="verdict-advice"]').count(), 0);
+  const link = new URL(await clipboardAfter(page, '[data-action="copy-link"]'));
+  assert.equal(link.searchParams.get('tp'), '4');
+  assert.equal(link.searchParams.get('pp'), '2');
+  const fresh = await env.browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const p2 = await fresh.newPage();
+  await p2.goto(link.href);
+  await waitSettled(p2);
+  assert.deepEqual(await metrics(p2), m);
+  assert.equal(await p2.inputValue('#ctl-pp'), '2');
+  await fresh.close();
+  // "All GPUs" with stages is the GPUs over the stages (the core's tensor_parallel_size 0): 8 / 2.
+  await change(page, '#ctl-tp', '0');
+  assert.equal(await page.textContent('#ctl-tp option[value="0"]'), 'GPUs \u00f7 2');
+  assert.match(await page.textContent('[data-role="command"]'), /--tensor-parallel-size 4 --pipeline-parallel-size 2$/);
+  // More stages than GPUs over TP: the GPU count follows, visibly.
+  await change(page, '#ctl-pp', '16');
+  assert.equal(await page.inputValue('#ctl-gpu-count'), '16');
+  // llama.cpp places whole layers by itself: no control, and its link leaves vLLM's stages out.
+  await change(page, '#ctl-engine', 'llamacpp');
+  assert.equal(await page.isVisible('#ctl-pp'), false);
+  await page.waitForFunction(() => !new URL(location.href).searchParams.has('pp'));
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+// A stage count the select does not list (within the core's limits) keeps an option of its own; one past them is ignored
+// with the range.
+test('pipeline parallelism: a link\'s own stage count, and one out of range', async () => {
+  const { page, context, errors } = await openPage(env, 'model=Qwen/Qwen3-32B&gpu=h100&gpuCount=5&pp=5');
+  assert.equal(await page.inputValue('#ctl-pp'), '5');
+  assert.match(await page.textContent('[data-role="command"]'), /--max-model-len 32768 --pipeline-parallel-size 5$/);
+  const cli = cliJson(['budget', path.join(fixturesDir, 'Qwen--Qwen3-32B.json'), '--gpu', 'h100', '--gpu-count', '5', '-pp', '5', '--max-model-len', '32768']);
+  assert.deepEqual(await metrics(page), Object.fromEntries(Object.entries(cli.metrics).map(([k, v]) => [k, String(v)])));
+  const { page: p2, context: c2 } = await openPage(env, 'model=Qwen/Qwen3-32B&gpuCount=2&pp=5000');
+  assert.equal(await p2.inputValue('#ctl-pp'), '1');
+  assert.match(await ignoredText(p2), /pp=5000/);
+  assert.deepEqual(errors, []);
+  await c2.close();
+  await context.close();
+});

@@ -20,6 +20,7 @@ export function budgetInputs(s, hubParams = 0) {
     gpu_memory_utilization: vllm ? s.util : 0,
     weights: s.weights,
     tensor_parallel_size: vllm ? s.tp : 0,
+    pipeline_parallel_size: vllm ? s.pp : 1,
     // vLLM's flag alone: the core refuses it for llama.cpp and transformers, whose controls do not show it.
     expert_parallel: vllm && s.ep,
     max_num_seqs: vllm ? s.maxNumSeqs : 0,

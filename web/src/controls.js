@@ -10,6 +10,8 @@ import { afterPaint, fillBeforeOpen } from './lazy.js';
 
 const ENGINES = ['vllm', 'llamacpp', 'transformers'];
 const TP_SIZES = [0, 1, 2, 4, 8, 16, 32]; // 0: all the GPUs (vLLM's default is 1; the page sizes one engine over every GPU)
+// vLLM's pipeline stages; a link's other count (within the core's limits) gets an option of its own.
+const PP_SIZES = [1, 2, 3, 4, 6, 8, 16];
 
 // The stop at or just below `ctx` (a typed length between stops sits on the lower one).
 function stopIndex(stops, ctx) {
@@ -172,9 +174,16 @@ export function buildControls(app, onChange) {
   c.tp = h('select', { id: 'ctl-tp' }, TP_SIZES.map((n) => h('option', { value: String(n) }, n === 0 ? t('controls.tpAuto') : String(n))));
   c.tp.addEventListener('change', () => {
     const tp = Number(c.tp.value);
-    // More tensor-parallel ranks than GPUs: the GPU count follows, visibly, in its own control.
-    if (tp > app.state.gpuCount) app.state.gpuCount = tp;
+    // More ranks than GPUs (vLLM's world is TP x PP): the GPU count follows, visibly, in its own control.
+    app.state.gpuCount = Math.max(app.state.gpuCount, tp * app.state.pp);
     set('tp', tp);
+  });
+  // vLLM --pipeline-parallel-size: whole layers per stage, as a model spread over nodes is served.
+  c.pp = h('select', { id: 'ctl-pp' }, PP_SIZES.map((n) => h('option', { value: String(n) }, String(n))));
+  c.pp.addEventListener('change', () => {
+    const pp = Number(c.pp.value);
+    app.state.gpuCount = Math.max(app.state.gpuCount, Math.max(app.state.tp, 1) * pp);
+    set('pp', pp);
   });
   c.maxNumSeqs = numberInput('ctl-max-num-seqs', 0, 1);
   c.maxNumSeqs.addEventListener('change', () => setCount('maxNumSeqs', c.maxNumSeqs));
@@ -205,6 +214,7 @@ export function buildControls(app, onChange) {
       field('ctl-weights', t('controls.weights'), c.weights),
       c.kvField, c.ctkField, c.ctvField,
       field('ctl-tp', t('controls.tp'), c.tp),
+      (c.ppField = field('ctl-pp', t('controls.pp'), c.pp, t('controls.ppHint'))),
       field('ctl-seqs', t('controls.seqs'), c.seqs, t('controls.seqsHint')),
       (c.maxNumSeqsField = field('ctl-max-num-seqs', t('controls.maxNumSeqs'), c.maxNumSeqs, t('controls.maxNumSeqsHint'))),
       (c.specField = field('ctl-spec', t('controls.spec'), c.spec, t('controls.specHint'))),
@@ -393,6 +403,17 @@ export function syncControls(app) {
   syncLists(app);
   if (!TP_SIZES.includes(s.tp)) s.tp = 0;
   setValue(c.tp, String(s.tp));
+  // Pipeline stages are vLLM's alone (llama.cpp places whole layers on each GPU by itself); shown
+  // with more than one GPU, and whenever a link set them, so they can be set back.
+  if (![...c.pp.options].some((o) => o.value === String(s.pp))) {
+    const after = [...c.pp.options].find((o) => Number(o.value) > s.pp);
+    c.pp.insertBefore(h('option', { value: String(s.pp) }, String(s.pp)), after || null);
+  }
+  setValue(c.pp, String(s.pp));
+  setHidden(c.ppField, s.engine !== 'vllm' || (s.gpuCount < 2 && s.pp === 1));
+  c.ppField.classList.toggle('unset', s.pp === 1);
+  // "All GPUs" with pipeline stages is the GPUs over the stages (the core's tensor_parallel_size 0).
+  setText(c.tp.options[0], s.pp > 1 && s.engine === 'vllm' ? t('controls.tpAutoStages', { pp: int(s.pp) }) : t('controls.tpAuto'));
   setValue(c.seqs, String(s.seqs));
   setHidden(c.maxNumSeqsField, s.engine !== 'vllm');
   setValue(c.maxNumSeqs, String(s.maxNumSeqs));
@@ -410,7 +431,7 @@ export function syncControls(app) {
   // Expert parallelism changes something only for a MoE model on more than one tensor-parallel GPU; once
   // on (a link's ep=1) it stays visible so it can be turned off, and the core's note says where it does nothing.
   const moe = (app.model?.spec.num_experts || 0) > 0;
-  const tpSize = s.tp > 0 ? s.tp : s.gpuCount;
+  const tpSize = s.tp > 0 ? s.tp : Math.max(1, Math.floor(s.gpuCount / s.pp));
   setHidden(c.epField, s.engine !== 'vllm' || (!s.ep && !(moe && tpSize > 1)));
   c.epField.classList.toggle('unset', !s.ep);
   setValue(c.ep, s.ep ? '1' : '0');

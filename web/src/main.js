@@ -432,7 +432,7 @@ function answerFor(input) {
 }
 
 // The parameters of an address that reach the core (budget-inputs.js).
-const ANSWER_PARAMS = ['engine', 'ctx', 'seqs', 'kv', 'ctk', 'ctv', 'gpu', 'gpuMem', 'macRam', 'gpuCount', 'util', 'weights', 'tp',
+const ANSWER_PARAMS = ['engine', 'ctx', 'seqs', 'kv', 'ctk', 'ctv', 'gpu', 'gpuMem', 'macRam', 'gpuCount', 'util', 'weights', 'tp', 'pp',
   'maxNumSeqs', 'spec', 'ep', 'engineVersion', 'rope', 'ngl', 'ram'];
 
 // The link's first answer failed: the first parameter of its address (in the address's order)

@@ -23,7 +23,8 @@ export function defaultState() {
     gpuCount: 1,
     util: 0, // gpu_memory_utilization; 0 = vLLM's default for the release (0.92 from 0.20.0, 0.9 before: the core's)
     weights: 'auto', // weight format id
-    tp: 0, // tensor parallel size; 0 = every GPU
+    tp: 0, // tensor parallel size; 0 = every GPU (divided by pp)
+    pp: 1, // vLLM --pipeline-parallel-size: stages of whole layers; world size tp x pp
     ep: false, // vLLM --enable-expert-parallel (a MoE's routed experts whole per GPU); URL ep=1
     maxNumSeqs: 0, // vLLM --max-num-seqs; 0 = vLLM's default for the GPU (raised to seqs)
     spec: '', // vLLM speculative decoding: METHOD[:TOKENS] (eagle, eagle3, mtp, ngram); '' = none
@@ -61,7 +62,7 @@ export function specConfig(spec) {
 // that lists ignored parameters (share.js), not only the ignored name.
 const CLI_SPELLINGS = {
   'max-model-len': 'ctx', context: 'ctx', c: 'ctx', 'n-ctx': 'ctx', 'gpu-count': 'gpuCount', gpus: 'gpuCount',
-  'gpu-memory': 'gpuMem', 'gpu-memory-utilization': 'util', 'tensor-parallel-size': 'tp', 'kv-cache-dtype': 'kv',
+  'gpu-memory': 'gpuMem', 'gpu-memory-utilization': 'util', 'tensor-parallel-size': 'tp', 'pipeline-parallel-size': 'pp', 'kv-cache-dtype': 'kv',
   'max-num-seqs': 'maxNumSeqs', 'engine-version': 'engineVersion', 'n-gpu-layers': 'ngl', 'rope-scaling': 'rope',
   'speculative-config': 'spec', language: 'lang', 'enable-expert-parallel': 'ep', 'expert-parallel': 'ep',
 };
@@ -78,7 +79,7 @@ export function paramGuess(key) {
 
 // The core's limits (budget_input_limits, catalog().limits) of the numeric parameters.
 export const PARAM_LIMITS = {
-  ctx: 'context', seqs: 'seqs', gpuCount: 'gpu_count', maxNumSeqs: 'max_num_seqs', tp: 'tensor_parallel_size',
+  ctx: 'context', seqs: 'seqs', gpuCount: 'gpu_count', maxNumSeqs: 'max_num_seqs', tp: 'tensor_parallel_size', pp: 'pipeline_parallel_size',
   gpuMem: 'gpu_memory_bytes', macRam: 'gpu_memory_bytes', ram: 'ram_bytes', ngl: 'n_gpu_layers',
 };
 
@@ -113,7 +114,7 @@ export function stateFromParams(params, base = defaultState()) {
         break;
       }
       // Whole numbers only here; their ranges are the core's (limitState, below).
-      case 'seqs': case 'gpuCount': case 'tp': case 'maxNumSeqs': {
+      case 'seqs': case 'gpuCount': case 'tp': case 'pp': case 'maxNumSeqs': {
         if (/^\d{1,15}$/.test(v)) s[key] = Number(v); else skip();
         break;
       }
@@ -213,8 +214,10 @@ export function stateToParams(s, base = defaultState()) {
   if (s.model !== base.model || s.revision || s.quant) {
     p.set('model', modelRefText(s.model, s.revision, s.quant));
   }
-  for (const key of ['engine', 'engineVersion', 'ctx', 'seqs', 'kv', 'ctk', 'ctv', 'gpu', 'gpuMem', 'macRam', 'gpuCount', 'util', 'weights', 'tp', 'maxNumSeqs', 'spec', 'rope', 'ngl', 'ram', 'lang']) {
+  for (const key of ['engine', 'engineVersion', 'ctx', 'seqs', 'kv', 'ctk', 'ctv', 'gpu', 'gpuMem', 'macRam', 'gpuCount', 'util', 'weights', 'tp', 'pp', 'maxNumSeqs', 'spec', 'rope', 'ngl', 'ram', 'lang']) {
     if (key === 'gpuMem' && s.gpu !== '') continue;
+    // vLLM's stages alone (the page sends llama.cpp and transformers none), as ep below.
+    if (key === 'pp' && s.engine !== 'vllm') continue;
     if (s[key] !== base[key]) p.set(key, String(s[key]));
   }
   // vLLM's flag alone (the core refuses it for llama.cpp and transformers): another engine's link leaves it out.
