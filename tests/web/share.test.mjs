@@ -311,7 +311,7 @@ test('the embed URL shows the same numbers as the full page, in a 640 px column'
   assert.equal(await page.isVisible('.bar'), true);
   // Key controls always; secondary ones only when this view changed them.
   for (const id of ['ctl-gpu', 'ctl-engine', 'ctl-kv', 'ctl-ctx', 'ctl-seqs', 'ctl-gpu-count', 'ctl-tp']) assert.equal(await page.isVisible('#' + id), true, id);
-  for (const id of ['ctl-util', 'ctl-weights']) assert.equal(await page.isVisible('#' + id), false, id);
+  for (const id of ['ctl-util', 'ctl-weights', 'ctl-pp']) assert.equal(await page.isVisible('#' + id), false, id);
   assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 640), 'no horizontal overflow at 640 px');
   const link = page.locator('[data-role="full-page"]');
   assert.equal(await link.getAttribute('target'), '_blank');
@@ -410,10 +410,15 @@ test('pipeline parallelism: the advised TP x PP set on the page, as the CLI comp
   // More stages than GPUs over TP: the GPU count follows, visibly.
   await change(page, '#ctl-pp', '16');
   assert.equal(await page.inputValue('#ctl-gpu-count'), '16');
-  // llama.cpp places whole layers by itself: no control, and its link leaves vLLM's stages out.
+  // llama.cpp places whole layers on each GPU by itself: neither control (they would do nothing there), and its link
+  // leaves vLLM's TP and stages out; back on vLLM they are the view's again.
+  await change(page, '#ctl-tp', '1');
   await change(page, '#ctl-engine', 'llamacpp');
   assert.equal(await page.isVisible('#ctl-pp'), false);
-  await page.waitForFunction(() => !new URL(location.href).searchParams.has('pp'));
+  assert.equal(await page.isVisible('#ctl-tp'), false);
+  await page.waitForFunction(() => !new URL(location.href).searchParams.has('pp') && !new URL(location.href).searchParams.has('tp'));
+  await change(page, '#ctl-engine', 'vllm');
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('pp') === '16' && new URL(location.href).searchParams.get('tp') === '1');
   assert.deepEqual(errors, []);
   await context.close();
 });

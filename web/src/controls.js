@@ -213,7 +213,7 @@ export function buildControls(app, onChange) {
       (c.engineVersionField = field('ctl-engine-version', t('controls.engineVersion'), c.engineVersion, t('controls.engineVersionHint'))),
       field('ctl-weights', t('controls.weights'), c.weights),
       c.kvField, c.ctkField, c.ctvField,
-      field('ctl-tp', t('controls.tp'), c.tp),
+      (c.tpField = field('ctl-tp', t('controls.tp'), c.tp)),
       (c.ppField = field('ctl-pp', t('controls.pp'), c.pp, t('controls.ppHint'))),
       field('ctl-seqs', t('controls.seqs'), c.seqs, t('controls.seqsHint')),
       (c.maxNumSeqsField = field('ctl-max-num-seqs', t('controls.maxNumSeqs'), c.maxNumSeqs, t('controls.maxNumSeqsHint'))),
@@ -403,6 +403,8 @@ export function syncControls(app) {
   syncLists(app);
   if (!TP_SIZES.includes(s.tp)) s.tp = 0;
   setValue(c.tp, String(s.tp));
+  // llama.cpp and transformers place whole layers on each GPU (budgetInputs sends them no TP): no control that does nothing.
+  setHidden(c.tpField, s.engine !== 'vllm');
   // Pipeline stages are vLLM's alone (llama.cpp places whole layers on each GPU by itself); shown
   // with more than one GPU, and whenever a link set them, so they can be set back.
   if (![...c.pp.options].some((o) => o.value === String(s.pp))) {

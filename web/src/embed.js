@@ -13,7 +13,7 @@ import { answerCard } from './render.js';
 
 export const RESIZE_MESSAGE = 'kvbudget:resize';
 
-const SECONDARY = [['ctl-gpu-count', 'gpuCount'], ['ctl-util', 'util'], ['ctl-weights', 'weights'], ['ctl-tp', 'tp']];
+const SECONDARY = [['ctl-gpu-count', 'gpuCount'], ['ctl-util', 'util'], ['ctl-weights', 'weights'], ['ctl-tp', 'tp'], ['ctl-pp', 'pp']];
 
 export function embedPanels(state) {
   const list = state.panels ? state.panels.split(',').filter((n) => EMBED_PANELS.includes(n)) : [];

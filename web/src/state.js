@@ -216,8 +216,8 @@ export function stateToParams(s, base = defaultState()) {
   }
   for (const key of ['engine', 'engineVersion', 'ctx', 'seqs', 'kv', 'ctk', 'ctv', 'gpu', 'gpuMem', 'macRam', 'gpuCount', 'util', 'weights', 'tp', 'pp', 'maxNumSeqs', 'spec', 'rope', 'ngl', 'ram', 'lang']) {
     if (key === 'gpuMem' && s.gpu !== '') continue;
-    // vLLM's stages alone (the page sends llama.cpp and transformers none), as ep below.
-    if (key === 'pp' && s.engine !== 'vllm') continue;
+    // vLLM's TP and stages alone (the page sends llama.cpp and transformers none), as ep below.
+    if ((key === 'tp' || key === 'pp') && s.engine !== 'vllm') continue;
     if (s[key] !== base[key]) p.set(key, String(s[key]));
   }
   // vLLM's flag alone (the core refuses it for llama.cpp and transformers): another engine's link leaves it out.
