@@ -235,6 +235,36 @@ test('a no that fp8 KV would turn into a yes: the answer card says so, as the CL
   assert.equal(a.budget.command, 'vllm serve Qwen/Qwen3-8B --max-model-len 31008');
   const cmd = await page.locator('[data-role="answer-command"]').boundingBox();
   assert.ok(cmd && cmd.y + cmd.height <= 844, 'the command is on the first screen');
+  // One click sets the advised cache; the core then answers it, as the CLI does with --kv-cache-dtype fp8.
+  const use = await page.locator('[data-role="advice-apply"]').boundingBox();
+  assert.ok(use && use.y + use.height <= 844, 'the advice\'s button is on the first screen');
+  await page.click('[data-role="advice-apply"]');
+  await page.waitForFunction(() => document.body.dataset.state === 'ready' && !document.querySelector('[data-role="verdict-advice"]'));
+  assert.equal(await page.inputValue('#ctl-kv'), 'fp8');
+  const fp8 = cliJson(['budget', path.join(fixturesDir, 'Qwen--Qwen3-8B.json'), '--gpu', 'rtx-4090', '--max-model-len', '32768', '--kv-cache-dtype', 'fp8']);
+  assert.equal(await page.getAttribute('[data-role="verdict"]', 'data-verdict'), 'fits');
+  assert.equal(await page.getAttribute('[data-metric="max-context"]', 'data-value'), String(fp8.metrics['max-context']));
+  assert.equal(fp8.metrics['max-context'], Number(a.advice.params.max.replace(/,/g, '')));
+  assert.equal(await page.textContent('[data-role="answer-command"]'), fp8.budget.command);
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('kv') === 'fp8');
+  await context.close();
+});
+
+// llama.cpp's advice is both halves at q8_0 (-ctk q8_0 -ctv q8_0): its button sets both selects.
+test('llama.cpp starting with layers in system RAM: the q8_0 advice, set in one click, as the CLI answers it', async () => {
+  const { page, context } = await open('model=Qwen/Qwen3-8B&engine=llamacpp&gpu=rtx-4060-ti-16gb&ctx=40960&seqs=2');
+  const cfg = path.join(fixturesDir, 'Qwen--Qwen3-8B.json');
+  const base = ['budget', cfg, '--engine', 'llamacpp', '--gpu', 'rtx-4060-ti-16gb', '--max-model-len', '40960', '--seqs', '2'];
+  const a = cliJson(base);
+  assert.equal(a.advice.code, 'advice_llamacpp_q8_kv');
+  assert.equal(await page.textContent('[data-role="verdict-advice"]'), msg('msg.advice_llamacpp_q8_kv', a.advice.params));
+  await page.click('[data-role="advice-apply"]');
+  await page.waitForFunction(() => document.body.dataset.state === 'ready' && !document.querySelector('[data-role="verdict-advice"]'));
+  assert.deepEqual([await page.inputValue('#ctl-ctk'), await page.inputValue('#ctl-ctv')], ['q8_0', 'q8_0']);
+  const q8 = cliJson([...base, '--kv-cache-dtype', 'q8_0']);
+  assert.equal(await page.getAttribute('[data-role="verdict"]', 'data-verdict'), 'fits');
+  assert.equal(await page.getAttribute('[data-metric="total-bytes"]', 'data-value'), String(q8.metrics['total-bytes']));
+  assert.equal(await page.textContent('[data-role="answer-command"]'), q8.budget.command);
   await context.close();
 });
 

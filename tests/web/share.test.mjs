@@ -345,7 +345,10 @@ test('expert parallelism: offered for a refused fp8 MoE, its control and ep=1 ro
   assert.equal(await page.isVisible('#ctl-ep'), true);
   assert.equal(await page.inputValue('#ctl-ep'), '0');
   assert.match(await page.textContent('[data-role="verdict-advice"]'), /--enable-expert-parallel.*40,960/);
-  await change(page, '#ctl-ep', '1');
+  // The advice's button sets the control, as choosing it does.
+  await page.click('[data-role="advice-apply"]');
+  await waitSettled(page);
+  assert.equal(await page.inputValue('#ctl-ep'), '1');
   assert.equal(await page.getAttribute('body', 'data-state'), 'ready');
   assert.match(await page.textContent('[data-role="command"]'), /--tensor-parallel-size 4 --enable-expert-parallel$/);
   const m = await metrics(page);
@@ -384,8 +387,11 @@ test('pipeline parallelism: the advised TP x PP set on the page, as the CLI comp
   assert.equal(await page.isVisible('#ctl-pp'), true);
   assert.equal(await page.inputValue('#ctl-pp'), '1');
   assert.match(await page.textContent('[data-role="verdict-advice"]'), /--tensor-parallel-size 4 --pipeline-parallel-size 2 .*262,144/);
-  await change(page, '#ctl-tp', '4');
-  await change(page, '#ctl-pp', '2');
+  // The advice's button sets both controls.
+  await page.click('[data-role="advice-apply"]');
+  await waitSettled(page);
+  assert.equal(await page.inputValue('#ctl-tp'), '4');
+  assert.equal(await page.inputValue('#ctl-pp'), '2');
   assert.equal(await page.getAttribute('body', 'data-state'), 'ready');
   assert.match(await page.textContent('[data-role="command"]'), /--tensor-parallel-size 4 --pipeline-parallel-size 2$/);
   const cli = cliJson(['budget', cfg, '--gpu', 'h100', '--gpu-count', '8', '-tp', '4', '-pp', '2', '--max-model-len', '32768']);

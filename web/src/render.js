@@ -94,6 +94,14 @@ export function verdictOf(b) {
   return 'nofit';
 }
 
+// Each advice code's settings (src/report/answer.cpp: the inputs it was computed with), as the page's state.
+const ADVICE_SETTINGS = {
+  advice_vllm_fp8_kv: () => ({ kv: 'fp8' }),
+  advice_llamacpp_q8_kv: () => ({ ctk: 'q8_0', ctv: 'q8_0' }),
+  advice_vllm_ep: () => ({ ep: true }),
+  advice_vllm_tp_pp: (p) => ({ tp: Number(p.tp), pp: Number(p.pp) }),
+};
+
 // The first thing on the page (and in the embed): whether it fits, on which GPU, the
 // longest context and the most requests at once. Sticky while the controls scroll.
 function renderAnswer(app, view) {
@@ -149,13 +157,20 @@ function renderAnswer(app, view) {
   const reason = b ? b.verdict_reason : view.refusal?.detail;
   const why = reason ? v('p', { class: 'verdict-why', 'data-role': 'verdict-reason' }, unbrokenFlags(tMsg(reason), v))
     : !b && view.refusal?.message ? v('p', { class: 'verdict-why', 'data-role': 'verdict-reason' }, view.refusal.message) : null;
-  // An 8-bit KV cache that would turn the answer into yes: the fix, with its flags, beside the no.
-  const advice = view.advice ? v('p', { class: 'verdict-advice', 'data-role': 'verdict-advice' }, unbrokenFlags(tMsg(view.advice), v)) : null;
+  // An 8-bit KV cache that would turn the answer into yes (or a start-up the same GPUs split otherwise would pass): the
+  // fix, with its flags, beside the no, and a button that sets it, so the core answers those settings.
+  const adviceText = view.advice ? tMsg(view.advice) : '';
+  const settings = view.advice && ADVICE_SETTINGS[view.advice.code]?.(view.advice.params || {});
+  const use = settings ? v('button', { type: 'button', class: 'advice-use', 'data-role': 'advice-apply', onclick: () => {
+    Object.assign(app.state, settings);
+    app.recompute?.();
+  } }, t('answer.useAdvice')) : null;
+  const advice = view.advice ? v('p', { class: 'verdict-advice', 'data-role': 'verdict-advice' }, unbrokenFlags(adviceText, v)) : null;
   // Sentences that end in their own stop (or a colon) are not given a second one; a Chinese page stops with its own.
   const stop = language().startsWith('zh') ? '。' : '. ';
-  const spoken = [vtext(verdictEl), ...(why ? [vtext(why)] : []), ...(advice ? [vtext(advice)] : []), ...(ifStarted ? [vtext(ifStarted)] : []), ...facts.kids.map((f) => vtext(f.kids[0]) + ': ' + vtext(f.kids[1]))]
+  const spoken = [vtext(verdictEl), ...(why ? [vtext(why)] : []), ...(advice ? [adviceText] : []), ...(ifStarted ? [vtext(ifStarted)] : []), ...facts.kids.map((f) => vtext(f.kids[0]) + ': ' + vtext(f.kids[1]))]
     .map((x) => x.trim()).reduce((acc, x) => (acc === '' ? x : /[.。:：!?！？]$/.test(acc) ? acc + ' ' + x : acc + stop + x), '');
-  patchTree(el, [verdictEl, why, advice, ifStarted, facts, command]);
+  patchTree(el, [verdictEl, why, advice, use, ifStarted, facts, command]);
   el.__kvbAnswered = true;
   dropClass(app.els.answer, 'stale');
   if (app.els.announce && app.lastSpoken !== spoken) {
