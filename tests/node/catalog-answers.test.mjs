@@ -97,3 +97,9 @@ test('Qwen/Qwen3-8B, the preset embed\'s model: real numbers at 32768 tokens', (
   // 36 layers x 8 KV heads x 128 x (K + V) x 2 bytes (bf16)
   assert.equal(at.kv.bytes_per_token, 36 * 8 * 128 * 2 * 2);
 });
+
+// The README's count of the bundled configs is the catalog's (it said 44 while the catalog held 61).
+test('the README gives the bundled catalog\'s size', () => {
+  const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
+  assert.match(readme, new RegExp(`bundled catalog\\s+of ${catalog.length} real model configs`));
+});
