@@ -267,3 +267,24 @@ test('the build\'s answer shows the first screen first; the sections below and t
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+// A bundled model at a slider stop is answered from the build's answers file, advice included (Qwen3-8B at 32K on the
+// default 24 GB card: fp8 KV makes it fit). Its button pressed before the module is here asks for the module, like any
+// control: "computing", then the module's answer for fp8.
+test('the advice\'s button on a build-answered link waits for the module and is then answered', async () => {
+  const want = await moduleMetrics('?model=Qwen/Qwen3-8B&ctx=32768&kv=fp8');
+  holdWasm();
+  const { page, context, errors } = await openHeld('?model=Qwen/Qwen3-8B&ctx=32768');
+  await page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 15000 });
+  assert.equal(await page.getAttribute('body', 'data-core'), 'loading');
+  assert.match(await page.textContent('[data-role="verdict-advice"]'), /--kv-cache-dtype fp8/);
+  await page.click('[data-role="advice-apply"]');
+  assert.equal(await page.getAttribute('body', 'data-state'), 'computing');
+  release();
+  await page.waitForFunction(() => document.body.dataset.state === 'ready' && document.body.dataset.core === 'live', null, { timeout: 15000 });
+  assert.equal(await page.inputValue('#ctl-kv'), 'fp8');
+  assert.deepEqual(await metrics(page), want);
+  assert.equal(await page.locator('[data-role="verdict-advice"]').count(), 0);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
