@@ -12,6 +12,9 @@ const ENGINES = ['vllm', 'llamacpp', 'transformers'];
 const TP_SIZES = [0, 1, 2, 4, 8, 16, 32]; // 0: all the GPUs (vLLM's default is 1; the page sizes one engine over every GPU)
 // vLLM's pipeline stages; a link's other count (within the core's limits) gets an option of its own.
 const PP_SIZES = [1, 2, 3, 4, 6, 8, 16];
+// The GPUs a TP x PP choice needs at least (vLLM's world size; TP 0, all GPUs, needs one a stage). More than
+// there are: the GPU count follows, visibly, in its own control.
+const ranks = (tp, pp) => Math.max(tp, 1) * pp;
 
 // The stop at or just below `ctx` (a typed length between stops sits on the lower one).
 function stopIndex(stops, ctx) {
@@ -174,15 +177,14 @@ export function buildControls(app, onChange) {
   c.tp = h('select', { id: 'ctl-tp' }, TP_SIZES.map((n) => h('option', { value: String(n) }, n === 0 ? t('controls.tpAuto') : String(n))));
   c.tp.addEventListener('change', () => {
     const tp = Number(c.tp.value);
-    // More ranks than GPUs (vLLM's world is TP x PP): the GPU count follows, visibly, in its own control.
-    app.state.gpuCount = Math.max(app.state.gpuCount, tp * app.state.pp);
+    app.state.gpuCount = Math.max(app.state.gpuCount, ranks(tp, app.state.pp));
     set('tp', tp);
   });
   // vLLM --pipeline-parallel-size: whole layers per stage, as a model spread over nodes is served.
   c.pp = h('select', { id: 'ctl-pp' }, PP_SIZES.map((n) => h('option', { value: String(n) }, String(n))));
   c.pp.addEventListener('change', () => {
     const pp = Number(c.pp.value);
-    app.state.gpuCount = Math.max(app.state.gpuCount, Math.max(app.state.tp, 1) * pp);
+    app.state.gpuCount = Math.max(app.state.gpuCount, ranks(app.state.tp, pp));
     set('pp', pp);
   });
   c.maxNumSeqs = numberInput('ctl-max-num-seqs', 0, 1);
