@@ -444,3 +444,18 @@ test('pipeline parallelism: a link\'s own stage count, and one out of range', as
   await c2.close();
   await context.close();
 });
+
+// The same for tensor parallelism: vLLM takes any TP the model's heads divide into (Qwen2-VL-2B's 12 heads and 2 KV
+// heads, replicated, at TP 6), so a CLI's -tp 6 reproduces on the page instead of becoming "all GPUs".
+test('tensor parallelism: a link\'s own TP count is kept, and the page answers as the CLI does', async () => {
+  const { page, context, errors } = await openPage(env, 'model=Qwen/Qwen2-VL-2B-Instruct-AWQ&gpu=h100&gpuCount=6&tp=6');
+  assert.equal(await page.inputValue('#ctl-tp'), '6');
+  assert.deepEqual(await page.$$eval('#ctl-tp option', (os) => os.map((o) => o.value)), ['0', '1', '2', '4', '6', '8', '16', '32']);
+  assert.match(await page.textContent('[data-role="command"]'), /--tensor-parallel-size 6/);
+  const cli = cliJson(['budget', path.join(fixturesDir, 'Qwen--Qwen2-VL-2B-Instruct-AWQ.json'), '--gpu', 'h100', '--gpu-count', '6', '-tp', '6', '--max-model-len', '32768']);
+  assert.deepEqual(await metrics(page), Object.fromEntries(Object.entries(cli.metrics).map(([k, v]) => [k, String(v)])));
+  assert.equal(await page.isVisible('[data-role="ignored-params"]'), false);
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('tp') === '6');
+  assert.deepEqual(errors, []);
+  await context.close();
+});

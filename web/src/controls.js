@@ -15,6 +15,12 @@ const PP_SIZES = [1, 2, 3, 4, 6, 8, 16];
 // The GPUs a TP x PP choice needs at least (vLLM's world size; TP 0, all GPUs, needs one a stage). More than
 // there are: the GPU count follows, visibly, in its own control.
 const ranks = (tp, pp) => Math.max(tp, 1) * pp;
+// A count the select does not list, in its place among the listed ones.
+function ownOption(select, n) {
+  if ([...select.options].some((o) => o.value === String(n))) return;
+  const after = [...select.options].find((o) => Number(o.value) > n);
+  select.insertBefore(h('option', { value: String(n) }, String(n)), after || null);
+}
 
 // The stop at or just below `ctx` (a typed length between stops sits on the lower one).
 function stopIndex(stops, ctx) {
@@ -403,16 +409,15 @@ export function syncControls(app) {
     if (!names.includes(s.kv)) s.kv = names.includes('auto') ? 'auto' : names[0];
   }
   syncLists(app);
-  if (!TP_SIZES.includes(s.tp)) s.tp = 0;
+  // A link's other count (tp=3 for a model with 24 heads) is an option of its own, as PP's is:
+  // the core takes any count within its limits, and refuses one the model cannot split.
+  ownOption(c.tp, s.tp);
   setValue(c.tp, String(s.tp));
   // llama.cpp and transformers place whole layers on each GPU (budgetInputs sends them no TP): no control that does nothing.
   setHidden(c.tpField, s.engine !== 'vllm');
   // Pipeline stages are vLLM's alone (llama.cpp places whole layers on each GPU by itself); shown
   // with more than one GPU, and whenever a link set them, so they can be set back.
-  if (![...c.pp.options].some((o) => o.value === String(s.pp))) {
-    const after = [...c.pp.options].find((o) => Number(o.value) > s.pp);
-    c.pp.insertBefore(h('option', { value: String(s.pp) }, String(s.pp)), after || null);
-  }
+  ownOption(c.pp, s.pp);
   setValue(c.pp, String(s.pp));
   setHidden(c.ppField, s.engine !== 'vllm' || (s.gpuCount < 2 && s.pp === 1));
   c.ppField.classList.toggle('unset', s.pp === 1);
