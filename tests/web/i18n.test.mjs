@@ -199,7 +199,7 @@ test('zh-CN wording: measure words, full-width punctuation, formatted numbers', 
   assert.ok(summary.includes('36 层，均为全注意力'), summary);
   assert.ok(summary.includes('最大上下文长度 40,960'), summary);
   const legend = await page.$$eval('.bar-legend li, [data-part]', (li) => li.map((e) => e.textContent));
-  assert.ok(legend.some((x) => /^权重：\d/.test(x)), JSON.stringify(legend));
+  assert.ok(legend.some((x) => /^加载后的权重：\d/.test(x)), JSON.stringify(legend));
   const body = await page.textContent('#results');
   assert.ok(!/[\u4e00-\u9fff]: /.test(body), 'no half-width colon after Chinese text');
   assert.ok(body.includes('逐级优化'));

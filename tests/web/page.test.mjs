@@ -297,6 +297,18 @@ test('llama.cpp YaRN on an older build: the longest context is llama-server\'s c
   await context.close();
 });
 
+// Two weights figures sit side by side: vLLM's "Model loading took" (the checkpoint plus the RoPE caches it
+// builds, per GPU) in the bar, and the checkpoint in the numbers card. Each is named for what it is.
+test('the bar\'s weights are named as loaded, the card\'s as the checkpoint, each with the CLI\'s bytes', async () => {
+  const { page, context } = await open('');
+  const a = cliJson(['budget', path.join(fixturesDir, 'meta-llama--Llama-3.1-8B.json'), '--gpu', 'rtx-4090', '--max-model-len', '32768']);
+  assert.equal(Number(await page.getAttribute('[data-part="weights"]', 'data-value')), a.budget.per_gpu.weights_bytes);
+  assert.equal(await page.textContent('[data-part="weights"]'), 'Weights as loaded: 14.99 GiB');
+  assert.equal(await metric(page, 'weights-bytes'), a.metrics['weights-bytes']);
+  assert.equal(await page.textContent('.metric:has([data-metric="weights-bytes"]) dt'), 'Weights (the checkpoint)');
+  await context.close();
+});
+
 test('tensor parallel: the bar is per GPU, as kvbudget budget splits it', async () => {
   const { page, context } = await open('model=Qwen/Qwen3-32B&gpu=h100-sxm&gpuCount=4&tp=4&ctx=32768&seqs=8');
   const a = cliJson(['budget', path.join(fixturesDir, 'Qwen--Qwen3-32B.json'), '--gpu', 'h100-sxm', '--gpu-count', '4', '-tp', '4', '--max-model-len', '32768', '--seqs', '8']);
