@@ -148,12 +148,21 @@ std::vector<int64_t> nvfp4_out_buffers(const Ctx& c, const BudgetResult& r, cons
 // checkpoint's dtype (VllmRelease::fp32_router_*): vLLM counts them in "Model loading took" at 4 bytes a parameter,
 // the checkpoint's share at the served float width. Every tensor-parallel rank holds a whole copy (replicated
 // linears). Per pipeline stage: its MoE layers' (a drafter's own gate is not counted).
+// Nemotron-H's gate from 0.17.0 (VllmRelease::gate_linear) where GateLinear has a kernel for its bf16 weights (CUDA
+// compute capability 9.0 or 10.x): left at the checkpoint's width, only its score correction bias in float32. A GPU
+// given only by its memory is taken to have no such kernel (GateLinear's fallback).
+bool router_gate_kernel(const Ctx& c, const VllmRelease& rel) {
+    return lower(c.m.model_type) == "nemotron_h" && rel.gate_linear && c.gpu && c.gpu->vendor == "nvidia" &&
+           (c.gpu->compute_capability == 90 || c.gpu->compute_capability / 10 == 10);
+}
+
 std::vector<int64_t> fp32_router_bytes(const Ctx& c, const VllmRelease& rel, const BudgetResult& r) {
     const ModelSpec& m = c.m;
     const std::string t = lower(m.model_type);
     const bool fp32 = ((t == "glm4_moe" || t == "glm4v_moe") && rel.fp32_router_glm4_moe) ||
                       (t == "ernie4_5_moe" && rel.fp32_router_ernie45) || t == "step3p5" || t == "mimo_v2_flash" ||
-                      t == "mimo_v2";
+                      t == "mimo_v2" || t == "nemotron_h";
+    const bool fp32_gate = !router_gate_kernel(c, rel);
     const int64_t widen = 4 - static_cast<int64_t>(c.fmt.float_bytes);
     const std::vector<int64_t> none(r.stages.size(), 0);
     if (!fp32 || c.fmt.gguf || widen <= 0 || m.dims.num_experts <= 0) return none;
@@ -162,7 +171,7 @@ std::vector<int64_t> fp32_router_bytes(const Ctx& c, const VllmRelease& rel, con
     std::vector<int64_t> per_layer(m.layers.size(), 0);
     // The gate (one row an expert; a shared expert's gate has one) and the vectors params.cpp marks as its own.
     for (const TensorGroup& g : pc->tensors) {
-        const bool gate = g.role == TensorRole::Router && g.rows == m.dims.num_experts;
+        const bool gate = fp32_gate && g.role == TensorRole::Router && g.rows == m.dims.num_experts;
         const bool bias = g.router_vector && g.cols == m.dims.num_experts;
         if ((gate || bias) && g.layer >= 0 && size_t(g.layer) < per_layer.size())
             per_layer[size_t(g.layer)] = sat_add(per_layer[size_t(g.layer)], sat_mul(g.params(), widen));
@@ -453,7 +462,9 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
         buffers[s] = sat_add(buffers[s], router[s]);
         router_most = std::max(router_most, router[s]);
     }
-    if (router_most > 0) r.notes.push_back(note("vllm_fp32_router", {{"bytes", format_bytes(router_most)}}));
+    if (router_most > 0)
+        r.notes.push_back(note(router_gate_kernel(c, *rel) ? "vllm_fp32_router_bias" : "vllm_fp32_router",
+                               {{"bytes", format_bytes(router_most)}}));
     const std::vector<int64_t> pools = kv_pools(c, r, buffers);
     if (r.ep > 1)
         r.notes.push_back(note("vllm_ep", {{"total", std::to_string(m.dims.num_experts)},

@@ -101,6 +101,10 @@ constexpr VllmChange kVllmFp8MergedOffGrid = {14, 0, 14, 0, 0, 16};
 //    v0.11.0rc1-76), first in v0.11.1rc1.
 constexpr VllmChange kVllmGlm4MoeFp32Gate = {10, 1, 10, 0, kFinal, 356, 1};
 constexpr VllmChange kVllmErnie45Fp32Gate = {11, 1, 11, 0, 1, 76, 1};
+//  Nemotron-H's gate as GateLinear(force_fp32_compute=True) (layers/fused_moe/router/gate_linear.py): float32 weights
+//    only where no specialized router kernel runs. PR #35121, 2026-02-27 (38c498b8e, v0.16.1rc0-36), first in
+//    v0.17.0rc0; from its first MoE support (PR #25863, 0.11.1) to then, ReplicatedLinear(params_dtype=float32).
+constexpr VllmChange kVllmGateLinear = {17, 0, 16, 1, 0, 36};
 //  MLA block sizes forced in CudaPlatform.check_and_update_config until PR #35122 (reapplied 2026-03-09,
 //    77a73458e, v0.17.0rc0-174): v0.17.1's cuda.py still forces them, v0.18.0's does not.
 constexpr VllmChange kVllmMlaPreferred = {18, 0, 17, 0, 0, 174};
@@ -369,6 +373,7 @@ Result<VllmRelease> vllm_release(const std::string& version) {
     r.fp8_merged_off_grid = has(kVllmFp8MergedOffGrid);
     r.fp32_router_glm4_moe = has(kVllmGlm4MoeFp32Gate);
     r.fp32_router_ernie45 = has(kVllmErnie45Fp32Gate);
+    r.gate_linear = has(kVllmGateLinear);
     r.mamba_prefix = has(kVllmMambaPrefixProtocol)  ? VllmMambaPrefix::Declared
                      : has(kVllmMambaPrefixCaching) ? VllmMambaPrefix::Mamba2List
                                                     : VllmMambaPrefix::Off;

@@ -129,6 +129,10 @@ struct VllmRelease {
     // them.
     bool fp32_router_glm4_moe = true;
     bool fp32_router_ernie45 = true;
+    // Nemotron-H's gate as GateLinear (0.17.0 on, PR #35121): float32 weights except on CUDA compute capability 9.0
+    // or 10.x, where a bias-free gate has a specialized kernel; before, float32 on every GPU. Its score correction
+    // bias is float32 throughout.
+    bool gate_linear = true;
     // The spellings `vllm serve --kv-cache-dtype` takes (CacheConfig's CacheDType), in the order argparse lists them.
     std::vector<std::string> kv_cache_dtypes;
     // `vllm serve`'s batch defaults (EngineArgs.get_batch_defaults) on a GPU of 160 GiB or more: 16,384 batched

@@ -490,6 +490,41 @@ TEST_CASE("vLLM: GLM-4.5's MoE router in float32 from 0.10.1, on every rank") {
     for (const auto& n : hf.value().notes) CHECK(n.code != "vllm_fp32_router");
 }
 
+// vLLM's Nemotron-H MoE (models/nemotron_h.py): the gate as ReplicatedLinear(params_dtype=float32) from its first MoE
+// support (0.11.1), and from 0.17.0 as GateLinear(force_fp32_compute=True), which keeps the checkpoint's bf16 where a
+// specialized router kernel runs (CUDA compute capability 9.0 or 10.x) and float32 elsewhere; the score correction bias
+// is float32 throughout. Nemotron-3-Nano-30B-A3B: 23 MoE layers of a 128 x 2,688 gate and 128 biases.
+TEST_CASE("vLLM: Nemotron-H's MoE router in float32 by GPU and release") {
+    const auto model = fixture("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16");
+    const auto run = [&](const std::string& gpu, const std::string& version) {
+        kvb::BudgetInputs in;
+        in.gpu = gpu;
+        in.context = 8192;
+        in.engine_version = version;
+        auto b = kvb::compute_budget(model, in);
+        REQUIRE(b.ok());
+        std::pair<std::string, std::string> note;
+        for (const auto& n : b.value().notes)
+            if (n.code == "vllm_fp32_router" || n.code == "vllm_fp32_router_bias") note = {n.code, n.param("bytes")};
+        return std::make_pair(b.value().weights_per_gpu_bytes, note);
+    };
+    const int64_t gate = 23LL * 128 * 2688 * 2, bias = 23LL * 128 * 2;
+    const auto h100_016 = run("h100", "0.16.0");
+    const auto h100 = run("h100", "0.17.0");
+    CHECK(h100_016.first - h100.first == gate);
+    CHECK(h100_016.second == std::make_pair(std::string("vllm_fp32_router"), kvb::format_bytes(gate + bias)));
+    CHECK(h100.second == std::make_pair(std::string("vllm_fp32_router_bias"), std::string("5.75 KiB")));
+    CHECK(run("h100", "").first == h100.first);
+    CHECK(run("b200", "").second.first == "vllm_fp32_router_bias");
+    // Ada, Ampere and consumer Blackwell (12.0) have no such kernel: float32 in every release.
+    for (const char* gpu : {"rtx-4090", "a100-80gb", "rtx-5090"}) {
+        CAPTURE(gpu);
+        const auto now = run(gpu, "");
+        CHECK(now.first == h100_016.first);
+        CHECK(now.second == std::make_pair(std::string("vllm_fp32_router"), std::string("15.10 MiB")));
+    }
+}
+
 // vLLM's Falcon (models/falcon.py) builds a rotary embedding unless the config says alibi, over
 // getattr(config, "max_position_embeddings", 8192) positions: falcon-7b's RefinedWeb config (vLLM's
 // RWConfig) has none, so 8,192 x 64 x 2 B; a model_type falcon config falls back on FalconConfig's 2,048.
