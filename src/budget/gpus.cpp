@@ -128,6 +128,12 @@ std::vector<Gpu> build() {
     v.push_back(gpu("h100-nvl", "NVIDIA H100 NVL 94GB", "nvidia", 94, 3.9 * TB, 835.0 * TF, nv_dc));
     v.push_back(
         gpu("h200", "NVIDIA H200 SXM 141GB", "nvidia", 141, 4.8 * TB, 989.4 * TF, nv_dc, {"h200-sxm", "h200-141gb"}));
+    // The export models sold in China: H800 and A800 are the H100 SXM5 and A100 80GB SXM4 boards with less NVLink
+    // bandwidth (same memory, bandwidth and tensor throughput); H20 is a Hopper with 96 GB HBM3 and a fraction of the
+    // compute. No PyTorch total was found quoted for any of them.
+    v.push_back(gpu("h800", "NVIDIA H800 SXM5 80GB", "nvidia", 80, 3.35 * TB, 989.4 * TF, nv_dc, {"h800-sxm"}));
+    v.push_back(gpu("a800-80gb", "NVIDIA A800 80GB SXM4", "nvidia", 80, 2.039 * TB, 312.0 * TF, nv_dc, {"a800"}));
+    v.push_back(gpu("h20", "NVIDIA H20 96GB", "nvidia", 96, 4.0 * TB, 148.0 * TF, nv_dc, {"h20-96gb"}));
     v.push_back(gpu("b200", "NVIDIA B200 180GB", "nvidia", 180, 8.0 * TB, 2250.0 * TF,
                     nv_dc + " (HGX B200 per-GPU figures)", {"b200-180gb"}));
     // AMD
@@ -201,6 +207,9 @@ std::vector<Gpu> build() {
                                               {"h100-pcie", 90},
                                               {"h100-nvl", 90},
                                               {"h200", 90},
+                                              {"h800", 90},
+                                              {"a800-80gb", 80},
+                                              {"h20", 90},
                                               {"b200", 100},
                                               {"dgx-spark", 121}};
     for (Gpu& g : v)

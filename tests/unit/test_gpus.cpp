@@ -92,3 +92,24 @@ TEST_CASE("compute capability: every NVIDIA entry has one, AMD and Apple none") 
     CHECK(kvb::find_gpu("4090")->compute_capability == 89);
     CHECK(kvb::find_gpu("gb10")->compute_capability == 121);
 }
+
+// The export models a reader in China serves on: named as nvidia-smi names them, Hopper or Ampere as their boards are.
+TEST_CASE("H20, H800 and A800") {
+    const kvb::Gpu* h20 = kvb::find_gpu("NVIDIA H20");
+    REQUIRE(h20);
+    CHECK(h20->id == "h20");
+    CHECK(h20->memory_bytes == 96 * kvb::GiB);
+    CHECK(h20->bandwidth_bytes_per_s == doctest::Approx(4.0e12));
+    CHECK(h20->compute_capability == 90);
+    CHECK(h20->total_bytes() == 96 * kvb::GiB);  // no public PyTorch total: the marketed size
+    const kvb::Gpu* h800 = kvb::find_gpu("H800");
+    REQUIRE(h800);
+    CHECK(h800->memory_bytes == 80 * kvb::GiB);
+    CHECK(h800->bf16_flops == kvb::find_gpu("h100-sxm")->bf16_flops);
+    CHECK(h800->compute_capability == 90);
+    const kvb::Gpu* a800 = kvb::find_gpu("A800");
+    REQUIRE(a800);
+    CHECK(a800->id == "a800-80gb");
+    CHECK(a800->bandwidth_bytes_per_s == kvb::find_gpu("a100-80gb")->bandwidth_bytes_per_s);
+    CHECK(a800->compute_capability == 80);
+}
