@@ -144,10 +144,6 @@ std::vector<int64_t> nvfp4_out_buffers(const Ctx& c, const BudgetResult& r, cons
     return sum_by_stage(c, r, layers.layers.size() - size_t(layers.drafter_layers), per_layer);
 }
 
-// MoE router (gate) weights, and their score correction bias, that the model class creates in float32 whatever the
-// checkpoint's dtype (VllmRelease::fp32_router_*): vLLM counts them in "Model loading took" at 4 bytes a parameter,
-// the checkpoint's share at the served float width. Every tensor-parallel rank holds a whole copy (replicated
-// linears). Per pipeline stage: its MoE layers' (a drafter's own gate is not counted).
 // Nemotron-H's gate from 0.17.0 (VllmRelease::gate_linear) where GateLinear has a kernel for its bf16 weights (CUDA
 // compute capability 9.0 or 10.x): left at the checkpoint's width, only its score correction bias in float32. A GPU
 // given only by its memory is taken to have no such kernel (GateLinear's fallback).
@@ -156,6 +152,10 @@ bool router_gate_kernel(const Ctx& c, const VllmRelease& rel) {
            (c.gpu->compute_capability == 90 || c.gpu->compute_capability / 10 == 10);
 }
 
+// MoE router (gate) weights, and their score correction bias, that the model class creates in float32 whatever the
+// checkpoint's dtype (VllmRelease::fp32_router_*): vLLM counts them in "Model loading took" at 4 bytes a parameter,
+// the checkpoint's share at the served float width. Every tensor-parallel rank holds a whole copy (replicated
+// linears). Per pipeline stage: its MoE layers' (a drafter's own gate is not counted).
 std::vector<int64_t> fp32_router_bytes(const Ctx& c, const VllmRelease& rel, const BudgetResult& r) {
     const ModelSpec& m = c.m;
     const std::string t = lower(m.model_type);
