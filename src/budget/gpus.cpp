@@ -128,9 +128,10 @@ std::vector<Gpu> build() {
     v.push_back(gpu("h100-nvl", "NVIDIA H100 NVL 94GB", "nvidia", 94, 3.9 * TB, 835.0 * TF, nv_dc));
     v.push_back(
         gpu("h200", "NVIDIA H200 SXM 141GB", "nvidia", 141, 4.8 * TB, 989.4 * TF, nv_dc, {"h200-sxm", "h200-141gb"}));
-    // The export models sold in China: H800 and A800 are the H100 SXM5 and A100 80GB SXM4 boards with less NVLink
-    // bandwidth (same memory, bandwidth and tensor throughput); H20 is a Hopper with 96 GB HBM3 and a fraction of the
-    // compute. No PyTorch total was found quoted for any of them.
+    // The export models sold in China: H800 and A800 are the H100 SXM5 and A100 80GB SXM4 silicon with less NVLink
+    // bandwidth and (H800) FP64, the memory, its bandwidth and the bf16 tensor throughput unchanged; H20 is a Hopper
+    // with 96 GB HBM3 at 4.0 TB/s and 148 dense FP16/BF16 TFLOPS. Figures from spec summaries (aiwiki.ai's H800 and
+    // A800 pages, willitrunai.com's H20 page), not NVIDIA's datasheets. No PyTorch total was found quoted for any.
     v.push_back(gpu("h800", "NVIDIA H800 SXM5 80GB", "nvidia", 80, 3.35 * TB, 989.4 * TF, nv_dc, {"h800-sxm"}));
     v.push_back(gpu("a800-80gb", "NVIDIA A800 80GB SXM4", "nvidia", 80, 2.039 * TB, 312.0 * TF, nv_dc, {"a800"}));
     v.push_back(gpu("h20", "NVIDIA H20 96GB", "nvidia", 96, 4.0 * TB, 148.0 * TF, nv_dc, {"h20-96gb"}));

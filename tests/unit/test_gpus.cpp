@@ -93,7 +93,8 @@ TEST_CASE("compute capability: every NVIDIA entry has one, AMD and Apple none") 
     CHECK(kvb::find_gpu("gb10")->compute_capability == 121);
 }
 
-// The export models a reader in China serves on: named as nvidia-smi names them, Hopper or Ampere as their boards are.
+// The export models a reader in China serves on, found by the names people write ("NVIDIA H20", "H800", "A800"), Hopper
+// or Ampere as their silicon is.
 TEST_CASE("H20, H800 and A800") {
     const kvb::Gpu* h20 = kvb::find_gpu("NVIDIA H20");
     REQUIRE(h20);

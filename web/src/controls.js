@@ -409,7 +409,7 @@ export function syncControls(app) {
     if (!names.includes(s.kv)) s.kv = names.includes('auto') ? 'auto' : names[0];
   }
   syncLists(app);
-  // A link's other count (tp=3 for a model with 24 heads) is an option of its own, as PP's is:
+  // A link's other count (tp=6 for a model with 12 heads) is an option of its own, as PP's is:
   // the core takes any count within its limits, and refuses one the model cannot split.
   ownOption(c.tp, s.tp);
   setValue(c.tp, String(s.tp));
