@@ -170,11 +170,13 @@ test('the block map draws every block, marks sharing and scrubs through the run'
   await page.selectOption('#sim-map-policy', 'max');
   await drawnAt(Math.floor(max / 2));
   assert.equal(await page.getAttribute('[data-role="sim-blockmap"]', 'data-policy'), 'max');
-  // Play animates: the step moves on by itself.
-  await drawnAt(0);
-  await page.click('[data-action="sim-play"]');
-  await page.waitForFunction((s) => document.querySelector('[data-role="sim-blockmap"]').dataset.drawn !== s, first, { timeout: 10000 });
-  await page.click('[data-action="sim-play"]');
+  // Play animates: the step moves on by itself. Pressed in the page (element.click()), so a
+  // layout shift between Playwright's hit test and its mouse event cannot miss the button, and
+  // polled on a timer, not on frames a loaded machine may hold back.
+  const atStart = await drawnAt(0);
+  await page.$eval('[data-action="sim-play"]', (b) => b.click());
+  await page.waitForFunction((s) => document.querySelector('[data-role="sim-blockmap"]').dataset.drawn !== s, atStart, { timeout: 30000, polling: 100 });
+  await page.$eval('[data-action="sim-play"]', (b) => b.click());
   assert.deepEqual(errors, []);
   await context.close();
 });
