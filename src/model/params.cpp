@@ -69,7 +69,7 @@ Family family_of(const ModelSpec& m) {
     if (t == "mpt") f.fused_qkv = true;
     if (t == "phi3") f.fused_qkv = true;  // qkv_proj / gate_up_proj fused in the checkpoint
     if (is_one_of(t, {"deepseek_v3", "deepseek_v32", "deepseek_v4", "deepseek_ref", "kimi_k2", "glm4_moe",
-                      "kimi_linear", "mimo_v2_flash", "mimo_v2"}))
+                      "glm_moe_dsa", "kimi_linear", "mimo_v2_flash", "mimo_v2"}))
         f.score_bias = true;  // noaux_tc routing: the gate's e_score_correction_bias (MiMoV2MoE too)
     if (t == "kimi_linear") f.kda = true;
     if (is_one_of(t, {"gemma4", "gemma4_text"})) {

@@ -2,7 +2,10 @@
 // lightning indexer in the parameter count, and glm_moe_dsa read as a known type. The expected totals are the
 // Hub's safetensors counts (huggingface.co/api/models/zai-org/GLM-5: {"BF16": 753864119552}; GLM-5.2: 753.33 B,
 // as quoted in a public model survey in the code index, id 58825361617), which include the MTP layer our count
-// leaves out (docs/budget-model.md, "DeepSeek MTP is not counted").
+// leaves out (docs/budget-model.md, "DeepSeek MTP is not counted"). Those are the bf16 tensors only: each MoE
+// layer's e_score_correction_bias (noaux_tc routing; vLLM's deepseek_v2.py loads it, and without it the router
+// would read uninitialised memory) is a float32 buffer in transformers' router, so it is saved as F32, outside
+// that count: 256 a layer, 75 MoE layers and the MTP layer's.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -59,9 +62,10 @@ TEST_CASE("GLM-5: every layer's DSA indexer is counted; with the MTP layer the c
     // wk 6144 -> 128, weights_proj 6144 -> 32, k_norm a LayerNorm of 128 (weight and bias):
     // 8,388,608 + 786,432 + 196,608 + 256 = 9,371,904; 78 layers: 731,008,512.
     const ModelSpec glm5 = fixture("zai-org/GLM-5");
-    CHECK(total(glm5) == 743180190720LL + 78 * 9371904LL);
-    CHECK(total(glm5) == 743911199232LL);
-    CHECK(with_mtp_layer("zai-org/GLM-5") == 753864119552LL);
+    const int64_t biases = 75 * 256;
+    CHECK(total(glm5) == 743180190720LL + 78 * 9371904LL + biases);
+    CHECK(total(glm5) == 743911199232LL + biases);
+    CHECK(with_mtp_layer("zai-org/GLM-5") == 753864119552LL + biases + 256);
 }
 
 TEST_CASE("GLM-5.2: only the 21 layers that run their own indexer hold one (IndexShare)") {
@@ -71,8 +75,9 @@ TEST_CASE("GLM-5.2: only the 21 layers that run their own indexer hold one (Inde
     const ModelSpec glm52 = fixture("zai-org/GLM-5.2");
     CHECK(std::count_if(glm52.layers.begin(), glm52.layers.end(),
                         [](const Layer& l) { return l.index_head_dim > 0; }) == 21);
-    CHECK(total(glm52) == 743911199232LL - 57 * 9371904LL);
-    CHECK(with_mtp_layer("zai-org/GLM-5.2") == 753329921024LL);
+    const int64_t biases = 75 * 256;  // F32, outside the published bf16 count (above)
+    CHECK(total(glm52) == 743911199232LL - 57 * 9371904LL + biases);
+    CHECK(with_mtp_layer("zai-org/GLM-5.2") == 753329921024LL + biases + 256);
 }
 
 TEST_CASE("DeepSeek-V3.2: DeepSeek-V3's 671,026,419,200 plus 61 indexers of 64 heads") {
