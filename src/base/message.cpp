@@ -387,6 +387,10 @@ const std::vector<MessageTemplate>& message_templates() {
          "vLLM: weights per GPU include this model's MoE router score correction bias in float32 ({bytes} more than "
          "at the checkpoint's width); the gate itself keeps the checkpoint's width on this GPU, whose router kernel "
          "reads it so, and is float32 on GPUs without one"},
+        {"vllm_fp32_score_bias",
+         "vLLM: weights per GPU include this model's MoE router score correction bias in float32, as its model class "
+         "creates it whatever the checkpoint's dtype ({bytes} more than at the checkpoint's width), which vLLM counts "
+         "in \"Model loading took\"; the gate keeps the checkpoint's width"},
         {"vllm_rope_cache",
          "vLLM: weights per GPU include the RoPE cos/sin caches the model builds at load ({bytes}: positions x rotary "
          "dimension for each distinct RoPE, in the model dtype unless the model forces one), which vLLM counts in "

@@ -152,27 +152,43 @@ bool router_gate_kernel(const Ctx& c, const VllmRelease& rel) {
            (c.gpu->compute_capability == 90 || c.gpu->compute_capability / 10 == 10);
 }
 
-// MoE router (gate) weights, and their score correction bias, that the model class creates in float32 whatever the
-// checkpoint's dtype (VllmRelease::fp32_router_*): vLLM counts them in "Model loading took" at 4 bytes a parameter,
-// the checkpoint's share at the served float width. Every tensor-parallel rank holds a whole copy (replicated
-// linears). Per pipeline stage: its MoE layers' (a drafter's own gate is not counted).
+// Which parts of a MoE router the model class creates in float32 whatever the checkpoint's dtype.
+struct Fp32Router {
+    bool gate = false;  // the gate's weights (one row an expert)
+    bool bias = false;  // the score correction bias (one entry an expert)
+};
+
+Fp32Router fp32_router(const Ctx& c, const VllmRelease& rel) {
+    const std::string t = lower(c.m.model_type);
+    if (((t == "glm4_moe" || t == "glm4v_moe") && rel.fp32_router_glm4_moe) ||
+        (t == "ernie4_5_moe" && rel.fp32_router_ernie45) || t == "step3p5" || t == "mimo_v2_flash" || t == "mimo_v2")
+        return {true, true};
+    if (t == "nemotron_h") return {!router_gate_kernel(c, rel), true};
+    // deepseek_v2.py's classes (DeepseekV3ForCausalLM serves Kimi K2, GlmMoeDsaForCausalLM subclasses it) keep the
+    // gate in the model dtype.
+    if ((t == "deepseek_v3" || t == "deepseek_v32" || t == "kimi_k2" || t == "glm_moe_dsa") &&
+        rel.fp32_score_bias_deepseek)
+        return {false, true};
+    return {};
+}
+
+// MoE router (gate) weights and score correction biases that the model class creates in float32 (fp32_router):
+// vLLM counts them in "Model loading took" at 4 bytes a parameter, the checkpoint's share at the served float width.
+// Every tensor-parallel rank holds a whole copy (replicated linears). Per pipeline stage: its MoE layers' (a
+// drafter's own gate is not counted).
 std::vector<int64_t> fp32_router_bytes(const Ctx& c, const VllmRelease& rel, const BudgetResult& r) {
     const ModelSpec& m = c.m;
-    const std::string t = lower(m.model_type);
-    const bool fp32 = ((t == "glm4_moe" || t == "glm4v_moe") && rel.fp32_router_glm4_moe) ||
-                      (t == "ernie4_5_moe" && rel.fp32_router_ernie45) || t == "step3p5" || t == "mimo_v2_flash" ||
-                      t == "mimo_v2" || t == "nemotron_h";
-    const bool fp32_gate = !router_gate_kernel(c, rel);
+    const Fp32Router fp32 = fp32_router(c, rel);
     const int64_t widen = 4 - static_cast<int64_t>(c.fmt.float_bytes);
     const std::vector<int64_t> none(r.stages.size(), 0);
-    if (!fp32 || c.fmt.gguf || widen <= 0 || m.dims.num_experts <= 0) return none;
+    if (!(fp32.gate || fp32.bias) || c.fmt.gguf || widen <= 0 || m.dims.num_experts <= 0) return none;
     auto pc = count_params(m);
     if (!pc) return none;
     std::vector<int64_t> per_layer(m.layers.size(), 0);
     // The gate (one row an expert; a shared expert's gate has one) and the vectors params.cpp marks as its own.
     for (const TensorGroup& g : pc->tensors) {
-        const bool gate = fp32_gate && g.role == TensorRole::Router && g.rows == m.dims.num_experts;
-        const bool bias = g.router_vector && g.cols == m.dims.num_experts;
+        const bool gate = fp32.gate && g.role == TensorRole::Router && g.rows == m.dims.num_experts;
+        const bool bias = fp32.bias && g.router_vector && g.cols == m.dims.num_experts;
         if ((gate || bias) && g.layer >= 0 && size_t(g.layer) < per_layer.size())
             per_layer[size_t(g.layer)] = sat_add(per_layer[size_t(g.layer)], sat_mul(g.params(), widen));
     }
@@ -463,7 +479,9 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
         router_most = std::max(router_most, router[s]);
     }
     if (router_most > 0)
-        r.notes.push_back(note(router_gate_kernel(c, *rel) ? "vllm_fp32_router_bias" : "vllm_fp32_router",
+        r.notes.push_back(note(fp32_router(c, *rel).gate     ? "vllm_fp32_router"
+                               : router_gate_kernel(c, *rel) ? "vllm_fp32_router_bias"
+                                                             : "vllm_fp32_score_bias",
                                {{"bytes", format_bytes(router_most)}}));
     const std::vector<int64_t> pools = kv_pools(c, r, buffers);
     if (r.ep > 1)

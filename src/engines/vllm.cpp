@@ -105,6 +105,10 @@ constexpr VllmChange kVllmErnie45Fp32Gate = {11, 1, 11, 0, 1, 76, 1};
 //    only where no specialized router kernel runs. PR #35121, 2026-02-27 (38c498b8e, v0.16.1rc0-36), first in
 //    v0.17.0rc0; from its first MoE support (PR #25863, 0.11.1) to then, ReplicatedLinear(params_dtype=float32).
 constexpr VllmChange kVllmGateLinear = {17, 0, 16, 1, 0, 36};
+//  DeepSeek-V3's e_score_correction_bias as torch.empty(n_routed_experts, dtype=torch.float32) (models/deepseek_v2.py,
+//    every class there with noaux_tc routing): PR #23640, 2025-08-26 (fdeb3dac1, v0.10.1rc1-240), first in
+//    v0.10.2rc1; before, the model dtype.
+constexpr VllmChange kVllmDeepseekFp32ScoreBias = {10, 2, 10, 1, 1, 240, 1};
 //  MLA block sizes forced in CudaPlatform.check_and_update_config until PR #35122 (reapplied 2026-03-09,
 //    77a73458e, v0.17.0rc0-174): v0.17.1's cuda.py still forces them, v0.18.0's does not.
 constexpr VllmChange kVllmMlaPreferred = {18, 0, 17, 0, 0, 174};
@@ -374,6 +378,7 @@ Result<VllmRelease> vllm_release(const std::string& version) {
     r.fp32_router_glm4_moe = has(kVllmGlm4MoeFp32Gate);
     r.fp32_router_ernie45 = has(kVllmErnie45Fp32Gate);
     r.gate_linear = has(kVllmGateLinear);
+    r.fp32_score_bias_deepseek = has(kVllmDeepseekFp32ScoreBias);
     r.mamba_prefix = has(kVllmMambaPrefixProtocol)  ? VllmMambaPrefix::Declared
                      : has(kVllmMambaPrefixCaching) ? VllmMambaPrefix::Mamba2List
                                                     : VllmMambaPrefix::Off;

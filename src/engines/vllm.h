@@ -133,6 +133,9 @@ struct VllmRelease {
     // or 10.x, where a bias-free gate has a specialized kernel; before, float32 on every GPU. Its score correction
     // bias is float32 throughout.
     bool gate_linear = true;
+    // DeepSeek-V3's score correction bias in float32 (deepseek_v2.py, PR #23640, 0.10.2 on), its gate in the model
+    // dtype: DeepSeek-V3 / V3.2, Kimi K2, GLM-5.
+    bool fp32_score_bias_deepseek = true;
     // The spellings `vllm serve --kv-cache-dtype` takes (CacheConfig's CacheDType), in the order argparse lists them.
     std::vector<std::string> kv_cache_dtypes;
     // `vllm serve`'s batch defaults (EngineArgs.get_batch_defaults) on a GPU of 160 GiB or more: 16,384 batched

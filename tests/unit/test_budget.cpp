@@ -525,6 +525,35 @@ TEST_CASE("vLLM: Nemotron-H's MoE router in float32 by GPU and release") {
     }
 }
 
+// vLLM's deepseek_v2.py creates a noaux_tc router's e_score_correction_bias in float32 (PR #23640, first in 0.10.2)
+// and keeps the gate in the model dtype; its classes serve DeepSeek-V3 / V3.2, Kimi K2 and GLM-5. One bias of 256
+// (Kimi K2: 384) a MoE layer, 2 bytes more each than at bf16's width, on every rank.
+TEST_CASE("vLLM: DeepSeek-V3's score correction bias in float32 from 0.10.2, its gate at the checkpoint's width") {
+    const auto run = [](const std::string& id, const std::string& version) {
+        kvb::BudgetInputs in;
+        in.gpu = "h200";
+        in.gpu_count = 8;
+        in.context = 32768;
+        in.engine_version = version;
+        auto b = kvb::compute_budget(fixture(id), in);
+        REQUIRE(b.ok());
+        std::pair<std::string, std::string> note;
+        for (const auto& n : b.value().notes)
+            if (n.code.rfind("vllm_fp32_", 0) == 0) note = {n.code, n.param("bytes")};
+        return std::make_pair(b.value().weights_per_gpu_bytes, note);
+    };
+    const auto before = run("deepseek-ai/DeepSeek-V3", "0.10.1");
+    const auto after = run("deepseek-ai/DeepSeek-V3", "0.10.2");
+    CHECK(before.second.first.empty());
+    CHECK(after.first - before.first == 58LL * 256 * 2);
+    CHECK(after.second == std::make_pair(std::string("vllm_fp32_score_bias"), std::string("29.00 KiB")));
+    CHECK(run("deepseek-ai/DeepSeek-V3", "").first == after.first);
+    CHECK(run("deepseek-ai/DeepSeek-V3.2", "").second.second == "29.00 KiB");
+    CHECK(run("moonshotai/Kimi-K2-Instruct", "").second ==
+          std::make_pair(std::string("vllm_fp32_score_bias"), kvb::format_bytes(60LL * 384 * 2)));
+    CHECK(run("zai-org/GLM-5", "").second.second == kvb::format_bytes(75LL * 256 * 2));
+}
+
 // vLLM's Falcon (models/falcon.py) builds a rotary embedding unless the config says alibi, over
 // getattr(config, "max_position_embeddings", 8192) positions: falcon-7b's RefinedWeb config (vLLM's
 // RWConfig) has none, so 8,192 x 64 x 2 B; a model_type falcon config falls back on FalconConfig's 2,048.
