@@ -219,6 +219,9 @@ const std::vector<MessageTemplate>& message_templates() {
         {"vllm_tp_kv_heads",
          "Total number of key/value heads ({heads}) cannot be split or replicated evenly across tensor parallel size "
          "({tp})."},
+        {"vllm_tp_layer_heads",
+         "AssertionError in the model's attention: a layer's {heads} query heads (num_attention_heads_per_layer) are "
+         "not divisible by tensor parallel size ({tp})"},
         {"vllm_tp_linear_heads",
          "Number of linear value heads ({heads}) must be divisible by tensor parallel size ({tp})."},
         {"vllm_tp_mamba_heads", "Number of mamba heads ({heads}) must be divisible by tensor parallel size ({tp})."},

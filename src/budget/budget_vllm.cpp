@@ -165,10 +165,11 @@ Fp32Router fp32_router(const Ctx& c, const VllmRelease& rel) {
         return {true, true};
     if (t == "nemotron_h") return {!router_gate_kernel(c, rel), true};
     // deepseek_v2.py's classes (DeepseekV3ForCausalLM serves Kimi K2, GlmMoeDsaForCausalLM subclasses it) keep the
-    // gate in the model dtype.
+    // gate in the model dtype; so does Laguna, whose bias has been float32 since vLLM first served it (laguna.py).
     if ((t == "deepseek_v3" || t == "deepseek_v32" || t == "kimi_k2" || t == "glm_moe_dsa") &&
         rel.fp32_score_bias_deepseek)
         return {false, true};
+    if (t == "laguna") return {false, true};
     return {};
 }
 

@@ -564,6 +564,10 @@ Result<bool> check_tp(const ModelSpec& m, int64_t tp) {
     if (heads > 0 && heads % tp != 0)
         return refuse(note("vllm_tp_heads", {{"heads", to_string(heads)}, {"tp", to_string(tp)}}));
     for (const Layer& l : m.layers) {
+        // A layer of its own head count (Laguna's num_attention_heads_per_layer): the config's check above passes on
+        // num_attention_heads, and the layer's attention asserts total_num_heads % tp_size == 0 as it is built.
+        if (l.q_heads > 0 && l.q_heads % tp != 0)
+            return refuse(note("vllm_tp_layer_heads", {{"heads", to_string(l.q_heads)}, {"tp", to_string(tp)}}));
         if (l.kind == LayerKind::Full || l.kind == LayerKind::Sliding || l.kind == LayerKind::Chunked) {
             // QKVParallelLinear: KV heads are either split evenly or replicated evenly.
             const int64_t h = l.kv_heads;

@@ -166,6 +166,7 @@ const char* const kKnownTypes[] = {"llama",
                                    "gemma4",
                                    "gemma4_text",
                                    "glm_moe_dsa",
+                                   "laguna",
                                    "step3p5"};
 
 bool is_known_type(const std::string& t) {
@@ -618,6 +619,55 @@ struct Builder {
             for (int64_t i = 1; i < n_layers; ++i) mlp[static_cast<size_t>(i)] = 2;
         }
         m.dims.layer_mlp = std::move(mlp);
+        return true;
+    }
+
+    // Laguna (vLLM's laguna.py): each layer's query heads (num_attention_heads_per_layer, Laguna-XS: 48 on the full
+    // layers, 64 on the sliding ones; the KV heads stay num_key_value_heads), a dense MLP of intermediate_size
+    // where mlp_layer_types says "dense", and a g_proj gating the attention's output (gating: true or "per-head"
+    // one gate a head, "per-element" one a channel).
+    Result<bool> laguna() {
+        WeightDims& d = m.dims;
+        if (const json* ph = r.find({"num_attention_heads_per_layer"})) {
+            if (!ph->is_array())
+                return err("bad_value", "not_array",
+                           {{"field", "num_attention_heads_per_layer"}, {"got", json_type_name(*ph)}});
+            if (ph->size() != m.layers.size()) return length_mismatch("num_attention_heads_per_layer", ph->size());
+            for (size_t i = 0; i < ph->size(); ++i) {
+                auto q =
+                    r.int_value((*ph)[i], "num_attention_heads_per_layer[" + std::to_string(i) + "]", 1, kMaxHeads);
+                if (!q) return q.error();
+                m.layers[i].q_heads = q.value();
+            }
+        }
+        if (const json* mt = r.find({"mlp_layer_types"}); mt && d.num_experts > 0) {
+            if (!mt->is_array())
+                return err("bad_value", "not_array", {{"field", "mlp_layer_types"}, {"got", json_type_name(*mt)}});
+            if (mt->size() != m.layers.size()) return length_mismatch("mlp_layer_types", mt->size());
+            d.layer_mlp.assign(m.layers.size(), 2);
+            for (size_t i = 0; i < mt->size(); ++i) {
+                const std::string field = "mlp_layer_types[" + std::to_string(i) + "]";
+                const json& v = (*mt)[i];
+                if (!v.is_string())
+                    return err("bad_value", "not_string", {{"field", field}, {"got", json_type_name(v)}});
+                const std::string kind = v.get<std::string>();
+                if (kind != "dense" && kind != "sparse")
+                    return err("bad_value", "unknown_layer_type", {{"field", field}, {"value", kind}});
+                d.layer_mlp[i] = kind == "dense" ? 1 : 2;
+            }
+        }
+        if (const json* g = r.find({"gating"})) {
+            if (g->is_boolean())
+                d.attn_gate = g->get<bool>() ? 1 : 0;
+            else if (g->is_string() && g->get<std::string>() == "per-head")
+                d.attn_gate = 1;
+            else if (g->is_string() && g->get<std::string>() == "per-element")
+                d.attn_gate = 2;
+            else
+                return err("bad_value", "unknown_layer_type",
+                           {{"field", "gating"}, {"value", g->is_string() ? g->get<std::string>() : short_dump(*g)}});
+        }
+        m.dims.sliding_sinks = r.optional_bool("swa_attention_sink_enabled").value_or(false);
         return true;
     }
 
@@ -1550,7 +1600,7 @@ struct Builder {
         // Step3p5ForCausalLM always builds its own lm_head (and the GGUFs carry output.weight), whatever the config.
         if (type == "step3p5") {
             d.tie_word_embeddings = false;
-            d.head_wise_gate = r.optional_bool("use_head_wise_attn_gate").value_or(false);
+            d.attn_gate = r.optional_bool("use_head_wise_attn_gate").value_or(false) ? 1 : 0;
         }
         const json* bias = r.find_anywhere("attention_bias");
         d.attention_bias = bias && bias->is_boolean() && bias->get<bool>();
@@ -1639,6 +1689,8 @@ struct Builder {
                 }
             }
         }
+        if (type == "laguna")
+            if (auto ok = laguna(); !ok) return ok;
         d.max_position_embeddings = m.max_position_embeddings;
         d.vision_params = m.family == "gemma4" ? gemma4_vision_params() : vision_params();
         if (d.vision_params < 0)

@@ -69,8 +69,9 @@ Family family_of(const ModelSpec& m) {
     if (t == "mpt") f.fused_qkv = true;
     if (t == "phi3") f.fused_qkv = true;  // qkv_proj / gate_up_proj fused in the checkpoint
     if (is_one_of(t, {"deepseek_v3", "deepseek_v32", "deepseek_v4", "deepseek_ref", "kimi_k2", "glm4_moe",
-                      "glm_moe_dsa", "kimi_linear", "mimo_v2_flash", "mimo_v2"}))
-        f.score_bias = true;  // noaux_tc routing: the gate's e_score_correction_bias (MiMoV2MoE too)
+                      "glm_moe_dsa", "kimi_linear", "mimo_v2_flash", "mimo_v2", "laguna"}))
+        f.score_bias = true;  // noaux_tc routing: the gate's e_score_correction_bias (MiMoV2MoE, LagunaMoE too)
+    if (t == "laguna") f.qk_norm = 1;  // LagunaAttention's q_norm and k_norm over head_dim
     if (t == "kimi_linear") f.kda = true;
     if (is_one_of(t, {"gemma4", "gemma4_text"})) {
         f.gemma4 = true;
@@ -192,7 +193,7 @@ struct Counter {
         if (f.qk_norm == 1) b.vec(li, qd + L.k_head_dim);
         if (f.qk_norm == 2) b.vec(li, q_rows + k_rows);
         if (f.sinks || (d.sliding_sinks && L.kind == LayerKind::Sliding)) b.vec(li, qh);
-        if (d.head_wise_gate) b.add(TensorRole::AttnQ, li, qh, h);  // Step3p5Attention's g_proj
+        if (d.attn_gate > 0) b.add(TensorRole::AttnQ, li, d.attn_gate == 1 ? qh : q_rows, h);  // g_proj
         // MiniMax-M3's MSA indexer (vLLM folds index_q_proj / index_k_proj into the layer's qkv_proj): index_heads
         // query heads and one key head of index_head_dim, and their per-head norms.
         if (L.index_head_dim > 0 && L.kind == LayerKind::Full) {

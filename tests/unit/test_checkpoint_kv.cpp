@@ -250,7 +250,7 @@ TEST_CASE("checkpoint KV: compressed-tensors kv_cache_scheme caches fp8 from 0.1
     const kvb::BudgetResult forced = vllm_on(m, "h100-sxm", 32768, "0.21.0", "bfloat16");
     CHECK(forced.kv_cache_dtype == "fp8");
     CHECK(has_note(forced, "vllm_kv_scheme_over_flag"));
-    CHECK(forced.capacity.log_lines.at(0) == "GPU KV cache size: 1,047,472 tokens");
+    CHECK(forced.capacity.log_lines.at(0) == "GPU KV cache size: 1,054,154 tokens");
     // A spelling the release refuses is refused in its words, not made fp8 by the scheme.
     kvb::BudgetInputs bad;
     bad.gpu = "h100-sxm";
@@ -263,7 +263,7 @@ TEST_CASE("checkpoint KV: compressed-tensors kv_cache_scheme caches fp8 from 0.1
           0);
     const kvb::BudgetResult chosen = vllm_on(m, "h100-sxm", 32768, "0.22.0", "bfloat16");
     CHECK(chosen.kv_cache_dtype == "bfloat16");
-    CHECK(chosen.capacity.log_lines.at(0) == "GPU KV cache size: 523,736 tokens");
+    CHECK(chosen.capacity.log_lines.at(0) == "GPU KV cache size: 527,072 tokens");
 }
 
 // The answer's KV section follows the pool's dtype whatever set it (before, DeepSeek-V4's fp8_ds_mla
