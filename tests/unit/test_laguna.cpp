@@ -133,3 +133,35 @@ TEST_CASE("Laguna-XS.2 under vLLM: the score correction bias in float32, 39 MoE 
         if (n.code == "vllm_fp32_score_bias") bias = n.param("bytes");
     CHECK(bias == "19.50 KiB");  // 39 x 256 x 2 B
 }
+
+// poolside/Laguna-S-2.1-FP8 says the same things another way: mlp_only_layers [0] with decoder_sparse_step 1 instead of
+// mlp_layer_types, gating "per-head", 48 query heads on its 12 full layers and 72 on its 36 sliding ones (hidden
+// 3,072), 256 experts of 1,024 and a shared one; its ignore list keeps layer 0's dense MLP and the shared experts in
+// bf16 too, so only the routed experts are fp8.
+TEST_CASE("Laguna-S-2.1: 117,561,977,600 parameters, 121,603,479,040 bytes with only the routed experts fp8") {
+    const ModelSpec m = fixture("poolside/Laguna-S-2.1-FP8");
+    CHECK_FALSE(m.generic);
+    REQUIRE(m.layers.size() == 48);
+    CHECK(m.layers[0].q_heads == 48);
+    CHECK(m.layers[1].q_heads == 72);
+    CHECK(m.dims.attn_gate == 1);
+    CHECK(m.dims.layer_mlp[0] == 1);
+    CHECK(m.dims.layer_mlp[47] == 2);
+    // full: 2 x 3,072 x 6,144 + 2 x 3,072 x 1,024 + 3,072 x 48; sliding: 2 x 3,072 x 9,216 + ... + 3,072 x 72.
+    const int64_t attn = 12 * 44187648LL + 36 * 63135744LL;
+    // 47 MoE layers: 257 experts of 3 x 3,072 x 1,024, the router and its biases; layer 0: 3 x 3,072 x 12,288.
+    const int64_t routed = 47 * 256 * 3 * 3072 * 1024LL;
+    const int64_t mlp = routed + 47 * (3 * 3072 * 1024LL + 256 * 3072 + 256) + 3 * 3072 * 12288LL;
+    const int64_t rest = 48 * (2 * 3072 + 2 * 128) + 3072 + 2 * 100352LL * 3072;
+    auto pc = count_params(m);
+    REQUIRE(pc.ok());
+    CHECK(pc->total == attn + mlp + rest);
+    CHECK(pc->total == 117561977600LL);
+    auto f = weight_format("auto", m);
+    REQUIRE(f.ok());
+    auto b = weight_bytes(m, f.value());
+    REQUIRE(b.ok());
+    // A 3,072 x 1,024 matrix holds 24 x 8 blocks of 128 x 128, one fp32 scale each.
+    CHECK(b->bytes == routed + 47 * 256 * 3 * 192 * 4LL + (pc->total - routed) * 2);
+    CHECK(b->bytes == 121603479040LL);
+}

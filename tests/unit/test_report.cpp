@@ -122,7 +122,7 @@ TEST_CASE("the transformers view gives exactly transformers_cache's bytes, for e
         ++checked;
     }
     closedir(d);
-    CHECK(checked == 56);  // and the DeepSeek-V4 and MiniMax-M3 fixtures, refused
+    CHECK(checked == 57);  // and the DeepSeek-V4 and MiniMax-M3 fixtures, refused
 }
 
 TEST_CASE("engine element types and their refusals") {
