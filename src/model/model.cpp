@@ -667,7 +667,7 @@ struct Builder {
                 return err("bad_value", "unknown_layer_type",
                            {{"field", "gating"}, {"value", g->is_string() ? g->get<std::string>() : short_dump(*g)}});
         }
-        m.dims.sliding_sinks = r.optional_bool("swa_attention_sink_enabled").value_or(false);
+        d.sliding_sinks = r.optional_bool("swa_attention_sink_enabled").value_or(false);
         return true;
     }
 

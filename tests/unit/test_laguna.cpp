@@ -85,6 +85,10 @@ TEST_CASE("Laguna: gating per element, per head or off, and its lists checked ag
     REQUIRE(base.ok());
     REQUIRE(wide.ok());
     CHECK(wide->total - base->total == 2048LL * (10 * 48 * 127 + 30 * 64 * 127));
+    // swa_attention_sink_enabled: one sink logit a query head on each sliding layer (LagunaAttention's sink).
+    auto sinks = with("swa_attention_sink_enabled", true);
+    REQUIRE(sinks.ok());
+    CHECK(count_params(sinks.value())->total - base->total == 30 * 64);
     auto off = with("gating", false);
     REQUIRE(off.ok());
     CHECK(off->dims.attn_gate == 0);
