@@ -95,6 +95,7 @@ const std::vector<MessageTemplate>& message_templates() {
          "{model}: num_attention_heads ({heads}) is not a multiple of {field} ({kv_heads})"},
         {"group_not_divisor", "{model}: {field} ({group}) does not divide num_attention_heads ({heads})"},
         {"unknown_layer_type", "{model}: {field} is '{value}', which is not a known layer type"},
+        {"unknown_choice", "{model}: {field} is '{value}' (expected one of: {list})"},
         {"bad_pattern_letter",
          "{model}: hybrid_override_pattern has '{letter}' at position {position} (expected M, *, - or E)"},
         {"mla_head_dims_zero", "{model}: qk_rope_head_dim and qk_nope_head_dim are both 0"},

@@ -152,18 +152,23 @@ bool router_gate_kernel(const Ctx& c, const VllmRelease& rel) {
            (c.gpu->compute_capability == 90 || c.gpu->compute_capability / 10 == 10);
 }
 
-// Which parts of a MoE router the model class creates in float32 whatever the checkpoint's dtype.
+// Which parts of a MoE router the model class creates in float32 whatever the checkpoint's dtype, and the note that
+// says so: the gate (with its bias); the bias alone where a router kernel reads the gate as it is (Nemotron-H); the
+// bias alone by the class's own choice.
 struct Fp32Router {
     bool gate = false;  // the gate's weights (one row an expert)
     bool bias = false;  // the score correction bias (one entry an expert)
+    const char* note = "vllm_fp32_score_bias";
 };
 
 Fp32Router fp32_router(const Ctx& c, const VllmRelease& rel) {
     const std::string t = lower(c.m.model_type);
     if (((t == "glm4_moe" || t == "glm4v_moe") && rel.fp32_router_glm4_moe) ||
         (t == "ernie4_5_moe" && rel.fp32_router_ernie45) || t == "step3p5" || t == "mimo_v2_flash" || t == "mimo_v2")
-        return {true, true};
-    if (t == "nemotron_h") return {!router_gate_kernel(c, rel), true};
+        return {true, true, "vllm_fp32_router"};
+    if (t == "nemotron_h")
+        return router_gate_kernel(c, rel) ? Fp32Router{false, true, "vllm_fp32_router_bias"}
+                                          : Fp32Router{true, true, "vllm_fp32_router"};
     // deepseek_v2.py's classes (DeepseekV3ForCausalLM serves Kimi K2, GlmMoeDsaForCausalLM subclasses it) keep the
     // gate in the model dtype; so does Laguna, whose bias has been float32 since vLLM first served it (laguna.py).
     if ((t == "deepseek_v3" || t == "deepseek_v32" || t == "kimi_k2" || t == "glm_moe_dsa") &&
@@ -177,9 +182,8 @@ Fp32Router fp32_router(const Ctx& c, const VllmRelease& rel) {
 // vLLM counts them in "Model loading took" at 4 bytes a parameter, the checkpoint's share at the served float width.
 // Every tensor-parallel rank holds a whole copy (replicated linears). Per pipeline stage: its MoE layers' (a
 // drafter's own gate is not counted).
-std::vector<int64_t> fp32_router_bytes(const Ctx& c, const VllmRelease& rel, const BudgetResult& r) {
+std::vector<int64_t> fp32_router_bytes(const Ctx& c, const Fp32Router& fp32, const BudgetResult& r) {
     const ModelSpec& m = c.m;
-    const Fp32Router fp32 = fp32_router(c, rel);
     const int64_t widen = 4 - static_cast<int64_t>(c.fmt.float_bytes);
     const std::vector<int64_t> none(r.stages.size(), 0);
     if (!(fp32.gate || fp32.bias) || c.fmt.gguf || widen <= 0 || m.dims.num_experts <= 0) return none;
@@ -472,18 +476,15 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
             r.notes.push_back(note("vllm_nvfp4_out_buffer",
                                    {{"bytes", format_bytes(most)}, {"tokens", with_commas(r.max_num_batched_tokens)}}));
     }
-    const std::vector<int64_t> router = fp32_router_bytes(c, *rel, r);
+    const Fp32Router fp32 = fp32_router(c, *rel);
+    const std::vector<int64_t> router = fp32_router_bytes(c, fp32, r);
     if (buffers.size() < router.size()) buffers.resize(router.size(), 0);
     int64_t router_most = 0;
     for (size_t s = 0; s < router.size(); ++s) {
         buffers[s] = sat_add(buffers[s], router[s]);
         router_most = std::max(router_most, router[s]);
     }
-    if (router_most > 0)
-        r.notes.push_back(note(fp32_router(c, *rel).gate     ? "vllm_fp32_router"
-                               : router_gate_kernel(c, *rel) ? "vllm_fp32_router_bias"
-                                                             : "vllm_fp32_score_bias",
-                               {{"bytes", format_bytes(router_most)}}));
+    if (router_most > 0) r.notes.push_back(note(fp32.note, {{"bytes", format_bytes(router_most)}}));
     const std::vector<int64_t> pools = kv_pools(c, r, buffers);
     if (r.ep > 1)
         r.notes.push_back(note("vllm_ep", {{"total", std::to_string(m.dims.num_experts)},

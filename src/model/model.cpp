@@ -664,8 +664,10 @@ struct Builder {
             else if (g->is_string() && g->get<std::string>() == "per-element")
                 d.attn_gate = 2;
             else
-                return err("bad_value", "unknown_layer_type",
-                           {{"field", "gating"}, {"value", g->is_string() ? g->get<std::string>() : short_dump(*g)}});
+                return err("bad_value", "unknown_choice",
+                           {{"field", "gating"},
+                            {"value", g->is_string() ? g->get<std::string>() : short_dump(*g)},
+                            {"list", "true, false, per-head, per-element"}});
         }
         d.sliding_sinks = r.optional_bool("swa_attention_sink_enabled").value_or(false);
         return true;

@@ -95,7 +95,8 @@ TEST_CASE("Laguna: gating per element, per head or off, and its lists checked ag
     CHECK(with("gating", "per-head")->dims.attn_gate == 1);
     auto bad = with("gating", "per-token");
     REQUIRE_FALSE(bad.ok());
-    CHECK(bad.error().message == "poolside/Laguna-XS.2-FP8: gating is 'per-token', which is not a known layer type");
+    CHECK(bad.error().message ==
+          "poolside/Laguna-XS.2-FP8: gating is 'per-token' (expected one of: true, false, per-head, per-element)");
     auto short_heads = with("num_attention_heads_per_layer", nlohmann::json::array({48, 64}));
     REQUIRE_FALSE(short_heads.ok());
     CHECK(short_heads.error().detail.code == "length_mismatch");
