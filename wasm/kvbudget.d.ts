@@ -305,8 +305,11 @@ export interface Answer {
   chart_capacity_bytes: number;
   /** The RoPE scaling the model card documents (Qwen3: YaRN x4 from 32,768), null when none. */
   rope_offer: RopeScaling | null;
-  /** When the answer is no (or not all on the GPU) and an 8-bit KV cache would put it all on the GPU. */
+  /** When the answer is no (or not all on the GPU) and other settings of the same GPUs would put it all there:
+   *  an 8-bit KV cache, expert parallelism, fewer TP ranks times pipeline stages. */
   advice: Message | null;
+  /** The inputs that advice was computed with (null without one): what taking it sets. */
+  advice_inputs: BudgetInputs | null;
   kv: KvReport;
 }
 

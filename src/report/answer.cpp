@@ -17,10 +17,16 @@ bool all_on_gpu(const BudgetResult& b) {
     return b.fits && b.all_seqs_fit && !b.fits_offload;
 }
 
+// An advice and the inputs it was computed with.
+struct Advice {
+    Message note;
+    BudgetInputs inputs;
+};
+
 // The same question with an 8-bit KV cache, when the asked one is 16 or 32 bits: vLLM's fp8, or
 // llama.cpp's q8_0 for K and V. Only a change of verdict is worth saying on the first screen.
-std::optional<Message> kv_advice(const ModelSpec& m, const BudgetInputs& in, const ModelSpec* draft,
-                                 const BudgetResult& b) {
+std::optional<Advice> kv_advice(const ModelSpec& m, const BudgetInputs& in, const ModelSpec* draft,
+                                const BudgetResult& b) {
     if (all_on_gpu(b) || in.engine == BudgetEngine::Transformers) return std::nullopt;
     const bool vllm = in.engine == BudgetEngine::Vllm;
     const std::string v = b.kv_cache_dtype_v.empty() ? b.kv_cache_dtype : b.kv_cache_dtype_v;
@@ -32,7 +38,8 @@ std::optional<Message> kv_advice(const ModelSpec& m, const BudgetInputs& in, con
     alt.kv_cache_dtype_v = vllm ? "" : "q8_0";
     auto r = compute_budget(m, alt, draft);
     if (!r || !all_on_gpu(r.value())) return std::nullopt;
-    return note(vllm ? "advice_vllm_fp8_kv" : "advice_llamacpp_q8_kv", {{"max", with_commas(r->max_context)}});
+    return Advice{note(vllm ? "advice_vllm_fp8_kv" : "advice_llamacpp_q8_kv", {{"max", with_commas(r->max_context)}}),
+                  alt};
 }
 
 // vLLM refused at start-up for fp8 blocks that tensor parallelism splits off the grid: in an expert, or (experts_only
@@ -45,21 +52,21 @@ bool fp8_block_refused(const BudgetResult& b, bool experts_only) {
 
 // vLLM stopped by fp8 expert blocks that tensor parallelism splits: the same GPUs with --enable-expert-parallel,
 // which keeps each expert whole, when that starts and fits.
-std::optional<Message> ep_advice(const ModelSpec& m, const BudgetInputs& in, const ModelSpec* draft,
-                                 const BudgetResult& b) {
+std::optional<Advice> ep_advice(const ModelSpec& m, const BudgetInputs& in, const ModelSpec* draft,
+                                const BudgetResult& b) {
     if (in.engine != BudgetEngine::Vllm || in.expert_parallel || !fp8_block_refused(b, true)) return std::nullopt;
     BudgetInputs alt = in;
     alt.expert_parallel = true;
     auto r = compute_budget(m, alt, draft);
     if (!r || r->ep <= 1 || !all_on_gpu(r.value())) return std::nullopt;
-    return note("advice_vllm_ep", {{"max", with_commas(r->max_context)}});
+    return Advice{note("advice_vllm_ep", {{"max", with_commas(r->max_context)}}), alt};
 }
 
 // vLLM stopped by fp8 layers that tensor parallelism splits off the block grid: the same GPUs as fewer tensor-parallel
 // ranks times pipeline stages (vLLM's world size is their product), the largest TP that starts and fits. Pipeline
 // stages split by layers, so every rank's share of a linear stays whole blocks at the smaller TP.
-std::optional<Message> tp_pp_advice(const ModelSpec& m, const BudgetInputs& in, const ModelSpec* draft,
-                                    const BudgetResult& b) {
+std::optional<Advice> tp_pp_advice(const ModelSpec& m, const BudgetInputs& in, const ModelSpec* draft,
+                                   const BudgetResult& b) {
     if (in.engine != BudgetEngine::Vllm || !fp8_block_refused(b, false)) return std::nullopt;
     const int64_t world = b.tp * b.pp;
     for (int64_t tp = b.tp / 2; tp >= 1; tp /= 2) {
@@ -70,9 +77,10 @@ std::optional<Message> tp_pp_advice(const ModelSpec& m, const BudgetInputs& in, 
         auto r = compute_budget(m, alt, draft);
         if (!r || r->startup_refused) continue;  // more stages than layers, or blocks still off the grid
         if (!all_on_gpu(r.value())) return std::nullopt;
-        return note(
-            "advice_vllm_tp_pp",
-            {{"tp", std::to_string(tp)}, {"pp", std::to_string(world / tp)}, {"max", with_commas(r->max_context)}});
+        return Advice{note("advice_vllm_tp_pp", {{"tp", std::to_string(tp)},
+                                                 {"pp", std::to_string(world / tp)},
+                                                 {"max", with_commas(r->max_context)}}),
+                      alt};
     }
     return std::nullopt;
 }
@@ -87,9 +95,13 @@ Result<Answer> compute_answer(const ModelSpec& m, const BudgetInputs& in, const 
     auto budget = compute_budget(m, in, draft);
     if (budget) {
         a.budget = std::move(budget.value());
-        a.advice = ep_advice(m, in, draft, *a.budget);
-        if (!a.advice) a.advice = tp_pp_advice(m, in, draft, *a.budget);
-        if (!a.advice) a.advice = kv_advice(m, in, draft, *a.budget);
+        std::optional<Advice> advice = ep_advice(m, in, draft, *a.budget);
+        if (!advice) advice = tp_pp_advice(m, in, draft, *a.budget);
+        if (!advice) advice = kv_advice(m, in, draft, *a.budget);
+        if (advice) {
+            a.advice = std::move(advice->note);
+            a.advice_inputs = std::move(advice->inputs);
+        }
     } else {
         a.refusal = budget.error();
     }

@@ -30,9 +30,13 @@ struct Answer {
     std::optional<Error> refusal;           // why (vLLM's or the budget's own words)
     int64_t chart_capacity_bytes = 0;       // all GPUs, for the chart's memory line
     std::optional<RopeScaling> rope_offer;  // the RoPE scaling the model card documents, if any
-    // When the answer is no (or not all on the GPU) and an 8-bit KV cache would make it yes: what
-    // to pass (advice_vllm_fp8_kv, advice_llamacpp_q8_kv), from the same budget run with it.
+    // When the answer is no (or not all on the GPU) and other settings of the same GPUs would make it
+    // yes (an 8-bit KV cache, expert parallelism, fewer TP ranks times pipeline stages): what to pass,
+    // from the same budget run with them.
     std::optional<Message> advice;
+    // Those settings: the inputs that budget ran with, so a face that offers to take the advice sets
+    // exactly what was computed (the page's "Use these settings") instead of knowing each advice.
+    std::optional<BudgetInputs> advice_inputs;
     AnswerMetrics metrics;
 };
 

@@ -466,6 +466,7 @@ std::string answer_json(const Answer& a) {
         .set("chart_capacity_bytes", a.chart_capacity_bytes)
         .set_raw("rope_offer", rope_or_null(a.rope_offer))
         .set_raw("advice", a.advice ? message_text(*a.advice) : jv(nullptr))
+        .set_raw("advice_inputs", a.advice_inputs ? inputs_json(*a.advice_inputs) : jv(nullptr))
         .set_raw("kv", kv_report_json(a.kv))
         .text();
 }

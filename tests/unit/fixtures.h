@@ -4,10 +4,14 @@
 
 #include <cstdio>
 #include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
 #include "model/model.h"
+#include "report/answer.h"
+#include "report/json.h"
 
 namespace kvb::test {
 
@@ -34,6 +38,17 @@ inline ModelSpec fixture(const std::string& id) {
 // Path of a fixture config by file stem: config_path("Qwen--Qwen3-8B").
 inline std::string config_path(const std::string& stem) {
     return std::string(KVB_FIXTURES) + "/configs/" + stem + ".json";
+}
+
+// What an answer's advice changes, as its JSON says it to every face: each field of advice_inputs that
+// differs from inputs, with its JSON value ({"kv_cache_dtype": "\"fp8\""}); empty without an advice.
+inline std::map<std::string, std::string> advised_changes(const Answer& a) {
+    const auto j = nlohmann::json::parse(to_json_text(a));
+    std::map<std::string, std::string> out;
+    if (j["advice_inputs"].is_null()) return out;
+    for (const auto& [k, v] : j["advice_inputs"].items())
+        if (j["inputs"][k] != v) out[k] = v.dump();
+    return out;
 }
 
 struct CliRun {

@@ -669,6 +669,9 @@ TEST_CASE("the answer names the 8-bit KV cache that would make it fit") {
     REQUIRE(a->advice.has_value());
     CHECK(kvb::render_english(*a->advice) ==
           "with an fp8 KV cache (--kv-cache-dtype fp8) it fits: up to 40,960 tokens per sequence");
+    // The settings it was computed with, for a face to set: the asked ones with the fp8 cache, nothing else.
+    using Changes = std::map<std::string, std::string>;
+    CHECK(kvb::test::advised_changes(*a) == Changes{{"kv_cache_dtype", "\"fp8\""}});
     in.kv_cache_dtype = "fp8";
     CHECK_FALSE(kvb::compute_answer(q, in)->advice.has_value());  // already 8-bit
     in.kv_cache_dtype = "";
@@ -685,6 +688,11 @@ TEST_CASE("the answer names the 8-bit KV cache that would make it fit") {
     REQUIRE(l->advice.has_value());
     CHECK(l->advice->code == "advice_llamacpp_q8_kv");
     CHECK(l->advice->param("max") == "40,960");
+    CHECK(kvb::test::advised_changes(*l) == Changes{{"kv_cache_dtype", "\"q8_0\""}, {"kv_cache_dtype_v", "\"q8_0\""}});
+    in.kv_cache_dtype = in.kv_cache_dtype_v = "q8_0";
+    auto q8 = kvb::compute_answer(q, in);
+    CHECK_FALSE(q8->advice.has_value());
+    CHECK(kvb::test::advised_changes(*q8).empty());
 }
 
 // The advice and an asked fp8 cache follow the GPU (engines/vllm_startup.cpp vllm_fp8_kv_refusal, read at vLLM

@@ -69,6 +69,7 @@ TEST_CASE("expert parallel: Qwen3-30B-A3B-FP8 on 4 x RTX 4090 starts with --enab
     REQUIRE(refused->advice);
     CHECK(refused->advice->code == "advice_vllm_ep");
     CHECK(refused->advice->param("max") == "40,960");
+    CHECK(kvb::test::advised_changes(*refused) == std::map<std::string, std::string>{{"expert_parallel", "true"}});
 
     in.expert_parallel = true;
     auto b = kvb::compute_budget(m, in);

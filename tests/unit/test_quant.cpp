@@ -372,6 +372,8 @@ TEST_CASE("quant: vLLM refuses block-fp8 dense layers that tensor parallelism sp
     CHECK(a->advice->param("tp") == "4");
     CHECK(a->advice->param("pp") == "2");
     CHECK(a->advice->param("max") == "262,144");
+    CHECK(kvb::test::advised_changes(*a) ==
+          std::map<std::string, std::string>{{"pipeline_parallel_size", "2"}, {"tensor_parallel_size", "4"}});
     kvb::BudgetInputs pp = in;
     pp.tensor_parallel_size = 4;
     pp.pipeline_parallel_size = 2;

@@ -45,3 +45,35 @@ function llamaSpec(spec) {
   const type = method === 'mtp' ? 'draft-mtp' : method === 'ngram' ? 'ngram-mod' : '';
   return type ? { spec_type: type, spec_draft_n_max: n ? Number(n) : 3 } : {};
 }
+
+// The core's advice as the page's settings (the answer card's "Use these settings"): each input the
+// answer's advice_inputs changes from its inputs, set in the control that sends it. null when one of
+// them is an input no control sends that way, or when the new settings would not ask the core exactly
+// what it advised (no button then: it would answer another question than the advice's).
+const ADVISED = {
+  kv_cache_dtype: (s, value) => (s.engine === 'llamacpp' ? { ctk: value } : { kv: value }),
+  kv_cache_dtype_v: (s, value) => (s.engine === 'llamacpp' ? { ctv: value } : null),
+  expert_parallel: (s, value) => ({ ep: value }),
+  tensor_parallel_size: (s, value) => ({ tp: value }),
+  pipeline_parallel_size: (s, value) => ({ pp: value }),
+};
+const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+
+export function adviceSettings(state, answer) {
+  const asked = answer?.inputs;
+  const advised = answer?.advice_inputs;
+  if (!asked || !advised) return null;
+  const changed = Object.keys(advised).filter((k) => !same(advised[k], asked[k]));
+  const settings = {};
+  for (const k of changed) {
+    const set = ADVISED[k]?.(state, advised[k]);
+    if (!set) return null;
+    Object.assign(settings, set);
+  }
+  const before = budgetInputs(state);
+  const after = budgetInputs({ ...state, ...settings });
+  for (const k of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    if (!same(after[k], changed.includes(k) ? advised[k] : before[k])) return null;
+  }
+  return changed.length ? settings : null;
+}

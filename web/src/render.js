@@ -11,6 +11,7 @@ import { KvChart, afterPaint } from './lazy.js';
 import { chartToolbar, aboutLine } from './export.js';
 import { gpuLabel } from './controls.js';
 import { ropeLine } from './rope.js';
+import { adviceSettings } from './budget-inputs.js';
 
 function metric(name, label, value, kind, extra, extraRole = null) {
   return v('div', { class: 'metric' },
@@ -94,14 +95,6 @@ export function verdictOf(b) {
   return 'nofit';
 }
 
-// Each advice code's settings (src/report/answer.cpp: the inputs it was computed with), as the page's state.
-const ADVICE_SETTINGS = {
-  advice_vllm_fp8_kv: () => ({ kv: 'fp8' }),
-  advice_llamacpp_q8_kv: () => ({ ctk: 'q8_0', ctv: 'q8_0' }),
-  advice_vllm_ep: () => ({ ep: true }),
-  advice_vllm_tp_pp: (p) => ({ tp: Number(p.tp), pp: Number(p.pp) }),
-};
-
 // The first thing on the page (and in the embed): whether it fits, on which GPU, the
 // longest context and the most requests at once. Sticky while the controls scroll.
 function renderAnswer(app, view) {
@@ -160,7 +153,7 @@ function renderAnswer(app, view) {
   // An 8-bit KV cache that would turn the answer into yes (or a start-up the same GPUs split otherwise would pass): the
   // fix, with its flags, beside the no, and a button that sets it, so the core answers those settings.
   const adviceText = view.advice ? tMsg(view.advice) : '';
-  const settings = view.advice && ADVICE_SETTINGS[view.advice.code]?.(view.advice.params || {});
+  const settings = view.advice && adviceSettings(app.state, view);
   const use = settings ? v('button', { type: 'button', class: 'advice-use', 'data-role': 'advice-apply', onclick: () => {
     Object.assign(app.state, settings);
     app.recompute?.();
