@@ -4,14 +4,11 @@
 // advice promised. Each advice the core gives, from a real config through the module the page loads.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
-import { core, fixturesDir } from './helpers.mjs';
+import { core, fixtureText } from './helpers.mjs';
 import { defaultState } from '../../web/src/state.js';
 import { budgetInputs, adviceSettings } from '../../web/src/budget-inputs.js';
 
 const kvb = await core();
-const config = (id) => fs.readFileSync(path.join(fixturesDir, id.replace('/', '--') + '.json'), 'utf8');
 
 // The advice for `state`, the settings the page takes from it, and the answer to those settings.
 function takeAdvice(text, id, state) {
@@ -38,22 +35,22 @@ function assertTaken({ answer, settings, after }, code, want) {
 
 test('vLLM: the fp8 KV cache the advice names is the kv setting', () => {
   const state = { ...defaultState(), gpu: 'rtx-4090', ctx: 32768 };
-  assertTaken(takeAdvice(config('Qwen/Qwen3-8B'), 'Qwen/Qwen3-8B', state), 'advice_vllm_fp8_kv', { kv: 'fp8' });
+  assertTaken(takeAdvice(fixtureText('Qwen/Qwen3-8B'), 'Qwen/Qwen3-8B', state), 'advice_vllm_fp8_kv', { kv: 'fp8' });
 });
 
 test('llama.cpp: q8_0 for both halves is -ctk and -ctv', () => {
   const state = { ...defaultState(), engine: 'llamacpp', gpu: 'rtx-4060-ti-16gb', ctx: 40960, seqs: 2 };
-  assertTaken(takeAdvice(config('Qwen/Qwen3-8B'), 'Qwen/Qwen3-8B', state), 'advice_llamacpp_q8_kv', { ctk: 'q8_0', ctv: 'q8_0' });
+  assertTaken(takeAdvice(fixtureText('Qwen/Qwen3-8B'), 'Qwen/Qwen3-8B', state), 'advice_llamacpp_q8_kv', { ctk: 'q8_0', ctv: 'q8_0' });
 });
 
 test('vLLM: expert parallelism for fp8 expert blocks TP splits is the ep setting', () => {
   const state = { ...defaultState(), gpu: 'rtx-4090', gpuCount: 4, ctx: 32768 };
-  assertTaken(takeAdvice(config('Qwen/Qwen3-30B-A3B-FP8'), 'Qwen/Qwen3-30B-A3B-FP8', state), 'advice_vllm_ep', { ep: true });
+  assertTaken(takeAdvice(fixtureText('Qwen/Qwen3-30B-A3B-FP8'), 'Qwen/Qwen3-30B-A3B-FP8', state), 'advice_vllm_ep', { ep: true });
 });
 
 test('vLLM: fewer TP ranks times pipeline stages on the same GPUs are the tp and pp settings', () => {
   // Qwen's FP8 form of Qwen3.5-35B-A3B (tests/unit/test_quant.cpp): TP 8 splits the shared expert off the block grid.
-  const c = JSON.parse(config('Qwen/Qwen3.5-35B-A3B'));
+  const c = JSON.parse(fixtureText('Qwen/Qwen3.5-35B-A3B'));
   c.quantization_config = { activation_scheme: 'dynamic', fmt: 'e4m3', quant_method: 'fp8', weight_block_size: [128, 128] };
   const state = { ...defaultState(), gpu: 'h100', gpuCount: 8, ctx: 32768 };
   assertTaken(takeAdvice(JSON.stringify(c), 'Qwen/Qwen3.5-35B-A3B-FP8', state), 'advice_vllm_tp_pp', { tp: 4, pp: 2 });
@@ -61,7 +58,7 @@ test('vLLM: fewer TP ranks times pipeline stages on the same GPUs are the tp and
 
 test('no advice, no settings; an advice that changes an input no control sends gets no button', () => {
   const state = { ...defaultState(), gpu: 'h100', ctx: 8192 };
-  const { answer, settings } = takeAdvice(config('Qwen/Qwen3-8B'), 'Qwen/Qwen3-8B', state);
+  const { answer, settings } = takeAdvice(fixtureText('Qwen/Qwen3-8B'), 'Qwen/Qwen3-8B', state);
   assert.equal(answer.advice, null);
   assert.equal(answer.advice_inputs, null);
   assert.equal(settings, null);

@@ -18,6 +18,11 @@ export function fixtures() {
   });
 }
 
+// A fixture config's text by its Hub id ("Qwen/Qwen3-8B" -> Qwen--Qwen3-8B.json).
+export function fixtureText(id) {
+  return fs.readFileSync(path.join(fixturesDir, id.replace('/', '--') + '.json'), 'utf8');
+}
+
 export function core() {
   return loadKvbudget({ wasmBinary: fs.readFileSync(path.join(root, 'build-wasm/kvbudget.wasm')) });
 }

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { core, cliPath, fixturesDir } from './helpers.mjs';
+import { core, cliPath, fixturesDir, fixtureText } from './helpers.mjs';
 
 const kvb = await core();
 
@@ -22,10 +22,6 @@ function cliLab(text, id, flags) {
   } finally {
     fs.rmSync(path.dirname(file), { recursive: true, force: true });
   }
-}
-
-function configOf(id) {
-  return fs.readFileSync(path.join(fixturesDir, id.replace('/', '--') + '.json'), 'utf8');
 }
 
 const WORKED = 'measure: rss\nweights 4352 MiB\n4096 5000 MiB\n8192 5530 MiB\n12288 6060 MiB\n16384 6620 MiB\n';
@@ -66,7 +62,7 @@ test('WASM labTable == kvbudget lab --json, byte for byte', () => {
   let refusals = 0;
   for (const [runs, id, settings, flags] of CASES) {
     const want = cliLab(runs, id, flags);
-    const raw = kvb.m.labTable(runs, configOf(id), id, '', JSON.stringify(settings));
+    const raw = kvb.m.labTable(runs, fixtureText(id), id, '', JSON.stringify(settings));
     const name = `${id} ${JSON.stringify(settings)} ${JSON.stringify(runs.slice(0, 30))}`;
     assert.equal(raw, '{"ok":true,"value":' + want.stdout.trimEnd() + '}', name);
     const v = JSON.parse(want.stdout);
@@ -79,12 +75,12 @@ test('WASM labTable == kvbudget lab --json, byte for byte', () => {
 });
 
 test('the worked example through the wrapper: slope, intercept and deviation', () => {
-  const r = kvb.labTable(WORKED, { text: configOf('meta-llama/Llama-3.1-8B-Instruct'), name: 'meta-llama/Llama-3.1-8B-Instruct' });
+  const r = kvb.labTable(WORKED, { text: fixtureText('meta-llama/Llama-3.1-8B-Instruct'), name: 'meta-llama/Llama-3.1-8B-Instruct' });
   assert.deepEqual(r.fit, { deviation_percent: 5.27, formula_bytes_per_token: 131072, intercept_bytes: 4671406080, slope_bytes_per_token: 137984 });
   assert.equal(r.runtime_bytes, 103 * 2 ** 20);
   assert.deepEqual(r.rows.map((x) => x.deviation_percent), [null, 3.52, 3.52, 9.38]);
 });
 
 test('bad settings from the page are refused by name', () => {
-  assert.throws(() => kvb.labTable(WORKED, { text: configOf('Qwen/Qwen3-8B'), name: 'Qwen/Qwen3-8B' }, { ctk: 'q8_0' }), /lab settings: unknown key ctk/);
+  assert.throws(() => kvb.labTable(WORKED, { text: fixtureText('Qwen/Qwen3-8B'), name: 'Qwen/Qwen3-8B' }, { ctk: 'q8_0' }), /lab settings: unknown key ctk/);
 });
