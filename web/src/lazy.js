@@ -5,9 +5,31 @@
 import { h } from './dom.js';
 
 // After the frame that shows the first answer: the chunks' requests and parsing never
-// delay it.
+// delay it. The first time, "after" means once that frame is on screen (the paint entry
+// first-contentful-paint), not once its main-thread part is done (the next animation
+// frame): the work queued there (the module, the views chunk, the sections below the fold)
+// ran while that first frame was still being rastered, and showed it 40-80 ms later (issue 13,
+// docs/page-load.md). Without paint timing, or if no paint is reported within 3 s (a page
+// loaded hidden), it runs as later ones do.
+let firstPainted = typeof PerformanceObserver === 'undefined' || !PerformanceObserver.supportedEntryTypes?.includes('paint');
+const untilFirstPaint = [];
+if (!firstPainted) {
+  const flush = () => {
+    if (firstPainted) return;
+    firstPainted = true;
+    for (const fn of untilFirstPaint.splice(0)) setTimeout(fn, 0);
+  };
+  new PerformanceObserver((list, observer) => {
+    if (!list.getEntries().some((e) => e.name === 'first-contentful-paint')) return;
+    observer.disconnect();
+    flush();
+  }).observe({ type: 'paint', buffered: true });
+  setTimeout(flush, 3000);
+}
+
 export function afterPaint(fn) {
-  requestAnimationFrame(() => setTimeout(fn, 0));
+  if (firstPainted) requestAnimationFrame(() => setTimeout(fn, 0));
+  else untilFirstPaint.push(fn);
 }
 
 // A select that holds only its chosen option until its whole list is built: `fill` runs as
