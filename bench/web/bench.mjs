@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Web benchmarks for issue 13 (prints numbers; asserts nothing). Needs a built site/ (npm run build).
 //   1. blank-page load and navigation -> <body data-state="ready">, cold cache, interleaved in the
-//      same run (RUNS each, default 10): median, min, max and the ratio (goal <= 2x); the same for
+//      same run (RUNS each, default 10): median, min, max and the ratio (goal <= 2x), also
+//      round by round with its quartiles; the same for
 //      the ?embed=1 card, a preset embed (another bundled model at a context the page's slider
 //      offers: its answer comes from the build's answers file, web/boot.js) and an off-grid preset
 //      embed (a context the build did not answer: it waits for the calculator module); and
@@ -34,6 +35,7 @@ const STEPS = Number(process.env.STEPS || 60);
 const sorted = (xs) => [...xs].sort((a, b) => a - b);
 const median = (xs) => sorted(xs)[Math.floor(xs.length / 2)];
 const p95 = (xs) => sorted(xs)[Math.min(xs.length - 1, Math.ceil(xs.length * 0.95) - 1)];
+const quantile = (xs, f) => sorted(xs)[Math.min(xs.length - 1, Math.floor(xs.length * f))];
 const ms = (x) => `${x.toFixed(1)} ms`;
 const BLANK = '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>blank</title></head><body></body></html>';
 
@@ -198,6 +200,12 @@ try {
   console.log('  ' + line(`preset embed -> data-core=live `, live(preset)));
   console.log('  ' + line(`off-grid embed -> data-core=live`, live(offGrid)));
   console.log(`  ratio ready / blank (medians): ${(median(w(page)) / median(w(blank))).toFixed(2)}x  (goal <= 2x); ?embed=1: ${(median(w(embed)) / median(w(blank))).toFixed(2)}x`);
+  // The same ratio round by round (each load over the blank page loaded just before it), so a
+  // stretch of load on the shared machine weighs on both sides of a ratio; its spread says how
+  // far the medians' ratio above can be trusted.
+  const perRound = (xs) => xs.map((x, i) => x.wall / blank[i].wall);
+  const spread = (xs) => `median ${median(xs).toFixed(2)}x, q1 ${quantile(xs, 0.25).toFixed(2)}x, q3 ${quantile(xs, 0.75).toFixed(2)}x`;
+  console.log(`  ratio per round: page ${spread(perRound(page))}; ?embed=1 ${spread(perRound(embed))}`);
   console.log(`gzip bytes before the first answer: page ${kb(median(page.map((x) => x.bytes)))}, embed ${kb(median(embed.map((x) => x.bytes)))}, preset embed ${kb(median(preset.map((x) => x.bytes)))}, off-grid preset embed ${kb(median(offGrid.map((x) => x.bytes)))}  (goal <= 150 KB)`);
   console.log(`  page requests: ${requestList(page[0])}`);
   console.log(`  preset embed requests: ${requestList(preset[0])}`);
