@@ -26,7 +26,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { startStaticServer } from '../../tests/web/static-server.mjs';
 import { launch } from '../../tests/web/browser.mjs';
-import { installFrameProbe, installSliderProbe, reportLoadEnd } from './probes.mjs';
+import { installFrameProbe, installSliderProbe, coldPage } from './probes.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const site = path.resolve(root, process.env.KVB_SITE_DIR || 'site');
@@ -41,24 +41,18 @@ const BLANK = '<!doctype html><html lang="en"><head><meta charset="utf-8"><title
 
 // One cold navigation in a fresh context with the HTTP cache off. kind: 'blank' | 'page'.
 async function coldLoad(browser, url, kind) {
-  const context = await browser.newContext();
   // A page is done when it is both ready (an answer on screen for the settings shown) and
   // interactive (data-core=live: the calculator module running, controls answered at once);
   // the default link is ready first (the build's answer, web/src/prerender.js).
   const started = new Map(); // requestId -> {url, wallMs}
   const finished = new Map(); // requestId -> encoded bytes
   // A request counts as "before" the answer by when it was sent (the report's epochMs).
-  const { done } = await reportLoadEnd(context, kind);
-  const page = await context.newPage();
-  const cdp = await context.newCDPSession(page);
-  await cdp.send('Network.enable');
-  await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
+  const { context, page, cdp, go } = await coldPage(browser, kind);
   cdp.on('Network.requestWillBeSent', (e) => started.set(e.requestId, { url: e.request.url, wallMs: e.wallTime * 1000 }));
   cdp.on('Network.loadingFinished', (e) => finished.set(e.requestId, e.encodedDataLength));
   cdp.on('Network.loadingFailed', (e) => finished.set(e.requestId, 0));
   const t0 = performance.now();
-  page.goto(url).catch(() => {});
-  const r = await Promise.race([done, new Promise((_, rej) => setTimeout(() => rej(new Error(`${url}: not ready in 30 s`)), 30000))]);
+  const r = await go(url);
   // Let the requests sent before the answer finish, then count their bytes.
   await new Promise((res) => setTimeout(res, 100));
   const before = [...started].filter(([, v]) => v.wallMs <= r.epochMs).map(([id]) => id);

@@ -11,7 +11,7 @@ import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { startStaticServer } from '../../tests/web/static-server.mjs';
 import { launch } from '../../tests/web/browser.mjs';
-import { reportLoadEnd } from './probes.mjs';
+import { coldPage } from './probes.mjs';
 
 const [siteA, siteB] = process.argv.slice(2, 4).map((s) => path.resolve(s));
 const RUNS = Number(process.argv[4] || 20);
@@ -22,16 +22,10 @@ const q = (xs, f) => sorted(xs)[Math.min(xs.length - 1, Math.floor(xs.length * f
 const ms = (x) => x.toFixed(0).padStart(4);
 
 async function coldLoad(browser, url, kind) {
-  const context = await browser.newContext();
-  const { done } = await reportLoadEnd(context, kind);
-  const page = await context.newPage();
-  const cdp = await context.newCDPSession(page);
-  await cdp.send('Network.enable');
-  await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
+  const { context, page, cdp, go } = await coldPage(browser, kind);
   cdp.on('Network.requestWillBeSent', () => {});
   const t0 = performance.now();
-  page.goto(url).catch(() => {});
-  const r = await Promise.race([done, new Promise((_, rej) => setTimeout(() => rej(new Error(`${url}: not ready in 30 s`)), 30000))]);
+  const r = await go(url);
   await new Promise((res) => setTimeout(res, 100));
   const paint = await page.evaluate(() => performance.getEntriesByType('paint').find((p) => p.name === 'first-paint')?.startTime ?? NaN).catch(() => NaN);
   await context.close();

@@ -1,5 +1,5 @@
 // Functions run inside the page (page.evaluate) by bench.mjs and slider-profile.mjs, so
-// both time a slider step the same way; and the cold-load report bench.mjs and load-ab.mjs share.
+// both time a slider step the same way; and the cold-load start and report bench.mjs, load-ab.mjs and static-bound.mjs share.
 import { performance } from 'node:perf_hooks';
 
 // The end of the frame that paints what a handler changed: requestAnimationFrame callbacks run
@@ -73,4 +73,22 @@ export async function reportLoadEnd(context, kind) {
     }).observe(document, { attributes: true, subtree: true, attributeFilter: ['data-state', 'data-core'] });
   }, kind);
   return { done };
+}
+
+// The start every timed cold load shares: a fresh context (no cache or storage from another
+// load), its load end reported (reportLoadEnd), the page's CDP session with Network enabled and
+// the HTTP cache off. Attach CDP listeners, then `go(url)`: it navigates and resolves with the
+// ready report (or the load event's, kind 'blank'), or rejects after 30 s.
+export async function coldPage(browser, kind) {
+  const context = await browser.newContext();
+  const { done } = await reportLoadEnd(context, kind);
+  const page = await context.newPage();
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Network.enable');
+  await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
+  const go = (url) => {
+    page.goto(url).catch(() => {});
+    return Promise.race([done, new Promise((_, reject) => setTimeout(() => reject(new Error(`${url}: not ready in 30 s`)), 30000))]);
+  };
+  return { context, page, cdp, go };
 }

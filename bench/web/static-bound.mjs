@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startStaticServer } from '../../tests/web/static-server.mjs';
 import { launch } from '../../tests/web/browser.mjs';
-import { reportLoadEnd } from './probes.mjs';
+import { coldPage } from './probes.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const site = path.resolve(root, process.env.KVB_SITE_DIR || 'site');
@@ -23,13 +23,22 @@ let server = await startStaticServer({ root: site });
 let snapshot;
 try {
   const context = await browser.newContext();
+  // Cloned the moment data-state turns ready (a MutationObserver's callback), not when a poll
+  // next looks: the sections built after the first paint are not part of the first answer.
+  await context.addInitScript(() => {
+    new MutationObserver((_, observer) => {
+      if (document.body?.dataset.state !== 'ready') return;
+      observer.disconnect();
+      window.kvbAtReady = document.documentElement.cloneNode(true);
+    }).observe(document, { attributes: true, subtree: true, attributeFilter: ['data-state'] });
+  });
   const page = await context.newPage();
   await page.goto(server.url);
-  await page.waitForFunction(() => document.body.dataset.state === 'ready');
+  await page.waitForFunction(() => !!window.kvbAtReady);
   // Without the render-blocking expect link (its element was a script's neighbour) and the CSP
   // (it names the scripts by hash): a page of markup and its style sheet.
   snapshot = await page.evaluate(() => {
-    const doc = document.documentElement.cloneNode(true);
+    const doc = window.kvbAtReady;
     for (const el of doc.querySelectorAll('script, link[rel=expect], link[rel=modulepreload], meta[http-equiv]')) el.remove();
     return '<!doctype html>' + doc.outerHTML;
   });
@@ -40,14 +49,8 @@ try {
 server = await startStaticServer({ root: site, extra: { '/blank.html': BLANK, '/static.html': snapshot } });
 
 async function coldLoad(url, kind) {
-  const context = await browser.newContext();
-  const { done } = await reportLoadEnd(context, kind);
-  const page = await context.newPage();
-  const cdp = await context.newCDPSession(page);
-  await cdp.send('Network.enable');
-  await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
-  page.goto(url).catch(() => {});
-  const r = await done;
+  const { context, page, go } = await coldPage(browser, kind);
+  const r = await go(url);
   await new Promise((res) => setTimeout(res, 300));
   const times = await page.evaluate(() => ({
     fcp: performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? NaN,
