@@ -267,7 +267,8 @@ function prerenderDefault(configText) {
 // BudgetInputs the page asks for the default settings at each of those contexts with the
 // Answer the core wrote for them, byte for byte (`kvbudget budget --json`;
 // tests/node/catalog-answers.test.mjs). Each model's entry in the page's catalog gets the
-// contexts answered (ctx), so web/boot.js knows at once which file, if any, a link needs.
+// contexts answered (ctx), so web/boot.js knows at once which file, if any, a link needs, and
+// the model's limit (max).
 // A bundled model the core cannot read stops the build, as the default does; a context the
 // core refuses to answer is left out (the module then says why).
 function writeCatalogAnswers() {
@@ -279,6 +280,9 @@ function writeCatalogAnswers() {
     const configText = fs.readFileSync(path.join(site, 'catalog', entry.file), 'utf8').trim();
     const model = calc.parseConfig(configText, entry.id);
     const max = model.spec.max_position_embeddings;
+    // The model's limit as the core read it: until the module is here (a slow network, a link
+    // the build did not answer) the page's context slider ends there, not at 1M.
+    entry.max = max;
     const contexts = [...new Set([...contextStops(max), defaultState().ctx])].sort((a, b) => a - b);
     const lines = [];
     entry.ctx = [];

@@ -215,6 +215,33 @@ test('a preset embed at a context the build did not answer waits for the module 
   await context.close();
 });
 
+// While the module is on its way the fields are the link's as far as the build knows them: a
+// bundled model's slider ends at its limit (the catalog's, the core's at build time), and a GPU
+// the link names otherwise than by its catalog id is shown as written until the core reads it.
+test('a link the build did not answer, module held: the bundled model\'s slider stops and the GPU as the link wrote it', async () => {
+  holdWasm();
+  const { page, context, errors } = await openHeld('?model=Qwen/Qwen3-8B&ctx=30000&gpu=4090');
+  await page.waitForSelector('#ctl-ctx', { timeout: 5000 });
+  await page.waitForFunction(() => document.getElementById('ctl-ctx').value === '30000', null, { timeout: 5000 });
+  assert.equal((await bodyData(page)).core, 'loading');
+  assert.equal(await page.inputValue('#ctl-gpu'), '4090');
+  assert.equal(await page.evaluate(() => document.getElementById('ctl-gpu').selectedOptions[0].textContent), '4090');
+  assert.equal(await page.isVisible('#ctl-gpu-mem'), false, 'a named GPU, not a custom size');
+  // Qwen3-8B's max_position_embeddings is 40960: 256 ... 32768, then 40960.
+  assert.equal(await page.getAttribute('#ctl-ctx-slider', 'max'), '8');
+  assert.equal(await page.inputValue('#ctl-ctx-slider'), '6'); // 16384, the stop at or below 30000
+  assert.equal(await page.textContent('#ctl-ctx-max'), 'Model maximum: 40,960 tokens (max_position_embeddings); the slider ends there.');
+  release();
+  await page.waitForFunction(() => document.body.dataset.state === 'ready' && document.body.dataset.core === 'live', null, { timeout: 15000 });
+  assert.equal(await page.inputValue('#ctl-gpu'), 'rtx-4090');
+  assert.equal(await page.evaluate(() => [...document.getElementById('ctl-gpu').options].some((o) => o.value === '4090')), false);
+  assert.equal(await page.getAttribute('#ctl-ctx-slider', 'max'), '8');
+  assert.match(await page.textContent('[data-role="gpu"]'), /RTX 4090/);
+  assert.equal(await page.isVisible('[data-role="ignored-params"]'), false, 'the alias was taken, not ignored');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 // A model asked for while a link's module is still on its way waits for the module, and is the
 // one shown: the link's own model does not come back over it.
 test('a model loaded while a link waits for the module: loaded once it arrives, the link\'s not over it', async () => {

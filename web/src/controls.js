@@ -316,13 +316,16 @@ function syncLists(app) {
   const c = app.ctl;
   const s = app.state;
   const cat = app.core.catalog();
+  // A name the core has yet to read (syncControls) is shown as the link wrote it.
+  const unread = s.gpu !== '' && !cat.gpus.some((g) => g.id === s.gpu) ? [{ value: s.gpu, label: s.gpu }] : null;
   if (c.listsFull) {
-    fillSelect(c.gpu, gpuList(cat.gpus).list, s.gpu);
+    const list = gpuList(cat.gpus).list;
+    fillSelect(c.gpu, unread ? [...unread, ...list] : list, s.gpu);
   } else {
     // The build's answer (prerender.js) is painted before the select's 60-odd labels and
     // their <option>s are made (issue 13).
     const chosen = cat.gpus.find((g) => g.id === s.gpu);
-    fillSelect(c.gpu, chosen ? gpuOptions([chosen]) : [{ value: '', label: t('controls.gpuCustom') }], s.gpu);
+    fillSelect(c.gpu, chosen ? gpuOptions([chosen]) : unread || [{ value: '', label: t('controls.gpuCustom') }], s.gpu);
   }
   const formats = cat.weight_formats.length ? cat.weight_formats.map((w) => ({ value: w, label: w })) : [{ value: 'auto', label: 'auto' }];
   fillSelect(c.weights, offered(c, formats, s.weights), s.weights);
@@ -369,8 +372,9 @@ export function syncControls(app) {
 
   // '' is the custom size. Another name the CLI's --gpu takes ("h100", "RTX 4090") becomes
   // its catalog id (the address then carries the id); a name the core does not know falls
-  // back to the default GPU (share.js lists it as ignored).
-  if (s.gpu !== '' && !cat.gpus.some((g) => g.id === s.gpu)) {
+  // back to the default GPU (share.js lists it as ignored). Only the core reads names: while a
+  // stand-in holds the controls (the module on its way) the name stays as the link wrote it.
+  if (s.gpu !== '' && !core.standIn && !cat.gpus.some((g) => g.id === s.gpu)) {
     s.gpu = core.findGpu(s.gpu) || (cat.gpus.length ? (cat.gpus.find((g) => g.id === 'rtx-4090') || cat.gpus[0]).id : '');
   }
   if (!core.standIn) c.listsFull = true;
@@ -454,7 +458,8 @@ export function syncControls(app) {
 
   // With a RoPE scaling chosen the model's limit is what the core derived (YaRN: original x
   // factor), known from the last answer; main.js syncs again after each answer while it is set.
-  const native = app.model?.spec.max_position_embeddings || 0;
+  // Before the module has read the link's model, a bundled one's limit is the build's (its catalog entry).
+  const native = app.model?.spec.max_position_embeddings || (app.linkModel?.id === s.model ? app.linkModel.max : 0) || 0;
   const derived = s.rope && app.view?.budget?.model_max_len > 0 ? app.view.budget.model_max_len : 0;
   const max = derived || native;
   const stops = contextStops(max);

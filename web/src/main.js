@@ -62,6 +62,7 @@ const app = {
   hub: null,
   catalog: [], // [{id, file}]
   model: null, // Model from the core
+  linkModel: null, // {id, max}: the link's bundled model and its limit from the build, until the module reads it
   modelSource: null, // {kind: 'catalog'|'hub'|'paste'|'fallback', id, revision, name}
   hubInfo: null,
   quantText: '', // the model's hf_quant_config.json, when its repository has one
@@ -940,6 +941,8 @@ async function boot() {
       app.core = { ...prerenderedCore({ model: '', catalog: app.buildCatalog, spec: null, answers: [] }, null), catalogOnly: true };
       // What waits for the module (a model loaded or pasted meanwhile) goes on once app.core is it.
       app.coreLive = new Promise((resolve) => (wentLive = resolve));
+      const entry = !state.revision && !state.quant && inlineModels?.models?.find((m) => m.id === state.model);
+      app.linkModel = entry?.max > 0 ? { id: entry.id, max: entry.max } : null;
       showLinkSettings(state);
     }
     core = await loading;
