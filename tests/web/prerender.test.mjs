@@ -12,10 +12,17 @@ let wasmAsked = 0;
 function holdWasm() {
   held = new Promise((r) => (release = r));
 }
+// The build's answers files, held the same way (null: served at once).
+let answersHeld = null;
+let releaseAnswers = () => {};
+function holdAnswers() {
+  answersHeld = new Promise((r) => (releaseAnswers = r));
+}
 
 before(async () => {
   env = await startAll({
     hold: (p) => {
+      if (p.startsWith('/answers/')) return answersHeld;
       if (p !== '/kvbudget-calc.wasm') return null;
       wasmAsked++;
       return held;
@@ -24,6 +31,7 @@ before(async () => {
 });
 after(async () => {
   release();
+  releaseAnswers();
   await env?.close();
 });
 
@@ -238,6 +246,72 @@ test('a link the build did not answer, module held: the bundled model\'s slider 
   assert.equal(await page.getAttribute('#ctl-ctx-slider', 'max'), '8');
   assert.match(await page.textContent('[data-role="gpu"]'), /RTX 4090/);
   assert.equal(await page.isVisible('[data-role="ignored-params"]'), false, 'the alias was taken, not ignored');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+// A link the build answered waits for its answers file before the page is built, but not for
+// ever: on a slow network the page shows the link's settings meanwhile, never a blank page, and
+// the file's answer once it comes; the module is not asked for before that answer.
+test('a preset embed whose answers file is slow: the link\'s settings at once, then the build\'s answer', async () => {
+  const module = await moduleMetrics('?embed=1&model=Qwen/Qwen3-8B&ctx=32768');
+  holdAnswers();
+  holdWasm();
+  const asked = wasmAsked;
+  const { page, context, errors } = await openHeld('?embed=1&model=Qwen/Qwen3-8B&ctx=32768');
+  await page.waitForFunction(() => document.getElementById('ctl-ctx')?.value === '32768', null, { timeout: 5000 });
+  assert.equal((await bodyData(page)).state, 'loading');
+  assert.equal(await page.inputValue('#ctl-gpu'), 'rtx-4090');
+  assert.equal(await page.getAttribute('#ctl-ctx-slider', 'max'), '8');
+  assert.match(await page.textContent('[data-role="answer"]'), /Working out the answer/);
+  assert.equal(wasmAsked, asked, 'the module is not asked for while the build\'s answer may still come');
+  releaseAnswers();
+  answersHeld = null;
+  await page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 15000 });
+  assert.equal((await bodyData(page)).core, 'loading', 'the build\'s answer, not the module\'s');
+  assert.deepEqual(await metrics(page), module);
+  assert.match(await page.textContent('[data-role="verdict"]'), /one sequence of 32K tokens/);
+  release();
+  await page.waitForFunction(() => document.body.dataset.core === 'live', null, { timeout: 15000 });
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('a field changed while the answers file is slow is answered by the module, not lost', async () => {
+  holdAnswers();
+  holdWasm();
+  const { page, context, errors } = await openHeld('?embed=1&model=Qwen/Qwen3-8B&ctx=32768');
+  await page.waitForFunction(() => document.getElementById('ctl-ctx')?.value === '32768', null, { timeout: 5000 });
+  await page.fill('#ctl-ctx', '16K');
+  await page.dispatchEvent('#ctl-ctx', 'change');
+  releaseAnswers();
+  answersHeld = null;
+  await page.waitForTimeout(300);
+  assert.notEqual((await bodyData(page)).state, 'ready', 'the file has no answer for 16K: the module is needed');
+  release();
+  await page.waitForFunction(() => document.body.dataset.state === 'ready' && document.body.dataset.core === 'live', null, { timeout: 15000 });
+  assert.equal(await page.inputValue('#ctl-ctx'), '16384');
+  assert.match(await page.textContent('[data-role="verdict"]'), /one sequence of 16K tokens/);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('a model loaded while the answers file is slow: that model once the module is here, the link\'s not over it', async () => {
+  holdAnswers();
+  holdWasm();
+  const { page, context, errors } = await openHeld('?model=Qwen/Qwen3-8B&ctx=32768');
+  await page.waitForFunction(() => document.getElementById('model-input')?.value === 'Qwen/Qwen3-8B', null, { timeout: 5000 });
+  await page.fill('#model-input', 'meta-llama/Llama-3.1-8B');
+  await page.press('#model-input', 'Enter');
+  releaseAnswers();
+  answersHeld = null;
+  await page.waitForTimeout(300);
+  release();
+  await page.waitForFunction(() => document.body.dataset.state === 'ready' && document.body.dataset.core === 'live', null, { timeout: 15000 });
+  await page.waitForTimeout(300);
+  assert.equal(await page.inputValue('#model-input'), 'meta-llama/Llama-3.1-8B');
+  assert.match(await page.textContent('.results'), /meta-llama\/Llama-3\.1-8B/);
+  assert.doesNotMatch(await page.textContent('.results'), /Qwen3-8B/);
   assert.deepEqual(errors, []);
   await context.close();
 });

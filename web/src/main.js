@@ -836,6 +836,8 @@ function fillModelList() {
 // ---------- boot ----------
 
 async function boot() {
+  // A model loaded or pasted while boot waits (for the build's answers file, the module) is the one to show.
+  const asksBefore = app.modelAsks;
   setPageState('loading');
   const params = new URLSearchParams(location.search);
   const { state, ignored, raw } = stateFromParams(params);
@@ -853,11 +855,27 @@ async function boot() {
   app.urlState = { ...state };
   app.ignored = ignored;
   state.lang = setLanguage(await loadLanguage(detectLanguage(params.has('lang') && !ignored.some(([k]) => k === 'lang') ? state.lang : '', navigator.languages || [navigator.language])));
+  const inlineCatalog = pageData('kvb-catalog');
+  const inlineModels = inlineCatalog ? JSON.parse(inlineCatalog.text) : null;
   // A link answered by a bundled model's answers file (web/boot.js asked for it while the HTML
   // was parsed) waits for it before the page is built, not after: a page built and then left
   // waiting was painted meanwhile (its first style and layout, 50-100 ms on a loaded machine),
-  // and the answer then waited for that frame (issue 13).
-  const answersFile = early.answers?.id === state.model ? await early.answers.data : null;
+  // and the answer then waited for that frame (issue 13). Not for longer than the module's wait
+  // below: past that (a slow network) the page is built and shows the link's settings while the
+  // file comes, never a blank page.
+  let answersFile = null;
+  let builtEarly = false;
+  let earlyLive = null; // resolves what waited on app.coreLive while the page waited for the file
+  if (early.answers?.id === state.model) {
+    const late = {};
+    answersFile = await Promise.race([early.answers.data, new Promise((r) => setTimeout(() => r(late), FIRST_ANSWER_WAIT_MS))]);
+    if (answersFile === late) {
+      buildView();
+      builtEarly = true;
+      earlyLive = showLinkWhileWaiting(state, inlineModels?.models);
+      answersFile = await early.answers.data;
+    }
+  }
   // The first model's bundled config: in the page for the default model, asked for by
   // web/boot.js for a link's, else fetched now alongside the core (its file name follows
   // from the id), saving a round trip before the first paint.
@@ -887,10 +905,8 @@ async function boot() {
       new Promise((r) => setTimeout(() => r(false), FIRST_ANSWER_WAIT_MS)),
     ]);
   }
-  buildView();
+  if (!builtEarly) buildView();
   setStatus(t('app.loadingCore'));
-  const inlineCatalog = pageData('kvb-catalog');
-  const inlineModels = inlineCatalog ? JSON.parse(inlineCatalog.text) : null;
   // The hub's address is needed only once a model is asked of the hub (loadModel waits
   // for it there): for a first model from the bundled catalog it is asked for after that
   // answer is painted, so it takes no request slot from what the answer needs.
@@ -915,7 +931,7 @@ async function boot() {
   const catalogP = inlineModels
     || fetch('catalog/index.json').then((r) => (r.ok ? r.json() : { models: [] })).catch(() => ({ models: [] }));
   let core;
-  const asksBefore = app.modelAsks;
+  let loading = null;
   let wentLive = null;
   if (prerendered) {
     core = prerenderedCore(first.data, first.configText);
@@ -933,20 +949,14 @@ async function boot() {
     const entry = !answersFile && inlineModels?.models?.find((m) => m.id === first.data.model && m.ctx?.length);
     if (entry) afterPaint(() => addBuildAnswers(core, entry.file, first));
   } else {
-    // Until the module is here (a slow network) a stand-in with the build's catalog shows the
-    // link's settings in the controls, not empty ones, and a field the core must read waits
-    // for the module (app.waitForCore) and is read once it is, as on the path above.
-    const loading = loadCore().catch((e) => e);
-    if (app.buildCatalog && !moduleHere) {
-      app.core = { ...prerenderedCore({ model: '', catalog: app.buildCatalog, spec: null, answers: [] }, null), catalogOnly: true };
-      // What waits for the module (a model loaded or pasted meanwhile) goes on once app.core is it.
-      app.coreLive = new Promise((resolve) => (wentLive = resolve));
-      const entry = !state.revision && !state.quant && inlineModels?.models?.find((m) => m.id === state.model);
-      app.linkModel = entry?.max > 0 ? { id: entry.id, max: entry.max } : null;
-      showLinkSettings(state);
-    }
-    core = await loading;
+    // Until the module is here (a slow network) the link's settings are shown (showLinkWhileWaiting).
+    loading = loadCore().catch((e) => e);
+    if (app.buildCatalog && !moduleHere) wentLive = showLinkWhileWaiting(state, inlineModels?.models);
+    else [wentLive, earlyLive] = [earlyLive, null];
   }
+  // What waited for the module while the page waited for the answers file waits on for the above.
+  earlyLive?.(app.coreLive);
+  if (loading) core = await loading;
   const catalog = await catalogP;
   if (core instanceof Error) {
     app.core = null;
@@ -994,6 +1004,22 @@ async function addBuildAnswers(core, file, first) {
   if (!data || data.model !== first.data.model || data.config !== first.configText || app.core !== core) return;
   core.addAnswers(data.answers);
   if (app.computing) recompute();
+}
+
+// Until the first answer can be computed (a slow network: the module, or the build's answers
+// file, still on its way) a stand-in with the build's catalog shows the link's settings in the
+// controls, not empty ones (a bundled model's slider ending at its limit), and a field the core
+// must read waits for the module (app.waitForCore) and is read once it is. Returns what resolves
+// app.coreLive: what waits for the module (a model loaded or pasted meanwhile) goes on then.
+function showLinkWhileWaiting(state, models) {
+  if (!app.buildCatalog) return null;
+  app.core = { ...prerenderedCore({ model: '', catalog: app.buildCatalog, spec: null, answers: [] }, null), catalogOnly: true };
+  let resolve;
+  app.coreLive = new Promise((r) => (resolve = r));
+  const entry = !state.revision && !state.quant && models?.find((m) => m.id === state.model);
+  app.linkModel = entry?.max > 0 ? { id: entry.id, max: entry.max } : null;
+  showLinkSettings(state);
+  return resolve;
 }
 
 // The link's model and settings in the page's fields while its module loads.
