@@ -155,7 +155,9 @@ const lazyFiles = { views: outName(viewsBuild.metafile) };
 const languageFiles = {};
 for (const f of fs.readdirSync(path.join(root, 'web/i18n')).filter((n) => n.endsWith('.json') && n !== 'en.json')) {
   const code = path.basename(f, '.json');
-  const out = await esbuild.build({ ...common, entryPoints: { [code]: path.join(root, 'web/i18n', f) }, entryNames: '[name]-[hash]', metafile: true });
+  // As UTF-8, not esbuild's default \uXXXX escapes: a module is always read as UTF-8, and the
+  // escapes made the Chinese strings 160 KB instead of 107 (38.3 KB gzip instead of 35.5).
+  const out = await esbuild.build({ ...common, charset: 'utf8', entryPoints: { [code]: path.join(root, 'web/i18n', f) }, entryNames: '[name]-[hash]', metafile: true });
   languageFiles[code] = lazyFiles[code] = outName(out.metafile);
 }
 const pageModule = {
