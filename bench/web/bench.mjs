@@ -10,8 +10,8 @@
 //      page and both preset embeds; and the default page's first contentful paint (no goal: it
 //      comes after ready, with the first frame's style, layout and raster)
 //   2. gzip bytes transferred before the first answer: every request the page had started when it
-//      became ready, HTML, catalog and config included; the full page, the ?embed=1 card and both
-//      preset embeds (goal <= 150 KB)
+//      became ready, HTML, catalog and config included; the full page, the ?embed=1 card (also in
+//      Chinese, whose strings are a chunk of their own) and both preset embeds (goal <= 150 KB)
 //   3. a context-slider step (a real ArrowRight/ArrowLeft key on the focused slider) from the key
 //      event to the end of the frame that paints its answer (goal: median <= 16 ms), and a control
 //      change (select / number field) from the change event to the end of that frame (goal <= 30 ms)
@@ -170,6 +170,8 @@ const requestList = (run) => run.files.map((f) => `${new URL(f.url).pathname.rep
 // context it did not (the calculator module first), so neither case is left unmeasured.
 const PRESET = '?embed=1&model=Qwen/Qwen3-8B&ctx=32768';
 const OFF_GRID = '?embed=1&model=Qwen/Qwen3-8B&ctx=30000';
+// A Chinese blog's card: its strings are a chunk of their own, asked for before the first answer.
+const ZH = '?embed=1&lang=zh';
 const rc = await recompute();
 const server = await startStaticServer({ root: site, extra: { '/blank.html': BLANK } });
 const browser = await launch();
@@ -185,7 +187,7 @@ try {
   await coldLoad(browser, server.url, 'page');
   if (process.env.ONLY === 'bytes') {
     // The bytes before each first answer alone (deterministic: one load each suffices).
-    for (const [name, q] of [['page', ''], ['embed', '?embed=1'], ['preset embed', PRESET], ['off-grid preset embed', OFF_GRID]]) {
+    for (const [name, q] of [['page', ''], ['embed', '?embed=1'], ['Chinese embed', ZH], ['preset embed', PRESET], ['off-grid preset embed', OFF_GRID]]) {
       const run = await coldLoad(browser, server.url + q, 'page');
       console.log(`gzip bytes before the first answer, ${name}: ${kb(run.bytes)}  (${requestList(run)})`);
     }
@@ -205,6 +207,8 @@ try {
     preset.push(await coldLoad(browser, server.url + PRESET, 'page'));
     offGrid.push(await coldLoad(browser, server.url + OFF_GRID, 'page'));
   }
+  // Bytes are the same on every load: one suffices.
+  const zh = await coldLoad(browser, server.url + ZH, 'page');
   const { steps, changes } = await interaction(browser, server.url);
   const w = (xs) => xs.map((x) => x.wall);
   const live = (xs) => xs.map((x) => x.live);
@@ -227,8 +231,9 @@ try {
   const perRound = (xs) => xs.map((x, i) => x.wall / blank[i].wall);
   const spread = (xs) => `median ${median(xs).toFixed(2)}x, q1 ${quantile(xs, 0.25).toFixed(2)}x, q3 ${quantile(xs, 0.75).toFixed(2)}x`;
   console.log(`  ratio per round: page ${spread(perRound(page))}; ?embed=1 ${spread(perRound(embed))}`);
-  console.log(`gzip bytes before the first answer: page ${kb(median(page.map((x) => x.bytes)))}, embed ${kb(median(embed.map((x) => x.bytes)))}, preset embed ${kb(median(preset.map((x) => x.bytes)))}, off-grid preset embed ${kb(median(offGrid.map((x) => x.bytes)))}  (goal <= 150 KB)`);
+  console.log(`gzip bytes before the first answer: page ${kb(median(page.map((x) => x.bytes)))}, embed ${kb(median(embed.map((x) => x.bytes)))}, Chinese embed ${kb(zh.bytes)}, preset embed ${kb(median(preset.map((x) => x.bytes)))}, off-grid preset embed ${kb(median(offGrid.map((x) => x.bytes)))}  (goal <= 150 KB)`);
   console.log(`  page requests: ${requestList(page[0])}`);
+  console.log(`  Chinese embed requests: ${requestList(zh)}`);
   console.log(`  preset embed requests: ${requestList(preset[0])}`);
   console.log(`  off-grid preset embed requests: ${requestList(offGrid[0])}`);
   console.log(`  requested after the answer: ${page[0].after.map((p) => p.replace(/^\//, '')).join(', ') || 'none'}`);
