@@ -27,6 +27,7 @@ import { fileURLToPath } from 'node:url';
 import { startStaticServer } from '../../tests/web/static-server.mjs';
 import { launch } from '../../tests/web/browser.mjs';
 import { installFrameProbe, installSliderProbe, coldPage } from './probes.mjs';
+import { mulberry32 } from '../../tests/random.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const site = path.resolve(root, process.env.KVB_SITE_DIR || 'site');
@@ -40,15 +41,9 @@ const quantile = (xs, f) => sorted(xs)[Math.min(xs.length - 1, Math.floor(xs.len
 // round's load and the blank page's before it together), 2,000 times, and the 5th and 95th
 // percentiles of the ratio. The goal is met in a run only when the interval's top is under it;
 // on the shared machine one run's interval was about as wide as the page's distance from 2x.
-// Seeded (mulberry32), so the same loads print the same interval.
+// Seeded, so the same loads print the same interval.
 function ratioInterval(xs, base, n = 2000) {
-  let seed = 0x6b766275;
-  const rand = () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const rand = mulberry32(0x6b766275);
   const ratios = [];
   for (let k = 0; k < n; k++) {
     const a = [];

@@ -8,6 +8,7 @@ import { core } from './helpers.mjs';
 import { parseContextText, langParam } from '../../web/src/url-values.js';
 import { stateFromParams, limitState } from '../../web/src/state.js';
 import { budgetInputs } from '../../web/src/budget-inputs.js';
+import { mulberry32 } from '../random.mjs';
 
 let kvb;
 before(async () => {
@@ -40,14 +41,8 @@ test('parseContextText reads the spellings the context field and --max-model-len
 });
 
 test('parseContextText agrees with the core on 40,000 generated texts', () => {
-  // A fixed seed (mulberry32): the same texts every run.
-  let seed = 0x6b76;
-  const rand = () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
+  // A fixed seed: the same texts every run.
+  const rand = mulberry32(0x6b76);
   const pick = (s) => s[Math.floor(rand() * s.length)];
   const ALPHABET = ['0', '1', '2', '3', '5', '7', '9', ',', '_', ' ', 'k', 'K', 'm', 'M', '\t', '\n', '\v', '\f', '\r', '.', '+', '-', 'x', 'é', '\u00a0', '０'];
   const texts = [];

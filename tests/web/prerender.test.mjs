@@ -253,20 +253,30 @@ test('a link the build did not answer, module held: the bundled model\'s slider 
 // A link the build answered waits for its answers file before the page is built, but not for
 // ever: on a slow network the page shows the link's settings meanwhile, never a blank page, and
 // the file's answer once it comes; the module is not asked for before that answer.
-test('a preset embed whose answers file is slow: the link\'s settings at once, then the build\'s answer', async () => {
-  const module = await moduleMetrics('?embed=1&model=Qwen/Qwen3-8B&ctx=32768');
+// openAnswersHeld: the module and the answers files held, the link's page once its fields show
+// the link's context; letAnswersGo: the files served again.
+async function openAnswersHeld(query) {
   holdAnswers();
   holdWasm();
+  const opened = await openHeld(query);
+  await opened.page.waitForFunction(() => document.getElementById('ctl-ctx')?.value === '32768', null, { timeout: 5000 });
+  return opened;
+}
+function letAnswersGo() {
+  releaseAnswers();
+  answersHeld = null;
+}
+
+test('a preset embed whose answers file is slow: the link\'s settings at once, then the build\'s answer', async () => {
+  const module = await moduleMetrics('?embed=1&model=Qwen/Qwen3-8B&ctx=32768');
   const asked = wasmAsked;
-  const { page, context, errors } = await openHeld('?embed=1&model=Qwen/Qwen3-8B&ctx=32768');
-  await page.waitForFunction(() => document.getElementById('ctl-ctx')?.value === '32768', null, { timeout: 5000 });
+  const { page, context, errors } = await openAnswersHeld('?embed=1&model=Qwen/Qwen3-8B&ctx=32768');
   assert.equal((await bodyData(page)).state, 'loading');
   assert.equal(await page.inputValue('#ctl-gpu'), 'rtx-4090');
   assert.equal(await page.getAttribute('#ctl-ctx-slider', 'max'), '8');
   assert.match(await page.textContent('[data-role="answer"]'), /Working out the answer/);
   assert.equal(wasmAsked, asked, 'the module is not asked for while the build\'s answer may still come');
-  releaseAnswers();
-  answersHeld = null;
+  letAnswersGo();
   await page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 15000 });
   assert.equal((await bodyData(page)).core, 'loading', 'the build\'s answer, not the module\'s');
   assert.deepEqual(await metrics(page), module);
@@ -278,14 +288,10 @@ test('a preset embed whose answers file is slow: the link\'s settings at once, t
 });
 
 test('a field changed while the answers file is slow is answered by the module, not lost', async () => {
-  holdAnswers();
-  holdWasm();
-  const { page, context, errors } = await openHeld('?embed=1&model=Qwen/Qwen3-8B&ctx=32768');
-  await page.waitForFunction(() => document.getElementById('ctl-ctx')?.value === '32768', null, { timeout: 5000 });
+  const { page, context, errors } = await openAnswersHeld('?embed=1&model=Qwen/Qwen3-8B&ctx=32768');
   await page.fill('#ctl-ctx', '16K');
   await page.dispatchEvent('#ctl-ctx', 'change');
-  releaseAnswers();
-  answersHeld = null;
+  letAnswersGo();
   await page.waitForTimeout(300);
   assert.notEqual((await bodyData(page)).state, 'ready', 'the file has no answer for 16K: the module is needed');
   release();
@@ -297,14 +303,11 @@ test('a field changed while the answers file is slow is answered by the module, 
 });
 
 test('a model loaded while the answers file is slow: that model once the module is here, the link\'s not over it', async () => {
-  holdAnswers();
-  holdWasm();
-  const { page, context, errors } = await openHeld('?model=Qwen/Qwen3-8B&ctx=32768');
-  await page.waitForFunction(() => document.getElementById('model-input')?.value === 'Qwen/Qwen3-8B', null, { timeout: 5000 });
+  const { page, context, errors } = await openAnswersHeld('?model=Qwen/Qwen3-8B&ctx=32768');
+  assert.equal(await page.inputValue('#model-input'), 'Qwen/Qwen3-8B');
   await page.fill('#model-input', 'meta-llama/Llama-3.1-8B');
   await page.press('#model-input', 'Enter');
-  releaseAnswers();
-  answersHeld = null;
+  letAnswersGo();
   await page.waitForTimeout(300);
   release();
   await page.waitForFunction(() => document.body.dataset.state === 'ready' && document.body.dataset.core === 'live', null, { timeout: 15000 });

@@ -951,8 +951,13 @@ async function boot() {
   } else {
     // Until the module is here (a slow network) the link's settings are shown (showLinkWhileWaiting).
     loading = loadCore().catch((e) => e);
-    if (app.buildCatalog && !moduleHere) wentLive = showLinkWhileWaiting(state, inlineModels?.models);
-    else [wentLive, earlyLive] = [earlyLive, null];
+    if (app.buildCatalog && !moduleHere) {
+      wentLive = showLinkWhileWaiting(state, inlineModels?.models);
+    } else {
+      // The module is here: what waited while the page waited for the answers file goes on with it.
+      wentLive = earlyLive;
+      earlyLive = null;
+    }
   }
   // What waited for the module while the page waited for the answers file waits on for the above.
   earlyLive?.(app.coreLive);
