@@ -28,15 +28,12 @@ import { startStaticServer } from '../../tests/web/static-server.mjs';
 import { launch } from '../../tests/web/browser.mjs';
 import { installFrameProbe, installSliderProbe, coldPage } from './probes.mjs';
 import { mulberry32 } from '../../tests/random.mjs';
+import { median, p95, quantile } from './stats.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const site = path.resolve(root, process.env.KVB_SITE_DIR || 'site');
 const RUNS = Math.max(10, Number(process.env.RUNS || 10));
 const STEPS = Number(process.env.STEPS || 60);
-const sorted = (xs) => [...xs].sort((a, b) => a - b);
-const median = (xs) => sorted(xs)[Math.floor(xs.length / 2)];
-const p95 = (xs) => sorted(xs)[Math.min(xs.length - 1, Math.ceil(xs.length * 0.95) - 1)];
-const quantile = (xs, f) => sorted(xs)[Math.min(xs.length - 1, Math.floor(xs.length * f))];
 // How far one run's ratio of medians can be trusted: its rounds resampled with replacement (a
 // round's load and the blank page's before it together), 2,000 times, and the 5th and 95th
 // percentiles of the ratio. The goal is met in a run only when the interval's top is under it;

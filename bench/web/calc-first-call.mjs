@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { median } from './stats.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -38,8 +39,7 @@ if (process.argv[2] === '--child') {
     const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--child', wasm], { encoding: 'utf8' });
     rows.push(JSON.parse(out));
   }
-  const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const size = fs.statSync(wasm).size;
   console.log(`${path.basename(wasm)} ${size} bytes; ${runs} fresh node processes, median ms (load average ${fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}):`);
-  for (const k of Object.keys(rows[0])) console.log(`  ${k.padEnd(12)} ${med(rows.map((r) => r[k])).toFixed(2)}  (min ${Math.min(...rows.map((r) => r[k])).toFixed(2)})`);
+  for (const k of Object.keys(rows[0])) console.log(`  ${k.padEnd(12)} ${median(rows.map((r) => r[k])).toFixed(2)}  (min ${Math.min(...rows.map((r) => r[k])).toFixed(2)})`);
 }

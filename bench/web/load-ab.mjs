@@ -12,18 +12,16 @@ import { performance } from 'node:perf_hooks';
 import { startStaticServer } from '../../tests/web/static-server.mjs';
 import { launch } from '../../tests/web/browser.mjs';
 import { coldPage } from './probes.mjs';
+import { quantile as q } from './stats.mjs';
 
 const [siteA, siteB] = process.argv.slice(2, 4).map((s) => path.resolve(s));
 const RUNS = Number(process.argv[4] || 20);
 const QUERY = process.argv[5] || '';
 const BLANK = '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>blank</title></head><body></body></html>';
-const sorted = (xs) => [...xs].sort((a, b) => a - b);
-const q = (xs, f) => sorted(xs)[Math.min(xs.length - 1, Math.floor(xs.length * f))];
 const ms = (x) => x.toFixed(0).padStart(4);
 
 async function coldLoad(browser, url, kind) {
-  const { context, page, cdp, go } = await coldPage(browser, kind);
-  cdp.on('Network.requestWillBeSent', () => {});
+  const { context, page, go } = await coldPage(browser, kind);
   const t0 = performance.now();
   const r = await go(url);
   await new Promise((res) => setTimeout(res, 100));

@@ -10,12 +10,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startStaticServer } from '../../tests/web/static-server.mjs';
 import { launch } from '../../tests/web/browser.mjs';
+import { median } from './stats.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const site = path.resolve(root, process.env.KVB_SITE_DIR || 'site');
 const query = process.argv[2] || '';
 const RUNS = Number(process.env.RUNS || 5);
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 const server = await startStaticServer({ root: site });
 const browser = await launch();
 

@@ -24,6 +24,7 @@ import { startStaticServer } from '../../tests/web/static-server.mjs';
 import { launch } from '../../tests/web/browser.mjs';
 import { openSimView } from './pages.mjs';
 import { loadKvbudget } from '../../wasm/kvbudget.js';
+import { median } from './stats.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const RUNS = Number(process.env.RUNS || 5);
@@ -32,7 +33,6 @@ const siteDir = path.resolve(root, process.env.KVB_SITE_DIR || 'site');
 const fixture = path.join(root, 'tests/fixtures/configs/meta-llama--Llama-3.1-8B.json');
 const tracePath = path.join(root, 'data/traces/azure-llm-2023-conv.csv');
 const best = (xs) => Math.min(...xs);
-const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const ms = (x) => `${x.toFixed(1)} ms`;
 
 function native() {
@@ -53,8 +53,8 @@ function native() {
     execFileSync('/bin/true');
     floor.push(Number(process.hrtime.bigint() - t0) / 1e6);
   }
-  console.log(`native CLI (process start, trace parse, run): best ${ms(best(wall))}, median ${ms(med(wall))}  [${p.finished} finished, ${p.steps} steps]` +
-    `; node's execFileSync of /bin/true alone: best ${ms(best(floor))}, median ${ms(med(floor))}`);
+  console.log(`native CLI (process start, trace parse, run): best ${ms(best(wall))}, median ${ms(median(wall))}  [${p.finished} finished, ${p.steps} steps]` +
+    `; node's execFileSync of /bin/true alone: best ${ms(best(floor))}, median ${ms(median(floor))}`);
   return best(wall);
 }
 
@@ -83,7 +83,7 @@ async function wasmNode() {
       cpu.push((c.user + c.system) / 1000);
       if (r.summary.policies[0].finished !== 19366) throw new Error('unexpected result');
     }
-    console.log(`WASM in node, ${snapshots} snapshots (trace parse, run, result JSON${snapshots ? ' + packed block maps' : ''}): best ${ms(best(wall))}, median ${ms(med(wall))} wall; best ${ms(best(cpu))} CPU`);
+    console.log(`WASM in node, ${snapshots} snapshots (trace parse, run, result JSON${snapshots ? ' + packed block maps' : ''}): best ${ms(best(wall))}, median ${ms(median(wall))} wall; best ${ms(best(cpu))} CPU`);
     out[snapshots] = best(wall);
   }
   model.release();
@@ -142,12 +142,12 @@ async function chromium() {
   const b = rows.reduce((a, r) => (r.drawn < a.drawn ? r : a));
   b.rows = rows;
   const tm = b.timing;
-  console.log(`Chromium worker, Run -> result in the page: best ${ms(b.ms)}, median ${ms(med(rows.map((r) => r.ms)))}` +
+  console.log(`Chromium worker, Run -> result in the page: best ${ms(b.ms)}, median ${ms(median(rows.map((r) => r.ms)))}` +
     ` (worker: module load ${ms(tm.loadMs)}, trace fetch + workload ${ms(tm.prepareMs)}, simulation ${ms(tm.runMs)}, result ${ms(tm.resultMs)}); render ${ms(b.render)};` +
-    ` first frame after it ${ms(b.drawn)} (best), ${ms(med(rows.map((r) => r.drawn)))} (median)`);
+    ` first frame after it ${ms(b.drawn)} (best), ${ms(median(rows.map((r) => r.drawn)))} (median)`);
   console.log(`Chromium worker, simulation loop alone: best ${ms(best(rows.map((r) => r.timing.runMs)))}`);
   console.log(`Chromium, Run -> block map drawn (first frame after it; the maps follow the result): best ${ms(best(rows.map((r) => r.map)))},` +
-    ` median ${ms(med(rows.map((r) => r.map)))}; worker packing the maps (after the result is sent): best ${ms(best(rows.map((r) => r.packMs)))}`);
+    ` median ${ms(median(rows.map((r) => r.map)))}; worker packing the maps (after the result is sent): best ${ms(best(rows.map((r) => r.packMs)))}`);
   return b;
 }
 

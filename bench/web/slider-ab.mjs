@@ -8,11 +8,10 @@ import path from 'node:path';
 import os from 'node:os';
 import { launch } from '../../tests/web/browser.mjs';
 import { openSliderPage } from './pages.mjs';
+import { quantile as q } from './stats.mjs';
 
 const [siteA, siteB] = process.argv.slice(2, 4).map((s) => path.resolve(s));
 const ROUNDS = Number(process.argv[4] || 8);
-const sorted = (xs) => [...xs].sort((a, b) => a - b);
-const q = (xs, f) => sorted(xs)[Math.floor(xs.length * f)];
 
 const browser = await launch();
 const sides = [];

@@ -18,13 +18,12 @@ import os from 'node:os';
 import { launch } from '../../tests/web/browser.mjs';
 import { openSliderPage } from './pages.mjs';
 import { installFrameEndMark } from './probes.mjs';
+import { quantile as q } from './stats.mjs';
 
 const args = process.argv.slice(2);
 const sites = args.filter((a) => !/^\d+$/.test(a)).map((s) => path.resolve(s));
 const ROUNDS = Number(args.find((a) => /^\d+$/.test(a)) || 6);
 const viewport = { width: Number(process.env.W || 1280), height: Number(process.env.H || 720) };
-const sorted = (xs) => [...xs].sort((a, b) => a - b);
-const q = (xs, f) => (xs.length ? sorted(xs)[Math.floor(xs.length * f)] : NaN);
 const PHASES = {
   js: ['EventDispatch', 'FireAnimationFrame', 'TimerFire', 'FunctionCall'],
   style: ['UpdateLayoutTree'],

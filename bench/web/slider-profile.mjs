@@ -18,12 +18,11 @@ import { fileURLToPath } from 'node:url';
 import { startStaticServer } from '../../tests/web/static-server.mjs';
 import { launch } from '../../tests/web/browser.mjs';
 import { installFrameProbe, installSliderProbe, installFrameEndMark } from './probes.mjs';
+import { median, quantile } from './stats.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const site = path.resolve(root, process.env.KVB_SITE_DIR || 'site');
 const STEPS = Number(process.env.STEPS || 40);
-const sorted = (xs) => [...xs].sort((a, b) => a - b);
-const median = (xs) => (xs.length ? sorted(xs)[Math.floor(xs.length / 2)] : 0);
 
 const server = await startStaticServer({ root: site });
 const browser = await launch();
@@ -182,7 +181,7 @@ try {
     'paint (pre-paint, paint, layerize, commit)': (e) => ['Paint', 'PrePaint', 'Layerize', 'Commit'].includes(e.name) };
   // Steps the key did not move (the slider at its end) have no answer to paint.
   const answered = windows.filter(([a, b]) => mine.some((e) => e.ts >= a && e.ts <= b && e.name === 'Layout'));
-  const p10 = (xs) => sorted(xs)[Math.floor(xs.length / 10)];
+  const p10 = (xs) => quantile(xs, 0.1);
   console.log(`  per step, trace durations (p10 / median over the ${answered.length} steps that changed the answer):`);
   for (const [name, f] of Object.entries(phases)) {
     const xs = answered.map(([a, b]) => mine.filter((e) => e.ts >= a && e.ts <= b && f(e)).reduce((acc, e) => acc + (e.dur || 0), 0) / 1000);

@@ -7,8 +7,8 @@
 //                     (the bound: no JS at all);
 //   - prefilled:      the real page with that DOM already in #app, so it is on screen before the
 //                     module runs; the module then builds its own in its place (buildPage clears
-//                     #app), as a page adopting the build's DOM at no cost of its own would,
-//                     rendering still blocked until the module is parsed (as built);
+//                     #app), so adopting the build's DOM is taken to cost what building it costs
+//                     today; rendering still blocked until the module is parsed (as built);
 //   - prefilled, unblocked: the same without the render-blocking expect link, so the browser
 //                     may paint the prefilled DOM before the module runs.
 // Prints medians on the page's clock: when the prefilled DOM was parsed (a mark just after it),
@@ -22,12 +22,12 @@ import { fileURLToPath } from 'node:url';
 import { startStaticServer } from '../../tests/web/static-server.mjs';
 import { launch } from '../../tests/web/browser.mjs';
 import { coldPage } from './probes.mjs';
+import { median } from './stats.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const site = path.resolve(root, process.env.KVB_SITE_DIR || 'site');
 const RUNS = Number(process.argv[2] || 16);
 const BLANK = '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>blank</title></head><body></body></html>';
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const browser = await launch();
 let server = await startStaticServer({ root: site });

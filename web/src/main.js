@@ -38,9 +38,15 @@ const compileCalc = () => (typeof WebAssembly.compileStreaming === 'function'
   : Promise.reject(new Error('no streaming compile'))
 ).catch(() => fetch(calcWasmUrl, { credentials: 'same-origin' }).then((r) => r.arrayBuffer()).then((b) => WebAssembly.compile(b)));
 let calcWasm = null;
-// How long a link the build did not answer holds its first frame for the module and the
-// model's config (boot below): past it the page is shown, computing, rather than blank.
+// How long a link holds its first frame for what its first answer needs (the module and the
+// model's config, or the build's answers file; boot below): past it the page is shown, with the
+// link's settings and computing, rather than blank.
 const FIRST_ANSWER_WAIT_MS = 150;
+// true when `promise` is fulfilled within FIRST_ANSWER_WAIT_MS, false when it fails or takes longer.
+const withinFirstAnswerWait = (promise) => Promise.race([
+  promise.then(() => true, () => false),
+  new Promise((r) => setTimeout(() => r(false), FIRST_ANSWER_WAIT_MS)),
+]);
 const loadCore = () => {
   calcWasm ||= early.calcWasm ? early.calcWasm.catch(compileCalc) : compileCalc();
   return loadKvbudget({ wasmUrl: calcWasmUrl, wasmModule: calcWasm });
@@ -838,6 +844,10 @@ function fillModelList() {
 async function boot() {
   // A model loaded or pasted while boot waits (for the build's answers file, the module) is the one to show.
   const asksBefore = app.modelAsks;
+  // What waits for the module while a stand-in holds the page (a model loaded or pasted
+  // meanwhile) goes on once it is running: coreIsLive is called then, on every path below.
+  let coreIsLive;
+  app.coreLive = new Promise((resolve) => (coreIsLive = resolve));
   setPageState('loading');
   const params = new URLSearchParams(location.search);
   const { state, ignored, raw } = stateFromParams(params);
@@ -865,16 +875,13 @@ async function boot() {
   // file comes, never a blank page.
   let answersFile = null;
   let builtEarly = false;
-  let earlyLive = null; // resolves what waited on app.coreLive while the page waited for the file
   if (early.answers?.id === state.model) {
-    const late = {};
-    answersFile = await Promise.race([early.answers.data, new Promise((r) => setTimeout(() => r(late), FIRST_ANSWER_WAIT_MS))]);
-    if (answersFile === late) {
+    if (!(await withinFirstAnswerWait(early.answers.data))) {
       buildView();
       builtEarly = true;
-      earlyLive = showLinkWhileWaiting(state, inlineModels?.models);
-      answersFile = await early.answers.data;
+      showLinkWhileWaiting(state, inlineModels?.models);
     }
+    answersFile = await early.answers.data;
   }
   // The first model's bundled config: in the page for the default model, asked for by
   // web/boot.js for a link's, else fetched now alongside the core (its file name follows
@@ -900,10 +907,7 @@ async function boot() {
   // loaded machine). Past that (a slow network) the page is built and painted meanwhile.
   let moduleHere = false;
   if (!answersFile && early.calcWasm && app.prefetched && (inlineConfig?.data.id === state.model || early.config?.id === state.model)) {
-    moduleHere = await Promise.race([
-      Promise.all([loadCore(), app.prefetched.text]).then(() => true, () => false),
-      new Promise((r) => setTimeout(() => r(false), FIRST_ANSWER_WAIT_MS)),
-    ]);
+    moduleHere = await withinFirstAnswerWait(Promise.all([loadCore(), app.prefetched.text]));
   }
   if (!builtEarly) buildView();
   setStatus(t('app.loadingCore'));
@@ -931,8 +935,6 @@ async function boot() {
   const catalogP = inlineModels
     || fetch('catalog/index.json').then((r) => (r.ok ? r.json() : { models: [] })).catch(() => ({ models: [] }));
   let core;
-  let loading = null;
-  let wentLive = null;
   if (prerendered) {
     core = prerenderedCore(first.data, first.configText);
     let asked = null;
@@ -942,26 +944,19 @@ async function boot() {
       else showError(t('app.coreFailed', { message: e.message }));
       return new Promise(() => {}); // whatever waited for the module keeps waiting; the error says why
     }));
-    app.coreLive = new Promise((resolve) => afterPaint(() => resolve(app.wantCore())));
+    afterPaint(() => coreIsLive(app.wantCore()));
     // The default link's model has an answers file too (the slider's stops): asked for after
     // the first frame, beside the module, it answers a slider step taken before the module
     // is running instead of "computing" (on a slow network, seconds).
     const entry = !answersFile && inlineModels?.models?.find((m) => m.id === first.data.model && m.ctx?.length);
     if (entry) afterPaint(() => addBuildAnswers(core, entry.file, first));
   } else {
-    // Until the module is here (a slow network) the link's settings are shown (showLinkWhileWaiting).
-    loading = loadCore().catch((e) => e);
-    if (app.buildCatalog && !moduleHere) {
-      wentLive = showLinkWhileWaiting(state, inlineModels?.models);
-    } else {
-      // The module is here: what waited while the page waited for the answers file goes on with it.
-      wentLive = earlyLive;
-      earlyLive = null;
-    }
+    // Until the module is here (a slow network) the link's settings are shown, once: a second
+    // time would write the link's values over fields changed while the answers file came.
+    const loading = loadCore().catch((e) => e);
+    if (!moduleHere && !builtEarly) showLinkWhileWaiting(state, inlineModels?.models);
+    core = await loading;
   }
-  // What waited for the module while the page waited for the answers file waits on for the above.
-  earlyLive?.(app.coreLive);
-  if (loading) core = await loading;
   const catalog = await catalogP;
   if (core instanceof Error) {
     app.core = null;
@@ -973,7 +968,7 @@ async function boot() {
     app.core = core;
   } else {
     useModule(core);
-    wentLive?.(core);
+    coreIsLive(core);
   }
   // A page without the build's answer block reads the limits from the module.
   if (!app.urlLimited) {
@@ -1014,17 +1009,13 @@ async function addBuildAnswers(core, file, first) {
 // Until the first answer can be computed (a slow network: the module, or the build's answers
 // file, still on its way) a stand-in with the build's catalog shows the link's settings in the
 // controls, not empty ones (a bundled model's slider ending at its limit), and a field the core
-// must read waits for the module (app.waitForCore) and is read once it is. Returns what resolves
-// app.coreLive: what waits for the module (a model loaded or pasted meanwhile) goes on then.
+// must read waits for the module (app.waitForCore) and is read once it is.
 function showLinkWhileWaiting(state, models) {
-  if (!app.buildCatalog) return null;
+  if (!app.buildCatalog) return;
   app.core = { ...prerenderedCore({ model: '', catalog: app.buildCatalog, spec: null, answers: [] }, null), catalogOnly: true };
-  let resolve;
-  app.coreLive = new Promise((r) => (resolve = r));
   const entry = !state.revision && !state.quant && models?.find((m) => m.id === state.model);
   app.linkModel = entry?.max > 0 ? { id: entry.id, max: entry.max } : null;
   showLinkSettings(state);
-  return resolve;
 }
 
 // The link's model and settings in the page's fields while its module loads.
