@@ -1,6 +1,7 @@
 // The default link's first answer comes from the build (issue 13, web/src/prerender.js): it is
 // on screen before the calculator module has arrived, and the module takes over when it does.
-// The static server holds kvbudget-calc.wasm until a test lets it go, so "before" is certain.
+// The static server holds kvbudget-calc.wasm until a test lets it go, so "before" is certain;
+// the build's answers files and the Chinese strings are held the same way (a slow network).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startAll, openPage, metrics } from './harness.mjs';
@@ -19,10 +20,15 @@ function holdAnswers() {
   answersHeld = new Promise((r) => (releaseAnswers = r));
 }
 
+// Another language's strings (its chunk), held the same way.
+let languageHeld = null;
+let releaseLanguage = () => {};
+
 before(async () => {
   env = await startAll({
     hold: (p) => {
       if (p.startsWith('/answers/')) return answersHeld;
+      if (p.startsWith('/zh-CN-')) return languageHeld;
       if (p !== '/kvbudget-calc.wasm') return null;
       wasmAsked++;
       return held;
@@ -32,6 +38,7 @@ before(async () => {
 after(async () => {
   release();
   releaseAnswers();
+  releaseLanguage();
   await env?.close();
 });
 
@@ -389,6 +396,48 @@ test('the advice\'s button on a build-answered link waits for the module and is 
   assert.equal(await page.inputValue('#ctl-kv'), 'fp8');
   assert.deepEqual(await metrics(page), want);
   assert.equal(await page.locator('[data-role="verdict-advice"]').count(), 0);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+// A stalled request for another language's strings left the page blank until they came (no
+// limit): now it is built in English after LANGUAGE_WAIT_MS and takes the language when they come.
+test('a Chinese link whose strings are slow: an answer in English first, then the page in Chinese', async () => {
+  release();
+  languageHeld = new Promise((r) => (releaseLanguage = r));
+  const { page, context, errors } = await openHeld('?lang=zh-CN');
+  await page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 15000 });
+  assert.equal(await page.getAttribute('html', 'lang'), 'en');
+  assert.equal(await page.textContent('#results-h'), 'Memory budget');
+  assert.match(await page.textContent('[data-role="verdict"]'), /one sequence of 32K tokens/);
+  const english = await metrics(page);
+  releaseLanguage();
+  languageHeld = null;
+  await page.waitForFunction(() => document.documentElement.lang === 'zh-CN', null, { timeout: 15000 });
+  await page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 15000 });
+  assert.equal(await page.textContent('#results-h'), '显存预算');
+  assert.equal(await page.inputValue('#lang'), 'zh-CN');
+  assert.deepEqual(await metrics(page), english, 'the same answer, in the other language');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('a reader who chooses the language while its strings are slow: the page takes it when they come', async () => {
+  release();
+  languageHeld = new Promise((r) => (releaseLanguage = r));
+  const { page, context, errors } = await openHeld('?lang=zh-CN');
+  await page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 15000 });
+  await page.waitForFunction(() => document.querySelectorAll('#lang option').length === 2);
+  await page.selectOption('#lang', 'zh-CN');
+  await page.waitForTimeout(200);
+  assert.equal(await page.getAttribute('html', 'lang'), 'en', 'still waiting for the strings');
+  releaseLanguage();
+  languageHeld = null;
+  await page.waitForFunction(() => document.documentElement.lang === 'zh-CN', null, { timeout: 15000 });
+  await page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 15000 });
+  assert.equal(await page.textContent('#results-h'), '显存预算');
+  assert.equal(await page.inputValue('#lang'), 'zh-CN');
+  assert.equal(await page.evaluate(() => new URL(location.href).searchParams.get('lang')), 'zh-CN');
   assert.deepEqual(errors, []);
   await context.close();
 });

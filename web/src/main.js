@@ -47,6 +47,12 @@ const withinFirstAnswerWait = (promise) => Promise.race([
   promise.then(() => true, () => false),
   new Promise((r) => setTimeout(() => r(false), FIRST_ANSWER_WAIT_MS)),
 ]);
+// Another language's strings (a chunk of their own, web/boot.js asks for it early) are waited
+// for as long as this: past it (a stalled request) the page is built in English rather than left
+// blank, and takes the language when its strings come (boot's end). Longer than the first
+// answer's wait: an English frame is what a reader of Chinese should see only when it would
+// otherwise have been a blank one for seconds.
+const LANGUAGE_WAIT_MS = 1000;
 const loadCore = () => {
   calcWasm ||= early.calcWasm ? early.calcWasm.catch(compileCalc) : compileCalc();
   return loadKvbudget({ wasmUrl: calcWasmUrl, wasmModule: calcWasm });
@@ -809,6 +815,7 @@ function buildView() {
 
 // Language switch (issue 5): rebuild every string in place, keeping the loaded model.
 async function switchLanguage(code) {
+  app.lateLanguage = null; // this is the page's language now, whatever boot was waiting for
   // Another language's catalog is a chunk of its own: loaded once, the page says it is busy meanwhile.
   const before = document.body.dataset.state;
   if (!hasLanguage(code)) {
@@ -864,7 +871,11 @@ async function boot() {
   app.urlParams = params;
   app.urlState = { ...state };
   app.ignored = ignored;
-  state.lang = setLanguage(await loadLanguage(detectLanguage(params.has('lang') && !ignored.some(([k]) => k === 'lang') ? state.lang : '', navigator.languages || [navigator.language])));
+  const wanted = detectLanguage(params.has('lang') && !ignored.some(([k]) => k === 'lang') ? state.lang : '', navigator.languages || [navigator.language]);
+  const language = loadLanguage(wanted);
+  const here = await Promise.race([language, new Promise((r) => setTimeout(() => r(null), LANGUAGE_WAIT_MS))]);
+  state.lang = setLanguage(here ?? 'en');
+  if (here === null) app.lateLanguage = language;
   const inlineCatalog = pageData('kvb-catalog');
   const inlineModels = inlineCatalog ? JSON.parse(inlineCatalog.text) : null;
   // A link answered by a bundled model's answers file (web/boot.js asked for it while the HTML
@@ -1028,4 +1039,10 @@ function showLinkSettings(state) {
   }
 }
 
-boot();
+// A language whose strings came after the page was built in English (LANGUAGE_WAIT_MS) is taken
+// once boot is done with the page, unless its reader chose another meanwhile.
+boot().finally(async () => {
+  const late = app.lateLanguage;
+  const code = await late;
+  if (late && app.lateLanguage === late && code !== 'en') switchLanguage(code);
+});
