@@ -239,3 +239,32 @@ test('the simulator view and the chart arrive after the first answer', async () 
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+// The chunk may not come (a network error; a deploy that replaced it while the page was open):
+// each part it brings says so where it would be, and nothing is thrown.
+test('the views chunk failing: the chart, the simulator and both panels say so, nothing thrown', async () => {
+  const context = await env.browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+  await context.route(/\/views-[^/]*\.js$/, (r) => r.abort());
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(env.site.url);
+  const parts = () => page.$$eval('[data-role="part-failed"]', (els) => els.map((e) => e.parentElement.closest('[data-lazy], .chart')?.dataset.lazy ?? 'chart'));
+  await page.waitForFunction(() => document.querySelectorAll('[data-role="part-failed"]').length === 4, null, { timeout: 15000 });
+  assert.deepEqual(await parts(), ['chart', 'sim', 'check', 'lab']);
+  assert.match(await page.textContent('#sec-chart [data-role="part-failed"]'), /^This part of the page could not be loaded \(.*views-.*\.js\)\. Reload the page to try again\.$/);
+  assert.deepEqual(await page.$$eval('[data-lazy] h2', (hs) => hs.map((x) => x.textContent)), ['Paging simulator', 'Compare with your log', 'Measured vs formula']);
+  assert.equal(await page.$$eval('[aria-busy="true"]', (els) => els.length), 0);
+  // The chart's download buttons do nothing rather than throw.
+  await page.click('#sec-chart [data-export="png"]');
+  // A rebuild (a language switch) says it again, in the new language.
+  await page.waitForFunction(() => document.querySelectorAll('#lang option').length === 2);
+  await page.selectOption('#lang', 'zh-CN');
+  await page.waitForFunction(() => document.documentElement.lang === 'zh-CN' && document.querySelectorAll('[data-role="part-failed"]').length === 4, null, { timeout: 15000 });
+  assert.deepEqual(await parts(), ['chart', 'sim', 'check', 'lab']);
+  assert.match(await page.textContent('[data-lazy="sim"] [data-role="part-failed"]'), /^页面的这一部分没能加载/);
+  assert.equal(await page.getAttribute('body', 'data-state'), 'ready');
+  await page.waitForTimeout(300);
+  assert.deepEqual(errors, []);
+  await context.close();
+});

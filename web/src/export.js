@@ -166,7 +166,9 @@ export function chartToolbar(getChart, name, title, opts = {}) {
   const full = () => title + (exportContext.model ? ' — ' + exportContext.model : '');
   const file = (ext) => fileName(opts.fileStem?.() || name, ext);
   const exportAs = (ext, write) => async () => {
-    const [chart, views] = await Promise.all([liveChart(getChart), import('./views.js')]);
+    // Nothing to draw when the chart's chunk did not come: its box says so (lazy.js).
+    const [chart, views] = await Promise.all([liveChart(getChart), import('./views.js')]).catch(() => []);
+    if (!views) return;
     try {
       if (!(chart?.plot ?? chart)?.ctx) return;
       download(file(ext), await write(chart, views));

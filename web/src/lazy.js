@@ -3,6 +3,7 @@
 // uPlot), the log check and lab panels, all in views.js's chunk. These stand-ins have the
 // interface of the real thing and hand over to it once it is here.
 import { h } from './dom.js';
+import { t } from './i18n.js';
 
 // After the frame that shows the first answer: the chunks' requests and parsing never
 // delay it. The first time, "after" means once that frame is on screen (the paint entry
@@ -45,6 +46,20 @@ function once(load) {
   return get;
 }
 
+// A chunk that did not come (a network error, or a new deploy that replaced it while the page was
+// open) is said where its part of the page would be, not left an empty box: a failed import() is
+// not tried again, so the way out is a reload (the address keeps the settings).
+function notLoaded(error) {
+  return h('p', { class: 'warning', role: 'note', 'data-role': 'part-failed' }, t('app.partFailed', { message: error?.message || String(error) }));
+}
+// A panel's placeholder becomes the panel with its heading (the page's own copy of the name: the
+// panel's strings come with the chunk) and the note.
+function showNotLoaded(holder, error, name) {
+  holder.removeAttribute('aria-busy');
+  holder.classList.add('panel');
+  holder.append(h('h2', null, t(name)), notLoaded(error));
+}
+
 // One chunk holds them all (views.js); each stand-in below waits for it in its own time.
 const views = once(() => import('./views.js'));
 const chartModule = views;
@@ -59,9 +74,21 @@ export class KvChart {
     this.container = container;
     this.real = null;
     this.data = null;
-    this.ready = new Promise((resolve) => (this.resolveReady = resolve));
+    this.ready = new Promise((resolve, reject) => {
+      this.resolveReady = resolve;
+      this.rejectReady = reject;
+    });
+    this.ready.catch(() => {}); // an export asked for meanwhile says nothing more than the box does
     if (chartModule.module) this.attach();
-    else afterPaint(() => chartModule().then(() => this.attach()));
+    else afterPaint(() => chartModule().then(() => this.attach(), (e) => this.notLoaded(e)));
+  }
+
+  notLoaded(error) {
+    // No longer a picture for a screen reader: the note inside is what there is to read.
+    this.container.removeAttribute('role');
+    this.container.removeAttribute('aria-label');
+    this.container.append(notLoaded(error));
+    this.rejectReady(error);
   }
 
   attach() {
@@ -99,6 +126,7 @@ export class KvChart {
 // latest build is then replaced and synced (which starts a sim=1 link's run).
 let simHolder = null; // {holder, app, opts}
 let simWanted = false;
+let simFailed = null; // the chunk's error once it did not come
 // Settles once the simulator's chunk is in (or failed): the log check panel, further down the
 // page, is fetched after it so the two never compete for the frames after the first answer.
 let simSettled;
@@ -107,6 +135,10 @@ const simArrived = new Promise((resolve) => (simSettled = resolve));
 export function buildSimView(app, opts) {
   if (simModule.module) return simModule.module.buildSimView(app, opts);
   const holder = h('section', { class: 'sim-placeholder', 'data-lazy': 'sim', 'aria-busy': 'true' });
+  if (simFailed) {
+    showNotLoaded(holder, simFailed, 'app.part.sim'); // a rebuild (a language switch) after the chunk failed
+    return holder;
+  }
   simHolder = { holder, app, opts };
   return holder;
 }
@@ -124,6 +156,9 @@ export function simSync(app) {
     if (!p?.holder.isConnected) return;
     p.holder.replaceWith(m.buildSimView(p.app, p.opts));
     m.simSync(p.app);
+  }, (e) => {
+    simFailed = e;
+    if (simHolder?.holder.isConnected) showNotLoaded(simHolder.holder, e, 'app.part.sim');
   }).finally(() => simSettled()));
 }
 
@@ -137,7 +172,7 @@ export function buildCheckPanel(app) {
     .then(() => checkModule())
     .then((m) => {
       if (holder.isConnected) holder.replaceWith(m.buildCheckPanel(app));
-    }));
+    }, (e) => showNotLoaded(holder, e, 'app.part.check')));
   return holder;
 }
 
@@ -151,6 +186,6 @@ export function buildLabPanel(app) {
     .then(() => labModule())
     .then((m) => {
       if (holder.isConnected) holder.replaceWith(m.buildLabPanel(app));
-    }));
+    }, (e) => showNotLoaded(holder, e, 'app.part.lab')));
   return holder;
 }
