@@ -339,6 +339,30 @@ test('a refusal is the core\'s coded message in the page\'s language', async () 
   await second.context.close();
 });
 
+// The worker's script may not load (a network error, a deploy that replaced it): the spare worker
+// started after the first answer failed long before Run listened, and Run waited on it for good.
+test('a worker whose script did not load: Run says so, and the next Run asks for it again', async () => {
+  const context = await env.browser.newContext({ viewport: { width: 1280, height: 900 } });
+  await context.route(/\/sim-worker\.js$/, (r) => r.abort());
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(env.site.url + '?simReq=10');
+  await waitSettled(page);
+  await page.waitForSelector('[data-action="sim-run"]');
+  await page.waitForTimeout(500); // the spare worker, started when the page is idle, has failed by now
+  await page.click('[data-action="sim-run"]');
+  await page.waitForFunction(() => document.querySelector('#sim').dataset.simState === 'error', null, { timeout: 15000 });
+  assert.equal(await page.textContent('[data-role="sim-error"]'), 'The simulator refused: the simulator\'s worker failed to start');
+  assert.equal(await page.textContent('#sim [data-role="sim-status"]'), '');
+  await context.unroute(/\/sim-worker\.js$/);
+  await page.click('[data-action="sim-run"]');
+  await page.waitForFunction(() => document.querySelector('#sim').dataset.simState === 'done', null, { timeout: 30000 });
+  assert.equal(await page.isHidden('[data-role="sim-error"]'), true);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 // Issue 9.9: every run ends with what it found, in the core's coded messages (the same
 // as `kvbudget simulate --json`'s conclusions); arrivals faster than the GPU serves are
 // called an overload; results of earlier settings are marked stale in words.

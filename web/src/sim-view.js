@@ -463,8 +463,12 @@ const SIM_SNAPSHOTS = 60; // the block map's scrubber
 // run pays for the simulation alone (issue 13: Run to the drawn result within 2x
 // the native time). Started once the page is idle after its first answer, never
 // before it; a finished run's worker is kept as the next spare.
+// A worker whose script did not load (a network error, a deploy that replaced it) fires its error
+// once, maybe long before a Run listens: kept as `failed`, so a Run does not wait on it for good.
 function newWorker() {
-  return new Worker(new URL('sim-worker.js', import.meta.url), { type: 'module' });
+  const worker = new Worker(new URL('sim-worker.js', import.meta.url), { type: 'module' });
+  worker.addEventListener('error', (ev) => (worker.failed = ev.message || t('sim.workerFailed')));
+  return worker;
 }
 
 function traceUrlFor(workload) {
@@ -597,6 +601,11 @@ export function runSim(app) {
   }
   sv.onState();
   const key = runKey(app);
+  // A spare that failed to load is dropped for a new one: its script is asked for again.
+  if (sv.spare?.failed) {
+    sv.spare.terminate();
+    sv.spare = null;
+  }
   const worker = sv.spare || newWorker();
   sv.spare = null;
   sv.worker = worker;
@@ -665,6 +674,7 @@ export function runSim(app) {
   worker.onerror = (ev) => {
     if (sv.worker !== worker) return;
     cancelSim(app, false);
+    els.status.textContent = '';
     showSimError(app, t('sim.error', { message: ev.message || t('sim.workerFailed') }));
     setSimState(app, 'error');
   };
