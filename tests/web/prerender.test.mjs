@@ -402,19 +402,29 @@ test('the advice\'s button on a build-answered link waits for the module and is 
 
 // A stalled request for another language's strings left the page blank until they came (no
 // limit): now it is built in English after LANGUAGE_WAIT_MS and takes the language when they come.
-test('a Chinese link whose strings are slow: an answer in English first, then the page in Chinese', async () => {
+// openLanguageHeld: a Chinese link with its strings held, once its answer is shown (in English);
+// letLanguageGo: the strings served, and the page in Chinese and ready again.
+async function openLanguageHeld() {
   release();
   languageHeld = new Promise((r) => (releaseLanguage = r));
-  const { page, context, errors } = await openHeld('?lang=zh-CN');
-  await page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 15000 });
-  assert.equal(await page.getAttribute('html', 'lang'), 'en');
-  assert.equal(await page.textContent('#results-h'), 'Memory budget');
-  assert.match(await page.textContent('[data-role="verdict"]'), /one sequence of 32K tokens/);
-  const english = await metrics(page);
+  const opened = await openHeld('?lang=zh-CN');
+  await opened.page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 15000 });
+  return opened;
+}
+async function letLanguageGo(page) {
   releaseLanguage();
   languageHeld = null;
   await page.waitForFunction(() => document.documentElement.lang === 'zh-CN', null, { timeout: 15000 });
   await page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 15000 });
+}
+
+test('a Chinese link whose strings are slow: an answer in English first, then the page in Chinese', async () => {
+  const { page, context, errors } = await openLanguageHeld();
+  assert.equal(await page.getAttribute('html', 'lang'), 'en');
+  assert.equal(await page.textContent('#results-h'), 'Memory budget');
+  assert.match(await page.textContent('[data-role="verdict"]'), /one sequence of 32K tokens/);
+  const english = await metrics(page);
+  await letLanguageGo(page);
   assert.equal(await page.textContent('#results-h'), '显存预算');
   assert.equal(await page.inputValue('#lang'), 'zh-CN');
   assert.deepEqual(await metrics(page), english, 'the same answer, in the other language');
@@ -423,18 +433,12 @@ test('a Chinese link whose strings are slow: an answer in English first, then th
 });
 
 test('a reader who chooses the language while its strings are slow: the page takes it when they come', async () => {
-  release();
-  languageHeld = new Promise((r) => (releaseLanguage = r));
-  const { page, context, errors } = await openHeld('?lang=zh-CN');
-  await page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 15000 });
+  const { page, context, errors } = await openLanguageHeld();
   await page.waitForFunction(() => document.querySelectorAll('#lang option').length === 2);
   await page.selectOption('#lang', 'zh-CN');
   await page.waitForTimeout(200);
   assert.equal(await page.getAttribute('html', 'lang'), 'en', 'still waiting for the strings');
-  releaseLanguage();
-  languageHeld = null;
-  await page.waitForFunction(() => document.documentElement.lang === 'zh-CN', null, { timeout: 15000 });
-  await page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 15000 });
+  await letLanguageGo(page);
   assert.equal(await page.textContent('#results-h'), '显存预算');
   assert.equal(await page.inputValue('#lang'), 'zh-CN');
   assert.equal(await page.evaluate(() => new URL(location.href).searchParams.get('lang')), 'zh-CN');

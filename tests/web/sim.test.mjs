@@ -353,7 +353,7 @@ test('a worker whose script did not load: Run says so, and the next Run asks for
   await page.waitForTimeout(500); // the spare worker, started when the page is idle, has failed by now
   await page.click('[data-action="sim-run"]');
   await page.waitForFunction(() => document.querySelector('#sim').dataset.simState === 'error', null, { timeout: 15000 });
-  assert.equal(await page.textContent('[data-role="sim-error"]'), 'The simulator refused: the simulator\'s worker failed to start');
+  assert.equal(await page.textContent('[data-role="sim-error"]'), 'The simulator could not run: the simulator\'s worker failed to start');
   assert.equal(await page.textContent('#sim [data-role="sim-status"]'), '');
   await context.unroute(/\/sim-worker\.js$/);
   await page.click('[data-action="sim-run"]');

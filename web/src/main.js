@@ -872,10 +872,10 @@ async function boot() {
   app.urlState = { ...state };
   app.ignored = ignored;
   const wanted = detectLanguage(params.has('lang') && !ignored.some(([k]) => k === 'lang') ? state.lang : '', navigator.languages || [navigator.language]);
-  const language = loadLanguage(wanted);
-  const here = await Promise.race([language, new Promise((r) => setTimeout(() => r(null), LANGUAGE_WAIT_MS))]);
+  const strings = loadLanguage(wanted);
+  const here = await Promise.race([strings, new Promise((r) => setTimeout(() => r(null), LANGUAGE_WAIT_MS))]);
   state.lang = setLanguage(here ?? 'en');
-  if (here === null) app.lateLanguage = language;
+  if (here === null) app.lateLanguage = strings;
   const inlineCatalog = pageData('kvb-catalog');
   const inlineModels = inlineCatalog ? JSON.parse(inlineCatalog.text) : null;
   // A link answered by a bundled model's answers file (web/boot.js asked for it while the HTML

@@ -467,7 +467,7 @@ const SIM_SNAPSHOTS = 60; // the block map's scrubber
 // once, maybe long before a Run listens: kept as `failed`, so a Run does not wait on it for good.
 function newWorker() {
   const worker = new Worker(new URL('sim-worker.js', import.meta.url), { type: 'module' });
-  worker.addEventListener('error', (ev) => (worker.failed = ev.message || t('sim.workerFailed')));
+  worker.addEventListener('error', () => (worker.failed = true));
   return worker;
 }
 
@@ -675,7 +675,8 @@ export function runSim(app) {
     if (sv.worker !== worker) return;
     cancelSim(app, false);
     els.status.textContent = '';
-    showSimError(app, t('sim.error', { message: ev.message || t('sim.workerFailed') }));
+    // Not the core's refusal: the worker itself stopped (its script did not load, or it threw).
+    showSimError(app, t('sim.crashed', { message: ev.message || t('sim.workerFailed') }));
     setSimState(app, 'error');
   };
   const gguf = app.configText ? null : simGguf(app);
