@@ -53,10 +53,12 @@ export async function waitSettled(page) {
 // A fresh context (own clipboard permissions, locale) and page, settled.
 // Collects script errors so tests can assert there were none. init: a script run in the
 // page before its own (context.addInitScript). touch: a phone's touch screen (page.tap).
-export async function openPage(env, query = '', { viewport = { width: 1280, height: 900 }, locale, clipboard = false, init = null, touch = false } = {}) {
+// abort: a RegExp of the requests that fail as on a broken network (context.unroute(abort) lets them through again).
+export async function openPage(env, query = '', { viewport = { width: 1280, height: 900 }, locale, clipboard = false, init = null, touch = false, abort = null } = {}) {
   const context = await env.browser.newContext({ viewport, locale, acceptDownloads: true, ...(touch ? { hasTouch: true, isMobile: true } : {}) });
   if (clipboard) await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(env.site.url).origin });
   if (init) await context.addInitScript(init);
+  if (abort) await context.route(abort, (r) => r.abort());
   const page = await context.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));

@@ -243,12 +243,7 @@ test('the simulator view and the chart arrive after the first answer', async () 
 // The chunk may not come (a network error; a deploy that replaced it while the page was open):
 // each part it brings says so where it would be, and nothing is thrown.
 test('the views chunk failing: the chart, the simulator and both panels say so, nothing thrown', async () => {
-  const context = await env.browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
-  await context.route(/\/views-[^/]*\.js$/, (r) => r.abort());
-  const page = await context.newPage();
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(e.message));
-  await page.goto(env.site.url);
+  const { page, context, errors } = await openPage(env, '', { abort: /\/views-[^/]*\.js$/ });
   const parts = () => page.$$eval('[data-role="part-failed"]', (els) => els.map((e) => e.parentElement.closest('[data-lazy], .chart')?.dataset.lazy ?? 'chart'));
   await page.waitForFunction(() => document.querySelectorAll('[data-role="part-failed"]').length === 4, null, { timeout: 15000 });
   assert.deepEqual(await parts(), ['chart', 'sim', 'check', 'lab']);

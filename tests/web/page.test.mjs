@@ -508,6 +508,23 @@ test('network failure: own message, bundled copy used when the id is in the cata
   await context.close();
 });
 
+// A bundled copy that did not come (a network error; a deploy that replaced it) read as "This config
+// could not be used: Failed to fetch": it is as good as none, so the Hub is asked for the model.
+test('a bundled config that does not come: the model is asked of the Hub', async () => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  await context.route(/\/catalog\/Qwen--Qwen3-8B\.json$/, (route) => route.abort());
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(site.url + '?model=Qwen/Qwen3-8B&gpu=rtx-3090');
+  await waitSettled(page);
+  assert.equal(await page.getAttribute('body', 'data-state'), 'ready');
+  assert.equal(await page.textContent('[data-role="source"]'), msg('model.source.hub', { id: 'Qwen/Qwen3-8B', revision: 'main', hub: hub.url.replace(/\/$/, '') }));
+  assert.equal(await page.textContent('[data-role="gpu"]'), 'NVIDIA GeForce RTX 3090 24 GB');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test("the Hub's safetensors parameter count is used for the weights", async () => {
   const { page, context } = await open();
   await loadId(page, 'params/model');
@@ -624,7 +641,9 @@ test('a config.json dropped on the model panel is computed', async () => {
     return d;
   }, text);
   await page.dispatchEvent('section.model', 'drop', { dataTransfer: dt });
-  await page.waitForFunction(() => document.querySelector('[data-role="source"]')?.textContent.includes('config.json'));
+  // The bundled model's source line names a config.json too: wait for the dropped file's.
+  const dropped = msg('model.source.paste', { name: 'config.json' });
+  await page.waitForFunction((want) => document.querySelector('[data-role="source"]')?.textContent === want, dropped);
   assert.equal(await metric(page, 'kv-bytes-per-token'), 147456);
   await context.close();
 });

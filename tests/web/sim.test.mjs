@@ -342,23 +342,32 @@ test('a refusal is the core\'s coded message in the page\'s language', async () 
 // The worker's script may not load (a network error, a deploy that replaced it): the spare worker
 // started after the first answer failed long before Run listened, and Run waited on it for good.
 test('a worker whose script did not load: Run says so, and the next Run asks for it again', async () => {
-  const context = await env.browser.newContext({ viewport: { width: 1280, height: 900 } });
-  await context.route(/\/sim-worker\.js$/, (r) => r.abort());
-  const page = await context.newPage();
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(e.message));
-  await page.goto(env.site.url + '?simReq=10');
-  await waitSettled(page);
+  const blocked = /\/sim-worker\.js$/;
+  const { page, context, errors } = await openPage(env, 'simReq=10', { abort: blocked });
   await page.waitForSelector('[data-action="sim-run"]');
   await page.waitForTimeout(500); // the spare worker, started when the page is idle, has failed by now
   await page.click('[data-action="sim-run"]');
   await page.waitForFunction(() => document.querySelector('#sim').dataset.simState === 'error', null, { timeout: 15000 });
   assert.equal(await page.textContent('[data-role="sim-error"]'), 'The simulator could not run: the simulator\'s worker failed to start');
   assert.equal(await page.textContent('#sim [data-role="sim-status"]'), '');
-  await context.unroute(/\/sim-worker\.js$/);
+  await context.unroute(blocked);
   await page.click('[data-action="sim-run"]');
   await page.waitForFunction(() => document.querySelector('#sim').dataset.simState === 'done', null, { timeout: 30000 });
   assert.equal(await page.isHidden('[data-role="sim-error"]'), true);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+// A trace that did not come was worded as the core's refusal ("The simulator refused: Failed to fetch").
+test('a trace that does not come: the run says which file, as no refusal, and the next Run fetches it', async () => {
+  const blocked = /\/traces\//;
+  const { page, context, errors } = await openPage(env, 'simWl=azure-conv', { abort: blocked });
+  await page.click('[data-action="sim-run"]');
+  await page.waitForFunction(() => document.querySelector('#sim').dataset.simState === 'error', null, { timeout: 30000 });
+  assert.match(await page.textContent('[data-role="sim-error"]'), /^The simulator could not run: http:\/\/127\.0\.0\.1:\d+\/traces\/azure-llm-2023-conv\.csv: Failed to fetch$/);
+  await context.unroute(blocked);
+  await page.click('[data-action="sim-run"]');
+  await page.waitForFunction(() => document.querySelector('#sim').dataset.simState === 'done', null, { timeout: 60000 });
   assert.deepEqual(errors, []);
   await context.close();
 });

@@ -149,9 +149,10 @@ async function fetchCatalogConfig(id) {
     app.prefetched = null;
     if (text !== null) return text;
   }
-  const res = await fetch('catalog/' + entry.file);
-  if (!res.ok) return null;
-  return res.text();
+  // A bundled copy that does not come (a network error, a deploy that replaced it) is as good as
+  // none: the Hub is asked, and its answer or its error is what the page shows.
+  const res = await fetch('catalog/' + entry.file).catch(() => null);
+  return res?.ok ? res.text().catch(() => null) : null;
 }
 
 // Loads `ref` ({id, revision}); `preferCatalog` serves bundled ids without a

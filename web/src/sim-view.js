@@ -666,8 +666,10 @@ export function runSim(app) {
     } else if (m.type === 'error') {
       cancelSim(app, false);
       els.status.textContent = '';
-      // The core's refusal in the page's language, in the calculator's terms.
-      showSimError(app, t('sim.error', { message: m.detail ? tMsg(named(m.detail)) : m.message }));
+      // The core's refusal in the page's language, in the calculator's terms; a trace that did not
+      // come, or a fault of the worker's own, is no refusal.
+      const refused = !!m.detail || !['trace_fetch', 'load_failed', 'internal'].includes(m.code);
+      showSimError(app, refused ? t('sim.error', { message: m.detail ? tMsg(named(m.detail)) : m.message }) : t('sim.crashed', { message: m.message }));
       setSimState(app, 'error');
     }
   };

@@ -28,7 +28,10 @@ function loadCore() {
 
 function loadTrace(url) {
   if (!traces.has(url)) {
-    const p = fetch(url).then((res) => {
+    const unreachable = (e) => {
+      throw Object.assign(new Error(`${url}: ${e?.message || e}`), { code: 'trace_fetch' });
+    };
+    const p = fetch(url).catch(unreachable).then((res) => {
       if (!res.ok) throw Object.assign(new Error(`${url}: HTTP ${res.status}`), { code: 'trace_fetch' });
       // Bytes, read by the core through a reader: as text inside the input JSON the
       // trace (1.7 MB for Azure's) was escaped, converted and lexed a character at a time.
