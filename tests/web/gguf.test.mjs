@@ -171,6 +171,16 @@ test('each GGUF failure has its own message', async () => {
   }
 });
 
+// The GGUF reader comes with the views chunk: when that did not load, the error said "This config
+// could not be used", of a config that was never read.
+test('a GGUF repo when the views chunk did not load: the model could not be loaded, and why', async () => {
+  const { page, context, errors } = await openPage(env, 'model=Qwen/Qwen3-8B-GGUF&gpu=rtx-4090', { abort: /\/views-[^/]*\.js$/ });
+  assert.equal(await page.getAttribute('body', 'data-state'), 'error');
+  assert.match(await page.textContent('[data-role="error"]'), /^Qwen\/Qwen3-8B-GGUF could not be loaded: Failed to fetch dynamically imported module: http:\/\/127\.0\.0\.1:\d+\/views-\w+\.js$/);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('a file whose header cannot be read: the base model the card names, with the file\'s quant and size, said so', async () => {
   const { page, context } = await openPage(env, 'model=nofile/Qwen3-8B-GGUF&gpu=rtx-4090');
   assert.equal(await page.getAttribute('body', 'data-state'), 'ready', await page.textContent('[data-role="error"]'));

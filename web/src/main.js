@@ -109,7 +109,9 @@ function errorText(e, id) {
       quant: e.detail?.quant ?? '', quants: e.detail?.quants ?? '' });
   }
   if (e instanceof KvbudgetError) return t('core.error', { message: e.detail ? tMsg(e.detail) : e.message });
-  return t('core.error', { message: e?.message || String(e) });
+  // Neither the Hub's nor the core's: a part of the page that did not load (a GGUF repo's reader
+  // is in the views chunk), not a config that could not be used.
+  return t('model.loadFailed', { id, message: e?.message || String(e) });
 }
 
 // quant: the checkpoint's hf_quant_config.json text ('' when it has none), which the core reads beside it.
