@@ -445,3 +445,46 @@ test('a reader who chooses the language while its strings are slow: the page tak
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+// The module that does not come (a browser without WebAssembly: Safari's Lockdown Mode, a policy;
+// or a failed request). A ReferenceError left an off-grid link on "Working out the answer…" for
+// good, and the default link's error was cleared by its next render 60 ms later, a change then
+// "computing" for good.
+test('no WebAssembly: the build\'s answers stay, the reason stays said, a change it cannot answer says so', async () => {
+  release();
+  const expected = await moduleMetrics('ctx=65536');
+  const reason = 'The calculator could not start: this browser does not run WebAssembly (turned off, as by Safari\'s Lockdown Mode or a security policy)';
+  const { page, context, errors } = await openPage(env, '', { init: () => delete window.WebAssembly });
+  await page.waitForFunction(() => document.body.dataset.core === 'error', null, { timeout: 15000 });
+  await page.waitForTimeout(500);
+  assert.equal((await bodyData(page)).state, 'ready');
+  assert.equal(await page.textContent('[data-role="error"]'), reason);
+  assert.equal(await page.isHidden('[data-role="error"]'), false);
+  // A stop of the slider: the build's answer, the reason still said.
+  await page.focus('#ctl-ctx-slider');
+  await page.keyboard.press('ArrowRight');
+  await page.waitForFunction(() => document.body.dataset.state === 'ready' && document.getElementById('ctl-ctx').value === '65536', null, { timeout: 5000 });
+  assert.deepEqual(await metrics(page), expected);
+  assert.equal(await page.textContent('[data-role="error"]'), reason);
+  // A change only the module could answer.
+  await page.selectOption('#ctl-engine', 'llamacpp');
+  await page.waitForFunction(() => document.body.dataset.state === 'error', null, { timeout: 5000 });
+  assert.equal(await page.textContent('[data-role="error"]'), reason);
+  assert.equal(await page.getAttribute('.answer-wrap', 'class'), 'answer-wrap stale', 'the last answer, marked as not the settings\'');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('a link the build did not answer whose module does not come: the reason, not "working out" for good', async () => {
+  const { page, context, errors } = await openPage(env, 'gpu=rtx-3090', { abort: /kvbudget-calc\.wasm$/ });
+  assert.deepEqual(await bodyData(page), { state: 'error', core: 'error' });
+  assert.match(await page.textContent('[data-role="error"]'), /^The calculator could not start: could not load the WebAssembly core: /);
+  assert.equal(await page.textContent('[data-role="verdict"]'), 'No answer: the calculator could not be loaded.');
+  // Another model waits for no module that will not come.
+  await page.fill('#model-input', 'Qwen/Qwen3-8B');
+  await page.press('#model-input', 'Enter');
+  await page.waitForFunction(() => document.body.dataset.state === 'error', null, { timeout: 5000 });
+  assert.match(await page.textContent('[data-role="error"]'), /^The calculator could not start: /);
+  assert.deepEqual(errors, []);
+  await context.close();
+});

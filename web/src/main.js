@@ -54,6 +54,10 @@ const withinFirstAnswerWait = (promise) => Promise.race([
 // otherwise have been a blank one for seconds.
 const LANGUAGE_WAIT_MS = 1000;
 const loadCore = () => {
+  // A browser that runs no WebAssembly (turned off: Safari's Lockdown Mode, a security policy) is
+  // told so on every path that waits for the module, instead of a ReferenceError that left it
+  // waiting for good.
+  if (typeof WebAssembly === 'undefined') return Promise.reject(new Error(t('app.noWasm')));
   calcWasm ||= early.calcWasm ? early.calcWasm.catch(compileCalc) : compileCalc();
   return loadKvbudget({ wasmUrl: calcWasmUrl, wasmModule: calcWasm });
 };
@@ -69,6 +73,7 @@ function pageData(id) {
 
 const app = {
   core: null,
+  coreFailure: null, // the calculator module's error once it did not come (coreFailed)
   buildCatalog: null, // the core's catalog as the build wrote it (#kvb-answer), for core.useCatalog (useModule)
   modelAsks: 0, // models asked for (loaded or pasted): boot's own for the link yields to one asked while it waited
   hub: null,
@@ -170,10 +175,16 @@ async function loadModel(ref, { preferCatalog = false } = {}) {
   // Before the calculator module is here only the first model (the page's prerendered
   // default) has an answer: another one waits for the module, as does any model while the
   // stand-in holds only the catalog (boot: a link the build did not answer).
-  if (app.core?.standIn && (app.model || app.core.catalogOnly)) {
+  const needsModule = !app.core || (app.core.standIn && (app.model || app.core.catalogOnly));
+  if (needsModule && app.core?.standIn) {
     setBusy(true, t('app.loadingCore'));
     await app.coreLive;
     if (ctrl.signal.aborted) return;
+  }
+  if (needsModule && app.coreFailure) {
+    setBusy(false);
+    failWithCore();
+    return;
   }
   const inCatalog = !ref.revision && app.catalog.some((c) => c.id === ref.id);
   let cancelled = false;
@@ -320,6 +331,17 @@ function failWith(text, why = () => t('answer.noneSettings')) {
   showFailure();
 }
 
+// The calculator module did not come (a network error, a browser without WebAssembly): said on
+// every path that would otherwise wait for it for good (a change the build's answers cannot
+// answer, another model, a paste), and kept said while the build's answers are shown (their
+// next render would have cleared it 60 ms later).
+function coreFailed(e) {
+  app.coreFailure = e;
+  document.body.dataset.core = 'error';
+}
+const coreFailedText = () => t('app.coreFailed', { message: app.coreFailure.message });
+const failWithCore = () => failWith(coreFailedText, () => t('answer.noneCore'));
+
 function showFailure() {
   const words = (x) => (typeof x === 'function' ? x() : x);
   showError(words(app.failure.text));
@@ -340,6 +362,10 @@ function setBusy(busy, text) {
 async function usePasted(text, name) {
   app.modelAsks++;
   if (app.core?.standIn) await app.coreLive;
+  if (app.coreFailure) {
+    failWithCore();
+    return;
+  }
   showError('');
   try {
     app.hubInfo = null;
@@ -401,7 +427,7 @@ export function recompute(step = false) {
   }
   app.linkPending = false;
   app.failure = null;
-  showError('');
+  showError(app.coreFailure ? coreFailedText() : '');
   if (app.computing) {
     app.computing = false;
     setStatus('');
@@ -554,6 +580,10 @@ function finishNow() {
 // as no longer the settings' (stale, and a status line says it is computing; data-state
 // "computing") and the module is asked for now if it was not yet. goLive answers it.
 function showComputing() {
+  if (app.coreFailure) {
+    failWithCore();
+    return;
+  }
   app.computing = true;
   setPageState('computing');
   app.els.answer?.classList.add('stale');
@@ -953,10 +983,10 @@ async function boot() {
     core = prerenderedCore(first.data, first.configText);
     let asked = null;
     app.wantCore = () => (asked ||= loadCore().then(goLive, (e) => {
-      document.body.dataset.core = 'error';
-      if (app.computing) failWith(() => t('app.coreFailed', { message: e.message }), () => t('answer.noneCore'));
-      else showError(t('app.coreFailed', { message: e.message }));
-      return new Promise(() => {}); // whatever waited for the module keeps waiting; the error says why
+      coreFailed(e);
+      if (app.computing) failWithCore();
+      else showError(coreFailedText());
+      return null; // what waited for the module goes on, and finds it failed
     }));
     afterPaint(() => coreIsLive(app.wantCore()));
     // The default link's model has an answers file too (the slider's stops): asked for after
@@ -974,8 +1004,9 @@ async function boot() {
   const catalog = await catalogP;
   if (core instanceof Error) {
     app.core = null;
-    document.body.dataset.core = 'error';
-    failWith(() => t('app.coreFailed', { message: core.message }), () => t('answer.noneCore'));
+    coreFailed(core);
+    failWithCore();
+    coreIsLive(null);
     return;
   }
   if (prerendered) {
