@@ -42,11 +42,10 @@ let calcWasm = null;
 // model's config, or the build's answers file; boot below): past it the page is shown, with the
 // link's settings and computing, rather than blank.
 const FIRST_ANSWER_WAIT_MS = 150;
+// What `promise` gives within `ms`, else `late`.
+const within = (promise, ms, late) => Promise.race([promise, new Promise((r) => setTimeout(() => r(late), ms))]);
 // true when `promise` is fulfilled within FIRST_ANSWER_WAIT_MS, false when it fails or takes longer.
-const withinFirstAnswerWait = (promise) => Promise.race([
-  promise.then(() => true, () => false),
-  new Promise((r) => setTimeout(() => r(false), FIRST_ANSWER_WAIT_MS)),
-]);
+const withinFirstAnswerWait = (promise) => within(promise.then(() => true, () => false), FIRST_ANSWER_WAIT_MS, false);
 // Another language's strings (a chunk of their own, web/boot.js asks for it early) are waited
 // for as long as this: past it (a stalled request) the page is built in English rather than left
 // blank, and takes the language when its strings come (boot's end). Longer than the first
@@ -906,7 +905,7 @@ async function boot() {
   app.ignored = ignored;
   const wanted = detectLanguage(params.has('lang') && !ignored.some(([k]) => k === 'lang') ? state.lang : '', navigator.languages || [navigator.language]);
   const strings = loadLanguage(wanted);
-  const here = await Promise.race([strings, new Promise((r) => setTimeout(() => r(null), LANGUAGE_WAIT_MS))]);
+  const here = await within(strings, LANGUAGE_WAIT_MS, null);
   state.lang = setLanguage(here ?? 'en');
   if (here === null) app.lateLanguage = strings;
   const inlineCatalog = pageData('kvb-catalog');
