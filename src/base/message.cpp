@@ -885,6 +885,18 @@ const std::vector<MessageTemplate>& message_templates() {
         {"vllm_fp8_block_fix",
          "vLLM loads this checkpoint's fp8 layers at --tensor-parallel-size {tp}, where each GPU's share is whole "
          "fp8 blocks"},
+        // AWQLinearMethod.create_weights (awq.py; auto_awq.py from 0.24): an AWQ layer whose per-rank input cuts a
+        // quantization group (model/weights.cpp vllm_awq_group_refusal).
+        {"vllm_awq_group",
+         "The input size is not aligned with the quantized weight shape. This can be caused by too large tensor "
+         "parallel size."},
+        {"vllm_awq_group_split",
+         "at --tensor-parallel-size {tp} each GPU's share of {layer}'s input is {size} values, not a whole number of "
+         "the checkpoint's {group}-value AWQ groups: vLLM's Marlin kernel cannot take it, and the AWQ kernel it falls "
+         "back to stops"},
+        {"vllm_awq_group_fix",
+         "vLLM loads this AWQ checkpoint at --tensor-parallel-size {tp}, where each GPU's share of every layer is "
+         "whole groups"},
         {"vllm_fp8_moe_block_n",
          "The output_size of gate's and up's weight = {size} is not divisible by weight quantization block_n = "
          "{block}."},
@@ -958,6 +970,9 @@ const std::vector<MessageTemplate>& message_templates() {
         {"advice_vllm_tp_pp",
          "with --tensor-parallel-size {tp} --pipeline-parallel-size {pp} (the same GPUs, each holding whole fp8 "
          "blocks) vLLM starts, and it fits: up to {max} tokens per sequence"},
+        {"advice_vllm_tp_pp_awq",
+         "with --tensor-parallel-size {tp} --pipeline-parallel-size {pp} (the same GPUs, each holding whole AWQ "
+         "groups) vLLM starts, and it fits: up to {max} tokens per sequence"},
         {"advice_vllm_fp8_kv", "with an fp8 KV cache (--kv-cache-dtype fp8) it fits: up to {max} tokens per sequence"},
         {"advice_llamacpp_q8_kv",
          "with a q8_0 KV cache (-ctk q8_0 -ctv q8_0), about half the bytes per token, it all fits on the GPU: up to "

@@ -572,6 +572,16 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
         // Its ValueError, word for word.
         if (!startup_refusal) startup_refusal = VllmStartupRefusal{block->message, render_english(block->message)};
     }
+    // or an AWQ checkpoint split off its quantization groups (a layer's per-GPU input cuts a group):
+    if (!block && !L.over_max_model_len && rel->awq_layer_fallback)
+        if (auto awq = vllm_awq_group_refusal(m, c.fmt, r.tp)) {
+            int64_t fits_tp = 1;  // TP 1 splits nothing
+            for (int64_t t = r.tp / 2; t > 1 && fits_tp == 1; t /= 2)
+                if (!vllm_awq_group_refusal(m, c.fmt, t)) fits_tp = t;
+            r.notes.push_back(awq->detail);
+            r.notes.push_back(note("vllm_awq_group_fix", {{"tp", std::to_string(fits_tp)}}));
+            if (!startup_refusal) startup_refusal = VllmStartupRefusal{awq->message, render_english(awq->message)};
+        }
     if (startup_refusal) {
         r.fits = false;
         r.startup_refused = true;

@@ -204,6 +204,10 @@ constexpr VllmChange kVllmNoSm70 = {20, 0, 19, 2, 0, 141, kFinal};
 //    ("setting the`dtype`" before): PR #13771 (51010a180, v0.7.3-71); v0.8.0rc1 has it.
 constexpr VllmChange kVllmSpacedSentences = {8, 0, 7, 3, kFinal, 71, 1};
 
+//  AWQ-Marlin's per-layer fallback to the AWQ kernel ("Layer '...' is not supported by AWQMarlin. Falling back to
+//    unoptimized AWQ kernels."): PR #13119, 2025-02-11 (09972e716, v0.7.2-100); v0.7.3 has it. Unchanged at v0.27.1
+//    (auto_awq.py from 0.24, "AutoAWQMarlin" in the warning).
+constexpr VllmChange kVllmAwqLayerFallback = {7, 3, 7, 2, kFinal, 100};
 //  --enable-expert-parallel (ParallelConfig.enable_expert_parallel): PR #14305, 2025-03-06 (cc2f9b32c, v0.7.3-271);
 //    v0.8.0rc1 on. Unchanged, with its -ep alias, at v0.27.1.
 constexpr VllmChange kVllmExpertParallel = {8, 0, 7, 3, kFinal, 271};
@@ -375,6 +379,7 @@ Result<VllmRelease> vllm_release(const std::string& version) {
     r.diffkv = has(kVllmDiffKv);
     r.msa = has(kVllmMsa);
     r.fp8_merged_off_grid = has(kVllmFp8MergedOffGrid);
+    r.awq_layer_fallback = has(kVllmAwqLayerFallback);
     r.fp32_router_glm4_moe = has(kVllmGlm4MoeFp32Gate);
     r.fp32_router_ernie45 = has(kVllmErnie45Fp32Gate);
     r.gate_linear = has(kVllmGateLinear);

@@ -123,6 +123,9 @@ struct VllmRelease {
     // A block-fp8 merged linear (qkv_proj, gate_up_proj) with a per-rank part off the block grid loads unchecked
     // (ColumnParallelLinear._maybe_allow_fp8_block_shape_mismatch, PR #30836, 0.14.0 on); before, vLLM refused it.
     bool fp8_merged_off_grid = true;
+    // AWQ-Marlin hands a layer it cannot take to the AWQ kernel (PR #13119, 0.7.3 on), whose ValueError is then what
+    // an AWQ checkpoint split off its quantization groups stops with (model/weights.h vllm_awq_group_refusal).
+    bool awq_layer_fallback = true;
     // MoE router (gate) weights the model class creates in float32, whatever the checkpoint's dtype, with their score
     // correction bias: glm4_moe from 0.10.1 (PR #22203), ernie4_5_moe from 0.11.1 (PR #25936). Step-3.5
     // (FP32ReplicatedLinear) and MiMo-V2 (moe_router_dtype, float32 by default) have had it since vLLM first served

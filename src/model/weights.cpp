@@ -8,6 +8,7 @@
 #include <climits>
 
 #include "base/arith.h"
+#include "base/function_ref.h"
 #include "base/text.h"
 #include "base/units.h"
 #include "model/dtype.h"
@@ -759,31 +760,22 @@ std::optional<Message> experts_block_refusal(const TensorGroup& g, const QuantSc
     return std::nullopt;
 }
 
-}  // namespace
-
-std::optional<VllmBlockRefusal> vllm_fp8_block_refusal(const ModelSpec& m, const WeightFormat& format, int64_t tp,
-                                                       bool off_grid_merged_allowed, bool expert_parallel) {
-    // DeepSeek-V4 loads through its own DeepseekV4FP8Config (experts MXFP4 or fp8 by expert_dtype), not read here.
-    if (!format.plan || tp < 1 || std::any_of(m.layers.begin(), m.layers.end(), dsv4_layer)) return std::nullopt;
-    // Every budget asks: count the tensors only for a plan with a block scheme.
-    if (std::none_of(format.plan->schemes.begin(), format.plan->schemes.end(),
-                     [](const QuantScheme& s) { return s.block_rows > 0 && s.block_cols > 0; }))
-        return std::nullopt;
-    auto pc = count_params(m);
-    if (!pc) return std::nullopt;
-    const QuantPlan& plan = *format.plan;
-    // The skip applies to Fp8Config only: CompressedTensorsConfig has no weight_block_size for the layer to read.
-    const bool allow = off_grid_merged_allowed && plan.method == "fp8";
+// Each linear layer of the decoder as vLLM builds it on one tensor-parallel rank, in the order it builds them: a
+// decoder layer's token mixer, then its MLP; a MoE block's shared experts before the routed ones (FusedMoE takes them
+// as shared_experts). So the first layer a check stops at is the one vLLM's first ValueError is about. `dense` is
+// given each ColumnParallel / RowParallel / merged linear, `experts` (may be empty) each routed-expert group, with the
+// scheme the checkpoint stores it in (nullptr: the model dtype) and the checkpoint tensor it starts from; either
+// returns true to stop. Replicated layers, the MTP block (only a drafter builds one), embeddings and the lm_head are
+// not visited: they are not split, or not ColumnParallel / RowParallel linears.
+using DenseVisit = FunctionRef<bool(const RankLinear&, const QuantScheme*, const TensorGroup&)>;
+using ExpertsVisit = FunctionRef<bool(const TensorGroup&, const QuantScheme*)>;
+void walk_rank_linears(const ModelSpec& m, const ParamCount& pc, const QuantPlan& plan, int64_t tp, DenseVisit dense,
+                       ExpertsVisit experts) {
     const bool interleaved_gdn = m.model_type == "qwen3_next";  // Qwen3NextGatedDeltaNet: gqa_interleaved_layout
-    auto dense = [&](const RankLinear& l, const QuantScheme* s) -> std::optional<VllmBlockRefusal> {
-        if (!block_scheme(s)) return std::nullopt;
-        if (auto e = linear_block_refusal(l, *s, tp, allow)) return VllmBlockRefusal{*e, false};
-        return std::nullopt;
-    };
     auto column = [&](int64_t rows) { return RankLinear{{rows / tp}, 0}; };
     auto row = [&](int64_t cols) { return RankLinear{{}, cols / tp}; };
 
-    const std::vector<TensorGroup>& t = pc->tensors;
+    const std::vector<TensorGroup>& t = pc.tensors;
     for (size_t i = 0; i < t.size();) {
         const int li = t[i].layer;
         size_t end = i;
@@ -798,34 +790,26 @@ std::optional<VllmBlockRefusal> vllm_fp8_block_refusal(const ModelSpec& m, const
         }
         const bool linear_attn = L->kind == LayerKind::Linear;
         const bool mla = L->kind == LayerKind::Mla;
-        // A decoder layer builds its token mixer, then its MLP; a MoE block its shared experts before the routed
-        // ones (FusedMoE takes them as shared_experts), so the first ValueError vLLM meets is in that order.
         for (int pass = 0; pass < 2; ++pass)
             for (size_t k = i; k < end; ++k) {
                 const TensorGroup& g = t[k];
                 if ((pass == 1) != is_expert(g.role)) continue;
                 if (g.tp_replicated || g.indexer) continue;
-                std::optional<VllmBlockRefusal> r;
+                bool stop = false;
                 switch (g.role) {
-                    case TensorRole::ExpertGate: {
-                        const QuantScheme* s = checkpoint_scheme(plan, m, g);
-                        if (block_scheme(s))
-                            if (auto e = experts_block_refusal(g, *s, tp, expert_parallel))
-                                r = VllmBlockRefusal{*e, true};
-                        break;
-                    }
+                    case TensorRole::ExpertGate: stop = experts && experts(g, checkpoint_scheme(plan, m, g)); break;
                     case TensorRole::AttnQ:
                         if (!mla && !linear_attn && k + 2 < end && t[k + 1].role == TensorRole::AttnK &&
                             t[k + 2].role == TensorRole::AttnV) {
                             // QKVParallelLinear: q heads split, KV heads split or, past their count, one per rank.
                             const int64_t kvh = L->kv_heads > 0 ? L->kv_heads : 1;
                             auto kv = [&](int64_t rows) { return tp >= kvh ? rows / kvh : rows / tp; };
-                            r = dense(RankLinear{{g.rows / tp, kv(t[k + 1].rows), kv(t[k + 2].rows)}, 0},
-                                      checkpoint_scheme(plan, m, g));
+                            stop = dense(RankLinear{{g.rows / tp, kv(t[k + 1].rows), kv(t[k + 2].rows)}, 0},
+                                         checkpoint_scheme(plan, m, g), g);
                             k += 2;
                         } else if (!linear_attn) {
                             // MLA's q_proj (no q_lora_rank), Step-3.5's head-wise g_proj: ColumnParallelLinear.
-                            r = dense(column(g.rows), checkpoint_scheme(plan, m, g));
+                            stop = dense(column(g.rows), checkpoint_scheme(plan, m, g), g);
                         }
                         break;
                     case TensorRole::AttnQkv:
@@ -838,11 +822,12 @@ std::optional<VllmBlockRefusal> vllm_fp8_block_refusal(const ModelSpec& m, const
                             const RankLinear qkvz = interleaved_gdn
                                                         ? column(2 * kd + 2 * vd)
                                                         : RankLinear{{kd / tp, kd / tp, vd / tp, vd / tp}, 0};
-                            r = dense(qkvz, checkpoint_scheme(plan, m, g));
-                            if (!r) {
+                            stop = dense(qkvz, checkpoint_scheme(plan, m, g), g);
+                            if (!stop) {
                                 const RankLinear ba =
                                     interleaved_gdn ? column(2 * nv) : RankLinear{{nv / tp, nv / tp}, 0};
-                                r = dense(ba, plan.scheme_for(at + (interleaved_gdn ? "in_proj_ba" : "in_proj_b")));
+                                stop =
+                                    dense(ba, plan.scheme_for(at + (interleaved_gdn ? "in_proj_ba" : "in_proj_b")), g);
                             }
                             k += 1;
                         } else if (!linear_attn && L->kv_heads > 0) {
@@ -851,32 +836,87 @@ std::optional<VllmBlockRefusal> vllm_fp8_block_refusal(const ModelSpec& m, const
                             const int64_t kr = kvh * L->k_head_dim, vr = kvh * L->v_head_dim, qr = g.rows - kr - vr;
                             auto kv = [&](int64_t rows) { return tp >= kvh ? rows / kvh : rows / tp; };
                             if (qr > 0)
-                                r = dense(RankLinear{{qr / tp, kv(kr), kv(vr)}, 0}, checkpoint_scheme(plan, m, g));
+                                stop =
+                                    dense(RankLinear{{qr / tp, kv(kr), kv(vr)}, 0}, checkpoint_scheme(plan, m, g), g);
                         }
                         break;
                     case TensorRole::MlaQb:
-                    case TensorRole::MlaKvb: r = dense(column(g.rows), checkpoint_scheme(plan, m, g)); break;
+                    case TensorRole::MlaKvb: stop = dense(column(g.rows), checkpoint_scheme(plan, m, g), g); break;
                     case TensorRole::AttnOut:
                     case TensorRole::StateOut:
-                    case TensorRole::FfnDown: r = dense(row(g.cols), checkpoint_scheme(plan, m, g)); break;
+                    case TensorRole::FfnDown: stop = dense(row(g.cols), checkpoint_scheme(plan, m, g), g); break;
                     case TensorRole::FfnGate:
                         // gate_up_proj: MergedColumnParallelLinear of the gate and up halves.
                         if (k + 1 < end && t[k + 1].role == TensorRole::FfnUp) {
-                            r = dense(RankLinear{{g.rows / tp, t[k + 1].rows / tp}, 0}, checkpoint_scheme(plan, m, g));
+                            stop = dense(RankLinear{{g.rows / tp, t[k + 1].rows / tp}, 0},
+                                         checkpoint_scheme(plan, m, g), g);
                             k += 1;
                         }
                         break;
                     case TensorRole::FfnUp:
                         // An ungated MLP's up projection (c_fc, fc1): ColumnParallelLinear.
-                        if (!m.dims.gated_mlp) r = dense(column(g.rows), checkpoint_scheme(plan, m, g));
+                        if (!m.dims.gated_mlp) stop = dense(column(g.rows), checkpoint_scheme(plan, m, g), g);
                         break;
                     default: break;  // Mamba and KDA input projections, routers, convs, norms: not read
                 }
-                if (r) return r;
+                if (stop) return;
             }
         i = end;
     }
-    return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<VllmBlockRefusal> vllm_fp8_block_refusal(const ModelSpec& m, const WeightFormat& format, int64_t tp,
+                                                       bool off_grid_merged_allowed, bool expert_parallel) {
+    // DeepSeek-V4 loads through its own DeepseekV4FP8Config (experts MXFP4 or fp8 by expert_dtype), not read here.
+    if (!format.plan || tp < 1 || std::any_of(m.layers.begin(), m.layers.end(), dsv4_layer)) return std::nullopt;
+    // Every budget asks: count the tensors only for a plan with a block scheme.
+    if (std::none_of(format.plan->schemes.begin(), format.plan->schemes.end(),
+                     [](const QuantScheme& s) { return s.block_rows > 0 && s.block_cols > 0; }))
+        return std::nullopt;
+    auto pc = count_params(m);
+    if (!pc) return std::nullopt;
+    // The skip applies to Fp8Config only: CompressedTensorsConfig has no weight_block_size for the layer to read.
+    const bool allow = off_grid_merged_allowed && format.plan->method == "fp8";
+    std::optional<VllmBlockRefusal> found;
+    auto dense = [&](const RankLinear& l, const QuantScheme* s, const TensorGroup&) {
+        if (block_scheme(s))
+            if (auto e = linear_block_refusal(l, *s, tp, allow)) found = VllmBlockRefusal{*e, false};
+        return found.has_value();
+    };
+    auto experts = [&](const TensorGroup& g, const QuantScheme* s) {
+        if (block_scheme(s))
+            if (auto e = experts_block_refusal(g, *s, tp, expert_parallel)) found = VllmBlockRefusal{*e, true};
+        return found.has_value();
+    };
+    walk_rank_linears(m, *pc, *format.plan, tp, dense, experts);
+    return found;
+}
+
+std::optional<VllmAwqRefusal> vllm_awq_group_refusal(const ModelSpec& m, const WeightFormat& format, int64_t tp) {
+    auto grouped_awq = [](const QuantScheme* s) { return s && s->name == "awq" && s->group > 0; };
+    if (!format.plan || tp <= 1) return std::nullopt;
+    if (std::none_of(format.plan->schemes.begin(), format.plan->schemes.end(),
+                     [&](const QuantScheme& s) { return grouped_awq(&s); }))
+        return std::nullopt;
+    auto pc = count_params(m);
+    if (!pc) return std::nullopt;
+    std::optional<VllmAwqRefusal> found;
+    auto dense = [&](const RankLinear& l, const QuantScheme* s, const TensorGroup& g) {
+        // Only a row-parallel layer splits its input. One whose input TP does not divide stops vLLM earlier, in
+        // divide(); a group as wide as the input is one group per output row, which Marlin takes whole.
+        if (!grouped_awq(s) || !l.out_parts.empty() || g.cols % tp != 0 || s->group >= g.cols) return false;
+        if (l.in_part % s->group == 0) return false;
+        found =
+            VllmAwqRefusal{note("vllm_awq_group"), note("vllm_awq_group_split", {{"layer", module_name(m, g)},
+                                                                                 {"size", with_commas(l.in_part)},
+                                                                                 {"group", std::to_string(s->group)},
+                                                                                 {"tp", std::to_string(tp)}})};
+        return true;
+    };
+    walk_rank_linears(m, *pc, *format.plan, tp, dense, {});
+    return found;
 }
 
 }  // namespace kvb

@@ -56,6 +56,15 @@ test('vLLM: fewer TP ranks times pipeline stages on the same GPUs are the tp and
   assertTaken(takeAdvice(JSON.stringify(c), 'Qwen/Qwen3.5-35B-A3B-FP8', state), 'advice_vllm_tp_pp', { tp: 4, pp: 2 });
 });
 
+test('vLLM: an AWQ checkpoint split off its groups is advised the same GPUs as fewer TP ranks times stages', () => {
+  // Qwen2-VL-2B-Instruct-AWQ (tests/unit/test_quant.cpp): down_proj's 8,960 inputs are 2,240 per GPU at TP 4.
+  const state = { ...defaultState(), gpu: 'rtx-4090', gpuCount: 4, ctx: 8192 };
+  const taken = takeAdvice(fixtureText('Qwen/Qwen2-VL-2B-Instruct-AWQ'), 'Qwen/Qwen2-VL-2B-Instruct-AWQ', state);
+  assert.equal(taken.answer.budget.engine_error,
+    'The input size is not aligned with the quantized weight shape. This can be caused by too large tensor parallel size.');
+  assertTaken(taken, 'advice_vllm_tp_pp_awq', { tp: 2, pp: 2 });
+});
+
 test('no advice, no settings; an advice that changes an input no control sends gets no button', () => {
   const state = { ...defaultState(), gpu: 'h100', ctx: 8192 };
   const { answer, settings } = takeAdvice(fixtureText('Qwen/Qwen3-8B'), 'Qwen/Qwen3-8B', state);

@@ -430,3 +430,111 @@ TEST_CASE("quant: compressed-tensors block fp8 checks merged layers part by part
     CHECK(kvb::render_english(r8->message) ==
           "Weight output_partition_size = 64 is not divisible by weight quantization block_n = 128.");
 }
+
+// AWQ under tensor parallelism (awq.py / auto_awq.py create_weights, through AWQ-Marlin's per-layer fallback from
+// 0.7.3): a row-parallel layer whose per-rank input is not whole 128-value groups stops vLLM with "The input size is
+// not aligned with the quantized weight shape." Qwen/Qwen2-VL-2B-Instruct-AWQ's own config: its 8,960-wide MLP is 35
+// groups, so 4,480 per rank at TP 2 loads and 2,240 at TP 4 does not (down_proj of layer 0, the first row-parallel
+// layer off the grid: o_proj's 3 heads x 128 = 384 are whole groups). Users meet it as in vllm-project/vllm#13980
+// (Qwen2.5-VL-72B-Instruct-AWQ, 29,568 / 128 = 231 groups, at TP 2) and #21695 (InternVL3-78B-AWQ).
+TEST_CASE("quant: vLLM refuses an AWQ checkpoint whose tensor-parallel split cuts a quantization group") {
+    auto m = fixture("Qwen/Qwen2-VL-2B-Instruct-AWQ");
+    auto f = kvb::weight_format("auto", m);
+    REQUIRE(f.ok());
+    CHECK_FALSE(kvb::vllm_awq_group_refusal(m, f.value(), 1));
+    CHECK_FALSE(kvb::vllm_awq_group_refusal(m, f.value(), 2));
+    auto r4 = kvb::vllm_awq_group_refusal(m, f.value(), 4);
+    REQUIRE(r4);
+    CHECK(kvb::render_english(r4->message) ==
+          "The input size is not aligned with the quantized weight shape. This can be caused by too large tensor "
+          "parallel size.");
+    CHECK(kvb::render_english(r4->detail) ==
+          "at --tensor-parallel-size 4 each GPU's share of layers.0.mlp.down_proj's input is 2,240 values, not a "
+          "whole number of the checkpoint's 128-value AWQ groups: vLLM's Marlin kernel cannot take it, and the AWQ "
+          "kernel it falls back to stops");
+
+    kvb::BudgetInputs in;
+    in.gpu = "rtx-4090";
+    in.gpu_count = 4;
+    in.context = 8192;
+    auto b = kvb::compute_budget(m, in);
+    REQUIRE(b.ok());
+    CHECK_FALSE(b->fits);
+    CHECK(b->startup_refused);
+    CHECK(b->engine_error ==
+          "The input size is not aligned with the quantized weight shape. This can be caused by too large tensor "
+          "parallel size.");
+    CHECK(b->log_lines.empty());  // vLLM stops while it creates the weights, before it measures memory
+    std::string fix;
+    for (const kvb::Message& n : b->notes)
+        if (n.code == "vllm_awq_group_fix") fix = n.param("tp");
+    CHECK(fix == "2");
+    // The first screen's advice keeps the 4 GPUs: TP 2 x 2 pipeline stages, sized.
+    auto a = kvb::compute_answer(m, in);
+    REQUIRE(a.ok());
+    REQUIRE(a->advice);
+    CHECK(a->advice->code == "advice_vllm_tp_pp_awq");
+    CHECK(a->advice->param("max") == "32,768");
+    CHECK(kvb::test::advised_changes(*a) ==
+          std::map<std::string, std::string>{{"pipeline_parallel_size", "2"}, {"tensor_parallel_size", "2"}});
+    // On a T4 (no Marlin) the AWQ kernel takes every layer: the same refusal.
+    kvb::BudgetInputs t4 = in;
+    t4.gpu = "t4";
+    auto bt4 = kvb::compute_budget(m, t4);
+    REQUIRE(bt4.ok());
+    CHECK(bt4->engine_error == b->engine_error);
+    // Before 0.7.3 AWQ-Marlin refused in its own words, which kvbudget does not model: no refusal claimed.
+    kvb::BudgetInputs old = in;
+    old.engine_version = "0.7.2";
+    auto bold = kvb::compute_budget(m, old);
+    REQUIRE(bold.ok());
+    CHECK_FALSE(bold->startup_refused);
+    // The same layers in bf16 (no groups) load at TP 4.
+    kvb::BudgetInputs bf = in;
+    bf.weights = "bf16";
+    auto bbf = kvb::compute_budget(m, bf);
+    REQUIRE(bbf.ok());
+    CHECK(bbf->engine_error.empty());
+    in.gpu_count = 2;
+    auto b2 = kvb::compute_budget(m, in);
+    REQUIRE(b2.ok());
+    CHECK(b2->fits);
+    CHECK_FALSE(b2->startup_refused);
+}
+
+// Llama-2-7B with TheBloke/Llama-2-7B-AWQ's quantization_config: 11,008 / 128 = 86 groups, 43 per rank at TP 2 and
+// 21.5 at TP 4 (vllm-project/vllm#1258 met the same 11,008 at TP 4). Its 32 heads of 128 split into whole groups at
+// any TP up to 32, so the MLP decides; at TP 8 the fix is TP 2, the largest power of two that loads.
+TEST_CASE("quant: an AWQ MLP split off its groups names the largest tensor-parallel size that loads") {
+    auto m = with_quant("meta-llama/Llama-2-7b-hf", "TheBloke/Llama-2-7B-AWQ",
+                        R"({"bits": 4, "group_size": 128, "quant_method": "awq", "version": "gemm", )"
+                        R"("zero_point": true})");
+    REQUIRE(m.ok());
+    auto f = kvb::weight_format("auto", m.value());
+    REQUIRE(f.ok());
+    CHECK_FALSE(kvb::vllm_awq_group_refusal(m.value(), f.value(), 2));
+    for (int64_t tp : {4, 8}) {
+        auto r = kvb::vllm_awq_group_refusal(m.value(), f.value(), tp);
+        REQUIRE(r);
+        CHECK(r->detail.param("layer") == "layers.0.mlp.down_proj");
+        CHECK(r->detail.param("size") == (tp == 4 ? "2,752" : "1,376"));
+    }
+    kvb::BudgetInputs in;
+    in.gpu = "a100-80gb";
+    in.gpu_count = 8;
+    in.context = 4096;
+    auto b = kvb::compute_budget(m.value(), in);
+    REQUIRE(b.ok());
+    CHECK(b->startup_refused);
+    std::string fix;
+    for (const kvb::Message& n : b->notes)
+        if (n.code == "vllm_awq_group_fix") fix = n.param("tp");
+    CHECK(fix == "2");
+    // GPTQ's kernels are not modelled (see vllm_awq_group_refusal): the same shapes as GPTQ claim no refusal.
+    auto g = with_quant("meta-llama/Llama-2-7b-hf", "TheBloke/Llama-2-7B-GPTQ",
+                        R"({"bits": 4, "group_size": 128, "desc_act": false, "quant_method": "gptq", "sym": true})");
+    REQUIRE(g.ok());
+    auto gf = kvb::weight_format("auto", g.value());
+    REQUIRE(gf.ok());
+    CHECK_FALSE(kvb::vllm_awq_group_refusal(g.value(), gf.value(), 4));
+}
