@@ -488,3 +488,24 @@ test('a link the build did not answer whose module does not come: the reason, no
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+test('a Hub model asked for before the module arrives keeps the page loading until its answer or its error', async () => {
+  // The module going live re-answered the model on screen and set data-state "ready" while the Hub
+  // was still being asked: a page (or an embedding host) then read "ready" during the fetch.
+  const { page, context, errors } = await openHeldDefault();
+  await page.evaluate(() => {
+    window.kvbStates = [];
+    new MutationObserver(() => window.kvbStates.push(document.body.dataset.state))
+      .observe(document.body, { attributes: true, attributeFilter: ['data-state'] });
+  });
+  await page.fill('#model-input', 'busy/model');
+  await page.press('#model-input', 'Enter');
+  await page.waitForTimeout(100);
+  release();
+  await page.waitForFunction(() => document.body.dataset.state === 'error', null, { timeout: 15000 });
+  assert.equal(await page.getAttribute('body', 'data-core'), 'live');
+  assert.deepEqual(await page.evaluate(() => window.kvbStates), ['loading', 'error']);
+  assert.match(await page.textContent('[data-role="error"]'), /429/);
+  assert.deepEqual(errors, []);
+  await context.close();
+});

@@ -617,7 +617,9 @@ function goLive(core) {
   }
   const waiting = [...app.waitingInputs];
   app.waitingInputs.clear();
-  recompute();
+  // A model being loaded answers itself (or fails) when it is here: answering the model it replaces
+  // now would say "ready" while the Hub is still being asked.
+  if (!app.fetchCtrl) recompute();
   for (const input of waiting) input.dispatchEvent(new Event('change'));
 }
 
