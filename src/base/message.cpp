@@ -885,6 +885,14 @@ const std::vector<MessageTemplate>& message_templates() {
         {"vllm_fp8_block_fix",
          "vLLM loads this checkpoint's fp8 layers at --tensor-parallel-size {tp}, where each GPU's share is whole "
          "fp8 blocks"},
+        // VllmConfig._get_quantization_config: the checkpoint's quantization method against the GPU
+        // (engines/vllm_startup.cpp vllm_quant_gpu_refusal).
+        {"vllm_quant_gpu",
+         "vLLM serves the quantization method {method} from compute capability {needed} on, and {gpu} has "
+         "{capability}: "
+         "it stops as it reads the checkpoint's quantization config, with \"The quantization method {method} is not "
+         "supported for the current GPU. Minimum capability: {min}. Current capability: {current}.\" A newer GPU, a "
+         "checkpoint in another format, or llama.cpp with a GGUF of this model runs it"},
         // AWQLinearMethod.create_weights (awq.py; auto_awq.py from 0.24): an AWQ layer whose per-rank input cuts a
         // quantization group (model/weights.cpp vllm_awq_group_refusal).
         {"vllm_awq_group",

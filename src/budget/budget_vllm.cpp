@@ -530,7 +530,10 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
     // attention backend takes there (the attention layers are built first):
     std::optional<VllmStartupRefusal> startup_refusal;
     if (c.gpu && c.gpu->vendor == "nvidia" && !L.over_max_model_len) {
-        startup_refusal = vllm_dtype_refusal(served_dtype(c), c.gpu->compute_capability, c.gpu->name, *rel);
+        // The quantization method is checked as the config is read, before any worker starts:
+        startup_refusal = vllm_quant_gpu_refusal(m, c.fmt, c.gpu->compute_capability, c.gpu->name, *rel);
+        if (!startup_refusal)
+            startup_refusal = vllm_dtype_refusal(served_dtype(c), c.gpu->compute_capability, c.gpu->name, *rel);
         if (!startup_refusal) startup_refusal = vllm_gpu_refusal(c.gpu->compute_capability, c.gpu->name, *rel);
         if (!startup_refusal)
             startup_refusal = vllm_fp8_kv_refusal(m, L.kv_cache_dtype, c.gpu->compute_capability, c.gpu->name, *rel);

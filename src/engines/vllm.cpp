@@ -204,6 +204,22 @@ constexpr VllmChange kVllmNoSm70 = {20, 0, 19, 2, 0, 141, kFinal};
 //    ("setting the`dtype`" before): PR #13771 (51010a180, v0.7.3-71); v0.8.0rc1 has it.
 constexpr VllmChange kVllmSpacedSentences = {8, 0, 7, 3, kFinal, 71, 1};
 
+//  Quantization methods' minimum compute capability (vllm_quant_gpu_refusal):
+//    Fp8Config and ModelOptNvFp4Config 8.0 -> 7.5: PR #29901 "add marlin kernel support for turing (sm75)",
+//    2025-12-16 (ce96857fd, v0.13.0rc1-199); v0.14.0rc0 on.
+constexpr VllmChange kVllmMarlinSm75 = {14, 0, 13, 0, 1, 199};
+//    ModelOptFp8Config 8.9 -> 8.0: PR #50019 "Enable ModelOpt FP8 emulation on SM80", 2026-07-31 (e3be89673,
+//    v0.26.1rc0-222); v0.27.0rc1 on.
+constexpr VllmChange kVllmModeloptFp8Sm80 = {27, 0, 26, 1, 0, 222};
+//    ModelOpt NVFP4 10.0 -> 8.0 (PR #17687, d74e5f37b, v0.8.4-578) and its name modelopt_nvfp4 -> modelopt_fp4 (PR
+//    #18356, f4a8a3746, v0.8.4-783), both first in v0.9.0: placed at the later.
+constexpr VllmChange kVllmModeloptFp4Sm80 = {9, 0, 8, 4, kFinal, 783};
+//    gpt-oss's quant_method mxfp4 read as gpt_oss_mxfp4 (GptOssMxfp4Config): PR #39604, 2026-04-13 (739e5945d,
+//    v0.19.1rc0-242); v0.20.0rc1 on.
+constexpr VllmChange kVllmGptOssMxfp4 = {20, 0, 19, 1, 0, 242};
+//    AWQ read as auto_awq (AutoAWQConfig, for every CUDA GPU): PR #42727, 2026-06-18 (8d4f54966, v0.23.1rc0-159);
+//    v0.24.0rc1 on.
+constexpr VllmChange kVllmAutoAwq = {24, 0, 23, 1, 0, 159};
 //  AWQ-Marlin's per-layer fallback to the AWQ kernel ("Layer '...' is not supported by AWQMarlin. Falling back to
 //    unoptimized AWQ kernels."): PR #13119, 2025-02-11 (09972e716, v0.7.2-100); v0.7.3 has it. Unchanged at v0.27.1
 //    (auto_awq.py from 0.24, "AutoAWQMarlin" in the warning).
@@ -380,6 +396,11 @@ Result<VllmRelease> vllm_release(const std::string& version) {
     r.msa = has(kVllmMsa);
     r.fp8_merged_off_grid = has(kVllmFp8MergedOffGrid);
     r.awq_layer_fallback = has(kVllmAwqLayerFallback);
+    r.marlin_sm75 = has(kVllmMarlinSm75);
+    r.modelopt_fp8_sm80 = has(kVllmModeloptFp8Sm80);
+    r.modelopt_fp4_sm80 = has(kVllmModeloptFp4Sm80);
+    r.gpt_oss_mxfp4_name = has(kVllmGptOssMxfp4);
+    r.auto_awq_name = has(kVllmAutoAwq);
     r.fp32_router_glm4_moe = has(kVllmGlm4MoeFp32Gate);
     r.fp32_router_ernie45 = has(kVllmErnie45Fp32Gate);
     r.gate_linear = has(kVllmGateLinear);

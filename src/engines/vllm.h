@@ -123,6 +123,16 @@ struct VllmRelease {
     // A block-fp8 merged linear (qkv_proj, gate_up_proj) with a per-rank part off the block grid loads unchecked
     // (ColumnParallelLinear._maybe_allow_fp8_block_shape_mismatch, PR #30836, 0.14.0 on); before, vLLM refused it.
     bool fp8_merged_off_grid = true;
+    // Quantization methods' minimum compute capability (QuantizationConfig.get_min_capability), checked against the GPU
+    // when vLLM reads the checkpoint's quantization config (vllm_quant_gpu_refusal): Marlin kernels for Turing (PR
+    // #29901, 0.14.0 on) took fp8 from 8.0 and ModelOpt NVFP4 from 8.0 down to 7.5; ModelOpt FP8 went from 8.9 to 8.0
+    // (PR #50019, 0.27.0 on); ModelOpt NVFP4 from 10.0 to 8.0 with its name modelopt_fp4 (PRs #17687 and #18356,
+    // 0.9.0 on); gpt-oss's MXFP4 became gpt_oss_mxfp4 (PR #39604, 0.20.0 on) and AWQ auto_awq (PR #42727, 0.24.0 on).
+    bool marlin_sm75 = true;
+    bool modelopt_fp8_sm80 = true;
+    bool modelopt_fp4_sm80 = true;
+    bool gpt_oss_mxfp4_name = true;
+    bool auto_awq_name = true;
     // AWQ-Marlin hands a layer it cannot take to the AWQ kernel (PR #13119, 0.7.3 on), whose ValueError is then what
     // an AWQ checkpoint split off its quantization groups stops with (model/weights.h vllm_awq_group_refusal).
     bool awq_layer_fallback = true;
@@ -232,6 +242,23 @@ std::optional<VllmStartupRefusal> vllm_fp8_kv_refusal(const ModelSpec& m, const 
 // explicit --dtype bfloat16 does. Nothing when cc is 0 (AMD, Apple, a GPU given only by its memory).
 std::optional<VllmStartupRefusal> vllm_dtype_refusal(const std::string& dtype, int cc, const std::string& gpu,
                                                      const VllmRelease& rel);
+
+struct WeightFormat;  // model/weights.h
+
+// vLLM's check of the checkpoint's quantization method against an NVIDIA GPU of compute capability `cc` (x 10), as it
+// reads the quantization config (VllmConfig._get_quantization_config; config.py before 0.14): "The quantization
+// method {name} is not supported for the current GPU. Minimum capability: {min}. Current capability: {cc}." (what
+// vLLM prints; the reason names the GPU and what runs the model instead, as vllm_gpu_refusal's does). `name`
+// and `min` are those of the method vLLM settles on (model_config.quantization after the overrides), by release
+// (VllmRelease::marlin_sm75 and the flags beside it): fp8 (a checkpoint's, or --quantization fp8 on a float one)
+// 8.0, 7.5 from 0.14; fbgemm_fp8 8.0; mxfp4 (gpt_oss_mxfp4 for gpt-oss from 0.20) 8.0; AWQ 7.5 (awq; auto_awq from
+// 0.24; awq_marlin where Marlin runs, which is above that); ModelOpt FP8 (modelopt) 8.9, 8.0 from 0.27; ModelOpt NVFP4
+// (modelopt_fp4) 8.0 from 0.9, 7.5 from 0.14. Nothing for the rest: GPTQ's 6.0 and bitsandbytes' and
+// compressed-tensors' 7.0 pass every GPU vLLM runs on (compressed-tensors checks each scheme later, in words of its
+// own, not modelled), and a release before 0.9 with ModelOpt NVFP4 is not modelled. This is the first of vLLM's
+// start-up checks kvbudget models after the context length: it runs before any worker starts.
+std::optional<VllmStartupRefusal> vllm_quant_gpu_refusal(const ModelSpec& m, const WeightFormat& format, int cc,
+                                                         const std::string& gpu, const VllmRelease& rel);
 
 // vLLM's wheels carry no kernels for an NVIDIA GPU of compute capability `cc` (x 10) named `gpu`: below 7.5 from
 // 0.20.0 (rel.no_sm70). vLLM has no check of its own: its first kernel launch fails with CUDA's "no kernel image is

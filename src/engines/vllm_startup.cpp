@@ -1,10 +1,13 @@
-// Why vLLM stops at start-up whatever the memory, in the order it meets each check: the model dtype against the GPU
-// (Worker.init_device), kernels its wheels lack (the first launch), a KV cache dtype no attention backend takes (the
-// attention layers, built first); block-fp8 weights off the grid come last (model/weights.cpp, while the weights are
-// created). vllm.h says which vLLM files each rule reads.
+// Why vLLM stops at start-up whatever the memory, in the order it meets each check: the quantization method against
+// the GPU (as the config is read), the model dtype against the GPU (Worker.init_device), kernels its wheels lack (the
+// first launch), a KV cache dtype no attention backend takes (the attention layers, built first); block-fp8 weights off
+// the grid come last (model/weights.cpp, while the weights are created). vllm.h says which vLLM files each rule reads.
 #include <string>
 
+#include "base/text.h"
 #include "engines/vllm.h"
+#include "model/quant.h"
+#include "model/weights.h"
 
 namespace kvb {
 
@@ -26,6 +29,48 @@ std::optional<VllmStartupRefusal> vllm_dtype_refusal(const std::string& dtype, i
                                   ". You can use float16 instead by explicitly setting the" +
                                   (rel.spaced_sentences ? " " : "") +
                                   "`dtype` flag in CLI, for example: --dtype=half."};
+}
+
+std::optional<VllmStartupRefusal> vllm_quant_gpu_refusal(const ModelSpec& m, const WeightFormat& format, int cc,
+                                                         const std::string& gpu, const VllmRelease& rel) {
+    if (cc <= 0) return std::nullopt;
+    std::string name;
+    int min = 0;
+    const std::string method = format.plan ? lower(m.quant.method) : "";
+    if (!format.plan && format.kind == WeightKind::Fp8) {
+        name = "fp8";  // --quantization fp8 (budget_vllm.cpp's command)
+        min = rel.marlin_sm75 ? 75 : 80;
+    } else if (method == "fp8") {
+        name = "fp8";
+        min = rel.marlin_sm75 ? 75 : 80;
+    } else if (method == "fbgemm_fp8") {
+        name = "fbgemm_fp8";
+        min = 80;
+    } else if (method == "mxfp4") {
+        name = rel.gpt_oss_mxfp4_name && m.model_type == "gpt_oss" ? "gpt_oss_mxfp4" : "mxfp4";
+        min = 80;
+    } else if (method == "awq" || method == "awq_marlin") {
+        // Where AWQ-Marlin runs (8.0, 7.5 from 0.14) it is the method, and passes.
+        name = rel.auto_awq_name ? "auto_awq" : "awq";
+        min = 75;
+    } else if (method.compare(0, 8, "modelopt") == 0 && format.plan->algo == "FP8") {
+        name = "modelopt";
+        min = rel.modelopt_fp8_sm80 ? 80 : 89;
+    } else if (method.compare(0, 8, "modelopt") == 0 && format.plan->algo == "NVFP4" && rel.modelopt_fp4_sm80) {
+        name = "modelopt_fp4";
+        min = rel.marlin_sm75 ? 75 : 80;
+    }
+    if (name.empty() || cc >= min) return std::nullopt;
+    const std::string words = "The quantization method " + name +
+                              " is not supported for the current GPU. Minimum capability: " + std::to_string(min) +
+                              ". Current capability: " + std::to_string(cc) + ".";
+    return VllmStartupRefusal{note("vllm_quant_gpu", {{"method", name},
+                                                      {"needed", capability_text(min)},
+                                                      {"gpu", gpu},
+                                                      {"capability", capability_text(cc)},
+                                                      {"min", std::to_string(min)},
+                                                      {"current", std::to_string(cc)}}),
+                              words};
 }
 
 std::optional<VllmStartupRefusal> vllm_gpu_refusal(int cc, const std::string& gpu, const VllmRelease& rel) {

@@ -685,6 +685,7 @@ std::shared_ptr<QuantPlan> read_modelopt(const json& qc) {
         }
         p->schemes.push_back(s);
         p->default_scheme = 0;
+        p->algo = algo;
     }
     if (p->schemes.empty()) return nullptr;
     add_ignores(*p, list_at(q, {"ignore", "exclude_modules"}), true);

@@ -81,6 +81,7 @@ struct QuantPlan {
     bool experts_only = false;  // only routed experts are quantized (vLLM's mxfp4 linear falls back)
     bool lm_head = false;       // the lm_head is quantized too (GPTQ lm_head: true)
     std::string not_in_vllm;    // why vLLM cannot load this form ("" = it can)
+    std::string algo;           // ModelOpt: the one quant_algo of the whole checkpoint ("FP8", "NVFP4"); "" mixed
 
     // The scheme the named layer is stored in, or nullptr when it stays in the model dtype. `name` is
     // the normalized module name ("layers.3.self_attn.q_proj", "lm_head"). `explicit_only`: only a

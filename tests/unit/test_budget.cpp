@@ -12,6 +12,7 @@
 #include "base/units.h"
 #include "budget/budget.h"
 #include "fixtures.h"
+#include "model/config_reader.h"
 #include "report/answer.h"
 #include "sim/setup.h"
 
@@ -802,6 +803,113 @@ TEST_CASE("vLLM from 0.20.0 does not run on a V100, and 0.19.1 does") {
     in.gpu = "v100-32gb";
     in.engine = kvb::BudgetEngine::LlamaCpp;
     CHECK_FALSE(kvb::compute_budget(q, in)->startup_refused);
+}
+
+// VllmConfig._get_quantization_config (config.py before 0.14; the same ValueError v0.7.3 .. v0.27.1): the method vLLM
+// settles on for the checkpoint, against the GPU's compute capability, as the config is read, before any worker
+// starts. gpt-oss on a T4 is the common case (vllm-project/vllm#22288, #23203): MXFP4 needs 8.0 in every release that
+// serves gpt-oss, under the name gpt_oss_mxfp4 from 0.20.0 (PR #39604).
+TEST_CASE("vLLM refuses a quantization method the GPU's compute capability is below, as it reads the config") {
+    const auto& oss = fixture("openai/gpt-oss-20b");
+    kvb::BudgetInputs in;
+    in.gpu = "t4";
+    in.context = 8192;
+    auto a = kvb::compute_answer(oss, in);
+    REQUIRE(a.ok());
+    const kvb::BudgetResult& r = *a->budget;
+    CHECK_FALSE(r.fits);
+    CHECK(r.startup_refused);
+    CHECK(r.verdict_reason.code == "vllm_quant_gpu");
+    CHECK(r.engine_error ==
+          "The quantization method gpt_oss_mxfp4 is not supported for the current GPU. Minimum capability: 80. Current "
+          "capability: 75.");
+    CHECK(kvb::render_english(r.verdict_reason) ==
+          "vLLM serves the quantization method gpt_oss_mxfp4 from compute capability 8.0 on, and NVIDIA T4 has 7.5: it "
+          "stops as it reads the checkpoint's quantization config, with \"The quantization method gpt_oss_mxfp4 is not "
+          "supported for the current GPU. Minimum capability: 80. Current capability: 75.\" A newer GPU, a checkpoint "
+          "in another format, or llama.cpp with a GGUF of this model runs it");
+    CHECK(r.log_lines.empty());
+    in.engine_version = "0.19.1";
+    CHECK(kvb::compute_budget(oss, in)->engine_error ==
+          "The quantization method mxfp4 is not supported for the current GPU. Minimum capability: 80. Current "
+          "capability: 75.");
+    // The config is read before any worker starts: on a V100 this comes before its missing kernels (0.20.0 on).
+    in.engine_version = "";
+    in.gpu = "v100-32gb";
+    CHECK(kvb::compute_budget(oss, in)->verdict_reason.code == "vllm_quant_gpu");
+    in.gpu = "a100-80gb";
+    CHECK_FALSE(kvb::compute_budget(oss, in)->startup_refused);
+    in.gpu = "t4";
+    in.engine = kvb::BudgetEngine::LlamaCpp;
+    CHECK_FALSE(kvb::compute_budget(oss, in)->startup_refused);
+
+    // fp8 on a T4: 8.0 before the Turing Marlin kernels of 0.14.0 (PR #29901), 7.5 from them; --quantization fp8 on a
+    // float checkpoint is the same method.
+    const auto& q = fixture("Qwen/Qwen3-0.6B");
+    kvb::BudgetInputs f8;
+    f8.gpu = "t4";
+    f8.context = 4096;
+    f8.weights = "fp8";
+    f8.engine_version = "0.13.0";
+    auto old = kvb::compute_budget(q, f8);
+    REQUIRE(old.ok());
+    CHECK(old->engine_error ==
+          "The quantization method fp8 is not supported for the current GPU. Minimum capability: 80. Current "
+          "capability: 75.");
+    f8.engine_version = "0.14.0rc0";
+    CHECK_FALSE(kvb::compute_budget(q, f8)->startup_refused);
+
+    // AWQ needs 7.5: the V100 is below it, named auto_awq from 0.24.0 (PR #42727), awq before.
+    const auto& awq = fixture("Qwen/Qwen2-VL-2B-Instruct-AWQ");
+    kvb::BudgetInputs aw;
+    aw.gpu = "v100-32gb";
+    aw.context = 8192;
+    CHECK(kvb::compute_budget(awq, aw)->engine_error ==
+          "The quantization method auto_awq is not supported for the current GPU. Minimum capability: 75. Current "
+          "capability: 70.");
+    aw.engine_version = "0.19.1";
+    CHECK(kvb::compute_budget(awq, aw)->engine_error ==
+          "The quantization method awq is not supported for the current GPU. Minimum capability: 75. Current "
+          "capability: 70.");
+    aw.engine_version = "";
+    aw.gpu = "t4";
+    CHECK_FALSE(kvb::compute_budget(awq, aw)->startup_refused);
+}
+
+// ModelOpt checkpoints (quant_method modelopt, one quant_algo for the whole model, as ModelOpt's exports write it):
+// FP8 needs 8.9 until ModelOpt FP8 emulation on 8.0 (PR #50019, 0.27.0), so an A100 took NVIDIA's FP8 checkpoints
+// only from 0.27.0; NVFP4 (modelopt_fp4) 8.0 from 0.9.0 and 7.5 from 0.14.0. Before 0.9.0 NVFP4 had another name and
+// 10.0, not modelled: nothing is claimed there.
+TEST_CASE("vLLM's ModelOpt FP8 and NVFP4 need the compute capability of their release") {
+    auto with = [](const char* qc) {
+        auto j = kvb::parse_json_dom(kvb::test::fixture_text("Qwen/Qwen3-8B"));
+        j["quantization_config"] = kvb::parse_json_dom(qc);
+        auto m = kvb::parse_config(j.dump(), "nvidia/Qwen3-8B-ModelOpt");
+        REQUIRE(m.ok());
+        return m.value();
+    };
+    const kvb::ModelSpec fp8 = with(R"({"quant_method": "modelopt", "quant_algo": "FP8"})");
+    kvb::BudgetInputs in;
+    in.gpu = "a100-80gb";
+    in.context = 8192;
+    in.engine_version = "0.26.0";
+    CHECK(kvb::compute_budget(fp8, in)->engine_error ==
+          "The quantization method modelopt is not supported for the current GPU. Minimum capability: 89. Current "
+          "capability: 80.");
+    in.engine_version = "0.27.0";
+    CHECK_FALSE(kvb::compute_budget(fp8, in)->startup_refused);
+    in.gpu = "t4";
+    CHECK(kvb::compute_budget(fp8, in)->verdict_reason.code == "vllm_quant_gpu");
+
+    const kvb::ModelSpec fp4 = with(R"({"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16})");
+    in.engine_version = "0.13.0";
+    CHECK(kvb::compute_budget(fp4, in)->engine_error ==
+          "The quantization method modelopt_fp4 is not supported for the current GPU. Minimum capability: 80. Current "
+          "capability: 75.");
+    in.engine_version = "0.14.0";
+    CHECK(kvb::compute_budget(fp4, in)->verdict_reason.code != "vllm_quant_gpu");
+    in.engine_version = "0.8.5";
+    CHECK(kvb::compute_budget(fp4, in)->verdict_reason.code != "vllm_quant_gpu");
 }
 
 // CudaPlatform.check_if_supports_dtype (vllm/platforms/cuda.py, called from Worker.init_device; the same ValueError
