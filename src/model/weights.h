@@ -190,11 +190,11 @@ std::optional<VllmBlockRefusal> vllm_fp8_block_refusal(const ModelSpec& m, const
 // awq_marlin.py before 0.24): a row-parallel layer (o_proj, down_proj, out_proj) whose per-rank input is not a whole
 // number of groups. AWQ-Marlin takes no such layer (check_marlin_supports_layer: padding fixes thread tiles, never a
 // group straddling two ranks) and falls back to the AWQ kernel for it, whose create_weights raises; on a GPU without
-// Marlin (compute capability below 8.0, ROCm) the AWQ kernel takes every layer and raises the same. That fallback is
-// vLLM's from 0.7.3 (PR #13119, VllmRelease::awq_layer_fallback); before, AWQ-Marlin refused in its own words, not
-// modelled. Routed experts are left out: AWQ's MoE fallback (MoeWNA16) narrows its group until it divides.
-// GPTQ and compressed-tensors wNa16 are left out too: their kernel choice (choose_mp_linear_kernel) has kernels
-// that check the whole input, not the rank's. The ValueError word for word, and which layer and sizes.
+// Marlin (below compute capability 7.5, 8.0 before 0.14; ROCm) the AWQ kernel takes every layer and raises the same.
+// That fallback is vLLM's from 0.7.3 (PR #13119, VllmRelease::awq_layer_fallback); before, AWQ-Marlin refused in its
+// own words, not modelled. Routed experts are left out: AWQ's MoE fallback (MoeWNA16) narrows its group until it
+// divides. GPTQ and compressed-tensors wNa16 are left out too: their kernel choice (choose_mp_linear_kernel) has
+// kernels that check the whole input, not the rank's. The ValueError word for word, and which layer and sizes.
 struct VllmAwqRefusal {
     Message message;
     Message detail;  // vllm_awq_group_split
