@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "base/arith.h"
+#include "base/function_ref.h"
 #include "base/text.h"
 #include "base/units.h"
 #include "budget/budget_steps.h"
@@ -424,6 +425,14 @@ std::string command(const Ctx& c, const BudgetResult& r, const std::string& kv_c
     return cmd;
 }
 
+// The largest of tp / 2, tp / 4, ..., 1 at which `loads`, or 0: the tensor-parallel size a refusal of layers split
+// off their quantization grid names instead.
+int64_t largest_smaller_tp(int64_t tp, FunctionRef<bool(int64_t)> loads) {
+    for (int64_t t = tp / 2; t >= 1; t /= 2)
+        if (loads(t)) return t;
+    return 0;
+}
+
 }  // namespace
 
 Result<bool> vllm(const Ctx& c, BudgetResult& r) {
@@ -549,9 +558,8 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
     if (block && !L.over_max_model_len) {
         // The largest smaller TP at which every layer loads (TP 1 splits nothing, but merged and expert parts are
         // still checked against the grid there), with expert parallelism as asked.
-        int64_t fits_tp = 0;
-        for (int64_t t = r.tp / 2; t >= 1 && !fits_tp; t /= 2)
-            if (!vllm_fp8_block_refusal(m, c.fmt, t, off_grid_ok, r.ep > 1 && t > 1)) fits_tp = t;
+        const int64_t fits_tp = largest_smaller_tp(
+            r.tp, [&](int64_t t) { return !vllm_fp8_block_refusal(m, c.fmt, t, off_grid_ok, r.ep > 1 && t > 1); });
         if (block->experts) {
             // What the same GPUs hold with expert parallelism (answer.cpp sizes it as the advice).
             const bool ep_loads = r.ep <= 1 && r.tp > 1 && rel->expert_parallel &&
@@ -575,15 +583,16 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
         // Its ValueError, word for word.
         if (!startup_refusal) startup_refusal = VllmStartupRefusal{block->message, render_english(block->message)};
     }
-    // or an AWQ checkpoint split off its quantization groups (a layer's per-GPU input cuts a group):
-    if (!block && !L.over_max_model_len && rel->awq_layer_fallback)
+    // or an AWQ checkpoint split off its quantization groups (a layer's per-GPU input cuts a group). Not said after
+    // an earlier refusal (the quantization method on a V100): its fix would not start there either.
+    if (!block && !startup_refusal && !L.over_max_model_len && rel->awq_layer_fallback)
         if (auto awq = vllm_awq_group_refusal(m, c.fmt, r.tp)) {
-            int64_t fits_tp = 1;  // TP 1 splits nothing
-            for (int64_t t = r.tp / 2; t > 1 && fits_tp == 1; t /= 2)
-                if (!vllm_awq_group_refusal(m, c.fmt, t)) fits_tp = t;
+            // TP 1 splits nothing, so there is always one.
+            const int64_t fits_tp =
+                largest_smaller_tp(r.tp, [&](int64_t t) { return !vllm_awq_group_refusal(m, c.fmt, t); });
             r.notes.push_back(awq->detail);
             r.notes.push_back(note("vllm_awq_group_fix", {{"tp", std::to_string(fits_tp)}}));
-            if (!startup_refusal) startup_refusal = VllmStartupRefusal{awq->message, render_english(awq->message)};
+            startup_refusal = VllmStartupRefusal{awq->message, render_english(awq->message)};
         }
     if (startup_refusal) {
         r.fits = false;

@@ -37,10 +37,8 @@ std::optional<VllmStartupRefusal> vllm_quant_gpu_refusal(const ModelSpec& m, con
     std::string name;
     int min = 0;
     const std::string method = format.plan ? lower(m.quant.method) : "";
-    if (!format.plan && format.kind == WeightKind::Fp8) {
-        name = "fp8";  // --quantization fp8 (budget_vllm.cpp's command)
-        min = rel.marlin_sm75 ? 75 : 80;
-    } else if (method == "fp8") {
+    if (method == "fp8" || (!format.plan && format.kind == WeightKind::Fp8)) {
+        // A checkpoint's, or --quantization fp8 on a float one (budget_vllm.cpp's command).
         name = "fp8";
         min = rel.marlin_sm75 ? 75 : 80;
     } else if (method == "fbgemm_fp8") {

@@ -871,7 +871,15 @@ TEST_CASE("vLLM refuses a quantization method the GPU's compute capability is be
     CHECK(kvb::compute_budget(awq, aw)->engine_error ==
           "The quantization method awq is not supported for the current GPU. Minimum capability: 75. Current "
           "capability: 70.");
+    // Split off its AWQ groups too (TP 4), it stops here first: the split's notes, whose TP 2 would not start on a
+    // V100 either, are not said.
     aw.engine_version = "";
+    aw.gpu_count = 4;
+    auto four = kvb::compute_budget(awq, aw);
+    REQUIRE(four.ok());
+    CHECK(four->verdict_reason.code == "vllm_quant_gpu");
+    for (const kvb::Message& n : four->notes) CHECK(n.code != "vllm_awq_group_fix");
+    aw.gpu_count = 1;
     aw.gpu = "t4";
     CHECK_FALSE(kvb::compute_budget(awq, aw)->startup_refused);
 }

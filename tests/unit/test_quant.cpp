@@ -433,10 +433,11 @@ TEST_CASE("quant: compressed-tensors block fp8 checks merged layers part by part
 
 // AWQ under tensor parallelism (awq.py / auto_awq.py create_weights, through AWQ-Marlin's per-layer fallback from
 // 0.7.3): a row-parallel layer whose per-rank input is not whole 128-value groups stops vLLM with "The input size is
-// not aligned with the quantized weight shape." Qwen/Qwen2-VL-2B-Instruct-AWQ's own config: its 8,960-wide MLP is 35
-// groups, so 4,480 per rank at TP 2 loads and 2,240 at TP 4 does not (down_proj of layer 0, the first row-parallel
-// layer off the grid: o_proj's 3 heads x 128 = 384 are whole groups). Users meet it as in vllm-project/vllm#13980
-// (Qwen2.5-VL-72B-Instruct-AWQ, 29,568 / 128 = 231 groups, at TP 2) and #21695 (InternVL3-78B-AWQ).
+// not aligned with the quantized weight shape." Qwen/Qwen2-VL-2B-Instruct-AWQ's own config: its 8,960-wide MLP is 70
+// groups, so 4,480 per rank (35) at TP 2 loads and 2,240 (17.5) at TP 4 does not (down_proj of layer 0, the first
+// row-parallel layer off the grid: o_proj's 3 heads x 128 = 384 are whole groups). Users meet it as in
+// vllm-project/vllm#13980 (Qwen2.5-VL-72B-Instruct-AWQ at TP 2, its log at layer 0's down_proj) and #21695
+// (InternVL3-78B-AWQ, 29,568 / 128 = 231 groups, at TP 2).
 TEST_CASE("quant: vLLM refuses an AWQ checkpoint whose tensor-parallel split cuts a quantization group") {
     auto m = fixture("Qwen/Qwen2-VL-2B-Instruct-AWQ");
     auto f = kvb::weight_format("auto", m);

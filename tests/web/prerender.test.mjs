@@ -509,3 +509,19 @@ test('a Hub model asked for before the module arrives keeps the page loading unt
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+test('a Hub model cancelled while it waits for the module: the page is the model it had once the module is here', async () => {
+  const { page, context, errors } = await openHeldDefault();
+  await page.fill('#model-input', 'busy/model');
+  await page.press('#model-input', 'Enter');
+  await page.waitForFunction(() => document.body.dataset.state === 'loading');
+  await page.click('form.model-form button[type="button"]');
+  release();
+  await page.waitForFunction(() => document.body.dataset.core === 'live', null, { timeout: 15000 });
+  await page.waitForFunction(() => document.body.dataset.state === 'ready', null, { timeout: 5000 });
+  assert.equal(await page.textContent('[data-role="model-name"]'), 'meta-llama/Llama-3.1-8B');
+  assert.equal(await page.isVisible('progress'), false);
+  assert.equal(await page.textContent('[role="status"]'), 'Cancelled.');
+  assert.deepEqual(errors, []);
+  await context.close();
+});

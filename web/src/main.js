@@ -178,7 +178,14 @@ async function loadModel(ref, { preferCatalog = false } = {}) {
   if (needsModule && app.core?.standIn) {
     setBusy(true, t('app.loadingCore'));
     await app.coreLive;
-    if (ctrl.signal.aborted) return;
+    if (ctrl.signal.aborted) {
+      // Cancelled meanwhile (not replaced by a newer load): the module has answered the model on screen.
+      if (app.fetchCtrl === ctrl) {
+        app.fetchCtrl = null;
+        setBusy(false, t('hub.cancelled'));
+      }
+      return;
+    }
   }
   if (needsModule && app.coreFailure) {
     setBusy(false);
@@ -618,8 +625,8 @@ function goLive(core) {
   const waiting = [...app.waitingInputs];
   app.waitingInputs.clear();
   // A model being loaded answers itself (or fails) when it is here: answering the model it replaces
-  // now would say "ready" while the Hub is still being asked.
-  if (!app.fetchCtrl) recompute();
+  // now would say "ready" while the Hub is still being asked. A cancelled one leaves that model.
+  if (!app.fetchCtrl || app.fetchCtrl.signal.aborted) recompute();
   for (const input of waiting) input.dispatchEvent(new Event('change'));
 }
 
