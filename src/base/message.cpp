@@ -893,6 +893,26 @@ const std::vector<MessageTemplate>& message_templates() {
          "it stops as it reads the checkpoint's quantization config, with \"The quantization method {method} is not "
          "supported for the current GPU. Minimum capability: {min}. Current capability: {current}.\" A newer GPU, a "
          "checkpoint in another format, or llama.cpp with a GGUF of this model runs it"},
+        // CompressedTensorsConfig.get_scheme: a compressed-tensors layer's scheme against the GPU
+        // (engines/vllm_startup.cpp vllm_ct_scheme_refusal).
+        {"vllm_ct_scheme_gpu",
+         "vLLM runs this checkpoint's {weights} layers with {scheme}, which needs compute capability {need"
+         "ed}, and {gpu} has {capability}: it stops as it builds the model (at {layer}) with \"('Quantizati"
+         "on scheme is not supported for ', 'the current GPU. Min capability: {min}. ', 'Current capabilit"
+         "y: {current}.')\". A newer GPU, a checkpoint in another format, or llama.cpp with a GGUF of this m"
+         "odel runs it"},
+        {"vllm_ct_scheme_gpu_newer",
+         "vLLM runs this checkpoint's {weights} layers with {scheme}, which needs compute capability {need"
+         "ed}, and {gpu} has {capability}: it stops as it builds the model (at {layer}) with \"('Quantizati"
+         "on scheme is not supported for ', 'the current GPU. Min capability: {min}. ', 'Current capabilit"
+         "y: {current}.')\". vLLM {release} and later run it on {gpu}, as do a newer GPU and llama.cpp with "
+         "a GGUF of this model"},
+        {"vllm_ct_fp8_block_w8a16",
+         "vLLM 0.11 to 0.15 runs this checkpoint's fp8 block layers on {gpu} (compute capability {capabili"
+         "ty}) with CompressedTensorsW8A16Fp8, which takes only channel and tensor scales (W8A8, which tak"
+         "es blocks, needs fp8 activations and compute capability 8.9): it stops as it builds the model (a"
+         "t {layer}) with a ValueError, \"Unsupported weight strategy …\". vLLM 0.16.0 and later run it ther"
+         "e"},
         // AWQLinearMethod.create_weights (awq.py; auto_awq.py from 0.24): an AWQ layer whose per-rank input cuts a
         // quantization group (model/weights.cpp vllm_awq_group_refusal).
         {"vllm_awq_group",

@@ -535,8 +535,9 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
     }
     // vLLM stops while it builds the model, after the config check above and before it measures memory, so it
     // prints no KV line; the numbers stay what the pool would be. A model dtype the GPU lacks stops it as the worker
-    // starts; a GPU its wheels carry no kernels for fails at the first kernel; on one they do, an fp8 cache no
-    // attention backend takes there (the attention layers are built first):
+    // starts; a GPU its wheels carry no kernels for fails at the first kernel; on one they do, a compressed-tensors
+    // scheme below the GPU (a layer's projections are built before its attention), or an fp8 cache no attention
+    // backend takes there:
     std::optional<VllmStartupRefusal> startup_refusal;
     if (c.gpu && c.gpu->vendor == "nvidia" && !L.over_max_model_len) {
         // The quantization method is checked as the config is read, before any worker starts:
@@ -544,6 +545,8 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
         if (!startup_refusal)
             startup_refusal = vllm_dtype_refusal(served_dtype(c), c.gpu->compute_capability, c.gpu->name, *rel);
         if (!startup_refusal) startup_refusal = vllm_gpu_refusal(c.gpu->compute_capability, c.gpu->name, *rel);
+        if (!startup_refusal)
+            startup_refusal = vllm_ct_scheme_refusal(m, c.fmt, c.gpu->compute_capability, c.gpu->name, *rel);
         if (!startup_refusal)
             startup_refusal = vllm_fp8_kv_refusal(m, L.kv_cache_dtype, c.gpu->compute_capability, c.gpu->name, *rel);
     }

@@ -224,6 +224,25 @@ constexpr VllmChange kVllmAutoAwq = {24, 0, 23, 1, 0, 159};
 //    unoptimized AWQ kernels."): PR #13119, 2025-02-11 (09972e716, v0.7.2-100); v0.7.3 has it. Unchanged at v0.27.1
 //    (auto_awq.py from 0.24, "AutoAWQMarlin" in the warning).
 constexpr VllmChange kVllmAwqLayerFallback = {7, 3, 7, 2, kFinal, 100};
+//  compressed-tensors' schemes and their minimum compute capability (vllm_ct_scheme_refusal; compressed_tensors.py and
+//    schemes/, read at v0.7.3 ... v0.27.1):
+//    fp8 block weights read as W8A8 / W8A16 fp8: PR #21404, 2025-09-18 (fbd6523ac, v0.10.2rc2-221); v0.11.0rc1 on.
+constexpr VllmChange kVllmCtFp8Block = {11, 0, 10, 2, 2, 221};
+//    NVFP4 W4A4 below 10.0 run as CompressedTensorsW4A16Fp4 (8.0) instead of W4A4Fp4 (10.0): PR #19563, 2025-06-16
+//    (6bc7b5731, v0.9.1-108); v0.9.2rc1 on.
+constexpr VllmChange kVllmCtNvfp4AsW4a16 = {9, 2, 9, 1, kFinal, 108, 1};
+//    MXFP4 dense weights (CompressedTensorsW4A16Mxfp4, 8.0): PR #31926, 2026-01-10 (e6c6f2c79, v0.14.0rc0-470);
+//    v0.14.0rc1 on.
+constexpr VllmChange kVllmCtMxfp4 = {14, 0, 14, 0, 0, 470, 1};
+//    WNA16 with zero points (asymmetric): PR #14211, 2025-04-15 (54a66e5fe, v0.8.4-25); v0.8.5 on.
+constexpr VllmChange kVllmCtWna16ZeroPoints = {8, 5, 8, 4, kFinal, 25};
+//    WNA16 8.0 -> 7.5: PR #29732, 2025-11-30 (e1464c3a0, v0.11.1-405); v0.12.0 on.
+constexpr VllmChange kVllmCtWna16Sm75 = {12, 0, 11, 1, kFinal, 405};
+//    W8A16Fp8 and W4A16Fp4 8.0 -> 7.5: PR #33076, 2026-01-27 (66e601ef7, v0.15.0rc1-13); v0.16.0rc0 on (and W4A4Fp4
+//    10.0 -> 7.5 with PR #33201, 67ebaff52, v0.16.0rc1: the same GPUs load NVFP4 on either side of it).
+constexpr VllmChange kVllmCtFp8Nvfp4Sm75 = {16, 0, 15, 0, 1, 13};
+//    W8A16Fp8 with fp8 blocks: PR #33280, 2026-01-30 (fd0e37724, v0.16.0rc0-24); v0.16.0rc1 on.
+constexpr VllmChange kVllmCtW8a16Block = {16, 0, 16, 0, 0, 24, 1};
 //  --enable-expert-parallel (ParallelConfig.enable_expert_parallel): PR #14305, 2025-03-06 (cc2f9b32c, v0.7.3-271);
 //    v0.8.0rc1 on. Unchanged, with its -ep alias, at v0.27.1.
 constexpr VllmChange kVllmExpertParallel = {8, 0, 7, 3, kFinal, 271};
@@ -397,6 +416,13 @@ Result<VllmRelease> vllm_release(const std::string& version) {
     r.fp8_merged_off_grid = has(kVllmFp8MergedOffGrid);
     r.awq_layer_fallback = has(kVllmAwqLayerFallback);
     r.marlin_sm75 = has(kVllmMarlinSm75);
+    r.ct_fp8_block = has(kVllmCtFp8Block);
+    r.ct_nvfp4_as_w4a16 = has(kVllmCtNvfp4AsW4a16);
+    r.ct_mxfp4 = has(kVllmCtMxfp4);
+    r.ct_wna16_zero_points = has(kVllmCtWna16ZeroPoints);
+    r.ct_wna16_sm75 = has(kVllmCtWna16Sm75);
+    r.ct_fp8_nvfp4_sm75 = has(kVllmCtFp8Nvfp4Sm75);
+    r.ct_w8a16_block = has(kVllmCtW8a16Block);
     r.modelopt_fp8_sm80 = has(kVllmModeloptFp8Sm80);
     r.modelopt_fp4_sm80 = has(kVllmModeloptFp4Sm80);
     r.gpt_oss_mxfp4_name = has(kVllmGptOssMxfp4);

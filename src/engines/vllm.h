@@ -136,6 +136,19 @@ struct VllmRelease {
     // AWQ-Marlin hands a layer it cannot take to the AWQ kernel (PR #13119, 0.7.3 on), whose ValueError is then what
     // an AWQ checkpoint split off its quantization groups stops with (model/weights.h vllm_awq_group_refusal).
     bool awq_layer_fallback = true;
+    // compressed-tensors' per-scheme minimum compute capability (vllm_ct_scheme_refusal), by release: fp8 block weights
+    // read from 0.11.0 (PR #21404); NVFP4 below 10.0 run as W4A16 from 0.9.2 (PR #19563); MXFP4 dense weights from
+    // 0.14.0 (PR #31926); asymmetric integer weights from 0.8.5 (PR #14211); integer weights on 7.5 from 0.12.0 (PR
+    // #29732); fp8 and NVFP4 weights on 7.5 from 0.16.0 (PR #33076).
+    bool ct_fp8_block = true;
+    bool ct_nvfp4_as_w4a16 = true;
+    bool ct_mxfp4 = true;
+    bool ct_wna16_zero_points = true;
+    bool ct_wna16_sm75 = true;
+    bool ct_fp8_nvfp4_sm75 = true;
+    // CompressedTensorsW8A16Fp8 takes fp8 blocks from 0.16.0 (PR #33280); from 0.11 to 0.15 block weights it was given
+    // (below 8.9, or without fp8 activations) stopped vLLM in create_weights.
+    bool ct_w8a16_block = true;
     // MoE router (gate) weights the model class creates in float32, whatever the checkpoint's dtype, with their score
     // correction bias: glm4_moe from 0.10.1 (PR #22203), ernie4_5_moe from 0.11.1 (PR #25936). Step-3.5
     // (FP32ReplicatedLinear) and MiMo-V2 (moe_router_dtype, float32 by default) have had it since vLLM first served
@@ -258,6 +271,21 @@ struct WeightFormat;  // model/weights.h
 // own, not modelled), and a release before 0.9 with ModelOpt NVFP4 is not modelled. This is the first of vLLM's
 // start-up checks kvbudget models after the context length: it runs before any worker starts.
 std::optional<VllmStartupRefusal> vllm_quant_gpu_refusal(const ModelSpec& m, const WeightFormat& format, int cc,
+                                                         const std::string& gpu, const VllmRelease& rel);
+
+// vLLM's check of each compressed-tensors linear layer's scheme against an NVIDIA GPU of compute capability `cc` (x
+// 10), as it builds the model (CompressedTensorsConfig.get_scheme: the scheme's get_min_capability), which raises
+// RuntimeError("Quantization scheme is not supported for ", "the current GPU. Min capability: {min}. ",
+// "Current capability: {cc}.") and so prints the tuple. The scheme is the one _get_scheme_from_parts picks on that GPU
+// (QuantScheme::ct_scheme): fp8 weights run as W8A16 below 8.9 (8.0, 7.5 from 0.16); NVFP4 as W4A16 below 10.0 (8.0,
+// 7.5 from 0.16); MXFP4 8.0; int8 W8A8 7.5; integer weights alone (WNA16) 8.0, 7.5 from 0.12. W8A16 given fp8 blocks
+// before 0.16 (VllmRelease::ct_w8a16_block) passes that check and raises "Unsupported weight strategy=..." as it
+// creates the weights (vllm_ct_fp8_block_w8a16; the enum's text there depends on Python's version, so no words are
+// claimed). The first such layer in build order is named. Routed experts are left out (their MoE methods check in their
+// own ways), and so are the forms a release reads otherwise (VllmRelease::ct_fp8_block and the flags beside it). vLLM
+// meets it after the checks of the dtype and of the GPU's kernels, and before its attention layers pick a backend (a
+// layer's projections come first).
+std::optional<VllmStartupRefusal> vllm_ct_scheme_refusal(const ModelSpec& m, const WeightFormat& format, int cc,
                                                          const std::string& gpu, const VllmRelease& rel);
 
 // vLLM's wheels carry no kernels for an NVIDIA GPU of compute capability `cc` (x 10) named `gpu`: below 7.5 from

@@ -1,7 +1,8 @@
 // Why vLLM stops at start-up whatever the memory, in the order it meets each check: the quantization method against
 // the GPU (as the config is read), the model dtype against the GPU (Worker.init_device), kernels its wheels lack (the
-// first launch), a KV cache dtype no attention backend takes (the attention layers, built first); block-fp8 weights off
-// the grid come last (model/weights.cpp, while the weights are created). vllm.h says which vLLM files each rule reads.
+// first launch), a compressed-tensors scheme against the GPU (each linear layer as it is built), a KV cache dtype no
+// attention backend takes (the attention layers); block-fp8 weights off the grid come last (model/weights.cpp, while
+// the weights are created). vllm.h says which vLLM files each rule reads.
 #include <string>
 
 #include "base/text.h"
@@ -69,6 +70,84 @@ std::optional<VllmStartupRefusal> vllm_quant_gpu_refusal(const ModelSpec& m, con
                                                       {"min", std::to_string(min)},
                                                       {"current", std::to_string(cc)}}),
                               words};
+}
+
+namespace {
+
+// What vLLM runs a compressed-tensors scheme as on a GPU of compute capability `cc`, and from which capability.
+struct CtRun {
+    std::string cls;                   // the scheme class, less "CompressedTensors"
+    int min = 0;                       // 0: nothing claimed (the release reads the form otherwise, or the GPU passes)
+    const char* lowered_in = nullptr;  // the release that took this class's minimum below 8.0
+    bool no_blocks = false;            // W8A16Fp8 given fp8 blocks before 0.16: its create_weights raises
+};
+
+CtRun ct_run(const QuantScheme& s, int cc, const VllmRelease& rel) {
+    const std::string& k = s.ct_scheme;
+    if (k == "W8A8Fp8" || k == "W8A16Fp8") {
+        if (s.block_rows > 0 && !rel.ct_fp8_block) return {};
+        // W8A8 from 8.9 on; below, vLLM takes W8A16 for the same weights.
+        if (k == "W8A8Fp8" && cc >= 89) return {};
+        return {"W8A16Fp8", rel.ct_fp8_nvfp4_sm75 ? 75 : 80, "0.16.0", s.block_rows > 0 && !rel.ct_w8a16_block};
+    }
+    if (k == "W4A4Fp4" || k == "W4A16Fp4") {
+        if (!rel.ct_nvfp4_as_w4a16 || (k == "W4A4Fp4" && cc >= 100)) return {};
+        const bool w4a4 = k == "W4A4Fp4" && rel.ct_fp8_nvfp4_sm75;
+        return {w4a4 ? "W4A4Fp4" : "W4A16Fp4", rel.ct_fp8_nvfp4_sm75 ? 75 : 80, "0.16.0"};
+    }
+    if (k == "W4A16Mxfp4") return rel.ct_mxfp4 ? CtRun{k, 80} : CtRun{};
+    if (k == "W8A8Int8") return {k, 75};
+    if (k == "WNA16") {
+        if (s.zero_bits > 0 && !rel.ct_wna16_zero_points) return {};
+        return {k, rel.ct_wna16_sm75 ? 75 : 80, "0.12.0"};
+    }
+    return {};
+}
+
+// How the page and the CLI name the weights of a scheme.
+std::string ct_weights(const QuantScheme& s) {
+    if (s.ct_scheme == "W8A8Fp8" || s.ct_scheme == "W8A16Fp8") return "fp8";
+    if (s.ct_scheme == "W4A4Fp4" || s.ct_scheme == "W4A16Fp4") return "NVFP4";
+    if (s.ct_scheme == "W4A16Mxfp4") return "MXFP4";
+    if (s.ct_scheme == "W8A8Int8") return "int8 (W8A8)";
+    return "int" + std::to_string(s.bits) + " (W" + std::to_string(s.bits) + "A16)";
+}
+
+}  // namespace
+
+std::optional<VllmStartupRefusal> vllm_ct_scheme_refusal(const ModelSpec& m, const WeightFormat& format, int cc,
+                                                         const std::string& gpu, const VllmRelease& rel) {
+    if (cc <= 0 || !format.plan || format.plan->match != QuantMatch::CompressedTensors) return std::nullopt;
+    // Per layer, vLLM checks the scheme's minimum, then creates its weights.
+    auto refused = [&](const QuantScheme& s) {
+        const CtRun r = ct_run(s, cc, rel);
+        return r.min > 0 && (cc < r.min || r.no_blocks);
+    };
+    auto first = first_planned_linear(m, format, refused);
+    if (!first) return std::nullopt;
+    const CtRun run = ct_run(*first->scheme, cc, rel);
+    if (cc >= run.min) {
+        // Its ValueError prints the strategy as Python formats the enum, which changes with the Python version: no
+        // words of vLLM's are claimed.
+        return VllmStartupRefusal{note("vllm_ct_fp8_block_w8a16",
+                                       {{"layer", first->layer}, {"gpu", gpu}, {"capability", capability_text(cc)}}),
+                                  ""};
+    }
+    // A release that took the minimum below 8.0 (where this one is above the GPU) runs it there.
+    const bool newer = run.lowered_in && cc >= 75 && run.min > 75;
+    const std::string words =
+        "('Quantization scheme is not supported for ', 'the current GPU. Min capability: " + std::to_string(run.min) +
+        ". ', 'Current capability: " + std::to_string(cc) + ".')";
+    MessageParams p = {{"weights", ct_weights(*first->scheme)},
+                       {"layer", first->layer},
+                       {"scheme", "CompressedTensors" + run.cls},
+                       {"needed", capability_text(run.min)},
+                       {"gpu", gpu},
+                       {"capability", capability_text(cc)},
+                       {"min", std::to_string(run.min)},
+                       {"current", std::to_string(cc)}};
+    if (newer) p.push_back({"release", run.lowered_in});
+    return VllmStartupRefusal{note(newer ? "vllm_ct_scheme_gpu_newer" : "vllm_ct_scheme_gpu", p), words};
 }
 
 std::optional<VllmStartupRefusal> vllm_gpu_refusal(int cc, const std::string& gpu, const VllmRelease& rel) {

@@ -81,6 +81,7 @@ struct Layer {
 };
 
 struct QuantPlan;
+struct QuantScheme;
 // The KV cache a checkpoint's quantization_config declares, as vLLM reads it (read_declared_kv, model/quant.h);
 // vLLM serves it under --kv-cache-dtype auto from some release on (vllm_kv_choice).
 struct DeclaredKv {

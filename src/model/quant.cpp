@@ -527,8 +527,8 @@ QuantScheme int_group(const char* name, int bits, int64_t group, int zero_bits, 
     return s;
 }
 
-// One compressed-tensors config group's weights (compressed_tensors.py _get_scheme_from_parts).
-QuantScheme ct_scheme(const json& w, const json* input, std::string* not_in_vllm) {
+// The bytes one compressed-tensors config group's weights take (compressed_tensors.py _get_scheme_from_parts).
+QuantScheme ct_storage(const json& w, const json* input, std::string* not_in_vllm) {
     const int bits = static_cast<int>(int_or(w, "num_bits", 8));
     const bool is_float = str_or(w, "type") == "float";
     const std::string strategy = str_or(w, "strategy");
@@ -584,6 +584,31 @@ QuantScheme ct_scheme(const json& w, const json* input, std::string* not_in_vllm
     return s;
 }
 
+// One compressed-tensors config group's weights, and the scheme vLLM runs them with.
+QuantScheme ct_scheme(const json& w, const json* input, const std::string& format, std::string* not_in_vllm) {
+    QuantScheme s = ct_storage(w, input, not_in_vllm);
+    // vLLM's choice of scheme class (compressed_tensors.py _get_scheme_from_parts, read at v0.7.3 ... v0.27.1), for
+    // the forms it has kept the same: fp8 weights of tensor, channel or block strategy (W8A8 when the activations are
+    // fp8 too; vLLM takes W8A16 below 8.9 either way), NVFP4 (group 16) and MXFP4 (group 32) weights, int8 weights
+    // with int8 activations, and 4- or 8-bit integer weights alone in the pack-quantized format.
+    const bool is_float = str_or(w, "type") == "float";
+    const std::string strategy = str_or(w, "strategy");
+    const bool has_input = input && input->is_object();
+    const bool float_input = has_input && str_or(*input, "type") == "float";
+    if (is_float && s.bits == 8 && (strategy == "tensor" || strategy == "channel" || strategy == "block"))
+        s.ct_scheme = float_input && int_or(*input, "num_bits", 8) == 8 ? "W8A8Fp8" : "W8A16Fp8";
+    else if (s.name == "nvfp4")
+        s.ct_scheme = has_input ? "W4A4Fp4" : "W4A16Fp4";
+    else if (s.name == "mxfp4" && !has_input)
+        s.ct_scheme = "W4A16Mxfp4";
+    else if (s.name == "int8" && !float_input)
+        s.ct_scheme = "W8A8Int8";
+    else if (!is_float && !has_input && (s.bits == 4 || s.bits == 8) &&
+             (strategy == "channel" || strategy == "group") && format == "pack-quantized")
+        s.ct_scheme = "WNA16";
+    return s;
+}
+
 std::shared_ptr<QuantPlan> read_ct(const json& qc) {
     auto p = std::make_shared<QuantPlan>();
     p->match = QuantMatch::CompressedTensors;
@@ -596,7 +621,10 @@ std::shared_ptr<QuantPlan> read_ct(const json& qc) {
         if (w == g.end() || !w->is_object()) continue;
         auto in = g.find("input_activations");
         const int idx = static_cast<int>(p->schemes.size());
-        p->schemes.push_back(ct_scheme(*w, in == g.end() ? nullptr : &*in, &p->not_in_vllm));
+        // A group's own format (compressed-tensors 0.10 on) wins over the config's.
+        std::string format = str_or(g, "format");
+        if (format.empty()) format = str_or(qc, "format");
+        p->schemes.push_back(ct_scheme(*w, in == g.end() ? nullptr : &*in, format, &p->not_in_vllm));
         auto targets = g.find("targets");
         if (targets == g.end() || !targets->is_array()) {
             if (p->default_scheme < 0) p->default_scheme = idx;

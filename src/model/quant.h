@@ -43,6 +43,10 @@ struct QuantScheme {
     int tensor_words = 0;  // fp32 words per matrix besides the scales
     int g_idx_words = 0;   // int32 words per input column
     int copies = 1;
+    // compressed-tensors: the scheme vLLM's _get_scheme_from_parts picks for it on CUDA, by its class name less
+    // "CompressedTensors" ("W8A8Fp8", "W8A16Fp8", "W8A8Int8", "WNA16", "W4A4Fp4", "W4A16Fp4", "W4A16Mxfp4"), which
+    // the GPU's compute capability is checked against (engines/vllm.h vllm_ct_scheme_refusal); "" for the rest.
+    std::string ct_scheme;
     int64_t bytes(int64_t rows, int64_t cols) const;
     // Bytes per value of a large matrix (rows and cols multiples of every group), as num / den.
     void rate(int64_t* num, int64_t* den) const;

@@ -894,6 +894,22 @@ std::optional<VllmBlockRefusal> vllm_fp8_block_refusal(const ModelSpec& m, const
     return found;
 }
 
+std::optional<PlannedLinear> first_planned_linear(const ModelSpec& m, const WeightFormat& format,
+                                                  FunctionRef<bool(const QuantScheme&)> pick) {
+    if (!format.plan || std::none_of(format.plan->schemes.begin(), format.plan->schemes.end(),
+                                     [&](const QuantScheme& s) { return pick(s); }))
+        return std::nullopt;
+    auto pc = count_params(m);
+    if (!pc) return std::nullopt;
+    std::optional<PlannedLinear> found;
+    auto dense = [&](const RankLinear&, const QuantScheme* s, const TensorGroup& g) {
+        if (s && pick(*s)) found = PlannedLinear{s, module_name(m, g)};
+        return found.has_value();
+    };
+    walk_rank_linears(m, *pc, *format.plan, 1, dense, {});
+    return found;
+}
+
 std::optional<VllmAwqRefusal> vllm_awq_group_refusal(const ModelSpec& m, const WeightFormat& format, int64_t tp) {
     auto grouped_awq = [](const QuantScheme* s) { return s && s->name == "awq" && s->group > 0; };
     if (!format.plan || tp <= 1) return std::nullopt;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/arith.h"
+#include "base/function_ref.h"
 #include "base/result.h"
 #include "model/model.h"
 
@@ -200,6 +201,16 @@ struct VllmAwqRefusal {
     Message detail;  // vllm_awq_group_split
 };
 std::optional<VllmAwqRefusal> vllm_awq_group_refusal(const ModelSpec& m, const WeightFormat& format, int64_t tp);
+
+// The first column- or row-parallel linear of the decoder vLLM builds (in build order, at TP 1) whose checkpoint scheme
+// `pick` takes, with its module name ("layers.0.self_attn.qkv_proj" as the checkpoint names its first part): where a
+// check vLLM makes per linear layer, as it builds the model, first stops. Nothing without a plan or such a layer.
+struct PlannedLinear {
+    const QuantScheme* scheme = nullptr;
+    std::string layer;
+};
+std::optional<PlannedLinear> first_planned_linear(const ModelSpec& m, const WeightFormat& format,
+                                                  FunctionRef<bool(const QuantScheme&)> pick);
 
 // vLLM's get_pp_indices: [start, end) decoder layers of pipeline stage `rank`.
 std::pair<int64_t, int64_t> pp_layer_range(int64_t num_layers, int64_t rank, int64_t pp);

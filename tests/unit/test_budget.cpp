@@ -920,6 +920,178 @@ TEST_CASE("vLLM's ModelOpt FP8 and NVFP4 need the compute capability of their re
     CHECK(kvb::compute_budget(fp4, in)->verdict_reason.code != "vllm_quant_gpu");
 }
 
+// compressed-tensors checks each linear layer's scheme against the GPU as vLLM builds the model
+// (CompressedTensorsConfig.get_scheme, read at v0.7.3 ... v0.27.1), and raises a RuntimeError whose arguments print as
+// a tuple. The quantization_configs are in the form llm-compressor writes for RedHatAI's checkpoints
+// (RedHatAI/Meta-Llama-3.1-8B-Instruct-FP8-dynamic, -quantized.w4a16, -quantized.w8a8, -NVFP4), on Meta's config.
+TEST_CASE("vLLM refuses a compressed-tensors scheme the GPU's compute capability is below, as it builds the model") {
+    auto with = [](const std::string& groups, const char* format) {
+        auto j = kvb::parse_json_dom(kvb::test::fixture_text("meta-llama/Llama-3.1-8B-Instruct"));
+        auto qc = kvb::parse_json_dom(R"({"quant_method": "compressed-tensors", "ignore": ["lm_head"],
+            "quantization_status": "compressed"})");
+        qc["config_groups"] = kvb::parse_json_dom(groups);
+        qc["format"] = format;
+        j["quantization_config"] = qc;
+        auto m = kvb::parse_config(j.dump(), "RedHatAI/Meta-Llama-3.1-8B-Instruct-CT");
+        REQUIRE(m.ok());
+        return m.value();
+    };
+    const kvb::ModelSpec fp8 = with(R"({"group_0": {"targets": ["Linear"],
+        "weights": {"num_bits": 8, "type": "float", "strategy": "channel", "symmetric": true, "dynamic": false},
+        "input_activations": {"num_bits": 8, "type": "float", "strategy": "token", "symmetric": true,
+                              "dynamic": true}}})",
+                                    "float-quantized");
+    kvb::BudgetInputs in;
+    in.gpu = "t4";
+    in.context = 4096;
+    in.engine_version = "0.15.1";
+    auto a = kvb::compute_answer(fp8, in);
+    REQUIRE(a.ok());
+    const kvb::BudgetResult& r = *a->budget;
+    CHECK_FALSE(r.fits);
+    CHECK(r.startup_refused);
+    CHECK(r.log_lines.empty());
+    CHECK(r.verdict_reason.code == "vllm_ct_scheme_gpu_newer");
+    CHECK(r.engine_error ==
+          "('Quantization scheme is not supported for ', 'the current GPU. Min capability: 80. ', 'Current capability: "
+          "75.')");
+    // W8A8 needs 8.9; below it vLLM takes W8A16 for the same weights, which needed 8.0 until PR #33076 (0.16.0).
+    CHECK(kvb::render_english(r.verdict_reason) ==
+          "vLLM runs this checkpoint's fp8 layers with CompressedTensorsW8A16Fp8, which needs compute capability 8.0, "
+          "and NVIDIA T4 has 7.5: it stops as it builds the model (at layers.0.self_attn.q_proj) with \"('Quantization "
+          "scheme is not supported for ', 'the current GPU. Min capability: 80. ', 'Current capability: 75.')\". vLLM "
+          "0.16.0 and later run it on NVIDIA T4, as do a newer GPU and llama.cpp with a GGUF of this model");
+    in.engine_version = "0.16.0";
+    CHECK_FALSE(kvb::compute_budget(fp8, in)->startup_refused);
+    // dtype auto serves float16 on a V100, so this is where 0.19.1 stops there (0.20.0 on: its missing kernels first).
+    in.gpu = "v100-32gb";
+    in.engine_version = "0.19.1";
+    auto v = kvb::compute_budget(fp8, in);
+    REQUIRE(v.ok());
+    CHECK(v->verdict_reason.code == "vllm_ct_scheme_gpu");
+    CHECK(v->engine_error ==
+          "('Quantization scheme is not supported for ', 'the current GPU. Min capability: 75. ', 'Current capability: "
+          "70.')");
+    in.engine_version = "";
+    CHECK(kvb::compute_budget(fp8, in)->verdict_reason.code == "vllm_gpu_not_built");
+    in.gpu = "a100-80gb";
+    in.engine_version = "0.15.1";
+    CHECK_FALSE(kvb::compute_budget(fp8, in)->startup_refused);
+
+    // Integer weights alone (WNA16, pack-quantized): 8.0 until PR #29732 (0.12.0); asymmetric ones read from 0.8.5.
+    auto w4 = [](const char* symmetric) {
+        return std::string(R"({"group_0": {"targets": ["Linear"], "input_activations": null,
+            "weights": {"num_bits": 4, "type": "int", "strategy": "group", "group_size": 128, "dynamic": false,
+                        "actorder": null, "symmetric": )") +
+               symmetric + "}}}";
+    };
+    const kvb::ModelSpec w4a16 = with(w4("true"), "pack-quantized");
+    in.gpu = "t4";
+    in.engine_version = "0.11.0";
+    auto w = kvb::compute_budget(w4a16, in);
+    REQUIRE(w.ok());
+    CHECK(kvb::render_english(w->verdict_reason) ==
+          "vLLM runs this checkpoint's int4 (W4A16) layers with CompressedTensorsWNA16, which needs compute capability "
+          "8.0, and NVIDIA T4 has 7.5: it stops as it builds the model (at layers.0.self_attn.q_proj) with "
+          "\"('Quantization scheme is not supported for ', 'the current GPU. Min capability: 80. ', 'Current "
+          "capability: 75.')\". vLLM 0.12.0 and later run it on NVIDIA T4, as do a newer GPU and llama.cpp with a GGUF "
+          "of this model");
+    in.engine_version = "0.12.0";
+    CHECK_FALSE(kvb::compute_budget(w4a16, in)->startup_refused);
+    const kvb::ModelSpec asym = with(w4("false"), "pack-quantized");
+    in.engine_version = "0.8.5";
+    CHECK(kvb::compute_budget(asym, in)->verdict_reason.code == "vllm_ct_scheme_gpu_newer");
+    in.engine_version = "0.8.4";
+    CHECK_FALSE(kvb::compute_budget(asym, in)->startup_refused);
+    // Another format is not WNA16 to vLLM: nothing is claimed.
+    in.engine_version = "0.11.0";
+    CHECK_FALSE(kvb::compute_budget(with(w4("true"), "naive-quantized"), in)->startup_refused);
+
+    // int8 weights and activations (W8A8Int8): 7.5, so only a V100 (before 0.20.0), and no release takes it there.
+    const kvb::ModelSpec int8 = with(R"({"group_0": {"targets": ["Linear"],
+        "weights": {"num_bits": 8, "type": "int", "strategy": "channel", "symmetric": true, "dynamic": false},
+        "input_activations": {"num_bits": 8, "type": "int", "strategy": "token", "symmetric": true,
+                              "dynamic": true}}})",
+                                     "int-quantized");
+    CHECK_FALSE(kvb::compute_budget(int8, in)->startup_refused);
+    in.gpu = "v100-32gb";
+    in.engine_version = "0.19.1";
+    auto i8 = kvb::compute_budget(int8, in);
+    REQUIRE(i8.ok());
+    CHECK(
+        kvb::render_english(i8->verdict_reason) ==
+        "vLLM runs this checkpoint's int8 (W8A8) layers with CompressedTensorsW8A8Int8, which needs compute "
+        "capability 7.5, and NVIDIA V100 SXM2 32GB has 7.0: it stops as it builds the model (at "
+        "layers.0.self_attn.q_proj) "
+        "with \"('Quantization scheme is not supported for ', 'the current GPU. Min capability: 75. ', 'Current "
+        "capability: 70.')\". A newer GPU, a checkpoint in another format, or llama.cpp with a GGUF of this model runs "
+        "it");
+
+    // NVFP4: W4A4 needs 10.0, and below it vLLM takes W4A16 (8.0) from PR #19563 (0.9.2); 7.5 from 0.16.0.
+    const kvb::ModelSpec nvfp4 = with(R"({"group_0": {"targets": ["Linear"],
+        "weights": {"num_bits": 4, "type": "float", "strategy": "tensor_group", "group_size": 16, "symmetric": true,
+                    "dynamic": false},
+        "input_activations": {"num_bits": 4, "type": "float", "strategy": "tensor_group", "group_size": 16,
+                              "symmetric": true, "dynamic": "local"}}})",
+                                      "nvfp4-pack-quantized");
+    in.gpu = "t4";
+    in.engine_version = "0.15.1";
+    auto n = kvb::compute_budget(nvfp4, in);
+    REQUIRE(n.ok());
+    CHECK(n->verdict_reason.code == "vllm_ct_scheme_gpu_newer");
+    CHECK(n->verdict_reason.params[2].second == "CompressedTensorsW4A16Fp4");
+    in.engine_version = "0.16.0";
+    CHECK_FALSE(kvb::compute_budget(nvfp4, in)->startup_refused);
+    in.engine_version = "0.9.1";
+    CHECK_FALSE(kvb::compute_budget(nvfp4, in)->startup_refused);
+    in.gpu = "h100-80gb";
+    in.engine_version = "0.15.1";
+    CHECK_FALSE(kvb::compute_budget(nvfp4, in)->startup_refused);
+
+    // fp8 blocks: read from 0.11.0 (PR #21404). Below 8.9 vLLM takes W8A16, which took no blocks until PR #33280
+    // (0.16.0): on an A100 it passes the capability and stops as it creates the weights.
+    const kvb::ModelSpec block = with(R"({"group_0": {"targets": ["Linear"],
+        "weights": {"num_bits": 8, "type": "float", "strategy": "block", "block_structure": [128, 128],
+                    "symmetric": true, "dynamic": false},
+        "input_activations": {"num_bits": 8, "type": "float", "strategy": "group", "group_size": 128,
+                              "symmetric": true, "dynamic": true}}})",
+                                      "float-quantized");
+    in.gpu = "a100-80gb";
+    auto b = kvb::compute_budget(block, in);
+    REQUIRE(b.ok());
+    CHECK(b->startup_refused);
+    CHECK(b->engine_error.empty());
+    CHECK(kvb::render_english(b->verdict_reason) ==
+          "vLLM 0.11 to 0.15 runs this checkpoint's fp8 block layers on NVIDIA A100 80GB SXM4 (compute capability 8.0) "
+          "with CompressedTensorsW8A16Fp8, which takes only channel and tensor scales (W8A8, which takes blocks, needs "
+          "fp8 activations and compute capability 8.9): it stops as it builds the model (at layers.0.self_attn.q_proj) "
+          "with a ValueError, \"Unsupported weight strategy …\". vLLM 0.16.0 and later run it there");
+    in.engine_version = "0.16.0";
+    CHECK_FALSE(kvb::compute_budget(block, in)->startup_refused);
+    in.engine_version = "0.10.2";
+    CHECK_FALSE(kvb::compute_budget(block, in)->startup_refused);
+    in.gpu = "h100-80gb";
+    in.engine_version = "0.15.1";
+    CHECK_FALSE(kvb::compute_budget(block, in)->startup_refused);
+    in.gpu = "t4";
+    CHECK(kvb::compute_budget(block, in)->verdict_reason.code == "vllm_ct_scheme_gpu_newer");
+
+    // Only routed experts quantized (attention and dense MLPs in ignore): their MoE methods check in their own ways,
+    // and nothing is claimed.
+    auto j = kvb::parse_json_dom(kvb::test::fixture_text("Qwen/Qwen3-30B-A3B"));
+    j["quantization_config"] = kvb::parse_json_dom(R"({"quant_method": "compressed-tensors", "format": "pack-quantized",
+        "ignore": ["lm_head", "re:.*self_attn.*", "re:.*mlp.gate$"],
+        "config_groups": {"group_0": {"targets": ["Linear"], "input_activations": null,
+            "weights": {"num_bits": 4, "type": "int", "strategy": "group", "group_size": 32, "symmetric": true,
+                        "dynamic": false}}}})");
+    auto moe = kvb::parse_config(j.dump(), "Qwen3-30B-A3B-experts-W4A16");
+    REQUIRE(moe.ok());
+    in.engine_version = "0.11.0";
+    in.gpu_count = 4;
+    CHECK(kvb::compute_budget(*moe, in)->verdict_reason.code != "vllm_ct_scheme_gpu");
+    CHECK(kvb::compute_budget(*moe, in)->verdict_reason.code != "vllm_ct_scheme_gpu_newer");
+}
+
 // CudaPlatform.check_if_supports_dtype (vllm/platforms/cuda.py, called from Worker.init_device; the same ValueError
 // from 0.8 to 0.27.1): bfloat16 below compute capability 8.0 stops vLLM before the model loads. dtype auto picks
 // float16 there, so only bf16 weights asked for explicitly reach it.
