@@ -922,9 +922,17 @@ const std::vector<MessageTemplate>& message_templates() {
          "at --tensor-parallel-size {tp} each GPU's share of {layer}'s input is {size} values, not a whole number of "
          "the checkpoint's {group}-value AWQ groups: vLLM's Marlin kernel cannot take it, and the AWQ kernel it falls "
          "back to stops"},
-        {"vllm_awq_group_fix",
-         "vLLM loads this AWQ checkpoint at --tensor-parallel-size {tp}, where each GPU's share of every layer is "
-         "whole groups"},
+        // compressed_tensors_wNa16.py create_weights: a WNA16 layer whose per-rank input cuts a group
+        // (model/weights.cpp vllm_wna16_group_refusal).
+        {"vllm_ct_wna16_group",
+         "vLLM stops as it builds this compressed-tensors checkpoint's {layer} at --tensor-parallel-size {"
+         "tp}: each GPU would hold {size} of its inputs, not a whole number of {group}-value groups, which"
+         " its WNA16 layers need whichever kernel takes them (an assertion until 0.24, a ValueError from 0"
+         ".25.0, or before either the kernel choice's \"Failed to find a kernel that can implement the WNA1"
+         "6 linear layer\")"},
+        {"vllm_group_fix",
+         "vLLM loads this checkpoint at --tensor-parallel-size {tp}, where each GPU's share of every layer"
+         " is whole quantization groups"},
         {"vllm_fp8_moe_block_n",
          "The output_size of gate's and up's weight = {size} is not divisible by weight quantization block_n = "
          "{block}."},
@@ -998,9 +1006,9 @@ const std::vector<MessageTemplate>& message_templates() {
         {"advice_vllm_tp_pp",
          "with --tensor-parallel-size {tp} --pipeline-parallel-size {pp} (the same GPUs, each holding whole fp8 "
          "blocks) vLLM starts, and it fits: up to {max} tokens per sequence"},
-        {"advice_vllm_tp_pp_awq",
-         "with --tensor-parallel-size {tp} --pipeline-parallel-size {pp} (the same GPUs, each holding whole AWQ "
-         "groups) vLLM starts, and it fits: up to {max} tokens per sequence"},
+        {"advice_vllm_tp_pp_groups",
+         "with --tensor-parallel-size {tp} --pipeline-parallel-size {pp} (the same GPUs, each holding whol"
+         "e quantization groups) vLLM starts, and it fits: up to {max} tokens per sequence"},
         {"advice_vllm_fp8_kv", "with an fp8 KV cache (--kv-cache-dtype fp8) it fits: up to {max} tokens per sequence"},
         {"advice_llamacpp_q8_kv",
          "with a q8_0 KV cache (-ctk q8_0 -ctv q8_0), about half the bytes per token, it all fits on the GPU: up to "

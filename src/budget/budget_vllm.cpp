@@ -586,17 +586,23 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
         // Its ValueError, word for word.
         if (!startup_refusal) startup_refusal = VllmStartupRefusal{block->message, render_english(block->message)};
     }
-    // or an AWQ checkpoint split off its quantization groups (a layer's per-GPU input cuts a group). Not said after
-    // an earlier refusal (the quantization method on a V100): its fix would not start there either.
-    if (!block && !startup_refusal && !L.over_max_model_len && rel->awq_layer_fallback)
-        if (auto awq = vllm_awq_group_refusal(m, c.fmt, r.tp)) {
+    // or an AWQ or compressed-tensors WNA16 checkpoint split off its quantization groups (a layer's per-GPU input
+    // cuts a group). Not said after an earlier refusal (the quantization method on a V100): its fix would not start
+    // there either.
+    if (!block && !startup_refusal && !L.over_max_model_len) {
+        const bool zero_points = rel->ct_wna16_zero_points;
+        auto split = [&](int64_t tp) {
+            auto awq = rel->awq_layer_fallback ? vllm_awq_group_refusal(m, c.fmt, tp) : std::nullopt;
+            return awq ? awq : vllm_wna16_group_refusal(m, c.fmt, tp, zero_points);
+        };
+        if (auto g = split(r.tp)) {
             // TP 1 splits nothing, so there is always one.
-            const int64_t fits_tp =
-                largest_smaller_tp(r.tp, [&](int64_t t) { return !vllm_awq_group_refusal(m, c.fmt, t); });
-            r.notes.push_back(awq->detail);
-            r.notes.push_back(note("vllm_awq_group_fix", {{"tp", std::to_string(fits_tp)}}));
-            startup_refusal = VllmStartupRefusal{awq->message, render_english(awq->message)};
+            const int64_t fits_tp = largest_smaller_tp(r.tp, [&](int64_t t) { return !split(t); });
+            if (!g->detail.code.empty()) r.notes.push_back(g->detail);
+            r.notes.push_back(note("vllm_group_fix", {{"tp", std::to_string(fits_tp)}}));
+            startup_refusal = VllmStartupRefusal{g->message, g->vllm_words ? render_english(g->message) : ""};
         }
+    }
     if (startup_refusal) {
         r.fits = false;
         r.startup_refused = true;

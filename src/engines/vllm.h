@@ -268,8 +268,8 @@ struct WeightFormat;  // model/weights.h
 // 0.24; awq_marlin where Marlin runs, which is above that); ModelOpt FP8 (modelopt) 8.9, 8.0 from 0.27; ModelOpt NVFP4
 // (modelopt_fp4) 8.0 from 0.9, 7.5 from 0.14. Nothing for the rest: GPTQ's 6.0 and bitsandbytes' and
 // compressed-tensors' 7.0 pass every GPU vLLM runs on (compressed-tensors checks each scheme later, in words of its
-// own, not modelled), and a release before 0.9 with ModelOpt NVFP4 is not modelled. This is the first of vLLM's
-// start-up checks kvbudget models after the context length: it runs before any worker starts.
+// own: vllm_ct_scheme_refusal), and a release before 0.9 with ModelOpt NVFP4 is not modelled. This is the first of
+// vLLM's start-up checks kvbudget models after the context length: it runs before any worker starts.
 std::optional<VllmStartupRefusal> vllm_quant_gpu_refusal(const ModelSpec& m, const WeightFormat& format, int cc,
                                                          const std::string& gpu, const VllmRelease& rel);
 

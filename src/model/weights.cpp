@@ -910,29 +910,49 @@ std::optional<PlannedLinear> first_planned_linear(const ModelSpec& m, const Weig
     return found;
 }
 
-std::optional<VllmAwqRefusal> vllm_awq_group_refusal(const ModelSpec& m, const WeightFormat& format, int64_t tp) {
-    auto grouped_awq = [](const QuantScheme* s) { return s && s->name == "awq" && s->group > 0; };
+namespace {
+
+// The first row-parallel layer stored in a scheme `grouped` takes whose per-rank input (at TP `tp`) is not a whole
+// number of its groups: the layer and sizes, as the split notes name them.
+std::optional<MessageParams> first_group_split(const ModelSpec& m, const WeightFormat& format, int64_t tp,
+                                               FunctionRef<bool(const QuantScheme&)> grouped) {
     if (!format.plan || tp <= 1) return std::nullopt;
     if (std::none_of(format.plan->schemes.begin(), format.plan->schemes.end(),
-                     [&](const QuantScheme& s) { return grouped_awq(&s); }))
+                     [&](const QuantScheme& s) { return grouped(s); }))
         return std::nullopt;
     auto pc = count_params(m);
     if (!pc) return std::nullopt;
-    std::optional<VllmAwqRefusal> found;
+    std::optional<MessageParams> found;
     auto dense = [&](const RankLinear& l, const QuantScheme* s, const TensorGroup& g) {
         // Only a row-parallel layer splits its input. One whose input TP does not divide stops vLLM earlier, in
         // divide(); a group as wide as the input is one group per output row, which Marlin takes whole.
-        if (!grouped_awq(s) || !l.out_parts.empty() || g.cols % tp != 0 || s->group >= g.cols) return false;
+        if (!s || !grouped(*s) || !l.out_parts.empty() || g.cols % tp != 0 || s->group >= g.cols) return false;
         if (l.in_part % s->group == 0) return false;
-        found =
-            VllmAwqRefusal{note("vllm_awq_group"), note("vllm_awq_group_split", {{"layer", module_name(m, g)},
-                                                                                 {"size", with_commas(l.in_part)},
-                                                                                 {"group", std::to_string(s->group)},
-                                                                                 {"tp", std::to_string(tp)}})};
+        found = MessageParams{{"layer", module_name(m, g)},
+                              {"size", with_commas(l.in_part)},
+                              {"group", std::to_string(s->group)},
+                              {"tp", std::to_string(tp)}};
         return true;
     };
     walk_rank_linears(m, *pc, *format.plan, tp, dense, {});
     return found;
+}
+
+}  // namespace
+
+std::optional<VllmGroupRefusal> vllm_awq_group_refusal(const ModelSpec& m, const WeightFormat& format, int64_t tp) {
+    auto split = first_group_split(m, format, tp, [](const QuantScheme& s) { return s.name == "awq" && s.group > 0; });
+    if (!split) return std::nullopt;
+    return VllmGroupRefusal{note("vllm_awq_group"), note("vllm_awq_group_split", *split), true};
+}
+
+std::optional<VllmGroupRefusal> vllm_wna16_group_refusal(const ModelSpec& m, const WeightFormat& format, int64_t tp,
+                                                         bool zero_points_read) {
+    auto split = first_group_split(m, format, tp, [&](const QuantScheme& s) {
+        return s.ct_scheme == "WNA16" && s.group > 0 && s.g_idx_words == 0 && (s.zero_bits == 0 || zero_points_read);
+    });
+    if (!split) return std::nullopt;
+    return VllmGroupRefusal{note("vllm_ct_wna16_group", *split), {}, false};
 }
 
 }  // namespace kvb

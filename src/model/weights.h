@@ -194,13 +194,22 @@ std::optional<VllmBlockRefusal> vllm_fp8_block_refusal(const ModelSpec& m, const
 // Marlin (below compute capability 7.5, 8.0 before 0.14; ROCm) the AWQ kernel takes every layer and raises the same.
 // That fallback is vLLM's from 0.7.3 (PR #13119, VllmRelease::awq_layer_fallback); before, AWQ-Marlin refused in its
 // own words, not modelled. Routed experts are left out: AWQ's MoE fallback (MoeWNA16) narrows its group until it
-// divides. GPTQ and compressed-tensors wNa16 are left out too: their kernel choice (choose_mp_linear_kernel) has
-// kernels that check the whole input, not the rank's. The ValueError word for word, and which layer and sizes.
-struct VllmAwqRefusal {
-    Message message;
-    Message detail;  // vllm_awq_group_split
+// divides. GPTQ is left out too: its kernel choice (choose_mp_linear_kernel) has kernels that check the whole input,
+// not the rank's (Exllama, for float16), and then it starts. The ValueError word for word, and which layer and sizes.
+struct VllmGroupRefusal {
+    Message message;          // the verdict's reason
+    Message detail;           // which layer, its share and the group, beside vLLM's words (empty: `message` says it)
+    bool vllm_words = false;  // `message` is what vLLM prints
 };
-std::optional<VllmAwqRefusal> vllm_awq_group_refusal(const ModelSpec& m, const WeightFormat& format, int64_t tp);
+std::optional<VllmGroupRefusal> vllm_awq_group_refusal(const ModelSpec& m, const WeightFormat& format, int64_t tp);
+
+// The same split for compressed-tensors WNA16 (4- or 8-bit integer weights alone, grouped, no act order), whose
+// create_weights asserts that each rank holds whole groups (compressed_tensors_wNa16.py, v0.7.3 .. v0.24; from 0.25.0
+// verify_group_size_divides_partition's ValueError) after its kernel choice, which fails first on some GPUs and
+// releases. Either way vLLM stops whatever the kernel; its words depend on which, so none are claimed.
+// `zero_points_read`: the release reads asymmetric WNA16 (0.8.5 on).
+std::optional<VllmGroupRefusal> vllm_wna16_group_refusal(const ModelSpec& m, const WeightFormat& format, int64_t tp,
+                                                         bool zero_points_read);
 
 // The first column- or row-parallel linear of the decoder vLLM builds (in build order, at TP 1) whose checkpoint scheme
 // `pick` takes, with its module name ("layers.0.self_attn.qkv_proj" as the checkpoint names its first part): where a

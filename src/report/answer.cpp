@@ -50,9 +50,11 @@ bool fp8_block_refused(const BudgetResult& b, bool experts_only) {
                                  (!experts_only && (why == "vllm_fp8_block_n" || why == "vllm_fp8_block_k")));
 }
 
-// vLLM refused at start-up for an AWQ layer whose per-GPU input cuts a quantization group.
-bool awq_group_refused(const BudgetResult& b) {
-    return b.startup_refused && b.verdict_reason.code == "vllm_awq_group";
+// vLLM refused at start-up for an AWQ or compressed-tensors WNA16 layer whose per-GPU input cuts a quantization
+// group.
+bool group_refused(const BudgetResult& b) {
+    return b.startup_refused &&
+           (b.verdict_reason.code == "vllm_awq_group" || b.verdict_reason.code == "vllm_ct_wna16_group");
 }
 
 // vLLM stopped by fp8 expert blocks that tensor parallelism splits: the same GPUs with --enable-expert-parallel,
@@ -67,14 +69,14 @@ std::optional<Advice> ep_advice(const ModelSpec& m, const BudgetInputs& in, cons
     return Advice{note("advice_vllm_ep", {{"max", with_commas(r->max_context)}}), alt};
 }
 
-// vLLM stopped by layers that tensor parallelism splits off their quantization grid (fp8 blocks, AWQ groups): the
-// same GPUs as fewer tensor-parallel ranks times pipeline stages (vLLM's world size is their product), the largest
+// vLLM stopped by layers that tensor parallelism splits off their quantization grid (fp8 blocks, AWQ or WNA16 groups):
+// the same GPUs as fewer tensor-parallel ranks times pipeline stages (vLLM's world size is their product), the largest
 // TP that starts and fits. Pipeline stages split by layers, so every rank's share of a linear stays whole blocks or
 // groups at the smaller TP.
 std::optional<Advice> tp_pp_advice(const ModelSpec& m, const BudgetInputs& in, const ModelSpec* draft,
                                    const BudgetResult& b) {
-    const bool awq = awq_group_refused(b);
-    if (in.engine != BudgetEngine::Vllm || !(awq || fp8_block_refused(b, false))) return std::nullopt;
+    const bool groups = group_refused(b);
+    if (in.engine != BudgetEngine::Vllm || !(groups || fp8_block_refused(b, false))) return std::nullopt;
     const int64_t world = b.tp * b.pp;
     for (int64_t tp = b.tp / 2; tp >= 1; tp /= 2) {
         if (world % tp != 0) continue;
@@ -84,10 +86,11 @@ std::optional<Advice> tp_pp_advice(const ModelSpec& m, const BudgetInputs& in, c
         auto r = compute_budget(m, alt, draft);
         if (!r || r->startup_refused) continue;  // more stages than layers, or blocks still off the grid
         if (!all_on_gpu(r.value())) return std::nullopt;
-        return Advice{note(awq ? "advice_vllm_tp_pp_awq" : "advice_vllm_tp_pp", {{"tp", std::to_string(tp)},
-                                                                                 {"pp", std::to_string(world / tp)},
-                                                                                 {"max", with_commas(r->max_context)}}),
-                      alt};
+        return Advice{
+            note(
+                groups ? "advice_vllm_tp_pp_groups" : "advice_vllm_tp_pp",
+                {{"tp", std::to_string(tp)}, {"pp", std::to_string(world / tp)}, {"max", with_commas(r->max_context)}}),
+            alt};
     }
     return std::nullopt;
 }

@@ -468,13 +468,13 @@ TEST_CASE("quant: vLLM refuses an AWQ checkpoint whose tensor-parallel split cut
     CHECK(b->log_lines.empty());  // vLLM stops while it creates the weights, before it measures memory
     std::string fix;
     for (const kvb::Message& n : b->notes)
-        if (n.code == "vllm_awq_group_fix") fix = n.param("tp");
+        if (n.code == "vllm_group_fix") fix = n.param("tp");
     CHECK(fix == "2");
     // The first screen's advice keeps the 4 GPUs: TP 2 x 2 pipeline stages, sized.
     auto a = kvb::compute_answer(m, in);
     REQUIRE(a.ok());
     REQUIRE(a->advice);
-    CHECK(a->advice->code == "advice_vllm_tp_pp_awq");
+    CHECK(a->advice->code == "advice_vllm_tp_pp_groups");
     CHECK(a->advice->param("max") == "32,768");
     CHECK(kvb::test::advised_changes(*a) ==
           std::map<std::string, std::string>{{"pipeline_parallel_size", "2"}, {"tensor_parallel_size", "2"}});
@@ -529,7 +529,7 @@ TEST_CASE("quant: an AWQ MLP split off its groups names the largest tensor-paral
     CHECK(b->startup_refused);
     std::string fix;
     for (const kvb::Message& n : b->notes)
-        if (n.code == "vllm_awq_group_fix") fix = n.param("tp");
+        if (n.code == "vllm_group_fix") fix = n.param("tp");
     CHECK(fix == "2");
     // GPTQ's kernels are not modelled (see vllm_awq_group_refusal): the same shapes as GPTQ claim no refusal.
     auto g = with_quant("meta-llama/Llama-2-7b-hf", "TheBloke/Llama-2-7B-GPTQ",
@@ -538,4 +538,80 @@ TEST_CASE("quant: an AWQ MLP split off its groups names the largest tensor-paral
     auto gf = kvb::weight_format("auto", g.value());
     REQUIRE(gf.ok());
     CHECK_FALSE(kvb::vllm_awq_group_refusal(g.value(), gf.value(), 4));
+}
+
+// compressed-tensors WNA16 (llm-compressor's W4A16, as RedHatAI's -quantized.w4a16 checkpoints write it): after its
+// kernel choice, compressed_tensors_wNa16.py create_weights asserts that each rank holds whole groups (v0.7.3 .. v0.24;
+// verify_group_size_divides_partition's ValueError from 0.25.0), and the kernel choice fails first on some GPUs and
+// releases ("Failed to find a kernel that can implement the WNA16 linear layer", vllm-project/llm-compressor#973 at
+// TP 2 with a 29,568-wide MLP). So vLLM stops whatever the kernel, in words that depend on it: none are claimed.
+TEST_CASE("quant: vLLM refuses a compressed-tensors WNA16 checkpoint whose tensor-parallel split cuts a group") {
+    auto w4a16 = [](const char* fixture_name, const char* extra) {
+        return with_quant(fixture_name, "RedHatAI/quantized.w4a16",
+                          (std::string(R"({"quant_method": "compressed-tensors", "format": "pack-quantized",
+            "ignore": ["lm_head"], "config_groups": {"group_0": {"targets": ["Linear"], "input_activations": null,
+            "weights": {"num_bits": 4, "type": "int", "strategy": "group", "group_size": 128, "dynamic": false)") +
+                           extra + "}}}}")
+                              .c_str());
+    };
+    // Baichuan2-13B's MLP is 13,696 wide, 107 groups of 128: 6,848 per GPU at TP 2.
+    auto m = w4a16("baichuan-inc/Baichuan2-13B-Chat", R"(, "symmetric": true, "actorder": null)");
+    REQUIRE(m.ok());
+    kvb::BudgetInputs in;
+    in.gpu = "a100-80gb";
+    in.gpu_count = 2;
+    in.context = 4096;
+    auto a = kvb::compute_answer(m.value(), in);
+    REQUIRE(a.ok());
+    const kvb::BudgetResult& b = *a->budget;
+    CHECK_FALSE(b.fits);
+    CHECK(b.startup_refused);
+    CHECK(b.engine_error.empty());
+    CHECK(b.log_lines.empty());
+    CHECK(kvb::render_english(b.verdict_reason) ==
+          "vLLM stops as it builds this compressed-tensors checkpoint's layers.0.mlp.down_proj at "
+          "--tensor-parallel-size 2: each GPU would hold 6,848 of its inputs, not a whole number of 128-value groups, "
+          "which its WNA16 layers need whichever kernel takes them (an assertion until 0.24, a ValueError from 0.25.0, "
+          "or before either the kernel choice's \"Failed to find a kernel that can implement the WNA16 linear "
+          "layer\")");
+    std::string fix;
+    for (const kvb::Message& n : b.notes)
+        if (n.code == "vllm_group_fix") fix = n.param("tp");
+    CHECK(fix == "1");
+    // The same two GPUs as one tensor-parallel rank times two pipeline stages.
+    REQUIRE(a->advice);
+    CHECK(a->advice->code == "advice_vllm_tp_pp_groups");
+    REQUIRE(a->advice_inputs);
+    CHECK(a->advice_inputs->tensor_parallel_size == 1);
+    CHECK(a->advice_inputs->pipeline_parallel_size == 2);
+    // At TP 1 nothing is split.
+    in.gpu_count = 1;
+    CHECK_FALSE(kvb::compute_budget(m.value(), in)->startup_refused);
+    in.gpu_count = 2;
+
+    // Act order ("actorder": "group") repeats the scales on every rank: no such check.
+    auto ordered = w4a16("baichuan-inc/Baichuan2-13B-Chat", R"(, "symmetric": true, "actorder": "group")");
+    REQUIRE(ordered.ok());
+    CHECK_FALSE(kvb::compute_budget(ordered.value(), in)->startup_refused);
+    // Asymmetric WNA16 is read from 0.8.5 (PR #14211): before, no claim.
+    auto asym = w4a16("baichuan-inc/Baichuan2-13B-Chat", R"(, "symmetric": false, "actorder": null)");
+    REQUIRE(asym.ok());
+    CHECK(kvb::compute_budget(asym.value(), in)->verdict_reason.code == "vllm_ct_wna16_group");
+    in.engine_version = "0.8.4";
+    CHECK_FALSE(kvb::compute_budget(asym.value(), in)->startup_refused);
+    in.engine_version = "";
+
+    // Qwen2-VL-2B's 8,960-wide MLP is 70 groups: TP 2 loads, TP 4 (2,240 per GPU) does not.
+    auto q = w4a16("Qwen/Qwen2-VL-2B-Instruct-AWQ", R"(, "symmetric": true, "actorder": null)");
+    REQUIRE(q.ok());
+    auto qf = kvb::weight_format("auto", q.value());
+    REQUIRE(qf.ok());
+    CHECK_FALSE(kvb::vllm_wna16_group_refusal(q.value(), qf.value(), 2, true));
+    auto r4 = kvb::vllm_wna16_group_refusal(q.value(), qf.value(), 4, true);
+    REQUIRE(r4);
+    CHECK(r4->message.param("layer") == "layers.0.mlp.down_proj");
+    CHECK(r4->message.param("size") == "2,240");
+    CHECK_FALSE(r4->vllm_words);
+    // An AWQ config of the same shapes is the AWQ rule's, in vLLM's words.
+    CHECK_FALSE(kvb::vllm_awq_group_refusal(q.value(), qf.value(), 4));
 }
