@@ -930,7 +930,10 @@ const std::vector<MessageTemplate>& message_templates() {
          " its WNA16 layers need whichever kernel takes them (an assertion until 0.24, a ValueError from 0"
          ".25.0, or before either the kernel choice's \"Failed to find a kernel that can implement the WNA1"
          "6 linear layer\")"},
-        {"vllm_group_fix",
+        {"vllm_awq_group_fix",
+         "vLLM loads this AWQ checkpoint at --tensor-parallel-size {tp}, where each GPU's share of every layer is "
+         "whole groups"},
+        {"vllm_ct_wna16_group_fix",
          "vLLM loads this checkpoint at --tensor-parallel-size {tp}, where each GPU's share of every layer"
          " is whole quantization groups"},
         {"vllm_fp8_moe_block_n",
@@ -1006,7 +1009,10 @@ const std::vector<MessageTemplate>& message_templates() {
         {"advice_vllm_tp_pp",
          "with --tensor-parallel-size {tp} --pipeline-parallel-size {pp} (the same GPUs, each holding whole fp8 "
          "blocks) vLLM starts, and it fits: up to {max} tokens per sequence"},
-        {"advice_vllm_tp_pp_groups",
+        {"advice_vllm_tp_pp_awq",
+         "with --tensor-parallel-size {tp} --pipeline-parallel-size {pp} (the same GPUs, each holding whole AWQ "
+         "groups) vLLM starts, and it fits: up to {max} tokens per sequence"},
+        {"advice_vllm_tp_pp_wna16",
          "with --tensor-parallel-size {tp} --pipeline-parallel-size {pp} (the same GPUs, each holding whol"
          "e quantization groups) vLLM starts, and it fits: up to {max} tokens per sequence"},
         {"advice_vllm_fp8_kv", "with an fp8 KV cache (--kv-cache-dtype fp8) it fits: up to {max} tokens per sequence"},

@@ -599,7 +599,7 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
             // TP 1 splits nothing, so there is always one.
             const int64_t fits_tp = largest_smaller_tp(r.tp, [&](int64_t t) { return !split(t); });
             if (!g->detail.code.empty()) r.notes.push_back(g->detail);
-            r.notes.push_back(note("vllm_group_fix", {{"tp", std::to_string(fits_tp)}}));
+            r.notes.push_back(note(g->fix, {{"tp", std::to_string(fits_tp)}}));
             startup_refusal = VllmStartupRefusal{g->message, g->vllm_words ? render_english(g->message) : ""};
         }
     }

@@ -943,7 +943,7 @@ std::optional<MessageParams> first_group_split(const ModelSpec& m, const WeightF
 std::optional<VllmGroupRefusal> vllm_awq_group_refusal(const ModelSpec& m, const WeightFormat& format, int64_t tp) {
     auto split = first_group_split(m, format, tp, [](const QuantScheme& s) { return s.name == "awq" && s.group > 0; });
     if (!split) return std::nullopt;
-    return VllmGroupRefusal{note("vllm_awq_group"), note("vllm_awq_group_split", *split), true};
+    return VllmGroupRefusal{note("vllm_awq_group"), note("vllm_awq_group_split", *split), true, "vllm_awq_group_fix"};
 }
 
 std::optional<VllmGroupRefusal> vllm_wna16_group_refusal(const ModelSpec& m, const WeightFormat& format, int64_t tp,
@@ -952,7 +952,7 @@ std::optional<VllmGroupRefusal> vllm_wna16_group_refusal(const ModelSpec& m, con
         return s.ct_scheme == "WNA16" && s.group > 0 && s.g_idx_words == 0 && (s.zero_bits == 0 || zero_points_read);
     });
     if (!split) return std::nullopt;
-    return VllmGroupRefusal{note("vllm_ct_wna16_group", *split), {}, false};
+    return VllmGroupRefusal{note("vllm_ct_wna16_group", *split), {}, false, "vllm_ct_wna16_group_fix"};
 }
 
 }  // namespace kvb

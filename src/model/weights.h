@@ -200,6 +200,7 @@ struct VllmGroupRefusal {
     Message message;          // the verdict's reason
     Message detail;           // which layer, its share and the group, beside vLLM's words (empty: `message` says it)
     bool vllm_words = false;  // `message` is what vLLM prints
+    const char* fix = "";     // the code of the note naming the TP that loads
 };
 std::optional<VllmGroupRefusal> vllm_awq_group_refusal(const ModelSpec& m, const WeightFormat& format, int64_t tp);
 

@@ -86,11 +86,13 @@ std::optional<Advice> tp_pp_advice(const ModelSpec& m, const BudgetInputs& in, c
         auto r = compute_budget(m, alt, draft);
         if (!r || r->startup_refused) continue;  // more stages than layers, or blocks still off the grid
         if (!all_on_gpu(r.value())) return std::nullopt;
-        return Advice{
-            note(
-                groups ? "advice_vllm_tp_pp_groups" : "advice_vllm_tp_pp",
-                {{"tp", std::to_string(tp)}, {"pp", std::to_string(world / tp)}, {"max", with_commas(r->max_context)}}),
-            alt};
+        const char* code = !groups                                          ? "advice_vllm_tp_pp"
+                           : b.verdict_reason.code == "vllm_ct_wna16_group" ? "advice_vllm_tp_pp_wna16"
+                                                                            : "advice_vllm_tp_pp_awq";
+        return Advice{note(code, {{"tp", std::to_string(tp)},
+                                  {"pp", std::to_string(world / tp)},
+                                  {"max", with_commas(r->max_context)}}),
+                      alt};
     }
     return std::nullopt;
 }

@@ -62,7 +62,7 @@ test('vLLM: an AWQ checkpoint split off its groups is advised the same GPUs as f
   const taken = takeAdvice(fixtureText('Qwen/Qwen2-VL-2B-Instruct-AWQ'), 'Qwen/Qwen2-VL-2B-Instruct-AWQ', state);
   assert.equal(taken.answer.budget.engine_error,
     'The input size is not aligned with the quantized weight shape. This can be caused by too large tensor parallel size.');
-  assertTaken(taken, 'advice_vllm_tp_pp_groups', { tp: 2, pp: 2 });
+  assertTaken(taken, 'advice_vllm_tp_pp_awq', { tp: 2, pp: 2 });
 });
 
 test('no advice, no settings; an advice that changes an input no control sends gets no button', () => {

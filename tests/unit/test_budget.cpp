@@ -878,7 +878,7 @@ TEST_CASE("vLLM refuses a quantization method the GPU's compute capability is be
     auto four = kvb::compute_budget(awq, aw);
     REQUIRE(four.ok());
     CHECK(four->verdict_reason.code == "vllm_quant_gpu");
-    for (const kvb::Message& n : four->notes) CHECK(n.code != "vllm_group_fix");
+    for (const kvb::Message& n : four->notes) CHECK(n.code != "vllm_awq_group_fix");
     aw.gpu_count = 1;
     aw.gpu = "t4";
     CHECK_FALSE(kvb::compute_budget(awq, aw)->startup_refused);

@@ -468,13 +468,13 @@ TEST_CASE("quant: vLLM refuses an AWQ checkpoint whose tensor-parallel split cut
     CHECK(b->log_lines.empty());  // vLLM stops while it creates the weights, before it measures memory
     std::string fix;
     for (const kvb::Message& n : b->notes)
-        if (n.code == "vllm_group_fix") fix = n.param("tp");
+        if (n.code == "vllm_awq_group_fix") fix = n.param("tp");
     CHECK(fix == "2");
     // The first screen's advice keeps the 4 GPUs: TP 2 x 2 pipeline stages, sized.
     auto a = kvb::compute_answer(m, in);
     REQUIRE(a.ok());
     REQUIRE(a->advice);
-    CHECK(a->advice->code == "advice_vllm_tp_pp_groups");
+    CHECK(a->advice->code == "advice_vllm_tp_pp_awq");
     CHECK(a->advice->param("max") == "32,768");
     CHECK(kvb::test::advised_changes(*a) ==
           std::map<std::string, std::string>{{"pipeline_parallel_size", "2"}, {"tensor_parallel_size", "2"}});
@@ -529,7 +529,7 @@ TEST_CASE("quant: an AWQ MLP split off its groups names the largest tensor-paral
     CHECK(b->startup_refused);
     std::string fix;
     for (const kvb::Message& n : b->notes)
-        if (n.code == "vllm_group_fix") fix = n.param("tp");
+        if (n.code == "vllm_awq_group_fix") fix = n.param("tp");
     CHECK(fix == "2");
     // GPTQ's kernels are not modelled (see vllm_awq_group_refusal): the same shapes as GPTQ claim no refusal.
     auto g = with_quant("meta-llama/Llama-2-7b-hf", "TheBloke/Llama-2-7B-GPTQ",
@@ -576,11 +576,11 @@ TEST_CASE("quant: vLLM refuses a compressed-tensors WNA16 checkpoint whose tenso
           "layer\")");
     std::string fix;
     for (const kvb::Message& n : b.notes)
-        if (n.code == "vllm_group_fix") fix = n.param("tp");
+        if (n.code == "vllm_ct_wna16_group_fix") fix = n.param("tp");
     CHECK(fix == "1");
     // The same two GPUs as one tensor-parallel rank times two pipeline stages.
     REQUIRE(a->advice);
-    CHECK(a->advice->code == "advice_vllm_tp_pp_groups");
+    CHECK(a->advice->code == "advice_vllm_tp_pp_wna16");
     REQUIRE(a->advice_inputs);
     CHECK(a->advice_inputs->tensor_parallel_size == 1);
     CHECK(a->advice_inputs->pipeline_parallel_size == 2);
