@@ -902,9 +902,20 @@ std::optional<PlannedLinear> first_planned_linear(const ModelSpec& m, const Weig
     auto pc = count_params(m);
     if (!pc) return std::nullopt;
     std::optional<PlannedLinear> found;
-    auto dense = [&](const RankLinear&, const QuantScheme* s, const TensorGroup& g) {
-        if (s && pick(*s)) found = PlannedLinear{s, module_name(m, g)};
-        return found.has_value();
+    auto dense = [&](const RankLinear& l, const QuantScheme* s, const TensorGroup& g) {
+        if (!s || !pick(*s)) return false;
+        // Named as vLLM builds it: the merged layers under their merged names.
+        std::string name = module_name(m, g);
+        const auto dot = name.rfind('.');
+        const std::string last = name.substr(dot + 1);
+        if (g.role == TensorRole::AttnQkv && last == "in_proj_qkv")
+            name += "z";
+        else if (l.out_parts.size() > 1 && last == "q_proj")
+            name.replace(dot + 1, std::string::npos, "qkv_proj");
+        else if (l.out_parts.size() > 1 && last == "gate_proj")
+            name.replace(dot + 1, std::string::npos, "gate_up_proj");
+        found = PlannedLinear{s, name};
+        return true;
     };
     walk_rank_linears(m, *pc, *format.plan, 1, dense, {});
     return found;

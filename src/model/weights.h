@@ -213,8 +213,9 @@ std::optional<VllmGroupRefusal> vllm_wna16_group_refusal(const ModelSpec& m, con
                                                          bool zero_points_read);
 
 // The first column- or row-parallel linear of the decoder vLLM builds (in build order, at TP 1) whose checkpoint scheme
-// `pick` takes, with its module name ("layers.0.self_attn.qkv_proj" as the checkpoint names its first part): where a
-// check vLLM makes per linear layer, as it builds the model, first stops. Nothing without a plan or such a layer.
+// `pick` takes, with its module name as vLLM names it ("layers.0.self_attn.qkv_proj", "layers.0.mlp.gate_up_proj" for
+// the merged layers; the model's prefix left out): where a check vLLM makes per linear layer, as it builds the model,
+// first stops. Nothing without a plan or such a layer.
 struct PlannedLinear {
     const QuantScheme* scheme = nullptr;
     std::string layer;

@@ -956,11 +956,12 @@ TEST_CASE("vLLM refuses a compressed-tensors scheme the GPU's compute capability
           "('Quantization scheme is not supported for ', 'the current GPU. Min capability: 80. ', 'Current capability: "
           "75.')");
     // W8A8 needs 8.9; below it vLLM takes W8A16 for the same weights, which needed 8.0 until PR #33076 (0.16.0).
-    CHECK(kvb::render_english(r.verdict_reason) ==
-          "vLLM runs this checkpoint's fp8 layers with CompressedTensorsW8A16Fp8, which needs compute capability 8.0, "
-          "and NVIDIA T4 has 7.5: it stops as it builds the model (at layers.0.self_attn.q_proj) with \"('Quantization "
-          "scheme is not supported for ', 'the current GPU. Min capability: 80. ', 'Current capability: 75.')\". vLLM "
-          "0.16.0 and later run it on NVIDIA T4, as do a newer GPU and llama.cpp with a GGUF of this model");
+    CHECK(
+        kvb::render_english(r.verdict_reason) ==
+        "vLLM runs this checkpoint's fp8 layers with CompressedTensorsW8A16Fp8, which needs compute capability 8.0, "
+        "and NVIDIA T4 has 7.5: it stops as it builds the model (at layers.0.self_attn.qkv_proj) with \"('Quantization "
+        "scheme is not supported for ', 'the current GPU. Min capability: 80. ', 'Current capability: 75.')\". vLLM "
+        "0.16.0 and later run it on NVIDIA T4, as do a newer GPU and llama.cpp with a GGUF of this model");
     in.engine_version = "0.16.0";
     CHECK_FALSE(kvb::compute_budget(fp8, in)->startup_refused);
     // dtype auto serves float16 on a V100, so this is where 0.19.1 stops there (0.20.0 on: its missing kernels first).
@@ -992,7 +993,7 @@ TEST_CASE("vLLM refuses a compressed-tensors scheme the GPU's compute capability
     REQUIRE(w.ok());
     CHECK(kvb::render_english(w->verdict_reason) ==
           "vLLM runs this checkpoint's int4 (W4A16) layers with CompressedTensorsWNA16, which needs compute capability "
-          "8.0, and NVIDIA T4 has 7.5: it stops as it builds the model (at layers.0.self_attn.q_proj) with "
+          "8.0, and NVIDIA T4 has 7.5: it stops as it builds the model (at layers.0.self_attn.qkv_proj) with "
           "\"('Quantization scheme is not supported for ', 'the current GPU. Min capability: 80. ', 'Current "
           "capability: 75.')\". vLLM 0.12.0 and later run it on NVIDIA T4, as do a newer GPU and llama.cpp with a GGUF "
           "of this model");
@@ -1022,7 +1023,7 @@ TEST_CASE("vLLM refuses a compressed-tensors scheme the GPU's compute capability
         kvb::render_english(i8->verdict_reason) ==
         "vLLM runs this checkpoint's int8 (W8A8) layers with CompressedTensorsW8A8Int8, which needs compute "
         "capability 7.5, and NVIDIA V100 SXM2 32GB has 7.0: it stops as it builds the model (at "
-        "layers.0.self_attn.q_proj) "
+        "layers.0.self_attn.qkv_proj) "
         "with \"('Quantization scheme is not supported for ', 'the current GPU. Min capability: 75. ', 'Current "
         "capability: 70.')\". A newer GPU, a checkpoint in another format, or llama.cpp with a GGUF of this model runs "
         "it");
@@ -1061,11 +1062,12 @@ TEST_CASE("vLLM refuses a compressed-tensors scheme the GPU's compute capability
     REQUIRE(b.ok());
     CHECK(b->startup_refused);
     CHECK(b->engine_error.empty());
-    CHECK(kvb::render_english(b->verdict_reason) ==
-          "vLLM 0.11 to 0.15 runs this checkpoint's fp8 block layers on NVIDIA A100 80GB SXM4 (compute capability 8.0) "
-          "with CompressedTensorsW8A16Fp8, which takes only channel and tensor scales (W8A8, which takes blocks, needs "
-          "fp8 activations and compute capability 8.9): it stops as it builds the model (at layers.0.self_attn.q_proj) "
-          "with a ValueError, \"Unsupported weight strategy …\". vLLM 0.16.0 and later run it there");
+    CHECK(
+        kvb::render_english(b->verdict_reason) ==
+        "vLLM 0.11 to 0.15 runs this checkpoint's fp8 block layers on NVIDIA A100 80GB SXM4 (compute capability 8.0) "
+        "with CompressedTensorsW8A16Fp8, which takes only channel and tensor scales (W8A8, which takes blocks, needs "
+        "fp8 activations and compute capability 8.9): it stops as it builds the model (at layers.0.self_attn.qkv_proj) "
+        "with a ValueError, \"Unsupported weight strategy …\". vLLM 0.16.0 and later run it there");
     in.engine_version = "0.16.0";
     CHECK_FALSE(kvb::compute_budget(block, in)->startup_refused);
     in.engine_version = "0.10.2";
