@@ -865,18 +865,22 @@ void walk_rank_linears(const ModelSpec& m, const ParamCount& pc, const QuantPlan
     }
 }
 
+// walk_rank_linears over a plan with a scheme `any` takes; nothing walked otherwise. Every budget asks these checks and
+// most plans have no such scheme, so the tensors are counted only for one that has.
+void walk_planned(const ModelSpec& m, const WeightFormat& format, int64_t tp, FunctionRef<bool(const QuantScheme&)> any,
+                  DenseVisit dense, ExpertsVisit experts) {
+    if (!format.plan || std::none_of(format.plan->schemes.begin(), format.plan->schemes.end(),
+                                     [&](const QuantScheme& s) { return any(s); }))
+        return;
+    if (auto pc = count_params(m)) walk_rank_linears(m, *pc, *format.plan, tp, dense, experts);
+}
+
 }  // namespace
 
 std::optional<VllmBlockRefusal> vllm_fp8_block_refusal(const ModelSpec& m, const WeightFormat& format, int64_t tp,
                                                        bool off_grid_merged_allowed, bool expert_parallel) {
     // DeepSeek-V4 loads through its own DeepseekV4FP8Config (experts MXFP4 or fp8 by expert_dtype), not read here.
     if (!format.plan || tp < 1 || std::any_of(m.layers.begin(), m.layers.end(), dsv4_layer)) return std::nullopt;
-    // Every budget asks: count the tensors only for a plan with a block scheme.
-    if (std::none_of(format.plan->schemes.begin(), format.plan->schemes.end(),
-                     [](const QuantScheme& s) { return s.block_rows > 0 && s.block_cols > 0; }))
-        return std::nullopt;
-    auto pc = count_params(m);
-    if (!pc) return std::nullopt;
     // The skip applies to Fp8Config only: CompressedTensorsConfig has no weight_block_size for the layer to read.
     const bool allow = off_grid_merged_allowed && format.plan->method == "fp8";
     std::optional<VllmBlockRefusal> found;
@@ -890,17 +894,13 @@ std::optional<VllmBlockRefusal> vllm_fp8_block_refusal(const ModelSpec& m, const
             if (auto e = experts_block_refusal(g, *s, tp, expert_parallel)) found = VllmBlockRefusal{*e, true};
         return found.has_value();
     };
-    walk_rank_linears(m, *pc, *format.plan, tp, dense, experts);
+    walk_planned(
+        m, format, tp, [](const QuantScheme& s) { return s.block_rows > 0 && s.block_cols > 0; }, dense, experts);
     return found;
 }
 
 std::optional<PlannedLinear> first_planned_linear(const ModelSpec& m, const WeightFormat& format,
                                                   FunctionRef<bool(const QuantScheme&)> pick) {
-    if (!format.plan || std::none_of(format.plan->schemes.begin(), format.plan->schemes.end(),
-                                     [&](const QuantScheme& s) { return pick(s); }))
-        return std::nullopt;
-    auto pc = count_params(m);
-    if (!pc) return std::nullopt;
     std::optional<PlannedLinear> found;
     auto dense = [&](const RankLinear& l, const QuantScheme* s, const TensorGroup& g) {
         if (!s || !pick(*s)) return false;
@@ -917,7 +917,7 @@ std::optional<PlannedLinear> first_planned_linear(const ModelSpec& m, const Weig
         found = PlannedLinear{s, name};
         return true;
     };
-    walk_rank_linears(m, *pc, *format.plan, 1, dense, {});
+    walk_planned(m, format, 1, pick, dense, {});
     return found;
 }
 
@@ -927,12 +927,7 @@ namespace {
 // number of its groups: the layer and sizes, as the split notes name them.
 std::optional<MessageParams> first_group_split(const ModelSpec& m, const WeightFormat& format, int64_t tp,
                                                FunctionRef<bool(const QuantScheme&)> grouped) {
-    if (!format.plan || tp <= 1) return std::nullopt;
-    if (std::none_of(format.plan->schemes.begin(), format.plan->schemes.end(),
-                     [&](const QuantScheme& s) { return grouped(s); }))
-        return std::nullopt;
-    auto pc = count_params(m);
-    if (!pc) return std::nullopt;
+    if (tp <= 1) return std::nullopt;
     std::optional<MessageParams> found;
     auto dense = [&](const RankLinear& l, const QuantScheme* s, const TensorGroup& g) {
         // Only a row-parallel layer splits its input. One whose input TP does not divide stops vLLM earlier, in
@@ -945,7 +940,7 @@ std::optional<MessageParams> first_group_split(const ModelSpec& m, const WeightF
                               {"tp", std::to_string(tp)}};
         return true;
     };
-    walk_rank_linears(m, *pc, *format.plan, tp, dense, {});
+    walk_planned(m, format, tp, grouped, dense, {});
     return found;
 }
 

@@ -50,11 +50,14 @@ bool fp8_block_refused(const BudgetResult& b, bool experts_only) {
                                  (!experts_only && (why == "vllm_fp8_block_n" || why == "vllm_fp8_block_k")));
 }
 
-// vLLM refused at start-up for an AWQ or compressed-tensors WNA16 layer whose per-GPU input cuts a quantization
-// group.
-bool group_refused(const BudgetResult& b) {
-    return b.startup_refused &&
-           (b.verdict_reason.code == "vllm_awq_group" || b.verdict_reason.code == "vllm_ct_wna16_group");
+// The TP x PP advice's code when vLLM refused at start-up for layers that tensor parallelism splits off their
+// quantization grid (AWQ groups, compressed-tensors WNA16 groups, fp8 blocks), or nullptr.
+const char* tp_pp_advice_code(const BudgetResult& b) {
+    if (!b.startup_refused) return nullptr;
+    const std::string& why = b.verdict_reason.code;
+    if (why == "vllm_awq_group") return "advice_vllm_tp_pp_awq";
+    if (why == "vllm_ct_wna16_group") return "advice_vllm_tp_pp_wna16";
+    return fp8_block_refused(b, false) ? "advice_vllm_tp_pp" : nullptr;
 }
 
 // vLLM stopped by fp8 expert blocks that tensor parallelism splits: the same GPUs with --enable-expert-parallel,
@@ -75,8 +78,8 @@ std::optional<Advice> ep_advice(const ModelSpec& m, const BudgetInputs& in, cons
 // groups at the smaller TP.
 std::optional<Advice> tp_pp_advice(const ModelSpec& m, const BudgetInputs& in, const ModelSpec* draft,
                                    const BudgetResult& b) {
-    const bool groups = group_refused(b);
-    if (in.engine != BudgetEngine::Vllm || !(groups || fp8_block_refused(b, false))) return std::nullopt;
+    const char* code = tp_pp_advice_code(b);
+    if (in.engine != BudgetEngine::Vllm || !code) return std::nullopt;
     const int64_t world = b.tp * b.pp;
     for (int64_t tp = b.tp / 2; tp >= 1; tp /= 2) {
         if (world % tp != 0) continue;
@@ -86,9 +89,6 @@ std::optional<Advice> tp_pp_advice(const ModelSpec& m, const BudgetInputs& in, c
         auto r = compute_budget(m, alt, draft);
         if (!r || r->startup_refused) continue;  // more stages than layers, or blocks still off the grid
         if (!all_on_gpu(r.value())) return std::nullopt;
-        const char* code = !groups                                          ? "advice_vllm_tp_pp"
-                           : b.verdict_reason.code == "vllm_ct_wna16_group" ? "advice_vllm_tp_pp_wna16"
-                                                                            : "advice_vllm_tp_pp_awq";
         return Advice{note(code, {{"tp", std::to_string(tp)},
                                   {"pp", std::to_string(world / tp)},
                                   {"max", with_commas(r->max_context)}}),

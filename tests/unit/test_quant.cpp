@@ -540,14 +540,14 @@ TEST_CASE("quant: an AWQ MLP split off its groups names the largest tensor-paral
     CHECK_FALSE(kvb::vllm_awq_group_refusal(g.value(), gf.value(), 4));
 }
 
-// compressed-tensors WNA16 (llm-compressor's W4A16, as RedHatAI's -quantized.w4a16 checkpoints write it): after its
+// compressed-tensors WNA16 (W4A16 config_groups written by hand in compressed-tensors' form): after its
 // kernel choice, compressed_tensors_wNa16.py create_weights asserts that each rank holds whole groups (v0.7.3 .. v0.24;
 // verify_group_size_divides_partition's ValueError from 0.25.0), and the kernel choice fails first on some GPUs and
-// releases ("Failed to find a kernel that can implement the WNA16 linear layer", vllm-project/llm-compressor#973 at
-// TP 2 with a 29,568-wide MLP). So vLLM stops whatever the kernel, in words that depend on it: none are claimed.
+// releases ("Failed to find a kernel that can implement the WNA16 linear layer", vllm-project/llm-compressor#973 with
+// 14,784 inputs per GPU). So vLLM stops whatever the kernel, in words that depend on it: none are claimed.
 TEST_CASE("quant: vLLM refuses a compressed-tensors WNA16 checkpoint whose tensor-parallel split cuts a group") {
     auto w4a16 = [](const char* fixture_name, const char* extra) {
-        return with_quant(fixture_name, "RedHatAI/quantized.w4a16",
+        return with_quant(fixture_name, "test/quantized.w4a16",
                           (std::string(R"({"quant_method": "compressed-tensors", "format": "pack-quantized",
             "ignore": ["lm_head"], "config_groups": {"group_0": {"targets": ["Linear"], "input_activations": null,
             "weights": {"num_bits": 4, "type": "int", "strategy": "group", "group_size": 128, "dynamic": false)") +
