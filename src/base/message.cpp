@@ -913,6 +913,16 @@ const std::vector<MessageTemplate>& message_templates() {
          "es blocks, needs fp8 activations and compute capability 8.9): it stops as it builds the model (a"
          "t {layer}) with a ValueError, \"Unsupported weight strategy …\". vLLM 0.16.0 and later run it ther"
          "e"},
+        // compressed-tensors fp8 blocks before vLLM 0.11.0 (engines/vllm_startup.cpp vllm_ct_block_refusal).
+        {"vllm_ct_fp8_block_unread",
+         "vLLM before 0.10.2 cannot read this checkpoint's fp8 block weights: the compressed-tensors release it "
+         "requires (before 0.11) takes a block_structure as a string, so the checkpoint's [{rows}, {cols}] fails its "
+         "validation as vLLM reads the quantization config, before it builds the model. vLLM 0.11.0 and later read fp8 "
+         "blocks"},
+        {"vllm_ct_fp8_block_no_scheme",
+         "vLLM 0.10.2 has no compressed-tensors scheme for fp8 block weights: it stops as it builds the model (at "
+         "{layer}) with NotImplementedError, \"No compressed-tensors compatible scheme was found.\" vLLM 0.11.0 and "
+         "later read fp8 blocks"},
         // AWQLinearMethod.create_weights (awq.py; auto_awq.py from 0.24): an AWQ layer whose per-rank input cuts a
         // quantization group (model/weights.cpp vllm_awq_group_refusal).
         {"vllm_awq_group",

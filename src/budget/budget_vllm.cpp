@@ -539,25 +539,33 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
     // scheme below the GPU (a layer's projections are built before its attention), or an fp8 cache no attention
     // backend takes there:
     std::optional<VllmStartupRefusal> startup_refusal;
-    if (c.gpu && c.gpu->vendor == "nvidia" && !L.over_max_model_len) {
+    // compressed-tensors fp8 blocks a release does not read, on any GPU: as the config is read (before 0.10.2), or as
+    // the model is built (0.10.2).
+    const auto ct_block = L.over_max_model_len ? std::nullopt : vllm_ct_block_refusal(m, c.fmt, *rel);
+    if (ct_block && ct_block->at_config_read) startup_refusal = ct_block->refusal;
+    if (c.gpu && c.gpu->vendor == "nvidia" && !L.over_max_model_len && !startup_refusal) {
         // The quantization method is checked as the config is read, before any worker starts:
         startup_refusal = vllm_quant_gpu_refusal(m, c.fmt, c.gpu->compute_capability, c.gpu->name, *rel);
         if (!startup_refusal)
             startup_refusal = vllm_dtype_refusal(served_dtype(c), c.gpu->compute_capability, c.gpu->name, *rel);
         if (!startup_refusal) startup_refusal = vllm_gpu_refusal(c.gpu->compute_capability, c.gpu->name, *rel);
+        if (!startup_refusal && ct_block) startup_refusal = ct_block->refusal;
         if (!startup_refusal)
             startup_refusal = vllm_ct_scheme_refusal(m, c.fmt, c.gpu->compute_capability, c.gpu->name, *rel);
         if (!startup_refusal)
             startup_refusal = vllm_fp8_kv_refusal(m, L.kv_cache_dtype, c.gpu->compute_capability, c.gpu->name, *rel);
     }
+    if (!startup_refusal && ct_block) startup_refusal = ct_block->refusal;
     // or for an NVFP4 cache, which only FlashInfer takes, on 10.x (B200, B300):
     if (c.gpu && (c.gpu->vendor == "nvidia" || c.gpu->vendor == "amd") && !L.over_max_model_len && !startup_refusal)
         startup_refusal = vllm_nvfp4_kv_refusal(m, L.kv_cache_dtype, c.gpu->vendor == "nvidia",
                                                 c.gpu->compute_capability, c.gpu->name, *rel);
     // or layers stored in fp8 blocks that tensor parallelism splits off the block grid (dense linears or experts;
     // expert parallelism keeps experts whole, so only an expert's own width is checked then):
+    // Only where the release reads them: compressed-tensors blocks before 0.11.0 stop vLLM earlier (ct_block above).
     const bool off_grid_ok = rel->fp8_merged_off_grid;
-    auto block = vllm_fp8_block_refusal(m, c.fmt, r.tp, off_grid_ok, r.ep > 1);
+    const bool ct_unread = !rel->ct_fp8_block && c.fmt.plan && c.fmt.plan->match == QuantMatch::CompressedTensors;
+    auto block = ct_unread ? std::nullopt : vllm_fp8_block_refusal(m, c.fmt, r.tp, off_grid_ok, r.ep > 1);
     if (block && !L.over_max_model_len) {
         // The largest smaller TP at which every layer loads (TP 1 splits nothing, but merged and expert parts are
         // still checked against the grid there), with expert parallelism as asked.

@@ -228,6 +228,10 @@ constexpr VllmChange kVllmAwqLayerFallback = {7, 3, 7, 2, kFinal, 100};
 //    schemes/, read at v0.7.3 ... v0.27.1):
 //    fp8 block weights read as W8A8 / W8A16 fp8: PR #21404, 2025-09-18 (fbd6523ac, v0.10.2rc2-221); v0.11.0rc1 on.
 constexpr VllmChange kVllmCtFp8Block = {11, 0, 10, 2, 2, 221};
+//    compressed-tensors 0.11.0 required (requirements/common.txt), whose QuantizationArgs takes block_structure as a
+//    list of two ints (0.10.2 and before: Optional[str]; compressed-tensors 09b7ed4a): PR #23202, 2025-08-19
+//    (c32e6ad1f, v0.10.1rc1-58); v0.10.2rc1 on.
+constexpr VllmChange kVllmCtBlockList = {10, 2, 10, 1, 1, 58};
 //    NVFP4 W4A4 below 10.0 run as CompressedTensorsW4A16Fp4 (8.0) instead of W4A4Fp4 (10.0): PR #19563, 2025-06-16
 //    (6bc7b5731, v0.9.1-108); v0.9.2rc1 on.
 constexpr VllmChange kVllmCtNvfp4AsW4a16 = {9, 2, 9, 1, kFinal, 108, 1};
@@ -417,6 +421,7 @@ Result<VllmRelease> vllm_release(const std::string& version) {
     r.awq_layer_fallback = has(kVllmAwqLayerFallback);
     r.marlin_sm75 = has(kVllmMarlinSm75);
     r.ct_fp8_block = has(kVllmCtFp8Block);
+    r.ct_block_list = has(kVllmCtBlockList);
     r.ct_nvfp4_as_w4a16 = has(kVllmCtNvfp4AsW4a16);
     r.ct_mxfp4 = has(kVllmCtMxfp4);
     r.ct_wna16_zero_points = has(kVllmCtWna16ZeroPoints);

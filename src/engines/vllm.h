@@ -141,6 +141,9 @@ struct VllmRelease {
     // 0.14.0 (PR #31926); asymmetric integer weights from 0.8.5 (PR #14211); integer weights on 7.5 from 0.12.0 (PR
     // #29732); fp8 and NVFP4 weights on 7.5 from 0.16.0 (PR #33076).
     bool ct_fp8_block = true;
+    // The compressed-tensors release vLLM requires reads a weight block_structure given as a list ([128, 128]): 0.11.0,
+    // required from vLLM 0.10.2 (PR #23202); before, it took a string, and a checkpoint's list failed its validation.
+    bool ct_block_list = true;
     bool ct_nvfp4_as_w4a16 = true;
     bool ct_mxfp4 = true;
     bool ct_wna16_zero_points = true;
@@ -282,11 +285,27 @@ std::optional<VllmStartupRefusal> vllm_quant_gpu_refusal(const ModelSpec& m, con
 // before 0.16 (VllmRelease::ct_w8a16_block) passes that check and raises "Unsupported weight strategy=..." as it
 // creates the weights (vllm_ct_fp8_block_w8a16; the enum's text there depends on Python's version, so no words are
 // claimed). The first such layer in build order is named. Routed experts are left out (their MoE methods check in their
-// own ways), and so are the forms a release reads otherwise (VllmRelease::ct_fp8_block and the flags beside it). vLLM
-// meets it after the checks of the dtype and of the GPU's kernels, and before its attention layers pick a backend (a
-// layer's projections come first).
+// own ways), and so are the forms a release reads otherwise (VllmRelease::ct_fp8_block and the flags beside it; fp8
+// blocks before 0.11: vllm_ct_block_refusal). vLLM meets it after the checks of the dtype and of the GPU's kernels, and
+// before its attention layers pick a backend (a layer's projections come first).
 std::optional<VllmStartupRefusal> vllm_ct_scheme_refusal(const ModelSpec& m, const WeightFormat& format, int cc,
                                                          const std::string& gpu, const VllmRelease& rel);
+
+// vLLM before 0.11.0 reads no compressed-tensors fp8 block weights (_get_scheme_from_parts took tensor and channel
+// strategies only until PR #21404), on any GPU:
+// - before 0.10.2 the compressed-tensors release it requires (before 0.11) takes a weight's block_structure as a
+//   string, so the checkpoint's list fails QuantizationArgs' validation as vLLM reads the quantization config
+//   (CompressedTensorsConfig.from_config), before it checks anything else of the model (`at_config_read`); the words
+//   are pydantic's, whose wording is its own release's, so none are claimed;
+// - in 0.10.2 the config reads, and the first linear layer in a block scheme stops the model's build with
+//   NotImplementedError("No compressed-tensors compatible scheme was found."). Routed experts alone in blocks stop it
+//   in get_moe_method with a RuntimeError that prints the scheme's arguments; not claimed.
+struct VllmCtBlockRefusal {
+    VllmStartupRefusal refusal;
+    bool at_config_read = false;
+};
+std::optional<VllmCtBlockRefusal> vllm_ct_block_refusal(const ModelSpec& m, const WeightFormat& format,
+                                                        const VllmRelease& rel);
 
 // vLLM's wheels carry no kernels for an NVIDIA GPU of compute capability `cc` (x 10) named `gpu`: below 7.5 from
 // 0.20.0 (rel.no_sm70). vLLM has no check of its own: its first kernel launch fails with CUDA's "no kernel image is

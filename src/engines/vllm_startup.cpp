@@ -1,8 +1,10 @@
-// Why vLLM stops at start-up whatever the memory, in the order it meets each check: the quantization method against
-// the GPU (as the config is read), the model dtype against the GPU (Worker.init_device), kernels its wheels lack (the
-// first launch), a compressed-tensors scheme against the GPU (each linear layer as it is built), a KV cache dtype no
-// attention backend takes (the attention layers); block-fp8 weights off the grid come last (model/weights.cpp, while
-// the weights are created). vllm.h says which vLLM files each rule reads.
+// Why vLLM stops at start-up whatever the memory, in the order it meets each check: compressed-tensors fp8 blocks the
+// release cannot read and the quantization method against the GPU (as the config is read), the model dtype against the
+// GPU (Worker.init_device), kernels its wheels lack (the first launch), a compressed-tensors scheme the release has no
+// class for or the GPU is below (each linear layer as it is built), a KV cache dtype no attention backend takes (the
+// attention layers); block-fp8 weights off the grid come last (model/weights.cpp, while the weights are created).
+// vllm.h says which vLLM files each rule reads.
+#include <algorithm>
 #include <string>
 
 #include "base/text.h"
@@ -148,6 +150,27 @@ std::optional<VllmStartupRefusal> vllm_ct_scheme_refusal(const ModelSpec& m, con
                        {"current", std::to_string(cc)}};
     if (newer) p.push_back({"release", run.lowered_in});
     return VllmStartupRefusal{note(newer ? "vllm_ct_scheme_gpu_newer" : "vllm_ct_scheme_gpu", p), words};
+}
+
+std::optional<VllmCtBlockRefusal> vllm_ct_block_refusal(const ModelSpec& m, const WeightFormat& format,
+                                                        const VllmRelease& rel) {
+    if (rel.ct_fp8_block || !format.plan || format.plan->match != QuantMatch::CompressedTensors) return std::nullopt;
+    auto is_block = [](const QuantScheme& s) { return s.block_rows > 0 && s.block_cols > 0; };
+    if (!rel.ct_block_list) {
+        // Every config group is validated as the config is read, whichever layers it targets.
+        const auto& schemes = format.plan->schemes;
+        auto b = std::find_if(schemes.begin(), schemes.end(), is_block);
+        if (b == schemes.end()) return std::nullopt;
+        return VllmCtBlockRefusal{{note("vllm_ct_fp8_block_unread", {{"rows", std::to_string(b->block_rows)},
+                                                                     {"cols", std::to_string(b->block_cols)}}),
+                                   ""},
+                                  true};
+    }
+    auto first = first_planned_linear(m, format, is_block);
+    if (!first) return std::nullopt;
+    return VllmCtBlockRefusal{{note("vllm_ct_fp8_block_no_scheme", {{"layer", first->layer}}),
+                               "No compressed-tensors compatible scheme was found."},
+                              false};
 }
 
 std::optional<VllmStartupRefusal> vllm_gpu_refusal(int cc, const std::string& gpu, const VllmRelease& rel) {

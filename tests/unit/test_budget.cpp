@@ -1071,11 +1071,38 @@ TEST_CASE("vLLM refuses a compressed-tensors scheme the GPU's compute capability
         "with a ValueError, \"Unsupported weight strategy …\". vLLM 0.16.0 and later run it there");
     in.engine_version = "0.16.0";
     CHECK_FALSE(kvb::compute_budget(block, in)->startup_refused);
-    in.engine_version = "0.10.2";
+    in.gpu = "h100-80gb";
     CHECK_FALSE(kvb::compute_budget(block, in)->startup_refused);
+    // Before 0.11.0 no release reads them, on any GPU. 0.10.2 finds no scheme class for the first block layer it
+    // builds; before it, the compressed-tensors release vLLM requires (before 0.11) takes block_structure as a string
+    // and fails the checkpoint's list as the config is read, in pydantic's words (none claimed).
+    in.engine_version = "0.10.2";
+    auto nb = kvb::compute_budget(block, in);
+    REQUIRE(nb.ok());
+    CHECK(nb->startup_refused);
+    CHECK(nb->engine_error == "No compressed-tensors compatible scheme was found.");
+    CHECK(kvb::render_english(nb->verdict_reason) ==
+          "vLLM 0.10.2 has no compressed-tensors scheme for fp8 block weights: it stops as it builds the model (at "
+          "layers.0.self_attn.qkv_proj) with NotImplementedError, \"No compressed-tensors compatible scheme was "
+          "found.\" vLLM 0.11.0 and later read fp8 blocks");
+    in.engine_version = "0.10.1";
+    auto ob = kvb::compute_budget(block, in);
+    REQUIRE(ob.ok());
+    CHECK(ob->startup_refused);
+    CHECK(ob->engine_error.empty());
+    CHECK(kvb::render_english(ob->verdict_reason) ==
+          "vLLM before 0.10.2 cannot read this checkpoint's fp8 block weights: the compressed-tensors release it "
+          "requires (before 0.11) takes a block_structure as a string, so the checkpoint's [128, 128] fails its "
+          "validation as vLLM reads the quantization config, before it builds the model. vLLM 0.11.0 and later read "
+          "fp8 blocks");
+    // No GPU named, only its memory: the same.
+    in.engine_version = "0.10.2";
+    in.gpu = "";
+    in.gpu_memory_bytes = int64_t(80) << 30;
+    CHECK(kvb::compute_budget(block, in)->verdict_reason.code == "vllm_ct_fp8_block_no_scheme");
+    in.gpu_memory_bytes = 0;
     in.gpu = "h100-80gb";
     in.engine_version = "0.15.1";
-    CHECK_FALSE(kvb::compute_budget(block, in)->startup_refused);
     in.gpu = "t4";
     CHECK(kvb::compute_budget(block, in)->verdict_reason.code == "vllm_ct_scheme_gpu_newer");
 
