@@ -43,6 +43,9 @@ const GRID = [
   // compressed-tensors schemes below compute capability 8.0 (poolside/Laguna-XS.2-FP8's fp8 blocks among them).
   // `kvbudget kv` knows no GPU or release, and the dtype served here is the budget's own (float32 for Gemma 3).
   { gpu: 't4', gpu_count: 1, context: 4096, seqs: 1, version: { vllm: '0.15.1' }, budgetOnly: true },
+  // vLLM 0.10.2, which reads no compressed-tensors fp8 blocks (the Laguna FP8 checkpoints stop at their first block
+  // layer). Budget only: its cache does not follow a kv_cache_scheme (0.15.0 on), which `kvbudget kv` always reads.
+  { gpu: 'h100-sxm', gpu_count: 1, context: 4096, seqs: 1, version: { vllm: '0.10.2' }, budgetOnly: true },
 ];
 
 function flags(engine, g) {
