@@ -154,8 +154,8 @@ struct VllmRelease {
     bool ct_w8a16_block = true;
     // MoE router (gate) weights the model class creates in float32, whatever the checkpoint's dtype, with their score
     // correction bias: glm4_moe from 0.10.1 (PR #22203), ernie4_5_moe from 0.11.1 (PR #25936). Step-3.5
-    // (FP32ReplicatedLinear) and MiMo-V2 (moe_router_dtype, float32 by default) have had it since vLLM first served
-    // them.
+    // (FP32ReplicatedLinear), MiMo-V2 (moe_router_dtype, float32 by default) and MiniMax-M2 (ReplicatedLinear with
+    // params_dtype float32, GateLinear from 0.23.0, PR #38445) have had it since vLLM first served them.
     bool fp32_router_glm4_moe = true;
     bool fp32_router_ernie45 = true;
     // Nemotron-H's gate as GateLinear (0.17.0 on, PR #35121): float32 weights except on CUDA compute capability 9.0

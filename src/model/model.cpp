@@ -110,6 +110,7 @@ const char* const kKnownTypes[] = {"llama",
                                    "minimax",
                                    "minimax_m1",
                                    "minimax_text_01",
+                                   "minimax_m2",
                                    "mimo_v2_flash",
                                    "mimo_v2",
                                    "minimax_m3",
@@ -1606,6 +1607,7 @@ struct Builder {
         }
         const json* bias = r.find_anywhere("attention_bias");
         d.attention_bias = bias && bias->is_boolean() && bias->get<bool>();
+        if (type == "minimax_m2") d.routing_bias = r.optional_bool("use_routing_bias").value_or(false);
 
         auto ne =
             r.optional_int({"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"}, 0, 1 << 20);
@@ -1877,8 +1879,10 @@ std::vector<RopeCache> read_rope_caches(const ConfigReader& r, const ModelSpec& 
             k.c.mrope = false;
             if (sliding)
                 if (const json* v = r.find({"swa_rope_theta"}); v && v->is_number()) k.theta = v->get<double>();
-        } else if (t == "minimax" || t == "minimax_m1" || t == "minimax_text_01") {
-            // minimax_text_01.py (v0.20.0): partial_rotary_factor = rotary_dim / head_dim.
+        } else if (t == "minimax" || t == "minimax_m1" || t == "minimax_text_01" ||
+                   (t == "minimax_m2" && !dict->contains("partial_rotary_factor"))) {
+            // minimax_text_01.py (v0.20.0): partial_rotary_factor = rotary_dim / head_dim. minimax_m2.py: the same
+            // unless the rope dict has its own (v0.27.1; get_rope(rotary_dim=config.rotary_dim) at v0.11.1).
             if (const json* v = r.find({"rotary_dim"}); v && v->is_number_integer() && k.head > 0)
                 prf = double(v->get<int64_t>()) / double(k.head);
         } else if (t == "gpt_oss") {

@@ -114,6 +114,8 @@ struct WeightDims {
     bool gated_mlp = true;          // SwiGLU-style 3 matrices vs 2 (GPT-2, OPT, Falcon, MPT, Bloom)
     bool tie_word_embeddings = false;
     bool attention_bias = false;  // the config's attention_bias; which projections carry it is the family's rule
+    // MiniMax-M2's use_routing_bias: its MoE block holds an e_score_correction_bias (MiniMaxM2MoE; default false).
+    bool routing_bias = false;
     // A g_proj gating the attention's output: 0 none; 1 one gate a query head (hidden -> the layer's query heads:
     // Step-3.5 / 3.7's use_head_wise_attn_gate, Laguna's gating true / "per-head"); 2 one a channel (hidden -> query
     // heads x head_dim: Laguna's "per-element").

@@ -86,6 +86,12 @@ Family family_of(const ModelSpec& m) {
         f.qk_norm = 1;
         f.score_bias = true;
     }
+    // MiniMax-M2 (minimax_m2.py, v0.11.1 .. v0.27.1): q_norm and k_norm over the whole q and k projections, split
+    // over the TP ranks; the MoE block's e_score_correction_bias with use_routing_bias.
+    if (t == "minimax_m2") {
+        f.qk_norm = 3;
+        f.score_bias = m.dims.routing_bias && m.dims.num_experts > 0;
+    }
     if (t == "nemotron_h") {
         f.block_kinds = true;
         f.norms_per_layer = 1;
@@ -192,6 +198,12 @@ struct Counter {
         if (f.o_bias) b.vec(li, h);
         if (f.qk_norm == 1) b.vec(li, qd + L.k_head_dim);
         if (f.qk_norm == 2) b.vec(li, q_rows + k_rows);
+        // Split like the projections: one rank holds 1 / TP of each (when TP exceeds the KV heads vLLM splits k_norm
+        // by the heads instead; not modelled).
+        if (f.qk_norm == 3) {
+            b.add(TensorRole::Vector, li, 1, q_rows);
+            b.add(TensorRole::Vector, li, 1, k_rows);
+        }
         if (f.sinks || (d.sliding_sinks && L.kind == LayerKind::Sliding)) b.vec(li, qh);
         if (d.attn_gate > 0) b.add(TensorRole::AttnQ, li, d.attn_gate == 1 ? qh : q_rows, h);  // g_proj
         // MiniMax-M3's MSA indexer (vLLM folds index_q_proj / index_k_proj into the layer's qkv_proj): index_heads

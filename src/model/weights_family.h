@@ -15,7 +15,7 @@ struct Family {
     bool mlp_bias = false;     // MLP (and expert) projections carry biases
     bool ln_bias = false;      // LayerNorm with bias (2 vectors per norm) instead of RMSNorm
     int norms_per_layer = 2;   // input + post-attention
-    int qk_norm = 0;           // 0 none, 1 per head (head_dim wide), 2 over the whole projection (OLMo 2/3)
+    int qk_norm = 0;           // 0 none, 1 per head, 2 whole projection (OLMo 2/3), 3 the same split over TP ranks
     bool gated_q = false;      // Qwen3-Next / Qwen3.5: q_proj also emits the output gate (2x rows)
     bool sinks = false;        // gpt-oss attention sinks (one per head)
     bool router_bias = false;  // gpt-oss router bias

@@ -1,16 +1,19 @@
 // MiniMax-M3 (MiniMaxAI/MiniMax-M3's text config, nvidia/MiniMax-M3-NVFP4's minimax_m3_vl wrapper): GQA on all
 // 60 layers, the MSA indexer on the 57 layers sparse_attention_freq marks, 3 dense layers then 128 experts top-4
 // with a shared expert. What vLLM (vllm/models/minimax_m3 at v0.27.1), llama.cpp (llama_kv_cache_msa, b10144 on)
-// and transformers (no such model) make of it; the parameters and the NVFP4 checkpoint's bytes.
+// and transformers (no such model) make of it; the parameters and the NVFP4 checkpoint's bytes. MiniMax-M2 at the end.
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
 
 #include "base/units.h"
+#include "budget/budget.h"
 #include "engines/llamacpp.h"
 #include "engines/transformers_cache.h"
 #include "engines/vllm.h"
 #include "fixtures.h"
+#include "kv/kv.h"
+#include "model/dtype.h"
 #include "model/model.h"
 #include "model/weights.h"
 
@@ -237,4 +240,89 @@ TEST_CASE("MiniMax-M3 on llama.cpp: 2,048 B per cell per layer, an indexer cache
 TEST_CASE("MiniMax-M3 on transformers: refused, the library has no minimax_m3 model") {
     for (const char* id : {kM3, kNvfp4})
         CHECK(transformers_cache(fixture(id)).error().detail.code == "transformers_minimax_m3");
+}
+
+// MiniMax-M2 (MiniMaxM2ForCausalLM, the class of M2, M2.1, M2.5 and M2.7): GQA on all 62 layers, RoPE over 64 of each
+// head's 128 dims, q_norm / k_norm over the whole projections, 256 experts top-8 with a float32 gate and
+// e_score_correction_bias in vLLM (minimax_m2.py, v0.11.1 .. v0.27.1). The config is MiniMax-M2.5's config.json as a
+// public Ascend quantization guide quotes it (its quantization_config removed there), with the fp8 quantization_config
+// another repository's test quotes byte for byte from MiniMax-M2's; put together here, so not a fixture of its own.
+const char* const kM25 = R"json({
+  "architectures": ["MiniMaxM2ForCausalLM"],
+  "attn_type_list": [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1],
+  "auto_map": {
+    "AutoConfig": "configuration_minimax_m2.MiniMaxM2Config",
+    "AutoModelForCausalLM": "modeling_minimax_m2.MiniMaxM2ForCausalLM"
+  },
+  "head_dim": 128,
+  "hidden_act": "silu",
+  "hidden_size": 3072,
+  "intermediate_size": 1536,
+  "max_position_embeddings": 196608,
+  "model_type": "minimax_m2",
+  "mtp_transformer_layers": 1,
+  "num_attention_heads": 48,
+  "num_experts_per_tok": 8,
+  "num_hidden_layers": 62,
+  "num_key_value_heads": 8,
+  "num_local_experts": 256,
+  "num_mtp_modules": 3,
+  "qk_norm_type": "per_layer",
+  "quantization_config": {
+    "activation_scheme": "dynamic",
+    "fmt": "float8_e4m3fn",
+    "quant_method": "fp8",
+    "weight_block_size": [128, 128],
+    "modules_to_not_convert": ["gate", "e_score_correction_bias", "lm_head"]
+  },
+  "rms_norm_eps": 1e-06,
+  "rope_theta": 5000000,
+  "rotary_dim": 64,
+  "scoring_func": "sigmoid",
+  "shared_intermediate_size": 0,
+  "tie_word_embeddings": false,
+  "transformers_version": "4.46.1",
+  "use_cache": true,
+  "use_mtp": true,
+  "use_qk_norm": true,
+  "use_routing_bias": true,
+  "vocab_size": 200064,
+  "torch_dtype": "bfloat16"
+})json";
+
+TEST_CASE("MiniMax-M2: a known family, 62 GQA layers of 8 KV heads x 128, 228,689,764,864 parameters") {
+    auto m = parse_config(kM25, "MiniMaxAI/MiniMax-M2.5");
+    REQUIRE(m.ok());
+    for (const Message& n : m->notes) CHECK(n.code != "generic");
+    CHECK(m->layers.size() == 62);
+    CHECK(ideal_kv(*m, uniform_kv_dtypes(*m, vllm_auto_kv_type("bfloat16"))).bytes_per_token == 62 * 2 * 8 * 128 * 2);
+    auto p = count_params(*m);
+    REQUIRE(p);
+    const int64_t H = 3072, V = 200064;
+    // q, k, v, o; q_norm and k_norm over 48 x 128 and 8 x 128; two RMSNorms; the gate and its bias; the experts.
+    const int64_t layer = H * 6144 + 2 * H * 1024 + 6144 * H + 6144 + 1024 + 2 * H + 256 * H + 256 + 256 * 3 * H * 1536;
+    CHECK(p->total == 2 * V * H + H + 62 * layer);
+    CHECK(p->total == 228689764864);
+}
+
+TEST_CASE("MiniMax-M2 on vLLM: the router in float32, the q/k norms split over TP, RoPE over 64 dims") {
+    auto m = parse_config(kM25, "MiniMaxAI/MiniMax-M2.5");
+    REQUIRE(m.ok());
+    BudgetInputs in;
+    in.gpu = "h100-sxm";
+    in.gpu_count = 4;
+    in.context = 32768;
+    auto r = compute_budget(*m, in);
+    REQUIRE(r.ok());
+    auto param = [&](const char* code, const char* name) {
+        for (const Message& n : r->notes)
+            if (n.code == code) return n.param(name);
+        return std::string("(none)");
+    };
+    // The gate's 256 x 3,072 and the bias's 256 at 4 bytes instead of 2, on every rank: 62 x 786,688 x 2 B.
+    CHECK(param("vllm_fp32_router", "bytes") == format_bytes(62 * (256 * 3072 + 256) * 2));
+    // 196,608 positions x 64 rotary dims x 2 B.
+    CHECK(param("vllm_rope_cache", "bytes") == format_bytes(int64_t(196608) * 64 * 2));
+    CHECK(r->weights_per_gpu_bytes == 57702473472);
+    CHECK(r->capacity.tokens == 212320);
 }
