@@ -164,7 +164,7 @@ struct Fp32Router {
 
 Fp32Router fp32_router(const Ctx& c, const VllmRelease& rel) {
     const std::string t = lower(c.m.model_type);
-    if (((t == "glm4_moe" || t == "glm4v_moe") && rel.fp32_router_glm4_moe) ||
+    if (((t == "glm4_moe" || t == "glm4v_moe" || t == "glm4v_moe_text") && rel.fp32_router_glm4_moe) ||
         (t == "ernie4_5_moe" && rel.fp32_router_ernie45) || t == "step3p5" || t == "mimo_v2_flash" || t == "mimo_v2" ||
         t == "minimax_m2")
         return {true, true, "vllm_fp32_router"};

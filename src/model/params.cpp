@@ -43,8 +43,9 @@ Family family_of(const ModelSpec& m) {
         f.qkv_bias = true;
         f.norms_per_layer = 4;
     }
-    // Glm4MoeAttention gives q, k and v (not o) bias=config.attention_bias; GLM-4.5, 4.5-Air and 4.6 set it.
-    if (t == "glm4_moe" && m.dims.attention_bias) f.qkv_bias = true;
+    // Glm4MoeAttention gives q, k and v (not o) bias=config.attention_bias; GLM-4.5, 4.5-Air and 4.6 set it. GLM-4.5V's
+    // text model (glm4v_moe_text) is the same Glm4MoeForCausalLM in vLLM (glm4_1v.py).
+    if ((t == "glm4_moe" || t == "glm4v_moe_text") && m.dims.attention_bias) f.qkv_bias = true;
     if (t == "internlm") f.qkv_bias = f.o_bias = true;
     if (t == "gpt_oss") {
         f.qkv_bias = f.o_bias = f.mlp_bias = true;
@@ -69,7 +70,7 @@ Family family_of(const ModelSpec& m) {
     if (t == "mpt") f.fused_qkv = true;
     if (t == "phi3") f.fused_qkv = true;  // qkv_proj / gate_up_proj fused in the checkpoint
     if (is_one_of(t, {"deepseek_v3", "deepseek_v32", "deepseek_v4", "deepseek_ref", "kimi_k2", "glm4_moe",
-                      "glm_moe_dsa", "kimi_linear", "mimo_v2_flash", "mimo_v2", "laguna"}))
+                      "glm4v_moe_text", "glm_moe_dsa", "kimi_linear", "mimo_v2_flash", "mimo_v2", "laguna"}))
         f.score_bias = true;  // noaux_tc routing: the gate's e_score_correction_bias (MiMoV2MoE, LagunaMoE too)
     if (t == "laguna") f.qk_norm = 1;  // LagunaAttention's q_norm and k_norm over head_dim
     if (t == "kimi_linear") f.kda = true;

@@ -13,6 +13,7 @@
 #include "budget/budget.h"
 #include "fixtures.h"
 #include "model/config_reader.h"
+#include "model/weights.h"
 #include "report/answer.h"
 #include "sim/setup.h"
 
@@ -489,6 +490,65 @@ TEST_CASE("vLLM: GLM-4.5's MoE router in float32 from 0.10.1, on every rank") {
     auto hf = kvb::compute_budget(fixture("zai-org/GLM-4.5-Air"), in);
     REQUIRE(hf.ok());
     for (const auto& n : hf.value().notes) CHECK(n.code != "vllm_fp32_router");
+}
+
+// GLM-4.5V (Glm4vMoeForConditionalGeneration): vLLM builds its text model as Glm4MoeForCausalLM (glm4_1v.py, v0.10.1
+// .. v0.27.1), so the text_config's glm4v_moe_text takes GLM-4.5's rules: q / k / v biases (attention_bias), the
+// score correction bias, the router in float32. The config is the one a public model report prints for the
+// zai-org/GLM-4.5V checkpoint as transformers 5.7 loads it (not the Hub file's own text), with the report's tensor
+// list: 107,710,933,120 parameters, of which the vision tower's shapes there add up to 858,681,856.
+TEST_CASE("vLLM: GLM-4.5V's text model is GLM-4.5's: its biases, and its router in float32 from 0.10.1") {
+    const char* config = R"json({
+  "architectures": ["Glm4vMoeForConditionalGeneration"],
+  "dtype": "bfloat16",
+  "image_end_token_id": 151340,
+  "image_start_token_id": 151339,
+  "image_token_id": 151363,
+  "model_type": "glm4v_moe",
+  "text_config": {
+    "attention_bias": true, "attention_dropout": 0.0, "bos_token_id": null, "dtype": "bfloat16",
+    "eos_token_id": [151329, 151336, 151338], "first_k_dense_replace": 1, "head_dim": 128, "hidden_act": "silu",
+    "hidden_size": 4096, "image_end_token_id": 151340, "image_start_token_id": 151339, "image_token_id": 151363,
+    "initializer_range": 0.02, "intermediate_size": 10944, "max_position_embeddings": 65536,
+    "model_type": "glm4v_moe_text", "moe_intermediate_size": 1408, "n_group": 1, "n_routed_experts": 128,
+    "n_shared_experts": 1, "norm_topk_prob": true, "num_attention_heads": 96, "num_experts_per_tok": 8,
+    "num_hidden_layers": 46, "num_key_value_heads": 8, "pad_token_id": 151329, "partial_rotary_factor": 0.5,
+    "rms_norm_eps": 1e-05,
+    "rope_parameters": {"mrope_section": [8, 12, 12], "partial_rotary_factor": 0.5, "rope_theta": 10000.0, "rope_type": "default"},
+    "routed_scaling_factor": 1.0, "router_aux_loss_coef": 0.0001, "tie_word_embeddings": false, "topk_group": 1,
+    "use_cache": true, "use_qk_norm": false, "vocab_size": 151552
+  },
+  "tie_word_embeddings": false,
+  "transformers_version": "5.7.0",
+  "video_end_token_id": 151342,
+  "video_start_token_id": 151341,
+  "video_token_id": 151364,
+  "vision_config": {
+    "attention_bias": false, "attention_dropout": 0.0, "depth": 24, "hidden_act": "silu", "hidden_size": 1536,
+    "image_size": 336, "in_channels": 3, "initializer_range": 0.02, "intermediate_size": 10944,
+    "model_type": "glm4v_moe_vision", "num_heads": 12, "out_hidden_size": 4096, "patch_size": 14,
+    "rms_norm_eps": 1e-05, "spatial_merge_size": 2, "temporal_patch_size": 2
+  }
+})json";
+    auto m = kvb::parse_config(config, "zai-org/GLM-4.5V");
+    REQUIRE(m.ok());
+    for (const auto& n : m->notes) CHECK(n.code != "generic");
+    auto p = kvb::count_params(*m);
+    REQUIRE(p.ok());
+    CHECK(p->total == 107710933120 - 858681856);
+    kvb::BudgetInputs in;
+    in.gpu = "h100";
+    in.gpu_count = 4;
+    auto router = [&](const std::string& version) {
+        in.engine_version = version;
+        auto b = kvb::compute_budget(*m, in);
+        REQUIRE(b.ok());
+        for (const auto& n : b->notes)
+            if (n.code == "vllm_fp32_router") return n.param("bytes");
+        return std::string();
+    };
+    CHECK(router("0.10.0").empty());
+    CHECK(router("0.10.1") == kvb::format_bytes(45LL * (128 * 4096 + 128) * 2));
 }
 
 // vLLM's Nemotron-H MoE (models/nemotron_h.py): the gate as ReplicatedLinear(params_dtype=float32) from its first MoE
