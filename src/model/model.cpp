@@ -1698,6 +1698,13 @@ struct Builder {
             if (auto ok = laguna(); !ok) return ok;
         d.max_position_embeddings = m.max_position_embeddings;
         d.vision_params = m.family == "gemma4" ? gemma4_vision_params() : vision_params();
+        if (auto vc = r.root().find("vision_config"); vc != r.root().end() && vc->is_object())
+            for (const char* k : {"num_heads", "num_attention_heads"})
+                if (auto h = vc->find(k); h != vc->end() && h->is_number_integer() && h->get<int64_t>() > 0 &&
+                                          h->get<int64_t>() < (int64_t(1) << 20)) {
+                    d.vision_heads = h->get<int64_t>();
+                    break;
+                }
         if (d.vision_params < 0)
             return err("bad_value", "vision_tower_too_large", {{"max", with_commas(kMaxVisionParams)}});
         return true;

@@ -229,6 +229,29 @@ TEST_CASE("tensor and pipeline parallel split") {
     CHECK(kvb::pp_layer_range(61, 3, 4) == std::make_pair<int64_t, int64_t>(46, 61));
 }
 
+// vLLM splits its vision encoders' parallel linears over the TP ranks (mm_encoder_tp_mode "weights"); vision heads TP
+// does not divide keep the tower whole on every rank (is_vit_use_data_parallel's fallback, 0.26.0 on).
+TEST_CASE("the vision tower splits over tensor-parallel ranks when TP divides its heads") {
+    auto m = fixture("Qwen/Qwen2.5-VL-7B-Instruct");
+    REQUIRE(m.dims.vision_heads == 16);
+    REQUIRE(m.dims.vision_params > 0);
+    auto f = kvb::weight_format("bf16", m).value();
+    auto text = m;
+    text.dims.vision_params = 0;
+    auto share = [&](const kvb::ModelSpec& with, int64_t tp) {
+        return kvb::weight_bytes(with, f, 0, tp, 1).value().per_gpu_bytes -
+               kvb::weight_bytes(text, f, 0, tp, 1).value().per_gpu_bytes;
+    };
+    const int64_t vision = m.dims.vision_params * 2;
+    CHECK(share(m, 1) == vision);
+    CHECK(share(m, 2) == vision / 2);
+    CHECK(share(m, 4) == (vision + 3) / 4);
+    auto twelve = m;
+    twelve.dims.vision_heads = 12;
+    CHECK(share(twelve, 4) == (vision + 3) / 4);
+    CHECK(share(twelve, 8) == vision);
+}
+
 TEST_CASE("a GGUF of an MXFP4 checkpoint keeps its routed experts in MXFP4 (gpt-oss)") {
     // gpt-oss-20b in tensor groups (the config's shapes; llama.cpp's GGUF has the same tensors):
     //   routed experts: 24 x 3 x 32 x 2,880 x 2,880 = 19,110,297,600 weights, in MXFP4 (ggml's
