@@ -226,6 +226,9 @@ const std::vector<MessageTemplate>& message_templates() {
         {"vllm_tp_linear_heads",
          "Number of linear value heads ({heads}) must be divisible by tensor parallel size ({tp})."},
         {"vllm_tp_mamba_heads", "Number of mamba heads ({heads}) must be divisible by tensor parallel size ({tp})."},
+        {"vllm_tp_vision_heads",
+         "AssertionError: {heads} is not divisible by {tp} (vLLM splits the vision encoder's {heads} attention heads "
+         "over tensor parallel size {tp})"},
         {"vllm_hybrid_off_mixed",
          "Hybrid KV cache manager is disabled but failed to convert the KV cache specs to one unified type."},
         {"vllm_page_not_divisible",

@@ -639,6 +639,15 @@ Result<bool> check_tp(const ModelSpec& m, int64_t tp) {
                                    {{"heads", to_string(g.heads)}, {"tp", to_string(tp)}}));
         }
     }
+    // The vision encoder's attention splits its heads over the TP ranks (dist_utils.divide as it is built, the
+    // config's checks passed: GLM-4.5V at TP 8, vllm#24004). Kimi K2.5's ViT falls back to a whole encoder per rank
+    // (is_vit_use_data_parallel(num_heads), 0.26.0 on; before, not modelled) and InternViT pads dummy heads.
+    const int64_t vh = m.dims.vision_heads;
+    const bool vit_fallback = m.architecture == "KimiK25ForConditionalGeneration" ||
+                              m.architecture == "InternVLChatModel" ||
+                              m.architecture == "InternVLForConditionalGeneration";
+    if (m.dims.vision_params > 0 && vh > 0 && vh % tp != 0 && !vit_fallback)
+        return refuse(note("vllm_tp_vision_heads", {{"heads", to_string(vh)}, {"tp", to_string(tp)}}));
     return true;
 }
 

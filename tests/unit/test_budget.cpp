@@ -549,6 +549,15 @@ TEST_CASE("vLLM: GLM-4.5V's text model is GLM-4.5's: its biases, and its router 
     };
     CHECK(router("0.10.0").empty());
     CHECK(router("0.10.1") == kvb::format_bytes(45LL * (128 * 4096 + 128) * 2));
+    // Its vision encoder's 12 heads split over the TP ranks: at TP 8 vLLM stops as it builds them (vllm#24004).
+    in.engine_version = "";
+    in.gpu_count = 8;
+    auto tp8 = kvb::compute_budget(*m, in);
+    REQUIRE_FALSE(tp8.ok());
+    CHECK(tp8.error().detail.code == "vllm_tp_vision_heads");
+    CHECK(tp8.error().message ==
+          "AssertionError: 12 is not divisible by 8 (vLLM splits the vision encoder's 12 attention heads over tensor "
+          "parallel size 8)");
 }
 
 // vLLM's Nemotron-H MoE (models/nemotron_h.py): the gate as ReplicatedLinear(params_dtype=float32) from its first MoE
