@@ -1697,7 +1697,11 @@ struct Builder {
         if (type == "laguna")
             if (auto ok = laguna(); !ok) return ok;
         d.max_position_embeddings = m.max_position_embeddings;
-        d.vision_params = m.family == "gemma4" ? gemma4_vision_params() : vision_params();
+        const bool glm_v =
+            m.architecture == "Glm4vForConditionalGeneration" || m.architecture == "Glm4vMoeForConditionalGeneration";
+        d.vision_params = m.family == "gemma4" ? gemma4_vision_params()
+                          : glm_v              ? glm4v_vision_params()
+                                               : vision_params();
         if (auto vc = r.root().find("vision_config"); vc != r.root().end() && vc->is_object())
             for (const char* k : {"num_heads", "num_attention_heads"})
                 if (auto h = vc->find(k); h != vc->end() && h->is_number_integer() && h->get<int64_t>() > 0 &&
@@ -1734,6 +1738,35 @@ struct Builder {
             __int128(h) * (2 * nh * hd + 2 * nkv * hd) + 2 * __int128(hd) + 3 * __int128(h) * i + 4 * __int128(h);
         const __int128 n = __int128(L) * per_layer + __int128(3) * patch * patch * h + 2 * __int128(pos) * h +
                            2 * __int128(h) + __int128(hidden) * h;
+        return n > kMaxVisionParams ? -1 : static_cast<int64_t>(n);
+    }
+
+    // GLM-4.1V / 4.5V / 4.6V's vision tower as vLLM builds it (glm4_1v.py Glm4vVisionTransformer, read at v0.27.1;
+    // GLM-4.5V's tensor list in a public report adds up to the same 858,681,856): a Conv3d patch embedding with bias,
+    // a position table of (image_size / patch)^2 rows, blocks of qkv and proj without bias and an MLP of
+    // out_hidden_size (gate, up, down), two RMSNorms each; post-conv and post RMSNorms, a Conv2d downsample with bias
+    // to out_hidden_size, and the merger: proj, a LayerNorm, then gate / up / down of intermediate_size.
+    int64_t glm4v_vision_params() const {
+        auto it = r.root().find("vision_config");
+        if (it == r.root().end() || !it->is_object()) return 0;
+        const json& v = *it;
+        auto num = [&](const char* k, int64_t def) -> int64_t {
+            auto f = v.find(k);
+            if (f != v.end() && f->is_number_integer() && f->get<int64_t>() > 0 &&
+                f->get<int64_t>() < (int64_t(1) << 20))
+                return f->get<int64_t>();
+            return def;
+        };
+        // Glm4vVisionConfig's defaults.
+        const int64_t L = num("depth", 24), h = num("hidden_size", 1536), out = num("out_hidden_size", 4096);
+        const int64_t ctx = num("intermediate_size", 13696), p = num("patch_size", 14), img = num("image_size", 336);
+        const int64_t tps = num("temporal_patch_size", 2), ch = num("in_channels", 3),
+                      merge = num("spatial_merge_size", 2);
+        const __int128 block = 4 * __int128(h) * h + 3 * __int128(h) * out + 2 * __int128(h);
+        const __int128 side = img / p;
+        const __int128 n = __int128(L) * block + __int128(h) * ch * tps * p * p + h + side * side * h +
+                           2 * __int128(h) + __int128(out) * h * merge * merge + out + __int128(out) * out +
+                           2 * __int128(out) + 3 * __int128(ctx) * out;
         return n > kMaxVisionParams ? -1 : static_cast<int64_t>(n);
     }
 

@@ -494,7 +494,7 @@ TEST_CASE("vLLM: GLM-4.5's MoE router in float32 from 0.10.1, on every rank") {
 
 // GLM-4.5V (Glm4vMoeForConditionalGeneration): vLLM builds its text model as Glm4MoeForCausalLM (glm4_1v.py, v0.10.1
 // .. v0.27.1), so the text_config's glm4v_moe_text takes GLM-4.5's rules: q / k / v biases (attention_bias), the
-// score correction bias, the router in float32. The config is the one a public model report prints for the
+// score correction bias, the router in float32; its vision tower is counted as glm4_1v.py builds it. The config is the one a public model report prints for the
 // zai-org/GLM-4.5V checkpoint as transformers 5.7 loads it (not the Hub file's own text), with the report's tensor
 // list: 107,710,933,120 parameters, of which the vision tower's shapes there add up to 858,681,856.
 TEST_CASE("vLLM: GLM-4.5V's text model is GLM-4.5's: its biases, and its router in float32 from 0.10.1") {
@@ -536,6 +536,8 @@ TEST_CASE("vLLM: GLM-4.5V's text model is GLM-4.5's: its biases, and its router 
     auto p = kvb::count_params(*m);
     REQUIRE(p.ok());
     CHECK(p->total == 107710933120 - 858681856);
+    // Its vision tower as vLLM builds it (glm4_1v.py), tensor for tensor the report's.
+    CHECK(p->vision == 858681856);
     kvb::BudgetInputs in;
     in.gpu = "h100";
     in.gpu_count = 4;
