@@ -1702,16 +1702,23 @@ struct Builder {
         d.vision_params = m.family == "gemma4" ? gemma4_vision_params()
                           : glm_v              ? glm4v_vision_params()
                                                : vision_params();
-        if (auto vc = r.root().find("vision_config"); vc != r.root().end() && vc->is_object())
-            for (const char* k : {"num_heads", "num_attention_heads"})
-                if (auto h = vc->find(k); h != vc->end() && h->is_number_integer() && h->get<int64_t>() > 0 &&
-                                          h->get<int64_t>() < (int64_t(1) << 20)) {
-                    d.vision_heads = h->get<int64_t>();
-                    break;
-                }
+        if (const json* vc = vision_config())
+            d.vision_heads = vision_field(*vc, "num_heads", vision_field(*vc, "num_attention_heads", 0));
         if (d.vision_params < 0)
             return err("bad_value", "vision_tower_too_large", {{"max", with_commas(kMaxVisionParams)}});
         return true;
+    }
+
+    const json* vision_config() const {
+        auto it = r.root().find("vision_config");
+        return it != r.root().end() && it->is_object() ? &*it : nullptr;
+    }
+    // A vision_config dimension, or the config class's default when absent or implausible.
+    static int64_t vision_field(const json& v, const char* k, int64_t def) {
+        auto f = v.find(k);
+        if (f != v.end() && f->is_number_integer() && f->get<int64_t>() > 0 && f->get<int64_t>() < (int64_t(1) << 20))
+            return f->get<int64_t>();
+        return def;
     }
 
     // Gemma 4's vision tower as its checkpoint holds it (Gemma4VisionModel, gemma-4-31B-it's safetensors
@@ -1719,16 +1726,9 @@ struct Builder {
     // embedder's input_proj (3 x patch^2 -> hidden), a two-axis position table and std_bias / std_scale;
     // then embed_vision's projection into the text model's hidden size. Audio towers are not counted.
     int64_t gemma4_vision_params() const {
-        auto it = r.root().find("vision_config");
-        if (it == r.root().end() || !it->is_object()) return 0;
-        const json& v = *it;
-        auto num = [&](const char* k, int64_t def) -> int64_t {
-            auto f = v.find(k);
-            if (f != v.end() && f->is_number_integer() && f->get<int64_t>() > 0 &&
-                f->get<int64_t>() < (int64_t(1) << 20))
-                return f->get<int64_t>();
-            return def;
-        };
+        const json* v = vision_config();
+        if (!v) return 0;
+        auto num = [&](const char* k, int64_t def) { return vision_field(*v, k, def); };
         // Gemma4VisionConfig's defaults.
         const int64_t L = num("num_hidden_layers", 16), h = num("hidden_size", 768), i = num("intermediate_size", 3072);
         const int64_t nh = num("num_attention_heads", 12), nkv = num("num_key_value_heads", 12);
@@ -1747,16 +1747,9 @@ struct Builder {
     // out_hidden_size (gate, up, down), two RMSNorms each; post-conv and post RMSNorms, a Conv2d downsample with bias
     // to out_hidden_size, and the merger: proj, a LayerNorm, then gate / up / down of intermediate_size.
     int64_t glm4v_vision_params() const {
-        auto it = r.root().find("vision_config");
-        if (it == r.root().end() || !it->is_object()) return 0;
-        const json& v = *it;
-        auto num = [&](const char* k, int64_t def) -> int64_t {
-            auto f = v.find(k);
-            if (f != v.end() && f->is_number_integer() && f->get<int64_t>() > 0 &&
-                f->get<int64_t>() < (int64_t(1) << 20))
-                return f->get<int64_t>();
-            return def;
-        };
+        const json* v = vision_config();
+        if (!v) return 0;
+        auto num = [&](const char* k, int64_t def) { return vision_field(*v, k, def); };
         // Glm4vVisionConfig's defaults.
         const int64_t L = num("depth", 24), h = num("hidden_size", 1536), out = num("out_hidden_size", 4096);
         const int64_t ctx = num("intermediate_size", 13696), p = num("patch_size", 14), img = num("image_size", 336);

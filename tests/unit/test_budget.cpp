@@ -494,9 +494,10 @@ TEST_CASE("vLLM: GLM-4.5's MoE router in float32 from 0.10.1, on every rank") {
 
 // GLM-4.5V (Glm4vMoeForConditionalGeneration): vLLM builds its text model as Glm4MoeForCausalLM (glm4_1v.py, v0.10.1
 // .. v0.27.1), so the text_config's glm4v_moe_text takes GLM-4.5's rules: q / k / v biases (attention_bias), the
-// score correction bias, the router in float32; its vision tower is counted as glm4_1v.py builds it. The config is the one a public model report prints for the
-// zai-org/GLM-4.5V checkpoint as transformers 5.7 loads it (not the Hub file's own text), with the report's tensor
-// list: 107,710,933,120 parameters, of which the vision tower's shapes there add up to 858,681,856.
+// score correction bias, the router in float32; its vision tower is counted as glm4_1v.py builds it. The config is the
+// one a public model report prints for the zai-org/GLM-4.5V checkpoint as transformers 5.7 loads it (not the Hub file's
+// own text), with the report's tensor list: 107,710,933,120 parameters, of which the vision tower's shapes there add up
+// to 858,681,856.
 TEST_CASE("vLLM: GLM-4.5V's text model is GLM-4.5's: its biases, and its router in float32 from 0.10.1") {
     const char* config = R"json({
   "architectures": ["Glm4vMoeForConditionalGeneration"],
