@@ -1175,6 +1175,7 @@ TEST_CASE("vLLM refuses a compressed-tensors scheme the GPU's compute capability
     in.gpu_memory_bytes = 0;
     in.gpu = "h100-80gb";
     in.engine_version = "0.15.1";
+    CHECK_FALSE(kvb::compute_budget(block, in)->startup_refused);
     in.gpu = "t4";
     CHECK(kvb::compute_budget(block, in)->verdict_reason.code == "vllm_ct_scheme_gpu_newer");
 
