@@ -690,9 +690,10 @@ Result<WeightBytes> weight_bytes(const ModelSpec& m, const WeightFormat& format,
     if (format.kind == WeightKind::Gguf) wb.vision_bytes = pc.vision * 2;  // mmproj files are f16
     // vLLM builds its vision encoders' attention and MLP from parallel linears, split over the TP ranks of stage 0
     // (mm_encoder_tp_mode "weights", the default; qwen2_vl, qwen2_5_vl, qwen3_vl, glm4_1v, siglip, pixtral, mllama4,
-    // intern_vit at v0.27.1, the same linears at v0.9.2). Heads TP does not divide keep it whole on every rank:
-    // vision.py is_vit_use_data_parallel falls back to data parallelism from 0.26.0 (PR #49046); before, vLLM stops
-    // (not modelled). The patch embedding and norms it keeps whole are a small share, split here with the rest.
+    // intern_vit at v0.27.1, the same linears at v0.9.2). Heads TP does not divide keep it whole on every rank where
+    // vLLM falls back to data parallelism (is_vit_use_data_parallel with the heads: Kimi K2.5's ViT from 0.26.0, PR
+    // #49046); elsewhere vLLM stops (engines/vllm.cpp check_tp). The patch embedding and norms it keeps whole are a
+    // small share, split here with the rest.
     const int64_t vh = m.dims.vision_heads;
     stage[0] += tp > 1 && (vh == 0 || vh % tp == 0) ? (wb.vision_bytes + tp - 1) / tp : wb.vision_bytes;
     wb.quantized_params = int64_t(qparams);

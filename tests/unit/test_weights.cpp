@@ -230,7 +230,8 @@ TEST_CASE("tensor and pipeline parallel split") {
 }
 
 // vLLM splits its vision encoders' parallel linears over the TP ranks (mm_encoder_tp_mode "weights"); vision heads TP
-// does not divide keep the tower whole on every rank (is_vit_use_data_parallel's fallback, 0.26.0 on).
+// does not divide keep the tower whole on every rank where vLLM falls back (Kimi K2.5's ViT from 0.26.0, InternViT's
+// dummy heads); for the rest vLLM stops there (check_tp's vllm_tp_vision_heads).
 TEST_CASE("the vision tower splits over tensor-parallel ranks when TP divides its heads") {
     auto m = fixture("Qwen/Qwen2.5-VL-7B-Instruct");
     REQUIRE(m.dims.vision_heads == 16);
