@@ -565,8 +565,8 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
     // expert parallelism keeps experts whole, so only an expert's own width is checked then):
     // Only where the release reads them: compressed-tensors blocks before 0.11.0 stop vLLM earlier (ct_block above).
     const bool off_grid_ok = rel->fp8_merged_off_grid;
-    const bool ct_unread = !rel->ct_fp8_block && c.fmt.plan && c.fmt.plan->match == QuantMatch::CompressedTensors;
-    auto block = ct_unread ? std::nullopt : vllm_fp8_block_refusal(m, c.fmt, r.tp, off_grid_ok, r.ep > 1);
+    auto block = vllm_ct_blocks_unread(c.fmt, *rel) ? std::nullopt
+                                                    : vllm_fp8_block_refusal(m, c.fmt, r.tp, off_grid_ok, r.ep > 1);
     if (block && !L.over_max_model_len) {
         // The largest smaller TP at which every layer loads (TP 1 splits nothing, but merged and expert parts are
         // still checked against the grid there), with expert parallelism as asked.

@@ -300,6 +300,9 @@ std::optional<VllmStartupRefusal> vllm_ct_scheme_refusal(const ModelSpec& m, con
 // - in 0.10.2 the config reads, and the first linear layer in a block scheme stops the model's build with
 //   NotImplementedError("No compressed-tensors compatible scheme was found."). Routed experts alone in blocks stop it
 //   in get_moe_method with a RuntimeError that prints the scheme's arguments; not claimed.
+// A compressed-tensors checkpoint under a release that reads no fp8 blocks (before 0.11.0): where it has blocks, the
+// refusal below stops vLLM before the block grid is ever checked.
+bool vllm_ct_blocks_unread(const WeightFormat& format, const VllmRelease& rel);
 struct VllmCtBlockRefusal {
     VllmStartupRefusal refusal;
     bool at_config_read = false;

@@ -152,9 +152,13 @@ std::optional<VllmStartupRefusal> vllm_ct_scheme_refusal(const ModelSpec& m, con
     return VllmStartupRefusal{note(newer ? "vllm_ct_scheme_gpu_newer" : "vllm_ct_scheme_gpu", p), words};
 }
 
+bool vllm_ct_blocks_unread(const WeightFormat& format, const VllmRelease& rel) {
+    return !rel.ct_fp8_block && format.plan && format.plan->match == QuantMatch::CompressedTensors;
+}
+
 std::optional<VllmCtBlockRefusal> vllm_ct_block_refusal(const ModelSpec& m, const WeightFormat& format,
                                                         const VllmRelease& rel) {
-    if (rel.ct_fp8_block || !format.plan || format.plan->match != QuantMatch::CompressedTensors) return std::nullopt;
+    if (!vllm_ct_blocks_unread(format, rel)) return std::nullopt;
     auto is_block = [](const QuantScheme& s) { return s.block_rows > 0 && s.block_cols > 0; };
     if (!rel.ct_block_list) {
         // Every config group is validated as the config is read, whichever layers it targets.

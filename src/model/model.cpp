@@ -1703,7 +1703,7 @@ struct Builder {
                           : glm_v              ? glm4v_vision_params()
                                                : vision_params();
         if (const json* vc = vision_config())
-            d.vision_heads = vision_field(*vc, "num_heads", vision_field(*vc, "num_attention_heads", 0));
+            d.vision_heads = vision_field(*vc, {"num_heads", "num_attention_heads"}, 0);
         if (d.vision_params < 0)
             return err("bad_value", "vision_tower_too_large", {{"max", with_commas(kMaxVisionParams)}});
         return true;
@@ -1713,11 +1713,15 @@ struct Builder {
         auto it = r.root().find("vision_config");
         return it != r.root().end() && it->is_object() ? &*it : nullptr;
     }
-    // A vision_config dimension, or the config class's default when absent or implausible.
-    static int64_t vision_field(const json& v, const char* k, int64_t def) {
-        auto f = v.find(k);
-        if (f != v.end() && f->is_number_integer() && f->get<int64_t>() > 0 && f->get<int64_t>() < (int64_t(1) << 20))
-            return f->get<int64_t>();
+    // A vision_config dimension under the first of `keys` that holds a plausible one, else `def` (the config class's
+    // default, or 0 for none).
+    static int64_t vision_field(const json& v, std::initializer_list<const char*> keys, int64_t def) {
+        for (const char* k : keys) {
+            auto f = v.find(k);
+            if (f != v.end() && f->is_number_integer() && f->get<int64_t>() > 0 &&
+                f->get<int64_t>() < (int64_t(1) << 20))
+                return f->get<int64_t>();
+        }
         return def;
     }
 
@@ -1728,7 +1732,7 @@ struct Builder {
     int64_t gemma4_vision_params() const {
         const json* v = vision_config();
         if (!v) return 0;
-        auto num = [&](const char* k, int64_t def) { return vision_field(*v, k, def); };
+        auto num = [&](const char* k, int64_t def) { return vision_field(*v, {k}, def); };
         // Gemma4VisionConfig's defaults.
         const int64_t L = num("num_hidden_layers", 16), h = num("hidden_size", 768), i = num("intermediate_size", 3072);
         const int64_t nh = num("num_attention_heads", 12), nkv = num("num_key_value_heads", 12);
@@ -1749,7 +1753,7 @@ struct Builder {
     int64_t glm4v_vision_params() const {
         const json* v = vision_config();
         if (!v) return 0;
-        auto num = [&](const char* k, int64_t def) { return vision_field(*v, k, def); };
+        auto num = [&](const char* k, int64_t def) { return vision_field(*v, {k}, def); };
         // Glm4vVisionConfig's defaults.
         const int64_t L = num("depth", 24), h = num("hidden_size", 1536), out = num("out_hidden_size", 4096);
         const int64_t ctx = num("intermediate_size", 13696), p = num("patch_size", 14), img = num("image_size", 336);
@@ -1767,19 +1771,9 @@ struct Builder {
     // so the vision tower is shown apart from the language model. The Hub's exact
     // safetensors count replaces it when available.
     int64_t vision_params() const {
-        auto it = r.root().find("vision_config");
-        if (it == r.root().end() || !it->is_object()) return 0;
-        const json& v = *it;
-        auto num = [&](std::initializer_list<const char*> keys) -> int64_t {
-            for (const char* k : keys) {
-                auto f = v.find(k);
-                if (f != v.end() && f->is_number_integer() && f->get<int64_t>() > 0 &&
-                    f->get<int64_t>() < (int64_t(1) << 20)) {
-                    return f->get<int64_t>();
-                }
-            }
-            return 0;
-        };
+        const json* v = vision_config();
+        if (!v) return 0;
+        auto num = [&](std::initializer_list<const char*> keys) { return vision_field(*v, keys, 0); };
         int64_t L = num({"num_hidden_layers", "depth", "n_layers"});
         int64_t h = num({"hidden_size", "embed_dim", "width"});
         int64_t i = num({"intermediate_size", "mlp_dim"});
