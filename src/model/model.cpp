@@ -1699,11 +1699,18 @@ struct Builder {
         d.max_position_embeddings = m.max_position_embeddings;
         const bool glm_v =
             m.architecture == "Glm4vForConditionalGeneration" || m.architecture == "Glm4vMoeForConditionalGeneration";
-        d.vision_params = m.family == "gemma4" ? gemma4_vision_params()
-                          : glm_v              ? glm4v_vision_params()
-                                               : vision_params();
+        const int qwen = qwen_vision_generation(m.architecture);
+        if (qwen > 0) {
+            const VisionCount q = qwen_vision_params(qwen);
+            d.vision_params = q.total;
+            d.vision_replicated = q.replicated;
+        } else {
+            d.vision_params = m.family == "gemma4" ? gemma4_vision_params()
+                              : glm_v              ? glm4v_vision_params()
+                                                   : vision_params();
+        }
         if (const json* vc = vision_config())
-            d.vision_heads = vision_field(*vc, {"num_heads", "num_attention_heads"}, 0);
+            d.vision_heads = vision_field(*vc, {"num_heads", "num_attention_heads"}, qwen > 0 ? 16 : 0);
         if (d.vision_params < 0)
             return err("bad_value", "vision_tower_too_large", {{"max", with_commas(kMaxVisionParams)}});
         return true;
@@ -1765,6 +1772,74 @@ struct Builder {
                            2 * __int128(h) + __int128(out) * h * merge * merge + out + __int128(out) * out +
                            2 * __int128(out) + 3 * __int128(ctx) * out;
         return n > kMaxVisionParams ? -1 : static_cast<int64_t>(n);
+    }
+
+    // Which of vLLM's Qwen vision towers an architecture builds: 2 Qwen2VisionTransformer (qwen2_vl.py),
+    // 25 Qwen2_5_VisionTransformer (qwen2_5_vl.py), 3 Qwen3_VisionTransformer (qwen3_vl.py, which qwen3_vl_moe.py and
+    // qwen3_5.py build too); 0 none of them.
+    static int qwen_vision_generation(const std::string& arch) {
+        if (arch == "Qwen2VLForConditionalGeneration") return 2;
+        if (arch == "Qwen2_5_VLForConditionalGeneration") return 25;
+        if (arch == "Qwen3VLForConditionalGeneration" || arch == "Qwen3VLMoeForConditionalGeneration" ||
+            arch == "Qwen3_5ForConditionalGeneration" || arch == "Qwen3_5MoeForConditionalGeneration")
+            return 3;
+        return 0;
+    }
+    struct VisionCount {
+        int64_t total = 0;
+        int64_t replicated = 0;  // what every TP rank holds whole
+    };
+    // The Qwen vision towers as vLLM builds them (read at v0.27.1; the checkpoints' totals agree: Qwen2-VL-2B
+    // 2,208,985,600, Qwen2-VL-7B 8,291,375,616, Qwen2.5-VL-7B 8,292,166,656, Qwen3-VL-8B 8,767,123,696 with their
+    // text models). A Conv3d patch embedding (with bias from Qwen3), a position table (Qwen3), blocks of two norms
+    // (LayerNorm with bias in 2 and 3, RMSNorm in 2.5), qkv and proj with bias, an MLP with bias (fc1 / fc2 of
+    // embed_dim x mlp_ratio in 2, gate / up / down in 2.5, fc1 / fc2 in 3), and the merger: a norm over the
+    // hidden size, then a linear of 4 x that width and one into the text model (Qwen3's deepstack mergers, one per
+    // deepstack_visual_indexes entry, norm after the merge). The config classes' defaults where a field is absent.
+    // Replicated over TP: the patch embedding, the position table, the norms and the row-parallel biases.
+    VisionCount qwen_vision_params(int generation) const {
+        const json* v = vision_config();
+        if (!v) return {};
+        auto num = [&](const char* k, int64_t def) { return vision_field(*v, {k}, def); };
+        const bool q2 = generation == 2, q3 = generation == 3;
+        // Qwen2-VL's width is embed_dim; its hidden_size is the text model's, which the merger projects into.
+        const int64_t d = q2 ? num("embed_dim", 1280) : num("hidden_size", q3 ? 1152 : 3584);
+        const int64_t out = q2 ? num("hidden_size", 3584) : num("out_hidden_size", 3584);
+        const int64_t L = num("depth", q3 ? 27 : 32), p = num("patch_size", q3 ? 16 : 14);
+        const int64_t tps = num("temporal_patch_size", 2), ch = num("in_channels", 3),
+                      merge = num("spatial_merge_size", 2);
+        int64_t i = num("intermediate_size", q3 ? 4304 : 3420);
+        if (q2) {
+            // int(dim * mlp_ratio), Qwen2VLVisionConfig's mlp_ratio 4.
+            double ratio = 4;
+            if (auto f = v->find("mlp_ratio");
+                f != v->end() && f->is_number() && f->get<double>() > 0 && f->get<double>() < 64)
+                ratio = f->get<double>();
+            i = static_cast<int64_t>(double(d) * ratio);
+        }
+        // Qwen3VLVisionConfig's deepstack_visual_indexes default [8, 16, 24]; Qwen3.5's config class has none.
+        int64_t deepstack = 0;
+        if (q3) {
+            auto f = v->find("deepstack_visual_indexes");
+            if (f != v->end() && f->is_array())
+                deepstack = static_cast<int64_t>(f->size());
+            else if (f == v->end() && (m.architecture == "Qwen3VLForConditionalGeneration" ||
+                                       m.architecture == "Qwen3VLMoeForConditionalGeneration"))
+                deepstack = 3;
+        }
+        const __int128 norm = q3 || q2 ? 2 * __int128(d) : __int128(d);  // LayerNorm weight and bias, or RMSNorm
+        const __int128 mlp = q3 || q2 ? 2 * __int128(d) * i + i + d : 3 * __int128(d) * i + 2 * __int128(i) + d;
+        const __int128 block = 2 * norm + 3 * __int128(d) * d + 3 * d + __int128(d) * d + d + mlp;
+        const __int128 H = __int128(d) * merge * merge;
+        const __int128 merger_linears = H * H + H + H * out + out;
+        const __int128 patch = __int128(ch) * tps * p * p * d + (q3 ? d : 0);
+        const __int128 pos = q3 ? __int128(num("num_position_embeddings", 2304)) * d : 0;
+        const __int128 total =
+            patch + pos + __int128(L) * block + norm + merger_linears + deepstack * (2 * H + merger_linears);
+        const __int128 replicated =
+            patch + pos + __int128(L) * (2 * norm + 2 * d) + norm + out + deepstack * (2 * H + out);
+        if (total > kMaxVisionParams) return {-1, 0};
+        return {static_cast<int64_t>(total), static_cast<int64_t>(replicated)};
     }
 
     // A rough ViT count from vision_config (transformer blocks + patch embedding),

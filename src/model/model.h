@@ -162,7 +162,8 @@ struct WeightDims {
     bool fp4_experts = false;
     // Vision tower, counted separately
     int64_t vision_params = 0;
-    int64_t vision_heads = 0;  // its attention heads (vision_config num_heads / num_attention_heads); 0 unknown
+    int64_t vision_replicated = 0;  // of those, what vLLM keeps whole on every TP rank (0: not known, split it all)
+    int64_t vision_heads = 0;       // its attention heads (vision_config num_heads / num_attention_heads); 0 unknown
     int64_t max_position_embeddings = 0;
 };
 

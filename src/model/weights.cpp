@@ -686,16 +686,21 @@ Result<WeightBytes> weight_bytes(const ModelSpec& m, const WeightFormat& format,
     wb.params = params;
     wb.bytes = int64_t(total);
     wb.active_bytes = int64_t(active);
-    wb.vision_bytes = pc.vision * format.float_bytes;
-    if (format.kind == WeightKind::Gguf) wb.vision_bytes = pc.vision * 2;  // mmproj files are f16
+    const int64_t vision_param_bytes = format.kind == WeightKind::Gguf ? 2 : format.float_bytes;  // mmproj: f16
+    wb.vision_bytes = pc.vision * vision_param_bytes;
     // vLLM builds its vision encoders' attention and MLP from parallel linears, split over the TP ranks of stage 0
     // (mm_encoder_tp_mode "weights", the default; qwen2_vl, qwen2_5_vl, qwen3_vl, glm4_1v, siglip, pixtral, mllama4,
     // intern_vit at v0.27.1, the same linears at v0.9.2). Heads TP does not divide keep it whole on every rank where
     // vLLM falls back to data parallelism (is_vit_use_data_parallel with the heads: Kimi K2.5's ViT from 0.26.0, PR
-    // #49046); elsewhere vLLM stops (engines/vllm.cpp check_tp). The patch embedding and norms it keeps whole are a
-    // small share, split here with the rest.
+    // #49046); elsewhere vLLM stops (engines/vllm.cpp check_tp). What every rank keeps whole (the patch embedding,
+    // norms, row-parallel biases: dims.vision_replicated) is counted where the tower's reader knows it.
     const int64_t vh = m.dims.vision_heads;
-    stage[0] += tp > 1 && (vh == 0 || vh % tp == 0) ? (wb.vision_bytes + tp - 1) / tp : wb.vision_bytes;
+    if (tp > 1 && (vh == 0 || vh % tp == 0)) {
+        const int64_t whole = std::min(wb.vision_bytes, m.dims.vision_replicated * vision_param_bytes);
+        stage[0] += whole + (wb.vision_bytes - whole + tp - 1) / tp;
+    } else {
+        stage[0] += wb.vision_bytes;
+    }
     wb.quantized_params = int64_t(qparams);
     wb.unquantized_params = int64_t(uparams);
     for (i128 s : stage) wb.stage_bytes.push_back(int64_t(s));

@@ -4,7 +4,10 @@
 // as printed by llama-server /v1/models or llama-bench, quoted in public repositories.
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "fixtures.h"
+#include "model/model.h"
 #include "model/weights.h"
 
 using kvb::test::fixture;
@@ -244,13 +247,79 @@ TEST_CASE("the vision tower splits over tensor-parallel ranks when TP divides it
                kvb::weight_bytes(text, f, 0, tp, 1).value().per_gpu_bytes;
     };
     const int64_t vision = m.dims.vision_params * 2;
+    // Every rank holds the patch embedding (1,505,280), the blocks' RMSNorms and their proj and down biases
+    // (32 x 4 x 1,280), the merger's norm (1,280) and its last bias (3,584) whole: 1,673,984 parameters.
+    CHECK(m.dims.vision_replicated == 1673984);
+    const int64_t whole = 1673984 * 2;
     CHECK(share(m, 1) == vision);
-    CHECK(share(m, 2) == vision / 2);
-    CHECK(share(m, 4) == (vision + 3) / 4);
+    CHECK(share(m, 2) == whole + (vision - whole) / 2);
+    CHECK(share(m, 4) == whole + (vision - whole) / 4);
     auto twelve = m;
     twelve.dims.vision_heads = 12;
-    CHECK(share(twelve, 4) == (vision + 3) / 4);
+    CHECK(share(twelve, 4) == whole + (vision - whole) / 4);
     CHECK(share(twelve, 8) == vision);
+    // A tower whose replicated share is not known splits whole.
+    auto unknown = m;
+    unknown.dims.vision_replicated = 0;
+    CHECK(share(unknown, 4) == (vision + 3) / 4);
+}
+
+// Qwen3-VL-8B-Instruct's config.json (its published fields; not a fixture file, which holds only downloaded ones).
+const char* kQwen3Vl8b = R"({
+  "architectures": ["Qwen3VLForConditionalGeneration"], "model_type": "qwen3_vl", "tie_word_embeddings": false,
+  "text_config": {
+    "attention_bias": false, "dtype": "bfloat16", "head_dim": 128, "hidden_act": "silu", "hidden_size": 4096,
+    "intermediate_size": 12288, "max_position_embeddings": 262144, "model_type": "qwen3_vl_text",
+    "num_attention_heads": 32, "num_hidden_layers": 36, "num_key_value_heads": 8, "rms_norm_eps": 1e-06,
+    "rope_scaling": {"mrope_interleaved": true, "mrope_section": [24, 20, 20], "rope_type": "default"},
+    "rope_theta": 5000000, "vocab_size": 151936
+  },
+  "vision_config": {
+    "deepstack_visual_indexes": [8, 16, 24], "depth": 27, "hidden_act": "gelu_pytorch_tanh", "hidden_size": 1152,
+    "in_channels": 3, "intermediate_size": 4304, "model_type": "qwen3_vl", "num_heads": 16,
+    "num_position_embeddings": 2304, "out_hidden_size": 4096, "patch_size": 16, "spatial_merge_size": 2,
+    "temporal_patch_size": 2
+  }
+})";
+
+// vLLM's Qwen vision towers (qwen2_vl.py, qwen2_5_vl.py, qwen3_vl.py): each total is the checkpoint's safetensors
+// count, text model and tower together, as the Hub and transformers report it.
+TEST_CASE("the Qwen vision towers as vLLM builds them") {
+    auto total = [](const kvb::ModelSpec& m) {
+        auto pc = kvb::count_params(m);
+        REQUIRE(pc.ok());
+        return pc->total + pc->vision;
+    };
+    // Qwen2.5-VL: RMSNorms, gate / up / down with bias, no patch bias. A public fine-tuning script prints the
+    // tower alone: 676,550,144.
+    auto q25 = fixture("Qwen/Qwen2.5-VL-7B-Instruct");
+    CHECK(q25.dims.vision_params == 676550144);
+    CHECK(total(q25) == 8292166656);
+    // Qwen2-VL: width embed_dim (absent: 1,280) and LayerNorms; hidden_size is the text model's, which the merger
+    // projects into. The AWQ checkpoint's config lists four of the tower's fields, so the rest are the class's.
+    auto q2 = fixture("Qwen/Qwen2-VL-2B-Instruct-AWQ");
+    CHECK(q2.dims.vision_params == 665271296);
+    CHECK(q2.dims.vision_heads == 16);
+    CHECK(total(q2) == 2208985600);  // Qwen2-VL-2B-Instruct
+    // Qwen3-VL and Qwen3.5: patch bias, a 2,304-row position table, LayerNorms, fc1 / fc2; Qwen3-VL's three
+    // deepstack mergers, which Qwen3.5 does without.
+    auto q3 = kvb::parse_config(kQwen3Vl8b, "Qwen/Qwen3-VL-8B-Instruct");
+    REQUIRE(q3.ok());
+    CHECK(q3->dims.vision_params == 576388336);
+    CHECK(total(*q3) == 8767123696);
+    CHECK(total(fixture("Qwen/Qwen3.5-27B")) == 27356728560);
+    CHECK(total(fixture("Qwen/Qwen3.5-35B-A3B")) == 35107181936);
+    // A Qwen3-VL config without deepstack_visual_indexes has the class's three; a Qwen3.5 one none.
+    auto j = nlohmann::json::parse(kQwen3Vl8b);
+    j["vision_config"].erase("deepstack_visual_indexes");
+    auto q3_default = kvb::parse_config(j.dump(), "Qwen/Qwen3-VL-8B-Instruct");
+    REQUIRE(q3_default.ok());
+    CHECK(q3_default->dims.vision_params == 576388336);
+    auto j35 = nlohmann::json::parse(kvb::test::fixture_text("Qwen/Qwen3.5-27B"));
+    j35["vision_config"].erase("deepstack_visual_indexes");
+    auto q35 = kvb::parse_config(j35.dump(), "Qwen/Qwen3.5-27B");
+    REQUIRE(q35.ok());
+    CHECK(q35->dims.vision_params == 460730096);
 }
 
 TEST_CASE("a GGUF of an MXFP4 checkpoint keeps its routed experts in MXFP4 (gpt-oss)") {
