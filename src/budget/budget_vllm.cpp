@@ -205,14 +205,19 @@ std::vector<int64_t> fp32_router_bytes(const Ctx& c, const Fp32Router& fp32, con
 // Every (tp, pp) rank computes its own pool from its own weights and profile
 // (determine_available_memory); ranks of one stage are alike. Returns each stage's pool;
 // r.kv_pool_bytes is the smallest. `buffers`: what each stage's model builds beside its weights.
-std::vector<int64_t> kv_pools(const Ctx& c, BudgetResult& r, const std::vector<int64_t>& buffers) {
+std::vector<int64_t> kv_pools(const Ctx& c, const VllmRelease& rel, BudgetResult& r,
+                              const std::vector<int64_t>& buffers) {
     const int64_t rotary = vllm_rotary_cache_bytes(c.m, dtype_size(served_dtype(c)));
+    // The vision encoder's own cache sits with the tower, on the first stage.
+    const int64_t vision_rotary =
+        rel.vision_rope_cache ? vllm_vision_rotary_cache_bytes(c.m, dtype_size(served_dtype(c))) : 0;
     if (r.weights.stage_bytes.empty()) r.weights.stage_bytes = {r.weights.per_gpu_bytes};
     std::vector<int64_t> pools;
     int64_t heaviest = 0;
     for (size_t s = 0; s < r.stages.size(); ++s) {
         VllmStage& st = r.stages[s];
-        st.weights_bytes = sat_add(r.weights.stage_bytes[std::min(s, r.weights.stage_bytes.size() - 1)], rotary);
+        st.weights_bytes = sat_add(r.weights.stage_bytes[std::min(s, r.weights.stage_bytes.size() - 1)],
+                                   s == 0 ? sat_add(rotary, vision_rotary) : rotary);
         if (s < buffers.size()) st.weights_bytes = sat_add(st.weights_bytes, buffers[s]);
         heaviest = std::max(heaviest, st.weights_bytes);
         // Saturating: an activation estimate of INT64_MAX (see estimates.cpp) must leave no pool, not wrap into one.
@@ -223,7 +228,8 @@ std::vector<int64_t> kv_pools(const Ctx& c, BudgetResult& r, const std::vector<i
     r.weights_per_gpu_bytes = heaviest;
     r.kv_pool_bytes = *std::min_element(pools.begin(), pools.end());
     // Said aloud because it makes "weights per GPU" exceed the checkpoint's bytes at TP 1.
-    if (rotary > 0) r.notes.push_back(note("vllm_rope_cache", {{"bytes", format_bytes(rotary)}}));
+    if (rotary + vision_rotary > 0)
+        r.notes.push_back(note("vllm_rope_cache", {{"bytes", format_bytes(sat_add(rotary, vision_rotary))}}));
     return pools;
 }
 
@@ -495,7 +501,7 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
         router_most = std::max(router_most, router[s]);
     }
     if (router_most > 0) r.notes.push_back(note(fp32.note, {{"bytes", format_bytes(router_most)}}));
-    const std::vector<int64_t> pools = kv_pools(c, r, buffers);
+    const std::vector<int64_t> pools = kv_pools(c, *rel, r, buffers);
     if (r.ep > 1)
         r.notes.push_back(note("vllm_ep", {{"total", std::to_string(m.dims.num_experts)},
                                            {"experts", std::to_string(r.ep_local_experts)},

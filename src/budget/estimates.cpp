@@ -200,6 +200,14 @@ int64_t vllm_rotary_cache_bytes(const ModelSpec& m, int dtype_bytes) {
     return total;
 }
 
+// PR #28798 "Use cos and sin cache in QwenVL" (b9489f51e, first in 0.12.0) gave qwen2_vl.py, qwen2_5_vl.py,
+// qwen3_vl.py and glm4_1v.py get_rope(head_size=head_dim, rotary_dim=head_dim // 2, max_position=8192) (at v0.27.1
+// partial_rotary_factor 0.5, the same columns), a key no text layer shares; before, a few inv_freq floats.
+int64_t vllm_vision_rotary_cache_bytes(const ModelSpec& m, int dtype_bytes) {
+    if (m.dims.vision_params <= 0 || m.dims.vision_rope_dim <= 0) return 0;
+    return clamp_i64(i128(8192) * m.dims.vision_rope_dim * dtype_bytes);
+}
+
 int64_t estimate_llamacpp_compute_bytes(const ModelSpec& m, int64_t n_ubatch) {
     const WeightDims& d = m.dims;
     int64_t dense_i = d.intermediate_size;

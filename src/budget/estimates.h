@@ -33,6 +33,9 @@ int64_t vllm_cudagraph_capture_sizes(int64_t max_num_seqs, int64_t max_num_batch
 // vLLM's rotary cos/sin cache (counted in "Model loading took"): max_position x rotary_dim in
 // the dtype the model is served in (`dtype_bytes`); 0 for a model with learned or ALiBi positions.
 int64_t vllm_rotary_cache_bytes(const ModelSpec& m, int dtype_bytes);
+// The vision encoder's own cos/sin cache (Qwen2-VL, Qwen2.5-VL, Qwen3-VL / Qwen3.5, GLM-4.1V / 4.5V from vLLM 0.12.0):
+// 8,192 positions x dims.vision_rope_dim in the served dtype, on the first pipeline stage; 0 for other towers.
+int64_t vllm_vision_rotary_cache_bytes(const ModelSpec& m, int dtype_bytes);
 // transformers prefill of `batch` sequences of `tokens` tokens (SDPA attention, last-token logits).
 int64_t estimate_transformers_activation_bytes(const ModelSpec& m, int64_t batch, int64_t tokens);
 // llama.cpp compute buffer (flash attention on): the largest live set of one ubatch.

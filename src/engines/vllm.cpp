@@ -242,6 +242,9 @@ constexpr VllmChange kVllmCtMxfp4 = {14, 0, 14, 0, 0, 470, 1};
 constexpr VllmChange kVllmCtWna16ZeroPoints = {8, 5, 8, 4, kFinal, 25};
 //    WNA16 8.0 -> 7.5: PR #29732, 2025-11-30 (e1464c3a0, v0.11.1-405); v0.12.0 on.
 constexpr VllmChange kVllmCtWna16Sm75 = {12, 0, 11, 1, kFinal, 405};
+//  The Qwen-VL and GLM-4.1V vision encoders' RoPE from get_rope, a cos/sin cache of 8,192 positions: PR #28798,
+//    2025-11-18 (b9489f51e, v0.11.1-2); v0.11.2 has none, v0.12.0 has it.
+constexpr VllmChange kVllmVisionRopeCache = {12, 0, 11, 1, kFinal, 2};
 //    W8A16Fp8 and W4A16Fp4 8.0 -> 7.5: PR #33076, 2026-01-27 (66e601ef7, v0.15.0rc1-13); v0.16.0rc0 on (and W4A4Fp4
 //    10.0 -> 7.5 with PR #33201, 67ebaff52, v0.16.0rc1: the same GPUs load NVFP4 on either side of it).
 constexpr VllmChange kVllmCtFp8Nvfp4Sm75 = {16, 0, 15, 0, 1, 13};
@@ -426,6 +429,7 @@ Result<VllmRelease> vllm_release(const std::string& version) {
     r.ct_mxfp4 = has(kVllmCtMxfp4);
     r.ct_wna16_zero_points = has(kVllmCtWna16ZeroPoints);
     r.ct_wna16_sm75 = has(kVllmCtWna16Sm75);
+    r.vision_rope_cache = has(kVllmVisionRopeCache);
     r.ct_fp8_nvfp4_sm75 = has(kVllmCtFp8Nvfp4Sm75);
     r.ct_w8a16_block = has(kVllmCtW8a16Block);
     r.modelopt_fp8_sm80 = has(kVllmModeloptFp8Sm80);

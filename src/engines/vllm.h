@@ -144,6 +144,8 @@ struct VllmRelease {
     // The compressed-tensors release vLLM requires reads a weight block_structure given as a list ([128, 128]): 0.11.0,
     // required from vLLM 0.10.2 (PR #23202); before, it took a string, and a checkpoint's list failed its validation.
     bool ct_block_list = true;
+    // The Qwen-VL and GLM-4.1V vision encoders build a RoPE cos/sin cache (PR #28798, 0.12.0 on).
+    bool vision_rope_cache = true;
     bool ct_nvfp4_as_w4a16 = true;
     bool ct_mxfp4 = true;
     bool ct_wna16_zero_points = true;

@@ -1709,8 +1709,18 @@ struct Builder {
                               : glm_v              ? glm4v_vision_params()
                                                    : vision_params();
         }
-        if (const json* vc = vision_config())
-            d.vision_heads = vision_field(*vc, {"num_heads", "num_attention_heads"}, qwen > 0 ? 16 : 0);
+        if (const json* vc = vision_config()) {
+            d.vision_heads = vision_field(*vc, {"num_heads", "num_attention_heads"}, qwen > 0 ? 16 : glm_v ? 12 : 0);
+            // These encoders' get_rope(head_dim, partial_rotary_factor 0.5): head_dim / 2 columns.
+            if ((qwen > 0 || glm_v) && d.vision_heads > 0) {
+                const int64_t width = qwen == 2 ? vision_field(*vc, {"embed_dim"}, 1280)
+                                                : vision_field(*vc, {"hidden_size"},
+                                                               qwen == 3    ? 1152
+                                                               : qwen == 25 ? 3584
+                                                                            : 1536);
+                d.vision_rope_dim = width / d.vision_heads / 2;
+            }
+        }
         if (d.vision_params < 0)
             return err("bad_value", "vision_tower_too_large", {{"max", with_commas(kMaxVisionParams)}});
         return true;

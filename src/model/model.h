@@ -163,6 +163,7 @@ struct WeightDims {
     // Vision tower, counted separately
     int64_t vision_params = 0;
     int64_t vision_replicated = 0;  // of those, what vLLM keeps whole on every TP rank (0: not known, split it all)
+    int64_t vision_rope_dim = 0;    // the encoder's own RoPE cache columns (vllm_vision_rotary_cache_bytes); 0 none
     int64_t vision_heads = 0;       // its attention heads (vision_config num_heads / num_attention_heads); 0 unknown
     int64_t max_position_embeddings = 0;
 };

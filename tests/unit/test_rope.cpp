@@ -228,3 +228,29 @@ TEST_CASE("vLLM's RoPE caches: rows x rotary_dim x dtype bytes, one per distinct
     REQUIRE(yarn.ok());
     CHECK(bytes(kvb::with_rope_scaling(q, yarn.value())) == 131072LL * 128 * 2);
 }
+
+// The vision encoders of qwen2_vl.py, qwen2_5_vl.py, qwen3_vl.py and glm4_1v.py build get_rope(head_dim,
+// rotary_dim head_dim / 2, max_position 8,192) from vLLM 0.12.0 (PR #28798): a cache no text layer shares, with the
+// tower on the first pipeline stage.
+TEST_CASE("vLLM's vision encoder RoPE caches: 8,192 x head_dim / 2 from 0.12.0") {
+    const auto bytes = [](const kvb::ModelSpec& m) { return kvb::vllm_vision_rotary_cache_bytes(m, 2); };
+    // Qwen2.5-VL-7B: 1,280 / 16 heads = 80, 40 columns.
+    const kvb::ModelSpec q25 = fixture("Qwen/Qwen2.5-VL-7B-Instruct");
+    CHECK(bytes(q25) == 8192LL * 40 * 2);
+    // Qwen2-VL: embed_dim 1,280 (the class's, the config lists none), 16 heads.
+    CHECK(bytes(fixture("Qwen/Qwen2-VL-2B-Instruct-AWQ")) == 8192LL * 40 * 2);
+    // Qwen3.5: 1,152 / 16 = 72, 36 columns. GLM-4.1V: 1,536 / 12 = 128, 64 columns.
+    CHECK(bytes(fixture("Qwen/Qwen3.5-27B")) == 8192LL * 36 * 2);
+    CHECK(bytes(fixture("zai-org/GLM-4.1V-9B-Thinking")) == 8192LL * 64 * 2);
+    // Other towers: none counted.
+    CHECK(bytes(fixture("google/gemma-3-4b-it")) == 0);
+    // In the answer: the first stage's weights and the note's bytes grow by it at 0.12.0, not at 0.11.2.
+    auto in = h100(32768);
+    in.engine_version = "0.11.2";
+    auto before = kvb::compute_budget(q25, in);
+    in.engine_version = "0.12.0";
+    auto after = kvb::compute_budget(q25, in);
+    REQUIRE(before.ok());
+    REQUIRE(after.ok());
+    CHECK(after->weights_per_gpu_bytes - before->weights_per_gpu_bytes == 8192LL * 40 * 2);
+}
