@@ -1700,8 +1700,8 @@ struct Builder {
         const bool glm_v =
             m.architecture == "Glm4vForConditionalGeneration" || m.architecture == "Glm4vMoeForConditionalGeneration";
         const int qwen = qwen_vision_generation(m.architecture);
-        if (qwen > 0) {
-            const VisionCount q = qwen_vision_params(qwen);
+        if (qwen > 0 || m.architecture == "Gemma3ForConditionalGeneration") {
+            const VisionCount q = qwen > 0 ? qwen_vision_params(qwen) : gemma3_vision_params();
             d.vision_params = q.total;
             d.vision_replicated = q.replicated;
         } else {
@@ -1848,6 +1848,28 @@ struct Builder {
             patch + pos + __int128(L) * block + norm + merger_linears + deepstack * (2 * H + merger_linears);
         const __int128 replicated =
             patch + pos + __int128(L) * (2 * norm + 2 * d) + norm + out + deepstack * (2 * H + out);
+        if (total > kMaxVisionParams) return {-1, 0};
+        return {static_cast<int64_t>(total), static_cast<int64_t>(replicated)};
+    }
+
+    // Gemma 3's vision tower as vLLM builds it (gemma3_mm.py, siglip.py at v0.27.1; gemma-3-4b-it's total
+    // 4,300,079,472 with its text model): SiglipVisionModel without its pooling head, a Conv2d patch embedding with
+    // bias, a position table of (image_size / patch)^2 rows, blocks of two LayerNorms, q / k / v / o and fc1 / fc2
+    // with bias, the post LayerNorm; then Gemma3MultiModalProjector's projection into the text model and its
+    // RMSNorm. SiglipVisionConfig's defaults where a field is absent. Replicated over TP: the embeddings, the norms,
+    // the row-parallel biases and the projector (plain parameters).
+    VisionCount gemma3_vision_params() const {
+        const json* v = vision_config();
+        if (!v) return {};
+        auto num = [&](const char* k, int64_t def) { return vision_field(*v, {k}, def); };
+        const int64_t d = num("hidden_size", 768), i = num("intermediate_size", 3072), L = num("num_hidden_layers", 12);
+        const int64_t ch = num("num_channels", 3), img = num("image_size", 224), p = num("patch_size", 16);
+        const __int128 side = p > 0 ? img / p : 0;
+        const __int128 embeddings = __int128(ch) * p * p * d + d + side * side * d;
+        const __int128 block = 4 * __int128(d) + 4 * (__int128(d) * d + d) + 2 * __int128(d) * i + i + d;
+        const __int128 projector = __int128(d) * hidden + d;
+        const __int128 total = embeddings + __int128(L) * block + 2 * __int128(d) + projector;
+        const __int128 replicated = embeddings + __int128(L) * (6 * __int128(d)) + 2 * __int128(d) + projector;
         if (total > kMaxVisionParams) return {-1, 0};
         return {static_cast<int64_t>(total), static_cast<int64_t>(replicated)};
     }

@@ -282,9 +282,9 @@ const char* kQwen3Vl8b = R"({
   }
 })";
 
-// vLLM's Qwen vision towers (qwen2_vl.py, qwen2_5_vl.py, qwen3_vl.py): each total is the checkpoint's safetensors
-// count, text model and tower together, as the Hub and transformers report it.
-TEST_CASE("the Qwen vision towers as vLLM builds them") {
+// vLLM's Qwen vision towers (qwen2_vl.py, qwen2_5_vl.py, qwen3_vl.py) and Gemma 3's (siglip.py, gemma3_mm.py): each
+// total is the checkpoint's safetensors count, text model and tower together, as the Hub and transformers report it.
+TEST_CASE("the Qwen and Gemma 3 vision towers as vLLM builds them") {
     auto total = [](const kvb::ModelSpec& m) {
         auto pc = kvb::count_params(m);
         REQUIRE(pc.ok());
@@ -320,6 +320,14 @@ TEST_CASE("the Qwen vision towers as vLLM builds them") {
     auto q35 = kvb::parse_config(j35.dump(), "Qwen/Qwen3.5-27B");
     REQUIRE(q35.ok());
     CHECK(q35->dims.vision_params == 460730096);
+    // Gemma 3: SigLIP with bias everywhere, a 4,096-row position table and the post norm, no pooling head; the
+    // projector's 1,152 x 2,560 matrix and RMSNorm. The generic estimate said 412,027,776. Every rank keeps the
+    // embeddings, norms, row-parallel biases and the projector whole: 8,536,320.
+    auto g3 = fixture("google/gemma-3-4b-it");
+    CHECK(g3.dims.vision_params == 419816304);
+    CHECK(g3.dims.vision_replicated == 8536320);
+    CHECK(g3.dims.vision_heads == 16);
+    CHECK(total(g3) == 4300079472);
 }
 
 TEST_CASE("a GGUF of an MXFP4 checkpoint keeps its routed experts in MXFP4 (gpt-oss)") {
