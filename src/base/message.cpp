@@ -226,6 +226,15 @@ const std::vector<MessageTemplate>& message_templates() {
         {"vllm_tp_linear_heads",
          "Number of linear value heads ({heads}) must be divisible by tensor parallel size ({tp})."},
         {"vllm_tp_mamba_heads", "Number of mamba heads ({heads}) must be divisible by tensor parallel size ({tp})."},
+        {"vllm_arch_dropped",
+         "vLLM {release} no longer serves {arch} and stops as it reads the model's config; it names {until} as the "
+         "last "
+         "release that did. Choose vLLM {until} or earlier"},
+        {"vllm_arch_dropped_backend",
+         "vLLM {release} no longer has its own implementation of {arch} (it names {until} as the last release with "
+         "one): it "
+         "tries its Transformers backend, which kvbudget does not size, and stops if that cannot take the model. "
+         "These numbers are for vLLM's own implementation, as in {until}"},
         {"vllm_tp_vision_heads",
          "AssertionError: {heads} is not divisible by {tp} (vLLM splits the vision encoder's {heads} attention heads "
          "over tensor parallel size {tp})"},

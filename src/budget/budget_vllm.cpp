@@ -546,9 +546,23 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
     // scheme below the GPU (a layer's projections are built before its attention), or an fp8 cache no attention
     // backend takes there:
     std::optional<VllmStartupRefusal> startup_refusal;
+    // First the model's architecture, which vLLM resolves before anything else of its config (ModelConfig's
+    // registry.inspect_model_cls, before the max-model-len check): one the release dropped and its Transformers
+    // backend cannot take stops it there; one that backend may take gets a note.
+    if (const VllmDroppedArch* dropped = vllm_dropped_architecture(m, *rel)) {
+        const MessageParams p = {{"arch", dropped->arch},
+                                 {"until", dropped->until},
+                                 {"release", rel->version.empty() ? kVllmNewestRelease : rel->version}};
+        if (dropped->own_only)
+            startup_refusal =
+                VllmStartupRefusal{note("vllm_arch_dropped", p), vllm_dropped_architecture_error(*dropped)};
+        else
+            r.notes.push_back(note("vllm_arch_dropped_backend", p));
+    }
+    const bool arch_refused = startup_refusal.has_value();
     // compressed-tensors fp8 blocks a release does not read, on any GPU: as the config is read (before 0.10.2), or as
     // the model is built (0.10.2).
-    const auto ct_block = L.over_max_model_len ? std::nullopt : vllm_ct_block_refusal(m, c.fmt, *rel);
+    const auto ct_block = L.over_max_model_len || arch_refused ? std::nullopt : vllm_ct_block_refusal(m, c.fmt, *rel);
     if (ct_block && ct_block->at_config_read) startup_refusal = ct_block->refusal;
     if (c.gpu && c.gpu->vendor == "nvidia" && !L.over_max_model_len && !startup_refusal) {
         // The quantization method is checked as the config is read, before any worker starts:
@@ -571,8 +585,9 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
     // expert parallelism keeps experts whole, so only an expert's own width is checked then):
     // Only where the release reads them: compressed-tensors blocks before 0.11.0 stop vLLM earlier (ct_block above).
     const bool off_grid_ok = rel->fp8_merged_off_grid;
-    auto block = vllm_ct_blocks_unread(c.fmt, *rel) ? std::nullopt
-                                                    : vllm_fp8_block_refusal(m, c.fmt, r.tp, off_grid_ok, r.ep > 1);
+    auto block = vllm_ct_blocks_unread(c.fmt, *rel) || arch_refused
+                     ? std::nullopt
+                     : vllm_fp8_block_refusal(m, c.fmt, r.tp, off_grid_ok, r.ep > 1);
     if (block && !L.over_max_model_len) {
         // The largest smaller TP at which every layer loads (TP 1 splits nothing, but merged and expert parts are
         // still checked against the grid there), with expert parallelism as asked.

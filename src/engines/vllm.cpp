@@ -375,11 +375,69 @@ void apply_vllm_release(const VllmRelease& rel, VllmOptions& o) {
     o.nvfp4_kv_sliding_page = rel.nvfp4_kv_sliding_page;
 }
 
+// _PREVIOUSLY_SUPPORTED_MODELS as of v0.27.1 (and main on 2026-08-18), each with the commit that took it out of the
+// registry (git log -S on registry.py; the release is the first whose tags contain it). Left out: the
+// encoder-decoder and encoder-only ones (Bart, MBart, Florence-2, Donut, ERNIE 1-3), which kvbudget does not size.
+// own_only by whether transformers has a class of the name: it has Mllama, Bamba, Dots1, MiniMax (MiniMaxForCausalLM),
+// Phi-4-multimodal, Persimmon, Fuyu, Aya Vision; Phi-4-flash, Motif, Plamo2, Ouro, Tarsier, Mantis and Music Flamingo
+// are left as notes too, their remote code being recent enough that it may declare the attention interface.
+struct DroppedArchChange {
+    VllmDroppedArch d;
+    VllmChange change;
+};
+const DroppedArchChange kVllmDroppedArchs[] = {
+    // PR #21217 (752c6ade2, v0.9.2rc1-365).
+    {{"Phi3SmallForCausalLM", "0.9.2", true}, {10, 0, 9, 2, 1, 365}},
+    // PR #24907 "Remove V0 Encoder-Decoder Support" (759ef49b1, v0.10.2rc2-100).
+    {{"MllamaForConditionalGeneration", "0.10.2", false}, {11, 0, 10, 2, 2, 100}},
+    // PR #25400 (a903669e1, v0.10.2rc2-386).
+    {{"Phi4FlashForCausalLM", "0.10.2", false}, {11, 0, 10, 2, 2, 386}},
+    // PR #25866 (e61eb5e09, v0.11.0rc1-56); first in 0.11.1.
+    {{"MotifForCausalLM", "0.10.2", false}, {11, 1, 11, 0, 1, 56}},
+    // PR #30049 (9998ea5b5, v0.11.1-549).
+    {{"Phi4MultimodalForCausalLM", "0.12.0", false}, {13, 0, 11, 1, kFinal, 549}},
+    // PR #43784 (085ac221a, v0.21.1rc0-398); v0.22.1 was cut before it.
+    {{"JAISLMHeadModel", "0.22.0", true}, {23, 0, 21, 1, 0, 398}},
+    // PRs #45129, #45131, #45128 (v0.22.1rc0-464, -359, -431).
+    {{"InternLM2VEForCausalLM", "0.23.0", true}, {24, 0, 22, 1, 0, 464}},
+    {{"QWenLMHeadModel", "0.23.0", true}, {24, 0, 22, 1, 0, 359}},
+    {{"QwenVLForConditionalGeneration", "0.23.0", true}, {24, 0, 22, 1, 0, 359}},
+    {{"InternLMForCausalLM", "0.23.0", true}, {24, 0, 22, 1, 0, 431}},
+    // PRs #45638, #45637, #45990, #45993 (v0.23.1rc0-4, -74, -164, -250).
+    {{"XverseForCausalLM", "0.23.0", true}, {24, 0, 23, 1, 0, 4}},
+    {{"Dots1ForCausalLM", "0.23.0", false}, {24, 0, 23, 1, 0, 74}},
+    {{"BambaForCausalLM", "0.23.0", false}, {24, 0, 23, 1, 0, 164}},
+    {{"MiniMaxForCausalLM", "0.23.0", false}, {24, 0, 23, 1, 0, 250}},
+    {{"MiniMaxText01ForCausalLM", "0.23.0", true}, {24, 0, 23, 1, 0, 250}},
+    {{"MiniMaxM1ForCausalLM", "0.23.0", true}, {24, 0, 23, 1, 0, 250}},
+    {{"MiniMaxVL01ForConditionalGeneration", "0.23.0", true}, {24, 0, 23, 1, 0, 250}},
+    // PRs of 2026-06-24 to 07-01 (v0.23.1rc0-371 to -691), first in 0.25.0.
+    {{"BaiChuanForCausalLM", "0.23.0", true}, {25, 0, 23, 1, 0, 371}},
+    {{"BaichuanForCausalLM", "0.23.0", true}, {25, 0, 23, 1, 0, 371}},
+    {{"AquilaModel", "0.24.0", true}, {25, 0, 23, 1, 0, 432}},
+    {{"AquilaForCausalLM", "0.24.0", true}, {25, 0, 23, 1, 0, 432}},
+    {{"Grok1ModelForCausalLM", "0.24.0", true}, {25, 0, 23, 1, 0, 476}},
+    {{"Grok1ForCausalLM", "0.24.0", true}, {25, 0, 23, 1, 0, 476}},
+    {{"TarsierForConditionalGeneration", "0.24.0", false}, {25, 0, 23, 1, 0, 623}},
+    {{"Tarsier2ForConditionalGeneration", "0.23.0", false}, {25, 0, 23, 1, 0, 623}},
+    {{"MantisForConditionalGeneration", "0.24.0", false}, {25, 0, 23, 1, 0, 679}},
+    {{"MusicFlamingoForConditionalGeneration", "0.24.0", false}, {25, 0, 23, 1, 0, 691}},
+    {{"AyaVisionForConditionalGeneration", "0.24.0", false}, {25, 0, 23, 1, 0, 691}},
+    // PRs #47989 and the Persimmon / Fuyu removal (v0.23.1rc0-973, -978), first in 0.26.0.
+    {{"TeleChatForCausalLM", "0.25.0", true}, {26, 0, 23, 1, 0, 973}},
+    {{"PersimmonForCausalLM", "0.25.0", false}, {26, 0, 23, 1, 0, 978}},
+    {{"FuyuForCausalLM", "0.25.0", false}, {26, 0, 23, 1, 0, 978}},
+    // PRs #49729, #49786 (v0.23.1rc0-1463, -1478), first in 0.27.0.
+    {{"Plamo2ForCausalLM", "0.26.0", false}, {27, 0, 23, 1, 0, 1463}},
+    {{"OuroForCausalLM", "0.26.0", false}, {27, 0, 23, 1, 0, 1478}},
+};
+
 Result<VllmRelease> vllm_release(const std::string& version) {
     VllmRelease r;
     if (trim(version).empty()) {
         auto all = [](const VllmChange&) { return true; };
         r.kv_cache_dtypes = kv_cache_dtypes(all);
+        for (const DroppedArchChange& d : kVllmDroppedArchs) r.dropped.push_back(&d.d);
         return r;
     }
     auto ev = parse_engine_version(version, "vllm");
@@ -430,6 +488,8 @@ Result<VllmRelease> vllm_release(const std::string& version) {
     r.ct_wna16_zero_points = has(kVllmCtWna16ZeroPoints);
     r.ct_wna16_sm75 = has(kVllmCtWna16Sm75);
     r.vision_rope_cache = has(kVllmVisionRopeCache);
+    for (const DroppedArchChange& d : kVllmDroppedArchs)
+        if (has(d.change)) r.dropped.push_back(&d.d);
     r.ct_fp8_nvfp4_sm75 = has(kVllmCtFp8Nvfp4Sm75);
     r.ct_w8a16_block = has(kVllmCtW8a16Block);
     r.modelopt_fp8_sm80 = has(kVllmModeloptFp8Sm80);
@@ -1157,6 +1217,18 @@ Result<ModelSpec> vllm_with_drafter(const ModelSpec& target, const VllmSpeculati
             }
     d.notes.push_back(note("vllm_drafter_layers", {{"method", s.method}, {"layers", std::to_string(*n)}}));
     return d;
+}
+
+const VllmDroppedArch* vllm_dropped_architecture(const ModelSpec& m, const VllmRelease& rel) {
+    for (const VllmDroppedArch* d : rel.dropped)
+        if (m.architecture == d->arch) return d;
+    return nullptr;
+}
+
+std::string vllm_dropped_architecture_error(const VllmDroppedArch& d) {
+    return std::string("Model architecture ") + d.arch + " was supported in vLLM until v" + d.until +
+           ", and is not supported anymore. Please use an older version of vLLM if you want to use this model "
+           "architecture.";
 }
 
 }  // namespace kvb

@@ -70,6 +70,8 @@ enum class VllmErrorWording { FromFormat, NoEstimate2f, NoDocs2f, SeeDocs2f, See
 // See VllmRelease::mamba_prefix.
 enum class VllmMambaPrefix { Off, Mamba2List, Declared };
 
+struct VllmDroppedArch;
+
 // Everything kvbudget derives from a vLLM release (engines/engine_version.h reads the text).
 struct VllmRelease {
     VllmLogFormat log_format = VllmLogFormat::Current;
@@ -146,6 +148,8 @@ struct VllmRelease {
     bool ct_block_list = true;
     // The Qwen-VL and GLM-4.1V vision encoders build a RoPE cos/sin cache (PR #28798, 0.12.0 on).
     bool vision_rope_cache = true;
+    // The architectures this release has dropped (vllm_dropped_architecture).
+    std::vector<const VllmDroppedArch*> dropped;
     bool ct_nvfp4_as_w4a16 = true;
     bool ct_mxfp4 = true;
     bool ct_wna16_zero_points = true;
@@ -311,6 +315,21 @@ struct VllmCtBlockRefusal {
 };
 std::optional<VllmCtBlockRefusal> vllm_ct_block_refusal(const ModelSpec& m, const WeightFormat& format,
                                                         const VllmRelease& rel);
+
+// An architecture vLLM dropped from its registry (registry.py _PREVIOUSLY_SUPPORTED_MODELS: the last release it names,
+// and the commit that dropped it). `own_only`: no class of that name in transformers, and remote code written before
+// its attention interface, so vLLM's Transformers backend cannot take it (is_backend_compatible) and vLLM stops as it
+// reads the config: "Model architecture {arch} was supported in vLLM until v{until}, and is not supported anymore.
+// ...". Otherwise vLLM tries that backend first, whose memory kvbudget does not model, and only a note says so.
+struct VllmDroppedArch {
+    const char* arch;
+    const char* until;
+    bool own_only;
+};
+// The first of the model's architectures the release has dropped, if any.
+const VllmDroppedArch* vllm_dropped_architecture(const ModelSpec& m, const VllmRelease& rel);
+// vLLM's ValueError for it, word for word.
+std::string vllm_dropped_architecture_error(const VllmDroppedArch& d);
 
 // vLLM's wheels carry no kernels for an NVIDIA GPU of compute capability `cc` (x 10) named `gpu`: below 7.5 from
 // 0.20.0 (rel.no_sm70). vLLM has no check of its own: its first kernel launch fails with CUDA's "no kernel image is

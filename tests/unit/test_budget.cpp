@@ -1727,3 +1727,56 @@ TEST_CASE("the GPU note quotes the maker's GB, not GiB") {
     CHECK(kvb::render_english(r.notes[0]) ==
           "GPU total is what PyTorch reports on a NVIDIA GeForce RTX 4090 (23.64 GiB, marketed 24 GB)");
 }
+
+// vLLM's registry names the architectures it dropped (_PREVIOUSLY_SUPPORTED_MODELS) and stops with this ValueError as
+// it resolves the config's architecture, before the max-model-len check, when its Transformers backend cannot take
+// the model either: no transformers class of that name, remote code older than the attention interface.
+TEST_CASE("vLLM stops at an architecture its release dropped; one its Transformers backend may take gets a note") {
+    kvb::BudgetInputs in;
+    in.gpu = "h100";
+    in.context = 4096;
+    auto run = [&](const char* id, const char* version) {
+        in.engine_version = version;
+        auto a = kvb::compute_budget(fixture(id), in);
+        REQUIRE(a.ok());
+        return a.value();
+    };
+    // Baichuan: removed by PR (4cd1a84c8, v0.23.1rc0-371), first in 0.25.0; the registry says "until v0.23.0".
+    for (const char* v : {"", "0.25.0rc1", "0.25.0", "0.23.1rc1.dev371"}) {
+        CAPTURE(v);
+        const auto b = run("baichuan-inc/Baichuan2-13B-Chat", v);
+        CHECK_FALSE(b.fits);
+        CHECK(b.startup_refused);
+        CHECK(b.log_lines.empty());
+        CHECK(b.verdict_reason.code == "vllm_arch_dropped");
+        CHECK(b.engine_error ==
+              "Model architecture BaichuanForCausalLM was supported in vLLM until v0.23.0, and is not supported "
+              "anymore. Please use an older version of vLLM if you want to use this model architecture.");
+    }
+    CHECK(kvb::render_english(run("baichuan-inc/Baichuan2-13B-Chat", "").verdict_reason) ==
+          "vLLM 0.31.0 no longer serves BaichuanForCausalLM and stops as it reads the model's config; it names 0.23.0 "
+          "as the last release that did. Choose vLLM 0.23.0 or earlier");
+    for (const char* v : {"0.24.0", "0.23.0", "0.23.1rc1.dev370"}) {
+        CAPTURE(v);
+        const auto b = run("baichuan-inc/Baichuan2-13B-Chat", v);
+        CHECK(b.fits);
+        CHECK(b.engine_error.empty());
+    }
+    // MiniMax-M1 and InternLM (v1): removed in 0.24.0. It comes before the context check: 4,096 is within M1's limit,
+    // but a context past it would be refused the same way.
+    CHECK(run("MiniMaxAI/MiniMax-M1-80k", "0.24.0").verdict_reason.code == "vllm_arch_dropped");
+    CHECK(run("internlm/internlm-20b", "0.24.0rc1").verdict_reason.code == "vllm_arch_dropped");
+    CHECK(run("internlm/internlm-20b", "0.23.0").verdict_reason.code != "vllm_arch_dropped");
+    in.context = 8192;
+    CHECK(run("internlm/internlm-20b", "").verdict_reason.code == "vllm_arch_dropped");
+    in.context = 4096;
+    // Llama 3.2 Vision (MllamaForConditionalGeneration, removed in 0.11.0): transformers has the class, so vLLM tries
+    // its Transformers backend first; a note says so, the numbers are vLLM's own implementation's.
+    const auto mllama = run("meta-llama/Llama-3.2-11B-Vision-Instruct", "0.11.0");
+    CHECK_FALSE(mllama.startup_refused);
+    CHECK(std::any_of(mllama.notes.begin(), mllama.notes.end(),
+                      [](const kvb::Message& n) { return n.code == "vllm_arch_dropped_backend"; }));
+    const auto before = run("meta-llama/Llama-3.2-11B-Vision-Instruct", "0.10.2");
+    CHECK(std::none_of(before.notes.begin(), before.notes.end(),
+                       [](const kvb::Message& n) { return n.code == "vllm_arch_dropped_backend"; }));
+}

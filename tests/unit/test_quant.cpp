@@ -554,10 +554,12 @@ TEST_CASE("quant: vLLM refuses a compressed-tensors WNA16 checkpoint whose tenso
                            extra + "}}}}")
                               .c_str());
     };
-    // Baichuan2-13B's MLP is 13,696 wide, 107 groups of 128: 6,848 per GPU at TP 2.
+    // Baichuan2-13B's MLP is 13,696 wide, 107 groups of 128: 6,848 per GPU at TP 2. vLLM 0.24.0 is the last to
+    // serve BaichuanForCausalLM.
     auto m = w4a16("baichuan-inc/Baichuan2-13B-Chat", R"(, "symmetric": true, "actorder": null)");
     REQUIRE(m.ok());
     kvb::BudgetInputs in;
+    in.engine_version = "0.24.0";
     in.gpu = "a100-80gb";
     in.gpu_count = 2;
     in.context = 4096;
