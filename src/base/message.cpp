@@ -1025,6 +1025,7 @@ const std::vector<MessageTemplate>& message_templates() {
          "NVFP4 KV cache ({bytes}: {tokens} batched tokens × query heads × head size, one byte each), which vLLM "
          "counts in \"Model loading took\""},
         // What a cheaper KV cache would change when the answer is no (report/answer.cpp).
+        {"advice_vllm_release", "vLLM {version} serves it, and it fits: up to {max} tokens per sequence"},
         {"advice_vllm_ep",
          "with --enable-expert-parallel (whole experts per GPU) vLLM starts, and it fits: up to {max} tokens per "
          "sequence"},

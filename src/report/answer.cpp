@@ -97,6 +97,18 @@ std::optional<Advice> tp_pp_advice(const ModelSpec& m, const BudgetInputs& in, c
     return std::nullopt;
 }
 
+// vLLM stopped at an architecture the release dropped: the release its registry names as the last to serve it.
+std::optional<Advice> release_advice(const ModelSpec& m, const BudgetInputs& in, const ModelSpec* draft,
+                                     const BudgetResult& b) {
+    if (in.engine != BudgetEngine::Vllm || b.verdict_reason.code != "vllm_arch_dropped") return std::nullopt;
+    BudgetInputs alt = in;
+    alt.engine_version = b.verdict_reason.param("until");
+    auto r = compute_budget(m, alt, draft);
+    if (!r || r->startup_refused || !all_on_gpu(r.value())) return std::nullopt;
+    return Advice{note("advice_vllm_release", {{"version", alt.engine_version}, {"max", with_commas(r->max_context)}}),
+                  alt};
+}
+
 }  // namespace
 
 Result<Answer> compute_answer(const ModelSpec& m, const BudgetInputs& in, const ModelSpec* draft) {
@@ -107,7 +119,8 @@ Result<Answer> compute_answer(const ModelSpec& m, const BudgetInputs& in, const 
     auto budget = compute_budget(m, in, draft);
     if (budget) {
         a.budget = std::move(budget.value());
-        std::optional<Advice> advice = ep_advice(m, in, draft, *a.budget);
+        std::optional<Advice> advice = release_advice(m, in, draft, *a.budget);
+        if (!advice) advice = ep_advice(m, in, draft, *a.budget);
         if (!advice) advice = tp_pp_advice(m, in, draft, *a.budget);
         if (!advice) advice = kv_advice(m, in, draft, *a.budget);
         if (advice) {

@@ -65,6 +65,14 @@ test('vLLM: an AWQ checkpoint split off its groups is advised the same GPUs as f
   assertTaken(taken, 'advice_vllm_tp_pp_awq', { tp: 2, pp: 2 });
 });
 
+test('vLLM: an architecture the release dropped is advised the release its registry names', () => {
+  // Baichuan2-13B (BaichuanForCausalLM, out of vLLM's registry from 0.25.0, "supported until v0.23.0").
+  const state = { ...defaultState(), gpu: 'h100', ctx: 4096 };
+  const taken = takeAdvice(fixtureText('baichuan-inc/Baichuan2-13B-Chat'), 'baichuan-inc/Baichuan2-13B-Chat', state);
+  assert.equal(taken.answer.budget.verdict_reason.code, 'vllm_arch_dropped');
+  assertTaken(taken, 'advice_vllm_release', { engineVersion: '0.23.0' });
+});
+
 test('no advice, no settings; an advice that changes an input no control sends gets no button', () => {
   const state = { ...defaultState(), gpu: 'h100', ctx: 8192 };
   const { answer, settings } = takeAdvice(fixtureText('Qwen/Qwen3-8B'), 'Qwen/Qwen3-8B', state);

@@ -56,6 +56,7 @@ const ADVISED = {
   expert_parallel: (s, value) => ({ ep: value }),
   tensor_parallel_size: (s, value) => ({ tp: value }),
   pipeline_parallel_size: (s, value) => ({ pp: value }),
+  engine_version: (s, value) => ({ engineVersion: value }),
 };
 const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 
