@@ -1700,8 +1700,11 @@ struct Builder {
         const bool glm_v =
             m.architecture == "Glm4vForConditionalGeneration" || m.architecture == "Glm4vMoeForConditionalGeneration";
         const int qwen = qwen_vision_generation(m.architecture);
-        if (qwen > 0 || m.architecture == "Gemma3ForConditionalGeneration") {
-            const VisionCount q = qwen > 0 ? qwen_vision_params(qwen) : gemma3_vision_params();
+        const bool llama4 = m.architecture == "Llama4ForConditionalGeneration";
+        if (qwen > 0 || llama4 || m.architecture == "Gemma3ForConditionalGeneration") {
+            const VisionCount q = qwen > 0 ? qwen_vision_params(qwen)
+                                  : llama4 ? llama4_vision_params()
+                                           : gemma3_vision_params();
             d.vision_params = q.total;
             d.vision_replicated = q.replicated;
         } else {
@@ -1870,6 +1873,36 @@ struct Builder {
         const __int128 projector = __int128(d) * hidden + d;
         const __int128 total = embeddings + __int128(L) * block + 2 * __int128(d) + projector;
         const __int128 replicated = embeddings + __int128(L) * (6 * __int128(d)) + 2 * __int128(d) + projector;
+        if (total > kMaxVisionParams) return {-1, 0};
+        return {static_cast<int64_t>(total), static_cast<int64_t>(replicated)};
+    }
+
+    // Llama 4's vision tower as vLLM builds it (mllama4.py at v0.27.1; Llama-4-Scout-17B-16E-Instruct's total
+    // 108,641,793,536 with its text model): the unfold patch embedding (a linear without bias), a class embedding and
+    // a position table of (image_size / patch)^2 + 1 rows, LayerNorms before and after, blocks of two LayerNorms,
+    // qkv and o with bias and an MLP fc1 / fc2 with bias; the pixel-shuffle adapter's fc1 (intermediate_size ->
+    // projector_input_dim) and fc2 (-> projector_output_dim), biased by multi_modal_projector_bias; the projector's
+    // linear into the text model, without bias. Llama4VisionConfig's defaults where a field is absent. Replicated over
+    // TP: the class and position embeddings, the norms and the row-parallel biases.
+    VisionCount llama4_vision_params() const {
+        const json* v = vision_config();
+        if (!v) return {};
+        auto num = [&](const char* k, int64_t def) { return vision_field(*v, {k}, def); };
+        const int64_t d = num("hidden_size", 768), i = num("intermediate_size", 5632), L = num("num_hidden_layers", 34);
+        const int64_t ch = num("num_channels", 3), img = num("image_size", 448), p = num("patch_size", 14);
+        const int64_t pin = num("projector_input_dim", 4096), pout = num("projector_output_dim", 4096),
+                      vout = num("vision_output_dim", 7680);
+        const bool adapter_bias = [&] {
+            auto f = v->find("multi_modal_projector_bias");
+            return f != v->end() && f->is_boolean() && f->get<bool>();
+        }();
+        const __int128 side = p > 0 ? img / p : 0;
+        const __int128 embeddings = __int128(ch) * p * p * d + d + (side * side + 1) * d + 4 * __int128(d);
+        const __int128 block = 4 * __int128(d) + 4 * __int128(d) * d + 4 * __int128(d) + 2 * __int128(d) * i + i + d;
+        const __int128 adapter = __int128(i) * pin + __int128(pin) * pout + (adapter_bias ? pin + pout : 0);
+        const __int128 total = embeddings + __int128(L) * block + adapter + __int128(vout) * hidden;
+        const __int128 replicated =
+            d + (side * side + 1) * d + 4 * __int128(d) + __int128(L) * (6 * __int128(d)) + (adapter_bias ? pout : 0);
         if (total > kMaxVisionParams) return {-1, 0};
         return {static_cast<int64_t>(total), static_cast<int64_t>(replicated)};
     }

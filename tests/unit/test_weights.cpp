@@ -282,9 +282,10 @@ const char* kQwen3Vl8b = R"({
   }
 })";
 
-// vLLM's Qwen vision towers (qwen2_vl.py, qwen2_5_vl.py, qwen3_vl.py) and Gemma 3's (siglip.py, gemma3_mm.py): each
+// vLLM's Qwen vision towers (qwen2_vl.py, qwen2_5_vl.py, qwen3_vl.py), Gemma 3's (siglip.py, gemma3_mm.py) and Llama
+// 4's (mllama4.py): each
 // total is the checkpoint's safetensors count, text model and tower together, as the Hub and transformers report it.
-TEST_CASE("the Qwen and Gemma 3 vision towers as vLLM builds them") {
+TEST_CASE("the Qwen, Gemma 3 and Llama 4 vision towers as vLLM builds them") {
     auto total = [](const kvb::ModelSpec& m) {
         auto pc = kvb::count_params(m);
         REQUIRE(pc.ok());
@@ -328,6 +329,12 @@ TEST_CASE("the Qwen and Gemma 3 vision towers as vLLM builds them") {
     CHECK(g3.dims.vision_replicated == 8536320);
     CHECK(g3.dims.vision_heads == 16);
     CHECK(total(g3) == 4300079472);
+    // Llama 4: the unfold patch linear, class and position embeddings, LayerNorms, biased blocks; the pixel-shuffle
+    // adapter and the projector without bias. The generic estimate said 810,104,064 for an 871,932,416 tower.
+    auto l4 = fixture("meta-llama/Llama-4-Scout-17B-16E-Instruct");
+    CHECK(l4.dims.vision_params == 871932416);
+    CHECK(l4.dims.vision_replicated == 1408 * (1 + 577 + 4 + 34 * 6));
+    CHECK(total(l4) == 108641793536);
 }
 
 TEST_CASE("a GGUF of an MXFP4 checkpoint keeps its routed experts in MXFP4 (gpt-oss)") {
