@@ -4,7 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { startAll, openPage, waitSettled, metrics, clipboardAfter, controlValues, root, fixturesDir } from './harness.mjs';
 import { XSS } from './fake-hub.mjs';
 
@@ -445,15 +445,18 @@ test('pipeline parallelism: a link\'s own stage count, and one out of range', as
   await context.close();
 });
 
-// The same for tensor parallelism: vLLM takes any TP the model's heads divide into (Qwen2-VL-2B's 12 heads and 2 KV
-// heads, replicated, at TP 6), so a CLI's -tp 6 reproduces on the page instead of becoming "all GPUs".
+// The same for tensor parallelism: a CLI's -tp 6 reproduces on the page instead of becoming "all GPUs", and the page
+// answers as the CLI does. Qwen2-VL-2B's text model takes TP 6 (12 heads, 2 KV heads replicated), but vLLM splits its
+// vision encoder's 16 heads (Qwen2VLVisionConfig's default) over the ranks too, and stops there.
 test('tensor parallelism: a link\'s own TP count is kept, and the page answers as the CLI does', async () => {
   const { page, context, errors } = await openPage(env, 'model=Qwen/Qwen2-VL-2B-Instruct-AWQ&gpu=h100&gpuCount=6&tp=6');
   assert.equal(await page.inputValue('#ctl-tp'), '6');
   assert.deepEqual(await page.$$eval('#ctl-tp option', (os) => os.map((o) => o.value)), ['0', '1', '2', '4', '6', '8', '16', '32']);
-  assert.match(await page.textContent('[data-role="command"]'), /--tensor-parallel-size 6/);
-  const cli = cliJson(['budget', path.join(fixturesDir, 'Qwen--Qwen2-VL-2B-Instruct-AWQ.json'), '--gpu', 'h100', '--gpu-count', '6', '-tp', '6', '--max-model-len', '32768']);
-  assert.deepEqual(await metrics(page), Object.fromEntries(Object.entries(cli.metrics).map(([k, v]) => [k, String(v)])));
+  const reason = 'AssertionError: 16 is not divisible by 6 (vLLM splits the vision encoder\'s 16 attention heads over tensor parallel size 6)';
+  assert.equal(await page.getAttribute('[data-role="verdict"]', 'data-verdict'), 'refused');
+  assert.equal(await page.textContent('[data-role="verdict-reason"]'), reason);
+  const cli = spawnSync(cliPath, ['budget', path.join(fixturesDir, 'Qwen--Qwen2-VL-2B-Instruct-AWQ.json'), '--gpu', 'h100', '--gpu-count', '6', '-tp', '6', '--max-model-len', '32768'], { encoding: 'utf8' });
+  assert.equal(cli.stderr.trim(), `kvbudget: error: ${reason}`);
   assert.equal(await page.isVisible('[data-role="ignored-params"]'), false);
   await page.waitForFunction(() => new URL(location.href).searchParams.get('tp') === '6');
   assert.deepEqual(errors, []);
