@@ -183,6 +183,21 @@ test('settings the engine refuses: the answer card says why', async () => {
   await context.close();
 });
 
+// vLLM 0.25 and later have no BaichuanForCausalLM (its registry: "supported until v0.23.0"): refused at start-up, the
+// advice names that release, and taking it answers there.
+test('an architecture the newest vLLM dropped: refused, and the advice sets the release that serves it', async () => {
+  const { page, context } = await open('model=baichuan-inc/Baichuan2-13B-Chat&gpu=h100&ctx=4096', { width: 390, height: 844 });
+  assert.equal(await page.textContent('[data-role="verdict"]'), 'vLLM refuses to start on NVIDIA H100 SXM5 80GB with these settings, whatever the memory:');
+  assert.equal(await page.textContent('[data-role="verdict-reason"]'),
+    'vLLM 0.31.0 no longer serves BaichuanForCausalLM and stops as it reads the model\u2019s config; it names 0.23.0 as the last release that did. Choose vLLM 0.23.0 or earlier');
+  assert.equal(await page.textContent('[data-role="verdict-advice"]'), 'vLLM 0.23.0 serves it, and it fits: up to 4,096 tokens per sequence');
+  await page.click('[data-role="advice-apply"]');
+  await page.waitForFunction(() => new URL(location.href).searchParams.get('engineVersion') === '0.23.0');
+  await page.waitForFunction(() => document.querySelector('[data-role="verdict"]')?.dataset.verdict === 'fits');
+  assert.equal(await metric(page, 'max-context'), 4096);
+  await context.close();
+});
+
 // A T4 has no attention backend for an fp8 cache: vLLM stops at start-up whatever the memory holds,
 // and the first line says so, not "does not fit" (the numbers below are still the memory's).
 test('an fp8 cache the GPU cannot run: refused at start-up, in vLLM\'s words, not "does not fit"', async () => {
