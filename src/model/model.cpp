@@ -1597,9 +1597,13 @@ struct Builder {
         if (auto act = r.optional_string("hidden_act")) d.mlp_activation = *act;
         if (auto act = r.optional_string("mlp_hidden_act")) d.mlp_activation = *act;
         const json* tie = r.find_anywhere("tie_word_embeddings");
-        // transformers' PretrainedConfig defaults tie_word_embeddings to true; Llama 4's
-        // text config defaults it to false.
-        const bool tie_default = !(type == "llama4_text" || type == "llama4");
+        // transformers' PretrainedConfig defaults tie_word_embeddings to true; these config classes default it to
+        // false (Mistral-Small-3.1's text_config, a MistralConfig, has no such key and an lm_head of its own).
+        static const char* const untied_by_default[] = {"llama",       "mistral",     "mixtral",     "qwen2",
+                                                        "qwen2_moe",   "qwen3",       "qwen3_moe",   "phi3",
+                                                        "deepseek_v2", "deepseek_v3", "llama4_text", "llama4"};
+        const bool tie_default = std::none_of(std::begin(untied_by_default), std::end(untied_by_default),
+                                              [&](const char* k) { return type == k; });
         d.tie_word_embeddings = tie && tie->is_boolean() ? tie->get<bool>() : tie_default;
         // Step3p5ForCausalLM always builds its own lm_head (and the GGUFs carry output.weight), whatever the config.
         if (type == "step3p5") {
@@ -1701,10 +1705,12 @@ struct Builder {
             m.architecture == "Glm4vForConditionalGeneration" || m.architecture == "Glm4vMoeForConditionalGeneration";
         const int qwen = qwen_vision_generation(m.architecture);
         const bool llama4 = m.architecture == "Llama4ForConditionalGeneration";
-        if (qwen > 0 || llama4 || m.architecture == "Gemma3ForConditionalGeneration") {
-            const VisionCount q = qwen > 0 ? qwen_vision_params(qwen)
-                                  : llama4 ? llama4_vision_params()
-                                           : gemma3_vision_params();
+        const bool mistral3 = m.architecture == "Mistral3ForConditionalGeneration";
+        if (qwen > 0 || llama4 || mistral3 || m.architecture == "Gemma3ForConditionalGeneration") {
+            const VisionCount q = qwen > 0   ? qwen_vision_params(qwen)
+                                  : llama4   ? llama4_vision_params()
+                                  : mistral3 ? mistral3_vision_params()
+                                             : gemma3_vision_params();
             d.vision_params = q.total;
             d.vision_replicated = q.replicated;
         } else {
@@ -1903,6 +1909,42 @@ struct Builder {
         const __int128 total = embeddings + __int128(L) * block + adapter + __int128(vout) * hidden;
         const __int128 replicated =
             d + (side * side + 1) * d + 4 * __int128(d) + __int128(L) * (6 * __int128(d)) + (adapter_bias ? pout : 0);
+        if (total > kMaxVisionParams) return {-1, 0};
+        return {static_cast<int64_t>(total), static_cast<int64_t>(replicated)};
+    }
+
+    // Mistral 3's vision tower as vLLM builds it (mistral3.py and pixtral.py's PixtralHFVisionModel at v0.27.1;
+    // Mistral-Small-3.1 / 3.2-24B's total 24,011,361,280 with the text model): a Conv2d patch embedding without bias,
+    // an RMSNorm, blocks of two RMSNorms, q / k / v / o and gate / up / down without bias (2D RoPE, no position
+    // table), as many as vision_feature_layer reaches (-1: all); the projector's RMSNorm, the patch merger's linear
+    // (spatial_merge_size^2 patches into one) and linear_1 / linear_2 into the text model, biased by
+    // multimodal_projector_bias. PixtralVisionConfig's and Mistral3Config's defaults where a field is absent.
+    // Replicated over TP: the patch embedding, the norms, the merger (a plain nn.Linear) and linear_2's bias.
+    VisionCount mistral3_vision_params() const {
+        const json* v = vision_config();
+        if (!v) return {};
+        auto num = [&](const char* k, int64_t def) { return vision_field(*v, {k}, def); };
+        const int64_t d = num("hidden_size", 1024), i = num("intermediate_size", 4096), ch = num("num_channels", 3),
+                      p = num("patch_size", 16);
+        int64_t L = num("num_hidden_layers", 24);
+        // get_layer_index: a negative feature layer counts from the end (-1: all of them).
+        if (auto f = r.root().find("vision_feature_layer"); f != r.root().end() && f->is_number_integer()) {
+            const int64_t idx = f->get<int64_t>();
+            if (idx < 0 && idx >= -L) L = L + idx + 1;
+            if (idx >= 0 && idx <= L) L = idx;
+        }
+        const int64_t merge = vision_field(r.root(), {"spatial_merge_size"}, 2);
+        const bool bias = [&] {
+            auto f = r.root().find("multimodal_projector_bias");
+            return f != r.root().end() && f->is_boolean() && f->get<bool>();
+        }();
+        const __int128 block = 2 * __int128(d) + 4 * __int128(d) * d + 3 * __int128(d) * i;
+        const __int128 merger = __int128(d) * merge * merge * d;
+        const __int128 patch = __int128(ch) * p * p * d;
+        const __int128 projector =
+            __int128(d) + merger + __int128(d) * hidden + __int128(hidden) * hidden + (bias ? 2 * __int128(hidden) : 0);
+        const __int128 total = patch + d + __int128(L) * block + projector;
+        const __int128 replicated = patch + d + __int128(L) * 2 * d + d + merger + (bias ? hidden : 0);
         if (total > kMaxVisionParams) return {-1, 0};
         return {static_cast<int64_t>(total), static_cast<int64_t>(replicated)};
     }

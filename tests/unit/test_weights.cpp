@@ -282,10 +282,30 @@ const char* kQwen3Vl8b = R"({
   }
 })";
 
-// vLLM's Qwen vision towers (qwen2_vl.py, qwen2_5_vl.py, qwen3_vl.py), Gemma 3's (siglip.py, gemma3_mm.py) and Llama
-// 4's (mllama4.py): each
+// Mistral-Small-3.1-24B-Instruct-2503's config.json (its published fields, written out here). Its text_config, a
+// MistralConfig, names no tie_word_embeddings: that class's default is false.
+const char* kMistralSmall31 = R"({
+  "architectures": ["Mistral3ForConditionalGeneration"], "image_token_index": 10, "model_type": "mistral3",
+  "multimodal_projector_bias": false, "projector_hidden_act": "gelu", "spatial_merge_size": 2,
+  "text_config": {
+    "head_dim": 128, "hidden_act": "silu", "hidden_size": 5120, "intermediate_size": 32768,
+    "max_position_embeddings": 131072, "model_type": "mistral", "num_attention_heads": 32, "num_hidden_layers": 40,
+    "num_key_value_heads": 8, "rms_norm_eps": 1e-05, "rope_theta": 1000000000.0, "sliding_window": null,
+    "vocab_size": 131072
+  },
+  "torch_dtype": "bfloat16",
+  "vision_config": {
+    "head_dim": 64, "hidden_act": "silu", "hidden_size": 1024, "image_size": 1540, "intermediate_size": 4096,
+    "model_type": "pixtral", "num_attention_heads": 16, "num_channels": 3, "num_hidden_layers": 24, "patch_size": 14,
+    "rope_theta": 10000.0
+  },
+  "vision_feature_layer": -1
+})";
+
+// vLLM's Qwen vision towers (qwen2_vl.py, qwen2_5_vl.py, qwen3_vl.py), Gemma 3's (siglip.py, gemma3_mm.py), Llama 4's
+// (mllama4.py) and Mistral 3's (mistral3.py, pixtral.py): each
 // total is the checkpoint's safetensors count, text model and tower together, as the Hub and transformers report it.
-TEST_CASE("the Qwen, Gemma 3 and Llama 4 vision towers as vLLM builds them") {
+TEST_CASE("the Qwen, Gemma 3, Llama 4 and Mistral 3 vision towers as vLLM builds them") {
     auto total = [](const kvb::ModelSpec& m) {
         auto pc = kvb::count_params(m);
         REQUIRE(pc.ok());
@@ -335,6 +355,20 @@ TEST_CASE("the Qwen, Gemma 3 and Llama 4 vision towers as vLLM builds them") {
     CHECK(l4.dims.vision_params == 871932416);
     CHECK(l4.dims.vision_replicated == 1408 * (1 + 577 + 4 + 34 * 6));
     CHECK(total(l4) == 108641793536);
+    // Mistral 3: Pixtral's blocks without bias, the projector's norm, patch merger and two linears; the text model
+    // untied (23,572,403,200). Mistral-Small-3.1 and 3.2 share the count.
+    auto ms = kvb::parse_config(kMistralSmall31, "mistralai/Mistral-Small-3.1-24B-Instruct-2503");
+    REQUIRE(ms.ok());
+    CHECK_FALSE(ms->dims.tie_word_embeddings);
+    CHECK(ms->dims.vision_params == 438958080);
+    CHECK(ms->dims.vision_replicated == 3 * 14 * 14 * 1024 + 1024 + 24 * 2 * 1024 + 1024 + 4096 * 1024);
+    CHECK(total(*ms) == 24011361280);
+    // vLLM builds the encoder only up to vision_feature_layer: -2 leaves out the last block.
+    auto jm = nlohmann::json::parse(kMistralSmall31);
+    jm["vision_feature_layer"] = -2;
+    auto ms2 = kvb::parse_config(jm.dump(), "m");
+    REQUIRE(ms2.ok());
+    CHECK(ms2->dims.vision_params == 438958080 - (2 * 1024 + 4 * 1024 * 1024 + 3 * 1024 * 4096));
 }
 
 TEST_CASE("a GGUF of an MXFP4 checkpoint keeps its routed experts in MXFP4 (gpt-oss)") {
