@@ -1808,6 +1808,11 @@ struct Builder {
         int64_t total = 0;
         int64_t replicated = 0;  // what every TP rank holds whole
     };
+    // A total past any real tower is -1 (parse_config refuses it: vision_tower_too_large).
+    static VisionCount vision_count(__int128 total, __int128 replicated) {
+        if (total > kMaxVisionParams) return {-1, 0};
+        return {static_cast<int64_t>(total), static_cast<int64_t>(replicated)};
+    }
     // The Qwen vision towers as vLLM builds them (read at v0.27.1; the checkpoints' totals agree: Qwen2-VL-2B
     // 2,208,985,600, Qwen2-VL-7B 8,291,375,616, Qwen2.5-VL-7B 8,292,166,656, Qwen3-VL-8B 8,767,123,696 with their
     // text models). A Conv3d patch embedding (with bias from Qwen3), a position table (Qwen3), blocks of two norms
@@ -1857,8 +1862,7 @@ struct Builder {
             patch + pos + __int128(L) * block + norm + merger_linears + deepstack * (2 * H + merger_linears);
         const __int128 replicated =
             patch + pos + __int128(L) * (2 * norm + 2 * d) + norm + out + deepstack * (2 * H + out);
-        if (total > kMaxVisionParams) return {-1, 0};
-        return {static_cast<int64_t>(total), static_cast<int64_t>(replicated)};
+        return vision_count(total, replicated);
     }
 
     // Gemma 3's vision tower as vLLM builds it (gemma3_mm.py, siglip.py at v0.27.1; gemma-3-4b-it's total
@@ -1879,8 +1883,7 @@ struct Builder {
         const __int128 projector = __int128(d) * hidden + d;
         const __int128 total = embeddings + __int128(L) * block + 2 * __int128(d) + projector;
         const __int128 replicated = embeddings + __int128(L) * (6 * __int128(d)) + 2 * __int128(d) + projector;
-        if (total > kMaxVisionParams) return {-1, 0};
-        return {static_cast<int64_t>(total), static_cast<int64_t>(replicated)};
+        return vision_count(total, replicated);
     }
 
     // Llama 4's vision tower as vLLM builds it (mllama4.py at v0.27.1; Llama-4-Scout-17B-16E-Instruct's total
@@ -1909,8 +1912,7 @@ struct Builder {
         const __int128 total = embeddings + __int128(L) * block + adapter + __int128(vout) * hidden;
         const __int128 replicated =
             d + (side * side + 1) * d + 4 * __int128(d) + __int128(L) * (6 * __int128(d)) + (adapter_bias ? pout : 0);
-        if (total > kMaxVisionParams) return {-1, 0};
-        return {static_cast<int64_t>(total), static_cast<int64_t>(replicated)};
+        return vision_count(total, replicated);
     }
 
     // Mistral 3's vision tower as vLLM builds it (mistral3.py and pixtral.py's PixtralHFVisionModel at v0.27.1;
@@ -1945,8 +1947,7 @@ struct Builder {
             __int128(d) + merger + __int128(d) * hidden + __int128(hidden) * hidden + (bias ? 2 * __int128(hidden) : 0);
         const __int128 total = patch + d + __int128(L) * block + projector;
         const __int128 replicated = patch + d + __int128(L) * 2 * d + d + merger + (bias ? hidden : 0);
-        if (total > kMaxVisionParams) return {-1, 0};
-        return {static_cast<int64_t>(total), static_cast<int64_t>(replicated)};
+        return vision_count(total, replicated);
     }
 
     // A rough ViT count from vision_config (transformer blocks + patch embedding),
