@@ -381,6 +381,9 @@ void apply_vllm_release(const VllmRelease& rel, VllmOptions& o) {
 // own_only by whether transformers has a class of the name: it has Mllama, Bamba, Dots1, MiniMax (MiniMaxForCausalLM),
 // Phi-4-multimodal, Persimmon, Fuyu, Aya Vision; Phi-4-flash, Motif, Plamo2, Ouro, Tarsier, Mantis and Music Flamingo
 // are left as notes too, their remote code being recent enough that it may declare the attention interface.
+// The remote code of the refused ones was judged by its age, not read file by file (MiniMax-M1's derives from
+// MiniMax-Text-01's of January 2025); either way the command kvbudget prints, without --trust-remote-code, stops for
+// them, at the config or at the architecture.
 struct DroppedArchChange {
     VllmDroppedArch d;
     VllmChange change;

@@ -1704,32 +1704,18 @@ struct Builder {
         const bool glm_v =
             m.architecture == "Glm4vForConditionalGeneration" || m.architecture == "Glm4vMoeForConditionalGeneration";
         const int qwen = qwen_vision_generation(m.architecture);
-        const bool llama4 = m.architecture == "Llama4ForConditionalGeneration";
-        const bool mistral3 = m.architecture == "Mistral3ForConditionalGeneration";
-        if (qwen > 0 || llama4 || mistral3 || m.architecture == "Gemma3ForConditionalGeneration") {
-            const VisionCount q = qwen > 0   ? qwen_vision_params(qwen)
-                                  : llama4   ? llama4_vision_params()
-                                  : mistral3 ? mistral3_vision_params()
-                                             : gemma3_vision_params();
-            d.vision_params = q.total;
-            d.vision_replicated = q.replicated;
-        } else {
-            d.vision_params = m.family == "gemma4" ? gemma4_vision_params()
-                              : glm_v              ? glm4v_vision_params()
-                                                   : vision_params();
-        }
-        if (const json* vc = vision_config()) {
-            d.vision_heads = vision_field(*vc, {"num_heads", "num_attention_heads"}, qwen > 0 ? 16 : glm_v ? 12 : 0);
-            // These encoders' get_rope(head_dim, partial_rotary_factor 0.5): head_dim / 2 columns.
-            if ((qwen > 0 || glm_v) && d.vision_heads > 0) {
-                const int64_t width = qwen == 2 ? vision_field(*vc, {"embed_dim"}, 1280)
-                                                : vision_field(*vc, {"hidden_size"},
-                                                               qwen == 3    ? 1152
-                                                               : qwen == 25 ? 3584
-                                                                            : 1536);
-                d.vision_rope_dim = width / d.vision_heads / 2;
-            }
-        }
+        const VisionCount vc = qwen > 0                                               ? qwen_vision_params(qwen)
+                               : glm_v                                                ? glm4v_vision_params()
+                               : m.architecture == "Llama4ForConditionalGeneration"   ? llama4_vision_params()
+                               : m.architecture == "Mistral3ForConditionalGeneration" ? mistral3_vision_params()
+                               : m.architecture == "Gemma3ForConditionalGeneration"   ? gemma3_vision_params()
+                               : m.family == "gemma4" ? VisionCount{gemma4_vision_params()}
+                                                      : VisionCount{vision_params()};
+        d.vision_params = vc.total;
+        d.vision_replicated = vc.replicated;
+        d.vision_rope_dim = vc.rope_dim;
+        if (const json* v = vision_config())
+            d.vision_heads = vision_field(*v, {"num_heads", "num_attention_heads"}, vc.heads);
         if (d.vision_params < 0)
             return err("bad_value", "vision_tower_too_large", {{"max", with_commas(kMaxVisionParams)}});
         return true;
@@ -1749,6 +1735,18 @@ struct Builder {
                 return f->get<int64_t>();
         }
         return def;
+    }
+
+    struct VisionCount {
+        int64_t total = 0;
+        int64_t replicated = 0;  // what every TP rank holds whole
+        int64_t heads = 0;       // the config class's attention heads, for a config that names none (0: unknown)
+        int64_t rope_dim = 0;    // the encoder's own get_rope cache columns (dims.vision_rope_dim)
+    };
+    // A total past any real tower is -1 (parse_config refuses it: vision_tower_too_large).
+    static VisionCount vision_count(__int128 total, __int128 replicated, int64_t heads = 0, int64_t rope_dim = 0) {
+        if (total > kMaxVisionParams) return {-1, 0, 0, 0};
+        return {static_cast<int64_t>(total), static_cast<int64_t>(replicated), heads, rope_dim};
     }
 
     // Gemma 4's vision tower as its checkpoint holds it (Gemma4VisionModel, gemma-4-31B-it's safetensors
@@ -1776,9 +1774,9 @@ struct Builder {
     // a position table of (image_size / patch)^2 rows, blocks of qkv and proj without bias and an MLP of
     // out_hidden_size (gate, up, down), two RMSNorms each; post-conv and post RMSNorms, a Conv2d downsample with bias
     // to out_hidden_size, and the merger: proj, a LayerNorm, then gate / up / down of intermediate_size.
-    int64_t glm4v_vision_params() const {
+    VisionCount glm4v_vision_params() const {
         const json* v = vision_config();
-        if (!v) return 0;
+        if (!v) return {};
         auto num = [&](const char* k, int64_t def) { return vision_field(*v, {k}, def); };
         // Glm4vVisionConfig's defaults.
         const int64_t L = num("depth", 24), h = num("hidden_size", 1536), out = num("out_hidden_size", 4096);
@@ -1790,7 +1788,9 @@ struct Builder {
         const __int128 n = __int128(L) * block + __int128(h) * ch * tps * p * p + h + side * side * h +
                            2 * __int128(h) + __int128(out) * h * merge * merge + out + __int128(out) * out +
                            2 * __int128(out) + 3 * __int128(ctx) * out;
-        return n > kMaxVisionParams ? -1 : static_cast<int64_t>(n);
+        // get_rope(head_dim, partial_rotary_factor 0.5) from vLLM 0.12: head_dim / 2 columns.
+        const int64_t vh = num("num_heads", 12);
+        return vision_count(n, 0, 12, h / vh / 2);
     }
 
     // Which of vLLM's Qwen vision towers an architecture builds: 2 Qwen2VisionTransformer (qwen2_vl.py),
@@ -1804,23 +1804,15 @@ struct Builder {
             return 3;
         return 0;
     }
-    struct VisionCount {
-        int64_t total = 0;
-        int64_t replicated = 0;  // what every TP rank holds whole
-    };
-    // A total past any real tower is -1 (parse_config refuses it: vision_tower_too_large).
-    static VisionCount vision_count(__int128 total, __int128 replicated) {
-        if (total > kMaxVisionParams) return {-1, 0};
-        return {static_cast<int64_t>(total), static_cast<int64_t>(replicated)};
-    }
     // The Qwen vision towers as vLLM builds them (read at v0.27.1; the checkpoints' totals agree: Qwen2-VL-2B
-    // 2,208,985,600, Qwen2-VL-7B 8,291,375,616, Qwen2.5-VL-7B 8,292,166,656, Qwen3-VL-8B 8,767,123,696 with their
-    // text models). A Conv3d patch embedding (with bias from Qwen3), a position table (Qwen3), blocks of two norms
-    // (LayerNorm with bias in 2 and 3, RMSNorm in 2.5), qkv and proj with bias, an MLP with bias (fc1 / fc2 of
-    // embed_dim x mlp_ratio in 2, gate / up / down in 2.5, fc1 / fc2 in 3), and the merger: a norm over the
-    // hidden size, then a linear of 4 x that width and one into the text model (Qwen3's deepstack mergers, one per
-    // deepstack_visual_indexes entry, norm after the merge). The config classes' defaults where a field is absent.
-    // Replicated over TP: the patch embedding, the position table, the norms and the row-parallel biases.
+    // 2,208,985,600, Qwen2.5-VL-7B 8,292,166,656, Qwen3-VL-8B 8,767,123,696, Qwen3.5-27B 27,356,728,560 with their
+    // text models, tests/unit/test_weights.cpp). A Conv3d patch embedding (with bias from Qwen3), a position table
+    // (Qwen3), blocks of two norms (LayerNorm with bias in 2 and 3, RMSNorm in 2.5), qkv and proj with bias, an MLP
+    // with bias (fc1 / fc2 of embed_dim x mlp_ratio in 2, gate / up / down in 2.5, fc1 / fc2 in 3), and the merger: a
+    // norm over the hidden size, then a linear of 4 x that width and one into the text model (Qwen3's deepstack
+    // mergers, one per deepstack_visual_indexes entry, norm after the merge). The config classes' defaults where a
+    // field is absent. Replicated over TP: the patch embedding, the position table, the norms and the row-parallel
+    // biases.
     VisionCount qwen_vision_params(int generation) const {
         const json* v = vision_config();
         if (!v) return {};
@@ -1862,7 +1854,9 @@ struct Builder {
             patch + pos + __int128(L) * block + norm + merger_linears + deepstack * (2 * H + merger_linears);
         const __int128 replicated =
             patch + pos + __int128(L) * (2 * norm + 2 * d) + norm + out + deepstack * (2 * H + out);
-        return vision_count(total, replicated);
+        // get_rope(head_dim, partial_rotary_factor 0.5) from vLLM 0.12: head_dim / 2 columns.
+        const int64_t vh = num("num_heads", 16);
+        return vision_count(total, replicated, 16, d / vh / 2);
     }
 
     // Gemma 3's vision tower as vLLM builds it (gemma3_mm.py, siglip.py at v0.27.1; gemma-3-4b-it's total
