@@ -230,6 +230,10 @@ const std::vector<MessageTemplate>& message_templates() {
          "vLLM {release} no longer serves {arch} and stops as it reads the model's config; it names {until} as the "
          "last "
          "release that did. Choose vLLM {until} or earlier"},
+        {"vllm_trust_remote_code",
+         "The repository ships its own code (auto_map in config.json), and model type {type} is not one every "
+         "transformers version vLLM accepts reads without it: the command has --trust-remote-code, which lets vLLM "
+         "load the repository's config and tokenizer classes, and runs that Python on your machine"},
         {"vllm_arch_dropped_backend",
          "vLLM {release} no longer has its own implementation of {arch} (it names {until} as the last release with "
          "one): it "

@@ -429,6 +429,7 @@ std::string command(const Ctx& c, const BudgetResult& r, const std::string& kv_c
     // is pointed at a pre-quantized checkpoint (note pre_quantized).
     if (c.fmt.kind == WeightKind::IntGroup && qm.empty())
         cmd += c.fmt.name == "awq" ? " --quantization awq" : " --quantization gptq";
+    if (vllm_needs_remote_code(c.m)) cmd += " --trust-remote-code";
     return cmd;
 }
 
@@ -559,6 +560,7 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
         else
             r.notes.push_back(note("vllm_arch_dropped_backend", p));
     }
+    if (vllm_needs_remote_code(m)) r.notes.push_back(note("vllm_trust_remote_code", {{"type", m.config_type}}));
     const bool arch_refused = startup_refusal.has_value();
     // compressed-tensors fp8 blocks a release does not read, on any GPU: as the config is read (before 0.10.2), or as
     // the model is built (0.10.2).

@@ -382,8 +382,8 @@ void apply_vllm_release(const VllmRelease& rel, VllmOptions& o) {
 // Phi-4-multimodal, Persimmon, Fuyu, Aya Vision; Phi-4-flash, Motif, Plamo2, Ouro, Tarsier, Mantis and Music Flamingo
 // are left as notes too, their remote code being recent enough that it may declare the attention interface.
 // The remote code of the refused ones was judged by its age, not read file by file (MiniMax-M1's derives from
-// MiniMax-Text-01's of January 2025); either way the command kvbudget prints, without --trust-remote-code, stops for
-// them, at the config or at the architecture.
+// MiniMax-Text-01's of January 2025). Their configs have an auto_map, so the command kvbudget prints has
+// --trust-remote-code (vllm_needs_remote_code) and gets past the config to the architecture.
 struct DroppedArchChange {
     VllmDroppedArch d;
     VllmChange change;
@@ -1226,6 +1226,32 @@ const VllmDroppedArch* vllm_dropped_architecture(const ModelSpec& m, const VllmR
     for (const VllmDroppedArch* d : rel.dropped)
         if (m.architecture == d->arch) return d;
     return nullptr;
+}
+
+// transformers' own model_types by 4.48.2, the oldest transformers any release kvbudget models accepts (0.7.3's
+// requirements-common.txt; 0.27.1 asks for 5.5.3): for these AutoConfig reads config.json without the repository's
+// code, whatever its auto_map says. Types transformers added later (deepseek_v3, nemotron_h, ...) depend on the
+// transformers installed, so the command asks for the flag there too.
+const char* const kTransformersTypes4482[] = {
+    "llama",        "mistral",         "mixtral",   "qwen2",      "qwen2_moe",  "qwen2_vl", "phi",
+    "phi3",         "phimoe",          "gemma",     "gemma2",     "jamba",      "mamba",    "mamba2",
+    "gpt2",         "falcon",          "bloom",     "mpt",        "starcoder2", "dbrx",     "olmo",
+    "olmo2",        "olmoe",           "cohere",    "cohere2",    "gpt_neox",   "gptj",     "granite",
+    "granitemoe",   "stablelm",        "persimmon", "nemotron",   "glm",        "opt",      "gpt_bigcode",
+    "falcon_mamba", "recurrent_gemma", "llava",     "llava_next", "mllama",     "bamba"};
+
+// The repository's own code (auto_map) is read only with --trust-remote-code: without it, a config whose model_type
+// transformers lacks stops vLLM at once ("Failed to load the model config. If the model is a custom model not yet
+// available in the HuggingFace transformers library, consider setting `trust_remote_code=True` ..."), and a model_type
+// vLLM registers a config class for (kimi_k2, chatglm) still loads the repository's tokenizer class (Kimi-K2's
+// TikTokenTokenizer, ChatGLM's) from that code. Asked for wherever the repository has code and transformers might not
+// read its config on its own; where it is not needed vLLM just reads the repository's config class instead.
+bool vllm_needs_remote_code(const ModelSpec& m) {
+    if (!m.auto_map) return false;
+    const std::string t = lower(m.config_type);
+    for (const char* k : kTransformersTypes4482)
+        if (t == k) return false;
+    return true;
 }
 
 std::string vllm_dropped_architecture_error(const VllmDroppedArch& d) {

@@ -2185,6 +2185,8 @@ Result<ModelSpec> parse_config(const std::string& text, const std::string& name_
     if (auto a = root.find("architectures"); a != root.end() && a->is_array() && !a->empty() && (*a)[0].is_string()) {
         m.architecture = (*a)[0].get<std::string>();
     }
+    m.config_type = root_type.value_or("");
+    if (auto a = root.find("auto_map"); a != root.end() && a->is_object() && !a->empty()) m.auto_map = true;
     if (root.contains("model_type") && !root["model_type"].is_string() && !root["model_type"].is_null()) {
         return make_error(
             "bad_value", note("not_string",

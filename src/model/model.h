@@ -229,6 +229,8 @@ struct ModelSpec {
     std::string name;                // model id or file name, used in messages
     std::string model_type;          // of the text model
     std::string architecture;        // first entry of architectures
+    std::string config_type;         // the top-level model_type (a multimodal config's, not its text model's)
+    bool auto_map = false;           // the config names the repository's own classes (auto_map)
     std::string family;              // which normalization rule applied: "llama", "deepseek_mla", "gemma3", ...
     bool generic = false;            // unknown model_type, sized from the generic fields
     bool multimodal = false;         // text model was nested under text_config or a vision tower exists

@@ -1780,3 +1780,44 @@ TEST_CASE("vLLM stops at an architecture its release dropped; one its Transforme
     CHECK(std::none_of(before.notes.begin(), before.notes.end(),
                        [](const kvb::Message& n) { return n.code == "vllm_arch_dropped_backend"; }));
 }
+
+// vLLM reads a repository's own classes (auto_map) only with --trust-remote-code: without it a model_type transformers
+// lacks stops it at the config ("Failed to load the model config ..."), and Kimi-K2's or ChatGLM's tokenizer class
+// lives in that code even where vLLM registers the config. transformers >= 4.48.2 (vLLM 0.7.3's minimum) reads phi3,
+// mpt and the rest of its own types without it.
+TEST_CASE("vLLM's command has --trust-remote-code where the repository's own code is needed") {
+    kvb::BudgetInputs in;
+    in.gpu = "h100";
+    in.context = 4096;
+    auto run = [&](const char* id) {
+        auto a = kvb::compute_budget(fixture(id), in);
+        REQUIRE(a.ok());
+        std::string type;
+        for (const auto& n : a.value().notes)
+            if (n.code == "vllm_trust_remote_code") type = n.param("type");
+        return std::make_pair(a.value().command, type);
+    };
+    in.engine_version = "0.23.0";
+    CHECK(run("baichuan-inc/Baichuan2-13B-Chat") ==
+          std::make_pair(std::string("vllm serve baichuan-inc/Baichuan2-13B-Chat --max-model-len 4096 "
+                                     "--trust-remote-code"),
+                         std::string("baichuan")));
+    in.engine_version = "";
+    CHECK(run("nvidia/Llama-3_3-Nemotron-Super-49B-v1").second == "nemotron-nas");
+    CHECK(run("moonshotai/Kimi-K2-Instruct").second == "kimi_k2");
+    CHECK(run("deepseek-ai/DeepSeek-V3").second == "deepseek_v3");
+    CHECK(run("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16").first ==
+          "vllm serve nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16 --max-model-len 4096 --trust-remote-code");
+    // Configs transformers reads itself, whatever their auto_map; and the ones without an auto_map.
+    for (const char* id : {"microsoft/Phi-3.5-mini-instruct", "mosaicml/mpt-7b-instruct", "Qwen/Qwen3-8B"}) {
+        CAPTURE(id);
+        const auto r = run(id);
+        CHECK(r.first.find("--trust-remote-code") == std::string::npos);
+        CHECK(r.second.empty());
+    }
+    // A dropped architecture's config needs the flag too: with it vLLM gets as far as the architecture and refuses.
+    const auto m1 = kvb::compute_budget(fixture("MiniMaxAI/MiniMax-M1-80k"), in);
+    REQUIRE(m1.ok());
+    CHECK(m1.value().verdict_reason.code == "vllm_arch_dropped");
+    CHECK(m1.value().command.find(" --trust-remote-code") != std::string::npos);
+}

@@ -238,7 +238,8 @@ TEST_CASE("checkpoint KV: compressed-tensors kv_cache_scheme caches fp8 from 0.1
     CHECK(m.quant.kv.source == "compressed-tensors");
     const kvb::BudgetResult now = vllm_on(m, "h100-sxm", 32768);
     CHECK(now.kv_cache_dtype == "fp8");
-    CHECK(now.command == "vllm serve poolside/Laguna-XS.2-FP8 --max-model-len 32768");
+    // The repository ships code (auto_map) for a model_type transformers 4.48.2 lacks (vllm_needs_remote_code).
+    CHECK(now.command == "vllm serve poolside/Laguna-XS.2-FP8 --max-model-len 32768 --trust-remote-code");
     for (const kvb::Message& n : now.notes)
         if (n.code == "vllm_kv_declared_scheme")
             CHECK(kvb::render_english(n) ==

@@ -393,7 +393,7 @@ test('pipeline parallelism: the advised TP x PP set on the page, as the CLI comp
   assert.equal(await page.inputValue('#ctl-tp'), '4');
   assert.equal(await page.inputValue('#ctl-pp'), '2');
   assert.equal(await page.getAttribute('body', 'data-state'), 'ready');
-  assert.match(await page.textContent('[data-role="command"]'), /--tensor-parallel-size 4 --pipeline-parallel-size 2$/);
+  assert.match(await page.textContent('[data-role="command"]'), /--tensor-parallel-size 4 --pipeline-parallel-size 2 --trust-remote-code$/);
   const cli = cliJson(['budget', cfg, '--gpu', 'h100', '--gpu-count', '8', '-tp', '4', '-pp', '2', '--max-model-len', '32768']);
   const m = await metrics(page);
   assert.deepEqual(m, Object.fromEntries(Object.entries(cli.metrics).map(([k, v]) => [k, String(v)])));
@@ -412,7 +412,7 @@ test('pipeline parallelism: the advised TP x PP set on the page, as the CLI comp
   // "All GPUs" with stages is the GPUs over the stages (the core's tensor_parallel_size 0): 8 / 2.
   await change(page, '#ctl-tp', '0');
   assert.equal(await page.textContent('#ctl-tp option[value="0"]'), 'GPUs \u00f7 2');
-  assert.match(await page.textContent('[data-role="command"]'), /--tensor-parallel-size 4 --pipeline-parallel-size 2$/);
+  assert.match(await page.textContent('[data-role="command"]'), /--tensor-parallel-size 4 --pipeline-parallel-size 2 --trust-remote-code$/);
   // More stages than GPUs over TP: the GPU count follows, visibly.
   await change(page, '#ctl-pp', '16');
   assert.equal(await page.inputValue('#ctl-gpu-count'), '16');
