@@ -242,6 +242,13 @@ const std::vector<MessageTemplate>& message_templates() {
         {"vllm_tp_vision_heads",
          "AssertionError: {heads} is not divisible by {tp} (vLLM splits the vision encoder's {heads} attention heads "
          "over tensor parallel size {tp})"},
+        {"vllm_tp_vision_mlp",
+         "AssertionError: {width} is not divisible by {tp} (vLLM splits the vision encoder's MLP of {width} over "
+         "tensor "
+         "parallel size {tp})"},
+        {"vllm_tp_vision_mlp_merged",
+         "AssertionError (vLLM splits the vision encoder's gated MLP of {width} over tensor parallel size {tp}, which "
+         "does not divide it)"},
         {"vllm_hybrid_off_mixed",
          "Hybrid KV cache manager is disabled but failed to convert the KV cache specs to one unified type."},
         {"vllm_page_not_divisible",

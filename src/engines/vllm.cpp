@@ -715,6 +715,12 @@ Result<bool> check_tp(const ModelSpec& m, int64_t tp) {
                               m.architecture == "InternVLForConditionalGeneration";
     if (m.dims.vision_params > 0 && vh > 0 && vh % tp != 0 && !vit_fallback)
         return refuse(note("vllm_tp_vision_heads", {{"heads", to_string(vh)}, {"tp", to_string(tp)}}));
+    // Then each block's MLP, built after its attention: MergedColumnParallelLinear asserts every output size divides
+    // by TP with no message (Qwen2.5-VL's 3,420 at TP 8), ColumnParallelLinear through divide() as above.
+    const int64_t mlp = m.dims.vision_mlp;
+    if (m.dims.vision_params > 0 && mlp > 0 && mlp % tp != 0)
+        return refuse(note(m.dims.vision_mlp_merged ? "vllm_tp_vision_mlp_merged" : "vllm_tp_vision_mlp",
+                           {{"width", to_string(mlp)}, {"tp", to_string(tp)}}));
     return true;
 }
 

@@ -1714,6 +1714,8 @@ struct Builder {
         d.vision_params = vc.total;
         d.vision_replicated = vc.replicated;
         d.vision_rope_dim = vc.rope_dim;
+        d.vision_mlp = vc.mlp;
+        d.vision_mlp_merged = vc.mlp_merged;
         if (const json* v = vision_config())
             d.vision_heads = vision_field(*v, {"num_heads", "num_attention_heads"}, vc.heads);
         if (d.vision_params < 0)
@@ -1742,11 +1744,13 @@ struct Builder {
         int64_t replicated = 0;  // what every TP rank holds whole
         int64_t heads = 0;       // the config class's attention heads, for a config that names none (0: unknown)
         int64_t rope_dim = 0;    // the encoder's own get_rope cache columns (dims.vision_rope_dim)
+        int64_t mlp = 0;         // dims.vision_mlp
+        bool mlp_merged = false;
     };
     // A total past any real tower is -1 (parse_config refuses it: vision_tower_too_large).
     static VisionCount vision_count(__int128 total, __int128 replicated, int64_t heads = 0, int64_t rope_dim = 0) {
-        if (total > kMaxVisionParams) return {-1, 0, 0, 0};
-        return {static_cast<int64_t>(total), static_cast<int64_t>(replicated), heads, rope_dim};
+        if (total > kMaxVisionParams) return {-1, 0, 0, 0, 0, false};
+        return {static_cast<int64_t>(total), static_cast<int64_t>(replicated), heads, rope_dim, 0, false};
     }
 
     // Gemma 4's vision tower as its checkpoint holds it (Gemma4VisionModel, gemma-4-31B-it's safetensors
@@ -1856,7 +1860,12 @@ struct Builder {
             patch + pos + __int128(L) * (2 * norm + 2 * d) + norm + out + deepstack * (2 * H + out);
         // get_rope(head_dim, partial_rotary_factor 0.5) from vLLM 0.12: head_dim / 2 columns.
         const int64_t vh = num("num_heads", 16);
-        return vision_count(total, replicated, 16, d / vh / 2);
+        VisionCount vc = vision_count(total, replicated, 16, d / vh / 2);
+        // Qwen2.5-VL's gated MLP is one MergedColumnParallelLinear; Qwen2-VL's and Qwen3-VL's fc1 a
+        // ColumnParallelLinear.
+        vc.mlp = i;
+        vc.mlp_merged = !q2 && !q3;
+        return vc;
     }
 
     // Gemma 3's vision tower as vLLM builds it (gemma3_mm.py, siglip.py at v0.27.1; gemma-3-4b-it's total

@@ -165,6 +165,10 @@ struct WeightDims {
     int64_t vision_replicated = 0;  // of those, what vLLM keeps whole on every TP rank (0: not known, split it all)
     int64_t vision_rope_dim = 0;    // the encoder's own RoPE cache columns (vllm_vision_rotary_cache_bytes); 0 none
     int64_t vision_heads = 0;       // its attention heads (vision_config num_heads / num_attention_heads); 0 unknown
+    // The MLP width vLLM splits over the TP ranks, where a reader knows the tower (0 unknown); merged: gate and up in
+    // one MergedColumnParallelLinear (Qwen2.5-VL), whose divisibility check is a bare assert.
+    int64_t vision_mlp = 0;
+    bool vision_mlp_merged = false;
     int64_t max_position_embeddings = 0;
 };
 

@@ -1821,3 +1821,31 @@ TEST_CASE("vLLM's command has --trust-remote-code where the repository's own cod
     CHECK(m1.value().verdict_reason.code == "vllm_arch_dropped");
     CHECK(m1.value().command.find(" --trust-remote-code") != std::string::npos);
 }
+
+// Qwen2.5-VL's vision blocks build their gated MLP (intermediate 3,420) as one MergedColumnParallelLinear, which
+// asserts that TP divides both output sizes, with no message: at TP 8 vLLM stops there, after the encoder's 16 heads
+// passed. The 7B's config with text heads TP 8 divides (16 and 2, as Qwen2.5-VL-3B's): only the tower stops it.
+TEST_CASE("vLLM stops at a vision MLP tensor parallelism does not divide (Qwen2.5-VL at TP 8)") {
+    nlohmann::json cfg = nlohmann::json::parse(kvb::test::fixture_text("Qwen/Qwen2.5-VL-7B-Instruct"));
+    cfg["num_attention_heads"] = 16;
+    cfg["num_key_value_heads"] = 2;
+    auto m = kvb::parse_config(cfg.dump(), "Qwen/Qwen2.5-VL-7B-Instruct");
+    REQUIRE(m.ok());
+    CHECK(m->dims.vision_mlp == 3420);
+    kvb::BudgetInputs in;
+    in.gpu = "h100";
+    in.context = 32768;
+    in.gpu_count = 8;
+    auto tp8 = kvb::compute_budget(*m, in);
+    REQUIRE_FALSE(tp8.ok());
+    CHECK(tp8.error().detail.code == "vllm_tp_vision_mlp_merged");
+    CHECK(tp8.error().message ==
+          "AssertionError (vLLM splits the vision encoder's gated MLP of 3420 over tensor parallel size 8, which does "
+          "not divide it)");
+    in.gpu_count = 4;
+    CHECK(kvb::compute_budget(*m, in).ok());
+    // Qwen2-VL's fc1 (embed_dim x mlp_ratio 4 = 5,120) is a ColumnParallelLinear, checked through divide().
+    auto q2 = fixture("Qwen/Qwen2-VL-2B-Instruct-AWQ");
+    CHECK(q2.dims.vision_mlp == 5120);
+    CHECK_FALSE(q2.dims.vision_mlp_merged);
+}
