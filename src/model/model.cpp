@@ -1174,8 +1174,11 @@ struct Builder {
                     auto idx =
                         r.int_value((*xa)[i], "cross_attention_layers[" + std::to_string(i) + "]", 0, n_layers - 1);
                     if (!idx) return idx.error();
-                    m.layers[static_cast<size_t>(idx.value())] = no_cache_layer();
+                    Layer& l = m.layers[static_cast<size_t>(idx.value())];
+                    l.kind = LayerKind::None;
+                    l.cross_attention = true;
                 }
+                m.dims.embedding_extra_rows = 8;
                 note("cross_attention", {{"n", std::to_string(xa->size())}});
             }
             return true;
@@ -1707,6 +1710,7 @@ struct Builder {
         const VisionCount vc = qwen > 0                                               ? qwen_vision_params(qwen)
                                : glm_v                                                ? glm4v_vision_params()
                                : m.architecture == "Llama4ForConditionalGeneration"   ? llama4_vision_params()
+                               : m.architecture == "MllamaForConditionalGeneration"   ? mllama_vision_params()
                                : m.architecture == "Mistral3ForConditionalGeneration" ? mistral3_vision_params()
                                : m.architecture == "Gemma3ForConditionalGeneration"   ? gemma3_vision_params()
                                : m.family == "gemma4" ? VisionCount{gemma4_vision_params()}
@@ -1887,6 +1891,35 @@ struct Builder {
         const __int128 total = embeddings + __int128(L) * block + 2 * __int128(d) + projector;
         const __int128 replicated = embeddings + __int128(L) * (6 * __int128(d)) + 2 * __int128(d) + projector;
         return vision_count(total, replicated);
+    }
+
+    // Llama 3.2 Vision's tower as vLLM 0.10.2 (mllama.py) and transformers (modeling_mllama.py) build it: a patch
+    // linear without bias, a class embedding, a position table of (image_size / patch)^2 + 1 rows with its gate and
+    // a tile table of one row per aspect ratio (max_num_tiles x positions x width each), gated pre- and post-tile
+    // tables (one max_num_tiles x width row per aspect ratio), LayerNorms before and after, num_hidden_layers blocks
+    // and num_global_layers gated ones (q / k / v / o without bias, fc1 / fc2 with, two LayerNorms; two gates), and
+    // the projector from vision_output_dim into the text model, with bias. MllamaVisionConfig's defaults where a
+    // field is absent. Replicated over TP: the embedding tables, the norms, fc2's bias and the gates.
+    VisionCount mllama_vision_params() const {
+        const json* v = vision_config();
+        if (!v) return {};
+        auto num = [&](const char* k, int64_t def) { return vision_field(*v, {k}, def); };
+        const int64_t d = num("hidden_size", 1280), i = num("intermediate_size", 5120);
+        const int64_t L = num("num_hidden_layers", 32), G = num("num_global_layers", 8);
+        const int64_t ch = num("num_channels", 3), img = num("image_size", 448), p = num("patch_size", 14);
+        const int64_t tiles = num("max_num_tiles", 4), out = num("vision_output_dim", 7680);
+        int64_t ratios = 8;
+        if (auto f = v->find("supported_aspect_ratios"); f != v->end() && f->is_array())
+            ratios = static_cast<int64_t>(f->size());
+        const __int128 positions = p > 0 ? __int128(img / p) * (img / p) + 1 : 0;
+        const __int128 tables = __int128(d) + positions * d + 1 + (ratios + 1) * (tiles * positions * d) +
+                                2 * ((ratios + 1) * __int128(tiles) * d + 1);
+        const __int128 block = 4 * __int128(d) * d + 2 * __int128(d) * i + i + d + 4 * __int128(d);
+        const __int128 projector = __int128(out) * hidden + hidden;
+        const __int128 total =
+            __int128(ch) * p * p * d + tables + 2 * (2 * __int128(d)) + (L + G) * block + 2 * G + projector;
+        const __int128 replicated = tables + 4 * __int128(d) + (L + G) * (5 * __int128(d)) + 2 * G;
+        return vision_count(total, replicated, num("attention_heads", 16));
     }
 
     // Llama 4's vision tower as vLLM builds it (mllama4.py at v0.27.1; Llama-4-Scout-17B-16E-Instruct's total

@@ -78,6 +78,10 @@ struct Layer {
     // Gemma 3n / 4's last num_kv_shared_layers: kind None (they read an earlier layer's cache), the
     // geometry above kept because their q/k/v projections are in the checkpoint and every engine loads them.
     bool kv_shared = false;
+    // Llama 3.2 Vision's cross-attention layers: kind None (their cache holds the image's tokens, not the context),
+    // the geometry above kept for their q / k / v / o, q_norm and k_norm, and two tanh gates
+    // (MllamaTextCrossAttention).
+    bool cross_attention = false;
 };
 
 struct QuantPlan;
@@ -110,8 +114,9 @@ struct WeightDims {
     int64_t num_attention_heads = 0;
     int64_t q_head_dim = 0;  // per query head (qk_nope + qk_rope for MLA)
     int64_t vocab_size = 0;
-    int64_t intermediate_size = 0;  // dense MLP width
-    bool gated_mlp = true;          // SwiGLU-style 3 matrices vs 2 (GPT-2, OPT, Falcon, MPT, Bloom)
+    int64_t embedding_extra_rows = 0;  // rows embed_tokens has beyond vocab_size (Mllama's vocab_size + 8)
+    int64_t intermediate_size = 0;     // dense MLP width
+    bool gated_mlp = true;             // SwiGLU-style 3 matrices vs 2 (GPT-2, OPT, Falcon, MPT, Bloom)
     bool tie_word_embeddings = false;
     bool attention_bias = false;  // the config's attention_bias; which projections carry it is the family's rule
     // MiniMax-M2's use_routing_bias: its MoE block holds an e_score_correction_bias (MiniMaxM2MoE; default false).

@@ -163,7 +163,7 @@ struct Counter {
     }
 
     void embeddings() {
-        b.add(TensorRole::TokenEmbedding, -1, d.vocab_size, h);
+        b.add(TensorRole::TokenEmbedding, -1, d.vocab_size + d.embedding_extra_rows, h);
         if (f.pos_rows > 0) b.add(TensorRole::PositionEmbedding, -1, f.pos_rows, h);
         // Gemma 4 PLE (Gemma4Model in vLLM): one table for all layers, its projection from the hidden state
         // and that projection's norm.
@@ -449,6 +449,9 @@ struct Counter {
             case LayerKind::None:
                 if (L.kv_shared) {
                     if (auto ok = attention(li, L); !ok) return ok;
+                } else if (L.cross_attention) {
+                    if (auto ok = attention(li, L); !ok) return ok;
+                    b.vec(li, 2 * L.k_head_dim + 2);
                 } else if (L.nextn) {
                     auto ok = L.kv_lora_rank > 0 ? mla(li, L) : attention(li, L);
                     if (!ok) return ok;

@@ -305,7 +305,7 @@ const char* kMistralSmall31 = R"({
 // vLLM's Qwen vision towers (qwen2_vl.py, qwen2_5_vl.py, qwen3_vl.py), Gemma 3's (siglip.py, gemma3_mm.py), Llama 4's
 // (mllama4.py) and Mistral 3's (mistral3.py, pixtral.py): each
 // total is the checkpoint's safetensors count, text model and tower together, as the Hub and transformers report it.
-TEST_CASE("the Qwen, Gemma 3, Llama 4 and Mistral 3 vision towers as vLLM builds them") {
+TEST_CASE("the Qwen, Gemma 3, Llama 4, Mistral 3 and Llama 3.2 vision towers as vLLM builds them") {
     auto total = [](const kvb::ModelSpec& m) {
         auto pc = kvb::count_params(m);
         REQUIRE(pc.ok());
@@ -369,6 +369,17 @@ TEST_CASE("the Qwen, Gemma 3, Llama 4 and Mistral 3 vision towers as vLLM builds
     auto ms2 = kvb::parse_config(jm.dump(), "m");
     REQUIRE(ms2.ok());
     CHECK(ms2->dims.vision_params == 438958080 - (2 * 1024 + 4 * 1024 * 1024 + 3 * 1024 * 4096));
+    // Llama 3.2 Vision: the tiled, gated position tables (73.8 M of the tower is the tile table), 32 blocks and 8
+    // gated global ones, the 7,680 x 4,096 projector; the text model's eight cross-attention layers with their
+    // q / k / v / o, q_norm, k_norm and gates, and embed_tokens' 8 extra rows. The tower was the generic estimate's
+    // 787,645,440 and the cross-attention layers had no attention: 443 M parameters (0.83 GiB) short. The total is
+    // the checkpoint's published 10,670,220,835.
+    auto ml = fixture("meta-llama/Llama-3.2-11B-Vision-Instruct");
+    CHECK(ml.dims.vision_params == 895028755);
+    CHECK(ml.dims.vision_heads == 16);
+    CHECK(ml.dims.vision_replicated ==
+          1280 + 1601 * 1280 + 1 + 9LL * 4 * 1601 * 1280 + 2 * (9 * 4 * 1280 + 1) + 4 * 1280 + 40 * 5 * 1280 + 16);
+    CHECK(total(ml) == 10670220835);
 }
 
 TEST_CASE("a GGUF of an MXFP4 checkpoint keeps its routed experts in MXFP4 (gpt-oss)") {
