@@ -1711,6 +1711,7 @@ struct Builder {
                                : glm_v                                                ? glm4v_vision_params()
                                : m.architecture == "Llama4ForConditionalGeneration"   ? llama4_vision_params()
                                : m.architecture == "MllamaForConditionalGeneration"   ? mllama_vision_params()
+                               : m.architecture == "InternVLChatModel"                ? internvl_vision_params()
                                : m.architecture == "Mistral3ForConditionalGeneration" ? mistral3_vision_params()
                                : m.architecture == "Gemma3ForConditionalGeneration"   ? gemma3_vision_params()
                                : m.family == "gemma4" ? VisionCount{gemma4_vision_params()}
@@ -1920,6 +1921,51 @@ struct Builder {
             __int128(ch) * p * p * d + tables + 2 * (2 * __int128(d)) + (L + G) * block + 2 * G + projector;
         const __int128 replicated = tables + 4 * __int128(d) + (L + G) * (5 * __int128(d)) + 2 * G;
         return vision_count(total, replicated, num("attention_heads", 16));
+    }
+
+    // InternVL's InternViT and mlp1 as vLLM (internvl.py, intern_vit.py) and the checkpoints' remote code build them:
+    // a patch convolution with bias, a class embedding and a position table of (image_size / patch)^2 + 1 rows;
+    // blocks of qkv (bias per qkv_bias), proj with bias, q_norm and k_norm over the whole width when
+    // qk_normalization, two norms (LayerNorm with bias, or RMSNorm) and two layer scales, fc1 / fc2 with bias; up to
+    // select_layer (-1: all), no final norm. mlp1 takes the pixel-shuffled width (width / downsample_ratio^2) through
+    // a LayerNorm and two biased linears into the text model. InternVisionConfig's defaults where a field is absent.
+    // InternVL2.5-1B, 8B and 26B give their published totals (938,193,024, 8,075,365,376, 25,514,186,112).
+    // Replicated over TP: the embeddings, the norms and layer scales, the row-parallel biases and mlp1 (whose
+    // linears are ReplicatedLinear). The dummy heads vLLM pads a head count TP does not divide with are not counted.
+    VisionCount internvl_vision_params() const {
+        const json* v = vision_config();
+        if (!v) return {};
+        auto num = [&](const char* k, int64_t def) { return vision_field(*v, {k}, def); };
+        auto flag = [&](const char* k, bool def) {
+            auto f = v->find(k);
+            return f != v->end() && f->is_boolean() ? f->get<bool>() : def;
+        };
+        const int64_t d = num("hidden_size", 3200), i = num("intermediate_size", 12800);
+        const int64_t ch = num("num_channels", 3), img = num("image_size", 224), p = num("patch_size", 14);
+        int64_t L = num("num_hidden_layers", 48);
+        if (auto s = r.root().find("select_layer"); s != r.root().end() && s->is_number_integer()) {
+            const int64_t sel = s->get<int64_t>();
+            const int64_t n = sel < 0 ? L + sel + 1 : sel + 1;
+            if (n > 0 && n <= L) L = n;
+        }
+        double ratio = 0.5;
+        if (auto f = r.root().find("downsample_ratio");
+            f != r.root().end() && f->is_number() && f->get<double>() > 0 && f->get<double>() <= 1)
+            ratio = f->get<double>();
+        const int64_t shuffled = static_cast<int64_t>(double(d) / (ratio * ratio) + 0.5);
+        const bool layer_norm = v->value("norm_type", std::string("rms_norm")) == "layer_norm";
+        const int64_t norm = layer_norm ? 2 * d : d;
+        const __int128 positions = p > 0 ? __int128(img / p) * (img / p) + 1 : 0;
+        const __int128 embeddings = __int128(ch) * p * p * d + d + d + positions * d;
+        const __int128 qk = flag("qk_normalization", false) ? 2 * __int128(d) : 0;
+        const __int128 block = 3 * __int128(d) * d + (flag("qkv_bias", false) ? 3 * d : 0) + __int128(d) * d + d + qk +
+                               2 * __int128(norm) + 2 * __int128(d) + 2 * __int128(d) * i + i + d;
+        const __int128 mlp1 =
+            2 * __int128(shuffled) + __int128(shuffled) * hidden + hidden + __int128(hidden) * hidden + hidden;
+        const __int128 total = embeddings + __int128(L) * block + mlp1;
+        const __int128 replicated =
+            embeddings + __int128(L) * (2 * __int128(norm) + 2 * __int128(d) + 2 * d + qk) + mlp1;
+        return vision_count(total, replicated, num("num_attention_heads", 25));
     }
 
     // Llama 4's vision tower as vLLM builds it (mllama4.py at v0.27.1; Llama-4-Scout-17B-16E-Instruct's total

@@ -302,10 +302,29 @@ const char* kMistralSmall31 = R"({
   "vision_feature_layer": -1
 })";
 
+// InternVL2.5's config.json as its remote code (InternVLChatConfig) reads it: the fields that shape the weights, with
+// the published values of InternVL2.5-1B (InternViT-300M and a Qwen2.5-0.5B of 151,674 tokens), written out here;
+// the 8B and 26B swap the LLM (InternLM2.5-7B / 20B of 92,553 tokens) and, for the 26B, the tower (InternViT-6B).
+const char* kInternVl25_1b = R"({
+  "architectures": ["InternVLChatModel"], "model_type": "internvl_chat", "downsample_ratio": 0.5,
+  "force_image_size": 448, "select_layer": -1, "template": "internvl2_5", "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16",
+  "llm_config": {
+    "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 896, "intermediate_size": 4864,
+    "max_position_embeddings": 32768, "num_attention_heads": 14, "num_hidden_layers": 24, "num_key_value_heads": 2,
+    "rms_norm_eps": 1e-06, "rope_theta": 1000000.0, "torch_dtype": "bfloat16", "vocab_size": 151674
+  },
+  "vision_config": {
+    "architectures": ["InternVisionModel"], "model_type": "intern_vit_6b", "hidden_size": 1024, "image_size": 448,
+    "intermediate_size": 4096, "norm_type": "layer_norm", "num_attention_heads": 16, "num_channels": 3,
+    "num_hidden_layers": 24, "patch_size": 14, "qk_normalization": false, "qkv_bias": true
+  }
+})";
+
 // vLLM's Qwen vision towers (qwen2_vl.py, qwen2_5_vl.py, qwen3_vl.py), Gemma 3's (siglip.py, gemma3_mm.py), Llama 4's
 // (mllama4.py) and Mistral 3's (mistral3.py, pixtral.py): each
 // total is the checkpoint's safetensors count, text model and tower together, as the Hub and transformers report it.
-TEST_CASE("the Qwen, Gemma 3, Llama 4, Mistral 3 and Llama 3.2 vision towers as vLLM builds them") {
+TEST_CASE("the Qwen, Gemma 3, Llama 4, Mistral 3, Llama 3.2 and InternVL vision towers as vLLM builds them") {
     auto total = [](const kvb::ModelSpec& m) {
         auto pc = kvb::count_params(m);
         REQUIRE(pc.ok());
@@ -380,6 +399,52 @@ TEST_CASE("the Qwen, Gemma 3, Llama 4, Mistral 3 and Llama 3.2 vision towers as 
     CHECK(ml.dims.vision_replicated ==
           1280 + 1601 * 1280 + 1 + 9LL * 4 * 1601 * 1280 + 2 * (9 * 4 * 1280 + 1) + 4 * 1280 + 40 * 5 * 1280 + 16);
     CHECK(total(ml) == 10670220835);
+    // InternVL2.5: InternViT (its layer scales, qkv bias or q / k norms, LayerNorm or RMSNorm) and mlp1 from the
+    // pixel-shuffled 4 x width. The generic estimate left out mlp1 and the embeddings: 34.8 M short for the 8B, 120 M
+    // for the 26B.
+    auto iv = nlohmann::json::parse(kInternVl25_1b);
+    auto parse = [](const nlohmann::json& cfg) {
+        auto m = kvb::parse_config(cfg.dump(), "OpenGVLab/InternVL2_5");
+        REQUIRE(m.ok());
+        return *m;
+    };
+    const auto iv1 = parse(iv);
+    CHECK(iv1.dims.vision_params == 304012288 + 4482816);
+    CHECK(iv1.dims.vision_heads == 16);
+    CHECK(total(iv1) == 938193024);
+    nlohmann::json lm = {{"architectures", {"InternLM2ForCausalLM"}},
+                         {"model_type", "internlm2"},
+                         {"hidden_size", 4096},
+                         {"intermediate_size", 14336},
+                         {"max_position_embeddings", 32768},
+                         {"num_attention_heads", 32},
+                         {"num_hidden_layers", 32},
+                         {"num_key_value_heads", 8},
+                         {"rms_norm_eps", 1e-05},
+                         {"rope_theta", 1000000},
+                         {"tie_word_embeddings", false},
+                         {"torch_dtype", "bfloat16"},
+                         {"vocab_size", 92553}};
+    iv["llm_config"] = lm;
+    CHECK(total(parse(iv)) == 8075365376);
+    lm["hidden_size"] = 6144;
+    lm["intermediate_size"] = 16384;
+    lm["num_attention_heads"] = 48;
+    lm["num_hidden_layers"] = 48;
+    iv["llm_config"] = lm;
+    iv["vision_config"].update({{"hidden_size", 3200},
+                                {"intermediate_size", 12800},
+                                {"norm_type", "rms_norm"},
+                                {"num_attention_heads", 25},
+                                {"num_hidden_layers", 45},
+                                {"qk_normalization", true},
+                                {"qkv_bias", false}});
+    const auto iv26 = parse(iv);
+    CHECK(iv26.dims.vision_params == 5652925824);
+    CHECK(total(iv26) == 25514186112);
+    // select_layer -2 builds one block fewer (vLLM's num_hidden_layers_override).
+    iv["select_layer"] = -2;
+    CHECK(parse(iv).dims.vision_params == 5652925824 - 122918400);
 }
 
 TEST_CASE("a GGUF of an MXFP4 checkpoint keeps its routed experts in MXFP4 (gpt-oss)") {
