@@ -341,6 +341,45 @@ TEST_CASE("the Qwen, Gemma 3, Llama 4, Mistral 3, Llama 3.2 and InternVL vision 
     CHECK(q2.dims.vision_params == 665271296);
     CHECK(q2.dims.vision_heads == 16);
     CHECK(total(q2) == 2208985600);  // Qwen2-VL-2B-Instruct
+    // Qwen2-VL-7B and 72B (their config.json's fields, written out here): the same tower, its merger into 3,584 or
+    // 8,192; the Hub's published totals.
+    nlohmann::json q2c = {{"architectures", {"Qwen2VLForConditionalGeneration"}},
+                          {"model_type", "qwen2_vl"},
+                          {"hidden_size", 3584},
+                          {"intermediate_size", 18944},
+                          {"max_position_embeddings", 32768},
+                          {"num_attention_heads", 28},
+                          {"num_hidden_layers", 28},
+                          {"num_key_value_heads", 4},
+                          {"rms_norm_eps", 1e-06},
+                          {"rope_theta", 1000000.0},
+                          {"tie_word_embeddings", false},
+                          {"torch_dtype", "bfloat16"},
+                          {"vocab_size", 152064},
+                          {"vision_config",
+                           {{"depth", 32},
+                            {"embed_dim", 1280},
+                            {"mlp_ratio", 4},
+                            {"num_heads", 16},
+                            {"in_chans", 3},
+                            {"hidden_size", 3584},
+                            {"patch_size", 14},
+                            {"spatial_merge_size", 2},
+                            {"spatial_patch_size", 14},
+                            {"temporal_patch_size", 2}}}};
+    auto q2_total = [&](const nlohmann::json& cfg) {
+        auto m = kvb::parse_config(cfg.dump(), "Qwen/Qwen2-VL");
+        REQUIRE(m.ok());
+        return total(*m);
+    };
+    CHECK(q2_total(q2c) == 8291375616);
+    q2c.update({{"hidden_size", 8192},
+                {"intermediate_size", 29568},
+                {"num_attention_heads", 64},
+                {"num_hidden_layers", 80},
+                {"num_key_value_heads", 8}});
+    q2c["vision_config"]["hidden_size"] = 8192;
+    CHECK(q2_total(q2c) == 73405560320);
     // Qwen3-VL and Qwen3.5: patch bias, a 2,304-row position table, LayerNorms, fc1 / fc2; Qwen3-VL's three
     // deepstack mergers, which Qwen3.5 does without.
     auto q3 = kvb::parse_config(kQwen3Vl8b, "Qwen/Qwen3-VL-8B-Instruct");
