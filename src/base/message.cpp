@@ -395,6 +395,10 @@ const std::vector<MessageTemplate>& message_templates() {
         {"vllm_quant_unsupported",
          "vLLM cannot load this checkpoint's quantization ({form}): its weights are sized as stored, but vllm serve "
          "stops at start-up"},
+        {"transformers_trust_remote_code",
+         "transformers has no model type {type}: the snippet passes trust_remote_code=True, which runs the "
+         "repository's own Python (auto_map in config.json). Its cache is sized here as transformers' DynamicCache "
+         "would hold it"},
         {"transformers_pre_quantized", "transformers: {format} weights need a pre-quantized checkpoint"},
         {"sdpa", "transformers: SDPA attention assumed (eager attention adds batch x heads x tokens^2 scores)"},
         {"mmproj", "llama.cpp: the vision tower lives in a separate --mmproj file, not counted"},

@@ -7,6 +7,7 @@
 #include "base/text.h"
 #include "base/units.h"
 #include "budget/budget_steps.h"
+#include "engines/remote_code.h"
 #include "engines/transformers_cache.h"
 
 namespace kvb::budget_steps {
@@ -81,8 +82,11 @@ Result<bool> transformers(const Ctx& c, BudgetResult& r) {
     const std::string d = lower(model_dtype);
     const std::string dt = d == "float32" ? "float32" : d == "float16" ? "float16" : "bfloat16";
     // dtype=, not torch_dtype=: transformers 4.56 renamed it, and v5 warns on the old name.
-    r.command = "AutoModelForCausalLM.from_pretrained(\"" + m.name + "\", dtype=torch." + dt +
-                ", device_map=\"auto\"); model.generate(**batch_of_" + std::to_string(r.seqs) +
+    // A model_type transformers lacks loads only through the repository's code, with trust_remote_code=True.
+    const bool remote = transformers_needs_remote_code(m);
+    if (remote) r.notes.push_back(note("transformers_trust_remote_code", {{"type", m.config_type}}));
+    r.command = "AutoModelForCausalLM.from_pretrained(\"" + m.name + "\", dtype=torch." + dt + ", device_map=\"auto\"" +
+                (remote ? ", trust_remote_code=True" : "") + "); model.generate(**batch_of_" + std::to_string(r.seqs) +
                 ", max_length=" + std::to_string(r.fits ? r.context : r.max_context) + ")";
     if (c.fmt.kind != WeightKind::Float && m.quant.method.empty())
         r.notes.push_back(note("transformers_pre_quantized", {{"format", c.fmt.name}}));

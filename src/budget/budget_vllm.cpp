@@ -10,6 +10,7 @@
 #include "base/text.h"
 #include "base/units.h"
 #include "budget/budget_steps.h"
+#include "engines/remote_code.h"
 #include "kv/kv.h"
 #include "model/dtype.h"
 #include "model/quant.h"

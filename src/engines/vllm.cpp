@@ -1234,32 +1234,6 @@ const VllmDroppedArch* vllm_dropped_architecture(const ModelSpec& m, const VllmR
     return nullptr;
 }
 
-// transformers' own model_types by 4.48.2, the oldest transformers any release kvbudget models accepts (0.7.3's
-// requirements-common.txt; 0.27.1 asks for 5.5.3): for these AutoConfig reads config.json without the repository's
-// code, whatever its auto_map says. Types transformers added later (deepseek_v3, nemotron_h, ...) depend on the
-// transformers installed, so the command asks for the flag there too.
-const char* const kTransformersTypes4482[] = {
-    "llama",        "mistral",         "mixtral",   "qwen2",      "qwen2_moe",  "qwen2_vl", "phi",
-    "phi3",         "phimoe",          "gemma",     "gemma2",     "jamba",      "mamba",    "mamba2",
-    "gpt2",         "falcon",          "bloom",     "mpt",        "starcoder2", "dbrx",     "olmo",
-    "olmo2",        "olmoe",           "cohere",    "cohere2",    "gpt_neox",   "gptj",     "granite",
-    "granitemoe",   "stablelm",        "persimmon", "nemotron",   "glm",        "opt",      "gpt_bigcode",
-    "falcon_mamba", "recurrent_gemma", "llava",     "llava_next", "mllama",     "bamba"};
-
-// The repository's own code (auto_map) is read only with --trust-remote-code: without it, a config whose model_type
-// transformers lacks stops vLLM at once ("Failed to load the model config. If the model is a custom model not yet
-// available in the HuggingFace transformers library, consider setting `trust_remote_code=True` ..."), and a model_type
-// vLLM registers a config class for (kimi_k2, chatglm) still loads the repository's tokenizer class (Kimi-K2's
-// TikTokenTokenizer, ChatGLM's) from that code. Asked for wherever the repository has code and transformers might not
-// read its config on its own; where it is not needed vLLM just reads the repository's config class instead.
-bool vllm_needs_remote_code(const ModelSpec& m) {
-    if (!m.auto_map) return false;
-    const std::string t = lower(m.config_type);
-    for (const char* k : kTransformersTypes4482)
-        if (t == k) return false;
-    return true;
-}
-
 std::string vllm_dropped_architecture_error(const VllmDroppedArch& d) {
     return std::string("Model architecture ") + d.arch + " was supported in vLLM until v" + d.until +
            ", and is not supported anymore. Please use an older version of vLLM if you want to use this model "

@@ -331,9 +331,6 @@ const VllmDroppedArch* vllm_dropped_architecture(const ModelSpec& m, const VllmR
 // vLLM's ValueError for it, word for word.
 std::string vllm_dropped_architecture_error(const VllmDroppedArch& d);
 
-// Whether `vllm serve` needs --trust-remote-code for this config (vllm_needs_remote_code in vllm.cpp says when).
-bool vllm_needs_remote_code(const ModelSpec& m);
-
 // vLLM's wheels carry no kernels for an NVIDIA GPU of compute capability `cc` (x 10) named `gpu`: below 7.5 from
 // 0.20.0 (rel.no_sm70). vLLM has no check of its own: its first kernel launch fails with CUDA's "no kernel image is
 // available for execution on the device", during start-up, before the KV cache is sized. Nothing when it runs, or

@@ -1820,6 +1820,25 @@ TEST_CASE("vLLM's command has --trust-remote-code where the repository's own cod
     REQUIRE(m1.ok());
     CHECK(m1.value().verdict_reason.code == "vllm_arch_dropped");
     CHECK(m1.value().command.find(" --trust-remote-code") != std::string::npos);
+    // transformers needs it only for a model_type it has no class for: then its own class would not be used either.
+    in.engine = kvb::BudgetEngine::Transformers;
+    const auto baichuan = run("baichuan-inc/Baichuan2-13B-Chat");
+    CHECK(baichuan.first ==
+          "AutoModelForCausalLM.from_pretrained(\"baichuan-inc/Baichuan2-13B-Chat\", dtype=torch.bfloat16, "
+          "device_map=\"auto\", trust_remote_code=True); model.generate(**batch_of_1, max_length=4096)");
+    auto tf_note = [&](const char* id) {
+        auto a = kvb::compute_budget(fixture(id), in);
+        REQUIRE(a.ok());
+        for (const auto& n : a.value().notes)
+            if (n.code == "transformers_trust_remote_code") return n.param("type");
+        return std::string();
+    };
+    CHECK(tf_note("baichuan-inc/Baichuan2-13B-Chat") == "baichuan");
+    CHECK(tf_note("nvidia/Llama-3_3-Nemotron-Super-49B-v1") == "nemotron-nas");
+    // deepseek_v3 (transformers 4.5x), phi3: transformers' own class, so no remote code, whatever the auto_map.
+    CHECK(tf_note("deepseek-ai/DeepSeek-V3").empty());
+    CHECK(tf_note("microsoft/Phi-3.5-mini-instruct").empty());
+    CHECK(run("deepseek-ai/DeepSeek-V3").first.find("trust_remote_code") == std::string::npos);
 }
 
 // Qwen2.5-VL's vision blocks build their gated MLP (intermediate 3,420) as one MergedColumnParallelLinear, which
