@@ -244,8 +244,7 @@ const std::vector<MessageTemplate>& message_templates() {
          "over tensor parallel size {tp})"},
         {"vllm_tp_vision_mlp",
          "AssertionError: {width} is not divisible by {tp} (vLLM splits the vision encoder's MLP of {width} over "
-         "tensor "
-         "parallel size {tp})"},
+         "tensor parallel size {tp})"},
         {"vllm_tp_vision_mlp_merged",
          "AssertionError (vLLM splits the vision encoder's gated MLP of {width} over tensor parallel size {tp}, which "
          "does not divide it)"},

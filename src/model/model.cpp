@@ -1948,12 +1948,14 @@ struct Builder {
             const int64_t n = sel < 0 ? L + sel + 1 : sel + 1;
             if (n > 0 && n <= L) L = n;
         }
+        // pixel_shuffle by downsample_ratio folds 1 / ratio^2 tokens into one (0.5 in every released config).
         double ratio = 0.5;
         if (auto f = r.root().find("downsample_ratio");
-            f != r.root().end() && f->is_number() && f->get<double>() > 0 && f->get<double>() <= 1)
+            f != r.root().end() && f->is_number() && f->get<double>() >= 0.0625 && f->get<double>() <= 1)
             ratio = f->get<double>();
         const int64_t shuffled = static_cast<int64_t>(double(d) / (ratio * ratio) + 0.5);
-        const bool layer_norm = v->value("norm_type", std::string("rms_norm")) == "layer_norm";
+        auto nt = v->find("norm_type");
+        const bool layer_norm = nt != v->end() && nt->is_string() && nt->get<std::string>() == "layer_norm";
         const int64_t norm = layer_norm ? 2 * d : d;
         const __int128 positions = p > 0 ? __int128(img / p) * (img / p) + 1 : 0;
         const __int128 embeddings = __int128(ch) * p * p * d + d + d + positions * d;
