@@ -69,10 +69,16 @@ async function metric(page, name) {
 }
 
 async function loadId(page, text) {
+  // The state goes to loading (or straight to error), then settles. Waiting for "not loading" alone could pass before
+  // the form's submit handler has run on a loaded machine, and read the previous model's state: a listener added
+  // after the page's own runs after it, so wait for that first.
+  await page.evaluate(() => {
+    window.__kvbSubmitted = false;
+    document.querySelector('form.model-form').addEventListener('submit', () => { window.__kvbSubmitted = true; }, { once: true });
+  });
   await page.fill('#model-input', text);
   await page.press('#model-input', 'Enter');
-  // The state goes to loading first; wait for it to settle again.
-  await page.waitForFunction(() => document.body.dataset.state !== 'loading', null, { timeout: 15000 });
+  await page.waitForFunction(() => window.__kvbSubmitted && document.body.dataset.state !== 'loading', null, { timeout: 15000 });
 }
 
 function onlyAllowedHosts(requests) {
