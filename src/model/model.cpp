@@ -90,6 +90,7 @@ const char* const kKnownTypes[] = {"llama",
                                    "internlm3",
                                    "baichuan",
                                    "phi3",
+                                   "phi3_v",
                                    "phi",
                                    "phimoe",
                                    "gemma",
@@ -1602,9 +1603,9 @@ struct Builder {
         const json* tie = r.find_anywhere("tie_word_embeddings");
         // transformers' PretrainedConfig defaults tie_word_embeddings to true; these config classes default it to
         // false (Mistral-Small-3.1's text_config, a MistralConfig, has no such key and an lm_head of its own).
-        static const char* const untied_by_default[] = {"llama",       "mistral",     "mixtral",     "qwen2",
-                                                        "qwen2_moe",   "qwen3",       "qwen3_moe",   "phi3",
-                                                        "deepseek_v2", "deepseek_v3", "llama4_text", "llama4"};
+        static const char* const untied_by_default[] = {
+            "llama", "mistral",     "mixtral",     "qwen2",       "qwen2_moe", "qwen3", "qwen3_moe",
+            "phi3",  "deepseek_v2", "deepseek_v3", "llama4_text", "llama4",    "phi3_v"};
         const bool tie_default = std::none_of(std::begin(untied_by_default), std::end(untied_by_default),
                                               [&](const char* k) { return type == k; });
         d.tie_word_embeddings = tie && tie->is_boolean() ? tie->get<bool>() : tie_default;
@@ -1712,6 +1713,7 @@ struct Builder {
                                : m.architecture == "Llama4ForConditionalGeneration"   ? llama4_vision_params()
                                : m.architecture == "MllamaForConditionalGeneration"   ? mllama_vision_params()
                                : m.architecture == "InternVLChatModel"                ? internvl_vision_params()
+                               : m.architecture == "Phi3VForCausalLM"                 ? phi3v_vision_params()
                                : m.architecture == "Mistral3ForConditionalGeneration" ? mistral3_vision_params()
                                : m.architecture == "Gemma3ForConditionalGeneration"   ? gemma3_vision_params()
                                : m.family == "gemma4" ? VisionCount{gemma4_vision_params()}
@@ -1721,8 +1723,8 @@ struct Builder {
         d.vision_rope_dim = vc.rope_dim;
         d.vision_mlp = vc.mlp;
         d.vision_mlp_merged = vc.mlp_merged;
-        if (const json* v = vision_config())
-            d.vision_heads = vision_field(*v, {"num_heads", "num_attention_heads"}, vc.heads);
+        const json* vcfg = vision_config();
+        d.vision_heads = vcfg ? vision_field(*vcfg, {"num_heads", "num_attention_heads"}, vc.heads) : vc.heads;
         if (d.vision_params < 0)
             return err("bad_value", "vision_tower_too_large", {{"max", with_commas(kMaxVisionParams)}});
         return true;
@@ -1968,6 +1970,34 @@ struct Builder {
         const __int128 replicated =
             embeddings + __int128(L) * (2 * __int128(norm) + 2 * __int128(d) + 2 * d + qk) + mlp1;
         return vision_count(total, replicated, num("num_attention_heads", 25));
+    }
+
+    // Phi-3 / 3.5-vision's image encoder as vLLM builds it (phi3v.py at v0.27.1): config.json names no
+    // vision_config, only img_processor's CLIP ViT-L/14-336, whose shapes vLLM fixes (1,024 wide, 4,096 MLP, 24
+    // layers, 577 positions). vLLM builds the CLIP only up to img_processor's layer_idx (-2 by default: 23 blocks, no
+    // post LayerNorm); then Phi3HDImageEmbedding's separators glb_GN and sub_GN and img_projection, two biased linears
+    // from 4 x image_dim_out into the text model. With layer_idx -1 the count is the checkpoint's: Phi-3.5-vision's
+    // published 4,146,621,440 with its text model. Replicated over TP: the embeddings, the norms, the row-parallel
+    // biases and the projection (nn.Linear).
+    VisionCount phi3v_vision_params() const {
+        auto ip = r.root().find("img_processor");
+        if (ip == r.root().end() || !ip->is_object()) return {};
+        const int64_t d = 1024, i = 4096, layers = 24, positions = 24 * 24 + 1;
+        const int64_t out = vision_field(*ip, {"image_dim_out"}, 1024);
+        int64_t L = layers - 1;
+        if (auto f = ip->find("layer_idx"); f != ip->end() && f->is_number_integer()) {
+            const int64_t idx = f->get<int64_t>();
+            const int64_t n = idx < 0 ? layers + idx + 1 : idx + 1;
+            if (n > 0 && n <= layers) L = n;
+        }
+        const __int128 post = L == layers ? 2 * d : 0;
+        const __int128 embeddings = 3 * 14 * 14 * __int128(d) + d + positions * __int128(d) + 2 * d;
+        const __int128 block = 4 * (__int128(d) * d + d) + 2 * __int128(d) * i + i + d + 4 * __int128(d);
+        const __int128 projection =
+            2 * 4 * __int128(out) + 4 * __int128(out) * hidden + hidden + __int128(hidden) * hidden + hidden;
+        const __int128 total = embeddings + __int128(L) * block + post + projection;
+        const __int128 replicated = embeddings + __int128(L) * (6 * __int128(d)) + post + projection;
+        return vision_count(total, replicated, 16);
     }
 
     // Llama 4's vision tower as vLLM builds it (mllama4.py at v0.27.1; Llama-4-Scout-17B-16E-Instruct's total
@@ -2266,7 +2296,7 @@ Result<ModelSpec> parse_config(const std::string& text, const std::string& name_
                               note("not_object", {{"model", name}, {"field", nested}, {"got", json_type_name(*it)}}));
         }
     }
-    if (root.contains("vision_config")) m.multimodal = true;
+    if (root.contains("vision_config") || root.contains("img_processor")) m.multimodal = true;
 
     ConfigReader r(*primary, root, name);
     auto root_type = string_field(root, "model_type");

@@ -68,7 +68,7 @@ Family family_of(const ModelSpec& m) {
         f.norms_per_layer = mq ? 1 : 2;
     }
     if (t == "mpt") f.fused_qkv = true;
-    if (t == "phi3") f.fused_qkv = true;  // qkv_proj / gate_up_proj fused in the checkpoint
+    if (t == "phi3" || t == "phi3_v") f.fused_qkv = true;  // qkv_proj / gate_up_proj fused in the checkpoint
     if (is_one_of(t, {"deepseek_v3", "deepseek_v32", "deepseek_v4", "deepseek_ref", "kimi_k2", "glm4_moe",
                       "glm4v_moe_text", "glm_moe_dsa", "kimi_linear", "mimo_v2_flash", "mimo_v2", "laguna"}))
         f.score_bias = true;  // noaux_tc routing: the gate's e_score_correction_bias (MiMoV2MoE, LagunaMoE too)

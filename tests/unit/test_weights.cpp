@@ -324,7 +324,7 @@ const char* kInternVl25_1b = R"({
 // vLLM's Qwen vision towers (qwen2_vl.py, qwen2_5_vl.py, qwen3_vl.py), Gemma 3's (siglip.py, gemma3_mm.py), Llama 4's
 // (mllama4.py) and Mistral 3's (mistral3.py, pixtral.py): each
 // total is the checkpoint's safetensors count, text model and tower together, as the Hub and transformers report it.
-TEST_CASE("the Qwen, Gemma 3, Llama 4, Mistral 3, Llama 3.2 and InternVL vision towers as vLLM builds them") {
+TEST_CASE("the Qwen, Gemma 3, Llama 4, Mistral 3, Llama 3.2, InternVL and Phi-3.5 vision towers as vLLM builds them") {
     auto total = [](const kvb::ModelSpec& m) {
         auto pc = kvb::count_params(m);
         REQUIRE(pc.ok());
@@ -484,6 +484,39 @@ TEST_CASE("the Qwen, Gemma 3, Llama 4, Mistral 3, Llama 3.2 and InternVL vision 
     // select_layer -2 builds one block fewer (vLLM's num_hidden_layers_override).
     iv["select_layer"] = -2;
     CHECK(parse(iv).dims.vision_params == 5652925824 - 122918400);
+    // Phi-3.5-vision: no vision_config, a CLIP ViT-L/14-336 named in img_processor, built up to layer_idx (-2: 23
+    // blocks, no post norm); HD separators and a two-linear projection into 3,072. Had no tower at all.
+    nlohmann::json p3 = {{"architectures", {"Phi3VForCausalLM"}},
+                         {"model_type", "phi3_v"},
+                         {"hidden_size", 3072},
+                         {"intermediate_size", 8192},
+                         {"max_position_embeddings", 131072},
+                         {"num_attention_heads", 32},
+                         {"num_hidden_layers", 32},
+                         {"num_key_value_heads", 32},
+                         {"original_max_position_embeddings", 4096},
+                         {"rms_norm_eps", 1e-05},
+                         {"tie_word_embeddings", false},
+                         {"torch_dtype", "bfloat16"},
+                         {"vocab_size", 32064},
+                         {"embd_layer",
+                          {{"embedding_cls", "image"},
+                           {"hd_transform_order", "sub_glb"},
+                           {"projection_cls", "mlp"},
+                           {"use_hd_transform", true},
+                           {"with_learnable_separator", true}}},
+                         {"img_processor",
+                          {{"image_dim_out", 1024},
+                           {"model_name", "openai/clip-vit-large-patch14-336"},
+                           {"name", "clip_vision_model"},
+                           {"num_img_tokens", 144}}}};
+    const auto phi = parse(p3);
+    CHECK(phi.multimodal);
+    CHECK(phi.dims.vision_heads == 16);
+    CHECK(phi.dims.vision_params == 312943616);
+    // The whole encoder (layer_idx -1, as the checkpoint stores it): the published 4,146,621,440.
+    p3["img_processor"]["layer_idx"] = -1;
+    CHECK(total(parse(p3)) == 4146621440);
 }
 
 TEST_CASE("a GGUF of an MXFP4 checkpoint keeps its routed experts in MXFP4 (gpt-oss)") {
