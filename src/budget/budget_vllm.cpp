@@ -527,7 +527,18 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
     apply_vllm_release(*rel, o);
     o.log_format = rel->log_format;
     auto cap = vllm_capacity(with_drafter ? *with_drafter : m, o, pools);
-    if (!cap) return cap.error();
+    if (!cap) {
+        // The parallel sizes are checked after the architecture is resolved (VllmConfig's
+        // verify_with_parallel_config, the layers as they are built): a dropped one stops vLLM first.
+        const VllmDroppedArch* dropped = vllm_dropped_architecture(m, *rel);
+        if (dropped && dropped->own_only && cap.error().detail.code.rfind("vllm_tp_", 0) == 0)
+            return make_error(
+                "vllm_refused",
+                note("vllm_arch_dropped", {{"arch", dropped->arch},
+                                           {"until", dropped->until},
+                                           {"release", rel->version.empty() ? kVllmNewestRelease : rel->version}}));
+        return cap.error();
+    }
     r.capacity = std::move(cap.value());
     const VllmLayout& L = r.capacity.layout;
     for (const Message& n : L.notes)

@@ -1779,6 +1779,17 @@ TEST_CASE("vLLM stops at an architecture its release dropped; one its Transforme
     const auto before = run("meta-llama/Llama-3.2-11B-Vision-Instruct", "0.10.2");
     CHECK(std::none_of(before.notes.begin(), before.notes.end(),
                        [](const kvb::Message& n) { return n.code == "vllm_arch_dropped_backend"; }));
+    // vLLM resolves the architecture before it checks the parallel sizes: Baichuan2-13B's 40 heads at TP 16 stop the
+    // newest release at the architecture, 0.24.0 at the heads.
+    in.gpu_count = 16;
+    in.engine_version = "";
+    auto tp16 = kvb::compute_budget(fixture("baichuan-inc/Baichuan2-13B-Chat"), in);
+    REQUIRE_FALSE(tp16.ok());
+    CHECK(tp16.error().detail.code == "vllm_arch_dropped");
+    in.engine_version = "0.24.0";
+    auto tp16_old = kvb::compute_budget(fixture("baichuan-inc/Baichuan2-13B-Chat"), in);
+    REQUIRE_FALSE(tp16_old.ok());
+    CHECK(tp16_old.error().detail.code == "vllm_tp_heads");
 }
 
 // vLLM reads a repository's own classes (auto_map) only with --trust-remote-code: without it a model_type transformers
