@@ -302,9 +302,10 @@ const char* kMistralSmall31 = R"({
   "vision_feature_layer": -1
 })";
 
-// InternVL2.5's config.json as its remote code (InternVLChatConfig) reads it: the fields that shape the weights, with
-// the published values of InternVL2.5-1B (InternViT-300M and a Qwen2.5-0.5B of 151,674 tokens), written out here;
-// the 8B and 26B swap the LLM (InternLM2.5-7B / 20B of 92,553 tokens) and, for the 26B, the tower (InternViT-6B).
+// An InternVL config.json as its remote code (InternVLChatConfig) reads it: the fields that shape the weights, written
+// out here from a printed InternVL3-1B config, whose InternViT-300M and Qwen2.5-0.5B of 151,674 tokens InternVL2.5-1B
+// shares (its published total below); the 8B and 26B swap the LLM (InternLM2.5-7B / 20B of 92,553 tokens) and, for
+// the 26B, the tower (InternViT-6B).
 const char* kInternVl25_1b = R"({
   "architectures": ["InternVLChatModel"], "model_type": "internvl_chat", "downsample_ratio": 0.5,
   "force_image_size": 448, "select_layer": -1, "template": "internvl2_5", "tie_word_embeddings": false,
