@@ -197,6 +197,8 @@ async function loadModel(ref, { preferCatalog = false } = {}) {
   try {
     if (preferCatalog && inCatalog) {
       const text = await fetchCatalogConfig(ref.id);
+      // A load asked for meanwhile (a model typed while the link's own was on its way) owns the page now.
+      if (ctrl.signal.aborted) return;
       if (text !== null) {
         app.hubInfo = null;
         useConfig(text, ref.id, { kind: 'catalog', id: ref.id });
@@ -226,6 +228,7 @@ async function loadModel(ref, { preferCatalog = false } = {}) {
       const fallback = e instanceof HubError && inCatalog && ['network', 'timeout', 'gated', 'rateLimited', 'server'].includes(e.code);
       if (fallback) {
         const text = await fetchCatalogConfig(ref.id);
+        if (ctrl.signal.aborted) return;
         if (text !== null) {
           app.hubInfo = null;
           useConfig(text, ref.id, { kind: e.code === 'network' || e.code === 'timeout' ? 'fallback' : 'fallbackRefused', id: ref.id, status: e.detail?.status ?? '' });
@@ -242,7 +245,8 @@ async function loadModel(ref, { preferCatalog = false } = {}) {
   } catch (e) {
     if (e instanceof HubError && e.code === 'cancelled') {
       cancelled = true;
-      setPageState(app.model ? 'ready' : 'error');
+      // Cancelled by the button: the model on screen is the page's again. Replaced by a newer load: that one says.
+      if (app.fetchCtrl === ctrl) setPageState(app.model ? 'ready' : 'error');
       return;
     }
     if (e instanceof HubError && e.code === 'gated') app.els.tokenBox.open = true;
