@@ -434,6 +434,11 @@ std::string command(const Ctx& c, const BudgetResult& r, const std::string& kv_c
     return cmd;
 }
 
+// The words of vllm_arch_dropped and vllm_arch_dropped_backend.
+MessageParams dropped_params(const VllmDroppedArch& d, const VllmRelease& rel) {
+    return {{"arch", d.arch}, {"until", d.until}, {"release", rel.version.empty() ? kVllmNewestRelease : rel.version}};
+}
+
 // The largest of tp / 2, tp / 4, ..., 1 at which `loads`, or 0: the tensor-parallel size a refusal of layers split
 // off their quantization grid names instead.
 int64_t largest_smaller_tp(int64_t tp, FunctionRef<bool(int64_t)> loads) {
@@ -532,11 +537,7 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
         // verify_with_parallel_config, the layers as they are built): a dropped one stops vLLM first.
         const VllmDroppedArch* dropped = vllm_dropped_architecture(m, *rel);
         if (dropped && dropped->own_only && cap.error().detail.code.rfind("vllm_tp_", 0) == 0)
-            return make_error(
-                "vllm_refused",
-                note("vllm_arch_dropped", {{"arch", dropped->arch},
-                                           {"until", dropped->until},
-                                           {"release", rel->version.empty() ? kVllmNewestRelease : rel->version}}));
+            return make_error("vllm_refused", note("vllm_arch_dropped", dropped_params(*dropped, *rel)));
         return cap.error();
     }
     r.capacity = std::move(cap.value());
@@ -563,9 +564,7 @@ Result<bool> vllm(const Ctx& c, BudgetResult& r) {
     // registry.inspect_model_cls, before the max-model-len check): one the release dropped and its Transformers
     // backend cannot take stops it there; one that backend may take gets a note.
     if (const VllmDroppedArch* dropped = vllm_dropped_architecture(m, *rel)) {
-        const MessageParams p = {{"arch", dropped->arch},
-                                 {"until", dropped->until},
-                                 {"release", rel->version.empty() ? kVllmNewestRelease : rel->version}};
+        const MessageParams p = dropped_params(*dropped, *rel);
         if (dropped->own_only)
             startup_refusal =
                 VllmStartupRefusal{note("vllm_arch_dropped", p), vllm_dropped_architecture_error(*dropped)};

@@ -11,8 +11,10 @@ namespace {
 
 // transformers' own model_types by 4.48.2, the oldest transformers any release kvbudget models accepts (0.7.3's
 // requirements-common.txt; 0.27.1 asks for 5.5.3): for these AutoConfig reads config.json without the repository's
-// code, whatever its auto_map says. Types transformers added later (deepseek_v3, nemotron_h, ...) depend on the
-// transformers installed, so the command asks for the flag there too.
+// code, whatever its auto_map says. Listed from transformers' release history as known, not read from 4.48.2's
+// configuration_auto.py; each is in the late-2025 CONFIG_MAPPING the list below was read from. Types transformers added
+// later (deepseek_v3) or lacks (nemotron_h) depend on the transformers installed, so the command asks for the flag
+// there too.
 const char* const kTransformersTypes4482[] = {
     "llama",        "mistral",         "mixtral",   "qwen2",      "qwen2_moe",  "qwen2_vl", "phi",
     "phi3",         "phimoe",          "gemma",     "gemma2",     "jamba",      "mamba",    "mamba2",
@@ -22,7 +24,8 @@ const char* const kTransformersTypes4482[] = {
     "falcon_mamba", "recurrent_gemma", "llava",     "llava_next", "mllama",     "bamba",    "chameleon",
     "idefics2",     "qwen2_audio",     "code_llama"};
 
-// And the ones transformers added since (its CONFIG_MAPPING on main, late 2025, the causal-LM and VLM families): with
+// And the ones transformers added since (its CONFIG_MAPPING in a stored copy of main from late 2025, the causal-LM and
+// VLM families): with
 // these and the ones above, transformers' own class loads the checkpoint. Passing trust_remote_code=True there would
 // swap in the repository's modelling code, whose cache kvbudget does not read, so the snippet asks for it only past
 // this list.

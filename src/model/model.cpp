@@ -1179,9 +1179,9 @@ struct Builder {
                     l.kind = LayerKind::None;
                     l.cross_attention = true;
                 }
-                m.dims.embedding_extra_rows = 8;
                 note("cross_attention", {{"n", std::to_string(xa->size())}});
             }
+            m.dims.embedding_extra_rows = 8;  // MllamaTextModel's embed_tokens: vocab_size + 8 rows
             return true;
         }
         all(attn(LayerKind::Full));
@@ -1746,6 +1746,17 @@ struct Builder {
         return def;
     }
 
+    // The blocks vLLM builds of a tower of `layers` whose features come from obj[key]: a negative index counts from
+    // the end (-1: all of them), one from 0 is the index plus `first` (1 where index 0 is the first block's output,
+    // 0 where it is the embeddings'); `otherwise` when the key is absent or out of range.
+    static int64_t feature_blocks(const json& obj, const char* key, int64_t layers, int64_t otherwise, int64_t first) {
+        auto f = obj.find(key);
+        if (f == obj.end() || !f->is_number_integer()) return otherwise;
+        const int64_t idx = f->get<int64_t>();
+        if (idx < 0) return idx >= -layers ? layers + idx + 1 : otherwise;
+        return idx <= layers - first ? idx + first : otherwise;
+    }
+
     struct VisionCount {
         int64_t total = 0;
         int64_t replicated = 0;  // what every TP rank holds whole
@@ -1932,8 +1943,8 @@ struct Builder {
     // select_layer (-1: all), no final norm. mlp1 takes the pixel-shuffled width (width / downsample_ratio^2) through
     // a LayerNorm and two biased linears into the text model. InternVisionConfig's defaults where a field is absent.
     // InternVL2.5-1B, 8B and 26B give their published totals (938,193,024, 8,075,365,376, 25,514,186,112).
-    // Replicated over TP: the embeddings, the norms and layer scales, the row-parallel biases and mlp1 (whose
-    // linears are ReplicatedLinear). The dummy heads vLLM pads a head count TP does not divide with are not counted.
+    // Replicated over TP: the embeddings, the norms and layer scales, the row-parallel biases and mlp1 (plain
+    // nn.LayerNorm and nn.Linear). The dummy heads vLLM pads a head count TP does not divide with are not counted.
     VisionCount internvl_vision_params() const {
         const json* v = vision_config();
         if (!v) return {};
@@ -1944,18 +1955,16 @@ struct Builder {
         };
         const int64_t d = num("hidden_size", 3200), i = num("intermediate_size", 12800);
         const int64_t ch = num("num_channels", 3), img = num("image_size", 224), p = num("patch_size", 14);
-        int64_t L = num("num_hidden_layers", 48);
-        if (auto s = r.root().find("select_layer"); s != r.root().end() && s->is_number_integer()) {
-            const int64_t sel = s->get<int64_t>();
-            const int64_t n = sel < 0 ? L + sel + 1 : sel + 1;
-            if (n > 0 && n <= L) L = n;
-        }
-        // pixel_shuffle by downsample_ratio folds 1 / ratio^2 tokens into one (0.5 in every released config).
+        const int64_t layers = num("num_hidden_layers", 48);
+        const int64_t L = feature_blocks(r.root(), "select_layer", layers, layers, 1);
+        // pixel_shuffle folds int(1 / downsample_ratio)^2 tokens into one (_init_mlp1's LayerNorm width; 0.5 in every
+        // released config).
         double ratio = 0.5;
         if (auto f = r.root().find("downsample_ratio");
             f != r.root().end() && f->is_number() && f->get<double>() >= 0.0625 && f->get<double>() <= 1)
             ratio = f->get<double>();
-        const int64_t shuffled = static_cast<int64_t>(double(d) / (ratio * ratio) + 0.5);
+        const int64_t fold = static_cast<int64_t>(1 / ratio);
+        const int64_t shuffled = d * fold * fold;
         auto nt = v->find("norm_type");
         const bool layer_norm = nt != v->end() && nt->is_string() && nt->get<std::string>() == "layer_norm";
         const int64_t norm = layer_norm ? 2 * d : d;
@@ -1984,12 +1993,7 @@ struct Builder {
         if (ip == r.root().end() || !ip->is_object()) return {};
         const int64_t d = 1024, i = 4096, layers = 24, positions = 24 * 24 + 1;
         const int64_t out = vision_field(*ip, {"image_dim_out"}, 1024);
-        int64_t L = layers - 1;
-        if (auto f = ip->find("layer_idx"); f != ip->end() && f->is_number_integer()) {
-            const int64_t idx = f->get<int64_t>();
-            const int64_t n = idx < 0 ? layers + idx + 1 : idx + 1;
-            if (n > 0 && n <= layers) L = n;
-        }
+        const int64_t L = feature_blocks(*ip, "layer_idx", layers, layers - 1, 1);
         const __int128 post = L == layers ? 2 * d : 0;
         const __int128 embeddings = 3 * 14 * 14 * __int128(d) + d + positions * __int128(d) + 2 * d;
         const __int128 block = 4 * (__int128(d) * d + d) + 2 * __int128(d) * i + i + d + 4 * __int128(d);
@@ -2042,13 +2046,9 @@ struct Builder {
         auto num = [&](const char* k, int64_t def) { return vision_field(*v, {k}, def); };
         const int64_t d = num("hidden_size", 1024), i = num("intermediate_size", 4096), ch = num("num_channels", 3),
                       p = num("patch_size", 16);
-        int64_t L = num("num_hidden_layers", 24);
-        // get_layer_index: a negative feature layer counts from the end (-1: all of them).
-        if (auto f = r.root().find("vision_feature_layer"); f != r.root().end() && f->is_number_integer()) {
-            const int64_t idx = f->get<int64_t>();
-            if (idx < 0 && idx >= -L) L = L + idx + 1;
-            if (idx >= 0 && idx <= L) L = idx;
-        }
+        const int64_t layers = num("num_hidden_layers", 24);
+        // get_layer_index: index 0 is the embeddings' output.
+        const int64_t L = feature_blocks(r.root(), "vision_feature_layer", layers, layers, 0);
         const int64_t merge = vision_field(r.root(), {"spatial_merge_size"}, 2);
         const bool bias = [&] {
             auto f = r.root().find("multimodal_projector_bias");
